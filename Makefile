@@ -1,0 +1,103 @@
+# sds-bpf: `make` builds everything into build/; see README.md.
+#
+#   make          build/bin/sds-bpf and the BPF skeleton
+#   make deps     install the Debian packages (idempotent)
+#   make test     deps + build + unit tests (ASan/UBSan) + integration tests
+#   make bench    deps + build + benchmarks (tools/bench)
+#   make demo     deps + build + the demo (tools/demo)
+
+BUILD      ?= build
+CC         ?= gcc
+CLANG      ?= clang
+BPFTOOL    ?= bpftool
+PYTHON     ?= python3
+
+GEN        := $(BUILD)/gen
+OBJ        := $(BUILD)/obj
+BIN        := $(BUILD)/bin
+TBUILD     := $(BUILD)/test
+
+WARN       := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
+CFLAGS     ?= -O2 -g
+CPPFLAGS   += -D_GNU_SOURCE -I$(GEN) -Ibpf -Icommon -Iloader
+ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11
+LOADER_LIBS := -lbpf -lelf -lz -ljansson -lm
+
+COMMON_SRCS := $(wildcard common/*.c)
+LOADER_SRCS := $(wildcard loader/*.c)
+# Pure modules the unit tests link (no BPF, no sockets).
+PURE_SRCS   := $(COMMON_SRCS) loader/pointspec.c loader/site.c loader/elfsym.c
+
+.PHONY: all deps test unit integration bench demo clean
+all: $(BIN)/sds-bpf
+
+deps:
+	@sh tools/install-deps.sh
+
+# ---- BPF ------------------------------------------------------------------
+$(GEN)/vmlinux.h:
+	@mkdir -p $(@D)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp
+	mv $@.tmp $@
+
+$(GEN)/sds.bpf.o: bpf/sds.bpf.c bpf/sds_types.h $(GEN)/vmlinux.h
+	$(CLANG) -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -I$(GEN) -Ibpf \
+		-c $< -o $@
+
+$(GEN)/sds.skel.h: $(GEN)/sds.bpf.o
+	$(BPFTOOL) gen skeleton $< name sds_bpf > $@.tmp
+	mv $@.tmp $@
+
+# ---- sds-bpf ----------------------------------------------------------------
+LOADER_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(COMMON_SRCS) $(LOADER_SRCS))
+
+$(OBJ)/%.o: %.c $(GEN)/sds.skel.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BIN)/sds-bpf: $(LOADER_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LOADER_LIBS)
+
+-include $(LOADER_OBJS:.o=.d)
+
+# ---- tests ------------------------------------------------------------------
+SAN        := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
+UNIT_BINS  := $(patsubst tests/unit/%.c,$(TBUILD)/unit/%,$(UNIT_SRCS))
+
+$(TBUILD)/unit/%: tests/unit/%.c $(PURE_SRCS) $(wildcard common/*.h loader/*.h bpf/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O1 -g $(WARN) -std=gnu11 $(SAN) -o $@ $< $(PURE_SRCS) \
+		-lcmocka -lelf -lz -lm
+
+unit: $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+# Test target programs (tests/targets/Makefile.inc lists them).
+-include tests/targets/targets.mk
+
+integration: all $(TEST_TARGETS)
+	$(PYTHON) tests/integration/run.py
+
+test: deps
+	$(MAKE) all
+	$(MAKE) unit
+	$(MAKE) integration
+
+-include tools/bench/bench.mk tools/demo/demo.mk
+
+bench: deps
+	$(MAKE) all bench-bins
+	sh tools/bench/run.sh
+
+demo: deps
+	$(MAKE) all demo-bins
+	sh tools/demo/run.sh
+
+.PHONY: bench-bins demo-bins
+bench-bins: $(BENCH_BINS)
+demo-bins: $(DEMO_BINS)
+
+clean:
+	rm -rf $(BUILD)

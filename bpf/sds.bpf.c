@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * sds.bpf.c - counting for function points.
+ *
+ * One uprobe (sds_enter) and one uretprobe (sds_leave) program serve every
+ * function point of a loader; the point id is the BPF cookie.  Per point
+ * they keep a per-CPU ring of one-second slots, a per-CPU log2 latency
+ * histogram and an in-flight gauge.  Entry and return are paired through a
+ * small per-thread stack in task local storage: no hash map on the hot
+ * path, and recursion pairs by the stack pointer.
+ *
+ * Every nanosecond here is paid on every call of a production function, so
+ * the common path is: one cookie read, one clock read, two array lookups,
+ * one task-storage lookup and a handful of adds.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "sds_types.h"
+
+#define NSEC_PER_SEC	1000000000ULL
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SDS_MAX_POINTS * SDS_RING_SLOTS);
+	__type(key, __u32);
+	__type(value, struct sds_slot);
+} slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SDS_MAX_POINTS);
+	__type(key, __u32);
+	__type(value, struct sds_gauge);
+} gauges SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SDS_MAX_POINTS);
+	__type(key, __u32);
+	__type(value, struct sds_point_cfg);
+} point_cfg SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sds_frames);
+} frames SEC(".maps");
+
+/*
+ * The slot of @point for second @sec, claimed for that second if it still
+ * holds an older one.  The claim is a compare-and-swap on the stamp, so of
+ * two writers racing into a new second only one zeroes the counters.
+ */
+static __always_inline struct sds_slot *slot_get(__u32 point, __u64 sec)
+{
+	__u32 idx = point * SDS_RING_SLOTS + (sec & (SDS_RING_SLOTS - 1));
+	struct sds_slot *s;
+	__u64 old;
+
+	s = bpf_map_lookup_elem(&slots, &idx);
+	if (!s)
+		return NULL;
+	old = s->sec;
+	if (old != sec &&
+	    __sync_val_compare_and_swap(&s->sec, old, sec) == old) {
+		s->visits = 0;
+		s->exceptions = 0;
+		s->timeouts = 0;
+		s->downgrades = 0;
+		s->latency_sum = 0;
+	}
+	return s;
+}
+
+/* floor(log2(v)) for v > 0, 0 for v == 0: the histogram bucket. */
+static __always_inline __u32 log2_u64(__u64 v)
+{
+	__u32 r = 0, shift;
+
+	shift = (v > 0xFFFFFFFFULL) << 5; v >>= shift; r |= shift;
+	shift = (v > 0xFFFF) << 4; v >>= shift; r |= shift;
+	shift = (v > 0xFF) << 3; v >>= shift; r |= shift;
+	shift = (v > 0xF) << 2; v >>= shift; r |= shift;
+	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
+	r |= (v >> 1);
+	return r;
+}
+
+static __always_inline bool is_exception(const struct sds_point_cfg *cfg,
+					 __u64 rax)
+{
+	__s64 ret;
+
+	if (cfg->err_mode == SDS_ERR_NONE)
+		return false;
+	/* An int return sets only eax: the upper half is not the sign. */
+	ret = cfg->ret64 ? (__s64)rax : (__s64)(__s32)rax;
+	switch (cfg->err_mode) {
+	case SDS_ERR_NEG:
+		return ret < 0;
+	case SDS_ERR_ZERO:
+		return ret == 0;
+	case SDS_ERR_NONZERO:
+		return ret != 0;
+	}
+	return false;
+}
+
+/*
+ * Frame @i of @fr, bounded for the verifier.  The empty asm hides what the
+ * compiler knows of @i, so the mask is really applied and the address is
+ * computed from it (else clang strength-reduces the loop into a pointer
+ * increment the verifier cannot bound).
+ */
+static __always_inline struct sds_frame *frame_at(struct sds_frames *fr,
+						  __u32 i)
+{
+	asm volatile("" : "+r"(i));
+	return &fr->f[i & (SDS_MAX_DEPTH - 1)];
+}
+
+/* A frame given up: its call will never be seen returning. */
+static __always_inline void frame_drop(__u32 point)
+{
+	struct sds_gauge *g;
+
+	g = bpf_map_lookup_elem(&gauges, &point);
+	if (!g)
+		return;
+	__sync_fetch_and_add(&g->inflight, -1);
+	__sync_fetch_and_add(&g->dropped, 1);
+}
+
+/*
+ * Drop the frames on top of @fr that cannot be live when a call enters
+ * with stack pointer @sp, and return the new depth.  A live caller's frame
+ * is at a higher address; one at a lower address was left by longjmp or
+ * by a return the kernel did not report.  At the same address only a tail
+ * call (a different function jumped to with the caller's frame) can be
+ * live: the same point there means its earlier call was left by longjmp.
+ */
+static __always_inline __u32 frames_unwind(struct sds_frames *fr, __u64 sp,
+					   __u32 point)
+{
+	__u32 d = fr->depth, i;
+
+	for (i = 0; i < SDS_MAX_DEPTH; i++) {
+		struct sds_frame *top;
+
+		if (d == 0 || d > SDS_MAX_DEPTH)
+			break;
+		top = frame_at(fr, d - 1);
+		if (top->sp > sp || (top->sp == sp && top->point != point))
+			break;
+		frame_drop(top->point);
+		d--;
+	}
+	fr->depth = d;
+	return d;
+}
+
+SEC("uprobe")
+int sds_enter(struct pt_regs *ctx)
+{
+	__u32 point = bpf_get_attach_cookie(ctx);
+	struct sds_frames *fr;
+	struct sds_slot *s;
+	struct sds_gauge *g;
+	__u64 ts, sp;
+	__u32 d;
+
+	if (point >= SDS_MAX_POINTS)
+		return 0;
+	ts = bpf_ktime_get_ns();
+	s = slot_get(point, ts / NSEC_PER_SEC);
+	if (s)
+		__sync_fetch_and_add(&s->visits, 1);
+
+	g = bpf_map_lookup_elem(&gauges, &point);
+	if (!g)
+		return 0;
+	fr = bpf_task_storage_get(&frames, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!fr)
+		goto drop;
+	sp = PT_REGS_SP(ctx);
+	d = frames_unwind(fr, sp, point);
+	if (d >= SDS_MAX_DEPTH)
+		goto drop;
+	fr->f[d].sp = sp;
+	fr->f[d].ts = ts;
+	fr->f[d].point = point;
+	fr->depth = d + 1;
+	__sync_fetch_and_add(&g->inflight, 1);
+	return 0;
+drop:
+	/* Counted as a visit, but its return cannot be paired. */
+	__sync_fetch_and_add(&g->dropped, 1);
+	return 0;
+}
+
+SEC("uretprobe")
+int sds_leave(struct pt_regs *ctx)
+{
+	__u32 point = bpf_get_attach_cookie(ctx);
+	/* After `ret` the stack pointer is one return address above entry. */
+	__u64 sp = PT_REGS_SP(ctx) - 8;
+	struct sds_point_cfg *cfg;
+	struct sds_frames *fr;
+	struct sds_gauge *g;
+	struct sds_slot *s;
+	__u64 ts, lat, rax = PT_REGS_RC(ctx);
+	__u32 d, i, found = SDS_MAX_DEPTH, b;
+
+	if (point >= SDS_MAX_POINTS)
+		return 0;
+	fr = bpf_task_storage_get(&frames, bpf_get_current_task_btf(), 0, 0);
+	if (!fr)
+		return 0;
+	ts = bpf_ktime_get_ns();
+	d = fr->depth;
+	if (d > SDS_MAX_DEPTH)
+		return 0;
+
+	/*
+	 * Find our frame, innermost first.  Frames deeper than ours belong to
+	 * calls that left without returning (longjmp, or beyond the kernel's
+	 * return-probe depth): they are dropped below.
+	 */
+	for (i = 0; i < SDS_MAX_DEPTH; i++) {
+		__u32 k = d - 1 - i;
+
+		if (i >= d || k >= SDS_MAX_DEPTH)
+			break;
+		if (fr->f[k].sp == sp && fr->f[k].point == point) {
+			found = k;
+			break;
+		}
+		if (fr->f[k].sp > sp)
+			break;	/* an outer frame: our entry was never pushed */
+	}
+	if (found >= SDS_MAX_DEPTH)
+		return 0;
+
+	for (i = found + 1; i < SDS_MAX_DEPTH; i++) {
+		if (i >= d)
+			break;
+		frame_drop(frame_at(fr, i)->point);
+	}
+	lat = ts - fr->f[found].ts;
+	fr->depth = found;
+
+	g = bpf_map_lookup_elem(&gauges, &point);
+	if (!g)
+		return 0;
+	__sync_fetch_and_add(&g->inflight, -1);
+	__sync_fetch_and_add(&g->completed, 1);
+	b = log2_u64(lat);
+	if (b < SDS_HIST_BUCKETS)
+		__sync_fetch_and_add(&g->hist[b], 1);
+
+	s = slot_get(point, ts / NSEC_PER_SEC);
+	if (!s)
+		return 0;
+	__sync_fetch_and_add(&s->latency_sum, lat);
+	cfg = bpf_map_lookup_elem(&point_cfg, &point);
+	if (!cfg)
+		return 0;
+	if (is_exception(cfg, rax))
+		__sync_fetch_and_add(&s->exceptions, 1);
+	if (cfg->timeout_ns && lat > cfg->timeout_ns)
+		__sync_fetch_and_add(&s->timeouts, 1);
+	return 0;
+}
+
+/*
+ * A thread that exits with calls still entered (killed, pthread_exit from
+ * inside a probed function) gives them back, so the gauge cannot drift.
+ */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(sds_thread_exit, struct task_struct *task)
+{
+	struct sds_frames *fr;
+	__u32 i, d;
+
+	fr = bpf_task_storage_get(&frames, task, 0, 0);
+	if (!fr)
+		return 0;
+	d = fr->depth;
+	for (i = 0; i < SDS_MAX_DEPTH; i++) {
+		if (i >= d)
+			break;
+		frame_drop(frame_at(fr, i)->point);
+	}
+	fr->depth = 0;
+	return 0;
+}

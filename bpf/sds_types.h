@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Types shared by the BPF programs (bpf/sds.bpf.c) and user space (the
+ * loader, the unit tests).  Everything here is a map layout: changing a
+ * struct changes the ABI between the kernel side and the loader.
+ */
+#ifndef SDS_TYPES_H
+#define SDS_TYPES_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define SDS_MAX_POINTS		256	/* points one loader can serve */
+#define SDS_RING_SLOTS		16	/* one-second slots per point */
+#define SDS_WINDOW_S		10	/* sliding window of the strategies */
+#define SDS_HIST_BUCKETS	64	/* log2 latency buckets, [2^i, 2^(i+1)) ns */
+#define SDS_MAX_DEPTH		64	/* pending calls one thread can nest */
+#define SDS_NAME_MAX		64	/* points, apps, groups: 1..64 chars */
+
+/* Which return values count as an exception. */
+enum sds_err_mode {
+	SDS_ERR_NONE = 0,	/* never */
+	SDS_ERR_NEG = 1,	/* ret < 0 */
+	SDS_ERR_ZERO = 2,	/* ret == 0 (NULL pointers, false) */
+	SDS_ERR_NONZERO = 3,	/* ret != 0 (errno-style codes) */
+};
+
+/*
+ * One second of one point on one CPU.  The first writer of a new second
+ * claims the slot by swapping @sec and zeroes the counters, so no thread
+ * has to clear the ring.
+ */
+struct sds_slot {
+	__u64 sec;		/* CLOCK_MONOTONIC second the counters belong to */
+	__u64 visits;		/* calls entered */
+	__u64 exceptions;	/* calls whose return matched the error predicate */
+	__u64 timeouts;		/* calls slower than the point's timeout */
+	__u64 downgrades;	/* calls refused by a guard (guard points only) */
+	__u64 latency_sum;	/* ns, over completed calls */
+};
+
+/* Per point, per CPU, since attach.  Summed over CPUs by the loader. */
+struct sds_gauge {
+	__s64 inflight;		/* entered minus left; the sum is the concurrency */
+	__u64 completed;	/* calls whose exit was paired with their entry */
+	__u64 dropped;		/* entries given up: never returned, or stack full */
+	__u64 hist[SDS_HIST_BUCKETS];	/* log2 latency histogram of completed calls */
+};
+
+/* Per point, written by the loader before it attaches. */
+struct sds_point_cfg {
+	__u64 timeout_ns;	/* slower than this counts as a timeout; 0: off */
+	__u32 err_mode;		/* enum sds_err_mode */
+	__u32 ret64;		/* judge the full 64-bit return, not the int */
+};
+
+/* One call that has entered and not yet returned. */
+struct sds_frame {
+	__u64 sp;		/* stack pointer at entry: the return sees sp + 8 */
+	__u64 ts;		/* bpf_ktime_get_ns() at entry */
+	__u32 point;		/* point id (the BPF cookie) */
+	__u32 pad;
+};
+
+/*
+ * Per thread (task local storage): the calls it has entered, innermost
+ * last.  A return pops its own frame and any deeper frames that can no
+ * longer return (longjmp, the kernel's return-probe depth limit); a thread
+ * that exits gives back whatever it still holds.
+ */
+struct sds_frames {
+	__u32 depth;		/* frames in use */
+	__u32 pad;
+	struct sds_frame f[SDS_MAX_DEPTH];
+};
+
+#endif /* SDS_TYPES_H */

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* cmd.h - the sds-bpf commands and what they share. */
+#ifndef SDS_CMD_H
+#define SDS_CMD_H
+
+#include <stdbool.h>
+
+/* Print "sds-bpf: <msg>" on stderr as one line; returns -1. */
+int cmd_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Parse a whole decimal integer in [min, max]; -1 if it is not one. */
+int cmd_parse_long(const char *s, long min, long max, long *out);
+
+int do_attach(int argc, char **argv);
+int do_list(int argc, char **argv);
+int do_stats(int argc, char **argv);
+int do_top(int argc, char **argv);
+int do_hist(int argc, char **argv);
+
+#endif /* SDS_CMD_H */

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Reading the kernel's counters: per-CPU ring slots and gauges summed
+ * into totals since attach and the 10-s sliding window.
+ *
+ * The ring holds only 16 seconds, so every tick folds the seconds that
+ * can no longer change (older than now - 1) into per-point totals; a
+ * query adds the seconds not folded yet.
+ */
+#ifndef SDS_COUNTERS_H
+#define SDS_COUNTERS_H
+
+#include <stdint.h>
+#include "sds_types.h"
+#include "window.h"
+
+/* What a query shows of one point. */
+struct point_stats {
+	struct sds_counts total;	/* since attach */
+	struct sds_counts window;	/* the last SDS_WINDOW_S seconds, this one included */
+	int64_t concurrency;		/* calls in flight now */
+	uint64_t completed;		/* calls paired entry to return */
+	uint64_t dropped;		/* entries given up (never returned) */
+	uint64_t hist[SDS_HIST_BUCKETS];	/* latency histogram since attach */
+};
+
+/* Running totals of one point. */
+struct point_acc {
+	struct sds_counts totals;	/* every second up to @folded_sec */
+	uint64_t folded_sec;		/* last second added to @totals */
+};
+
+struct counters {
+	int slots_fd;			/* PERCPU_ARRAY of struct sds_slot */
+	int gauges_fd;			/* PERCPU_ARRAY of struct sds_gauge */
+	int ncpu;			/* possible CPUs: per-CPU values per key */
+	int npoints;			/* points tracked */
+	struct sds_slot *ring;		/* scratch: ncpu * SDS_RING_SLOTS slots */
+	struct sds_gauge *gauge;	/* scratch: ncpu gauges */
+	struct point_acc *acc;		/* npoints running totals */
+};
+
+/* Monotonic seconds, the clock the BPF side stamps slots with. */
+uint64_t counters_now_sec(void);
+
+int counters__init(struct counters *c, int slots_fd, int gauges_fd,
+		   int npoints);
+/* Fold the seconds that are complete into the totals. */
+int counters__tick(struct counters *c, uint64_t now_sec);
+int counters__read(struct counters *c, int point, uint64_t now_sec,
+		   struct point_stats *out);
+void counters__free(struct counters *c);
+
+#endif /* SDS_COUNTERS_H */

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The control socket of a running `sds-bpf attach` (DESIGN.md §2):
+ * $SDS_RUN_DIR/<group>.<app>.sock, default /run/sds.  One request line per
+ * connection ("stats", "hist POINT", "info"), one JSON document back.
+ */
+#ifndef SDS_CTL_H
+#define SDS_CTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include "sds_types.h"
+
+#define CTL_DEFAULT_RUN_DIR	"/run/sds"
+#define CTL_REQ_MAX		512	/* longest request line */
+
+/* Where a loader of @group/@app listens and locks. */
+struct ctl_paths {
+	char dir[256];		/* the run directory */
+	char sock[384];		/* <dir>/<group>.<app>.sock */
+	char lock[384];		/* <dir>/<group>.<app>.lock, held while serving */
+};
+
+/* The run directory: $SDS_RUN_DIR, else /run/sds. */
+const char *ctl_run_dir(void);
+
+void ctl_paths_init(struct ctl_paths *p, const char *group, const char *app);
+
+/*
+ * Take the app's lock file.  Returns the locked fd, or -1 with errno:
+ * EWOULDBLOCK when a live loader holds it (its pid in *@owner when known).
+ */
+int ctl_lock(const struct ctl_paths *p, pid_t *owner);
+void ctl_unlock(const struct ctl_paths *p, int fd);
+
+/*
+ * Listen on the app's socket with @mode and group @gid (-1: leave it).
+ * The socket is bound under a temporary name and renamed into place
+ * once it listens, so a client never finds one that refuses it.
+ */
+int ctl_listen(const struct ctl_paths *p, mode_t mode, gid_t gid);
+
+/*
+ * Serve one connection on @lfd: read the request and hand it to @handle,
+ * which returns a malloc'd reply (or NULL: the reply is an error object).
+ */
+typedef char *(*ctl_handler_t)(const char *req, void *ctx);
+void ctl_serve_one(int lfd, ctl_handler_t handle, void *ctx);
+
+/* A loader found in the run directory. */
+struct ctl_app {
+	char group[SDS_NAME_MAX + 1];	/* group name, from the socket's name */
+	char app[SDS_NAME_MAX + 1];	/* app name, from the socket's name */
+	char sock[384];			/* socket path */
+};
+
+/*
+ * Loaders in the run directory whose sockets match @group and @app (NULL:
+ * any), live or not.  Returns how many were written to @out (at most @max).
+ */
+int ctl_find(const char *group, const char *app, struct ctl_app *out, int max);
+
+/*
+ * Send @req to the loader at @sock and return its reply (malloc'd), or
+ * NULL with errno (ECONNREFUSED, ENOENT: no live loader there).
+ */
+char *ctl_request(const char *sock, const char *req);
+
+#endif /* SDS_CTL_H */

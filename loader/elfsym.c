@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* Finding a function in an ELF file by symbol: file offset and first bytes. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "elfsym.h"
+
+struct elf_file {
+	int fd;			/* the open file; libelf reads through it */
+	Elf *elf;		/* libelf handle on @fd */
+	char *path;		/* as given, for messages */
+	GElf_Ehdr ehdr;		/* the ELF header, checked at open */
+	bool has_symtab;	/* a .symtab exists: not stripped */
+};
+
+struct elf_file *elf_file__open(const char *path, char *err, size_t errlen)
+{
+	struct elf_file *ef;
+	struct stat st;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+
+	ef = calloc(1, sizeof(*ef));
+	if (!ef) {
+		snprintf(err, errlen, "%s: %s", path, strerror(ENOMEM));
+		return NULL;
+	}
+	ef->fd = -1;
+	ef->path = strdup(path);
+	if (!ef->path) {
+		snprintf(err, errlen, "%s: %s", path, strerror(ENOMEM));
+		goto err_free;
+	}
+
+	ef->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (ef->fd < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		goto err_free;
+	}
+	/* A directory opens fine and then reads as EISDIR: say that. */
+	if (fstat(ef->fd, &st)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		goto err_free;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(EISDIR));
+		goto err_free;
+	}
+
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		snprintf(err, errlen, "%s: libelf: %s", path, elf_errmsg(-1));
+		goto err_free;
+	}
+	ef->elf = elf_begin(ef->fd, ELF_C_READ, NULL);
+	/* elf_kind() also turns away ar archives and empty files. */
+	if (!ef->elf || elf_kind(ef->elf) != ELF_K_ELF) {
+		snprintf(err, errlen, "%s: not an ELF file", path);
+		goto err_free;
+	}
+	if (gelf_getclass(ef->elf) != ELFCLASS64 ||
+	    !gelf_getehdr(ef->elf, &ef->ehdr) ||
+	    ef->ehdr.e_machine != EM_X86_64 ||
+	    (ef->ehdr.e_type != ET_EXEC && ef->ehdr.e_type != ET_DYN)) {
+		snprintf(err, errlen,
+			 "%s: not an x86-64 ELF executable or shared library",
+			 path);
+		goto err_free;
+	}
+
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_SYMTAB) {
+			ef->has_symtab = true;
+			break;
+		}
+	}
+	return ef;
+
+err_free:
+	elf_file__close(ef);
+	return NULL;
+}
+
+/*
+ * Look for a defined function @sym in the first section of type @type.
+ * A global (or weak) definition wins over a local one: several
+ * translation units may each have a static function of the same name,
+ * but only one global.  Returns 0 and fills @out->vaddr and size, or -1.
+ */
+static int elf_file__lookup(struct elf_file *ef, Elf64_Word type,
+			    const char *sym, struct elf_func *out)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	Elf_Data *data;
+	GElf_Sym s, best;
+	bool found = false;
+	size_t i, n;
+
+	memset(&best, 0, sizeof(best));
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == type)
+			break;
+	}
+	if (!scn || !shdr.sh_entsize)
+		return -1;
+	data = elf_getdata(scn, NULL);
+	if (!data)
+		return -1;
+
+	n = shdr.sh_size / shdr.sh_entsize;
+	for (i = 0; i < n; i++) {
+		const char *name;
+		int t;
+
+		if (!gelf_getsym(data, (int)i, &s))
+			break;
+		t = GELF_ST_TYPE(s.st_info);
+		if ((t != STT_FUNC && t != STT_GNU_IFUNC) ||
+		    s.st_shndx == SHN_UNDEF)
+			continue;
+		name = elf_strptr(ef->elf, shdr.sh_link, s.st_name);
+		if (!name || strcmp(name, sym))
+			continue;
+		if (!found || GELF_ST_BIND(best.st_info) == STB_LOCAL)
+			best = s;
+		found = true;
+		if (GELF_ST_BIND(s.st_info) != STB_LOCAL)
+			break;
+	}
+	if (!found)
+		return -1;
+	out->vaddr = best.st_value;
+	out->size = best.st_size;
+	return 0;
+}
+
+int elf_file__find_func(struct elf_file *ef, const char *sym,
+			struct elf_func *out, char *err, size_t errlen)
+{
+	GElf_Phdr ph;
+	size_t i, nph, want;
+	ssize_t got;
+	bool mapped = false;
+
+	memset(&ph, 0, sizeof(ph));
+	memset(out, 0, sizeof(*out));
+	if (elf_file__lookup(ef, SHT_SYMTAB, sym, out) &&
+	    elf_file__lookup(ef, SHT_DYNSYM, sym, out)) {
+		if (!ef->has_symtab)
+			snprintf(err, errlen,
+				 "symbol '%s' not found in %s: the file is stripped (no .symtab); rebuild without -s or use a binary with symbols",
+				 sym, ef->path);
+		else
+			snprintf(err, errlen, "symbol '%s' not found in %s",
+				 sym, ef->path);
+		return -1;
+	}
+
+	/*
+	 * Uprobes take a file offset: find the segment that maps the
+	 * address, and with it the bytes the function has in the file.
+	 */
+	if (elf_getphdrnum(ef->elf, &nph))
+		nph = 0;
+	for (i = 0; i < nph; i++) {
+		if (!gelf_getphdr(ef->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (out->vaddr >= ph.p_vaddr &&
+		    out->vaddr - ph.p_vaddr < ph.p_filesz) {
+			mapped = true;
+			break;
+		}
+	}
+	if (!mapped) {
+		snprintf(err, errlen,
+			 "symbol '%s' in %s: address 0x%llx is in no loadable segment",
+			 sym, ef->path, (unsigned long long)out->vaddr);
+		return -1;
+	}
+	out->offset = out->vaddr - ph.p_vaddr + ph.p_offset;
+
+	/* No more than the function, nor than the segment has in the file. */
+	want = sizeof(out->code);
+	if (out->size && out->size < want)
+		want = (size_t)out->size;
+	if (ph.p_filesz - (out->vaddr - ph.p_vaddr) < want)
+		want = (size_t)(ph.p_filesz - (out->vaddr - ph.p_vaddr));
+	got = pread(ef->fd, out->code, want, (off_t)out->offset);
+	if (got < 0) {
+		snprintf(err, errlen, "%s: reading symbol '%s': %s",
+			 ef->path, sym, strerror(errno));
+		return -1;
+	}
+	out->code_len = (size_t)got;
+	return 0;
+}
+
+bool elf_file__is_dyn(const struct elf_file *ef)
+{
+	return ef->ehdr.e_type == ET_DYN;
+}
+
+void elf_file__close(struct elf_file *ef)
+{
+	if (!ef)
+		return;
+	if (ef->elf)
+		elf_end(ef->elf);
+	if (ef->fd >= 0)
+		close(ef->fd);
+	free(ef->path);
+	free(ef);
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Finding a function in an ELF file by symbol: file offset and first bytes. */
+#ifndef SDS_ELFSYM_H
+#define SDS_ELFSYM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct elf_func {
+	uint64_t vaddr;		/* st_value: virtual address in the file's image */
+	uint64_t offset;	/* file offset of the first instruction */
+	uint64_t size;		/* st_size, 0 when unknown */
+	unsigned char code[16];	/* first bytes of the function (zero padded) */
+	size_t code_len;	/* valid bytes in @code */
+};
+
+struct elf_file;	/* an open ELF file (libelf) */
+
+/*
+ * Open @path.  Errors (return NULL, message in @err without prefix):
+ *   "PATH: No such file or directory"            (strerror of open)
+ *   "PATH: not an ELF file"
+ *   "PATH: not an x86-64 ELF executable or shared library"
+ */
+struct elf_file *elf_file__open(const char *path, char *err, size_t errlen);
+
+/*
+ * Find function @sym (STT_FUNC or STT_GNU_IFUNC, defined) in .symtab, else
+ * .dynsym.  Returns 0, or -1 with a message in @err:
+ *   "symbol 'foo' not found in PATH"
+ *   "symbol 'foo' not found in PATH: the file is stripped (no .symtab); rebuild without -s or use a binary with symbols"
+ */
+int elf_file__find_func(struct elf_file *ef, const char *sym,
+			struct elf_func *out, char *err, size_t errlen);
+
+/* True for ET_DYN files (PIE executables and shared libraries). */
+bool elf_file__is_dyn(const struct elf_file *ef);
+
+void elf_file__close(struct elf_file *ef);
+
+#endif /* SDS_ELFSYM_H */

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Parsing of function points on the command line:
+ *   POINT=SYMBOL[:err=neg|zero|nonzero|none][:ret=32|64][:timeout_ms=N]
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "names.h"
+#include "pointspec.h"
+
+#define POINT_USAGE "POINT=SYMBOL[:err=...][:ret=32|64][:timeout_ms=N]"
+#define TIMEOUT_MS_MAX 3600000ULL	/* one hour: longer is a typo */
+
+/* The options after the symbol; each may appear once. */
+enum point_opt {
+	OPT_ERR,
+	OPT_RET,
+	OPT_TIMEOUT_MS,
+	OPT_NR,
+};
+
+static const char *const opt_names[OPT_NR] = {
+	[OPT_ERR] = "err",
+	[OPT_RET] = "ret",
+	[OPT_TIMEOUT_MS] = "timeout_ms",
+};
+
+/* What each option takes, for the "needs a value" message. */
+static const char *const opt_usage[OPT_NR] = {
+	[OPT_ERR] = "err=neg|zero|nonzero|none",
+	[OPT_RET] = "ret=32|64",
+	[OPT_TIMEOUT_MS] = "timeout_ms=N",
+};
+
+static const char *const err_mode_names[] = {
+	[SDS_ERR_NONE] = "none",
+	[SDS_ERR_NEG] = "neg",
+	[SDS_ERR_ZERO] = "zero",
+	[SDS_ERR_NONZERO] = "nonzero",
+};
+
+const char *err_mode_name(uint32_t mode)
+{
+	if (mode >= sizeof(err_mode_names) / sizeof(err_mode_names[0]))
+		return "unknown";
+	return err_mode_names[mode];
+}
+
+static int err_mode_parse(const char *s, size_t len, uint32_t *mode)
+{
+	uint32_t m;
+
+	for (m = 0; m < sizeof(err_mode_names) / sizeof(err_mode_names[0]); m++) {
+		if (strlen(err_mode_names[m]) == len &&
+		    !memcmp(err_mode_names[m], s, len)) {
+			*mode = m;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/*
+ * Digits only: strtoull() would take a sign, leading blanks and "0x",
+ * none of which belong in a millisecond count.
+ */
+static int timeout_ms_parse(const char *s, size_t len, uint64_t *ms)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (!len)
+		return -1;
+	for (i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+		if (v > TIMEOUT_MS_MAX)
+			return -1;
+	}
+	if (v < 1)
+		return -1;
+	*ms = v;
+	return 0;
+}
+
+/*
+ * Apply one option, @opt[0..len) ("err=neg", say).  @seen tracks which
+ * options came already, so a repeated one is refused instead of the last
+ * one silently winning.
+ */
+static int point_opt_apply(const char *arg, const char *opt, size_t len,
+			   bool *seen, struct point_spec *ps,
+			   char *err, size_t errlen)
+{
+	const char *eq = memchr(opt, '=', len);
+	size_t klen = eq ? (size_t)(eq - opt) : len;
+	const char *val = eq ? eq + 1 : opt + len;
+	size_t vlen = eq ? len - klen - 1 : 0;
+	int o;
+
+	if (!len) {
+		snprintf(err, errlen, "bad point '%s': empty option", arg);
+		return -1;
+	}
+	for (o = 0; o < OPT_NR; o++) {
+		if (strlen(opt_names[o]) == klen &&
+		    !memcmp(opt_names[o], opt, klen))
+			break;
+	}
+	if (o == OPT_NR) {
+		snprintf(err, errlen,
+			 "bad point '%s': unknown option '%.*s' (err=, ret=, timeout_ms=)",
+			 arg, (int)klen, opt);
+		return -1;
+	}
+	if (seen[o]) {
+		snprintf(err, errlen, "bad point '%s': duplicate option '%s='",
+			 arg, opt_names[o]);
+		return -1;
+	}
+	seen[o] = true;
+	if (!eq) {
+		snprintf(err, errlen,
+			 "bad point '%s': option '%s' needs a value (%s)",
+			 arg, opt_names[o], opt_usage[o]);
+		return -1;
+	}
+
+	switch (o) {
+	case OPT_ERR:
+		if (err_mode_parse(val, vlen, &ps->err_mode)) {
+			snprintf(err, errlen,
+				 "bad point '%s': unknown err= value '%.*s' (neg, zero, nonzero, none)",
+				 arg, (int)vlen, val);
+			return -1;
+		}
+		break;
+	case OPT_RET:
+		if (vlen == 2 && !memcmp(val, "32", 2)) {
+			ps->ret64 = false;
+		} else if (vlen == 2 && !memcmp(val, "64", 2)) {
+			ps->ret64 = true;
+		} else {
+			snprintf(err, errlen,
+				 "bad point '%s': ret must be 32 or 64", arg);
+			return -1;
+		}
+		break;
+	case OPT_TIMEOUT_MS: {
+		uint64_t ms;
+
+		if (timeout_ms_parse(val, vlen, &ms)) {
+			snprintf(err, errlen,
+				 "bad point '%s': timeout_ms must be an integer 1..3600000",
+				 arg);
+			return -1;
+		}
+		ps->timeout_ns = ms * 1000000ULL;
+		break;
+	}
+	}
+	return 0;
+}
+
+int point_spec_parse(const char *arg, struct point_spec *out,
+		     char *err, size_t errlen)
+{
+	bool seen[OPT_NR] = { false };
+	struct point_spec ps;
+	const char *eq, *sym, *p, *colon;
+	size_t nlen, slen;
+
+	if (!arg)
+		arg = "";
+	memset(&ps, 0, sizeof(ps));
+	ps.err_mode = SDS_ERR_NONE;
+
+	eq = strchr(arg, '=');
+	if (!eq)
+		goto usage;
+	nlen = (size_t)(eq - arg);
+	sym = eq + 1;
+	colon = strchr(sym, ':');
+	slen = colon ? (size_t)(colon - sym) : strlen(sym);
+	if (!nlen || !slen)
+		goto usage;
+
+	/* Too long for ps.name is invalid too: check the length first. */
+	if (nlen <= SDS_NAME_MAX) {
+		memcpy(ps.name, arg, nlen);
+		ps.name[nlen] = '\0';
+	}
+	if (nlen > SDS_NAME_MAX || !sds_name_valid(ps.name)) {
+		snprintf(err, errlen,
+			 "bad point '%s': invalid point name '%.*s' (1..64 of A-Z a-z 0-9 _ -)",
+			 arg, (int)nlen, arg);
+		return -1;
+	}
+
+	if (slen >= sizeof(ps.symbol)) {
+		snprintf(err, errlen,
+			 "bad point '%s': symbol longer than %zu characters",
+			 arg, sizeof(ps.symbol) - 1);
+		return -1;
+	}
+	memcpy(ps.symbol, sym, slen);
+	ps.symbol[slen] = '\0';
+
+	/* Each option runs from after one ':' to the next ':' or the end. */
+	for (p = colon; p; p = colon) {
+		const char *opt = p + 1;
+
+		colon = strchr(opt, ':');
+		if (point_opt_apply(arg, opt,
+				    colon ? (size_t)(colon - opt) : strlen(opt),
+				    seen, &ps, err, errlen))
+			return -1;
+	}
+
+	/* Only now: a failed parse leaves @out as it was. */
+	*out = ps;
+	return 0;
+
+usage:
+	snprintf(err, errlen, "bad point '%s': expected " POINT_USAGE, arg);
+	return -1;
+}

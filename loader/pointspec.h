@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Parsing of function points on the command line:
+ *   POINT=SYMBOL[:err=neg|zero|nonzero|none][:ret=32|64][:timeout_ms=N]
+ */
+#ifndef SDS_POINTSPEC_H
+#define SDS_POINTSPEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "sds_types.h"
+
+struct point_spec {
+	char name[SDS_NAME_MAX + 1];	/* point name, valid per names.h */
+	char symbol[256];		/* ELF symbol of the function */
+	uint32_t err_mode;		/* enum sds_err_mode; default none */
+	bool ret64;			/* judge the 64-bit return (ret=64) */
+	uint64_t timeout_ns;		/* timeout_ms * 1e6; 0 when not given */
+};
+
+/*
+ * Parse @arg into @out.  On error returns -1 and writes into @err a
+ * message without prefix or newline that names the bad part, e.g.
+ *   "bad point 'x=': expected POINT=SYMBOL[:err=...][:ret=32|64][:timeout_ms=N]"
+ *   "bad point 'p=f:err=foo': unknown err= value 'foo' (neg, zero, nonzero, none)"
+ *   "bad point 'p=f:timeout_ms=-1': timeout_ms must be an integer 1..3600000"
+ */
+int point_spec_parse(const char *arg, struct point_spec *out,
+		     char *err, size_t errlen);
+
+/* "none", "neg", "zero", "nonzero" */
+const char *err_mode_name(uint32_t mode);
+
+#endif /* SDS_POINTSPEC_H */

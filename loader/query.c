@@ -1,0 +1,462 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * query.c - the commands that ask a running loader over its control
+ * socket: list, stats, top, hist.  They need no privilege beyond access
+ * to the socket.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <jansson.h>
+#include "cmd.h"
+#include "ctl.h"
+#include "names.h"
+#include "window.h"
+
+#define MAX_APPS	256
+
+/* Options shared by the query commands. */
+struct query_env {
+	const char *group;	/* --group */
+	const char *app;	/* --app */
+	bool json;		/* --json */
+	long interval;		/* --interval S (top, hist) */
+	long count;		/* --count N (top, hist); 0: forever */
+};
+
+static int parse_query_options(int argc, char **argv, struct query_env *q,
+			       const char *usage)
+{
+	static const struct option opts[] = {
+		{ "group", required_argument, NULL, 'g' },
+		{ "app", required_argument, NULL, 'a' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "g:a:ji:c:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'g':
+			if (!sds_name_valid(optarg))
+				return cmd_err("bad --group '%s': use 1-64 of [A-Za-z0-9_-]", optarg);
+			q->group = optarg;
+			break;
+		case 'a':
+			if (!sds_name_valid(optarg))
+				return cmd_err("bad --app '%s': use 1-64 of [A-Za-z0-9_-]", optarg);
+			q->app = optarg;
+			break;
+		case 'j':
+			q->json = true;
+			break;
+		case 'i':
+			if (cmd_parse_long(optarg, 1, 3600, &q->interval))
+				return cmd_err("bad --interval '%s': expected seconds 1..3600", optarg);
+			break;
+		case 'c':
+			if (cmd_parse_long(optarg, 1, LONG_MAX, &q->count))
+				return cmd_err("bad --count '%s': expected a positive integer", optarg);
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			exit(0);
+		default:
+			return cmd_err("%s: bad option (see sds-bpf %s --help)",
+				       argv[0], argv[0]);
+		}
+	}
+	return 0;
+}
+
+/* Ask the one live loader that @q names; the reply is parsed JSON. */
+static json_t *ask(const struct query_env *q, const char *req)
+{
+	struct ctl_app apps[MAX_APPS];
+	json_t *reply, *e;
+	json_error_t jerr;
+	int n, i, live = -1, nlive = 0;
+	char *raw = NULL;
+
+	n = ctl_find(q->group, q->app, apps, MAX_APPS);
+	/* Sockets whose loader died are stale: skip them. */
+	for (i = 0; i < n; i++) {
+		char *r = ctl_request(apps[i].sock, nlive ? "info" : req);
+
+		if (!r)
+			continue;
+		if (!nlive) {
+			raw = r;
+			live = i;
+		} else {
+			free(r);
+		}
+		nlive++;
+	}
+	if (nlive == 0) {
+		free(raw);
+		if (q->app)
+			cmd_err("app '%s'%s%s is not attached (no loader serving it in %s)",
+				q->app, q->group ? " in group " : "",
+				q->group ? q->group : "", ctl_run_dir());
+		else
+			cmd_err("no app is attached (no loader in %s)", ctl_run_dir());
+		return NULL;
+	}
+	if (nlive > 1) {
+		free(raw);
+		cmd_err("%d apps are attached: name one with --app (and --group); see sds-bpf list",
+			nlive);
+		return NULL;
+	}
+	reply = json_loads(raw, 0, &jerr);
+	free(raw);
+	if (!reply) {
+		cmd_err("%s: bad reply: %s", apps[live].sock, jerr.text);
+		return NULL;
+	}
+	e = json_object_get(reply, "error");
+	if (e) {
+		cmd_err("%s: %s", apps[live].app, json_string_value(e));
+		json_decref(reply);
+		return NULL;
+	}
+	return reply;
+}
+
+static long long jint(json_t *o, const char *path)
+{
+	char key[64];
+	const char *dot;
+
+	while ((dot = strchr(path, '.'))) {
+		snprintf(key, sizeof(key), "%.*s", (int)(dot - path), path);
+		o = json_object_get(o, key);
+		path = dot + 1;
+	}
+	return json_integer_value(json_object_get(o, path));
+}
+
+static const char *jstr(json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s ? s : "";
+}
+
+/* "1.2ms"-style latency in at most 7 characters. */
+static const char *fmt_ns(long long ns, char *buf, size_t len)
+{
+	if (ns <= 0)
+		snprintf(buf, len, "-");
+	else if (ns < 10000)
+		snprintf(buf, len, "%lldns", ns);
+	else if (ns < 10000000)
+		snprintf(buf, len, "%.1fus", ns / 1e3);
+	else if (ns < 10000000000LL)
+		snprintf(buf, len, "%.1fms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.1fs", ns / 1e9);
+	return buf;
+}
+
+static const char *state_str(json_t *p)
+{
+	json_t *st = json_object_get(p, "state");
+
+	if (!json_is_true(json_object_get(st, "downgraded")))
+		return "ok";
+	return json_string_value(json_object_get(st, "reason")) ?: "down";
+}
+
+static const char stats_usage[] =
+"Usage: sds-bpf stats [--group G] [--app NAME] [--json]\n"
+"\n"
+"Counters of every point of an attached app: totals since attach, the\n"
+"10-s sliding window, concurrency and latency percentiles.  With neither\n"
+"option and one app attached, that one.\n";
+
+int do_stats(int argc, char **argv)
+{
+	struct query_env q = {};
+	json_t *r, *p;
+	size_t i;
+	char a[16], b[16];
+
+	if (parse_query_options(argc, argv, &q, stats_usage))
+		return 1;
+	if (optind < argc)
+		return cmd_err("stats: unexpected argument '%s'", argv[optind]), 1;
+	r = ask(&q, "stats");
+	if (!r)
+		return 1;
+	if (q.json) {
+		json_dumpf(r, stdout, JSON_INDENT(0) | JSON_COMPACT);
+		putchar('\n');
+		json_decref(r);
+		return 0;
+	}
+	printf("app %s, group %s, loader pid %lld, target %s\n",
+	       jstr(r, "app"), jstr(r, "group"), jint(r, "pid"), jstr(r, "target"));
+	printf("%-16s %-8s %10s %8s %8s %8s %8s %5s %7s %7s %s\n", "POINT",
+	       "SITE", "VISITS", "ERRORS", "TIMEOUTS", "DOWNGR", "WIN-VIS",
+	       "CONC", "P50", "P99", "STATE");
+	json_array_foreach(json_object_get(r, "points"), i, p) {
+		printf("%-16s %-8s %10lld %8lld %8lld %8lld %8lld %5lld %7s %7s %s\n",
+		       jstr(p, "name"), jstr(p, "site"),
+		       jint(p, "total.visits"), jint(p, "total.exceptions"),
+		       jint(p, "total.timeouts"), jint(p, "total.downgrades"),
+		       jint(p, "window.visits"), jint(p, "concurrency"),
+		       fmt_ns(jint(p, "latency_ns.p50"), a, sizeof(a)),
+		       fmt_ns(jint(p, "latency_ns.p99"), b, sizeof(b)),
+		       state_str(p));
+	}
+	json_decref(r);
+	return 0;
+}
+
+static const char top_usage[] =
+"Usage: sds-bpf top [--group G] [--app NAME] [--interval S] [--count N]\n"
+"\n"
+"Live table of an app's points: calls, errors and timeouts per second,\n"
+"concurrency, p50 and p99 latency.  Refreshed every S seconds (1); stops\n"
+"after N refreshes (default: until interrupted).\n";
+
+static void sleep_s(long s)
+{
+	struct timespec ts = { .tv_sec = s };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+int do_top(int argc, char **argv)
+{
+	struct query_env q = { .interval = 1 };
+	json_t *prev = NULL, *r, *p, *pp;
+	bool tty = isatty(STDOUT_FILENO);
+	long n;
+	size_t i;
+	char a[16], b[16];
+
+	if (parse_query_options(argc, argv, &q, top_usage))
+		return 1;
+	if (optind < argc)
+		return cmd_err("top: unexpected argument '%s'", argv[optind]), 1;
+	for (n = 0; !q.count || n < q.count; n++) {
+		time_t now = time(NULL);
+		char tbuf[16];
+
+		r = ask(&q, "stats");
+		if (!r) {
+			json_decref(prev);
+			return 1;
+		}
+		strftime(tbuf, sizeof(tbuf), "%H:%M:%S", localtime(&now));
+		if (tty)
+			fputs("\033[H\033[2J", stdout);
+		else if (n)
+			putchar('\n');
+		printf("%s  %s/%s  pid %lld\n", tbuf, jstr(r, "group"),
+		       jstr(r, "app"), jint(r, "pid"));
+		printf("%-16s %9s %8s %7s %5s %8s %8s %-10s\n", "POINT", "CALLS/s",
+		       "ERR/s", "TMO/s", "CONC", "P50", "P99", "STATE");
+		json_array_foreach(json_object_get(r, "points"), i, p) {
+			long long dv = 0, de = 0, dt = 0;
+
+			pp = prev ? json_array_get(json_object_get(prev, "points"), i) : NULL;
+			if (pp) {
+				dv = jint(p, "total.visits") - jint(pp, "total.visits");
+				de = jint(p, "total.exceptions") - jint(pp, "total.exceptions");
+				dt = jint(p, "total.timeouts") - jint(pp, "total.timeouts");
+			}
+			printf("%-16.16s %9.1f %8.1f %7.1f %5lld %8s %8s %-10.10s\n",
+			       jstr(p, "name"), (double)dv / q.interval,
+			       (double)de / q.interval, (double)dt / q.interval,
+			       jint(p, "concurrency"),
+			       fmt_ns(jint(p, "latency_ns.p50"), a, sizeof(a)),
+			       fmt_ns(jint(p, "latency_ns.p99"), b, sizeof(b)),
+			       state_str(p));
+		}
+		fflush(stdout);
+		json_decref(prev);
+		prev = r;
+		if (!q.count || n + 1 < q.count)
+			sleep_s(q.interval);
+	}
+	json_decref(prev);
+	return 0;
+}
+
+/* The funclatency layout: "     nsecs  : count  distribution". */
+static void print_log2_hist(const long long *v, int n)
+{
+	long long max = 0;
+	int i, last = -1, first = -1, w;
+
+	for (i = 0; i < n; i++) {
+		if (v[i] > max)
+			max = v[i];
+		if (v[i]) {
+			last = i;
+			if (first < 0)
+				first = i;
+		}
+	}
+	printf("%20s : count     distribution\n", "nsecs");
+	if (last < 0)
+		return;
+	for (i = first; i <= last; i++) {
+		unsigned long long lo = i ? 1ULL << i : 0;
+		unsigned long long hi = (i == 63) ? ~0ULL : (2ULL << i) - 1;
+		char range[48];
+		int stars = max ? (int)(v[i] * 40 / max) : 0;
+
+		snprintf(range, sizeof(range), "%llu -> %llu", lo, hi);
+		printf("%20s : %-9lld |", range, v[i]);
+		for (w = 0; w < 40; w++)
+			putchar(w < stars ? '*' : ' ');
+		puts("|");
+	}
+}
+
+static const char hist_usage[] =
+"Usage: sds-bpf hist [--group G] [--app NAME] POINT [--interval S] [--count N] [--json]\n"
+"\n"
+"Log2 latency histogram of POINT's completed calls in nanoseconds: since\n"
+"attach, or with --interval the calls of each interval, N times.\n";
+
+int do_hist(int argc, char **argv)
+{
+	struct query_env q = {};
+	long long cur[SDS_HIST_BUCKETS], last[SDS_HIST_BUCKETS] = {};
+	char req[CTL_REQ_MAX];
+	const char *point;
+	long n, rounds;
+	json_t *r, *v;
+	size_t i;
+
+	if (parse_query_options(argc, argv, &q, hist_usage))
+		return 1;
+	if (optind >= argc)
+		return cmd_err("hist: missing POINT (see sds-bpf hist --help)"), 1;
+	point = argv[optind++];
+	if (optind < argc)
+		return cmd_err("hist: unexpected argument '%s'", argv[optind]), 1;
+	if (!sds_name_valid(point))
+		return cmd_err("hist: bad point name '%s'", point), 1;
+	snprintf(req, sizeof(req), "hist %s", point);
+	rounds = q.interval ? (q.count ? q.count : LONG_MAX) : 1;
+
+	for (n = 0; n < rounds; n++) {
+		if (q.interval) {
+			/* First a baseline, then the calls of each interval. */
+			if (n == 0) {
+				r = ask(&q, req);
+				if (!r)
+					return 1;
+				json_array_foreach(json_object_get(r, "buckets"), i, v)
+					if (i < SDS_HIST_BUCKETS)
+						last[i] = json_integer_value(v);
+				json_decref(r);
+			}
+			sleep_s(q.interval);
+		}
+		r = ask(&q, req);
+		if (!r)
+			return 1;
+		if (q.json && !q.interval) {
+			json_dumpf(r, stdout, JSON_COMPACT);
+			putchar('\n');
+			json_decref(r);
+			return 0;
+		}
+		memset(cur, 0, sizeof(cur));
+		json_array_foreach(json_object_get(r, "buckets"), i, v) {
+			if (i >= SDS_HIST_BUCKETS)
+				break;
+			cur[i] = json_integer_value(v) - last[i];
+			last[i] = json_integer_value(v);
+		}
+		json_decref(r);
+		if (q.json) {
+			json_t *o = json_object(), *b = json_array();
+
+			for (i = 0; i < SDS_HIST_BUCKETS; i++)
+				json_array_append_new(b, json_integer(cur[i]));
+			json_object_set_new(o, "point", json_string(point));
+			json_object_set_new(o, "unit", json_string("ns"));
+			json_object_set_new(o, "buckets", b);
+			json_dumpf(o, stdout, JSON_COMPACT);
+			putchar('\n');
+			json_decref(o);
+		} else {
+			if (n)
+				putchar('\n');
+			printf("point %s\n", point);
+			print_log2_hist(cur, SDS_HIST_BUCKETS);
+		}
+		fflush(stdout);
+	}
+	return 0;
+}
+
+static const char list_usage[] =
+"Usage: sds-bpf list [--group G] [--json]\n"
+"\n"
+"The apps attached on this host: group, app, loader pid, points.\n";
+
+int do_list(int argc, char **argv)
+{
+	struct query_env q = {};
+	struct ctl_app apps[MAX_APPS];
+	json_t *all = json_array(), *r, *p;
+	json_error_t jerr;
+	int n, i;
+	size_t k;
+
+	if (parse_query_options(argc, argv, &q, list_usage)) {
+		json_decref(all);
+		return 1;
+	}
+	n = ctl_find(q.group, q.app, apps, MAX_APPS);
+	for (i = 0; i < n; i++) {
+		char *raw = ctl_request(apps[i].sock, "info");
+
+		if (!raw)
+			continue;	/* stale socket */
+		r = json_loads(raw, 0, &jerr);
+		free(raw);
+		if (!r)
+			continue;
+		json_object_del(r, "target");
+		json_object_set_new(r, "socket", json_string(apps[i].sock));
+		json_array_append_new(all, r);
+	}
+	if (q.json) {
+		json_dumpf(all, stdout, JSON_COMPACT);
+		putchar('\n');
+	} else {
+		printf("%-16s %-16s %8s  %s\n", "GROUP", "APP", "PID", "POINTS");
+		json_array_foreach(all, k, r) {
+			size_t j;
+
+			printf("%-16s %-16s %8lld  ", jstr(r, "group"),
+			       jstr(r, "app"), jint(r, "pid"));
+			json_array_foreach(json_object_get(r, "points"), j, p)
+				printf("%s%s", j ? "," : "", json_string_value(p));
+			putchar('\n');
+		}
+	}
+	json_decref(all);
+	return 0;
+}

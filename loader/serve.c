@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* serve.c - build the JSON replies of the control socket. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <jansson.h>
+#include "serve.h"
+
+static json_t *counts_json(const struct sds_counts *c, int seconds)
+{
+	json_t *o = json_object();
+
+	if (seconds)
+		json_object_set_new(o, "seconds", json_integer(seconds));
+	json_object_set_new(o, "visits", json_integer(c->visits));
+	json_object_set_new(o, "exceptions", json_integer(c->exceptions));
+	json_object_set_new(o, "timeouts", json_integer(c->timeouts));
+	json_object_set_new(o, "downgrades", json_integer(c->downgrades));
+	return o;
+}
+
+static json_t *point_json(struct loader *l, int id, uint64_t now)
+{
+	const struct probe_point *p = &l->probes.pts[id];
+	struct point_stats st;
+	json_t *o, *lat, *state;
+
+	if (counters__read(&l->counters, id, now, &st))
+		return NULL;
+	o = json_object();
+	json_object_set_new(o, "name", json_string(p->spec.name));
+	json_object_set_new(o, "kind", json_string("function"));
+	json_object_set_new(o, "symbol", json_string(p->spec.symbol));
+	json_object_set_new(o, "offset", json_integer(p->attach_off));
+	json_object_set_new(o, "site", json_string(site_kind_name(p->site.kind)));
+	json_object_set_new(o, "total", counts_json(&st.total, 0));
+	json_object_set_new(o, "window", counts_json(&st.window, SDS_WINDOW_S));
+	json_object_set_new(o, "concurrency", json_integer(st.concurrency));
+
+	lat = json_object();
+	json_object_set_new(lat, "count", json_integer(st.completed));
+	json_object_set_new(lat, "p50", json_integer(
+		hist_percentile(st.hist, SDS_HIST_BUCKETS, 50)));
+	json_object_set_new(lat, "p90", json_integer(
+		hist_percentile(st.hist, SDS_HIST_BUCKETS, 90)));
+	json_object_set_new(lat, "p99", json_integer(
+		hist_percentile(st.hist, SDS_HIST_BUCKETS, 99)));
+	json_object_set_new(o, "latency_ns", lat);
+
+	/* Function points observe; guards (libsds) are what downgrade. */
+	state = json_object();
+	json_object_set_new(state, "downgraded", json_false());
+	json_object_set_new(state, "reason", json_null());
+	json_object_set_new(state, "rate", json_integer(0));
+	json_object_set_new(o, "state", state);
+	return o;
+}
+
+static json_t *head_json(struct loader *l)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "app", json_string(l->app));
+	json_object_set_new(o, "group", json_string(l->group));
+	json_object_set_new(o, "pid", json_integer(getpid()));
+	json_object_set_new(o, "target", json_string(l->target));
+	return o;
+}
+
+static json_t *stats_json(struct loader *l)
+{
+	uint64_t now = counters_now_sec();
+	json_t *o = head_json(l), *pts = json_array();
+	int i;
+
+	for (i = 0; i < l->probes.npoints; i++) {
+		json_t *p = point_json(l, i, now);
+
+		if (!p) {
+			json_decref(pts);
+			json_decref(o);
+			return NULL;
+		}
+		json_array_append_new(pts, p);
+	}
+	json_object_set_new(o, "points", pts);
+	return o;
+}
+
+static json_t *info_json(struct loader *l)
+{
+	json_t *o = head_json(l), *pts = json_array();
+	int i;
+
+	for (i = 0; i < l->probes.npoints; i++)
+		json_array_append_new(pts,
+			json_string(l->probes.pts[i].spec.name));
+	json_object_set_new(o, "points", pts);
+	return o;
+}
+
+static json_t *error_json(const char *fmt, const char *arg)
+{
+	char msg[256];
+
+	snprintf(msg, sizeof(msg), fmt, arg);
+	return json_pack("{s:s}", "error", msg);
+}
+
+static json_t *hist_json(struct loader *l, const char *name)
+{
+	struct point_stats st;
+	json_t *o, *b;
+	int i;
+
+	for (i = 0; i < l->probes.npoints; i++)
+		if (!strcmp(l->probes.pts[i].spec.name, name))
+			break;
+	if (i == l->probes.npoints)
+		return error_json("no point '%s' in this app", name);
+	if (counters__read(&l->counters, i, counters_now_sec(), &st))
+		return NULL;
+	o = json_object();
+	json_object_set_new(o, "point", json_string(name));
+	json_object_set_new(o, "unit", json_string("ns"));
+	json_object_set_new(o, "count", json_integer(st.completed));
+	b = json_array();
+	for (i = 0; i < SDS_HIST_BUCKETS; i++)
+		json_array_append_new(b, json_integer(st.hist[i]));
+	json_object_set_new(o, "buckets", b);
+	return o;
+}
+
+char *serve_request(const char *req, void *ctx)
+{
+	struct loader *l = ctx;
+	json_t *reply;
+	char *s;
+
+	if (!strcmp(req, "stats"))
+		reply = stats_json(l);
+	else if (!strcmp(req, "info"))
+		reply = info_json(l);
+	else if (!strncmp(req, "hist ", 5))
+		reply = hist_json(l, req + 5);
+	else
+		reply = error_json("unknown request '%s'", req);
+	if (!reply)
+		return NULL;
+	s = json_dumps(reply, JSON_COMPACT);
+	json_decref(reply);
+	return s;
+}

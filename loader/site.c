@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Probe sites: what the kernel will do with the instruction a uprobe sits
+ * on (DESIGN.md §3).  This is not a disassembler: it knows the handful of
+ * instructions the kernel treats specially and calls everything else
+ * "stepped", which is what the kernel does too.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "site.h"
+
+#define PAGE_SIZE_X86	4096
+
+static const unsigned char endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+/* The only NOP the kernel optimizes into a call to a trampoline. */
+static const unsigned char nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+
+static const char *const reg64[16] = {
+	"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
+};
+
+/*
+ * Bytes taken by a ModRM operand starting at @m (the ModRM byte itself,
+ * SIB and displacement), or 0 when @n bytes are too few to tell.
+ */
+static size_t modrm_len(const unsigned char *m, size_t n)
+{
+	unsigned int mod, rm;
+	size_t len = 1;
+
+	if (n < 1)
+		return 0;
+	mod = m[0] >> 6;
+	rm = m[0] & 7;
+	if (mod == 3)
+		return 1;
+	if (rm == 4) {
+		if (n < 2)
+			return 0;
+		len++;
+		/* SIB with base 101 and mod 00: disp32, no base register. */
+		if (mod == 0 && (m[1] & 7) == 5)
+			len += 4;
+	} else if (mod == 0 && rm == 5) {
+		len += 4;	/* RIP-relative */
+	}
+	if (mod == 1)
+		len += 1;
+	else if (mod == 2)
+		len += 4;
+	return len;
+}
+
+/*
+ * "@prefix (b0 b1 ...)" into @out; when not all @n bytes fit, as many as
+ * do, then " ..".
+ */
+static void insn_bytes(char *out, size_t outlen, const char *prefix,
+		       const unsigned char *b, size_t n)
+{
+	size_t used, i, k = n, room;
+
+	used = (size_t)snprintf(out, outlen, "%s (", prefix);
+	if (used + 2 > outlen)
+		return;
+	/* Room for the bytes, less ")" and the NUL; each byte takes 3. */
+	room = outlen - used - 2;
+	if (n && 3 * n - 1 > room)
+		k = room >= 6 ? (room - 3 + 1) / 3 : 0;
+	for (i = 0; i < k; i++)
+		used += (size_t)snprintf(out + used, outlen - used, "%s%02x",
+					 i ? " " : "", b[i]);
+	snprintf(out + used, outlen - used, "%s)",
+		 k == n ? "" : (k ? " .." : ".."));
+}
+
+/*
+ * A NOP other than the 1-byte one: any number of 66 (operand size) and
+ * 2e (cs) prefixes, as compilers pad with, then 0f 1f /0.  Returns its
+ * length, 0 if it is not one.
+ */
+static size_t long_nop_len(const unsigned char *b, size_t n)
+{
+	size_t i = 0, m;
+
+	while (i < n && (b[i] == 0x66 || b[i] == 0x2e))
+		i++;
+	if (i + 3 > n || b[i] != 0x0f || b[i + 1] != 0x1f ||
+	    ((b[i + 2] >> 3) & 7) != 0)
+		return 0;
+	m = modrm_len(b + i + 2, n - i - 2);
+	if (!m || i + 2 + m > n)
+		return 0;
+	return i + 2 + m;
+}
+
+/* Classify the instruction at @b (@n bytes) that sits at @vaddr. */
+static void site_decode(const unsigned char *b, size_t n, uint64_t vaddr,
+			struct site *out)
+{
+	size_t nl;
+	char *insn = out->insn;
+	size_t ilen = sizeof(out->insn);
+
+	if (n >= sizeof(nop5) && !memcmp(b, nop5, sizeof(nop5))) {
+		/*
+		 * The kernel patches the call within one page, so it leaves
+		 * a NOP that straddles two pages alone: that one only gets
+		 * the int3 and emulation.
+		 */
+		out->kind = (vaddr & (PAGE_SIZE_X86 - 1)) > PAGE_SIZE_X86 - 5 ?
+			    SITE_EMULATED : SITE_NOP5;
+		snprintf(insn, ilen, "nopl 0x0(%%rax,%%rax,1)");
+		return;
+	}
+
+	out->kind = SITE_EMULATED;
+	if (n >= 1 && b[0] >= 0x50 && b[0] <= 0x57) {
+		snprintf(insn, ilen, "push %%%s", reg64[b[0] - 0x50]);
+		return;
+	}
+	/* Only REX.B alone (41): the kernel emulates no other prefix. */
+	if (n >= 2 && b[0] == 0x41 && b[1] >= 0x50 && b[1] <= 0x57) {
+		snprintf(insn, ilen, "push %%%s", reg64[8 + b[1] - 0x50]);
+		return;
+	}
+	if (n >= 1 && b[0] == 0x90) {
+		snprintf(insn, ilen, "nop");
+		return;
+	}
+	if (n >= 2 && b[0] == 0x66 && b[1] == 0x90) {
+		snprintf(insn, ilen, "xchg %%ax,%%ax");
+		return;
+	}
+	nl = long_nop_len(b, n);
+	if (nl) {
+		insn_bytes(insn, ilen, b[0] == 0x66 ? "nopw" : "nopl", b, nl);
+		return;
+	}
+	if (n >= 1 && b[0] == 0xe8) {
+		snprintf(insn, ilen, "call");
+		return;
+	}
+	if (n >= 1 && (b[0] == 0xe9 || b[0] == 0xeb)) {
+		snprintf(insn, ilen, "jmp");
+		return;
+	}
+	if ((n >= 1 && b[0] >= 0x70 && b[0] <= 0x7f) ||
+	    (n >= 2 && b[0] == 0x0f && b[1] >= 0x80 && b[1] <= 0x8f)) {
+		snprintf(insn, ilen, "jcc");
+		return;
+	}
+
+	out->kind = SITE_STEPPED;
+	if (n >= sizeof(endbr64) && !memcmp(b, endbr64, sizeof(endbr64)))
+		snprintf(insn, ilen, "endbr64");
+	else if (n)
+		/* Without a full decoder the length is unknown: show 3. */
+		insn_bytes(insn, ilen, "other", b, n < 3 ? n : 3);
+	else
+		snprintf(insn, ilen, "unknown (no code)");
+}
+
+void site_classify(const unsigned char *code, size_t len, uint64_t vaddr,
+		   struct site *out)
+{
+	memset(out, 0, sizeof(*out));
+	/*
+	 * endbr64 is a NOP to everything but the CET tracker, which only
+	 * checks indirect branch targets: the entry still lands on it, and
+	 * the probe on the next instruction sees the same registers and
+	 * stack.  Keep it when nothing follows, to have something to probe.
+	 */
+	if (len > sizeof(endbr64) && !memcmp(code, endbr64, sizeof(endbr64))) {
+		out->skip = sizeof(endbr64);
+		code += sizeof(endbr64);
+		len -= sizeof(endbr64);
+		vaddr += sizeof(endbr64);
+	}
+	site_decode(code, len, vaddr, out);
+}
+
+const char *site_kind_name(enum site_kind kind)
+{
+	switch (kind) {
+	case SITE_NOP5:
+		return "nop5";
+	case SITE_EMULATED:
+		return "emulated";
+	case SITE_STEPPED:
+		return "stepped";
+	}
+	return "unknown";
+}
+
+unsigned int site_cost_ns(enum site_kind kind)
+{
+	/* Entry + return probe pairs measured in DESIGN.md §3. */
+	switch (kind) {
+	case SITE_NOP5:
+		return 580;
+	case SITE_EMULATED:
+		return 1300;	/* ~650 emulated entry + the return probe */
+	case SITE_STEPPED:
+		return 20800;
+	}
+	return 20800;
+}
+
+const char *site_hint(enum site_kind kind)
+{
+	if (kind == SITE_NOP5)
+		return "";
+	/*
+	 * -fpatchable-function-entry=5 alone pads with five 1-byte NOPs,
+	 * which are only emulated (DESIGN.md §3): say so rather than
+	 * promise a nop5.
+	 */
+	return "build with -pg -mfentry -mnop-mcount (non-PIE) for a nop5 site "
+	       "(~580 ns); -fpatchable-function-entry=5 (PIE, shared libraries) "
+	       "gives one once its 5-byte pad is rewritten into a single "
+	       "0f 1f 44 00 00";
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Probe sites: what the kernel will do with the instruction a uprobe sits
+ * on (DESIGN.md §3), decoded from the instruction bytes.
+ */
+#ifndef SDS_SITE_H
+#define SDS_SITE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum site_kind {
+	SITE_NOP5,	/* 0f 1f 44 00 00 not crossing a page: optimized to a call */
+	SITE_EMULATED,	/* int3, then the kernel emulates it: push, call, jmp, jcc, nop */
+	SITE_STEPPED,	/* int3, then single-stepped out of line: the slow one */
+};
+
+struct site {
+	enum site_kind kind;	/* what the probe on the chosen site costs */
+	unsigned int skip;	/* bytes skipped before the site (4 after endbr64) */
+	char insn[32];		/* what the site's instruction is, e.g. "push %rbp" */
+};
+
+/*
+ * Classify the probe site for a function whose first bytes are @code
+ * (@len bytes, at least 16 when the function is that long) at virtual
+ * address @vaddr.  A leading endbr64 (f3 0f 1e fa) is skipped: it changes
+ * no register and no memory, so the probe can sit on the next
+ * instruction.  A 5-byte NOP that crosses a page boundary is only
+ * emulated.
+ */
+void site_classify(const unsigned char *code, size_t len, uint64_t vaddr,
+		   struct site *out);
+
+/* "nop5", "emulated", "stepped" */
+const char *site_kind_name(enum site_kind kind);
+
+/* Approximate cost of an entry+return probe pair on this kind, in ns (§3). */
+unsigned int site_cost_ns(enum site_kind kind);
+
+/* One sentence telling how to get a cheaper site; "" for nop5. */
+const char *site_hint(enum site_kind kind);
+
+#endif /* SDS_SITE_H */

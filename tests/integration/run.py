@@ -1,0 +1,1310 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""
+Integration tests of `sds-bpf attach` and its query commands: real BPF
+programs, real uprobes on real processes (the programs built from
+tests/targets/ by tests/targets/targets.mk), exact counts.
+
+Run as root from anywhere (make integration does it):
+
+    python3 tests/integration/run.py [-v] [NAME-SUBSTRING...]
+
+Every test gets its own temp dir with private copies of the target
+binaries (so uprobes placed by anyone else on build/test/targets/* cannot
+add to our counts), its own SDS_RUN_DIR and SDS_STATE_DIR, and kills every
+process group it started when it ends, pass or fail.  Nothing is skipped:
+a test that cannot load BPF fails and says why.  The last line is
+"N passed, M failed"; the exit status is non-zero when anything failed.
+
+Python 3 standard library only.
+"""
+
+import json
+import os
+import select
+import shutil
+import signal
+import stat
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+_build = os.environ.get("BUILD", "build")
+BUILD = _build if os.path.isabs(_build) else os.path.join(ROOT, _build)
+SDS = os.path.join(BUILD, "bin", "sds-bpf")
+TT = os.path.join(BUILD, "test", "targets")
+
+PROG_PREFIX = "sds_"          # sds_enter, sds_leave, sds_thread_exit
+SITES = ("nop5", "emulated", "stepped")
+READY_TIMEOUT = 10.0          # seconds for the socket to appear
+TEST_TIMEOUT = 180            # seconds for a whole test
+NOBODY = 65534
+
+VERBOSE = False
+
+
+class Fail(AssertionError):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Fail(msg)
+
+
+def log(msg):
+    if VERBOSE:
+        sys.stdout.write("    " + msg + "\n")
+        sys.stdout.flush()
+
+
+# ---------------------------------------------------------------------------
+# The kernel side: our BPF programs and pins
+
+def prog_holders():
+    """{prog id: set of pids} from /proc/*/fdinfo: every process holding a
+    program fd or a link to it.  (bpftool here may lack pid iterators.)"""
+    holders = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        d = "/proc/%s/fdinfo" % pid
+        try:
+            fds = os.listdir(d)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                with open(os.path.join(d, fd)) as f:
+                    for line in f:
+                        if line.startswith("prog_id:"):
+                            holders.setdefault(int(line.split()[1]),
+                                               set()).add(int(pid))
+            except (OSError, ValueError):
+                continue
+    return holders
+
+
+def _bpftool_progs():
+    r = subprocess.run(["bpftool", "prog", "show", "--json"],
+                       capture_output=True, text=True, timeout=30)
+    check(r.returncode == 0, "bpftool prog show failed: " + r.stderr.strip())
+    return [p for p in json.loads(r.stdout or "[]")
+            if p.get("name", "").startswith(PROG_PREFIX)]
+
+
+def sds_progs():
+    """{prog id: set of pids holding it} for programs named sds_*."""
+    progs = _bpftool_progs()
+    holders = prog_holders()
+    return {p["id"]: holders.get(p["id"], set()) for p in progs}
+
+
+def sds_progs_of(pid):
+    """Names of the sds_* programs process @pid holds."""
+    holders = prog_holders()
+    return sorted({p["name"] for p in _bpftool_progs()
+                   if pid in holders.get(p["id"], ())})
+
+
+def bpffs_pins():
+    pins = set()
+    for d, dirs, files in os.walk("/sys/fs/bpf"):
+        for f in dirs + files:
+            p = os.path.join(d, f)
+            if "sds" in p.lower():
+                pins.add(p)
+    return pins
+
+
+class KernelSnapshot:
+    """What of ours is in the kernel before a step, to compare after it."""
+
+    def __init__(self):
+        self.progs = sds_progs()
+        self.pins = bpffs_pins()
+
+    def assert_nothing_new(self, dead_pids, what, timeout=5.0):
+        """No sds_* program that appeared since the snapshot is still
+        loaded unless a live process other than @dead_pids holds it (a
+        concurrent user of the machine), and nothing new is pinned.
+        Programs are freed asynchronously, so poll a little."""
+        dead_pids = set(dead_pids)
+        deadline = time.monotonic() + timeout
+        while True:
+            now = sds_progs()
+            leaked = {i: sorted(p) for i, p in now.items()
+                      if i not in self.progs and (not p or p & dead_pids)}
+            pins = bpffs_pins() - self.pins
+            if not leaked and not pins:
+                return
+            if time.monotonic() > deadline:
+                raise Fail("%s: left behind in the kernel: programs %s "
+                           "(id: holder pids), pins %s"
+                           % (what, leaked, sorted(pins)))
+            time.sleep(0.2)
+
+
+# ---------------------------------------------------------------------------
+# ELF helpers (for expected file offsets)
+
+def elf_symbol_vaddr(path, sym):
+    r = subprocess.run(["nm", path], capture_output=True, text=True)
+    check(r.returncode == 0, "nm %s: %s" % (path, r.stderr.strip()))
+    for line in r.stdout.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[2] == sym and f[1] in "TtWi":
+            return int(f[0], 16)
+    raise Fail("nm: no symbol %s in %s" % (sym, path))
+
+
+def elf_file_offset(path, vaddr):
+    with open(path, "rb") as f:
+        data = f.read()
+    check(data[:4] == b"\x7fELF" and data[4] == 2, path + ": not ELF64")
+    phoff, = struct.unpack_from("<Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    for i in range(phnum):
+        (p_type, _flags, p_offset, p_vaddr, _paddr, p_filesz,
+         _memsz, _align) = struct.unpack_from("<IIQQQQQQ", data,
+                                              phoff + i * phentsize)
+        if p_type == 1 and p_vaddr <= vaddr < p_vaddr + p_filesz:
+            return vaddr - p_vaddr + p_offset
+    raise Fail("%s: vaddr %#x in no PT_LOAD segment" % (path, vaddr))
+
+
+def symbol_file_offset(path, sym):
+    return elf_file_offset(path, elf_symbol_vaddr(path, sym))
+
+
+# ---------------------------------------------------------------------------
+# Processes
+
+def _kill_group(p, sig=signal.SIGKILL):
+    try:
+        os.killpg(p.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def is_socket(path):
+    try:
+        return stat.S_ISSOCK(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return False
+
+
+def inode_of(path):
+    try:
+        return os.lstat(path).st_ino
+    except FileNotFoundError:
+        return None
+
+
+class Target:
+    """A target program driven on stdin (see tests/targets/target.c)."""
+
+    def __init__(self, ctx, path, name=None):
+        self.ctx = ctx
+        self.path = path
+        self.name = name or os.path.basename(path)
+        self.errf = open(os.path.join(ctx.tmp, "target-%d.err"
+                                      % len(ctx.targets)), "wb")
+        self.p = subprocess.Popen([path], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=self.errf,
+                                  cwd=ctx.tmp, start_new_session=True)
+        ctx.targets.append(self)
+        self.buf = b""
+        line = self.readline(10)
+        check(line == "ready", "%s did not say ready: %r" % (self.name, line))
+
+    @property
+    def pid(self):
+        return self.p.pid
+
+    def readline(self, timeout):
+        deadline = time.monotonic() + timeout
+        fd = self.p.stdout.fileno()
+        while b"\n" not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Fail("%s (pid %d): no output within %.0f s"
+                           % (self.name, self.pid, timeout))
+            r, _, _ = select.select([fd], [], [], left)
+            if r:
+                chunk = os.read(fd, 4096)
+                if not chunk:
+                    raise Fail("%s (pid %d) exited (status %s)"
+                               % (self.name, self.pid, self.p.poll()))
+                self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return line.decode()
+
+    def send(self, line):
+        """Send one command without waiting for it."""
+        log("%s[%d] <- %s (async)" % (self.name, self.pid, line))
+        self.p.stdin.write((line + "\n").encode())
+        self.p.stdin.flush()
+
+    def wait_done(self, timeout=120):
+        while True:
+            l = self.readline(timeout)
+            if l == "done":
+                return
+            if l.startswith("error"):
+                raise Fail("%s: %s" % (self.name, l))
+
+    def cmd(self, line, timeout=120):
+        """Send one command, wait for "done"; return the lines before it."""
+        log("%s[%d] <- %s" % (self.name, self.pid, line))
+        self.p.stdin.write((line + "\n").encode())
+        self.p.stdin.flush()
+        out = []
+        while True:
+            l = self.readline(timeout)
+            if l == "done":
+                return out
+            if l.startswith("error"):
+                raise Fail("%s: %s" % (self.name, l))
+            out.append(l)
+
+    def kill(self):
+        if self.p.poll() is None:
+            _kill_group(self.p)
+        try:
+            self.p.wait(5)
+        except subprocess.TimeoutExpired:
+            pass
+        for f in (self.p.stdin, self.p.stdout):
+            try:
+                f.close()
+            except Exception:
+                pass
+        self.errf.close()
+
+
+class Loader:
+    """A running `sds-bpf attach`."""
+
+    def __init__(self, ctx, args, app, group="default", wait=True,
+                 stale_inode=None):
+        self.ctx = ctx
+        self.args = args
+        self.app = app
+        self.group = group
+        n = len(ctx.loaders)
+        self.outpath = os.path.join(ctx.tmp, "attach-%d.out" % n)
+        self.errpath = os.path.join(ctx.tmp, "attach-%d.err" % n)
+        self.sock = os.path.join(ctx.run_dir, "%s.%s.sock" % (group, app))
+        log("sds-bpf attach " + " ".join(args))
+        with open(self.outpath, "wb") as o, open(self.errpath, "wb") as e:
+            self.p = subprocess.Popen([SDS, "attach"] + args, stdout=o,
+                                      stderr=e, stdin=subprocess.DEVNULL,
+                                      env=ctx.env, cwd=ctx.tmp,
+                                      start_new_session=True)
+        ctx.loaders.append(self)
+        if wait:
+            self.wait_ready(stale_inode)
+
+    @property
+    def pid(self):
+        return self.p.pid
+
+    def stdout(self):
+        with open(self.outpath, errors="replace") as f:
+            return f.read()
+
+    def stderr(self):
+        with open(self.errpath, errors="replace") as f:
+            return f.read()
+
+    def wait_ready(self, stale_inode=None, timeout=READY_TIMEOUT):
+        """The socket appears once every probe is attached."""
+        deadline = time.monotonic() + timeout
+        while True:
+            rc = self.p.poll()
+            if rc is not None:
+                raise Fail("sds-bpf attach %s exited with %d before its "
+                           "socket %s appeared; stderr: %s"
+                           % (" ".join(self.args), rc, self.sock,
+                              self.stderr().strip() or "(empty)"))
+            if is_socket(self.sock) and inode_of(self.sock) != stale_inode:
+                return
+            if time.monotonic() > deadline:
+                raise Fail("sds-bpf attach %s: no socket %s after %.0f s; "
+                           "stdout: %r stderr: %r"
+                           % (" ".join(self.args), self.sock, timeout,
+                              self.stdout(), self.stderr()))
+            time.sleep(0.02)
+
+    def stop(self, sig=signal.SIGINT, timeout=10):
+        """Signal the loader and return its exit code."""
+        if self.p.poll() is None:
+            os.kill(self.p.pid, sig)
+        try:
+            return self.p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(self.p)
+            self.p.wait(5)
+            raise Fail("sds-bpf attach did not exit within %d s of %s"
+                       % (timeout, signal.Signals(sig).name))
+
+    def kill(self):
+        if self.p.poll() is None:
+            try:
+                os.kill(self.p.pid, signal.SIGINT)
+                self.p.wait(5)
+            except (subprocess.TimeoutExpired, ProcessLookupError):
+                pass
+        if self.p.poll() is None:
+            _kill_group(self.p)
+            try:
+                self.p.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+
+
+class Result:
+    def __init__(self, rc, out, err, pid):
+        self.rc, self.out, self.err, self.pid = rc, out, err, pid
+
+    def __repr__(self):
+        return "exit %s, stdout %r, stderr %r" % (self.rc, self.out, self.err)
+
+
+class Ctx:
+    """One test's temp dir, environment and processes."""
+
+    def __init__(self, name):
+        self.name = name
+        self.tmp = tempfile.mkdtemp(prefix="sds-it-")
+        os.chmod(self.tmp, 0o755)
+        self.run_dir = os.path.join(self.tmp, "run")
+        self.state_dir = os.path.join(self.tmp, "state")
+        os.mkdir(self.run_dir, 0o755)
+        os.mkdir(self.state_dir, 0o755)
+        self.env = dict(os.environ, SDS_RUN_DIR=self.run_dir,
+                        SDS_STATE_DIR=self.state_dir)
+        self.targets = []
+        self.loaders = []
+        self.others = []
+
+    def cleanup(self):
+        for t in self.targets:
+            t.kill()
+        for l in self.loaders:
+            l.kill()
+        for p in self.others:
+            if p.poll() is None:
+                _kill_group(p)
+                try:
+                    p.wait(5)
+                except subprocess.TimeoutExpired:
+                    pass
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def copy(self, name, as_name=None):
+        """A private copy of a built target: its own inode, so only our
+        processes hit our probes."""
+        src = os.path.join(TT, name)
+        check(os.path.exists(src), "%s missing: run make integration" % src)
+        dst = os.path.join(self.tmp, as_name or name)
+        shutil.copy2(src, dst)
+        if name == "target_lib":
+            self.copy("libsdstarget.so")
+        return dst
+
+    def start(self, path):
+        return Target(self, path)
+
+    def attach(self, args, app, group="default", **kw):
+        return Loader(self, args, app, group, **kw)
+
+    def sds(self, args, timeout=30, env=None, prefix=None, stdin_null=True):
+        cmd = (prefix or []) + [SDS] + args
+        log(" ".join(cmd))
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                             env=env or self.env, cwd=self.tmp,
+                             start_new_session=True)
+        self.others.append(p)
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(p)
+            out, err = p.communicate()
+            raise Fail("%s timed out after %d s; stdout %r stderr %r"
+                       % (" ".join(cmd), timeout, out, err))
+        return Result(p.returncode, out.decode(errors="replace"),
+                      err.decode(errors="replace"), p.pid)
+
+    def stats(self, app=None, group=None):
+        args = ["stats"]
+        if group:
+            args += ["--group", group]
+        if app:
+            args += ["--app", app]
+        args.append("--json")
+        r = self.sds(args)
+        check(r.rc == 0, "sds-bpf %s: %r" % (" ".join(args), r))
+        try:
+            return json.loads(r.out)
+        except ValueError as e:
+            raise Fail("stats --json is not JSON (%s): %r" % (e, r.out))
+
+    def run_dir_sockets(self):
+        if not os.path.isdir(self.run_dir):
+            return []
+        return [f for f in os.listdir(self.run_dir)
+                if is_socket(os.path.join(self.run_dir, f))]
+
+
+# ---------------------------------------------------------------------------
+# Assertions on stats
+
+def get_point(st, name):
+    pts = st.get("points")
+    check(isinstance(pts, list), "stats: no points list: %r" % st)
+    for p in pts:
+        if p.get("name") == name:
+            return p
+    raise Fail("stats: no point %r in %r" % (name, [p.get("name") for p in pts]))
+
+
+def _mismatches(p, visits, exc, tmo, window):
+    bad = []
+    tot = p.get("total", {})
+    want = {"visits": visits, "exceptions": exc, "timeouts": tmo,
+            "downgrades": 0}
+    for k, v in want.items():
+        if tot.get(k) != v:
+            bad.append("total.%s = %r, want %d" % (k, tot.get(k), v))
+    lat = p.get("latency_ns", {})
+    if lat.get("count") != visits:
+        bad.append("latency_ns.count = %r, want %d" % (lat.get("count"), visits))
+    if p.get("concurrency") != 0:
+        bad.append("concurrency = %r, want 0" % p.get("concurrency"))
+    if window:
+        win = p.get("window", {})
+        if win.get("seconds") != 10:
+            bad.append("window.seconds = %r, want 10" % win.get("seconds"))
+        for k, v in want.items():
+            if win.get(k) != v:
+                bad.append("window.%s = %r, want %d (all calls were in the "
+                           "last few seconds)" % (k, win.get(k), v))
+    return bad
+
+
+def assert_counts(ctx, app, point, visits, exc, tmo, window=True, group=None):
+    """Exact totals of @point, queried right after the target said done."""
+    st = ctx.stats(app, group)
+    p = get_point(st, point)
+    bad = _mismatches(p, visits, exc, tmo, window)
+    if bad:
+        time.sleep(1.5)
+        later = get_point(ctx.stats(app, group), point)
+        late_bad = _mismatches(later, visits, exc, tmo, window)
+        note = ("a query 1.5 s later matched, so stats lags behind the "
+                "kernel" if not late_bad else
+                "a query 1.5 s later still differs: %s" % "; ".join(late_bad))
+        raise Fail("point %s: %s (%s); point was %s"
+                   % (point, "; ".join(bad), note, json.dumps(p)))
+    return st, p
+
+
+def assert_point_meta(st, p, loader, app, group, name, symbol,
+                      offsets=None, site=None):
+    check(st.get("app") == app, "stats.app = %r, want %r" % (st.get("app"), app))
+    check(st.get("group") == group,
+          "stats.group = %r, want %r" % (st.get("group"), group))
+    check(st.get("pid") == loader.pid,
+          "stats.pid = %r, want the loader's pid %d" % (st.get("pid"), loader.pid))
+    check(p.get("kind") == "function", "kind = %r" % p.get("kind"))
+    check(p.get("symbol") == symbol,
+          "symbol = %r, want %r" % (p.get("symbol"), symbol))
+    check(p.get("site") in SITES, "site = %r" % p.get("site"))
+    if site:
+        check(p.get("site") == site,
+              "site = %r, want %r" % (p.get("site"), site))
+    off = p.get("offset")
+    if isinstance(off, str):
+        try:
+            off = int(off, 0)
+        except ValueError:
+            raise Fail("offset = %r is not a number" % p.get("offset"))
+    check(isinstance(off, int), "offset = %r" % p.get("offset"))
+    if offsets is not None:
+        check(off in offsets, "offset = %#x, want %s"
+              % (off, " or ".join("%#x" % o for o in offsets)))
+    # The attach banner: one line per point naming it, its symbol and site.
+    lines = [l for l in loader.stdout().splitlines()
+             if name in l.split() or (name + ":") in l or l.startswith(name)]
+    check(lines, "attach printed no line for point %s: %r"
+          % (name, loader.stdout()))
+    check(any(symbol in l and p.get("site") in l for l in lines),
+          "attach line for %s does not name symbol %s and site %s: %r"
+          % (name, symbol, p.get("site"), lines))
+    return off
+
+
+# ---------------------------------------------------------------------------
+# The harness
+
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+class Timeout(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise Timeout("test timed out after %d s" % TEST_TIMEOUT)
+
+
+PREFLIGHT_ERROR = None
+
+
+def preflight():
+    if os.geteuid() != 0:
+        return "must run as root (BPF and uprobes need it)"
+    if not os.path.exists(SDS):
+        return "%s missing: run make" % SDS
+    for t in ("target_pie", "target_nopie", "target_lib", "libsdstarget.so",
+              "target_stripped", "target_nop5", "target_endbr"):
+        if not os.path.exists(os.path.join(TT, t)):
+            return "%s missing: run make integration" % os.path.join(TT, t)
+    for tool in ("bpftool", "nm", "setpriv"):
+        if not shutil.which(tool):
+            return "%s not found in PATH" % tool
+    mounted = False
+    with open("/proc/mounts") as f:
+        for line in f:
+            fs = line.split()
+            if len(fs) > 2 and fs[1] == "/sys/fs/bpf" and fs[2] == "bpf":
+                mounted = True
+    if not mounted:
+        r = subprocess.run(["mount", "-t", "bpf", "bpf", "/sys/fs/bpf"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            return "cannot mount bpffs at /sys/fs/bpf: " + r.stderr.strip()
+    return None
+
+
+def main(argv):
+    global VERBOSE
+    sel = [a for a in argv if not a.startswith("-")]
+    VERBOSE = "-v" in argv
+    err = preflight()
+    passed = failed = 0
+    signal.signal(signal.SIGALRM, _alarm)
+    for fn in TESTS:
+        name = fn.__name__
+        if sel and not any(s in name for s in sel):
+            continue
+        t0 = time.monotonic()
+        if err:
+            failed += 1
+            print("FAIL %s: %s" % (name, err))
+            continue
+        ctx = Ctx(name)
+        try:
+            signal.alarm(TEST_TIMEOUT)
+            fn(ctx)
+            signal.alarm(0)
+            passed += 1
+            print("PASS %s (%.1f s)" % (name, time.monotonic() - t0))
+        except (Fail, Timeout) as e:
+            signal.alarm(0)
+            failed += 1
+            print("FAIL %s: %s" % (name, e))
+        except Exception:
+            signal.alarm(0)
+            failed += 1
+            print("FAIL %s: unexpected error\n%s"
+                  % (name, traceback.format_exc().rstrip()))
+        finally:
+            signal.alarm(0)
+            ctx.cleanup()
+        sys.stdout.flush()
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed or (passed == 0) else 0
+
+
+# ---------------------------------------------------------------------------
+# Counting: exact N, E, T
+
+N, E, T, MS, TMO = 1000, 137, 5, 30, 20
+WORK = "work=work:err=neg:timeout_ms=%d" % TMO
+
+
+def _count_one(ctx, variant, before):
+    path = ctx.copy(variant)
+    t = ctx.start(path) if before else None
+    l = ctx.attach([path, WORK], variant)
+    if not before:
+        t = ctx.start(path)
+    t.cmd("work %d %d %d %d" % (N, E, T, MS))
+    st, p = assert_counts(ctx, variant, "work", N, E, T)
+    assert_point_meta(st, p, l, variant, "default", "work", "work",
+                      offsets=[symbol_file_offset(path, "work")])
+    return l, t
+
+
+@test
+def pie_started_before_attach(ctx):
+    _count_one(ctx, "target_pie", True)
+
+
+@test
+def pie_started_after_attach(ctx):
+    _count_one(ctx, "target_pie", False)
+
+
+@test
+def nopie_started_before_attach(ctx):
+    _count_one(ctx, "target_nopie", True)
+
+
+@test
+def nopie_started_after_attach(ctx):
+    _count_one(ctx, "target_nopie", False)
+
+
+@test
+def counts_accumulate_and_stats_without_app(ctx):
+    """A second batch adds to total; with one app attached, stats needs no
+    --app; the text view names the point."""
+    l, t = _count_one(ctx, "target_pie", True)
+    t.cmd("work 250 11 2 %d" % MS)
+    r = ctx.sds(["stats", "--json"])
+    check(r.rc == 0, "stats --json without --app (one app attached): %r" % r)
+    p = get_point(json.loads(r.out), "work")
+    bad = _mismatches(p, N + 250, E + 11, T + 2, True)
+    check(not bad, "after a second batch: " + "; ".join(bad))
+    r = ctx.sds(["stats", "--app", "target_pie"])
+    check(r.rc == 0 and "work" in r.out, "stats (text): %r" % r)
+
+
+def _shared_lib(ctx, before):
+    exe = ctx.copy("target_lib")
+    lib = os.path.join(ctx.tmp, "libsdstarget.so")
+    app = "libsdstarget_so"
+    t = ctx.start(exe) if before else None
+    l = ctx.attach([lib, "lw=lib_work:err=neg:timeout_ms=%d" % TMO], app)
+    if not before:
+        t = ctx.start(exe)
+    t.cmd("work 50 5 0 0")          # the executable's work(): not ours
+    t.cmd("libwork %d %d %d %d" % (N, E, T, MS))
+    st, p = assert_counts(ctx, app, "lw", N, E, T)
+    assert_point_meta(st, p, l, app, "default", "lw", "lib_work",
+                      offsets=[symbol_file_offset(lib, "lib_work")])
+
+
+@test
+def shared_library_process_before_attach(ctx):
+    _shared_lib(ctx, True)
+
+
+@test
+def shared_library_process_after_attach(ctx):
+    _shared_lib(ctx, False)
+
+
+@test
+def two_processes_add_up(ctx):
+    path = ctx.copy("target_pie")
+    a = ctx.start(path)
+    ctx.attach([path, WORK], "target_pie")
+    b = ctx.start(path)
+    a.cmd("work %d %d %d %d" % (N, E, T, MS))
+    b.cmd("work 600 41 3 %d" % MS)
+    assert_counts(ctx, "target_pie", "work", N + 600, E + 41, T + 3)
+
+
+@test
+def pid_filter_counts_one_process(ctx):
+    path = ctx.copy("target_pie")
+    a = ctx.start(path)
+    b = ctx.start(path)
+    ctx.attach(["--pid", str(a.pid), path, WORK], "target_pie")
+    c = ctx.start(path)
+    b.cmd("work 700 70 2 %d" % MS)
+    a.cmd("work %d %d %d %d" % (N, E, T, MS))
+    c.cmd("work 300 30 1 %d" % MS)
+    b.cmd("recurse 5")
+    assert_counts(ctx, "target_pie", "work", N, E, T)
+
+
+@test
+def threads_exact(ctx):
+    """8 threads at once on many CPUs: per-CPU counts add up exactly."""
+    path = ctx.copy("target_pie")
+    t = ctx.start(path)
+    ctx.attach([path, "work=work:err=neg"], "target_pie")
+    t.cmd("threads 8 5000 700")
+    assert_counts(ctx, "target_pie", "work", 40000, 5600, 0)
+
+
+@test
+def recursion_pairs(ctx):
+    path = ctx.copy("target_pie")
+    t = ctx.start(path)
+    ctx.attach([path, "rec=recurse"], "target_pie")
+    t.cmd("recurse 10")
+    assert_counts(ctx, "target_pie", "rec", 10, 0, 0)
+    t.cmd("recurse 50")
+    assert_counts(ctx, "target_pie", "rec", 60, 0, 0)
+
+
+@test
+def histogram_3ms_in_bucket_21(ctx):
+    k = 20
+    path = ctx.copy("target_pie")
+    t = ctx.start(path)
+    ctx.attach([path, "work=work"], "target_pie")
+    t.cmd("work %d 0 %d 3" % (k, k))
+    assert_counts(ctx, "target_pie", "work", k, 0, 0)
+    r = ctx.sds(["hist", "--app", "target_pie", "work", "--json"])
+    check(r.rc == 0, "hist --json: %r" % r)
+    h = json.loads(r.out)
+    check(h.get("point") == "work", "hist point = %r" % h.get("point"))
+    check(h.get("unit") == "ns", "hist unit = %r" % h.get("unit"))
+    b = h.get("buckets")
+    check(isinstance(b, list) and len(b) == 64,
+          "hist buckets: want 64 counts, got %r" % b)
+    nz = {i: c for i, c in enumerate(b) if c}
+    check(b[21] == k and sum(b) == k,
+          "want all %d calls of 3 ms in bucket 21 ([2^21, 2^22) ns), got "
+          "non-zero buckets %r" % (k, nz))
+    p = get_point(ctx.stats("target_pie"), "work")
+    p50 = p["latency_ns"].get("p50")
+    check(isinstance(p50, (int, float)) and 2 ** 21 <= p50 < 2 ** 22,
+          "latency_ns.p50 = %r, want within [2^21, 2^22)" % p50)
+    # The funclatency-style table.  It may print once and exit, or keep
+    # printing every interval: take what it printed within a few seconds.
+    cmd = [SDS, "hist", "--app", "target_pie", "work"]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         stdin=subprocess.DEVNULL, env=ctx.env,
+                         start_new_session=True)
+    ctx.others.append(p)
+    try:
+        out, err = p.communicate(timeout=4)
+    except subprocess.TimeoutExpired:
+        os.kill(p.pid, signal.SIGINT)
+        try:
+            out, err = p.communicate(timeout=3)
+        except subprocess.TimeoutExpired:
+            _kill_group(p)
+            out, err = p.communicate()
+    out = out.decode(errors="replace")
+    check("nsecs" in out and any("|" in l and "*" in l for l in out.splitlines()),
+          "hist (text) has no nsecs header or bar line: stdout %r stderr %r"
+          % (out, err))
+
+
+# ---------------------------------------------------------------------------
+# The in-flight gauge: calls in flight, and exits that never come
+
+def wait_point(ctx, app, name, pred, what, timeout=3.0):
+    """Poll stats until @pred(point) holds; fail naming @what."""
+    deadline = time.monotonic() + timeout
+    while True:
+        p = get_point(ctx.stats(app), name)
+        if pred(p):
+            return p
+        if time.monotonic() > deadline:
+            raise Fail("%s: not within %.0f s; point %s is %s"
+                       % (what, timeout, name, json.dumps(p)))
+        time.sleep(0.05)
+
+
+@test
+def concurrency_counts_calls_in_flight(ctx):
+    """4 threads in nap(1500) at once: concurrency 4, then 0; the 4 calls
+    land in bucket 30 ([2^30, 2^31) ns = 1.07-2.15 s)."""
+    path = ctx.copy("target_pie")
+    t = ctx.start(path)
+    ctx.attach([path, "nap=nap"], "target_pie")
+    t.send("tnap 4 1500")
+    wait_point(ctx, "target_pie", "nap", lambda p: p.get("concurrency") == 4,
+               "concurrency 4 while 4 threads sleep in nap()", timeout=1.2)
+    t.wait_done()
+    assert_counts(ctx, "target_pie", "nap", 4, 0, 0)
+    r = ctx.sds(["hist", "--app", "target_pie", "nap", "--json"])
+    check(r.rc == 0, "hist --json: %r" % r)
+    b = json.loads(r.out).get("buckets") or []
+    check(len(b) == 64 and b[30] == 4 and sum(b) == 4,
+          "want 4 calls of 1.5 s in bucket 30, got %r"
+          % {i: c for i, c in enumerate(b) if c})
+
+
+@test
+def killed_process_gives_back_in_flight(ctx):
+    """A process SIGKILLed inside a probed call: the gauge returns to 0."""
+    path = ctx.copy("target_pie")
+    t = ctx.start(path)
+    ctx.attach([path, "work=work:timeout_ms=%d" % TMO], "target_pie")
+    t.send("work 1 0 1 20000")
+    wait_point(ctx, "target_pie", "work", lambda p: p.get("concurrency") == 1,
+               "concurrency 1 while work() sleeps")
+    t.kill()
+    p = wait_point(ctx, "target_pie", "work",
+                   lambda p: p.get("concurrency") == 0,
+                   "concurrency back to 0 after the process was killed")
+    tot = p["total"]
+    check(tot["visits"] == 1 and tot["timeouts"] == 0
+          and p["latency_ns"]["count"] == 0,
+          "a killed call: want 1 visit, 0 timeouts, 0 completed: %s"
+          % json.dumps(p))
+
+
+@test
+def thread_exit_inside_call_gives_back_in_flight(ctx):
+    """pthread_exit() from inside a probed function: no return ever comes;
+    the gauge must not keep the 5 calls."""
+    path = ctx.copy("target_pie")
+    t = ctx.start(path)
+    ctx.attach([path, "ex=exiter", "work=work"], "target_pie")
+    t.cmd("threadexit 5")
+    p = wait_point(ctx, "target_pie", "ex",
+                   lambda p: p.get("concurrency") == 0,
+                   "concurrency 0 after 5 threads exited inside exiter()")
+    check(p["total"]["visits"] == 5 and p["latency_ns"]["count"] == 0,
+          "exiter: want 5 visits, 0 completed: %s" % json.dumps(p))
+    t.cmd("work 10 0 0 0")
+    assert_counts(ctx, "target_pie", "work", 10, 0, 0)
+
+
+@test
+def longjmp_out_of_call_does_not_drift(ctx):
+    """Calls of jumper() that longjmp out of themselves, then ordinary calls
+    on the same thread: jumper's gauge returns to 0 and work() still pairs
+    every call -- also after 100 such calls, more than the 64 frames a
+    thread can hold."""
+    path = ctx.copy("target_pie")
+    t = ctx.start(path)
+    ctx.attach([path, "jmp=jumper", "work=work:err=neg:timeout_ms=%d" % TMO],
+               "target_pie")
+    errors = []
+    t.cmd("longjmp 3")
+    t.cmd("work 10 2 1 %d" % MS)
+    bad = _mismatches(get_point(ctx.stats("target_pie"), "work"),
+                      10, 2, 1, True)
+    if bad:
+        errors.append("work() after 3 longjmps: " + "; ".join(bad))
+    try:
+        wait_point(ctx, "target_pie", "jmp",
+                   lambda p: p.get("concurrency") == 0,
+                   "jumper's in-flight gauge back to 0 after 3 longjmps and "
+                   "10 later calls on the same thread")
+    except Fail as e:
+        errors.append(str(e))
+    t.cmd("longjmp 97")
+    t.cmd("work %d %d %d %d" % (N, E, T, MS))
+    p = get_point(ctx.stats("target_pie"), "work")
+    bad = _mismatches(p, N + 10, E + 2, T + 1, True)
+    if bad:
+        errors.append("work() after 100 longjmps: %s; point was %s"
+                      % ("; ".join(bad), json.dumps(p)))
+    try:
+        p = wait_point(ctx, "target_pie", "jmp",
+                       lambda p: p.get("concurrency") == 0,
+                       "jumper's in-flight gauge back to 0 after 100 "
+                       "longjmps and 1010 later calls on the same thread")
+        if p["total"]["visits"] != 100 or p["latency_ns"]["count"] != 0:
+            errors.append("jumper: want 100 visits, 0 completed: %s"
+                          % json.dumps(p))
+    except Fail as e:
+        errors.append(str(e))
+    check(not errors, " | ".join(errors))
+
+
+# ---------------------------------------------------------------------------
+# Error predicates and return widths
+
+@test
+def err_modes_and_ret_width(ctx):
+    path = ctx.copy("target_pie")
+    t = ctx.start(path)
+    # work(): 30 of 100 return -5, the others 0.  big(): 20 of 50 return
+    # 0x100000000 (int 0, long non-zero), the others 1.  neg32(): eax = -1,
+    # rax = 0xffffffff.  recurse(): returns the depth left, never 0.
+    l = ctx.attach([path, "wz=work:err=zero", "bz=big:err=zero",
+                    "n32=neg32:err=neg", "rnz=recurse:err=nonzero"],
+                   "target_pie")
+    for c in ("work 100 30 0 0", "big 50 20", "neg32 40", "recurse 5"):
+        t.cmd(c)
+    st = ctx.stats("target_pie")
+    want = {"wz": (100, 70), "bz": (50, 20), "n32": (40, 40), "rnz": (5, 5)}
+    bad = []
+    for name, (v, e) in want.items():
+        bad += ["%s: %s" % (name, m)
+                for m in _mismatches(get_point(st, name), v, e, 0, True)]
+    check(not bad, "ret=32: " + "; ".join(bad))
+    check(l.stop() == 0, "attach did not exit 0 on SIGINT")
+
+    l = ctx.attach([path, "wnz=work:err=nonzero", "bz64=big:err=zero:ret=64",
+                    "n64=neg32:err=neg:ret=64", "rnone=recurse",
+                    "wneg=nap:err=none"], "target_pie")
+    for c in ("work 100 30 0 0", "big 50 20", "neg32 40", "recurse 5",
+              "sleep 1"):
+        t.cmd(c)
+    st = ctx.stats("target_pie")
+    want = {"wnz": (100, 30), "bz64": (50, 0), "n64": (40, 0),
+            "rnone": (5, 0), "wneg": (1, 0)}
+    bad = []
+    for name, (v, e) in want.items():
+        bad += ["%s: %s" % (name, m)
+                for m in _mismatches(get_point(st, name), v, e, 0, True)]
+    check(not bad, "ret=64 / none: " + "; ".join(bad))
+
+
+# ---------------------------------------------------------------------------
+# Probe sites
+
+@test
+def site_nop5_and_endbr64(ctx):
+    nop5 = ctx.copy("target_nop5")
+    endbr = ctx.copy("target_endbr")
+    va = elf_symbol_vaddr(nop5, "work")
+    want_nop5 = "nop5" if (va % 4096) <= 4096 - 5 else "emulated"
+    tn = ctx.start(nop5)
+    te = ctx.start(endbr)
+    ln = ctx.attach([nop5, WORK], "target_nop5")
+    le = ctx.attach([endbr, WORK], "target_endbr")
+    tn.cmd("work %d %d %d %d" % (N, E, T, MS))
+    te.cmd("work %d %d %d %d" % (N, E, T, MS))
+    st, p = assert_counts(ctx, "target_nop5", "work", N, E, T)
+    assert_point_meta(st, p, ln, "target_nop5", "default", "work", "work",
+                      offsets=[symbol_file_offset(nop5, "work")],
+                      site=want_nop5)
+    st, p = assert_counts(ctx, "target_endbr", "work", N, E, T)
+    off = symbol_file_offset(endbr, "work")
+    # endbr64 skipped: the probe sits on `push %rbp` (emulated).  The
+    # offset shown may be the symbol's or the probe's (+4).
+    assert_point_meta(st, p, le, "target_endbr", "default", "work", "work",
+                      offsets=[off, off + 4], site="emulated")
+
+
+# ---------------------------------------------------------------------------
+# Names, groups, list, run dir
+
+@test
+def app_name_sanitized_and_group(ctx):
+    path = ctx.copy("target_pie", "my.target+1")
+    t = ctx.start(path)
+    l = ctx.attach(["--group", "g-1", path, "work=work"], "my_target_1",
+                   group="g-1")
+    t.cmd("work 10 0 0 0")
+    st, p = assert_counts(ctx, "my_target_1", "work", 10, 0, 0, group="g-1")
+    assert_point_meta(st, p, l, "my_target_1", "g-1", "work", "work")
+    w64 = "w" * 64          # the longest valid point name
+    l2 = ctx.attach(["--app", "named", path, w64 + "=work"], "named")
+    t.cmd("work 7 0 0 0")
+    assert_counts(ctx, "named", w64, 7, 0, 0)
+    assert_counts(ctx, "my_target_1", "work", 17, 0, 0, group="g-1")
+    check(l2.pid != l.pid, "two loaders")
+
+
+@test
+def relative_target_path(ctx):
+    """TARGET as ./name and as a bare name in the working directory: the
+    probe goes on that file, not on a file of the same name found in PATH
+    (libbpf searches PATH for a binary path without a slash)."""
+    path = ctx.copy("target_pie")
+    bindir = os.path.join(ctx.tmp, "bin")
+    os.mkdir(bindir)
+    other = os.path.join(bindir, "target_pie")
+    shutil.copy2(path, other)
+    ctx.env["PATH"] = bindir + ":" + ctx.env.get("PATH", "/usr/bin:/bin")
+    t = ctx.start(path)
+    o = ctx.start(other)
+    for arg in ("./target_pie", "target_pie"):
+        l = ctx.attach([arg, "work=work:err=neg"], "target_pie")
+        t.cmd("work 20 3 0 0")
+        o.cmd("work 7 0 0 0")      # another file: not ours
+        try:
+            assert_counts(ctx, "target_pie", "work", 20, 3, 0)
+        except Fail as e:
+            raise Fail("attach %s (cwd %s, PATH starting with %s, which "
+                       "holds another file named target_pie): %s"
+                       % (arg, ctx.tmp, bindir, e))
+        rc = l.stop()
+        check(rc == 0, "attach %s: exit %d on SIGINT; stderr %r"
+              % (arg, rc, l.stderr()))
+
+
+@test
+def run_dir_created_if_missing(ctx):
+    ctx.run_dir = os.path.join(ctx.tmp, "nested", "run")
+    ctx.env["SDS_RUN_DIR"] = ctx.run_dir
+    path = ctx.copy("target_pie")
+    t = ctx.start(path)
+    ctx.attach([path, "work=work"], "target_pie")
+    t.cmd("work 3 0 0 0")
+    assert_counts(ctx, "target_pie", "work", 3, 0, 0)
+
+
+@test
+def list_apps(ctx):
+    a = ctx.copy("target_pie")
+    b = ctx.copy("target_nopie")
+    la = ctx.attach([a, "work=work", "rec=recurse"], "target_pie")
+    lb = ctx.attach(["--group", "g2", b, "work=work"], "target_nopie",
+                    group="g2")
+    r = ctx.sds(["list"])
+    check(r.rc == 0, "list: %r" % r)
+    for l, grp, app in ((la, "default", "target_pie"), (lb, "g2", "target_nopie")):
+        check(any(grp in x and app in x and str(l.pid) in x
+                  for x in r.out.splitlines()),
+              "list has no line with %s %s %d: %r" % (grp, app, l.pid, r.out))
+    r = ctx.sds(["list", "--json"])
+    check(r.rc == 0, "list --json: %r" % r)
+    arr = json.loads(r.out)
+    check(isinstance(arr, list) and len(arr) == 2,
+          "list --json: want 2 apps, got %r" % arr)
+    for l, grp, app, pts in ((la, "default", "target_pie", ["work", "rec"]),
+                             (lb, "g2", "target_nopie", ["work"])):
+        e = [x for x in arr if x.get("app") == app]
+        check(len(e) == 1, "list --json: no entry for %s: %r" % (app, arr))
+        e = e[0]
+        check(e.get("group") == grp and e.get("pid") == l.pid
+              and e.get("socket") == l.sock,
+              "list --json entry %r, want group %s pid %d socket %s"
+              % (e, grp, l.pid, l.sock))
+        got = e.get("points")
+        if isinstance(got, list):
+            names = sorted(x.get("name") if isinstance(x, dict) else x
+                           for x in got)
+            check(names == sorted(pts), "list --json points %r, want %r"
+                  % (got, pts))
+        else:
+            check(got == len(pts), "list --json points %r, want %d"
+                  % (got, len(pts)))
+
+
+# ---------------------------------------------------------------------------
+# Clean exit
+
+def _clean_exit(ctx, sig):
+    snap = KernelSnapshot()
+    path = ctx.copy("target_pie")
+    t = ctx.start(path)
+    l = ctx.attach([path, "work=work", "rec=recurse"], "target_pie")
+    names = sds_progs_of(l.pid)
+    check("sds_enter" in names and "sds_leave" in names,
+          "the loader (pid %d) holds no sds_enter/sds_leave programs: %r"
+          % (l.pid, names))
+    t.cmd("work 5 0 0 0")
+    rc = l.stop(sig)
+    check(rc == 0, "attach exited %d on %s; stderr %r"
+          % (rc, signal.Signals(sig).name, l.stderr()))
+    check(not os.path.exists(l.sock), "socket %s left after exit" % l.sock)
+    check(not ctx.run_dir_sockets(), "sockets left in the run dir: %r"
+          % ctx.run_dir_sockets())
+    snap.assert_nothing_new({l.pid}, "after attach exited")
+    # The probes are gone: the target still runs fine.
+    t.cmd("work 5 0 0 0")
+    r = ctx.sds(["stats", "--app", "target_pie", "--json"])
+    check(r.rc != 0, "stats after the loader exited: %r" % r)
+
+
+@test
+def clean_exit_on_sigint(ctx):
+    _clean_exit(ctx, signal.SIGINT)
+
+
+@test
+def clean_exit_on_sigterm(ctx):
+    _clean_exit(ctx, signal.SIGTERM)
+
+
+# ---------------------------------------------------------------------------
+# Bad input: one line "sds-bpf: ...", non-zero exit, nothing left behind
+
+def attach_fails(ctx, args, substrs, prefix=None, env=None, any_of=None):
+    snap = KernelSnapshot()
+    socks = set(ctx.run_dir_sockets())
+    r = ctx.sds(["attach"] + args, prefix=prefix, env=env)
+    what = "attach %s" % " ".join(args)
+    check(r.rc not in (0, None), "%s: want a non-zero exit: %r" % (what, r))
+    lines = [x for x in r.err.splitlines() if x.strip()]
+    check(len(lines) == 1, "%s: want exactly one line on stderr: %r"
+          % (what, r.err))
+    check(lines[0].startswith("sds-bpf: "),
+          "%s: stderr does not start with 'sds-bpf: ': %r" % (what, lines[0]))
+    for s in substrs:
+        check(s in lines[0], "%s: stderr lacks %r: %r" % (what, s, lines[0]))
+    if any_of:
+        check(any(s in lines[0] for s in any_of),
+              "%s: stderr has none of %r: %r" % (what, any_of, lines[0]))
+    new = set(ctx.run_dir_sockets()) - socks
+    check(not new, "%s: left sockets %r" % (what, sorted(new)))
+    snap.assert_nothing_new({r.pid}, what)
+    return r
+
+
+@test
+def bad_missing_target(ctx):
+    p = os.path.join(ctx.tmp, "no", "such-binary")
+    attach_fails(ctx, [p, "work=work"], [p, "No such file or directory"])
+
+
+@test
+def bad_no_target(ctx):
+    attach_fails(ctx, [], ["missing TARGET"])
+
+
+@test
+def bad_not_elf(ctx):
+    p = os.path.join(ctx.tmp, "notes.txt")
+    with open(p, "w") as f:
+        f.write("this is not an ELF file\n" * 10)
+    attach_fails(ctx, [p, "work=work"], ["not an ELF file"])
+
+
+@test
+def bad_unknown_symbol(ctx):
+    path = ctx.copy("target_pie")
+    attach_fails(ctx, [path, "work=work", "nosuch=nosuch"],
+                 ["symbol 'nosuch' not found in"])
+
+
+@test
+def bad_stripped_binary(ctx):
+    path = ctx.copy("target_stripped")
+    attach_fails(ctx, [path, "work=work"], ["stripped"])
+
+
+@test
+def bad_malformed_point(ctx):
+    path = ctx.copy("target_pie")
+    for spec in ("x", "x=", "=sym", "bad name!=sym", "a" * 65 + "=work",
+                 "w=work:ret=16", "w=work:foo=1"):
+        attach_fails(ctx, [path, spec], ["bad point '"])
+
+
+@test
+def bad_err_value(ctx):
+    path = ctx.copy("target_pie")
+    attach_fails(ctx, [path, "work=work:err=foo"], ["unknown err= value 'foo'"])
+
+
+@test
+def bad_timeout_ms(ctx):
+    path = ctx.copy("target_pie")
+    for v in ("abc", "0", "-5"):
+        attach_fails(ctx, [path, "work=work:timeout_ms=" + v], ["timeout_ms"])
+
+
+@test
+def bad_point_twice(ctx):
+    path = ctx.copy("target_pie")
+    attach_fails(ctx, [path, "work=work", "work=recurse"],
+                 ["point 'work' given twice"])
+
+
+@test
+def bad_no_privilege(ctx):
+    path = ctx.copy("target_pie")
+    sds = os.path.join(ctx.tmp, "sds-bpf")
+    shutil.copy2(SDS, sds)
+    os.chmod(ctx.run_dir, 0o777)
+    os.chmod(ctx.state_dir, 0o777)
+    prefix = ["setpriv", "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY,
+              "--clear-groups", sds]
+    # A copy of sds-bpf in the test's 0755 temp dir, so that nobody can
+    # run it whatever the permissions of the build tree.
+    snap = KernelSnapshot()
+    p = subprocess.Popen(prefix + ["attach", path, "work=work"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         stdin=subprocess.DEVNULL, env=ctx.env, cwd=ctx.tmp,
+                         start_new_session=True)
+    ctx.others.append(p)
+    try:
+        out, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        _kill_group(p)
+        out, err = p.communicate()
+        raise Fail("attach as nobody did not exit within 30 s: %r %r"
+                   % (out, err))
+    err = err.decode(errors="replace")
+    lines = [x for x in err.splitlines() if x.strip()]
+    check(p.returncode != 0, "attach as nobody exited 0: %r" % err)
+    check(len(lines) == 1 and lines[0].startswith("sds-bpf: "),
+          "attach as nobody: want one 'sds-bpf: ' line, got %r" % err)
+    check("Operation not permitted" in lines[0] or "permission" in lines[0],
+          "attach as nobody: no 'Operation not permitted'/'permission': %r"
+          % lines[0])
+    check(not ctx.run_dir_sockets(), "attach as nobody left sockets %r"
+          % ctx.run_dir_sockets())
+    snap.assert_nothing_new({p.pid}, "attach as nobody")
+
+
+@test
+def bad_second_attach_live(ctx):
+    path = ctx.copy("target_pie")
+    t = ctx.start(path)
+    l = ctx.attach([path, "work=work"], "target_pie")
+    ino = inode_of(l.sock)
+    attach_fails(ctx, [path, "work=work"], ["already served by a live loader"])
+    check(l.p.poll() is None, "the first loader died")
+    check(inode_of(l.sock) == ino, "the first loader's socket was replaced")
+    t.cmd("work 25 5 0 0")
+    st = ctx.stats("target_pie")
+    check(st.get("pid") == l.pid, "stats answered by pid %r, want %d"
+          % (st.get("pid"), l.pid))
+    bad = _mismatches(get_point(st, "work"), 25, 0, 0, True)
+    check(not bad, "first loader after the refused attach: " + "; ".join(bad))
+
+
+@test
+def stale_socket_taken_over(ctx):
+    path = ctx.copy("target_pie")
+    t = ctx.start(path)
+    l1 = ctx.attach([path, "work=work"], "target_pie")
+    t.cmd("work 10 0 0 0")
+    _kill_group(l1.p)
+    l1.p.wait(5)
+    check(is_socket(l1.sock), "precondition: the killed loader's socket "
+          "%s should remain" % l1.sock)
+    stale = inode_of(l1.sock)
+    l2 = ctx.attach([path, "work=work:err=neg"], "target_pie",
+                    stale_inode=stale)
+    t.cmd("work 100 10 0 0")
+    st, p = assert_counts(ctx, "target_pie", "work", 100, 10, 0)
+    check(st.get("pid") == l2.pid, "stats answered by pid %r, want %d"
+          % (st.get("pid"), l2.pid))
+    rc = l2.stop()
+    check(rc == 0, "attach exited %d on SIGINT: %r" % (rc, l2.stderr()))
+    check(not ctx.run_dir_sockets(), "sockets left: %r" % ctx.run_dir_sockets())
+
+
+@test
+def bad_stats_not_attached(ctx):
+    r = ctx.sds(["stats", "--app", "nosuch", "--json"])
+    check(r.rc != 0, "stats for an app not attached exited 0: %r" % r)
+    lines = [x for x in r.err.splitlines() if x.strip()]
+    check(len(lines) == 1 and lines[0].startswith("sds-bpf: ")
+          and "is not attached" in lines[0],
+          "stats for an app not attached: %r" % r)
+    # Also when another app is attached.
+    path = ctx.copy("target_pie")
+    ctx.attach([path, "work=work"], "target_pie")
+    r = ctx.sds(["stats", "--app", "nosuch", "--json"])
+    check(r.rc != 0 and "is not attached" in r.err,
+          "stats --app nosuch with target_pie attached: %r" % r)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,68 @@
+# Target programs for the integration tests (tests/integration/run.py).
+# Included by the root Makefile; BUILD, CC and PYTHON come from there.
+#
+#   target_pie       PIE (-fPIE -pie)
+#   target_nopie     non-PIE (-fno-pie -no-pie)
+#   target_lib       PIE linked to libsdstarget.so (rpath $ORIGIN), has `libwork`
+#   libsdstarget.so  the shared library holding lib_work()
+#   target_stripped  target_pie run through strip: no .symtab
+#   target_nop5      non-PIE built with -pg -mfentry -mnop-mcount (linked
+#                    without -pg): every function starts with a 5-byte NOP
+#   target_endbr     PIE built with -fcf-protection -fno-omit-frame-pointer:
+#                    functions start `endbr64; push %rbp`
+
+BUILD   ?= build
+CC      ?= gcc
+STRIP   ?= strip
+PYTHON  ?= python3
+
+TT_DIR        := $(BUILD)/test/targets
+TT_SRC        := tests/targets
+TARGET_CFLAGS := -O2 -g -Wall -Wextra -std=gnu11 -D_GNU_SOURCE
+TARGET_LIBS   := -lpthread
+
+TEST_TARGETS := $(TT_DIR)/target_pie $(TT_DIR)/target_nopie \
+		$(TT_DIR)/target_lib $(TT_DIR)/libsdstarget.so \
+		$(TT_DIR)/target_stripped $(TT_DIR)/target_nop5 \
+		$(TT_DIR)/target_endbr
+
+$(TT_DIR)/target_pie: $(TT_SRC)/target.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -fPIE -pie -o $@ $< $(TARGET_LIBS)
+
+$(TT_DIR)/target_nopie: $(TT_SRC)/target.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -fno-pie -no-pie -o $@ $< $(TARGET_LIBS)
+
+$(TT_DIR)/libsdstarget.so: $(TT_SRC)/libsdstarget.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -fPIC -shared -o $@ $<
+
+$(TT_DIR)/target_lib: $(TT_SRC)/target.c $(TT_DIR)/libsdstarget.so
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -DWITH_LIB -fPIE -pie -o $@ $< \
+		-L$(TT_DIR) -lsdstarget -Wl,-rpath,'$$ORIGIN' $(TARGET_LIBS)
+
+$(TT_DIR)/target_stripped: $(TT_DIR)/target_pie
+	$(STRIP) -o $@ $<
+
+# -pg only when compiling: -mnop-mcount makes the entry a NOP, and linking
+# without -pg keeps the profiling runtime out.
+$(TT_DIR)/target_nop5.o: $(TT_SRC)/target.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -fno-pie -pg -mfentry -mnop-mcount -c -o $@ $<
+
+$(TT_DIR)/target_nop5: $(TT_DIR)/target_nop5.o
+	$(CC) -no-pie -o $@ $< $(TARGET_LIBS)
+
+$(TT_DIR)/target_endbr: $(TT_SRC)/target.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -fcf-protection -fno-omit-frame-pointer \
+		-fPIE -pie -o $@ $< $(TARGET_LIBS)
+
+.PHONY: test-targets
+test-targets: $(TEST_TARGETS)
+
+# The root Makefile's `integration` rule runs the tests; this only adds
+# the targets to what it needs.
+integration: $(TEST_TARGETS)

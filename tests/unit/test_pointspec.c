@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* Unit tests of loader/pointspec.c: every accepted form, every refusal. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "pointspec.h"
+
+#define USAGE "expected POINT=SYMBOL[:err=...][:ret=32|64][:timeout_ms=N]"
+
+static void parse_ok(const char *arg, const char *name, const char *sym,
+		     uint32_t err_mode, bool ret64, uint64_t timeout_ns)
+{
+	struct point_spec ps;
+	char err[256] = "";
+
+	memset(&ps, 0xa5, sizeof(ps));
+	if (point_spec_parse(arg, &ps, err, sizeof(err)))
+		fail_msg("'%s' refused: %s", arg, err);
+	assert_string_equal(ps.name, name);
+	assert_string_equal(ps.symbol, sym);
+	assert_int_equal(ps.err_mode, err_mode);
+	assert_int_equal(ps.ret64, ret64);
+	assert_int_equal(ps.timeout_ns, timeout_ns);
+}
+
+/*
+ * @arg must be refused with exactly "bad point '@arg': @why", and @out
+ * left as it was.
+ */
+static void parse_bad(const char *arg, const char *why)
+{
+	struct point_spec ps, before;
+	char err[1024] = "", want[1024];
+
+	memset(&ps, 0x5a, sizeof(ps));
+	before = ps;
+	assert_int_equal(point_spec_parse(arg, &ps, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "bad point '%s': %s", arg, why);
+	assert_string_equal(err, want);
+	assert_memory_equal(&ps, &before, sizeof(ps));
+}
+
+static void test_defaults(void **state)
+{
+	parse_ok("p=f", "p", "f", SDS_ERR_NONE, false, 0);
+	parse_ok("order=handle_order", "order", "handle_order",
+		 SDS_ERR_NONE, false, 0);
+	parse_ok("read-2=__libc_read", "read-2", "__libc_read",
+		 SDS_ERR_NONE, false, 0);
+	/* The symbol is taken as it is: dots, '@', '='. */
+	parse_ok("cold=foo.cold", "cold", "foo.cold", SDS_ERR_NONE, false, 0);
+	parse_ok("v=memcpy@GLIBC_2.14", "v", "memcpy@GLIBC_2.14",
+		 SDS_ERR_NONE, false, 0);
+	parse_ok("e=a=b", "e", "a=b", SDS_ERR_NONE, false, 0);
+}
+
+static void test_err_values(void **state)
+{
+	parse_ok("p=f:err=neg", "p", "f", SDS_ERR_NEG, false, 0);
+	parse_ok("p=f:err=zero", "p", "f", SDS_ERR_ZERO, false, 0);
+	parse_ok("p=f:err=nonzero", "p", "f", SDS_ERR_NONZERO, false, 0);
+	parse_ok("p=f:err=none", "p", "f", SDS_ERR_NONE, false, 0);
+}
+
+static void test_ret_and_timeout(void **state)
+{
+	parse_ok("p=f:ret=32", "p", "f", SDS_ERR_NONE, false, 0);
+	parse_ok("p=f:ret=64", "p", "f", SDS_ERR_NONE, true, 0);
+	parse_ok("p=f:timeout_ms=1", "p", "f", SDS_ERR_NONE, false, 1000000ULL);
+	parse_ok("p=f:timeout_ms=200", "p", "f", SDS_ERR_NONE, false,
+		 200000000ULL);
+	parse_ok("p=f:timeout_ms=3600000", "p", "f", SDS_ERR_NONE, false,
+		 3600000000000ULL);
+	parse_ok("p=f:timeout_ms=0050", "p", "f", SDS_ERR_NONE, false,
+		 50000000ULL);
+}
+
+static void test_combinations(void **state)
+{
+	/* Pairs, both ways round. */
+	parse_ok("p=f:err=neg:ret=64", "p", "f", SDS_ERR_NEG, true, 0);
+	parse_ok("p=f:ret=64:err=neg", "p", "f", SDS_ERR_NEG, true, 0);
+	parse_ok("p=f:err=zero:timeout_ms=5", "p", "f", SDS_ERR_ZERO, false,
+		 5000000ULL);
+	parse_ok("p=f:timeout_ms=5:err=zero", "p", "f", SDS_ERR_ZERO, false,
+		 5000000ULL);
+	parse_ok("p=f:ret=32:timeout_ms=7", "p", "f", SDS_ERR_NONE, false,
+		 7000000ULL);
+	parse_ok("p=f:timeout_ms=7:ret=64", "p", "f", SDS_ERR_NONE, true,
+		 7000000ULL);
+
+	/* All three, in all six orders. */
+	parse_ok("p=f:err=nonzero:ret=64:timeout_ms=9", "p", "f",
+		 SDS_ERR_NONZERO, true, 9000000ULL);
+	parse_ok("p=f:err=nonzero:timeout_ms=9:ret=64", "p", "f",
+		 SDS_ERR_NONZERO, true, 9000000ULL);
+	parse_ok("p=f:ret=64:err=nonzero:timeout_ms=9", "p", "f",
+		 SDS_ERR_NONZERO, true, 9000000ULL);
+	parse_ok("p=f:ret=64:timeout_ms=9:err=nonzero", "p", "f",
+		 SDS_ERR_NONZERO, true, 9000000ULL);
+	parse_ok("p=f:timeout_ms=9:err=nonzero:ret=64", "p", "f",
+		 SDS_ERR_NONZERO, true, 9000000ULL);
+	parse_ok("p=f:timeout_ms=9:ret=64:err=nonzero", "p", "f",
+		 SDS_ERR_NONZERO, true, 9000000ULL);
+}
+
+static void test_long_names(void **state)
+{
+	char arg[400], name[80], sym[300];
+
+	memset(name, 'n', 64);
+	name[64] = '\0';
+	memset(sym, 's', 255);
+	sym[255] = '\0';
+	snprintf(arg, sizeof(arg), "%s=%s:ret=64", name, sym);
+	parse_ok(arg, name, sym, SDS_ERR_NONE, true, 0);
+}
+
+static void test_bad_shape(void **state)
+{
+	parse_bad("", USAGE);
+	parse_bad("x", USAGE);
+	parse_bad("x=", USAGE);
+	parse_bad("=f", USAGE);
+	parse_bad("=", USAGE);
+	parse_bad("p=:err=neg", USAGE);
+	parse_bad("p=:", USAGE);
+}
+
+static void test_bad_name(void **state)
+{
+	char arg[200], why[200], name[80];
+
+	parse_bad("p.q=f",
+		  "invalid point name 'p.q' (1..64 of A-Z a-z 0-9 _ -)");
+	parse_bad("a b=f",
+		  "invalid point name 'a b' (1..64 of A-Z a-z 0-9 _ -)");
+	parse_bad("p:x=f",
+		  "invalid point name 'p:x' (1..64 of A-Z a-z 0-9 _ -)");
+
+	memset(name, 'n', 65);
+	name[65] = '\0';
+	snprintf(arg, sizeof(arg), "%s=f", name);
+	snprintf(why, sizeof(why),
+		 "invalid point name '%s' (1..64 of A-Z a-z 0-9 _ -)", name);
+	parse_bad(arg, why);
+}
+
+static void test_bad_symbol(void **state)
+{
+	char arg[400], sym[300];
+
+	memset(sym, 's', 256);
+	sym[256] = '\0';
+	snprintf(arg, sizeof(arg), "p=%s", sym);
+	parse_bad(arg, "symbol longer than 255 characters");
+}
+
+static void test_bad_err(void **state)
+{
+	parse_bad("p=f:err=foo",
+		  "unknown err= value 'foo' (neg, zero, nonzero, none)");
+	parse_bad("p=f:err=",
+		  "unknown err= value '' (neg, zero, nonzero, none)");
+	parse_bad("p=f:err=NEG",
+		  "unknown err= value 'NEG' (neg, zero, nonzero, none)");
+	parse_bad("p=f:err=negative",
+		  "unknown err= value 'negative' (neg, zero, nonzero, none)");
+	parse_bad("p=f:err",
+		  "option 'err' needs a value (err=neg|zero|nonzero|none)");
+}
+
+static void test_bad_ret(void **state)
+{
+	parse_bad("p=f:ret=16", "ret must be 32 or 64");
+	parse_bad("p=f:ret=", "ret must be 32 or 64");
+	parse_bad("p=f:ret=064", "ret must be 32 or 64");
+	parse_bad("p=f:ret=64x", "ret must be 32 or 64");
+	parse_bad("p=f:ret", "option 'ret' needs a value (ret=32|64)");
+}
+
+static void test_bad_timeout(void **state)
+{
+	static const char *const bad[] = {
+		"p=f:timeout_ms=-1", "p=f:timeout_ms=0", "p=f:timeout_ms=000",
+		"p=f:timeout_ms=3600001", "p=f:timeout_ms=1.5",
+		"p=f:timeout_ms=abc", "p=f:timeout_ms=", "p=f:timeout_ms=+5",
+		"p=f:timeout_ms= 5", "p=f:timeout_ms=5 ", "p=f:timeout_ms=0x10",
+		"p=f:timeout_ms=99999999999999999999999999",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		parse_bad(bad[i], "timeout_ms must be an integer 1..3600000");
+	parse_bad("p=f:timeout_ms", "option 'timeout_ms' needs a value (timeout_ms=N)");
+}
+
+static void test_bad_options(void **state)
+{
+	parse_bad("p=f:foo=1", "unknown option 'foo' (err=, ret=, timeout_ms=)");
+	parse_bad("p=f:ERR=neg", "unknown option 'ERR' (err=, ret=, timeout_ms=)");
+	parse_bad("p=f:timeout=5", "unknown option 'timeout' (err=, ret=, timeout_ms=)");
+	parse_bad("p=f:=neg", "unknown option '' (err=, ret=, timeout_ms=)");
+	parse_bad("p=f:", "empty option");
+	parse_bad("p=f::err=neg", "empty option");
+	parse_bad("p=f:err=neg:", "empty option");
+	/* The first bad option is the one named. */
+	parse_bad("p=f:err=neg:bogus:ret=99",
+		  "unknown option 'bogus' (err=, ret=, timeout_ms=)");
+}
+
+static void test_duplicates(void **state)
+{
+	parse_bad("p=f:err=neg:err=zero", "duplicate option 'err='");
+	parse_bad("p=f:err=neg:err=neg", "duplicate option 'err='");
+	parse_bad("p=f:ret=32:ret=32", "duplicate option 'ret='");
+	parse_bad("p=f:timeout_ms=5:err=neg:timeout_ms=6",
+		  "duplicate option 'timeout_ms='");
+}
+
+static void test_small_err_buffer(void **state)
+{
+	struct point_spec ps;
+	char err[12];
+
+	memset(err, '#', sizeof(err));
+	assert_int_equal(point_spec_parse("p=f:err=whatever", &ps, err, 10), -1);
+	assert_string_equal(err, "bad point");
+	assert_int_equal(err[10], '#');
+	assert_int_equal(point_spec_parse(NULL, &ps, err, sizeof(err)), -1);
+	assert_string_equal(err, "bad point '");
+}
+
+static void test_err_mode_name(void **state)
+{
+	assert_string_equal(err_mode_name(SDS_ERR_NONE), "none");
+	assert_string_equal(err_mode_name(SDS_ERR_NEG), "neg");
+	assert_string_equal(err_mode_name(SDS_ERR_ZERO), "zero");
+	assert_string_equal(err_mode_name(SDS_ERR_NONZERO), "nonzero");
+	assert_string_equal(err_mode_name(4), "unknown");
+	assert_string_equal(err_mode_name(UINT32_MAX), "unknown");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_err_values),
+		cmocka_unit_test(test_ret_and_timeout),
+		cmocka_unit_test(test_combinations),
+		cmocka_unit_test(test_long_names),
+		cmocka_unit_test(test_bad_shape),
+		cmocka_unit_test(test_bad_name),
+		cmocka_unit_test(test_bad_symbol),
+		cmocka_unit_test(test_bad_err),
+		cmocka_unit_test(test_bad_ret),
+		cmocka_unit_test(test_bad_timeout),
+		cmocka_unit_test(test_bad_options),
+		cmocka_unit_test(test_duplicates),
+		cmocka_unit_test(test_small_err_buffer),
+		cmocka_unit_test(test_err_mode_name),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

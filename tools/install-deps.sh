@@ -1,0 +1,33 @@
+#!/bin/sh
+# Install the Debian packages the build, tests and benchmarks need.
+# Idempotent and fast when everything is present: dpkg-query first, apt only
+# for what is missing.
+set -eu
+
+PKGS="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config \
+libjansson-dev libcmocka-dev libmicrohttpd-dev libcurl4-openssl-dev \
+libsqlite3-dev binutils libclang-rt-14-dev bpftrace python3"
+
+missing=""
+for p in $PKGS; do
+	st=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)
+	case "$st" in
+	ii*) ;;
+	*) missing="$missing $p" ;;
+	esac
+done
+
+if [ -z "$missing" ]; then
+	exit 0
+fi
+
+if [ "$(id -u)" != 0 ]; then
+	echo "install-deps: missing packages:$missing (run as root)" >&2
+	exit 1
+fi
+
+echo "install-deps: installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null
