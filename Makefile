@@ -26,10 +26,16 @@ LOADER_LIBS := -lbpf -lelf -lz -ljansson -lm
 COMMON_SRCS := $(wildcard common/*.c)
 LOADER_SRCS := $(wildcard loader/*.c)
 # Pure modules the unit tests link (no BPF, no sockets).
-PURE_SRCS   := $(COMMON_SRCS) loader/pointspec.c loader/site.c loader/elfsym.c
+PURE_SRCS   := $(COMMON_SRCS) loader/pointspec.c loader/site.c loader/elfsym.c loader/chain.c
 
 .PHONY: all deps test unit integration bench demo clean
-all: $(BIN)/sds-bpf
+# Each part's .mk adds its products to PRODUCTS and its test goals to
+# EXTRA_TESTS (run by `make test` after the unit and integration tests).
+PRODUCTS    := $(BIN)/sds-bpf
+EXTRA_TESTS :=
+all: products
+
+-include userspace/userspace.mk admin/admin.mk
 
 deps:
 	@sh tools/install-deps.sh
@@ -69,7 +75,7 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(TBUILD)/unit/%,$(UNIT_SRCS))
 $(TBUILD)/unit/%: tests/unit/%.c $(PURE_SRCS) $(wildcard common/*.h loader/*.h bpf/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O1 -g $(WARN) -std=gnu11 $(SAN) -o $@ $< $(PURE_SRCS) \
-		-lcmocka -lelf -lz -lm
+		-lcmocka -lelf -lz -ljansson -lm
 
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
@@ -84,6 +90,10 @@ test: deps
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) integration
+	@set -e; for g in $(EXTRA_TESTS); do $(MAKE) $$g; done
+
+.PHONY: products
+products: $(PRODUCTS)
 
 -include tools/bench/bench.mk tools/demo/demo.mk
 

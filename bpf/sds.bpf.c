@@ -154,7 +154,8 @@ static __always_inline __u32 frames_unwind(struct sds_frames *fr, __u64 sp,
 		if (d == 0 || d > SDS_MAX_DEPTH)
 			break;
 		top = frame_at(fr, d - 1);
-		if (top->sp > sp || (top->sp == sp && top->point != point))
+		/* A guard frame is ended by its own exit, never unwound. */
+		if (top->guard || top->sp > sp || (top->sp == sp && top->point != point))
 			break;
 		frame_drop(top->point);
 		d--;
@@ -163,43 +164,84 @@ static __always_inline __u32 frames_unwind(struct sds_frames *fr, __u64 sp,
 	return d;
 }
 
-SEC("uprobe")
-int sds_enter(struct pt_regs *ctx)
+/*
+ * Count the entry of a call of @point at @ts and push its frame.  Function
+ * points pair by the stack pointer @sp; guard frames (@guard) pair by the
+ * point alone, since their enter and exit are two separate calls.
+ */
+static __always_inline void call_enter(__u32 point, __u64 ts, __u64 sp,
+				       __u32 guard)
 {
-	__u32 point = bpf_get_attach_cookie(ctx);
 	struct sds_frames *fr;
 	struct sds_slot *s;
 	struct sds_gauge *g;
-	__u64 ts, sp;
 	__u32 d;
 
-	if (point >= SDS_MAX_POINTS)
-		return 0;
-	ts = bpf_ktime_get_ns();
 	s = slot_get(point, ts / NSEC_PER_SEC);
 	if (s)
 		__sync_fetch_and_add(&s->visits, 1);
 
 	g = bpf_map_lookup_elem(&gauges, &point);
 	if (!g)
-		return 0;
+		return;
 	fr = bpf_task_storage_get(&frames, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!fr)
 		goto drop;
-	sp = PT_REGS_SP(ctx);
-	d = frames_unwind(fr, sp, point);
+	d = guard ? fr->depth : frames_unwind(fr, sp, point);
 	if (d >= SDS_MAX_DEPTH)
 		goto drop;
 	fr->f[d].sp = sp;
 	fr->f[d].ts = ts;
 	fr->f[d].point = point;
+	fr->f[d].guard = guard;
 	fr->depth = d + 1;
 	__sync_fetch_and_add(&g->inflight, 1);
-	return 0;
+	return;
 drop:
-	/* Counted as a visit, but its return cannot be paired. */
+	/* Counted as a visit, but its end cannot be paired. */
 	__sync_fetch_and_add(&g->dropped, 1);
+}
+
+/*
+ * A call of @point that entered @lat ns before @ts has ended: the gauge,
+ * the histogram and the slot's latency and timeouts.  Returns the slot, so
+ * a function point can add its exception there.
+ */
+static __always_inline struct sds_slot *call_done(__u32 point, __u64 ts,
+						  __u64 lat)
+{
+	struct sds_point_cfg *cfg;
+	struct sds_gauge *g;
+	struct sds_slot *s;
+	__u32 b;
+
+	g = bpf_map_lookup_elem(&gauges, &point);
+	if (!g)
+		return NULL;
+	__sync_fetch_and_add(&g->inflight, -1);
+	__sync_fetch_and_add(&g->completed, 1);
+	b = log2_u64(lat);
+	if (b < SDS_HIST_BUCKETS)
+		__sync_fetch_and_add(&g->hist[b], 1);
+
+	s = slot_get(point, ts / NSEC_PER_SEC);
+	if (!s)
+		return NULL;
+	__sync_fetch_and_add(&s->latency_sum, lat);
+	cfg = bpf_map_lookup_elem(&point_cfg, &point);
+	if (cfg && cfg->timeout_ns && lat > cfg->timeout_ns)
+		__sync_fetch_and_add(&s->timeouts, 1);
+	return s;
+}
+
+SEC("uprobe")
+int sds_enter(struct pt_regs *ctx)
+{
+	__u32 point = bpf_get_attach_cookie(ctx);
+
+	if (point < SDS_MAX_POINTS)
+		call_enter(point, bpf_ktime_get_ns(), PT_REGS_SP(ctx), 0);
 	return 0;
 }
 
@@ -211,10 +253,9 @@ int sds_leave(struct pt_regs *ctx)
 	__u64 sp = PT_REGS_SP(ctx) - 8;
 	struct sds_point_cfg *cfg;
 	struct sds_frames *fr;
-	struct sds_gauge *g;
 	struct sds_slot *s;
-	__u64 ts, lat, rax = PT_REGS_RC(ctx);
-	__u32 d, i, found = SDS_MAX_DEPTH, b;
+	__u64 ts, lat;
+	__u32 d, i, found = SDS_MAX_DEPTH;
 
 	if (point >= SDS_MAX_POINTS)
 		return 0;
@@ -232,15 +273,18 @@ int sds_leave(struct pt_regs *ctx)
 	 * return-probe depth): they are dropped below.
 	 */
 	for (i = 0; i < SDS_MAX_DEPTH; i++) {
-		__u32 k = d - 1 - i;
+		struct sds_frame *f;
 
-		if (i >= d || k >= SDS_MAX_DEPTH)
+		if (i >= d)
 			break;
-		if (fr->f[k].sp == sp && fr->f[k].point == point) {
-			found = k;
+		f = frame_at(fr, d - 1 - i);
+		if (f->guard)
+			continue;
+		if (f->sp == sp && f->point == point) {
+			found = d - 1 - i;
 			break;
 		}
-		if (fr->f[k].sp > sp)
+		if (f->sp > sp)
 			break;	/* an outer frame: our entry was never pushed */
 	}
 	if (found >= SDS_MAX_DEPTH)
@@ -251,29 +295,113 @@ int sds_leave(struct pt_regs *ctx)
 			break;
 		frame_drop(frame_at(fr, i)->point);
 	}
-	lat = ts - fr->f[found].ts;
+	lat = ts - frame_at(fr, found)->ts;
 	fr->depth = found;
 
-	g = bpf_map_lookup_elem(&gauges, &point);
-	if (!g)
-		return 0;
-	__sync_fetch_and_add(&g->inflight, -1);
-	__sync_fetch_and_add(&g->completed, 1);
-	b = log2_u64(lat);
-	if (b < SDS_HIST_BUCKETS)
-		__sync_fetch_and_add(&g->hist[b], 1);
-
-	s = slot_get(point, ts / NSEC_PER_SEC);
+	s = call_done(point, ts, lat);
 	if (!s)
 		return 0;
-	__sync_fetch_and_add(&s->latency_sum, lat);
 	cfg = bpf_map_lookup_elem(&point_cfg, &point);
-	if (!cfg)
-		return 0;
-	if (is_exception(cfg, rax))
+	if (cfg && is_exception(cfg, PT_REGS_RC(ctx)))
 		__sync_fetch_and_add(&s->exceptions, 1);
-	if (cfg->timeout_ns && lat > cfg->timeout_ns)
-		__sync_fetch_and_add(&s->timeouts, 1);
+	return 0;
+}
+
+/*
+ * Guard points: libsds calls sds__site_<event>(id, key) at each event of a
+ * guarded call.  The key tells this loader's processes from those of other
+ * loaders sharing the same libsds.so.
+ */
+const volatile __u64 loader_key = 0;
+
+static __always_inline int guard_point(struct pt_regs *ctx, __u32 *point)
+{
+	if (PT_REGS_PARM2(ctx) != loader_key)
+		return -1;
+	*point = (__u32)PT_REGS_PARM1(ctx);
+	return *point < SDS_MAX_POINTS ? 0 : -1;
+}
+
+SEC("uprobe")
+int sds_guard_enter(struct pt_regs *ctx)
+{
+	__u32 point;
+
+	if (!guard_point(ctx, &point))
+		call_enter(point, bpf_ktime_get_ns(), 0, 1);
+	return 0;
+}
+
+SEC("uprobe")
+int sds_guard_downgrade(struct pt_regs *ctx)
+{
+	struct sds_slot *s;
+	__u32 point;
+
+	if (guard_point(ctx, &point))
+		return 0;
+	/* A downgraded call counts a visit and a downgrade, nothing else. */
+	s = slot_get(point, bpf_ktime_get_ns() / NSEC_PER_SEC);
+	if (!s)
+		return 0;
+	__sync_fetch_and_add(&s->visits, 1);
+	__sync_fetch_and_add(&s->downgrades, 1);
+	return 0;
+}
+
+SEC("uprobe")
+int sds_guard_exception(struct pt_regs *ctx)
+{
+	struct sds_slot *s;
+	__u32 point;
+
+	if (guard_point(ctx, &point))
+		return 0;
+	s = slot_get(point, bpf_ktime_get_ns() / NSEC_PER_SEC);
+	if (s)
+		__sync_fetch_and_add(&s->exceptions, 1);
+	return 0;
+}
+
+SEC("uprobe")
+int sds_guard_exit(struct pt_regs *ctx)
+{
+	struct sds_frames *fr;
+	__u32 point, d, i, found = SDS_MAX_DEPTH;
+	__u64 ts, lat;
+
+	if (guard_point(ctx, &point))
+		return 0;
+	fr = bpf_task_storage_get(&frames, bpf_get_current_task_btf(), 0, 0);
+	if (!fr)
+		return 0;
+	ts = bpf_ktime_get_ns();
+	d = fr->depth;
+	if (d > SDS_MAX_DEPTH)
+		return 0;
+	/* The innermost guard frame of this point: SDS allows any order. */
+	for (i = 0; i < SDS_MAX_DEPTH; i++) {
+		struct sds_frame *f;
+
+		if (i >= d)
+			break;
+		f = frame_at(fr, d - 1 - i);
+		if (f->guard && f->point == point) {
+			found = d - 1 - i;
+			break;
+		}
+	}
+	if (found >= SDS_MAX_DEPTH)
+		return 0;
+	lat = ts - frame_at(fr, found)->ts;
+	/* Close the gap: the frames above ours are still live. */
+	for (i = found; i < SDS_MAX_DEPTH; i++) {
+		if (i + 1 >= d)
+			break;
+		*frame_at(fr, i) = *frame_at(fr, i + 1);
+	}
+	fr->depth = d - 1;
+	call_done(point, ts, lat);
 	return 0;
 }
 

@@ -57,10 +57,10 @@ struct sds_point_cfg {
 
 /* One call that has entered and not yet returned. */
 struct sds_frame {
-	__u64 sp;		/* stack pointer at entry: the return sees sp + 8 */
+	__u64 sp;		/* stack pointer at entry: the return sees sp + 8; 0 for guards */
 	__u64 ts;		/* bpf_ktime_get_ns() at entry */
-	__u32 point;		/* point id (the BPF cookie) */
-	__u32 pad;
+	__u32 point;		/* point id */
+	__u32 guard;		/* a guard point's call: paired by point, not sp */
 };
 
 /*

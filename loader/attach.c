@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
+#include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
@@ -25,7 +27,7 @@
 #include "cmd.h"
 #include "ctl.h"
 #include "names.h"
-#include "serve.h"
+#include "loader.h"
 
 #define TICK_MS_DEFAULT	100
 
@@ -38,6 +40,7 @@ static struct attach_env {
 	mode_t sock_mode;	/* --socket-mode */
 	gid_t sock_gid;		/* --socket-group, -1: root's group */
 	bool verbose;		/* -v: libbpf's messages */
+	const char *strategies;	/* --strategies FILE */
 } env;
 
 static const char attach_usage[] =
@@ -45,7 +48,9 @@ static const char attach_usage[] =
 "\n"
 "Attach uprobes to functions of TARGET (an executable or a shared library)\n"
 "in every process that runs it, now or later, and count calls, errors and\n"
-"latency until SIGINT or SIGTERM.\n"
+"latency until SIGINT or SIGTERM.  Guard points of libsds (linked into\n"
+"TARGET, or as libsds.so) are found without being named; --strategies\n"
+"limits them (reloaded on SIGHUP and when the file changes).\n"
 "\n"
 "Point options (after the symbol, separated by ':'):\n"
 "  err=neg|zero|nonzero|none  which return values are exceptions (none)\n"
@@ -56,6 +61,7 @@ static const char attach_usage[] =
 "  -a, --app NAME           app name (default: TARGET's base name)\n"
 "  -g, --group GROUP        group name (default: default)\n"
 "  -p, --pid PID            count only this process\n"
+"  -s, --strategies FILE    strategies JSON (DESIGN.md §4)\n"
 "      --tick-ms N          evaluation tick in ms (default 100)\n"
 "      --socket-mode OCTAL  mode of the control socket (default 0660)\n"
 "      --socket-group GROUP group of the control socket (default root's)\n"
@@ -82,6 +88,7 @@ static int parse_options(int argc, char **argv)
 		{ "tick-ms", required_argument, NULL, 'T' },
 		{ "socket-mode", required_argument, NULL, 'M' },
 		{ "socket-group", required_argument, NULL, 'G' },
+		{ "strategies", required_argument, NULL, 's' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -95,8 +102,9 @@ static int parse_options(int argc, char **argv)
 	env.tick_ms = TICK_MS_DEFAULT;
 	env.sock_mode = 0660;
 	env.sock_gid = (gid_t)-1;
+	env.strategies = NULL;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+a:g:p:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+a:g:p:s:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			if (!sds_name_valid(optarg))
@@ -134,6 +142,9 @@ static int parse_options(int argc, char **argv)
 				return cmd_err("bad --socket-group '%s': no such group", optarg);
 			env.sock_gid = gr->gr_gid;
 			break;
+		case 's':
+			env.strategies = optarg;
+			break;
 		case 'v':
 			env.verbose = true;
 			break;
@@ -149,7 +160,8 @@ static int parse_options(int argc, char **argv)
 
 /* Parse, resolve and classify every POINT=SYMBOL before loading anything. */
 static int resolve_points(struct probes *pr, const char *target,
-			  int n, char **specs)
+			  int n, char **specs, struct sds_sites *sites,
+			  bool *needs_libsds)
 {
 	struct elf_file *ef;
 	char err[512];
@@ -176,13 +188,19 @@ static int resolve_points(struct probes *pr, const char *target,
 		}
 		site_classify(p->fn.code, p->fn.code_len, p->fn.vaddr, &p->site);
 	}
+	/* Guard points of libsds linked into TARGET are found, not named. */
+	if (elf_file__sds_sites(ef, sites) < 0) {
+		cmd_err("%s: libsds probe sites incomplete (a damaged or mixed build)", target);
+		goto out;
+	}
+	*needs_libsds = elf_file__needs(ef, "libsds.so");
 	ret = 0;
 out:
 	elf_file__close(ef);
 	return ret;
 }
 
-static void print_points(const struct probes *pr)
+static void print_points(const struct probes *pr, const struct sds_sites *sites)
 {
 	int i;
 
@@ -191,15 +209,24 @@ static void print_points(const struct probes *pr)
 	for (i = 0; i < pr->npoints; i++) {
 		const struct probe_point *p = &pr->pts[i];
 		const char *hint = site_hint(p->site.kind);
+
+		if (p->kind != POINT_FUNCTION)
+			continue;
 		char off[32], cost[16];
 
 		snprintf(off, sizeof(off), "0x%llx", (unsigned long long)p->attach_off);
 		snprintf(cost, sizeof(cost), "~%u ns", site_cost_ns(p->site.kind));
-		printf("%-16s %-24s %-10s %-8s %-9s %s%s%s%s\n", p->spec.name,
+		printf("%-16s %-24s %-10s %-8s %-9s %s%s\n", p->spec.name,
 		       p->spec.symbol, off, site_kind_name(p->site.kind), cost,
-		       p->site.skip ? "(endbr64 skipped) " : "", p->site.insn,
-		       *hint ? "; " : "", hint);
+		       p->site.skip ? "endbr64; " : "", p->site.insn);
+		if (*hint)
+			printf("%16s hint: %s\n", "", hint);
 	}
+	if (sites->found)
+		printf("%-16s %-24s 0x%-8llx %-8s %-9s libsds guard points, found as the app registers them\n",
+		       "(guards)", "sds__site_enter",
+		       (unsigned long long)sites->offset[SDS_SITE_ENTER], "nop5",
+		       "~260 ns");
 	fflush(stdout);
 }
 
@@ -231,46 +258,120 @@ static int tick_fd(long ms)
 	return fd;
 }
 
-/* Serve until a signal asks us to stop. */
-static int serve(struct loader *l, int lfd, int sfd, int tfd)
+/*
+ * Watch the strategies file's directory: editors replace files by rename,
+ * which a watch on the file itself would lose.
+ */
+static int watch_fd(const char *path, const char **base)
 {
-	struct pollfd pfd[3] = {
-		{ .fd = sfd, .events = POLLIN },
-		{ .fd = tfd, .events = POLLIN },
-		{ .fd = lfd, .events = POLLIN },
-	};
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	int fd;
+
+	if (slash) {
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+		if (!dir[0])
+			strcpy(dir, "/");
+		*base = slash + 1;
+	} else {
+		strcpy(dir, ".");
+		*base = path;
+	}
+	fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (fd >= 0 && inotify_add_watch(fd, dir, IN_CLOSE_WRITE | IN_MOVED_TO) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* True when the inotify events on @fd name @base. */
+static bool watch_hit(int fd, const char *base)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool hit = false;
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		char *p = buf;
+
+		while (p < buf + n) {
+			struct inotify_event *ev = (struct inotify_event *)p;
+
+			if (ev->len && !strcmp(ev->name, base))
+				hit = true;
+			p += sizeof(*ev) + ev->len;
+		}
+	}
+	return hit;
+}
+
+enum { PFD_SIG, PFD_TICK, PFD_WATCH, PFD_LISTEN, PFD_SESS };
+
+/* Serve until a signal asks us to stop. */
+static int serve(struct loader *l, int lfd, int sfd, int tfd, int wfd,
+		 const char *wbase)
+{
+	struct pollfd pfd[PFD_SESS + SDS_MAX_PROCS];
+	int i;
 
 	for (;;) {
-		if (poll(pfd, 3, -1) < 0) {
+		pfd[PFD_SIG] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		pfd[PFD_TICK] = (struct pollfd){ .fd = tfd, .events = POLLIN };
+		pfd[PFD_WATCH] = (struct pollfd){ .fd = wfd, .events = POLLIN };
+		pfd[PFD_LISTEN] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+		for (i = 0; i < SDS_MAX_PROCS; i++)
+			pfd[PFD_SESS + i] = (struct pollfd){
+				.fd = l->sessions[i].fd, .events = POLLIN };
+		if (poll(pfd, PFD_SESS + SDS_MAX_PROCS, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return cmd_err("poll: %s", strerror(errno));
 		}
-		if (pfd[0].revents & POLLIN) {
+		if (pfd[PFD_SIG].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
-			if (read(sfd, &si, sizeof(si)) == sizeof(si) &&
-			    si.ssi_signo != SIGHUP)
-				return 0;
+			if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo != SIGHUP)
+					return 0;
+				engine__reload(l);
+			}
 		}
-		if (pfd[1].revents & POLLIN) {
+		if (pfd[PFD_TICK].revents & POLLIN) {
 			uint64_t expirations;
 
 			if (read(tfd, &expirations, sizeof(expirations)) > 0)
-				counters__tick(&l->counters, counters_now_sec());
+				engine__tick(l);
 		}
-		if (pfd[2].revents & POLLIN)
-			ctl_serve_one(lfd, serve_request, l);
+		if ((pfd[PFD_WATCH].revents & POLLIN) && watch_hit(wfd, wbase))
+			engine__reload(l);
+		for (i = 0; i < SDS_MAX_PROCS; i++)
+			if (pfd[PFD_SESS + i].revents & (POLLIN | POLLHUP | POLLERR))
+				session__input(l, i);
+		if (pfd[PFD_LISTEN].revents & POLLIN)
+			session__accept(l, lfd);
 	}
+}
+
+static uint64_t random_u64(void)
+{
+	uint64_t v = 0;
+
+	if (getrandom(&v, sizeof(v), 0) != sizeof(v))
+		v = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
+	return v | 1;	/* never 0: an unregistered guard passes 0 */
 }
 
 int do_attach(int argc, char **argv)
 {
 	static struct loader l;
 	struct ctl_paths paths;
-	int lock = -1, lfd = -1, sfd = -1, tfd = -1, ret = 1, i, npoints;
+	struct sds_strategies *strategies = NULL;
+	struct sds_sites sites;
+	int lock = -1, lfd = -1, sfd = -1, tfd = -1, wfd = -1, ret = 1, i, npoints;
 	char err[512], name[SDS_NAME_MAX + 1], target_path[PATH_MAX];
-	const char *target, *base;
+	const char *target, *base, *wbase = "";
+	bool needs_libsds = false;
 	pid_t owner = 0;
 
 	if (parse_options(argc, argv))
@@ -279,8 +380,6 @@ int do_attach(int argc, char **argv)
 		return cmd_err("attach: missing TARGET (see sds-bpf attach --help)"), 1;
 	target = argv[optind++];
 	npoints = argc - optind;
-	if (npoints == 0)
-		return cmd_err("attach: no POINT=SYMBOL given for %s", target), 1;
 	if (access(target, F_OK))
 		return cmd_err("%s: %s", target, strerror(errno)), 1;
 	/* libbpf looks a path without '/' up in $PATH: pin the file we read. */
@@ -290,13 +389,16 @@ int do_attach(int argc, char **argv)
 		return cmd_err("pid %d: no such process", (int)env.pid), 1;
 
 	memset(&l, 0, sizeof(l));
+	session__init_all(&l);
+	events__init(&l.events);
+	l.flags.fd = -1;
 	l.target = target;
+	l.tick_ns = (uint64_t)env.tick_ms * 1000000ULL;
 	base = strrchr(target, '/');
 	snprintf(l.app, sizeof(l.app), "%s",
 		 env.app ? env.app : sds_name_sanitize(base ? base + 1 : target,
 						       name, sizeof(name)));
 	snprintf(l.group, sizeof(l.group), "%s", env.group);
-
 	ctl_paths_init(&paths, l.group, l.app);
 	if (strlen(paths.sock) >= sizeof(((struct sockaddr_un *)0)->sun_path))
 		return cmd_err("control socket path %s is too long for a UNIX socket (at most %zu bytes): use shorter --group/--app names or SDS_RUN_DIR",
@@ -305,23 +407,42 @@ int do_attach(int argc, char **argv)
 	l.probes.pts = calloc(SDS_MAX_POINTS, sizeof(*l.probes.pts));
 	if (!l.probes.pts)
 		return cmd_err("out of memory"), 1;
-	if (resolve_points(&l.probes, target, npoints, argv + optind)) {
-		free(l.probes.pts);
-		return 1;
+	if (resolve_points(&l.probes, target, npoints, argv + optind, &sites,
+			   &needs_libsds))
+		goto cleanup;
+	if (npoints == 0 && !sites.found && !needs_libsds && !env.strategies) {
+		cmd_err("attach: no POINT=SYMBOL given, and %s has no libsds guard points",
+			target);
+		goto cleanup;
 	}
-
-	/* Keep the resolved points across probes__load's reset. */
-	{
-		struct probe_point *resolved = l.probes.pts;
-
-		libbpf_set_print(libbpf_print);
-		if (probes__load(&l.probes, err, sizeof(err))) {
-			cmd_err("%s", err);
-			free(resolved);
+	if (sites.found && sites.layout != SDS_FLAGS_LAYOUT) {
+		cmd_err("%s: built with libsds layout %u, this sds-bpf speaks %u: rebuild it",
+			target, sites.layout, SDS_FLAGS_LAYOUT);
+		goto cleanup;
+	}
+	if (env.strategies) {
+		strategies = malloc(sizeof(*strategies));
+		if (!strategies) {
+			cmd_err("out of memory");
 			goto cleanup;
 		}
-		memcpy(l.probes.pts, resolved, npoints * sizeof(*resolved));
-		free(resolved);
+		if (strategies_load_file(env.strategies, strategies, err, sizeof(err))) {
+			cmd_err("%s", err);
+			goto cleanup;
+		}
+		l.strategies_path = env.strategies;
+	}
+
+	l.key = random_u64();
+	l.epoch = random_u64();
+	libbpf_set_print(libbpf_print);
+	if (probes__load(&l.probes, l.key, err, sizeof(err))) {
+		cmd_err("%s", err);
+		goto cleanup;
+	}
+	if (flags__create(&l.flags, l.epoch, l.tick_ns)) {
+		cmd_err("creating the flags map: %s", strerror(errno));
+		goto cleanup;
 	}
 
 	lock = ctl_lock(&paths, &owner);
@@ -340,37 +461,59 @@ int do_attach(int argc, char **argv)
 			cmd_err("%s", err);
 			goto cleanup;
 		}
+		flags__set_kind(&l.flags, i, POINT_FUNCTION);
+	}
+	if (sites.found &&
+	    probes__attach_guards(&l.probes, target_path, &sites, err, sizeof(err))) {
+		cmd_err("%s", err);
+		goto cleanup;
 	}
 	if (counters__init(&l.counters, probes__slots_fd(&l.probes),
 			   probes__gauges_fd(&l.probes), l.probes.npoints)) {
 		cmd_err("reading counters: %s", strerror(errno));
 		goto cleanup;
 	}
+	engine__apply(&l, strategies);
+	strategies = NULL;	/* the engine owns it now */
+
 	sfd = signal_fd();
 	tfd = tick_fd(env.tick_ms);
 	if (sfd < 0 || tfd < 0) {
 		cmd_err("setting up signals and timer: %s", strerror(errno));
 		goto cleanup;
 	}
-	print_points(&l.probes);
+	if (env.strategies) {
+		wfd = watch_fd(env.strategies, &wbase);
+		if (wfd < 0) {
+			cmd_err("watching %s: %s", env.strategies, strerror(errno));
+			goto cleanup;
+		}
+	}
+	print_points(&l.probes, &sites);
 
 	lfd = ctl_listen(&paths, env.sock_mode, env.sock_gid);
 	if (lfd < 0) {
 		cmd_err("%s: %s", paths.sock, strerror(errno));
 		goto cleanup;
 	}
-	ret = serve(&l, lfd, sfd, tfd) ? 1 : 0;
+	ret = serve(&l, lfd, sfd, tfd, wfd, wbase) ? 1 : 0;
 	unlink(paths.sock);
 
 cleanup:
 	if (lfd >= 0)
 		close(lfd);
+	if (wfd >= 0)
+		close(wfd);
 	if (tfd >= 0)
 		close(tfd);
 	if (sfd >= 0)
 		close(sfd);
+	session__close_all(&l);
 	counters__free(&l.counters);
 	probes__destroy(&l.probes);
+	flags__destroy(&l.flags);
+	free(l.strategies);
+	free(strategies);
 	if (lock >= 0)
 		ctl_unlock(&paths, lock);
 	return ret;

@@ -16,6 +16,21 @@ uint64_t counters_now_sec(void)
 	return (uint64_t)ts.tv_sec;
 }
 
+/* All per-CPU copies of @point's ring into c->ring. */
+static int ring_read(struct counters *c, int point)
+{
+	__u32 key;
+	int i;
+
+	for (i = 0; i < SDS_RING_SLOTS; i++) {
+		key = point * SDS_RING_SLOTS + i;
+		if (bpf_map_lookup_elem(c->slots_fd, &key,
+					c->ring + (size_t)i * c->ncpu))
+			return -1;
+	}
+	return 0;
+}
+
 int counters__init(struct counters *c, int slots_fd, int gauges_fd,
 		   int npoints)
 {
@@ -31,30 +46,32 @@ int counters__init(struct counters *c, int slots_fd, int gauges_fd,
 		return -1;
 	c->ring = calloc((size_t)c->ncpu * SDS_RING_SLOTS, sizeof(*c->ring));
 	c->gauge = calloc(c->ncpu, sizeof(*c->gauge));
-	c->acc = calloc(npoints ? npoints : 1, sizeof(*c->acc));
+	c->acc = calloc(SDS_MAX_POINTS, sizeof(*c->acc));
 	if (!c->ring || !c->gauge || !c->acc) {
 		counters__free(c);
 		errno = ENOMEM;
 		return -1;
 	}
 	/* Nothing before attach counts: the maps are new, all slots stale. */
-	for (i = 0; i < npoints; i++)
+	for (i = 0; i < SDS_MAX_POINTS; i++)
 		c->acc[i].folded_sec = now - 1;
 	return 0;
 }
 
-/* All per-CPU copies of @point's ring into c->ring. */
-static int ring_read(struct counters *c, int point)
+void counters__track(struct counters *c, int npoints)
 {
-	__u32 key;
-	int i;
+	if (npoints > c->npoints && npoints <= SDS_MAX_POINTS)
+		c->npoints = npoints;
+}
 
-	for (i = 0; i < SDS_RING_SLOTS; i++) {
-		key = point * SDS_RING_SLOTS + i;
-		if (bpf_map_lookup_elem(c->slots_fd, &key,
-					c->ring + (size_t)i * c->ncpu))
-			return -1;
-	}
+int counters__window(struct counters *c, int point, uint64_t from_sec,
+		     uint64_t to_sec, struct sds_counts *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (ring_read(c, point))
+		return -1;
+	window_sum(c->ring, (size_t)c->ncpu * SDS_RING_SLOTS, from_sec, to_sec,
+		   out);
 	return 0;
 }
 

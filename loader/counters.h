@@ -45,6 +45,11 @@ uint64_t counters_now_sec(void);
 
 int counters__init(struct counters *c, int slots_fd, int gauges_fd,
 		   int npoints);
+/* Points 0..@npoints-1 are in use (the table only grows). */
+void counters__track(struct counters *c, int npoints);
+/* Sum @point's ring over [@from_sec, @to_sec]. */
+int counters__window(struct counters *c, int point, uint64_t from_sec,
+		     uint64_t to_sec, struct sds_counts *out);
 /* Fold the seconds that are complete into the totals. */
 int counters__tick(struct counters *c, uint64_t now_sec);
 int counters__read(struct counters *c, int point, uint64_t now_sec,

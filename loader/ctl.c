@@ -170,7 +170,7 @@ static int wait_fd(int fd, short events)
 	return r > 0 ? 0 : -1;
 }
 
-static int write_all(int fd, const char *buf, size_t len)
+int ctl_write_all(int fd, const char *buf, size_t len)
 {
 	while (len) {
 		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
@@ -189,7 +189,7 @@ static int write_all(int fd, const char *buf, size_t len)
 }
 
 /* Read up to a newline or EOF; the request is at most CTL_REQ_MAX bytes. */
-static int read_line(int fd, char *buf, size_t size)
+int ctl_read_line(int fd, char *buf, size_t size)
 {
 	size_t len = 0;
 
@@ -214,27 +214,17 @@ static int read_line(int fd, char *buf, size_t size)
 	return 0;
 }
 
-void ctl_serve_one(int lfd, ctl_handler_t handle, void *ctx)
+void ctl_reply(int fd, char *reply)
 {
-	char req[CTL_REQ_MAX + 1];
-	char *reply;
-	int fd;
+	static const char internal[] = "{\"error\":\"internal error\"}\n";
 
-	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	if (fd < 0)
+	if (!reply) {
+		ctl_write_all(fd, internal, strlen(internal));
 		return;
-	if (read_line(fd, req, sizeof(req)) == 0) {
-		reply = handle(req, ctx);
-		if (reply) {
-			write_all(fd, reply, strlen(reply));
-			free(reply);
-		} else {
-			const char *e = "{\"error\":\"internal error\"}\n";
-
-			write_all(fd, e, strlen(e));
-		}
 	}
-	close(fd);
+	ctl_write_all(fd, reply, strlen(reply));
+	ctl_write_all(fd, "\n", 1);
+	free(reply);
 }
 
 /* Split "<group>.<app>.sock" into its names; false for any other file. */
@@ -315,7 +305,7 @@ char *ctl_request(const char *sock, const char *req)
 	}
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
 		goto err;
-	if (write_all(fd, req, strlen(req)) || write_all(fd, "\n", 1))
+	if (ctl_write_all(fd, req, strlen(req)) || ctl_write_all(fd, "\n", 1))
 		goto err;
 	buf = malloc(cap);
 	if (!buf)

@@ -14,6 +14,7 @@
 
 #define CTL_DEFAULT_RUN_DIR	"/run/sds"
 #define CTL_REQ_MAX		512	/* longest request line */
+#define CTL_LINE_MAX		CTL_REQ_MAX
 
 /* Where a loader of @group/@app listens and locks. */
 struct ctl_paths {
@@ -41,12 +42,11 @@ void ctl_unlock(const struct ctl_paths *p, int fd);
  */
 int ctl_listen(const struct ctl_paths *p, mode_t mode, gid_t gid);
 
-/*
- * Serve one connection on @lfd: read the request and hand it to @handle,
- * which returns a malloc'd reply (or NULL: the reply is an error object).
- */
-typedef char *(*ctl_handler_t)(const char *req, void *ctx);
-void ctl_serve_one(int lfd, ctl_handler_t handle, void *ctx);
+/* Read one request line (without its newline) within the I/O timeout. */
+int ctl_read_line(int fd, char *buf, size_t size);
+int ctl_write_all(int fd, const char *buf, size_t len);
+/* Send @reply (malloc'd, freed here; NULL: an error object) and a newline. */
+void ctl_reply(int fd, char *reply);
 
 /* A loader found in the run directory. */
 struct ctl_app {

@@ -140,15 +140,29 @@ static int elf_file__lookup(struct elf_file *ef, Elf64_Word type,
 	return 0;
 }
 
+/* The PT_LOAD segment whose file bytes hold @vaddr, in @ph; -1 if none. */
+static int vaddr_to_offset(struct elf_file *ef, uint64_t vaddr, GElf_Phdr *ph)
+{
+	size_t i, nph;
+
+	if (elf_getphdrnum(ef->elf, &nph))
+		return -1;
+	for (i = 0; i < nph; i++) {
+		if (!gelf_getphdr(ef->elf, (int)i, ph) || ph->p_type != PT_LOAD)
+			continue;
+		if (vaddr >= ph->p_vaddr && vaddr - ph->p_vaddr < ph->p_filesz)
+			return 0;
+	}
+	return -1;
+}
+
 int elf_file__find_func(struct elf_file *ef, const char *sym,
 			struct elf_func *out, char *err, size_t errlen)
 {
 	GElf_Phdr ph;
-	size_t i, nph, want;
+	size_t want;
 	ssize_t got;
-	bool mapped = false;
 
-	memset(&ph, 0, sizeof(ph));
 	memset(out, 0, sizeof(*out));
 	if (elf_file__lookup(ef, SHT_SYMTAB, sym, out) &&
 	    elf_file__lookup(ef, SHT_DYNSYM, sym, out)) {
@@ -162,22 +176,8 @@ int elf_file__find_func(struct elf_file *ef, const char *sym,
 		return -1;
 	}
 
-	/*
-	 * Uprobes take a file offset: find the segment that maps the
-	 * address, and with it the bytes the function has in the file.
-	 */
-	if (elf_getphdrnum(ef->elf, &nph))
-		nph = 0;
-	for (i = 0; i < nph; i++) {
-		if (!gelf_getphdr(ef->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (out->vaddr >= ph.p_vaddr &&
-		    out->vaddr - ph.p_vaddr < ph.p_filesz) {
-			mapped = true;
-			break;
-		}
-	}
-	if (!mapped) {
+	/* Uprobes take a file offset: find the segment that maps the address. */
+	if (vaddr_to_offset(ef, out->vaddr, &ph)) {
 		snprintf(err, errlen,
 			 "symbol '%s' in %s: address 0x%llx is in no loadable segment",
 			 sym, ef->path, (unsigned long long)out->vaddr);
@@ -199,6 +199,98 @@ int elf_file__find_func(struct elf_file *ef, const char *sym,
 	}
 	out->code_len = (size_t)got;
 	return 0;
+}
+
+static const char *const site_names[SDS_SITE_COUNT] = {
+	[SDS_SITE_ENTER] = "enter",
+	[SDS_SITE_EXIT] = "exit",
+	[SDS_SITE_EXCEPTION] = "exception",
+	[SDS_SITE_DOWNGRADE] = "downgrade",
+};
+
+/* One .note.sds record: {u64 addr; u32 layout; char name[]}. */
+static void sds_note(struct elf_file *ef, const char *desc, size_t len,
+		     struct sds_sites *out)
+{
+	GElf_Phdr ph;
+	uint64_t addr;
+	uint32_t layout;
+	const char *name;
+	int i;
+
+	if (len < 13)
+		return;
+	memcpy(&addr, desc, 8);
+	memcpy(&layout, desc + 8, 4);
+	name = desc + 12;
+	if (!memchr(name, '\0', len - 12))
+		return;
+	for (i = 0; i < SDS_SITE_COUNT; i++) {
+		if (strcmp(name, site_names[i]))
+			continue;
+		if (vaddr_to_offset(ef, addr, &ph))
+			return;
+		out->offset[i] = addr - ph.p_vaddr + ph.p_offset;
+		out->layout = layout;
+		out->found |= 1u << i;
+	}
+}
+
+int elf_file__sds_sites(struct elf_file *ef, struct sds_sites *out)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+
+	memset(out, 0, sizeof(*out));
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		Elf_Data *data;
+		GElf_Nhdr nh;
+		size_t off = 0, name_off, desc_off;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_namesz == 4 && nh.n_type == SDS_NOTE_SITE &&
+			    !memcmp((char *)data->d_buf + name_off, "sds", 4))
+				sds_note(ef, (char *)data->d_buf + desc_off,
+					 nh.n_descsz, out);
+		}
+	}
+	if (out->found == 0)
+		return 0;
+	return out->found == (1u << SDS_SITE_COUNT) - 1 ? 1 : -1;
+}
+
+bool elf_file__needs(struct elf_file *ef, const char *prefix)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	GElf_Dyn dyn;
+
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		Elf_Data *data;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNAMIC)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || !shdr.sh_entsize)
+			continue;
+		n = shdr.sh_size / shdr.sh_entsize;
+		for (i = 0; i < n; i++) {
+			const char *name;
+
+			if (!gelf_getdyn(data, (int)i, &dyn) || dyn.d_tag != DT_NEEDED)
+				continue;
+			name = elf_strptr(ef->elf, shdr.sh_link, dyn.d_un.d_val);
+			if (name && !strncmp(name, prefix, strlen(prefix)))
+				return true;
+		}
+	}
+	return false;
 }
 
 bool elf_file__is_dyn(const struct elf_file *ef)

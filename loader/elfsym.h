@@ -34,6 +34,28 @@ struct elf_file *elf_file__open(const char *path, char *err, size_t errlen);
 int elf_file__find_func(struct elf_file *ef, const char *sym,
 			struct elf_func *out, char *err, size_t errlen);
 
+/* The probe sites of libsds (docs/PROTOCOL.md), by their .note.sds. */
+#define SDS_NOTE_SITE	1	/* note type of a site record */
+enum sds_site_id {
+	SDS_SITE_ENTER,
+	SDS_SITE_EXIT,
+	SDS_SITE_EXCEPTION,
+	SDS_SITE_DOWNGRADE,
+	SDS_SITE_COUNT,
+};
+
+struct sds_sites {
+	uint64_t offset[SDS_SITE_COUNT];	/* file offset of each site */
+	uint32_t layout;			/* SDS_FLAGS_LAYOUT the library was built for */
+	uint32_t found;				/* bit i: site i has a note */
+};
+
+/* 1: all four sites found; 0: none (no libsds here); -1: some missing. */
+int elf_file__sds_sites(struct elf_file *ef, struct sds_sites *out);
+
+/* True when the file needs a shared library whose name starts with @prefix. */
+bool elf_file__needs(struct elf_file *ef, const char *prefix);
+
 /* True for ET_DYN files (PIE executables and shared libraries). */
 bool elf_file__is_dyn(const struct elf_file *ef);
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "probes.h"
@@ -20,22 +21,16 @@ static const char *perm_hint(int err)
 	return " (run as root, or with CAP_BPF and CAP_PERFMON)";
 }
 
-int probes__load(struct probes *pr, char *err, size_t errlen)
+int probes__load(struct probes *pr, uint64_t key, char *err, size_t errlen)
 {
 	int e;
-
-	memset(pr, 0, sizeof(*pr));
-	pr->pts = calloc(SDS_MAX_POINTS, sizeof(*pr->pts));
-	if (!pr->pts) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
 	pr->skel = sds_bpf__open();
 	if (!pr->skel) {
 		e = errno;
 		snprintf(err, errlen, "opening BPF object: %s", strerror(e));
 		return -1;
 	}
+	pr->skel->rodata->loader_key = key;
 	e = sds_bpf__load(pr->skel);
 	if (e) {
 		e = -e;
@@ -53,21 +48,58 @@ int probes__load(struct probes *pr, char *err, size_t errlen)
 	return 0;
 }
 
+int probes__find(const struct probes *pr, const char *name)
+{
+	int i;
+
+	for (i = 0; i < pr->npoints; i++)
+		if (!strcmp(pr->pts[i].spec.name, name))
+			return i;
+	return -1;
+}
+
+int probes__add_guard(struct probes *pr, const char *name)
+{
+	struct probe_point *p;
+	int id = probes__find(pr, name);
+
+	if (id >= 0)
+		return id;
+	if (pr->npoints >= SDS_MAX_POINTS)
+		return -1;
+	id = pr->npoints++;
+	p = &pr->pts[id];
+	memset(p, 0, sizeof(*p));
+	p->kind = POINT_GUARD;
+	snprintf(p->spec.name, sizeof(p->spec.name), "%s", name);
+	if (probes__configure(pr, id, 0))
+		return -1;
+	return id;
+}
+
+int probes__configure(struct probes *pr, int id, uint64_t timeout_ns)
+{
+	struct probe_point *p = &pr->pts[id];
+	struct sds_point_cfg cfg = {
+		.timeout_ns = timeout_ns ? timeout_ns : p->spec.timeout_ns,
+		.err_mode = p->spec.err_mode,
+		.ret64 = p->spec.ret64,
+	};
+	__u32 key = id;
+
+	return bpf_map_update_elem(bpf_map__fd(pr->skel->maps.point_cfg), &key,
+				   &cfg, BPF_ANY);
+}
+
 int probes__attach_point(struct probes *pr, int id, const char *target,
 			 pid_t pid, char *err, size_t errlen)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts);
 	struct probe_point *p = &pr->pts[id];
-	struct sds_point_cfg cfg = {
-		.timeout_ns = p->spec.timeout_ns,
-		.err_mode = p->spec.err_mode,
-		.ret64 = p->spec.ret64,
-	};
-	__u32 key = id;
 	int e;
 
-	if (bpf_map_update_elem(bpf_map__fd(pr->skel->maps.point_cfg), &key,
-				&cfg, BPF_ANY)) {
+	p->kind = POINT_FUNCTION;
+	if (probes__configure(pr, id, 0)) {
 		e = errno;
 		snprintf(err, errlen, "configuring point '%s': %s",
 			 p->spec.name, strerror(e));
@@ -98,6 +130,53 @@ fail:
 	return -1;
 }
 
+int probes__attach_guards(struct probes *pr, const char *path,
+			  const struct sds_sites *sites, char *err,
+			  size_t errlen)
+{
+	struct bpf_program *progs[SDS_SITE_COUNT] = {
+		[SDS_SITE_ENTER] = pr->skel->progs.sds_guard_enter,
+		[SDS_SITE_EXIT] = pr->skel->progs.sds_guard_exit,
+		[SDS_SITE_EXCEPTION] = pr->skel->progs.sds_guard_exception,
+		[SDS_SITE_DOWNGRADE] = pr->skel->progs.sds_guard_downgrade,
+	};
+	struct guard_file *gf;
+	struct stat st;
+	int i, e;
+
+	if (stat(path, &st)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < pr->nfiles; i++)
+		if (pr->files[i].dev == st.st_dev && pr->files[i].ino == st.st_ino)
+			return 0;
+	if (pr->nfiles >= PROBES_MAX_GUARD_FILES) {
+		snprintf(err, errlen, "%s: too many libsds files (at most %d)",
+			 path, PROBES_MAX_GUARD_FILES);
+		return -1;
+	}
+	gf = &pr->files[pr->nfiles];
+	memset(gf, 0, sizeof(*gf));
+	for (i = 0; i < SDS_SITE_COUNT; i++) {
+		/* Every process: the key filters out other loaders' apps. */
+		gf->links[i] = bpf_program__attach_uprobe_opts(progs[i], -1, path,
+							       sites->offset[i], NULL);
+		if (!gf->links[i]) {
+			e = errno;
+			while (i--)
+				bpf_link__destroy(gf->links[i]);
+			snprintf(err, errlen, "attaching libsds sites in %s: %s%s",
+				 path, strerror(e), perm_hint(e));
+			return -1;
+		}
+	}
+	gf->dev = st.st_dev;
+	gf->ino = st.st_ino;
+	pr->nfiles++;
+	return 0;
+}
+
 int probes__slots_fd(const struct probes *pr)
 {
 	return bpf_map__fd(pr->skel->maps.slots);
@@ -112,6 +191,12 @@ void probes__destroy(struct probes *pr)
 {
 	int i;
 
+	for (i = 0; i < pr->nfiles; i++) {
+		int j;
+
+		for (j = 0; j < SDS_SITE_COUNT; j++)
+			bpf_link__destroy(pr->files[i].links[j]);
+	}
 	if (pr->pts) {
 		for (i = 0; i < SDS_MAX_POINTS; i++) {
 			bpf_link__destroy(pr->pts[i].enter);

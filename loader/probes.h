@@ -16,9 +16,15 @@
 struct bpf_link;
 struct sds_bpf;
 
-/* One function point: what the user asked for and where it landed. */
+enum point_kind {
+	POINT_FUNCTION = 1,		/* POINT=SYMBOL: uprobe + uretprobe */
+	POINT_GUARD = 2,		/* a libsds call site, or named by a strategy */
+};
+
+/* One point: what the user asked for and where it landed. */
 struct probe_point {
-	struct point_spec spec;		/* parsed POINT=SYMBOL[:...] */
+	enum point_kind kind;		/* function or guard */
+	struct point_spec spec;		/* name; for functions the whole POINT=SYMBOL[:...] */
 	struct elf_func fn;		/* the function in TARGET */
 	struct site site;		/* the instruction the probe sits on */
 	uint64_t attach_off;		/* file offset of the probe: fn.offset + site.skip */
@@ -26,15 +32,46 @@ struct probe_point {
 	struct bpf_link *leave;		/* uretprobe link */
 };
 
+#define PROBES_MAX_GUARD_FILES	16	/* distinct files holding libsds sites */
+
+/* A file whose libsds probe sites this loader has attached to. */
+struct guard_file {
+	dev_t dev;			/* identity of the file ... */
+	ino_t ino;			/* ... as uprobes see it */
+	struct bpf_link *links[SDS_SITE_COUNT];	/* one uprobe per site */
+};
+
 struct probes {
 	struct sds_bpf *skel;		/* loaded programs and maps */
+	int nfiles;			/* guard files attached */
+	struct guard_file files[PROBES_MAX_GUARD_FILES];
 	struct bpf_link *exit_link;	/* sds_thread_exit */
 	int npoints;			/* points in use, ids 0..npoints-1 */
 	struct probe_point *pts;	/* SDS_MAX_POINTS entries */
 };
 
-/* Open and load the BPF object, attach the thread-exit program. */
-int probes__load(struct probes *pr, char *err, size_t errlen);
+/*
+ * Open and load the BPF object, attach the thread-exit program.  @key is
+ * the value guard sites must pass to be counted by this loader.
+ */
+int probes__load(struct probes *pr, uint64_t key, char *err, size_t errlen);
+
+/* Find a point by name: its id, or -1. */
+int probes__find(const struct probes *pr, const char *name);
+
+/* Add guard point @name: its id, or -1 when the table is full. */
+int probes__add_guard(struct probes *pr, const char *name);
+
+/* Write point @id's BPF configuration (timeout, error predicate). */
+int probes__configure(struct probes *pr, int id, uint64_t timeout_ns);
+
+/*
+ * Attach the guard programs to the libsds sites @sites of @path, once per
+ * file (by device and inode).  Returns 0, or -1 with a message.
+ */
+int probes__attach_guards(struct probes *pr, const char *path,
+			  const struct sds_sites *sites, char *err,
+			  size_t errlen);
 
 /*
  * Configure point @id and attach its pair to @target for @pid (-1: every

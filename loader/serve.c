@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* serve.c - build the JSON replies of the control socket. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <jansson.h>
-#include "serve.h"
+#include "loader.h"
 
 static json_t *counts_json(const struct sds_counts *c, int seconds)
 {
@@ -24,15 +25,23 @@ static json_t *point_json(struct loader *l, int id, uint64_t now)
 	const struct probe_point *p = &l->probes.pts[id];
 	struct point_stats st;
 	json_t *o, *lat, *state;
+	uint32_t reason, rate;
+	bool down;
 
 	if (counters__read(&l->counters, id, now, &st))
 		return NULL;
 	o = json_object();
 	json_object_set_new(o, "name", json_string(p->spec.name));
-	json_object_set_new(o, "kind", json_string("function"));
-	json_object_set_new(o, "symbol", json_string(p->spec.symbol));
-	json_object_set_new(o, "offset", json_integer(p->attach_off));
-	json_object_set_new(o, "site", json_string(site_kind_name(p->site.kind)));
+	if (p->kind == POINT_FUNCTION) {
+		json_object_set_new(o, "kind", json_string("function"));
+		json_object_set_new(o, "symbol", json_string(p->spec.symbol));
+		json_object_set_new(o, "offset", json_integer(p->attach_off));
+		json_object_set_new(o, "site", json_string(site_kind_name(p->site.kind)));
+	} else {
+		/* libsds's sites are 5-byte NOPs by construction. */
+		json_object_set_new(o, "kind", json_string("guard"));
+		json_object_set_new(o, "site", json_string("nop5"));
+	}
 	json_object_set_new(o, "total", counts_json(&st.total, 0));
 	json_object_set_new(o, "window", counts_json(&st.window, SDS_WINDOW_S));
 	json_object_set_new(o, "concurrency", json_integer(st.concurrency));
@@ -47,11 +56,12 @@ static json_t *point_json(struct loader *l, int id, uint64_t now)
 		hist_percentile(st.hist, SDS_HIST_BUCKETS, 99)));
 	json_object_set_new(o, "latency_ns", lat);
 
-	/* Function points observe; guards (libsds) are what downgrade. */
 	state = json_object();
-	json_object_set_new(state, "downgraded", json_false());
-	json_object_set_new(state, "reason", json_null());
-	json_object_set_new(state, "rate", json_integer(0));
+	down = engine__state(l, id, &reason, &rate);
+	json_object_set_new(state, "downgraded", json_boolean(down));
+	json_object_set_new(state, "reason",
+			    down ? json_string(chain_reason_name(reason)) : json_null());
+	json_object_set_new(state, "rate", json_integer(rate));
 	json_object_set_new(o, "state", state);
 	return o;
 }
@@ -64,6 +74,8 @@ static json_t *head_json(struct loader *l)
 	json_object_set_new(o, "group", json_string(l->group));
 	json_object_set_new(o, "pid", json_integer(getpid()));
 	json_object_set_new(o, "target", json_string(l->target));
+	json_object_set_new(o, "strategies_version",
+			    json_integer(l->strategies ? l->strategies->version : -1));
 	return o;
 }
 
@@ -143,6 +155,9 @@ char *serve_request(const char *req, void *ctx)
 		reply = info_json(l);
 	else if (!strncmp(req, "hist ", 5))
 		reply = hist_json(l, req + 5);
+	else if (!strcmp(req, "events") || !strncmp(req, "events ", 7))
+		reply = events__json(&l->events,
+				     req[6] ? strtoull(req + 7, NULL, 10) : 0);
 	else
 		reply = error_json("unknown request '%s'", req);
 	if (!reply)

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The flags region (DESIGN.md §2): a BPF_F_MMAPABLE array map that the
+ * loader writes and every guarded process maps (the fd comes over the
+ * control socket with SCM_RIGHTS).  Element 0 is the header, element 1+i
+ * is the flag entry of point id i; the per-process permit table follows.
+ *
+ * Ownership is by cache line so the loader and the guards never write the
+ * same line:
+ *   - the header and the first line of each entry are the loader's,
+ *     published under the entry's sequence counter (odd while writing);
+ *   - the second line of each entry and the permit table are the guards',
+ *     changed only with atomics, never rewritten by the loader (except to
+ *     give back the permits of a process that died, also with atomics).
+ *
+ * Changing anything here changes the ABI between libsds and the loader:
+ * bump SDS_FLAGS_LAYOUT.
+ */
+#ifndef SDS_FLAGS_H
+#define SDS_FLAGS_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+#include "sds_types.h"
+
+#define SDS_FLAGS_MAGIC		0x53445346u	/* "SDSF" */
+#define SDS_FLAGS_LAYOUT	1
+#define SDS_FLAG_SIZE		128		/* one map element: two cache lines */
+#define SDS_MAX_PROCS		64		/* guarded processes per loader */
+/* Elements: header, one per point, then the permit table. */
+#define SDS_PERMIT_ELEMS	(SDS_MAX_PROCS * SDS_MAX_POINTS * 4 / SDS_FLAG_SIZE)
+#define SDS_FLAGS_ELEMS		(1 + SDS_MAX_POINTS + SDS_PERMIT_ELEMS)
+#define SDS_STALE_NS		2000000000ULL	/* a loader whose tick is older is gone */
+
+/* Why a point is downgraded (struct sds_flag.reason). */
+enum sds_reason {
+	SDS_REASON_NONE = 0,
+	SDS_REASON_VISIT = 1,		/* visit_threshold (0: kill switch) */
+	SDS_REASON_TOKEN = 2,		/* token bucket empty (guard) */
+	SDS_REASON_CONCURRENT = 3,	/* concurrency semaphore full (guard) */
+	SDS_REASON_TIMEOUT = 4,		/* timeout_count_threshold */
+	SDS_REASON_EXCEPTION = 5,	/* exception_threshold */
+	SDS_REASON_EXCEPTION_RATE = 6,	/* exception_rate_threshold */
+	SDS_REASON_HOLD = 7,		/* delay_ms hold after a trip */
+	SDS_REASON_MAX,
+};
+
+/* Bits of struct sds_flag.active: what the guard must look at. */
+#define SDS_ACT_DOWNGRADE	(1u << 0)	/* downgraded until @expires_ns */
+#define SDS_ACT_CONCURRENT	(1u << 1)	/* enforce @concurrent_limit */
+#define SDS_ACT_TOKEN		(1u << 2)	/* enforce the token bucket */
+#define SDS_ACT_PROBE		(1u << 3)	/* hold: let one probe call through every @probe_interval_ns */
+
+/* Element 0. */
+struct sds_flags_header {
+	__u32 magic;		/* SDS_FLAGS_MAGIC */
+	__u32 layout;		/* SDS_FLAGS_LAYOUT */
+	__u32 loader_pid;	/* the loader that writes this region */
+	__u32 npoints;		/* entries in use */
+	__u64 epoch;		/* random per loader start: a new loader is a new epoch */
+	__u64 tick_ns;		/* CLOCK_MONOTONIC of the loader's last tick */
+	__u64 tick_interval_ns;	/* the loader's tick */
+	__u8 pad[SDS_FLAG_SIZE - 40];
+};
+
+/* Element 1 + point id. */
+struct sds_flag {
+	/* ---- line 1: the loader's ---- */
+	__u32 seq;		/* odd while the loader writes this line */
+	__u32 active;		/* SDS_ACT_* bits; 0: pass without looking further */
+	__u32 reason;		/* enum sds_reason of the downgrade */
+	__u32 rate;		/* 0..100: share of calls downgraded while tripped */
+	__u64 expires_ns;	/* CLOCK_MONOTONIC: the downgrade lapses then unless renewed */
+	__s64 concurrent_limit;	/* permits of the semaphore */
+	__u64 token_interval_ns;	/* ns per token: 1e9 / token_rate */
+	__u64 token_burst_ns;	/* token_bucket * token_interval_ns */
+	__u64 probe_interval_ns;	/* hold: one probe call this often */
+	__u32 point_kind;	/* 0: unused, 1: function point, 2: guard point */
+	__u32 gen;		/* bumped when a strategy is (re)applied: resets guard state */
+	/* ---- line 2: the guards' (atomics only) ---- */
+	__s64 permits;		/* concurrency semaphore: permits held now */
+	__u64 tat_ns;		/* token bucket: theoretical arrival time (GCRA) */
+	__u64 next_probe_ns;	/* hold: the earliest time of the next probe call */
+	__u64 probes_ok;	/* probe calls that succeeded */
+	__u64 probes_failed;	/* probe calls that failed */
+	__u64 refused_concurrent;	/* calls refused by the semaphore */
+	__u64 refused_token;	/* calls refused by the bucket */
+	__u8 pad2[64 - 56];
+};
+
+/*
+ * Permit table, after the entries: for process slot s (given at
+ * registration) and point id p, the permits that process holds, so the
+ * loader can give back those of a process that died.
+ */
+#define SDS_PERMITS_OFF	((1 + SDS_MAX_POINTS) * SDS_FLAG_SIZE)
+#define SDS_PERMIT_IDX(slot, point)	((slot) * SDS_MAX_POINTS + (point))
+
+#ifndef __VMLINUX_H__
+_Static_assert(sizeof(struct sds_flags_header) == SDS_FLAG_SIZE, "header size");
+_Static_assert(sizeof(struct sds_flag) == SDS_FLAG_SIZE, "entry size");
+_Static_assert(__builtin_offsetof(struct sds_flag, permits) == 64,
+	       "the guards' line starts at 64");
+#endif
+
+#endif /* SDS_FLAGS_H */

@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* heartbeat.c - the heartbeat JSON codec and its validation (DESIGN.md §7). */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "heartbeat.h"
+#include "names.h"
+
+struct sds_heartbeat *heartbeat_new(void)
+{
+	return calloc(1, sizeof(struct sds_heartbeat));
+}
+
+void heartbeat_free(struct sds_heartbeat *hb)
+{
+	free(hb);
+}
+
+void heartbeat_init(struct sds_heartbeat *hb, const char *group, const char *app,
+		    const char *host, const char *ip, int64_t period_start,
+		    int64_t version)
+{
+	/* Only the header: the points array is large and reset lazily. */
+	memset(hb, 0, offsetof(struct sds_heartbeat, points));
+	snprintf(hb->group, sizeof(hb->group), "%s", group ? group : "");
+	snprintf(hb->app, sizeof(hb->app), "%s", app ? app : "");
+	snprintf(hb->host, sizeof(hb->host), "%s", host ? host : "");
+	snprintf(hb->ip, sizeof(hb->ip), "%s", ip ? ip : "");
+	hb->period_start = period_start;
+	hb->period_s = SDS_HB_PERIOD_S;
+	hb->version = version;
+	hb->n = 0;
+}
+
+struct sds_hb_point *heartbeat_add_point(struct sds_heartbeat *hb,
+					 const char *name)
+{
+	struct sds_hb_point *p;
+	int i;
+
+	if (!sds_name_valid(name))
+		return NULL;
+	for (i = 0; i < hb->n; i++)
+		if (!strcmp(hb->points[i].name, name))
+			return &hb->points[i];
+	if (hb->n >= SDS_HB_MAX_POINTS)
+		return NULL;
+	p = &hb->points[hb->n++];
+	memset(p, 0, sizeof(*p));
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	return p;
+}
+
+bool heartbeat_host_valid(const char *s)
+{
+	size_t i;
+
+	if (!s || !*s)
+		return false;
+	for (i = 0; s[i]; i++) {
+		char c = s[i];
+
+		if (i >= SDS_HB_HOST_MAX)
+			return false;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.'))
+			return false;
+	}
+	return true;
+}
+
+static bool ip_valid(const char *s)
+{
+	unsigned char buf[16];
+
+	if (!*s)
+		return true;	/* unknown */
+	return inet_pton(AF_INET, s, buf) == 1 || inet_pton(AF_INET6, s, buf) == 1;
+}
+
+static int hist_len(const uint64_t *h)
+{
+	int n = SDS_HIST_BUCKETS;
+
+	while (n > 0 && !h[n - 1])
+		n--;
+	return n;
+}
+
+json_t *heartbeat_to_json(const struct sds_heartbeat *hb)
+{
+	json_t *o, *pts;
+	int i, j;
+
+	o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:i, s:I}",
+		      "group", hb->group, "app", hb->app, "host", hb->host,
+		      "ip", hb->ip, "period_start", (json_int_t)hb->period_start,
+		      "period_s", hb->period_s ? hb->period_s : SDS_HB_PERIOD_S,
+		      "version", (json_int_t)hb->version);
+	pts = json_object();
+	if (!o || !pts)
+		goto oom;
+	for (i = 0; i < hb->n; i++) {
+		const struct sds_hb_point *p = &hb->points[i];
+		int n = hist_len(p->latency_hist);
+		json_t *h = json_array(), *po;
+
+		if (!h)
+			goto oom;
+		for (j = 0; j < n; j++)
+			json_array_append_new(h, json_integer((json_int_t)p->latency_hist[j]));
+		po = json_pack("{s:I, s:I, s:I, s:I, s:I, s:o}",
+			       "visits", (json_int_t)p->visits,
+			       "exceptions", (json_int_t)p->exceptions,
+			       "timeouts", (json_int_t)p->timeouts,
+			       "downgrades", (json_int_t)p->downgrades,
+			       "max_concurrency", (json_int_t)p->max_concurrency,
+			       "latency_hist", h);
+		if (!po || json_object_set_new(pts, p->name, po))
+			goto oom;
+	}
+	if (json_object_set_new(o, "points", pts))
+		goto oom_o;
+	return o;
+oom:
+	json_decref(pts);
+oom_o:
+	json_decref(o);
+	return NULL;
+}
+
+/* A string field of the header: present, a string, valid by @ok. */
+static int get_str(json_t *doc, const char *key, char *out, size_t outlen,
+		   bool (*ok)(const char *), const char *what,
+		   char *err, size_t errlen)
+{
+	json_t *v = json_object_get(doc, key);
+	const char *s;
+
+	if (!v) {
+		snprintf(err, errlen, "%s: missing", key);
+		return -1;
+	}
+	if (!json_is_string(v)) {
+		snprintf(err, errlen, "%s: must be a string", key);
+		return -1;
+	}
+	s = json_string_value(v);
+	if (strlen(s) != json_string_length(v) || strlen(s) >= outlen || !ok(s)) {
+		snprintf(err, errlen, "%s: bad %s", key, what);
+		return -1;
+	}
+	memcpy(out, s, strlen(s) + 1);
+	return 0;
+}
+
+static bool ip_ok(const char *s)
+{
+	return ip_valid(s);
+}
+
+/* A non-negative integer count at most SDS_HB_COUNT_MAX. */
+static int get_count(json_t *v, uint64_t *out)
+{
+	json_int_t x;
+
+	if (!json_is_integer(v))
+		return -1;
+	x = json_integer_value(v);
+	if (x < 0 || x > SDS_HB_COUNT_MAX)
+		return -1;
+	*out = (uint64_t)x;
+	return 0;
+}
+
+static const char *const point_fields[] = {
+	"visits", "exceptions", "timeouts", "downgrades", "max_concurrency",
+	"latency_hist",
+};
+
+static int point_from_json(const char *name, json_t *obj, struct sds_hb_point *p,
+			   char *err, size_t errlen)
+{
+	uint64_t *counts[5] = {
+		&p->visits, &p->exceptions, &p->timeouts, &p->downgrades,
+		&p->max_concurrency,
+	};
+	const char *key;
+	json_t *v, *h;
+	size_t i;
+
+	memset(p, 0, sizeof(*p));
+	if (!sds_name_valid(name)) {
+		snprintf(err, errlen, "points: bad point name '%.64s' (1-64 of [A-Za-z0-9_-])",
+			 name);
+		return -1;
+	}
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	if (!json_is_object(obj)) {
+		snprintf(err, errlen, "points.%s: must be an object", name);
+		return -1;
+	}
+	json_object_foreach(obj, key, v) {
+		for (i = 0; i < sizeof(point_fields) / sizeof(point_fields[0]); i++)
+			if (!strcmp(key, point_fields[i]))
+				break;
+		if (i == sizeof(point_fields) / sizeof(point_fields[0])) {
+			snprintf(err, errlen, "points.%s: unknown field '%.64s'", name, key);
+			return -1;
+		}
+	}
+	/* Missing counts are 0: a point that saw nothing may send {}. */
+	for (i = 0; i < 5; i++) {
+		v = json_object_get(obj, point_fields[i]);
+		if (v && get_count(v, counts[i])) {
+			snprintf(err, errlen, "points.%s.%s must be an integer 0..%lld",
+				 name, point_fields[i], (long long)SDS_HB_COUNT_MAX);
+			return -1;
+		}
+	}
+	h = json_object_get(obj, "latency_hist");
+	if (!h)
+		return 0;
+	if (!json_is_array(h) || json_array_size(h) > SDS_HIST_BUCKETS) {
+		snprintf(err, errlen, "points.%s.latency_hist must be an array of at most %d counts",
+			 name, SDS_HIST_BUCKETS);
+		return -1;
+	}
+	json_array_foreach(h, i, v) {
+		if (get_count(v, &p->latency_hist[i])) {
+			snprintf(err, errlen, "points.%s.latency_hist[%zu] must be an integer 0..%lld",
+				 name, i, (long long)SDS_HB_COUNT_MAX);
+			return -1;
+		}
+	}
+	p->nhist = hist_len(p->latency_hist);
+	return 0;
+}
+
+static const char *const top_fields[] = {
+	"group", "app", "host", "ip", "period_start", "period_s", "version", "points",
+};
+
+int heartbeat_from_json(json_t *doc, struct sds_heartbeat *out,
+			char *err, size_t errlen)
+{
+	const char *key;
+	json_t *v, *pts;
+	size_t i;
+
+	if (!json_is_object(doc)) {
+		snprintf(err, errlen, "expected a JSON object");
+		return -1;
+	}
+	json_object_foreach(doc, key, v) {
+		for (i = 0; i < sizeof(top_fields) / sizeof(top_fields[0]); i++)
+			if (!strcmp(key, top_fields[i]))
+				break;
+		if (i == sizeof(top_fields) / sizeof(top_fields[0])) {
+			snprintf(err, errlen, "unknown field '%.64s'", key);
+			return -1;
+		}
+	}
+	memset(out, 0, offsetof(struct sds_heartbeat, points));
+	if (get_str(doc, "group", out->group, sizeof(out->group), sds_name_valid,
+		    "name (1-64 of [A-Za-z0-9_-])", err, errlen) ||
+	    get_str(doc, "app", out->app, sizeof(out->app), sds_name_valid,
+		    "name (1-64 of [A-Za-z0-9_-])", err, errlen) ||
+	    get_str(doc, "host", out->host, sizeof(out->host), heartbeat_host_valid,
+		    "host name (1-253 of [A-Za-z0-9._-])", err, errlen))
+		return -1;
+	if (!json_object_get(doc, "ip"))
+		out->ip[0] = '\0';
+	else if (get_str(doc, "ip", out->ip, sizeof(out->ip), ip_ok,
+			 "IP address (IPv4, IPv6 or \"\")", err, errlen))
+		return -1;
+
+	v = json_object_get(doc, "period_start");
+	if (!json_is_integer(v) || json_integer_value(v) < SDS_HB_TIME_MIN ||
+	    json_integer_value(v) > SDS_HB_TIME_MAX) {
+		snprintf(err, errlen, "period_start must be an integer (Unix seconds) %lld..%lld",
+			 (long long)SDS_HB_TIME_MIN, (long long)SDS_HB_TIME_MAX);
+		return -1;
+	}
+	out->period_start = json_integer_value(v);
+	if (out->period_start % SDS_HB_PERIOD_S) {
+		snprintf(err, errlen, "period_start must be a multiple of %d",
+			 SDS_HB_PERIOD_S);
+		return -1;
+	}
+	v = json_object_get(doc, "period_s");
+	if (!json_is_integer(v) || json_integer_value(v) != SDS_HB_PERIOD_S) {
+		snprintf(err, errlen, "period_s must be %d", SDS_HB_PERIOD_S);
+		return -1;
+	}
+	out->period_s = SDS_HB_PERIOD_S;
+	v = json_object_get(doc, "version");
+	if (!json_is_integer(v) || json_integer_value(v) < 0) {
+		snprintf(err, errlen, "version must be a non-negative integer");
+		return -1;
+	}
+	out->version = json_integer_value(v);
+
+	pts = json_object_get(doc, "points");
+	if (!json_is_object(pts)) {
+		snprintf(err, errlen, "points must be an object of point name -> counts");
+		return -1;
+	}
+	if (json_object_size(pts) > SDS_HB_MAX_POINTS) {
+		snprintf(err, errlen, "points: too many (%zu, at most %d)",
+			 json_object_size(pts), SDS_HB_MAX_POINTS);
+		return -1;
+	}
+	json_object_foreach(pts, key, v) {
+		if (point_from_json(key, v, &out->points[out->n], err, errlen))
+			return -1;
+		out->n++;
+	}
+	return 0;
+}
+
+int heartbeat_parse(const char *text, size_t len, struct sds_heartbeat *out,
+		    char *err, size_t errlen)
+{
+	json_error_t jerr;
+	json_t *doc;
+	int ret;
+
+	doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!doc) {
+		snprintf(err, errlen, "bad JSON at line %d column %d: %s",
+			 jerr.line, jerr.column, jerr.text);
+		return -1;
+	}
+	ret = heartbeat_from_json(doc, out, err, errlen);
+	json_decref(doc);
+	return ret;
+}
+
+json_t *heartbeat_reply_to_json(int64_t version, bool changed,
+				const struct sds_strategies *s)
+{
+	json_t *st = s ? strategies_to_json(s) : json_null();
+
+	return json_pack("{s:I, s:b, s:o, s:[]}", "version", (json_int_t)version,
+			 "changed", changed, "strategies", st, "drills");
+}
+
+int heartbeat_reply_parse(const char *text, size_t len, struct sds_hb_reply *r,
+			  char *err, size_t errlen)
+{
+	struct sds_strategies *keep = r->strategies;
+	json_error_t jerr;
+	json_t *doc, *v, *st;
+	int ret = -1;
+
+	memset(r, 0, sizeof(*r));
+	r->strategies = keep;
+	doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!doc) {
+		snprintf(err, errlen, "bad JSON at line %d column %d: %s",
+			 jerr.line, jerr.column, jerr.text);
+		return -1;
+	}
+	if (!json_is_object(doc)) {
+		snprintf(err, errlen, "expected a JSON object");
+		goto out;
+	}
+	v = json_object_get(doc, "version");
+	if (!json_is_integer(v) || json_integer_value(v) < 0) {
+		snprintf(err, errlen, "version must be a non-negative integer");
+		goto out;
+	}
+	r->version = json_integer_value(v);
+	v = json_object_get(doc, "changed");
+	if (!json_is_boolean(v)) {
+		snprintf(err, errlen, "changed must be true or false");
+		goto out;
+	}
+	r->changed = json_is_true(v);
+	v = json_object_get(doc, "drills");
+	if (v && !json_is_array(v)) {
+		snprintf(err, errlen, "drills must be an array");
+		goto out;
+	}
+	r->ndrills = v ? (int)json_array_size(v) : 0;
+	st = json_object_get(doc, "strategies");
+	if (st && !json_is_null(st) && keep) {
+		char serr[256];
+
+		if (strategies_from_json(st, keep, serr, sizeof(serr))) {
+			snprintf(err, errlen, "strategies: %s", serr);
+			goto out;
+		}
+		r->has_strategies = true;
+	}
+	ret = 0;
+out:
+	json_decref(doc);
+	return ret;
+}

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The heartbeat (DESIGN.md §7): what a loader reports to sds-admin once per
+ * natural 10-s period, and the admin's reply.  One codec for both sides:
+ * the loader fills a struct sds_heartbeat and calls heartbeat_to_json();
+ * the admin parses it with heartbeat_from_json(), which validates every
+ * field.  The loader reads the reply with heartbeat_reply_parse().
+ *
+ *   {"group": "default", "app": "shop", "host": "web-1", "ip": "10.0.0.7",
+ *    "period_start": 1700000000, "period_s": 10, "version": 3,
+ *    "points": {"order": {"visits": 10, "exceptions": 1, "timeouts": 0,
+ *                         "downgrades": 0, "max_concurrency": 2,
+ *                         "latency_hist": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 6]}}}
+ *
+ * Usage on the loader side:
+ *
+ *   struct sds_heartbeat *hb = heartbeat_new();
+ *   heartbeat_init(hb, group, app, host, ip, period_start, version);
+ *   struct sds_hb_point *p = heartbeat_add_point(hb, "order");
+ *   p->visits = ...; p->latency_hist[i] = ...;   (nhist is computed)
+ *   json_t *doc = heartbeat_to_json(hb);   char *body = json_dumps(doc, JSON_COMPACT);
+ *   ... POST ..., then heartbeat_reply_parse(reply, len, &r, err, sizeof(err));
+ *   heartbeat_free(hb);
+ */
+#ifndef SDS_HEARTBEAT_H
+#define SDS_HEARTBEAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+#include "sds_types.h"
+#include "strategy.h"
+
+#define SDS_HB_PERIOD_S		10		/* the only period there is */
+#define SDS_HB_MAX_POINTS	SDS_MAX_POINTS	/* 256 */
+#define SDS_HB_HOST_MAX		253		/* a DNS name's longest text form */
+#define SDS_HB_IP_MAX		45		/* longest IPv6 text form */
+#define SDS_HB_COUNT_MAX	((int64_t)1 << 40)	/* per point per period: sums stay in int64 */
+#define SDS_HB_TIME_MIN		946684800	/* 2000-01-01: older is a broken clock */
+#define SDS_HB_TIME_MAX		((int64_t)1 << 40)
+
+/* One point's counts over one period. */
+struct sds_hb_point {
+	char name[SDS_NAME_MAX + 1];
+	uint64_t visits;
+	uint64_t exceptions;
+	uint64_t timeouts;
+	uint64_t downgrades;
+	uint64_t max_concurrency;	/* most calls in flight at once in the period */
+	int nhist;			/* entries of latency_hist sent: last non-zero + 1 */
+	uint64_t latency_hist[SDS_HIST_BUCKETS];	/* [i]: latencies in [2^i, 2^(i+1)) ns */
+};
+
+/* One heartbeat: one app on one host, one period.  ~160 KiB: heap it. */
+struct sds_heartbeat {
+	char group[SDS_NAME_MAX + 1];
+	char app[SDS_NAME_MAX + 1];
+	char host[SDS_HB_HOST_MAX + 1];	/* [A-Za-z0-9._-], 1..253 */
+	char ip[SDS_HB_IP_MAX + 1];	/* IPv4 or IPv6 text, or "" if unknown */
+	int64_t period_start;		/* Unix seconds, a multiple of 10 */
+	int period_s;			/* 10 */
+	int64_t version;		/* strategies version the loader has in force, 0: none */
+	int n;				/* points used */
+	struct sds_hb_point points[SDS_HB_MAX_POINTS];
+};
+
+/* The admin's answer to a heartbeat. */
+struct sds_hb_reply {
+	int64_t version;		/* the app's current strategies version */
+	bool changed;			/* differs from the version the loader sent */
+	bool has_strategies;		/* @strategies is filled (sent when changed) */
+	struct sds_strategies *strategies;	/* owned by the caller; may be NULL */
+	int ndrills;			/* drills in the reply (not yet defined: counted) */
+};
+
+/* calloc'ed heartbeat (NULL when out of memory); free with heartbeat_free(). */
+struct sds_heartbeat *heartbeat_new(void);
+void heartbeat_free(struct sds_heartbeat *hb);
+
+/* Reset @hb to no points with these header fields (strings are cut to fit). */
+void heartbeat_init(struct sds_heartbeat *hb, const char *group, const char *app,
+		    const char *host, const char *ip, int64_t period_start,
+		    int64_t version);
+
+/*
+ * The point @name of @hb, added zeroed if new.  NULL if @hb is full
+ * (SDS_HB_MAX_POINTS) or @name is not a valid name.
+ */
+struct sds_hb_point *heartbeat_add_point(struct sds_heartbeat *hb,
+					 const char *name);
+
+/*
+ * The heartbeat as JSON (new reference).  latency_hist is cut after its
+ * last non-zero entry.  Returns NULL when out of memory.
+ */
+json_t *heartbeat_to_json(const struct sds_heartbeat *hb);
+
+/*
+ * Parse and validate a heartbeat.  On error returns -1 and writes a message
+ * that names the field into @err, e.g.
+ *   "period_start must be a multiple of 10"
+ *   "points.order.visits must be an integer 0..1099511627776"
+ *   "app: bad name (1-64 of [A-Za-z0-9_-])"
+ * @out is only complete on success.
+ */
+int heartbeat_from_json(json_t *doc, struct sds_heartbeat *out,
+			char *err, size_t errlen);
+int heartbeat_parse(const char *text, size_t len, struct sds_heartbeat *out,
+		    char *err, size_t errlen);
+
+/* A host name as heartbeats carry it: [A-Za-z0-9._-], 1..253. */
+bool heartbeat_host_valid(const char *s);
+
+/*
+ * The admin's reply, {"version", "changed", "strategies", "drills"}
+ * ("strategies" is the document of strategy.h, or null when unchanged).
+ * heartbeat_reply_to_json() takes @s (may be NULL) by value.
+ */
+json_t *heartbeat_reply_to_json(int64_t version, bool changed,
+				const struct sds_strategies *s);
+/*
+ * Parse a reply.  If it carries strategies and @r->strategies is non-NULL,
+ * they are validated and written there (has_strategies set); a reply with
+ * invalid strategies is an error, so the loader keeps the version in force.
+ */
+int heartbeat_reply_parse(const char *text, size_t len, struct sds_hb_reply *r,
+			  char *err, size_t errlen);
+
+#endif /* SDS_HEARTBEAT_H */

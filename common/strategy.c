@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* strategy.c - the strategies JSON codec and its validation. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "names.h"
+#include "strategy.h"
+
+#define LIMIT_MAX	((int64_t)1 << 40)	/* far above any sane limit */
+
+/* One field of a strategy: its name, where it lives, what it accepts. */
+struct field {
+	const char *name;		/* JSON key */
+	size_t off;			/* offset in struct sds_strategy */
+	int64_t min;			/* smallest enabled value */
+	int64_t max;			/* largest value */
+};
+
+#define F(n, lo, hi) { #n, offsetof(struct sds_strategy, n), lo, hi }
+static const struct field fields[] = {
+	F(visit_threshold, 0, LIMIT_MAX),
+	F(token_rate, 1, LIMIT_MAX),
+	F(token_bucket, 1, LIMIT_MAX),
+	F(concurrent_threshold, 0, LIMIT_MAX),
+	F(timeout_ms, 1, 3600000),
+	F(timeout_count_threshold, 1, LIMIT_MAX),
+	F(exception_threshold, 1, LIMIT_MAX),
+	F(exception_rate_threshold, 0, 100),
+	F(exception_rate_start, 0, LIMIT_MAX),
+	F(downgrade_rate, 0, 100),
+	F(delay_ms, 0, 86400000),
+	F(retry_interval_ms, 1, 86400000),
+};
+#undef F
+#define NFIELDS (sizeof(fields) / sizeof(fields[0]))
+
+static int64_t *field_ptr(struct sds_strategy *st, const struct field *f)
+{
+	return (int64_t *)((char *)st + f->off);
+}
+
+void strategy_init(struct sds_strategy *st, const char *point)
+{
+	size_t i;
+
+	memset(st, 0, sizeof(*st));
+	snprintf(st->point, sizeof(st->point), "%s", point);
+	for (i = 0; i < NFIELDS; i++)
+		*field_ptr(st, &fields[i]) = SDS_OFF;
+	st->downgrade_rate = 100;
+}
+
+static const struct field *field_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NFIELDS; i++)
+		if (!strcmp(fields[i].name, name))
+			return &fields[i];
+	return NULL;
+}
+
+static int point_from_json(const char *name, json_t *obj,
+			   struct sds_strategy *st, char *err, size_t errlen)
+{
+	const struct field *f;
+	const char *key;
+	json_t *v;
+
+	if (!sds_name_valid(name)) {
+		snprintf(err, errlen, "point '%.64s': bad name (1-64 of [A-Za-z0-9_-])",
+			 name);
+		return -1;
+	}
+	if (!json_is_object(obj)) {
+		snprintf(err, errlen, "point '%s': expected an object of limits", name);
+		return -1;
+	}
+	strategy_init(st, name);
+	json_object_foreach(obj, key, v) {
+		int64_t x;
+
+		f = field_find(key);
+		if (!f) {
+			snprintf(err, errlen, "point '%s': unknown field '%.64s'",
+				 name, key);
+			return -1;
+		}
+		if (json_is_null(v))
+			continue;
+		if (!json_is_integer(v))
+			goto bad;
+		x = json_integer_value(v);
+		if (x < 0) {
+			/* Negative disables (DESIGN.md §4), but not downgrade_rate. */
+			if (f->off == offsetof(struct sds_strategy, downgrade_rate))
+				goto bad;
+			x = SDS_OFF;
+		} else if (x < f->min || x > f->max) {
+			goto bad;
+		}
+		*field_ptr(st, f) = x;
+		continue;
+bad:
+		snprintf(err, errlen, "point '%s': %s must be an integer %lld..%lld",
+			 name, f->name, (long long)f->min, (long long)f->max);
+		return -1;
+	}
+	if (st->token_bucket != SDS_OFF && st->token_rate == SDS_OFF) {
+		snprintf(err, errlen, "point '%s': token_bucket needs token_rate", name);
+		return -1;
+	}
+	if (st->token_rate != SDS_OFF && st->token_bucket == SDS_OFF)
+		st->token_bucket = st->token_rate;
+	return 0;
+}
+
+static int strategy_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct sds_strategy *)a)->point,
+		      ((const struct sds_strategy *)b)->point);
+}
+
+int strategies_from_json(json_t *doc, struct sds_strategies *out,
+			 char *err, size_t errlen)
+{
+	struct sds_strategies *s;
+	json_t *ver, *pts, *v;
+	const char *key;
+
+	if (!json_is_object(doc)) {
+		snprintf(err, errlen, "expected a JSON object with \"version\" and \"points\"");
+		return -1;
+	}
+	json_object_foreach(doc, key, v) {
+		if (strcmp(key, "version") && strcmp(key, "points")) {
+			snprintf(err, errlen, "unknown field '%.64s' (version, points)", key);
+			return -1;
+		}
+	}
+	ver = json_object_get(doc, "version");
+	if (!json_is_integer(ver) || json_integer_value(ver) < 0) {
+		snprintf(err, errlen, "version must be a non-negative integer");
+		return -1;
+	}
+	pts = json_object_get(doc, "points");
+	if (pts && !json_is_object(pts)) {
+		snprintf(err, errlen, "points must be an object of point name -> limits");
+		return -1;
+	}
+	if (json_object_size(pts) > SDS_MAX_STRATEGIES) {
+		snprintf(err, errlen, "too many points: %zu (at most %d)",
+			 json_object_size(pts), SDS_MAX_STRATEGIES);
+		return -1;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	s->version = json_integer_value(ver);
+	json_object_foreach(pts, key, v) {
+		if (point_from_json(key, v, &s->s[s->n], err, errlen)) {
+			free(s);
+			return -1;
+		}
+		s->n++;
+	}
+	qsort(s->s, s->n, sizeof(s->s[0]), strategy_cmp);
+	memcpy(out, s, sizeof(*s));
+	free(s);
+	return 0;
+}
+
+int strategies_parse(const char *text, size_t len, struct sds_strategies *out,
+		     char *err, size_t errlen)
+{
+	json_error_t jerr;
+	json_t *doc;
+	int ret;
+
+	doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!doc) {
+		snprintf(err, errlen, "bad JSON at line %d column %d: %s",
+			 jerr.line, jerr.column, jerr.text);
+		return -1;
+	}
+	ret = strategies_from_json(doc, out, err, errlen);
+	json_decref(doc);
+	return ret;
+}
+
+int strategies_load_file(const char *path, struct sds_strategies *out,
+			 char *err, size_t errlen)
+{
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	int ret = -1;
+	FILE *f;
+
+	f = fopen(path, "r");
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	for (;;) {
+		size_t n;
+
+		if (len == cap) {
+			char *nb;
+
+			cap = cap ? cap * 2 : 4096;
+			if (cap > (16 << 20)) {
+				snprintf(err, errlen, "%s: larger than 16 MiB", path);
+				goto out;
+			}
+			nb = realloc(buf, cap);
+			if (!nb) {
+				snprintf(err, errlen, "out of memory");
+				goto out;
+			}
+			buf = nb;
+		}
+		n = fread(buf + len, 1, cap - len, f);
+		len += n;
+		if (n == 0)
+			break;
+	}
+	if (ferror(f)) {
+		snprintf(err, errlen, "%s: read error", path);
+		goto out;
+	}
+	ret = strategies_parse(buf, len, out, err, errlen);
+	if (ret) {
+		/* Prefix the file, keep the message naming the point and field. */
+		char tmp[512];
+
+		snprintf(tmp, sizeof(tmp), "%s", err);
+		snprintf(err, errlen, "%s: %s", path, tmp);
+	}
+out:
+	free(buf);
+	fclose(f);
+	return ret;
+}
+
+json_t *strategy_to_json(const struct sds_strategy *st)
+{
+	json_t *o = json_object();
+	size_t i;
+
+	for (i = 0; i < NFIELDS; i++) {
+		int64_t v = *field_ptr((struct sds_strategy *)st, &fields[i]);
+
+		if (v != SDS_OFF)
+			json_object_set_new(o, fields[i].name, json_integer(v));
+	}
+	return o;
+}
+
+json_t *strategies_to_json(const struct sds_strategies *s)
+{
+	json_t *o = json_object(), *pts = json_object();
+	int i;
+
+	json_object_set_new(o, "version", json_integer(s->version));
+	for (i = 0; i < s->n; i++)
+		json_object_set_new(pts, s->s[i].point, strategy_to_json(&s->s[i]));
+	json_object_set_new(o, "points", pts);
+	return o;
+}
+
+const struct sds_strategy *strategies_find(const struct sds_strategies *s,
+					   const char *point)
+{
+	struct sds_strategy key;
+
+	snprintf(key.point, sizeof(key.point), "%s", point);
+	return bsearch(&key, s->s, s->n, sizeof(s->s[0]), strategy_cmp);
+}

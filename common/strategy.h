@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Strategies (DESIGN.md §4): the per-point limits of one app, versioned as
+ * a whole.  The JSON codec here is the one the loader (strategy file,
+ * heartbeat replies) and the admin (API bodies, storage) share.
+ *
+ *   {"version": 3,
+ *    "points": {"order": {"visit_threshold": 1000, "downgrade_rate": 100}}}
+ *
+ * Every limit is optional; a missing or negative value disables it and is
+ * stored as -1 (SDS_OFF).  Unknown fields are refused, so a typo cannot
+ * silently disable a limit.
+ */
+#ifndef SDS_STRATEGY_H
+#define SDS_STRATEGY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+#include "sds_types.h"
+
+#define SDS_OFF			(-1)
+#define SDS_MAX_STRATEGIES	SDS_MAX_POINTS
+
+/* The limits of one point; SDS_OFF where not set. */
+struct sds_strategy {
+	char point[SDS_NAME_MAX + 1];	/* point name */
+	int64_t visit_threshold;	/* visits - downgrades over the window; 0: kill switch */
+	int64_t token_rate;		/* tokens per second of the guard's bucket */
+	int64_t token_bucket;		/* most tokens the bucket holds (default token_rate) */
+	int64_t concurrent_threshold;	/* calls in flight at once, per app on the host */
+	int64_t timeout_ms;		/* slower calls count as timeouts */
+	int64_t timeout_count_threshold;	/* >= 1: timeouts in the window that trip */
+	int64_t exception_threshold;	/* >= 1: exceptions in the window that trip */
+	int64_t exception_rate_threshold;	/* 0..100: percent of passed calls that failed */
+	int64_t exception_rate_start;	/* the rate is judged only above this many visits */
+	int64_t downgrade_rate;		/* 0..100, default 100: share of calls downgraded once tripped */
+	int64_t delay_ms;		/* once tripped, stay downgraded this long */
+	int64_t retry_interval_ms;	/* during the hold, let one probe call through this often */
+};
+
+/* All strategies of one app. */
+struct sds_strategies {
+	int64_t version;		/* >= 0; a new version replaces the old as a whole */
+	int n;				/* points used in @s */
+	struct sds_strategy s[SDS_MAX_STRATEGIES];	/* sorted by point name */
+};
+
+/* Reset @st to "everything off" for @point (downgrade_rate 100). */
+void strategy_init(struct sds_strategy *st, const char *point);
+
+/*
+ * Parse and validate a strategies document.  On error returns -1 and
+ * writes a message naming the point and field into @err, e.g.
+ *   "point 'order': exception_rate_threshold must be an integer 0..100"
+ *   "point 'order': unknown field 'visits_threshold'"
+ *   "version must be a non-negative integer"
+ * @out is only written on success.
+ */
+int strategies_from_json(json_t *doc, struct sds_strategies *out,
+			 char *err, size_t errlen);
+int strategies_parse(const char *text, size_t len, struct sds_strategies *out,
+		     char *err, size_t errlen);
+int strategies_load_file(const char *path, struct sds_strategies *out,
+			 char *err, size_t errlen);
+
+/* One point's strategy as a JSON object, fields that are off left out. */
+json_t *strategy_to_json(const struct sds_strategy *st);
+/* The whole document, as strategies_from_json() reads it. */
+json_t *strategies_to_json(const struct sds_strategies *s);
+
+/* The strategy of @point, or NULL. */
+const struct sds_strategy *strategies_find(const struct sds_strategies *s,
+					   const char *point);
+
+#endif /* SDS_STRATEGY_H */

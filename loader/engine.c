@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * engine.c - strategies in force, and every tick: fold the counters, run
+ * the chain for each point over its sliding window, publish the flag
+ * entries and record the transitions.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cmd.h"
+#include "loader.h"
+
+static const struct sds_strategy *point_strategy(struct loader *l, int id)
+{
+	if (!l->strategies)
+		return NULL;
+	return strategies_find(l->strategies, l->probes.pts[id].spec.name);
+}
+
+/* The BPF side's slow-call threshold: the strategy's timeout_ms wins. */
+static void point_configure(struct loader *l, int id)
+{
+	const struct sds_strategy *st = point_strategy(l, id);
+	uint64_t timeout_ns = 0;
+
+	if (st && st->timeout_ms > 0)
+		timeout_ns = (uint64_t)st->timeout_ms * 1000000ULL;
+	probes__configure(&l->probes, id, timeout_ns);
+}
+
+int engine__point(struct loader *l, const char *name)
+{
+	int id = probes__find(&l->probes, name);
+
+	if (id >= 0)
+		return id;
+	id = probes__add_guard(&l->probes, name);
+	if (id < 0)
+		return -1;
+	memset(&l->run[id], 0, sizeof(l->run[id]));
+	flags__set_kind(&l->flags, id, POINT_GUARD);
+	counters__track(&l->counters, l->probes.npoints);
+	point_configure(l, id);
+	return id;
+}
+
+/* The window of point @id: the last SDS_WINDOW_S seconds, or since a reset. */
+static void point_window(struct loader *l, int id, uint64_t now_sec,
+			 struct sds_counts *w)
+{
+	struct point_run *r = &l->run[id];
+	uint64_t from = now_sec + 1 - SDS_WINDOW_S;
+
+	if (r->reset_sec && r->reset_sec >= from) {
+		counters__window(&l->counters, id, r->reset_sec, now_sec, w);
+		w->visits -= r->reset_base.visits;
+		w->exceptions -= r->reset_base.exceptions;
+		w->timeouts -= r->reset_base.timeouts;
+		w->downgrades -= r->reset_base.downgrades;
+		w->latency_sum -= r->reset_base.latency_sum;
+		return;
+	}
+	counters__window(&l->counters, id, from, now_sec, w);
+}
+
+/* Open or close the point's event as its visible state changes. */
+static void point_events(struct loader *l, int id, uint32_t reason)
+{
+	struct point_run *r = &l->run[id];
+	const char *name = l->probes.pts[id].spec.name;
+
+	if (reason == r->shown_reason)
+		return;
+	if (r->shown_reason)
+		events__add(&l->events, name, r->shown_reason, false);
+	if (reason)
+		events__add(&l->events, name, reason, true);
+	r->shown_reason = reason;
+}
+
+static void point_tick(struct loader *l, int id, uint64_t now_ns,
+		       uint64_t now_sec)
+{
+	struct sds_flag *e = flags__entry(&l->flags, id);
+	struct point_run *r = &l->run[id];
+	struct chain_input in = {
+		.st = point_strategy(l, id),
+		.now_ns = now_ns,
+		.probes_ok = __atomic_load_n(&e->probes_ok, __ATOMIC_ACQUIRE),
+		.probes_failed = __atomic_load_n(&e->probes_failed, __ATOMIC_ACQUIRE),
+	};
+	uint64_t ref_c = __atomic_load_n(&e->refused_concurrent, __ATOMIC_RELAXED);
+	uint64_t ref_t = __atomic_load_n(&e->refused_token, __ATOMIC_RELAXED);
+	struct flag_state fs;
+	uint32_t shown;
+
+	point_window(l, id, now_sec, &in.window);
+	if (chain_eval(&r->cs, &in, &fs)) {
+		/* Start the window afresh: what this second counted so far is out. */
+		r->reset_sec = now_sec;
+		counters__window(&l->counters, id, now_sec, now_sec, &r->reset_base);
+	}
+	flags__publish(&l->flags, id, &fs);
+
+	/* The guard's exact limits show as downgrades while they refuse. */
+	if (ref_t > r->token_seen || ref_c > r->conc_seen) {
+		r->limit_reason = ref_t > r->token_seen ? SDS_REASON_TOKEN :
+							  SDS_REASON_CONCURRENT;
+		r->limit_last_ns = now_ns;
+		r->token_seen = ref_t;
+		r->conc_seen = ref_c;
+	}
+	shown = r->cs.tripped ? r->cs.reason : 0;
+	if (!shown && r->limit_reason && now_ns - r->limit_last_ns < 1000000000ULL)
+		shown = r->limit_reason;
+	point_events(l, id, shown);
+}
+
+void engine__tick(struct loader *l)
+{
+	uint64_t now_ns = flags_now_ns();
+	uint64_t now_sec = now_ns / 1000000000ULL;
+	int id;
+
+	counters__tick(&l->counters, now_sec);
+	for (id = 0; id < l->probes.npoints; id++)
+		point_tick(l, id, now_ns, now_sec);
+	flags__tick(&l->flags, now_ns);
+}
+
+int engine__apply(struct loader *l, struct sds_strategies *s)
+{
+	int i, id;
+
+	free(l->strategies);
+	l->strategies = s;
+	/* Points named in a strategy get their entries before anyone calls. */
+	for (i = 0; s && i < s->n; i++)
+		if (engine__point(l, s->s[i].point) < 0)
+			cmd_err("strategy for '%s': no room for more points (at most %d)",
+				s->s[i].point, SDS_MAX_POINTS);
+	for (id = 0; id < l->probes.npoints; id++) {
+		memset(&l->run[id].cs, 0, sizeof(l->run[id].cs));
+		point_configure(l, id);
+	}
+	/* In force now, not at the next tick: the kill switch trips at once. */
+	engine__tick(l);
+	return 0;
+}
+
+int engine__reload(struct loader *l)
+{
+	struct sds_strategies *s;
+	char err[512];
+
+	if (!l->strategies_path)
+		return 0;
+	s = malloc(sizeof(*s));
+	if (!s)
+		return cmd_err("loading strategies: out of memory");
+	if (strategies_load_file(l->strategies_path, s, err, sizeof(err))) {
+		free(s);
+		return cmd_err("%s; the strategies in force stay", err);
+	}
+	return engine__apply(l, s);
+}
+
+bool engine__state(struct loader *l, int id, uint32_t *reason, uint32_t *rate)
+{
+	struct point_run *r = &l->run[id];
+	const struct sds_strategy *st = point_strategy(l, id);
+
+	*reason = r->shown_reason;
+	*rate = 0;
+	if (!r->shown_reason)
+		return false;
+	*rate = r->cs.tripped && st ? (uint32_t)st->downgrade_rate : 100;
+	return true;
+}

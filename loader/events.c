@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* events.c - the ring of downgrade transitions. */
+#include <string.h>
+#include <stdio.h>
+#include <time.h>
+#include "chain.h"
+#include "events.h"
+
+void events__init(struct events *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->next_seq = 1;
+}
+
+void events__add(struct events *ev, const char *point, uint32_t reason,
+		 bool started)
+{
+	struct event *e = &ev->ring[ev->next_seq % EVENTS_MAX];
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	e->seq = ev->next_seq++;
+	e->time_ms = (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	snprintf(e->point, sizeof(e->point), "%s", point);
+	e->reason = reason;
+	e->started = started;
+}
+
+json_t *events__json(const struct events *ev, uint64_t since)
+{
+	uint64_t first = ev->next_seq > EVENTS_MAX ? ev->next_seq - EVENTS_MAX : 1;
+	json_t *o = json_object(), *arr = json_array();
+	uint64_t s;
+
+	if (since < 1)
+		since = 1;
+	json_object_set_new(o, "dropped",
+			    json_integer(since < first ? first - since : 0));
+	if (since < first)
+		since = first;
+	for (s = since; s < ev->next_seq; s++) {
+		const struct event *e = &ev->ring[s % EVENTS_MAX];
+
+		json_array_append_new(arr, json_pack("{s:I, s:I, s:s, s:s, s:s}",
+			"seq", (json_int_t)e->seq,
+			"time_ms", (json_int_t)e->time_ms,
+			"point", e->point,
+			"reason", chain_reason_name(e->reason),
+			"event", e->started ? "started" : "ended"));
+	}
+	json_object_set_new(o, "next", json_integer(ev->next_seq));
+	json_object_set_new(o, "events", arr);
+	return o;
+}

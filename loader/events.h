@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Downgrade transitions (the counterpart of SDS's downgrade listener):
+ * a bounded ring the `events` command reads by sequence number.
+ */
+#ifndef SDS_EVENTS_H
+#define SDS_EVENTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <jansson.h>
+#include "sds_types.h"
+
+#define EVENTS_MAX	1024	/* kept; older ones are dropped */
+
+struct event {
+	uint64_t seq;			/* 1, 2, ... in the order they happened */
+	uint64_t time_ms;		/* wall clock, Unix milliseconds */
+	char point[SDS_NAME_MAX + 1];	/* the point */
+	uint32_t reason;		/* enum sds_reason */
+	bool started;			/* true: downgrading began; false: it ended */
+};
+
+struct events {
+	uint64_t next_seq;		/* seq of the next event */
+	struct event ring[EVENTS_MAX];	/* event seq s at ring[s % EVENTS_MAX] */
+};
+
+void events__init(struct events *ev);
+void events__add(struct events *ev, const char *point, uint32_t reason,
+		 bool started);
+/* {"next": N, "dropped": D, "events": [...]} of the events with seq >= @since. */
+json_t *events__json(const struct events *ev, uint64_t since);
+
+#endif /* SDS_EVENTS_H */

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * session.c - connections on the control socket.  One-shot queries are
+ * answered and closed; a guarded process's `register` turns its
+ * connection into a session that lives as long as the process
+ * (docs/PROTOCOL.md): its close gives back the permits the process held.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <jansson.h>
+#include "loader.h"
+#include "names.h"
+
+void session__init_all(struct loader *l)
+{
+	int i;
+
+	for (i = 0; i < SDS_MAX_PROCS; i++)
+		l->sessions[i].fd = -1;
+}
+
+static char *error_reply(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *error_reply(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	json_t *o;
+	char *s;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	o = json_pack("{s:s}", "error", msg);
+	s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	return s;
+}
+
+/*
+ * The file mapped at @addr in process @pid, as a path the loader can open
+ * whatever mount namespace the process lives in.
+ */
+static int mapped_file(pid_t pid, uint64_t addr, char *path, size_t len)
+{
+	char maps[64], line[4096];
+	int ret = -1;
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi;
+		int n = 0;
+		char *file;
+
+		if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &lo, &hi, &n) < 2 || !n)
+			continue;
+		if (addr < lo || addr >= hi)
+			continue;
+		file = line + n;
+		file[strcspn(file, "\n")] = '\0';
+		if (file[0] != '/')
+			break;
+		snprintf(path, len, "/proc/%d/root%s", (int)pid, file);
+		ret = 0;
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
+/* Find and attach the libsds sites of the file @pid runs them from. */
+static int attach_sites(struct loader *l, pid_t pid, uint64_t addr,
+			char *err, size_t errlen)
+{
+	struct sds_sites sites;
+	struct elf_file *ef;
+	char path[4200];
+	int r;
+
+	if (mapped_file(pid, addr, path, sizeof(path))) {
+		snprintf(err, errlen, "no file mapped at 0x%" PRIx64 " in pid %d",
+			 addr, (int)pid);
+		return -1;
+	}
+	ef = elf_file__open(path, err, errlen);
+	if (!ef)
+		return -1;
+	r = elf_file__sds_sites(ef, &sites);
+	elf_file__close(ef);
+	if (r != 1) {
+		snprintf(err, errlen, "%.300s: no complete set of libsds sites", path);
+		return -1;
+	}
+	if (sites.layout != SDS_FLAGS_LAYOUT) {
+		snprintf(err, errlen, "%.300s: libsds layout %u, this loader speaks %u",
+			 path, sites.layout, SDS_FLAGS_LAYOUT);
+		return -1;
+	}
+	return probes__attach_guards(&l->probes, path, &sites, err, errlen);
+}
+
+/* Reply to `register` with the flags map fd attached (SCM_RIGHTS). */
+static int send_with_fd(int fd, const char *msg, int pass_fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = (void *)msg, .iov_len = strlen(msg) };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	memset(cbuf, 0, sizeof(cbuf));
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &pass_fd, sizeof(int));
+	do {
+		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -1;
+	/* The rest of a short write goes without the fd. */
+	return ctl_write_all(fd, msg + n, strlen(msg) - n);
+}
+
+static void do_register(struct loader *l, int fd, const char *arg)
+{
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	char err[600], *reply;
+	uint64_t addr;
+	int slot;
+	json_t *o;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen)) {
+		ctl_reply(fd, error_reply("register: no peer credentials"));
+		goto drop;
+	}
+	if (sscanf(arg, "%" SCNx64, &addr) != 1) {
+		ctl_reply(fd, error_reply("register: expected 'register ADDR'"));
+		goto drop;
+	}
+	for (slot = 0; slot < SDS_MAX_PROCS; slot++)
+		if (l->sessions[slot].fd < 0)
+			break;
+	if (slot == SDS_MAX_PROCS) {
+		ctl_reply(fd, error_reply("register: %d processes already registered",
+					  SDS_MAX_PROCS));
+		goto drop;
+	}
+	/* Probes first, reply after: counting is exact from the first call. */
+	if (attach_sites(l, cred.pid, addr, err, sizeof(err))) {
+		ctl_reply(fd, error_reply("register: %s", err));
+		goto drop;
+	}
+	o = json_pack("{s:i, s:I, s:I, s:i, s:I}", "slot", slot,
+		      "key", (json_int_t)l->key, "epoch", (json_int_t)l->epoch,
+		      "layout", SDS_FLAGS_LAYOUT, "size", (json_int_t)l->flags.size);
+	reply = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (!reply)
+		goto drop;
+	/* A permit row left by an earlier holder of the slot is stale. */
+	flags__release_slot(&l->flags, slot);
+	{
+		size_t n = strlen(reply);
+		char *line = realloc(reply, n + 2);
+
+		if (!line) {
+			free(reply);
+			goto drop;
+		}
+		memcpy(line + n, "\n", 2);
+		reply = line;
+	}
+	if (send_with_fd(fd, reply, l->flags.fd)) {
+		free(reply);
+		goto drop;
+	}
+	free(reply);
+	l->sessions[slot].fd = fd;
+	l->sessions[slot].pid = cred.pid;
+	l->sessions[slot].len = 0;
+	return;
+drop:
+	close(fd);
+}
+
+void session__accept(struct loader *l, int lfd)
+{
+	char req[CTL_REQ_MAX + 1];
+	int fd;
+
+	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd < 0)
+		return;
+	if (ctl_read_line(fd, req, sizeof(req))) {
+		close(fd);
+		return;
+	}
+	if (!strncmp(req, "register ", 9)) {
+		do_register(l, fd, req + 9);
+		return;
+	}
+	ctl_reply(fd, serve_request(req, l));
+	close(fd);
+}
+
+static char *session_request(struct loader *l, const char *req)
+{
+	int id;
+
+	if (strncmp(req, "point ", 6))
+		return error_reply("unknown session request '%.64s'", req);
+	if (!sds_name_valid(req + 6))
+		return error_reply("bad point name '%.64s' (1-64 of [A-Za-z0-9_-])",
+				   req + 6);
+	id = engine__point(l, req + 6);
+	if (id < 0)
+		return error_reply("no room for point '%s' (at most %d points)",
+				   req + 6, SDS_MAX_POINTS);
+	if (l->probes.pts[id].kind != POINT_GUARD)
+		return error_reply("'%s' is a function point of this loader",
+				   req + 6);
+	return json_dumps(json_pack("{s:i}", "id", id), JSON_COMPACT);
+}
+
+void session__input(struct loader *l, int slot)
+{
+	struct session *s = &l->sessions[slot];
+	char *nl;
+	ssize_t n;
+
+	n = recv(s->fd, s->buf + s->len, sizeof(s->buf) - 1 - s->len, 0);
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		session__close(l, slot);
+		return;
+	}
+	if (n < 0)
+		return;
+	s->len += n;
+	s->buf[s->len] = '\0';
+	while ((nl = strchr(s->buf, '\n'))) {
+		*nl = '\0';
+		ctl_reply(s->fd, session_request(l, s->buf));
+		s->len -= nl + 1 - s->buf;
+		memmove(s->buf, nl + 1, s->len + 1);
+	}
+	if (s->len == sizeof(s->buf) - 1)
+		session__close(l, slot);	/* a line too long: not libsds */
+}
+
+void session__close(struct loader *l, int slot)
+{
+	struct session *s = &l->sessions[slot];
+
+	if (s->fd < 0)
+		return;
+	close(s->fd);
+	s->fd = -1;
+	s->pid = 0;
+	s->len = 0;
+	flags__release_slot(&l->flags, slot);
+}
+
+void session__close_all(struct loader *l)
+{
+	int i;
+
+	for (i = 0; i < SDS_MAX_PROCS; i++)
+		session__close(l, i);
+}
