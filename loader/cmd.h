@@ -16,5 +16,6 @@ int do_list(int argc, char **argv);
 int do_stats(int argc, char **argv);
 int do_top(int argc, char **argv);
 int do_hist(int argc, char **argv);
+int do_events(int argc, char **argv);
 
 #endif /* SDS_CMD_H */

@@ -23,6 +23,7 @@ static const struct cmd {
 	{ "stats", do_stats, "counters of an app's points (--json for scripts)" },
 	{ "top", do_top, "live table of an app's points, refreshed every second" },
 	{ "hist", do_hist, "log2 latency histogram of one point" },
+	{ "events", do_events, "downgrade transitions as they happen" },
 };
 
 int cmd_err(const char *fmt, ...)

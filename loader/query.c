@@ -460,3 +460,70 @@ int do_list(int argc, char **argv)
 	json_decref(all);
 	return 0;
 }
+
+static const char events_usage[] =
+"Usage: sds-bpf events [--group G] [--app NAME] [--json] [--count N]\n"
+"\n"
+"Downgrade transitions of an app's points as they happen: the point, the\n"
+"reason, started or ended, and when.  Prints the ones kept since attach,\n"
+"then follows; stops after N events with --count.  --json prints one\n"
+"object per line.\n";
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+int do_events(int argc, char **argv)
+{
+	struct query_env q = {};
+	uint64_t since = 0;
+	long printed = 0;
+	char req[64];
+
+	if (parse_query_options(argc, argv, &q, events_usage))
+		return 1;
+	if (optind < argc)
+		return cmd_err("events: unexpected argument '%s'", argv[optind]), 1;
+	if (!q.json) {
+		printf("%-23s %-16s %-8s %s\n", "TIME", "POINT", "EVENT", "REASON");
+		fflush(stdout);
+	}
+	for (;;) {
+		json_t *r, *e;
+		size_t i;
+
+		snprintf(req, sizeof(req), "events %llu", (unsigned long long)since);
+		r = ask(&q, req);
+		if (!r)
+			return 1;
+		json_array_foreach(json_object_get(r, "events"), i, e) {
+			if (q.json) {
+				json_dumpf(e, stdout, JSON_COMPACT);
+				putchar('\n');
+			} else {
+				long long ms = jint(e, "time_ms");
+				time_t t = ms / 1000;
+				char tbuf[32];
+
+				strftime(tbuf, sizeof(tbuf), "%Y-%m-%d %H:%M:%S",
+					 localtime(&t));
+				printf("%s.%03lld %-16s %-8s %s\n", tbuf, ms % 1000,
+				       jstr(e, "point"), jstr(e, "event"),
+				       jstr(e, "reason"));
+			}
+			if (q.count && ++printed >= q.count) {
+				json_decref(r);
+				fflush(stdout);
+				return 0;
+			}
+		}
+		fflush(stdout);
+		since = jint(r, "next");
+		json_decref(r);
+		sleep_ms(100);
+	}
+}
