@@ -41,6 +41,9 @@ static struct attach_env {
 	gid_t sock_gid;		/* --socket-group, -1: root's group */
 	bool verbose;		/* -v: libbpf's messages */
 	const char *strategies;	/* --strategies FILE */
+	const char *admin;	/* --admin URL[,URL...] */
+	const char *token_file;	/* --token-file FILE */
+	const char *state_dir;	/* --state-dir DIR */
 } env;
 
 static const char attach_usage[] =
@@ -62,6 +65,10 @@ static const char attach_usage[] =
 "  -g, --group GROUP        group name (default: default)\n"
 "  -p, --pid PID            count only this process\n"
 "  -s, --strategies FILE    strategies JSON (DESIGN.md §4)\n"
+"      --admin URL[,URL...] report to sds-admin every 10 s, take its strategies\n"
+"      --token-file FILE    the admin's bearer token\n"
+"      --state-dir DIR      kept across restarts (default $SDS_STATE_DIR or\n"
+"                           /var/lib/sds): the admin's last strategies\n"
 "      --tick-ms N          evaluation tick in ms (default 100)\n"
 "      --socket-mode OCTAL  mode of the control socket (default 0660)\n"
 "      --socket-group GROUP group of the control socket (default root's)\n"
@@ -89,6 +96,9 @@ static int parse_options(int argc, char **argv)
 		{ "socket-mode", required_argument, NULL, 'M' },
 		{ "socket-group", required_argument, NULL, 'G' },
 		{ "strategies", required_argument, NULL, 's' },
+		{ "admin", required_argument, NULL, 'A' },
+		{ "token-file", required_argument, NULL, 'K' },
+		{ "state-dir", required_argument, NULL, 'D' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -103,6 +113,11 @@ static int parse_options(int argc, char **argv)
 	env.sock_mode = 0660;
 	env.sock_gid = (gid_t)-1;
 	env.strategies = NULL;
+	env.admin = NULL;
+	env.token_file = NULL;
+	env.state_dir = getenv("SDS_STATE_DIR");
+	if (!env.state_dir || !*env.state_dir)
+		env.state_dir = "/var/lib/sds";
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+a:g:p:s:vh", opts, NULL)) != -1) {
 		switch (c) {
@@ -144,6 +159,15 @@ static int parse_options(int argc, char **argv)
 			break;
 		case 's':
 			env.strategies = optarg;
+			break;
+		case 'A':
+			env.admin = optarg;
+			break;
+		case 'K':
+			env.token_file = optarg;
+			break;
+		case 'D':
+			env.state_dir = optarg;
 			break;
 		case 'v':
 			env.verbose = true;
@@ -306,7 +330,7 @@ static bool watch_hit(int fd, const char *base)
 	return hit;
 }
 
-enum { PFD_SIG, PFD_TICK, PFD_WATCH, PFD_LISTEN, PFD_SESS };
+enum { PFD_SIG, PFD_TICK, PFD_WATCH, PFD_ADMIN, PFD_LISTEN, PFD_SESS };
 
 /* Serve until a signal asks us to stop. */
 static int serve(struct loader *l, int lfd, int sfd, int tfd, int wfd,
@@ -319,6 +343,8 @@ static int serve(struct loader *l, int lfd, int sfd, int tfd, int wfd,
 		pfd[PFD_SIG] = (struct pollfd){ .fd = sfd, .events = POLLIN };
 		pfd[PFD_TICK] = (struct pollfd){ .fd = tfd, .events = POLLIN };
 		pfd[PFD_WATCH] = (struct pollfd){ .fd = wfd, .events = POLLIN };
+		pfd[PFD_ADMIN] = (struct pollfd){
+			.fd = l->uplink ? l->uplink->event_fd : -1, .events = POLLIN };
 		pfd[PFD_LISTEN] = (struct pollfd){ .fd = lfd, .events = POLLIN };
 		for (i = 0; i < SDS_MAX_PROCS; i++)
 			pfd[PFD_SESS + i] = (struct pollfd){
@@ -345,6 +371,8 @@ static int serve(struct loader *l, int lfd, int sfd, int tfd, int wfd,
 		}
 		if ((pfd[PFD_WATCH].revents & POLLIN) && watch_hit(wfd, wbase))
 			engine__reload(l);
+		if (pfd[PFD_ADMIN].revents & POLLIN)
+			engine__admin_reply(l);
 		for (i = 0; i < SDS_MAX_PROCS; i++)
 			if (pfd[PFD_SESS + i].revents & (POLLIN | POLLHUP | POLLERR))
 				session__input(l, i);
@@ -433,6 +461,28 @@ int do_attach(int argc, char **argv)
 		l.strategies_path = env.strategies;
 	}
 
+	if (env.admin) {
+		static struct uplink up;
+
+		if (uplink__init(&up, env.admin, env.token_file, l.group, l.app,
+				 err, sizeof(err))) {
+			cmd_err("%s", err);
+			goto cleanup;
+		}
+		up.probes = &l.probes;
+		l.uplink = &up;
+		snprintf(l.cache_path, sizeof(l.cache_path), "%s/%s.%s.strategies.json",
+			 env.state_dir, l.group, l.app);
+		/* The admin's last word stands while the admin is away. */
+		if (!strategies && engine__load_cache(&l, &strategies)) {
+			cmd_err("out of memory");
+			goto cleanup;
+		}
+	} else if (env.token_file) {
+		cmd_err("--token-file goes with --admin");
+		goto cleanup;
+	}
+
 	l.key = random_u64();
 	l.epoch = random_u64();
 	libbpf_set_print(libbpf_print);
@@ -473,8 +523,21 @@ int do_attach(int argc, char **argv)
 		cmd_err("reading counters: %s", strerror(errno));
 		goto cleanup;
 	}
+	if (l.uplink) {
+		l.counters.on_second = uplink__on_second;
+		l.counters.hook_ctx = l.uplink;
+	}
 	engine__apply(&l, strategies);
 	strategies = NULL;	/* the engine owns it now */
+	if (l.uplink) {
+		if (mkdir(env.state_dir, 0755) && errno != EEXIST)
+			cmd_err("%s: %s (strategies will not be cached)",
+				env.state_dir, strerror(errno));
+		if (uplink__start(l.uplink)) {
+			cmd_err("starting the heartbeat: %s", strerror(errno));
+			goto cleanup;
+		}
+	}
 
 	sfd = signal_fd();
 	tfd = tick_fd(env.tick_ms);
@@ -509,6 +572,8 @@ cleanup:
 	if (sfd >= 0)
 		close(sfd);
 	session__close_all(&l);
+	if (l.uplink)
+		uplink__stop(l.uplink);
 	counters__free(&l.counters);
 	probes__destroy(&l.probes);
 	flags__destroy(&l.flags);

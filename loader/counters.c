@@ -92,8 +92,22 @@ int counters__tick(struct counters *c, uint64_t now_sec)
 			continue;
 		if (ring_read(c, i))
 			return -1;
-		window_sum(c->ring, n, a->folded_sec + 1, upto, &a->totals);
-		a->folded_sec = upto;
+		if (!c->on_second) {
+			window_sum(c->ring, n, a->folded_sec + 1, upto, &a->totals);
+			a->folded_sec = upto;
+			continue;
+		}
+		/* Second by second, so the heartbeat can put each in its period. */
+		if (upto - a->folded_sec > SDS_RING_SLOTS)
+			a->folded_sec = upto - SDS_RING_SLOTS;
+		while (a->folded_sec < upto) {
+			struct sds_counts one = {};
+
+			a->folded_sec++;
+			window_sum(c->ring, n, a->folded_sec, a->folded_sec, &one);
+			counts_add(&a->totals, &one);
+			c->on_second(c->hook_ctx, i, a->folded_sec, &one);
+		}
 	}
 	return 0;
 }

@@ -38,6 +38,10 @@ struct counters {
 	struct sds_slot *ring;		/* scratch: ncpu * SDS_RING_SLOTS slots */
 	struct sds_gauge *gauge;	/* scratch: ncpu gauges */
 	struct point_acc *acc;		/* npoints running totals */
+	/* Called for every second folded, in order (the heartbeat's periods). */
+	void (*on_second)(void *ctx, int point, uint64_t sec,
+			  const struct sds_counts *c);
+	void *hook_ctx;			/* @on_second's first argument */
 };
 
 /* Monotonic seconds, the clock the BPF side stamps slots with. */

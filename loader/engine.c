@@ -6,7 +6,9 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
 #include "cmd.h"
 #include "loader.h"
 
@@ -123,6 +125,8 @@ void engine__tick(struct loader *l)
 	int id;
 
 	counters__tick(&l->counters, now_sec);
+	if (l->uplink)
+		uplink__tick(l->uplink, l, now_sec);
 	for (id = 0; id < l->probes.npoints; id++)
 		point_tick(l, id, now_ns, now_sec);
 	flags__tick(&l->flags, now_ns);
@@ -176,4 +180,50 @@ bool engine__state(struct loader *l, int id, uint32_t *reason, uint32_t *rate)
 		return false;
 	*rate = r->cs.tripped && st ? (uint32_t)st->downgrade_rate : 100;
 	return true;
+}
+
+/* Keep the admin's strategies for a restart while the admin is away. */
+static void cache_write(struct loader *l)
+{
+	char tmp[600];
+	json_t *doc;
+
+	if (!l->cache_path[0] || !l->strategies)
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", l->cache_path);
+	doc = strategies_to_json(l->strategies);
+	if (!doc || json_dump_file(doc, tmp, JSON_COMPACT) || rename(tmp, l->cache_path))
+		cmd_err("caching strategies in %s: %s", l->cache_path, strerror(errno));
+	json_decref(doc);
+}
+
+void engine__admin_reply(struct loader *l)
+{
+	struct sds_strategies *s = uplink__take_reply(l->uplink);
+
+	if (!s)
+		return;
+	engine__apply(l, s);
+	cache_write(l);
+}
+
+int engine__load_cache(struct loader *l, struct sds_strategies **out)
+{
+	struct sds_strategies *s;
+	char err[600];
+
+	*out = NULL;
+	if (!l->cache_path[0] || access(l->cache_path, F_OK))
+		return 0;
+	s = malloc(sizeof(*s));
+	if (!s)
+		return -1;
+	if (strategies_load_file(l->cache_path, s, err, sizeof(err))) {
+		/* A damaged cache is no reason not to start: the admin resends. */
+		cmd_err("ignoring cached strategies: %s", err);
+		free(s);
+		return 0;
+	}
+	*out = s;
+	return 0;
 }

@@ -17,6 +17,7 @@
 #include "flags.h"
 #include "probes.h"
 #include "strategy.h"
+#include "uplink.h"
 
 /* A guarded process registered over the control socket. */
 struct session {
@@ -53,6 +54,8 @@ struct loader {
 	struct sds_strategies *strategies;	/* in force; NULL: none */
 	struct point_run run[SDS_MAX_POINTS];	/* per point id */
 	struct session sessions[SDS_MAX_PROCS];	/* slot = index */
+	struct uplink *uplink;		/* heartbeat to sds-admin; NULL without --admin */
+	char cache_path[512];		/* last strategies from the admin, for restarts */
 };
 
 /* engine.c */
@@ -60,6 +63,8 @@ int engine__point(struct loader *l, const char *name);
 void engine__tick(struct loader *l);
 int engine__apply(struct loader *l, struct sds_strategies *s);
 int engine__reload(struct loader *l);
+void engine__admin_reply(struct loader *l);
+int engine__load_cache(struct loader *l, struct sds_strategies **out);
 bool engine__state(struct loader *l, int id, uint32_t *reason, uint32_t *rate);
 
 /* session.c */

@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* uplink.c - periods, the heartbeat queue and its sender thread. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+#include <curl/curl.h>
+#include "loader.h"
+#include "uplink.h"
+
+#define HTTP_TIMEOUT_MS		3000	/* one post; then the next URL */
+#define RETRY_MS		2000	/* after every URL failed */
+#define REPLY_MAX		(4 << 20)	/* a reply larger than this is refused */
+
+static uint64_t wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* FNV-1a of the host name: the offset a fleet spreads its heartbeats by. */
+static uint32_t host_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+static void host_ip(char *ip, size_t len)
+{
+	struct ifaddrs *ifa, *i;
+
+	ip[0] = '\0';
+	if (getifaddrs(&ifa))
+		return;
+	for (i = ifa; i; i = i->ifa_next) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)i->ifa_addr;
+
+		if (!sin || sin->sin_family != AF_INET ||
+		    ntohl(sin->sin_addr.s_addr) >> 24 == 127)
+			continue;
+		inet_ntop(AF_INET, &sin->sin_addr, ip, len);
+		break;
+	}
+	freeifaddrs(ifa);
+}
+
+static int read_token(const char *path, char *buf, size_t len, char *err,
+		      size_t errlen)
+{
+	size_t n;
+	FILE *f = fopen(path, "re");
+
+	if (!f) {
+		snprintf(err, errlen, "--token-file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' ||
+		     buf[n - 1] == ' ' || buf[n - 1] == '\t'))
+		buf[--n] = '\0';
+	if (!n || strpbrk(buf, "\r\n")) {
+		snprintf(err, errlen, "--token-file %s: expected one line with the token",
+			 path);
+		return -1;
+	}
+	return 0;
+}
+
+int uplink__init(struct uplink *u, const char *urls, const char *token_file,
+		 const char *group, const char *app, char *err, size_t errlen)
+{
+	struct timespec mono, real;
+	char *copy, *tok, *save = NULL;
+	int i;
+
+	memset(u, 0, sizeof(*u));
+	u->event_fd = -1;
+	copy = strdup(urls);
+	if (!copy) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		size_t n = strlen(tok);
+
+		if (strncmp(tok, "http://", 7) && strncmp(tok, "https://", 8)) {
+			snprintf(err, errlen, "--admin: bad URL '%.200s': expected http://HOST:PORT",
+				 tok);
+			goto fail;
+		}
+		if (u->nurls == UPLINK_MAX_URLS) {
+			snprintf(err, errlen, "--admin: at most %d URLs", UPLINK_MAX_URLS);
+			goto fail;
+		}
+		while (n && tok[n - 1] == '/')
+			tok[--n] = '\0';
+		u->urls[u->nurls++] = strdup(tok);
+	}
+	free(copy);
+	copy = NULL;
+	if (!u->nurls) {
+		snprintf(err, errlen, "--admin: no URL given");
+		goto fail;
+	}
+	if (!token_file) {
+		snprintf(err, errlen, "--admin needs --token-file (the admin's bearer token)");
+		goto fail;
+	}
+	if (read_token(token_file, u->token, sizeof(u->token), err, errlen))
+		goto fail;
+	snprintf(u->group, sizeof(u->group), "%s", group);
+	snprintf(u->app, sizeof(u->app), "%s", app);
+	if (gethostname(u->host, sizeof(u->host)) || !heartbeat_host_valid(u->host))
+		snprintf(u->host, sizeof(u->host), "localhost");
+	host_ip(u->ip, sizeof(u->ip));
+	u->offset_ms = 2000 + host_hash(u->host) % 7000;
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	u->wall_offset = (int64_t)real.tv_sec - (int64_t)mono.tv_sec;
+	u->closed_upto = ((int64_t)real.tv_sec / 10) * 10;
+	u->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	pthread_mutex_init(&u->lock, NULL);
+	pthread_cond_init(&u->cond, NULL);
+	if (u->event_fd < 0) {
+		snprintf(err, errlen, "eventfd: %s", strerror(errno));
+		goto fail;
+	}
+	return 0;
+fail:
+	free(copy);
+	for (i = 0; i < u->nurls; i++)
+		free(u->urls[i]);
+	u->nurls = 0;
+	return -1;
+}
+
+static struct uplink_period *period_get(struct uplink *u, int64_t start)
+{
+	struct uplink_period *free_slot = NULL;
+	int i;
+
+	for (i = 0; i < UPLINK_OPEN; i++) {
+		if (u->open[i].start == start)
+			return &u->open[i];
+		if (!u->open[i].start && !free_slot)
+			free_slot = &u->open[i];
+	}
+	if (!free_slot)
+		return NULL;
+	if (!free_slot->hb)
+		free_slot->hb = heartbeat_new();
+	if (!free_slot->hb)
+		return NULL;
+	heartbeat_init(free_slot->hb, u->group, u->app, u->host, u->ip, start, 0);
+	free_slot->start = start;
+	return free_slot;
+}
+
+void uplink__on_second(void *ctx, int id, uint64_t sec, const struct sds_counts *c)
+{
+	struct uplink *u = ctx;
+	int64_t wall = (int64_t)sec + u->wall_offset;
+	int64_t start = wall - wall % SDS_HB_PERIOD_S;
+	struct uplink_period *p;
+	struct sds_hb_point *hp;
+
+	if (start < u->closed_upto)
+		start = u->closed_upto;	/* late: the oldest open period takes it */
+	p = period_get(u, start);
+	if (!p)
+		return;
+	hp = heartbeat_add_point(p->hb, u->probes->pts[id].spec.name);
+	if (!hp)
+		return;
+	hp->visits += c->visits;
+	hp->exceptions += c->exceptions;
+	hp->timeouts += c->timeouts;
+	hp->downgrades += c->downgrades;
+}
+
+static void queue_push(struct uplink *u, int64_t start, char *body)
+{
+	struct uplink_msg *m;
+
+	pthread_mutex_lock(&u->lock);
+	if (u->count == UPLINK_BACKLOG) {
+		/* Oldest dropped first, and counted. */
+		free(u->queue[u->head].body);
+		u->head = (u->head + 1) % UPLINK_BACKLOG;
+		u->count--;
+		u->dropped++;
+	}
+	m = &u->queue[(u->head + u->count) % UPLINK_BACKLOG];
+	m->period_start = start;
+	m->send_at_ms = (uint64_t)(start + SDS_HB_PERIOD_S) * 1000 + u->offset_ms;
+	m->body = body;
+	u->count++;
+	pthread_cond_signal(&u->cond);
+	pthread_mutex_unlock(&u->lock);
+}
+
+/* Close period @p: latency histograms since the last close, then queue. */
+static void period_close(struct uplink *u, struct loader *l,
+			 struct uplink_period *p)
+{
+	json_t *doc;
+	char *body;
+	int id, b;
+
+	p->hb->version = l->strategies ? l->strategies->version : 0;
+	for (id = 0; id < l->probes.npoints; id++) {
+		struct point_stats st;
+		struct sds_hb_point *hp;
+
+		if (counters__read(&l->counters, id, counters_now_sec(), &st))
+			continue;
+		hp = heartbeat_add_point(p->hb, l->probes.pts[id].spec.name);
+		if (!hp)
+			continue;
+		for (b = 0; b < SDS_HIST_BUCKETS; b++) {
+			hp->latency_hist[b] = st.hist[b] - u->hist_base[id][b];
+			u->hist_base[id][b] = st.hist[b];
+		}
+	}
+	doc = heartbeat_to_json(p->hb);
+	body = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	json_decref(doc);
+	if (body)
+		queue_push(u, p->start, body);
+	p->start = 0;
+}
+
+void uplink__tick(struct uplink *u, struct loader *l, uint64_t now_sec)
+{
+	/* Seconds up to now - 2 are folded (counters__tick). */
+	int64_t folded_wall = (int64_t)now_sec - 2 + u->wall_offset;
+	int64_t cur = ((int64_t)now_sec + u->wall_offset) / 10 * 10;
+	struct uplink_period *p = period_get(u, cur);
+	int i, id;
+
+	/* Concurrency is a gauge: its maximum over the period, per tick. */
+	for (id = 0; p && id < l->probes.npoints; id++) {
+		struct point_stats st;
+		struct sds_hb_point *hp;
+
+		if (counters__read(&l->counters, id, now_sec, &st))
+			continue;
+		hp = heartbeat_add_point(p->hb, l->probes.pts[id].spec.name);
+		if (hp && (uint64_t)st.concurrency > hp->max_concurrency)
+			hp->max_concurrency = st.concurrency;
+	}
+	/* A period is complete once its last second is folded. */
+	while (u->closed_upto + SDS_HB_PERIOD_S - 1 <= folded_wall) {
+		for (i = 0; i < UPLINK_OPEN; i++)
+			if (u->open[i].start == u->closed_upto)
+				break;
+		p = i < UPLINK_OPEN ? &u->open[i] : period_get(u, u->closed_upto);
+		if (p)
+			period_close(u, l, p);
+		u->closed_upto += SDS_HB_PERIOD_S;
+	}
+}
+
+struct body_buf {
+	char *data;		/* the reply so far */
+	size_t len;		/* bytes in @data */
+};
+
+static size_t body_write(char *ptr, size_t size, size_t nmemb, void *ctx)
+{
+	struct body_buf *b = ctx;
+	size_t n = size * nmemb;
+	char *nd;
+
+	if (b->len + n > REPLY_MAX)
+		return 0;
+	nd = realloc(b->data, b->len + n + 1);
+	if (!nd)
+		return 0;
+	memcpy(nd + b->len, ptr, n);
+	b->data = nd;
+	b->len += n;
+	b->data[b->len] = '\0';
+	return n;
+}
+
+/* Post @body to @base; 0 with the parsed reply in @r, or -1 with @err. */
+static int post_one(CURL *curl, const char *base, const char *token,
+		    const char *body, struct sds_hb_reply *r, char *err,
+		    size_t errlen)
+{
+	struct curl_slist *hdrs = NULL;
+	struct body_buf reply = {};
+	char url[600], auth[600];
+	long code = 0;
+	CURLcode cc;
+	int ret = -1;
+
+	snprintf(url, sizeof(url), "%s/api/v1/heartbeat", base);
+	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
+	hdrs = curl_slist_append(hdrs, auth);
+	hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
+	curl_easy_reset(curl);
+	curl_easy_setopt(curl, CURLOPT_URL, url);
+	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)HTTP_TIMEOUT_MS);
+	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
+	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, body_write);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &reply);
+	cc = curl_easy_perform(curl);
+	if (cc != CURLE_OK) {
+		snprintf(err, errlen, "%s: %s", url, curl_easy_strerror(cc));
+		goto out;
+	}
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
+	if (code != 200) {
+		snprintf(err, errlen, "%s: HTTP %ld%s", url, code,
+			 code == 401 ? " (check --token-file)" : "");
+		goto out;
+	}
+	ret = heartbeat_reply_parse(reply.data ? reply.data : "", reply.len, r,
+				    err, errlen);
+out:
+	curl_slist_free_all(hdrs);
+	free(reply.data);
+	return ret;
+}
+
+static void *sender(void *arg)
+{
+	struct uplink *u = arg;
+	CURL *curl = curl_easy_init();
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	pthread_mutex_lock(&u->lock);
+	while (!u->stop) {
+		struct sds_hb_reply r = {};
+		char err[1024] = "", *body;
+		uint64_t now = wall_ms();
+		int i, ok = -1;
+
+		if (!u->count || u->queue[u->head].send_at_ms > now) {
+			struct timespec ts;
+			uint64_t at = u->count ? u->queue[u->head].send_at_ms : now + 60000;
+
+			ts.tv_sec = at / 1000;
+			ts.tv_nsec = (at % 1000) * 1000000L;
+			pthread_cond_timedwait(&u->cond, &u->lock, &ts);
+			continue;
+		}
+		body = u->queue[u->head].body;
+		pthread_mutex_unlock(&u->lock);
+
+		r.strategies = malloc(sizeof(*r.strategies));
+		for (i = 0; curl && r.strategies && i < u->nurls && ok; i++)
+			ok = post_one(curl, u->urls[i], u->token, body, &r, err,
+				      sizeof(err));
+
+		pthread_mutex_lock(&u->lock);
+		if (ok == 0) {
+			/* The head is still ours: only the sender pops. */
+			free(u->queue[u->head].body);
+			u->head = (u->head + 1) % UPLINK_BACKLOG;
+			u->count--;
+			u->sent++;
+			u->last_error[0] = '\0';
+			if (r.has_strategies) {
+				uint64_t one = 1;
+
+				free(u->reply);
+				u->reply = r.strategies;
+				r.strategies = NULL;
+				if (write(u->event_fd, &one, sizeof(one)) < 0) {
+					/* the counter is full: the main loop knows already */
+				}
+			}
+		} else {
+			struct timespec ts;
+			uint64_t at = wall_ms() + RETRY_MS;
+
+			u->failures++;
+			snprintf(u->last_error, sizeof(u->last_error), "%s",
+				 err[0] ? err : "out of memory");
+			ts.tv_sec = at / 1000;
+			ts.tv_nsec = (at % 1000) * 1000000L;
+			while (!u->stop && pthread_cond_timedwait(&u->cond, &u->lock, &ts) == 0)
+				;
+		}
+		free(r.strategies);
+	}
+	pthread_mutex_unlock(&u->lock);
+	curl_easy_cleanup(curl);
+	return NULL;
+}
+
+int uplink__start(struct uplink *u)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	if (pthread_create(&u->thread, NULL, sender, u))
+		return -1;
+	u->started = true;
+	return 0;
+}
+
+void uplink__stop(struct uplink *u)
+{
+	int i;
+
+	if (u->started) {
+		pthread_mutex_lock(&u->lock);
+		u->stop = true;
+		pthread_cond_broadcast(&u->cond);
+		pthread_mutex_unlock(&u->lock);
+		pthread_join(u->thread, NULL);
+		u->started = false;
+	}
+	for (i = 0; i < u->count; i++)
+		free(u->queue[(u->head + i) % UPLINK_BACKLOG].body);
+	u->count = 0;
+	for (i = 0; i < UPLINK_OPEN; i++)
+		heartbeat_free(u->open[i].hb);
+	for (i = 0; i < u->nurls; i++)
+		free(u->urls[i]);
+	u->nurls = 0;
+	free(u->reply);
+	u->reply = NULL;
+	if (u->event_fd >= 0)
+		close(u->event_fd);
+	u->event_fd = -1;
+}
+
+struct sds_strategies *uplink__take_reply(struct uplink *u)
+{
+	struct sds_strategies *s;
+	uint64_t n;
+
+	if (read(u->event_fd, &n, sizeof(n)) < 0) {
+		/* nothing pending, or already read */
+	}
+	pthread_mutex_lock(&u->lock);
+	s = u->reply;
+	u->reply = NULL;
+	pthread_mutex_unlock(&u->lock);
+	return s;
+}
+
+json_t *uplink__json(struct uplink *u)
+{
+	json_t *o = json_object(), *urls = json_array();
+	int i;
+
+	for (i = 0; i < u->nurls; i++)
+		json_array_append_new(urls, json_string(u->urls[i]));
+	json_object_set_new(o, "urls", urls);
+	json_object_set_new(o, "host", json_string(u->host));
+	json_object_set_new(o, "offset_ms", json_integer(u->offset_ms));
+	pthread_mutex_lock(&u->lock);
+	json_object_set_new(o, "sent", json_integer(u->sent));
+	json_object_set_new(o, "pending", json_integer(u->count));
+	json_object_set_new(o, "dropped", json_integer(u->dropped));
+	json_object_set_new(o, "failures", json_integer(u->failures));
+	json_object_set_new(o, "last_error", json_string(u->last_error));
+	pthread_mutex_unlock(&u->lock);
+	return o;
+}

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * uplink.h - the loader's heartbeat to sds-admin (DESIGN.md §7).
+ *
+ * The main loop accounts every folded second of every point into the
+ * natural 10-s period it belongs to (wall clock), closes a period once all
+ * its seconds are folded, and queues it.  A sender thread posts the queue
+ * oldest first at this host's offset inside the period, failing over
+ * across the admin URLs in order; periods it cannot send stay queued
+ * (bounded, oldest dropped first, counted).  Replies carrying new
+ * strategies come back to the main loop through an eventfd.
+ */
+#ifndef SDS_UPLINK_H
+#define SDS_UPLINK_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "heartbeat.h"
+#include "probes.h"
+#include "window.h"
+
+#define UPLINK_MAX_URLS		8	/* --admin URL,URL,... */
+#define UPLINK_BACKLOG		360	/* periods kept while the admin is away: 1 hour */
+#define UPLINK_OPEN		4	/* periods being accounted at once */
+
+/* A period being accounted. */
+struct uplink_period {
+	int64_t start;			/* Unix seconds, multiple of 10; 0: unused */
+	struct sds_heartbeat *hb;	/* its points so far */
+};
+
+/* A closed period waiting to be sent. */
+struct uplink_msg {
+	int64_t period_start;		/* which period */
+	uint64_t send_at_ms;		/* wall clock: not before this host's offset */
+	char *body;			/* the heartbeat JSON */
+};
+
+struct uplink {
+	/* set up once */
+	char *urls[UPLINK_MAX_URLS];	/* admin base URLs, in failover order */
+	int nurls;			/* URLs in @urls */
+	char token[512];		/* bearer token */
+	char group[SDS_NAME_MAX + 1];	/* the app's group */
+	char app[SDS_NAME_MAX + 1];	/* the app */
+	char host[SDS_HB_HOST_MAX + 1];	/* this host's name */
+	char ip[SDS_HB_IP_MAX + 1];	/* this host's address, or "" */
+	int64_t wall_offset;		/* Unix seconds minus monotonic seconds */
+	uint32_t offset_ms;		/* this host's offset inside the period */
+	int event_fd;			/* readable when a reply brought strategies */
+	const struct probes *probes;	/* the loader's points, for their names */
+
+	/* the main loop's */
+	struct uplink_period open[UPLINK_OPEN];	/* periods being accounted */
+	uint64_t hist_base[SDS_MAX_POINTS][SDS_HIST_BUCKETS];	/* histograms at the last close */
+	int64_t closed_upto;		/* periods before this are closed */
+
+	/* shared with the sender, under @lock */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct uplink_msg queue[UPLINK_BACKLOG];	/* ring, oldest at @head */
+	int head, count;		/* ring position and size */
+	uint64_t sent, dropped, failures;	/* periods delivered, dropped, failed posts */
+	char last_error[256];		/* why the last post failed, "" if it went */
+	struct sds_strategies *reply;	/* new strategies for the main loop, or NULL */
+	bool stop;			/* the sender must exit */
+	pthread_t thread;		/* the sender */
+	bool started;			/* @thread runs */
+};
+
+/*
+ * Set up from --admin URL[,URL...] and --token-file; @err names what is
+ * wrong (an unreadable token file, a bad URL).
+ */
+int uplink__init(struct uplink *u, const char *urls, const char *token_file,
+		 const char *group, const char *app, char *err, size_t errlen);
+int uplink__start(struct uplink *u);
+void uplink__stop(struct uplink *u);
+
+/* counters' on_second hook: second @sec of point @id counted @c. */
+void uplink__on_second(void *u, int id, uint64_t sec, const struct sds_counts *c);
+
+struct loader;
+/* Every tick: concurrency maxima, closing finished periods. */
+void uplink__tick(struct uplink *u, struct loader *l, uint64_t now_sec);
+
+/* New strategies from the admin (the caller owns them), or NULL. */
+struct sds_strategies *uplink__take_reply(struct uplink *u);
+
+/* {"urls", "sent", "pending", "dropped", "failures", "last_error"} */
+json_t *uplink__json(struct uplink *u);
+
+#endif /* SDS_UPLINK_H */
