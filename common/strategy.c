@@ -20,8 +20,8 @@ struct field {
 #define F(n, lo, hi) { #n, offsetof(struct sds_strategy, n), lo, hi }
 static const struct field fields[] = {
 	F(visit_threshold, 0, LIMIT_MAX),
-	F(token_rate, 1, LIMIT_MAX),
-	F(token_bucket, 1, LIMIT_MAX),
+	F(token_rate, 1, 1000000000),	/* 1 ns per token at most */
+	F(token_bucket, 1, 1000000000),	/* burst_ns stays in 64 bits */
 	F(concurrent_threshold, 0, LIMIT_MAX),
 	F(timeout_ms, 1, 3600000),
 	F(timeout_count_threshold, 1, LIMIT_MAX),
@@ -276,6 +276,9 @@ const struct sds_strategy *strategies_find(const struct sds_strategies *s,
 {
 	struct sds_strategy key;
 
+	/* A longer name would be cut to SDS_NAME_MAX and match its prefix. */
+	if (!point || strlen(point) > SDS_NAME_MAX)
+		return NULL;
 	snprintf(key.point, sizeof(key.point), "%s", point);
 	return bsearch(&key, s->s, s->n, sizeof(s->s[0]), strategy_cmp);
 }
