@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * sds-admin: the pieces main.c wires together.
+ *   http.c  the libmicrohttpd server: auth before the body, size limit,
+ *           static files, /healthz, /metrics, dispatch to the API
+ *   api.c   the REST routes under /api/v1/ (admin/API.md)
+ *   stats.c aggregation of statistics over a range
+ *   store*  storage
+ */
+#ifndef SDS_ADMIN_H
+#define SDS_ADMIN_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+#include "store.h"
+
+#define ADMIN_MAX_BODY		(1 << 20)	/* 1 MiB; larger bodies get 413 */
+#define ADMIN_TEXT_MAX		4096		/* descriptions, comments: bytes */
+#define ADMIN_TOKEN_MAX		4096
+
+struct admin_metrics {
+	atomic_ullong requests[6];		/* by status class: [2] = 2xx ... */
+	atomic_ullong heartbeats;		/* stored */
+	atomic_ullong heartbeat_duplicates;	/* (host, period) seen before */
+	atomic_ullong heartbeat_rejected;	/* 4xx */
+	atomic_ullong heartbeat_points;		/* points stored */
+	atomic_ullong heartbeat_usec;		/* time spent handling heartbeats */
+	atomic_ullong unauthorized;		/* 401s */
+};
+
+struct admin {
+	struct store *store;
+	char token[ADMIN_TOKEN_MAX + 1];
+	size_t token_len;
+	bool protect_reads;		/* GETs under /api/ need the token too */
+	const char *web_dir;		/* the dashboard's files */
+	const char *js_dir;		/* Debian's /usr/share/javascript */
+	size_t max_body;
+	int64_t started;
+	atomic_int inflight;		/* requests begun and not completed */
+	struct admin_metrics m;
+};
+
+/* One API request, body complete. */
+struct api_req {
+	const char *method;
+	const char *path;		/* under /api/v1/, no leading '/' */
+	const char *body;
+	size_t len;
+	void *conn;			/* struct MHD_Connection *, for query args */
+};
+
+/* What the API answers: status and a JSON body (owned). */
+struct api_resp {
+	int status;
+	json_t *body;
+	const char *allow;		/* for 405 */
+};
+
+void api_handle(struct admin *ad, const struct api_req *rq, struct api_resp *rs);
+
+/* Query argument @key of the request, or NULL. */
+const char *http_query(void *conn, const char *key);
+
+struct MHD_Daemon;
+/* Start serving on the listening socket @fd with @threads threads. */
+struct MHD_Daemon *http_start(struct admin *ad, int fd, unsigned threads, char *err,
+			      size_t errlen);
+/* Stop accepting, let requests in flight finish (at most @wait_ms), stop. */
+void http_stop(struct admin *ad, struct MHD_Daemon *d, int wait_ms);
+
+/* Constant-time comparison of a presented token with the configured one. */
+bool admin_token_ok(const struct admin *ad, const char *given, size_t len);
+
+#endif /* SDS_ADMIN_H */

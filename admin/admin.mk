@@ -1,0 +1,92 @@
+# admin/admin.mk - sds-admin, its tests, fuzzing and benchmark.
+# Included by the root Makefile, which defines BUILD, CC, CPPFLAGS, WARN,
+# ALL_CFLAGS, PRODUCTS and EXTRA_TESTS.
+#
+#   make                     build/bin/sds-admin
+#   make admin-unit          cmocka units (ASan/UBSan) of the codec, validation, store
+#   make admin-integration   the API, heartbeats and dashboard against a real sds-admin
+#   make admin-fuzz-smoke    the libFuzzer target for FUZZ_SMOKE_SECONDS (60) from the corpus
+#   make fuzz                the same for FUZZ_SECONDS (default 600)
+#   make admin-bench         heartbeats/s, p50, p99 on loopback
+
+ADMIN_SRCS   := $(wildcard admin/*.c)
+ADMIN_COMMON := common/strategy.c common/names.c common/window.c common/heartbeat.c
+ADMIN_LIBS   := -lmicrohttpd -ljansson -lsqlite3 -lpthread -lm
+ADMIN_OBJ    := $(BUILD)/obj/admin
+ADMIN_OBJS   := $(patsubst %.c,$(ADMIN_OBJ)/%.o,$(ADMIN_SRCS) $(ADMIN_COMMON))
+ADMIN_WEB    := $(CURDIR)/admin/web
+ADMIN_CPP    := $(CPPFLAGS) -Iadmin -DSDS_ADMIN_WEB_DIR='"$(ADMIN_WEB)"'
+ATEST        := $(BUILD)/test/admin
+FUZZ_SECONDS ?= 600
+FUZZ_SMOKE_SECONDS ?= 60
+
+PRODUCTS    += $(BUILD)/bin/sds-admin
+EXTRA_TESTS += admin-unit admin-integration admin-fuzz-smoke
+
+$(ADMIN_OBJ)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ADMIN_CPP) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/bin/sds-admin: $(ADMIN_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ADMIN_LIBS)
+
+-include $(ADMIN_OBJS:.o=.d)
+
+# ---- units: everything but main.c and http.c, with sanitizers -------------
+ADMIN_UNIT_SRCS := $(wildcard tests/admin/test_*.c)
+ADMIN_UNIT_BINS := $(patsubst tests/admin/%.c,$(ATEST)/%,$(ADMIN_UNIT_SRCS))
+ADMIN_LIB_SRCS  := admin/store_sqlite.c admin/stats.c $(ADMIN_COMMON)
+
+$(ATEST)/test_%: tests/admin/test_%.c $(ADMIN_LIB_SRCS) $(wildcard admin/*.h common/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(ADMIN_CPP) -O1 -g $(WARN) -std=gnu11 \
+		-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \
+		-o $@ $< $(ADMIN_LIB_SRCS) -lcmocka $(ADMIN_LIBS)
+
+.PHONY: admin-unit admin-integration admin-fuzz-smoke fuzz admin-bench
+admin-unit: $(ADMIN_UNIT_BINS)
+	@set -e; for t in $(ADMIN_UNIT_BINS); do echo "== $$t"; $$t; done
+
+# The suite runs twice: against the product, and against an ASan/UBSan
+# build (bad inputs must never crash or leak).
+ADMIN_ASAN := $(ATEST)/sds-admin-asan
+$(ADMIN_ASAN): $(ADMIN_SRCS) $(ADMIN_COMMON) $(wildcard admin/*.h common/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(ADMIN_CPP) -O1 -g $(WARN) -std=gnu11 \
+		-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \
+		-o $@ $(ADMIN_SRCS) $(ADMIN_COMMON) $(ADMIN_LIBS)
+
+admin-integration: $(BUILD)/bin/sds-admin $(ADMIN_ASAN)
+	$(PYTHON) tests/admin/run.py
+	SDS_ADMIN=$(ADMIN_ASAN) $(PYTHON) tests/admin/run.py
+
+# ---- libFuzzer -------------------------------------------------------------
+FUZZ_BIN := $(BUILD)/fuzz/fuzz_parsers
+$(FUZZ_BIN): tests/admin/fuzz_parsers.c $(ADMIN_COMMON) $(wildcard common/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) $(CPPFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all -o $@ $< $(ADMIN_COMMON) -ljansson -lm
+
+# The committed corpus is read only; new inputs go to a scratch dir.
+define run_fuzz
+	@mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/artifacts
+	$(FUZZ_BIN) -max_total_time=$(1) -max_len=8192 -timeout=10 -rss_limit_mb=1024 \
+		-artifact_prefix=$(BUILD)/fuzz/artifacts/ -print_final_stats=1 \
+		$(BUILD)/fuzz/corpus tests/admin/corpus
+endef
+
+admin-fuzz-smoke: $(FUZZ_BIN)
+	$(call run_fuzz,$(FUZZ_SMOKE_SECONDS))
+
+fuzz: $(FUZZ_BIN)
+	$(call run_fuzz,$(FUZZ_SECONDS))
+
+# ---- benchmark ---------------------------------------------------------------
+ADMIN_BENCH := $(BUILD)/bench/admin-bench
+$(ADMIN_BENCH): admin/bench/hb_bench.c $(ADMIN_COMMON) $(wildcard common/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(ADMIN_CPP) $(ALL_CFLAGS) -o $@ $< $(ADMIN_COMMON) -ljansson -lpthread -lm
+
+admin-bench: $(BUILD)/bin/sds-admin $(ADMIN_BENCH)
+	$(PYTHON) admin/bench/run.py

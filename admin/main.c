@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* main.c - the sds-admin command: options, the listening socket, signals. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include "admin.h"
+
+#ifndef SDS_ADMIN_WEB_DIR
+#define SDS_ADMIN_WEB_DIR "/usr/share/sds/web"
+#endif
+#define JS_DIR "/usr/share/javascript"
+
+static const char usage[] =
+"usage: sds-admin --listen ADDR:PORT --db FILE --token-file FILE [options]\n"
+"\n"
+"The control plane of sds-bpf: holds groups, apps, schemes and strategies,\n"
+"receives the heartbeats of every `sds-bpf attach --admin`, and serves the\n"
+"REST API (/api/v1/, see admin/API.md), the dashboard (/), /metrics and\n"
+"/healthz.\n"
+"\n"
+"  --listen ADDR:PORT   address to serve on, e.g. 127.0.0.1:8887 or [::1]:8887\n"
+"  --db FILE            SQLite database, created if missing (WAL mode)\n"
+"  --token-file FILE    file holding the bearer token that writes and\n"
+"                       heartbeats must present (surrounding whitespace ignored)\n"
+"  --open-reads         GET requests of the API need no token (the default)\n"
+"  --protect-reads      GET requests of the API need the token too\n"
+"  --threads N          HTTP worker threads (default 2)\n"
+"  --retention-days N   forget statistics older than N days (default 30)\n"
+"  --web-dir DIR        the dashboard's files (default " SDS_ADMIN_WEB_DIR ")\n"
+"  --js-dir DIR         Debian's JavaScript libraries, served under /javascript/\n"
+"                       (default " JS_DIR ")\n"
+"  -h, --help           this text\n"
+"\n"
+"SIGTERM or SIGINT: stop accepting, finish the requests in flight, exit 0.\n";
+
+static void die(const char *what, const char *why)
+{
+	fprintf(stderr, "sds-admin: %s: %s\n", what, why);
+	exit(1);
+}
+
+static int read_token(const char *path, struct admin *ad)
+{
+	char buf[ADMIN_TOKEN_MAX + 2];
+	size_t n, i, start = 0;
+	FILE *f;
+
+	f = fopen(path, "r");
+	if (!f)
+		die(path, strerror(errno));
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	if (ferror(f)) {
+		fclose(f);
+		die(path, "read error");
+	}
+	fclose(f);
+	if (n > ADMIN_TOKEN_MAX)
+		die(path, "token longer than 4096 bytes");
+	buf[n] = '\0';
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ' ||
+		     buf[n - 1] == '\t'))
+		buf[--n] = '\0';
+	while (buf[start] == ' ' || buf[start] == '\t' || buf[start] == '\n')
+		start++;
+	if (start == n)
+		die(path, "no token in the file");
+	for (i = start; i < n; i++)
+		if ((unsigned char)buf[i] < 0x21 || (unsigned char)buf[i] > 0x7e)
+			die(path, "the token must be printable ASCII without spaces");
+	memcpy(ad->token, buf + start, n - start);
+	ad->token[n - start] = '\0';
+	ad->token_len = n - start;
+	return 0;
+}
+
+/* Parse ADDR:PORT (IPv6 in brackets) and listen on it. */
+static int listen_on(const char *spec)
+{
+	struct sockaddr_storage ss;
+	char host[INET6_ADDRSTRLEN + 2];
+	const char *colon, *h;
+	socklen_t sl;
+	int fd, one = 1;
+	size_t hl;
+	char *end;
+	long port;
+
+	memset(&ss, 0, sizeof(ss));
+	colon = strrchr(spec, ':');
+	if (!colon)
+		die("--listen", "expected ADDR:PORT, e.g. 127.0.0.1:8887");
+	h = spec;
+	hl = colon - spec;
+	if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
+		h++;
+		hl -= 2;
+	}
+	if (hl == 0 || hl >= sizeof(host))
+		die("--listen", "expected ADDR:PORT, e.g. 127.0.0.1:8887");
+	memcpy(host, h, hl);
+	host[hl] = '\0';
+	errno = 0;
+	port = strtol(colon + 1, &end, 10);
+	if (errno || *end || end == colon + 1 || port < 0 || port > 65535)
+		die("--listen", "port must be 0..65535");
+	if (inet_pton(AF_INET, host, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
+		ss.ss_family = AF_INET;
+		((struct sockaddr_in *)&ss)->sin_port = htons(port);
+		sl = sizeof(struct sockaddr_in);
+	} else if (inet_pton(AF_INET6, host, &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
+		ss.ss_family = AF_INET6;
+		((struct sockaddr_in6 *)&ss)->sin6_port = htons(port);
+		sl = sizeof(struct sockaddr_in6);
+	} else {
+		die("--listen", "address must be a numeric IPv4 or IPv6 address");
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		die("socket", strerror(errno));
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, sl) || listen(fd, 1024)) {
+		char what[300];
+
+		snprintf(what, sizeof(what), "listen %s", spec);
+		die(what, strerror(errno));
+	}
+	return fd;
+}
+
+static long num_opt(const char *opt, const char *v, long lo, long hi)
+{
+	char *end, why[64];
+	long x;
+
+	errno = 0;
+	x = strtol(v, &end, 10);
+	if (errno || *end || end == v || x < lo || x > hi) {
+		snprintf(why, sizeof(why), "must be an integer %ld..%ld", lo, hi);
+		die(opt, why);
+	}
+	return x;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "listen", required_argument, NULL, 'l' },
+		{ "db", required_argument, NULL, 'd' },
+		{ "token-file", required_argument, NULL, 't' },
+		{ "open-reads", no_argument, NULL, 'o' },
+		{ "protect-reads", no_argument, NULL, 'p' },
+		{ "threads", required_argument, NULL, 'n' },
+		{ "retention-days", required_argument, NULL, 'r' },
+		{ "web-dir", required_argument, NULL, 'w' },
+		{ "js-dir", required_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *listen_spec = NULL, *db = NULL, *token_file = NULL;
+	static struct admin ad;
+	long threads = 2, retention = 30;
+	char err[STORE_ERR_MAX];
+	struct MHD_Daemon *d;
+	struct timespec tick = { 60, 0 };
+	sigset_t sigs;
+	int c, fd;
+
+	ad.web_dir = SDS_ADMIN_WEB_DIR;
+	ad.js_dir = JS_DIR;
+	ad.max_body = ADMIN_MAX_BODY;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'l': listen_spec = optarg; break;
+		case 'd': db = optarg; break;
+		case 't': token_file = optarg; break;
+		case 'o': ad.protect_reads = false; break;
+		case 'p': ad.protect_reads = true; break;
+		case 'n': threads = num_opt("--threads", optarg, 1, 64); break;
+		case 'r': retention = num_opt("--retention-days", optarg, 1, 3650); break;
+		case 'w': ad.web_dir = optarg; break;
+		case 'j': ad.js_dir = optarg; break;
+		case 'h': fputs(usage, stdout); return 0;
+		default:
+			fprintf(stderr, "sds-admin: bad usage: try --help\n");
+			return 2;
+		}
+	}
+	if (optind < argc)
+		die(argv[optind], "unexpected argument (try --help)");
+	if (!listen_spec)
+		die("--listen", "missing (e.g. --listen 127.0.0.1:8887)");
+	if (!db)
+		die("--db", "missing (e.g. --db sds.db)");
+	if (!token_file)
+		die("--token-file", "missing: writes and heartbeats need a bearer token");
+	read_token(token_file, &ad);
+
+	/* Signals are taken by sigtimedwait() below, not by handlers; the
+	 * mask is inherited by libmicrohttpd's threads. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	ad.store = store_sqlite_open(db, err);
+	if (!ad.store)
+		die(db, err);
+	fd = listen_on(listen_spec);
+	ad.started = (int64_t)time(NULL);
+	d = http_start(&ad, fd, (unsigned)threads, err, sizeof(err));
+	if (!d)
+		die("http", err);
+
+	for (;;) {
+		int sig = sigtimedwait(&sigs, NULL, &tick);
+
+		if (sig == SIGTERM || sig == SIGINT)
+			break;
+		if (sig < 0 && errno == EAGAIN &&
+		    ad.store->ops->prune(ad.store, (int64_t)time(NULL) - retention * 86400,
+					 err))
+			fprintf(stderr, "sds-admin: pruning old statistics: %s\n", err);
+	}
+	/* http_stop() closes the listening socket. */
+	http_stop(&ad, d, 10000);
+	store_close(ad.store);
+	return 0;
+}

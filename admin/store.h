@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The admin's storage, behind a table of operations so that another engine
+ * can be added without touching the HTTP layer (store_sqlite.c is the
+ * embedded default).  Reads hand back JSON documents, ready for the API;
+ * writes take plain C values that the caller has already validated.
+ *
+ * Every call returns STORE_OK or a negative STORE_* code and, on error,
+ * writes a one-line message into @err (STORE_ERR_MAX bytes) that names the
+ * thing, e.g. "app 'shop' not found in group 'default'".
+ *
+ * Organisation (DESIGN.md §7): group -> app -> schemes (one active per app)
+ * -> per-point strategies.  Each app has a strategies version that starts
+ * at 1 and grows by one whenever what its hosts should enforce changes:
+ * switching the active scheme, or changing the active scheme's strategies.
+ */
+#ifndef SDS_ADMIN_STORE_H
+#define SDS_ADMIN_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <jansson.h>
+#include "heartbeat.h"
+#include "strategy.h"
+
+#define STORE_ERR_MAX	256
+
+enum {
+	STORE_OK = 0,
+	STORE_NOTFOUND = -1,	/* 404 */
+	STORE_EXISTS = -2,	/* 409: the name is taken */
+	STORE_CONFLICT = -3,	/* 409: e.g. deleting the active scheme */
+	STORE_ERROR = -4,	/* 500: the engine failed */
+};
+
+/* One stored row of statistics: one point of one host in one period. */
+struct store_stat_row {
+	int64_t period_start;
+	const char *point;
+	const char *host;
+	uint64_t visits, exceptions, timeouts, downgrades, max_concurrency;
+	int nhist;
+	const uint64_t *hist;		/* nhist entries */
+};
+typedef int (*store_stat_cb)(const struct store_stat_row *row, void *ctx);
+
+/* What a heartbeat did. */
+struct store_hb_result {
+	int64_t version;		/* the app's strategies version */
+	bool duplicate;			/* (host, period) was already stored: nothing added */
+	bool created;			/* the app was registered by this heartbeat */
+	struct sds_strategies *strategies;	/* if non-NULL and @want: the active scheme's */
+};
+
+struct store_counts {
+	int64_t groups, apps, hosts, stat_rows;
+};
+
+struct store;
+
+struct store_ops {
+	void (*close)(struct store *st);
+
+	int (*group_list)(struct store *st, json_t **out, char *err);
+	int (*group_get)(struct store *st, const char *g, json_t **out, char *err);
+	int (*group_create)(struct store *st, const char *g, const char *desc, char *err);
+	int (*group_update)(struct store *st, const char *g, const char *desc, char *err);
+	int (*group_delete)(struct store *st, const char *g, char *err);
+
+	/* @g NULL: the apps of every group. */
+	int (*app_list)(struct store *st, const char *g, json_t **out, char *err);
+	int (*app_get)(struct store *st, const char *g, const char *a, json_t **out, char *err);
+	/* Creates the group if missing, and a scheme "default", active. */
+	int (*app_create)(struct store *st, const char *g, const char *a,
+			  const char *desc, char *err);
+	int (*app_update)(struct store *st, const char *g, const char *a,
+			  const char *desc, char *err);
+	int (*app_delete)(struct store *st, const char *g, const char *a, char *err);
+
+	int (*scheme_list)(struct store *st, const char *g, const char *a,
+			   json_t **out, char *err);
+	int (*scheme_get)(struct store *st, const char *g, const char *a,
+			  const char *s, json_t **out, char *err);
+	/* @clone_from non-NULL: copy that scheme's strategies. */
+	int (*scheme_create)(struct store *st, const char *g, const char *a,
+			     const char *s, const char *desc, const char *clone_from,
+			     const char *comment, char *err);
+	int (*scheme_update)(struct store *st, const char *g, const char *a,
+			     const char *s, const char *desc, char *err);
+	int (*scheme_delete)(struct store *st, const char *g, const char *a,
+			     const char *s, const char *comment, char *err);
+	/* Make @s the active scheme; *version gets the app's version after. */
+	int (*scheme_activate)(struct store *st, const char *g, const char *a,
+			       const char *s, const char *comment,
+			       int64_t *version, char *err);
+
+	/*
+	 * The strategies of scheme @s (NULL: the active one); out->version is
+	 * the app's version.  *scheme (if non-NULL) gets the scheme's name.
+	 */
+	int (*strategies_get)(struct store *st, const char *g, const char *a,
+			      const char *s, struct sds_strategies *out,
+			      char scheme[SDS_NAME_MAX + 1], char *err);
+	/* Replace all strategies of @s; bumps the version if @s is active. */
+	int (*strategies_put)(struct store *st, const char *g, const char *a,
+			      const char *s, const struct sds_strategies *in,
+			      const char *comment, int64_t *version, char *err);
+	/* Set (insert or replace) one point's strategy. */
+	int (*strategy_put)(struct store *st, const char *g, const char *a,
+			    const char *s, const struct sds_strategy *in,
+			    const char *comment, int64_t *version, char *err);
+	int (*strategy_delete)(struct store *st, const char *g, const char *a,
+			       const char *s, const char *point,
+			       const char *comment, int64_t *version, char *err);
+
+	/*
+	 * Store one heartbeat (registering its group and app if new) at
+	 * wall-clock time @now.  A (host, period) already stored adds nothing.
+	 * If res->strategies is non-NULL and the version differs from
+	 * hb->version, the active scheme's strategies are written there.
+	 */
+	int (*heartbeat)(struct store *st, const struct sds_heartbeat *hb,
+			 int64_t now, struct store_hb_result *res, char *err);
+
+	int (*host_list)(struct store *st, const char *g, const char *a,
+			 json_t **out, char *err);
+	/* Every row with period_start in [from, to); @point NULL: all points. */
+	int (*stats_scan)(struct store *st, const char *g, const char *a,
+			  const char *point, int64_t from, int64_t to,
+			  store_stat_cb cb, void *ctx, char *err);
+	/* Point names the app has strategies or statistics for. */
+	int (*point_list)(struct store *st, const char *g, const char *a,
+			  json_t **out, char *err);
+	/* Periods with downgrades in [from, to), newest first, at most @limit. */
+	int (*events)(struct store *st, const char *g, const char *a, int64_t from,
+		      int64_t to, int limit, json_t **out, char *err);
+	/* The app's audit log, newest first. */
+	int (*audit)(struct store *st, const char *g, const char *a, int limit,
+		     json_t **out, char *err);
+
+	/* Forget statistics of periods before @before. */
+	int (*prune)(struct store *st, int64_t before, char *err);
+	int (*counts)(struct store *st, struct store_counts *out, char *err);
+};
+
+struct store {
+	const struct store_ops *ops;
+};
+
+/* The SQLite engine: @path is the database file, created if missing. */
+struct store *store_sqlite_open(const char *path, char *err);
+
+static inline void store_close(struct store *st)
+{
+	if (st)
+		st->ops->close(st);
+}
+
+#endif /* SDS_ADMIN_STORE_H */

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* Unit tests of common/heartbeat.c: encode, parse, every validation rule. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heartbeat.h"
+
+#define HDR "\"group\":\"default\",\"app\":\"shop\",\"host\":\"web-1.example\"," \
+	    "\"ip\":\"10.0.0.7\",\"period_s\":10,\"version\":3,"
+
+static struct sds_heartbeat *hb;
+static char err[512];
+
+static int setup(void **state)
+{
+	hb = heartbeat_new();
+	return hb ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	heartbeat_free(hb);
+	return 0;
+}
+
+static int parse(const char *text)
+{
+	err[0] = '\0';
+	return heartbeat_parse(text, strlen(text), hb, err, sizeof(err));
+}
+
+/* Parse a document whose header is HDR and whose tail is @tail. */
+static int parse_tail(const char *tail)
+{
+	char buf[8192];
+
+	snprintf(buf, sizeof(buf), "{" HDR "%s}", tail);
+	return parse(buf);
+}
+
+static void test_roundtrip(void **state)
+{
+	struct sds_heartbeat *back = heartbeat_new();
+	struct sds_hb_point *p;
+	json_t *doc;
+	char *text;
+
+	heartbeat_init(hb, "default", "shop", "web-1", "::1", 1700000000, 7);
+	p = heartbeat_add_point(hb, "order");
+	assert_non_null(p);
+	p->visits = 1000;
+	p->exceptions = 3;
+	p->timeouts = 2;
+	p->downgrades = 1;
+	p->max_concurrency = 9;
+	p->latency_hist[10] = 600;
+	p->latency_hist[12] = 400;
+	assert_ptr_equal(heartbeat_add_point(hb, "order"), p);
+	assert_non_null(heartbeat_add_point(hb, "pay"));
+	assert_null(heartbeat_add_point(hb, "bad name"));
+
+	doc = heartbeat_to_json(hb);
+	assert_non_null(doc);
+	/* The histogram is cut after its last non-zero entry. */
+	assert_int_equal(json_array_size(json_object_get(json_object_get(
+		json_object_get(doc, "points"), "order"), "latency_hist")), 13);
+	assert_int_equal(json_array_size(json_object_get(json_object_get(
+		json_object_get(doc, "points"), "pay"), "latency_hist")), 0);
+	text = json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	assert_int_equal(heartbeat_parse(text, strlen(text), back, err, sizeof(err)), 0);
+	free(text);
+	assert_string_equal(back->group, "default");
+	assert_string_equal(back->app, "shop");
+	assert_string_equal(back->host, "web-1");
+	assert_string_equal(back->ip, "::1");
+	assert_int_equal(back->period_start, 1700000000);
+	assert_int_equal(back->period_s, 10);
+	assert_int_equal(back->version, 7);
+	assert_int_equal(back->n, 2);
+	p = &back->points[0];
+	if (strcmp(p->name, "order"))
+		p = &back->points[1];
+	assert_string_equal(p->name, "order");
+	assert_int_equal(p->visits, 1000);
+	assert_int_equal(p->exceptions, 3);
+	assert_int_equal(p->timeouts, 2);
+	assert_int_equal(p->downgrades, 1);
+	assert_int_equal(p->max_concurrency, 9);
+	assert_int_equal(p->nhist, 13);
+	assert_int_equal(p->latency_hist[10], 600);
+	assert_int_equal(p->latency_hist[12], 400);
+	heartbeat_free(back);
+}
+
+static void test_full_point_set(void **state)
+{
+	char name[16];
+	int i;
+
+	heartbeat_init(hb, "g", "a", "h", "", 1700000000, 0);
+	for (i = 0; i < SDS_HB_MAX_POINTS; i++) {
+		snprintf(name, sizeof(name), "p%d", i);
+		assert_non_null(heartbeat_add_point(hb, name));
+	}
+	assert_null(heartbeat_add_point(hb, "one-more"));
+}
+
+static void test_minimal_ok(void **state)
+{
+	assert_int_equal(parse_tail("\"period_start\":1700000000,\"points\":{}"), 0);
+	assert_int_equal(hb->n, 0);
+	/* Missing counts are zero; ip may be absent or empty. */
+	assert_int_equal(parse("{\"group\":\"g\",\"app\":\"a\",\"host\":\"h\","
+			       "\"period_start\":1700000010,\"period_s\":10,\"version\":0,"
+			       "\"points\":{\"x\":{}}}"), 0);
+	assert_int_equal(hb->n, 1);
+	assert_int_equal(hb->points[0].visits, 0);
+	assert_string_equal(hb->ip, "");
+}
+
+struct bad {
+	const char *doc;	/* whole document */
+	const char *field;	/* must appear in the message */
+};
+
+static void test_bad_header(void **state)
+{
+	static const struct bad cases[] = {
+		{ "", "bad JSON" },
+		{ "{", "bad JSON" },
+		{ "[]", "object" },
+		{ "{\"group\":\"default\",\"group\":\"x\"}", "bad JSON" },	/* duplicate key */
+		{ "{\"app\":\"shop\"}", "group" },
+		{ "{\"group\":\"bad name\",\"app\":\"shop\",\"host\":\"h\"}", "group" },
+		{ "{\"group\":\"g\",\"app\":\"sh'op\",\"host\":\"h\"}", "app" },
+		{ "{\"group\":\"g\",\"app\":7,\"host\":\"h\"}", "app" },
+		{ "{\"group\":\"g\",\"app\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\",\"host\":\"h\"}", "app" },
+		{ "{\"group\":\"g\",\"app\":\"a\",\"host\":\"h/1\"}", "host" },
+		{ "{\"group\":\"g\",\"app\":\"a\",\"host\":\"\"}", "host" },
+		{ "{\"group\":\"g\",\"app\":\"a\",\"host\":\"h\",\"ip\":\"10.0.0.256\"}", "ip" },
+		{ "{\"group\":\"g\",\"app\":\"a\",\"host\":\"h\",\"ip\":1}", "ip" },
+		{ "{\"group\":\"g\\u0000x\",\"app\":\"a\",\"host\":\"h\"}", "u0000" },
+		{ "{\"group\":\"g\",\"app\":\"a\",\"host\":\"h\",\"bogus\":1}", "bogus" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(parse(cases[i].doc), -1);
+		if (!strstr(err, cases[i].field))
+			fail_msg("case %zu: '%s' does not name '%s'", i, err, cases[i].field);
+	}
+}
+
+static void test_bad_body(void **state)
+{
+	static const struct bad cases[] = {
+		{ "\"period_start\":1700000001,\"points\":{}", "multiple of 10" },
+		{ "\"period_start\":-10,\"points\":{}", "period_start" },
+		{ "\"period_start\":10,\"points\":{}", "period_start" },
+		{ "\"period_start\":\"1700000000\",\"points\":{}", "period_start" },
+		{ "\"period_start\":1700000000.0,\"points\":{}", "period_start" },
+		{ "\"period_start\":1700000000", "points" },
+		{ "\"period_start\":1700000000,\"points\":[]", "points" },
+		{ "\"period_start\":1700000000,\"points\":{\"bad name\":{}}", "bad point name" },
+		{ "\"period_start\":1700000000,\"points\":{\"o\":[]}", "points.o" },
+		{ "\"period_start\":1700000000,\"points\":{\"o\":{\"visits\":-1}}", "points.o.visits" },
+		{ "\"period_start\":1700000000,\"points\":{\"o\":{\"visits\":1.5}}", "points.o.visits" },
+		{ "\"period_start\":1700000000,\"points\":{\"o\":{\"visits\":\"3\"}}", "points.o.visits" },
+		{ "\"period_start\":1700000000,\"points\":{\"o\":{\"visits\":null}}", "points.o.visits" },
+		{ "\"period_start\":1700000000,\"points\":{\"o\":{\"exceptions\":1099511627777}}", "points.o.exceptions" },
+		{ "\"period_start\":1700000000,\"points\":{\"o\":{\"max_concurrency\":true}}", "points.o.max_concurrency" },
+		{ "\"period_start\":1700000000,\"points\":{\"o\":{\"vists\":1}}", "vists" },
+		{ "\"period_start\":1700000000,\"points\":{\"o\":{\"latency_hist\":{}}}", "latency_hist" },
+		{ "\"period_start\":1700000000,\"points\":{\"o\":{\"latency_hist\":[1,-2]}}", "latency_hist[1]" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(parse_tail(cases[i].doc), -1);
+		if (!strstr(err, cases[i].field))
+			fail_msg("case %zu: '%s' does not name '%s'", i, err, cases[i].field);
+	}
+}
+
+static void test_limits(void **state)
+{
+	char *buf = malloc(64 * 1024);
+	size_t off;
+	int i;
+
+	/* period_s other than 10; version negative. */
+	assert_int_equal(parse("{\"group\":\"g\",\"app\":\"a\",\"host\":\"h\","
+			       "\"period_start\":1700000000,\"period_s\":60,\"version\":0,\"points\":{}}"), -1);
+	assert_non_null(strstr(err, "period_s"));
+	assert_int_equal(parse("{\"group\":\"g\",\"app\":\"a\",\"host\":\"h\","
+			       "\"period_start\":1700000000,\"period_s\":10,\"version\":-1,\"points\":{}}"), -1);
+	assert_non_null(strstr(err, "version"));
+
+	/* 64 histogram entries pass, 65 do not. */
+	off = sprintf(buf, "\"period_start\":1700000000,\"points\":{\"o\":{\"latency_hist\":[");
+	for (i = 0; i < 64; i++)
+		off += sprintf(buf + off, "%s1", i ? "," : "");
+	strcpy(buf + off, "]}}");
+	assert_int_equal(parse_tail(buf), 0);
+	assert_int_equal(hb->points[0].nhist, 64);
+	buf[off] = '\0';
+	strcat(buf, ",1]}}");
+	assert_int_equal(parse_tail(buf), -1);
+	assert_non_null(strstr(err, "latency_hist"));
+
+	/* 256 points pass, 257 do not. */
+	off = sprintf(buf, "\"period_start\":1700000000,\"points\":{");
+	for (i = 0; i < 256; i++)
+		off += sprintf(buf + off, "%s\"p%d\":{\"visits\":%d}", i ? "," : "", i, i);
+	strcpy(buf + off, "}");
+	assert_int_equal(parse_tail(buf), 0);
+	assert_int_equal(hb->n, 256);
+	strcpy(buf + off, ",\"p256\":{}}");
+	assert_int_equal(parse_tail(buf), -1);
+	assert_non_null(strstr(err, "too many"));
+	free(buf);
+}
+
+static void test_reply(void **state)
+{
+	struct sds_strategies *s = calloc(1, sizeof(*s)), *got = calloc(1, sizeof(*got));
+	struct sds_hb_reply r = { 0 };
+	json_t *doc;
+	char *text;
+
+	s->version = 5;
+	s->n = 1;
+	strategy_init(&s->s[0], "order");
+	s->s[0].visit_threshold = 100;
+	doc = heartbeat_reply_to_json(5, true, s);
+	text = json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	r.strategies = got;
+	assert_int_equal(heartbeat_reply_parse(text, strlen(text), &r, err, sizeof(err)), 0);
+	free(text);
+	assert_int_equal(r.version, 5);
+	assert_true(r.changed);
+	assert_true(r.has_strategies);
+	assert_ptr_equal(r.strategies, got);
+	assert_int_equal(got->n, 1);
+	assert_int_equal(got->s[0].visit_threshold, 100);
+
+	doc = heartbeat_reply_to_json(5, false, NULL);
+	text = json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	assert_string_equal(text, "{\"version\":5,\"changed\":false,\"strategies\":null,\"drills\":[]}");
+	assert_int_equal(heartbeat_reply_parse(text, strlen(text), &r, err, sizeof(err)), 0);
+	free(text);
+	assert_false(r.has_strategies);
+	assert_false(r.changed);
+
+	/* A reply with a bad strategy is refused whole. */
+	text = "{\"version\":6,\"changed\":true,\"drills\":[],"
+	       "\"strategies\":{\"version\":6,\"points\":{\"o\":{\"downgrade_rate\":101}}}}";
+	assert_int_equal(heartbeat_reply_parse(text, strlen(text), &r, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "downgrade_rate"));
+	text = "{\"version\":6}";
+	assert_int_equal(heartbeat_reply_parse(text, strlen(text), &r, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "changed"));
+	free(s);
+	free(got);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_full_point_set),
+		cmocka_unit_test(test_minimal_ok),
+		cmocka_unit_test(test_bad_header),
+		cmocka_unit_test(test_bad_body),
+		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_reply),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
