@@ -1,0 +1,63 @@
+# tools/bench: per-call cost of a function point (make bench).
+# Included by the root Makefile; defines BENCH_BINS and their rules.
+
+BUILD   ?= build
+GEN     ?= $(BUILD)/gen
+CC      ?= gcc
+CLANG   ?= clang
+BPFTOOL ?= bpftool
+
+BENCH_DIR  := $(BUILD)/bench
+BENCH_WARN := -Wall -Wextra -Wno-unused-parameter
+BENCH_BINS := $(BENCH_DIR)/bench-bare $(BENCH_DIR)/bench-stepped \
+	      $(BENCH_DIR)/bench-endbr $(BENCH_DIR)/bench-nop5
+
+# The bare uprobe + uretprobe pair: tiny BPF object, skeleton, loader.
+$(BENCH_DIR)/bare.bpf.o: tools/bench/bare.bpf.c $(GEN)/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) -O2 -g -target bpf -D__TARGET_ARCH_x86 -I$(GEN) -c $< -o $@
+
+$(BENCH_DIR)/bare.skel.h: $(BENCH_DIR)/bare.bpf.o
+	$(BPFTOOL) gen skeleton $< name bare_bpf > $@.tmp
+	mv $@.tmp $@
+
+$(BENCH_DIR)/bench-bare: tools/bench/bare.c $(BENCH_DIR)/bare.skel.h
+	$(CC) -O2 -g $(BENCH_WARN) -I$(BENCH_DIR) -o $@ $< -lbpf -lelf -lz
+
+# The drivers: the same loop, linked with bench_fn built three ways.  Only
+# the function's object carries the site's flags; the loop is plain -O2.
+$(BENCH_DIR)/driver.o: tools/bench/driver.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g $(BENCH_WARN) -c $< -o $@
+
+$(BENCH_DIR)/driver-nopie.o: tools/bench/driver.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fno-pie $(BENCH_WARN) -c $< -o $@
+
+# (1) first instruction single-stepped: hand-written "mov %edi,%eax".
+$(BENCH_DIR)/fn_stepped.o: tools/bench/fn_stepped.S
+	@mkdir -p $(@D)
+	$(CC) -c $< -o $@
+
+# (2) endbr64; push %rbp.
+$(BENCH_DIR)/fn_endbr.o: tools/bench/fn_endbr.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fcf-protection -fno-omit-frame-pointer \
+		-falign-functions=64 \
+		$(BENCH_WARN) -c $< -o $@
+
+# (3) nop5 from -pg -mfentry -mnop-mcount; no CET so the NOP comes first,
+# aligned so it cannot cross a page; non-PIE, linked without -pg.
+$(BENCH_DIR)/fn_nop5.o: tools/bench/fn_nop5.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fno-pie -pg -mfentry -mnop-mcount -fcf-protection=none \
+		-falign-functions=64 $(BENCH_WARN) -c $< -o $@
+
+$(BENCH_DIR)/bench-stepped: $(BENCH_DIR)/driver.o $(BENCH_DIR)/fn_stepped.o
+	$(CC) -o $@ $^
+
+$(BENCH_DIR)/bench-endbr: $(BENCH_DIR)/driver.o $(BENCH_DIR)/fn_endbr.o
+	$(CC) -o $@ $^
+
+$(BENCH_DIR)/bench-nop5: $(BENCH_DIR)/driver-nopie.o $(BENCH_DIR)/fn_nop5.o
+	$(CC) -no-pie -o $@ $^
