@@ -20,6 +20,24 @@
 
 #define NSEC_PER_SEC	1000000000ULL
 
+/*
+ * Per-CPU counters only race with a program preempted on the same CPU,
+ * which a kernel without involuntary preemption in kernel mode never does.
+ * The loader sets this from the running kernel's preemption model; the
+ * verifier prunes the branch not taken, so the plain adds cost nothing
+ * extra on a preemptible kernel and save a locked instruction each on one
+ * that is not.
+ */
+const volatile bool atomics = true;
+
+#define ADD(p, v)						\
+	do {							\
+		if (atomics)					\
+			__sync_fetch_and_add((p), (v));		\
+		else						\
+			*(p) += (v);				\
+	} while (0)
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 struct {
@@ -65,8 +83,13 @@ static __always_inline struct sds_slot *slot_get(__u32 point, __u64 sec)
 	if (!s)
 		return NULL;
 	old = s->sec;
-	if (old != sec &&
-	    __sync_val_compare_and_swap(&s->sec, old, sec) == old) {
+	if (old == sec)
+		return s;
+	if (!atomics)
+		s->sec = sec;
+	else if (__sync_val_compare_and_swap(&s->sec, old, sec) != old)
+		return s;
+	{
 		s->visits = 0;
 		s->exceptions = 0;
 		s->timeouts = 0;
@@ -131,8 +154,7 @@ static __always_inline void frame_drop(__u32 point)
 	g = bpf_map_lookup_elem(&gauges, &point);
 	if (!g)
 		return;
-	__sync_fetch_and_add(&g->inflight, -1);
-	__sync_fetch_and_add(&g->dropped, 1);
+	ADD(&g->dropped, 1);
 }
 
 /*
@@ -179,7 +201,7 @@ static __always_inline void call_enter(__u32 point, __u64 ts, __u64 sp,
 
 	s = slot_get(point, ts / NSEC_PER_SEC);
 	if (s)
-		__sync_fetch_and_add(&s->visits, 1);
+		ADD(&s->visits, 1);
 
 	g = bpf_map_lookup_elem(&gauges, &point);
 	if (!g)
@@ -196,11 +218,11 @@ static __always_inline void call_enter(__u32 point, __u64 ts, __u64 sp,
 	fr->f[d].point = point;
 	fr->f[d].guard = guard;
 	fr->depth = d + 1;
-	__sync_fetch_and_add(&g->inflight, 1);
+	ADD(&g->entered, 1);
 	return;
 drop:
 	/* Counted as a visit, but its end cannot be paired. */
-	__sync_fetch_and_add(&g->dropped, 1);
+	ADD(&g->unpaired, 1);
 }
 
 /*
@@ -208,8 +230,8 @@ drop:
  * the histogram and the slot's latency and timeouts.  Returns the slot, so
  * a function point can add its exception there.
  */
-static __always_inline struct sds_slot *call_done(__u32 point, __u64 ts,
-						  __u64 lat)
+static __always_inline void call_done(__u32 point, __u64 ts, __u64 lat,
+				      bool has_ret, __u64 rax)
 {
 	struct sds_point_cfg *cfg;
 	struct sds_gauge *g;
@@ -218,21 +240,22 @@ static __always_inline struct sds_slot *call_done(__u32 point, __u64 ts,
 
 	g = bpf_map_lookup_elem(&gauges, &point);
 	if (!g)
-		return NULL;
-	__sync_fetch_and_add(&g->inflight, -1);
-	__sync_fetch_and_add(&g->completed, 1);
+		return;
 	b = log2_u64(lat);
 	if (b < SDS_HIST_BUCKETS)
-		__sync_fetch_and_add(&g->hist[b], 1);
+		ADD(&g->hist[b], 1);
 
 	s = slot_get(point, ts / NSEC_PER_SEC);
 	if (!s)
-		return NULL;
-	__sync_fetch_and_add(&s->latency_sum, lat);
+		return;
+	ADD(&s->latency_sum, lat);
 	cfg = bpf_map_lookup_elem(&point_cfg, &point);
-	if (cfg && cfg->timeout_ns && lat > cfg->timeout_ns)
-		__sync_fetch_and_add(&s->timeouts, 1);
-	return s;
+	if (!cfg)
+		return;
+	if (cfg->timeout_ns && lat > cfg->timeout_ns)
+		ADD(&s->timeouts, 1);
+	if (has_ret && is_exception(cfg, rax))
+		ADD(&s->exceptions, 1);
 }
 
 SEC("uprobe")
@@ -251,9 +274,7 @@ int sds_leave(struct pt_regs *ctx)
 	__u32 point = bpf_get_attach_cookie(ctx);
 	/* After `ret` the stack pointer is one return address above entry. */
 	__u64 sp = PT_REGS_SP(ctx) - 8;
-	struct sds_point_cfg *cfg;
 	struct sds_frames *fr;
-	struct sds_slot *s;
 	__u64 ts, lat;
 	__u32 d, i, found = SDS_MAX_DEPTH;
 
@@ -297,13 +318,7 @@ int sds_leave(struct pt_regs *ctx)
 	}
 	lat = ts - frame_at(fr, found)->ts;
 	fr->depth = found;
-
-	s = call_done(point, ts, lat);
-	if (!s)
-		return 0;
-	cfg = bpf_map_lookup_elem(&point_cfg, &point);
-	if (cfg && is_exception(cfg, PT_REGS_RC(ctx)))
-		__sync_fetch_and_add(&s->exceptions, 1);
+	call_done(point, ts, lat, true, PT_REGS_RC(ctx));
 	return 0;
 }
 
@@ -344,8 +359,8 @@ int sds_guard_downgrade(struct pt_regs *ctx)
 	s = slot_get(point, bpf_ktime_get_ns() / NSEC_PER_SEC);
 	if (!s)
 		return 0;
-	__sync_fetch_and_add(&s->visits, 1);
-	__sync_fetch_and_add(&s->downgrades, 1);
+	ADD(&s->visits, 1);
+	ADD(&s->downgrades, 1);
 	return 0;
 }
 
@@ -359,7 +374,7 @@ int sds_guard_exception(struct pt_regs *ctx)
 		return 0;
 	s = slot_get(point, bpf_ktime_get_ns() / NSEC_PER_SEC);
 	if (s)
-		__sync_fetch_and_add(&s->exceptions, 1);
+		ADD(&s->exceptions, 1);
 	return 0;
 }
 
@@ -401,7 +416,7 @@ int sds_guard_exit(struct pt_regs *ctx)
 		*frame_at(fr, i) = *frame_at(fr, i + 1);
 	}
 	fr->depth = d - 1;
-	call_done(point, ts, lat);
+	call_done(point, ts, lat, false, 0);
 	return 0;
 }
 

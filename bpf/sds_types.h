@@ -40,11 +40,16 @@ struct sds_slot {
 	__u64 latency_sum;	/* ns, over completed calls */
 };
 
-/* Per point, per CPU, since attach.  Summed over CPUs by the loader. */
+/*
+ * Per point, per CPU, since attach.  Summed over CPUs by the loader.  The
+ * concurrency is entered - completed - dropped, where completed is the sum
+ * of the histogram: no counter is both added to at entry and taken from
+ * at exit, which saves the return path an add.
+ */
 struct sds_gauge {
-	__s64 inflight;		/* entered minus left; the sum is the concurrency */
-	__u64 completed;	/* calls whose exit was paired with their entry */
-	__u64 dropped;		/* entries given up: never returned, or stack full */
+	__u64 entered;		/* calls whose frame was pushed */
+	__u64 dropped;		/* pushed frames given up: never returned */
+	__u64 unpaired;		/* calls that could not push a frame (stack full) */
 	__u64 hist[SDS_HIST_BUCKETS];	/* log2 latency histogram of completed calls */
 };
 

@@ -387,7 +387,8 @@ static uint64_t random_u64(void)
 
 	if (getrandom(&v, sizeof(v), 0) != sizeof(v))
 		v = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
-	return v | 1;	/* never 0: an unregistered guard passes 0 */
+	/* Positive in JSON's signed integers, and never 0 (an unregistered guard's). */
+	return (v & INT64_MAX) | 1;
 }
 
 int do_attach(int argc, char **argv)

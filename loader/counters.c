@@ -133,13 +133,15 @@ int counters__read(struct counters *c, int point, uint64_t now_sec,
 	for (cpu = 0; cpu < c->ncpu; cpu++) {
 		const struct sds_gauge *g = &c->gauge[cpu];
 
-		out->concurrency += g->inflight;
-		out->completed += g->completed;
+		out->concurrency += g->entered;
 		out->dropped += g->dropped;
 		for (b = 0; b < SDS_HIST_BUCKETS; b++)
 			out->hist[b] += g->hist[b];
 	}
-	/* A drop and its exit can land on different CPUs in either order. */
+	out->completed = hist_total(out->hist, SDS_HIST_BUCKETS);
+	/* In flight: entered, not completed, not given up. */
+	out->concurrency -= (int64_t)(out->completed + out->dropped);
+	/* CPUs are read one after another: a call can look ended before begun. */
 	if (out->concurrency < 0)
 		out->concurrency = 0;
 	return 0;

@@ -93,6 +93,7 @@ static void point_tick(struct loader *l, int id, uint64_t now_ns,
 	};
 	uint64_t ref_c = __atomic_load_n(&e->refused_concurrent, __ATOMIC_RELAXED);
 	uint64_t ref_t = __atomic_load_n(&e->refused_token, __ATOMIC_RELAXED);
+	uint64_t hold_before = r->cs.hold_until_ns;
 	struct flag_state fs;
 	uint32_t shown;
 
@@ -102,6 +103,11 @@ static void point_tick(struct loader *l, int id, uint64_t now_ns,
 		r->reset_sec = now_sec;
 		counters__window(&l->counters, id, now_sec, now_sec, &r->reset_base);
 	}
+	/* A hold that (re)starts lets its first probe through one interval on. */
+	if (r->cs.hold_until_ns && r->cs.hold_until_ns != hold_before &&
+	    fs.probe_interval_ns)
+		__atomic_store_n(&e->next_probe_ns, now_ns + fs.probe_interval_ns,
+				 __ATOMIC_RELEASE);
 	flags__publish(&l->flags, id, &fs);
 
 	/* The guard's exact limits show as downgrades while they refuse. */
@@ -144,8 +150,14 @@ int engine__apply(struct loader *l, struct sds_strategies *s)
 			cmd_err("strategy for '%s': no room for more points (at most %d)",
 				s->s[i].point, SDS_MAX_POINTS);
 	for (id = 0; id < l->probes.npoints; id++) {
+		struct sds_flag *e = flags__entry(&l->flags, id);
+
 		memset(&l->run[id].cs, 0, sizeof(l->run[id].cs));
 		point_configure(l, id);
+		/* New limits start with a full bucket and no pending probe. */
+		__atomic_store_n(&e->tat_ns, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&e->next_probe_ns, 0, __ATOMIC_RELEASE);
+		__atomic_fetch_add(&e->gen, 1, __ATOMIC_RELEASE);
 	}
 	/* In force now, not at the next tick: the kill switch trips at once. */
 	engine__tick(l);

@@ -21,6 +21,56 @@ static const char *perm_hint(int err)
 	return " (run as root, or with CAP_BPF and CAP_PERFMON)";
 }
 
+/*
+ * Can a uprobe program be preempted by another on the same CPU?  Only
+ * with full (or lazy) preemption.  The model of a PREEMPT_DYNAMIC kernel
+ * is in debugfs when it is mounted, else set by preempt= on the command
+ * line, else the build's default.  When in doubt: yes.
+ */
+static bool kernel_preemptible(void)
+{
+	char buf[4096], *p;
+	FILE *f;
+	size_t n;
+
+	f = fopen("/sys/kernel/debug/sched/preempt", "re");
+	if (f) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		p = strchr(buf, '(');
+		if (p)
+			return strncmp(p, "(none)", 6) && strncmp(p, "(voluntary)", 11);
+	}
+	f = fopen("/proc/cmdline", "re");
+	if (f) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		p = strstr(buf, "preempt=");
+		if (p)
+			return strncmp(p + 8, "none", 4) && strncmp(p + 8, "voluntary", 9);
+	}
+	f = popen("zcat /proc/config.gz 2>/dev/null", "re");
+	if (f) {
+		bool none = false, full = false;
+
+		while (fgets(buf, sizeof(buf), f)) {
+			if (!strcmp(buf, "CONFIG_PREEMPT_NONE=y\n") ||
+			    !strcmp(buf, "CONFIG_PREEMPT_VOLUNTARY=y\n"))
+				none = true;
+			if (!strcmp(buf, "CONFIG_PREEMPT=y\n") ||
+			    !strcmp(buf, "CONFIG_PREEMPT_RT=y\n") ||
+			    !strcmp(buf, "CONFIG_PREEMPT_LAZY=y\n"))
+				full = true;
+		}
+		pclose(f);
+		if (none || full)
+			return !none || full;
+	}
+	return true;
+}
+
 int probes__load(struct probes *pr, uint64_t key, char *err, size_t errlen)
 {
 	int e;
@@ -31,6 +81,8 @@ int probes__load(struct probes *pr, uint64_t key, char *err, size_t errlen)
 		return -1;
 	}
 	pr->skel->rodata->loader_key = key;
+	pr->atomics = kernel_preemptible();
+	pr->skel->rodata->atomics = pr->atomics;
 	e = sds_bpf__load(pr->skel);
 	if (e) {
 		e = -e;

@@ -6,6 +6,7 @@
 #ifndef SDS_PROBES_H
 #define SDS_PROBES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -47,6 +48,7 @@ struct probes {
 	struct guard_file files[PROBES_MAX_GUARD_FILES];
 	struct bpf_link *exit_link;	/* sds_thread_exit */
 	int npoints;			/* points in use, ids 0..npoints-1 */
+	bool atomics;			/* BPF adds are locked: the kernel preempts */
 	struct probe_point *pts;	/* SDS_MAX_POINTS entries */
 };
 

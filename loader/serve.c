@@ -76,6 +76,7 @@ static json_t *head_json(struct loader *l)
 	json_object_set_new(o, "target", json_string(l->target));
 	json_object_set_new(o, "strategies_version",
 			    json_integer(l->strategies ? l->strategies->version : -1));
+	json_object_set_new(o, "atomics", json_boolean(l->probes.atomics));
 	json_object_set_new(o, "admin", l->uplink ? uplink__json(l->uplink) : json_null());
 	return o;
 }

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The four probe sites of libsds as counting C functions, linked into the
+ * client tests in place of userspace/sites.S: what the BPF programs would
+ * count, the tests count here, exactly, by point id and key.
+ */
+#include "fake_sites.h"
+
+__u64 site_calls[SITE_KINDS][SDS_MAX_POINTS];
+__u64 site_last_key[SITE_KINDS];
+
+static void count(int kind, __u32 id, __u64 key)
+{
+	if (id < SDS_MAX_POINTS)
+		__atomic_add_fetch(&site_calls[kind][id], 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&site_last_key[kind], key, __ATOMIC_RELAXED);
+}
+
+__attribute__((noinline)) void sds__site_enter(__u32 id, __u64 key)
+{
+	count(SITE_ENTER, id, key);
+}
+
+__attribute__((noinline)) void sds__site_exit(__u32 id, __u64 key)
+{
+	count(SITE_EXIT, id, key);
+}
+
+__attribute__((noinline)) void sds__site_exception(__u32 id, __u64 key)
+{
+	count(SITE_EXCEPTION, id, key);
+}
+
+__attribute__((noinline)) void sds__site_downgrade(__u32 id, __u64 key)
+{
+	count(SITE_DOWNGRADE, id, key);
+}
+
+__u64 site_count(int kind, __u32 id)
+{
+	return __atomic_load_n(&site_calls[kind][id], __ATOMIC_RELAXED);
+}
+
+__u64 site_total(int kind)
+{
+	__u64 n = 0;
+	int i;
+
+	for (i = 0; i < SDS_MAX_POINTS; i++)
+		n += site_count(kind, i);
+	return n;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Counting stand-ins of the probe sites (see fake_sites.c). */
+#ifndef SDS_FAKE_SITES_H
+#define SDS_FAKE_SITES_H
+
+#include <linux/types.h>
+#include "sds_types.h"
+
+enum { SITE_ENTER, SITE_EXIT, SITE_EXCEPTION, SITE_DOWNGRADE, SITE_KINDS };
+
+void sds__site_enter(__u32 id, __u64 key);
+void sds__site_exit(__u32 id, __u64 key);
+void sds__site_exception(__u32 id, __u64 key);
+void sds__site_downgrade(__u32 id, __u64 key);
+
+/* Calls of site @kind with point id @id so far. */
+__u64 site_count(int kind, __u32 id);
+/* Calls of site @kind, all ids. */
+__u64 site_total(int kind);
+/* The key of the last call of each site. */
+extern __u64 site_last_key[SITE_KINDS];
+
+#endif /* SDS_FAKE_SITES_H */

@@ -1,0 +1,101 @@
+# Tests of libsds (tests/libsds/), included by userspace/userspace.mk.
+# `make libsds-test` (run by `make test` through EXTRA_TESTS) builds them
+# under build/test/libsds and runs them:
+#
+#   test_guard     the decision logic on a region laid out by the test
+#                  (ASan + UBSan)
+#   test_noloader  the whole library, real sites, no loader (ASan + UBSan)
+#   test_client    the library against a stand-in loader, with counting
+#                  sites in place of sites.S (ASan + UBSan)
+#   test_sites     the built products: sites, notes, exports, and programs
+#                  linked with them (PIE, non-PIE, gc-sections, stripped,
+#                  shared through pkg-config)
+#   nocost         ns per guarded call of the built library (printed)
+
+LT_DIR     := $(TBUILD)/libsds
+LT_SRC     := tests/libsds
+LT_SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer \
+	      -fno-sanitize-recover=all
+LT_CFLAGS  := -O1 -g $(WARN) -std=gnu11 -pthread
+LT_CPP     := $(CPPFLAGS) -Iuserspace -I$(LT_SRC)
+LT_DEPS    := $(LIBSDS_HDRS) $(wildcard $(LT_SRC)/*.h)
+
+# The library's sources, built again with the sanitizers.
+LT_LIB_SRCS := $(LIBSDS_CSRCS)
+
+$(LT_DIR)/test_guard: $(LT_SRC)/test_guard.c userspace/guard.c $(LT_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< userspace/guard.c \
+		-lcmocka -lm
+
+$(LT_DIR)/test_noloader: $(LT_SRC)/test_noloader.c $(LT_LIB_SRCS) \
+		userspace/sites.S $(LT_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< $(LT_LIB_SRCS) \
+		userspace/sites.S -lcmocka
+
+$(LT_DIR)/test_client: $(LT_SRC)/test_client.c $(LT_SRC)/fakeloader.c \
+		$(LT_SRC)/fake_sites.c $(LT_LIB_SRCS) $(LT_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< $(LT_SRC)/fakeloader.c \
+		$(LT_SRC)/fake_sites.c $(LT_LIB_SRCS) -lcmocka
+
+# Programs linked with the products, as users link them.
+LT_PC := PKG_CONFIG_PATH=$(BUILD)/lib/pkgconfig $(PKG_CONFIG)
+
+$(LT_DIR)/linked_pie: $(LT_SRC)/linked.c $(LIBSDS_A) $(LIBSDS_HEADER) $(LIBSDS_PC)
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fPIE -pie $$($(LT_PC) --cflags sds) -o $@ $< \
+		$(LIBSDS_A) -lpthread
+
+$(LT_DIR)/linked_nopie: $(LT_SRC)/linked.c $(LIBSDS_A) $(LIBSDS_HEADER) $(LIBSDS_PC)
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fno-pie -no-pie $$($(LT_PC) --cflags sds) -o $@ $< \
+		$(LIBSDS_A) -lpthread
+
+$(LT_DIR)/linked_gc: $(LT_SRC)/linked.c $(LIBSDS_A) $(LIBSDS_HEADER) $(LIBSDS_PC)
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -ffunction-sections -fdata-sections -Wl,--gc-sections \
+		$$($(LT_PC) --cflags sds) -o $@ $< $(LIBSDS_A) -lpthread
+
+$(LT_DIR)/linked_stripped: $(LT_DIR)/linked_pie
+	$(STRIP) -o $@ $<
+
+# Through pkg-config, against libsds.so (its rpath is in Libs).
+$(LT_DIR)/linked_shared: $(LT_SRC)/linked.c $(LIBSDS_SO) $(LIBSDS_HEADER) $(LIBSDS_PC)
+	@mkdir -p $(@D)
+	$(CC) -O2 -g $$($(LT_PC) --cflags sds) -o $@ $< $$($(LT_PC) --libs sds)
+
+LT_LINKED := $(LT_DIR)/linked_pie $(LT_DIR)/linked_nopie $(LT_DIR)/linked_gc \
+	     $(LT_DIR)/linked_stripped $(LT_DIR)/linked_shared
+
+$(LT_DIR)/test_sites: $(LT_SRC)/test_sites.c $(LT_DEPS) $(LT_LINKED) \
+		$(LIBSDS_A) $(LIBSDS_SO)
+	@mkdir -p $(@D)
+	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< \
+		-DOBJDUMP='"$(OBJDUMP)"' \
+		-DSDS_SO='"$(LIBSDS_SO0)"' -DSDS_A='"$(LIBSDS_A)"' \
+		-DEXE_PIE='"$(LT_DIR)/linked_pie"' \
+		-DEXE_NOPIE='"$(LT_DIR)/linked_nopie"' \
+		-DEXE_GC='"$(LT_DIR)/linked_gc"' \
+		-DEXE_STRIPPED='"$(LT_DIR)/linked_stripped"' \
+		-DEXE_SHARED='"$(LT_DIR)/linked_shared"' \
+		-lcmocka -lelf
+
+$(LT_DIR)/nocost: $(LT_SRC)/nocost.c $(LT_SRC)/fakeloader.c $(LIBSDS_A) \
+		$(LIBSDS_HEADER) $(LT_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -I$(BUILD)/include -I$(LT_SRC) -O2 -g $(WARN) \
+		-std=gnu11 -pthread -o $@ $< $(LT_SRC)/fakeloader.c $(LIBSDS_A)
+
+LT_TESTS := $(LT_DIR)/test_guard $(LT_DIR)/test_noloader \
+	    $(LT_DIR)/test_client $(LT_DIR)/test_sites
+
+EXTRA_TESTS += libsds-test
+
+.PHONY: libsds-test libsds-tests
+libsds-tests: $(LT_TESTS) $(LT_DIR)/nocost
+
+libsds-test: $(LIBSDS_HEADER) $(LIBSDS_A) $(LIBSDS_SO) $(LIBSDS_PC) libsds-tests
+	@set -e; for t in $(LT_TESTS); do echo "== $$t"; $$t; done
+	@echo "== $(LT_DIR)/nocost"; $(LT_DIR)/nocost

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * guard.c - the guard's decision (docs/PROTOCOL.md, "The guard's
+ * decision").  Line 1 of an entry is the loader's and is only read, as a
+ * snapshot under its sequence counter; line 2 is the guards' and is only
+ * changed with atomics, since every guarded process on the host (and every
+ * thread) shares it.  Nothing here allocates, locks or enters the kernel.
+ */
+#include "guard.h"
+
+/* sites.S writes this layout into its notes by hand. */
+_Static_assert(SDS_FLAGS_LAYOUT == 1, "userspace/sites.S records layout 1");
+
+/* A consistent copy of the loader's line of an entry. */
+struct line1 {
+	__u32 active;		/* SDS_ACT_* */
+	__u32 rate;		/* downgrade share, 0..100 */
+	__u64 expires_ns;	/* the downgrade lapses then */
+	__s64 concurrent_limit;	/* permits of the semaphore */
+	__u64 token_interval_ns;	/* ns per token */
+	__u64 token_burst_ns;	/* bucket size in ns */
+	__u64 probe_interval_ns;	/* one probe call this often */
+};
+
+#define LD(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/*
+ * Copy line 1 of @e.  The loader makes seq odd, writes, makes it even:
+ * a copy taken between two equal even reads is whole.  False if no whole
+ * copy came within SDS_SEQ_TRIES tries.
+ */
+static bool line1_read(const struct sds_flag *e, struct line1 *l)
+{
+	__u32 s;
+	int i;
+
+	for (i = 0; i < SDS_SEQ_TRIES; i++) {
+		s = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+		if (s & 1) {
+			cpu_relax();
+			continue;
+		}
+		l->active = LD(e->active);
+		l->rate = LD(e->rate);
+		l->expires_ns = LD(e->expires_ns);
+		l->concurrent_limit = LD(e->concurrent_limit);
+		l->token_interval_ns = LD(e->token_interval_ns);
+		l->token_burst_ns = LD(e->token_burst_ns);
+		l->probe_interval_ns = LD(e->probe_interval_ns);
+		/* The field loads must not pass the second read of seq. */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (LD(e->seq) == s)
+			return true;
+	}
+	return false;
+}
+
+static uint64_t splitmix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+uint64_t sds_guard_rand(uint64_t *state)
+{
+	static uint64_t seeds;	/* makes two states seeded alike differ */
+	uint64_t x = *state;
+
+	if (!x) {
+		x = splitmix64((uintptr_t)state ^
+			       __atomic_add_fetch(&seeds, 0x9e3779b97f4a7c15ULL,
+						  __ATOMIC_RELAXED));
+		if (!x)
+			x = 1;	/* xorshift's one fixed point */
+	}
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * 0x2545f4914f6cdd1dULL;
+}
+
+/* Downgrade with probability @rate / 100. */
+static bool rate_hit(__u32 rate, uint64_t *rng)
+{
+	if (rate >= 100)
+		return true;
+	if (!rate)
+		return false;
+	return sds_guard_rand(rng) % 100 < rate;
+}
+
+/*
+ * The hold's probe: one call per probe interval, claimed with a CAS so
+ * that of the threads and processes arriving together exactly one wins.
+ */
+static bool probe_take(struct sds_flag *e, const struct line1 *l, uint64_t now)
+{
+	__u64 next = LD(e->next_probe_ns);
+
+	for (;;) {
+		/*
+		 * Further ahead than one interval can only come from an
+		 * earlier, longer interval: the next probe is one of the
+		 * new intervals from now.
+		 */
+		if (next > now && next - now > l->probe_interval_ns) {
+			if (__atomic_compare_exchange_n(&e->next_probe_ns, &next,
+							now + l->probe_interval_ns, false,
+							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+				return false;
+			continue;
+		}
+		if (now < next)
+			return false;
+		if (__atomic_compare_exchange_n(&e->next_probe_ns, &next,
+						now + l->probe_interval_ns, false,
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			return true;
+	}
+}
+
+/*
+ * GCRA: the bucket is the theoretical arrival time @tat_ns.  A call is
+ * allowed if, after adding its interval, tat is at most one bucket ahead
+ * of now; so a full bucket lets token_bucket calls through at once and
+ * then one per interval: exactly bucket + rate * t over t.
+ */
+static bool token_take(struct sds_flag *e, const struct line1 *l, uint64_t now)
+{
+	__u64 tat = LD(e->tat_ns), base, ahead;
+	__u64 iv = l->token_interval_ns, burst = l->token_burst_ns;
+
+	if (iv > burst)
+		return false;	/* a bucket smaller than one token */
+	for (;;) {
+		base = tat > now ? tat : now;
+		ahead = base - now;
+		/*
+		 * More than a bucket (and an interval, for threads whose
+		 * clock reads came in another order) ahead: tat was set
+		 * under a bigger bucket or slower rate.  Bring it to an
+		 * empty bucket of the current one, else the old debt would
+		 * refuse calls for up to the old bucket's length.
+		 */
+		if (ahead > burst && ahead - burst > iv) {
+			__atomic_compare_exchange_n(&e->tat_ns, &tat, now + burst,
+						    false, __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED);
+			continue;
+		}
+		if (ahead > burst - iv)
+			return false;
+		if (__atomic_compare_exchange_n(&e->tat_ns, &tat, base + iv, false,
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			return true;
+	}
+}
+
+/*
+ * The semaphore.  A CAS rather than add-then-undo: a refused caller's
+ * transient +1 would otherwise refuse a concurrent caller that fits, and
+ * the limit must be exact.  The process's cell is raised first and
+ * lowered last, so a process killed in between has at worst one permit
+ * given back by the loader too many (fail-open), never one held forever.
+ */
+static bool permit_take(struct sds_flag *e, __u32 *permit, __s64 limit)
+{
+	__s64 cur;
+
+	if (permit)
+		__atomic_fetch_add(permit, 1, __ATOMIC_RELAXED);
+	cur = LD(e->permits);
+	do {
+		if (cur >= limit) {
+			if (permit)
+				__atomic_fetch_sub(permit, 1, __ATOMIC_RELAXED);
+			return false;
+		}
+	} while (!__atomic_compare_exchange_n(&e->permits, &cur, cur + 1, false,
+					      __ATOMIC_ACQUIRE, __ATOMIC_RELAXED));
+	return true;
+}
+
+unsigned int sds_guard_decide(struct sds_flag *e,
+			      const struct sds_flags_header *h, __u32 *permit,
+			      uint64_t now, uint64_t *rng)
+{
+	unsigned int how = 0;
+	struct line1 l;
+
+	/* 1, 2: a whole copy of the loader's line, or pass. */
+	if (!line1_read(e, &l) || !l.active)
+		return 0;
+	/* 3: a dead loader's flags are not obeyed. */
+	if (sds_guard_stale(h, now))
+		return 0;
+	/* 4: downgraded (or held) until the expiry the loader renews. */
+	if ((l.active & SDS_ACT_DOWNGRADE) && now < l.expires_ns) {
+		if ((l.active & SDS_ACT_PROBE) && probe_take(e, &l, now))
+			how |= SDS_G_PROBE;
+		else if (rate_hit(l.rate, rng))
+			return SDS_G_DOWNGRADE;
+	}
+	/*
+	 * 5, 6: the exact limits hold for a probe too (a probe that finds
+	 * the bucket empty or the semaphore full is simply downgraded and
+	 * reports nothing; the next interval brings the next probe).
+	 */
+	if ((l.active & SDS_ACT_TOKEN) && !token_take(e, &l, now)) {
+		__atomic_fetch_add(&e->refused_token, 1, __ATOMIC_RELAXED);
+		return SDS_G_DOWNGRADE;
+	}
+	if (l.active & SDS_ACT_CONCURRENT) {
+		if (!permit_take(e, permit, l.concurrent_limit)) {
+			__atomic_fetch_add(&e->refused_concurrent, 1, __ATOMIC_RELAXED);
+			return SDS_G_DOWNGRADE;
+		}
+		how |= SDS_G_PERMIT;
+	}
+	/* 7: pass. */
+	return how;
+}
+
+void sds_guard_release(struct sds_flag *e, __u32 *permit, unsigned int how)
+{
+	if (how & SDS_G_PERMIT) {
+		__atomic_fetch_sub(&e->permits, 1, __ATOMIC_RELEASE);
+		if (permit)
+			__atomic_fetch_sub(permit, 1, __ATOMIC_RELAXED);
+	}
+	if (how & SDS_G_PROBE)
+		__atomic_fetch_add((how & SDS_G_EXCEPTION) ? &e->probes_failed :
+				   &e->probes_ok, 1, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * guard.h - the guard's decision for one call (docs/PROTOCOL.md, "The
+ * guard's decision"), on a flag entry and a header: no socket, no probe
+ * site, no clock of its own, so the unit tests run it on a region they lay
+ * out themselves with a clock they control.
+ */
+#ifndef SDS_GUARD_H
+#define SDS_GUARD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "sds_flags.h"
+
+/* What the decision gave one call (and, in a frame, what it did since). */
+#define SDS_G_DOWNGRADE	(1u << 0)	/* refused: run the fallback */
+#define SDS_G_PERMIT	(1u << 1)	/* passed holding a semaphore permit */
+#define SDS_G_PROBE	(1u << 2)	/* passed as the hold's probe call */
+#define SDS_G_EXCEPTION	(1u << 3)	/* frames only: an exception was signed */
+
+/*
+ * Retries of the read of the loader's line under its sequence counter.  A
+ * loader killed in the middle of a write leaves the counter odd for good:
+ * after this many tries the guard gives up and passes (fail-open).
+ */
+#define SDS_SEQ_TRIES	64
+
+/*
+ * The region of a loader whose tick is more than SDS_STALE_NS from @now.
+ * Either way: a tick written just after we read the clock is a little
+ * ahead and fresh, but one far ahead is no tick of a loader on this
+ * host's clock, and garbage must not keep flags in force.
+ */
+static inline bool sds_guard_stale(const struct sds_flags_header *h,
+				   uint64_t now)
+{
+	uint64_t tick = __atomic_load_n(&h->tick_ns, __ATOMIC_RELAXED);
+
+	return now - tick + SDS_STALE_NS > 2 * SDS_STALE_NS;
+}
+
+/*
+ * Decide one call of the point whose entry is @e in the region headed by
+ * @h, at CLOCK_MONOTONIC @now.  @permit is this process's cell of the
+ * permit table for the point (NULL: none), @rng the caller's PRNG state
+ * for downgrade_rate.  Returns SDS_G_DOWNGRADE, or for a passed call 0 or
+ * SDS_G_PERMIT and/or SDS_G_PROBE, which sds_guard_release() must be given
+ * at the end of the call.
+ */
+unsigned int sds_guard_decide(struct sds_flag *e,
+			      const struct sds_flags_header *h, __u32 *permit,
+			      uint64_t now, uint64_t *rng);
+
+/*
+ * End of a passed call that sds_guard_decide() gave @how (with
+ * SDS_G_EXCEPTION if the call failed): gives the permit back, counts the
+ * probe's outcome.
+ */
+void sds_guard_release(struct sds_flag *e, __u32 *permit, unsigned int how);
+
+/*
+ * xorshift64* step.  A zero state is seeded first (from its address and a
+ * process-wide counter: no clock, no syscall), so a thread-local zero
+ * state needs no set-up.
+ */
+uint64_t sds_guard_rand(uint64_t *state);
+
+#endif /* SDS_GUARD_H */

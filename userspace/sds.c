@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * sds.c - the hot path of libsds: sds_should_downgrade(),
+ * sds_exception_sign(), sds_downgrade_finally().
+ *
+ * No allocation, no lock, no syscall (CLOCK_MONOTONIC comes from the
+ * vDSO, and only for a point whose entry is active).  A point that was
+ * never bound costs two loads at the start and one at the end of a call.
+ *
+ * Each thread keeps a small stack of the guarded calls it is inside: the
+ * point, the binding the call started with and what the decision gave it,
+ * so that the end of the call gives back exactly what its start took, on
+ * the session it took it from, even if the client has re-registered since.
+ * SDS lets calls end in any order: the end of a call takes the innermost
+ * frame of its own point.
+ */
+#include <time.h>
+#include "guard.h"
+#include "libsds.h"
+
+/* As deep as the BPF side pairs guarded calls of one thread. */
+#define SDS_FRAMES	SDS_MAX_DEPTH
+
+/* One guarded call in progress on this thread. */
+struct frame {
+	struct sds_point *point;	/* the call's point */
+	const struct sds_bind *bind;	/* its binding at entry; NULL: detached */
+	unsigned int how;		/* SDS_G_* of its decision and since */
+};
+
+/* The guarded calls of one thread. */
+struct frames {
+	unsigned int depth;		/* frames in use */
+	unsigned int overflow;		/* calls entered beyond SDS_FRAMES */
+	uint64_t rng;			/* downgrade_rate's PRNG; 0: unseeded */
+	struct frame f[SDS_FRAMES];	/* innermost last */
+};
+
+static __thread struct frames frames;
+
+/*
+ * A signal handler may run guarded calls between any two instructions
+ * here; it only ever works above the depth it finds, so a frame is
+ * claimed (depth raised) before it is written, and dropped after it was
+ * read.  These fences keep the compiler from reordering across that.
+ */
+#define signal_fence()	__atomic_signal_fence(__ATOMIC_SEQ_CST)
+
+static inline uint64_t clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* The innermost frame of @p, or -1. */
+static inline int frame_find(const struct frames *t, const struct sds_point *p)
+{
+	int i;
+
+	for (i = (int)t->depth - 1; i >= 0; i--)
+		if (t->f[i].point == p)
+			return i;
+	return -1;
+}
+
+/*
+ * The work of a call of a point that is or was bound.  Out of line so
+ * that the path of a never-bound point (no loader) stays a leaf that
+ * saves no register: two loads and a return.
+ */
+static __attribute__((noinline)) bool
+should_downgrade_frame(struct sds_point *p, const struct sds_bind *b)
+{
+	struct frames *t;
+	struct frame *f;
+	unsigned int how = 0;
+	unsigned int d;
+
+	t = &frames;
+	d = t->depth;
+	if (d >= SDS_FRAMES) {
+		/* Untracked: counted nowhere, never downgraded. */
+		t->overflow++;
+		return false;
+	}
+	if (b && __atomic_load_n(&b->entry->active, __ATOMIC_RELAXED))
+		how = sds_guard_decide(b->entry, b->hdr, b->permit,
+				       clock_ns(), &t->rng);
+	/*
+	 * A detached call gets a frame too (bind NULL), so that its end
+	 * does not take the frame of an outer call of the same point.
+	 * The frame is written before the site is called: nothing of the
+	 * thread's state is needed after the call.
+	 */
+	t->depth = d + 1;
+	signal_fence();
+	f = &t->f[d];
+	f->point = p;
+	f->bind = b;
+	f->how = how;
+	if (!b)
+		return false;
+	if (how & SDS_G_DOWNGRADE) {
+		sds__site_downgrade(b->id, b->key);
+		return true;
+	}
+	sds__site_enter(b->id, b->key);
+	return false;
+}
+
+SDS_API bool sds_should_downgrade(struct sds_point *p)
+{
+	const struct sds_bind *b;
+
+	if (!p)
+		return false;
+	b = __atomic_load_n(&p->bind, __ATOMIC_ACQUIRE);
+	/* Never bound: no frame of this point can exist. */
+	if (!b && !__atomic_load_n(&p->ever, __ATOMIC_RELAXED))
+		return false;
+	return should_downgrade_frame(p, b);
+}
+
+SDS_API void sds_exception_sign(struct sds_point *p)
+{
+	struct frames *t;
+	struct frame *f;
+	int i;
+
+	if (!p || !__atomic_load_n(&p->ever, __ATOMIC_RELAXED))
+		return;
+	t = &frames;
+	if (t->overflow)
+		return;		/* the innermost call is an untracked one */
+	i = frame_find(t, p);
+	if (i < 0)
+		return;
+	f = &t->f[i];
+	if (!f->bind || (f->how & (SDS_G_DOWNGRADE | SDS_G_EXCEPTION)))
+		return;
+	f->how |= SDS_G_EXCEPTION;
+	sds__site_exception(f->bind->id, f->bind->key);
+}
+
+/* The end of a call of a point that was bound once (see above). */
+static __attribute__((noinline)) void finally_frame(struct sds_point *p)
+{
+	struct frames *t;
+	struct frame f;
+	int i;
+
+	t = &frames;
+	if (t->overflow) {
+		t->overflow--;
+		return;
+	}
+	i = frame_find(t, p);
+	if (i < 0)
+		return;
+	f = t->f[i];
+	if ((unsigned int)i + 1 < t->depth)
+		__builtin_memmove(&t->f[i], &t->f[i + 1],
+				  (t->depth - 1 - i) * sizeof(f));
+	signal_fence();
+	t->depth--;
+
+	if (!f.bind || (f.how & SDS_G_DOWNGRADE))
+		return;		/* a downgraded call ends with nothing */
+	/* Exit first: a permit given back lets the next call in. */
+	sds__site_exit(f.bind->id, f.bind->key);
+	if (f.how & (SDS_G_PERMIT | SDS_G_PROBE))
+		sds_guard_release(f.bind->entry, f.bind->permit, f.how);
+}
+
+SDS_API void sds_downgrade_finally(struct sds_point *p)
+{
+	if (p && __atomic_load_n(&p->ever, __ATOMIC_RELAXED))
+		finally_frame(p);
+}
