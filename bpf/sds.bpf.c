@@ -61,12 +61,46 @@ struct {
 	__type(value, struct sds_point_cfg);
 } point_cfg SEC(".maps");
 
+/* Per CPU: the second last computed, so the hot path divides once a second. */
+struct sds_sec_cache {
+	__u64 start_ns;		/* the second's first ns */
+	__u64 sec;		/* start_ns / 1e9 */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sds_sec_cache);
+} sec_cache SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
 	__type(value, struct sds_frames);
 } frames SEC(".maps");
+
+/*
+ * @ts / 1e9.  A 64-bit division costs tens of cycles on every call; the
+ * per-CPU cache of the current second turns it into a compare.
+ */
+static __always_inline __u64 sec_of(__u64 ts)
+{
+	struct sds_sec_cache *c;
+	__u32 zero = 0;
+	__u64 sec;
+
+	c = bpf_map_lookup_elem(&sec_cache, &zero);
+	if (c && ts >= c->start_ns && ts - c->start_ns < NSEC_PER_SEC)
+		return c->sec;
+	sec = ts / NSEC_PER_SEC;
+	if (c) {
+		c->sec = sec;
+		c->start_ns = sec * NSEC_PER_SEC;
+	}
+	return sec;
+}
 
 /*
  * The slot of @point for second @sec, claimed for that second if it still
@@ -199,7 +233,7 @@ static __always_inline void call_enter(__u32 point, __u64 ts, __u64 sp,
 	struct sds_gauge *g;
 	__u32 d;
 
-	s = slot_get(point, ts / NSEC_PER_SEC);
+	s = slot_get(point, sec_of(ts));
 	if (s)
 		ADD(&s->visits, 1);
 
@@ -245,7 +279,7 @@ static __always_inline void call_done(__u32 point, __u64 ts, __u64 lat,
 	if (b < SDS_HIST_BUCKETS)
 		ADD(&g->hist[b], 1);
 
-	s = slot_get(point, ts / NSEC_PER_SEC);
+	s = slot_get(point, sec_of(ts));
 	if (!s)
 		return;
 	ADD(&s->latency_sum, lat);
@@ -356,7 +390,7 @@ int sds_guard_downgrade(struct pt_regs *ctx)
 	if (guard_point(ctx, &point))
 		return 0;
 	/* A downgraded call counts a visit and a downgrade, nothing else. */
-	s = slot_get(point, bpf_ktime_get_ns() / NSEC_PER_SEC);
+	s = slot_get(point, sec_of(bpf_ktime_get_ns()));
 	if (!s)
 		return 0;
 	ADD(&s->visits, 1);
@@ -372,7 +406,7 @@ int sds_guard_exception(struct pt_regs *ctx)
 
 	if (guard_point(ctx, &point))
 		return 0;
-	s = slot_get(point, bpf_ktime_get_ns() / NSEC_PER_SEC);
+	s = slot_get(point, sec_of(bpf_ktime_get_ns()));
 	if (s)
 		ADD(&s->exceptions, 1);
 	return 0;

@@ -183,9 +183,9 @@ static void test_names_costs_hints(void **state)
 	assert_string_equal(site_kind_name(SITE_EMULATED), "emulated");
 	assert_string_equal(site_kind_name(SITE_STEPPED), "stepped");
 
-	assert_int_equal(site_cost_ns(SITE_NOP5), 580);
-	assert_int_equal(site_cost_ns(SITE_EMULATED), 1300);
-	assert_int_equal(site_cost_ns(SITE_STEPPED), 20800);
+	assert_int_equal(site_cost_ns(SITE_NOP5), 700);
+	assert_int_equal(site_cost_ns(SITE_EMULATED), 1000);
+	assert_int_equal(site_cost_ns(SITE_STEPPED), 20500);
 
 	assert_string_equal(site_hint(SITE_NOP5), "");
 	assert_non_null(strstr(site_hint(SITE_EMULATED),
@@ -194,7 +194,7 @@ static void test_names_costs_hints(void **state)
 			       "-pg -mfentry -mnop-mcount"));
 	assert_non_null(strstr(site_hint(SITE_STEPPED),
 			       "-fpatchable-function-entry=5"));
-	assert_non_null(strstr(site_hint(SITE_STEPPED), "~580 ns"));
+	assert_non_null(strstr(site_hint(SITE_STEPPED), "~700 ns"));
 }
 
 int main(void)
