@@ -224,7 +224,8 @@ out:
 	return ret;
 }
 
-static void print_points(const struct probes *pr, const struct sds_sites *sites)
+static void print_points(const struct probes *pr, const struct sds_sites *sites,
+			 bool needs_libsds)
 {
 	int i;
 
@@ -251,6 +252,9 @@ static void print_points(const struct probes *pr, const struct sds_sites *sites)
 		       "(guards)", "sds__site_enter",
 		       (unsigned long long)sites->offset[SDS_SITE_ENTER], "nop5",
 		       "~260 ns");
+	else if (needs_libsds)
+		printf("%-16s %-24s %-10s %-8s %-9s libsds guard points in libsds.so, attached as the app registers\n",
+		       "(guards)", "sds__site_enter", "-", "nop5", "~260 ns");
 	fflush(stdout);
 }
 
@@ -553,7 +557,7 @@ int do_attach(int argc, char **argv)
 			goto cleanup;
 		}
 	}
-	print_points(&l.probes, &sites);
+	print_points(&l.probes, &sites, needs_libsds);
 
 	lfd = ctl_listen(&paths, env.sock_mode, env.sock_gid);
 	if (lfd < 0) {
