@@ -252,10 +252,16 @@ int do_top(int argc, char **argv)
 		return 1;
 	if (optind < argc)
 		return cmd_err("top: unexpected argument '%s'", argv[optind]), 1;
+	/* A baseline first, so the first table already shows rates. */
+	prev = ask(&q, "stats");
+	if (!prev)
+		return 1;
 	for (n = 0; !q.count || n < q.count; n++) {
-		time_t now = time(NULL);
+		time_t now;
 		char tbuf[16];
 
+		sleep_s(q.interval);
+		now = time(NULL);
 		r = ask(&q, "stats");
 		if (!r) {
 			json_decref(prev);
@@ -290,8 +296,6 @@ int do_top(int argc, char **argv)
 		fflush(stdout);
 		json_decref(prev);
 		prev = r;
-		if (!q.count || n + 1 < q.count)
-			sleep_s(q.interval);
 	}
 	json_decref(prev);
 	return 0;
