@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "heartbeat.h"
+#include "sdsjson.h"
 #include "names.h"
 
 struct sds_heartbeat *heartbeat_new(void)
@@ -323,16 +324,12 @@ int heartbeat_from_json(json_t *doc, struct sds_heartbeat *out,
 int heartbeat_parse(const char *text, size_t len, struct sds_heartbeat *out,
 		    char *err, size_t errlen)
 {
-	json_error_t jerr;
 	json_t *doc;
 	int ret;
 
-	doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!doc) {
-		snprintf(err, errlen, "bad JSON at line %d column %d: %s",
-			 jerr.line, jerr.column, jerr.text);
+	doc = sds_json_load(text, len, err, errlen);
+	if (!doc)
 		return -1;
-	}
 	ret = heartbeat_from_json(doc, out, err, errlen);
 	json_decref(doc);
 	return ret;
@@ -351,18 +348,14 @@ int heartbeat_reply_parse(const char *text, size_t len, struct sds_hb_reply *r,
 			  char *err, size_t errlen)
 {
 	struct sds_strategies *keep = r->strategies;
-	json_error_t jerr;
 	json_t *doc, *v, *st;
 	int ret = -1;
 
 	memset(r, 0, sizeof(*r));
 	r->strategies = keep;
-	doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!doc) {
-		snprintf(err, errlen, "bad JSON at line %d column %d: %s",
-			 jerr.line, jerr.column, jerr.text);
+	doc = sds_json_load(text, len, err, errlen);
+	if (!doc)
 		return -1;
-	}
 	if (!json_is_object(doc)) {
 		snprintf(err, errlen, "expected a JSON object");
 		goto out;

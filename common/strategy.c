@@ -6,6 +6,7 @@
 #include <string.h>
 #include "names.h"
 #include "strategy.h"
+#include "sdsjson.h"
 
 #define LIMIT_MAX	((int64_t)1 << 40)	/* far above any sane limit */
 
@@ -176,16 +177,12 @@ int strategies_from_json(json_t *doc, struct sds_strategies *out,
 int strategies_parse(const char *text, size_t len, struct sds_strategies *out,
 		     char *err, size_t errlen)
 {
-	json_error_t jerr;
 	json_t *doc;
 	int ret;
 
-	doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!doc) {
-		snprintf(err, errlen, "bad JSON at line %d column %d: %s",
-			 jerr.line, jerr.column, jerr.text);
+	doc = sds_json_load(text, len, err, errlen);
+	if (!doc)
 		return -1;
-	}
 	ret = strategies_from_json(doc, out, err, errlen);
 	json_decref(doc);
 	return ret;
