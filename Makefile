@@ -86,10 +86,20 @@ unit: $(UNIT_BINS)
 integration: all $(TEST_TARGETS)
 	$(PYTHON) tests/integration/run.py
 
+# Guards and strategies (libsds + loader), and loader <-> sds-admin.
+.PHONY: guard-tests e2e
+guard-tests: all $(TEST_TARGETS)
+	$(PYTHON) tests/guard/run.py
+
+e2e: all $(TEST_TARGETS)
+	$(PYTHON) tests/e2e/run.py
+
 test: deps
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) integration
+	$(MAKE) guard-tests
+	$(MAKE) e2e
 	@set -e; for g in $(EXTRA_TESTS); do $(MAKE) $$g; done
 
 .PHONY: products
@@ -100,6 +110,7 @@ products: $(PRODUCTS)
 bench: deps
 	$(MAKE) all bench-bins
 	sh tools/bench/run.sh
+	$(MAKE) admin-bench
 
 demo: deps
 	$(MAKE) all demo-bins
