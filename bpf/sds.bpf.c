@@ -63,7 +63,7 @@ struct {
 
 /* Per CPU: the second last computed, so the hot path divides once a second. */
 struct sds_sec_cache {
-	__u64 start_ns;		/* the second's first ns */
+	__u64 start_ns;		/* the second's first ns (offset clock) */
 	__u64 sec;		/* start_ns / 1e9 */
 };
 
@@ -85,12 +85,16 @@ struct {
  * @ts / 1e9.  A 64-bit division costs tens of cycles on every call; the
  * per-CPU cache of the current second turns it into a compare.
  */
+/* Added to the clock so the ring's seconds begin with wall-clock ones. */
+const volatile __u64 sec_offset_ns = 0;
+
 static __always_inline __u64 sec_of(__u64 ts)
 {
 	struct sds_sec_cache *c;
 	__u32 zero = 0;
 	__u64 sec;
 
+	ts += sec_offset_ns;
 	c = bpf_map_lookup_elem(&sec_cache, &zero);
 	if (c && ts >= c->start_ns && ts - c->start_ns < NSEC_PER_SEC)
 		return c->sec;

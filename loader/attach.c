@@ -385,6 +385,27 @@ static int serve(struct loader *l, int lfd, int sfd, int tfd, int wfd,
 	}
 }
 
+/*
+ * Shift the ring's clock so its seconds start with wall-clock seconds:
+ * then each second belongs to exactly one natural 10-s period.
+ */
+static int64_t l_sec_offset;
+
+static void ring_clock_align(int64_t *wall_offset)
+{
+	struct timespec mono, real;
+	int64_t m, r, d;
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	m = (int64_t)mono.tv_sec * 1000000000LL + mono.tv_nsec;
+	r = (int64_t)real.tv_sec * 1000000000LL + real.tv_nsec;
+	d = r - m;
+	l_sec_offset = ((d % 1000000000LL) + 1000000000LL) % 1000000000LL;
+	counters_align((uint64_t)l_sec_offset);
+	*wall_offset = (d - l_sec_offset) / 1000000000LL;
+}
+
 static uint64_t random_u64(void)
 {
 	uint64_t v = 0;
@@ -405,6 +426,7 @@ int do_attach(int argc, char **argv)
 	char err[512], name[SDS_NAME_MAX + 1], target_path[PATH_MAX];
 	const char *target, *base, *wbase = "";
 	bool needs_libsds = false;
+	int64_t wall_offset;
 	pid_t owner = 0;
 
 	if (parse_options(argc, argv))
@@ -466,11 +488,12 @@ int do_attach(int argc, char **argv)
 		l.strategies_path = env.strategies;
 	}
 
+	ring_clock_align(&wall_offset);
 	if (env.admin) {
 		static struct uplink up;
 
 		if (uplink__init(&up, env.admin, env.token_file, l.group, l.app,
-				 err, sizeof(err))) {
+				 wall_offset, err, sizeof(err))) {
 			cmd_err("%s", err);
 			goto cleanup;
 		}
@@ -491,7 +514,7 @@ int do_attach(int argc, char **argv)
 	l.key = random_u64();
 	l.epoch = random_u64();
 	libbpf_set_print(libbpf_print);
-	if (probes__load(&l.probes, l.key, err, sizeof(err))) {
+	if (probes__load(&l.probes, l.key, (uint64_t)l_sec_offset, err, sizeof(err))) {
 		cmd_err("%s", err);
 		goto cleanup;
 	}

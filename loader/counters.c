@@ -8,12 +8,21 @@
 #include <bpf/libbpf.h>
 #include "counters.h"
 
+/* See counters_align(): the BPF side adds the same to its clock. */
+static uint64_t sec_offset_ns;
+
+void counters_align(uint64_t offset_ns)
+{
+	sec_offset_ns = offset_ns;
+}
+
 uint64_t counters_now_sec(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec;
+	return ((uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec + sec_offset_ns) /
+	       1000000000ULL;
 }
 
 /* All per-CPU copies of @point's ring into c->ring. */

@@ -44,7 +44,13 @@ struct counters {
 	void *hook_ctx;			/* @on_second's first argument */
 };
 
-/* Monotonic seconds, the clock the BPF side stamps slots with. */
+/*
+ * The seconds the ring is kept in: CLOCK_MONOTONIC shifted by @offset_ns
+ * (< 1 s) so that they begin when wall-clock seconds do, and every second
+ * of the ring falls in exactly one natural 10-s period of the heartbeat.
+ * The BPF side adds the same offset (its rodata sec_offset_ns).
+ */
+void counters_align(uint64_t offset_ns);
 uint64_t counters_now_sec(void);
 
 int counters__init(struct counters *c, int slots_fd, int gauges_fd,

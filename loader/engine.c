@@ -127,7 +127,7 @@ static void point_tick(struct loader *l, int id, uint64_t now_ns,
 void engine__tick(struct loader *l)
 {
 	uint64_t now_ns = flags_now_ns();
-	uint64_t now_sec = now_ns / 1000000000ULL;
+	uint64_t now_sec = counters_now_sec();
 	int id;
 
 	counters__tick(&l->counters, now_sec);
@@ -138,20 +138,38 @@ void engine__tick(struct loader *l)
 	flags__tick(&l->flags, now_ns);
 }
 
+/* Did point @id's strategy change between @old and @new? */
+static bool strategy_changed(const struct sds_strategies *old,
+			     const struct sds_strategies *new, const char *name)
+{
+	const struct sds_strategy *a = old ? strategies_find(old, name) : NULL;
+	const struct sds_strategy *b = new ? strategies_find(new, name) : NULL;
+
+	if (!a || !b)
+		return a != b;
+	return memcmp(a, b, sizeof(*a)) != 0;
+}
+
 int engine__apply(struct loader *l, struct sds_strategies *s)
 {
+	struct sds_strategies *old = l->strategies;
 	int i, id;
 
-	free(l->strategies);
 	l->strategies = s;
 	/* Points named in a strategy get their entries before anyone calls. */
 	for (i = 0; s && i < s->n; i++)
 		if (engine__point(l, s->s[i].point) < 0)
 			cmd_err("strategy for '%s': no room for more points (at most %d)",
 				s->s[i].point, SDS_MAX_POINTS);
+	/*
+	 * Only the points whose strategy changed start afresh: a new version
+	 * for one point must not end another point's hold.
+	 */
 	for (id = 0; id < l->probes.npoints; id++) {
 		struct sds_flag *e = flags__entry(&l->flags, id);
 
+		if (!strategy_changed(old, s, l->probes.pts[id].spec.name))
+			continue;
 		memset(&l->run[id].cs, 0, sizeof(l->run[id].cs));
 		point_configure(l, id);
 		/* New limits start with a full bucket and no pending probe. */
@@ -159,6 +177,7 @@ int engine__apply(struct loader *l, struct sds_strategies *s)
 		__atomic_store_n(&e->next_probe_ns, 0, __ATOMIC_RELEASE);
 		__atomic_fetch_add(&e->gen, 1, __ATOMIC_RELEASE);
 	}
+	free(old);
 	/* In force now, not at the next tick: the kill switch trips at once. */
 	engine__tick(l);
 	return 0;

@@ -71,7 +71,8 @@ static bool kernel_preemptible(void)
 	return true;
 }
 
-int probes__load(struct probes *pr, uint64_t key, char *err, size_t errlen)
+int probes__load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
+		 char *err, size_t errlen)
 {
 	int e;
 	pr->skel = sds_bpf__open();
@@ -81,6 +82,7 @@ int probes__load(struct probes *pr, uint64_t key, char *err, size_t errlen)
 		return -1;
 	}
 	pr->skel->rodata->loader_key = key;
+	pr->skel->rodata->sec_offset_ns = sec_offset_ns;
 	pr->atomics = kernel_preemptible();
 	pr->skel->rodata->atomics = pr->atomics;
 	e = sds_bpf__load(pr->skel);

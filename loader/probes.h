@@ -56,7 +56,8 @@ struct probes {
  * Open and load the BPF object, attach the thread-exit program.  @key is
  * the value guard sites must pass to be counted by this loader.
  */
-int probes__load(struct probes *pr, uint64_t key, char *err, size_t errlen);
+int probes__load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
+		 char *err, size_t errlen);
 
 /* Find a point by name: its id, or -1. */
 int probes__find(const struct probes *pr, const char *name);

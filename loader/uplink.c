@@ -81,9 +81,10 @@ static int read_token(const char *path, char *buf, size_t len, char *err,
 }
 
 int uplink__init(struct uplink *u, const char *urls, const char *token_file,
-		 const char *group, const char *app, char *err, size_t errlen)
+		 const char *group, const char *app, int64_t wall_offset,
+		 char *err, size_t errlen)
 {
-	struct timespec mono, real;
+	struct timespec real;
 	char *copy, *tok, *save = NULL;
 	int i;
 
@@ -97,7 +98,10 @@ int uplink__init(struct uplink *u, const char *urls, const char *token_file,
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		size_t n = strlen(tok);
 
-		if (strncmp(tok, "http://", 7) && strncmp(tok, "https://", 8)) {
+		const char *host = strstr(tok, "://");
+
+		if ((strncmp(tok, "http://", 7) && strncmp(tok, "https://", 8)) ||
+		    !host[3] || host[3] == ':' || host[3] == '/') {
 			snprintf(err, errlen, "--admin: bad URL '%.200s': expected http://HOST:PORT",
 				 tok);
 			goto fail;
@@ -128,9 +132,8 @@ int uplink__init(struct uplink *u, const char *urls, const char *token_file,
 		snprintf(u->host, sizeof(u->host), "localhost");
 	host_ip(u->ip, sizeof(u->ip));
 	u->offset_ms = 2000 + host_hash(u->host) % 7000;
-	clock_gettime(CLOCK_MONOTONIC, &mono);
 	clock_gettime(CLOCK_REALTIME, &real);
-	u->wall_offset = (int64_t)real.tv_sec - (int64_t)mono.tv_sec;
+	u->wall_offset = wall_offset;
 	u->closed_upto = ((int64_t)real.tv_sec / 10) * 10;
 	u->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	pthread_mutex_init(&u->lock, NULL);
@@ -198,8 +201,18 @@ static void queue_push(struct uplink *u, int64_t start, char *body)
 
 	pthread_mutex_lock(&u->lock);
 	if (u->count == UPLINK_BACKLOG) {
-		/* Oldest dropped first, and counted. */
-		free(u->queue[u->head].body);
+		/*
+		 * Oldest dropped first, and counted; but not the one the sender
+		 * is posting: then the next oldest goes, and the head moves up
+		 * into its place.
+		 */
+		int victim = u->head;
+
+		if (u->head_busy)
+			victim = (u->head + 1) % UPLINK_BACKLOG;
+		free(u->queue[victim].body);
+		if (u->head_busy)
+			u->queue[victim] = u->queue[u->head];
 		u->head = (u->head + 1) % UPLINK_BACKLOG;
 		u->count--;
 		u->dropped++;
@@ -367,6 +380,7 @@ static void *sender(void *arg)
 			continue;
 		}
 		body = u->queue[u->head].body;
+		u->head_busy = true;
 		pthread_mutex_unlock(&u->lock);
 
 		r.strategies = malloc(sizeof(*r.strategies));
@@ -375,6 +389,7 @@ static void *sender(void *arg)
 				      sizeof(err));
 
 		pthread_mutex_lock(&u->lock);
+		u->head_busy = false;
 		if (ok == 0) {
 			/* The head is still ours: only the sender pops. */
 			free(u->queue[u->head].body);

@@ -46,7 +46,7 @@ struct uplink {
 	char app[SDS_NAME_MAX + 1];	/* the app */
 	char host[SDS_HB_HOST_MAX + 1];	/* this host's name */
 	char ip[SDS_HB_IP_MAX + 1];	/* this host's address, or "" */
-	int64_t wall_offset;		/* Unix seconds minus monotonic seconds */
+	int64_t wall_offset;		/* Unix seconds minus the ring's seconds */
 	uint32_t offset_ms;		/* this host's offset inside the period */
 	int event_fd;			/* readable when a reply brought strategies */
 	const struct probes *probes;	/* the loader's points, for their names */
@@ -61,6 +61,7 @@ struct uplink {
 	pthread_cond_t cond;
 	struct uplink_msg queue[UPLINK_BACKLOG];	/* ring, oldest at @head */
 	int head, count;		/* ring position and size */
+	bool head_busy;			/* the sender is posting the head */
 	uint64_t sent, dropped, failures;	/* periods delivered, dropped, failed posts */
 	char last_error[256];		/* why the last post failed, "" if it went */
 	struct sds_strategies *reply;	/* new strategies for the main loop, or NULL */
@@ -73,8 +74,10 @@ struct uplink {
  * Set up from --admin URL[,URL...] and --token-file; @err names what is
  * wrong (an unreadable token file, a bad URL).
  */
+/* @wall_offset: Unix seconds minus the ring's seconds (counters_now_sec). */
 int uplink__init(struct uplink *u, const char *urls, const char *token_file,
-		 const char *group, const char *app, char *err, size_t errlen);
+		 const char *group, const char *app, int64_t wall_offset,
+		 char *err, size_t errlen);
 int uplink__start(struct uplink *u);
 void uplink__stop(struct uplink *u);
 

@@ -1,0 +1,1164 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""
+End-to-end tests of the heartbeat (DESIGN.md §4, §5, §7; issue 4,
+"Integration"): a real sds-admin on a free loopback port with its own
+SQLite file, a real `sds-bpf attach --admin` on a private copy of
+target_pie (tests/targets/target.c), real uprobes, exact numbers.
+
+Run as root from anywhere:
+
+    python3 tests/e2e/run.py [-v] [NAME-SUBSTRING...]
+
+Periods are natural 10-s wall-clock periods, each sent at this host's
+offset (2-9 s) after it ends, so most tests take one or two periods.
+Every test gets its own temp dir, SDS_RUN_DIR, SDS_STATE_DIR, token file,
+database and port; every process it starts runs in its own session and
+its group is killed when the test ends, pass or fail.  Nothing is
+skipped: a test that cannot run fails and says why.  The last line is
+"N passed, M failed"; the exit status is non-zero when anything failed.
+
+Python 3 standard library only.
+"""
+
+import http.client
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+_build = os.environ.get("BUILD", "build")
+BUILD = _build if os.path.isabs(_build) else os.path.join(ROOT, _build)
+SDS = os.path.join(BUILD, "bin", "sds-bpf")
+ADMIN = os.environ.get("SDS_ADMIN") or os.path.join(BUILD, "bin", "sds-admin")
+TARGET = os.path.join(BUILD, "test", "targets", "target_pie")
+
+APP = "target_pie"              # what the loader reports TARGET as
+GROUP = "default"
+A = "/groups/%s/apps/%s" % (GROUP, APP)
+TOKEN = "e2e-t0ken_%d" % os.getpid()
+PERIOD = 10
+READY_TIMEOUT = 10.0            # seconds for the loader's socket to appear
+TEST_TIMEOUT = 100              # seconds for a whole test
+PROG_PREFIX = "sds_"
+
+VERBOSE = False
+
+
+class Fail(AssertionError):
+    pass
+
+
+class Timeout(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Fail(msg)
+
+
+def eq(got, want, what):
+    if got != want:
+        raise Fail("%s: got %r, want %r" % (what, got, want))
+
+
+def log(msg):
+    if VERBOSE:
+        sys.stdout.write("    [%.1f] %s\n" % (time.time() % 100, msg))
+        sys.stdout.flush()
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def _kill_group(p, sig=signal.SIGKILL):
+    try:
+        os.killpg(p.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def wait_until(fn, deadline, what, interval=0.2):
+    """Poll @fn until it returns something true or the wall clock passes
+    @deadline (time.time()); return the last value.  @what(last) or @what
+    describes the failure."""
+    last = None
+    while True:
+        last = fn()
+        if last:
+            return last
+        if time.time() > deadline:
+            raise Fail("%s" % (what(last) if callable(what) else what))
+        time.sleep(interval)
+
+
+# ---------------------------------------------------------------------------
+# Wall-clock periods
+
+def period_of(t):
+    return int(t) // PERIOD * PERIOD
+
+
+def wait_safe(lo=2.0, hi=6.5):
+    """Sleep until the wall clock is between @lo and @hi seconds into a
+    period, and return that period.  The loader counts in monotonic
+    seconds and maps them to wall seconds, so calls made well inside a
+    period belong to it whatever the rounding."""
+    now = time.time()
+    into = now - period_of(now)
+    if into < lo:
+        time.sleep(lo - into)
+    elif into > hi:
+        time.sleep(PERIOD - into + lo)
+    p = period_of(time.time())
+    log("now %.2f s into period %d" % (time.time() - p, p))
+    return p
+
+
+def sleep_until(t):
+    left = t - time.time()
+    if left > 0:
+        time.sleep(left)
+
+
+# ---------------------------------------------------------------------------
+# The kernel side: nothing of ours may be left behind by a failed attach
+
+def _prog_holders():
+    holders = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        d = "/proc/%s/fdinfo" % pid
+        try:
+            fds = os.listdir(d)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                with open(os.path.join(d, fd)) as f:
+                    for line in f:
+                        if line.startswith("prog_id:"):
+                            holders.setdefault(int(line.split()[1]),
+                                               set()).add(int(pid))
+            except (OSError, ValueError):
+                continue
+    return holders
+
+
+def _sds_progs():
+    r = subprocess.run(["bpftool", "prog", "show", "--json"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=30)
+    check(r.returncode == 0, "bpftool prog show failed: " + r.stderr.strip())
+    holders = _prog_holders()
+    return {p["id"]: holders.get(p["id"], set())
+            for p in json.loads(r.stdout or "[]")
+            if p.get("name", "").startswith(PROG_PREFIX)}
+
+
+def _bpffs_pins():
+    pins = set()
+    for d, dirs, files in os.walk("/sys/fs/bpf"):
+        for f in dirs + files:
+            p = os.path.join(d, f)
+            if "sds" in p.lower():
+                pins.add(p)
+    return pins
+
+
+class KernelSnapshot:
+    def __init__(self):
+        self.progs = _sds_progs()
+        self.pins = _bpffs_pins()
+
+    def assert_nothing_new(self, dead_pids, what, timeout=5.0):
+        dead_pids = set(dead_pids)
+        deadline = time.time() + timeout
+        while True:
+            leaked = {i: sorted(p) for i, p in _sds_progs().items()
+                      if i not in self.progs and (not p or p & dead_pids)}
+            pins = _bpffs_pins() - self.pins
+            if not leaked and not pins:
+                return
+            if time.time() > deadline:
+                raise Fail("%s: left behind in the kernel: programs %s, pins %s"
+                           % (what, leaked, sorted(pins)))
+            time.sleep(0.2)
+
+
+# ---------------------------------------------------------------------------
+# Processes
+
+class Admin:
+    """One sds-admin on a loopback port; restartable on the same port/db."""
+
+    def __init__(self, ctx, port=None):
+        self.ctx = ctx
+        self.db = os.path.join(ctx.tmp, "sds.db")
+        self.port = port
+        self.p = None
+        self.runs = 0
+
+    @property
+    def url(self):
+        return "http://127.0.0.1:%d" % self.port
+
+    def _errpath(self):
+        return os.path.join(self.ctx.tmp, "admin-%d.err" % self.runs)
+
+    def stderr(self):
+        try:
+            with open(self._errpath(), errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def start(self, same_port=False):
+        attempts = 1 if same_port else 5
+        for _ in range(attempts):
+            if not same_port:
+                self.port = free_port()
+            self.runs += 1
+            argv = [ADMIN, "--listen", "127.0.0.1:%d" % self.port,
+                    "--db", self.db, "--token-file", self.ctx.token_file]
+            log(" ".join(argv))
+            with open(self._errpath(), "wb") as e:
+                self.p = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
+                                          stderr=e, stdin=subprocess.DEVNULL,
+                                          cwd=self.ctx.tmp,
+                                          start_new_session=True)
+            self.ctx.procs.append(self.p)
+            deadline = time.time() + 10
+            while time.time() < deadline and self.p.poll() is None:
+                try:
+                    st, _ = self.req("GET", "/healthz", token=False)
+                    if st == 200:
+                        return self
+                except OSError:
+                    pass
+                time.sleep(0.05)
+            if self.p.poll() is None:
+                _kill_group(self.p)
+                self.p.wait(5)
+                raise Fail("sds-admin on port %d: no /healthz within 10 s; "
+                           "stderr %r" % (self.port, self.stderr()))
+            if "Address already in use" not in self.stderr() or same_port:
+                break
+        raise Fail("sds-admin did not start on port %d (exit %s): %s"
+                   % (self.port, self.p.returncode, self.stderr().strip()))
+
+    def stop(self):
+        """SIGTERM: the admin must exit 0 and say nothing."""
+        log("stopping sds-admin (SIGTERM)")
+        self.p.send_signal(signal.SIGTERM)
+        try:
+            rc = self.p.wait(15)
+        except subprocess.TimeoutExpired:
+            _kill_group(self.p)
+            self.p.wait(5)
+            raise Fail("sds-admin did not exit within 15 s of SIGTERM")
+        eq(rc, 0, "sds-admin exit status after SIGTERM (stderr %r)"
+           % self.stderr())
+        eq(self.stderr(), "", "sds-admin stderr")
+        # Nothing may answer on the port any more.
+        try:
+            socket.create_connection(("127.0.0.1", self.port), timeout=2).close()
+            raise Fail("port %d still accepts connections after sds-admin "
+                       "exited" % self.port)
+        except OSError:
+            pass
+
+    def req(self, method, path, body=None, token=True):
+        h = {}
+        if token:
+            h["Authorization"] = "Bearer " + TOKEN
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            h["Content-Type"] = "application/json"
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        try:
+            c.request(method, path, body=data, headers=h)
+            r = c.getresponse()
+            text = r.read().decode("utf-8", "replace")
+            ctype = r.getheader("Content-Type", "")
+        finally:
+            c.close()
+        if ctype.startswith("application/json"):
+            return r.status, json.loads(text)
+        return r.status, text
+
+    def ok(self, method, path, body=None, want=200):
+        st, doc = self.req(method, "/api/v1" + path, body)
+        if st != want:
+            raise Fail("%s /api/v1%s %s: status %d, want %d: %r"
+                       % (method, path, json.dumps(body) if body else "",
+                          st, want, doc))
+        return doc
+
+    def hosts(self):
+        st, doc = self.req("GET", "/api/v1" + A + "/hosts")
+        return doc if st == 200 else []
+
+    def last_period(self, host):
+        for h in self.hosts():
+            if h.get("host") == host:
+                return h.get("last_period")
+        return None
+
+    def stats(self, point, frm, to):
+        return self.ok("GET", "%s/stats?from=%d&to=%d&step=10&point=%s"
+                       % (A, frm, to, point))
+
+
+class Target:
+    """target_pie driven on stdin (tests/targets/target.c)."""
+
+    def __init__(self, ctx, path):
+        self.ctx = ctx
+        self.path = path
+        self.errf = open(os.path.join(ctx.tmp, "target.err"), "wb")
+        self.p = subprocess.Popen([path], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=self.errf,
+                                  cwd=ctx.tmp, start_new_session=True)
+        ctx.procs.append(self.p)
+        ctx.files.append(self.errf)
+        self.buf = b""
+        eq(self.readline(10), "ready", "target_pie's first line")
+
+    def readline(self, timeout):
+        deadline = time.monotonic() + timeout
+        fd = self.p.stdout.fileno()
+        while b"\n" not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Fail("target_pie (pid %d): no output within %.0f s"
+                           % (self.p.pid, timeout))
+            r, _, _ = select.select([fd], [], [], left)
+            if r:
+                chunk = os.read(fd, 4096)
+                if not chunk:
+                    raise Fail("target_pie (pid %d) exited (status %s)"
+                               % (self.p.pid, self.p.poll()))
+                self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return line.decode()
+
+    def cmd(self, line, timeout=60):
+        log("target_pie <- " + line)
+        self.p.stdin.write((line + "\n").encode())
+        self.p.stdin.flush()
+        while True:
+            l = self.readline(timeout)
+            if l == "done":
+                return
+            if l.startswith("error"):
+                raise Fail("target_pie: %s" % l)
+
+
+class Loader:
+    """A running `sds-bpf attach`."""
+
+    def __init__(self, ctx, args, env=None):
+        self.ctx = ctx
+        self.args = args
+        n = len(ctx.loaders)
+        self.outpath = os.path.join(ctx.tmp, "attach-%d.out" % n)
+        self.errpath = os.path.join(ctx.tmp, "attach-%d.err" % n)
+        self.sock = os.path.join(ctx.run_dir, "%s.%s.sock" % (GROUP, APP))
+        log("sds-bpf attach " + " ".join(args))
+        with open(self.outpath, "wb") as o, open(self.errpath, "wb") as e:
+            self.p = subprocess.Popen([SDS, "attach"] + args, stdout=o,
+                                      stderr=e, stdin=subprocess.DEVNULL,
+                                      env=env or ctx.env, cwd=ctx.tmp,
+                                      start_new_session=True)
+        self.started = time.time()
+        ctx.procs.append(self.p)
+        ctx.loaders.append(self)
+        deadline = time.monotonic() + READY_TIMEOUT
+        while True:
+            rc = self.p.poll()
+            if rc is not None:
+                raise Fail("sds-bpf attach %s exited with %d before its socket "
+                           "appeared; stderr: %s" % (" ".join(args), rc,
+                                                     self.stderr().strip()))
+            if os.path.exists(self.sock):
+                break
+            if time.monotonic() > deadline:
+                raise Fail("sds-bpf attach %s: no socket after %.0f s; "
+                           "stderr %r" % (" ".join(args), READY_TIMEOUT,
+                                          self.stderr()))
+            time.sleep(0.02)
+
+    def stderr(self):
+        with open(self.errpath, errors="replace") as f:
+            return f.read()
+
+    def stats(self):
+        r = self.ctx.sds(["stats", "--app", APP, "--json"], quiet=True)
+        check(r.rc == 0, "sds-bpf stats --app %s --json: %r" % (APP, r))
+        try:
+            return json.loads(r.out)
+        except ValueError as e:
+            raise Fail("stats --json is not JSON (%s): %r" % (e, r.out))
+
+    def stop(self, timeout=10):
+        """SIGINT: attach detaches and exits 0."""
+        if self.p.poll() is None:
+            os.kill(self.p.pid, signal.SIGINT)
+        try:
+            rc = self.p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(self.p)
+            self.p.wait(5)
+            raise Fail("sds-bpf attach did not exit within %d s of SIGINT"
+                       % timeout)
+        eq(rc, 0, "sds-bpf attach exit status on SIGINT (stderr %r)"
+           % self.stderr())
+        check(not os.path.exists(self.sock), "socket %s left after SIGINT"
+              % self.sock)
+
+
+class Result:
+    def __init__(self, rc, out, err, pid):
+        self.rc, self.out, self.err, self.pid = rc, out, err, pid
+
+    def __repr__(self):
+        return "exit %s, stdout %r, stderr %r" % (self.rc, self.out, self.err)
+
+
+class Ctx:
+    """One test's temp dir, environment, token and processes."""
+
+    def __init__(self, name):
+        self.name = name
+        self.tmp = tempfile.mkdtemp(prefix="sds-e2e-")
+        os.chmod(self.tmp, 0o755)
+        self.run_dir = os.path.join(self.tmp, "run")
+        self.state_dir = os.path.join(self.tmp, "state")
+        os.mkdir(self.run_dir, 0o755)
+        os.mkdir(self.state_dir, 0o755)
+        self.env = dict(os.environ, SDS_RUN_DIR=self.run_dir,
+                        SDS_STATE_DIR=self.state_dir)
+        self.token_file = os.path.join(self.tmp, "token")
+        with open(self.token_file, "w") as f:
+            f.write("%s\n" % TOKEN)
+        self.procs = []
+        self.loaders = []
+        self.files = []
+        self.socks = []
+        self.target_path = None
+
+    def cleanup(self):
+        for p in self.procs:
+            if p.poll() is None:
+                _kill_group(p)
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+            for s in (p.stdin, p.stdout, p.stderr):
+                if s:
+                    try:
+                        s.close()
+                    except OSError:
+                        pass
+        for f in self.files + self.socks:
+            f.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def target(self):
+        """A private copy of target_pie (its own inode: only our calls hit
+        our probes), started."""
+        if not self.target_path:
+            self.target_path = os.path.join(self.tmp, APP)
+            shutil.copy2(TARGET, self.target_path)
+        return Target(self, self.target_path)
+
+    def admin(self):
+        return Admin(self).start()
+
+    def attach(self, admin_urls, extra=(), point="w=work:err=neg", env=None,
+               state_dir=True):
+        if not self.target_path:
+            self.target_path = os.path.join(self.tmp, APP)
+            shutil.copy2(TARGET, self.target_path)
+        args = ["--admin", admin_urls, "--token-file", self.token_file]
+        if state_dir:
+            args += ["--state-dir", self.state_dir]
+        return Loader(self, args + list(extra) + [self.target_path, point],
+                      env=env)
+
+    def sds(self, args, timeout=30, env=None, quiet=False):
+        cmd = [SDS] + args
+        if not quiet:
+            log(" ".join(cmd))
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                             env=env or self.env, cwd=self.tmp,
+                             start_new_session=True)
+        self.procs.append(p)
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(p)
+            out, err = p.communicate()
+            raise Fail("%s timed out after %d s; stdout %r stderr %r"
+                       % (" ".join(cmd), timeout, out, err))
+        return Result(p.returncode, out.decode(errors="replace"),
+                      err.decode(errors="replace"), p.pid)
+
+
+# ---------------------------------------------------------------------------
+# Assertions
+
+COUNTS = ("visits", "exceptions", "timeouts", "downgrades")
+
+
+def get_point(st, name):
+    pts = st.get("points")
+    check(isinstance(pts, list), "stats: no points list: %r" % st)
+    for p in pts:
+        if p.get("name") == name:
+            return p
+    return None
+
+
+def need_point(st, name):
+    p = get_point(st, name)
+    check(p is not None, "stats: no point %r in %r"
+          % (name, [x.get("name") for x in st.get("points", [])]))
+    return p
+
+
+def admin_of(st):
+    a = st.get("admin")
+    check(isinstance(a, dict), "stats --json: no \"admin\" object: %r" % st)
+    for k in ("urls", "host", "offset_ms", "sent", "pending", "dropped",
+              "failures", "last_error"):
+        check(k in a, "stats --json admin: no %r in %r" % (k, a))
+    return a
+
+
+def totals(p):
+    return {k: p["total"][k] for k in COUNTS}
+
+
+def offset_s(loader):
+    """This host's heartbeat offset inside the period, in seconds
+    (DESIGN.md §7: 2-9 s after the period ends)."""
+    st = loader.stats()
+    off = admin_of(st)["offset_ms"] / 1000.0
+    check(2.0 <= off < 9.0, "admin.offset_ms %r outside 2000..8999"
+          % admin_of(st)["offset_ms"])
+    return off
+
+
+def sent_upto(admin, loader, host, period):
+    """The loader's "admin" object once the admin holds @period of @host
+    and the loader has nothing pending (the admin stores a heartbeat
+    before it replies, the loader counts it sent after the reply)."""
+    if (admin.last_period(host) or 0) < period:
+        return None
+    a = admin_of(loader.stats())
+    return a if a["pending"] == 0 else None
+
+
+def admin_totals(admin, point, frm, to):
+    doc = admin.stats(point, frm, to)
+    pts = doc.get("points", {})
+    check(point in pts, "admin stats %d..%d: no point %r: %r"
+          % (frm, to, point, doc))
+    return pts[point], doc
+
+
+def per_period(pt):
+    """{period_start: {visits, exceptions, timeouts, downgrades}} for the
+    periods with anything counted."""
+    out = {}
+    for i, t in enumerate(pt["t"]):
+        row = {k: pt[k][i] for k in COUNTS}
+        if any(row.values()):
+            out[t] = row
+    return out
+
+
+def strategy_doc(admin):
+    doc = admin.ok("GET", A + "/strategies")
+    return {"version": doc["version"], "points": doc["points"]}
+
+
+def make_app(admin, points):
+    """The app with @points as its active scheme's strategies; the
+    admin's version."""
+    admin.ok("POST", "/groups/%s/apps" % GROUP, {"name": APP}, want=201)
+    doc = admin.ok("PUT", A + "/schemes/default/strategies",
+                   {"points": points, "comment": "e2e"})
+    v = admin.ok("GET", A + "/active_scheme")["version"]
+    eq(doc.get("version"), v, "strategies PUT reply version vs active_scheme")
+    check(v >= 2, "app version %r after a strategies PUT, want >= 2" % v)
+    return v
+
+
+KILL = {"visit_threshold": 0}
+W_LIMIT = 5
+
+
+def wait_strategy(loader, version, deadline, point="order"):
+    """Until stats shows @version in force and @point tripped by the kill
+    switch; the stats."""
+    def probe():
+        st = loader.stats()
+        p = get_point(st, point)
+        if st.get("strategies_version") == version and p and \
+                p.get("state", {}).get("downgraded"):
+            return st
+        probe.last = st
+        return None
+    probe.last = None
+
+    def why(_):
+        st = probe.last or {}
+        return ("strategies version %d not in force by %.1f s after attach: "
+                "strategies_version %r, points %r, admin %r; loader stderr %r"
+                % (version, deadline - loader.started,
+                   st.get("strategies_version"),
+                   [(p.get("name"), p.get("kind"), p.get("state"))
+                    for p in st.get("points", [])],
+                   st.get("admin"), loader.stderr()))
+    return wait_until(probe, deadline, why)
+
+
+def assert_kill_switch(st, version, what):
+    eq(st.get("strategies_version"), version, what + ": strategies_version")
+    p = need_point(st, "order")
+    eq(p.get("kind"), "guard", what + ": kind of point order")
+    s = p.get("state", {})
+    eq((s.get("downgraded"), s.get("reason")), (True, "visit"),
+       what + ": state of order (%r)" % s)
+
+
+def assert_w_limit(ctx, loader, t, what):
+    """w has visit_threshold W_LIMIT: W_LIMIT calls leave it alone, one
+    more trips it (visits - downgrades > threshold), and function points
+    only observe: downgrades stay 0."""
+    base = need_point(loader.stats(), "w")["total"]["visits"]
+    check(base == 0, "%s: w has %d visits before the test drove any"
+          % (what, base))
+    t.cmd("work %d 0 0 0" % W_LIMIT)
+    time.sleep(0.5)         # five ticks
+    p = need_point(loader.stats(), "w")
+    eq(p["total"]["visits"], W_LIMIT, what + ": w visits")
+    eq(p["state"].get("downgraded"), False,
+       what + ": w with %d visits under visit_threshold %d (state %r)"
+       % (W_LIMIT, W_LIMIT, p["state"]))
+    t.cmd("work 1 0 0 0")
+
+    def tripped():
+        q = need_point(loader.stats(), "w")
+        return q if q["state"].get("downgraded") else None
+    p = wait_until(tripped, time.time() + 2,
+                   lambda _: "%s: w not downgraded 2 s after %d visits > "
+                   "visit_threshold %d: %r"
+                   % (what, W_LIMIT + 1, W_LIMIT,
+                      need_point(loader.stats(), "w")))
+    eq(p["state"].get("reason"), "visit", what + ": reason of w's state")
+    eq(p["kind"], "function", what + ": kind of w")
+    eq(totals(p), {"visits": W_LIMIT + 1, "exceptions": 0, "timeouts": 0,
+                   "downgrades": 0}, what + ": w totals")
+
+
+# ---------------------------------------------------------------------------
+# Tests
+
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+@test
+def strategy_through_heartbeat(ctx):
+    admin = ctx.admin()
+    v = make_app(admin, {"order": KILL, "w": {"visit_threshold": W_LIMIT}})
+    want = strategy_doc(admin)
+    t = ctx.target()
+    l = ctx.attach(admin.url)
+    st = l.stats()
+    a = admin_of(st)
+    eq(a["urls"], [admin.url], "admin.urls")
+    check(get_point(st, "order") is None,
+          "point order exists before any heartbeat: %r" % get_point(st, "order"))
+    cache = os.path.join(ctx.state_dir, "%s.%s.strategies.json" % (GROUP, APP))
+    check(not os.path.exists(cache), "cache %s exists before any heartbeat"
+          % cache)
+    off = offset_s(l)
+    # One period (the one open at attach) + the offset + 3 s of margin.
+    deadline = period_of(l.started) + PERIOD + off + 3.0
+    check(deadline - l.started <= 25, "deadline %.1f s > 25 s" %
+          (deadline - l.started))
+    st = wait_strategy(l, v, deadline)
+    log("strategies in force %.1f s after attach" % (time.time() - l.started))
+    assert_kill_switch(st, v, "after the first heartbeat")
+    eq(admin_of(st)["failures"], 0, "admin.failures")
+    check(admin_of(st)["sent"] >= 1, "admin.sent %r" % admin_of(st)["sent"])
+    # The cache holds what the admin serves.
+    check(os.path.exists(cache), "no cache %s (state dir holds %r)"
+          % (cache, os.listdir(ctx.state_dir)))
+    with open(cache) as f:
+        got = json.load(f)
+    eq(got, want, "cached strategies in %s" % cache)
+    # The function point's visit limit is in force too.
+    assert_w_limit(ctx, l, t, "strategy from the admin")
+    # The host is known to the admin.
+    hosts = [h["host"] for h in admin.hosts()]
+    eq(hosts, [admin_of(st)["host"]], "the admin's hosts of %s" % APP)
+
+    # A change at the admin is in force after the next heartbeat: the
+    # kill switch is lifted, w's limit raised above its 6 visits.
+    doc = admin.ok("PUT", A + "/schemes/default/strategies",
+                   {"points": {"w": {"visit_threshold": 1000}}})
+    v2 = doc["version"]
+    eq(v2, v + 1, "version after the change")
+    want2 = strategy_doc(admin)
+    now = time.time()
+    send = period_of(now) + off
+    if send <= now:
+        send += PERIOD
+    st = wait_until(
+        lambda: (lambda s: s if s.get("strategies_version") == v2 else None)(
+            l.stats()),
+        send + 3.0,
+        lambda _: "version %d not in force 3 s after the next heartbeat: %r"
+        % (v2, l.stats()))
+    p = get_point(st, "order")
+    check(p is None or p["state"].get("downgraded") is False,
+          "order still downgraded after its strategy was removed: %r" % p)
+    p = need_point(st, "w")
+    eq((p["state"].get("downgraded"), totals(p)),
+       (False, {"visits": W_LIMIT + 1, "exceptions": 0, "timeouts": 0,
+                "downgrades": 0}),
+       "w's state and totals under visit_threshold 1000")
+    with open(cache) as f:
+        eq(json.load(f), want2, "cache after the change")
+    l.stop()
+
+
+N, E, TS, MS, TMO = 1000, 137, 5, 30, 20
+
+
+@test
+def statistics_equal(ctx):
+    admin = ctx.admin()
+    t = ctx.target()
+    l = ctx.attach(admin.url, point="w=work:err=neg:timeout_ms=%d" % TMO)
+    first = period_of(l.started)
+    off = offset_s(l)
+    host = admin_of(l.stats())["host"]
+    p = wait_safe()
+    t.cmd("work %d %d %d %d" % (N, E, TS, MS))
+    check(period_of(time.time()) == p and time.time() - p < 8.5,
+          "the calls did not fit in period %d (now %.2f)" % (p, time.time()))
+    lp = need_point(l.stats(), "w")
+    want = {"visits": N, "exceptions": E, "timeouts": TS, "downgrades": 0}
+    eq(totals(lp), want, "loader totals")
+    eq(lp["latency_ns"]["count"], N, "loader latency_ns.count")
+    # The period is sent once it ends, at the offset.
+    wait_until(lambda: sent_upto(admin, l, host, p),
+               p + PERIOD + off + 4.0,
+               lambda _: "period %d not at the admin by its offset + 4 s: "
+               "hosts %r, loader admin %r" % (p, admin.hosts(),
+                                              admin_of(l.stats())))
+    st = l.stats()
+    lp = need_point(st, "w")
+    eq(totals(lp), want, "loader totals after the heartbeat")
+    at, doc = admin_totals(admin, "w", first - PERIOD, p + PERIOD)
+    got = {k: at["total"][k] for k in COUNTS}
+    eq(got, totals(lp), "admin's sums over %d..%d vs the loader's totals"
+       % (first - PERIOD, p + PERIOD))
+    eq(per_period(at), {p: want}, "admin's periods with counts")
+    hist = at["total"].get("latency_hist", [])
+    eq(sum(hist), lp["latency_ns"]["count"],
+       "admin's summed latency_hist vs the loader's latency_ns.count")
+    a = admin_of(st)
+    eq((a["dropped"], a["failures"], a["last_error"]), (0, 0, ""),
+       "admin.dropped, failures, last_error")
+    check(a["sent"] == (p - first) // PERIOD + 1,
+          "admin.sent %d, want %d (periods %d..%d)"
+          % (a["sent"], (p - first) // PERIOD + 1, first, p))
+    l.stop()
+
+
+@test
+def admin_down_two_periods(ctx):
+    admin = ctx.admin()
+    t = ctx.target()
+    l = ctx.attach(admin.url, point="w=work:err=neg:timeout_ms=%d" % TMO)
+    first = period_of(l.started)
+    off = offset_s(l)
+    host = admin_of(l.stats())["host"]
+    batches = {}
+
+    def drive(n, e, ts, after=0):
+        p = wait_safe()
+        while p <= after:
+            sleep_until(p + PERIOD)
+            p = wait_safe()
+        t.cmd("work %d %d %d %d" % (n, e, ts, MS if ts else 0))
+        check(period_of(time.time()) == p, "batch did not fit in period %d" % p)
+        check(p not in batches, "two batches in period %d" % p)
+        batches[p] = {"visits": n, "exceptions": e, "timeouts": ts,
+                      "downgrades": 0}
+        return p
+
+    pa = drive(100, 10, 0)
+    a0 = wait_until(lambda: sent_upto(admin, l, host, pa),
+                    pa + PERIOD + off + 4.0,
+                    lambda _: "period %d not at the admin: hosts %r, loader %r"
+                    % (pa, admin.hosts(), admin_of(l.stats())))
+    eq((a0["pending"], a0["failures"]), (0, 0), "admin.pending, failures "
+       "before the admin stops")
+    admin.stop()
+    down_at = time.time()
+    pb = drive(200, 20, 2)
+    pc = drive(300, 30, 0, after=pb)
+    check(pc == pb + PERIOD, "batches B and C in periods %d and %d, want "
+          "consecutive" % (pb, pc))
+    # Until C's send time has passed: both B and C failed to go.
+    sleep_until(pc + PERIOD + off + 2.5)
+    down_for = time.time() - down_at
+    check(down_for >= 2 * PERIOD, "admin down only %.1f s" % down_for)
+    a1 = admin_of(l.stats())
+    log("while down: %r" % a1)
+    check(a1["failures"] > 0, "admin.failures %r while the admin was down"
+          % a1["failures"])
+    check(a1["pending"] >= 2, "admin.pending %r, want >= 2 (periods %d and "
+          "%d at least)" % (a1["pending"], pb, pc))
+    check(a1["last_error"] != "", "admin.last_error empty while down")
+    eq(a1["sent"], a0["sent"], "admin.sent while the admin was down")
+    eq(a1["dropped"], 0, "admin.dropped")
+    admin.start(same_port=True)
+    up_at = time.time()
+    a2 = wait_until(lambda: (lambda a: a if a["pending"] == 0 else None)(
+                        admin_of(l.stats())),
+                    up_at + 8.0,
+                    lambda _: "backlog not sent 8 s after the admin came "
+                    "back: %r" % admin_of(l.stats()))
+    log("backlog sent %.1f s after the restart: %r" % (time.time() - up_at, a2))
+    eq(a2["dropped"], 0, "admin.dropped after the backlog")
+    check(a2["sent"] >= a1["sent"] + a1["pending"],
+          "admin.sent %d, want >= %d + %d" % (a2["sent"], a1["sent"],
+                                              a1["pending"]))
+    check((admin.last_period(host) or 0) >= pc, "admin's last_period %r < %d"
+          % (admin.last_period(host), pc))
+    lp = need_point(l.stats(), "w")
+    want = {k: sum(b[k] for b in batches.values()) for k in COUNTS}
+    eq(totals(lp), want, "loader totals")
+    at, _ = admin_totals(admin, "w", first - PERIOD, pc + PERIOD)
+    eq({k: at["total"][k] for k in COUNTS}, totals(lp),
+       "admin's sums vs the loader's totals")
+    eq(per_period(at), batches, "admin's periods with counts (no period lost)")
+    l.stop()
+    admin.stop()
+
+
+@test
+def loader_restart_admin_down(ctx):
+    admin = ctx.admin()
+    v = make_app(admin, {"order": KILL, "w": {"visit_threshold": W_LIMIT}})
+    want = strategy_doc(admin)
+    t = ctx.target()
+    # The state dir from $SDS_STATE_DIR (DESIGN.md §5), no --state-dir.
+    l1 = ctx.attach(admin.url, state_dir=False)
+    off = offset_s(l1)
+    wait_strategy(l1, v, period_of(l1.started) + PERIOD + off + 3.0)
+    cache = os.path.join(ctx.state_dir, "%s.%s.strategies.json" % (GROUP, APP))
+    wait_until(lambda: os.path.exists(cache), time.time() + 2,
+               "no cache %s" % cache)
+    with open(cache) as f:
+        eq(json.load(f), want, "cached strategies")
+    l1.stop()
+    admin.stop()
+    l2 = ctx.attach(admin.url, state_dir=False)
+    st = l2.stats()
+    a = admin_of(st)
+    eq(a["sent"], 0, "admin.sent of the restarted loader")
+    assert_kill_switch(st, v, "restarted loader, admin down")
+    assert_w_limit(ctx, l2, t, "cached strategy")
+    with open(cache) as f:
+        eq(json.load(f), want, "cache after the restart")
+    eq(admin_of(l2.stats())["sent"], 0, "admin.sent (the admin is down)")
+    l2.stop()
+
+
+@test
+def failover(ctx):
+    admin = ctx.admin()
+    dead = "http://127.0.0.1:%d" % free_port()
+    t = ctx.target()
+    l = ctx.attach(dead + "," + admin.url)
+    st = l.stats()
+    eq(admin_of(st)["urls"], [dead, admin.url], "admin.urls")
+    host = admin_of(st)["host"]
+    off = offset_s(l)
+    first = period_of(l.started)
+    t.cmd("work 10 3 0 0")
+    a = wait_until(lambda: sent_upto(admin, l, host, first),
+                   first + PERIOD + off + 4.0,
+                   lambda _: "no heartbeat reached the admin (second URL): "
+                   "hosts %r, loader %r" % (admin.hosts(), admin_of(l.stats())))
+    eq(admin.last_period(host), first, "the host's last_period")
+    check(a["sent"] > 0, "admin.sent %r" % a["sent"])
+    eq((a["pending"], a["dropped"], a["last_error"]), (0, 0, ""),
+       "admin.pending, dropped, last_error")
+    at, _ = admin_totals(admin, "w", first - PERIOD, first + PERIOD)
+    eq({k: at["total"][k] for k in COUNTS}, totals(need_point(l.stats(), "w")),
+       "admin's sums vs the loader's totals")
+    l.stop()
+
+
+def attach_fails(ctx, args, names):
+    snap = KernelSnapshot()
+    what = "attach %s" % " ".join(args)
+    try:
+        r = ctx.sds(["attach"] + args, timeout=5)
+    except Fail:
+        raise Fail("%s: accepted (still running after 5 s, killed), want a "
+                   "non-zero exit naming %s" % (what, " and ".join(names)))
+    check(r.rc not in (0, None), "%s: want a non-zero exit: %r" % (what, r))
+    lines = [x for x in r.err.splitlines() if x.strip()]
+    check(len(lines) == 1, "%s: want one line on stderr: %r" % (what, r.err))
+    check(lines[0].startswith("sds-bpf: "),
+          "%s: stderr does not start with 'sds-bpf: ': %r" % (what, lines[0]))
+    for s in names:
+        check(s in lines[0], "%s: stderr does not name %r: %r"
+              % (what, s, lines[0]))
+    eq(r.out, "", what + ": stdout")
+    eq(os.listdir(ctx.run_dir), [], what + ": left in SDS_RUN_DIR")
+    eq(os.listdir(ctx.state_dir), [], what + ": left in the state dir")
+    snap.assert_nothing_new({r.pid}, what)
+
+
+@test
+def bad_input(ctx):
+    path = os.path.join(ctx.tmp, APP)
+    shutil.copy2(TARGET, path)
+    url = "http://127.0.0.1:%d" % free_port()
+    missing = os.path.join(ctx.tmp, "no-such-token")
+    empty = os.path.join(ctx.tmp, "empty-token")
+    open(empty, "w").close()
+    sd = ["--state-dir", ctx.state_dir]
+    pt = [path, "w=work"]
+    attach_fails(ctx, ["--admin", url] + sd + pt, ["--admin", "--token-file"])
+    attach_fails(ctx, ["--admin", url, "--token-file", missing] + sd + pt,
+                 ["--token-file", missing])
+    attach_fails(ctx, ["--admin", url, "--token-file", empty] + sd + pt,
+                 ["--token-file", empty])
+    attach_fails(ctx, ["--admin", url, "--token-file", ctx.tmp] + sd + pt,
+                 ["--token-file", ctx.tmp])
+    for bad in ("ftp://127.0.0.1:1", "127.0.0.1:8887", url + ",tcp://x:1",
+                "", ","):
+        attach_fails(ctx, ["--admin", bad, "--token-file", ctx.token_file]
+                     + sd + pt, ["--admin"])
+    attach_fails(ctx, ["--admin", ",".join([url] * 9), "--token-file",
+                       ctx.token_file] + sd + pt, ["--admin"])
+    attach_fails(ctx, ["--token-file", ctx.token_file] + sd + pt,
+                 ["--token-file"])
+
+
+@test
+def failover_hung_first(ctx):
+    """The first admin accepts connections and never answers: each post
+    to it times out, the second one gets every period."""
+    admin = ctx.admin()
+    hung = socket.socket()
+    ctx.socks.append(hung)
+    hung.bind(("127.0.0.1", 0))
+    hung.listen(64)
+    hung_url = "http://127.0.0.1:%d" % hung.getsockname()[1]
+    t = ctx.target()
+    l = ctx.attach(hung_url + "," + admin.url)
+    host = admin_of(l.stats())["host"]
+    off = offset_s(l)
+    first = period_of(l.started)
+    t.cmd("work 10 3 0 0")
+    # The post to the hung URL takes its timeout (a few seconds) first.
+    a = wait_until(lambda: sent_upto(admin, l, host, first),
+                   first + PERIOD + off + 8.0,
+                   lambda _: "no heartbeat reached the second admin: hosts "
+                   "%r, loader %r" % (admin.hosts(), admin_of(l.stats())))
+    eq(admin.last_period(host), first, "the host's last_period")
+    eq((a["sent"], a["pending"], a["dropped"]), (1, 0, 0),
+       "admin.sent, pending, dropped")
+    at, _ = admin_totals(admin, "w", first - PERIOD, first + PERIOD)
+    eq({k: at["total"][k] for k in COUNTS},
+       {"visits": 10, "exceptions": 3, "timeouts": 0, "downgrades": 0},
+       "admin's sums")
+    l.stop()
+
+
+@test
+def period_boundary(ctx):
+    """Calls are reported in the natural period they were made in, also
+    in the last and the first second of a period: single calls every 50
+    ms from 1 s before a period boundary to 1 s after it."""
+    admin = ctx.admin()
+    t = ctx.target()
+    l = ctx.attach(admin.url)
+    host = admin_of(l.stats())["host"]
+    off = offset_s(l)
+    b = period_of(time.time()) + PERIOD
+    if b - time.time() < 1.5:
+        b += PERIOD
+    made = {b - PERIOD: 0, b: 0}
+    late = []
+    for k in range(40):
+        at = b - 1.0 + 0.025 + 0.05 * k
+        sleep_until(at)
+        t.cmd("work 1 0 0 0")
+        done = time.time()
+        if done - at > 0.02:
+            late.append((round(at - b, 3), round(done - at, 3)))
+        made[period_of(at)] += 1
+    check(not late, "calls not made on time (offset from the boundary, "
+          "delay): %r" % late)
+    eq(made, {b - PERIOD: 20, b: 20}, "calls per period (test's own count)")
+    wait_until(lambda: (admin.last_period(host) or 0) >= b,
+               b + PERIOD + off + 4.0,
+               lambda _: "period %d not at the admin: %r" % (b, admin.hosts()))
+    at, _ = admin_totals(admin, "w", b - 2 * PERIOD, b + PERIOD)
+    got = {t0: c["visits"] for t0, c in per_period(at).items()}
+    d = (time.time() - time.monotonic()) % 1.0
+    eq(got, made, "visits per period at the admin (the fraction of a "
+       "second by which CLOCK_REALTIME leads CLOCK_MONOTONIC here: %.3f)" % d)
+    eq(need_point(l.stats(), "w")["total"]["visits"], 40, "loader visits")
+    l.stop()
+
+
+@test
+def hold_survives_unrelated_change(ctx):
+    """DESIGN.md §4: once tripped, a point stays downgraded for delay_ms.
+    A new version that leaves w's strategy as it was must not end w's
+    hold."""
+    admin = ctx.admin()
+    v = make_app(admin, {"w": {"visit_threshold": W_LIMIT, "delay_ms": 60000}})
+    t = ctx.target()
+    l = ctx.attach(admin.url)
+    off = offset_s(l)
+    wait_until(lambda: l.stats().get("strategies_version") == v,
+               period_of(l.started) + PERIOD + off + 3.0,
+               lambda _: "version %d not in force: %r" % (v, l.stats()))
+    t.cmd("work %d 0 0 0" % (W_LIMIT + 1))
+    tripped = time.time()
+    wait_until(lambda: need_point(l.stats(), "w")["state"].get("downgraded"),
+               tripped + 2, "w not downgraded after %d visits" % (W_LIMIT + 1))
+    # Out of the 10-s window: only the hold keeps w downgraded now.
+    sleep_until(tripped + 11)
+    p = need_point(l.stats(), "w")
+    eq((p["window"]["visits"], p["state"].get("downgraded")), (0, True),
+       "w's window visits and state 11 s after the trip (the hold)")
+    doc = admin.ok("PUT", A + "/schemes/default/strategies/other",
+                   {"visit_threshold": 100})
+    v2 = doc["version"]
+    wait_until(lambda: l.stats().get("strategies_version") == v2,
+               time.time() + PERIOD + off + 3.0,
+               lambda _: "version %d not in force: %r" % (v2, l.stats()))
+    p = need_point(l.stats(), "w")
+    check(time.time() - tripped < 55, "too late to judge the hold")
+    eq(p["state"].get("downgraded"), True,
+       "w's state %.0f s into its 60-s hold, after version %d changed only "
+       "point 'other' (state %r)" % (time.time() - tripped, v2, p["state"]))
+    l.stop()
+
+
+@test
+def bad_admin_url_without_host(ctx):
+    path = os.path.join(ctx.tmp, APP)
+    shutil.copy2(TARGET, path)
+    for bad in ("http://", "http://:8887", "https://"):
+        attach_fails(ctx, ["--admin", bad, "--token-file", ctx.token_file,
+                           "--state-dir", ctx.state_dir, path, "w=work"],
+                     ["--admin"])
+
+
+# ---------------------------------------------------------------------------
+
+def preflight():
+    if os.geteuid() != 0:
+        return "must run as root (BPF and uprobes need it)"
+    for f in (SDS, ADMIN, TARGET):
+        if not os.access(f, os.X_OK):
+            return "%s missing: run make && make test-targets" % f
+    if not shutil.which("bpftool"):
+        return "bpftool not found in PATH"
+    return None
+
+
+def _alarm(signum, frame):
+    raise Timeout("test timed out after %d s" % TEST_TIMEOUT)
+
+
+def main(argv):
+    global VERBOSE
+    sel = [a for a in argv if not a.startswith("-")]
+    VERBOSE = "-v" in argv
+    err = preflight()
+    passed = failed = 0
+    t_all = time.monotonic()
+    signal.signal(signal.SIGALRM, _alarm)
+    for fn in TESTS:
+        name = fn.__name__
+        if sel and not any(s in name for s in sel):
+            continue
+        if err:
+            failed += 1
+            print("FAIL %s: %s" % (name, err))
+            continue
+        t0 = time.monotonic()
+        ctx = Ctx(name)
+        try:
+            signal.alarm(TEST_TIMEOUT)
+            fn(ctx)
+            signal.alarm(0)
+            passed += 1
+            print("PASS %s (%.1f s)" % (name, time.monotonic() - t0))
+        except (Fail, Timeout) as e:
+            signal.alarm(0)
+            failed += 1
+            print("FAIL %s (%.1f s): %s" % (name, time.monotonic() - t0, e))
+            if VERBOSE:
+                traceback.print_exc()
+        except Exception:
+            signal.alarm(0)
+            failed += 1
+            print("FAIL %s: unexpected error\n%s"
+                  % (name, traceback.format_exc().rstrip()))
+        finally:
+            signal.alarm(0)
+            ctx.cleanup()
+        sys.stdout.flush()
+    log("total %.1f s" % (time.monotonic() - t_all))
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed or passed == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
