@@ -12,6 +12,8 @@
  * entry and swallows late writes; it is unmapped when the client closes.
  */
 #include <errno.h>
+#include <stdint.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -326,6 +328,43 @@ static void fork_parent(void)
 }
 
 /*
+ * Linux 6.18 turns a uprobe on a 5-byte NOP into a call to a trampoline
+ * page it maps in the process; fork() copies the call (the text page is
+ * the parent's private copy) but not the trampoline, so the child would
+ * die of SIGSEGV at its first guarded call.  Put a breakpoint back on each
+ * site that holds such a call: the kernel then handles the child's hits as
+ * an ordinary uprobe (counting them) and optimizes them again for it, and
+ * restores the NOP when the probe goes away.  Written through
+ * /proc/self/mem, which may write to read-only text as ptrace does.
+ */
+static void sites_unoptimize(void)
+{
+	void (*const sites[])(__u32, __u64) = {
+		sds__site_enter, sds__site_exit, sds__site_exception,
+		sds__site_downgrade,
+	};
+	static const unsigned char int3 = 0xcc;
+	size_t i;
+	int fd = -1;
+
+	for (i = 0; i < sizeof(sites) / sizeof(sites[0]); i++) {
+		const unsigned char *p = (const unsigned char *)sites[i];
+
+		if (*(const volatile unsigned char *)p != 0xe8)	/* call rel32 */
+			continue;
+		if (fd < 0)
+			fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			return;
+		if (pwrite(fd, &int3, 1, (off_t)(uintptr_t)p) != 1) {
+			/* nothing more we can do: the child keeps the call */
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
  * The child has the parent's connection, region and key, but is not
  * registered: drop them (closing our copy of the connection leaves the
  * parent's open) and let a new thread register the child on its own.
@@ -334,6 +373,8 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	struct sds_client *c;
+
+	sites_unoptimize();
 
 	for (c = clients; c; c = c->next) {
 		/* Its holder, if any, was a thread that is not in the child. */

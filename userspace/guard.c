@@ -146,18 +146,11 @@ static bool token_take(struct sds_flag *e, const struct line1 *l, uint64_t now)
 		base = tat > now ? tat : now;
 		ahead = base - now;
 		/*
-		 * More than a bucket (and an interval, for threads whose
-		 * clock reads came in another order) ahead: tat was set
-		 * under a bigger bucket or slower rate.  Bring it to an
-		 * empty bucket of the current one, else the old debt would
-		 * refuse calls for up to the old bucket's length.
+		 * No clamping of a tat far ahead: a thread whose clock read is
+		 * older than another's would take that for old debt and hand
+		 * out tokens.  A new strategy gets a fresh bucket from the
+		 * loader instead (it zeroes tat_ns).
 		 */
-		if (ahead > burst && ahead - burst > iv) {
-			__atomic_compare_exchange_n(&e->tat_ns, &tat, now + burst,
-						    false, __ATOMIC_RELAXED,
-						    __ATOMIC_RELAXED);
-			continue;
-		}
 		if (ahead > burst - iv)
 			return false;
 		if (__atomic_compare_exchange_n(&e->tat_ns, &tat, base + iv, false,

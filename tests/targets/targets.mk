@@ -10,6 +10,9 @@
 #                    without -pg): every function starts with a 5-byte NOP
 #   target_endbr     PIE built with -fcf-protection -fno-omit-frame-pointer:
 #                    functions start `endbr64; push %rbp`
+#   guarded_static   guarded.c linked with libsds.a (tests/guard/run.py)
+#   guarded_shared   guarded.c linked with libsds.so through pkg-config
+#   guarded_shared2  a second copy of guarded_shared, for a second app
 
 BUILD   ?= build
 CC      ?= gcc
@@ -24,7 +27,9 @@ TARGET_LIBS   := -lpthread
 TEST_TARGETS := $(TT_DIR)/target_pie $(TT_DIR)/target_nopie \
 		$(TT_DIR)/target_lib $(TT_DIR)/libsdstarget.so \
 		$(TT_DIR)/target_stripped $(TT_DIR)/target_nop5 \
-		$(TT_DIR)/target_endbr
+		$(TT_DIR)/target_endbr \
+		$(TT_DIR)/guarded_static $(TT_DIR)/guarded_shared \
+		$(TT_DIR)/guarded_shared2
 
 $(TT_DIR)/target_pie: $(TT_SRC)/target.c
 	@mkdir -p $(@D)
@@ -59,6 +64,22 @@ $(TT_DIR)/target_endbr: $(TT_SRC)/target.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -fcf-protection -fno-omit-frame-pointer \
 		-fPIE -pie -o $@ $< $(TARGET_LIBS)
+
+# The guarded targets link the libsds products as users do.
+GT_LIBDIR := $(BUILD)/lib
+GT_PC     := PKG_CONFIG_PATH=$(GT_LIBDIR)/pkgconfig $(or $(PKG_CONFIG),pkg-config)
+GT_DEPS   := $(TT_SRC)/guarded.c $(BUILD)/include/sds.h $(GT_LIBDIR)/libsds.a \
+	     $(GT_LIBDIR)/libsds.so $(GT_LIBDIR)/pkgconfig/sds.pc
+
+$(TT_DIR)/guarded_static: $(GT_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -fPIE -pie -I$(BUILD)/include -o $@ $< \
+		$(GT_LIBDIR)/libsds.a $(TARGET_LIBS)
+
+$(TT_DIR)/guarded_shared $(TT_DIR)/guarded_shared2: $(GT_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -fPIE -pie $$($(GT_PC) --cflags sds) -o $@ $< \
+		$$($(GT_PC) --libs sds) $(TARGET_LIBS)
 
 .PHONY: test-targets
 test-targets: $(TEST_TARGETS)
