@@ -44,6 +44,7 @@ static struct attach_env {
 	const char *admin;	/* --admin URL[,URL...] */
 	const char *token_file;	/* --token-file FILE */
 	const char *state_dir;	/* --state-dir DIR */
+	bool fork_safe;		/* --fork-safe: no probe on a 5-byte NOP */
 } env;
 
 static const char attach_usage[] =
@@ -72,6 +73,8 @@ static const char attach_usage[] =
 "      --tick-ms N          evaluation tick in ms (default 100)\n"
 "      --socket-mode OCTAL  mode of the control socket (default 0660)\n"
 "      --socket-group GROUP group of the control socket (default root's)\n"
+"      --fork-safe          never probe a 5-byte NOP: Linux 6.18 loses children\n"
+"                           forked (without exec) after such a probe fired\n"
 "  -v, --verbose            show libbpf's messages\n"
 "  -h, --help               this help\n"
 "\n"
@@ -99,6 +102,7 @@ static int parse_options(int argc, char **argv)
 		{ "admin", required_argument, NULL, 'A' },
 		{ "token-file", required_argument, NULL, 'K' },
 		{ "state-dir", required_argument, NULL, 'D' },
+		{ "fork-safe", no_argument, NULL, 'F' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -115,6 +119,7 @@ static int parse_options(int argc, char **argv)
 	env.strategies = NULL;
 	env.admin = NULL;
 	env.token_file = NULL;
+	env.fork_safe = false;
 	env.state_dir = getenv("SDS_STATE_DIR");
 	if (!env.state_dir || !*env.state_dir)
 		env.state_dir = "/var/lib/sds";
@@ -169,6 +174,9 @@ static int parse_options(int argc, char **argv)
 		case 'D':
 			env.state_dir = optarg;
 			break;
+		case 'F':
+			env.fork_safe = true;
+			break;
 		case 'v':
 			env.verbose = true;
 			break;
@@ -180,6 +188,24 @@ static int parse_options(int argc, char **argv)
 		}
 	}
 	return 0;
+}
+
+/*
+ * --fork-safe: Linux 6.18 turns a uprobe on a 5-byte NOP into a call to a
+ * trampoline page that fork() does not copy, so a child forked after the
+ * probe fired dies at its first call of the function.  The NOP changes
+ * nothing, so the probe can sit on the next instruction instead: slower
+ * (emulated or stepped), but a forking service keeps its children.
+ */
+static void site_past_nop5(struct probe_point *p)
+{
+	unsigned int skip = p->site.skip + 5;
+
+	if (p->fn.code_len <= skip)
+		return;
+	site_classify(p->fn.code + skip, p->fn.code_len - skip,
+		      p->fn.vaddr + skip, &p->site);
+	p->site.skip += skip;
 }
 
 /* Parse, resolve and classify every POINT=SYMBOL before loading anything. */
@@ -211,6 +237,8 @@ static int resolve_points(struct probes *pr, const char *target,
 			goto out;
 		}
 		site_classify(p->fn.code, p->fn.code_len, p->fn.vaddr, &p->site);
+		if (env.fork_safe && p->site.kind == SITE_NOP5)
+			site_past_nop5(p);
 	}
 	/* Guard points of libsds linked into TARGET are found, not named. */
 	if (elf_file__sds_sites(ef, sites) < 0) {
@@ -241,11 +269,16 @@ static void print_points(const struct probes *pr, const struct sds_sites *sites,
 
 		snprintf(off, sizeof(off), "0x%llx", (unsigned long long)p->attach_off);
 		snprintf(cost, sizeof(cost), "~%u ns", site_cost_ns(p->site.kind));
+		/* What was stepped over: endbr64 (4), the NOP (5), or both (9). */
 		printf("%-16s %-24s %-10s %-8s %-9s %s%s\n", p->spec.name,
 		       p->spec.symbol, off, site_kind_name(p->site.kind), cost,
-		       p->site.skip ? "endbr64; " : "", p->site.insn);
+		       p->site.skip == 4 ? "endbr64; " : p->site.skip == 5 ?
+		       "nopl; " : p->site.skip == 9 ? "endbr64; nopl; " : "",
+		       p->site.insn);
 		if (*hint)
 			printf("%16s hint: %s\n", "", hint);
+		if (p->site.kind == SITE_NOP5)
+			printf("%16s note: a child forked (without exec) after this probe fired dies on Linux 6.18; --fork-safe avoids it\n", "");
 	}
 	if (sites->found)
 		printf("%-16s %-24s 0x%-8llx %-8s %-9s libsds guard points, found as the app registers them\n",
