@@ -274,7 +274,7 @@ int do_top(int argc, char **argv)
 			putchar('\n');
 		printf("%s  %s/%s  pid %lld\n", tbuf, jstr(r, "group"),
 		       jstr(r, "app"), jint(r, "pid"));
-		printf("%-16s %9s %8s %7s %5s %8s %8s %-10s\n", "POINT", "CALLS/s",
+		printf("%-14s %9s %8s %7s %5s %8s %8s %-14s\n", "POINT", "CALLS/s",
 		       "ERR/s", "TMO/s", "CONC", "P50", "P99", "STATE");
 		json_array_foreach(json_object_get(r, "points"), i, p) {
 			long long dv = 0, de = 0, dt = 0;
@@ -285,7 +285,7 @@ int do_top(int argc, char **argv)
 				de = jint(p, "total.exceptions") - jint(pp, "total.exceptions");
 				dt = jint(p, "total.timeouts") - jint(pp, "total.timeouts");
 			}
-			printf("%-16.16s %9.1f %8.1f %7.1f %5lld %8s %8s %-10.10s\n",
+			printf("%-14.14s %9.1f %8.1f %7.1f %5lld %8s %8s %-14.14s\n",
 			       jstr(p, "name"), (double)dv / q.interval,
 			       (double)de / q.interval, (double)dt / q.interval,
 			       jint(p, "concurrency"),

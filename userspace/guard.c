@@ -109,17 +109,11 @@ static bool probe_take(struct sds_flag *e, const struct line1 *l, uint64_t now)
 
 	for (;;) {
 		/*
-		 * Further ahead than one interval can only come from an
-		 * earlier, longer interval: the next probe is one of the
-		 * new intervals from now.
+		 * No clamping of a next probe far ahead: a thread with an
+		 * older clock read would pull it in and probe too often.
+		 * The loader sets it when a hold starts and zeroes it for a
+		 * new strategy.
 		 */
-		if (next > now && next - now > l->probe_interval_ns) {
-			if (__atomic_compare_exchange_n(&e->next_probe_ns, &next,
-							now + l->probe_interval_ns, false,
-							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
-				return false;
-			continue;
-		}
 		if (now < next)
 			return false;
 		if (__atomic_compare_exchange_n(&e->next_probe_ns, &next,

@@ -504,13 +504,21 @@ static void test_probe_interval_shortened(void **state)
 	uint64_t rng = 1;
 
 	publish(e, &c);
-	/* Left an hour ahead by an earlier, longer interval. */
+	/* Left an hour ahead by an earlier, longer interval: the guard does
+	 * not pull it in (an older clock read would look the same)... */
 	e->next_probe_ns = T0 + 3600 * NS;
 	assert_int_equal(decide_at(e, T0, &rng), SDS_G_DOWNGRADE);
+	assert_int_equal(e->next_probe_ns, T0 + 3600 * NS);
+	/* ...the loader does, when the hold starts: now + the new interval. */
+	e->next_probe_ns = T0 + 100 * MS;
 	assert_int_equal(decide_at(e, T0 + 99 * MS, &rng),
 			 SDS_G_DOWNGRADE);
 	assert_int_equal(decide_at(e, T0 + 100 * MS, &rng),
 			 SDS_G_PROBE);
+	/* A probe taken with a clock read older than the last probe's does
+	 * not pull the next one in either. */
+	assert_int_equal(decide_at(e, T0 + 50 * MS, &rng), SDS_G_DOWNGRADE);
+	assert_int_equal(e->next_probe_ns, T0 + 200 * MS);
 }
 
 static void test_probe_respects_limits(void **state)

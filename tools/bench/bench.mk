@@ -61,3 +61,18 @@ $(BENCH_DIR)/bench-endbr: $(BENCH_DIR)/driver.o $(BENCH_DIR)/fn_endbr.o
 
 $(BENCH_DIR)/bench-nop5: $(BENCH_DIR)/driver-nopie.o $(BENCH_DIR)/fn_nop5.o
 	$(CC) -no-pie -o $@ $^
+
+# ---- the guard benchmark (tools/bench/guard.sh, run by run.sh) -------------
+# bench-guard: libsds linked in statically (-O2, PIE, as users build), plus
+# four bare nop5 sites; bench-bare-up: two bare uprobes, the programs of
+# bare.bpf.c attached as plain uprobes to two of those sites.
+BENCH_BINS += $(BENCH_DIR)/bench-guard $(BENCH_DIR)/bench-bare-up
+
+$(BENCH_DIR)/bench-bare-up: tools/bench/bare_up.c $(BENCH_DIR)/bare.skel.h
+	$(CC) -O2 -g $(BENCH_WARN) -I$(BENCH_DIR) -o $@ $< -lbpf -lelf -lz
+
+$(BENCH_DIR)/bench-guard: tools/bench/guard.c tools/bench/guard_sites.S \
+		$(LIBSDS_A) $(LIBSDS_HEADER)
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -D_GNU_SOURCE $(BENCH_WARN) -I$(BUILD)/include -pthread \
+		-o $@ tools/bench/guard.c tools/bench/guard_sites.S $(LIBSDS_A)

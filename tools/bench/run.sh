@@ -25,8 +25,10 @@
 # Environment: BUILD (default build), BENCH_ROUNDS (default 21),
 # BENCH_ROUND_MS (default 100), BENCH_CPU (the CPU the driver is pinned to,
 # default the last one), BENCH_KINDS (default "stepped endbr nop5"),
-# BENCH_VERBOSE=1 (print every round).  Needs root.  Exits non-zero if a
-# check fails, not if a target is missed: it is a benchmark, not a test.
+# BENCH_VERBOSE=1 (print every round), BENCH_GUARD=0 (skip the guard
+# benchmark, tools/bench/guard.sh, which runs after these tables).  Needs
+# root.  Exits non-zero if a check fails, not if a target is missed: it is
+# a benchmark, not a test.
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -297,4 +299,10 @@ done
 echo "== table"
 echo
 $HELP report "$T"
+
+# The guard benchmark (libsds's guarded call, reaction, exact limits):
+# its own loaders and tables, after these.  BENCH_GUARD=0 skips it.
+if [ "${BENCH_GUARD:-1}" != 0 ]; then
+	sh "$ROOT/tools/bench/guard.sh" || FAILED=1
+fi
 exit $FAILED

@@ -1,13 +1,21 @@
-# tools/demo: the demo service sds-bpf attaches to (make demo).
-# Included by the root Makefile; defines DEMO_BINS and their rules.
+# tools/demo: the demo service sds-bpf attaches to, and its load generator
+# (make demo).  Included by the root Makefile; defines DEMO_BINS and their
+# rules.  LIBSDS_A and LIBSDS_HEADER come from userspace/userspace.mk.
 
 BUILD ?= build
 CC    ?= gcc
 
-DEMO_BINS := $(BUILD)/demo/demo
+DEMO_BINS := $(BUILD)/demo/demo $(BUILD)/demo/demo-load
+DEMO_WARN := -Wall -Wextra -Wno-unused-parameter
 
 # An ordinary build of an ordinary program: -O2 -g, the distribution's
-# defaults (PIE), nothing done for the probes' sake.
-$(BUILD)/demo/demo: tools/demo/demo.c
+# defaults (PIE), nothing done for the probes' sake; libsds linked in
+# statically, so the guard points are in the executable itself.
+$(BUILD)/demo/demo: tools/demo/demo.c $(LIBSDS_A) $(LIBSDS_HEADER)
 	@mkdir -p $(@D)
-	$(CC) -O2 -g -Wall -Wextra -Wno-unused-parameter -pthread -o $@ $<
+	$(CC) -O2 -g -D_GNU_SOURCE $(DEMO_WARN) -I$(BUILD)/include -pthread \
+		-o $@ $< $(LIBSDS_A)
+
+$(BUILD)/demo/demo-load: tools/demo/load.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -D_GNU_SOURCE $(DEMO_WARN) -pthread -o $@ $<
