@@ -28,7 +28,7 @@ LOADER_SRCS := $(wildcard loader/*.c)
 # Pure modules the unit tests link (no BPF, no sockets).
 PURE_SRCS   := $(COMMON_SRCS) loader/pointspec.c loader/site.c loader/elfsym.c loader/chain.c
 
-.PHONY: all deps test unit integration bench demo clean
+.PHONY: all deps test unit integration bench demo demo-admin clean
 # Each part's .mk adds its products to PRODUCTS and its test goals to
 # EXTRA_TESTS (run by `make test` after the unit and integration tests).
 PRODUCTS    := $(BIN)/sds-bpf
@@ -115,6 +115,11 @@ bench: deps
 demo: deps
 	$(MAKE) all demo-bins
 	sh tools/demo/run.sh
+
+# The dashboard with live data from the demo service, until Ctrl-C.
+demo-admin: deps
+	$(MAKE) all demo-bins
+	sh tools/demo/admin.sh
 
 .PHONY: bench-bins demo-bins
 bench-bins: $(BENCH_BINS)
