@@ -161,7 +161,7 @@ char *drill__request(struct loader *l, const char *args)
 	char name[SDS_NAME_MAX + 2], kind[16], err[256];
 	unsigned long ratio, delay_ms, for_s;
 	struct drill_run d = {};
-	int n, id;
+	int n = 0, id;
 
 	if (sscanf(args, "%65s stop%n", name, &n) == 1 && n > 0 && !args[n]) {
 		if (drill__stop(l, name, err, sizeof(err)))
