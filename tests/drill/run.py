@@ -308,8 +308,153 @@ def test_bad_input(ctx):
     eq(ctx.point()["drill"], None, "no drill started by non-root")
 
 
+# ---------------------------------------------------------------------------
+# sds-admin
+
+class Admin:
+    def __init__(self, ctx):
+        self.ctx = ctx
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        self.port = s.getsockname()[1]
+        s.close()
+        self.token = "drill-t0ken_%d" % os.getpid()
+        self.token_file = os.path.join(ctx.tmp, "token")
+        with open(self.token_file, "w") as f:
+            f.write(self.token + "\n")
+        self.p = ctx.spawn([ADMIN, "--listen", "127.0.0.1:%d" % self.port,
+                            "--db", os.path.join(ctx.tmp, "sds.db"),
+                            "--token-file", self.token_file],
+                           stdout=subprocess.DEVNULL)
+        wait_until(lambda: self._up(), time.time() + 10, "sds-admin never up")
+
+    @property
+    def url(self):
+        return "http://127.0.0.1:%d" % self.port
+
+    def _up(self):
+        try:
+            return self.req("GET", "/healthz")[0] == 200
+        except OSError:
+            return False
+
+    def req(self, method, path, body=None):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        h = {"Authorization": "Bearer " + self.token}
+        data = None
+        if body is not None:
+            data = json.dumps(body)
+            h["Content-Type"] = "application/json"
+        c.request(method, path, data, h)
+        r = c.getresponse()
+        raw = r.read()
+        c.close()
+        try:
+            return r.status, json.loads(raw)
+        except ValueError:
+            return r.status, raw
+
+    def kill(self):
+        os.killpg(self.p.pid, signal.SIGKILL)
+        self.p.wait(5)
+
+
+A = "/api/v1/groups/%s/apps/%s" % (GROUP, APP)
+
+
+def test_admin_drill_reaches_loader_and_expires_without_admin(ctx):
+    """A drill created in sds-admin reaches the loader in a heartbeat
+    reply, injects faults, is audited, and ends at its expiry even after
+    the admin is gone."""
+    adm = Admin(ctx)
+    eq(adm.req("POST", "/api/v1/groups", {"name": GROUP})[0] in (201, 409),
+       True, "create group")
+    eq(adm.req("POST", "/api/v1/groups/%s/apps" % GROUP, {"name": APP})[0],
+       201, "create app")
+    ctx.attach("--admin", adm.url, "--token-file", adm.token_file)
+    a = ctx.app()
+    # Bad input is refused by the API.
+    for body, want in [
+            ({"point": POINT, "kind": "error", "by": "t"}, "duration_s"),
+            ({"point": POINT, "kind": "error", "duration_s": 5}, "by"),
+            ({"point": POINT, "kind": "boom", "duration_s": 5, "by": "t"}, "kind"),
+            ({"point": POINT, "kind": "error", "ratio": 101, "duration_s": 5,
+              "by": "t"}, "ratio"),
+            ({"point": POINT, "kind": "delay", "duration_s": 5, "by": "t"},
+             "delay_ms"),
+            ({"point": POINT, "kind": "error", "duration_s": -1, "by": "t"},
+             "duration_s")]:
+        st, r = adm.req("POST", A + "/drills", body)
+        check(st == 400 and want in r.get("error", ""),
+              "POST drills %s: %d %r" % (body, st, r))
+    # Long enough to come in a heartbeat (<= 20 s), short enough to expire.
+    st, d = adm.req("POST", A + "/drills", {
+        "point": POINT, "kind": "error", "ratio": 100, "duration_s": 28,
+        "by": "drill-test"})
+    eq(st, 201, "create drill: %r" % (d,))
+    t_end = time.time() + 28
+    p = wait_until(lambda: ctx.point()["drill"], time.time() + 25,
+                   "the admin's drill never reached the loader", 0.5)
+    eq(p["kind"], "error", "drill kind from the admin")
+    eq(p["source"], d["id"], "drill source")
+    eq(run_calls(a, 200)["fault"], 200, "faults from the admin's drill")
+    st, lst = adm.req("GET", A + "/drills")
+    eq([x["id"] for x in lst], [d["id"]], "drill list")
+    check(lst[0]["started_by"].startswith("drill-test (token fnv:"),
+          "started_by %r" % lst[0]["started_by"])
+    st, audit = adm.req("GET", A + "/audit")
+    check(any(e["action"] == "drill.start" for e in audit),
+          "no drill.start in audit: %r" % audit)
+    adm.kill()
+    sleep = t_end - time.time() + 1.5
+    check(sleep > 0, "drill reached the loader too late to test the expiry")
+    eq(run_calls(a, 100)["fault"], 100, "drill runs with the admin gone")
+    time.sleep(sleep)
+    eq(ctx.point()["drill"], None, "drill after its expiry, admin gone")
+    eq(run_calls(a, 100)["pass"], 100, "calls pass after the expiry")
+
+
+def test_admin_stop_reaches_loader(ctx):
+    """Stopping a drill in sds-admin stops it on the loader within a
+    heartbeat; the stop is audited and faults reach the admin's stats."""
+    adm = Admin(ctx)
+    adm.req("POST", "/api/v1/groups", {"name": GROUP})
+    adm.req("POST", "/api/v1/groups/%s/apps" % GROUP, {"name": APP})
+    ctx.attach("--admin", adm.url, "--token-file", adm.token_file)
+    a = ctx.app()
+    st, d = adm.req("POST", A + "/drills", {
+        "point": POINT, "kind": "error", "ratio": 100, "duration_s": 300,
+        "by": "alice"})
+    eq(st, 201, "create drill")
+    wait_until(lambda: ctx.point()["drill"], time.time() + 25,
+               "the admin's drill never reached the loader", 0.5)
+    eq(run_calls(a, 50)["fault"], 50, "faults")
+    st, r = adm.req("POST", A + "/drills/%d/stop" % d["id"], {"by": "bob"})
+    eq(st, 200, "stop: %r" % (r,))
+    st, r = adm.req("POST", A + "/drills/%d/stop" % d["id"], {"by": "bob"})
+    eq(st, 409, "second stop")
+    wait_until(lambda: ctx.point()["drill"] is None, time.time() + 25,
+               "the stop never reached the loader", 0.5)
+    eq(run_calls(a, 50)["pass"], 50, "calls pass after the stop")
+    st, lst = adm.req("GET", A + "/drills")
+    check(lst[0]["stopped_by"].startswith("bob (token fnv:"),
+          "stopped_by %r" % lst[0]["stopped_by"])
+    st, audit = adm.req("GET", A + "/audit")
+    check(any(e["action"] == "drill.stop" for e in audit), "no drill.stop")
+
+    def faults():
+        st, s = adm.req("GET", A + "/stats?point=" + POINT)
+        if st != 200:
+            return None
+        return s["points"].get(POINT, {}).get("total", {}).get("faults")
+    eq(wait_until(faults, time.time() + 30, "no faults in the admin's stats",
+                  0.5), 50, "faults in the admin's stats")
+
+
 TESTS = [test_error_ratio_two_processes, test_delay_p50_and_timeout,
-         test_stop_and_expiry, test_bad_input]
+         test_stop_and_expiry, test_bad_input,
+         test_admin_drill_reaches_loader_and_expires_without_admin,
+         test_admin_stop_reaches_loader]
 
 
 def main():
