@@ -49,6 +49,7 @@ int stats_range(int64_t *from, int64_t *to, int64_t *step, char *err, size_t err
 
 struct cell {
 	uint64_t visits, exceptions, timeouts, downgrades, max_concurrency;
+	uint64_t faults, delays;
 	uint64_t hist[SDS_HIST_BUCKETS];
 };
 
@@ -106,6 +107,8 @@ static int agg_row(const struct store_stat_row *row, void *ctx)
 	c->exceptions += row->exceptions;
 	c->timeouts += row->timeouts;
 	c->downgrades += row->downgrades;
+	c->faults += row->faults;
+	c->delays += row->delays;
 	if (row->max_concurrency > c->max_concurrency)
 		c->max_concurrency = row->max_concurrency;
 	for (i = 0; i < row->nhist; i++)
@@ -125,14 +128,14 @@ static json_t *series_json(const struct agg *ag, const struct series *se)
 {
 	static const char *const cols[] = {
 		"t", "visits", "exceptions", "timeouts", "downgrades",
-		"max_concurrency", "p50_ns", "p90_ns", "p99_ns",
+		"max_concurrency", "p50_ns", "p90_ns", "p99_ns", "faults", "delays",
 	};
-	json_t *arr[9], *o = json_object(), *tot;
+	json_t *arr[11], *o = json_object(), *tot;
 	struct cell sum;
 	int i, k, n;
 
 	memset(&sum, 0, sizeof(sum));
-	for (i = 0; i < 9; i++) {
+	for (i = 0; i < 11; i++) {
 		arr[i] = json_array();
 		json_object_set_new(o, cols[i], arr[i]);
 	}
@@ -148,7 +151,11 @@ static json_t *series_json(const struct agg *ag, const struct series *se)
 		json_array_append_new(arr[6], json_integer(hist_percentile(c->hist, SDS_HIST_BUCKETS, 50)));
 		json_array_append_new(arr[7], json_integer(hist_percentile(c->hist, SDS_HIST_BUCKETS, 90)));
 		json_array_append_new(arr[8], json_integer(hist_percentile(c->hist, SDS_HIST_BUCKETS, 99)));
+		json_array_append_new(arr[9], json_integer(c->faults));
+		json_array_append_new(arr[10], json_integer(c->delays));
 		sum.visits += c->visits;
+		sum.faults += c->faults;
+		sum.delays += c->delays;
 		sum.exceptions += c->exceptions;
 		sum.timeouts += c->timeouts;
 		sum.downgrades += c->downgrades;
@@ -157,7 +164,9 @@ static json_t *series_json(const struct agg *ag, const struct series *se)
 		for (i = 0; i < SDS_HIST_BUCKETS; i++)
 			sum.hist[i] += c->hist[i];
 	}
-	tot = json_pack("{s:I, s:I, s:I, s:I, s:I}",
+	tot = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			"faults", (json_int_t)sum.faults,
+			"delays", (json_int_t)sum.delays,
 			"visits", (json_int_t)sum.visits,
 			"exceptions", (json_int_t)sum.exceptions,
 			"timeouts", (json_int_t)sum.timeouts,

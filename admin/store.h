@@ -39,6 +39,7 @@ struct store_stat_row {
 	const char *point;
 	const char *host;
 	uint64_t visits, exceptions, timeouts, downgrades, max_concurrency;
+	uint64_t faults, delays;	/* what drills injected */
 	int nhist;
 	const uint64_t *hist;		/* nhist entries */
 };
@@ -50,6 +51,21 @@ struct store_hb_result {
 	bool duplicate;			/* (host, period) was already stored: nothing added */
 	bool created;			/* the app was registered by this heartbeat */
 	struct sds_strategies *strategies;	/* if non-NULL and @want: the active scheme's */
+	struct sds_hb_drill *drills;	/* if non-NULL: room for SDS_HB_MAX_DRILLS, filled */
+	int ndrills;			/* the app's drills in force */
+};
+
+#define ADMIN_WHO_MAX	600	/* "BY (token ID)" */
+
+/* A drill to start (validated by the API). */
+struct store_drill {
+	const char *point;
+	uint32_t kind;			/* enum sds_drill_kind */
+	uint32_t ratio;			/* 0..100 */
+	int64_t delay_ms;		/* delay drills */
+	int64_t duration_s;		/* it ends by itself then */
+	const char *by;			/* who, as they said (free text) */
+	const char *token_id;		/* which token: a fingerprint, never the token */
 };
 
 struct store_counts {
@@ -139,6 +155,16 @@ struct store_ops {
 		     json_t **out, char *err);
 
 	/* Forget statistics of periods before @before. */
+	/* Drills: start (audited), list (newest first), stop (audited). */
+	int (*drill_create)(struct store *st, const char *g, const char *a,
+			    const struct store_drill *d, int64_t now, int64_t *id,
+			    char *err);
+	int (*drill_list)(struct store *st, const char *g, const char *a,
+			  json_t **out, char *err);
+	int (*drill_stop)(struct store *st, const char *g, const char *a,
+			  int64_t id, const char *by, const char *token_id,
+			  int64_t now, char *err);
+
 	int (*prune)(struct store *st, int64_t before, char *err);
 	int (*counts)(struct store *st, struct store_counts *out, char *err);
 };

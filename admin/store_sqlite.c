@@ -87,6 +87,22 @@ static const char *const migrations[] = {
 	"  detail TEXT NOT NULL,"
 	"  comment TEXT NOT NULL DEFAULT '');"
 	"CREATE INDEX audit_app ON audit (app_id, id);",
+	/* 2: fault drills (issue 5), and what they injected per period */
+	"CREATE TABLE drills ("
+	"  id INTEGER PRIMARY KEY,"
+	"  app_id INTEGER NOT NULL REFERENCES apps(id) ON DELETE CASCADE,"
+	"  point TEXT NOT NULL,"
+	"  kind TEXT NOT NULL,"
+	"  ratio INTEGER NOT NULL,"
+	"  delay_ms INTEGER NOT NULL,"
+	"  created INTEGER NOT NULL,"
+	"  expires_at INTEGER NOT NULL,"
+	"  stopped_at INTEGER,"
+	"  started_by TEXT NOT NULL,"
+	"  stopped_by TEXT);"
+	"CREATE INDEX drills_app ON drills (app_id, expires_at);"
+	"ALTER TABLE stats ADD COLUMN faults INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE stats ADD COLUMN delays INTEGER NOT NULL DEFAULT 0;",
 };
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
@@ -108,6 +124,7 @@ enum {
 	Q_COUNT_GROUPS, Q_COUNT_APPS, Q_COUNT_HOSTS,
 	Q_DEL_APP_STATS, Q_DEL_APP_HB, Q_DEL_APP_HOSTS, Q_DEL_APP_AUDIT,
 	Q_DEL_APP_SCHEMES, Q_DEL_APP_STRATS,
+	Q_DRILL_INS, Q_DRILL_LIST, Q_DRILL_ACTIVE, Q_DRILL_GET, Q_DRILL_STOP,
 	NQ
 };
 
@@ -163,8 +180,8 @@ static const char *const sql[NQ] = {
 	[Q_HB_INS] = "INSERT OR IGNORE INTO heartbeats (app_id, period_start, host, received)"
 		" VALUES (?1, ?2, ?3, ?4)",
 	[Q_STAT_INS] = "INSERT OR IGNORE INTO stats (app_id, period_start, host, point, visits,"
-		" exceptions, timeouts, downgrades, max_concurrency, hist)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+		" exceptions, timeouts, downgrades, max_concurrency, hist, faults, delays)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
 	[Q_HOST_UPSERT] = "INSERT INTO hosts (app_id, host, ip, first_seen, last_seen, last_period, version)"
 		" VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6)"
 		" ON CONFLICT (app_id, host) DO UPDATE SET ip = ?3, last_seen = ?4,"
@@ -172,10 +189,10 @@ static const char *const sql[NQ] = {
 	[Q_HOST_LIST] = "SELECT h.host, h.ip, h.first_seen, h.last_seen, h.last_period, h.version"
 		" FROM hosts h WHERE h.app_id = ?1 ORDER BY h.host",
 	[Q_STAT_SCAN] = "SELECT period_start, point, host, visits, exceptions, timeouts,"
-		" downgrades, max_concurrency, hist FROM stats"
+		" downgrades, max_concurrency, hist, faults, delays FROM stats"
 		" WHERE app_id = ?1 AND period_start >= ?2 AND period_start < ?3",
 	[Q_STAT_SCAN_POINT] = "SELECT period_start, point, host, visits, exceptions, timeouts,"
-		" downgrades, max_concurrency, hist FROM stats"
+		" downgrades, max_concurrency, hist, faults, delays FROM stats"
 		" WHERE app_id = ?1 AND period_start >= ?2 AND period_start < ?3 AND point = ?4",
 	[Q_POINT_LIST] = "SELECT point FROM strategies t JOIN schemes s ON s.id = t.scheme_id"
 		" WHERE s.app_id = ?1 UNION SELECT point FROM stats WHERE app_id = ?1"
@@ -198,6 +215,17 @@ static const char *const sql[NQ] = {
 	[Q_DEL_APP_STRATS] = "DELETE FROM strategies WHERE scheme_id IN"
 		" (SELECT id FROM schemes WHERE app_id = ?1)",
 	[Q_DEL_APP_SCHEMES] = "DELETE FROM schemes WHERE app_id = ?1",
+	[Q_DRILL_INS] = "INSERT INTO drills (app_id, point, kind, ratio, delay_ms, created,"
+		" expires_at, started_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+	[Q_DRILL_LIST] = "SELECT id, point, kind, ratio, delay_ms, created, expires_at,"
+		" stopped_at, started_by, stopped_by FROM drills WHERE app_id = ?1"
+		" ORDER BY id DESC LIMIT 200",
+	[Q_DRILL_ACTIVE] = "SELECT id, point, kind, ratio, delay_ms, expires_at FROM drills"
+		" WHERE app_id = ?1 AND stopped_at IS NULL AND expires_at > ?2 ORDER BY id",
+	[Q_DRILL_GET] = "SELECT point, stopped_at, expires_at FROM drills"
+		" WHERE app_id = ?1 AND id = ?2",
+	[Q_DRILL_STOP] = "UPDATE drills SET stopped_at = ?3, stopped_by = ?4"
+		" WHERE app_id = ?1 AND id = ?2",
 };
 
 struct sqlite_store {
@@ -1260,6 +1288,197 @@ static int sq_strategy_delete(struct store *st, const char *g, const char *a,
 
 /* ---- heartbeats and statistics ------------------------------------------ */
 
+/* ---- drills ------------------------------------------------------------- */
+
+/* The app's drills in force at @now, for a heartbeat reply (lock held). */
+static int drills_active(struct sqlite_store *s, int64_t app, int64_t now,
+			 struct sds_hb_drill *out, int *n, char *err)
+{
+	sqlite3_stmt *q = Q(s, Q_DRILL_ACTIVE);
+	int rc;
+
+	*n = 0;
+	if (!q)
+		return dberr(s, err);
+	sqlite3_bind_int64(q, 1, app);
+	sqlite3_bind_int64(q, 2, now);
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW && *n < SDS_HB_MAX_DRILLS) {
+		struct sds_hb_drill *d = &out[(*n)++];
+
+		d->id = sqlite3_column_int64(q, 0);
+		snprintf(d->point, sizeof(d->point), "%s", col_text(q, 1));
+		d->kind = strcmp(col_text(q, 2), "delay") ? SDS_DRILL_ERROR :
+							    SDS_DRILL_DELAY;
+		d->ratio = sqlite3_column_int(q, 3);
+		d->delay_ms = sqlite3_column_int64(q, 4);
+		d->expires_at = sqlite3_column_int64(q, 5);
+	}
+	sqlite3_reset(q);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return dberr(s, err);
+	return 0;
+}
+
+static int sq_drill_create(struct store *st, const char *g, const char *a,
+			   const struct store_drill *d, int64_t now, int64_t *id,
+			   char *err)
+{
+	struct sqlite_store *s = SS(st);
+	char detail[256], who[ADMIN_WHO_MAX];
+	struct app_ref r;
+	sqlite3_stmt *q;
+	int ret;
+
+	lock(st);
+	ret = begin(s, err);
+	if (ret)
+		goto out;
+	ret = app_ref(s, g, a, &r, err);
+	if (ret)
+		goto fail;
+	q = Q(s, Q_DRILL_INS);
+	if (!q)
+		goto dbfail;
+	sqlite3_bind_int64(q, 1, r.id);
+	bind_text(q, 2, d->point);
+	bind_text(q, 3, d->kind == SDS_DRILL_DELAY ? "delay" : "error");
+	sqlite3_bind_int64(q, 4, d->ratio);
+	sqlite3_bind_int64(q, 5, d->delay_ms);
+	sqlite3_bind_int64(q, 6, now);
+	sqlite3_bind_int64(q, 7, now + d->duration_s);
+	snprintf(who, sizeof(who), "%s (token %s)", d->by, d->token_id);
+	bind_text(q, 8, who);
+	ret = run(s, q, err);
+	if (ret)
+		goto fail;
+	*id = sqlite3_last_insert_rowid(s->db);
+	if (d->kind == SDS_DRILL_DELAY)
+		snprintf(detail, sizeof(detail), "drill %lld on %s: delay %lld ms, ratio %u, for %lld s",
+			 (long long)*id, d->point, (long long)d->delay_ms, d->ratio,
+			 (long long)d->duration_s);
+	else
+		snprintf(detail, sizeof(detail), "drill %lld on %s: error, ratio %u, for %lld s",
+			 (long long)*id, d->point, d->ratio, (long long)d->duration_s);
+	ret = audit_add(s, r.id, "drill.start", detail, who, err);
+	if (ret)
+		goto fail;
+	ret = commit(s, err);
+	goto out;
+dbfail:
+	ret = dberr(s, err);
+fail:
+	rollback(s);
+out:
+	unlock(st);
+	return ret;
+}
+
+static json_t *drill_row(sqlite3_stmt *q)
+{
+	json_t *o = json_pack("{s:I, s:s, s:s, s:i, s:I, s:I, s:I, s:s}",
+		"id", (json_int_t)sqlite3_column_int64(q, 0),
+		"point", col_text(q, 1), "kind", col_text(q, 2),
+		"ratio", sqlite3_column_int(q, 3),
+		"delay_ms", (json_int_t)sqlite3_column_int64(q, 4),
+		"created", (json_int_t)sqlite3_column_int64(q, 5),
+		"expires_at", (json_int_t)sqlite3_column_int64(q, 6),
+		"started_by", col_text(q, 8));
+
+	json_object_set_new(o, "stopped_at", sqlite3_column_type(q, 7) == SQLITE_NULL ?
+			    json_null() : json_integer(sqlite3_column_int64(q, 7)));
+	json_object_set_new(o, "stopped_by", sqlite3_column_type(q, 9) == SQLITE_NULL ?
+			    json_null() : json_string(col_text(q, 9)));
+	return o;
+}
+
+static int sq_drill_list(struct store *st, const char *g, const char *a,
+			 json_t **out, char *err)
+{
+	struct sqlite_store *s = SS(st);
+	struct app_ref r;
+	int ret;
+
+	lock(st);
+	ret = app_ref(s, g, a, &r, err);
+	if (!ret) {
+		sqlite3_stmt *q = Q(s, Q_DRILL_LIST);
+
+		if (!q)
+			ret = dberr(s, err);
+		else {
+			sqlite3_bind_int64(q, 1, r.id);
+			ret = rows(s, q, drill_row, out, err);
+		}
+	}
+	unlock(st);
+	return ret;
+}
+
+static int sq_drill_stop(struct store *st, const char *g, const char *a,
+			 int64_t id, const char *by, const char *token_id,
+			 int64_t now, char *err)
+{
+	struct sqlite_store *s = SS(st);
+	char detail[160], who[ADMIN_WHO_MAX];
+	struct app_ref r;
+	sqlite3_stmt *q;
+	int rc, ret;
+
+	lock(st);
+	ret = begin(s, err);
+	if (ret)
+		goto out;
+	ret = app_ref(s, g, a, &r, err);
+	if (ret)
+		goto fail;
+	q = Q(s, Q_DRILL_GET);
+	if (!q)
+		goto dbfail;
+	sqlite3_bind_int64(q, 1, r.id);
+	sqlite3_bind_int64(q, 2, id);
+	rc = sqlite3_step(q);
+	if (rc != SQLITE_ROW) {
+		sqlite3_reset(q);
+		if (rc != SQLITE_DONE)
+			goto dbfail;
+		seterr(err, "drill %lld not found", (long long)id);
+		ret = STORE_NOTFOUND;
+		goto fail;
+	}
+	snprintf(detail, sizeof(detail), "drill %lld on %s", (long long)id,
+		 col_text(q, 0));
+	if (sqlite3_column_type(q, 1) != SQLITE_NULL ||
+	    sqlite3_column_int64(q, 2) <= now) {
+		sqlite3_reset(q);
+		seterr(err, "drill %lld has ended already", (long long)id);
+		ret = STORE_CONFLICT;
+		goto fail;
+	}
+	sqlite3_reset(q);
+	snprintf(who, sizeof(who), "%s (token %s)", by, token_id);
+	q = Q(s, Q_DRILL_STOP);
+	if (!q)
+		goto dbfail;
+	sqlite3_bind_int64(q, 1, r.id);
+	sqlite3_bind_int64(q, 2, id);
+	sqlite3_bind_int64(q, 3, now);
+	bind_text(q, 4, who);
+	ret = run(s, q, err);
+	if (!ret)
+		ret = audit_add(s, r.id, "drill.stop", detail, who, err);
+	if (ret)
+		goto fail;
+	ret = commit(s, err);
+	goto out;
+dbfail:
+	ret = dberr(s, err);
+fail:
+	rollback(s);
+out:
+	unlock(st);
+	return ret;
+}
+
 static int sq_heartbeat(struct store *st, const struct sds_heartbeat *hb,
 			int64_t now, struct store_hb_result *res, char *err)
 {
@@ -1322,6 +1541,8 @@ static int sq_heartbeat(struct store *st, const struct sds_heartbeat *hb,
 			sqlite3_bind_blob(q, 10, blob, j * 8, SQLITE_TRANSIENT);
 		else
 			sqlite3_bind_null(q, 10);
+		sqlite3_bind_int64(q, 11, (sqlite3_int64)p->faults);
+		sqlite3_bind_int64(q, 12, (sqlite3_int64)p->delays);
 		ret = run(s, q, err);
 		if (ret)
 			goto fail;
@@ -1343,6 +1564,12 @@ static int sq_heartbeat(struct store *st, const struct sds_heartbeat *hb,
 	if (ret)
 		goto out;
 	res->version = r.version;
+	res->ndrills = 0;
+	if (res->drills) {
+		ret = drills_active(s, r.id, now, res->drills, &res->ndrills, err);
+		if (ret)
+			goto out;
+	}
 	if (res->strategies && hb->version != r.version) {
 		ret = strategies_read(s, r.active, res->strategies, err);
 		res->strategies->version = r.version;
@@ -1434,6 +1661,8 @@ static int sq_stats_scan(struct store *st, const char *g, const char *a,
 			.timeouts = sqlite3_column_int64(q, 5),
 			.downgrades = sqlite3_column_int64(q, 6),
 			.max_concurrency = sqlite3_column_int64(q, 7),
+			.faults = sqlite3_column_int64(q, 9),
+			.delays = sqlite3_column_int64(q, 10),
 			.hist = hist,
 		};
 		const unsigned char *b = sqlite3_column_blob(q, 8);
@@ -1649,6 +1878,9 @@ static const struct store_ops sqlite_ops = {
 	.point_list = sq_point_list,
 	.events = sq_events,
 	.audit = sq_audit,
+	.drill_create = sq_drill_create,
+	.drill_list = sq_drill_list,
+	.drill_stop = sq_drill_stop,
 	.prune = sq_prune,
 	.counts = sq_counts,
 };

@@ -11,7 +11,12 @@
  *     published under the entry's sequence counter (odd while writing);
  *   - the second line of each entry and the permit table are the guards',
  *     changed only with atomics, never rewritten by the loader (except to
- *     give back the permits of a process that died, also with atomics).
+ *     give back the permits of a process that died, also with atomics);
+ *   - the third line is the drill's: its settings are the loader's,
+ *     published under the same sequence counter as line 1, and its two
+ *     counters are the guards' (atomics).  They share a line because the
+ *     loader writes it only when a drill starts or stops, and the guards
+ *     only while one runs: no tick-rate writer contends with them.
  *
  * Changing anything here changes the ABI between libsds and the loader:
  * bump SDS_FLAGS_LAYOUT.
@@ -25,11 +30,11 @@
 #include "sds_types.h"
 
 #define SDS_FLAGS_MAGIC		0x53445346u	/* "SDSF" */
-#define SDS_FLAGS_LAYOUT	1
-#define SDS_FLAG_SIZE		128		/* one map element: two cache lines */
+#define SDS_FLAGS_LAYOUT	2
+#define SDS_FLAG_SIZE		192		/* one map element: three cache lines */
 #define SDS_MAX_PROCS		64		/* guarded processes per loader */
 /* Elements: header, one per point, then the permit table. */
-#define SDS_PERMIT_ELEMS	(SDS_MAX_PROCS * SDS_MAX_POINTS * 4 / SDS_FLAG_SIZE)
+#define SDS_PERMIT_ELEMS	((SDS_MAX_PROCS * SDS_MAX_POINTS * 4 + SDS_FLAG_SIZE - 1) / SDS_FLAG_SIZE)
 #define SDS_FLAGS_ELEMS		(1 + SDS_MAX_POINTS + SDS_PERMIT_ELEMS)
 #define SDS_STALE_NS		2000000000ULL	/* a loader whose tick is older is gone */
 
@@ -43,6 +48,7 @@ enum sds_reason {
 	SDS_REASON_EXCEPTION = 5,	/* exception_threshold */
 	SDS_REASON_EXCEPTION_RATE = 6,	/* exception_rate_threshold */
 	SDS_REASON_HOLD = 7,		/* delay_ms hold after a trip */
+	SDS_REASON_DRILL = 8,		/* a fault drill (sds_should_downgrade's view of a fault) */
 	SDS_REASON_MAX,
 };
 
@@ -51,6 +57,14 @@ enum sds_reason {
 #define SDS_ACT_CONCURRENT	(1u << 1)	/* enforce @concurrent_limit */
 #define SDS_ACT_TOKEN		(1u << 2)	/* enforce the token bucket */
 #define SDS_ACT_PROBE		(1u << 3)	/* hold: let one probe call through every @probe_interval_ns */
+#define SDS_ACT_DRILL		(1u << 4)	/* a drill runs: read line 3 */
+
+/* struct sds_flag.drill_kind */
+enum sds_drill_kind {
+	SDS_DRILL_NONE = 0,
+	SDS_DRILL_ERROR = 1,		/* the call fails (SDS_FAULT) */
+	SDS_DRILL_DELAY = 2,		/* the call sleeps drill_delay_ns first */
+};
 
 /* Element 0. */
 struct sds_flags_header {
@@ -87,6 +101,14 @@ struct sds_flag {
 	__u64 refused_concurrent;	/* calls refused by the semaphore */
 	__u64 refused_token;	/* calls refused by the bucket */
 	__u8 pad2[64 - 56];
+	/* ---- line 3: the drill (settings: loader, under @seq; counts: guards) ---- */
+	__u32 drill_kind;	/* enum sds_drill_kind */
+	__u32 drill_ratio;	/* 0..100: share of the passed calls it hits */
+	__u64 drill_delay_ns;	/* SDS_DRILL_DELAY: how long a hit call sleeps */
+	__u64 drill_expires_ns;	/* CLOCK_MONOTONIC: the guard ignores the drill from then on */
+	__u64 drill_faults;	/* guards: calls faulted, ever (cumulative) */
+	__u64 drill_delays;	/* guards: calls delayed, ever (cumulative) */
+	__u8 pad3[64 - 40];
 };
 
 /*
@@ -102,6 +124,10 @@ _Static_assert(sizeof(struct sds_flags_header) == SDS_FLAG_SIZE, "header size");
 _Static_assert(sizeof(struct sds_flag) == SDS_FLAG_SIZE, "entry size");
 _Static_assert(__builtin_offsetof(struct sds_flag, permits) == 64,
 	       "the guards' line starts at 64");
+_Static_assert(__builtin_offsetof(struct sds_flag, drill_kind) == 128,
+	       "the drill's line starts at 128");
+_Static_assert(SDS_PERMIT_ELEMS * SDS_FLAG_SIZE >= SDS_MAX_PROCS * SDS_MAX_POINTS * 4,
+	       "the permit table fits");
 #endif
 
 #endif /* SDS_FLAGS_H */

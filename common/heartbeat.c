@@ -118,7 +118,14 @@ json_t *heartbeat_to_json(const struct sds_heartbeat *hb)
 			       "downgrades", (json_int_t)p->downgrades,
 			       "max_concurrency", (json_int_t)p->max_concurrency,
 			       "latency_hist", h);
-		if (!po || json_object_set_new(pts, p->name, po))
+		if (!po)
+			goto oom;
+		/* Only when a drill injected some: older admins refuse unknown fields. */
+		if (p->faults)
+			json_object_set_new(po, "faults", json_integer((json_int_t)p->faults));
+		if (p->delays)
+			json_object_set_new(po, "delays", json_integer((json_int_t)p->delays));
+		if (json_object_set_new(pts, p->name, po))
 			goto oom;
 	}
 	if (json_object_set_new(o, "points", pts))
@@ -177,15 +184,16 @@ static int get_count(json_t *v, uint64_t *out)
 
 static const char *const point_fields[] = {
 	"visits", "exceptions", "timeouts", "downgrades", "max_concurrency",
-	"latency_hist",
+	"faults", "delays", "latency_hist",
 };
+#define POINT_COUNTS	7	/* point_fields before latency_hist */
 
 static int point_from_json(const char *name, json_t *obj, struct sds_hb_point *p,
 			   char *err, size_t errlen)
 {
-	uint64_t *counts[5] = {
+	uint64_t *counts[POINT_COUNTS] = {
 		&p->visits, &p->exceptions, &p->timeouts, &p->downgrades,
-		&p->max_concurrency,
+		&p->max_concurrency, &p->faults, &p->delays,
 	};
 	const char *key;
 	json_t *v, *h;
@@ -212,7 +220,7 @@ static int point_from_json(const char *name, json_t *obj, struct sds_hb_point *p
 		}
 	}
 	/* Missing counts are 0: a point that saw nothing may send {}. */
-	for (i = 0; i < 5; i++) {
+	for (i = 0; i < POINT_COUNTS; i++) {
 		v = json_object_get(obj, point_fields[i]);
 		if (v && get_count(v, counts[i])) {
 			snprintf(err, errlen, "points.%s.%s must be an integer 0..%lld",
@@ -344,6 +352,79 @@ json_t *heartbeat_reply_to_json(int64_t version, bool changed,
 			 "changed", changed, "strategies", st, "drills");
 }
 
+json_t *heartbeat_drills_to_json(const struct sds_hb_drill *d, int n)
+{
+	json_t *a = json_array();
+	int i;
+
+	for (i = 0; a && i < n; i++)
+		json_array_append_new(a, json_pack("{s:I, s:s, s:s, s:i, s:I, s:I}",
+			"id", (json_int_t)d[i].id, "point", d[i].point,
+			"kind", d[i].kind == SDS_DRILL_DELAY ? "delay" : "error",
+			"ratio", (int)d[i].ratio,
+			"delay_ms", (json_int_t)d[i].delay_ms,
+			"expires_at", (json_int_t)d[i].expires_at));
+	return a;
+}
+
+static int int_in(json_t *o, const char *key, int64_t min, int64_t max,
+		  int64_t *out)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (!json_is_integer(v) || json_integer_value(v) < min ||
+	    json_integer_value(v) > max)
+		return -1;
+	*out = json_integer_value(v);
+	return 0;
+}
+
+/* One entry of a reply's "drills"; @err names the field. */
+static int drill_from_json(json_t *o, size_t i, struct sds_hb_drill *d,
+			   char *err, size_t errlen)
+{
+	const char *point, *kind;
+	int64_t ratio;
+
+	memset(d, 0, sizeof(*d));
+	if (!json_is_object(o)) {
+		snprintf(err, errlen, "drills[%zu] must be an object", i);
+		return -1;
+	}
+	point = json_string_value(json_object_get(o, "point"));
+	kind = json_string_value(json_object_get(o, "kind"));
+	if (int_in(o, "id", 1, INT64_MAX, &d->id)) {
+		snprintf(err, errlen, "drills[%zu].id must be a positive integer", i);
+		return -1;
+	}
+	if (!point || !sds_name_valid(point)) {
+		snprintf(err, errlen, "drills[%zu].point: bad name", i);
+		return -1;
+	}
+	snprintf(d->point, sizeof(d->point), "%s", point);
+	if (!kind || (strcmp(kind, "error") && strcmp(kind, "delay"))) {
+		snprintf(err, errlen, "drills[%zu].kind must be \"error\" or \"delay\"", i);
+		return -1;
+	}
+	d->kind = strcmp(kind, "error") ? SDS_DRILL_DELAY : SDS_DRILL_ERROR;
+	if (int_in(o, "ratio", 0, 100, &ratio)) {
+		snprintf(err, errlen, "drills[%zu].ratio must be an integer 0..100", i);
+		return -1;
+	}
+	d->ratio = ratio;
+	if (int_in(o, "delay_ms", 0, SDS_HB_DRILL_DELAY_MAX, &d->delay_ms) ||
+	    (d->kind == SDS_DRILL_DELAY && d->delay_ms < 1)) {
+		snprintf(err, errlen, "drills[%zu].delay_ms must be an integer %d..%d",
+			 i, d->kind == SDS_DRILL_DELAY, SDS_HB_DRILL_DELAY_MAX);
+		return -1;
+	}
+	if (int_in(o, "expires_at", 0, SDS_HB_TIME_MAX, &d->expires_at)) {
+		snprintf(err, errlen, "drills[%zu].expires_at must be Unix seconds", i);
+		return -1;
+	}
+	return 0;
+}
+
 int heartbeat_reply_parse(const char *text, size_t len, struct sds_hb_reply *r,
 			  char *err, size_t errlen)
 {
@@ -377,7 +458,14 @@ int heartbeat_reply_parse(const char *text, size_t len, struct sds_hb_reply *r,
 		snprintf(err, errlen, "drills must be an array");
 		goto out;
 	}
-	r->ndrills = v ? (int)json_array_size(v) : 0;
+	if (v && json_array_size(v) > SDS_HB_MAX_DRILLS) {
+		snprintf(err, errlen, "drills: at most %d", SDS_HB_MAX_DRILLS);
+		goto out;
+	}
+	for (r->ndrills = 0; v && (size_t)r->ndrills < json_array_size(v); r->ndrills++)
+		if (drill_from_json(json_array_get(v, r->ndrills), r->ndrills,
+				    &r->drills[r->ndrills], err, errlen))
+			goto out;
 	st = json_object_get(doc, "strategies");
 	if (st && !json_is_null(st) && keep) {
 		char serr[256];

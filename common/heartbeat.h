@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>
+#include "sds_flags.h"
 #include "sds_types.h"
 #include "strategy.h"
 
@@ -48,6 +49,8 @@ struct sds_hb_point {
 	uint64_t timeouts;
 	uint64_t downgrades;
 	uint64_t max_concurrency;	/* most calls in flight at once in the period */
+	uint64_t faults;		/* calls an error drill failed (sent when non-zero) */
+	uint64_t delays;		/* calls a delay drill slowed (sent when non-zero) */
 	int nhist;			/* entries of latency_hist sent: last non-zero + 1 */
 	uint64_t latency_hist[SDS_HIST_BUCKETS];	/* [i]: latencies in [2^i, 2^(i+1)) ns */
 };
@@ -65,13 +68,27 @@ struct sds_heartbeat {
 	struct sds_hb_point points[SDS_HB_MAX_POINTS];
 };
 
+#define SDS_HB_MAX_DRILLS	SDS_MAX_POINTS	/* drills in one reply */
+#define SDS_HB_DRILL_DELAY_MAX	60000		/* ms */
+
+/* One active drill of the app, as the admin's reply lists it. */
+struct sds_hb_drill {
+	int64_t id;			/* the admin's drill id, > 0 */
+	char point[SDS_NAME_MAX + 1];	/* a guard point */
+	uint32_t kind;			/* enum sds_drill_kind */
+	uint32_t ratio;			/* 0..100 */
+	int64_t delay_ms;		/* delay drills: 1..60000 */
+	int64_t expires_at;		/* Unix seconds: it ends then */
+};
+
 /* The admin's answer to a heartbeat. */
 struct sds_hb_reply {
 	int64_t version;		/* the app's current strategies version */
 	bool changed;			/* differs from the version the loader sent */
 	bool has_strategies;		/* @strategies is filled (sent when changed) */
 	struct sds_strategies *strategies;	/* owned by the caller; may be NULL */
-	int ndrills;			/* drills in the reply (not yet defined: counted) */
+	int ndrills;			/* drills in @drills */
+	struct sds_hb_drill drills[SDS_HB_MAX_DRILLS];	/* the app's active drills */
 };
 
 /* calloc'ed heartbeat (NULL when out of memory); free with heartbeat_free(). */
@@ -119,6 +136,9 @@ bool heartbeat_host_valid(const char *s);
  */
 json_t *heartbeat_reply_to_json(int64_t version, bool changed,
 				const struct sds_strategies *s);
+/* The "drills" array of a reply (new reference; NULL: out of memory). */
+json_t *heartbeat_drills_to_json(const struct sds_hb_drill *d, int n);
+
 /*
  * Parse a reply.  If it carries strategies and @r->strategies is non-NULL,
  * they are validated and written there (has_strategies set); a reply with

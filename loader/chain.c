@@ -12,6 +12,7 @@ static const char *const reason_names[SDS_REASON_MAX] = {
 	[SDS_REASON_EXCEPTION] = "exception",
 	[SDS_REASON_EXCEPTION_RATE] = "exception_rate",
 	[SDS_REASON_HOLD] = "hold",
+	[SDS_REASON_DRILL] = "drill",
 };
 
 const char *chain_reason_name(uint32_t reason)

@@ -4,6 +4,7 @@
 #define SDS_CMD_H
 
 #include <stdbool.h>
+#include <jansson.h>
 
 /* Print "sds-bpf: <msg>" on stderr as one line; returns -1. */
 int cmd_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -11,11 +12,19 @@ int cmd_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Parse a whole decimal integer in [min, max]; -1 if it is not one. */
 int cmd_parse_long(const char *s, long min, long max, long *out);
 
+/*
+ * Send @req to the one live loader that @group and @app (NULL: any) name
+ * and return its parsed reply; NULL after printing why (none, several,
+ * or its {"error"}).
+ */
+json_t *cmd_ask(const char *group, const char *app, const char *req);
+
 int do_attach(int argc, char **argv);
 int do_list(int argc, char **argv);
 int do_stats(int argc, char **argv);
 int do_top(int argc, char **argv);
 int do_hist(int argc, char **argv);
 int do_events(int argc, char **argv);
+int do_drill(int argc, char **argv);
 
 #endif /* SDS_CMD_H */

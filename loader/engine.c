@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "cmd.h"
 #include "loader.h"
@@ -108,6 +109,7 @@ static void point_tick(struct loader *l, int id, uint64_t now_ns,
 	    fs.probe_interval_ns)
 		__atomic_store_n(&e->next_probe_ns, now_ns + fs.probe_interval_ns,
 				 __ATOMIC_RELEASE);
+	drill__tick(l, id, now_ns, &fs);
 	flags__publish(&l->flags, id, &fs);
 
 	/* The guard's exact limits show as downgrades while they refuse. */
@@ -230,12 +232,17 @@ static void cache_write(struct loader *l)
 
 void engine__admin_reply(struct loader *l)
 {
+	static struct sds_hb_drill drills[SDS_HB_MAX_DRILLS];
 	struct sds_strategies *s = uplink__take_reply(l->uplink);
+	int n;
 
-	if (!s)
-		return;
-	engine__apply(l, s);
-	cache_write(l);
+	if (s) {
+		engine__apply(l, s);
+		cache_write(l);
+	}
+	n = uplink__take_drills(l->uplink, drills);
+	if (n >= 0)
+		drill__apply_admin(l, drills, n, time(NULL));
 }
 
 int engine__load_cache(struct loader *l, struct sds_strategies **out)

@@ -94,6 +94,15 @@ void flags__publish(struct flags_region *f, uint32_t point,
 	e->token_interval_ns = st->token_interval_ns;
 	e->token_burst_ns = st->token_burst_ns;
 	e->probe_interval_ns = st->probe_interval_ns;
+	/* Line 3: only when it changes, so its counters' line stays quiet. */
+	if (e->drill_kind != st->drill_kind || e->drill_ratio != st->drill_ratio ||
+	    e->drill_delay_ns != st->drill_delay_ns ||
+	    e->drill_expires_ns != st->drill_expires_ns) {
+		e->drill_kind = st->drill_kind;
+		e->drill_ratio = st->drill_ratio;
+		e->drill_delay_ns = st->drill_delay_ns;
+		e->drill_expires_ns = st->drill_expires_ns;
+	}
 	__atomic_store_n(&e->active, st->active, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
 }

@@ -28,6 +28,10 @@ struct flag_state {
 	uint64_t token_interval_ns;	/* ns per token */
 	uint64_t token_burst_ns;	/* bucket * interval */
 	uint64_t probe_interval_ns;	/* hold probes */
+	uint32_t drill_kind;		/* line 3: enum sds_drill_kind */
+	uint32_t drill_ratio;		/* 0..100 */
+	uint64_t drill_delay_ns;	/* delay drill's sleep */
+	uint64_t drill_expires_ns;	/* the guard ignores the drill then */
 };
 
 int flags__create(struct flags_region *f, uint64_t epoch, uint64_t tick_ns);

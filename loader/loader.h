@@ -13,6 +13,7 @@
 #include "chain.h"
 #include "ctl.h"
 #include "counters.h"
+#include "drill.h"
 #include "events.h"
 #include "flags.h"
 #include "probes.h"
@@ -37,6 +38,7 @@ struct point_run {
 	uint32_t limit_reason;		/* token/concurrent refusals seen in the last second */
 	uint64_t limit_last_ns;		/* when refusals were last seen */
 	uint32_t shown_reason;		/* reason of the last "started" event; 0: none open */
+	struct drill_run drill;		/* the point's drill; kind 0: none */
 };
 
 struct loader {

@@ -24,6 +24,7 @@ static const struct cmd {
 	{ "top", do_top, "live table of an app's points, refreshed every second" },
 	{ "hist", do_hist, "log2 latency histogram of one point" },
 	{ "events", do_events, "downgrade transitions as they happen" },
+	{ "drill", do_drill, "start or stop a fault drill at a guard point (root)" },
 };
 
 int cmd_err(const char *fmt, ...)

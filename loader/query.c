@@ -133,6 +133,13 @@ static json_t *ask(const struct query_env *q, const char *req)
 	return reply;
 }
 
+json_t *cmd_ask(const char *group, const char *app, const char *req)
+{
+	struct query_env q = { .group = group, .app = app };
+
+	return ask(&q, req);
+}
+
 static long long jint(json_t *o, const char *path)
 {
 	char key[64];

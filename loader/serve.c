@@ -63,6 +63,7 @@ static json_t *point_json(struct loader *l, int id, uint64_t now)
 			    down ? json_string(chain_reason_name(reason)) : json_null());
 	json_object_set_new(state, "rate", json_integer(rate));
 	json_object_set_new(o, "state", state);
+	json_object_set_new(o, "drill", drill__json(l, id, flags_now_ns()));
 	return o;
 }
 

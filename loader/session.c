@@ -198,6 +198,19 @@ drop:
 	close(fd);
 }
 
+/* Drills change what the app's calls do: root only, whoever may query. */
+static char *drill_request(struct loader *l, int fd, const char *args)
+{
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen))
+		return error_reply("drill: no peer credentials");
+	if (cred.uid != 0)
+		return error_reply("drill: permission denied: starting or stopping a drill needs root");
+	return drill__request(l, args);
+}
+
 void session__accept(struct loader *l, int lfd)
 {
 	char req[CTL_REQ_MAX + 1];
@@ -212,6 +225,11 @@ void session__accept(struct loader *l, int lfd)
 	}
 	if (!strncmp(req, "register ", 9)) {
 		do_register(l, fd, req + 9);
+		return;
+	}
+	if (!strncmp(req, "drill ", 6)) {
+		ctl_reply(fd, drill_request(l, fd, req + 6));
+		close(fd);
 		return;
 	}
 	ctl_reply(fd, serve_request(req, l));

@@ -276,6 +276,23 @@ void uplink__tick(struct uplink *u, struct loader *l, uint64_t now_sec)
 		if (hp && (uint64_t)st.concurrency > hp->max_concurrency)
 			hp->max_concurrency = st.concurrency;
 	}
+	/* What drills injected, into the period it happened in. */
+	for (id = 0; p && id < l->probes.npoints && id < SDS_MAX_POINTS; id++) {
+		struct sds_flag *e = flags__entry(&l->flags, id);
+		uint64_t f = __atomic_load_n(&e->drill_faults, __ATOMIC_RELAXED);
+		uint64_t d = __atomic_load_n(&e->drill_delays, __ATOMIC_RELAXED);
+		struct sds_hb_point *hp;
+
+		if (f == u->drill_seen[id][0] && d == u->drill_seen[id][1])
+			continue;
+		hp = heartbeat_add_point(p->hb, l->probes.pts[id].spec.name);
+		if (hp) {
+			hp->faults += f - u->drill_seen[id][0];
+			hp->delays += d - u->drill_seen[id][1];
+		}
+		u->drill_seen[id][0] = f;
+		u->drill_seen[id][1] = d;
+	}
 	/* A period is complete once its last second is folded. */
 	while (u->closed_upto + SDS_HB_PERIOD_S - 1 <= folded_wall) {
 		for (i = 0; i < UPLINK_OPEN; i++)
@@ -365,7 +382,7 @@ static void *sender(void *arg)
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	pthread_mutex_lock(&u->lock);
 	while (!u->stop) {
-		struct sds_hb_reply r = {};
+		static struct sds_hb_reply r;	/* 25 KiB of drills: one sender thread */
 		char err[1024] = "", *body;
 		uint64_t now = wall_ms();
 		int i, ok = -1;
@@ -383,6 +400,7 @@ static void *sender(void *arg)
 		u->head_busy = true;
 		pthread_mutex_unlock(&u->lock);
 
+		memset(&r, 0, sizeof(r));
 		r.strategies = malloc(sizeof(*r.strategies));
 		for (i = 0; curl && r.strategies && i < u->nurls && ok; i++)
 			ok = post_one(curl, u->urls[i], u->token, body, &r, err,
@@ -398,11 +416,17 @@ static void *sender(void *arg)
 			u->sent++;
 			u->last_error[0] = '\0';
 			if (r.has_strategies) {
-				uint64_t one = 1;
-
 				free(u->reply);
 				u->reply = r.strategies;
 				r.strategies = NULL;
+			}
+			/* Every reply lists the drills in force: a missing one stopped. */
+			memcpy(u->drills, r.drills, r.ndrills * sizeof(r.drills[0]));
+			u->ndrills = r.ndrills;
+			u->drills_new = true;
+			{
+				uint64_t one = 1;
+
 				if (write(u->event_fd, &one, sizeof(one)) < 0) {
 					/* the counter is full: the main loop knows already */
 				}
@@ -475,6 +499,20 @@ struct sds_strategies *uplink__take_reply(struct uplink *u)
 	u->reply = NULL;
 	pthread_mutex_unlock(&u->lock);
 	return s;
+}
+
+int uplink__take_drills(struct uplink *u, struct sds_hb_drill *out)
+{
+	int n = -1;
+
+	pthread_mutex_lock(&u->lock);
+	if (u->drills_new) {
+		n = u->ndrills;
+		memcpy(out, u->drills, n * sizeof(out[0]));
+		u->drills_new = false;
+	}
+	pthread_mutex_unlock(&u->lock);
+	return n;
 }
 
 json_t *uplink__json(struct uplink *u)

@@ -55,6 +55,7 @@ struct uplink {
 	struct uplink_period open[UPLINK_OPEN];	/* periods being accounted */
 	uint64_t hist_base[SDS_MAX_POINTS][SDS_HIST_BUCKETS];	/* histograms at the last close */
 	int64_t closed_upto;		/* periods before this are closed */
+	uint64_t drill_seen[SDS_MAX_POINTS][2];	/* entries' drill_faults, drill_delays at the last tick */
 
 	/* shared with the sender, under @lock */
 	pthread_mutex_t lock;
@@ -65,6 +66,9 @@ struct uplink {
 	uint64_t sent, dropped, failures;	/* periods delivered, dropped, failed posts */
 	char last_error[256];		/* why the last post failed, "" if it went */
 	struct sds_strategies *reply;	/* new strategies for the main loop, or NULL */
+	bool drills_new;		/* @drills came with a reply the main loop has not taken */
+	int ndrills;			/* the app's active drills, as of the last reply */
+	struct sds_hb_drill drills[SDS_HB_MAX_DRILLS];
 	bool stop;			/* the sender must exit */
 	pthread_t thread;		/* the sender */
 	bool started;			/* @thread runs */
@@ -90,6 +94,13 @@ void uplink__tick(struct uplink *u, struct loader *l, uint64_t now_sec);
 
 /* New strategies from the admin (the caller owns them), or NULL. */
 struct sds_strategies *uplink__take_reply(struct uplink *u);
+
+/*
+ * The drills of the last reply, if one came since the last call: copies
+ * them into @out (room for SDS_HB_MAX_DRILLS) and returns how many; -1
+ * when no reply came.
+ */
+int uplink__take_drills(struct uplink *u, struct sds_hb_drill *out);
 
 /* {"urls", "sent", "pending", "dropped", "failures", "last_error"} */
 json_t *uplink__json(struct uplink *u);

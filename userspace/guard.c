@@ -9,7 +9,7 @@
 #include "guard.h"
 
 /* sites.S writes this layout into its notes by hand. */
-_Static_assert(SDS_FLAGS_LAYOUT == 1, "userspace/sites.S records layout 1");
+_Static_assert(SDS_FLAGS_LAYOUT == 2, "userspace/sites.S records layout 2");
 
 /* A consistent copy of the loader's line of an entry. */
 struct line1 {
@@ -20,6 +20,11 @@ struct line1 {
 	__u64 token_interval_ns;	/* ns per token */
 	__u64 token_burst_ns;	/* bucket size in ns */
 	__u64 probe_interval_ns;	/* one probe call this often */
+	/* read only when SDS_ACT_DRILL is set */
+	__u32 drill_kind;	/* enum sds_drill_kind */
+	__u32 drill_ratio;	/* share of passed calls hit, 0..100 */
+	__u64 drill_delay_ns;	/* sleep of a delayed call */
+	__u64 drill_expires_ns;	/* ignored from then on */
 };
 
 #define LD(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
@@ -54,6 +59,17 @@ static bool line1_read(const struct sds_flag *e, struct line1 *l)
 		l->token_interval_ns = LD(e->token_interval_ns);
 		l->token_burst_ns = LD(e->token_burst_ns);
 		l->probe_interval_ns = LD(e->probe_interval_ns);
+		if (l->active & SDS_ACT_DRILL) {
+			l->drill_kind = LD(e->drill_kind);
+			l->drill_ratio = LD(e->drill_ratio);
+			l->drill_delay_ns = LD(e->drill_delay_ns);
+			l->drill_expires_ns = LD(e->drill_expires_ns);
+		} else {
+			l->drill_kind = SDS_DRILL_NONE;
+			l->drill_ratio = 0;
+			l->drill_delay_ns = 0;
+			l->drill_expires_ns = 0;
+		}
 		/* The field loads must not pass the second read of seq. */
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (LD(e->seq) == s)
@@ -178,12 +194,46 @@ static bool permit_take(struct sds_flag *e, __u32 *permit, __s64 limit)
 	return true;
 }
 
+/*
+ * The drill, for a call that passed everything else: a downgraded call
+ * never reaches the dependency, so there is nothing to fail or slow down.
+ */
+static unsigned int drill_hit(struct sds_flag *e, const struct line1 *l,
+			      uint64_t now, uint64_t *rng, uint64_t *delay_ns)
+{
+	if (!(l->active & SDS_ACT_DRILL) || now >= l->drill_expires_ns ||
+	    !rate_hit(l->drill_ratio, rng))
+		return 0;
+	switch (l->drill_kind) {
+	case SDS_DRILL_ERROR:
+		__atomic_fetch_add(&e->drill_faults, 1, __ATOMIC_RELAXED);
+		return SDS_G_FAULT;
+	case SDS_DRILL_DELAY:
+		__atomic_fetch_add(&e->drill_delays, 1, __ATOMIC_RELAXED);
+		*delay_ns = l->drill_delay_ns;
+		return SDS_G_DELAY;
+	}
+	return 0;
+}
+
 unsigned int sds_guard_decide(struct sds_flag *e,
 			      const struct sds_flags_header *h, __u32 *permit,
 			      uint64_t now, uint64_t *rng)
 {
+	uint64_t delay_ns;
+
+	return sds_guard_decide_drill(e, h, permit, now, rng, &delay_ns);
+}
+
+unsigned int sds_guard_decide_drill(struct sds_flag *e,
+				    const struct sds_flags_header *h,
+				    __u32 *permit, uint64_t now, uint64_t *rng,
+				    uint64_t *delay_ns)
+{
 	unsigned int how = 0;
 	struct line1 l;
+
+	*delay_ns = 0;
 
 	/* 1, 2: a whole copy of the loader's line, or pass. */
 	if (!line1_read(e, &l) || !l.active)
@@ -214,8 +264,8 @@ unsigned int sds_guard_decide(struct sds_flag *e,
 		}
 		how |= SDS_G_PERMIT;
 	}
-	/* 7: pass. */
-	return how;
+	/* 7: pass, unless a drill fails or slows the call. */
+	return how | drill_hit(e, &l, now, rng, delay_ns);
 }
 
 void sds_guard_release(struct sds_flag *e, __u32 *permit, unsigned int how)

@@ -17,6 +17,8 @@
 #define SDS_G_PERMIT	(1u << 1)	/* passed holding a semaphore permit */
 #define SDS_G_PROBE	(1u << 2)	/* passed as the hold's probe call */
 #define SDS_G_EXCEPTION	(1u << 3)	/* frames only: an exception was signed */
+#define SDS_G_FAULT	(1u << 4)	/* passed, but an error drill fails it */
+#define SDS_G_DELAY	(1u << 5)	/* passed, after the delay drill's sleep */
 
 /*
  * Retries of the read of the loader's line under its sequence counter.  A
@@ -50,6 +52,19 @@ static inline bool sds_guard_stale(const struct sds_flags_header *h,
 unsigned int sds_guard_decide(struct sds_flag *e,
 			      const struct sds_flags_header *h, __u32 *permit,
 			      uint64_t now, uint64_t *rng);
+
+/*
+ * sds_guard_decide() with the point's drill applied to a passed call: a
+ * share drill_ratio/100 of them gets SDS_G_FAULT (error drill) or
+ * SDS_G_DELAY with the sleep in *@delay_ns (delay drill), each counted in
+ * the entry (drill_faults, drill_delays).  A drill past its expiry is
+ * ignored even if the loader never clears it.  The sleep is the caller's:
+ * this stays free of syscalls so it can run on a fake clock.
+ */
+unsigned int sds_guard_decide_drill(struct sds_flag *e,
+				    const struct sds_flags_header *h,
+				    __u32 *permit, uint64_t now, uint64_t *rng,
+				    uint64_t *delay_ns);
 
 /*
  * End of a passed call that sds_guard_decide() gave @how (with

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * sds.c - the hot path of libsds: sds_should_downgrade(),
+ * sds.c - the hot path of libsds: sds_should_downgrade(), sds_enter(),
  * sds_exception_sign(), sds_downgrade_finally().
  *
  * No allocation, no lock, no syscall (CLOCK_MONOTONIC comes from the
- * vDSO, and only for a point whose entry is active).  A point that was
+ * vDSO, and only for a point whose entry is active) -- except the sleep
+ * of a call that a delay drill hits, which is the drill's point.  A point that was
  * never bound costs two loads at the start and one at the end of a call.
  *
  * Each thread keeps a small stack of the guarded calls it is inside: the
@@ -14,6 +15,7 @@
  * SDS lets calls end in any order: the end of a call takes the innermost
  * frame of its own point.
  */
+#include <errno.h>
 #include <time.h>
 #include "guard.h"
 #include "libsds.h"
@@ -65,17 +67,32 @@ static inline int frame_find(const struct frames *t, const struct sds_point *p)
 	return -1;
 }
 
+/* A delay drill's sleep: the whole of it, whatever signals arrive. */
+static void drill_sleep(uint64_t ns)
+{
+	struct timespec until;
+	uint64_t t = clock_ns() + ns;
+
+	until.tv_sec = t / 1000000000ULL;
+	until.tv_nsec = t % 1000000000ULL;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+		;
+}
+
 /*
  * The work of a call of a point that is or was bound.  Out of line so
  * that the path of a never-bound point (no loader) stays a leaf that
- * saves no register: two loads and a return.
+ * saves no register: two loads and a return.  @fault_downgrades: the
+ * caller (sds_should_downgrade) cannot be told of a fault, so a faulted
+ * call becomes a downgrade, which drives it onto its fallback.
  */
-static __attribute__((noinline)) bool
-should_downgrade_frame(struct sds_point *p, const struct sds_bind *b)
+static __attribute__((noinline)) enum sds_verdict
+enter_frame(struct sds_point *p, const struct sds_bind *b, bool fault_downgrades)
 {
 	struct frames *t;
 	struct frame *f;
 	unsigned int how = 0;
+	uint64_t delay_ns = 0;
 	unsigned int d;
 
 	t = &frames;
@@ -83,11 +100,16 @@ should_downgrade_frame(struct sds_point *p, const struct sds_bind *b)
 	if (d >= SDS_FRAMES) {
 		/* Untracked: counted nowhere, never downgraded. */
 		t->overflow++;
-		return false;
+		return SDS_PASS;
 	}
 	if (b && __atomic_load_n(&b->entry->active, __ATOMIC_RELAXED))
-		how = sds_guard_decide(b->entry, b->hdr, b->permit,
-				       clock_ns(), &t->rng);
+		how = sds_guard_decide_drill(b->entry, b->hdr, b->permit,
+					     clock_ns(), &t->rng, &delay_ns);
+	if ((how & SDS_G_FAULT) && fault_downgrades) {
+		/* Give back what the pass took; a probe that faults failed. */
+		sds_guard_release(b->entry, b->permit, how | SDS_G_EXCEPTION);
+		how = SDS_G_DOWNGRADE;
+	}
 	/*
 	 * A detached call gets a frame too (bind NULL), so that its end
 	 * does not take the frame of an outer call of the same point.
@@ -101,26 +123,39 @@ should_downgrade_frame(struct sds_point *p, const struct sds_bind *b)
 	f->bind = b;
 	f->how = how;
 	if (!b)
-		return false;
+		return SDS_PASS;
 	if (how & SDS_G_DOWNGRADE) {
 		sds__site_downgrade(b->id, b->key);
-		return true;
+		return SDS_DOWNGRADE;
 	}
 	sds__site_enter(b->id, b->key);
-	return false;
+	/* After the entry site: the sleep is part of the call's latency. */
+	if (how & SDS_G_DELAY)
+		drill_sleep(delay_ns);
+	return (how & SDS_G_FAULT) ? SDS_FAULT : SDS_PASS;
 }
 
-SDS_API bool sds_should_downgrade(struct sds_point *p)
+static inline enum sds_verdict enter(struct sds_point *p, bool fault_downgrades)
 {
 	const struct sds_bind *b;
 
 	if (!p)
-		return false;
+		return SDS_PASS;
 	b = __atomic_load_n(&p->bind, __ATOMIC_ACQUIRE);
 	/* Never bound: no frame of this point can exist. */
 	if (!b && !__atomic_load_n(&p->ever, __ATOMIC_RELAXED))
-		return false;
-	return should_downgrade_frame(p, b);
+		return SDS_PASS;
+	return enter_frame(p, b, fault_downgrades);
+}
+
+SDS_API bool sds_should_downgrade(struct sds_point *p)
+{
+	return enter(p, true) != SDS_PASS;
+}
+
+SDS_API enum sds_verdict sds_enter(struct sds_point *p)
+{
+	return enter(p, false);
 }
 
 SDS_API void sds_exception_sign(struct sds_point *p)

@@ -74,6 +74,25 @@ struct sds_point *sds_point(struct sds_client *c, const char *name);
  */
 bool sds_should_downgrade(struct sds_point *p);
 
+/* What sds_enter() tells a guarded call. */
+enum sds_verdict {
+	SDS_PASS = 0,		/* make the call */
+	SDS_DOWNGRADE = 1,	/* run the fallback instead */
+	SDS_FAULT = 2,		/* a fault drill: act as if the call failed */
+};
+
+/*
+ * Entry of a guarded call, like sds_should_downgrade(), for callers that
+ * take part in fault drills (sds-bpf drill).  SDS_FAULT means an error
+ * drill hit this call: it counts as a visit (not a downgrade); handle it
+ * exactly as a real failure of the call -- sds_exception_sign(), then
+ * your failure path -- so the exception strategies trip as in an outage.
+ * A delay drill makes this sleep before it returns SDS_PASS.  Always pair
+ * it with sds_downgrade_finally(), whatever it returned.
+ * sds_should_downgrade() turns a fault into a downgrade (reason "drill").
+ */
+enum sds_verdict sds_enter(struct sds_point *p);
+
 /*
  * The guarded call of @p in progress on this thread failed: counts one
  * exception (at most one per call; nothing for a downgraded call or

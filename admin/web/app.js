@@ -15,9 +15,10 @@ const COLORS = {
   visits: '#2563eb', downgrades: '#dc2626', exceptions: '#d97706',
   timeouts: '#7c3aed', max_concurrency: '#059669',
   p50_ns: '#0ea5e9', p90_ns: '#f59e0b', p99_ns: '#ef4444',
+  faults: '#be185d', drill: 'rgba(190, 24, 93, 0.12)',
 };
 
-const state = { apps: [], sel: null, charts: {}, timer: null };
+const state = { apps: [], sel: null, charts: {}, timer: null, drills: [] };
 const $ = (id) => document.getElementById(id);
 
 function el(tag, text, cls) {
@@ -130,6 +131,8 @@ async function refreshApp(full) {
   $('app-version').textContent = info.version;
   $('app-desc').textContent = info.description;
   if (full) await loadSchemes(info);
+  // Drills first: the charts mark their periods.
+  await loadDrills();
   await Promise.all([loadHosts(info), loadStats(info), loadEvents(), loadAudit(), loadEditorTable()]);
 }
 
@@ -250,6 +253,54 @@ async function loadAudit() {
   fillTable('audit', au.map((e) => [fmtDate(e.time), e.action, e.detail, e.comment]));
 }
 
+// ---- drills ------------------------------------------------------------------
+
+function drillEnd(d) { return d.stopped_at !== null ? Math.min(d.stopped_at, d.expires_at) : d.expires_at; }
+
+async function loadDrills() {
+  state.drills = await api('GET', appPath(state.sel) + '/drills');
+  const now = Date.now() / 1000;
+  fillTable('drills', state.drills.map((d) => {
+    const left = drillEnd(d) - now;
+    const what = d.kind + ' ' + d.ratio + '%' + (d.kind === 'delay' ? ' ' + d.delay_ms + ' ms' : '');
+    let stop = '';
+    if (left > 0) {
+      stop = el('button', 'Stop', 'danger');
+      stop.addEventListener('click', () => stopDrill(d.id));
+    }
+    return [d.id, d.point, what, fmtDate(d.created),
+            left > 0 ? Math.round(left) + ' s' : 'ended', d.started_by, d.stopped_by || '', stop];
+  }));
+}
+
+async function startDrill() {
+  const body = { point: $('dr-point').value.trim(), kind: $('dr-kind').value,
+                 ratio: Number($('dr-ratio').value), duration_s: Number($('dr-for').value),
+                 by: $('dr-by').value.trim() };
+  if (body.kind === 'delay') body.delay_ms = Number($('dr-delay').value);
+  try {
+    const d = await api('POST', appPath(state.sel) + '/drills', body);
+    setStatus('drill ' + d.id + ' started: it reaches the hosts with their next heartbeat');
+    await refreshApp(false);
+  } catch (e) { setStatus(e.message, true); }
+}
+
+async function stopDrill(id) {
+  const by = $('dr-by').value.trim();
+  if (!by) { setStatus('say who stops it: fill in "by"', true); return; }
+  try {
+    await api('POST', appPath(state.sel) + '/drills/' + id + '/stop', { by });
+    setStatus('drill ' + id + ' stopped: the hosts stop it with their next heartbeat');
+    await refreshApp(false);
+  } catch (e) { setStatus(e.message, true); }
+}
+
+// 1 for the steps of @t (step @step) that a drill of @point overlapped.
+function drillMask(point, t, step) {
+  return t.map((x) => state.drills.some((d) => d.point === point && d.created < x + step &&
+                                          drillEnd(d) > x) ? 1 : 0);
+}
+
 // ---- charts ------------------------------------------------------------------
 
 function chartOptions(yTitle, y1) {
@@ -285,10 +336,14 @@ function ensureCard(name) {
   $('charts').appendChild(card);
   const counts = new Chart(c1, {
     type: 'line',
-    data: { labels: [], datasets: ['visits', 'downgrades', 'exceptions', 'timeouts', 'max_concurrency'].map((k) => ({
+    data: { labels: [], datasets: ['visits', 'downgrades', 'exceptions', 'timeouts', 'faults', 'max_concurrency'].map((k) => ({
       label: k === 'max_concurrency' ? 'concurrency' : k, key: k, data: [], borderColor: COLORS[k],
       backgroundColor: COLORS[k], pointRadius: 0, borderWidth: 1.5, yAxisID: k === 'max_concurrency' ? 'y1' : 'y',
-    })) },
+    })).concat([{
+      // Drill periods: a shaded band over the steps a drill overlapped.
+      label: 'drill', key: 'drill', data: [], stepped: true, fill: true, pointRadius: 0,
+      borderWidth: 0, backgroundColor: COLORS.drill, yAxisID: 'y',
+    }]) },
     options: chartOptions('calls per step', 'concurrency'),
   });
   const lat = new Chart(c2, {
@@ -315,7 +370,10 @@ async function loadStats() {
     const [counts, lat] = ensureCard(name);
     const labels = s.t.map(fmtTime);
     counts.data.labels = labels;
-    for (const ds of counts.data.datasets) ds.data = s[ds.key];
+    const top = Math.max(1, ...s.visits);
+    const mask = drillMask(name, s.t, doc.step);
+    for (const ds of counts.data.datasets)
+      ds.data = ds.key === 'drill' ? mask.map((m) => m * top) : (s[ds.key] || s.t.map(() => 0));
     counts.update();
     lat.data.labels = labels;
     for (const ds of lat.data.datasets) ds.data = s[ds.key].map((v) => v / 1e6);
@@ -324,7 +382,8 @@ async function loadStats() {
     state.charts[name].sum.textContent = 'step ' + doc.step + ' s · visits ' + t.visits +
       ' · downgrades ' + t.downgrades + ' · exceptions ' + t.exceptions + ' · timeouts ' +
       t.timeouts + ' · max concurrency ' + t.max_concurrency + ' · p50 ' + fmtNs(t.p50_ns) +
-      ' · p99 ' + fmtNs(t.p99_ns);
+      ' · p99 ' + fmtNs(t.p99_ns) + (t.faults || t.delays ?
+      ' · drill faults ' + (t.faults || 0) + ' · drill delays ' + (t.delays || 0) : '');
   }
 }
 
@@ -351,6 +410,7 @@ function start() {
   $('ed-scheme').addEventListener('change', () => loadEditorTable().catch((e) => setStatus(e.message, true)));
   $('ed-save').addEventListener('click', saveStrategy);
   $('ed-delete').addEventListener('click', deleteStrategy);
+  $('dr-start').addEventListener('click', startDrill);
   tick();
   state.timer = setInterval(tick, 10000);
 }

@@ -4,6 +4,7 @@
 #
 #   test_guard     the decision logic on a region laid out by the test
 #                  (ASan + UBSan)
+#   test_drill     the drill part of that decision (ASan + UBSan)
 #   test_noloader  the whole library, real sites, no loader (ASan + UBSan)
 #   test_client    the library against a stand-in loader, with counting
 #                  sites in place of sites.S (ASan + UBSan)
@@ -24,6 +25,11 @@ LT_DEPS    := $(LIBSDS_HDRS) $(wildcard $(LT_SRC)/*.h)
 LT_LIB_SRCS := $(LIBSDS_CSRCS)
 
 $(LT_DIR)/test_guard: $(LT_SRC)/test_guard.c userspace/guard.c $(LT_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< userspace/guard.c \
+		-lcmocka -lm
+
+$(LT_DIR)/test_drill: $(LT_SRC)/test_drill.c userspace/guard.c $(LT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< userspace/guard.c \
 		-lcmocka -lm
@@ -88,7 +94,7 @@ $(LT_DIR)/nocost: $(LT_SRC)/nocost.c $(LT_SRC)/fakeloader.c $(LIBSDS_A) \
 	$(CC) $(CPPFLAGS) -I$(BUILD)/include -I$(LT_SRC) -O2 -g $(WARN) \
 		-std=gnu11 -pthread -o $@ $< $(LT_SRC)/fakeloader.c $(LIBSDS_A)
 
-LT_TESTS := $(LT_DIR)/test_guard $(LT_DIR)/test_noloader \
+LT_TESTS := $(LT_DIR)/test_guard $(LT_DIR)/test_drill $(LT_DIR)/test_noloader \
 	    $(LT_DIR)/test_client $(LT_DIR)/test_sites
 
 EXTRA_TESTS += libsds-test

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * drill_cmd.c - `sds-bpf drill`: start or stop a fault drill at a guard
+ * point of a running app (DESIGN.md §5).  The loader checks that the
+ * caller is root; this checks everything it can before asking, so that
+ * bad input gets its message without a loader.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+#include "cmd.h"
+#include "ctl.h"
+#include "drill.h"
+#include "names.h"
+
+static const char drill_usage[] =
+"Usage: sds-bpf drill [--group G] [--app NAME] POINT (--error | --delay-ms N)\n"
+"                     [--ratio P] --for S\n"
+"       sds-bpf drill [--group G] [--app NAME] POINT --stop\n"
+"\n"
+"Rehearse an outage at guard point POINT: a share P% (default 100) of its\n"
+"calls fails (--error: sds_enter() returns SDS_FAULT, sds_should_downgrade()\n"
+"downgrades) or sleeps N ms first (--delay-ms), for S seconds; then the\n"
+"drill ends by itself.  --stop ends it now.  Needs root.\n";
+
+int do_drill(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "group", required_argument, NULL, 'g' },
+		{ "app", required_argument, NULL, 'a' },
+		{ "error", no_argument, NULL, 'e' },
+		{ "delay-ms", required_argument, NULL, 'd' },
+		{ "ratio", required_argument, NULL, 'r' },
+		{ "for", required_argument, NULL, 'f' },
+		{ "stop", no_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	const char *group = NULL, *app = NULL, *point;
+	long delay_ms = -1, ratio = 100, for_s = -1;
+	bool error = false, stop = false, ratio_set = false;
+	char req[CTL_REQ_MAX];
+	json_t *r;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "g:a:ed:r:f:sh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'g':
+			if (!sds_name_valid(optarg))
+				return cmd_err("bad --group '%s': use 1-64 of [A-Za-z0-9_-]", optarg), 1;
+			group = optarg;
+			break;
+		case 'a':
+			if (!sds_name_valid(optarg))
+				return cmd_err("bad --app '%s': use 1-64 of [A-Za-z0-9_-]", optarg), 1;
+			app = optarg;
+			break;
+		case 'e':
+			error = true;
+			break;
+		case 'd':
+			if (cmd_parse_long(optarg, 1, DRILL_MAX_DELAY_MS, &delay_ms))
+				return cmd_err("drill: bad --delay-ms '%s': expected milliseconds 1..%d",
+					       optarg, DRILL_MAX_DELAY_MS), 1;
+			break;
+		case 'r':
+			if (cmd_parse_long(optarg, 0, 100, &ratio))
+				return cmd_err("drill: bad --ratio '%s': expected a percentage 0..100",
+					       optarg), 1;
+			ratio_set = true;
+			break;
+		case 'f':
+			if (cmd_parse_long(optarg, 1, DRILL_MAX_S, &for_s))
+				return cmd_err("drill: bad --for '%s': expected seconds 1..%d",
+					       optarg, DRILL_MAX_S), 1;
+			break;
+		case 's':
+			stop = true;
+			break;
+		case 'h':
+			fputs(drill_usage, stdout);
+			return 0;
+		default:
+			return cmd_err("drill: bad option (see sds-bpf drill --help)"), 1;
+		}
+	}
+	if (optind >= argc)
+		return cmd_err("drill: missing POINT (see sds-bpf drill --help)"), 1;
+	point = argv[optind++];
+	if (optind < argc)
+		return cmd_err("drill: unexpected argument '%s'", argv[optind]), 1;
+	if (!sds_name_valid(point))
+		return cmd_err("drill: bad point name '%s': use 1-64 of [A-Za-z0-9_-]", point), 1;
+	if (stop) {
+		if (error || delay_ms >= 0 || ratio_set || for_s >= 0)
+			return cmd_err("drill: --stop takes no --error, --delay-ms, --ratio or --for"), 1;
+		snprintf(req, sizeof(req), "drill %s stop", point);
+	} else {
+		if (error && delay_ms >= 0)
+			return cmd_err("drill: --error and --delay-ms exclude each other: give one"), 1;
+		if (!error && delay_ms < 0)
+			return cmd_err("drill: give --error or --delay-ms N (or --stop)"), 1;
+		if (for_s < 0)
+			return cmd_err("drill: --for S is required: a drill always ends by itself"), 1;
+		snprintf(req, sizeof(req), "drill %s %s %ld %ld %ld", point,
+			 error ? "error" : "delay", ratio, error ? 0 : delay_ms, for_s);
+	}
+	r = cmd_ask(group, app, req);
+	if (!r)
+		return 1;
+	json_decref(r);
+	return 0;
+}

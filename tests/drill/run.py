@@ -1,0 +1,498 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""
+Fault drill tests (issue 5): `sds-bpf drill` and sds-admin's drills on
+a real loader attached to build/test/drill/drillapp (linked with
+libsds.a), real uprobes, exact numbers where the numbers are exact and a
+binomial bound where they are random.
+
+Run as root from anywhere (after `make -f Makefile -f tests/drill/drill.mk
+build/test/drill/drillapp`, which `make drill-tests` does):
+
+    python3 tests/drill/run.py [-v] [NAME-SUBSTRING...]
+
+Every test gets its own temp dir, SDS_RUN_DIR and SDS_STATE_DIR; every
+process it starts runs in its own session and is killed when the test
+ends.  The last line is "N passed, M failed"; the exit status is
+non-zero when anything failed.  Python 3 standard library only.
+"""
+
+import http.client
+import json
+import math
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+_build = os.environ.get("BUILD", "build")
+BUILD = _build if os.path.isabs(_build) else os.path.join(ROOT, _build)
+SDS = os.path.join(BUILD, "bin", "sds-bpf")
+ADMIN = os.path.join(BUILD, "bin", "sds-admin")
+APPBIN = os.path.join(BUILD, "test", "drill", "drillapp")
+
+GROUP = "default"
+APP = "drillapp"
+POINT = "order"
+READY_TIMEOUT = 10.0
+VERBOSE = False
+
+
+class Fail(AssertionError):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Fail(msg)
+
+
+def eq(got, want, what):
+    if got != want:
+        raise Fail("%s: got %r, want %r" % (what, got, want))
+
+
+def log(msg):
+    if VERBOSE:
+        sys.stdout.write("    [%.1f] %s\n" % (time.time() % 100, msg))
+        sys.stdout.flush()
+
+
+def wait_until(fn, deadline, what, interval=0.1):
+    last = None
+    while True:
+        last = fn()
+        if last:
+            return last
+        if time.time() > deadline:
+            raise Fail(what(last) if callable(what) else what)
+        time.sleep(interval)
+
+
+def binomial_ok(hits, n, pct):
+    """Within 5 standard deviations: a false failure once in ~3.5 million."""
+    p = pct / 100.0
+    sd = math.sqrt(n * p * (1 - p))
+    return abs(hits - n * p) <= 5 * sd
+
+
+class Ctx:
+    def __init__(self):
+        self.tmp = tempfile.mkdtemp(prefix="sds-drill-")
+        self.env = dict(os.environ)
+        self.env["SDS_RUN_DIR"] = os.path.join(self.tmp, "run")
+        self.env["SDS_STATE_DIR"] = os.path.join(self.tmp, "state")
+        os.makedirs(self.env["SDS_STATE_DIR"])
+        self.procs = []
+        self.n = 0
+
+    def spawn(self, argv, **kw):
+        self.n += 1
+        err = open(os.path.join(self.tmp, "p%d.err" % self.n), "w+")
+        p = subprocess.Popen(argv, env=self.env, stderr=err,
+                             start_new_session=True,
+                             universal_newlines=True, **kw)
+        p.errfile = err
+        self.procs.append(p)
+        return p
+
+    def cleanup(self):
+        for p in self.procs:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+            p.errfile.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def sock(self):
+        return os.path.join(self.env["SDS_RUN_DIR"],
+                            "%s.%s.sock" % (GROUP, APP))
+
+    def attach(self, *extra):
+        p = self.spawn([SDS, "attach", "--app", APP, "--socket-mode", "0666"]
+                       + list(extra) + [APPBIN], stdout=subprocess.DEVNULL)
+        wait_until(lambda: os.path.exists(self.sock()) or p.poll() is not None,
+                   time.time() + READY_TIMEOUT, "loader never served")
+        if p.poll() is not None:
+            p.errfile.seek(0)
+            raise Fail("loader exited: " + p.errfile.read().strip())
+        return p
+
+    def app(self):
+        p = self.spawn([APPBIN, GROUP, APP, POINT], stdin=subprocess.PIPE,
+                       stdout=subprocess.PIPE)
+        eq(p.stdout.readline().strip(), "ready", "drillapp start")
+        return p
+
+    def sds(self, *args, ok=True):
+        r = subprocess.run([SDS] + list(args), env=self.env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True, timeout=30)
+        if ok and r.returncode != 0:
+            raise Fail("sds-bpf %s: exit %d: %s" % (" ".join(args),
+                       r.returncode, r.stderr.strip()))
+        return r
+
+    def stats(self):
+        return json.loads(self.sds("stats", "--app", APP, "--json").stdout)
+
+    def point(self, name=POINT):
+        for p in self.stats()["points"]:
+            if p["name"] == name:
+                return p
+        raise Fail("no point %s in stats" % name)
+
+    def events_kept(self):
+        # events follows forever: read what is kept through the socket
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(self.sock())
+        s.sendall(b"events 0\n")
+        data = b""
+        while not data.endswith(b"\n"):
+            b = s.recv(65536)
+            if not b:
+                break
+            data += b
+        s.close()
+        return json.loads(data)["events"]
+
+
+def run_calls(p, n, mode="enter"):
+    p.stdin.write("run %d %s\n" % (n, mode))
+    p.stdin.flush()
+    return json.loads(p.stdout.readline())
+
+
+def drillevents_kept(ctx):
+    return [(e["event"], e["point"]) for e in ctx.events_kept()
+            if e["reason"] == "drill"]
+
+
+# ---------------------------------------------------------------------------
+# Tests
+
+def test_error_ratio_two_processes(ctx):
+    """An error drill at ratio 30 over 10,000 calls on two processes:
+    faults within a binomial bound, and every count exact."""
+    ctx.attach()
+    a, b = ctx.app(), ctx.app()
+    ctx.sds("drill", "--app", APP, POINT, "--error", "--ratio", "30",
+            "--for", "60")
+    ra, rb = run_calls(a, 5000), run_calls(b, 5000)
+    faults = ra["fault"] + rb["fault"]
+    eq(ra["pass"] + ra["fault"], 5000, "process a: passed + faulted")
+    eq(rb["pass"] + rb["fault"], 5000, "process b: passed + faulted")
+    check(binomial_ok(faults, 10000, 30),
+          "faults %d of 10000 outside the binomial bound of 30%%" % faults)
+    p = ctx.point()
+    eq(p["drill"]["kind"], "error", "drill kind")
+    eq(p["drill"]["ratio"], 30, "drill ratio")
+    eq(p["drill"]["faults"], faults, "stats drill.faults")
+    eq(p["drill"]["delays"], 0, "stats drill.delays")
+    eq(p["total"]["visits"], 10000, "visits (a fault is a visit)")
+    eq(p["total"]["exceptions"], faults, "exceptions (the callers sign them)")
+    eq(p["total"]["downgrades"], 0, "downgrades")
+    # sds_should_downgrade sees a fault as a downgrade.
+    rs = run_calls(a, 1000, "should")
+    eq(rs["pass"] + rs["down"], 1000, "should: passed + downgraded")
+    check(binomial_ok(rs["down"], 1000, 30),
+          "should_downgrade: %d of 1000 downgraded" % rs["down"])
+    p = ctx.point()
+    eq(p["total"]["downgrades"], rs["down"], "downgrades from a should caller")
+    eq(p["drill"]["faults"], faults + rs["down"], "drill.faults after should")
+    eq(p["total"]["visits"], 11000, "visits")
+
+
+def test_delay_p50_and_timeout(ctx):
+    """A 50 ms delay drill: p50 in [2^25, 2^26) ns, and the timeout
+    strategy trips."""
+    strat = os.path.join(ctx.tmp, "s.json")
+    with open(strat, "w") as f:
+        json.dump({"version": 1, "points": {POINT: {
+            "timeout_ms": 20, "timeout_count_threshold": 8}}}, f)
+    ctx.attach("--strategies", strat)
+    a = ctx.app()
+    ctx.sds("drill", "--app", APP, POINT, "--delay-ms", "50", "--for", "60")
+    r = run_calls(a, 8)
+    eq(r["pass"], 8, "delayed calls pass")
+    check(r["max_ms"] >= 50, "slowest call %.1f ms, want >= 50" % r["max_ms"])
+    p = ctx.point()
+    eq(p["drill"]["delays"], 8, "stats drill.delays")
+    eq(p["latency_ns"]["count"], 8, "completed calls")
+    p50 = p["latency_ns"]["p50"]
+    check(2 ** 25 <= p50 < 2 ** 26, "p50 %d ns not in [2^25, 2^26)" % p50)
+    h = json.loads(ctx.sds("hist", "--app", APP, POINT, "--json").stdout)
+    eq(h["buckets"][25], 8, "histogram bucket 25 (33.5..67.1 ms)")
+    eq(p["total"]["timeouts"], 8, "timeouts (> 20 ms)")
+    p = wait_until(lambda: (lambda q: q if q["state"]["downgraded"] else None)(
+        ctx.point()), time.time() + 3, "timeout strategy never tripped")
+    eq(p["state"]["reason"], "timeout", "downgrade reason")
+    r = run_calls(a, 10)
+    eq(r["down"], 10, "calls downgraded by the timeout strategy")
+    eq(ctx.point()["drill"]["delays"], 8, "downgraded calls are not delayed")
+
+
+def test_stop_and_expiry(ctx):
+    """--stop ends a drill at once; an unstopped one ends at its expiry;
+    both show as drill started/ended events."""
+    ctx.attach()
+    a = ctx.app()
+    ctx.sds("drill", "--app", APP, POINT, "--error", "--for", "60")
+    eq(run_calls(a, 100)["fault"], 100, "ratio 100 faults every call")
+    ctx.sds("drill", "--app", APP, POINT, "--stop")
+    eq(run_calls(a, 100)["pass"], 100, "after --stop every call passes")
+    eq(ctx.point()["drill"], None, "stats drill after --stop")
+    r = ctx.sds("drill", "--app", APP, POINT, "--stop", ok=False)
+    check(r.returncode != 0 and "no drill" in r.stderr,
+          "second --stop: %r" % r.stderr)
+    ctx.sds("drill", "--app", APP, POINT, "--error", "--for", "1")
+    eq(run_calls(a, 10)["fault"], 10, "second drill faults")
+    left = ctx.point()["drill"]["remaining_ms"]
+    check(0 < left <= 1000, "remaining_ms %r" % left)
+    time.sleep(1.3)
+    eq(ctx.point()["drill"], None, "stats drill after its expiry")
+    eq(run_calls(a, 100)["pass"], 100, "after the expiry every call passes")
+    eq(drillevents_kept(ctx), [("started", POINT), ("ended", POINT),
+                           ("started", POINT), ("ended", POINT)],
+       "drill events")
+
+
+def test_bad_input(ctx):
+    """Every bad input is refused with one clear line and a non-zero exit,
+    and nothing starts."""
+    ctx.attach()
+    ctx.app()
+    cases = [
+        (["nosuch", "--error", "--for", "5"], "no point 'nosuch'"),
+        ([POINT, "--error", "--ratio", "101", "--for", "5"], "--ratio"),
+        ([POINT, "--error", "--ratio", "-1", "--for", "5"], "--ratio"),
+        ([POINT, "--error", "--for", "-5"], "--for"),
+        ([POINT, "--error", "--for", "0"], "--for"),
+        ([POINT, "--error"], "--for S is required"),
+        ([POINT, "--error", "--delay-ms", "5", "--for", "5"], "exclude"),
+        ([POINT, "--for", "5"], "give --error or --delay-ms"),
+        ([POINT, "--delay-ms", "0", "--for", "5"], "--delay-ms"),
+        ([POINT, "--stop", "--error"], "--stop takes no"),
+        (["bad name!", "--error", "--for", "5"], "bad point name"),
+        ([], "missing POINT"),
+    ]
+    for args, want in cases:
+        r = ctx.sds("drill", "--app", APP, *args, ok=False)
+        lines = r.stderr.strip().splitlines()
+        check(r.returncode != 0, "drill %s: exit 0" % args)
+        check(len(lines) == 1 and lines[0].startswith("sds-bpf: ") and
+              want in lines[0], "drill %s: stderr %r, want %r" %
+              (args, r.stderr, want))
+    eq(ctx.point()["drill"], None, "no drill started by bad input")
+    # Changing state needs root, even for whoever may query.
+    os.chmod(ctx.tmp, 0o755)
+    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534",
+                        "--clear-groups", SDS, "drill", "--app", APP, POINT,
+                        "--error", "--for", "5"], env=ctx.env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=30)
+    check(r.returncode != 0 and "needs root" in r.stderr,
+          "non-root drill: exit %d, %r" % (r.returncode, r.stderr))
+    eq(ctx.point()["drill"], None, "no drill started by non-root")
+
+
+# ---------------------------------------------------------------------------
+# sds-admin
+
+class Admin:
+    def __init__(self, ctx):
+        self.ctx = ctx
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        self.port = s.getsockname()[1]
+        s.close()
+        self.token = "drill-t0ken_%d" % os.getpid()
+        self.token_file = os.path.join(ctx.tmp, "token")
+        with open(self.token_file, "w") as f:
+            f.write(self.token + "\n")
+        self.p = ctx.spawn([ADMIN, "--listen", "127.0.0.1:%d" % self.port,
+                            "--db", os.path.join(ctx.tmp, "sds.db"),
+                            "--token-file", self.token_file],
+                           stdout=subprocess.DEVNULL)
+        wait_until(lambda: self._up(), time.time() + 10, "sds-admin never up")
+
+    @property
+    def url(self):
+        return "http://127.0.0.1:%d" % self.port
+
+    def _up(self):
+        try:
+            return self.req("GET", "/healthz")[0] == 200
+        except OSError:
+            return False
+
+    def req(self, method, path, body=None):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        h = {"Authorization": "Bearer " + self.token}
+        data = None
+        if body is not None:
+            data = json.dumps(body)
+            h["Content-Type"] = "application/json"
+        c.request(method, path, data, h)
+        r = c.getresponse()
+        raw = r.read()
+        c.close()
+        try:
+            return r.status, json.loads(raw)
+        except ValueError:
+            return r.status, raw
+
+    def kill(self):
+        os.killpg(self.p.pid, signal.SIGKILL)
+        self.p.wait(5)
+
+
+A = "/api/v1/groups/%s/apps/%s" % (GROUP, APP)
+
+
+def test_admin_drill_reaches_loader_and_expires_without_admin(ctx):
+    """A drill created in sds-admin reaches the loader in a heartbeat
+    reply, injects faults, is audited, and ends at its expiry even after
+    the admin is gone."""
+    adm = Admin(ctx)
+    eq(adm.req("POST", "/api/v1/groups", {"name": GROUP})[0] in (201, 409),
+       True, "create group")
+    eq(adm.req("POST", "/api/v1/groups/%s/apps" % GROUP, {"name": APP})[0],
+       201, "create app")
+    ctx.attach("--admin", adm.url, "--token-file", adm.token_file)
+    a = ctx.app()
+    # Bad input is refused by the API.
+    for body, want in [
+            ({"point": POINT, "kind": "error", "by": "t"}, "duration_s"),
+            ({"point": POINT, "kind": "error", "duration_s": 5}, "by"),
+            ({"point": POINT, "kind": "boom", "duration_s": 5, "by": "t"}, "kind"),
+            ({"point": POINT, "kind": "error", "ratio": 101, "duration_s": 5,
+              "by": "t"}, "ratio"),
+            ({"point": POINT, "kind": "delay", "duration_s": 5, "by": "t"},
+             "delay_ms"),
+            ({"point": POINT, "kind": "error", "duration_s": -1, "by": "t"},
+             "duration_s")]:
+        st, r = adm.req("POST", A + "/drills", body)
+        check(st == 400 and want in r.get("error", ""),
+              "POST drills %s: %d %r" % (body, st, r))
+    # Long enough to come in a heartbeat (<= 20 s), short enough to expire.
+    st, d = adm.req("POST", A + "/drills", {
+        "point": POINT, "kind": "error", "ratio": 100, "duration_s": 28,
+        "by": "drill-test"})
+    eq(st, 201, "create drill: %r" % (d,))
+    t_end = time.time() + 28
+    p = wait_until(lambda: ctx.point()["drill"], time.time() + 25,
+                   "the admin's drill never reached the loader", 0.5)
+    eq(p["kind"], "error", "drill kind from the admin")
+    eq(p["source"], d["id"], "drill source")
+    eq(run_calls(a, 200)["fault"], 200, "faults from the admin's drill")
+    st, lst = adm.req("GET", A + "/drills")
+    eq([x["id"] for x in lst], [d["id"]], "drill list")
+    check(lst[0]["started_by"].startswith("drill-test (token fnv:"),
+          "started_by %r" % lst[0]["started_by"])
+    st, audit = adm.req("GET", A + "/audit")
+    check(any(e["action"] == "drill.start" for e in audit),
+          "no drill.start in audit: %r" % audit)
+    adm.kill()
+    sleep = t_end - time.time() + 1.5
+    check(sleep > 0, "drill reached the loader too late to test the expiry")
+    eq(run_calls(a, 100)["fault"], 100, "drill runs with the admin gone")
+    time.sleep(sleep)
+    eq(ctx.point()["drill"], None, "drill after its expiry, admin gone")
+    eq(run_calls(a, 100)["pass"], 100, "calls pass after the expiry")
+
+
+def test_admin_stop_reaches_loader(ctx):
+    """Stopping a drill in sds-admin stops it on the loader within a
+    heartbeat; the stop is audited and faults reach the admin's stats."""
+    adm = Admin(ctx)
+    adm.req("POST", "/api/v1/groups", {"name": GROUP})
+    adm.req("POST", "/api/v1/groups/%s/apps" % GROUP, {"name": APP})
+    ctx.attach("--admin", adm.url, "--token-file", adm.token_file)
+    a = ctx.app()
+    st, d = adm.req("POST", A + "/drills", {
+        "point": POINT, "kind": "error", "ratio": 100, "duration_s": 300,
+        "by": "alice"})
+    eq(st, 201, "create drill")
+    wait_until(lambda: ctx.point()["drill"], time.time() + 25,
+               "the admin's drill never reached the loader", 0.5)
+    eq(run_calls(a, 50)["fault"], 50, "faults")
+    st, r = adm.req("POST", A + "/drills/%d/stop" % d["id"], {"by": "bob"})
+    eq(st, 200, "stop: %r" % (r,))
+    st, r = adm.req("POST", A + "/drills/%d/stop" % d["id"], {"by": "bob"})
+    eq(st, 409, "second stop")
+    wait_until(lambda: ctx.point()["drill"] is None, time.time() + 25,
+               "the stop never reached the loader", 0.5)
+    eq(run_calls(a, 50)["pass"], 50, "calls pass after the stop")
+    st, lst = adm.req("GET", A + "/drills")
+    check(lst[0]["stopped_by"].startswith("bob (token fnv:"),
+          "stopped_by %r" % lst[0]["stopped_by"])
+    st, audit = adm.req("GET", A + "/audit")
+    check(any(e["action"] == "drill.stop" for e in audit), "no drill.stop")
+
+    def faults():
+        st, s = adm.req("GET", A + "/stats?point=" + POINT)
+        if st != 200:
+            return None
+        return s["points"].get(POINT, {}).get("total", {}).get("faults")
+    eq(wait_until(faults, time.time() + 30, "no faults in the admin's stats",
+                  0.5), 50, "faults in the admin's stats")
+
+
+TESTS = [test_error_ratio_two_processes, test_delay_p50_and_timeout,
+         test_stop_and_expiry, test_bad_input,
+         test_admin_drill_reaches_loader_and_expires_without_admin,
+         test_admin_stop_reaches_loader]
+
+
+def main():
+    global VERBOSE
+    args = sys.argv[1:]
+    if "-v" in args:
+        VERBOSE = True
+        args.remove("-v")
+    if os.geteuid() != 0:
+        print("tests/drill/run.py: run as root (the tests load BPF)")
+        print("0 passed, 1 failed")
+        return 1
+    for f in (SDS, APPBIN):
+        if not os.access(f, os.X_OK):
+            print("tests/drill/run.py: %s missing: make drill-tests builds it" % f)
+            print("0 passed, 1 failed")
+            return 1
+    passed = failed = 0
+    for t in TESTS:
+        if args and not any(a in t.__name__ for a in args):
+            continue
+        ctx = Ctx()
+        t0 = time.time()
+        try:
+            t(ctx)
+            passed += 1
+            print("PASS %s (%.1f s)" % (t.__name__, time.time() - t0))
+        except Exception as e:
+            failed += 1
+            print("FAIL %s: %s" % (t.__name__, e))
+            if VERBOSE or not isinstance(e, Fail):
+                traceback.print_exc()
+        finally:
+            ctx.cleanup()
+        sys.stdout.flush()
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
