@@ -35,7 +35,7 @@ PRODUCTS    := $(BIN)/sds-bpf
 EXTRA_TESTS :=
 all: products
 
--include userspace/userspace.mk admin/admin.mk
+-include userspace/userspace.mk admin/admin.mk tests/drill/drill.mk
 
 deps:
 	@sh tools/install-deps.sh
@@ -100,6 +100,7 @@ test: deps
 	$(MAKE) integration
 	$(MAKE) guard-tests
 	$(MAKE) e2e
+	$(MAKE) drill-tests
 	@set -e; for g in $(EXTRA_TESTS); do $(MAKE) $$g; done
 
 .PHONY: products
