@@ -873,6 +873,35 @@ def test_dashboard(env):
         r = env.ok("POST", "/heartbeat", heartbeat("web-1", now - 10, {"order": pt(1)}))
         eq(r["strategies"]["points"]["order"]["visit_threshold"], 123, "heartbeat gets the edit")
 
+        # Start a 60-s error drill from the drill panel, then stop it there.
+        b.js("""(() => {
+            const set = (id, v) => { document.getElementById(id).value = v; };
+            set('dr-point', 'order'); set('dr-kind', 'error'); set('dr-ratio', '30');
+            set('dr-for', '60'); set('dr-by', 'ops from the page');
+            document.getElementById('dr-start').click(); })()""")
+        deadline = time.time() + 20
+        drills = []
+        while time.time() < deadline and not drills:
+            drills = env.ok("GET", APP + "/drills")
+            time.sleep(0.2)
+        check(len(drills) == 1, "drill never reached the API; page status: %r"
+              % b.js("document.getElementById('status').textContent"))
+        d = drills[0]
+        eq((d["point"], d["kind"], d["ratio"], d["started_by"][:17]),
+           ("order", "error", 30, "ops from the page"), "drill started from the page")
+        check(58 <= d["expires_at"] - d["created"] <= 60, "drill lasts 60 s")
+        r = env.ok("POST", "/heartbeat", heartbeat("web-1", now, {"order": pt(1)}))
+        eq([x["id"] for x in r["drills"]], [d["id"]], "heartbeat carries the drill")
+        b.wait_js("!!document.querySelector('#drills tbody button')", what="Stop button")
+        b.js("document.querySelector('#drills tbody button').click()")
+        deadline = time.time() + 20
+        while time.time() < deadline and env.ok("GET", APP + "/drills")[0]["stopped_at"] is None:
+            time.sleep(0.2)
+        check(env.ok("GET", APP + "/drills")[0]["stopped_at"] is not None,
+              "drill stopped from the page")
+        r = env.ok("POST", "/heartbeat", heartbeat("web-1", now + 10, {"order": pt(1)}))
+        eq(r["drills"], [], "a stopped drill leaves the heartbeat")
+
         time.sleep(0.5)
         shot = b.call("Page.captureScreenshot", format="png")
         out = os.path.join(BUILD, "test", "admin")
