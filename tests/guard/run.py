@@ -336,23 +336,11 @@ class Loader(sdstest.AttachProcess):
         self.end(cont=True)
 
 
-class Ctx(sdstest.TestDir):
+class Ctx(sdstest.ProcDir):
     """One test's temp dir, environment, processes and strategies file."""
 
     def __init__(self, name):
         super().__init__(name, "sds-gt-")
-        self.targets = []
-        self.loaders = []
-        self.others = []
-
-    def cleanup(self):
-        for t in self.targets:
-            t.cleanup()
-        for l in self.loaders:
-            l.cleanup()
-        for p in self.others:
-            sdstest.reap(p)
-        self.remove()
 
     def copy(self, name, as_name=None):
         """A private copy of a guarded program (its own inode)."""

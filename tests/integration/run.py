@@ -160,6 +160,8 @@ class Target:
                 pass
         self.errf.close()
 
+    cleanup = kill
+
 
 class Loader(sdstest.AttachProcess):
     """A running `sds-bpf attach`."""
@@ -181,24 +183,14 @@ class Loader(sdstest.AttachProcess):
     def kill(self):
         self.end()
 
+    cleanup = kill
 
-class Ctx(sdstest.TestDir):
+
+class Ctx(sdstest.ProcDir):
     """One test's temp dir, environment and processes."""
 
     def __init__(self, name):
         super().__init__(name, "sds-it-")
-        self.targets = []
-        self.loaders = []
-        self.others = []
-
-    def cleanup(self):
-        for t in self.targets:
-            t.kill()
-        for l in self.loaders:
-            l.kill()
-        for p in self.others:
-            sdstest.reap(p)
-        self.remove()
 
     def copy(self, name, as_name=None):
         """A private copy of a built target: its own inode, so only our

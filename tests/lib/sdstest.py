@@ -222,6 +222,27 @@ class TestDir:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
+class ProcDir(TestDir):
+    """A TestDir with the processes a test started: .targets and .loaders
+    (objects with a .cleanup()) and .others (Popens in their own
+    sessions), all ended by cleanup(), which then removes the dir."""
+
+    def __init__(self, name, prefix):
+        super().__init__(name, prefix)
+        self.targets = []
+        self.loaders = []
+        self.others = []
+
+    def cleanup(self):
+        for t in self.targets:
+            t.cleanup()
+        for l in self.loaders:
+            l.cleanup()
+        for p in self.others:
+            reap(p)
+        self.remove()
+
+
 # ---------------------------------------------------------------------------
 # The kernel side: our BPF programs and pins
 
