@@ -23,7 +23,6 @@ Python 3 standard library only.
 
 import json
 import os
-import select
 import shutil
 import signal
 import socket
@@ -191,8 +190,10 @@ class Admin:
                        % (A, frm, to, point))
 
 
-class Target:
+class Target(sdstest.LineReader):
     """target_pie driven on stdin (tests/targets/target.c)."""
+
+    name = APP
 
     def __init__(self, ctx, path):
         self.ctx = ctx
@@ -205,24 +206,6 @@ class Target:
         ctx.files.append(self.errf)
         self.buf = b""
         eq(self.readline(10), "ready", "target_pie's first line")
-
-    def readline(self, timeout):
-        deadline = time.monotonic() + timeout
-        fd = self.p.stdout.fileno()
-        while b"\n" not in self.buf:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise Fail("target_pie (pid %d): no output within %.0f s"
-                           % (self.p.pid, timeout))
-            r, _, _ = select.select([fd], [], [], left)
-            if r:
-                chunk = os.read(fd, 4096)
-                if not chunk:
-                    raise Fail("target_pie (pid %d) exited (status %s)"
-                               % (self.p.pid, self.p.poll()))
-                self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        return line.decode()
 
     def cmd(self, line, timeout=60):
         log("target_pie <- " + line)

@@ -30,7 +30,6 @@ Python 3 standard library only.
 import json
 import math
 import os
-import select
 import shutil
 import signal
 import stat
@@ -143,7 +142,7 @@ def state_of(p):
 # ---------------------------------------------------------------------------
 # Processes
 
-class Target:
+class Target(sdstest.LineReader):
     """A guarded program driven on stdin (tests/targets/guarded.c)."""
 
     def __init__(self, ctx, path, prefix=None):
@@ -164,38 +163,22 @@ class Target:
         line = self.readline(10)
         check(line == "ready", "%s did not say ready: %r" % (self.name, line))
 
-    @property
-    def pid(self):
-        return self.p.pid
-
     def alive(self):
         return self.p.poll() is None
 
-    def readline(self, timeout):
-        deadline = time.monotonic() + timeout
-        fd = self.p.stdout.fileno()
-        while b"\n" not in self.buf:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise Fail("%s (pid %d): no output within %.0f s"
-                           % (self.name, self.pid, timeout))
-            r, _, _ = select.select([fd], [], [], left)
-            if r:
-                chunk = os.read(fd, 65536)
-                if not chunk:
-                    st = self.p.poll()
-                    if st is None:
-                        try:
-                            st = self.p.wait(2)
-                        except subprocess.TimeoutExpired:
-                            pass
-                    raise Fail("%s (pid %d) exited (status %s%s)"
-                               % (self.name, self.pid, st,
-                                  ", killed by %s" % signal.Signals(-st).name
-                                  if isinstance(st, int) and st < 0 else ""))
-                self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        return line.decode()
+    CHUNK = 65536
+
+    def eof_message(self):
+        st = self.p.poll()
+        if st is None:
+            try:
+                st = self.p.wait(2)
+            except subprocess.TimeoutExpired:
+                pass
+        return ("%s (pid %d) exited (status %s%s)"
+                % (self.name, self.pid, st,
+                   ", killed by %s" % signal.Signals(-st).name
+                   if isinstance(st, int) and st < 0 else ""))
 
     def cmd(self, line, timeout=60):
         """Send one command, wait for "done"; return the lines before it."""

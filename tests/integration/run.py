@@ -21,7 +21,6 @@ Python 3 standard library only.
 
 import json
 import os
-import select
 import shutil
 import signal
 import struct
@@ -79,7 +78,7 @@ def symbol_file_offset(path, sym):
 # ---------------------------------------------------------------------------
 # Processes
 
-class Target:
+class Target(sdstest.LineReader):
     """A target program driven on stdin (see tests/targets/target.c)."""
 
     def __init__(self, ctx, path, name=None):
@@ -95,28 +94,6 @@ class Target:
         self.buf = b""
         line = self.readline(10)
         check(line == "ready", "%s did not say ready: %r" % (self.name, line))
-
-    @property
-    def pid(self):
-        return self.p.pid
-
-    def readline(self, timeout):
-        deadline = time.monotonic() + timeout
-        fd = self.p.stdout.fileno()
-        while b"\n" not in self.buf:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise Fail("%s (pid %d): no output within %.0f s"
-                           % (self.name, self.pid, timeout))
-            r, _, _ = select.select([fd], [], [], left)
-            if r:
-                chunk = os.read(fd, 4096)
-                if not chunk:
-                    raise Fail("%s (pid %d) exited (status %s)"
-                               % (self.name, self.pid, self.p.poll()))
-                self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        return line.decode()
 
     def send(self, line):
         """Send one command without waiting for it."""

@@ -18,6 +18,7 @@ Python 3 standard library only.
 import http.client
 import json
 import os
+import select
 import shutil
 import signal
 import socket
@@ -170,6 +171,40 @@ def write_token(path, token, fmt="%s\n"):
     with open(path, "w") as f:
         f.write(fmt % token)
     return path
+
+
+class LineReader:
+    """Mixin for a driven program: .p a Popen with stdout a pipe, .buf
+    the bytes read but not yet returned (b"" to start), .name what to
+    call it in failures."""
+
+    CHUNK = 4096
+
+    @property
+    def pid(self):
+        return self.p.pid
+
+    def eof_message(self):
+        """The failure when its stdout ends."""
+        return "%s (pid %d) exited (status %s)" % (self.name, self.p.pid,
+                                                   self.p.poll())
+
+    def readline(self, timeout):
+        deadline = time.monotonic() + timeout
+        fd = self.p.stdout.fileno()
+        while b"\n" not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Fail("%s (pid %d): no output within %.0f s"
+                           % (self.name, self.p.pid, timeout))
+            r, _, _ = select.select([fd], [], [], left)
+            if r:
+                chunk = os.read(fd, self.CHUNK)
+                if not chunk:
+                    raise Fail(self.eof_message())
+                self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return line.decode()
 
 
 class Result:
