@@ -340,12 +340,7 @@ COUNTS = ("visits", "exceptions", "timeouts", "downgrades")
 
 
 def get_point(st, name):
-    pts = st.get("points")
-    check(isinstance(pts, list), "stats: no points list: %r" % st)
-    for p in pts:
-        if p.get("name") == name:
-            return p
-    return None
+    return sdstest.get_point(st, name, required=False)
 
 
 def need_point(st, name):

@@ -40,7 +40,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
-from sdstest import (BUILD, NOBODY, SDS, Fail,  # noqa: E402
+from sdstest import (BUILD, NOBODY, SDS, Fail, get_point,  # noqa: E402
                      check, inode_of, log)
 
 _kill_group = sdstest.kill_group
@@ -122,16 +122,6 @@ def mismatches(p, exp, window, inflight=0):
                 bad.append("window.%s = %r, want %d (every call was in the "
                            "last few seconds)" % (k, win.get(k), v))
     return bad
-
-
-def get_point(st, name):
-    pts = st.get("points")
-    check(isinstance(pts, list), "stats: no points list: %r" % st)
-    for p in pts:
-        if p.get("name") == name:
-            return p
-    raise Fail("stats: no point %r in %r" % (name, [p.get("name")
-                                                   for p in pts]))
 
 
 def state_of(p):

@@ -31,7 +31,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
-from sdstest import (BUILD, NOBODY, SDS, Fail,  # noqa: E402
+from sdstest import (BUILD, NOBODY, SDS, Fail, get_point,  # noqa: E402
                      KernelSnapshot, check, inode_of, is_socket, log,
                      sds_progs_of)
 
@@ -215,15 +215,6 @@ class Ctx(sdstest.ProcDir):
 
 # ---------------------------------------------------------------------------
 # Assertions on stats
-
-def get_point(st, name):
-    pts = st.get("points")
-    check(isinstance(pts, list), "stats: no points list: %r" % st)
-    for p in pts:
-        if p.get("name") == name:
-            return p
-    raise Fail("stats: no point %r in %r" % (name, [p.get("name") for p in pts]))
-
 
 def _mismatches(p, visits, exc, tmo, window):
     bad = []

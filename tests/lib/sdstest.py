@@ -173,6 +173,20 @@ def write_token(path, token, fmt="%s\n"):
     return path
 
 
+def get_point(st, name, required=True):
+    """The point @name of a stats document (`sds-bpf stats --json`);
+    None when it has none and not @required."""
+    pts = st.get("points")
+    check(isinstance(pts, list), "stats: no points list: %r" % st)
+    for p in pts:
+        if p.get("name") == name:
+            return p
+    if not required:
+        return None
+    raise Fail("stats: no point %r in %r" % (name, [p.get("name")
+                                                   for p in pts]))
+
+
 class LineReader:
     """Mixin for a driven program: .p a Popen with stdout a pipe, .buf
     the bytes read but not yet returned (b"" to start), .name what to
