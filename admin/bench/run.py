@@ -13,24 +13,14 @@ import argparse
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-_b = os.environ.get("BUILD", "build")
-BUILD = _b if os.path.isabs(_b) else os.path.join(ROOT, _b)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+from sdstest import BUILD, admin_argv, free_port, healthz, write_token  # noqa: E402
 
 
 def main():
@@ -42,20 +32,14 @@ def main():
     tmp = tempfile.mkdtemp(prefix="sds-admin-bench.")
     admin = None
     try:
-        tok = os.path.join(tmp, "token")
-        with open(tok, "w") as f:
-            f.write("bench-token-0123456789\n")
+        tok = write_token(os.path.join(tmp, "token"), "bench-token-0123456789")
         port = free_port()
-        admin = subprocess.Popen([os.path.join(BUILD, "bin", "sds-admin"),
-                                  "--listen", "127.0.0.1:%d" % port,
-                                  "--db", os.path.join(tmp, "sds.db"),
-                                  "--token-file", tok])
+        admin = subprocess.Popen(admin_argv(os.path.join(BUILD, "bin", "sds-admin"),
+                                            port, os.path.join(tmp, "sds.db"), tok))
         for _ in range(100):
-            try:
-                urllib.request.urlopen("http://127.0.0.1:%d/healthz" % port, timeout=1)
+            if healthz(port):
                 break
-            except OSError:
-                time.sleep(0.05)
+            time.sleep(0.05)
         out = subprocess.run([os.path.join(BUILD, "bench", "admin-bench"),
                               "--addr", "127.0.0.1:%d" % port, "--token-file", tok,
                               "--seconds", str(args.seconds), "--conns", str(args.conns),

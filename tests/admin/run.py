@@ -29,45 +29,17 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-_build = os.environ.get("BUILD", "build")
-BUILD = _build if os.path.isabs(_build) else os.path.join(ROOT, _build)
-ADMIN = os.environ.get("SDS_ADMIN") or os.path.join(BUILD, "bin", "sds-admin")
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
+import sdstest  # noqa: E402
+from sdstest import BUILD, Fail, check, eq, free_port  # noqa: E402
+
+ADMIN = sdstest.admin_path()
+
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 TOKEN = "t0k-3n_for.tests"
-VERBOSE = False
 T0 = (int(time.time()) // 10) * 10 - 600     # a period ten minutes ago
-
-
-class Fail(AssertionError):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Fail(msg)
-
-
-def eq(got, want, what):
-    if got != want:
-        raise Fail("%s: got %r, want %r" % (what, got, want))
-
-
-def log(msg):
-    if VERBOSE:
-        sys.stdout.write("    " + msg + "\n")
-        sys.stdout.flush()
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 # ---------------------------------------------------------------------------
@@ -79,21 +51,20 @@ class Env:
         self.procs = []
         self.admin = None
         self.port = None
-        self.token_file = os.path.join(self.tmp, "token")
-        with open(self.token_file, "w") as f:
-            f.write("  %s\n" % TOKEN)
+        self.token_file = sdstest.write_token(os.path.join(self.tmp, "token"),
+                                              TOKEN, "  %s\n")
 
     def spawn(self, argv, **kw):
-        p = subprocess.Popen(argv, start_new_session=True, **kw)
+        p = sdstest.spawn(argv, **kw)
         self.procs.append(p)
         return p
 
     def start_admin(self, *extra, db="sds.db"):
         for attempt in range(5):
             self.port = free_port()
-            self.admin = self.spawn([ADMIN, "--listen", "127.0.0.1:%d" % self.port,
-                                     "--db", os.path.join(self.tmp, db),
-                                     "--token-file", self.token_file] + list(extra),
+            self.admin = self.spawn(sdstest.admin_argv(ADMIN, self.port,
+                                                       os.path.join(self.tmp, db),
+                                                       self.token_file, extra),
                                     stderr=subprocess.PIPE, universal_newlines=True)
             deadline = time.time() + 10
             while time.time() < deadline:
@@ -132,22 +103,7 @@ class Env:
             h["Authorization"] = "Bearer " + TOKEN
         elif token:
             h["Authorization"] = token
-        data = raw
-        if body is not None:
-            data = json.dumps(body).encode()
-        if data is not None and "Content-Type" not in h:
-            h["Content-Type"] = "application/json"
-        c = self.conn()
-        try:
-            c.request(method, path, body=data, headers=h)
-            r = c.getresponse()
-            text = r.read().decode("utf-8", "replace")
-            ctype = r.getheader("Content-Type", "")
-        finally:
-            c.close()
-        if ctype.startswith("application/json"):
-            return r.status, json.loads(text)
-        return r.status, text
+        return sdstest.http_request(self.port, method, path, body, h, raw)
 
     def ok(self, method, path, body=None, want=200, **kw):
         st, doc = self.req(method, "/api/v1" + path, body, **kw)
@@ -168,18 +124,8 @@ class Env:
 
     def cleanup(self):
         for p in self.procs:
-            if p.poll() is None:
-                try:
-                    os.killpg(p.pid, signal.SIGKILL)
-                except OSError:
-                    pass
-            try:
-                p.wait(5)
-            except Exception:
-                pass
-            for s in (p.stdout, p.stderr, p.stdin):
-                if s:
-                    s.close()
+            sdstest.reap(p)
+            sdstest.close_streams(p)
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
@@ -920,35 +866,18 @@ TESTS = [test_command_line, test_organisation, test_heartbeat_aggregation, test_
          test_bad_inputs, test_sigterm_finishes_inflight, test_static_and_metrics,
          test_dashboard]
 
+SUITE = sdstest.Suite(strict=False)
+SUITE.tests = TESTS
+
+
+def preflight():
+    if not os.access(ADMIN, os.X_OK):
+        return "%s missing: run make" % ADMIN
+    return None
+
 
 def main(argv):
-    global VERBOSE
-    args = [a for a in argv if a != "-v"]
-    VERBOSE = len(args) != len(argv)
-    if not os.access(ADMIN, os.X_OK):
-        print("%s missing: run make" % ADMIN)
-        print("0 passed, 1 failed")
-        return 1
-    passed = failed = 0
-    for t in TESTS:
-        if args and not any(a in t.__name__ for a in args):
-            continue
-        env = Env()
-        t0 = time.time()
-        try:
-            t(env)
-            passed += 1
-            print("PASS %s (%.1f s)" % (t.__name__, time.time() - t0))
-        except Exception as e:
-            failed += 1
-            print("FAIL %s: %s" % (t.__name__, e))
-            if VERBOSE or not isinstance(e, Fail):
-                traceback.print_exc()
-        finally:
-            env.cleanup()
-        sys.stdout.flush()
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return SUITE.main(argv, lambda name: Env(), preflight)
 
 
 if __name__ == "__main__":

@@ -28,15 +28,16 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-_build = os.environ.get("BUILD", "build")
-BUILD = _build if os.path.isabs(_build) else os.path.join(ROOT, _build)
-SDS = os.path.join(BUILD, "bin", "sds-bpf")
-ADMIN = os.path.join(BUILD, "bin", "sds-admin")
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
+import sdstest  # noqa: E402
+from sdstest import BUILD, SDS, Fail, check, eq  # noqa: E402
+
+sdstest.log_stamps()
+ADMIN = sdstest.admin_path(env=False)
 APPBIN = os.path.join(BUILD, "test", "drill", "drillapp")
+
 
 GROUP = "default"
 APP = "drillapp"
@@ -45,35 +46,8 @@ READY_TIMEOUT = 10.0
 VERBOSE = False
 
 
-class Fail(AssertionError):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Fail(msg)
-
-
-def eq(got, want, what):
-    if got != want:
-        raise Fail("%s: got %r, want %r" % (what, got, want))
-
-
-def log(msg):
-    if VERBOSE:
-        sys.stdout.write("    [%.1f] %s\n" % (time.time() % 100, msg))
-        sys.stdout.flush()
-
-
 def wait_until(fn, deadline, what, interval=0.1):
-    last = None
-    while True:
-        last = fn()
-        if last:
-            return last
-        if time.time() > deadline:
-            raise Fail(what(last) if callable(what) else what)
-        time.sleep(interval)
+    return sdstest.wait_until(fn, deadline, what, interval)
 
 
 def binomial_ok(hits, n, pct):
@@ -105,14 +79,7 @@ class Ctx:
 
     def cleanup(self):
         for p in self.procs:
-            try:
-                os.killpg(p.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            try:
-                p.wait(5)
-            except subprocess.TimeoutExpired:
-                pass
+            sdstest.reap(p, always=True)
             p.errfile.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
 
@@ -314,17 +281,13 @@ def test_bad_input(ctx):
 class Admin:
     def __init__(self, ctx):
         self.ctx = ctx
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        self.port = s.getsockname()[1]
-        s.close()
+        self.port = sdstest.free_port()
         self.token = "drill-t0ken_%d" % os.getpid()
-        self.token_file = os.path.join(ctx.tmp, "token")
-        with open(self.token_file, "w") as f:
-            f.write(self.token + "\n")
-        self.p = ctx.spawn([ADMIN, "--listen", "127.0.0.1:%d" % self.port,
-                            "--db", os.path.join(ctx.tmp, "sds.db"),
-                            "--token-file", self.token_file],
+        self.token_file = sdstest.write_token(
+            os.path.join(ctx.tmp, "token"), self.token)
+        self.p = ctx.spawn(sdstest.admin_argv(ADMIN, self.port,
+                                              os.path.join(ctx.tmp, "sds.db"),
+                                              self.token_file),
                            stdout=subprocess.DEVNULL)
         wait_until(lambda: self._up(), time.time() + 10, "sds-admin never up")
 
@@ -456,42 +419,22 @@ TESTS = [test_error_ratio_two_processes, test_delay_p50_and_timeout,
          test_admin_drill_reaches_loader_and_expires_without_admin,
          test_admin_stop_reaches_loader]
 
+SUITE = sdstest.Suite(strict=False)
+SUITE.tests = TESTS
 
-def main():
-    global VERBOSE
-    args = sys.argv[1:]
-    if "-v" in args:
-        VERBOSE = True
-        args.remove("-v")
+
+def preflight():
     if os.geteuid() != 0:
-        print("tests/drill/run.py: run as root (the tests load BPF)")
-        print("0 passed, 1 failed")
-        return 1
+        return "tests/drill/run.py: run as root (the tests load BPF)"
     for f in (SDS, APPBIN):
         if not os.access(f, os.X_OK):
-            print("tests/drill/run.py: %s missing: make drill-tests builds it" % f)
-            print("0 passed, 1 failed")
-            return 1
-    passed = failed = 0
-    for t in TESTS:
-        if args and not any(a in t.__name__ for a in args):
-            continue
-        ctx = Ctx()
-        t0 = time.time()
-        try:
-            t(ctx)
-            passed += 1
-            print("PASS %s (%.1f s)" % (t.__name__, time.time() - t0))
-        except Exception as e:
-            failed += 1
-            print("FAIL %s: %s" % (t.__name__, e))
-            if VERBOSE or not isinstance(e, Fail):
-                traceback.print_exc()
-        finally:
-            ctx.cleanup()
-        sys.stdout.flush()
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+            return ("tests/drill/run.py: %s missing: make drill-tests builds it"
+                    % f)
+    return None
+
+
+def main():
+    return SUITE.main(sys.argv[1:], lambda name: Ctx(), preflight)
 
 
 if __name__ == "__main__":

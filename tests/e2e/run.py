@@ -21,25 +21,24 @@ skipped: a test that cannot run fails and says why.  The last line is
 Python 3 standard library only.
 """
 
-import http.client
 import json
 import os
-import select
 import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-_build = os.environ.get("BUILD", "build")
-BUILD = _build if os.path.isabs(_build) else os.path.join(ROOT, _build)
-SDS = os.path.join(BUILD, "bin", "sds-bpf")
-ADMIN = os.environ.get("SDS_ADMIN") or os.path.join(BUILD, "bin", "sds-admin")
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
+import sdstest  # noqa: E402
+from sdstest import (BUILD, SDS, Fail, KernelSnapshot,  # noqa: E402
+                     check, eq, free_port, log, wait_until)
+
+_kill_group = sdstest.kill_group
+sdstest.log_stamps()
+ADMIN = sdstest.admin_path()
 TARGET = os.path.join(BUILD, "test", "targets", "target_pie")
 
 APP = "target_pie"              # what the loader reports TARGET as
@@ -49,62 +48,6 @@ TOKEN = "e2e-t0ken_%d" % os.getpid()
 PERIOD = 10
 READY_TIMEOUT = 10.0            # seconds for the loader's socket to appear
 TEST_TIMEOUT = 100              # seconds for a whole test
-PROG_PREFIX = "sds_"
-
-VERBOSE = False
-
-
-class Fail(AssertionError):
-    pass
-
-
-class Timeout(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Fail(msg)
-
-
-def eq(got, want, what):
-    if got != want:
-        raise Fail("%s: got %r, want %r" % (what, got, want))
-
-
-def log(msg):
-    if VERBOSE:
-        sys.stdout.write("    [%.1f] %s\n" % (time.time() % 100, msg))
-        sys.stdout.flush()
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def _kill_group(p, sig=signal.SIGKILL):
-    try:
-        os.killpg(p.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def wait_until(fn, deadline, what, interval=0.2):
-    """Poll @fn until it returns something true or the wall clock passes
-    @deadline (time.time()); return the last value.  @what(last) or @what
-    describes the failure."""
-    last = None
-    while True:
-        last = fn()
-        if last:
-            return last
-        if time.time() > deadline:
-            raise Fail("%s" % (what(last) if callable(what) else what))
-        time.sleep(interval)
 
 
 # ---------------------------------------------------------------------------
@@ -134,72 +77,6 @@ def sleep_until(t):
     left = t - time.time()
     if left > 0:
         time.sleep(left)
-
-
-# ---------------------------------------------------------------------------
-# The kernel side: nothing of ours may be left behind by a failed attach
-
-def _prog_holders():
-    holders = {}
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        d = "/proc/%s/fdinfo" % pid
-        try:
-            fds = os.listdir(d)
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                with open(os.path.join(d, fd)) as f:
-                    for line in f:
-                        if line.startswith("prog_id:"):
-                            holders.setdefault(int(line.split()[1]),
-                                               set()).add(int(pid))
-            except (OSError, ValueError):
-                continue
-    return holders
-
-
-def _sds_progs():
-    r = subprocess.run(["bpftool", "prog", "show", "--json"],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       universal_newlines=True, timeout=30)
-    check(r.returncode == 0, "bpftool prog show failed: " + r.stderr.strip())
-    holders = _prog_holders()
-    return {p["id"]: holders.get(p["id"], set())
-            for p in json.loads(r.stdout or "[]")
-            if p.get("name", "").startswith(PROG_PREFIX)}
-
-
-def _bpffs_pins():
-    pins = set()
-    for d, dirs, files in os.walk("/sys/fs/bpf"):
-        for f in dirs + files:
-            p = os.path.join(d, f)
-            if "sds" in p.lower():
-                pins.add(p)
-    return pins
-
-
-class KernelSnapshot:
-    def __init__(self):
-        self.progs = _sds_progs()
-        self.pins = _bpffs_pins()
-
-    def assert_nothing_new(self, dead_pids, what, timeout=5.0):
-        dead_pids = set(dead_pids)
-        deadline = time.time() + timeout
-        while True:
-            leaked = {i: sorted(p) for i, p in _sds_progs().items()
-                      if i not in self.progs and (not p or p & dead_pids)}
-            pins = _bpffs_pins() - self.pins
-            if not leaked and not pins:
-                return
-            if time.time() > deadline:
-                raise Fail("%s: left behind in the kernel: programs %s, pins %s"
-                           % (what, leaked, sorted(pins)))
-            time.sleep(0.2)
 
 
 # ---------------------------------------------------------------------------
@@ -235,8 +112,8 @@ class Admin:
             if not same_port:
                 self.port = free_port()
             self.runs += 1
-            argv = [ADMIN, "--listen", "127.0.0.1:%d" % self.port,
-                    "--db", self.db, "--token-file", self.ctx.token_file]
+            argv = sdstest.admin_argv(ADMIN, self.port, self.db,
+                                      self.ctx.token_file)
             log(" ".join(argv))
             with open(self._errpath(), "wb") as e:
                 self.p = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
@@ -288,21 +165,7 @@ class Admin:
         h = {}
         if token:
             h["Authorization"] = "Bearer " + TOKEN
-        data = None
-        if body is not None:
-            data = json.dumps(body).encode()
-            h["Content-Type"] = "application/json"
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        try:
-            c.request(method, path, body=data, headers=h)
-            r = c.getresponse()
-            text = r.read().decode("utf-8", "replace")
-            ctype = r.getheader("Content-Type", "")
-        finally:
-            c.close()
-        if ctype.startswith("application/json"):
-            return r.status, json.loads(text)
-        return r.status, text
+        return sdstest.http_request(self.port, method, path, body, h)
 
     def ok(self, method, path, body=None, want=200):
         st, doc = self.req(method, "/api/v1" + path, body)
@@ -327,8 +190,10 @@ class Admin:
                        % (A, frm, to, point))
 
 
-class Target:
+class Target(sdstest.LineReader):
     """target_pie driven on stdin (tests/targets/target.c)."""
+
+    name = APP
 
     def __init__(self, ctx, path):
         self.ctx = ctx
@@ -341,24 +206,6 @@ class Target:
         ctx.files.append(self.errf)
         self.buf = b""
         eq(self.readline(10), "ready", "target_pie's first line")
-
-    def readline(self, timeout):
-        deadline = time.monotonic() + timeout
-        fd = self.p.stdout.fileno()
-        while b"\n" not in self.buf:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise Fail("target_pie (pid %d): no output within %.0f s"
-                           % (self.p.pid, timeout))
-            r, _, _ = select.select([fd], [], [], left)
-            if r:
-                chunk = os.read(fd, 4096)
-                if not chunk:
-                    raise Fail("target_pie (pid %d) exited (status %s)"
-                               % (self.p.pid, self.p.poll()))
-                self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        return line.decode()
 
     def cmd(self, line, timeout=60):
         log("target_pie <- " + line)
@@ -435,30 +282,13 @@ class Loader:
               % self.sock)
 
 
-class Result:
-    def __init__(self, rc, out, err, pid):
-        self.rc, self.out, self.err, self.pid = rc, out, err, pid
-
-    def __repr__(self):
-        return "exit %s, stdout %r, stderr %r" % (self.rc, self.out, self.err)
-
-
-class Ctx:
+class Ctx(sdstest.TestDir):
     """One test's temp dir, environment, token and processes."""
 
     def __init__(self, name):
-        self.name = name
-        self.tmp = tempfile.mkdtemp(prefix="sds-e2e-")
-        os.chmod(self.tmp, 0o755)
-        self.run_dir = os.path.join(self.tmp, "run")
-        self.state_dir = os.path.join(self.tmp, "state")
-        os.mkdir(self.run_dir, 0o755)
-        os.mkdir(self.state_dir, 0o755)
-        self.env = dict(os.environ, SDS_RUN_DIR=self.run_dir,
-                        SDS_STATE_DIR=self.state_dir)
-        self.token_file = os.path.join(self.tmp, "token")
-        with open(self.token_file, "w") as f:
-            f.write("%s\n" % TOKEN)
+        super().__init__(name, "sds-e2e-")
+        self.token_file = sdstest.write_token(os.path.join(self.tmp, "token"),
+                                              TOKEN)
         self.procs = []
         self.loaders = []
         self.files = []
@@ -467,21 +297,11 @@ class Ctx:
 
     def cleanup(self):
         for p in self.procs:
-            if p.poll() is None:
-                _kill_group(p)
-            try:
-                p.wait(5)
-            except subprocess.TimeoutExpired:
-                pass
-            for s in (p.stdin, p.stdout, p.stderr):
-                if s:
-                    try:
-                        s.close()
-                    except OSError:
-                        pass
+            sdstest.reap(p, always=False)
+            sdstest.close_streams(p)
         for f in self.files + self.socks:
             f.close()
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        self.remove()
 
     def target(self):
         """A private copy of target_pie (its own inode: only our calls hit
@@ -509,20 +329,8 @@ class Ctx:
         cmd = [SDS] + args
         if not quiet:
             log(" ".join(cmd))
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                             env=env or self.env, cwd=self.tmp,
-                             start_new_session=True)
-        self.procs.append(p)
-        try:
-            out, err = p.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            _kill_group(p)
-            out, err = p.communicate()
-            raise Fail("%s timed out after %d s; stdout %r stderr %r"
-                       % (" ".join(cmd), timeout, out, err))
-        return Result(p.returncode, out.decode(errors="replace"),
-                      err.decode(errors="replace"), p.pid)
+        return sdstest.run_group(cmd, env or self.env, self.tmp, self.procs,
+                                 timeout)
 
 
 # ---------------------------------------------------------------------------
@@ -532,12 +340,7 @@ COUNTS = ("visits", "exceptions", "timeouts", "downgrades")
 
 
 def get_point(st, name):
-    pts = st.get("points")
-    check(isinstance(pts, list), "stats: no points list: %r" % st)
-    for p in pts:
-        if p.get("name") == name:
-            return p
-    return None
+    return sdstest.get_point(st, name, required=False)
 
 
 def need_point(st, name):
@@ -687,12 +490,9 @@ def assert_w_limit(ctx, loader, t, what):
 # ---------------------------------------------------------------------------
 # Tests
 
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
+SUITE = sdstest.Suite(timeout=TEST_TIMEOUT, fail_time=True, log_total=True)
+TESTS = SUITE.tests
+test = SUITE.test
 
 
 @test
@@ -1102,8 +902,9 @@ def bad_admin_url_without_host(ctx):
 # ---------------------------------------------------------------------------
 
 def preflight():
-    if os.geteuid() != 0:
-        return "must run as root (BPF and uprobes need it)"
+    err = sdstest.root_error()
+    if err:
+        return err
     for f in (SDS, ADMIN, TARGET):
         if not os.access(f, os.X_OK):
             return "%s missing: run make && make test-targets" % f
@@ -1112,52 +913,8 @@ def preflight():
     return None
 
 
-def _alarm(signum, frame):
-    raise Timeout("test timed out after %d s" % TEST_TIMEOUT)
-
-
 def main(argv):
-    global VERBOSE
-    sel = [a for a in argv if not a.startswith("-")]
-    VERBOSE = "-v" in argv
-    err = preflight()
-    passed = failed = 0
-    t_all = time.monotonic()
-    signal.signal(signal.SIGALRM, _alarm)
-    for fn in TESTS:
-        name = fn.__name__
-        if sel and not any(s in name for s in sel):
-            continue
-        if err:
-            failed += 1
-            print("FAIL %s: %s" % (name, err))
-            continue
-        t0 = time.monotonic()
-        ctx = Ctx(name)
-        try:
-            signal.alarm(TEST_TIMEOUT)
-            fn(ctx)
-            signal.alarm(0)
-            passed += 1
-            print("PASS %s (%.1f s)" % (name, time.monotonic() - t0))
-        except (Fail, Timeout) as e:
-            signal.alarm(0)
-            failed += 1
-            print("FAIL %s (%.1f s): %s" % (name, time.monotonic() - t0, e))
-            if VERBOSE:
-                traceback.print_exc()
-        except Exception:
-            signal.alarm(0)
-            failed += 1
-            print("FAIL %s: unexpected error\n%s"
-                  % (name, traceback.format_exc().rstrip()))
-        finally:
-            signal.alarm(0)
-            ctx.cleanup()
-        sys.stdout.flush()
-    log("total %.1f s" % (time.monotonic() - t_all))
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed or passed == 0 else 0
+    return SUITE.main(argv, Ctx, preflight)
 
 
 if __name__ == "__main__":

@@ -30,21 +30,20 @@ Python 3 standard library only.
 import json
 import math
 import os
-import select
 import shutil
 import signal
 import stat
 import subprocess
 import sys
-import tempfile
 import time
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-_build = os.environ.get("BUILD", "build")
-BUILD = _build if os.path.isabs(_build) else os.path.join(ROOT, _build)
-SDS = os.path.join(BUILD, "bin", "sds-bpf")
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
+import sdstest  # noqa: E402
+from sdstest import (BUILD, NOBODY, SDS, Fail, get_point,  # noqa: E402
+                     check, inode_of, log)
+
+_kill_group = sdstest.kill_group
 TT = os.path.join(BUILD, "test", "targets")
 LIBSDS_SO = os.path.join(BUILD, "lib", "libsds.so")
 
@@ -53,7 +52,6 @@ PROGRAMS = (STATIC, SHARED, SHARED2)
 GROUP = "default"
 READY_TIMEOUT = 10.0          # seconds for a loader's socket to appear
 TEST_TIMEOUT = 120            # seconds for a whole test
-NOBODY = 65534
 
 TICK = 0.100                  # the loader's default tick
 REACT_MAX = TICK + 0.300      # a window strategy trips within a tick + margin
@@ -65,50 +63,12 @@ FIND_MAX = 2.5                # a loader that appears later is found (~1-2 s)
 # Threads that contend for one guard: more than the CPUs.
 CONTEND = min(16, 2 * (os.cpu_count() or 2))
 
-VERBOSE = False
-
-
-class Fail(AssertionError):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Fail(msg)
-
-
-def log(msg):
-    if VERBOSE:
-        sys.stdout.write("    " + msg + "\n")
-        sys.stdout.flush()
-
 
 def kv(line):
     """'passed 3 downgraded 1' -> {'passed': 3, 'downgraded': 1}."""
     f = line.split()
     check(len(f) % 2 == 0, "not key-value pairs: %r" % line)
     return {f[i]: int(f[i + 1]) for i in range(0, len(f), 2)}
-
-
-def _kill_group(p, sig=signal.SIGKILL):
-    try:
-        os.killpg(p.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def is_socket(path):
-    try:
-        return stat.S_ISSOCK(os.lstat(path).st_mode)
-    except FileNotFoundError:
-        return False
-
-
-def inode_of(path):
-    try:
-        return os.lstat(path).st_ino
-    except FileNotFoundError:
-        return None
 
 
 # ---------------------------------------------------------------------------
@@ -164,16 +124,6 @@ def mismatches(p, exp, window, inflight=0):
     return bad
 
 
-def get_point(st, name):
-    pts = st.get("points")
-    check(isinstance(pts, list), "stats: no points list: %r" % st)
-    for p in pts:
-        if p.get("name") == name:
-            return p
-    raise Fail("stats: no point %r in %r" % (name, [p.get("name")
-                                                   for p in pts]))
-
-
 def state_of(p):
     s = p.get("state") or {}
     return bool(s.get("downgraded")), s.get("reason"), s.get("rate")
@@ -182,7 +132,7 @@ def state_of(p):
 # ---------------------------------------------------------------------------
 # Processes
 
-class Target:
+class Target(sdstest.LineReader):
     """A guarded program driven on stdin (tests/targets/guarded.c)."""
 
     def __init__(self, ctx, path, prefix=None):
@@ -203,38 +153,22 @@ class Target:
         line = self.readline(10)
         check(line == "ready", "%s did not say ready: %r" % (self.name, line))
 
-    @property
-    def pid(self):
-        return self.p.pid
-
     def alive(self):
         return self.p.poll() is None
 
-    def readline(self, timeout):
-        deadline = time.monotonic() + timeout
-        fd = self.p.stdout.fileno()
-        while b"\n" not in self.buf:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise Fail("%s (pid %d): no output within %.0f s"
-                           % (self.name, self.pid, timeout))
-            r, _, _ = select.select([fd], [], [], left)
-            if r:
-                chunk = os.read(fd, 65536)
-                if not chunk:
-                    st = self.p.poll()
-                    if st is None:
-                        try:
-                            st = self.p.wait(2)
-                        except subprocess.TimeoutExpired:
-                            pass
-                    raise Fail("%s (pid %d) exited (status %s%s)"
-                               % (self.name, self.pid, st,
-                                  ", killed by %s" % signal.Signals(-st).name
-                                  if isinstance(st, int) and st < 0 else ""))
-                self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        return line.decode()
+    CHUNK = 65536
+
+    def eof_message(self):
+        st = self.p.poll()
+        if st is None:
+            try:
+                st = self.p.wait(2)
+            except subprocess.TimeoutExpired:
+                pass
+        return ("%s (pid %d) exited (status %s%s)"
+                % (self.name, self.pid, st,
+                   ", killed by %s" % signal.Signals(-st).name
+                   if isinstance(st, int) and st < 0 else ""))
 
     def cmd(self, line, timeout=60):
         """Send one command, wait for "done"; return the lines before it."""
@@ -359,115 +293,27 @@ class Target:
         self.errf.close()
 
 
-class Loader:
+class Loader(sdstest.AttachProcess):
     """A running `sds-bpf attach`."""
 
+    READY_TIMEOUT = READY_TIMEOUT
+
     def __init__(self, ctx, args, app, group=GROUP, stale_inode=None):
-        self.ctx = ctx
-        self.args = args
-        self.app = app
-        self.group = group
-        n = len(ctx.loaders)
-        self.outpath = os.path.join(ctx.tmp, "attach-%d.out" % n)
-        self.errpath = os.path.join(ctx.tmp, "attach-%d.err" % n)
-        self.sock = os.path.join(ctx.run_dir, "%s.%s.sock" % (group, app))
-        log("sds-bpf attach " + " ".join(args))
-        with open(self.outpath, "wb") as o, open(self.errpath, "wb") as e:
-            self.p = subprocess.Popen([SDS, "attach"] + args, stdout=o,
-                                      stderr=e, stdin=subprocess.DEVNULL,
-                                      env=ctx.env, cwd=ctx.tmp,
-                                      start_new_session=True)
-        ctx.loaders.append(self)
-        self.wait_ready(stale_inode)
-
-    @property
-    def pid(self):
-        return self.p.pid
-
-    def stdout(self):
-        with open(self.outpath, errors="replace") as f:
-            return f.read()
-
-    def stderr(self):
-        with open(self.errpath, errors="replace") as f:
-            return f.read()
-
-    def wait_ready(self, stale_inode=None, timeout=READY_TIMEOUT):
-        deadline = time.monotonic() + timeout
-        while True:
-            rc = self.p.poll()
-            if rc is not None:
-                raise Fail("sds-bpf attach %s exited with %d before its "
-                           "socket %s appeared; stderr: %s"
-                           % (" ".join(self.args), rc, self.sock,
-                              self.stderr().strip() or "(empty)"))
-            if is_socket(self.sock) and inode_of(self.sock) != stale_inode:
-                return
-            if time.monotonic() > deadline:
-                raise Fail("sds-bpf attach %s: no socket %s after %.0f s; "
-                           "stdout: %r stderr: %r"
-                           % (" ".join(self.args), self.sock, timeout,
-                              self.stdout(), self.stderr()))
-            time.sleep(0.02)
+        super().__init__(ctx, args, app, group, stale_inode=stale_inode)
 
     def signal(self, sig):
         if self.p.poll() is None:
             os.kill(self.p.pid, sig)
 
     def cleanup(self):
-        if self.p.poll() is None:
-            try:
-                os.kill(self.p.pid, signal.SIGCONT)
-                os.kill(self.p.pid, signal.SIGINT)
-                self.p.wait(5)
-            except (subprocess.TimeoutExpired, ProcessLookupError):
-                pass
-        if self.p.poll() is None:
-            _kill_group(self.p)
-            try:
-                self.p.wait(5)
-            except subprocess.TimeoutExpired:
-                pass
+        self.end(cont=True)
 
 
-class Result:
-    def __init__(self, rc, out, err, pid):
-        self.rc, self.out, self.err, self.pid = rc, out, err, pid
-
-    def __repr__(self):
-        return "exit %s, stdout %r, stderr %r" % (self.rc, self.out, self.err)
-
-
-class Ctx:
+class Ctx(sdstest.ProcDir):
     """One test's temp dir, environment, processes and strategies file."""
 
     def __init__(self, name):
-        self.name = name
-        self.tmp = tempfile.mkdtemp(prefix="sds-gt-")
-        os.chmod(self.tmp, 0o755)
-        self.run_dir = os.path.join(self.tmp, "run")
-        self.state_dir = os.path.join(self.tmp, "state")
-        os.mkdir(self.run_dir, 0o755)
-        os.mkdir(self.state_dir, 0o755)
-        self.env = dict(os.environ, SDS_RUN_DIR=self.run_dir,
-                        SDS_STATE_DIR=self.state_dir)
-        self.targets = []
-        self.loaders = []
-        self.others = []
-
-    def cleanup(self):
-        for t in self.targets:
-            t.cleanup()
-        for l in self.loaders:
-            l.cleanup()
-        for p in self.others:
-            if p.poll() is None:
-                _kill_group(p)
-                try:
-                    p.wait(5)
-                except subprocess.TimeoutExpired:
-                    pass
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        super().__init__(name, "sds-gt-")
 
     def copy(self, name, as_name=None):
         """A private copy of a guarded program (its own inode)."""
@@ -521,23 +367,11 @@ class Ctx:
     def sds(self, args, timeout=30):
         cmd = [SDS] + args
         log(" ".join(cmd))
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                             env=self.env, cwd=self.tmp,
-                             start_new_session=True)
-        self.others.append(p)
-        try:
-            out, err = p.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            _kill_group(p)
-            out, err = p.communicate()
-            return Result(None, out.decode(errors="replace"),
-                          err.decode(errors="replace"), p.pid)
-        finally:
-            if p.poll() is not None and p in self.others:
-                self.others.remove(p)
-        return Result(p.returncode, out.decode(errors="replace"),
-                      err.decode(errors="replace"), p.pid)
+        r = sdstest.run_group(cmd, self.env, self.tmp, self.others, timeout,
+                              fail_on_timeout=False)
+        self.others[:] = [p for p in self.others
+                          if p.pid != r.pid or p.poll() is None]
+        return r
 
     def stats(self, app):
         args = ["stats", "--app", app, "--json"]
@@ -630,25 +464,15 @@ def setup(ctx, strategies, variant=STATIC, app="app"):
 # ---------------------------------------------------------------------------
 # The harness
 
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
-
-
-class Timeout(Exception):
-    pass
-
-
-def _alarm(signum, frame):
-    raise Timeout("test timed out after %d s" % TEST_TIMEOUT)
+SUITE = sdstest.Suite(timeout=TEST_TIMEOUT, log_total=True)
+TESTS = SUITE.tests
+test = SUITE.test
 
 
 def preflight():
-    if os.geteuid() != 0:
-        return "must run as root (BPF and uprobes need it)"
+    err = sdstest.root_error()
+    if err:
+        return err
     if not os.path.exists(SDS):
         return "%s missing: run make" % SDS
     if not os.path.exists(LIBSDS_SO):
@@ -668,45 +492,7 @@ def preflight():
 
 
 def main(argv):
-    global VERBOSE
-    sel = [a for a in argv if not a.startswith("-")]
-    VERBOSE = "-v" in argv
-    err = preflight()
-    passed = failed = 0
-    t_all = time.monotonic()
-    signal.signal(signal.SIGALRM, _alarm)
-    for fn in TESTS:
-        name = fn.__name__
-        if sel and not any(s in name for s in sel):
-            continue
-        t0 = time.monotonic()
-        if err:
-            failed += 1
-            print("FAIL %s: %s" % (name, err))
-            continue
-        ctx = Ctx(name)
-        try:
-            signal.alarm(TEST_TIMEOUT)
-            fn(ctx)
-            signal.alarm(0)
-            passed += 1
-            print("PASS %s (%.1f s)" % (name, time.monotonic() - t0))
-        except (Fail, Timeout) as e:
-            signal.alarm(0)
-            failed += 1
-            print("FAIL %s: %s" % (name, e))
-        except Exception:
-            signal.alarm(0)
-            failed += 1
-            print("FAIL %s: unexpected error\n%s"
-                  % (name, traceback.format_exc().rstrip()))
-        finally:
-            signal.alarm(0)
-            ctx.cleanup()
-        sys.stdout.flush()
-    log("total %.1f s" % (time.monotonic() - t_all))
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed or passed == 0 else 0
+    return SUITE.main(argv, Ctx, preflight)
 
 
 # ---------------------------------------------------------------------------

@@ -21,133 +21,26 @@ Python 3 standard library only.
 
 import json
 import os
-import select
 import shutil
 import signal
-import stat
 import struct
 import subprocess
 import sys
-import tempfile
 import time
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-_build = os.environ.get("BUILD", "build")
-BUILD = _build if os.path.isabs(_build) else os.path.join(ROOT, _build)
-SDS = os.path.join(BUILD, "bin", "sds-bpf")
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
+import sdstest  # noqa: E402
+from sdstest import (BUILD, NOBODY, SDS, Fail, get_point,  # noqa: E402
+                     KernelSnapshot, check, inode_of, is_socket, log,
+                     sds_progs_of)
+
+_kill_group = sdstest.kill_group
 TT = os.path.join(BUILD, "test", "targets")
 
-PROG_PREFIX = "sds_"          # sds_enter, sds_leave, sds_thread_exit
 SITES = ("nop5", "emulated", "stepped")
 READY_TIMEOUT = 10.0          # seconds for the socket to appear
 TEST_TIMEOUT = 180            # seconds for a whole test
-NOBODY = 65534
-
-VERBOSE = False
-
-
-class Fail(AssertionError):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Fail(msg)
-
-
-def log(msg):
-    if VERBOSE:
-        sys.stdout.write("    " + msg + "\n")
-        sys.stdout.flush()
-
-
-# ---------------------------------------------------------------------------
-# The kernel side: our BPF programs and pins
-
-def prog_holders():
-    """{prog id: set of pids} from /proc/*/fdinfo: every process holding a
-    program fd or a link to it.  (bpftool here may lack pid iterators.)"""
-    holders = {}
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        d = "/proc/%s/fdinfo" % pid
-        try:
-            fds = os.listdir(d)
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                with open(os.path.join(d, fd)) as f:
-                    for line in f:
-                        if line.startswith("prog_id:"):
-                            holders.setdefault(int(line.split()[1]),
-                                               set()).add(int(pid))
-            except (OSError, ValueError):
-                continue
-    return holders
-
-
-def _bpftool_progs():
-    r = subprocess.run(["bpftool", "prog", "show", "--json"],
-                       capture_output=True, text=True, timeout=30)
-    check(r.returncode == 0, "bpftool prog show failed: " + r.stderr.strip())
-    return [p for p in json.loads(r.stdout or "[]")
-            if p.get("name", "").startswith(PROG_PREFIX)]
-
-
-def sds_progs():
-    """{prog id: set of pids holding it} for programs named sds_*."""
-    progs = _bpftool_progs()
-    holders = prog_holders()
-    return {p["id"]: holders.get(p["id"], set()) for p in progs}
-
-
-def sds_progs_of(pid):
-    """Names of the sds_* programs process @pid holds."""
-    holders = prog_holders()
-    return sorted({p["name"] for p in _bpftool_progs()
-                   if pid in holders.get(p["id"], ())})
-
-
-def bpffs_pins():
-    pins = set()
-    for d, dirs, files in os.walk("/sys/fs/bpf"):
-        for f in dirs + files:
-            p = os.path.join(d, f)
-            if "sds" in p.lower():
-                pins.add(p)
-    return pins
-
-
-class KernelSnapshot:
-    """What of ours is in the kernel before a step, to compare after it."""
-
-    def __init__(self):
-        self.progs = sds_progs()
-        self.pins = bpffs_pins()
-
-    def assert_nothing_new(self, dead_pids, what, timeout=5.0):
-        """No sds_* program that appeared since the snapshot is still
-        loaded unless a live process other than @dead_pids holds it (a
-        concurrent user of the machine), and nothing new is pinned.
-        Programs are freed asynchronously, so poll a little."""
-        dead_pids = set(dead_pids)
-        deadline = time.monotonic() + timeout
-        while True:
-            now = sds_progs()
-            leaked = {i: sorted(p) for i, p in now.items()
-                      if i not in self.progs and (not p or p & dead_pids)}
-            pins = bpffs_pins() - self.pins
-            if not leaked and not pins:
-                return
-            if time.monotonic() > deadline:
-                raise Fail("%s: left behind in the kernel: programs %s "
-                           "(id: holder pids), pins %s"
-                           % (what, leaked, sorted(pins)))
-            time.sleep(0.2)
 
 
 # ---------------------------------------------------------------------------
@@ -185,28 +78,7 @@ def symbol_file_offset(path, sym):
 # ---------------------------------------------------------------------------
 # Processes
 
-def _kill_group(p, sig=signal.SIGKILL):
-    try:
-        os.killpg(p.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def is_socket(path):
-    try:
-        return stat.S_ISSOCK(os.lstat(path).st_mode)
-    except FileNotFoundError:
-        return False
-
-
-def inode_of(path):
-    try:
-        return os.lstat(path).st_ino
-    except FileNotFoundError:
-        return None
-
-
-class Target:
+class Target(sdstest.LineReader):
     """A target program driven on stdin (see tests/targets/target.c)."""
 
     def __init__(self, ctx, path, name=None):
@@ -222,28 +94,6 @@ class Target:
         self.buf = b""
         line = self.readline(10)
         check(line == "ready", "%s did not say ready: %r" % (self.name, line))
-
-    @property
-    def pid(self):
-        return self.p.pid
-
-    def readline(self, timeout):
-        deadline = time.monotonic() + timeout
-        fd = self.p.stdout.fileno()
-        while b"\n" not in self.buf:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise Fail("%s (pid %d): no output within %.0f s"
-                           % (self.name, self.pid, timeout))
-            r, _, _ = select.select([fd], [], [], left)
-            if r:
-                chunk = os.read(fd, 4096)
-                if not chunk:
-                    raise Fail("%s (pid %d) exited (status %s)"
-                               % (self.name, self.pid, self.p.poll()))
-                self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        return line.decode()
 
     def send(self, line):
         """Send one command without waiting for it."""
@@ -287,60 +137,13 @@ class Target:
                 pass
         self.errf.close()
 
+    cleanup = kill
 
-class Loader:
+
+class Loader(sdstest.AttachProcess):
     """A running `sds-bpf attach`."""
 
-    def __init__(self, ctx, args, app, group="default", wait=True,
-                 stale_inode=None):
-        self.ctx = ctx
-        self.args = args
-        self.app = app
-        self.group = group
-        n = len(ctx.loaders)
-        self.outpath = os.path.join(ctx.tmp, "attach-%d.out" % n)
-        self.errpath = os.path.join(ctx.tmp, "attach-%d.err" % n)
-        self.sock = os.path.join(ctx.run_dir, "%s.%s.sock" % (group, app))
-        log("sds-bpf attach " + " ".join(args))
-        with open(self.outpath, "wb") as o, open(self.errpath, "wb") as e:
-            self.p = subprocess.Popen([SDS, "attach"] + args, stdout=o,
-                                      stderr=e, stdin=subprocess.DEVNULL,
-                                      env=ctx.env, cwd=ctx.tmp,
-                                      start_new_session=True)
-        ctx.loaders.append(self)
-        if wait:
-            self.wait_ready(stale_inode)
-
-    @property
-    def pid(self):
-        return self.p.pid
-
-    def stdout(self):
-        with open(self.outpath, errors="replace") as f:
-            return f.read()
-
-    def stderr(self):
-        with open(self.errpath, errors="replace") as f:
-            return f.read()
-
-    def wait_ready(self, stale_inode=None, timeout=READY_TIMEOUT):
-        """The socket appears once every probe is attached."""
-        deadline = time.monotonic() + timeout
-        while True:
-            rc = self.p.poll()
-            if rc is not None:
-                raise Fail("sds-bpf attach %s exited with %d before its "
-                           "socket %s appeared; stderr: %s"
-                           % (" ".join(self.args), rc, self.sock,
-                              self.stderr().strip() or "(empty)"))
-            if is_socket(self.sock) and inode_of(self.sock) != stale_inode:
-                return
-            if time.monotonic() > deadline:
-                raise Fail("sds-bpf attach %s: no socket %s after %.0f s; "
-                           "stdout: %r stderr: %r"
-                           % (" ".join(self.args), self.sock, timeout,
-                              self.stdout(), self.stderr()))
-            time.sleep(0.02)
+    READY_TIMEOUT = READY_TIMEOUT
 
     def stop(self, sig=signal.SIGINT, timeout=10):
         """Signal the loader and return its exit code."""
@@ -355,58 +158,16 @@ class Loader:
                        % (timeout, signal.Signals(sig).name))
 
     def kill(self):
-        if self.p.poll() is None:
-            try:
-                os.kill(self.p.pid, signal.SIGINT)
-                self.p.wait(5)
-            except (subprocess.TimeoutExpired, ProcessLookupError):
-                pass
-        if self.p.poll() is None:
-            _kill_group(self.p)
-            try:
-                self.p.wait(5)
-            except subprocess.TimeoutExpired:
-                pass
+        self.end()
+
+    cleanup = kill
 
 
-class Result:
-    def __init__(self, rc, out, err, pid):
-        self.rc, self.out, self.err, self.pid = rc, out, err, pid
-
-    def __repr__(self):
-        return "exit %s, stdout %r, stderr %r" % (self.rc, self.out, self.err)
-
-
-class Ctx:
+class Ctx(sdstest.ProcDir):
     """One test's temp dir, environment and processes."""
 
     def __init__(self, name):
-        self.name = name
-        self.tmp = tempfile.mkdtemp(prefix="sds-it-")
-        os.chmod(self.tmp, 0o755)
-        self.run_dir = os.path.join(self.tmp, "run")
-        self.state_dir = os.path.join(self.tmp, "state")
-        os.mkdir(self.run_dir, 0o755)
-        os.mkdir(self.state_dir, 0o755)
-        self.env = dict(os.environ, SDS_RUN_DIR=self.run_dir,
-                        SDS_STATE_DIR=self.state_dir)
-        self.targets = []
-        self.loaders = []
-        self.others = []
-
-    def cleanup(self):
-        for t in self.targets:
-            t.kill()
-        for l in self.loaders:
-            l.kill()
-        for p in self.others:
-            if p.poll() is None:
-                _kill_group(p)
-                try:
-                    p.wait(5)
-                except subprocess.TimeoutExpired:
-                    pass
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        super().__init__(name, "sds-it-")
 
     def copy(self, name, as_name=None):
         """A private copy of a built target: its own inode, so only our
@@ -428,20 +189,8 @@ class Ctx:
     def sds(self, args, timeout=30, env=None, prefix=None, stdin_null=True):
         cmd = (prefix or []) + [SDS] + args
         log(" ".join(cmd))
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                             env=env or self.env, cwd=self.tmp,
-                             start_new_session=True)
-        self.others.append(p)
-        try:
-            out, err = p.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            _kill_group(p)
-            out, err = p.communicate()
-            raise Fail("%s timed out after %d s; stdout %r stderr %r"
-                       % (" ".join(cmd), timeout, out, err))
-        return Result(p.returncode, out.decode(errors="replace"),
-                      err.decode(errors="replace"), p.pid)
+        return sdstest.run_group(cmd, env or self.env, self.tmp, self.others,
+                                 timeout)
 
     def stats(self, app=None, group=None):
         args = ["stats"]
@@ -466,15 +215,6 @@ class Ctx:
 
 # ---------------------------------------------------------------------------
 # Assertions on stats
-
-def get_point(st, name):
-    pts = st.get("points")
-    check(isinstance(pts, list), "stats: no points list: %r" % st)
-    for p in pts:
-        if p.get("name") == name:
-            return p
-    raise Fail("stats: no point %r in %r" % (name, [p.get("name") for p in pts]))
-
 
 def _mismatches(p, visits, exc, tmo, window):
     bad = []
@@ -555,28 +295,15 @@ def assert_point_meta(st, p, loader, app, group, name, symbol,
 # ---------------------------------------------------------------------------
 # The harness
 
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
-
-
-class Timeout(Exception):
-    pass
-
-
-def _alarm(signum, frame):
-    raise Timeout("test timed out after %d s" % TEST_TIMEOUT)
-
-
-PREFLIGHT_ERROR = None
+SUITE = sdstest.Suite(timeout=TEST_TIMEOUT)
+TESTS = SUITE.tests
+test = SUITE.test
 
 
 def preflight():
-    if os.geteuid() != 0:
-        return "must run as root (BPF and uprobes need it)"
+    err = sdstest.root_error()
+    if err:
+        return err
     if not os.path.exists(SDS):
         return "%s missing: run make" % SDS
     for t in ("target_pie", "target_nopie", "target_lib", "libsdstarget.so",
@@ -586,58 +313,11 @@ def preflight():
     for tool in ("bpftool", "nm", "setpriv"):
         if not shutil.which(tool):
             return "%s not found in PATH" % tool
-    mounted = False
-    with open("/proc/mounts") as f:
-        for line in f:
-            fs = line.split()
-            if len(fs) > 2 and fs[1] == "/sys/fs/bpf" and fs[2] == "bpf":
-                mounted = True
-    if not mounted:
-        r = subprocess.run(["mount", "-t", "bpf", "bpf", "/sys/fs/bpf"],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            return "cannot mount bpffs at /sys/fs/bpf: " + r.stderr.strip()
-    return None
+    return sdstest.mount_bpffs()
 
 
 def main(argv):
-    global VERBOSE
-    sel = [a for a in argv if not a.startswith("-")]
-    VERBOSE = "-v" in argv
-    err = preflight()
-    passed = failed = 0
-    signal.signal(signal.SIGALRM, _alarm)
-    for fn in TESTS:
-        name = fn.__name__
-        if sel and not any(s in name for s in sel):
-            continue
-        t0 = time.monotonic()
-        if err:
-            failed += 1
-            print("FAIL %s: %s" % (name, err))
-            continue
-        ctx = Ctx(name)
-        try:
-            signal.alarm(TEST_TIMEOUT)
-            fn(ctx)
-            signal.alarm(0)
-            passed += 1
-            print("PASS %s (%.1f s)" % (name, time.monotonic() - t0))
-        except (Fail, Timeout) as e:
-            signal.alarm(0)
-            failed += 1
-            print("FAIL %s: %s" % (name, e))
-        except Exception:
-            signal.alarm(0)
-            failed += 1
-            print("FAIL %s: unexpected error\n%s"
-                  % (name, traceback.format_exc().rstrip()))
-        finally:
-            signal.alarm(0)
-            ctx.cleanup()
-        sys.stdout.flush()
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed or (passed == 0) else 0
+    return SUITE.main(argv, Ctx, preflight)
 
 
 # ---------------------------------------------------------------------------

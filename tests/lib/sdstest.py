@@ -1,0 +1,626 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""
+The harness shared by the Python suites (tests/integration, tests/guard,
+tests/e2e, tests/drill, tests/admin): paths from BUILD / SDS_ADMIN, the
+failure type and checks, verbose logging, process groups and their
+cleanup, temp dirs, waiting, free ports, the kernel side (our BPF
+programs and bpffs pins), the running `sds-bpf attach`, sds-admin over
+HTTP, and the runner that prints "N passed, M failed".
+
+A suite puts this directory on sys.path:
+
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
+    import sdstest
+
+Python 3 standard library only.
+"""
+
+import http.client
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+# ---------------------------------------------------------------------------
+# Paths
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+_build = os.environ.get("BUILD", "build")
+BUILD = _build if os.path.isabs(_build) else os.path.join(ROOT, _build)
+SDS = os.path.join(BUILD, "bin", "sds-bpf")
+
+
+def admin_path(env=True):
+    """sds-admin: $SDS_ADMIN when @env and set, else the one of BUILD."""
+    return ((env and os.environ.get("SDS_ADMIN"))
+            or os.path.join(BUILD, "bin", "sds-admin"))
+
+
+NOBODY = 65534
+PROG_PREFIX = "sds_"          # sds_enter, sds_leave, sds_thread_exit
+
+
+# ---------------------------------------------------------------------------
+# Failures, checks, logging
+
+class Fail(AssertionError):
+    pass
+
+
+class Timeout(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Fail(msg)
+
+
+def eq(got, want, what):
+    if got != want:
+        raise Fail("%s: got %r, want %r" % (what, got, want))
+
+
+_log = {"verbose": False, "stamp": False}
+
+
+def set_verbose(on):
+    _log["verbose"] = bool(on)
+
+
+def verbose():
+    return _log["verbose"]
+
+
+def log_stamps(on=True):
+    """Prefix verbose lines with the wall clock's seconds mod 100."""
+    _log["stamp"] = bool(on)
+
+
+def log(msg):
+    if _log["verbose"]:
+        if _log["stamp"]:
+            sys.stdout.write("    [%.1f] %s\n" % (time.time() % 100, msg))
+        else:
+            sys.stdout.write("    " + msg + "\n")
+        sys.stdout.flush()
+
+
+# ---------------------------------------------------------------------------
+# Processes, files, sockets, waiting
+
+def kill_group(p, sig=signal.SIGKILL):
+    """Signal the process group of @p (started with start_new_session)."""
+    try:
+        os.killpg(p.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def reap(p, always=False, timeout=5):
+    """Kill @p's process group (when @p still runs, or @always) and wait
+    for @p a little."""
+    if always or p.poll() is None:
+        kill_group(p)
+    try:
+        p.wait(timeout)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def close_streams(p):
+    for s in (p.stdin, p.stdout, p.stderr):
+        if s:
+            try:
+                s.close()
+            except OSError:
+                pass
+
+
+def spawn(argv, **kw):
+    """A process in its own session, so its whole group can be killed."""
+    return subprocess.Popen(argv, start_new_session=True, **kw)
+
+
+def is_socket(path):
+    try:
+        return stat.S_ISSOCK(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return False
+
+
+def inode_of(path):
+    try:
+        return os.lstat(path).st_ino
+    except FileNotFoundError:
+        return None
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_until(fn, deadline, what, interval=0.2):
+    """Poll @fn until it returns something true or the wall clock passes
+    @deadline (time.time()); return the last value.  @what(last) or @what
+    describes the failure."""
+    last = None
+    while True:
+        last = fn()
+        if last:
+            return last
+        if time.time() > deadline:
+            raise Fail("%s" % (what(last) if callable(what) else what))
+        time.sleep(interval)
+
+
+def write_token(path, token, fmt="%s\n"):
+    with open(path, "w") as f:
+        f.write(fmt % token)
+    return path
+
+
+def get_point(st, name, required=True):
+    """The point @name of a stats document (`sds-bpf stats --json`);
+    None when it has none and not @required."""
+    pts = st.get("points")
+    check(isinstance(pts, list), "stats: no points list: %r" % st)
+    for p in pts:
+        if p.get("name") == name:
+            return p
+    if not required:
+        return None
+    raise Fail("stats: no point %r in %r" % (name, [p.get("name")
+                                                   for p in pts]))
+
+
+class LineReader:
+    """Mixin for a driven program: .p a Popen with stdout a pipe, .buf
+    the bytes read but not yet returned (b"" to start), .name what to
+    call it in failures."""
+
+    CHUNK = 4096
+
+    @property
+    def pid(self):
+        return self.p.pid
+
+    def eof_message(self):
+        """The failure when its stdout ends."""
+        return "%s (pid %d) exited (status %s)" % (self.name, self.p.pid,
+                                                   self.p.poll())
+
+    def readline(self, timeout):
+        deadline = time.monotonic() + timeout
+        fd = self.p.stdout.fileno()
+        while b"\n" not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Fail("%s (pid %d): no output within %.0f s"
+                           % (self.name, self.p.pid, timeout))
+            r, _, _ = select.select([fd], [], [], left)
+            if r:
+                chunk = os.read(fd, self.CHUNK)
+                if not chunk:
+                    raise Fail(self.eof_message())
+                self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return line.decode()
+
+
+class Result:
+    def __init__(self, rc, out, err, pid):
+        self.rc, self.out, self.err, self.pid = rc, out, err, pid
+
+    def __repr__(self):
+        return "exit %s, stdout %r, stderr %r" % (self.rc, self.out, self.err)
+
+
+def run_group(cmd, env, cwd, track, timeout=30, fail_on_timeout=True):
+    """Run @cmd in its own session (appended to @track so that the test's
+    cleanup kills it whatever happens), wait @timeout s: a Result.  On
+    timeout its group is killed and Fail raised, or a Result with rc None
+    returned (not @fail_on_timeout)."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                         env=env, cwd=cwd, start_new_session=True)
+    track.append(p)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(p)
+        out, err = p.communicate()
+        if fail_on_timeout:
+            raise Fail("%s timed out after %d s; stdout %r stderr %r"
+                       % (" ".join(cmd), timeout, out, err))
+        return Result(None, out.decode(errors="replace"),
+                      err.decode(errors="replace"), p.pid)
+    return Result(p.returncode, out.decode(errors="replace"),
+                  err.decode(errors="replace"), p.pid)
+
+
+class TestDir:
+    """One test's 0755 temp dir with run/ and state/ in it, and an
+    environment pointing SDS_RUN_DIR and SDS_STATE_DIR there."""
+
+    def __init__(self, name, prefix):
+        self.name = name
+        self.tmp = tempfile.mkdtemp(prefix=prefix)
+        os.chmod(self.tmp, 0o755)
+        self.run_dir = os.path.join(self.tmp, "run")
+        self.state_dir = os.path.join(self.tmp, "state")
+        os.mkdir(self.run_dir, 0o755)
+        os.mkdir(self.state_dir, 0o755)
+        self.env = dict(os.environ, SDS_RUN_DIR=self.run_dir,
+                        SDS_STATE_DIR=self.state_dir)
+
+    def remove(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+class ProcDir(TestDir):
+    """A TestDir with the processes a test started: .targets and .loaders
+    (objects with a .cleanup()) and .others (Popens in their own
+    sessions), all ended by cleanup(), which then removes the dir."""
+
+    def __init__(self, name, prefix):
+        super().__init__(name, prefix)
+        self.targets = []
+        self.loaders = []
+        self.others = []
+
+    def cleanup(self):
+        for t in self.targets:
+            t.cleanup()
+        for l in self.loaders:
+            l.cleanup()
+        for p in self.others:
+            reap(p)
+        self.remove()
+
+
+# ---------------------------------------------------------------------------
+# The kernel side: our BPF programs and pins
+
+def root_error():
+    if os.geteuid() != 0:
+        return "must run as root (BPF and uprobes need it)"
+    return None
+
+
+def bpffs_mounted():
+    with open("/proc/mounts") as f:
+        for line in f:
+            fs = line.split()
+            if len(fs) > 2 and fs[1] == "/sys/fs/bpf" and fs[2] == "bpf":
+                return True
+    return False
+
+
+def mount_bpffs():
+    """None once bpffs is at /sys/fs/bpf, else why not."""
+    if bpffs_mounted():
+        return None
+    r = subprocess.run(["mount", "-t", "bpf", "bpf", "/sys/fs/bpf"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return "cannot mount bpffs at /sys/fs/bpf: " + r.stderr.strip()
+    return None
+
+
+def prog_holders():
+    """{prog id: set of pids} from /proc/*/fdinfo: every process holding a
+    program fd or a link to it.  (bpftool here may lack pid iterators.)"""
+    holders = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        d = "/proc/%s/fdinfo" % pid
+        try:
+            fds = os.listdir(d)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                with open(os.path.join(d, fd)) as f:
+                    for line in f:
+                        if line.startswith("prog_id:"):
+                            holders.setdefault(int(line.split()[1]),
+                                               set()).add(int(pid))
+            except (OSError, ValueError):
+                continue
+    return holders
+
+
+def bpftool_progs(prefix=PROG_PREFIX):
+    """bpftool's records of the loaded programs named @prefix*."""
+    r = subprocess.run(["bpftool", "prog", "show", "--json"],
+                       capture_output=True, text=True, timeout=30)
+    check(r.returncode == 0, "bpftool prog show failed: " + r.stderr.strip())
+    return [p for p in json.loads(r.stdout or "[]")
+            if p.get("name", "").startswith(prefix)]
+
+
+def sds_progs():
+    """{prog id: set of pids holding it} for programs named sds_*."""
+    progs = bpftool_progs()
+    holders = prog_holders()
+    return {p["id"]: holders.get(p["id"], set()) for p in progs}
+
+
+def sds_progs_of(pid):
+    """Names of the sds_* programs process @pid holds."""
+    holders = prog_holders()
+    return sorted({p["name"] for p in bpftool_progs()
+                   if pid in holders.get(p["id"], ())})
+
+
+def bpffs_pins():
+    pins = set()
+    for d, dirs, files in os.walk("/sys/fs/bpf"):
+        for f in dirs + files:
+            p = os.path.join(d, f)
+            if "sds" in p.lower():
+                pins.add(p)
+    return pins
+
+
+class KernelSnapshot:
+    """What of ours is in the kernel before a step, to compare after it."""
+
+    def __init__(self):
+        self.progs = sds_progs()
+        self.pins = bpffs_pins()
+
+    def assert_nothing_new(self, dead_pids, what, timeout=5.0):
+        """No sds_* program that appeared since the snapshot is still
+        loaded unless a live process other than @dead_pids holds it (a
+        concurrent user of the machine), and nothing new is pinned.
+        Programs are freed asynchronously, so poll a little."""
+        dead_pids = set(dead_pids)
+        deadline = time.monotonic() + timeout
+        while True:
+            now = sds_progs()
+            leaked = {i: sorted(p) for i, p in now.items()
+                      if i not in self.progs and (not p or p & dead_pids)}
+            pins = bpffs_pins() - self.pins
+            if not leaked and not pins:
+                return
+            if time.monotonic() > deadline:
+                raise Fail("%s: left behind in the kernel: programs %s "
+                           "(id: holder pids), pins %s"
+                           % (what, leaked, sorted(pins)))
+            time.sleep(0.2)
+
+
+# ---------------------------------------------------------------------------
+# A running `sds-bpf attach`
+
+class AttachProcess:
+    """`sds-bpf attach ARGS` of @ctx (a TestDir with a .loaders list), its
+    output in files of the test's temp dir; ready once its socket
+    GROUP.APP.sock is in the run dir."""
+
+    READY_TIMEOUT = 10.0
+
+    def __init__(self, ctx, args, app, group="default", wait=True,
+                 stale_inode=None):
+        self.ctx = ctx
+        self.args = args
+        self.app = app
+        self.group = group
+        n = len(ctx.loaders)
+        self.outpath = os.path.join(ctx.tmp, "attach-%d.out" % n)
+        self.errpath = os.path.join(ctx.tmp, "attach-%d.err" % n)
+        self.sock = os.path.join(ctx.run_dir, "%s.%s.sock" % (group, app))
+        log("sds-bpf attach " + " ".join(args))
+        with open(self.outpath, "wb") as o, open(self.errpath, "wb") as e:
+            self.p = subprocess.Popen([SDS, "attach"] + args, stdout=o,
+                                      stderr=e, stdin=subprocess.DEVNULL,
+                                      env=ctx.env, cwd=ctx.tmp,
+                                      start_new_session=True)
+        ctx.loaders.append(self)
+        if wait:
+            self.wait_ready(stale_inode)
+
+    @property
+    def pid(self):
+        return self.p.pid
+
+    def stdout(self):
+        with open(self.outpath, errors="replace") as f:
+            return f.read()
+
+    def stderr(self):
+        with open(self.errpath, errors="replace") as f:
+            return f.read()
+
+    def wait_ready(self, stale_inode=None, timeout=None):
+        """The socket appears once every probe is attached."""
+        if timeout is None:
+            timeout = self.READY_TIMEOUT
+        deadline = time.monotonic() + timeout
+        while True:
+            rc = self.p.poll()
+            if rc is not None:
+                raise Fail("sds-bpf attach %s exited with %d before its "
+                           "socket %s appeared; stderr: %s"
+                           % (" ".join(self.args), rc, self.sock,
+                              self.stderr().strip() or "(empty)"))
+            if is_socket(self.sock) and inode_of(self.sock) != stale_inode:
+                return
+            if time.monotonic() > deadline:
+                raise Fail("sds-bpf attach %s: no socket %s after %.0f s; "
+                           "stdout: %r stderr: %r"
+                           % (" ".join(self.args), self.sock, timeout,
+                              self.stdout(), self.stderr()))
+            time.sleep(0.02)
+
+    def end(self, cont=False):
+        """SIGINT (after SIGCONT when @cont), then its group's SIGKILL if
+        it has not exited within 5 s."""
+        if self.p.poll() is None:
+            try:
+                if cont:
+                    os.kill(self.p.pid, signal.SIGCONT)
+                os.kill(self.p.pid, signal.SIGINT)
+                self.p.wait(5)
+            except (subprocess.TimeoutExpired, ProcessLookupError):
+                pass
+        if self.p.poll() is None:
+            kill_group(self.p)
+            try:
+                self.p.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+
+
+# ---------------------------------------------------------------------------
+# sds-admin
+
+def admin_argv(admin, port, db, token_file, extra=()):
+    return [admin, "--listen", "127.0.0.1:%d" % port, "--db", db,
+            "--token-file", token_file] + list(extra)
+
+
+def http_request(port, method, path, body=None, headers=None, raw=None):
+    """(status, parsed JSON or text) of one request to 127.0.0.1:@port;
+    @body is sent as JSON, else @raw as it is."""
+    h = dict(headers or {})
+    data = raw
+    if body is not None:
+        data = json.dumps(body).encode()
+    if data is not None and "Content-Type" not in h:
+        h["Content-Type"] = "application/json"
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        c.request(method, path, body=data, headers=h)
+        r = c.getresponse()
+        text = r.read().decode("utf-8", "replace")
+        ctype = r.getheader("Content-Type", "")
+    finally:
+        c.close()
+    if ctype.startswith("application/json"):
+        return r.status, json.loads(text)
+    return r.status, text
+
+
+def healthz(port):
+    """True when the admin on @port answers /healthz with 200."""
+    try:
+        return http_request(port, "GET", "/healthz")[0] == 200
+    except OSError:
+        return False
+
+
+# ---------------------------------------------------------------------------
+# The runner
+
+class Suite:
+    """A registry of tests and the loop that runs them.
+
+    @timeout: seconds per test (SIGALRM raises Timeout), or None.
+    @strict: the CLI and report of the root suites: arguments starting
+    with '-' are options (only -v means anything), a preflight error fails
+    every selected test, a test failed by anything but Fail/Timeout prints
+    its traceback in the FAIL line, and a run where nothing passed fails.
+    Not @strict: every argument but -v selects, a preflight error is
+    printed with "0 passed, 1 failed", tracebacks go to stderr (with -v,
+    or for errors other than Fail) and only failures fail the run.
+    @fail_time: FAIL lines of Fail/Timeout give the test's time and -v
+    prints their traceback.  @log_total: with -v, log the total time.
+    """
+
+    def __init__(self, timeout=None, strict=True, fail_time=False,
+                 log_total=False):
+        self.tests = []
+        self.timeout = timeout
+        self.strict = strict
+        self.fail_time = fail_time
+        self.log_total = log_total
+
+    def test(self, fn):
+        self.tests.append(fn)
+        return fn
+
+    def _alarm(self, signum, frame):
+        raise Timeout("test timed out after %d s" % self.timeout)
+
+    def main(self, argv, new_ctx, preflight=None):
+        """Run the tests @argv selects, each with new_ctx(name) (cleaned
+        up whatever happens); print "N passed, M failed"; the exit status."""
+        if self.strict:
+            sel = [a for a in argv if not a.startswith("-")]
+            set_verbose("-v" in argv)
+        else:
+            sel = [a for a in argv if a != "-v"]
+            set_verbose(len(sel) != len(argv))
+        err = preflight() if preflight else None
+        if err and not self.strict:
+            print(err)
+            print("0 passed, 1 failed")
+            return 1
+        passed = failed = 0
+        t_all = time.monotonic()
+        if self.timeout:
+            signal.signal(signal.SIGALRM, self._alarm)
+        for fn in self.tests:
+            name = fn.__name__
+            if sel and not any(s in name for s in sel):
+                continue
+            if err:
+                failed += 1
+                print("FAIL %s: %s" % (name, err))
+                continue
+            t0 = time.monotonic()
+            ctx = new_ctx(name)
+            try:
+                if self.timeout:
+                    signal.alarm(self.timeout)
+                fn(ctx)
+                signal.alarm(0)
+                passed += 1
+                print("PASS %s (%.1f s)" % (name, time.monotonic() - t0))
+            except (Fail, Timeout) as e:
+                signal.alarm(0)
+                failed += 1
+                if self.fail_time:
+                    print("FAIL %s (%.1f s): %s"
+                          % (name, time.monotonic() - t0, e))
+                else:
+                    print("FAIL %s: %s" % (name, e))
+                if verbose() and (self.fail_time or not self.strict):
+                    traceback.print_exc()
+            except Exception as e:
+                signal.alarm(0)
+                failed += 1
+                if self.strict:
+                    print("FAIL %s: unexpected error\n%s"
+                          % (name, traceback.format_exc().rstrip()))
+                else:
+                    print("FAIL %s: %s" % (name, e))
+                    traceback.print_exc()
+            finally:
+                signal.alarm(0)
+                ctx.cleanup()
+            sys.stdout.flush()
+        if self.log_total:
+            log("total %.1f s" % (time.monotonic() - t_all))
+        print("%d passed, %d failed" % (passed, failed))
+        if self.strict:
+            return 1 if failed or passed == 0 else 0
+        return 1 if failed else 0
+
