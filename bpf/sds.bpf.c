@@ -296,6 +296,21 @@ static __always_inline void call_done(__u32 point, __u64 ts, __u64 lat,
 		ADD(&s->exceptions, 1);
 }
 
+/*
+ * The current thread's frames and their depth, for an exit: NULL when the
+ * thread never entered a counted call (nothing to pair).
+ */
+static __always_inline struct sds_frames *frames_current(__u32 *depth)
+{
+	struct sds_frames *fr;
+
+	fr = bpf_task_storage_get(&frames, bpf_get_current_task_btf(), 0, 0);
+	if (!fr || fr->depth > SDS_MAX_DEPTH)
+		return NULL;
+	*depth = fr->depth;
+	return fr;
+}
+
 SEC("uprobe")
 int sds_enter(struct pt_regs *ctx)
 {
@@ -318,13 +333,10 @@ int sds_leave(struct pt_regs *ctx)
 
 	if (point >= SDS_MAX_POINTS)
 		return 0;
-	fr = bpf_task_storage_get(&frames, bpf_get_current_task_btf(), 0, 0);
+	fr = frames_current(&d);
 	if (!fr)
 		return 0;
 	ts = bpf_ktime_get_ns();
-	d = fr->depth;
-	if (d > SDS_MAX_DEPTH)
-		return 0;
 
 	/*
 	 * Find our frame, innermost first.  Frames deeper than ours belong to
@@ -425,13 +437,10 @@ int sds_guard_exit(struct pt_regs *ctx)
 
 	if (guard_point(ctx, &point))
 		return 0;
-	fr = bpf_task_storage_get(&frames, bpf_get_current_task_btf(), 0, 0);
+	fr = frames_current(&d);
 	if (!fr)
 		return 0;
 	ts = bpf_ktime_get_ns();
-	d = fr->depth;
-	if (d > SDS_MAX_DEPTH)
-		return 0;
 	/* The innermost guard frame of this point: SDS allows any order. */
 	for (i = 0; i < SDS_MAX_DEPTH; i++) {
 		struct sds_frame *f;
