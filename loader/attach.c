@@ -11,23 +11,21 @@
 #include <getopt.h>
 #include <grp.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
 #include <sys/random.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/timerfd.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "cmd.h"
 #include "ctl.h"
 #include "names.h"
 #include "loader.h"
+#include "loop.h"
 
 #define TICK_MS_DEFAULT	100
 
@@ -291,154 +289,6 @@ static void print_points(const struct probes *pr, const struct sds_sites *sites,
 	fflush(stdout);
 }
 
-static int signal_fd(void)
-{
-	sigset_t mask;
-
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &mask, NULL))
-		return -1;
-	return signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-}
-
-static int tick_fd(long ms)
-{
-	struct itimerspec its = {
-		.it_interval = { ms / 1000, (ms % 1000) * 1000000L },
-		.it_value = { ms / 1000, (ms % 1000) * 1000000L },
-	};
-	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-
-	if (fd >= 0 && timerfd_settime(fd, 0, &its, NULL)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/*
- * Watch the strategies file's directory: editors replace files by rename,
- * which a watch on the file itself would lose.
- */
-static int watch_fd(const char *path, const char **base)
-{
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-	int fd;
-
-	if (slash) {
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-		if (!dir[0])
-			strcpy(dir, "/");
-		*base = slash + 1;
-	} else {
-		strcpy(dir, ".");
-		*base = path;
-	}
-	fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-	if (fd >= 0 && inotify_add_watch(fd, dir, IN_CLOSE_WRITE | IN_MOVED_TO) < 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* True when the inotify events on @fd name @base. */
-static bool watch_hit(int fd, const char *base)
-{
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	bool hit = false;
-	ssize_t n;
-
-	while ((n = read(fd, buf, sizeof(buf))) > 0) {
-		char *p = buf;
-
-		while (p < buf + n) {
-			struct inotify_event *ev = (struct inotify_event *)p;
-
-			if (ev->len && !strcmp(ev->name, base))
-				hit = true;
-			p += sizeof(*ev) + ev->len;
-		}
-	}
-	return hit;
-}
-
-enum { PFD_SIG, PFD_TICK, PFD_WATCH, PFD_ADMIN, PFD_LISTEN, PFD_SESS };
-
-/* Serve until a signal asks us to stop. */
-static int serve(struct loader *l, int lfd, int sfd, int tfd, int wfd,
-		 const char *wbase)
-{
-	struct pollfd pfd[PFD_SESS + SDS_MAX_PROCS];
-	int i;
-
-	for (;;) {
-		pfd[PFD_SIG] = (struct pollfd){ .fd = sfd, .events = POLLIN };
-		pfd[PFD_TICK] = (struct pollfd){ .fd = tfd, .events = POLLIN };
-		pfd[PFD_WATCH] = (struct pollfd){ .fd = wfd, .events = POLLIN };
-		pfd[PFD_ADMIN] = (struct pollfd){
-			.fd = l->uplink ? l->uplink->event_fd : -1, .events = POLLIN };
-		pfd[PFD_LISTEN] = (struct pollfd){ .fd = lfd, .events = POLLIN };
-		for (i = 0; i < SDS_MAX_PROCS; i++)
-			pfd[PFD_SESS + i] = (struct pollfd){
-				.fd = l->sessions[i].fd, .events = POLLIN };
-		if (poll(pfd, PFD_SESS + SDS_MAX_PROCS, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			return cmd_err("poll: %s", strerror(errno));
-		}
-		if (pfd[PFD_SIG].revents & POLLIN) {
-			struct signalfd_siginfo si;
-
-			if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-				if (si.ssi_signo != SIGHUP)
-					return 0;
-				engine__reload(l);
-			}
-		}
-		if (pfd[PFD_TICK].revents & POLLIN) {
-			uint64_t expirations;
-
-			if (read(tfd, &expirations, sizeof(expirations)) > 0)
-				engine__tick(l);
-		}
-		if ((pfd[PFD_WATCH].revents & POLLIN) && watch_hit(wfd, wbase))
-			engine__reload(l);
-		if (pfd[PFD_ADMIN].revents & POLLIN)
-			engine__admin_reply(l);
-		for (i = 0; i < SDS_MAX_PROCS; i++)
-			if (pfd[PFD_SESS + i].revents & (POLLIN | POLLHUP | POLLERR))
-				session__input(l, i);
-		if (pfd[PFD_LISTEN].revents & POLLIN)
-			session__accept(l, lfd);
-	}
-}
-
-/*
- * Shift the ring's clock so its seconds start with wall-clock seconds:
- * then each second belongs to exactly one natural 10-s period.
- */
-static int64_t l_sec_offset;
-
-static void ring_clock_align(int64_t *wall_offset)
-{
-	struct timespec mono, real;
-	int64_t m, r, d;
-
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	clock_gettime(CLOCK_REALTIME, &real);
-	m = (int64_t)mono.tv_sec * 1000000000LL + mono.tv_nsec;
-	r = (int64_t)real.tv_sec * 1000000000LL + real.tv_nsec;
-	d = r - m;
-	l_sec_offset = ((d % 1000000000LL) + 1000000000LL) % 1000000000LL;
-	counters_align((uint64_t)l_sec_offset);
-	*wall_offset = (d - l_sec_offset) / 1000000000LL;
-}
-
 static uint64_t random_u64(void)
 {
 	uint64_t v = 0;
@@ -455,13 +305,16 @@ int do_attach(int argc, char **argv)
 	struct ctl_paths paths;
 	struct sds_strategies *strategies = NULL;
 	struct sds_sites sites;
-	int lock = -1, lfd = -1, sfd = -1, tfd = -1, wfd = -1, ret = 1, i, npoints;
+	int lock = -1, lfd = -1, ret = 1, i, npoints;
 	char err[512], name[SDS_NAME_MAX + 1], target_path[PATH_MAX];
-	const char *target, *base, *wbase = "";
+	const char *target, *base;
 	bool needs_libsds = false;
 	int64_t wall_offset;
+	uint64_t sec_offset_ns;
+	struct loop lp;
 	pid_t owner = 0;
 
+	loop__init(&lp);
 	if (parse_options(argc, argv))
 		return 1;
 	if (optind >= argc)
@@ -521,7 +374,7 @@ int do_attach(int argc, char **argv)
 		l.strategies_path = env.strategies;
 	}
 
-	ring_clock_align(&wall_offset);
+	sec_offset_ns = counters_align_wall(&wall_offset);
 	if (env.admin) {
 		static struct uplink up;
 
@@ -547,7 +400,7 @@ int do_attach(int argc, char **argv)
 	l.key = random_u64();
 	l.epoch = random_u64();
 	libbpf_set_print(libbpf_print);
-	if (probes__load(&l.probes, l.key, (uint64_t)l_sec_offset, err, sizeof(err))) {
+	if (probes__load(&l.probes, l.key, sec_offset_ns, err, sizeof(err))) {
 		cmd_err("%s", err);
 		goto cleanup;
 	}
@@ -600,19 +453,8 @@ int do_attach(int argc, char **argv)
 		}
 	}
 
-	sfd = signal_fd();
-	tfd = tick_fd(env.tick_ms);
-	if (sfd < 0 || tfd < 0) {
-		cmd_err("setting up signals and timer: %s", strerror(errno));
+	if (loop__open(&lp, env.tick_ms, env.strategies))
 		goto cleanup;
-	}
-	if (env.strategies) {
-		wfd = watch_fd(env.strategies, &wbase);
-		if (wfd < 0) {
-			cmd_err("watching %s: %s", env.strategies, strerror(errno));
-			goto cleanup;
-		}
-	}
 	print_points(&l.probes, &sites, needs_libsds);
 
 	lfd = ctl_listen(&paths, env.sock_mode, env.sock_gid);
@@ -620,18 +462,13 @@ int do_attach(int argc, char **argv)
 		cmd_err("%s: %s", paths.sock, strerror(errno));
 		goto cleanup;
 	}
-	ret = serve(&l, lfd, sfd, tfd, wfd, wbase) ? 1 : 0;
+	ret = loop__run(&lp, &l, lfd) ? 1 : 0;
 	unlink(paths.sock);
 
 cleanup:
 	if (lfd >= 0)
 		close(lfd);
-	if (wfd >= 0)
-		close(wfd);
-	if (tfd >= 0)
-		close(tfd);
-	if (sfd >= 0)
-		close(sfd);
+	loop__close(&lp);
 	session__close_all(&l);
 	if (l.uplink)
 		uplink__stop(l.uplink);

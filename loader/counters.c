@@ -16,6 +16,22 @@ void counters_align(uint64_t offset_ns)
 	sec_offset_ns = offset_ns;
 }
 
+uint64_t counters_align_wall(int64_t *wall_offset)
+{
+	struct timespec mono, real;
+	int64_t m, r, d, off;
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	m = (int64_t)mono.tv_sec * 1000000000LL + mono.tv_nsec;
+	r = (int64_t)real.tv_sec * 1000000000LL + real.tv_nsec;
+	d = r - m;
+	off = ((d % 1000000000LL) + 1000000000LL) % 1000000000LL;
+	counters_align((uint64_t)off);
+	*wall_offset = (d - off) / 1000000000LL;
+	return (uint64_t)off;
+}
+
 uint64_t counters_now_sec(void)
 {
 	struct timespec ts;

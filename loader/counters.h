@@ -52,6 +52,11 @@ struct counters {
  */
 void counters_align(uint64_t offset_ns);
 uint64_t counters_now_sec(void);
+/*
+ * Align with the wall clock now: returns the offset (for the BPF side)
+ * and sets *@wall_offset to Unix seconds minus the ring's seconds.
+ */
+uint64_t counters_align_wall(int64_t *wall_offset);
 
 int counters__init(struct counters *c, int slots_fd, int gauges_fd,
 		   int npoints);
