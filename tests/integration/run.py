@@ -676,6 +676,21 @@ def site_nop5_and_endbr64(ctx):
                       offsets=[off, off + 4], site="emulated")
 
 
+@test
+def fork_safe_keeps_children(ctx):
+    """--fork-safe keeps the probe off the 5-byte NOP: a child forked after
+    the probe fired runs normally and its calls are counted."""
+    nop5 = ctx.copy("target_nop5")
+    t = ctx.start(nop5)
+    ctx.attach(["--fork-safe", nop5, "work=work"], "target_nop5")
+    out = t.cmd("forkwork 25")
+    check(out == ["child exit 0"], "the forked child: %r" % out)
+    st, p = assert_counts(ctx, "target_nop5", "work", 26, 0, 0)
+    check(p["site"] != "nop5", "site with --fork-safe: %r" % p["site"])
+    off = symbol_file_offset(nop5, "work")
+    check(p["offset"] == off + 5, "probe at %r, want %d (past the NOP)" % (p["offset"], off + 5))
+
+
 # ---------------------------------------------------------------------------
 # Names, groups, list, run dir
 

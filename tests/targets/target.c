@@ -7,6 +7,7 @@
  * Protocol: prints "ready" once, then for each command line prints "done"
  * (or "error: ..." for a line it does not understand).  Commands:
  *
+ *   forkwork N        call work() once, fork, the child calls it N times
  *   work N E T MS     call work() N times: the first E calls return a
  *                     negative int, the last T calls sleep MS ms, the
  *                     others return 0 at once (E and T may overlap when
@@ -38,6 +39,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdio.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -114,6 +116,34 @@ asm(".text\n"
     "\tret\n"
     ".size neg32, .-neg32\n");
 int neg32(void);
+
+/*
+ * forkwork N: call work() once, fork, and let the child call it N times
+ * (no exec): prints "child exit C" or "child signal S".
+ */
+static int run_forkwork(long n)
+{
+	int st;
+	pid_t c;
+
+	work(1, 0);
+	fflush(stdout);
+	c = fork();
+	if (c < 0)
+		return -1;
+	if (c == 0) {
+		for (long i = 0; i < n; i++)
+			work(1, 0);
+		_exit(0);
+	}
+	if (waitpid(c, &st, 0) != c)
+		return -1;
+	if (WIFSIGNALED(st))
+		printf("child signal %d\n", WTERMSIG(st));
+	else
+		printf("child exit %d\n", WEXITSTATUS(st));
+	return 0;
+}
 
 static void run_work(int (*fn)(int, int), long n, long e, long t, int ms)
 {
@@ -224,6 +254,8 @@ int main(void)
 			rc = run_threads_fn(n, exiter_main, NULL);
 		} else if (sscanf(line, "tnap %ld %d", &k, &ms) == 2) {
 			rc = run_threads_fn(k, nap_main, (void *)(long)ms);
+		} else if (sscanf(line, "forkwork %ld", &n) == 1) {
+			rc = run_forkwork(n);
 		} else if (strncmp(line, "pid", 3) == 0) {
 			printf("%ld\n", (long)getpid());
 		} else if (strncmp(line, "quit", 4) == 0) {
