@@ -36,7 +36,8 @@ $(BUILD)/bin/sds-admin: $(ADMIN_OBJS)
 # ---- units: everything but main.c and http.c, with sanitizers -------------
 ADMIN_UNIT_SRCS := $(wildcard tests/admin/test_*.c)
 ADMIN_UNIT_BINS := $(patsubst tests/admin/%.c,$(ATEST)/%,$(ADMIN_UNIT_SRCS))
-ADMIN_LIB_SRCS  := admin/store_sqlite.c admin/stats.c $(ADMIN_COMMON)
+# The store is store_sqlite.c and its store_sqlite_*.c parts.
+ADMIN_LIB_SRCS  := $(wildcard admin/store_sqlite*.c) admin/stats.c $(ADMIN_COMMON)
 
 $(ATEST)/test_%: tests/admin/test_%.c $(ADMIN_LIB_SRCS) $(wildcard admin/*.h common/*.h)
 	@mkdir -p $(@D)

@@ -9,17 +9,16 @@
  * commits, never corrupt the file).  Every query is a prepared statement
  * with bound parameters, prepared once and cached.  The schema is versioned
  * by PRAGMA user_version and migrated forward at open.
+ *
+ * This file holds the schema, the statement cache, transactions and the
+ * helpers every query shares; the queries themselves live by concept in
+ * store_sqlite_{org,schemes,drills,stats}.c (store_sqlite.h between them).
  */
-#include <endian.h>
-#include <pthread.h>
 #include <stdarg.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include "names.h"
-#include "store.h"
+#include "store_sqlite.h"
 
 /* ---- schema ------------------------------------------------------------- */
 
@@ -108,25 +107,6 @@ static const char *const migrations[] = {
 
 /* ---- prepared statements ------------------------------------------------ */
 
-enum {
-	Q_BEGIN, Q_COMMIT, Q_ROLLBACK,
-	Q_GROUP_ID, Q_GROUP_LIST, Q_GROUP_GET, Q_GROUP_INS, Q_GROUP_UPD,
-	Q_GROUP_DEL, Q_GROUP_NAPPS,
-	Q_APP_ID, Q_APP_LIST, Q_APP_LIST_ALL, Q_APP_GET, Q_APP_INS, Q_APP_UPD,
-	Q_APP_DEL, Q_APP_SET_ACTIVE, Q_APP_BUMP,
-	Q_SCHEME_ID, Q_SCHEME_LIST, Q_SCHEME_GET, Q_SCHEME_INS, Q_SCHEME_UPD,
-	Q_SCHEME_DEL, Q_SCHEME_NAME,
-	Q_STRAT_LIST, Q_STRAT_CLEAR, Q_STRAT_PUT, Q_STRAT_DEL, Q_STRAT_CLONE,
-	Q_HB_INS, Q_STAT_INS, Q_HOST_UPSERT,
-	Q_HOST_LIST, Q_STAT_SCAN, Q_STAT_SCAN_POINT, Q_POINT_LIST, Q_EVENTS,
-	Q_AUDIT_INS, Q_AUDIT_LIST,
-	Q_PRUNE_STATS, Q_PRUNE_HB,
-	Q_COUNT_GROUPS, Q_COUNT_APPS, Q_COUNT_HOSTS,
-	Q_DEL_APP_STATS, Q_DEL_APP_HB, Q_DEL_APP_HOSTS, Q_DEL_APP_AUDIT,
-	Q_DEL_APP_SCHEMES, Q_DEL_APP_STRATS,
-	Q_DRILL_INS, Q_DRILL_LIST, Q_DRILL_ACTIVE, Q_DRILL_GET, Q_DRILL_STOP,
-	NQ
-};
 
 static const char *const sql[NQ] = {
 	[Q_BEGIN] = "BEGIN IMMEDIATE",
@@ -228,17 +208,8 @@ static const char *const sql[NQ] = {
 		" WHERE app_id = ?1 AND id = ?2",
 };
 
-struct sqlite_store {
-	struct store base;
-	pthread_mutex_t lock;
-	sqlite3 *db;
-	sqlite3_stmt *q[NQ];
-};
 
-#define SS(st) ((struct sqlite_store *)(st))
-
-static void seterr(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void seterr(char *err, const char *fmt, ...)
+void seterr(char *err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -249,13 +220,8 @@ static void seterr(char *err, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int64_t now_s(void)
-{
-	return (int64_t)time(NULL);
-}
-
 /* The cached statement @id, reset and unbound, or NULL. */
-static sqlite3_stmt *Q(struct sqlite_store *s, int id)
+sqlite3_stmt *Q(struct sqlite_store *s, int id)
 {
 	sqlite3_stmt *q = s->q[id];
 
@@ -270,14 +236,28 @@ static sqlite3_stmt *Q(struct sqlite_store *s, int id)
 	return q;
 }
 
-static int dberr(struct sqlite_store *s, char *err)
+/*
+ * The cached statement @id with ?1 bound to @key, or NULL.  Most queries
+ * are keyed by one row id; run(), rows() and one() take the NULL and report
+ * the database error, so a caller with one key needs no check of its own.
+ */
+sqlite3_stmt *Qk(struct sqlite_store *s, int id, int64_t key)
+{
+	sqlite3_stmt *q = Q(s, id);
+
+	if (q)
+		sqlite3_bind_int64(q, 1, key);
+	return q;
+}
+
+int dberr(struct sqlite_store *s, char *err)
 {
 	seterr(err, "database: %s", sqlite3_errmsg(s->db));
 	return STORE_ERROR;
 }
 
 /* Run a statement without rows; 0 or STORE_ERROR. */
-static int run(struct sqlite_store *s, sqlite3_stmt *q, char *err)
+int run(struct sqlite_store *s, sqlite3_stmt *q, char *err)
 {
 	int rc;
 
@@ -295,27 +275,27 @@ static int run(struct sqlite_store *s, sqlite3_stmt *q, char *err)
 	return 0;
 }
 
-static int exec0(struct sqlite_store *s, int id, char *err)
+int exec0(struct sqlite_store *s, int id, char *err)
 {
 	return run(s, Q(s, id), err);
 }
 
-static void lock(struct store *st)
+void lock(struct store *st)
 {
 	pthread_mutex_lock(&SS(st)->lock);
 }
 
-static void unlock(struct store *st)
+void unlock(struct store *st)
 {
 	pthread_mutex_unlock(&SS(st)->lock);
 }
 
-static int begin(struct sqlite_store *s, char *err)
+int begin(struct sqlite_store *s, char *err)
 {
 	return exec0(s, Q_BEGIN, err);
 }
 
-static int commit(struct sqlite_store *s, char *err)
+int commit(struct sqlite_store *s, char *err)
 {
 	int ret = exec0(s, Q_COMMIT, err);
 
@@ -324,18 +304,18 @@ static int commit(struct sqlite_store *s, char *err)
 	return ret;
 }
 
-static void rollback(struct sqlite_store *s)
+void rollback(struct sqlite_store *s)
 {
 	if (!sqlite3_get_autocommit(s->db))
 		exec0(s, Q_ROLLBACK, NULL);
 }
 
-static void bind_text(sqlite3_stmt *q, int i, const char *t)
+void bind_text(sqlite3_stmt *q, int i, const char *t)
 {
 	sqlite3_bind_text(q, i, t ? t : "", -1, SQLITE_STATIC);
 }
 
-static const char *col_text(sqlite3_stmt *q, int i)
+const char *col_text(sqlite3_stmt *q, int i)
 {
 	const unsigned char *t = sqlite3_column_text(q, i);
 
@@ -344,7 +324,7 @@ static const char *col_text(sqlite3_stmt *q, int i)
 
 /* ---- name resolution ---------------------------------------------------- */
 
-static int group_id(struct sqlite_store *s, const char *g, int64_t *id, char *err)
+int group_id(struct sqlite_store *s, const char *g, int64_t *id, char *err)
 {
 	sqlite3_stmt *q = Q(s, Q_GROUP_ID);
 	int rc;
@@ -365,14 +345,8 @@ static int group_id(struct sqlite_store *s, const char *g, int64_t *id, char *er
 	return STORE_NOTFOUND;
 }
 
-struct app_ref {
-	int64_t id;
-	int64_t version;
-	int64_t active;		/* scheme id */
-};
-
-static int app_ref(struct sqlite_store *s, const char *g, const char *a,
-		   struct app_ref *r, char *err)
+int app_ref(struct sqlite_store *s, const char *g, const char *a,
+	    struct app_ref *r, char *err)
 {
 	sqlite3_stmt *q = Q(s, Q_APP_ID);
 	int rc;
@@ -396,8 +370,8 @@ static int app_ref(struct sqlite_store *s, const char *g, const char *a,
 	return STORE_NOTFOUND;
 }
 
-static int scheme_id(struct sqlite_store *s, int64_t app, const char *name,
-		     int64_t *id, char *err)
+int scheme_id(struct sqlite_store *s, int64_t app, const char *name,
+	      int64_t *id, char *err)
 {
 	sqlite3_stmt *q = Q(s, Q_SCHEME_ID);
 	int rc;
@@ -419,8 +393,8 @@ static int scheme_id(struct sqlite_store *s, int64_t app, const char *name,
 	return STORE_NOTFOUND;
 }
 
-static int audit_add(struct sqlite_store *s, int64_t app, const char *action,
-		     const char *detail, const char *comment, char *err)
+int audit_add(struct sqlite_store *s, int64_t app, const char *action,
+	      const char *detail, const char *comment, char *err)
 {
 	sqlite3_stmt *q = Q(s, Q_AUDIT_INS);
 
@@ -435,7 +409,7 @@ static int audit_add(struct sqlite_store *s, int64_t app, const char *action,
 }
 
 /* Bump the app's version; *version gets the new one. */
-static int bump(struct sqlite_store *s, int64_t app, int64_t *version, char *err)
+int bump(struct sqlite_store *s, int64_t app, int64_t *version, char *err)
 {
 	sqlite3_stmt *q = Q(s, Q_APP_BUMP);
 	int rc;
@@ -455,23 +429,16 @@ static int bump(struct sqlite_store *s, int64_t app, int64_t *version, char *err
 	return 0;
 }
 
-/* ---- groups ------------------------------------------------------------- */
-
-static json_t *group_row(sqlite3_stmt *q)
-{
-	return json_pack("{s:s, s:s, s:I, s:I}", "name", col_text(q, 0),
-			 "description", col_text(q, 1),
-			 "created", (json_int_t)sqlite3_column_int64(q, 2),
-			 "apps", (json_int_t)sqlite3_column_int64(q, 3));
-}
-
 /* Collect every row of @q into a new array via @row. */
-static int rows(struct sqlite_store *s, sqlite3_stmt *q, json_t *(*row)(sqlite3_stmt *),
-		json_t **out, char *err)
+int rows(struct sqlite_store *s, sqlite3_stmt *q, json_t *(*row)(sqlite3_stmt *),
+	 json_t **out, char *err)
 {
-	json_t *arr = json_array();
+	json_t *arr;
 	int rc;
 
+	if (!q)
+		return dberr(s, err);
+	arr = json_array();
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW)
 		json_array_append_new(arr, row(q));
 	sqlite3_reset(q);
@@ -484,11 +451,14 @@ static int rows(struct sqlite_store *s, sqlite3_stmt *q, json_t *(*row)(sqlite3_
 }
 
 /* The one row of @q via @row, or NOTFOUND with @what. */
-static int one(struct sqlite_store *s, sqlite3_stmt *q, json_t *(*row)(sqlite3_stmt *),
-	       json_t **out, char *err)
+int one(struct sqlite_store *s, sqlite3_stmt *q, json_t *(*row)(sqlite3_stmt *),
+	json_t **out, char *err)
 {
-	int rc = sqlite3_step(q);
+	int rc;
 
+	if (!q)
+		return dberr(s, err);
+	rc = sqlite3_step(q);
 	if (rc == SQLITE_ROW) {
 		*out = row(q);
 		sqlite3_reset(q);
@@ -498,1344 +468,6 @@ static int one(struct sqlite_store *s, sqlite3_stmt *q, json_t *(*row)(sqlite3_s
 	if (rc != SQLITE_DONE)
 		return dberr(s, err);
 	return STORE_NOTFOUND;
-}
-
-static int sq_group_list(struct store *st, json_t **out, char *err)
-{
-	struct sqlite_store *s = SS(st);
-	sqlite3_stmt *q;
-	int ret;
-
-	lock(st);
-	q = Q(s, Q_GROUP_LIST);
-	ret = q ? rows(s, q, group_row, out, err) : dberr(s, err);
-	unlock(st);
-	return ret;
-}
-
-static int sq_group_get(struct store *st, const char *g, json_t **out, char *err)
-{
-	struct sqlite_store *s = SS(st);
-	sqlite3_stmt *q;
-	int ret;
-
-	lock(st);
-	q = Q(s, Q_GROUP_GET);
-	if (!q) {
-		ret = dberr(s, err);
-	} else {
-		bind_text(q, 1, g);
-		ret = one(s, q, group_row, out, err);
-		if (ret == STORE_NOTFOUND)
-			seterr(err, "group '%s' not found", g);
-	}
-	unlock(st);
-	return ret;
-}
-
-static int group_insert(struct sqlite_store *s, const char *g, const char *desc,
-			char *err)
-{
-	sqlite3_stmt *q = Q(s, Q_GROUP_INS);
-	int ret;
-
-	if (!q)
-		return dberr(s, err);
-	bind_text(q, 1, g);
-	bind_text(q, 2, desc);
-	sqlite3_bind_int64(q, 3, now_s());
-	ret = run(s, q, err);
-	if (ret == STORE_EXISTS)
-		seterr(err, "group '%s' exists", g);
-	return ret;
-}
-
-static int sq_group_create(struct store *st, const char *g, const char *desc, char *err)
-{
-	int ret;
-
-	lock(st);
-	ret = group_insert(SS(st), g, desc, err);
-	unlock(st);
-	return ret;
-}
-
-static int sq_group_update(struct store *st, const char *g, const char *desc, char *err)
-{
-	struct sqlite_store *s = SS(st);
-	sqlite3_stmt *q;
-	int ret;
-
-	lock(st);
-	q = Q(s, Q_GROUP_UPD);
-	if (!q) {
-		ret = dberr(s, err);
-		goto out;
-	}
-	bind_text(q, 1, g);
-	bind_text(q, 2, desc);
-	ret = run(s, q, err);
-	if (!ret && sqlite3_changes(s->db) == 0) {
-		seterr(err, "group '%s' not found", g);
-		ret = STORE_NOTFOUND;
-	}
-out:
-	unlock(st);
-	return ret;
-}
-
-static int sq_group_delete(struct store *st, const char *g, char *err)
-{
-	struct sqlite_store *s = SS(st);
-	sqlite3_stmt *q;
-	int64_t id;
-	int ret;
-
-	lock(st);
-	ret = group_id(s, g, &id, err);
-	if (ret)
-		goto out;
-	q = Q(s, Q_GROUP_NAPPS);
-	if (!q) {
-		ret = dberr(s, err);
-		goto out;
-	}
-	sqlite3_bind_int64(q, 1, id);
-	if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int64(q, 0) > 0) {
-		sqlite3_reset(q);
-		seterr(err, "group '%s' still has apps: delete them first", g);
-		ret = STORE_CONFLICT;
-		goto out;
-	}
-	sqlite3_reset(q);
-	q = Q(s, Q_GROUP_DEL);
-	if (!q) {
-		ret = dberr(s, err);
-		goto out;
-	}
-	sqlite3_bind_int64(q, 1, id);
-	ret = run(s, q, err);
-out:
-	unlock(st);
-	return ret;
-}
-
-/* ---- apps --------------------------------------------------------------- */
-
-static json_t *app_row(sqlite3_stmt *q)
-{
-	return json_pack("{s:s, s:s, s:s, s:I, s:I, s:s, s:I, s:I}",
-			 "group", col_text(q, 0), "name", col_text(q, 1),
-			 "description", col_text(q, 2),
-			 "created", (json_int_t)sqlite3_column_int64(q, 3),
-			 "version", (json_int_t)sqlite3_column_int64(q, 4),
-			 "active_scheme", col_text(q, 5),
-			 "schemes", (json_int_t)sqlite3_column_int64(q, 6),
-			 "hosts", (json_int_t)sqlite3_column_int64(q, 7));
-}
-
-static int sq_app_list(struct store *st, const char *g, json_t **out, char *err)
-{
-	struct sqlite_store *s = SS(st);
-	sqlite3_stmt *q;
-	int64_t gid;
-	int ret;
-
-	lock(st);
-	if (g) {
-		ret = group_id(s, g, &gid, err);
-		if (ret)
-			goto out;
-	}
-	q = Q(s, g ? Q_APP_LIST : Q_APP_LIST_ALL);
-	if (!q) {
-		ret = dberr(s, err);
-		goto out;
-	}
-	if (g)
-		bind_text(q, 1, g);
-	ret = rows(s, q, app_row, out, err);
-out:
-	unlock(st);
-	return ret;
-}
-
-static int sq_app_get(struct store *st, const char *g, const char *a, json_t **out,
-		      char *err)
-{
-	struct sqlite_store *s = SS(st);
-	sqlite3_stmt *q;
-	int ret;
-
-	lock(st);
-	q = Q(s, Q_APP_GET);
-	if (!q) {
-		ret = dberr(s, err);
-	} else {
-		bind_text(q, 1, g);
-		bind_text(q, 2, a);
-		ret = one(s, q, app_row, out, err);
-		if (ret == STORE_NOTFOUND)
-			seterr(err, "app '%s' not found in group '%s'", a, g);
-	}
-	unlock(st);
-	return ret;
-}
-
-static int scheme_insert(struct sqlite_store *s, int64_t app, const char *name,
-			 const char *desc, int64_t *id, char *err)
-{
-	sqlite3_stmt *q = Q(s, Q_SCHEME_INS);
-	int ret;
-
-	if (!q)
-		return dberr(s, err);
-	sqlite3_bind_int64(q, 1, app);
-	bind_text(q, 2, name);
-	bind_text(q, 3, desc);
-	sqlite3_bind_int64(q, 4, now_s());
-	ret = run(s, q, err);
-	if (ret == STORE_EXISTS)
-		seterr(err, "scheme '%s' exists", name);
-	*id = sqlite3_last_insert_rowid(s->db);
-	return ret;
-}
-
-/* Inside a transaction: the group (created if missing) and a new app. */
-static int app_insert(struct sqlite_store *s, const char *g, const char *a,
-		      const char *desc, struct app_ref *r, char *err)
-{
-	sqlite3_stmt *q;
-	int64_t gid, sid;
-	int ret;
-
-	ret = group_id(s, g, &gid, err);
-	if (ret == STORE_NOTFOUND) {
-		ret = group_insert(s, g, "", err);
-		gid = sqlite3_last_insert_rowid(s->db);
-	}
-	if (ret)
-		return ret;
-	q = Q(s, Q_APP_INS);
-	if (!q)
-		return dberr(s, err);
-	sqlite3_bind_int64(q, 1, gid);
-	bind_text(q, 2, a);
-	bind_text(q, 3, desc);
-	sqlite3_bind_int64(q, 4, now_s());
-	ret = run(s, q, err);
-	if (ret == STORE_EXISTS)
-		seterr(err, "app '%s' exists in group '%s'", a, g);
-	if (ret)
-		return ret;
-	r->id = sqlite3_last_insert_rowid(s->db);
-	r->version = 1;
-	ret = scheme_insert(s, r->id, "default", "", &sid, err);
-	if (ret)
-		return ret;
-	r->active = sid;
-	q = Q(s, Q_APP_SET_ACTIVE);
-	if (!q)
-		return dberr(s, err);
-	sqlite3_bind_int64(q, 1, r->id);
-	sqlite3_bind_int64(q, 2, sid);
-	sqlite3_bind_int64(q, 3, 0);
-	return run(s, q, err);
-}
-
-static int sq_app_create(struct store *st, const char *g, const char *a,
-			 const char *desc, char *err)
-{
-	struct sqlite_store *s = SS(st);
-	struct app_ref r;
-	int ret;
-
-	lock(st);
-	ret = begin(s, err);
-	if (ret)
-		goto out;
-	ret = app_insert(s, g, a, desc, &r, err);
-	if (!ret)
-		ret = audit_add(s, r.id, "app.create", a, "", err);
-	if (!ret)
-		ret = commit(s, err);
-	else
-		rollback(s);
-out:
-	unlock(st);
-	return ret;
-}
-
-static int sq_app_update(struct store *st, const char *g, const char *a,
-			 const char *desc, char *err)
-{
-	struct sqlite_store *s = SS(st);
-	struct app_ref r;
-	sqlite3_stmt *q;
-	int ret;
-
-	lock(st);
-	ret = app_ref(s, g, a, &r, err);
-	if (ret)
-		goto out;
-	q = Q(s, Q_APP_UPD);
-	if (!q) {
-		ret = dberr(s, err);
-		goto out;
-	}
-	sqlite3_bind_int64(q, 1, r.id);
-	bind_text(q, 2, desc);
-	ret = run(s, q, err);
-out:
-	unlock(st);
-	return ret;
-}
-
-static int sq_app_delete(struct store *st, const char *g, const char *a, char *err)
-{
-	static const int dels[] = {
-		Q_DEL_APP_STATS, Q_DEL_APP_HB, Q_DEL_APP_HOSTS, Q_DEL_APP_AUDIT,
-		Q_DEL_APP_STRATS, Q_DEL_APP_SCHEMES, Q_APP_DEL,
-	};
-	struct sqlite_store *s = SS(st);
-	struct app_ref r;
-	size_t i;
-	int ret;
-
-	lock(st);
-	ret = app_ref(s, g, a, &r, err);
-	if (ret)
-		goto out;
-	ret = begin(s, err);
-	if (ret)
-		goto out;
-	/* Explicit deletes: no reliance on foreign_keys being on. */
-	for (i = 0; i < sizeof(dels) / sizeof(dels[0]) && !ret; i++) {
-		sqlite3_stmt *q = Q(s, dels[i]);
-
-		if (!q) {
-			ret = dberr(s, err);
-			break;
-		}
-		sqlite3_bind_int64(q, 1, r.id);
-		ret = run(s, q, err);
-	}
-	if (!ret)
-		ret = commit(s, err);
-	else
-		rollback(s);
-out:
-	unlock(st);
-	return ret;
-}
-
-/* ---- schemes ------------------------------------------------------------ */
-
-static json_t *scheme_row(sqlite3_stmt *q)
-{
-	return json_pack("{s:s, s:s, s:I, s:b, s:I}", "name", col_text(q, 0),
-			 "description", col_text(q, 1),
-			 "created", (json_int_t)sqlite3_column_int64(q, 2),
-			 "active", sqlite3_column_int(q, 3),
-			 "points", (json_int_t)sqlite3_column_int64(q, 4));
-}
-
-static int sq_scheme_list(struct store *st, const char *g, const char *a,
-			  json_t **out, char *err)
-{
-	struct sqlite_store *s = SS(st);
-	struct app_ref r;
-	sqlite3_stmt *q;
-	int ret;
-
-	lock(st);
-	ret = app_ref(s, g, a, &r, err);
-	if (ret)
-		goto out;
-	q = Q(s, Q_SCHEME_LIST);
-	if (!q) {
-		ret = dberr(s, err);
-		goto out;
-	}
-	sqlite3_bind_int64(q, 1, r.id);
-	ret = rows(s, q, scheme_row, out, err);
-out:
-	unlock(st);
-	return ret;
-}
-
-static int sq_scheme_get(struct store *st, const char *g, const char *a,
-			 const char *name, json_t **out, char *err)
-{
-	struct sqlite_store *s = SS(st);
-	struct app_ref r;
-	sqlite3_stmt *q;
-	int64_t sid;
-	int ret;
-
-	lock(st);
-	ret = app_ref(s, g, a, &r, err);
-	if (!ret)
-		ret = scheme_id(s, r.id, name, &sid, err);
-	if (ret)
-		goto out;
-	q = Q(s, Q_SCHEME_GET);
-	if (!q) {
-		ret = dberr(s, err);
-		goto out;
-	}
-	sqlite3_bind_int64(q, 1, sid);
-	ret = one(s, q, scheme_row, out, err);
-out:
-	unlock(st);
-	return ret;
-}
-
-static int sq_scheme_create(struct store *st, const char *g, const char *a,
-			    const char *name, const char *desc, const char *clone_from,
-			    const char *comment, char *err)
-{
-	struct sqlite_store *s = SS(st);
-	int64_t from = 0, sid;
-	struct app_ref r;
-	char detail[160];
-	int ret;
-
-	lock(st);
-	ret = app_ref(s, g, a, &r, err);
-	if (!ret && clone_from)
-		ret = scheme_id(s, r.id, clone_from, &from, err);
-	if (ret)
-		goto out;
-	ret = begin(s, err);
-	if (ret)
-		goto out;
-	ret = scheme_insert(s, r.id, name, desc, &sid, err);
-	if (!ret && clone_from) {
-		sqlite3_stmt *q = Q(s, Q_STRAT_CLONE);
-
-		if (!q) {
-			ret = dberr(s, err);
-		} else {
-			sqlite3_bind_int64(q, 1, from);
-			sqlite3_bind_int64(q, 2, sid);
-			ret = run(s, q, err);
-		}
-	}
-	if (clone_from)
-		snprintf(detail, sizeof(detail), "%s from %s", name, clone_from);
-	else
-		snprintf(detail, sizeof(detail), "%s", name);
-	if (!ret)
-		ret = audit_add(s, r.id, "scheme.create", detail, comment, err);
-	if (!ret)
-		ret = commit(s, err);
-	else
-		rollback(s);
-out:
-	unlock(st);
-	return ret;
-}
-
-static int sq_scheme_update(struct store *st, const char *g, const char *a,
-			    const char *name, const char *desc, char *err)
-{
-	struct sqlite_store *s = SS(st);
-	struct app_ref r;
-	sqlite3_stmt *q;
-	int64_t sid;
-	int ret;
-
-	lock(st);
-	ret = app_ref(s, g, a, &r, err);
-	if (!ret)
-		ret = scheme_id(s, r.id, name, &sid, err);
-	if (ret)
-		goto out;
-	q = Q(s, Q_SCHEME_UPD);
-	if (!q) {
-		ret = dberr(s, err);
-		goto out;
-	}
-	sqlite3_bind_int64(q, 1, sid);
-	bind_text(q, 2, desc);
-	ret = run(s, q, err);
-out:
-	unlock(st);
-	return ret;
-}
-
-static int sq_scheme_delete(struct store *st, const char *g, const char *a,
-			    const char *name, const char *comment, char *err)
-{
-	struct sqlite_store *s = SS(st);
-	struct app_ref r;
-	sqlite3_stmt *q;
-	int64_t sid;
-	int ret;
-
-	lock(st);
-	ret = app_ref(s, g, a, &r, err);
-	if (!ret)
-		ret = scheme_id(s, r.id, name, &sid, err);
-	if (ret)
-		goto out;
-	if (sid == r.active) {
-		seterr(err, "scheme '%s' is active: activate another first", name);
-		ret = STORE_CONFLICT;
-		goto out;
-	}
-	ret = begin(s, err);
-	if (ret)
-		goto out;
-	q = Q(s, Q_STRAT_CLEAR);
-	if (!q) {
-		ret = dberr(s, err);
-	} else {
-		sqlite3_bind_int64(q, 1, sid);
-		ret = run(s, q, err);
-	}
-	if (!ret) {
-		q = Q(s, Q_SCHEME_DEL);
-		if (!q) {
-			ret = dberr(s, err);
-		} else {
-			sqlite3_bind_int64(q, 1, sid);
-			ret = run(s, q, err);
-		}
-	}
-	if (!ret)
-		ret = audit_add(s, r.id, "scheme.delete", name, comment, err);
-	if (!ret)
-		ret = commit(s, err);
-	else
-		rollback(s);
-out:
-	unlock(st);
-	return ret;
-}
-
-static int sq_scheme_activate(struct store *st, const char *g, const char *a,
-			      const char *name, const char *comment,
-			      int64_t *version, char *err)
-{
-	struct sqlite_store *s = SS(st);
-	struct app_ref r;
-	sqlite3_stmt *q;
-	int64_t sid;
-	int ret;
-
-	lock(st);
-	ret = app_ref(s, g, a, &r, err);
-	if (!ret)
-		ret = scheme_id(s, r.id, name, &sid, err);
-	if (ret)
-		goto out;
-	if (sid == r.active) {
-		/* Already in force: nothing for the hosts to fetch. */
-		if (version)
-			*version = r.version;
-		goto out;
-	}
-	ret = begin(s, err);
-	if (ret)
-		goto out;
-	q = Q(s, Q_APP_SET_ACTIVE);
-	if (!q) {
-		ret = dberr(s, err);
-	} else {
-		sqlite3_bind_int64(q, 1, r.id);
-		sqlite3_bind_int64(q, 2, sid);
-		sqlite3_bind_int64(q, 3, 1);
-		ret = run(s, q, err);
-	}
-	if (!ret)
-		ret = audit_add(s, r.id, "scheme.activate", name, comment, err);
-	if (!ret)
-		ret = commit(s, err);
-	else
-		rollback(s);
-	if (!ret && version)
-		*version = r.version + 1;
-out:
-	unlock(st);
-	return ret;
-}
-
-/* ---- strategies --------------------------------------------------------- */
-
-/* Read scheme @sid's strategies into @out (version left alone). */
-static int strategies_read(struct sqlite_store *s, int64_t sid,
-			   struct sds_strategies *out, char *err)
-{
-	sqlite3_stmt *q = Q(s, Q_STRAT_LIST);
-	int rc;
-
-	if (!q)
-		return dberr(s, err);
-	sqlite3_bind_int64(q, 1, sid);
-	out->n = 0;
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		const char *point = col_text(q, 0);
-		const char *body = col_text(q, 1);
-		char doc[4096], perr[256];
-		struct sds_strategies *one_pt;
-		int n;
-
-		if (out->n >= SDS_MAX_STRATEGIES)
-			break;
-		/* Stored bodies were validated on the way in; parse them back
-		 * with the same codec so both sides agree on the meaning. */
-		n = snprintf(doc, sizeof(doc), "{\"version\":0,\"points\":{\"%s\":%s}}",
-			     point, body);
-		one_pt = malloc(sizeof(*one_pt));
-		if (!one_pt || n >= (int)sizeof(doc) ||
-		    strategies_parse(doc, n, one_pt, perr, sizeof(perr)) || one_pt->n != 1) {
-			free(one_pt);
-			sqlite3_reset(q);
-			seterr(err, "database: stored strategy of point '%s' unreadable", point);
-			return STORE_ERROR;
-		}
-		out->s[out->n++] = one_pt->s[0];
-		free(one_pt);
-	}
-	sqlite3_reset(q);
-	if (rc != SQLITE_DONE)
-		return dberr(s, err);
-	return 0;
-}
-
-static int sq_strategies_get(struct store *st, const char *g, const char *a,
-			     const char *name, struct sds_strategies *out,
-			     char scheme[SDS_NAME_MAX + 1], char *err)
-{
-	struct sqlite_store *s = SS(st);
-	struct app_ref r;
-	int64_t sid;
-	int ret;
-
-	lock(st);
-	ret = app_ref(s, g, a, &r, err);
-	if (ret)
-		goto out;
-	if (name) {
-		ret = scheme_id(s, r.id, name, &sid, err);
-		if (ret)
-			goto out;
-	} else {
-		sid = r.active;
-	}
-	ret = strategies_read(s, sid, out, err);
-	out->version = r.version;
-	if (!ret && scheme) {
-		sqlite3_stmt *q = Q(s, Q_SCHEME_NAME);
-
-		scheme[0] = '\0';
-		if (q) {
-			sqlite3_bind_int64(q, 1, sid);
-			if (sqlite3_step(q) == SQLITE_ROW)
-				snprintf(scheme, SDS_NAME_MAX + 1, "%s", col_text(q, 0));
-			sqlite3_reset(q);
-		}
-	}
-out:
-	unlock(st);
-	return ret;
-}
-
-static int strategy_write(struct sqlite_store *s, int64_t sid,
-			  const struct sds_strategy *in, char *err)
-{
-	sqlite3_stmt *q = Q(s, Q_STRAT_PUT);
-	json_t *o;
-	char *body;
-	int ret;
-
-	if (!q)
-		return dberr(s, err);
-	o = strategy_to_json(in);
-	body = o ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-	json_decref(o);
-	if (!body) {
-		seterr(err, "out of memory");
-		return STORE_ERROR;
-	}
-	sqlite3_bind_int64(q, 1, sid);
-	bind_text(q, 2, in->point);
-	sqlite3_bind_text(q, 3, body, -1, free);
-	ret = run(s, q, err);
-	return ret;
-}
-
-/*
- * Common frame of the strategy writes: resolve, begin, @fn, bump if the
- * scheme is active, audit, commit.
- */
-struct strat_op {
-	const struct sds_strategies *all;
-	const struct sds_strategy *one;
-	const char *del;
-};
-
-static int strat_apply(struct sqlite_store *s, int64_t sid, const struct strat_op *op,
-		       char *err)
-{
-	sqlite3_stmt *q;
-	int i, ret = 0;
-
-	if (op->all) {
-		q = Q(s, Q_STRAT_CLEAR);
-		if (!q)
-			return dberr(s, err);
-		sqlite3_bind_int64(q, 1, sid);
-		ret = run(s, q, err);
-		for (i = 0; i < op->all->n && !ret; i++)
-			ret = strategy_write(s, sid, &op->all->s[i], err);
-		return ret;
-	}
-	if (op->one)
-		return strategy_write(s, sid, op->one, err);
-	q = Q(s, Q_STRAT_DEL);
-	if (!q)
-		return dberr(s, err);
-	sqlite3_bind_int64(q, 1, sid);
-	bind_text(q, 2, op->del);
-	ret = run(s, q, err);
-	if (!ret && sqlite3_changes(s->db) == 0) {
-		seterr(err, "point '%s' has no strategy in this scheme", op->del);
-		return STORE_NOTFOUND;
-	}
-	return ret;
-}
-
-static int strat_frame(struct store *st, const char *g, const char *a,
-		       const char *name, const struct strat_op *op,
-		       const char *action, const char *detail,
-		       const char *comment, int64_t *version, char *err)
-{
-	struct sqlite_store *s = SS(st);
-	struct app_ref r;
-	int64_t sid, v;
-	char full[256];
-	int ret;
-
-	lock(st);
-	ret = app_ref(s, g, a, &r, err);
-	if (!ret)
-		ret = scheme_id(s, r.id, name, &sid, err);
-	if (ret)
-		goto out;
-	v = r.version;
-	ret = begin(s, err);
-	if (ret)
-		goto out;
-	ret = strat_apply(s, sid, op, err);
-	if (!ret && sid == r.active)
-		ret = bump(s, r.id, &v, err);
-	snprintf(full, sizeof(full), "%s: %s", name, detail);
-	if (!ret)
-		ret = audit_add(s, r.id, action, full, comment, err);
-	if (!ret)
-		ret = commit(s, err);
-	else
-		rollback(s);
-	if (!ret && version)
-		*version = v;
-out:
-	unlock(st);
-	return ret;
-}
-
-static int sq_strategies_put(struct store *st, const char *g, const char *a,
-			     const char *name, const struct sds_strategies *in,
-			     const char *comment, int64_t *version, char *err)
-{
-	struct strat_op op = { .all = in };
-	char detail[64];
-
-	snprintf(detail, sizeof(detail), "%d points", in->n);
-	return strat_frame(st, g, a, name, &op, "strategies.replace", detail,
-			   comment, version, err);
-}
-
-static int sq_strategy_put(struct store *st, const char *g, const char *a,
-			   const char *name, const struct sds_strategy *in,
-			   const char *comment, int64_t *version, char *err)
-{
-	struct strat_op op = { .one = in };
-	char detail[200];
-	json_t *o = strategy_to_json(in);
-	char *body = o ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-	int ret;
-
-	snprintf(detail, sizeof(detail), "%s %s", in->point, body ? body : "");
-	free(body);
-	json_decref(o);
-	ret = strat_frame(st, g, a, name, &op, "strategy.put", detail, comment,
-			  version, err);
-	return ret;
-}
-
-static int sq_strategy_delete(struct store *st, const char *g, const char *a,
-			      const char *name, const char *point,
-			      const char *comment, int64_t *version, char *err)
-{
-	struct strat_op op = { .del = point };
-
-	return strat_frame(st, g, a, name, &op, "strategy.delete", point, comment,
-			   version, err);
-}
-
-/* ---- heartbeats and statistics ------------------------------------------ */
-
-/* ---- drills ------------------------------------------------------------- */
-
-/* The app's drills in force at @now, for a heartbeat reply (lock held). */
-static int drills_active(struct sqlite_store *s, int64_t app, int64_t now,
-			 struct sds_hb_drill *out, int *n, char *err)
-{
-	sqlite3_stmt *q = Q(s, Q_DRILL_ACTIVE);
-	int rc;
-
-	*n = 0;
-	if (!q)
-		return dberr(s, err);
-	sqlite3_bind_int64(q, 1, app);
-	sqlite3_bind_int64(q, 2, now);
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW && *n < SDS_HB_MAX_DRILLS) {
-		struct sds_hb_drill *d = &out[(*n)++];
-
-		d->id = sqlite3_column_int64(q, 0);
-		snprintf(d->point, sizeof(d->point), "%s", col_text(q, 1));
-		d->kind = strcmp(col_text(q, 2), "delay") ? SDS_DRILL_ERROR :
-							    SDS_DRILL_DELAY;
-		d->ratio = sqlite3_column_int(q, 3);
-		d->delay_ms = sqlite3_column_int64(q, 4);
-		d->expires_at = sqlite3_column_int64(q, 5);
-	}
-	sqlite3_reset(q);
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		return dberr(s, err);
-	return 0;
-}
-
-static int sq_drill_create(struct store *st, const char *g, const char *a,
-			   const struct store_drill *d, int64_t now, int64_t *id,
-			   char *err)
-{
-	struct sqlite_store *s = SS(st);
-	char detail[256], who[ADMIN_WHO_MAX];
-	struct app_ref r;
-	sqlite3_stmt *q;
-	int ret;
-
-	lock(st);
-	ret = begin(s, err);
-	if (ret)
-		goto out;
-	ret = app_ref(s, g, a, &r, err);
-	if (ret)
-		goto fail;
-	q = Q(s, Q_DRILL_INS);
-	if (!q)
-		goto dbfail;
-	sqlite3_bind_int64(q, 1, r.id);
-	bind_text(q, 2, d->point);
-	bind_text(q, 3, d->kind == SDS_DRILL_DELAY ? "delay" : "error");
-	sqlite3_bind_int64(q, 4, d->ratio);
-	sqlite3_bind_int64(q, 5, d->delay_ms);
-	sqlite3_bind_int64(q, 6, now);
-	sqlite3_bind_int64(q, 7, now + d->duration_s);
-	snprintf(who, sizeof(who), "%s (token %s)", d->by, d->token_id);
-	bind_text(q, 8, who);
-	ret = run(s, q, err);
-	if (ret)
-		goto fail;
-	*id = sqlite3_last_insert_rowid(s->db);
-	if (d->kind == SDS_DRILL_DELAY)
-		snprintf(detail, sizeof(detail), "drill %lld on %s: delay %lld ms, ratio %u, for %lld s",
-			 (long long)*id, d->point, (long long)d->delay_ms, d->ratio,
-			 (long long)d->duration_s);
-	else
-		snprintf(detail, sizeof(detail), "drill %lld on %s: error, ratio %u, for %lld s",
-			 (long long)*id, d->point, d->ratio, (long long)d->duration_s);
-	ret = audit_add(s, r.id, "drill.start", detail, who, err);
-	if (ret)
-		goto fail;
-	ret = commit(s, err);
-	goto out;
-dbfail:
-	ret = dberr(s, err);
-fail:
-	rollback(s);
-out:
-	unlock(st);
-	return ret;
-}
-
-static json_t *drill_row(sqlite3_stmt *q)
-{
-	json_t *o = json_pack("{s:I, s:s, s:s, s:i, s:I, s:I, s:I, s:s}",
-		"id", (json_int_t)sqlite3_column_int64(q, 0),
-		"point", col_text(q, 1), "kind", col_text(q, 2),
-		"ratio", sqlite3_column_int(q, 3),
-		"delay_ms", (json_int_t)sqlite3_column_int64(q, 4),
-		"created", (json_int_t)sqlite3_column_int64(q, 5),
-		"expires_at", (json_int_t)sqlite3_column_int64(q, 6),
-		"started_by", col_text(q, 8));
-
-	json_object_set_new(o, "stopped_at", sqlite3_column_type(q, 7) == SQLITE_NULL ?
-			    json_null() : json_integer(sqlite3_column_int64(q, 7)));
-	json_object_set_new(o, "stopped_by", sqlite3_column_type(q, 9) == SQLITE_NULL ?
-			    json_null() : json_string(col_text(q, 9)));
-	return o;
-}
-
-static int sq_drill_list(struct store *st, const char *g, const char *a,
-			 json_t **out, char *err)
-{
-	struct sqlite_store *s = SS(st);
-	struct app_ref r;
-	int ret;
-
-	lock(st);
-	ret = app_ref(s, g, a, &r, err);
-	if (!ret) {
-		sqlite3_stmt *q = Q(s, Q_DRILL_LIST);
-
-		if (!q)
-			ret = dberr(s, err);
-		else {
-			sqlite3_bind_int64(q, 1, r.id);
-			ret = rows(s, q, drill_row, out, err);
-		}
-	}
-	unlock(st);
-	return ret;
-}
-
-static int sq_drill_stop(struct store *st, const char *g, const char *a,
-			 int64_t id, const char *by, const char *token_id,
-			 int64_t now, char *err)
-{
-	struct sqlite_store *s = SS(st);
-	char detail[160], who[ADMIN_WHO_MAX];
-	struct app_ref r;
-	sqlite3_stmt *q;
-	int rc, ret;
-
-	lock(st);
-	ret = begin(s, err);
-	if (ret)
-		goto out;
-	ret = app_ref(s, g, a, &r, err);
-	if (ret)
-		goto fail;
-	q = Q(s, Q_DRILL_GET);
-	if (!q)
-		goto dbfail;
-	sqlite3_bind_int64(q, 1, r.id);
-	sqlite3_bind_int64(q, 2, id);
-	rc = sqlite3_step(q);
-	if (rc != SQLITE_ROW) {
-		sqlite3_reset(q);
-		if (rc != SQLITE_DONE)
-			goto dbfail;
-		seterr(err, "drill %lld not found", (long long)id);
-		ret = STORE_NOTFOUND;
-		goto fail;
-	}
-	snprintf(detail, sizeof(detail), "drill %lld on %s", (long long)id,
-		 col_text(q, 0));
-	if (sqlite3_column_type(q, 1) != SQLITE_NULL ||
-	    sqlite3_column_int64(q, 2) <= now) {
-		sqlite3_reset(q);
-		seterr(err, "drill %lld has ended already", (long long)id);
-		ret = STORE_CONFLICT;
-		goto fail;
-	}
-	sqlite3_reset(q);
-	snprintf(who, sizeof(who), "%s (token %s)", by, token_id);
-	q = Q(s, Q_DRILL_STOP);
-	if (!q)
-		goto dbfail;
-	sqlite3_bind_int64(q, 1, r.id);
-	sqlite3_bind_int64(q, 2, id);
-	sqlite3_bind_int64(q, 3, now);
-	bind_text(q, 4, who);
-	ret = run(s, q, err);
-	if (!ret)
-		ret = audit_add(s, r.id, "drill.stop", detail, who, err);
-	if (ret)
-		goto fail;
-	ret = commit(s, err);
-	goto out;
-dbfail:
-	ret = dberr(s, err);
-fail:
-	rollback(s);
-out:
-	unlock(st);
-	return ret;
-}
-
-static int sq_heartbeat(struct store *st, const struct sds_heartbeat *hb,
-			int64_t now, struct store_hb_result *res, char *err)
-{
-	struct sqlite_store *s = SS(st);
-	struct app_ref r;
-	sqlite3_stmt *q;
-	int i, ret;
-
-	res->duplicate = false;
-	res->created = false;
-	lock(st);
-	ret = begin(s, err);
-	if (ret)
-		goto out;
-	ret = app_ref(s, hb->group, hb->app, &r, err);
-	if (ret == STORE_NOTFOUND) {
-		/* A loader the admin has not heard of registers its app. */
-		ret = app_insert(s, hb->group, hb->app, "", &r, err);
-		if (!ret)
-			ret = audit_add(s, r.id, "app.register", hb->host,
-					"registered by a heartbeat", err);
-		res->created = true;
-	}
-	if (ret)
-		goto fail;
-
-	q = Q(s, Q_HB_INS);
-	if (!q)
-		goto dbfail;
-	sqlite3_bind_int64(q, 1, r.id);
-	sqlite3_bind_int64(q, 2, hb->period_start);
-	bind_text(q, 3, hb->host);
-	sqlite3_bind_int64(q, 4, now);
-	ret = run(s, q, err);
-	if (ret)
-		goto fail;
-	res->duplicate = sqlite3_changes(s->db) == 0;
-
-	for (i = 0; i < hb->n && !res->duplicate; i++) {
-		const struct sds_hb_point *p = &hb->points[i];
-		uint64_t blob[SDS_HIST_BUCKETS];
-		int j;
-
-		q = Q(s, Q_STAT_INS);
-		if (!q)
-			goto dbfail;
-		sqlite3_bind_int64(q, 1, r.id);
-		sqlite3_bind_int64(q, 2, hb->period_start);
-		bind_text(q, 3, hb->host);
-		bind_text(q, 4, p->name);
-		sqlite3_bind_int64(q, 5, (sqlite3_int64)p->visits);
-		sqlite3_bind_int64(q, 6, (sqlite3_int64)p->exceptions);
-		sqlite3_bind_int64(q, 7, (sqlite3_int64)p->timeouts);
-		sqlite3_bind_int64(q, 8, (sqlite3_int64)p->downgrades);
-		sqlite3_bind_int64(q, 9, (sqlite3_int64)p->max_concurrency);
-		/* Little-endian u64s up to the last non-zero bucket. */
-		for (j = 0; j < p->nhist && j < SDS_HIST_BUCKETS; j++)
-			blob[j] = htole64(p->latency_hist[j]);
-		if (j)
-			sqlite3_bind_blob(q, 10, blob, j * 8, SQLITE_TRANSIENT);
-		else
-			sqlite3_bind_null(q, 10);
-		sqlite3_bind_int64(q, 11, (sqlite3_int64)p->faults);
-		sqlite3_bind_int64(q, 12, (sqlite3_int64)p->delays);
-		ret = run(s, q, err);
-		if (ret)
-			goto fail;
-	}
-
-	q = Q(s, Q_HOST_UPSERT);
-	if (!q)
-		goto dbfail;
-	sqlite3_bind_int64(q, 1, r.id);
-	bind_text(q, 2, hb->host);
-	bind_text(q, 3, hb->ip);
-	sqlite3_bind_int64(q, 4, now);
-	sqlite3_bind_int64(q, 5, hb->period_start);
-	sqlite3_bind_int64(q, 6, hb->version);
-	ret = run(s, q, err);
-	if (ret)
-		goto fail;
-	ret = commit(s, err);
-	if (ret)
-		goto out;
-	res->version = r.version;
-	res->ndrills = 0;
-	if (res->drills) {
-		ret = drills_active(s, r.id, now, res->drills, &res->ndrills, err);
-		if (ret)
-			goto out;
-	}
-	if (res->strategies && hb->version != r.version) {
-		ret = strategies_read(s, r.active, res->strategies, err);
-		res->strategies->version = r.version;
-	}
-	goto out;
-dbfail:
-	ret = dberr(s, err);
-fail:
-	rollback(s);
-out:
-	unlock(st);
-	return ret;
-}
-
-static json_t *host_row(sqlite3_stmt *q)
-{
-	return json_pack("{s:s, s:s, s:I, s:I, s:I, s:I}", "host", col_text(q, 0),
-			 "ip", col_text(q, 1),
-			 "first_seen", (json_int_t)sqlite3_column_int64(q, 2),
-			 "last_seen", (json_int_t)sqlite3_column_int64(q, 3),
-			 "last_period", (json_int_t)sqlite3_column_int64(q, 4),
-			 "version", (json_int_t)sqlite3_column_int64(q, 5));
-}
-
-static int sq_host_list(struct store *st, const char *g, const char *a,
-			json_t **out, char *err)
-{
-	struct sqlite_store *s = SS(st);
-	struct app_ref r;
-	sqlite3_stmt *q;
-	size_t i;
-	json_t *h;
-	int ret;
-
-	lock(st);
-	ret = app_ref(s, g, a, &r, err);
-	if (ret)
-		goto out;
-	q = Q(s, Q_HOST_LIST);
-	if (!q) {
-		ret = dberr(s, err);
-		goto out;
-	}
-	sqlite3_bind_int64(q, 1, r.id);
-	ret = rows(s, q, host_row, out, err);
-	if (!ret) {
-		json_array_foreach(*out, i, h) {
-			json_int_t v = json_integer_value(json_object_get(h, "version"));
-
-			json_object_set_new(h, "in_sync", json_boolean(v == r.version));
-		}
-	}
-out:
-	unlock(st);
-	return ret;
-}
-
-static int sq_stats_scan(struct store *st, const char *g, const char *a,
-			 const char *point, int64_t from, int64_t to,
-			 store_stat_cb cb, void *ctx, char *err)
-{
-	struct sqlite_store *s = SS(st);
-	struct app_ref r;
-	sqlite3_stmt *q;
-	int rc, ret;
-
-	lock(st);
-	ret = app_ref(s, g, a, &r, err);
-	if (ret)
-		goto out;
-	q = Q(s, point ? Q_STAT_SCAN_POINT : Q_STAT_SCAN);
-	if (!q) {
-		ret = dberr(s, err);
-		goto out;
-	}
-	sqlite3_bind_int64(q, 1, r.id);
-	sqlite3_bind_int64(q, 2, from);
-	sqlite3_bind_int64(q, 3, to);
-	if (point)
-		bind_text(q, 4, point);
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		uint64_t hist[SDS_HIST_BUCKETS];
-		struct store_stat_row row = {
-			.period_start = sqlite3_column_int64(q, 0),
-			.point = col_text(q, 1),
-			.host = col_text(q, 2),
-			.visits = sqlite3_column_int64(q, 3),
-			.exceptions = sqlite3_column_int64(q, 4),
-			.timeouts = sqlite3_column_int64(q, 5),
-			.downgrades = sqlite3_column_int64(q, 6),
-			.max_concurrency = sqlite3_column_int64(q, 7),
-			.faults = sqlite3_column_int64(q, 9),
-			.delays = sqlite3_column_int64(q, 10),
-			.hist = hist,
-		};
-		const unsigned char *b = sqlite3_column_blob(q, 8);
-		int n = sqlite3_column_bytes(q, 8) / 8, j;
-
-		if (n > SDS_HIST_BUCKETS)
-			n = SDS_HIST_BUCKETS;
-		for (j = 0; j < n; j++) {
-			uint64_t x;
-
-			memcpy(&x, b + j * 8, 8);
-			hist[j] = le64toh(x);
-		}
-		row.nhist = n;
-		if (cb(&row, ctx))
-			break;
-	}
-	sqlite3_reset(q);
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		ret = dberr(s, err);
-out:
-	unlock(st);
-	return ret;
-}
-
-static json_t *name_row(sqlite3_stmt *q)
-{
-	return json_string(col_text(q, 0));
-}
-
-static int sq_point_list(struct store *st, const char *g, const char *a,
-			 json_t **out, char *err)
-{
-	struct sqlite_store *s = SS(st);
-	struct app_ref r;
-	sqlite3_stmt *q;
-	int ret;
-
-	lock(st);
-	ret = app_ref(s, g, a, &r, err);
-	if (ret)
-		goto out;
-	q = Q(s, Q_POINT_LIST);
-	if (!q) {
-		ret = dberr(s, err);
-		goto out;
-	}
-	sqlite3_bind_int64(q, 1, r.id);
-	/* Points seen in the last day: enough for the dashboard's list. */
-	sqlite3_bind_int64(q, 2, now_s() - 86400);
-	ret = rows(s, q, name_row, out, err);
-out:
-	unlock(st);
-	return ret;
-}
-
-static json_t *event_row(sqlite3_stmt *q)
-{
-	return json_pack("{s:I, s:s, s:s, s:I, s:I}",
-			 "period_start", (json_int_t)sqlite3_column_int64(q, 0),
-			 "host", col_text(q, 1), "point", col_text(q, 2),
-			 "downgrades", (json_int_t)sqlite3_column_int64(q, 3),
-			 "visits", (json_int_t)sqlite3_column_int64(q, 4));
-}
-
-static int sq_events(struct store *st, const char *g, const char *a, int64_t from,
-		     int64_t to, int limit, json_t **out, char *err)
-{
-	struct sqlite_store *s = SS(st);
-	struct app_ref r;
-	sqlite3_stmt *q;
-	int ret;
-
-	lock(st);
-	ret = app_ref(s, g, a, &r, err);
-	if (ret)
-		goto out;
-	q = Q(s, Q_EVENTS);
-	if (!q) {
-		ret = dberr(s, err);
-		goto out;
-	}
-	sqlite3_bind_int64(q, 1, r.id);
-	sqlite3_bind_int64(q, 2, from);
-	sqlite3_bind_int64(q, 3, to);
-	sqlite3_bind_int(q, 4, limit);
-	ret = rows(s, q, event_row, out, err);
-out:
-	unlock(st);
-	return ret;
-}
-
-static json_t *audit_row(sqlite3_stmt *q)
-{
-	return json_pack("{s:I, s:s, s:s, s:s}",
-			 "time", (json_int_t)sqlite3_column_int64(q, 0),
-			 "action", col_text(q, 1), "detail", col_text(q, 2),
-			 "comment", col_text(q, 3));
-}
-
-static int sq_audit(struct store *st, const char *g, const char *a, int limit,
-		    json_t **out, char *err)
-{
-	struct sqlite_store *s = SS(st);
-	struct app_ref r;
-	sqlite3_stmt *q;
-	int ret;
-
-	lock(st);
-	ret = app_ref(s, g, a, &r, err);
-	if (ret)
-		goto out;
-	q = Q(s, Q_AUDIT_LIST);
-	if (!q) {
-		ret = dberr(s, err);
-		goto out;
-	}
-	sqlite3_bind_int64(q, 1, r.id);
-	sqlite3_bind_int(q, 2, limit);
-	ret = rows(s, q, audit_row, out, err);
-out:
-	unlock(st);
-	return ret;
-}
-
-static int sq_prune(struct store *st, int64_t before, char *err)
-{
-	struct sqlite_store *s = SS(st);
-	sqlite3_stmt *q;
-	int ret;
-
-	lock(st);
-	q = Q(s, Q_PRUNE_STATS);
-	if (q)
-		sqlite3_bind_int64(q, 1, before);
-	ret = run(s, q, err);
-	if (!ret) {
-		q = Q(s, Q_PRUNE_HB);
-		if (q)
-			sqlite3_bind_int64(q, 1, before);
-		ret = run(s, q, err);
-	}
-	unlock(st);
-	return ret;
-}
-
-static int count1(struct sqlite_store *s, int id, int64_t *out)
-{
-	sqlite3_stmt *q = Q(s, id);
-
-	if (!q || sqlite3_step(q) != SQLITE_ROW) {
-		if (q)
-			sqlite3_reset(q);
-		return -1;
-	}
-	*out = sqlite3_column_int64(q, 0);
-	sqlite3_reset(q);
-	return 0;
-}
-
-static int sq_counts(struct store *st, struct store_counts *out, char *err)
-{
-	struct sqlite_store *s = SS(st);
-	int ret = 0;
-
-	memset(out, 0, sizeof(*out));
-	lock(st);
-	if (count1(s, Q_COUNT_GROUPS, &out->groups) ||
-	    count1(s, Q_COUNT_APPS, &out->apps) ||
-	    count1(s, Q_COUNT_HOSTS, &out->hosts))
-		ret = dberr(s, err);
-	unlock(st);
-	return ret;
 }
 
 static void sq_close(struct store *st)
