@@ -35,7 +35,7 @@ PRODUCTS    := $(BIN)/sds-bpf
 EXTRA_TESTS :=
 all: products
 
--include userspace/userspace.mk admin/admin.mk tests/drill/drill.mk
+-include userspace/userspace.mk admin/admin.mk tests/drill/drill.mk tests/hostile/hostile.mk
 
 deps:
 	@sh tools/install-deps.sh
@@ -101,6 +101,7 @@ test: deps
 	$(MAKE) guard-tests
 	$(MAKE) e2e
 	$(MAKE) drill-tests
+	$(MAKE) hostile-tests
 	@set -e; for g in $(EXTRA_TESTS); do $(MAKE) $$g; done
 
 .PHONY: products

@@ -61,6 +61,12 @@ void flags__destroy(struct flags_region *f)
 	f->fd = -1;
 }
 
+int flags__client_fds(const struct flags_region *f, int fds[FLAGS_CLIENT_FDS])
+{
+	fds[0] = f->fd;
+	return 1;
+}
+
 struct sds_flag *flags__entry(struct flags_region *f, uint32_t point)
 {
 	return (struct sds_flag *)((char *)f->mem + (size_t)(1 + point) * SDS_FLAG_SIZE);

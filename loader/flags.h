@@ -34,8 +34,13 @@ struct flag_state {
 	uint64_t drill_expires_ns;	/* the guard ignores the drill then */
 };
 
+/* Most fds a guard receives at registration (flags__client_fds). */
+#define FLAGS_CLIENT_FDS	2
+
 int flags__create(struct flags_region *f, uint64_t epoch, uint64_t tick_ns);
 void flags__destroy(struct flags_region *f);
+/* The fds a registering guard gets, in @fds; returns how many. */
+int flags__client_fds(const struct flags_region *f, int fds[FLAGS_CLIENT_FDS]);
 
 struct sds_flag *flags__entry(struct flags_region *f, uint32_t point);
 int32_t *flags__permit(struct flags_region *f, uint32_t slot, uint32_t point);

@@ -24,6 +24,8 @@
 struct session {
 	int fd;				/* its connection; -1: slot free */
 	pid_t pid;			/* from SO_PEERCRED */
+	uid_t uid;			/* from SO_PEERCRED */
+	int file;			/* guard file it holds (register.c); -1: none */
 	char buf[CTL_LINE_MAX];		/* partial request line */
 	size_t len;			/* bytes in @buf */
 };
@@ -39,6 +41,19 @@ struct point_run {
 	uint64_t limit_last_ns;		/* when refusals were last seen */
 	uint32_t shown_reason;		/* reason of the last "started" event; 0: none open */
 	struct drill_run drill;		/* the point's drill; kind 0: none */
+};
+
+/*
+ * Requests the loader refused to protect itself or other apps, by why
+ * (`stats`: "refused").  Each cap is per uid and in total (docs/TRUST.md).
+ */
+struct refusals {
+	uint64_t connections;	/* over a connection cap */
+	uint64_t sessions;	/* over a session cap */
+	uint64_t points;	/* over a point-id cap, or the table is full */
+	uint64_t files;		/* over a guard-file cap, or the table is full */
+	uint64_t denied;	/* register: not TARGET, uid not allowed, no usable file */
+	uint64_t slow;		/* dropped: missed its deadline, or did not read its reply */
 };
 
 struct loader {
@@ -58,6 +73,7 @@ struct loader {
 	struct session sessions[SDS_MAX_PROCS];	/* slot = index */
 	struct uplink *uplink;		/* heartbeat to sds-admin; NULL without --admin */
 	char cache_path[512];		/* last strategies from the admin, for restarts */
+	struct refusals refused;	/* what hostile or greedy clients were refused */
 };
 
 /* engine.c */

@@ -16,13 +16,16 @@
 #include <jansson.h>
 #include "loader.h"
 #include "names.h"
+#include "register.h"
 
 void session__init_all(struct loader *l)
 {
 	int i;
 
-	for (i = 0; i < SDS_MAX_PROCS; i++)
+	for (i = 0; i < SDS_MAX_PROCS; i++) {
 		l->sessions[i].fd = -1;
+		l->sessions[i].file = -1;
+	}
 }
 
 static char *error_reply(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -42,80 +45,14 @@ static char *error_reply(const char *fmt, ...)
 	return s;
 }
 
-/*
- * The file mapped at @addr in process @pid, as a path the loader can open
- * whatever mount namespace the process lives in.
- */
-static int mapped_file(pid_t pid, uint64_t addr, char *path, size_t len)
+/* Reply to `register` with the region's fds attached (SCM_RIGHTS). */
+static int send_with_fds(int fd, const char *msg, const int *fds, int nfds)
 {
-	char maps[64], line[4096];
-	int ret = -1;
-	FILE *f;
-
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
-	f = fopen(maps, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long lo, hi;
-		int n = 0;
-		char *file;
-
-		if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &lo, &hi, &n) < 2 || !n)
-			continue;
-		if (addr < lo || addr >= hi)
-			continue;
-		file = line + n;
-		file[strcspn(file, "\n")] = '\0';
-		if (file[0] != '/')
-			break;
-		snprintf(path, len, "/proc/%d/root%s", (int)pid, file);
-		ret = 0;
-		break;
-	}
-	fclose(f);
-	return ret;
-}
-
-/* Find and attach the libsds sites of the file @pid runs them from. */
-static int attach_sites(struct loader *l, pid_t pid, uint64_t addr,
-			char *err, size_t errlen)
-{
-	struct sds_sites sites;
-	struct elf_file *ef;
-	char path[4200];
-	int r;
-
-	if (mapped_file(pid, addr, path, sizeof(path))) {
-		snprintf(err, errlen, "no file mapped at 0x%" PRIx64 " in pid %d",
-			 addr, (int)pid);
-		return -1;
-	}
-	ef = elf_file__open(path, err, errlen);
-	if (!ef)
-		return -1;
-	r = elf_file__sds_sites(ef, &sites);
-	elf_file__close(ef);
-	if (r != 1) {
-		snprintf(err, errlen, "%.300s: no complete set of libsds sites", path);
-		return -1;
-	}
-	if (sites.layout != SDS_FLAGS_LAYOUT) {
-		snprintf(err, errlen, "%.300s: libsds layout %u, this loader speaks %u",
-			 path, sites.layout, SDS_FLAGS_LAYOUT);
-		return -1;
-	}
-	return probes__attach_guards(&l->probes, path, &sites, err, errlen);
-}
-
-/* Reply to `register` with the flags map fd attached (SCM_RIGHTS). */
-static int send_with_fd(int fd, const char *msg, int pass_fd)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))];
+	char cbuf[CMSG_SPACE(FLAGS_CLIENT_FDS * sizeof(int))];
 	struct iovec iov = { .iov_base = (void *)msg, .iov_len = strlen(msg) };
 	struct msghdr mh = {
 		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+		.msg_control = cbuf, .msg_controllen = CMSG_SPACE(nfds * sizeof(int)),
 	};
 	struct cmsghdr *cm;
 	ssize_t n;
@@ -124,14 +61,14 @@ static int send_with_fd(int fd, const char *msg, int pass_fd)
 	cm = CMSG_FIRSTHDR(&mh);
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &pass_fd, sizeof(int));
+	cm->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+	memcpy(CMSG_DATA(cm), fds, nfds * sizeof(int));
 	do {
 		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -1;
-	/* The rest of a short write goes without the fd. */
+	/* The rest of a short write goes without the fds. */
 	return ctl_write_all(fd, msg + n, strlen(msg) - n);
 }
 
@@ -139,19 +76,19 @@ static void do_register(struct loader *l, int fd, const char *arg)
 {
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
-	char err[600], *reply;
-	uint64_t addr;
-	int slot;
-	json_t *o;
+	struct reg_peer peer = { .pidfd = -1 };
+	int fds[FLAGS_CLIENT_FDS], nfds;
+	char err[600], *reply, *line;
+	int slot, file;
+	size_t n;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen)) {
 		ctl_reply(fd, error_reply("register: no peer credentials"));
 		goto drop;
 	}
-	if (sscanf(arg, "%" SCNx64, &addr) != 1) {
-		ctl_reply(fd, error_reply("register: expected 'register ADDR'"));
-		goto drop;
-	}
+	peer.pid = cred.pid;
+	peer.uid = cred.uid;
+	peer.gid = cred.gid;
 	for (slot = 0; slot < SDS_MAX_PROCS; slot++)
 		if (l->sessions[slot].fd < 0)
 			break;
@@ -161,39 +98,35 @@ static void do_register(struct loader *l, int fd, const char *arg)
 		goto drop;
 	}
 	/* Probes first, reply after: counting is exact from the first call. */
-	if (attach_sites(l, cred.pid, addr, err, sizeof(err))) {
+	file = register__attach(l, &peer, arg, err, sizeof(err));
+	if (file < 0) {
 		ctl_reply(fd, error_reply("register: %s", err));
 		goto drop;
 	}
-	o = json_pack("{s:i, s:I, s:I, s:i, s:I}", "slot", slot,
-		      "key", (json_int_t)l->key, "epoch", (json_int_t)l->epoch,
-		      "layout", SDS_FLAGS_LAYOUT, "size", (json_int_t)l->flags.size);
-	reply = json_dumps(o, JSON_COMPACT);
-	json_decref(o);
-	if (!reply)
-		goto drop;
+	reply = register__reply(l, slot);
+	n = reply ? strlen(reply) : 0;
+	line = reply ? realloc(reply, n + 2) : NULL;
+	if (!line) {
+		free(reply);
+		goto release;
+	}
+	memcpy(line + n, "\n", 2);
 	/* A permit row left by an earlier holder of the slot is stale. */
 	flags__release_slot(&l->flags, slot);
-	{
-		size_t n = strlen(reply);
-		char *line = realloc(reply, n + 2);
-
-		if (!line) {
-			free(reply);
-			goto drop;
-		}
-		memcpy(line + n, "\n", 2);
-		reply = line;
+	nfds = flags__client_fds(&l->flags, fds);
+	if (send_with_fds(fd, line, fds, nfds)) {
+		free(line);
+		goto release;
 	}
-	if (send_with_fd(fd, reply, l->flags.fd)) {
-		free(reply);
-		goto drop;
-	}
-	free(reply);
+	free(line);
 	l->sessions[slot].fd = fd;
 	l->sessions[slot].pid = cred.pid;
+	l->sessions[slot].uid = cred.uid;
+	l->sessions[slot].file = file;
 	l->sessions[slot].len = 0;
 	return;
+release:
+	register__release(l, file);
 drop:
 	close(fd);
 }
@@ -291,6 +224,8 @@ void session__close(struct loader *l, int slot)
 	s->pid = 0;
 	s->len = 0;
 	flags__release_slot(&l->flags, slot);
+	register__release(l, s->file);
+	s->file = -1;
 }
 
 void session__close_all(struct loader *l)

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * register.h - who may register with a loader as a guarded process, and
+ * the libsds file whose probe sites it runs (docs/TRUST.md).
+ */
+#ifndef SDS_REGISTER_H
+#define SDS_REGISTER_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct loader;
+
+/* The process on the other end of a connection, as the kernel says. */
+struct reg_peer {
+	pid_t pid;		/* SO_PEERCRED */
+	uid_t uid;		/* SO_PEERCRED */
+	gid_t gid;		/* SO_PEERCRED */
+	int pidfd;		/* SO_PEERPIDFD of the connection, or -1 */
+};
+
+/*
+ * `register ARG` from @peer: check that @peer may register with this
+ * loader, find the file it runs libsds's sites from and attach the guard
+ * probes to it if they are not yet.  Returns the index of the guard file
+ * the process now holds a reference on (give it back with
+ * register__release()), or -1 with a one-line reason in @err that is safe
+ * to send to the peer.
+ */
+int register__attach(struct loader *l, const struct reg_peer *peer,
+		     const char *arg, char *err, size_t errlen);
+
+/* The session that held guard file @file has ended. */
+void register__release(struct loader *l, int file);
+
+/* The reply line (malloc'd, without the newline) to a register that got @slot. */
+char *register__reply(struct loader *l, int slot);
+
+#endif /* SDS_REGISTER_H */

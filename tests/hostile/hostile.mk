@@ -1,0 +1,26 @@
+# Hostile-client tests (tests/hostile/run.py, issue 8: the loader's trust
+# boundary).  Include from the root Makefile after userspace/userspace.mk.
+#
+#   make hostile-tests   builds every tests/hostile/*.c into
+#                        build/test/hostile/NAME and runs the suite (root)
+#
+# Each program is linked with build/lib/libsds.a, so a copy of it staged
+# in a world-readable temp dir runs as nobody whatever the checkout's modes.
+
+BUILD   ?= build
+CC      ?= gcc
+PYTHON  ?= python3
+
+HOSTILE_DIR  := $(BUILD)/test/hostile
+HOSTILE_SRCS := $(wildcard tests/hostile/*.c)
+HOSTILE_BINS := $(patsubst tests/hostile/%.c,$(HOSTILE_DIR)/%,$(HOSTILE_SRCS))
+
+$(HOSTILE_DIR)/%: tests/hostile/%.c $(BUILD)/lib/libsds.a $(BUILD)/include/sds.h
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -I$(BUILD)/include \
+		-Ibpf -Iuserspace -Icommon -o $@ $< $(BUILD)/lib/libsds.a -lpthread
+
+.PHONY: hostile-bins hostile-tests
+hostile-bins: $(HOSTILE_BINS)
+hostile-tests: all hostile-bins
+	$(PYTHON) tests/hostile/run.py
