@@ -469,6 +469,10 @@ class AttachProcess:
                               self.stdout(), self.stderr()))
             time.sleep(0.02)
 
+    def cleanup(self):
+        """What ProcDir.cleanup calls: end it, stopped or not."""
+        self.end(cont=True)
+
     def end(self, cont=False):
         """SIGINT (after SIGCONT when @cont), then its group's SIGKILL if
         it has not exited within 5 s."""
