@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/auxv.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include "conn.h"
@@ -42,10 +43,13 @@
  */
 #define HUNG_NS			(5 * SDS_STALE_NS)
 #define THREAD_STACK		(256 * 1024)
+#define SITE_LEN		5	/* a site's NOP (sites.S) */
 
 static pthread_mutex_t clients_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sds_client *clients;	/* open clients, for fork() */
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+/* A forked child could not repair a site: no client may attach here. */
+static bool sites_broken;
 
 static uint64_t clock_ns(void)
 {
@@ -174,6 +178,9 @@ static int session_open(struct sds_client *c)
 
 	if (!c->valid || c->sess)
 		return c->sess ? 0 : -1;
+	/* A child whose sites still call the parent's trampoline. */
+	if (__atomic_load_n(&sites_broken, __ATOMIC_RELAXED))
+		return -1;
 	fd = sds_conn_open(c->path);
 	if (fd < 0)
 		return -1;
@@ -333,48 +340,104 @@ static void fork_parent(void)
  * the parent's private copy) but not the trampoline, so the child would
  * die of SIGSEGV at its first guarded call.  Put a breakpoint back on each
  * site that holds such a call: the kernel then handles the child's hits as
- * an ordinary uprobe (counting them) and optimizes them again for it, and
- * restores the NOP when the probe goes away.  Written through
- * /proc/self/mem, which may write to read-only text as ptrace does.
+ * an ordinary uprobe (counting them) and optimizes them again for it.
+ * All 5 bytes are written, the int3 and the rest of the NOP: when the
+ * probe goes away the kernel restores only the first byte of a site that
+ * holds an int3, and `0f` before a call's rel32 would be a corrupt
+ * instruction; before the NOP's tail it is the NOP again.
  */
-static void sites_unoptimize(void)
+static const unsigned char site_unopt[SITE_LEN] = {
+	0xcc, 0x1f, 0x44, 0x00, 0x00
+};
+
+/*
+ * Through /proc/self/mem (*@memfd, opened on first use; -2 once that
+ * failed), which may write to read-only text as ptrace does.
+ */
+static int site_write_mem(int *memfd, unsigned char *p)
+{
+	if (*memfd == -2)
+		return -1;
+	if (*memfd < 0)
+		*memfd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	if (*memfd < 0) {
+		*memfd = -2;
+		return -1;
+	}
+	return pwrite(*memfd, site_unopt, SITE_LEN,
+		      (off_t)(uintptr_t)p) == SITE_LEN ? 0 : -1;
+}
+
+/*
+ * Without /proc (or where it may not write: a seccomp filter, a hardened
+ * kernel): make the site's page writable for the one write.  It stays
+ * executable throughout: this code may share the page.
+ */
+static int site_write_mprotect(unsigned char *p)
+{
+	uintptr_t pg = getauxval(AT_PAGESZ) ? getauxval(AT_PAGESZ) : 4096;
+	uintptr_t lo = (uintptr_t)p & ~(pg - 1);
+	size_t len = (((uintptr_t)p + SITE_LEN + pg - 1) & ~(pg - 1)) - lo;
+	volatile unsigned char *v = p;
+	int i;
+
+	if (mprotect((void *)lo, len, PROT_READ | PROT_WRITE | PROT_EXEC))
+		return -1;
+	for (i = 0; i < SITE_LEN; i++)
+		v[i] = site_unopt[i];
+	/* Text is r-x; if this fails it stays writable, which is harmless. */
+	mprotect((void *)lo, len, PROT_READ | PROT_EXEC);
+	return 0;
+}
+
+/*
+ * Every site that holds a call into the parent's trampoline gets its
+ * breakpoint back; 0, or -1 if one still holds such a call (the child
+ * must then never call a site: fork_child disables its guards).
+ */
+static int sites_unoptimize(void)
 {
 	void (*const sites[])(__u32, __u64) = {
 		sds__site_enter, sds__site_exit, sds__site_exception,
 		sds__site_downgrade,
 	};
-	static const unsigned char int3 = 0xcc;
 	size_t i;
-	int fd = -1;
+	int memfd = -1, ret = 0;
 
 	for (i = 0; i < sizeof(sites) / sizeof(sites[0]); i++) {
-		const unsigned char *p = (const unsigned char *)sites[i];
+		unsigned char *p = (unsigned char *)sites[i];
 
 		if (*(const volatile unsigned char *)p != 0xe8)	/* call rel32 */
 			continue;
-		if (fd < 0)
-			fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
-		if (fd < 0)
-			return;
-		if (pwrite(fd, &int3, 1, (off_t)(uintptr_t)p) != 1) {
-			/* nothing more we can do: the child keeps the call */
-		}
+		if (site_write_mem(&memfd, p) && site_write_mprotect(p))
+			ret = -1;
+		else if (memcmp((const void *)p, site_unopt, SITE_LEN))
+			ret = -1;	/* a write that said it did, but did not */
 	}
-	if (fd >= 0)
-		close(fd);
+	if (memfd >= 0)
+		close(memfd);
+	return ret;
 }
 
 /*
  * The child has the parent's connection, region and key, but is not
  * registered: drop them (closing our copy of the connection leaves the
  * parent's open) and let a new thread register the child on its own.
- * Until then its points are detached.
+ * Until then its points are detached.  The guarded calls the forking
+ * thread was inside are the parent's: they end in the child with nothing
+ * (their permits are the parent's).  If a site could not be repaired,
+ * the child's guards are off for good: every point stays detached, so no
+ * call of the child reaches a site.
  */
 static void fork_child(void)
 {
 	struct sds_client *c;
+	bool sites_ok;
 
-	sites_unoptimize();
+	sites_ok = !sites_unoptimize();
+	if (!sites_ok)
+		sites_broken = true;
+	sds__frames_forget();
 
 	for (c = clients; c; c = c->next) {
 		/* Its holder, if any, was a thread that is not in the child. */
@@ -384,12 +447,15 @@ static void fork_child(void)
 		c->pending_fd = -1;
 		if (c->sess)
 			session_retire_locked(c, c->sess);
+		if (!sites_ok)
+			c->valid = false;	/* never registers again */
 		c->thread_on = false;
 		if (c->wakefd >= 0)
 			close(c->wakefd);
 		c->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		pthread_mutex_unlock(&c->lock);
-		thread_start(c);
+		if (c->valid)
+			thread_start(c);
 	}
 	pthread_mutex_unlock(&clients_lock);
 }

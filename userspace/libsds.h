@@ -30,6 +30,12 @@ void sds__site_exit(__u32 id, __u64 key);
 void sds__site_exception(__u32 id, __u64 key);
 void sds__site_downgrade(__u32 id, __u64 key);
 
+/*
+ * In a forked child (sds.c): the calling thread's frames are the
+ * parent's calls; unbind them, so that their ends touch nothing.
+ */
+void sds__frames_forget(void);
+
 struct sds_session;
 
 /* One point in one session: immutable once published. */
