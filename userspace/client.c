@@ -346,15 +346,34 @@ static void fork_parent(void)
  * holds an int3, and `0f` before a call's rel32 would be a corrupt
  * instruction; before the NOP's tail it is the NOP again.
  */
-static const unsigned char site_unopt[SITE_LEN] = {
-	0xcc, 0x1f, 0x44, 0x00, 0x00
-};
+static const unsigned char site_nop[SITE_LEN] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+
+/*
+ * What the site at @p must hold, in @want; false if it does.  A call
+ * (e8) or an int3 before anything but the NOP's tail becomes int3 + tail;
+ * a NOP's first byte before a rel32 (a probe removed since) the whole NOP.
+ */
+static bool site_wrong(const unsigned char *p, unsigned char *want)
+{
+	unsigned char b[SITE_LEN];
+	int i;
+
+	for (i = 0; i < SITE_LEN; i++)
+		b[i] = ((const volatile unsigned char *)p)[i];
+	memcpy(want, site_nop, SITE_LEN);
+	if (b[0] == 0xe8 || b[0] == 0xcc)
+		want[0] = 0xcc;
+	else if (b[0] != 0x0f)
+		return false;	/* not a site we know: leave it */
+	return memcmp(b, want, SITE_LEN) != 0;
+}
 
 /*
  * Through /proc/self/mem (*@memfd, opened on first use; -2 once that
  * failed), which may write to read-only text as ptrace does.
  */
-static int site_write_mem(int *memfd, unsigned char *p)
+static int site_write_mem(int *memfd, unsigned char *p,
+			  const unsigned char *want)
 {
 	if (*memfd == -2)
 		return -1;
@@ -364,7 +383,7 @@ static int site_write_mem(int *memfd, unsigned char *p)
 		*memfd = -2;
 		return -1;
 	}
-	return pwrite(*memfd, site_unopt, SITE_LEN,
+	return pwrite(*memfd, want, SITE_LEN,
 		      (off_t)(uintptr_t)p) == SITE_LEN ? 0 : -1;
 }
 
@@ -373,7 +392,7 @@ static int site_write_mem(int *memfd, unsigned char *p)
  * kernel): make the site's page writable for the one write.  It stays
  * executable throughout: this code may share the page.
  */
-static int site_write_mprotect(unsigned char *p)
+static int site_write_mprotect(unsigned char *p, const unsigned char *want)
 {
 	uintptr_t pg = getauxval(AT_PAGESZ) ? getauxval(AT_PAGESZ) : 4096;
 	uintptr_t lo = (uintptr_t)p & ~(pg - 1);
@@ -384,7 +403,7 @@ static int site_write_mprotect(unsigned char *p)
 	if (mprotect((void *)lo, len, PROT_READ | PROT_WRITE | PROT_EXEC))
 		return -1;
 	for (i = 0; i < SITE_LEN; i++)
-		v[i] = site_unopt[i];
+		v[i] = want[i];
 	/* Text is r-x; if this fails it stays writable, which is harmless. */
 	mprotect((void *)lo, len, PROT_READ | PROT_EXEC);
 	return 0;
@@ -392,8 +411,11 @@ static int site_write_mprotect(unsigned char *p)
 
 /*
  * Every site that holds a call into the parent's trampoline gets its
- * breakpoint back; 0, or -1 if one still holds such a call (the child
- * must then never call a site: fork_child disables its guards).
+ * breakpoint back; 0, or -1 if one may still hold such a call (the child
+ * must then never call a site: fork_child disables its guards).  Passes
+ * until nothing changes: an mprotect splits the text mapping, and the
+ * kernel then installs its breakpoints in the new mapping again, an int3
+ * over the first byte of a site not repaired yet (before its rel32).
  */
 static int sites_unoptimize(void)
 {
@@ -401,19 +423,29 @@ static int sites_unoptimize(void)
 		sds__site_enter, sds__site_exit, sds__site_exception,
 		sds__site_downgrade,
 	};
+	unsigned char want[SITE_LEN];
+	int memfd = -1, ret = -1, pass;
+	bool wrote;
 	size_t i;
-	int memfd = -1, ret = 0;
 
-	for (i = 0; i < sizeof(sites) / sizeof(sites[0]); i++) {
-		unsigned char *p = (unsigned char *)sites[i];
+	for (pass = 0; pass < 4; pass++) {
+		wrote = false;
+		for (i = 0; i < sizeof(sites) / sizeof(sites[0]); i++) {
+			unsigned char *p = (unsigned char *)sites[i];
 
-		if (*(const volatile unsigned char *)p != 0xe8)	/* call rel32 */
-			continue;
-		if (site_write_mem(&memfd, p) && site_write_mprotect(p))
-			ret = -1;
-		else if (memcmp((const void *)p, site_unopt, SITE_LEN))
-			ret = -1;	/* a write that said it did, but did not */
+			if (!site_wrong(p, want))
+				continue;
+			if (site_write_mem(&memfd, p, want) &&
+			    site_write_mprotect(p, want))
+				goto out;
+			wrote = true;
+		}
+		if (!wrote) {
+			ret = 0;
+			break;
+		}
 	}
+out:
 	if (memfd >= 0)
 		close(memfd);
 	return ret;
