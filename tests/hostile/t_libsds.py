@@ -322,9 +322,9 @@ def libsds_refuses_loader_of_other_uid(ctx):
     lines = open(logp).read().splitlines()
     accepts = lines.count("accepted")
     reqs = [l for l in lines if l.startswith("request")]
+    check(reqs == [], "libsds sent the impostor %r" % reqs)
     check(accepts >= 2, "libsds connected %d times to the impostor in "
           "2.5 s, want >= 2 (is the socket reachable?)" % accepts)
-    check(reqs == [], "libsds sent the impostor %r" % reqs)
     check(r == {"passed": 20, "downgraded": 0, "failed": 0},
           "calls with an impostor loader of uid %d: %r" % (NOBODY, r))
     check(_maps_memfd(t.pid) == [] and _fds_memfd(t.pid) == 0,
