@@ -9,7 +9,7 @@ staged: the loader's TARGET).
 
 import json
 import os
-import socket
+import subprocess
 import time
 
 from hostile_lib import test
@@ -352,3 +352,36 @@ def libsds_refuses_loader_of_other_uid(ctx):
               "SDS_LOADER_UID=%r (not a uid) trusted the impostor: %r"
               % (bad, r))
         v.cleanup()
+
+
+@test
+def libsds_bpf_stack_full_evicts(ctx):
+    """BPF guard frames that leaked where libsds's did not (64 direct
+    sds__site_enter): the next guarded call finds the BPF stack full,
+    evicts the oldest and pairs with its own exit, so no call counts a
+    leaked call's 50 ms as its latency (timeout_ms 20: 0 timeouts; without
+    the eviction the first exit ended a leaked frame: 1); the gauge says
+    63 in flight (64 leaked - 1 evicted; the other 9 calls found room),
+    and 0 once the thread exits."""
+    path = ctx.hostile("libsds_bpf_frames")
+    _loader(ctx, path, {"version": 1, "points": {
+        "order": {"visit_threshold": 1000000, "timeout_ms": 20}}})
+    p = ctx.spawn([path, "default", "app", "order", "64", "10"],
+                  stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    out = p.stdout.readline().decode().strip()
+    check(out == "passed 10 downgraded 0", "libsds_bpf_frames: %r" % out)
+    for attempt in range(2):
+        pt = get_point(_stats(ctx, "app"), "order")
+        got = (pt["total"]["visits"], pt["total"]["timeouts"],
+               pt["latency_ns"]["count"], pt["concurrency"])
+        if got == (74, 0, 10, 63):
+            break
+        time.sleep(1.5)
+    check(got == (74, 0, 10, 63), "visits, timeouts, completed, in flight "
+          "= %r, want (74, 0, 10, 63): %s" % (got, json.dumps(pt)))
+    p.stdin.write(b"\n")
+    p.stdin.flush()
+    p.wait(5)
+    _point(ctx, "app", "order", {"visits": 74, "downgrades": 0,
+                                 "completed": 10, "concurrency": 0},
+           "the leaking thread exited")
