@@ -196,6 +196,58 @@ static __always_inline void frame_drop(__u32 point)
 }
 
 /*
+ * Remove frame @idx of the @d frames of @fr, closing the gap (the frames
+ * above it are still live); returns the new depth.
+ */
+static __always_inline __u32 frame_remove(struct sds_frames *fr, __u32 d,
+					  __u32 idx)
+{
+	__u32 i;
+
+	for (i = idx; i < SDS_MAX_DEPTH; i++) {
+		if (i + 1 >= d)
+			break;
+		*frame_at(fr, i) = *frame_at(fr, i + 1);
+	}
+	fr->depth = d - 1;
+	return d - 1;
+}
+
+/*
+ * The oldest of the @d frames of @fr that is a guard frame of @point (of
+ * any point if @point is SDS_MAX_POINTS), or SDS_MAX_DEPTH if none.
+ */
+static __always_inline __u32 guard_oldest(struct sds_frames *fr, __u32 d,
+					  __u32 point)
+{
+	__u32 i;
+
+	for (i = 0; i < SDS_MAX_DEPTH; i++) {
+		struct sds_frame *f;
+
+		if (i >= d)
+			break;
+		f = frame_at(fr, i);
+		if (f->guard && (point >= SDS_MAX_POINTS || f->point == point))
+			return i;
+	}
+	return SDS_MAX_DEPTH;
+}
+
+/*
+ * Give up guard frame @idx of the @d frames of @fr (its call leaked: a
+ * missed finally, an exception, a longjmp), returning the new depth.
+ * libsds does the same to its own stack when it is full, so the two stay
+ * in step and the in-flight gauge counts the call as dropped.
+ */
+static __always_inline __u32 guard_evict(struct sds_frames *fr, __u32 d,
+					 __u32 idx)
+{
+	frame_drop(frame_at(fr, idx)->point);
+	return frame_remove(fr, d, idx);
+}
+
+/*
  * Drop the frames on top of @fr that cannot be live when a call enters
  * with stack pointer @sp, and return the new depth.  A live caller's frame
  * is at a higher address; one at a lower address was left by longjmp or
@@ -227,7 +279,9 @@ static __always_inline __u32 frames_unwind(struct sds_frames *fr, __u64 sp,
 /*
  * Count the entry of a call of @point at @ts and push its frame.  Function
  * points pair by the stack pointer @sp; guard frames (@guard) pair by the
- * point alone, since their enter and exit are two separate calls.
+ * point alone, since their enter and exit are two separate calls.  A
+ * guard call that finds the stack full evicts the oldest guard frame:
+ * only leaked calls fill it, and the thread must stay counted.
  */
 static __always_inline void call_enter(__u32 point, __u64 ts, __u64 sp,
 				       __u32 guard)
@@ -235,7 +289,7 @@ static __always_inline void call_enter(__u32 point, __u64 ts, __u64 sp,
 	struct sds_frames *fr;
 	struct sds_slot *s;
 	struct sds_gauge *g;
-	__u32 d;
+	__u32 d, idx;
 
 	s = slot_get(point, sec_of(ts));
 	if (s)
@@ -248,7 +302,17 @@ static __always_inline void call_enter(__u32 point, __u64 ts, __u64 sp,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!fr)
 		goto drop;
-	d = guard ? fr->depth : frames_unwind(fr, sp, point);
+	if (guard) {
+		d = fr->depth;
+		if (d >= SDS_MAX_DEPTH) {
+			idx = guard_oldest(fr, SDS_MAX_DEPTH, SDS_MAX_POINTS);
+			if (idx >= SDS_MAX_DEPTH)
+				goto drop;	/* all function frames */
+			d = guard_evict(fr, SDS_MAX_DEPTH, idx);
+		}
+	} else {
+		d = frames_unwind(fr, sp, point);
+	}
 	if (d >= SDS_MAX_DEPTH)
 		goto drop;
 	fr->f[d].sp = sp;
@@ -432,14 +496,25 @@ SEC("uprobe")
 int sds_guard_exit(struct pt_regs *ctx)
 {
 	struct sds_frames *fr;
-	__u32 point, d, i, found = SDS_MAX_DEPTH;
+	__u32 id, point, d, i, found = SDS_MAX_DEPTH;
 	__u64 ts, lat;
 
-	if (guard_point(ctx, &point))
+	if (PT_REGS_PARM2(ctx) != loader_key)
+		return 0;
+	id = (__u32)PT_REGS_PARM1(ctx);
+	point = id & ~SDS_SITE_EVICT;
+	if (point >= SDS_MAX_POINTS)
 		return 0;
 	fr = frames_current(&d);
 	if (!fr)
 		return 0;
+	if (id & SDS_SITE_EVICT) {
+		/* libsds evicted its oldest frame, a call of @point. */
+		found = guard_oldest(fr, d, point);
+		if (found < SDS_MAX_DEPTH)
+			guard_evict(fr, d, found);
+		return 0;
+	}
 	ts = bpf_ktime_get_ns();
 	/* The innermost guard frame of this point: SDS allows any order. */
 	for (i = 0; i < SDS_MAX_DEPTH; i++) {
@@ -456,13 +531,7 @@ int sds_guard_exit(struct pt_regs *ctx)
 	if (found >= SDS_MAX_DEPTH)
 		return 0;
 	lat = ts - frame_at(fr, found)->ts;
-	/* Close the gap: the frames above ours are still live. */
-	for (i = found; i < SDS_MAX_DEPTH; i++) {
-		if (i + 1 >= d)
-			break;
-		*frame_at(fr, i) = *frame_at(fr, i + 1);
-	}
-	fr->depth = d - 1;
+	frame_remove(fr, d, found);
 	call_done(point, ts, lat, false, 0);
 	return 0;
 }

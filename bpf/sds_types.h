@@ -17,6 +17,12 @@
 #define SDS_HIST_BUCKETS	64	/* log2 latency buckets, [2^i, 2^(i+1)) ns */
 #define SDS_MAX_DEPTH		64	/* pending calls one thread can nest */
 #define SDS_NAME_MAX		64	/* points, apps, groups: 1..64 chars */
+/*
+ * Or'ed into the point id of sds__site_exit(): not the end of a call but
+ * libsds giving up the frame of a call that never ended (its stack of
+ * SDS_MAX_DEPTH was full): the oldest guard frame of the point is dropped.
+ */
+#define SDS_SITE_EVICT		(1u << 31)
 
 /* Which return values count as an exception. */
 enum sds_err_mode {

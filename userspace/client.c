@@ -46,6 +46,8 @@
 static pthread_mutex_t clients_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sds_client *clients;	/* open clients, for fork() */
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+/* A forked child could not repair a site: no client may attach here. */
+static bool sites_broken;
 
 static uint64_t clock_ns(void)
 {
@@ -174,6 +176,9 @@ static int session_open(struct sds_client *c)
 
 	if (!c->valid || c->sess)
 		return c->sess ? 0 : -1;
+	/* A child whose sites still call the parent's trampoline. */
+	if (__atomic_load_n(&sites_broken, __ATOMIC_RELAXED))
+		return -1;
 	fd = sds_conn_open(c->path);
 	if (fd < 0)
 		return -1;
@@ -328,53 +333,24 @@ static void fork_parent(void)
 }
 
 /*
- * Linux 6.18 turns a uprobe on a 5-byte NOP into a call to a trampoline
- * page it maps in the process; fork() copies the call (the text page is
- * the parent's private copy) but not the trampoline, so the child would
- * die of SIGSEGV at its first guarded call.  Put a breakpoint back on each
- * site that holds such a call: the kernel then handles the child's hits as
- * an ordinary uprobe (counting them) and optimizes them again for it, and
- * restores the NOP when the probe goes away.  Written through
- * /proc/self/mem, which may write to read-only text as ptrace does.
- */
-static void sites_unoptimize(void)
-{
-	void (*const sites[])(__u32, __u64) = {
-		sds__site_enter, sds__site_exit, sds__site_exception,
-		sds__site_downgrade,
-	};
-	static const unsigned char int3 = 0xcc;
-	size_t i;
-	int fd = -1;
-
-	for (i = 0; i < sizeof(sites) / sizeof(sites[0]); i++) {
-		const unsigned char *p = (const unsigned char *)sites[i];
-
-		if (*(const volatile unsigned char *)p != 0xe8)	/* call rel32 */
-			continue;
-		if (fd < 0)
-			fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
-		if (fd < 0)
-			return;
-		if (pwrite(fd, &int3, 1, (off_t)(uintptr_t)p) != 1) {
-			/* nothing more we can do: the child keeps the call */
-		}
-	}
-	if (fd >= 0)
-		close(fd);
-}
-
-/*
  * The child has the parent's connection, region and key, but is not
  * registered: drop them (closing our copy of the connection leaves the
  * parent's open) and let a new thread register the child on its own.
- * Until then its points are detached.
+ * Until then its points are detached.  The guarded calls the forking
+ * thread was inside are the parent's: they end in the child with nothing
+ * (their permits are the parent's).  If a site could not be repaired,
+ * the child's guards are off for good: every point stays detached, so no
+ * call of the child reaches a site.
  */
 static void fork_child(void)
 {
 	struct sds_client *c;
+	bool sites_ok;
 
-	sites_unoptimize();
+	sites_ok = !sds__sites_repair();
+	if (!sites_ok)
+		sites_broken = true;
+	sds__frames_forget();
 
 	for (c = clients; c; c = c->next) {
 		/* Its holder, if any, was a thread that is not in the child. */
@@ -384,12 +360,15 @@ static void fork_child(void)
 		c->pending_fd = -1;
 		if (c->sess)
 			session_retire_locked(c, c->sess);
+		if (!sites_ok)
+			c->valid = false;	/* never registers again */
 		c->thread_on = false;
 		if (c->wakefd >= 0)
 			close(c->wakefd);
 		c->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		pthread_mutex_unlock(&c->lock);
-		thread_start(c);
+		if (c->valid)
+			thread_start(c);
 	}
 	pthread_mutex_unlock(&clients_lock);
 }

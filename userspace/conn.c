@@ -52,6 +52,49 @@ static int wait_fd(int fd, short events, int64_t deadline, int abort_fd)
 	}
 }
 
+/*
+ * The uid named by $SDS_LOADER_UID (decimal digits only), in *@uid; false
+ * if unset or not a uid.  secure_getenv: a setuid program must not be
+ * told to trust its caller's loader.
+ */
+static bool loader_uid(uid_t *uid)
+{
+	const char *s = secure_getenv("SDS_LOADER_UID");
+	unsigned long long v = 0;
+
+	if (!s || !*s)
+		return false;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return false;
+		v = v * 10 + (unsigned)(*s - '0');
+		if (v >= (uid_t)-1)
+			return false;	/* (uid_t)-1 is no uid */
+	}
+	*uid = (uid_t)v;
+	return true;
+}
+
+/*
+ * The process that listens on @fd's other end may hand us a region we
+ * obey: root (the loader runs as root), or the uid $SDS_LOADER_UID names.
+ * Anyone else could have bound the name (a run dir it may write) and
+ * would downgrade our calls at will or feed us a region it rewrites.
+ */
+static bool peer_trusted(int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	uid_t uid;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) ||
+	    len != sizeof(cr))
+		return false;
+	if (cr.uid == 0)
+		return true;
+	return loader_uid(&uid) && cr.uid == uid;
+}
+
 int sds_conn_open(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -69,6 +112,11 @@ int sds_conn_open(const char *path)
 	 * than wait inside the application's call.
 	 */
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -1;
+	}
+	/* Before a byte is sent: an impostor learns nothing from us. */
+	if (!peer_trusted(fd)) {
 		close(fd);
 		return -1;
 	}

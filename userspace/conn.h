@@ -14,7 +14,11 @@
 
 #define CONN_REPLY_MAX		512	/* longest reply line we accept */
 
-/* Connect to the socket at @path; -1 if no loader answers there now. */
+/*
+ * Connect to the socket at @path; -1 if no loader answers there now, or
+ * if the one that does runs as neither root nor $SDS_LOADER_UID
+ * (SO_PEERCRED): the client then stays detached, as without a loader.
+ */
 int sds_conn_open(const char *path);
 
 /*

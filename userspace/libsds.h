@@ -30,6 +30,19 @@ void sds__site_exit(__u32 id, __u64 key);
 void sds__site_exception(__u32 id, __u64 key);
 void sds__site_downgrade(__u32 id, __u64 key);
 
+/*
+ * In a forked child (sds.c): the calling thread's frames are the
+ * parent's calls; unbind them, so that their ends touch nothing.
+ */
+void sds__frames_forget(void);
+
+/*
+ * In a forked child (repair.c): turn each site that calls the parent's
+ * uprobe trampoline back into an int3 + NOP; 0, or -1 if one may still
+ * call it (the child must then never call a site).
+ */
+int sds__sites_repair(void);
+
 struct sds_session;
 
 /* One point in one session: immutable once published. */

@@ -14,6 +14,11 @@
  * the session it took it from, even if the client has re-registered since.
  * SDS lets calls end in any order: the end of a call takes the innermost
  * frame of its own point.
+ *
+ * A thread that leaks frames (a missed finally, a C++ exception, a
+ * longjmp over the end of a call) fills its stack; the next call then
+ * evicts the oldest frame, giving back what that call took as its end
+ * would (frames_evict), and is guarded as any other.
  */
 #include <errno.h>
 #include <time.h>
@@ -22,6 +27,11 @@
 
 /* As deep as the BPF side pairs guarded calls of one thread. */
 #define SDS_FRAMES	SDS_MAX_DEPTH
+/*
+ * The depth while frames_evict() moves the stack: above SDS_FRAMES, so a
+ * signal handler that interrupts it neither takes nor ends a frame.
+ */
+#define SDS_FRAMES_BUSY	(SDS_FRAMES + 1)
 
 /* One guarded call in progress on this thread. */
 struct frame {
@@ -32,8 +42,7 @@ struct frame {
 
 /* The guarded calls of one thread. */
 struct frames {
-	unsigned int depth;		/* frames in use */
-	unsigned int overflow;		/* calls entered beyond SDS_FRAMES */
+	unsigned int depth;		/* frames in use; SDS_FRAMES_BUSY: moving */
 	uint64_t rng;			/* downgrade_rate's PRNG; 0: unseeded */
 	struct frame f[SDS_FRAMES];	/* innermost last */
 };
@@ -56,11 +65,17 @@ static inline uint64_t clock_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* The innermost frame of @p, or -1. */
+/*
+ * The innermost frame of @p, or -1.  None while an eviction moves the
+ * stack: only a signal handler can ask then, and its calls were not given
+ * frames (enter_frame).
+ */
 static inline int frame_find(const struct frames *t, const struct sds_point *p)
 {
 	int i;
 
+	if (t->depth > SDS_FRAMES)
+		return -1;
 	for (i = (int)t->depth - 1; i >= 0; i--)
 		if (t->f[i].point == p)
 			return i;
@@ -77,6 +92,50 @@ static void drill_sleep(uint64_t ns)
 	until.tv_nsec = t % 1000000000ULL;
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
 		;
+}
+
+/*
+ * The stack of @t is full: drop its oldest frame, the call least likely
+ * to be still running (frames are only leaked by calls that never end),
+ * and return the new depth.  What the call took is given back as its end
+ * would give it: its permit, at once, so a leaked call cannot hold the
+ * semaphore for good.  A probe's outcome is not counted: nobody knows
+ * it, and a late "failed" would restart a hold that may have ended since
+ * (a process killed inside a probe counts nothing either; the next probe
+ * interval brings the next probe).  The BPF side is told to drop the
+ * call's frame (sds__site_exit with SDS_SITE_EVICT): its stack stays the
+ * same as ours and the in-flight gauge counts the call as given up, not
+ * completed, and never as a timeout.
+ *
+ * Signal-safe: the depth is swapped for SDS_FRAMES_BUSY in one
+ * instruction, so a handler that runs meanwhile makes its calls without
+ * frames (they pass, counted nowhere), and one that evicted between our
+ * read of the depth and the swap leaves us a stack that is not full.
+ * Returns a depth above SDS_FRAMES when the caller is such a handler.
+ */
+static __attribute__((noinline, cold)) unsigned int frames_evict(struct frames *t)
+{
+	struct frame old;
+	unsigned int d;
+
+	d = __atomic_exchange_n(&t->depth, SDS_FRAMES_BUSY, __ATOMIC_RELAXED);
+	if (d != SDS_FRAMES) {
+		t->depth = d;
+		return d;
+	}
+	signal_fence();
+	old = t->f[0];
+	__builtin_memmove(&t->f[0], &t->f[1], (SDS_FRAMES - 1) * sizeof(old));
+	signal_fence();
+	t->depth = SDS_FRAMES - 1;
+	signal_fence();
+	if (!old.bind || (old.how & SDS_G_DOWNGRADE))
+		return SDS_FRAMES - 1;	/* took nothing, pushed nothing */
+	sds__site_exit(old.bind->id | SDS_SITE_EVICT, old.bind->key);
+	if (old.how & SDS_G_PERMIT)
+		sds_guard_release(old.bind->entry, old.bind->permit,
+				  SDS_G_PERMIT);
+	return SDS_FRAMES - 1;
 }
 
 /*
@@ -98,9 +157,10 @@ enter_frame(struct sds_point *p, const struct sds_bind *b, bool fault_downgrades
 	t = &frames;
 	d = t->depth;
 	if (d >= SDS_FRAMES) {
-		/* Untracked: counted nowhere, never downgraded. */
-		t->overflow++;
-		return SDS_PASS;
+		d = frames_evict(t);
+		/* A signal handler inside an eviction: no frame, pass. */
+		if (d >= SDS_FRAMES)
+			return SDS_PASS;
 	}
 	if (b && __atomic_load_n(&b->entry->active, __ATOMIC_RELAXED))
 		how = sds_guard_decide_drill(b->entry, b->hdr, b->permit,
@@ -167,8 +227,6 @@ SDS_API void sds_exception_sign(struct sds_point *p)
 	if (!p || !__atomic_load_n(&p->ever, __ATOMIC_RELAXED))
 		return;
 	t = &frames;
-	if (t->overflow)
-		return;		/* the innermost call is an untracked one */
 	i = frame_find(t, p);
 	if (i < 0)
 		return;
@@ -187,10 +245,6 @@ static __attribute__((noinline)) void finally_frame(struct sds_point *p)
 	int i;
 
 	t = &frames;
-	if (t->overflow) {
-		t->overflow--;
-		return;
-	}
 	i = frame_find(t, p);
 	if (i < 0)
 		return;
@@ -213,4 +267,13 @@ SDS_API void sds_downgrade_finally(struct sds_point *p)
 {
 	if (p && __atomic_load_n(&p->ever, __ATOMIC_RELAXED))
 		finally_frame(p);
+}
+
+void sds__frames_forget(void)
+{
+	struct frames *t = &frames;
+	unsigned int i;
+
+	for (i = 0; i < t->depth && i < SDS_FRAMES; i++)
+		t->f[i].bind = NULL;
 }

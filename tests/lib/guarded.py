@@ -160,6 +160,45 @@ class Target(sdstest.LineReader):
             exp.add(r)
         return r
 
+    def leak(self, point, n, exp=None):
+        """N sds_should_downgrade() without the finally (leaked frames):
+        their report; @exp counts their visits and downgrades."""
+        r = kv(self._one("leak %s %d" % (point, n))[0])
+        if exp is not None:
+            exp.visits += r["passed"] + r["downgraded"]
+            exp.downgrades += r["downgraded"]
+        return r
+
+    @staticmethod
+    def _sites(line):
+        f = line.split()
+        check(len(f) == 5 and f[0] == "sites", "not a sites line: %r" % line)
+        return dict(zip(("enter", "exit", "exception", "downgrade"), f[1:]))
+
+    def sites(self):
+        """{site: its first 5 bytes in hex} of this process."""
+        return self._sites(self._one("sites")[0])
+
+    def seccomp(self, *what):
+        """A seccomp filter: "pwrite", "mprotect_wx" fail with EPERM."""
+        self.cmd("seccomp " + " ".join(what))
+
+    def fork_pause(self):
+        """Fork a child that waits for fork_resume; its pid."""
+        f = self._one("fork_pause")[0].split()
+        check(len(f) == 2 and f[0] == "child", "fork_pause: %r" % f)
+        return int(f[1])
+
+    def fork_resume(self, point, n, exp=None):
+        """The paused child's sites (as it reads them) and the report
+        of its N guarded calls."""
+        out = self._one("fork_resume %s %d" % (point, n))
+        check(len(out) == 2, "fork_resume: %r" % out)
+        r = kv(out[1])
+        if exp is not None:
+            exp.add(r)
+        return self._sites(out[0]), r
+
     def uid(self):
         with open("/proc/%d/status" % self.pid) as f:
             for line in f:

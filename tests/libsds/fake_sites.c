@@ -8,9 +8,17 @@
 
 __u64 site_calls[SITE_KINDS][SDS_MAX_POINTS];
 __u64 site_last_key[SITE_KINDS];
+static __u64 site_evicts[SDS_MAX_POINTS];
 
 static void count(int kind, __u32 id, __u64 key)
 {
+	/* An eviction is no end of a call: counted apart. */
+	if (kind == SITE_EXIT && (id & SDS_SITE_EVICT) &&
+	    (id & ~SDS_SITE_EVICT) < SDS_MAX_POINTS) {
+		__atomic_add_fetch(&site_evicts[id & ~SDS_SITE_EVICT], 1,
+				   __ATOMIC_RELAXED);
+		return;
+	}
 	if (id < SDS_MAX_POINTS)
 		__atomic_add_fetch(&site_calls[kind][id], 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&site_last_key[kind], key, __ATOMIC_RELAXED);
@@ -49,4 +57,9 @@ __u64 site_total(int kind)
 	for (i = 0; i < SDS_MAX_POINTS; i++)
 		n += site_count(kind, i);
 	return n;
+}
+
+__u64 site_evicted(__u32 id)
+{
+	return __atomic_load_n(&site_evicts[id], __ATOMIC_RELAXED);
 }

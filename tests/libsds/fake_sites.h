@@ -17,6 +17,8 @@ void sds__site_downgrade(__u32 id, __u64 key);
 __u64 site_count(int kind, __u32 id);
 /* Calls of site @kind, all ids. */
 __u64 site_total(int kind);
+/* Frames of point @id libsds evicted (sds__site_exit with SDS_SITE_EVICT). */
+__u64 site_evicted(__u32 id);
 /* The key of the last call of each site. */
 extern __u64 site_last_key[SITE_KINDS];
 

@@ -211,6 +211,8 @@ static void serve_conn(struct fake_loader *f, int slot)
 	while (c->fd >= 0 && (nl = strchr(c->buf, '\n'))) {
 		*nl = '\0';
 		serve_line(f, c, slot, c->buf);
+		if (c->fd < 0)
+			break;	/* the reply failed: dropped, buffer emptied */
 		memmove(c->buf, nl + 1, c->len - (nl + 1 - c->buf) + 1);
 		c->len -= nl + 1 - c->buf;
 	}

@@ -8,6 +8,8 @@
 #   test_noloader  the whole library, real sites, no loader (ASan + UBSan)
 #   test_client    the library against a stand-in loader, with counting
 #                  sites in place of sites.S (ASan + UBSan)
+#   test_fork      the fork repair of the real sites: /proc/self/mem,
+#                  mprotect, neither (ASan + UBSan)
 #   test_sites     the built products: sites, notes, exports, and programs
 #                  linked with them (PIE, non-PIE, gc-sections, stripped,
 #                  shared through pkg-config)
@@ -35,6 +37,12 @@ $(LT_DIR)/test_drill: $(LT_SRC)/test_drill.c userspace/guard.c $(LT_DEPS)
 		-lcmocka -lm
 
 $(LT_DIR)/test_noloader: $(LT_SRC)/test_noloader.c $(LT_LIB_SRCS) \
+		userspace/sites.S $(LT_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< $(LT_LIB_SRCS) \
+		userspace/sites.S -lcmocka
+
+$(LT_DIR)/test_fork: $(LT_SRC)/test_fork.c $(LT_LIB_SRCS) \
 		userspace/sites.S $(LT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< $(LT_LIB_SRCS) \
@@ -95,7 +103,7 @@ $(LT_DIR)/nocost: $(LT_SRC)/nocost.c $(LT_SRC)/fakeloader.c $(LIBSDS_A) \
 		-std=gnu11 -pthread -o $@ $< $(LT_SRC)/fakeloader.c $(LIBSDS_A)
 
 LT_TESTS := $(LT_DIR)/test_guard $(LT_DIR)/test_drill $(LT_DIR)/test_noloader \
-	    $(LT_DIR)/test_client $(LT_DIR)/test_sites
+	    $(LT_DIR)/test_fork $(LT_DIR)/test_client $(LT_DIR)/test_sites
 
 EXTRA_TESTS += libsds-test
 

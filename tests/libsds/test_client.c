@@ -32,7 +32,13 @@ static struct fake_loader fl, fl2;
 
 static int setup(void **state)
 {
+	char uid[16];
+
 	if (!mkdtemp(run_dir))
+		return -1;
+	/* The stand-in loader runs as we do: trust it even if not root. */
+	snprintf(uid, sizeof(uid), "%u", (unsigned)getuid());
+	if (setenv("SDS_LOADER_UID", uid, 1))
 		return -1;
 	return setenv("SDS_RUN_DIR", run_dir, 1);
 }
@@ -256,14 +262,99 @@ static void test_frames(void **state)
 	sds_downgrade_finally(a);	/* the outer: nothing */
 	assert_delta(&b, 1, 1, 0, 1);
 
-	/* Deeper than the frame stack: untracked, never downgraded, and
-	 * the tracked calls below still end right. */
+	/* Deeper than the frame stack: each call beyond evicts the oldest
+	 * frame (told to the sites, not as an end) and is counted; the 64
+	 * newest end right, the 10 extra ends find nothing. */
 	b = counts_now();
 	for (ida = 0; ida < SDS_MAX_DEPTH + 10; ida++)
 		assert_false(sds_should_downgrade(a));
+	assert_int_equal(site_evicted(fake_id(&fl, "a")), 10);
 	for (ida = 0; ida < SDS_MAX_DEPTH + 10; ida++)
 		sds_downgrade_finally(a);
-	assert_delta(&b, SDS_MAX_DEPTH, SDS_MAX_DEPTH, 0, 0);
+	assert_delta(&b, SDS_MAX_DEPTH + 10, SDS_MAX_DEPTH, 0, 0);
+	assert_int_equal(site_evicted(fake_id(&fl, "a")), 10);
+	sds_client_close(c);
+	fake_stop(&fl);
+}
+
+/*
+ * A thread that leaked SDS_MAX_DEPTH frames holding permits and a probe:
+ * its next call is guarded (downgraded by a kill switch), and each
+ * eviction gives back the permit of the evicted call and counts no probe
+ * outcome.
+ */
+static void test_frames_heal(void **state)
+{
+	struct sds_client *c;
+	struct sds_point *p, *q;
+	struct sds_flag *e, *eq;
+	struct counts b;
+	__u32 *cell;
+	__u64 ev0;
+	int i, id;
+
+	assert_int_equal(fake_start(&fl, run_dir, "g", "heal", 14), 0);
+	c = sds_client_open("g", "heal");
+	p = sds_point(c, "dep");
+	q = sds_point(c, "other");
+	id = fake_id(&fl, "dep");
+	e = fake_entry(&fl, "dep");
+	eq = fake_entry(&fl, "other");
+	cell = fake_permit(&fl, c->sess->slot, "dep");
+	ev0 = site_evicted(id);
+
+	/* 2 permits: 2 leaked calls hold them, 62 are refused and leak. */
+	fake_set(e, SDS_ACT_CONCURRENT, 0, 0, 2, 0);
+	b = counts_now();
+	for (i = 0; i < SDS_MAX_DEPTH; i++)
+		assert_int_equal(sds_should_downgrade(p), i >= 2);
+	assert_int_equal(e->permits, 2);
+	assert_int_equal(*cell, 2);
+	assert_delta(&b, 2, 0, 0, SDS_MAX_DEPTH - 2);
+
+	/* A kill switch on another point: the next call is downgraded
+	 * (not untracked) and evicts the oldest frame, which gives its
+	 * permit back. */
+	fake_set(eq, SDS_ACT_DOWNGRADE, 100, fake_now() + 100 * NS, 0, 0);
+	assert_true(sds_should_downgrade(q));
+	assert_int_equal(site_evicted(id) - ev0, 1);
+	assert_int_equal(e->permits, 1);
+	assert_int_equal(*cell, 1);
+	sds_downgrade_finally(q);
+	/* Not full any more: the next call evicts nothing. */
+	assert_true(SDS_INVOKE(q, true, false));
+	assert_int_equal(site_evicted(id) - ev0, 1);
+	/* Fill it again: the second permit comes back, the refused
+	 * leaked calls are evicted without a site call. */
+	assert_true(sds_should_downgrade(q));
+	assert_true(sds_should_downgrade(q));
+	assert_int_equal(site_evicted(id) - ev0, 2);
+	assert_int_equal(e->permits, 0);
+	assert_int_equal(*cell, 0);
+	for (i = 0; i < SDS_MAX_DEPTH; i++)
+		assert_true(sds_should_downgrade(q));
+	assert_int_equal(site_evicted(id) - ev0, 2);
+	/* The frames are all q's now; end them, the stack is empty. */
+	for (i = 0; i < SDS_MAX_DEPTH; i++)
+		sds_downgrade_finally(q);
+	assert_int_equal(e->permits, 0);
+
+	/* A leaked probe: evicted, it counts neither ok nor failed. */
+	fake_set(eq, 0, 0, 0, 0, 0);
+	fake_set(e, SDS_ACT_DOWNGRADE | SDS_ACT_PROBE, 100,
+		 fake_now() + 100 * NS, 0, 3600 * NS);
+	e->next_probe_ns = 0;
+	assert_false(sds_should_downgrade(p));	/* the probe */
+	for (i = 1; i < SDS_MAX_DEPTH; i++)
+		assert_true(sds_should_downgrade(p));
+	b = counts_now();
+	assert_false(SDS_INVOKE(q, true, false));	/* evicts the probe */
+	assert_delta(&b, 1, 1, 0, 0);
+	assert_int_equal(site_evicted(id) - ev0, 3);
+	assert_int_equal(e->probes_ok, 0);
+	assert_int_equal(e->probes_failed, 0);
+	for (i = 1; i < SDS_MAX_DEPTH; i++)
+		sds_downgrade_finally(p);
 	sds_client_close(c);
 	fake_stop(&fl);
 }
@@ -617,6 +708,7 @@ int main(void)
 		cmocka_unit_test(test_big_key),
 		cmocka_unit_test(test_downgrade),
 		cmocka_unit_test(test_frames),
+		cmocka_unit_test(test_frames_heal),
 		cmocka_unit_test(test_permits),
 		cmocka_unit_test(test_permits_threads),
 		cmocka_unit_test(test_probe),
