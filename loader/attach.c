@@ -17,7 +17,6 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
@@ -299,6 +298,32 @@ static uint64_t random_u64(void)
 	return (v & INT64_MAX) | 1;
 }
 
+/*
+ * What attach refuses before it loads anything, beyond its arguments: not
+ * root; a run directory so long that no socket name of the app fits; run
+ * and state directories that someone but root could write into (the lock,
+ * socket and cache are made there, by root).
+ */
+static int attach_early_checks(struct ctl_paths *paths, const struct loader *l)
+{
+	char err[PATH_MAX + 256];
+
+	if (geteuid() != 0)
+		return cmd_err("attach needs root (it loads BPF programs and uprobes): %s",
+			       strerror(EPERM));
+	if (ctl_paths_init(paths, l->group, l->app))
+		return cmd_err("run directory %s is too long: no socket name of app '%s' in group '%s' fits a UNIX socket path (%d bytes); set a shorter SDS_RUN_DIR",
+			       ctl_run_dir(), l->app, l->group, SDS_SUN_PATH_MAX);
+	if (ctl_dir_prepare("run directory", paths->dir, "SDS_RUN_DIR", err,
+			    sizeof(err)))
+		return cmd_err("%s", err);
+	if (env.admin && ctl_dir_prepare("state directory", env.state_dir,
+					 "--state-dir or SDS_STATE_DIR", err,
+					 sizeof(err)))
+		return cmd_err("%s", err);
+	return 0;
+}
+
 int do_attach(int argc, char **argv)
 {
 	static struct loader l;
@@ -340,14 +365,23 @@ int do_attach(int argc, char **argv)
 		 env.app ? env.app : sds_name_sanitize(base ? base + 1 : target,
 						       name, sizeof(name)));
 	snprintf(l.group, sizeof(l.group), "%s", env.group);
-	ctl_paths_init(&paths, l.group, l.app);
-	if (strlen(paths.sock) >= sizeof(((struct sockaddr_un *)0)->sun_path))
-		return cmd_err("control socket path %s is too long for a UNIX socket (at most %zu bytes): use shorter --group/--app names or SDS_RUN_DIR",
-			       paths.sock, sizeof(((struct sockaddr_un *)0)->sun_path) - 1), 1;
+	if (attach_early_checks(&paths, &l))
+		return 1;
+	lock = ctl_lock(&paths, &owner, err, sizeof(err));
+	if (lock < 0) {
+		if (errno == EWOULDBLOCK)
+			cmd_err("app '%s' in group '%s' is already served by a live loader (pid %d); stop it first",
+				l.app, l.group, (int)owner);
+		else
+			cmd_err("%s", err);
+		return 1;
+	}
 
 	l.probes.pts = calloc(SDS_MAX_POINTS, sizeof(*l.probes.pts));
-	if (!l.probes.pts)
-		return cmd_err("out of memory"), 1;
+	if (!l.probes.pts) {
+		cmd_err("out of memory");
+		goto cleanup;
+	}
 	if (resolve_points(&l.probes, target, npoints, argv + optind, &sites,
 			   &needs_libsds))
 		goto cleanup;
@@ -385,8 +419,12 @@ int do_attach(int argc, char **argv)
 		}
 		up.probes = &l.probes;
 		l.uplink = &up;
-		snprintf(l.cache_path, sizeof(l.cache_path), "%s/%s.%s.strategies.json",
-			 env.state_dir, l.group, l.app);
+		if (snprintf(l.cache_path, sizeof(l.cache_path), "%s/%s.%s.strategies.json",
+			     env.state_dir, l.group, l.app) >= (int)sizeof(l.cache_path)) {
+			cmd_err("state directory %s: too long for the strategies cache: choose a shorter --state-dir",
+				env.state_dir);
+			goto cleanup;
+		}
 		/* The admin's last word stands while the admin is away. */
 		if (!strategies && engine__load_cache(&l, &strategies)) {
 			cmd_err("out of memory");
@@ -406,16 +444,6 @@ int do_attach(int argc, char **argv)
 	}
 	if (flags__create(&l.flags, l.epoch, l.tick_ns)) {
 		cmd_err("creating the flags map: %s", strerror(errno));
-		goto cleanup;
-	}
-
-	lock = ctl_lock(&paths, &owner);
-	if (lock < 0) {
-		if (errno == EWOULDBLOCK)
-			cmd_err("app '%s' in group '%s' is already served by a live loader (pid %d); stop it first",
-				l.app, l.group, (int)owner);
-		else
-			cmd_err("%s: %s", paths.lock, strerror(errno));
 		goto cleanup;
 	}
 
@@ -444,9 +472,6 @@ int do_attach(int argc, char **argv)
 	engine__apply(&l, strategies);
 	strategies = NULL;	/* the engine owns it now */
 	if (l.uplink) {
-		if (mkdir(env.state_dir, 0755) && errno != EEXIST)
-			cmd_err("%s: %s (strategies will not be cached)",
-				env.state_dir, strerror(errno));
 		if (uplink__start(l.uplink)) {
 			cmd_err("starting the heartbeat: %s", strerror(errno));
 			goto cleanup;

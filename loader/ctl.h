@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * The control socket of a running `sds-bpf attach` (DESIGN.md §2):
- * $SDS_RUN_DIR/<group>.<app>.sock, default /run/sds.  One request line per
+ * $SDS_RUN_DIR/<group>.<app>.sock (a hashed name when that is too long for
+ * a UNIX socket: common/names.h), default /run/sds.  One request line per
  * connection ("stats", "hist POINT", "info"), one JSON document back.
  */
 #ifndef SDS_CTL_H
@@ -10,29 +11,50 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include "names.h"
 #include "sds_types.h"
 
 #define CTL_DEFAULT_RUN_DIR	"/run/sds"
 #define CTL_REQ_MAX		512	/* longest request line */
 #define CTL_LINE_MAX		CTL_REQ_MAX
 
-/* Where a loader of @group/@app listens and locks. */
+/* Where a loader of @group/@app listens and locks (common/names.h). */
 struct ctl_paths {
-	char dir[256];		/* the run directory */
-	char sock[384];		/* <dir>/<group>.<app>.sock */
-	char lock[384];		/* <dir>/<group>.<app>.lock, held while serving */
+	char dir[256];				/* the run directory */
+	char group[SDS_NAME_MAX + 1];		/* the group's name */
+	char app[SDS_NAME_MAX + 1];		/* the app's name */
+	char stem[SDS_SOCK_STEM_MAX + 1];	/* <group>.<app> or hashed */
+	char sock[384];				/* <dir>/<stem>.sock */
+	char lock[384];				/* <dir>/<stem>.lock, held while serving */
+	char tmp[384];				/* <dir>/.<stem>.new, bound first */
 };
 
 /* The run directory: $SDS_RUN_DIR, else /run/sds. */
 const char *ctl_run_dir(void);
 
-void ctl_paths_init(struct ctl_paths *p, const char *group, const char *app);
+/*
+ * Fill @p for @group/@app in the run directory.  -1 (ENAMETOOLONG) when
+ * no socket name of the app fits under it.
+ */
+int ctl_paths_init(struct ctl_paths *p, const char *group, const char *app);
 
 /*
- * Take the app's lock file.  Returns the locked fd, or -1 with errno:
- * EWOULDBLOCK when a live loader holds it (its pid in *@owner when known).
+ * Create @dir (0755, root's) if missing and check it like sshd's
+ * StrictModes: it and every parent root-owned and not writable by group
+ * or others (a root-owned sticky parent such as /tmp excepted).  -1 with
+ * a one-line message in @err naming @what ("run directory") and @hint
+ * (how to choose another one).
  */
-int ctl_lock(const struct ctl_paths *p, pid_t *owner);
+int ctl_dir_prepare(const char *what, const char *dir, const char *hint,
+		    char *err, size_t errlen);
+
+/*
+ * Take the app's lock file (O_NOFOLLOW, a regular file of ours only) and
+ * write "PID GROUP APP" in it.  Returns the locked fd, or -1 with errno
+ * and a message in @err: EWOULDBLOCK when a live loader holds it (its pid
+ * in *@owner when known).
+ */
+int ctl_lock(const struct ctl_paths *p, pid_t *owner, char *err, size_t errlen);
 void ctl_unlock(const struct ctl_paths *p, int fd);
 
 /*
@@ -50,8 +72,8 @@ void ctl_reply(int fd, char *reply);
 
 /* A loader found in the run directory. */
 struct ctl_app {
-	char group[SDS_NAME_MAX + 1];	/* group name, from the socket's name */
-	char app[SDS_NAME_MAX + 1];	/* app name, from the socket's name */
+	char group[SDS_NAME_MAX + 1];	/* group name, from the socket's or lock's */
+	char app[SDS_NAME_MAX + 1];	/* app name, from the socket's or lock's */
 	char sock[384];			/* socket path */
 };
 

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -215,18 +217,101 @@ bool engine__state(struct loader *l, int id, uint32_t *reason, uint32_t *rate)
 	return true;
 }
 
+#define CACHE_MAX	(1 << 20)	/* bytes: 256 points fit many times over */
+
+/* fsync the directory holding @path, so that a rename in it is durable. */
+static int cache_dir_sync(const char *path)
+{
+	char dir[sizeof(((struct loader *)0)->cache_path)];
+	const char *slash = strrchr(path, '/');
+	int fd, ret;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash == path ? 1 : slash - path), path);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ret = fsync(fd);
+	close(fd);
+	return ret;
+}
+
+/*
+ * Write @len bytes of @text to @path atomically: a new temp file (O_EXCL:
+ * never an existing file, O_NOFOLLOW: never through a symlink), fsynced,
+ * renamed over @path, then the directory fsynced.  A reader sees the old
+ * cache or the new one, whole, even after a crash.  A temp file already
+ * there was left by a loader killed mid-write: the state dir passed
+ * ctl_dir_prepare(), so only root made it, and unlink() removes the entry
+ * itself, never what a symlink names.
+ */
+static int cache_write_file(const char *path, const char *text, size_t len)
+{
+	char tmp[sizeof(((struct loader *)0)->cache_path) + 8];
+	int fd, tries = 0, err;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	while ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+			  O_CLOEXEC, 0600)) < 0) {
+		if (errno != EEXIST || tries++ || unlink(tmp))
+			return -1;
+	}
+	/* 0600 whatever the umask: only the loader reads it. */
+	if (fchmod(fd, 0600))
+		goto err;
+	while (len) {
+		ssize_t n = write(fd, text, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			goto err;
+		text += n;
+		len -= n;
+	}
+	if (fsync(fd))
+		goto err;
+	if (close(fd)) {
+		fd = -1;
+		goto err;
+	}
+	fd = -1;
+	if (rename(tmp, path))
+		goto err;
+	return cache_dir_sync(path);
+err:
+	err = errno;
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	errno = err;
+	return -1;
+}
+
 /* Keep the admin's strategies for a restart while the admin is away. */
 static void cache_write(struct loader *l)
 {
-	char tmp[600];
 	json_t *doc;
+	char *text = NULL;
 
 	if (!l->cache_path[0] || !l->strategies)
 		return;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", l->cache_path);
 	doc = strategies_to_json(l->strategies);
-	if (!doc || json_dump_file(doc, tmp, JSON_COMPACT) || rename(tmp, l->cache_path))
-		cmd_err("caching strategies in %s: %s", l->cache_path, strerror(errno));
+	if (doc)
+		text = json_dumps(doc, JSON_COMPACT);
+	if (!text)
+		errno = ENOMEM;
+	if (!text || strlen(text) > CACHE_MAX ||
+	    cache_write_file(l->cache_path, text, strlen(text)))
+		cmd_err("caching strategies in %s: %s", l->cache_path,
+			text && strlen(text) > CACHE_MAX ? "larger than 1 MiB" :
+			strerror(errno));
+	free(text);
 	json_decref(doc);
 }
 
@@ -245,20 +330,55 @@ void engine__admin_reply(struct loader *l)
 		drill__apply_admin(l, drills, n, time(NULL));
 }
 
+/*
+ * Read the cache: only a regular file (O_NOFOLLOW; O_NONBLOCK and fstat
+ * refuse a FIFO or device), at most CACHE_MAX bytes.  A missing cache is
+ * normal; a bad one is said and ignored: the admin resends.
+ */
 int engine__load_cache(struct loader *l, struct sds_strategies **out)
 {
-	struct sds_strategies *s;
-	char err[600];
+	struct sds_strategies *s = NULL;
+	char err[600], *buf = NULL;
+	const char *why = NULL;
+	struct stat st;
+	ssize_t n = 0;
+	int fd;
 
 	*out = NULL;
-	if (!l->cache_path[0] || access(l->cache_path, F_OK))
+	if (!l->cache_path[0])
 		return 0;
-	s = malloc(sizeof(*s));
-	if (!s)
-		return -1;
-	if (strategies_load_file(l->cache_path, s, err, sizeof(err))) {
-		/* A damaged cache is no reason not to start: the admin resends. */
-		cmd_err("ignoring cached strategies: %s", err);
+	fd = open(l->cache_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno != ENOENT)
+			cmd_err("ignoring cached strategies: %s: %s", l->cache_path,
+				errno == ELOOP ? "a symlink" : strerror(errno));
+		return 0;
+	}
+	if (fstat(fd, &st))
+		why = strerror(errno);
+	else if (!S_ISREG(st.st_mode))
+		why = "not a regular file";
+	else if (st.st_size > CACHE_MAX)
+		why = "larger than 1 MiB";
+	if (!why) {
+		buf = malloc(st.st_size + 1);
+		s = malloc(sizeof(*s));
+		if (!buf || !s) {
+			close(fd);
+			free(buf);
+			free(s);
+			return -1;
+		}
+		n = pread(fd, buf, st.st_size, 0);
+		if (n < 0)
+			why = strerror(errno);
+	}
+	close(fd);
+	if (!why && strategies_parse(buf, n, s, err, sizeof(err)))
+		why = err;
+	free(buf);
+	if (why) {
+		cmd_err("ignoring cached strategies: %s: %s", l->cache_path, why);
 		free(s);
 		return 0;
 	}

@@ -384,7 +384,6 @@ SDS_API struct sds_client *sds_client_open(const char *group, const char *app)
 {
 	struct sds_client *c;
 	const char *dir;
-	int n;
 
 	c = calloc(1, sizeof(*c));
 	if (!c)
@@ -402,8 +401,8 @@ SDS_API struct sds_client *sds_client_open(const char *group, const char *app)
 	dir = secure_getenv("SDS_RUN_DIR");
 	if (!dir || !*dir)
 		dir = SDS_DEFAULT_RUN_DIR;
-	n = snprintf(c->path, sizeof(c->path), "%s/%s.%s.sock", dir, group, app);
-	if (n < 0 || (size_t)n >= sizeof(c->path)) {
+	/* The loader's rule (common/names.h): a hashed name if need be. */
+	if (sds_sock_path(dir, group, app, c->path, sizeof(c->path))) {
 		c->valid = false;
 		return c;
 	}

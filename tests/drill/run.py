@@ -84,8 +84,7 @@ class Ctx:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def sock(self):
-        return os.path.join(self.env["SDS_RUN_DIR"],
-                            "%s.%s.sock" % (GROUP, APP))
+        return sdstest.sock_path(self.env["SDS_RUN_DIR"], GROUP, APP)
 
     def attach(self, *extra):
         p = self.spawn([SDS, "attach", "--app", APP, "--socket-mode", "0666"]
@@ -264,9 +263,11 @@ def test_bad_input(ctx):
               (args, r.stderr, want))
     eq(ctx.point()["drill"], None, "no drill started by bad input")
     # Changing state needs root, even for whoever may query.
+    # A staged copy: nobody may not reach the build (a clone under /root).
     os.chmod(ctx.tmp, 0o755)
+    sds = sdstest.stage(SDS, ctx.tmp)
     r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534",
-                        "--clear-groups", SDS, "drill", "--app", APP, POINT,
+                        "--clear-groups", sds, "drill", "--app", APP, POINT,
                         "--error", "--for", "5"], env=ctx.env,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        universal_newlines=True, timeout=30)

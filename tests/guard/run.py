@@ -149,12 +149,12 @@ class Ctx(sdstest.ProcDir):
         super().__init__(name, "sds-gt-")
 
     def copy(self, name, as_name=None):
-        """A private copy of a guarded program (its own inode)."""
+        """A private copy of a guarded program (its own inode), staged
+        with the libsds.so it needs, so nobody can run it wherever the
+        checkout is (sdstest.stage)."""
         src = os.path.join(TT, name)
         check(os.path.exists(src), "%s missing: run make test-targets" % src)
-        dst = os.path.join(self.tmp, as_name or name)
-        shutil.copy2(src, dst)
-        return dst
+        return sdstest.stage(src, self.tmp, as_name)
 
     def start(self, path, app=None, prefix=None):
         t = Target(self, path, prefix)

@@ -37,11 +37,9 @@ class Ctx(sdstest.ProcDir):
 
     def stage(self, path, as_name=None):
         """A copy of @path (a file of the build) in the test's dir, which
-        nobody can reach: its own inode, mode 0755."""
-        dst = os.path.join(self.tmp, as_name or os.path.basename(path))
-        shutil.copy2(path, dst)
-        os.chmod(dst, 0o755)
-        return dst
+        nobody can reach: its own inode, mode 0755, with the libsds.so it
+        needs (sdstest.stage)."""
+        return sdstest.stage(path, self.tmp, as_name)
 
     def hostile(self, name):
         """build/test/hostile/@name, staged."""

@@ -49,6 +49,72 @@ NOBODY = 65534
 PROG_PREFIX = "sds_"          # sds_enter, sds_leave, sds_thread_exit
 
 
+LIBSDS_SO0 = os.path.join(BUILD, "lib", "libsds.so.0")
+
+
+# ---------------------------------------------------------------------------
+# Socket names (common/names.h: the loader's and libsds's rule)
+
+SUN_PATH_MAX = 107            # sizeof(sun_path) - 1
+SOCK_HASH_LEN = 16            # hex digits of FNV-1a 64 of "group\0app"
+
+
+def sock_hash(group, app):
+    h = 0xcbf29ce484222325
+    for b in group.encode() + b"\0" + app.encode():
+        h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
+    return h
+
+
+def sock_stem(run_dir, group, app):
+    """<group>.<app> when the path fits sun_path, else the hashed stem
+    <group-prefix>.<app-prefix>.<hash>; None when nothing fits."""
+    dirlen = len(run_dir.rstrip("/"))
+    room = SUN_PATH_MAX - dirlen - 1 - len(".sock")
+    if room <= 0:
+        return None
+    if len(group) + 1 + len(app) <= room:
+        return "%s.%s" % (group, app)
+    if room < 4 + SOCK_HASH_LEN:
+        return None
+    budget = room - 2 - SOCK_HASH_LEN
+    gp = budget // 2
+    if budget - gp > len(app):
+        gp = budget - len(app)
+    gp = min(gp, len(group))
+    ap = min(budget - gp, len(app))
+    return "%s.%s.%016x" % (group[:gp], app[:ap], sock_hash(group, app))
+
+
+def sock_path(run_dir, group, app):
+    """The socket of @group/@app in @run_dir (None: no name fits)."""
+    stem = sock_stem(run_dir, group, app)
+    if stem is None:
+        return None
+    return "%s/%s.sock" % (run_dir.rstrip("/") or "", stem)
+
+
+# ---------------------------------------------------------------------------
+# Staging: what a process that runs as nobody needs, where it can reach it
+
+def stage(src, dst_dir, as_name=None):
+    """A copy of @src in @dst_dir (its own inode, mode 0755), with a copy
+    of build/lib/libsds.so.0 beside it if @src needs that library (its
+    rpath begins with $ORIGIN: tests/targets/targets.mk).  With @dst_dir
+    reachable by nobody, nobody runs it wherever the checkout is (a clone
+    under /root: the build is not reachable).  Returns the copy's path."""
+    dst = os.path.join(dst_dir, as_name or os.path.basename(src))
+    shutil.copy2(src, dst)
+    os.chmod(dst, 0o755)
+    with open(src, "rb") as f:
+        needs = b"libsds.so.0" in f.read()
+    lib = os.path.join(dst_dir, "libsds.so.0")
+    if needs and not os.path.exists(lib):
+        shutil.copy2(LIBSDS_SO0, lib)
+        os.chmod(lib, 0o755)
+    return dst
+
+
 # ---------------------------------------------------------------------------
 # Failures, checks, logging
 
@@ -412,7 +478,7 @@ class KernelSnapshot:
 class AttachProcess:
     """`sds-bpf attach ARGS` of @ctx (a TestDir with a .loaders list), its
     output in files of the test's temp dir; ready once its socket
-    GROUP.APP.sock is in the run dir."""
+    (sock_path(): GROUP.APP.sock, or hashed) is in the run dir."""
 
     READY_TIMEOUT = 10.0
 
@@ -425,7 +491,7 @@ class AttachProcess:
         n = len(ctx.loaders)
         self.outpath = os.path.join(ctx.tmp, "attach-%d.out" % n)
         self.errpath = os.path.join(ctx.tmp, "attach-%d.err" % n)
-        self.sock = os.path.join(ctx.run_dir, "%s.%s.sock" % (group, app))
+        self.sock = sock_path(ctx.run_dir, group, app)
         log("sds-bpf attach " + " ".join(args))
         with open(self.outpath, "wb") as o, open(self.errpath, "wb") as e:
             self.p = subprocess.Popen([SDS, "attach"] + args, stdout=o,

@@ -11,7 +11,8 @@
 #   target_endbr     PIE built with -fcf-protection -fno-omit-frame-pointer:
 #                    functions start `endbr64; push %rbp`
 #   guarded_static   guarded.c linked with libsds.a (tests/guard/run.py)
-#   guarded_shared   guarded.c linked with libsds.so through pkg-config
+#   guarded_shared   guarded.c linked with libsds.so through pkg-config,
+#                    rpath $ORIGIN then build/lib
 #   guarded_shared2  a second copy of guarded_shared, for a second app
 
 BUILD   ?= build
@@ -76,10 +77,13 @@ $(TT_DIR)/guarded_static: $(GT_DEPS)
 	$(CC) $(TARGET_CFLAGS) -fPIE -pie -I$(BUILD)/include -o $@ $< \
 		$(GT_LIBDIR)/libsds.a $(TARGET_LIBS)
 
+# $ORIGIN first: a copy staged beside its own libsds.so.0 (sdstest.stage,
+# in a dir nobody can reach when the checkout is under a 0700 dir) runs
+# that one; the build's copy runs build/lib's (pkg-config's rpath).
 $(TT_DIR)/guarded_shared $(TT_DIR)/guarded_shared2: $(GT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -fPIE -pie $$($(GT_PC) --cflags sds) -o $@ $< \
-		$$($(GT_PC) --libs sds) $(TARGET_LIBS)
+		-Wl,-rpath,'$$ORIGIN' $$($(GT_PC) --libs sds) $(TARGET_LIBS)
 
 .PHONY: test-targets
 test-targets: $(TEST_TARGETS)

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <string.h>
 
 #include "names.h"
@@ -77,12 +78,117 @@ static void test_name_sanitize_small_buffer(void **state)
 	assert_string_equal(sds_name_sanitize("", out, 3), "ap");
 }
 
+static void fill(char *s, char c, int n)
+{
+	memset(s, c, n);
+	s[n] = '\0';
+}
+
+/* The plain name whenever the path fits: what every existing app has. */
+static void test_sock_plain(void **state)
+{
+	char path[128], g[80], a[80];
+
+	assert_int_equal(sds_sock_path("/run/sds", "shop", "frontend", path,
+				       sizeof(path)), 0);
+	assert_string_equal(path, "/run/sds/shop.frontend.sock");
+	/* Trailing slashes do not count. */
+	assert_int_equal(sds_sock_path("/run/sds//", "g", "a", path, sizeof(path)), 0);
+	assert_string_equal(path, "/run/sds/g.a.sock");
+	assert_int_equal(sds_sock_path("/", "g", "a", path, sizeof(path)), 0);
+	assert_string_equal(path, "/g.a.sock");
+	/* 9 + 1 + 92 + 5 = 107: the longest plain path under /run/sds. */
+	fill(g, 'g', 28);
+	fill(a, 'a', 64);
+	assert_int_equal(sds_sock_path("/run/sds", g, a, path, sizeof(path)), 0);
+	assert_int_equal(strlen(path), 107);
+	assert_non_null(strstr(path, "/gggggggggggggggggggggggggggg.aaaa"));
+}
+
+/* Two 64-character names under /run/sds: hashed, exactly 107 bytes. */
+static void test_sock_hashed(void **state)
+{
+	char path[128], want[256], g[80], a[80];
+
+	fill(g, 'g', 64);
+	fill(a, 'a', 64);
+	assert_int_equal(sds_sock_path("/run/sds", g, a, path, sizeof(path)), 0);
+	assert_int_equal(strlen(path), 107);
+	/* room 93 - 18 = 75: the group 37, the app 38. */
+	snprintf(want, sizeof(want), "/run/sds/%.37s.%.38s.%016llx.sock", g, a,
+		 (unsigned long long)sds_sock_hash(g, a));
+	assert_string_equal(path, want);
+	/* A short group keeps its whole name, the app takes the rest. */
+	fill(g, 'g', 29);
+	assert_int_equal(sds_sock_path("/run/sds", g, a, path, sizeof(path)), 0);
+	snprintf(want, sizeof(want), "/run/sds/%s.%.46s.%016llx.sock", g, a,
+		 (unsigned long long)sds_sock_hash(g, a));
+	assert_string_equal(path, want);
+}
+
+/* FNV-1a of "group\0app": fixed values, the same in loader and libsds. */
+static void test_sock_hash(void **state)
+{
+	assert_int_equal(sds_sock_hash("", ""), 0xaf63bd4c8601b7dfULL);
+	assert_true(sds_sock_hash("ab", "c") != sds_sock_hash("a", "bc"));
+	assert_true(sds_sock_hash("a", "b") == sds_sock_hash("a", "b"));
+}
+
+/*
+ * Every directory length and name length: a name fits sun_path whenever
+ * it is given, and one is given unless even "g.a.<hash>" cannot fit.
+ */
+static void test_sock_always_fits(void **state)
+{
+	char dir[128], path[256], stem[SDS_SOCK_STEM_MAX + 1], g[80], a[80];
+	int d, gl, al, dots;
+	const char *s;
+
+	for (d = 2; d < 110; d++) {
+		dir[0] = '/';
+		fill(dir + 1, 'd', d - 1);
+		for (gl = 1; gl <= 64; gl += 7) {
+			for (al = 1; al <= 64; al += 3) {
+				int r;
+
+				fill(g, 'G', gl);
+				fill(a, 'A', al);
+				r = sds_sock_path(dir, g, a, path, sizeof(path));
+				if (d + 1 + gl + 1 + al + 5 <= SDS_SUN_PATH_MAX) {
+					assert_int_equal(r, 0);
+					assert_int_equal(strlen(path), d + gl + al + 7);
+				} else if (d + 1 + SDS_SOCK_STEM_MIN + 5 <= SDS_SUN_PATH_MAX) {
+					assert_int_equal(r, 0);
+					assert_int_equal(strlen(path), SDS_SUN_PATH_MAX);
+					assert_int_equal(sds_sock_stem(d, g, a, stem, sizeof(stem)),
+							 SDS_SUN_PATH_MAX - d - 6);
+					for (dots = 0, s = stem; (s = strchr(s, '.')); s++)
+						dots++;
+					assert_int_equal(dots, 2);
+					assert_true(stem[0] == 'G' && strstr(stem, ".A"));
+				} else {
+					assert_int_equal(r, -1);
+				}
+			}
+		}
+	}
+	/* Invalid names have no socket. */
+	assert_int_equal(sds_sock_path("/run/sds", "a.b", "c", path, sizeof(path)), -1);
+	assert_int_equal(sds_sock_path("/run/sds", "a", "", path, sizeof(path)), -1);
+	/* Nor does a buffer too small. */
+	assert_int_equal(sds_sock_path("/run/sds", "g", "a", path, 10), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_name_valid),
 		cmocka_unit_test(test_name_sanitize),
 		cmocka_unit_test(test_name_sanitize_small_buffer),
+		cmocka_unit_test(test_sock_plain),
+		cmocka_unit_test(test_sock_hashed),
+		cmocka_unit_test(test_sock_hash),
+		cmocka_unit_test(test_sock_always_fits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
