@@ -285,15 +285,15 @@ static void test_permits(void **state)
 
 	b = counts_now();
 	assert_false(sds_should_downgrade(p));	/* holds the permit */
-	assert_int_equal(e->permits, 1);
+	assert_int_equal(fake_cell(&fl, "db")->permits, 1);
 	assert_int_equal(*cell, 1);
 	assert_true(sds_should_downgrade(p));	/* full */
-	assert_int_equal(e->refused_concurrent, 1);
-	assert_int_equal(e->permits, 1);
+	assert_int_equal(fake_cell(&fl, "db")->refused_concurrent, 1);
+	assert_int_equal(fake_cell(&fl, "db")->permits, 1);
 	sds_downgrade_finally(p);		/* the refused one: nothing */
-	assert_int_equal(e->permits, 1);
+	assert_int_equal(fake_cell(&fl, "db")->permits, 1);
 	sds_downgrade_finally(p);		/* gives it back */
-	assert_int_equal(e->permits, 0);
+	assert_int_equal(fake_cell(&fl, "db")->permits, 0);
 	assert_int_equal(*cell, 0);
 	assert_delta(&b, 1, 1, 0, 1);
 	sds_client_close(c);
@@ -351,12 +351,12 @@ static void test_permits_threads(void **state)
 	for (i = 0; i < TK + TM; i++)
 		refused += h[i].down;
 	assert_int_equal(refused, TM);
-	assert_int_equal(e->permits, TK);
+	assert_int_equal(fake_cell(&fl, "db")->permits, TK);
 	assert_int_equal(*cell, TK);
 	pthread_barrier_wait(&checked);
 	for (i = 0; i < TK + TM; i++)
 		pthread_join(t[i], NULL);
-	assert_int_equal(e->permits, 0);
+	assert_int_equal(fake_cell(&fl, "db")->permits, 0);
 	assert_int_equal(*cell, 0);
 	assert_delta(&b, TK, TK, 0, TM);
 	pthread_barrier_destroy(&decided);
@@ -383,16 +383,16 @@ static void test_probe(void **state)
 	sds_downgrade_finally(p);
 	sds_exception_sign(p);
 	sds_downgrade_finally(p);
-	assert_int_equal(e->probes_failed, 1);
-	assert_int_equal(e->probes_ok, 0);
+	assert_int_equal(fake_cell(&fl, "dep")->probes_failed, 1);
+	assert_int_equal(fake_cell(&fl, "dep")->probes_ok, 0);
 	/* The next one is an interval away. */
 	assert_true(sds_should_downgrade(p));
 	sds_downgrade_finally(p);
 	/* Make it due: a successful probe. */
-	e->next_probe_ns = 0;
+	fake_cell(&fl, "dep")->next_probe_ns = 0;
 	assert_false(sds_should_downgrade(p));
 	sds_downgrade_finally(p);
-	assert_int_equal(e->probes_ok, 1);
+	assert_int_equal(fake_cell(&fl, "dep")->probes_ok, 1);
 	sds_client_close(c);
 	fake_stop(&fl);
 }
