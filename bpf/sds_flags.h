@@ -1,20 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * The flags region (DESIGN.md §2, docs/PROTOCOL.md "Flags region"): two
- * BPF_F_MMAPABLE array maps that the loader creates and every guarded
- * process maps (the fds come over the control socket with SCM_RIGHTS).
+ * shared mappings that the loader creates and every guarded process maps
+ * (the fds come over the control socket with SCM_RIGHTS, in this order):
  *
- *   - "flags": everything the loader decides.  Element 0 is the header,
- *     element 1+i the flag entry of point id i.  Clients get it from an fd
- *     opened BPF_F_RDONLY and map it PROT_READ: the kernel refuses them a
- *     writable mapping, mprotect to write, and map updates.  The loader is
- *     its only writer; line 1 of an entry (and line 2, the drill settings)
- *     is published under the entry's sequence counter (odd while writing).
- *   - "cells": what the guards must write.  Element i is the cell of point
- *     id i (atomics only); the per-process permit table follows.  Any
- *     client of the app can write any byte of it, so every reader, libsds
- *     and the loader alike, bounds what it reads there (PROTOCOL.md,
- *     "Reading the cells").
+ *   - "flags": everything the loader decides, in elements of
+ *     SDS_FLAG_SIZE: element 0 is the header, element 1+i the flag entry
+ *     of point id i.  A sealed memfd (loader/flags.c says why not a BPF
+ *     map) that clients get opened O_RDONLY and map PROT_READ: the kernel
+ *     refuses them a writable mapping, mprotect to write, write(2) and
+ *     reopening for writing.  The loader is its only writer; an entry is
+ *     published under its sequence counter (odd while writing).
+ *   - "cells": what the guards must write, a BPF_F_MMAPABLE array mapped
+ *     read-write.  Element i is the cell of point id i (atomics only); the
+ *     per-process permit table follows.  Any client of the app can write
+ *     any byte of it, so every reader, libsds and the loader alike, bounds
+ *     what it reads there (PROTOCOL.md, "Reading the cells").
  *
  * Changing anything here changes the ABI between libsds and the loader:
  * bump SDS_FLAGS_LAYOUT.

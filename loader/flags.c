@@ -5,8 +5,11 @@
  * docs/TRUST.md).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -46,34 +49,62 @@ static int map_create(const char *name, uint32_t size, uint32_t n, size_t *bytes
 }
 
 /*
- * A second fd of map @fd that only reads: the kernel refuses a writable
- * shared mapping of it (EACCES), mprotect to write, and map updates.  Only
- * root can open a map by id, so a client cannot trade it for a writable one.
+ * The flags region: a sealed memfd, not a BPF map.  Linux maps a file
+ * that was not opened for writing with VM_SHARED cleared, and a BPF map
+ * refuses any mapping without VM_SHARED (EINVAL): a BPF_F_RDONLY map fd
+ * cannot be mapped at all.  A memfd can: the loader maps it read-write,
+ * then seals it (F_SEAL_FUTURE_WRITE: no new writable mapping, write(2)
+ * or hole punch by anyone, whatever fd; no resize; no unsealing) and
+ * hands out an O_RDONLY reopening of it, mode 0444 and root's, so a
+ * client can neither map it writable (EACCES), mprotect its mapping to
+ * write (EACCES), nor reopen it for writing.
  */
-static int map_fd_rdonly(int fd)
+static int flags_memfd(size_t bytes, void **mem, int *ro_fd)
 {
-	LIBBPF_OPTS(bpf_get_fd_by_id_opts, opts, .open_flags = BPF_F_RDONLY);
-	struct bpf_map_info info;
-	__u32 len = sizeof(info);
+	const int seals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE |
+			  F_SEAL_SEAL;
+	char path[64];
+	int fd, err;
 
-	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+	*mem = NULL;
+	*ro_fd = -1;
+	fd = memfd_create("sds_flags", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
 		return -1;
-	return bpf_map_get_fd_by_id_opts(info.id, &opts);
+	if (ftruncate(fd, bytes) || fchmod(fd, 0444))
+		goto fail;
+	*mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (*mem == MAP_FAILED) {
+		*mem = NULL;
+		goto fail;
+	}
+	if (fcntl(fd, F_ADD_SEALS, seals))
+		goto fail;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	*ro_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*ro_fd < 0)
+		goto fail;
+	return fd;
+fail:
+	err = errno;
+	if (*mem)
+		munmap(*mem, bytes);
+	*mem = NULL;
+	close(fd);
+	errno = err;
+	return -1;
 }
 
 int flags__create(struct flags_region *f, uint64_t epoch, uint64_t tick_ns)
 {
+	long page = sysconf(_SC_PAGESIZE);
 	int err;
 
 	memset(f, 0, sizeof(*f));
 	f->ro_fd = f->cells_fd = -1;
-	f->fd = map_create("sds_flags", SDS_FLAG_SIZE, SDS_FLAGS_ELEMS, &f->size,
-			   &f->mem);
+	f->size = ((size_t)SDS_FLAGS_ELEMS * SDS_FLAG_SIZE + page - 1) / page * page;
+	f->fd = flags_memfd(f->size, &f->mem, &f->ro_fd);
 	if (f->fd < 0)
-		goto fail;
-	f->ro_fd = map_fd_rdonly(f->fd);
-	if (f->ro_fd < 0)
 		goto fail;
 	f->cells_fd = map_create("sds_cells", SDS_CELL_SIZE, SDS_CELLS_ELEMS,
 				 &f->cells_size, &f->cells);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * The loader's side of the flags region (bpf/sds_flags.h): the two
- * mmapable BPF arrays the guards map (flags read-only, cells read-write),
+ * maps the guards map (flags read-only, cells read-write),
  * the header, publishing a point's state under the entry's sequence
  * counter, and reading the cells as the untrusted input they are.
  */
@@ -39,9 +39,9 @@ struct cell_counts {
 #define FLAGS_TIME_SLACK_NS	1000000000ULL
 
 struct flags_region {
-	int fd;				/* the flags map, read-write (the loader's) */
-	int ro_fd;			/* the flags map again, BPF_F_RDONLY: sent to guards */
-	int cells_fd;			/* the cells map: sent to guards */
+	int fd;				/* the flags memfd, read-write (the loader's), sealed */
+	int ro_fd;			/* the same, reopened O_RDONLY: sent to guards */
+	int cells_fd;			/* the cells BPF map: sent to guards */
 	size_t size;			/* bytes of the flags map: whole pages */
 	size_t cells_size;		/* bytes of the cells map: whole pages */
 	void *mem;			/* the flags map, mapped */
