@@ -12,6 +12,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
+#include <sys/mman.h>
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,6 +189,11 @@ static void test_downgrade(void **state)
 	}
 	assert_delta(&b, 0, 0, 0, 100);
 	assert_true(site_last_key[SITE_DOWNGRADE] == fl.key);
+
+	/* The loader's map is read-only here: no way to make it writable. */
+	assert_int_equal(mprotect(c->sess->region, c->sess->size,
+				  PROT_READ | PROT_WRITE), -1);
+	assert_int_equal(errno, EACCES);
 
 	/* SDS_INVOKE takes the fallback. */
 	assert_int_equal(SDS_INVOKE(p, -1, 5), -1);

@@ -149,6 +149,21 @@ static void test_delay(void **state)
 	assert_int_equal(C(e)->drill_faults, 0);
 }
 
+/* Whatever the entry says, a guard never sleeps beyond the loader's limit. */
+static void test_delay_clamped(void **state)
+{
+	struct sds_flag *e = entry(9);
+	uint64_t rng = 9, d = 0;
+
+	drill(e, 0, SDS_DRILL_DELAY, 100, 1ULL << 63, T0 + NS);
+	assert_int_equal(at(e, T0, &rng, &d), SDS_G_DELAY);
+	assert_int_equal(d, SDS_DRILL_DELAY_MAX_NS);
+	drill(e, 0, SDS_DRILL_DELAY, 100, SDS_DRILL_DELAY_MAX_NS, T0 + NS);
+	assert_int_equal(at(e, T0, &rng, &d), SDS_G_DELAY);
+	assert_int_equal(d, SDS_DRILL_DELAY_MAX_NS);
+	assert_int_equal(C(e)->drill_delays, 2);
+}
+
 /* Nobody stopped it: the guard ignores it from its expiry on. */
 static void test_expiry(void **state)
 {
@@ -221,6 +236,7 @@ int main(void)
 		cmocka_unit_test(test_error_ratio),
 		cmocka_unit_test(test_ratio_zero),
 		cmocka_unit_test(test_delay),
+		cmocka_unit_test(test_delay_clamped),
 		cmocka_unit_test(test_expiry),
 		cmocka_unit_test(test_stale_loader),
 		cmocka_unit_test(test_downgrade_first),

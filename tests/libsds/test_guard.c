@@ -539,6 +539,29 @@ static void test_probe_interval_shortened(void **state)
 	assert_int_equal(C(e)->next_probe_ns, T0 + 200 * MS);
 }
 
+/*
+ * Garbage another client wrote into the cells: a permit count beyond any
+ * limit refuses (the app's own shared limit: the loader repairs it), one
+ * far below 0 passes, and neither wraps or spins.
+ */
+static void test_forged_permits(void **state)
+{
+	struct cfg c = { .active = SDS_ACT_CONCURRENT, .limit = 2 };
+	struct sds_flag *e = entry(18);
+	uint64_t rng = 1;
+	unsigned int how;
+
+	publish(e, &c);
+	C(e)->permits = 1LL << 62;
+	assert_int_equal(decide_at(e, T0, &rng), SDS_G_DOWNGRADE);
+	assert_int_equal(C(e)->permits, 1LL << 62);
+	C(e)->permits = INT64_MIN;
+	how = decide_at(e, T0, &rng);
+	assert_int_equal(how, SDS_G_PERMIT);
+	sds_guard_release(C(e), NULL, how);
+	assert_int_equal(C(e)->permits, INT64_MIN);
+}
+
 static void test_probe_respects_limits(void **state)
 {
 	struct cfg c = { .active = SDS_ACT_DOWNGRADE | SDS_ACT_PROBE |
@@ -633,6 +656,7 @@ int main(void)
 		cmocka_unit_test(test_probe_race),
 		cmocka_unit_test(test_probe_interval_shortened),
 		cmocka_unit_test(test_probe_respects_limits),
+		cmocka_unit_test(test_forged_permits),
 		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_rand),
 	};
