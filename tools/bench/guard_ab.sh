@@ -62,10 +62,12 @@ while [ $n -lt "$PAIRS" ]; do
 	one "$B" B
 	n=$((n + 1))
 done
+# median COLUMN LABEL: the median of the runs' values
+median() {
+	awk -v l="$2" -v c="$1" '$1 == l { print $c }' "$T/runs" | sort -g |
+		awk '{ v[NR] = $1 } END { m = int((NR + 1) / 2);
+			if (NR % 2 == 0) print (v[m] + v[m + 1]) / 2; else print v[m] }'
+}
 for l in A B; do
-	for c in 2 3 4; do
-		awk -v l=$l -v c=$c '$1 == l { print $c }' "$T/runs" | sort -g |
-			awk '{ v[NR] = $1 } END { printf "%s ", (NR % 2) ? v[(NR + 1) / 2] :
-				(v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-	done | awk -v l=$l '{ print "median " l ": none " $1 " pass " $2 " down " $3 }'
+	echo "median $l: none $(median 2 $l) pass $(median 3 $l) down $(median 4 $l)"
 done
