@@ -1,22 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * The flags region (DESIGN.md §2): a BPF_F_MMAPABLE array map that the
- * loader writes and every guarded process maps (the fd comes over the
- * control socket with SCM_RIGHTS).  Element 0 is the header, element 1+i
- * is the flag entry of point id i; the per-process permit table follows.
+ * The flags region (DESIGN.md §2, docs/PROTOCOL.md "Flags region"): two
+ * shared mappings that the loader creates and every guarded process maps
+ * (the fds come over the control socket with SCM_RIGHTS, in this order):
  *
- * Ownership is by cache line so the loader and the guards never write the
- * same line:
- *   - the header and the first line of each entry are the loader's,
- *     published under the entry's sequence counter (odd while writing);
- *   - the second line of each entry and the permit table are the guards',
- *     changed only with atomics, never rewritten by the loader (except to
- *     give back the permits of a process that died, also with atomics);
- *   - the third line is the drill's: its settings are the loader's,
- *     published under the same sequence counter as line 1, and its two
- *     counters are the guards' (atomics).  They share a line because the
- *     loader writes it only when a drill starts or stops, and the guards
- *     only while one runs: no tick-rate writer contends with them.
+ *   - "flags": everything the loader decides, in elements of
+ *     SDS_FLAG_SIZE: element 0 is the header, element 1+i the flag entry
+ *     of point id i.  A sealed memfd (loader/flags.c says why not a BPF
+ *     map) that clients get opened O_RDONLY and map PROT_READ: the kernel
+ *     refuses them a writable mapping, mprotect to write, write(2) and
+ *     reopening for writing.  The loader is its only writer; an entry is
+ *     published under its sequence counter (odd while writing).
+ *   - "cells": what the guards must write, a BPF_F_MMAPABLE array mapped
+ *     read-write.  Element i is the cell of point id i (atomics only); the
+ *     per-process permit table follows.  Any client of the app can write
+ *     any byte of it, so every reader, libsds and the loader alike, bounds
+ *     what it reads there (PROTOCOL.md, "Reading the cells").
  *
  * Changing anything here changes the ABI between libsds and the loader:
  * bump SDS_FLAGS_LAYOUT.
@@ -30,13 +29,18 @@
 #include "sds_types.h"
 
 #define SDS_FLAGS_MAGIC		0x53445346u	/* "SDSF" */
-#define SDS_FLAGS_LAYOUT	2
-#define SDS_FLAG_SIZE		192		/* one map element: three cache lines */
+#define SDS_FLAGS_LAYOUT	3
+#define SDS_FLAG_SIZE		128		/* a flags element: two cache lines */
+#define SDS_CELL_SIZE		128		/* a cells element: two cache lines */
 #define SDS_MAX_PROCS		64		/* guarded processes per loader */
-/* Elements: header, one per point, then the permit table. */
-#define SDS_PERMIT_ELEMS	((SDS_MAX_PROCS * SDS_MAX_POINTS * 4 + SDS_FLAG_SIZE - 1) / SDS_FLAG_SIZE)
-#define SDS_FLAGS_ELEMS		(1 + SDS_MAX_POINTS + SDS_PERMIT_ELEMS)
+/* Flags elements: the header, then one per point. */
+#define SDS_FLAGS_ELEMS		(1 + SDS_MAX_POINTS)
+/* Cells elements: one per point, then the permit table. */
+#define SDS_PERMIT_ELEMS	((SDS_MAX_PROCS * SDS_MAX_POINTS * 4 + SDS_CELL_SIZE - 1) / SDS_CELL_SIZE)
+#define SDS_CELLS_ELEMS		(SDS_MAX_POINTS + SDS_PERMIT_ELEMS)
 #define SDS_STALE_NS		2000000000ULL	/* a loader whose tick is older is gone */
+/* The longest sleep of a delay drill (the loader's limit; libsds clamps too). */
+#define SDS_DRILL_DELAY_MAX_NS	60000000000ULL
 
 /* Why a point is downgraded (struct sds_flag.reason). */
 enum sds_reason {
@@ -66,7 +70,7 @@ enum sds_drill_kind {
 	SDS_DRILL_DELAY = 2,		/* the call sleeps drill_delay_ns first */
 };
 
-/* Element 0. */
+/* Flags element 0: the loader's. */
 struct sds_flags_header {
 	__u32 magic;		/* SDS_FLAGS_MAGIC */
 	__u32 layout;		/* SDS_FLAGS_LAYOUT */
@@ -78,10 +82,10 @@ struct sds_flags_header {
 	__u8 pad[SDS_FLAG_SIZE - 40];
 };
 
-/* Element 1 + point id. */
+/* Flags element 1 + point id: the loader's only (clients map it read-only). */
 struct sds_flag {
-	/* ---- line 1: the loader's ---- */
-	__u32 seq;		/* odd while the loader writes this line */
+	/* ---- line 1: the decision, under @seq ---- */
+	__u32 seq;		/* odd while the loader writes this entry */
 	__u32 active;		/* SDS_ACT_* bits; 0: pass without looking further */
 	__u32 reason;		/* enum sds_reason of the downgrade */
 	__u32 rate;		/* 0..100: share of calls downgraded while tripped */
@@ -91,8 +95,23 @@ struct sds_flag {
 	__u64 token_burst_ns;	/* token_bucket * token_interval_ns */
 	__u64 probe_interval_ns;	/* hold: one probe call this often */
 	__u32 point_kind;	/* 0: unused, 1: function point, 2: guard point */
-	__u32 gen;		/* bumped when a strategy is (re)applied: resets guard state */
-	/* ---- line 2: the guards' (atomics only) ---- */
+	__u32 gen;		/* bumped when a strategy is (re)applied */
+	/* ---- line 2: the drill's settings, under @seq; read only with SDS_ACT_DRILL ---- */
+	__u32 drill_kind;	/* enum sds_drill_kind */
+	__u32 drill_ratio;	/* 0..100: share of the passed calls it hits */
+	__u64 drill_delay_ns;	/* SDS_DRILL_DELAY: how long a hit call sleeps */
+	__u64 drill_expires_ns;	/* CLOCK_MONOTONIC: the guard ignores the drill from then on */
+	__u8 pad2[64 - 24];
+};
+
+/*
+ * Cells element point id: the guards' (atomics only), writable by every
+ * client of the app, so never an instruction to anyone: readers clamp.
+ * The loader writes it only to reset (tat_ns, next_probe_ns for a new
+ * strategy or hold) and to repair (permits, corrupt times).
+ */
+struct sds_cell {
+	/* ---- line 1: the shared limits and probe outcomes ---- */
 	__s64 permits;		/* concurrency semaphore: permits held now */
 	__u64 tat_ns;		/* token bucket: theoretical arrival time (GCRA) */
 	__u64 next_probe_ns;	/* hold: the earliest time of the next probe call */
@@ -100,33 +119,32 @@ struct sds_flag {
 	__u64 probes_failed;	/* probe calls that failed */
 	__u64 refused_concurrent;	/* calls refused by the semaphore */
 	__u64 refused_token;	/* calls refused by the bucket */
-	__u8 pad2[64 - 56];
-	/* ---- line 3: the drill (settings: loader, under @seq; counts: guards) ---- */
-	__u32 drill_kind;	/* enum sds_drill_kind */
-	__u32 drill_ratio;	/* 0..100: share of the passed calls it hits */
-	__u64 drill_delay_ns;	/* SDS_DRILL_DELAY: how long a hit call sleeps */
-	__u64 drill_expires_ns;	/* CLOCK_MONOTONIC: the guard ignores the drill from then on */
-	__u64 drill_faults;	/* guards: calls faulted, ever (cumulative) */
-	__u64 drill_delays;	/* guards: calls delayed, ever (cumulative) */
-	__u8 pad3[64 - 40];
+	__u8 pad1[64 - 56];
+	/* ---- line 2: the drill's counts (busy only while a drill runs) ---- */
+	__u64 drill_faults;	/* calls faulted, ever (cumulative) */
+	__u64 drill_delays;	/* calls delayed, ever (cumulative) */
+	__u8 pad2[64 - 16];
 };
 
 /*
- * Permit table, after the entries: for process slot s (given at
- * registration) and point id p, the permits that process holds, so the
- * loader can give back those of a process that died.
+ * Permit table, in the cells map after the cells: for process slot s
+ * (given at registration) and point id p, the permits that process holds
+ * (it raises its cell before it takes a permit and lowers it after it gives
+ * one back), so the loader can give back those of a process that died and
+ * bound the semaphore by what live processes hold.
  */
-#define SDS_PERMITS_OFF	((1 + SDS_MAX_POINTS) * SDS_FLAG_SIZE)
+#define SDS_PERMITS_OFF	(SDS_MAX_POINTS * SDS_CELL_SIZE)
 #define SDS_PERMIT_IDX(slot, point)	((slot) * SDS_MAX_POINTS + (point))
 
 #ifndef __VMLINUX_H__
 _Static_assert(sizeof(struct sds_flags_header) == SDS_FLAG_SIZE, "header size");
 _Static_assert(sizeof(struct sds_flag) == SDS_FLAG_SIZE, "entry size");
-_Static_assert(__builtin_offsetof(struct sds_flag, permits) == 64,
-	       "the guards' line starts at 64");
-_Static_assert(__builtin_offsetof(struct sds_flag, drill_kind) == 128,
-	       "the drill's line starts at 128");
-_Static_assert(SDS_PERMIT_ELEMS * SDS_FLAG_SIZE >= SDS_MAX_PROCS * SDS_MAX_POINTS * 4,
+_Static_assert(sizeof(struct sds_cell) == SDS_CELL_SIZE, "cell size");
+_Static_assert(__builtin_offsetof(struct sds_flag, drill_kind) == 64,
+	       "the drill's settings start at 64");
+_Static_assert(__builtin_offsetof(struct sds_cell, drill_faults) == 64,
+	       "the drill's counts start at 64");
+_Static_assert(SDS_PERMIT_ELEMS * SDS_CELL_SIZE >= SDS_MAX_PROCS * SDS_MAX_POINTS * 4,
 	       "the permit table fits");
 #endif
 

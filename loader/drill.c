@@ -13,6 +13,9 @@
 #include "loader.h"
 #include "names.h"
 
+_Static_assert(DRILL_MAX_DELAY_MS * 1000000ULL == SDS_DRILL_DELAY_MAX_NS,
+	       "the guards clamp a delay to the loader's own limit");
+
 static const char *kind_name(uint32_t kind)
 {
 	return kind == SDS_DRILL_ERROR ? "error" :
@@ -38,7 +41,7 @@ static void drill_publish(struct loader *l, int id)
 int drill__start(struct loader *l, const char *name, bool create,
 		 const struct drill_run *d, char *err, size_t errlen)
 {
-	struct sds_flag *e;
+	const struct cell_counts *n;
 	struct drill_run *r;
 	int id;
 
@@ -68,13 +71,13 @@ int drill__start(struct loader *l, const char *name, bool create,
 			 name, d->ratio);
 		return -1;
 	}
-	e = flags__entry(&l->flags, id);
+	n = flags__counts(&l->flags, id);
 	r = &l->run[id].drill;
 	if (r->kind)
 		events__add(&l->events, name, SDS_REASON_DRILL, false);
 	*r = *d;
-	r->faults_base = __atomic_load_n(&e->drill_faults, __ATOMIC_RELAXED);
-	r->delays_base = __atomic_load_n(&e->drill_delays, __ATOMIC_RELAXED);
+	r->faults_base = n->drill_faults;
+	r->delays_base = n->drill_delays;
 	events__add(&l->events, name, SDS_REASON_DRILL, true);
 	drill_publish(l, id);
 	return 0;
@@ -124,7 +127,8 @@ void drill__tick(struct loader *l, int id, uint64_t now_ns,
 json_t *drill__json(struct loader *l, int id, uint64_t now_ns)
 {
 	const struct drill_run *r = &l->run[id].drill;
-	struct sds_flag *e = flags__entry(&l->flags, id);
+	/* The loader's own bounded counts: a forged cell cannot wrap them. */
+	const struct cell_counts *n = flags__counts(&l->flags, id);
 	uint64_t left;
 
 	if (!r->kind)
@@ -135,10 +139,8 @@ json_t *drill__json(struct loader *l, int id, uint64_t now_ns)
 		"ratio", (int)r->ratio,
 		"delay_ms", (json_int_t)(r->delay_ns / 1000000),
 		"remaining_ms", (json_int_t)left,
-		"faults", (json_int_t)(__atomic_load_n(&e->drill_faults,
-				__ATOMIC_RELAXED) - r->faults_base),
-		"delays", (json_int_t)(__atomic_load_n(&e->drill_delays,
-				__ATOMIC_RELAXED) - r->delays_base),
+		"faults", (json_int_t)(n->drill_faults - r->faults_base),
+		"delays", (json_int_t)(n->drill_delays - r->delays_base),
 		"source", r->admin_id ? json_integer(r->admin_id) :
 					json_string("local"));
 }

@@ -83,19 +83,43 @@ static void point_events(struct loader *l, int id, uint32_t reason)
 	r->shown_reason = reason;
 }
 
-static void point_tick(struct loader *l, int id, uint64_t now_ns,
-		       uint64_t now_sec)
+/* Slots of the sessions open now: bit s for slot s (flags__repair). */
+static uint64_t live_slots(const struct loader *l)
 {
-	struct sds_flag *e = flags__entry(&l->flags, id);
+	uint64_t live = 0;
+	int s;
+
+	for (s = 0; s < SDS_MAX_PROCS; s++)
+		if (l->sessions[s].fd >= 0)
+			live |= 1ULL << s;
+	return live;
+}
+
+/* Calls of point @id in flight now, as the kernel counts them; -1: unknown. */
+static int64_t point_inflight(struct loader *l, int id, uint64_t now_sec)
+{
+	struct point_stats st;
+
+	if (counters__read(&l->counters, id, now_sec, &st))
+		return -1;
+	return st.concurrency;
+}
+
+static void point_tick(struct loader *l, int id, uint64_t now_ns,
+		       uint64_t now_sec, uint64_t live)
+{
+	struct sds_cell *c = flags__cell(&l->flags, id);
+	/* What guards wrote, as counts the loader bounded: never instructions. */
+	const struct cell_counts *n = flags__counts(&l->flags, id);
 	struct point_run *r = &l->run[id];
 	struct chain_input in = {
 		.st = point_strategy(l, id),
 		.now_ns = now_ns,
-		.probes_ok = __atomic_load_n(&e->probes_ok, __ATOMIC_ACQUIRE),
-		.probes_failed = __atomic_load_n(&e->probes_failed, __ATOMIC_ACQUIRE),
+		.probes_ok = n->probes_ok,
+		.probes_failed = n->probes_failed,
 	};
-	uint64_t ref_c = __atomic_load_n(&e->refused_concurrent, __ATOMIC_RELAXED);
-	uint64_t ref_t = __atomic_load_n(&e->refused_token, __ATOMIC_RELAXED);
+	uint64_t ref_c = n->refused_concurrent;
+	uint64_t ref_t = n->refused_token;
 	uint64_t hold_before = r->cs.hold_until_ns;
 	struct flag_state fs;
 	uint32_t shown;
@@ -109,10 +133,14 @@ static void point_tick(struct loader *l, int id, uint64_t now_ns,
 	/* A hold that (re)starts lets its first probe through one interval on. */
 	if (r->cs.hold_until_ns && r->cs.hold_until_ns != hold_before &&
 	    fs.probe_interval_ns)
-		__atomic_store_n(&e->next_probe_ns, now_ns + fs.probe_interval_ns,
+		__atomic_store_n(&c->next_probe_ns, now_ns + fs.probe_interval_ns,
 				 __ATOMIC_RELEASE);
 	drill__tick(l, id, now_ns, &fs);
 	flags__publish(&l->flags, id, &fs);
+	/* The kernel's count of calls in flight bounds held permits. */
+	flags__repair(&l->flags, id, &fs, now_ns, live,
+		      __atomic_load_n(&c->permits, __ATOMIC_RELAXED) > 0 ?
+		      point_inflight(l, id, now_sec) : -1);
 
 	/* The guard's exact limits show as downgrades while they refuse. */
 	if (ref_t > r->token_seen || ref_c > r->conc_seen) {
@@ -132,13 +160,14 @@ void engine__tick(struct loader *l)
 {
 	uint64_t now_ns = flags_now_ns();
 	uint64_t now_sec = counters_now_sec();
+	uint64_t live = live_slots(l);
 	int id;
 
 	counters__tick(&l->counters, now_sec);
 	if (l->uplink)
 		uplink__tick(l->uplink, l, now_sec);
 	for (id = 0; id < l->probes.npoints; id++)
-		point_tick(l, id, now_ns, now_sec);
+		point_tick(l, id, now_ns, now_sec, live);
 	flags__tick(&l->flags, now_ns);
 }
 
@@ -171,14 +200,15 @@ int engine__apply(struct loader *l, struct sds_strategies *s)
 	 */
 	for (id = 0; id < l->probes.npoints; id++) {
 		struct sds_flag *e = flags__entry(&l->flags, id);
+		struct sds_cell *c = flags__cell(&l->flags, id);
 
 		if (!strategy_changed(old, s, l->probes.pts[id].spec.name))
 			continue;
 		memset(&l->run[id].cs, 0, sizeof(l->run[id].cs));
 		point_configure(l, id);
 		/* New limits start with a full bucket and no pending probe. */
-		__atomic_store_n(&e->tat_ns, 0, __ATOMIC_RELEASE);
-		__atomic_store_n(&e->next_probe_ns, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&c->tat_ns, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&c->next_probe_ns, 0, __ATOMIC_RELEASE);
 		__atomic_fetch_add(&e->gen, 1, __ATOMIC_RELEASE);
 	}
 	free(old);

@@ -1,12 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* flags.c - create, map and write the flags region. */
+/*
+ * flags.c - create, map and write the flags region; read its cells as
+ * input from untrusted clients (docs/PROTOCOL.md, "Flags region";
+ * docs/TRUST.md).
+ */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "flags.h"
+
+#define LD(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
 
 uint64_t flags_now_ns(void)
 {
@@ -16,28 +25,91 @@ uint64_t flags_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-int flags__create(struct flags_region *f, uint64_t epoch, uint64_t tick_ns)
+/* An mmapable array of @n elements of @size bytes, mapped read-write. */
+static int map_create(const char *name, uint32_t size, uint32_t n, size_t *bytes,
+		      void **mem)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
 	long page = sysconf(_SC_PAGESIZE);
-	size_t bytes = (size_t)SDS_FLAGS_ELEMS * SDS_FLAG_SIZE;
-	int err;
+	int fd, err;
 
-	memset(f, 0, sizeof(*f));
-	f->fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "sds_flags", sizeof(__u32),
-			       SDS_FLAG_SIZE, SDS_FLAGS_ELEMS, &opts);
-	if (f->fd < 0)
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, name, sizeof(__u32), size, n, &opts);
+	if (fd < 0)
 		return -1;
-	f->size = (bytes + page - 1) / page * page;
-	f->mem = mmap(NULL, f->size, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, 0);
-	if (f->mem == MAP_FAILED) {
+	*bytes = ((size_t)size * n + page - 1) / page * page;
+	*mem = mmap(NULL, *bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (*mem == MAP_FAILED) {
 		err = errno;
-		close(f->fd);
-		f->mem = NULL;
-		f->fd = -1;
+		close(fd);
+		*mem = NULL;
 		errno = err;
 		return -1;
 	}
+	return fd;
+}
+
+/*
+ * The flags region: a sealed memfd, not a BPF map.  Linux maps a file
+ * that was not opened for writing with VM_SHARED cleared, and a BPF map
+ * refuses any mapping without VM_SHARED (EINVAL): a BPF_F_RDONLY map fd
+ * cannot be mapped at all.  A memfd can: the loader maps it read-write,
+ * then seals it (F_SEAL_FUTURE_WRITE: no new writable mapping, write(2)
+ * or hole punch by anyone, whatever fd; no resize; no unsealing) and
+ * hands out an O_RDONLY reopening of it, mode 0444 and root's, so a
+ * client can neither map it writable (EACCES), mprotect its mapping to
+ * write (EACCES), nor reopen it for writing.
+ */
+static int flags_memfd(size_t bytes, void **mem, int *ro_fd)
+{
+	const int seals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE |
+			  F_SEAL_SEAL;
+	char path[64];
+	int fd, err;
+
+	*mem = NULL;
+	*ro_fd = -1;
+	fd = memfd_create("sds_flags", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -1;
+	if (ftruncate(fd, bytes) || fchmod(fd, 0444))
+		goto fail;
+	*mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (*mem == MAP_FAILED) {
+		*mem = NULL;
+		goto fail;
+	}
+	if (fcntl(fd, F_ADD_SEALS, seals))
+		goto fail;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	*ro_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*ro_fd < 0)
+		goto fail;
+	return fd;
+fail:
+	err = errno;
+	if (*mem)
+		munmap(*mem, bytes);
+	*mem = NULL;
+	close(fd);
+	errno = err;
+	return -1;
+}
+
+int flags__create(struct flags_region *f, uint64_t epoch, uint64_t tick_ns)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int err;
+
+	memset(f, 0, sizeof(*f));
+	f->ro_fd = f->cells_fd = -1;
+	f->size = ((size_t)SDS_FLAGS_ELEMS * SDS_FLAG_SIZE + page - 1) / page * page;
+	f->fd = flags_memfd(f->size, &f->mem, &f->ro_fd);
+	if (f->fd < 0)
+		goto fail;
+	f->cells_fd = map_create("sds_cells", SDS_CELL_SIZE, SDS_CELLS_ELEMS,
+				 &f->cells_size, &f->cells);
+	if (f->cells_fd < 0)
+		goto fail;
 	f->hdr = f->mem;
 	f->hdr->magic = SDS_FLAGS_MAGIC;
 	f->hdr->layout = SDS_FLAGS_LAYOUT;
@@ -46,25 +118,38 @@ int flags__create(struct flags_region *f, uint64_t epoch, uint64_t tick_ns)
 	f->hdr->tick_interval_ns = tick_ns;
 	flags__tick(f, flags_now_ns());
 	return 0;
+fail:
+	err = errno;
+	flags__destroy(f);
+	errno = err;
+	return -1;
 }
 
 void flags__destroy(struct flags_region *f)
 {
 	if (f->mem) {
 		/* Guards that still map it must see a dead loader at once. */
-		__atomic_store_n(&f->hdr->tick_ns, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&((struct sds_flags_header *)f->mem)->tick_ns, 0,
+				 __ATOMIC_RELEASE);
 		munmap(f->mem, f->size);
 	}
+	if (f->cells)
+		munmap(f->cells, f->cells_size);
 	if (f->fd > 0)
 		close(f->fd);
+	if (f->ro_fd > 0)
+		close(f->ro_fd);
+	if (f->cells_fd > 0)
+		close(f->cells_fd);
 	memset(f, 0, sizeof(*f));
-	f->fd = -1;
+	f->fd = f->ro_fd = f->cells_fd = -1;
 }
 
 int flags__client_fds(const struct flags_region *f, int fds[FLAGS_CLIENT_FDS])
 {
-	fds[0] = f->fd;
-	return 1;
+	fds[0] = f->ro_fd;
+	fds[1] = f->cells_fd;
+	return 2;
 }
 
 struct sds_flag *flags__entry(struct flags_region *f, uint32_t point)
@@ -72,9 +157,14 @@ struct sds_flag *flags__entry(struct flags_region *f, uint32_t point)
 	return (struct sds_flag *)((char *)f->mem + (size_t)(1 + point) * SDS_FLAG_SIZE);
 }
 
+struct sds_cell *flags__cell(struct flags_region *f, uint32_t point)
+{
+	return (struct sds_cell *)((char *)f->cells + (size_t)point * SDS_CELL_SIZE);
+}
+
 int32_t *flags__permit(struct flags_region *f, uint32_t slot, uint32_t point)
 {
-	return (int32_t *)((char *)f->mem + SDS_PERMITS_OFF) +
+	return (int32_t *)((char *)f->cells + SDS_PERMITS_OFF) +
 	       SDS_PERMIT_IDX(slot, point);
 }
 
@@ -100,15 +190,12 @@ void flags__publish(struct flags_region *f, uint32_t point,
 	e->token_interval_ns = st->token_interval_ns;
 	e->token_burst_ns = st->token_burst_ns;
 	e->probe_interval_ns = st->probe_interval_ns;
-	/* Line 3: only when it changes, so its counters' line stays quiet. */
-	if (e->drill_kind != st->drill_kind || e->drill_ratio != st->drill_ratio ||
-	    e->drill_delay_ns != st->drill_delay_ns ||
-	    e->drill_expires_ns != st->drill_expires_ns) {
-		e->drill_kind = st->drill_kind;
-		e->drill_ratio = st->drill_ratio;
-		e->drill_delay_ns = st->drill_delay_ns;
-		e->drill_expires_ns = st->drill_expires_ns;
-	}
+	e->drill_kind = st->drill_kind;
+	e->drill_ratio = st->drill_ratio;
+	/* drill.c refuses longer ones; the guards clamp as well. */
+	e->drill_delay_ns = st->drill_delay_ns < SDS_DRILL_DELAY_MAX_NS ?
+			    st->drill_delay_ns : SDS_DRILL_DELAY_MAX_NS;
+	e->drill_expires_ns = st->drill_expires_ns;
 	__atomic_store_n(&e->active, st->active, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
 }
@@ -118,16 +205,126 @@ void flags__tick(struct flags_region *f, uint64_t now_ns)
 	__atomic_store_n(&f->hdr->tick_ns, now_ns, __ATOMIC_RELEASE);
 }
 
+/* Add what counter @cur grew by since @seen to @total, if a guard could have. */
+static void count_fold(uint64_t cur, uint64_t *seen, uint64_t *total)
+{
+	uint64_t d = cur - *seen;
+
+	*seen = cur;
+	if (d > FLAGS_DELTA_MAX)
+		return;		/* went back, or leapt: forged, counts nothing */
+	*total = *total + d < *total ? UINT64_MAX : *total + d;
+}
+
+const struct cell_counts *flags__counts(struct flags_region *f, uint32_t point)
+{
+	const struct sds_cell *c = flags__cell(f, point);
+	struct cell_counts *s = &f->seen[point], *t = &f->totals[point];
+
+	count_fold(LD(c->probes_ok), &s->probes_ok, &t->probes_ok);
+	count_fold(LD(c->probes_failed), &s->probes_failed, &t->probes_failed);
+	count_fold(LD(c->refused_concurrent), &s->refused_concurrent,
+		   &t->refused_concurrent);
+	count_fold(LD(c->refused_token), &s->refused_token, &t->refused_token);
+	count_fold(LD(c->drill_faults), &s->drill_faults, &t->drill_faults);
+	count_fold(LD(c->drill_delays), &s->drill_delays, &t->drill_delays);
+	return t;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+/*
+ * Set @cell from @old to @new unless a guard changed it meanwhile (then
+ * it is the guard's fresh value, which the next tick checks again).
+ */
+static void cas_u64(__u64 *cell, __u64 old, __u64 new)
+{
+	__atomic_compare_exchange_n(cell, &old, new, false, __ATOMIC_ACQ_REL,
+				    __ATOMIC_RELAXED);
+}
+
+/* The permits of @point against what live processes can be holding. */
+static void permits_repair(struct flags_region *f, uint32_t point,
+			   uint64_t live, int64_t inflight)
+{
+	struct sds_cell *c = flags__cell(f, point);
+	int64_t p = LD(c->permits), rows = 0, cap;
+	uint32_t s;
+
+	if (p <= 0) {
+		f->excess[point] = 0;
+		/* Below 0 only if given back twice (a forged or stale row). */
+		if (p < 0)
+			cas_u64((__u64 *)&c->permits, (__u64)p, 0);
+		return;
+	}
+	/* Honest guards raise their row before a permit, lower it after. */
+	for (s = 0; s < SDS_MAX_PROCS; s++) {
+		int32_t n;
+
+		if (!(live >> s & 1))
+			continue;
+		n = LD(*flags__permit(f, s, point));
+		if (n > 0)
+			rows += n;
+	}
+	/* Rows can be forged by any client: the kernel's count bounds them. */
+	cap = inflight >= 0 && inflight < rows ? inflight : rows;
+	if (p <= cap) {
+		f->excess[point] = 0;
+		return;
+	}
+	/*
+	 * A call between its permit and its entry site is not in flight
+	 * yet: one tick's excess may be honest, two in a row are not.
+	 */
+	if (++f->excess[point] < 2)
+		return;
+	f->excess[point] = 0;
+	cas_u64((__u64 *)&c->permits, (__u64)p, (__u64)cap);
+}
+
+void flags__repair(struct flags_region *f, uint32_t point,
+		   const struct flag_state *st, uint64_t now_ns,
+		   uint64_t live, int64_t inflight)
+{
+	struct sds_cell *c = flags__cell(f, point);
+	uint64_t tat = LD(c->tat_ns), next = LD(c->next_probe_ns);
+
+	/* GCRA never puts tat more than a bucket past a guard's now. */
+	if (tat > sat_add(sat_add(now_ns, st->token_burst_ns), FLAGS_TIME_SLACK_NS))
+		cas_u64(&c->tat_ns, tat, 0);
+	/* A probe claim moves it one interval past a guard's now. */
+	if (next > sat_add(sat_add(now_ns, st->probe_interval_ns), FLAGS_TIME_SLACK_NS))
+		cas_u64(&c->next_probe_ns, next, now_ns + st->probe_interval_ns);
+	permits_repair(f, point, live, inflight);
+}
+
 void flags__release_slot(struct flags_region *f, uint32_t slot)
 {
 	uint32_t p;
+	int i;
 
 	for (p = 0; p < SDS_MAX_POINTS; p++) {
 		int32_t *held = flags__permit(f, slot, p);
 		int32_t n = __atomic_exchange_n(held, 0, __ATOMIC_ACQ_REL);
+		struct sds_cell *c;
+		int64_t cur, want;
 
-		if (n)
-			__atomic_fetch_sub(&flags__entry(f, p)->permits, n,
-					   __ATOMIC_ACQ_REL);
+		if (n <= 0)
+			continue;
+		c = flags__cell(f, p);
+		cur = LD(c->permits);
+		/* Bounded: a client rewriting the cell cannot keep us here. */
+		for (i = 0; i < 64; i++) {
+			want = cur > n ? cur - n : 0;
+			if (cur <= 0 ||
+			    __atomic_compare_exchange_n(&c->permits, &cur, want, false,
+							__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+				break;
+		}
 	}
 }

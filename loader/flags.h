@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * The loader's side of the flags region (bpf/sds_flags.h): the mmapable
- * BPF array the guards map, its header, and publishing a point's state
- * under the entry's sequence counter.
+ * The loader's side of the flags region (bpf/sds_flags.h): the two
+ * maps the guards map (flags read-only, cells read-write),
+ * the header, publishing a point's state under the entry's sequence
+ * counter, and reading the cells as the untrusted input they are.
  */
 #ifndef SDS_FLAGS_REGION_H
 #define SDS_FLAGS_REGION_H
@@ -11,11 +12,44 @@
 #include <stdint.h>
 #include "sds_flags.h"
 
+/*
+ * What the loader has counted of a point's guard-written counters: the
+ * cells hold cumulative counts any client of the app can overwrite, so
+ * the loader folds only their increases, each bounded (a decrease or a
+ * jump beyond FLAGS_DELTA_MAX is a forgery and counts nothing), into
+ * totals of its own that never wrap.
+ */
+struct cell_counts {
+	uint64_t probes_ok;		/* probe calls that succeeded */
+	uint64_t probes_failed;		/* probe calls that failed */
+	uint64_t refused_concurrent;	/* calls the semaphore refused */
+	uint64_t refused_token;		/* calls the bucket refused */
+	uint64_t drill_faults;		/* calls an error drill failed */
+	uint64_t drill_delays;		/* calls a delay drill slowed */
+};
+
+/* The most a cell counter can honestly grow between two folds. */
+#define FLAGS_DELTA_MAX		(1ULL << 32)
+/*
+ * A time cell (tat_ns, next_probe_ns) further than its bound + this past
+ * now is no guard's doing: it is reset.  Also the guards' slack
+ * (guard.c), which covers a thread preempted between its clock read and
+ * its CAS.
+ */
+#define FLAGS_TIME_SLACK_NS	1000000000ULL
+
 struct flags_region {
-	int fd;				/* the BPF map (sent to guards with SCM_RIGHTS) */
-	size_t size;			/* bytes mapped: a whole number of pages */
-	void *mem;			/* the mapping */
-	struct sds_flags_header *hdr;	/* element 0 */
+	int fd;				/* the flags memfd, read-write (the loader's), sealed */
+	int ro_fd;			/* the same, reopened O_RDONLY: sent to guards */
+	int cells_fd;			/* the cells BPF map: sent to guards */
+	size_t size;			/* bytes of the flags map: whole pages */
+	size_t cells_size;		/* bytes of the cells map: whole pages */
+	void *mem;			/* the flags map, mapped */
+	void *cells;			/* the cells map, mapped */
+	struct sds_flags_header *hdr;	/* flags element 0 */
+	struct cell_counts seen[SDS_MAX_POINTS];	/* cell counters at the last fold */
+	struct cell_counts totals[SDS_MAX_POINTS];	/* what the loader counted */
+	uint8_t excess[SDS_MAX_POINTS];	/* ticks in a row permits exceeded what live holders can hold */
 };
 
 /* What the loader publishes for one point (line 1 of its entry). */
@@ -34,7 +68,10 @@ struct flag_state {
 	uint64_t drill_expires_ns;	/* the guard ignores the drill then */
 };
 
-/* Most fds a guard receives at registration (flags__client_fds). */
+/*
+ * Most fds a guard receives at registration (flags__client_fds): the
+ * flags map read-only, then the cells map.
+ */
 #define FLAGS_CLIENT_FDS	2
 
 int flags__create(struct flags_region *f, uint64_t epoch, uint64_t tick_ns);
@@ -43,7 +80,23 @@ void flags__destroy(struct flags_region *f);
 int flags__client_fds(const struct flags_region *f, int fds[FLAGS_CLIENT_FDS]);
 
 struct sds_flag *flags__entry(struct flags_region *f, uint32_t point);
+struct sds_cell *flags__cell(struct flags_region *f, uint32_t point);
 int32_t *flags__permit(struct flags_region *f, uint32_t slot, uint32_t point);
+/*
+ * The counts of @point's cell as the loader has counted them (folds what
+ * changed since the last call, bounded): use these, never the cell.
+ */
+const struct cell_counts *flags__counts(struct flags_region *f, uint32_t point);
+/*
+ * Repair @point's cell against what the loader published in @st at
+ * @now_ns: a tat or next probe beyond any guard's reach is reset; permits
+ * above what the live sessions (bit s of @live: slot s) hold, and above
+ * @inflight calls (the kernel's count; < 0: unknown), two ticks in a row,
+ * or below 0, are set back.
+ */
+void flags__repair(struct flags_region *f, uint32_t point,
+		   const struct flag_state *st, uint64_t now_ns,
+		   uint64_t live, int64_t inflight);
 
 /* Mark @point in use by @kind (1 function, 2 guard) and count it. */
 void flags__set_kind(struct flags_region *f, uint32_t point, uint32_t kind);
@@ -52,7 +105,10 @@ void flags__publish(struct flags_region *f, uint32_t point,
 		    const struct flag_state *st);
 /* Renew the header's tick: guards treat an old tick as a dead loader. */
 void flags__tick(struct flags_region *f, uint64_t now_ns);
-/* Give back the permits process @slot held (it died or left). */
+/*
+ * Give back the permits process @slot held (it died or left): its row,
+ * bounded by the permits there are (a forged row gives back at most all).
+ */
 void flags__release_slot(struct flags_region *f, uint32_t slot);
 
 uint64_t flags_now_ns(void);

@@ -102,9 +102,11 @@ char *register__reply(struct loader *l, int slot)
 	json_t *o;
 	char *s;
 
-	o = json_pack("{s:i, s:I, s:I, s:i, s:I}", "slot", slot,
+	/* The fds follow in this order: flags (read-only), cells. */
+	o = json_pack("{s:i, s:I, s:I, s:i, s:I, s:I}", "slot", slot,
 		      "key", (json_int_t)l->key, "epoch", (json_int_t)l->epoch,
-		      "layout", SDS_FLAGS_LAYOUT, "size", (json_int_t)l->flags.size);
+		      "layout", SDS_FLAGS_LAYOUT, "size", (json_int_t)l->flags.size,
+		      "cells_size", (json_int_t)l->flags.cells_size);
 	s = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	return s;

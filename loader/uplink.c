@@ -278,9 +278,9 @@ void uplink__tick(struct uplink *u, struct loader *l, uint64_t now_sec)
 	}
 	/* What drills injected, into the period it happened in. */
 	for (id = 0; p && id < l->probes.npoints && id < SDS_MAX_POINTS; id++) {
-		struct sds_flag *e = flags__entry(&l->flags, id);
-		uint64_t f = __atomic_load_n(&e->drill_faults, __ATOMIC_RELAXED);
-		uint64_t d = __atomic_load_n(&e->drill_delays, __ATOMIC_RELAXED);
+		const struct cell_counts *n = flags__counts(&l->flags, id);
+		uint64_t f = n->drill_faults;
+		uint64_t d = n->drill_delays;
 		struct sds_hb_point *hp;
 
 		if (f == u->drill_seen[id][0] && d == u->drill_seen[id][1])

@@ -7,9 +7,11 @@
  *
  * Detaching never unmaps a region: a thread may have loaded a binding
  * just before and still read its entry, or hold a permit it gives back
- * minutes later.  The dead loader's map is replaced in place by anonymous
- * memory instead (one mmap), which drops the map, reads as an inactive
- * entry and swallows late writes; it is unmapped when the client closes.
+ * minutes later.  The dead loader's maps (flags, mapped read-only, and
+ * cells, read-write) are each replaced in place by anonymous memory
+ * instead (one mmap each), which drops the map, reads as an inactive
+ * entry and swallows late writes; they are unmapped when the client
+ * closes.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -81,8 +83,10 @@ static void session_retire_locked(struct sds_client *c, struct sds_session *s)
 			__atomic_store_n(&p->bind, NULL, __ATOMIC_RELEASE);
 	if (c->sess == s)
 		c->sess = NULL;
-	/* On failure the dead map stays mapped: harmless, just not freed. */
-	mmap(s->region, s->size, PROT_READ | PROT_WRITE,
+	/* On failure a dead map stays mapped: harmless, just not freed. */
+	mmap(s->region, s->size, PROT_READ,
+	     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	mmap(s->cells, s->cells_size, PROT_READ | PROT_WRITE,
 	     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	if (s->fd >= 0)
 		close(s->fd);
@@ -122,10 +126,11 @@ static int session_bind(struct sds_client *c, struct sds_session *s,
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return 0;
-	b->entry = (struct sds_flag *)((char *)s->region +
-				       (1 + id) * SDS_FLAG_SIZE);
+	b->entry = (const struct sds_flag *)((char *)s->region +
+					     (1 + id) * SDS_FLAG_SIZE);
+	b->cell = (struct sds_cell *)((char *)s->cells + id * SDS_CELL_SIZE);
 	b->hdr = s->region;
-	b->permit = (__u32 *)((char *)s->region + SDS_PERMITS_OFF) +
+	b->permit = (__u32 *)((char *)s->cells + SDS_PERMITS_OFF) +
 		    SDS_PERMIT_IDX(s->slot, id);
 	b->key = s->key;
 	b->id = (__u32)id;
@@ -141,7 +146,11 @@ static int session_bind(struct sds_client *c, struct sds_session *s,
 	return 0;
 }
 
-/* The region in @fd: a flags map of our layout, else NULL. */
+/*
+ * The flags map in @fd, read-only (the loader's decisions: a guard never
+ * writes there, and the loader hands out an fd that cannot), if it is of
+ * our layout; else NULL.
+ */
 static void *region_map(int fd, uint64_t size)
 {
 	const struct sds_flags_header *h;
@@ -149,7 +158,7 @@ static void *region_map(int fd, uint64_t size)
 
 	if (size < (uint64_t)SDS_FLAGS_ELEMS * SDS_FLAG_SIZE || size > SIZE_MAX)
 		return NULL;
-	r = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	r = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
 	if (r == MAP_FAILED)
 		return NULL;
 	h = r;
@@ -161,18 +170,29 @@ static void *region_map(int fd, uint64_t size)
 	return r;
 }
 
+/* The cells map in @fd, read-write (the guards' atomics), else NULL. */
+static void *cells_map(int fd, uint64_t size)
+{
+	void *r;
+
+	if (size < (uint64_t)SDS_CELLS_ELEMS * SDS_CELL_SIZE || size > SIZE_MAX)
+		return NULL;
+	r = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	return r == MAP_FAILED ? NULL : r;
+}
+
 /*
  * Register with the loader if one serves the app, and bind every point
  * (c->io held).  Returns 0 when attached.
  */
 static int session_open(struct sds_client *c)
 {
-	uint64_t slot, key, epoch, layout, size;
+	uint64_t slot, key, epoch, layout, size, cells_size;
 	char req[64], reply[CONN_REPLY_MAX];
+	void *region = NULL, *cells = NULL;
+	int fd, i, mapfd[CONN_FDS];
 	struct sds_session *s;
 	struct sds_point *p;
-	int fd, mapfd = -1;
-	void *region;
 
 	if (!c->valid || c->sess)
 		return c->sess ? 0 : -1;
@@ -189,30 +209,35 @@ static int session_open(struct sds_client *c)
 	/* The loader finds the file holding the sites from this address. */
 	snprintf(req, sizeof(req), "register 0x%" PRIxPTR "\n",
 		 (uintptr_t)&sds__site_enter);
-	if (sds_conn_request(fd, req, reply, sizeof(reply), &mapfd,
-			     REGISTER_TIMEOUT_MS, c->wakefd) || mapfd < 0 ||
+	/* The fds come in this order: flags (read-only), cells. */
+	if (sds_conn_request(fd, req, reply, sizeof(reply), mapfd,
+			     REGISTER_TIMEOUT_MS, c->wakefd))
+		mapfd[0] = mapfd[1] = -1;
+	if (mapfd[0] < 0 || mapfd[1] < 0 ||
 	    sds_conn_json_error(reply) ||
 	    sds_conn_json_u64(reply, "slot", &slot) ||
 	    sds_conn_json_u64(reply, "key", &key) ||
 	    sds_conn_json_u64(reply, "epoch", &epoch) ||
 	    sds_conn_json_u64(reply, "layout", &layout) ||
 	    sds_conn_json_u64(reply, "size", &size) ||
+	    sds_conn_json_u64(reply, "cells_size", &cells_size) ||
 	    layout != SDS_FLAGS_LAYOUT || slot >= SDS_MAX_PROCS)
 		goto fail;
-	/* The mapping keeps the map: the fd is not needed any more. */
-	region = region_map(mapfd, size);
-	close(mapfd);
-	mapfd = -1;
-	if (!region)
+	/* The mappings keep the maps: the fds are not needed any more. */
+	region = region_map(mapfd[0], size);
+	cells = region ? cells_map(mapfd[1], cells_size) : NULL;
+	if (!cells)
 		goto fail;
 	s = calloc(1, sizeof(*s));
-	if (!s) {
-		munmap(region, size);
+	if (!s)
 		goto fail;
-	}
+	for (i = 0; i < CONN_FDS; i++)
+		close(mapfd[i]);
 	s->fd = fd;
 	s->region = region;
 	s->size = size;
+	s->cells = cells;
+	s->cells_size = cells_size;
 	s->key = key;
 	s->epoch = epoch;
 	s->slot = (__u32)slot;
@@ -230,8 +255,13 @@ static int session_open(struct sds_client *c)
 	}
 	return 0;
 fail:
-	if (mapfd >= 0)
-		close(mapfd);
+	if (region)
+		munmap(region, size);
+	if (cells)
+		munmap(cells, cells_size);
+	for (i = 0; i < CONN_FDS; i++)
+		if (mapfd[i] >= 0)
+			close(mapfd[i]);
 	pthread_mutex_lock(&c->lock);
 	c->pending_fd = -1;
 	pthread_mutex_unlock(&c->lock);
@@ -470,6 +500,7 @@ static void session_free(struct sds_session *s)
 		free(b);
 	}
 	munmap(s->region, s->size);
+	munmap(s->cells, s->cells_size);
 	free(s);
 }
 

@@ -145,12 +145,12 @@ static int send_all(int fd, const char *buf, size_t len, int64_t deadline,
 	return 0;
 }
 
-/* Keep the first fd passed in @msg in *@fd_out, close the others. */
+/* Keep the first CONN_FDS fds passed in @msg in @fd_out[], close the others. */
 static void take_fds(struct msghdr *msg, int *fd_out)
 {
 	struct cmsghdr *cm;
 	int fds[CONN_MAX_FDS];
-	size_t i, n;
+	size_t i, j, n;
 
 	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
 		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
@@ -160,8 +160,10 @@ static void take_fds(struct msghdr *msg, int *fd_out)
 			n = CONN_MAX_FDS;
 		memcpy(fds, CMSG_DATA(cm), n * sizeof(int));
 		for (i = 0; i < n; i++) {
-			if (fd_out && *fd_out < 0)
-				*fd_out = fds[i];
+			for (j = 0; fd_out && j < CONN_FDS && fd_out[j] >= 0; j++)
+				;
+			if (fd_out && j < CONN_FDS)
+				fd_out[j] = fds[i];
 			else
 				close(fds[i]);
 		}
@@ -225,13 +227,16 @@ int sds_conn_request(int fd, const char *req, char *reply, size_t len,
 {
 	int64_t deadline = now_ms() + timeout_ms;
 
-	if (fd_out)
-		*fd_out = -1;
+	int i;
+
+	for (i = 0; fd_out && i < CONN_FDS; i++)
+		fd_out[i] = -1;
 	if (send_all(fd, req, strlen(req), deadline, abort_fd) ||
 	    recv_line(fd, reply, len, fd_out, deadline, abort_fd)) {
-		if (fd_out && *fd_out >= 0) {
-			close(*fd_out);
-			*fd_out = -1;
+		for (i = 0; fd_out && i < CONN_FDS; i++) {
+			if (fd_out[i] >= 0)
+				close(fd_out[i]);
+			fd_out[i] = -1;
 		}
 		return -1;
 	}

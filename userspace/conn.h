@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #define CONN_REPLY_MAX		512	/* longest reply line we accept */
+#define CONN_FDS		2	/* fds a reply may carry: flags, cells */
 
 /*
  * Connect to the socket at @path; -1 if no loader answers there now, or
@@ -24,9 +25,10 @@ int sds_conn_open(const char *path);
 /*
  * Send @req (one line with its newline) and read the reply line into
  * @reply (NUL-terminated, newline dropped), within @timeout_ms, or until
- * @abort_fd (-1: none) becomes readable.  An fd passed with the reply
- * goes to *@fd_out (-1 if none; @fd_out NULL: any fd is closed).  Returns
- * 0, or -1 if the connection is no longer usable.
+ * @abort_fd (-1: none) becomes readable.  The fds passed with the reply
+ * go to @fd_out[0..CONN_FDS-1] in order (-1 for those missing; more are
+ * closed; @fd_out NULL: all are closed).  Returns 0, or -1 if the
+ * connection is no longer usable (then no fd is kept).
  */
 int sds_conn_request(int fd, const char *req, char *reply, size_t len,
 		     int *fd_out, int timeout_ms, int abort_fd);

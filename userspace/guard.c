@@ -1,15 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * guard.c - the guard's decision (docs/PROTOCOL.md, "The guard's
- * decision").  Line 1 of an entry is the loader's and is only read, as a
- * snapshot under its sequence counter; line 2 is the guards' and is only
- * changed with atomics, since every guarded process on the host (and every
- * thread) shares it.  Nothing here allocates, locks or enters the kernel.
+ * decision").  The flag entry is the loader's, mapped read-only, and is
+ * only read, as a snapshot under its sequence counter; the cell is the
+ * guards', changed only with atomics since every guarded process of the
+ * app (and every thread) shares it -- and any of them may have written
+ * garbage there, so every value read from it is bounded and every CAS
+ * loop ends (docs/TRUST.md).  Nothing here allocates, locks or enters the
+ * kernel.
  */
 #include "guard.h"
 
 /* sites.S writes this layout into its notes by hand. */
-_Static_assert(SDS_FLAGS_LAYOUT == 2, "userspace/sites.S records layout 2");
+_Static_assert(SDS_FLAGS_LAYOUT == 3, "userspace/sites.S records layout 3");
+
+/*
+ * A time cell further than its bound + this past our now is forged: no
+ * guard could have put it there (a thread preempted this long between its
+ * clock read and its CAS may be wrong about it, and then lets a call too
+ * many through: fail-open).  The loader's FLAGS_TIME_SLACK_NS.
+ */
+#define TIME_SLACK_NS	1000000000ULL
 
 /* A consistent copy of the loader's line of an entry. */
 struct line1 {
@@ -115,28 +126,41 @@ static bool rate_hit(__u32 rate, uint64_t *rng)
 	return sds_guard_rand(rng) % 100 < rate;
 }
 
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
 /*
  * The hold's probe: one call per probe interval, claimed with a CAS so
  * that of the threads and processes arriving together exactly one wins.
  */
-static bool probe_take(struct sds_flag *e, const struct line1 *l, uint64_t now)
+static bool probe_take(struct sds_cell *c, const struct line1 *l, uint64_t now)
 {
-	__u64 next = LD(e->next_probe_ns);
+	__u64 next = LD(c->next_probe_ns);
+	int i;
 
-	for (;;) {
+	for (i = 0; i < SDS_CAS_TRIES; i++) {
 		/*
-		 * No clamping of a next probe far ahead: a thread with an
-		 * older clock read would pull it in and probe too often.
-		 * The loader sets it when a hold starts and zeroes it for a
-		 * new strategy.
+		 * No clamping of a next probe a little ahead: a thread with
+		 * an older clock read would pull it in and probe too often.
+		 * But one beyond any claim's reach is forged: start afresh.
 		 */
+		if (next > sat_add(sat_add(now, l->probe_interval_ns), TIME_SLACK_NS)) {
+			if (__atomic_compare_exchange_n(&c->next_probe_ns, &next,
+							now, false, __ATOMIC_RELAXED,
+							__ATOMIC_RELAXED))
+				next = now;
+			continue;
+		}
 		if (now < next)
 			return false;
-		if (__atomic_compare_exchange_n(&e->next_probe_ns, &next,
+		if (__atomic_compare_exchange_n(&c->next_probe_ns, &next,
 						now + l->probe_interval_ns, false,
 						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
 			return true;
 	}
+	return false;	/* a cell rewritten under us: no probe this time */
 }
 
 /*
@@ -145,28 +169,38 @@ static bool probe_take(struct sds_flag *e, const struct line1 *l, uint64_t now)
  * of now; so a full bucket lets token_bucket calls through at once and
  * then one per interval: exactly bucket + rate * t over t.
  */
-static bool token_take(struct sds_flag *e, const struct line1 *l, uint64_t now)
+static bool token_take(struct sds_cell *c, const struct line1 *l, uint64_t now)
 {
-	__u64 tat = LD(e->tat_ns), base, ahead;
+	__u64 tat = LD(c->tat_ns), base, ahead;
 	__u64 iv = l->token_interval_ns, burst = l->token_burst_ns;
+	int i;
 
 	if (iv > burst)
 		return false;	/* a bucket smaller than one token */
-	for (;;) {
+	for (i = 0; i < SDS_CAS_TRIES; i++) {
 		base = tat > now ? tat : now;
 		ahead = base - now;
 		/*
-		 * No clamping of a tat far ahead: a thread whose clock read is
-		 * older than another's would take that for old debt and hand
-		 * out tokens.  A new strategy gets a fresh bucket from the
-		 * loader instead (it zeroes tat_ns).
+		 * No clamping of a tat a little ahead: a thread whose clock
+		 * read is older than another's would take that for old debt
+		 * and hand out tokens.  But no guard puts it more than a
+		 * bucket past its now: beyond that (+ slack) it is forged,
+		 * and the bucket starts full.
 		 */
+		if (ahead > sat_add(burst, TIME_SLACK_NS)) {
+			if (__atomic_compare_exchange_n(&c->tat_ns, &tat, 0, false,
+							__ATOMIC_RELAXED,
+							__ATOMIC_RELAXED))
+				tat = 0;
+			continue;
+		}
 		if (ahead > burst - iv)
 			return false;
-		if (__atomic_compare_exchange_n(&e->tat_ns, &tat, base + iv, false,
+		if (__atomic_compare_exchange_n(&c->tat_ns, &tat, base + iv, false,
 						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
 			return true;
 	}
+	return true;	/* a cell rewritten under us: fail open */
 }
 
 /*
@@ -175,30 +209,34 @@ static bool token_take(struct sds_flag *e, const struct line1 *l, uint64_t now)
  * the limit must be exact.  The process's cell is raised first and
  * lowered last, so a process killed in between has at worst one permit
  * given back by the loader too many (fail-open), never one held forever.
+ * Returns 1 with a permit, 0 refused, -1 passed without one (the cell
+ * kept changing under us: fail open).
  */
-static bool permit_take(struct sds_flag *e, __u32 *permit, __s64 limit)
+static int permit_take(struct sds_cell *c, __u32 *permit, __s64 limit)
 {
 	__s64 cur;
+	int i;
 
 	if (permit)
 		__atomic_fetch_add(permit, 1, __ATOMIC_RELAXED);
-	cur = LD(e->permits);
-	do {
-		if (cur >= limit) {
-			if (permit)
-				__atomic_fetch_sub(permit, 1, __ATOMIC_RELAXED);
-			return false;
-		}
-	} while (!__atomic_compare_exchange_n(&e->permits, &cur, cur + 1, false,
-					      __ATOMIC_ACQUIRE, __ATOMIC_RELAXED));
-	return true;
+	cur = LD(c->permits);
+	for (i = 0; i < SDS_CAS_TRIES; i++) {
+		if (cur >= limit)
+			break;
+		if (__atomic_compare_exchange_n(&c->permits, &cur, cur + 1, false,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return 1;
+	}
+	if (permit)
+		__atomic_fetch_sub(permit, 1, __ATOMIC_RELAXED);
+	return i < SDS_CAS_TRIES ? 0 : -1;
 }
 
 /*
  * The drill, for a call that passed everything else: a downgraded call
  * never reaches the dependency, so there is nothing to fail or slow down.
  */
-static unsigned int drill_hit(struct sds_flag *e, const struct line1 *l,
+static unsigned int drill_hit(struct sds_cell *c, const struct line1 *l,
 			      uint64_t now, uint64_t *rng, uint64_t *delay_ns)
 {
 	if (!(l->active & SDS_ACT_DRILL) || now >= l->drill_expires_ns ||
@@ -206,32 +244,35 @@ static unsigned int drill_hit(struct sds_flag *e, const struct line1 *l,
 		return 0;
 	switch (l->drill_kind) {
 	case SDS_DRILL_ERROR:
-		__atomic_fetch_add(&e->drill_faults, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&c->drill_faults, 1, __ATOMIC_RELAXED);
 		return SDS_G_FAULT;
 	case SDS_DRILL_DELAY:
-		__atomic_fetch_add(&e->drill_delays, 1, __ATOMIC_RELAXED);
-		*delay_ns = l->drill_delay_ns;
+		__atomic_fetch_add(&c->drill_delays, 1, __ATOMIC_RELAXED);
+		/* Never longer than the loader would ever ask for. */
+		*delay_ns = l->drill_delay_ns < SDS_DRILL_DELAY_MAX_NS ?
+			    l->drill_delay_ns : SDS_DRILL_DELAY_MAX_NS;
 		return SDS_G_DELAY;
 	}
 	return 0;
 }
 
-unsigned int sds_guard_decide(struct sds_flag *e,
+unsigned int sds_guard_decide(const struct sds_flag *e, struct sds_cell *c,
 			      const struct sds_flags_header *h, __u32 *permit,
 			      uint64_t now, uint64_t *rng)
 {
 	uint64_t delay_ns;
 
-	return sds_guard_decide_drill(e, h, permit, now, rng, &delay_ns);
+	return sds_guard_decide_drill(e, c, h, permit, now, rng, &delay_ns);
 }
 
-unsigned int sds_guard_decide_drill(struct sds_flag *e,
+unsigned int sds_guard_decide_drill(const struct sds_flag *e, struct sds_cell *c,
 				    const struct sds_flags_header *h,
 				    __u32 *permit, uint64_t now, uint64_t *rng,
 				    uint64_t *delay_ns)
 {
 	unsigned int how = 0;
 	struct line1 l;
+	int r;
 
 	*delay_ns = 0;
 
@@ -243,7 +284,7 @@ unsigned int sds_guard_decide_drill(struct sds_flag *e,
 		return 0;
 	/* 4: downgraded (or held) until the expiry the loader renews. */
 	if ((l.active & SDS_ACT_DOWNGRADE) && now < l.expires_ns) {
-		if ((l.active & SDS_ACT_PROBE) && probe_take(e, &l, now))
+		if ((l.active & SDS_ACT_PROBE) && probe_take(c, &l, now))
 			how |= SDS_G_PROBE;
 		else if (rate_hit(l.rate, rng))
 			return SDS_G_DOWNGRADE;
@@ -253,29 +294,31 @@ unsigned int sds_guard_decide_drill(struct sds_flag *e,
 	 * the bucket empty or the semaphore full is simply downgraded and
 	 * reports nothing; the next interval brings the next probe).
 	 */
-	if ((l.active & SDS_ACT_TOKEN) && !token_take(e, &l, now)) {
-		__atomic_fetch_add(&e->refused_token, 1, __ATOMIC_RELAXED);
+	if ((l.active & SDS_ACT_TOKEN) && !token_take(c, &l, now)) {
+		__atomic_fetch_add(&c->refused_token, 1, __ATOMIC_RELAXED);
 		return SDS_G_DOWNGRADE;
 	}
 	if (l.active & SDS_ACT_CONCURRENT) {
-		if (!permit_take(e, permit, l.concurrent_limit)) {
-			__atomic_fetch_add(&e->refused_concurrent, 1, __ATOMIC_RELAXED);
+		r = permit_take(c, permit, l.concurrent_limit);
+		if (!r) {
+			__atomic_fetch_add(&c->refused_concurrent, 1, __ATOMIC_RELAXED);
 			return SDS_G_DOWNGRADE;
 		}
-		how |= SDS_G_PERMIT;
+		if (r > 0)
+			how |= SDS_G_PERMIT;
 	}
 	/* 7: pass, unless a drill fails or slows the call. */
-	return how | drill_hit(e, &l, now, rng, delay_ns);
+	return how | drill_hit(c, &l, now, rng, delay_ns);
 }
 
-void sds_guard_release(struct sds_flag *e, __u32 *permit, unsigned int how)
+void sds_guard_release(struct sds_cell *c, __u32 *permit, unsigned int how)
 {
 	if (how & SDS_G_PERMIT) {
-		__atomic_fetch_sub(&e->permits, 1, __ATOMIC_RELEASE);
+		__atomic_fetch_sub(&c->permits, 1, __ATOMIC_RELEASE);
 		if (permit)
 			__atomic_fetch_sub(permit, 1, __ATOMIC_RELAXED);
 	}
 	if (how & SDS_G_PROBE)
-		__atomic_fetch_add((how & SDS_G_EXCEPTION) ? &e->probes_failed :
-				   &e->probes_ok, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add((how & SDS_G_EXCEPTION) ? &c->probes_failed :
+				   &c->probes_ok, 1, __ATOMIC_RELAXED);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * guard.h - the guard's decision for one call (docs/PROTOCOL.md, "The
- * guard's decision"), on a flag entry and a header: no socket, no probe
+ * guard's decision"), on a flag entry, a cell and a header: no socket, no probe
  * site, no clock of its own, so the unit tests run it on a region they lay
  * out themselves with a clock they control.
  */
@@ -19,6 +19,14 @@
 #define SDS_G_EXCEPTION	(1u << 3)	/* frames only: an exception was signed */
 #define SDS_G_FAULT	(1u << 4)	/* passed, but an error drill fails it */
 #define SDS_G_DELAY	(1u << 5)	/* passed, after the delay drill's sleep */
+
+/*
+ * Tries of a CAS on a cell before the guard gives up (fail-open: the call
+ * passes, holding no permit): a client that keeps rewriting a cell cannot
+ * keep another process's call spinning, and honest contention never gets
+ * near it (each failed try is another call's success).
+ */
+#define SDS_CAS_TRIES	1024
 
 /*
  * Retries of the read of the loader's line under its sequence counter.  A
@@ -42,14 +50,15 @@ static inline bool sds_guard_stale(const struct sds_flags_header *h,
 }
 
 /*
- * Decide one call of the point whose entry is @e in the region headed by
- * @h, at CLOCK_MONOTONIC @now.  @permit is this process's cell of the
+ * Decide one call of the point whose entry is @e (the loader's, read only)
+ * and cell @c (the guards') in the region headed by @h, at CLOCK_MONOTONIC
+ * @now.  @permit is this process's cell of the
  * permit table for the point (NULL: none), @rng the caller's PRNG state
  * for downgrade_rate.  Returns SDS_G_DOWNGRADE, or for a passed call 0 or
  * SDS_G_PERMIT and/or SDS_G_PROBE, which sds_guard_release() must be given
  * at the end of the call.
  */
-unsigned int sds_guard_decide(struct sds_flag *e,
+unsigned int sds_guard_decide(const struct sds_flag *e, struct sds_cell *c,
 			      const struct sds_flags_header *h, __u32 *permit,
 			      uint64_t now, uint64_t *rng);
 
@@ -57,11 +66,12 @@ unsigned int sds_guard_decide(struct sds_flag *e,
  * sds_guard_decide() with the point's drill applied to a passed call: a
  * share drill_ratio/100 of them gets SDS_G_FAULT (error drill) or
  * SDS_G_DELAY with the sleep in *@delay_ns (delay drill), each counted in
- * the entry (drill_faults, drill_delays).  A drill past its expiry is
- * ignored even if the loader never clears it.  The sleep is the caller's:
- * this stays free of syscalls so it can run on a fake clock.
+ * the cell (drill_faults, drill_delays).  A drill past its expiry is
+ * ignored even if the loader never clears it; the delay is at most
+ * SDS_DRILL_DELAY_MAX_NS whatever the entry says.  The sleep is the
+ * caller's: this stays free of syscalls so it can run on a fake clock.
  */
-unsigned int sds_guard_decide_drill(struct sds_flag *e,
+unsigned int sds_guard_decide_drill(const struct sds_flag *e, struct sds_cell *c,
 				    const struct sds_flags_header *h,
 				    __u32 *permit, uint64_t now, uint64_t *rng,
 				    uint64_t *delay_ns);
@@ -71,7 +81,7 @@ unsigned int sds_guard_decide_drill(struct sds_flag *e,
  * SDS_G_EXCEPTION if the call failed): gives the permit back, counts the
  * probe's outcome.
  */
-void sds_guard_release(struct sds_flag *e, __u32 *permit, unsigned int how);
+void sds_guard_release(struct sds_cell *c, __u32 *permit, unsigned int how);
 
 /*
  * xorshift64* step.  A zero state is seeded first (from its address and a

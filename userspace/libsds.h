@@ -47,7 +47,8 @@ struct sds_session;
 
 /* One point in one session: immutable once published. */
 struct sds_bind {
-	struct sds_flag *entry;			/* the point's flag entry */
+	const struct sds_flag *entry;		/* the point's flag entry (read-only map) */
+	struct sds_cell *cell;			/* the point's cell (the guards') */
 	const struct sds_flags_header *hdr;	/* the region's header (tick) */
 	__u32 *permit;				/* this process's permit cell */
 	__u64 key;				/* this loader's key for the sites */
@@ -69,8 +70,10 @@ struct sds_point {
 /* One registration with one loader: one connection, one mapped region. */
 struct sds_session {
 	int fd;			/* the connection; -1 once closed */
-	void *region;		/* the flags map, mmapped */
+	void *region;		/* the flags map, mmapped PROT_READ */
 	size_t size;		/* its length */
+	void *cells;		/* the cells map, mmapped read-write */
+	size_t cells_size;	/* its length */
 	__u64 key;		/* the loader's key for this process */
 	__u64 epoch;		/* the loader's run */
 	__u32 slot;		/* this process's row of the permit table */

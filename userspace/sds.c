@@ -163,11 +163,11 @@ enter_frame(struct sds_point *p, const struct sds_bind *b, bool fault_downgrades
 			return SDS_PASS;
 	}
 	if (b && __atomic_load_n(&b->entry->active, __ATOMIC_RELAXED))
-		how = sds_guard_decide_drill(b->entry, b->hdr, b->permit,
+		how = sds_guard_decide_drill(b->entry, b->cell, b->hdr, b->permit,
 					     clock_ns(), &t->rng, &delay_ns);
 	if ((how & SDS_G_FAULT) && fault_downgrades) {
 		/* Give back what the pass took; a probe that faults failed. */
-		sds_guard_release(b->entry, b->permit, how | SDS_G_EXCEPTION);
+		sds_guard_release(b->cell, b->permit, how | SDS_G_EXCEPTION);
 		how = SDS_G_DOWNGRADE;
 	}
 	/*
@@ -260,7 +260,7 @@ static __attribute__((noinline)) void finally_frame(struct sds_point *p)
 	/* Exit first: a permit given back lets the next call in. */
 	sds__site_exit(f.bind->id, f.bind->key);
 	if (f.how & (SDS_G_PERMIT | SDS_G_PROBE))
-		sds_guard_release(f.bind->entry, f.bind->permit, f.how);
+		sds_guard_release(f.bind->cell, f.bind->permit, f.how);
 }
 
 SDS_API void sds_downgrade_finally(struct sds_point *p)

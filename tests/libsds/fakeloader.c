@@ -81,13 +81,22 @@ struct sds_flag *fake_entry(struct fake_loader *f, const char *name)
 	return (struct sds_flag *)((char *)f->region + (1 + id) * SDS_FLAG_SIZE);
 }
 
+struct sds_cell *fake_cell(struct fake_loader *f, const char *name)
+{
+	int id = fake_id(f, name);
+
+	if (id < 0)
+		return NULL;
+	return (struct sds_cell *)((char *)f->cells + id * SDS_CELL_SIZE);
+}
+
 __u32 *fake_permit(struct fake_loader *f, int slot, const char *name)
 {
 	int id = fake_id(f, name);
 
 	if (id < 0)
 		return NULL;
-	return (__u32 *)((char *)f->region + SDS_PERMITS_OFF) +
+	return (__u32 *)((char *)f->cells + SDS_PERMITS_OFF) +
 	       SDS_PERMIT_IDX(slot, id);
 }
 
@@ -125,14 +134,15 @@ static void reply(struct fake_conn *c, const char *s)
 		conn_drop(c);
 }
 
-/* The register reply, with the region's fd on its first byte. */
+/* The register reply, with the maps' fds on its first byte. */
 static void reply_register(struct fake_loader *f, struct fake_conn *c, int slot)
 {
 	union {
 		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(2 * sizeof(int))];
 	} ctl;
 	struct msghdr msg = { 0 };
+	int fds[2] = { f->ro_fd, f->cells_fd };
 	struct cmsghdr *cm;
 	struct iovec iov;
 	char line[256];
@@ -140,13 +150,15 @@ static void reply_register(struct fake_loader *f, struct fake_conn *c, int slot)
 	if (f->big_key)
 		snprintf(line, sizeof(line),
 			 "{\"slot\": %d, \"key\": %" PRId64 ", \"epoch\": %" PRIu64
-			 ", \"layout\": %d, \"size\": %zu}\n",
-			 slot, (int64_t)f->key, f->epoch, SDS_FLAGS_LAYOUT, f->size);
+			 ", \"layout\": %d, \"size\": %zu, \"cells_size\": %zu}\n",
+			 slot, (int64_t)f->key, f->epoch, SDS_FLAGS_LAYOUT, f->size,
+			 f->cells_size);
 	else
 		snprintf(line, sizeof(line),
 			 "{\"slot\": %d, \"key\": %" PRIu64 ", \"epoch\": %" PRIu64
-			 ", \"layout\": %d, \"size\": %zu}\n",
-			 slot, f->key, f->epoch, SDS_FLAGS_LAYOUT, f->size);
+			 ", \"layout\": %d, \"size\": %zu, \"cells_size\": %zu}\n",
+			 slot, f->key, f->epoch, SDS_FLAGS_LAYOUT, f->size,
+			 f->cells_size);
 	iov.iov_base = line;
 	iov.iov_len = strlen(line);
 	msg.msg_iov = &iov;
@@ -156,8 +168,8 @@ static void reply_register(struct fake_loader *f, struct fake_conn *c, int slot)
 	cm = CMSG_FIRSTHDR(&msg);
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &f->memfd, sizeof(int));
+	cm->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(cm), fds, sizeof(fds));
 	if (sendmsg(c->fd, &msg, MSG_NOSIGNAL) < 0)
 		conn_drop(c);
 }
@@ -280,6 +292,7 @@ int fake_start(struct fake_loader *f, const char *dir, const char *group,
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct sds_flags_header *h;
+	char path[64];
 	int i;
 
 	memset(f, 0, sizeof(*f));
@@ -296,6 +309,18 @@ int fake_start(struct fake_loader *f, const char *dir, const char *group,
 	f->region = mmap(NULL, f->size, PROT_READ | PROT_WRITE, MAP_SHARED,
 			 f->memfd, 0);
 	if (f->region == MAP_FAILED)
+		return -1;
+	/* What BPF_F_RDONLY gives: no writable shared mapping. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", f->memfd);
+	f->ro_fd = open(path, O_RDONLY | O_CLOEXEC);
+	f->cells_size = (size_t)SDS_CELLS_ELEMS * SDS_CELL_SIZE;
+	f->cells_fd = memfd_create("sds-cells", MFD_CLOEXEC);
+	if (f->ro_fd < 0 || f->cells_fd < 0 ||
+	    ftruncate(f->cells_fd, f->cells_size))
+		return -1;
+	f->cells = mmap(NULL, f->cells_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			f->cells_fd, 0);
+	if (f->cells == MAP_FAILED)
 		return -1;
 	h = f->region;
 	h->magic = SDS_FLAGS_MAGIC;
@@ -331,6 +356,9 @@ void fake_stop(struct fake_loader *f)
 	close(f->stop[0]);
 	close(f->stop[1]);
 	munmap(f->region, f->size);
+	munmap(f->cells, f->cells_size);
 	close(f->memfd);
+	close(f->ro_fd);
+	close(f->cells_fd);
 	pthread_mutex_destroy(&f->lock);
 }

@@ -2,9 +2,10 @@
 /*
  * A stand-in for `sds-bpf attach` on the guard's side of
  * docs/PROTOCOL.md: it serves $SDS_RUN_DIR/<group>.<app>.sock, answers
- * `register` with a flags region (a memfd, sent with SCM_RIGHTS, laid
- * out per bpf/sds_flags.h) and `point NAME` with ids, and ticks the
- * header.  The test reads and writes the same region.
+ * `register` with a flags region (two memfds laid out per
+ * bpf/sds_flags.h, sent with SCM_RIGHTS: the flags reopened read-only,
+ * as the loader's BPF_F_RDONLY map fd, then the cells) and `point NAME`
+ * with ids, and ticks the header.  The test reads and writes both.
  */
 #ifndef SDS_FAKELOADER_H
 #define SDS_FAKELOADER_H
@@ -28,9 +29,13 @@ struct fake_conn {
 struct fake_loader {
 	char path[108];		/* the socket */
 	int lfd;		/* listening socket */
-	int memfd;		/* the flags region */
-	void *region;		/* mapped here too */
+	int memfd;		/* the flags map, read-write (ours) */
+	int ro_fd;		/* the same, opened read-only: sent to clients */
+	void *region;		/* the flags map, mapped here too */
 	size_t size;		/* its size */
+	int cells_fd;		/* the cells map: sent to clients */
+	void *cells;		/* mapped here too */
+	size_t cells_size;	/* its size */
 	uint64_t epoch;		/* this run */
 	uint64_t key;		/* given to every process */
 	int stop[2];		/* pipe: stops the thread */
@@ -60,6 +65,8 @@ int fake_add_point(struct fake_loader *f, const char *name);
 int fake_id(struct fake_loader *f, const char *name);
 /* The entry of point @name, or NULL. */
 struct sds_flag *fake_entry(struct fake_loader *f, const char *name);
+/* The cell of point @name, or NULL. */
+struct sds_cell *fake_cell(struct fake_loader *f, const char *name);
 /* Permit cell of process slot @slot for point @name. */
 __u32 *fake_permit(struct fake_loader *f, int slot, const char *name);
 /* Open connections. */

@@ -21,8 +21,13 @@
 #define MS		1000000ULL
 #define T0		(1000 * NS)
 #define REGION_SIZE	((size_t)SDS_FLAGS_ELEMS * SDS_FLAG_SIZE)
+#define CELLS_SIZE	((size_t)SDS_CELLS_ELEMS * SDS_CELL_SIZE)
+/* The cell of the point whose entry is @e. */
+#define C(e)	((struct sds_cell *)((char *)cells + \
+		 (((char *)(e) - (char *)region) / SDS_FLAG_SIZE - 1) * SDS_CELL_SIZE))
 
 static void *region;
+static void *cells;
 static struct sds_flags_header *hdr;
 
 static struct sds_flag *entry(int id)
@@ -36,6 +41,10 @@ static int setup(void **state)
 		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (region == MAP_FAILED)
 		return -1;
+	cells = mmap(NULL, CELLS_SIZE, PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (cells == MAP_FAILED)
+		return -1;
 	hdr = region;
 	hdr->magic = SDS_FLAGS_MAGIC;
 	hdr->layout = SDS_FLAGS_LAYOUT;
@@ -46,6 +55,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	munmap(region, REGION_SIZE);
+	munmap(cells, CELLS_SIZE);
 	return 0;
 }
 
@@ -67,7 +77,7 @@ static unsigned int at(struct sds_flag *e, uint64_t now, uint64_t *rng,
 		       uint64_t *delay)
 {
 	hdr->tick_ns = now;
-	return sds_guard_decide_drill(e, hdr, NULL, now, rng, delay);
+	return sds_guard_decide_drill(e, C(e), hdr, NULL, now, rng, delay);
 }
 
 /* |hits - n p| within 5 standard deviations: fails once in ~3.5 million. */
@@ -87,8 +97,8 @@ static void test_error_all(void **state)
 	drill(e, 0, SDS_DRILL_ERROR, 100, 0, T0 + NS);
 	for (i = 0; i < 1000; i++)
 		assert_int_equal(at(e, T0 + i, &rng, &d), SDS_G_FAULT);
-	assert_int_equal(e->drill_faults, 1000);
-	assert_int_equal(e->drill_delays, 0);
+	assert_int_equal(C(e)->drill_faults, 1000);
+	assert_int_equal(C(e)->drill_delays, 0);
 }
 
 static void test_error_ratio(void **state)
@@ -101,7 +111,7 @@ static void test_error_ratio(void **state)
 	for (i = 0; i < 10000; i++)
 		hits += at(e, T0, &rng, &d) == SDS_G_FAULT;
 	assert_binomial(hits, 10000, 30);
-	assert_int_equal(e->drill_faults, hits);
+	assert_int_equal(C(e)->drill_faults, hits);
 }
 
 static void test_ratio_zero(void **state)
@@ -113,7 +123,7 @@ static void test_ratio_zero(void **state)
 	drill(e, 0, SDS_DRILL_ERROR, 0, 0, T0 + NS);
 	for (i = 0; i < 1000; i++)
 		assert_int_equal(at(e, T0, &rng, &d), 0);
-	assert_int_equal(e->drill_faults, 0);
+	assert_int_equal(C(e)->drill_faults, 0);
 }
 
 static void test_delay(void **state)
@@ -135,8 +145,23 @@ static void test_delay(void **state)
 		}
 	}
 	assert_binomial(hits, 10000, 50);
-	assert_int_equal(e->drill_delays, hits);
-	assert_int_equal(e->drill_faults, 0);
+	assert_int_equal(C(e)->drill_delays, hits);
+	assert_int_equal(C(e)->drill_faults, 0);
+}
+
+/* Whatever the entry says, a guard never sleeps beyond the loader's limit. */
+static void test_delay_clamped(void **state)
+{
+	struct sds_flag *e = entry(9);
+	uint64_t rng = 9, d = 0;
+
+	drill(e, 0, SDS_DRILL_DELAY, 100, 1ULL << 63, T0 + NS);
+	assert_int_equal(at(e, T0, &rng, &d), SDS_G_DELAY);
+	assert_int_equal(d, SDS_DRILL_DELAY_MAX_NS);
+	drill(e, 0, SDS_DRILL_DELAY, 100, SDS_DRILL_DELAY_MAX_NS, T0 + NS);
+	assert_int_equal(at(e, T0, &rng, &d), SDS_G_DELAY);
+	assert_int_equal(d, SDS_DRILL_DELAY_MAX_NS);
+	assert_int_equal(C(e)->drill_delays, 2);
 }
 
 /* Nobody stopped it: the guard ignores it from its expiry on. */
@@ -149,7 +174,7 @@ static void test_expiry(void **state)
 	assert_int_equal(at(e, T0 + 100 * MS - 1, &rng, &d), SDS_G_FAULT);
 	assert_int_equal(at(e, T0 + 100 * MS, &rng, &d), 0);
 	assert_int_equal(at(e, T0 + 10 * NS, &rng, &d), 0);
-	assert_int_equal(e->drill_faults, 1);
+	assert_int_equal(C(e)->drill_faults, 1);
 }
 
 /* A dead loader's drill is not obeyed either (fail-open). */
@@ -160,8 +185,8 @@ static void test_stale_loader(void **state)
 
 	drill(e, 0, SDS_DRILL_ERROR, 100, 0, T0 + 100 * NS);
 	hdr->tick_ns = T0;
-	assert_int_equal(sds_guard_decide_drill(e, hdr, NULL, T0 + 3 * NS, &rng, &d), 0);
-	assert_int_equal(e->drill_faults, 0);
+	assert_int_equal(sds_guard_decide_drill(e, C(e), hdr, NULL, T0 + 3 * NS, &rng, &d), 0);
+	assert_int_equal(C(e)->drill_faults, 0);
 }
 
 /* A downgraded call never reaches the dependency: no fault, no count. */
@@ -174,7 +199,7 @@ static void test_downgrade_first(void **state)
 	e->rate = 100;
 	e->expires_ns = T0 + NS;
 	assert_int_equal(at(e, T0, &rng, &d), SDS_G_DOWNGRADE);
-	assert_int_equal(e->drill_faults, 0);
+	assert_int_equal(C(e)->drill_faults, 0);
 }
 
 /* A faulted call holds its permit like any passed call, till its end. */
@@ -189,8 +214,8 @@ static void test_fault_holds_permit(void **state)
 	how = at(e, T0, &rng, &d);
 	assert_int_equal(how, SDS_G_FAULT | SDS_G_PERMIT);
 	assert_int_equal(at(e, T0, &rng, &d), SDS_G_DOWNGRADE);
-	sds_guard_release(e, NULL, how | SDS_G_EXCEPTION);
-	assert_int_equal(e->permits, 0);
+	sds_guard_release(C(e), NULL, how | SDS_G_EXCEPTION);
+	assert_int_equal(C(e)->permits, 0);
 }
 
 /* Without the drill bit the drill line is not even read. */
@@ -211,6 +236,7 @@ int main(void)
 		cmocka_unit_test(test_error_ratio),
 		cmocka_unit_test(test_ratio_zero),
 		cmocka_unit_test(test_delay),
+		cmocka_unit_test(test_delay_clamped),
 		cmocka_unit_test(test_expiry),
 		cmocka_unit_test(test_stale_loader),
 		cmocka_unit_test(test_downgrade_first),

@@ -21,8 +21,13 @@
 #define MS		1000000ULL
 #define T0		(1000 * NS)	/* the fake clock's start */
 #define REGION_SIZE	((size_t)SDS_FLAGS_ELEMS * SDS_FLAG_SIZE)
+#define CELLS_SIZE	((size_t)SDS_CELLS_ELEMS * SDS_CELL_SIZE)
+/* The cell of the point whose entry is @e. */
+#define C(e)	((struct sds_cell *)((char *)cells + \
+		 (((char *)(e) - (char *)region) / SDS_FLAG_SIZE - 1) * SDS_CELL_SIZE))
 
-static void *region;			/* the flags region of a test */
+static void *region;			/* the flags map of a test */
+static void *cells;			/* the cells map of a test */
 static struct sds_flags_header *hdr;	/* its header */
 
 static struct sds_flag *entry(int id)
@@ -32,7 +37,7 @@ static struct sds_flag *entry(int id)
 
 static __u32 *permit_cell(int slot, int id)
 {
-	return (__u32 *)((char *)region + SDS_PERMITS_OFF) + SDS_PERMIT_IDX(slot, id);
+	return (__u32 *)((char *)cells + SDS_PERMITS_OFF) + SDS_PERMIT_IDX(slot, id);
 }
 
 static int setup(void **state)
@@ -40,6 +45,10 @@ static int setup(void **state)
 	region = mmap(NULL, REGION_SIZE, PROT_READ | PROT_WRITE,
 		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (region == MAP_FAILED)
+		return -1;
+	cells = mmap(NULL, CELLS_SIZE, PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (cells == MAP_FAILED)
 		return -1;
 	hdr = region;
 	hdr->magic = SDS_FLAGS_MAGIC;
@@ -53,6 +62,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	munmap(region, REGION_SIZE);
+	munmap(cells, CELLS_SIZE);
 	return 0;
 }
 
@@ -68,7 +78,7 @@ struct cfg {
 static unsigned int decide_at(struct sds_flag *e, uint64_t now, uint64_t *rng)
 {
 	hdr->tick_ns = now;
-	return sds_guard_decide(e, hdr, NULL, now, rng);
+	return sds_guard_decide(e, C(e), hdr, NULL, now, rng);
 }
 
 static void publish(struct sds_flag *e, const struct cfg *c)
@@ -93,11 +103,11 @@ static void test_inactive_passes(void **state)
 	int i;
 
 	for (i = 0; i < 1000; i++)
-		assert_int_equal(sds_guard_decide(e, hdr, NULL, T0, &rng), 0);
+		assert_int_equal(sds_guard_decide(e, C(e), hdr, NULL, T0, &rng), 0);
 	/* Line 2 untouched. */
-	assert_int_equal(e->permits, 0);
-	assert_int_equal(e->tat_ns, 0);
-	assert_int_equal(e->refused_token + e->refused_concurrent, 0);
+	assert_int_equal(C(e)->permits, 0);
+	assert_int_equal(C(e)->tat_ns, 0);
+	assert_int_equal(C(e)->refused_token + C(e)->refused_concurrent, 0);
 }
 
 static void test_kill_switch(void **state)
@@ -110,7 +120,7 @@ static void test_kill_switch(void **state)
 
 	publish(e, &c);
 	for (i = 0; i < 10000; i++)
-		down += sds_guard_decide(e, hdr, NULL, T0 + i, &rng) == SDS_G_DOWNGRADE;
+		down += sds_guard_decide(e, C(e), hdr, NULL, T0 + i, &rng) == SDS_G_DOWNGRADE;
 	assert_int_equal(down, 10000);
 }
 
@@ -124,7 +134,7 @@ static void test_rate_zero(void **state)
 
 	publish(e, &c);
 	for (i = 0; i < 10000; i++)
-		down += sds_guard_decide(e, hdr, NULL, T0, &rng) == SDS_G_DOWNGRADE;
+		down += sds_guard_decide(e, C(e), hdr, NULL, T0, &rng) == SDS_G_DOWNGRADE;
 	assert_int_equal(down, 0);
 }
 
@@ -143,7 +153,7 @@ static void test_rate_fifty(void **state)
 		rng = seed * 0x123456789ULL;
 		down = 0;
 		for (i = 0; i < n; i++)
-			down += sds_guard_decide(e, hdr, NULL, T0, &rng) == SDS_G_DOWNGRADE;
+			down += sds_guard_decide(e, C(e), hdr, NULL, T0, &rng) == SDS_G_DOWNGRADE;
 		/* 4.5 sigma: a false alarm once in ~150,000 runs. */
 		assert_true(fabs(down - n * 0.5) <= 4.5 * sigma);
 	}
@@ -153,7 +163,7 @@ static void test_rate_fifty(void **state)
 	rng = 99;
 	down = 0;
 	for (i = 0; i < n; i++)
-		down += sds_guard_decide(e, hdr, NULL, T0, &rng) == SDS_G_DOWNGRADE;
+		down += sds_guard_decide(e, C(e), hdr, NULL, T0, &rng) == SDS_G_DOWNGRADE;
 	assert_true(fabs(down - n * 0.3) <= 4.5 * sqrt(n * 0.3 * 0.7));
 }
 
@@ -165,16 +175,16 @@ static void test_expiry_lapses(void **state)
 	uint64_t rng = 7;
 
 	publish(e, &c);
-	assert_int_equal(sds_guard_decide(e, hdr, NULL, T0, &rng), 0);
+	assert_int_equal(sds_guard_decide(e, C(e), hdr, NULL, T0, &rng), 0);
 	/* In force strictly before the expiry. */
 	c.expires_ns = T0;
 	publish(e, &c);
-	assert_int_equal(sds_guard_decide(e, hdr, NULL, T0, &rng), 0);
-	assert_int_equal(sds_guard_decide(e, hdr, NULL, T0 - 1, &rng), SDS_G_DOWNGRADE);
+	assert_int_equal(sds_guard_decide(e, C(e), hdr, NULL, T0, &rng), 0);
+	assert_int_equal(sds_guard_decide(e, C(e), hdr, NULL, T0 - 1, &rng), SDS_G_DOWNGRADE);
 	/* An expiry of 0 (never renewed) is never in force. */
 	c.expires_ns = 0;
 	publish(e, &c);
-	assert_int_equal(sds_guard_decide(e, hdr, NULL, T0, &rng), 0);
+	assert_int_equal(sds_guard_decide(e, C(e), hdr, NULL, T0, &rng), 0);
 }
 
 static void test_stale_header(void **state)
@@ -186,21 +196,21 @@ static void test_stale_header(void **state)
 
 	publish(e, &c);
 	hdr->tick_ns = T0 - SDS_STALE_NS - 1;
-	assert_int_equal(sds_guard_decide(e, hdr, NULL, T0, &rng), 0);
+	assert_int_equal(sds_guard_decide(e, C(e), hdr, NULL, T0, &rng), 0);
 	/* Exactly SDS_STALE_NS old is still alive. */
 	hdr->tick_ns = T0 - SDS_STALE_NS;
-	assert_int_equal(sds_guard_decide(e, hdr, NULL, T0, &rng), SDS_G_DOWNGRADE);
+	assert_int_equal(sds_guard_decide(e, C(e), hdr, NULL, T0, &rng), SDS_G_DOWNGRADE);
 	/* A tick written after our clock read (ahead of now) is fresh ... */
 	hdr->tick_ns = T0 + 5;
-	assert_int_equal(sds_guard_decide(e, hdr, NULL, T0, &rng), SDS_G_DOWNGRADE);
+	assert_int_equal(sds_guard_decide(e, C(e), hdr, NULL, T0, &rng), SDS_G_DOWNGRADE);
 	/* ... but not one from further ahead than a loader can be. */
 	hdr->tick_ns = T0 + SDS_STALE_NS + 1;
-	assert_int_equal(sds_guard_decide(e, hdr, NULL, T0, &rng), 0);
+	assert_int_equal(sds_guard_decide(e, C(e), hdr, NULL, T0, &rng), 0);
 	/* A loader that never ticked is stale. */
 	hdr->tick_ns = 0;
-	assert_int_equal(sds_guard_decide(e, hdr, NULL, T0, &rng), 0);
+	assert_int_equal(sds_guard_decide(e, C(e), hdr, NULL, T0, &rng), 0);
 	hdr->tick_ns = T0;
-	assert_int_equal(e->refused_concurrent, 0);	/* downgraded at step 4 */
+	assert_int_equal(C(e)->refused_concurrent, 0);	/* downgraded at step 4 */
 }
 
 static void test_seq_stuck_odd(void **state)
@@ -211,12 +221,12 @@ static void test_seq_stuck_odd(void **state)
 	uint64_t rng = 7;
 
 	publish(e, &c);
-	assert_int_equal(sds_guard_decide(e, hdr, NULL, T0, &rng), SDS_G_DOWNGRADE);
+	assert_int_equal(sds_guard_decide(e, C(e), hdr, NULL, T0, &rng), SDS_G_DOWNGRADE);
 	/* A loader killed while writing: fail open, do not spin forever. */
 	e->seq++;
-	assert_int_equal(sds_guard_decide(e, hdr, NULL, T0, &rng), 0);
+	assert_int_equal(sds_guard_decide(e, C(e), hdr, NULL, T0, &rng), 0);
 	e->seq++;
-	assert_int_equal(sds_guard_decide(e, hdr, NULL, T0, &rng), SDS_G_DOWNGRADE);
+	assert_int_equal(sds_guard_decide(e, C(e), hdr, NULL, T0, &rng), SDS_G_DOWNGRADE);
 }
 
 /* ---- concurrency ------------------------------------------------------ */
@@ -237,11 +247,11 @@ static void *holder_run(void *arg)
 	struct holder *h = arg;
 	uint64_t rng = 1;
 
-	h->how = sds_guard_decide(h->e, hdr, h->cell, T0, &rng);
+	h->how = sds_guard_decide(h->e, C(h->e), hdr, h->cell, T0, &rng);
 	pthread_barrier_wait(h->decided);
 	pthread_barrier_wait(h->checked);
 	if (!(h->how & SDS_G_DOWNGRADE))
-		sds_guard_release(h->e, h->cell, h->how);
+		sds_guard_release(C(h->e), h->cell, h->how);
 	return NULL;
 }
 
@@ -270,13 +280,13 @@ static void test_concurrency_exact(void **state)
 	}
 	assert_int_equal(refused, M);
 	assert_int_equal(held, K);
-	assert_int_equal(e->permits, K);
+	assert_int_equal(C(e)->permits, K);
 	assert_int_equal(*cell, K);
-	assert_int_equal(e->refused_concurrent, M);
+	assert_int_equal(C(e)->refused_concurrent, M);
 	pthread_barrier_wait(&checked);
 	for (i = 0; i < K + M; i++)
 		pthread_join(t[i], NULL);
-	assert_int_equal(e->permits, 0);
+	assert_int_equal(C(e)->permits, 0);
 	assert_int_equal(*cell, 0);
 	pthread_barrier_destroy(&decided);
 	pthread_barrier_destroy(&checked);
@@ -299,7 +309,7 @@ static void *churn_run(void *arg)
 	int i, n, m;
 
 	for (i = 0; i < 20000; i++) {
-		how = sds_guard_decide(c->e, hdr, NULL, T0, &rng);
+		how = sds_guard_decide(c->e, C(c->e), hdr, NULL, T0, &rng);
 		if (how & SDS_G_DOWNGRADE)
 			continue;
 		c->passed++;
@@ -309,7 +319,7 @@ static void *churn_run(void *arg)
 				false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 			;
 		__atomic_sub_fetch(c->inside, 1, __ATOMIC_SEQ_CST);
-		sds_guard_release(c->e, NULL, how);
+		sds_guard_release(C(c->e), NULL, how);
 	}
 	return NULL;
 }
@@ -333,8 +343,8 @@ static void test_concurrency_churn(void **state)
 		passed += ch[i].passed;
 	}
 	assert_true(max_inside <= 2);
-	assert_int_equal(e->permits, 0);
-	assert_int_equal(passed + e->refused_concurrent, 6 * 20000);
+	assert_int_equal(C(e)->permits, 0);
+	assert_int_equal(passed + C(e)->refused_concurrent, 6 * 20000);
 }
 
 static void test_concurrency_zero_limit(void **state)
@@ -344,8 +354,8 @@ static void test_concurrency_zero_limit(void **state)
 	uint64_t rng = 1;
 
 	publish(e, &c);
-	assert_int_equal(sds_guard_decide(e, hdr, NULL, T0, &rng), SDS_G_DOWNGRADE);
-	assert_int_equal(e->permits, 0);
+	assert_int_equal(sds_guard_decide(e, C(e), hdr, NULL, T0, &rng), SDS_G_DOWNGRADE);
+	assert_int_equal(C(e)->permits, 0);
 }
 
 /* ---- token bucket ------------------------------------------------------ */
@@ -370,7 +380,7 @@ static void test_token_bucket(void **state)
 			passed += decide_at(e, now, &rng) == 0;
 	}
 	assert_int_equal(passed, 10 + 1000);
-	assert_int_equal(e->refused_token, calls - passed);
+	assert_int_equal(C(e)->refused_token, calls - passed);
 
 	/* Idle 10 s: the bucket refills to 10, not to 10,000. */
 	passed = 0;
@@ -405,13 +415,17 @@ static void test_token_bucket_config_change(void **state)
 	uint64_t rng = 1;
 
 	publish(e, &c);
-	/* A debt left by a slow rate with a big bucket (100 s ahead) stays:
-	 * the guard cannot tell it from a clock read older than another's. */
-	e->tat_ns = T0 + 100 * NS;
+	/* A tat past a bucket ahead, but within the slack, stays: the guard
+	 * cannot tell it from a clock read older than another's. */
+	C(e)->tat_ns = T0 + 500 * MS;
 	assert_int_equal(decide_at(e, T0, &rng), SDS_G_DOWNGRADE);
-	assert_int_equal(e->tat_ns, T0 + 100 * NS);
+	assert_int_equal(C(e)->tat_ns, T0 + 500 * MS);
+	/* One beyond it (100 s) is no guard's: forged, the bucket starts full. */
+	C(e)->tat_ns = T0 + 100 * NS;
+	assert_int_equal(decide_at(e, T0, &rng), 0);
+	assert_int_equal(C(e)->tat_ns, T0 + MS);
 	/* The loader gives a new strategy a full bucket (tat_ns = 0). */
-	e->tat_ns = 0;
+	C(e)->tat_ns = 0;
 	assert_int_equal(decide_at(e, T0 + MS, &rng), 0);
 	/* A bucket smaller than one token never passes. */
 	c.burst_ns = MS / 2;
@@ -439,7 +453,7 @@ static void test_probe_one_per_interval(void **state)
 		if (how == SDS_G_PROBE) {
 			probes++;
 			/* Half of them fail. */
-			sds_guard_release(e, NULL, how | (probes % 2 ? SDS_G_EXCEPTION : 0));
+			sds_guard_release(C(e), NULL, how | (probes % 2 ? SDS_G_EXCEPTION : 0));
 		} else {
 			assert_int_equal(how, SDS_G_DOWNGRADE);
 			down++;
@@ -447,8 +461,8 @@ static void test_probe_one_per_interval(void **state)
 	}
 	assert_int_equal(probes, 10);
 	assert_int_equal(down, 1000 - 10);
-	assert_int_equal(e->probes_ok, 5);
-	assert_int_equal(e->probes_failed, 5);
+	assert_int_equal(C(e)->probes_ok, 5);
+	assert_int_equal(C(e)->probes_failed, 5);
 }
 
 struct prober {
@@ -463,7 +477,7 @@ static void *probe_run(void *arg)
 	uint64_t rng = 1;
 
 	pthread_barrier_wait(p->go);
-	p->how = sds_guard_decide(p->e, hdr, NULL, T0 + 10 * NS, &rng);
+	p->how = sds_guard_decide(p->e, C(p->e), hdr, NULL, T0 + 10 * NS, &rng);
 	return NULL;
 }
 
@@ -504,13 +518,17 @@ static void test_probe_interval_shortened(void **state)
 	uint64_t rng = 1;
 
 	publish(e, &c);
-	/* Left an hour ahead by an earlier, longer interval: the guard does
-	 * not pull it in (an older clock read would look the same)... */
-	e->next_probe_ns = T0 + 3600 * NS;
+	/* Past one interval ahead but within the slack: the guard does not
+	 * pull it in (an older clock read would look the same)... */
+	C(e)->next_probe_ns = T0 + 900 * MS;
 	assert_int_equal(decide_at(e, T0, &rng), SDS_G_DOWNGRADE);
-	assert_int_equal(e->next_probe_ns, T0 + 3600 * NS);
+	assert_int_equal(C(e)->next_probe_ns, T0 + 900 * MS);
+	/* ...but an hour ahead is no guard's claim: forged, probe now. */
+	C(e)->next_probe_ns = T0 + 3600 * NS;
+	assert_int_equal(decide_at(e, T0, &rng), SDS_G_PROBE);
+	assert_int_equal(C(e)->next_probe_ns, T0 + 100 * MS);
 	/* ...the loader does, when the hold starts: now + the new interval. */
-	e->next_probe_ns = T0 + 100 * MS;
+	C(e)->next_probe_ns = T0 + 100 * MS;
 	assert_int_equal(decide_at(e, T0 + 99 * MS, &rng),
 			 SDS_G_DOWNGRADE);
 	assert_int_equal(decide_at(e, T0 + 100 * MS, &rng),
@@ -518,7 +536,30 @@ static void test_probe_interval_shortened(void **state)
 	/* A probe taken with a clock read older than the last probe's does
 	 * not pull the next one in either. */
 	assert_int_equal(decide_at(e, T0 + 50 * MS, &rng), SDS_G_DOWNGRADE);
-	assert_int_equal(e->next_probe_ns, T0 + 200 * MS);
+	assert_int_equal(C(e)->next_probe_ns, T0 + 200 * MS);
+}
+
+/*
+ * Garbage another client wrote into the cells: a permit count beyond any
+ * limit refuses (the app's own shared limit: the loader repairs it), one
+ * far below 0 passes, and neither wraps or spins.
+ */
+static void test_forged_permits(void **state)
+{
+	struct cfg c = { .active = SDS_ACT_CONCURRENT, .limit = 2 };
+	struct sds_flag *e = entry(18);
+	uint64_t rng = 1;
+	unsigned int how;
+
+	publish(e, &c);
+	C(e)->permits = 1LL << 62;
+	assert_int_equal(decide_at(e, T0, &rng), SDS_G_DOWNGRADE);
+	assert_int_equal(C(e)->permits, 1LL << 62);
+	C(e)->permits = INT64_MIN;
+	how = decide_at(e, T0, &rng);
+	assert_int_equal(how, SDS_G_PERMIT);
+	sds_guard_release(C(e), NULL, how);
+	assert_int_equal(C(e)->permits, INT64_MIN);
 }
 
 static void test_probe_respects_limits(void **state)
@@ -534,16 +575,16 @@ static void test_probe_respects_limits(void **state)
 	publish(e, &c);
 	how = decide_at(e, T0, &rng);
 	assert_int_equal(how, SDS_G_PROBE | SDS_G_PERMIT);
-	assert_int_equal(e->permits, 1);
-	sds_guard_release(e, NULL, how);
-	assert_int_equal(e->permits, 0);
-	assert_int_equal(e->probes_ok, 1);
+	assert_int_equal(C(e)->permits, 1);
+	sds_guard_release(C(e), NULL, how);
+	assert_int_equal(C(e)->permits, 0);
+	assert_int_equal(C(e)->probes_ok, 1);
 	/* A probe that finds the semaphore full is refused like any call. */
-	e->permits = 1;
+	C(e)->permits = 1;
 	assert_int_equal(decide_at(e, T0 + 200 * MS, &rng),
 			 SDS_G_DOWNGRADE);
-	assert_int_equal(e->refused_concurrent, 1);
-	e->permits = 0;
+	assert_int_equal(C(e)->refused_concurrent, 1);
+	C(e)->permits = 0;
 }
 
 /* ---- order of the checks ------------------------------------------------ */
@@ -560,24 +601,24 @@ static void test_order(void **state)
 
 	publish(e, &c);
 	/* Downgraded at step 4: no token taken, no permit tried. */
-	assert_int_equal(sds_guard_decide(e, hdr, NULL, T0, &rng), SDS_G_DOWNGRADE);
-	assert_int_equal(e->tat_ns, 0);
-	assert_int_equal(e->refused_token + e->refused_concurrent, 0);
+	assert_int_equal(sds_guard_decide(e, C(e), hdr, NULL, T0, &rng), SDS_G_DOWNGRADE);
+	assert_int_equal(C(e)->tat_ns, 0);
+	assert_int_equal(C(e)->refused_token + C(e)->refused_concurrent, 0);
 	/* Lapsed: the exact limits still hold. */
 	c.expires_ns = T0 - 1;
 	publish(e, &c);
-	how = sds_guard_decide(e, hdr, NULL, T0, &rng);
+	how = sds_guard_decide(e, C(e), hdr, NULL, T0, &rng);
 	assert_int_equal(how, SDS_G_PERMIT);
-	assert_int_equal(e->tat_ns, T0 + MS);
+	assert_int_equal(C(e)->tat_ns, T0 + MS);
 	/* Bucket empty: refused at step 5, before the semaphore. */
-	assert_int_equal(sds_guard_decide(e, hdr, NULL, T0, &rng), SDS_G_DOWNGRADE);
-	assert_int_equal(e->refused_token, 1);
-	assert_int_equal(e->refused_concurrent, 0);
+	assert_int_equal(sds_guard_decide(e, C(e), hdr, NULL, T0, &rng), SDS_G_DOWNGRADE);
+	assert_int_equal(C(e)->refused_token, 1);
+	assert_int_equal(C(e)->refused_concurrent, 0);
 	/* Token there, semaphore full: refused at step 6. */
-	assert_int_equal(sds_guard_decide(e, hdr, NULL, T0 + MS, &rng), SDS_G_DOWNGRADE);
-	assert_int_equal(e->refused_concurrent, 1);
-	sds_guard_release(e, NULL, how);
-	assert_int_equal(e->permits, 0);
+	assert_int_equal(sds_guard_decide(e, C(e), hdr, NULL, T0 + MS, &rng), SDS_G_DOWNGRADE);
+	assert_int_equal(C(e)->refused_concurrent, 1);
+	sds_guard_release(C(e), NULL, how);
+	assert_int_equal(C(e)->permits, 0);
 }
 
 static void test_rand(void **state)
@@ -615,6 +656,7 @@ int main(void)
 		cmocka_unit_test(test_probe_race),
 		cmocka_unit_test(test_probe_interval_shortened),
 		cmocka_unit_test(test_probe_respects_limits),
+		cmocka_unit_test(test_forged_permits),
 		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_rand),
 	};
