@@ -133,7 +133,7 @@ static __attribute__((noinline, cold)) unsigned int frames_evict(struct frames *
 		return SDS_FRAMES - 1;	/* took nothing, pushed nothing */
 	sds__site_exit(old.bind->id | SDS_SITE_EVICT, old.bind->key);
 	if (old.how & SDS_G_PERMIT)
-		sds_guard_release(old.bind->entry, old.bind->permit,
+		sds_guard_release(old.bind->cell, old.bind->permit,
 				  SDS_G_PERMIT);
 	return SDS_FRAMES - 1;
 }
