@@ -35,16 +35,25 @@ struct probe_point {
 
 #define PROBES_MAX_GUARD_FILES	16	/* distinct files holding libsds sites */
 
-/* A file whose libsds probe sites this loader has attached to. */
+/*
+ * A file whose libsds probe sites this loader has attached to.  A file a
+ * session brought in lives as long as some session holds it: a libsds
+ * upgrade (a new inode) frees the old one's slot when its last process
+ * goes.  TARGET's own (attached at start) is pinned.
+ */
 struct guard_file {
+	bool used;			/* slot taken */
+	bool pinned;			/* TARGET's: never detached */
 	dev_t dev;			/* identity of the file ... */
 	ino_t ino;			/* ... as uprobes see it */
+	uid_t uid;			/* who brought it in (per-uid cap) */
+	int refs;			/* sessions holding it */
 	struct bpf_link *links[SDS_SITE_COUNT];	/* one uprobe per site */
 };
 
 struct probes {
 	struct sds_bpf *skel;		/* loaded programs and maps */
-	int nfiles;			/* guard files attached */
+	int nfiles;			/* guard files attached (used slots) */
 	struct guard_file files[PROBES_MAX_GUARD_FILES];
 	struct bpf_link *exit_link;	/* sds_thread_exit */
 	int npoints;			/* points in use, ids 0..npoints-1 */
@@ -69,12 +78,32 @@ int probes__add_guard(struct probes *pr, const char *name);
 int probes__configure(struct probes *pr, int id, uint64_t timeout_ns);
 
 /*
- * Attach the guard programs to the libsds sites @sites of @path, once per
- * file (by device and inode).  Returns 0, or -1 with a message.
+ * Attach the guard programs to the libsds sites @sites of TARGET at
+ * @path, pinned for the loader's life.  Returns 0, or -1 with a message.
  */
 int probes__attach_guards(struct probes *pr, const char *path,
 			  const struct sds_sites *sites, char *err,
 			  size_t errlen);
+
+/*
+ * The guard file of inode @dev/@ino if attached: take a reference, return
+ * its index; else -1.
+ */
+int probes__guard_get(struct probes *pr, dev_t dev, ino_t ino);
+
+/*
+ * Attach the guard programs to @sites of the file @path (which must be
+ * inode @dev/@ino: register.c passes "/proc/self/fd/N") for @uid, holding
+ * one reference.  Returns its index; -1 with errno ENOSPC (table full),
+ * EDQUOT (@uid has @uid_max files already), or the attach's error and a
+ * message in @err (for the loader's log, not the client).
+ */
+int probes__guard_add(struct probes *pr, const char *path, dev_t dev,
+		      ino_t ino, const struct sds_sites *sites, uid_t uid,
+		      int uid_max, char *err, size_t errlen);
+
+/* Drop a reference on guard file @i; the last one detaches an unpinned file. */
+void probes__guard_put(struct probes *pr, int i);
 
 /*
  * Configure point @id and attach its pair to @target for @pid (-1: every
