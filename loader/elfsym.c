@@ -11,6 +11,9 @@
 
 #include "elfsym.h"
 
+/* Note sections larger than this are skipped looking for libsds's sites. */
+#define SDS_NOTE_SECTION_MAX	(1 << 20)
+
 struct elf_file {
 	int fd;			/* the open file; libelf reads through it */
 	Elf *elf;		/* libelf handle on @fd */
@@ -264,7 +267,9 @@ int elf_file__sds_sites(struct elf_file *ef, struct sds_sites *out)
 		GElf_Nhdr nh;
 		size_t off = 0, name_off, desc_off;
 
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
+		/* .note.sds is a few records: a huge note is not worth reading. */
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE ||
+		    shdr.sh_size > SDS_NOTE_SECTION_MAX)
 			continue;
 		data = elf_getdata(scn, NULL);
 		if (!data)

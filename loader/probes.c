@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
@@ -227,33 +228,69 @@ int probes__guard_get(struct probes *pr, dev_t dev, ino_t ino)
 	return -1;
 }
 
+static void guard_file__detach(struct guard_file *gf)
+{
+	int j;
+
+	for (j = 0; j < SDS_SITE_COUNT; j++)
+		bpf_link__destroy(gf->links[j]);
+	memset(gf, 0, sizeof(*gf));
+}
+
+/* A slot for a new file: a free one, else the longest idle one, detached. */
+static struct guard_file *guard_file__slot(struct probes *pr)
+{
+	struct guard_file *gf, *idle = NULL;
+	int i;
+
+	for (i = 0; i < PROBES_MAX_GUARD_FILES; i++) {
+		gf = &pr->files[i];
+		if (!gf->used)
+			return gf;
+		if (!gf->pinned && gf->refs == 0 &&
+		    (!idle || gf->idle_since < idle->idle_since))
+			idle = gf;
+	}
+	if (idle) {
+		guard_file__detach(idle);
+		pr->nfiles--;
+	}
+	return idle;
+}
+
+int probes__guard_held(const struct probes *pr, uid_t uid)
+{
+	int i, n = 0;
+
+	/* Files idle (no session) do not count: they make room on demand. */
+	for (i = 0; i < PROBES_MAX_GUARD_FILES; i++)
+		if (pr->files[i].used && !pr->files[i].pinned &&
+		    pr->files[i].refs > 0 && pr->files[i].uid == uid)
+			n++;
+	return n;
+}
+
 int probes__guard_add(struct probes *pr, const char *path, dev_t dev,
 		      ino_t ino, const struct sds_sites *sites, uid_t uid,
 		      int uid_max, char *err, size_t errlen)
 {
-	struct guard_file *gf = NULL;
-	int i, mine = 0, e;
+	int mine = probes__guard_held(pr, uid);
+	struct guard_file *gf;
+	int e;
 
-	for (i = 0; i < PROBES_MAX_GUARD_FILES; i++) {
-		if (pr->files[i].used && !pr->files[i].pinned &&
-		    pr->files[i].uid == uid)
-			mine++;
-		if (!pr->files[i].used && !gf)
-			gf = &pr->files[i];
-	}
 	if (uid != 0 && mine >= uid_max) {
-		snprintf(err, errlen, "uid %u has %d libsds files already (at most %d)",
+		snprintf(err, errlen, "uid %u holds %d libsds files already (at most %d)",
 			 (unsigned int)uid, mine, uid_max);
 		errno = EDQUOT;
 		return -1;
 	}
+	gf = guard_file__slot(pr);
 	if (!gf) {
-		snprintf(err, errlen, "too many libsds files (at most %d)",
+		snprintf(err, errlen, "too many libsds files in use (at most %d)",
 			 PROBES_MAX_GUARD_FILES);
 		errno = ENOSPC;
 		return -1;
 	}
-	memset(gf, 0, sizeof(*gf));
 	e = guard_file__attach(pr, gf, path, sites);
 	if (e) {
 		snprintf(err, errlen, "attaching libsds sites: %s%s",
@@ -270,31 +307,22 @@ int probes__guard_add(struct probes *pr, const char *path, dev_t dev,
 	return gf - pr->files;
 }
 
-static void guard_file__detach(struct guard_file *gf)
-{
-	int j;
-
-	for (j = 0; j < SDS_SITE_COUNT; j++)
-		bpf_link__destroy(gf->links[j]);
-	memset(gf, 0, sizeof(*gf));
-}
-
 void probes__guard_put(struct probes *pr, int i)
 {
 	struct guard_file *gf;
+	struct timespec ts;
 
 	if (i < 0 || i >= PROBES_MAX_GUARD_FILES || !pr->files[i].used)
 		return;
 	gf = &pr->files[i];
-	if (gf->refs > 0)
-		gf->refs--;
 	/*
 	 * Every process that runs this file's sites holds a session on it:
-	 * with none left, nothing calls through the probes we remove.
+	 * idle, nothing calls through the probes, which may go when the slot
+	 * is needed.
 	 */
-	if (gf->refs == 0 && !gf->pinned) {
-		guard_file__detach(gf);
-		pr->nfiles--;
+	if (gf->refs > 0 && --gf->refs == 0) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		gf->idle_since = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 	}
 }
 

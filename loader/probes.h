@@ -37,9 +37,12 @@ struct probe_point {
 
 /*
  * A file whose libsds probe sites this loader has attached to.  A file a
- * session brought in lives as long as some session holds it: a libsds
- * upgrade (a new inode) frees the old one's slot when its last process
- * goes.  TARGET's own (attached at start) is pinned.
+ * session brought in is held by sessions; when none holds it, it stays
+ * attached (idle: a process of it starting again costs nothing) until its
+ * slot is needed for another file, so a libsds upgrade (a new inode) does
+ * not keep the old one's slot forever.  Detaching takes the kernel a few
+ * hundred ms, hence not on every session's end.  TARGET's own (attached
+ * at start) is pinned.
  */
 struct guard_file {
 	bool used;			/* slot taken */
@@ -47,7 +50,8 @@ struct guard_file {
 	dev_t dev;			/* identity of the file ... */
 	ino_t ino;			/* ... as uprobes see it */
 	uid_t uid;			/* who brought it in (per-uid cap) */
-	int refs;			/* sessions holding it */
+	int refs;			/* sessions holding it; 0: idle */
+	uint64_t idle_since;		/* when @refs last fell to 0 (eviction order) */
 	struct bpf_link *links[SDS_SITE_COUNT];	/* one uprobe per site */
 };
 
@@ -91,18 +95,22 @@ int probes__attach_guards(struct probes *pr, const char *path,
  */
 int probes__guard_get(struct probes *pr, dev_t dev, ino_t ino);
 
+/* Guard files brought in by @uid that some session holds (not pinned). */
+int probes__guard_held(const struct probes *pr, uid_t uid);
+
 /*
  * Attach the guard programs to @sites of the file @path (which must be
  * inode @dev/@ino: register.c passes "/proc/self/fd/N") for @uid, holding
- * one reference.  Returns its index; -1 with errno ENOSPC (table full),
- * EDQUOT (@uid has @uid_max files already), or the attach's error and a
- * message in @err (for the loader's log, not the client).
+ * one reference; an idle file is detached if its slot is needed.  Returns
+ * its index; -1 with errno ENOSPC (every slot held), EDQUOT (@uid, not
+ * root, holds @uid_max files already), or the attach's error, and a
+ * message in @err.
  */
 int probes__guard_add(struct probes *pr, const char *path, dev_t dev,
 		      ino_t ino, const struct sds_sites *sites, uid_t uid,
 		      int uid_max, char *err, size_t errlen);
 
-/* Drop a reference on guard file @i; the last one detaches an unpinned file. */
+/* Drop a reference on guard file @i (the last one makes it idle). */
 void probes__guard_put(struct probes *pr, int i);
 
 /*

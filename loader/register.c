@@ -26,6 +26,13 @@
 #define REG_UID_FILES	4
 /* A libsds file (or a program linked with libsds.a) larger is not parsed. */
 #define REG_FILE_MAX	((off_t)256 << 20)
+/*
+ * New guard files (a parse and four uprobes, maybe an idle file's
+ * detach, which takes the kernel a few hundred ms) a uid other than root
+ * may bring in: a burst of REG_UID_FILES, then one per REG_NEW_FILE_SEC.
+ */
+#define REG_NEW_FILE_SEC	10
+#define REG_RATE_UIDS		32	/* uids whose bucket is remembered */
 /* At most this many refusals logged per minute; the rest are counted. */
 #define REG_LOG_BURST	10
 
@@ -81,6 +88,52 @@ static void reg_log(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+/* One uid's bucket of new guard files. */
+struct file_bucket {
+	uid_t uid;		/* whose */
+	double tokens;		/* new files it may bring in now */
+	double stamp;		/* when @tokens was computed (s, monotonic) */
+};
+
+/*
+ * Take (@n 1) or give back (@n -1) a token of @uid's bucket: false when
+ * there is none to take.
+ */
+static bool new_file_token(uid_t uid, int n)
+{
+	static struct file_bucket b[REG_RATE_UIDS];
+	struct file_bucket *e = NULL, *old = &b[0];
+	struct timespec ts;
+	double now;
+	int i;
+
+	if (uid == 0)
+		return true;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = ts.tv_sec + ts.tv_nsec / 1e9;
+	for (i = 0; i < REG_RATE_UIDS; i++) {
+		if (b[i].stamp && b[i].uid == uid)
+			e = &b[i];
+		if (b[i].stamp < old->stamp)
+			old = &b[i];
+	}
+	if (!e) {
+		/* A forgotten uid starts full: at most one burst per eviction. */
+		e = old;
+		e->uid = uid;
+		e->tokens = REG_UID_FILES;
+	} else {
+		e->tokens += (now - e->stamp) / REG_NEW_FILE_SEC;
+	}
+	e->stamp = now;
+	if (e->tokens < n)
+		return false;
+	e->tokens -= n;
+	if (e->tokens > REG_UID_FILES)
+		e->tokens = REG_UID_FILES;
+	return true;
+}
+
 /* May uid @peer connect through a socket of @pol's mode and group? */
 static bool uid_allowed(const struct reg_policy *pol,
 			const struct reg_peer *peer, const struct regproc *rp)
@@ -107,6 +160,7 @@ static int attach_file(struct loader *l, const struct regproc *rp, uid_t uid,
 	const char *reason;
 	struct stat st;
 	int fd, i, r;
+	bool took;
 
 	fd = regproc__open_map(rp, m, REG_FILE_MAX, &st, &reason);
 	if (fd < 0)
@@ -135,6 +189,15 @@ static int attach_file(struct loader *l, const struct regproc *rp, uid_t uid,
 			 SDS_FLAGS_LAYOUT);
 		return -1;
 	}
+	/* Over its cap, probes__guard_add refuses; else it needs a token. */
+	took = uid != 0 && probes__guard_held(&l->probes, uid) < REG_UID_FILES;
+	if (took && !new_file_token(uid, 1)) {
+		close(fd);
+		l->refused.files++;
+		snprintf(err, errlen, "uid %u brings in new libsds files too fast (one per %d s)",
+			 (unsigned int)uid, REG_NEW_FILE_SEC);
+		return -1;
+	}
 	/*
 	 * The uprobes go on the inode we parsed, through its fd's magic
 	 * link: no name in between that anyone could swap.
@@ -143,7 +206,10 @@ static int attach_file(struct loader *l, const struct regproc *rp, uid_t uid,
 			      uid, REG_UID_FILES, why, sizeof(why));
 	close(fd);
 	if (i < 0) {
-		if (errno == EDQUOT || errno == ENOSPC) {
+		r = errno;
+		if (took)
+			new_file_token(uid, -1);	/* nothing was attached */
+		if (r == EDQUOT || r == ENOSPC) {
 			l->refused.files++;
 			snprintf(err, errlen, "%s", why);
 		} else {
