@@ -251,7 +251,7 @@ def files_symlink_root_only_and_missing(ctx):
 def files_symlink_swap(ctx):
     """A libsds copy mapped and deleted, its name flipped between a symlink
     to another copy of the attacker's and one to a root-only copy that a
-    root process runs, during 60 registrations: all 60 register (the
+    root process runs, during 200 registrations: all 200 register (the
     mapped inode), and the root process's enter site holds its own byte,
     not an int3."""
     t = ctx.hostile("files_client")
@@ -265,14 +265,14 @@ def files_symlink_swap(ctx):
     orig = file_byte(vpath, enter)
     check(orig != INT3, "the enter site is an int3 in the file itself")
     atk = attacker_dir(ctx)
-    r = run(ctx, [t, "swap", l.sock, atk, t, vpath, "60"], timeout=120)
+    r = run(ctx, [t, "swap", l.sock, atk, t, vpath, "200"], timeout=120)
     eq(r.rc, 0, "files_client swap exit status (%r)" % r)
-    rs = replies(r.out)
-    eq(len(rs), 60, "replies")
-    bad = [x for x in rs if not x.startswith('reply {"slot":')]
-    check(not bad, "%d of 60 refused: %r" % (len(bad), bad[:3]))
     eq(mem_byte(victim.pid, vpath, enter), orig,
        "byte at the enter site of the root process")
+    rs = replies(r.out)
+    eq(len(rs), 200, "replies")
+    bad = [x for x in rs if not x.startswith('reply {"slot":')]
+    check(not bad, "%d of 200 refused: %r" % (len(bad), bad[:3]))
     eq(refused(l)["denied"], 0, "refused.denied")
 
 
