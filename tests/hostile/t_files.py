@@ -173,7 +173,6 @@ def _fifo(ctx, src, n):
     atk = attacker_dir(ctx)
     p = ctx.spawn(AS_NOBODY + [t, "fifo", l.sock, atk, src, str(n)],
                   stdout=subprocess.PIPE)
-    p.stdout_data = []
     worst, k = stats_while(ctx, l, p)
     out = p.stdout.read().decode()
     eq(p.wait(), 0, "files_client fifo exit status")
