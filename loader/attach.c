@@ -338,6 +338,7 @@ int do_attach(int argc, char **argv)
 	uint64_t sec_offset_ns;
 	struct loop lp;
 	pid_t owner = 0;
+	struct stat st;
 
 	loop__init(&lp);
 	if (parse_options(argc, argv))
@@ -359,6 +360,13 @@ int do_attach(int argc, char **argv)
 	events__init(&l.events);
 	l.flags.fd = -1;
 	l.target = target;
+	/* Registering processes must run this inode (register.c). */
+	if (stat(target_path, &st))
+		return cmd_err("%s: %s", target, strerror(errno)), 1;
+	l.reg.target_dev = st.st_dev;
+	l.reg.target_ino = st.st_ino;
+	l.reg.sock_mode = env.sock_mode;
+	l.reg.sock_gid = env.sock_gid != (gid_t)-1 ? env.sock_gid : getegid();
 	l.tick_ns = (uint64_t)env.tick_ms * 1000000ULL;
 	base = strrchr(target, '/');
 	snprintf(l.app, sizeof(l.app), "%s",

@@ -11,6 +11,9 @@
 
 #include "elfsym.h"
 
+/* Note sections larger than this are skipped looking for libsds's sites. */
+#define SDS_NOTE_SECTION_MAX	(1 << 20)
+
 struct elf_file {
 	int fd;			/* the open file; libelf reads through it */
 	Elf *elf;		/* libelf handle on @fd */
@@ -19,49 +22,33 @@ struct elf_file {
 	bool has_symtab;	/* a .symtab exists: not stripped */
 };
 
-struct elf_file *elf_file__open(const char *path, char *err, size_t errlen)
+/* Check and index the ELF file on @ef->fd; 0, or -1 with a message. */
+static int elf_file__begin(struct elf_file *ef, char *err, size_t errlen)
 {
-	struct elf_file *ef;
-	struct stat st;
+	const char *path = ef->path;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr shdr;
+	struct stat st;
 
-	ef = calloc(1, sizeof(*ef));
-	if (!ef) {
-		snprintf(err, errlen, "%s: %s", path, strerror(ENOMEM));
-		return NULL;
-	}
-	ef->fd = -1;
-	ef->path = strdup(path);
-	if (!ef->path) {
-		snprintf(err, errlen, "%s: %s", path, strerror(ENOMEM));
-		goto err_free;
-	}
-
-	ef->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (ef->fd < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		goto err_free;
-	}
 	/* A directory opens fine and then reads as EISDIR: say that. */
 	if (fstat(ef->fd, &st)) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		goto err_free;
+		return -1;
 	}
 	if (S_ISDIR(st.st_mode)) {
 		snprintf(err, errlen, "%s: %s", path, strerror(EISDIR));
-		goto err_free;
+		return -1;
 	}
-
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		snprintf(err, errlen, "%s: libelf: %s", path, elf_errmsg(-1));
-		goto err_free;
+		return -1;
 	}
+	/* ELF_C_READ reads with pread: a file truncated under us is no SIGBUS. */
 	ef->elf = elf_begin(ef->fd, ELF_C_READ, NULL);
 	/* elf_kind() also turns away ar archives and empty files. */
 	if (!ef->elf || elf_kind(ef->elf) != ELF_K_ELF) {
 		snprintf(err, errlen, "%s: not an ELF file", path);
-		goto err_free;
+		return -1;
 	}
 	if (gelf_getclass(ef->elf) != ELFCLASS64 ||
 	    !gelf_getehdr(ef->elf, &ef->ehdr) ||
@@ -70,20 +57,53 @@ struct elf_file *elf_file__open(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen,
 			 "%s: not an x86-64 ELF executable or shared library",
 			 path);
-		goto err_free;
+		return -1;
 	}
-
 	while ((scn = elf_nextscn(ef->elf, scn))) {
 		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_SYMTAB) {
 			ef->has_symtab = true;
 			break;
 		}
 	}
+	return 0;
+}
+
+struct elf_file *elf_file__open_fd(int fd, const char *name, char *err,
+				   size_t errlen)
+{
+	struct elf_file *ef;
+
+	ef = calloc(1, sizeof(*ef));
+	if (!ef) {
+		snprintf(err, errlen, "%s: %s", name, strerror(ENOMEM));
+		close(fd);
+		return NULL;
+	}
+	ef->fd = fd;
+	ef->path = strdup(name);
+	if (!ef->path) {
+		snprintf(err, errlen, "%s: %s", name, strerror(ENOMEM));
+		goto err_free;
+	}
+	if (elf_file__begin(ef, err, errlen))
+		goto err_free;
 	return ef;
 
 err_free:
 	elf_file__close(ef);
 	return NULL;
+}
+
+struct elf_file *elf_file__open(const char *path, char *err, size_t errlen)
+{
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	return elf_file__open_fd(fd, path, err, errlen);
 }
 
 /*
@@ -247,7 +267,9 @@ int elf_file__sds_sites(struct elf_file *ef, struct sds_sites *out)
 		GElf_Nhdr nh;
 		size_t off = 0, name_off, desc_off;
 
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
+		/* .note.sds is a few records: a huge note is not worth reading. */
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE ||
+		    shdr.sh_size > SDS_NOTE_SECTION_MAX)
 			continue;
 		data = elf_getdata(scn, NULL);
 		if (!data)

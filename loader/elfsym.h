@@ -26,6 +26,14 @@ struct elf_file;	/* an open ELF file (libelf) */
 struct elf_file *elf_file__open(const char *path, char *err, size_t errlen);
 
 /*
+ * The same for the file open on @fd (read-only), which the elf_file owns
+ * from now on, even on failure (closed).  @name is for messages only: the
+ * loader parses a client's file by inode, never by a name (register.c).
+ */
+struct elf_file *elf_file__open_fd(int fd, const char *name, char *err,
+				   size_t errlen);
+
+/*
  * Find function @sym (STT_FUNC or STT_GNU_IFUNC, defined) in .symtab, else
  * .dynsym.  Returns 0, or -1 with a message in @err:
  *   "symbol 'foo' not found in PATH"

@@ -17,6 +17,7 @@
 #include "events.h"
 #include "flags.h"
 #include "probes.h"
+#include "register.h"
 #include "strategy.h"
 #include "uplink.h"
 
@@ -60,6 +61,7 @@ struct loader {
 	char group[SDS_NAME_MAX + 1];	/* --group */
 	char app[SDS_NAME_MAX + 1];	/* --app */
 	const char *target;		/* TARGET as given */
+	struct reg_policy reg;		/* who may register (register.c) */
 	uint64_t key;			/* guard sites pass it: filters other loaders' apps */
 	uint64_t epoch;			/* this run, for the guards */
 	uint64_t tick_ns;		/* --tick-ms */

@@ -35,16 +35,29 @@ struct probe_point {
 
 #define PROBES_MAX_GUARD_FILES	16	/* distinct files holding libsds sites */
 
-/* A file whose libsds probe sites this loader has attached to. */
+/*
+ * A file whose libsds probe sites this loader has attached to.  A file a
+ * session brought in is held by sessions; when none holds it, it stays
+ * attached (idle: a process of it starting again costs nothing) until its
+ * slot is needed for another file, so a libsds upgrade (a new inode) does
+ * not keep the old one's slot forever.  Detaching takes the kernel a few
+ * hundred ms, hence not on every session's end.  TARGET's own (attached
+ * at start) is pinned.
+ */
 struct guard_file {
+	bool used;			/* slot taken */
+	bool pinned;			/* TARGET's: never detached */
 	dev_t dev;			/* identity of the file ... */
 	ino_t ino;			/* ... as uprobes see it */
+	uid_t uid;			/* who brought it in (per-uid cap) */
+	int refs;			/* sessions holding it; 0: idle */
+	uint64_t idle_since;		/* when @refs last fell to 0 (eviction order) */
 	struct bpf_link *links[SDS_SITE_COUNT];	/* one uprobe per site */
 };
 
 struct probes {
 	struct sds_bpf *skel;		/* loaded programs and maps */
-	int nfiles;			/* guard files attached */
+	int nfiles;			/* guard files attached (used slots) */
 	struct guard_file files[PROBES_MAX_GUARD_FILES];
 	struct bpf_link *exit_link;	/* sds_thread_exit */
 	int npoints;			/* points in use, ids 0..npoints-1 */
@@ -69,12 +82,36 @@ int probes__add_guard(struct probes *pr, const char *name);
 int probes__configure(struct probes *pr, int id, uint64_t timeout_ns);
 
 /*
- * Attach the guard programs to the libsds sites @sites of @path, once per
- * file (by device and inode).  Returns 0, or -1 with a message.
+ * Attach the guard programs to the libsds sites @sites of TARGET at
+ * @path, pinned for the loader's life.  Returns 0, or -1 with a message.
  */
 int probes__attach_guards(struct probes *pr, const char *path,
 			  const struct sds_sites *sites, char *err,
 			  size_t errlen);
+
+/*
+ * The guard file of inode @dev/@ino if attached: take a reference, return
+ * its index; else -1.
+ */
+int probes__guard_get(struct probes *pr, dev_t dev, ino_t ino);
+
+/* Guard files brought in by @uid that some session holds (not pinned). */
+int probes__guard_held(const struct probes *pr, uid_t uid);
+
+/*
+ * Attach the guard programs to @sites of the file @path (which must be
+ * inode @dev/@ino: register.c passes "/proc/self/fd/N") for @uid, holding
+ * one reference; an idle file is detached if its slot is needed.  Returns
+ * its index; -1 with errno ENOSPC (every slot held), EDQUOT (@uid, not
+ * root, holds @uid_max files already), or the attach's error, and a
+ * message in @err.
+ */
+int probes__guard_add(struct probes *pr, const char *path, dev_t dev,
+		      ino_t ino, const struct sds_sites *sites, uid_t uid,
+		      int uid_max, char *err, size_t errlen);
+
+/* Drop a reference on guard file @i (the last one makes it idle). */
+void probes__guard_put(struct probes *pr, int i);
 
 /*
  * Configure point @id and attach its pair to @target for @pid (-1: every

@@ -17,7 +17,24 @@ struct reg_peer {
 	uid_t uid;		/* SO_PEERCRED */
 	gid_t gid;		/* SO_PEERCRED */
 	int pidfd;		/* SO_PEERPIDFD of the connection, or -1 */
+	int pidfd_errno;	/* why @pidfd is -1; 0: not asked */
 };
+
+/* Who may register: fixed when attach starts (attach.c). */
+struct reg_policy {
+	dev_t target_dev;	/* TARGET's device ... */
+	ino_t target_ino;	/* ... and inode: a process must run or map it */
+	mode_t sock_mode;	/* --socket-mode: who the socket lets in */
+	gid_t sock_gid;		/* the socket's group */
+};
+
+/*
+ * Fill @peer from the kernel's view of connection @fd: SO_PEERCRED, and
+ * SO_PEERPIDFD when the kernel has it (Linux >= 6.5), which pins the
+ * process that connected whatever reuses its pid later.  Returns 0, or -1
+ * without credentials.  Close @peer->pidfd (when >= 0) after register.
+ */
+int register__peer(int fd, struct reg_peer *peer);
 
 /*
  * `register ARG` from @peer: check that @peer may register with this

@@ -67,6 +67,17 @@ static json_t *point_json(struct loader *l, int id, uint64_t now)
 	return o;
 }
 
+static json_t *refused_json(const struct refusals *r)
+{
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}",
+			 "connections", (json_int_t)r->connections,
+			 "sessions", (json_int_t)r->sessions,
+			 "points", (json_int_t)r->points,
+			 "files", (json_int_t)r->files,
+			 "denied", (json_int_t)r->denied,
+			 "slow", (json_int_t)r->slow);
+}
+
 static json_t *head_json(struct loader *l)
 {
 	json_t *o = json_object();
@@ -79,6 +90,7 @@ static json_t *head_json(struct loader *l)
 			    json_integer(l->strategies ? l->strategies->version : -1));
 	json_object_set_new(o, "atomics", json_boolean(l->probes.atomics));
 	json_object_set_new(o, "admin", l->uplink ? uplink__json(l->uplink) : json_null());
+	json_object_set_new(o, "refused", refused_json(&l->refused));
 	return o;
 }
 

@@ -74,21 +74,16 @@ static int send_with_fds(int fd, const char *msg, const int *fds, int nfds)
 
 static void do_register(struct loader *l, int fd, const char *arg)
 {
-	struct ucred cred;
-	socklen_t clen = sizeof(cred);
 	struct reg_peer peer = { .pidfd = -1 };
 	int fds[FLAGS_CLIENT_FDS], nfds;
 	char err[600], *reply, *line;
 	int slot, file;
 	size_t n;
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen)) {
+	if (register__peer(fd, &peer)) {
 		ctl_reply(fd, error_reply("register: no peer credentials"));
 		goto drop;
 	}
-	peer.pid = cred.pid;
-	peer.uid = cred.uid;
-	peer.gid = cred.gid;
 	for (slot = 0; slot < SDS_MAX_PROCS; slot++)
 		if (l->sessions[slot].fd < 0)
 			break;
@@ -99,6 +94,8 @@ static void do_register(struct loader *l, int fd, const char *arg)
 	}
 	/* Probes first, reply after: counting is exact from the first call. */
 	file = register__attach(l, &peer, arg, err, sizeof(err));
+	if (peer.pidfd >= 0)
+		close(peer.pidfd);
 	if (file < 0) {
 		ctl_reply(fd, error_reply("register: %s", err));
 		goto drop;
@@ -120,8 +117,8 @@ static void do_register(struct loader *l, int fd, const char *arg)
 	}
 	free(line);
 	l->sessions[slot].fd = fd;
-	l->sessions[slot].pid = cred.pid;
-	l->sessions[slot].uid = cred.uid;
+	l->sessions[slot].pid = peer.pid;
+	l->sessions[slot].uid = peer.uid;
 	l->sessions[slot].file = file;
 	l->sessions[slot].len = 0;
 	return;

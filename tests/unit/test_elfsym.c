@@ -379,6 +379,39 @@ static void test_open_errors(void **state)
 	assert_int_equal(chdir("/"), 0);
 }
 
+/*
+ * elf_file__open_fd parses the file open on the fd, whatever its name
+ * says now (the loader names it "/proc/self/fd/N"), owns the fd even on
+ * failure, and names the file in messages as told.
+ */
+static void test_open_fd(void **state)
+{
+	struct elf_func f1, f2;
+	struct elf_file *ef;
+	char err[512] = "";
+	int fd;
+
+	fd = open(in_dir("pie"), O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	ef = elf_file__open_fd(fd, "client's file", err, sizeof(err));
+	if (!ef)
+		fail_msg("%s", err);
+	find_ok(ef, "sds_test_add", &f1);
+	elf_file__close(ef);
+	ef = open_ok(in_dir("pie"));
+	find_ok(ef, "sds_test_add", &f2);
+	elf_file__close(ef);
+	assert_int_equal(f1.offset, f2.offset);
+
+	fd = open(in_dir("text.txt"), O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_null(elf_file__open_fd(fd, "NAME", err, sizeof(err)));
+	assert_string_equal(err, "NAME: not an ELF file");
+	/* The fd was closed: a new open gets the same number back. */
+	assert_int_equal(open(in_dir("text.txt"), O_RDONLY | O_CLOEXEC), fd);
+	close(fd);
+}
+
 static void test_close_null(void **state)
 {
 	elf_file__close(NULL);
@@ -394,6 +427,7 @@ int main(void)
 		cmocka_unit_test(test_not_found),
 		cmocka_unit_test(test_stripped),
 		cmocka_unit_test(test_open_errors),
+		cmocka_unit_test(test_open_fd),
 		cmocka_unit_test(test_close_null),
 	};
 
