@@ -296,6 +296,7 @@ static void test_frames_heal(void **state)
 	struct sds_client *c;
 	struct sds_point *p, *q;
 	struct sds_flag *e, *eq;
+	struct sds_cell *ce;
 	struct counts b;
 	__u32 *cell;
 	__u64 ev0;
@@ -308,6 +309,7 @@ static void test_frames_heal(void **state)
 	id = fake_id(&fl, "dep");
 	e = fake_entry(&fl, "dep");
 	eq = fake_entry(&fl, "other");
+	ce = fake_cell(&fl, "dep");
 	cell = fake_permit(&fl, c->sess->slot, "dep");
 	ev0 = site_evicted(id);
 
@@ -316,7 +318,7 @@ static void test_frames_heal(void **state)
 	b = counts_now();
 	for (i = 0; i < SDS_MAX_DEPTH; i++)
 		assert_int_equal(sds_should_downgrade(p), i >= 2);
-	assert_int_equal(e->permits, 2);
+	assert_int_equal(ce->permits, 2);
 	assert_int_equal(*cell, 2);
 	assert_delta(&b, 2, 0, 0, SDS_MAX_DEPTH - 2);
 
@@ -326,7 +328,7 @@ static void test_frames_heal(void **state)
 	fake_set(eq, SDS_ACT_DOWNGRADE, 100, fake_now() + 100 * NS, 0, 0);
 	assert_true(sds_should_downgrade(q));
 	assert_int_equal(site_evicted(id) - ev0, 1);
-	assert_int_equal(e->permits, 1);
+	assert_int_equal(ce->permits, 1);
 	assert_int_equal(*cell, 1);
 	sds_downgrade_finally(q);
 	/* Not full any more: the next call evicts nothing. */
@@ -337,7 +339,7 @@ static void test_frames_heal(void **state)
 	assert_true(sds_should_downgrade(q));
 	assert_true(sds_should_downgrade(q));
 	assert_int_equal(site_evicted(id) - ev0, 2);
-	assert_int_equal(e->permits, 0);
+	assert_int_equal(ce->permits, 0);
 	assert_int_equal(*cell, 0);
 	for (i = 0; i < SDS_MAX_DEPTH; i++)
 		assert_true(sds_should_downgrade(q));
@@ -345,13 +347,13 @@ static void test_frames_heal(void **state)
 	/* The frames are all q's now; end them, the stack is empty. */
 	for (i = 0; i < SDS_MAX_DEPTH; i++)
 		sds_downgrade_finally(q);
-	assert_int_equal(e->permits, 0);
+	assert_int_equal(ce->permits, 0);
 
 	/* A leaked probe: evicted, it counts neither ok nor failed. */
 	fake_set(eq, 0, 0, 0, 0, 0);
 	fake_set(e, SDS_ACT_DOWNGRADE | SDS_ACT_PROBE, 100,
 		 fake_now() + 100 * NS, 0, 3600 * NS);
-	e->next_probe_ns = 0;
+	ce->next_probe_ns = 0;
 	assert_false(sds_should_downgrade(p));	/* the probe */
 	for (i = 1; i < SDS_MAX_DEPTH; i++)
 		assert_true(sds_should_downgrade(p));
@@ -359,8 +361,8 @@ static void test_frames_heal(void **state)
 	assert_false(SDS_INVOKE(q, true, false));	/* evicts the probe */
 	assert_delta(&b, 1, 1, 0, 0);
 	assert_int_equal(site_evicted(id) - ev0, 3);
-	assert_int_equal(e->probes_ok, 0);
-	assert_int_equal(e->probes_failed, 0);
+	assert_int_equal(ce->probes_ok, 0);
+	assert_int_equal(ce->probes_failed, 0);
 	for (i = 1; i < SDS_MAX_DEPTH; i++)
 		sds_downgrade_finally(p);
 	sds_client_close(c);
