@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* serve.c - build the JSON replies of the control socket. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,42 @@ static json_t *point_json(struct loader *l, int id, uint64_t now)
 	return o;
 }
 
+static json_t *refused_json(const struct refusals *r)
+{
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}",
+			 "connections", (json_int_t)r->connections,
+			 "sessions", (json_int_t)r->sessions,
+			 "points", (json_int_t)r->points,
+			 "files", (json_int_t)r->files,
+			 "denied", (json_int_t)r->denied,
+			 "slow", (json_int_t)r->slow);
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The tick's lateness over the last TICK_LATE_WINDOW_NS: p50, p99, max (ms). */
+static json_t *tick_late_json(const struct tick_late *t)
+{
+	static uint32_t v[TICK_LATE_RING];
+	uint64_t now = flags_now_ns();
+	uint32_t i, n = 0;
+
+	for (i = 0; i < t->n; i++)
+		if (t->at_ns[i] + TICK_LATE_WINDOW_NS > now)
+			v[n++] = t->us[i];
+	qsort(v, n, sizeof(v[0]), u32_cmp);
+	/* Nearest rank: the smallest value with at least p% of the samples at or below it. */
+	return json_pack("{s:i, s:f, s:f, s:f}", "ticks", (int)n,
+			 "p50", n ? v[(n * 50 + 99) / 100 - 1] / 1e3 : 0.0,
+			 "p99", n ? v[(n * 99 + 99) / 100 - 1] / 1e3 : 0.0,
+			 "max", n ? v[n - 1] / 1e3 : 0.0);
+}
+
 static json_t *head_json(struct loader *l)
 {
 	json_t *o = json_object();
@@ -79,6 +116,8 @@ static json_t *head_json(struct loader *l)
 			    json_integer(l->strategies ? l->strategies->version : -1));
 	json_object_set_new(o, "atomics", json_boolean(l->probes.atomics));
 	json_object_set_new(o, "admin", l->uplink ? uplink__json(l->uplink) : json_null());
+	json_object_set_new(o, "refused", refused_json(&l->refused));
+	json_object_set_new(o, "tick_late_ms", tick_late_json(&l->tick_late));
 	return o;
 }
 
@@ -165,7 +204,8 @@ char *serve_request(const char *req, void *ctx)
 		reply = error_json("unknown request '%s'", req);
 	if (!reply)
 		return NULL;
-	s = json_dumps(reply, JSON_COMPACT);
+	/* Reals are the tick lateness in ms: microseconds are enough. */
+	s = json_dumps(reply, JSON_COMPACT | JSON_REAL_PRECISION(6));
 	json_decref(reply);
 	return s;
 }
