@@ -194,6 +194,7 @@ static void accept_one(struct loader *l, int fd)
 		refuse(fd, why);
 		return;
 	}
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &(int){ CONN_SNDBUF }, sizeof(int));
 	c = &l->pending[slot];
 	memset(&c->io, 0, sizeof(c->io));
 	c->fd = fd;

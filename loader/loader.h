@@ -48,6 +48,10 @@
  * most this much client work: new connections accepted, and one-shot
  * requests (a `stats` of 256 points, a `register`) answered. */
 #define CONN_ACCEPT_BURST	8
+/* Kernel memory a client's unread replies may pin (SO_SNDBUF; the kernel
+ * doubles it): a `stats` of 256 points goes out in a few writes, and a
+ * client that does not read is found out within its deadline. */
+#define CONN_SNDBUF		32768
 #define CONN_QUERY_BURST	4
 
 /* One client connection's buffers and deadlines (conn.c). */
