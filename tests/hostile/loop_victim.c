@@ -18,7 +18,8 @@
  *	registers by hand, asks for points PREFIX0..PREFIX<N-1> one at a
  *	time; prints "ids I errors E" and exits.
  *   pipeline SOCK N
- *	registers by hand, sends N `point` lines without reading a reply,
+ *	registers by hand, sends N `point order` lines (as fast as the
+ *	socket takes them, waiting 1 s at most) without reading a reply,
  *	then waits for the loader to drop it (EOF or a reset, at most 10 s);
  *	prints "dropped 1" or "dropped 0".
  */
@@ -31,6 +32,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -218,20 +220,22 @@ static int do_pipeline(char **argv)
 {
 	int n = atoi(argv[1]), i, fd, mapfd, dropped = 0;
 	char reply[512];
+	struct timeval tv = { .tv_sec = 1 };
+	static char buf[12 * 4096];
 	struct pollfd pfd;
-	int sz = 4096;
 
 	fd = hand_register(argv[0], reply, sizeof(reply), &mapfd);
 	if (fd < 0) {
 		printf("error %s\n", reply);
 		return 1;
 	}
-	/* A small receive buffer: the loader's replies back up sooner. */
-	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
-	for (i = 0; i < n; i++) {
-		if (send(fd, "point a\n", 8, MSG_NOSIGNAL | MSG_DONTWAIT) != 8)
+	/* Big writes (few socket buffers), each waiting at most 1 s. */
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	for (i = 0; i + 12 <= (int)sizeof(buf); i += 12)
+		memcpy(buf + i, "point order\n", 12);
+	for (i = 0; i < n; i += sizeof(buf) / 12)
+		if (send(fd, buf, sizeof(buf) / 12 * 12, MSG_NOSIGNAL) < 0)
 			break;
-	}
 	/* Never read a reply: wait until the loader hangs up (POLLHUP). */
 	pfd = (struct pollfd){ fd, POLLRDHUP, 0 };
 	if (poll(&pfd, 1, 10000) == 1 && (pfd.revents & (POLLHUP | POLLRDHUP | POLLERR)))

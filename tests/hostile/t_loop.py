@@ -260,21 +260,21 @@ print("dropped %d ms %d bytes %d" % (1 if ev else 0, int(dt * 1000), n))
 
 @test
 def loop_slow_reader(ctx):
-    """A client as nobody asks for `stats` (100 points: more than the
+    """A client as nobody asks for `stats` (255 points: more than the
     connection's send buffer) and never reads: dropped within its 2-s
     deadline with the reply cut short; a registered process as nobody that
     sends `point` lines without reading the replies: dropped too.
     refused.slow is 2, and stats and the tick stay on time throughout."""
     pts = dict(KILL)
-    for i in range(99):
+    for i in range(254):
         pts["p%03d" % i] = {"visit_threshold": 1000000}
     target, sock = start(ctx, pts)
-    full = len(json.dumps(query(sock)[0]))
+    full = len(json.dumps(query(sock)[0], separators=(",", ":")))
     path = script(ctx, "slow_reader.py", SLOW_READER)
     sw = StatsWatch(sock)
     victim = watch(ctx, target, sock, 5)
     reader = run_out(ctx, [sys.executable, path, sock], True, 30)
-    pipe = run_out(ctx, [target, "pipeline", sock, "20000"], True, 30)
+    pipe = run_out(ctx, [target, "pipeline", sock, "100000"], True, 30)
     r = sdstest_kv(reader())
     log("slow reader: %r (a whole stats is %d bytes)" % (r, full))
     eq(r["dropped"], 1, "the slow reader was dropped")
