@@ -122,6 +122,8 @@ void conn__close(struct loader *l, int i, bool slow)
 		l->refused.slow++;
 	close(c->fd);
 	conn_io__free(&c->io);
+	if (c->job.o)
+		serve__stats_end(&c->job);
 	c->fd = -1;
 	c->ready = false;
 }
@@ -269,34 +271,54 @@ static char *drill_request(struct loader *l, const struct pending *c, const char
 	return drill__request(l, args);
 }
 
-/* Answer pending connection @i's request: queue the reply, send what goes now. */
+/* Send what goes now of the queued reply; one request per connection. */
+static void pending_send(struct loader *l, int i)
+{
+	struct pending *c = &l->pending[i];
+
+	c->ready = false;
+	c->io.in_len = 0;	/* the rest of the input is ignored */
+	c->io.in_due_ns = 0;
+	if (conn_io__flush(&c->io, c->fd, NULL, 0) != 0)
+		conn__close(l, i, false);	/* all sent (or gone): done */
+}
+
+static void pending_reply(struct loader *l, int i, char *reply)
+{
+	if (conn_io__queue(&l->pending[i].io, reply, flags_now_ns())) {
+		conn__close(l, i, false);
+		return;
+	}
+	pending_send(l, i);
+}
+
+/* One turn of pending connection @i: its request, or a slice of its stats. */
 static void pending_answer(struct loader *l, int i)
 {
 	struct pending *c = &l->pending[i];
 	const char *req = c->io.in;
 	char *reply;
 
-	c->ready = false;
+	if (!c->job.o && !strcmp(req, "stats"))
+		serve__stats_begin(l, &c->job);
+	if (c->job.o) {
+		if (serve__stats_step(l, &c->job, &reply))
+			pending_reply(l, i, reply);
+		return;		/* still ready: the next slice comes next time */
+	}
 	if (!strncmp(req, "register ", 9)) {
 		/* On success the session owns the connection: c->fd is -1. */
 		session__register(l, c, req + 9);
 		if (c->fd < 0)
 			return;
-	} else {
-		if (!strncmp(req, "drill ", 6))
-			reply = drill_request(l, c, req + 6);
-		else
-			reply = serve_request(req, l);
-		if (conn_io__queue(&c->io, reply, flags_now_ns())) {
-			conn__close(l, i, false);
-			return;
-		}
+		pending_send(l, i);	/* refused: the error is queued */
+		return;
 	}
-	/* One request per connection: the rest of the input is ignored. */
-	c->io.in_len = 0;
-	c->io.in_due_ns = 0;
-	if (conn_io__flush(&c->io, c->fd, NULL, 0) != 0)
-		conn__close(l, i, false);
+	if (!strncmp(req, "drill ", 6))
+		reply = drill_request(l, c, req + 6);
+	else
+		reply = serve_request(req, l);
+	pending_reply(l, i, reply);
 }
 
 bool conn__serve(struct loader *l)

@@ -46,13 +46,13 @@
 #define CONN_DEADLINE_NS	2000000000ULL
 /* Work per poll wakeup, so that the tick and the signals wait for at
  * most this much client work: new connections accepted, and one-shot
- * requests (a `stats` of 256 points, a `register`) answered. */
+ * requests (a `register`, or a slice of a `stats`) answered. */
 #define CONN_ACCEPT_BURST	8
 /* Kernel memory a client's unread replies may pin (SO_SNDBUF; the kernel
  * doubles it): a `stats` of 256 points goes out in a few writes, and a
  * client that does not read is found out within its deadline. */
 #define CONN_SNDBUF		32768
-#define CONN_QUERY_BURST	4
+#define CONN_QUERY_BURST	2
 
 /* One client connection's buffers and deadlines (conn.c). */
 struct conn_io {
@@ -66,12 +66,22 @@ struct conn_io {
 	bool fds_due;			/* the next send carries the region's fds (register) */
 };
 
+/* A `stats` reply being built, a slice per pass of the loop (serve.c). */
+#define SERVE_STATS_SLICE	32	/* points per slice: a few ms of map reads */
+struct stats_job {
+	struct json_t *o;		/* the reply's head; NULL: no job */
+	struct json_t *points;		/* the points built so far */
+	int next;			/* the next point id to build */
+	uint64_t now;			/* the second every point is read at */
+};
+
 /* A connection whose request is not answered yet (conn.c). */
 struct pending {
 	int fd;				/* -1: slot free */
 	pid_t pid;			/* from SO_PEERCRED */
 	uid_t uid;			/* from SO_PEERCRED */
-	bool ready;			/* a whole line in io.in waits for its turn */
+	bool ready;			/* a whole line in io.in (or a stats job) waits for its turn */
+	struct stats_job job;		/* `stats` being built */
 	struct conn_io io;		/* its buffers; io.in_due_ns: accept + deadline */
 };
 
@@ -178,7 +188,11 @@ void session__close_all(struct loader *l);
 void session__sweep(struct loader *l, uint64_t now_ns, uint64_t *next_ns);
 
 
-/* serve.c: one-shot requests (ctl_handler_t) */
+/* serve.c: one-shot requests (ctl_handler_t); `stats` in slices */
 char *serve_request(const char *req, void *loader);
+void serve__stats_begin(struct loader *l, struct stats_job *j);
+/* 1 when done (*@reply set; NULL: internal error), 0 if slices remain. */
+int serve__stats_step(struct loader *l, struct stats_job *j, char **reply);
+void serve__stats_end(struct stats_job *j);
 
 #endif /* SDS_LOADER_H */

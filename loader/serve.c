@@ -121,24 +121,46 @@ static json_t *head_json(struct loader *l)
 	return o;
 }
 
-static json_t *stats_json(struct loader *l)
+/*
+ * `stats` is built a slice of points per pass of the loop (conn.c): a
+ * reply of 256 points costs tens of ms of map reads, and the tick must
+ * not wait for all of it.  Every point is read when its slice is built.
+ */
+void serve__stats_begin(struct loader *l, struct stats_job *j)
 {
-	uint64_t now = counters_now_sec();
-	json_t *o = head_json(l), *pts = json_array();
-	int i;
+	j->o = head_json(l);
+	j->points = json_array();
+	j->next = 0;
+	j->now = counters_now_sec();
+}
 
-	for (i = 0; i < l->probes.npoints; i++) {
-		json_t *p = point_json(l, i, now);
+void serve__stats_end(struct stats_job *j)
+{
+	json_decref(j->points);
+	json_decref(j->o);
+	memset(j, 0, sizeof(*j));
+}
+
+int serve__stats_step(struct loader *l, struct stats_job *j, char **reply)
+{
+	int end = j->next + SERVE_STATS_SLICE;
+
+	*reply = NULL;
+	for (; j->next < l->probes.npoints && j->next < end; j->next++) {
+		json_t *p = point_json(l, j->next, j->now);
 
 		if (!p) {
-			json_decref(pts);
-			json_decref(o);
-			return NULL;
+			serve__stats_end(j);
+			return 1;	/* NULL: an internal error */
 		}
-		json_array_append_new(pts, p);
+		json_array_append_new(j->points, p);
 	}
-	json_object_set_new(o, "points", pts);
-	return o;
+	if (j->next < l->probes.npoints)
+		return 0;
+	json_object_set(j->o, "points", j->points);
+	*reply = json_dumps(j->o, JSON_COMPACT | JSON_REAL_PRECISION(6));
+	serve__stats_end(j);
+	return 1;
 }
 
 static json_t *info_json(struct loader *l)
@@ -191,9 +213,7 @@ char *serve_request(const char *req, void *ctx)
 	json_t *reply;
 	char *s;
 
-	if (!strcmp(req, "stats"))
-		reply = stats_json(l);
-	else if (!strcmp(req, "info"))
+	if (!strcmp(req, "info"))
 		reply = info_json(l);
 	else if (!strncmp(req, "hist ", 5))
 		reply = hist_json(l, req + 5);
