@@ -321,7 +321,15 @@ static void pending_answer(struct loader *l, int i)
 	pending_reply(l, i, reply);
 }
 
-bool conn__serve(struct loader *l)
+/* Has the tick timer expired meanwhile?  Then clients wait, not the tick. */
+static bool tick_due(int tick_fd)
+{
+	struct pollfd pfd = { .fd = tick_fd, .events = POLLIN };
+
+	return tick_fd >= 0 && poll(&pfd, 1, 0) > 0;
+}
+
+bool conn__serve(struct loader *l, int tick_fd)
 {
 	int i, k, done = 0;
 
@@ -329,7 +337,7 @@ bool conn__serve(struct loader *l)
 		i = (l->pending_next + k) % CONN_PENDING_MAX;
 		if (l->pending[i].fd < 0 || !l->pending[i].ready)
 			continue;
-		if (done == CONN_QUERY_BURST) {
+		if (done == CONN_QUERY_BURST || (done && tick_due(tick_fd))) {
 			l->pending_next = i;	/* its turn comes first next time */
 			return true;
 		}

@@ -46,13 +46,14 @@
 #define CONN_DEADLINE_NS	2000000000ULL
 /* Work per poll wakeup, so that the tick and the signals wait for at
  * most this much client work: new connections accepted, and one-shot
- * requests (a `register`, or a slice of a `stats`) answered. */
+ * requests (a `register`, or a slice of a `stats`) answered; fewer
+ * requests once the tick is due. */
 #define CONN_ACCEPT_BURST	8
 /* Kernel memory a client's unread replies may pin (SO_SNDBUF; the kernel
  * doubles it): a `stats` of 256 points goes out in a few writes, and a
  * client that does not read is found out within its deadline. */
 #define CONN_SNDBUF		32768
-#define CONN_QUERY_BURST	2
+#define CONN_QUERY_BURST	4
 
 /* One client connection's buffers and deadlines (conn.c). */
 struct conn_io {
@@ -67,7 +68,7 @@ struct conn_io {
 };
 
 /* A `stats` reply being built, a slice per pass of the loop (serve.c). */
-#define SERVE_STATS_SLICE	32	/* points per slice: a few ms of map reads */
+#define SERVE_STATS_SLICE	16	/* points per slice: about a ms of map reads */
 struct stats_job {
 	struct json_t *o;		/* the reply's head; NULL: no job */
 	struct json_t *points;		/* the points built so far */
@@ -167,8 +168,11 @@ bool engine__state(struct loader *l, int id, uint32_t *reason, uint32_t *rate);
 void conn__init_all(struct loader *l);
 void conn__accept(struct loader *l, int lfd);
 void conn__event(struct loader *l, int i, short revents);
-/* Answer up to CONN_QUERY_BURST complete requests; true if more wait. */
-bool conn__serve(struct loader *l);
+/*
+ * Answer up to CONN_QUERY_BURST complete requests (or stats slices),
+ * fewer if @tick_fd expires meanwhile; true if more wait.
+ */
+bool conn__serve(struct loader *l, int tick_fd);
 void conn__close(struct loader *l, int i, bool slow);
 void conn__close_all(struct loader *l);
 /* Drop whatever missed its deadline; the next deadline in *@next_ns. */

@@ -187,7 +187,7 @@ static void client_fds(struct pollfd *pfd, struct loader *l)
 }
 
 /* The clients' turn, after the loader's own work; true if requests wait. */
-static bool clients_serve(struct pollfd *pfd, struct loader *l, int lfd)
+static bool clients_serve(struct pollfd *pfd, struct loader *l, int lfd, int tfd)
 {
 	bool more;
 	int i;
@@ -196,7 +196,7 @@ static bool clients_serve(struct pollfd *pfd, struct loader *l, int lfd)
 		session__event(l, i, pfd[PFD_SESS + i].revents);
 	for (i = 0; i < CONN_PENDING_MAX; i++)
 		conn__event(l, i, pfd[PFD_CONN + i].revents);
-	more = conn__serve(l);
+	more = conn__serve(l, tfd);
 	if (pfd[PFD_LISTEN].revents & POLLIN)
 		conn__accept(l, lfd);
 	return more;
@@ -252,7 +252,7 @@ int loop__run(struct loop *lp, struct loader *l, int lfd)
 		if (pfd[PFD_ADMIN].revents & POLLIN)
 			engine__admin_reply(l);
 		/* Bounded (CONN_*_BURST, a buffer per connection): the tick waits little. */
-		more = clients_serve(pfd, l, lfd);
+		more = clients_serve(pfd, l, lfd, lp->tfd);
 		timeout = clients_timeout(l, more);
 	}
 }
