@@ -293,7 +293,7 @@ static void pending_reply(struct loader *l, int i, char *reply)
 }
 
 /* One turn of pending connection @i: its request, or a slice of its stats. */
-static void pending_answer(struct loader *l, int i)
+static void pending_answer(struct loader *l, int i, int tick_fd)
 {
 	struct pending *c = &l->pending[i];
 	const char *req = c->io.in;
@@ -302,7 +302,7 @@ static void pending_answer(struct loader *l, int i)
 	if (!c->job.o && !strcmp(req, "stats"))
 		serve__stats_begin(l, &c->job);
 	if (c->job.o) {
-		if (serve__stats_step(l, &c->job, &reply))
+		if (serve__stats_step(l, &c->job, &reply, tick_fd))
 			pending_reply(l, i, reply);
 		return;		/* still ready: the next slice comes next time */
 	}
@@ -321,14 +321,6 @@ static void pending_answer(struct loader *l, int i)
 	pending_reply(l, i, reply);
 }
 
-/* Has the tick timer expired meanwhile?  Then clients wait, not the tick. */
-static bool tick_due(int tick_fd)
-{
-	struct pollfd pfd = { .fd = tick_fd, .events = POLLIN };
-
-	return tick_fd >= 0 && poll(&pfd, 1, 0) > 0;
-}
-
 bool conn__serve(struct loader *l, int tick_fd)
 {
 	int i, k, done = 0;
@@ -337,11 +329,11 @@ bool conn__serve(struct loader *l, int tick_fd)
 		i = (l->pending_next + k) % CONN_PENDING_MAX;
 		if (l->pending[i].fd < 0 || !l->pending[i].ready)
 			continue;
-		if (done == CONN_QUERY_BURST || (done && tick_due(tick_fd))) {
+		if (done == CONN_QUERY_BURST || (done && loop__tick_due(tick_fd))) {
 			l->pending_next = i;	/* its turn comes first next time */
 			return true;
 		}
-		pending_answer(l, i);
+		pending_answer(l, i, tick_fd);
 		done++;
 	}
 	return false;

@@ -68,7 +68,7 @@ struct conn_io {
 };
 
 /* A `stats` reply being built, a slice per pass of the loop (serve.c). */
-#define SERVE_STATS_SLICE	16	/* points per slice: about a ms of map reads */
+#define SERVE_STATS_SLICE	16	/* points per slice at most (~1 ms of map reads); fewer once the tick is due */
 struct stats_job {
 	struct json_t *o;		/* the reply's head; NULL: no job */
 	struct json_t *points;		/* the points built so far */
@@ -196,7 +196,10 @@ void session__sweep(struct loader *l, uint64_t now_ns, uint64_t *next_ns);
 char *serve_request(const char *req, void *loader);
 void serve__stats_begin(struct loader *l, struct stats_job *j);
 /* 1 when done (*@reply set; NULL: internal error), 0 if slices remain. */
-int serve__stats_step(struct loader *l, struct stats_job *j, char **reply);
+int serve__stats_step(struct loader *l, struct stats_job *j, char **reply,
+		      int tick_fd);
+/* Has the tick timer @tick_fd expired since it was read?  Then clients wait. */
+bool loop__tick_due(int tick_fd);
 void serve__stats_end(struct stats_job *j);
 
 #endif /* SDS_LOADER_H */

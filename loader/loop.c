@@ -154,6 +154,13 @@ static void tick_late_note(struct loader *l, int tfd, uint64_t expirations)
 		t->n++;
 }
 
+bool loop__tick_due(int tick_fd)
+{
+	struct pollfd pfd = { .fd = tick_fd, .events = POLLIN };
+
+	return tick_fd >= 0 && poll(&pfd, 1, 0) > 0;
+}
+
 /* The loader's own fds: signals, tick, strategies file, admin, socket. */
 static void own_fds(struct pollfd *pfd, const struct loop *lp, struct loader *l,
 		    int lfd)

@@ -141,7 +141,8 @@ void serve__stats_end(struct stats_job *j)
 	memset(j, 0, sizeof(*j));
 }
 
-int serve__stats_step(struct loader *l, struct stats_job *j, char **reply)
+int serve__stats_step(struct loader *l, struct stats_job *j, char **reply,
+		      int tick_fd)
 {
 	int end = j->next + SERVE_STATS_SLICE;
 
@@ -154,6 +155,11 @@ int serve__stats_step(struct loader *l, struct stats_job *j, char **reply)
 			return 1;	/* NULL: an internal error */
 		}
 		json_array_append_new(j->points, p);
+		/* At least one point per turn; none more once the tick is due. */
+		if (loop__tick_due(tick_fd)) {
+			j->next++;
+			break;
+		}
 	}
 	if (j->next < l->probes.npoints)
 		return 0;
