@@ -336,6 +336,10 @@ bool conn__serve(struct loader *l, int tick_fd)
 		pending_answer(l, i, tick_fd);
 		done++;
 	}
+	/* A stats job that is not finished is still ready: it wants a turn. */
+	for (i = 0; i < CONN_PENDING_MAX; i++)
+		if (l->pending[i].fd >= 0 && l->pending[i].ready)
+			return true;
 	return false;
 }
 
