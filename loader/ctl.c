@@ -325,43 +325,51 @@ int ctl_write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-/* Read up to a newline or EOF; the request is at most CTL_REQ_MAX bytes. */
-int ctl_read_line(int fd, char *buf, size_t size)
+ssize_t ctl_recv_some(int fd, char *buf, size_t room)
 {
-	size_t len = 0;
+	ssize_t n;
 
-	while (len + 1 < size) {
-		ssize_t n = recv(fd, buf + len, size - 1 - len, 0);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN && wait_fd(fd, POLLIN) == 0)
-				continue;
-			return -1;
-		}
-		if (n == 0)
-			break;
-		len += n;
-		if (memchr(buf, '\n', len))
-			break;
-	}
-	buf[len] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
+	do {
+		n = recv(fd, buf, room, MSG_DONTWAIT);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return 0;
+	if (n == 0)
+		errno = 0;	/* EOF */
+	return n > 0 ? n : -1;
 }
 
-void ctl_reply(int fd, char *reply)
+ssize_t ctl_send_some(int fd, const char *buf, size_t len, const int *fds, int nfds)
 {
-	static const char internal[] = "{\"error\":\"internal error\"}\n";
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(CTL_MAX_FDS * sizeof(int))];
+	} cbuf;
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+	ssize_t n;
 
-	if (!reply) {
-		ctl_write_all(fd, internal, strlen(internal));
-		return;
+	if (nfds > CTL_MAX_FDS) {
+		errno = EINVAL;
+		return -1;
 	}
-	ctl_write_all(fd, reply, strlen(reply));
-	ctl_write_all(fd, "\n", 1);
-	free(reply);
+	if (nfds > 0) {
+		memset(&cbuf, 0, sizeof(cbuf));
+		mh.msg_control = cbuf.buf;
+		mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+		memcpy(CMSG_DATA(cm), fds, nfds * sizeof(int));
+	}
+	do {
+		n = sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return 0;
+	return n;
 }
 
 /*

@@ -64,11 +64,20 @@ void ctl_unlock(const struct ctl_paths *p, int fd);
  */
 int ctl_listen(const struct ctl_paths *p, mode_t mode, gid_t gid);
 
-/* Read one request line (without its newline) within the I/O timeout. */
-int ctl_read_line(int fd, char *buf, size_t size);
+/* Blocking send of all of @buf, waiting at most the I/O timeout per send (client side). */
 int ctl_write_all(int fd, const char *buf, size_t len);
-/* Send @reply (malloc'd, freed here; NULL: an error object) and a newline. */
-void ctl_reply(int fd, char *reply);
+
+/*
+ * The server's I/O never waits: one recv() or sendmsg() with
+ * MSG_DONTWAIT, the caller's poll() says when to try again.
+ * ctl_recv_some: bytes read into @buf (at most @room), 0 if none now,
+ * -1 on EOF (errno 0) or error.  ctl_send_some: bytes of @buf sent, with @nfds
+ * (at most CTL_MAX_FDS) fds as SCM_RIGHTS on the first of them; 0 if
+ * the socket is full, -1 on error.
+ */
+#define CTL_MAX_FDS		4
+ssize_t ctl_recv_some(int fd, char *buf, size_t room);
+ssize_t ctl_send_some(int fd, const char *buf, size_t len, const int *fds, int nfds);
 
 /* A loader found in the run directory. */
 struct ctl_app {

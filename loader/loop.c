@@ -93,7 +93,12 @@ static bool watch_hit(int fd, const char *base)
 	return hit;
 }
 
-enum { PFD_SIG, PFD_TICK, PFD_WATCH, PFD_ADMIN, PFD_LISTEN, PFD_SESS };
+enum {
+	PFD_SIG, PFD_TICK, PFD_WATCH, PFD_ADMIN, PFD_LISTEN,
+	PFD_SESS,				/* SDS_MAX_PROCS sessions */
+	PFD_CONN = PFD_SESS + SDS_MAX_PROCS,	/* CONN_PENDING_MAX pending connections */
+	PFD_N = PFD_CONN + CONN_PENDING_MAX,
+};
 
 void loop__init(struct loop *lp)
 {
@@ -126,24 +131,108 @@ void loop__close(struct loop *lp)
 	loop__init(lp);
 }
 
-int loop__run(struct loop *lp, struct loader *l, int lfd)
+/*
+ * How late the tick is served: the oldest expiry not yet read happened
+ * (expirations - 1) intervals before the last one, which was one interval
+ * before the next.  Kept for `stats` ("tick_late_ms").
+ */
+static void tick_late_note(struct loader *l, int tfd, uint64_t expirations)
 {
-	int sfd = lp->sfd, tfd = lp->tfd, wfd = lp->wfd;
-	const char *wbase = lp->wbase;
-	struct pollfd pfd[PFD_SESS + SDS_MAX_PROCS];
+	struct tick_late *t = &l->tick_late;
+	struct itimerspec its;
+	uint64_t left, late_ns;
+
+	if (timerfd_gettime(tfd, &its))
+		return;
+	left = (uint64_t)its.it_value.tv_sec * 1000000000ULL + its.it_value.tv_nsec;
+	late_ns = expirations * l->tick_ns;
+	late_ns = late_ns > left ? late_ns - left : 0;
+	t->us[t->pos] = late_ns / 1000 > UINT32_MAX ? UINT32_MAX : late_ns / 1000;
+	t->at_ns[t->pos] = flags_now_ns();
+	t->pos = (t->pos + 1) % TICK_LATE_RING;
+	if (t->n < TICK_LATE_RING)
+		t->n++;
+}
+
+bool loop__tick_due(int tick_fd)
+{
+	struct pollfd pfd = { .fd = tick_fd, .events = POLLIN };
+
+	return tick_fd >= 0 && poll(&pfd, 1, 0) > 0;
+}
+
+/* The loader's own fds: signals, tick, strategies file, admin, socket. */
+static void own_fds(struct pollfd *pfd, const struct loop *lp, struct loader *l,
+		    int lfd)
+{
+	pfd[PFD_SIG] = (struct pollfd){ .fd = lp->sfd, .events = POLLIN };
+	pfd[PFD_TICK] = (struct pollfd){ .fd = lp->tfd, .events = POLLIN };
+	pfd[PFD_WATCH] = (struct pollfd){ .fd = lp->wfd, .events = POLLIN };
+	pfd[PFD_ADMIN] = (struct pollfd){
+		.fd = l->uplink ? l->uplink->event_fd : -1, .events = POLLIN };
+	pfd[PFD_LISTEN] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+}
+
+/* Every client connection, with what it waits for. */
+static void client_fds(struct pollfd *pfd, struct loader *l)
+{
 	int i;
 
+	for (i = 0; i < SDS_MAX_PROCS; i++) {
+		const struct session *s = &l->sessions[i];
+
+		pfd[PFD_SESS + i] = (struct pollfd){ .fd = s->fd,
+			.events = conn_io__events(&s->io) };
+	}
+	for (i = 0; i < CONN_PENDING_MAX; i++) {
+		const struct pending *c = &l->pending[i];
+
+		/* A ready request waits for its turn, not for the client. */
+		pfd[PFD_CONN + i] = (struct pollfd){ .fd = c->fd,
+			.events = c->ready ? 0 : conn_io__events(&c->io) };
+	}
+}
+
+/* The clients' turn, after the loader's own work; true if requests wait. */
+static bool clients_serve(struct pollfd *pfd, struct loader *l, int lfd, int tfd)
+{
+	bool more;
+	int i;
+
+	for (i = 0; i < SDS_MAX_PROCS; i++)
+		session__event(l, i, pfd[PFD_SESS + i].revents);
+	for (i = 0; i < CONN_PENDING_MAX; i++)
+		conn__event(l, i, pfd[PFD_CONN + i].revents);
+	more = conn__serve(l, tfd);
+	if (pfd[PFD_LISTEN].revents & POLLIN)
+		conn__accept(l, lfd);
+	return more;
+}
+
+/* Until the next deadline of a client: 0 if requests wait, -1: none. */
+static int clients_timeout(struct loader *l, bool more)
+{
+	uint64_t now = flags_now_ns(), next = UINT64_MAX;
+
+	conn__sweep(l, now, &next);
+	session__sweep(l, now, &next);
+	if (more)
+		return 0;
+	if (next == UINT64_MAX)
+		return -1;
+	return next <= now ? 0 : (int)((next - now + 999999) / 1000000);
+}
+
+int loop__run(struct loop *lp, struct loader *l, int lfd)
+{
+	struct pollfd pfd[PFD_N];
+	int timeout = -1;
+	bool more;
+
 	for (;;) {
-		pfd[PFD_SIG] = (struct pollfd){ .fd = sfd, .events = POLLIN };
-		pfd[PFD_TICK] = (struct pollfd){ .fd = tfd, .events = POLLIN };
-		pfd[PFD_WATCH] = (struct pollfd){ .fd = wfd, .events = POLLIN };
-		pfd[PFD_ADMIN] = (struct pollfd){
-			.fd = l->uplink ? l->uplink->event_fd : -1, .events = POLLIN };
-		pfd[PFD_LISTEN] = (struct pollfd){ .fd = lfd, .events = POLLIN };
-		for (i = 0; i < SDS_MAX_PROCS; i++)
-			pfd[PFD_SESS + i] = (struct pollfd){
-				.fd = l->sessions[i].fd, .events = POLLIN };
-		if (poll(pfd, PFD_SESS + SDS_MAX_PROCS, -1) < 0) {
+		own_fds(pfd, lp, l, lfd);
+		client_fds(pfd, l);
+		if (poll(pfd, PFD_N, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			return cmd_err("poll: %s", strerror(errno));
@@ -151,7 +240,7 @@ int loop__run(struct loop *lp, struct loader *l, int lfd)
 		if (pfd[PFD_SIG].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
-			if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+			if (read(lp->sfd, &si, sizeof(si)) == sizeof(si)) {
 				if (si.ssi_signo != SIGHUP)
 					return 0;
 				engine__reload(l);
@@ -160,18 +249,17 @@ int loop__run(struct loop *lp, struct loader *l, int lfd)
 		if (pfd[PFD_TICK].revents & POLLIN) {
 			uint64_t expirations;
 
-			if (read(tfd, &expirations, sizeof(expirations)) > 0)
+			if (read(lp->tfd, &expirations, sizeof(expirations)) > 0) {
+				tick_late_note(l, lp->tfd, expirations);
 				engine__tick(l);
+			}
 		}
-		if ((pfd[PFD_WATCH].revents & POLLIN) && watch_hit(wfd, wbase))
+		if ((pfd[PFD_WATCH].revents & POLLIN) && watch_hit(lp->wfd, lp->wbase))
 			engine__reload(l);
 		if (pfd[PFD_ADMIN].revents & POLLIN)
 			engine__admin_reply(l);
-		for (i = 0; i < SDS_MAX_PROCS; i++)
-			if (pfd[PFD_SESS + i].revents & (POLLIN | POLLHUP | POLLERR))
-				session__input(l, i);
-		if (pfd[PFD_LISTEN].revents & POLLIN)
-			session__accept(l, lfd);
+		/* Bounded (CONN_*_BURST, a buffer per connection): the tick waits little. */
+		more = clients_serve(pfd, l, lfd, lp->tfd);
+		timeout = clients_timeout(l, more);
 	}
 }
-

@@ -214,6 +214,15 @@ int do_stats(int argc, char **argv)
 	}
 	printf("app %s, group %s, loader pid %lld, target %s\n",
 	       jstr(r, "app"), jstr(r, "group"), jint(r, "pid"), jstr(r, "target"));
+	/* Only when the loader refused a client: the usual table stays as it was. */
+	if (jint(r, "refused.connections") + jint(r, "refused.sessions") +
+	    jint(r, "refused.points") + jint(r, "refused.files") +
+	    jint(r, "refused.denied") + jint(r, "refused.slow"))
+		printf("refused: connections %lld, sessions %lld, points %lld, "
+		       "files %lld, denied %lld, slow %lld\n",
+		       jint(r, "refused.connections"), jint(r, "refused.sessions"),
+		       jint(r, "refused.points"), jint(r, "refused.files"),
+		       jint(r, "refused.denied"), jint(r, "refused.slow"));
 	printf("%-16s %-8s %10s %8s %8s %8s %8s %5s %7s %7s %s\n", "POINT",
 	       "SITE", "VISITS", "ERRORS", "TIMEOUTS", "DOWNGR", "WIN-VIS",
 	       "CONC", "P50", "P99", "STATE");

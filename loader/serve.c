@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* serve.c - build the JSON replies of the control socket. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,31 @@ static json_t *refused_json(const struct refusals *r)
 			 "slow", (json_int_t)r->slow);
 }
 
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The tick's lateness over the last TICK_LATE_WINDOW_NS: p50, p99, max (ms). */
+static json_t *tick_late_json(const struct tick_late *t)
+{
+	static uint32_t v[TICK_LATE_RING];
+	uint64_t now = flags_now_ns();
+	uint32_t i, n = 0;
+
+	for (i = 0; i < t->n; i++)
+		if (t->at_ns[i] + TICK_LATE_WINDOW_NS > now)
+			v[n++] = t->us[i];
+	qsort(v, n, sizeof(v[0]), u32_cmp);
+	/* Nearest rank: the smallest value with at least p% of the samples at or below it. */
+	return json_pack("{s:i, s:f, s:f, s:f}", "ticks", (int)n,
+			 "p50", n ? v[(n * 50 + 99) / 100 - 1] / 1e3 : 0.0,
+			 "p99", n ? v[(n * 99 + 99) / 100 - 1] / 1e3 : 0.0,
+			 "max", n ? v[n - 1] / 1e3 : 0.0);
+}
+
 static json_t *head_json(struct loader *l)
 {
 	json_t *o = json_object();
@@ -91,27 +117,56 @@ static json_t *head_json(struct loader *l)
 	json_object_set_new(o, "atomics", json_boolean(l->probes.atomics));
 	json_object_set_new(o, "admin", l->uplink ? uplink__json(l->uplink) : json_null());
 	json_object_set_new(o, "refused", refused_json(&l->refused));
+	json_object_set_new(o, "tick_late_ms", tick_late_json(&l->tick_late));
 	return o;
 }
 
-static json_t *stats_json(struct loader *l)
+/*
+ * `stats` is built a slice of points per pass of the loop (conn.c): a
+ * reply of 256 points costs tens of ms of map reads, and the tick must
+ * not wait for all of it.  Every point is read when its slice is built.
+ */
+void serve__stats_begin(struct loader *l, struct stats_job *j)
 {
-	uint64_t now = counters_now_sec();
-	json_t *o = head_json(l), *pts = json_array();
-	int i;
+	j->o = head_json(l);
+	j->points = json_array();
+	j->next = 0;
+	j->now = counters_now_sec();
+}
 
-	for (i = 0; i < l->probes.npoints; i++) {
-		json_t *p = point_json(l, i, now);
+void serve__stats_end(struct stats_job *j)
+{
+	json_decref(j->points);
+	json_decref(j->o);
+	memset(j, 0, sizeof(*j));
+}
+
+int serve__stats_step(struct loader *l, struct stats_job *j, char **reply,
+		      int tick_fd)
+{
+	int end = j->next + SERVE_STATS_SLICE;
+
+	*reply = NULL;
+	for (; j->next < l->probes.npoints && j->next < end; j->next++) {
+		json_t *p = point_json(l, j->next, j->now);
 
 		if (!p) {
-			json_decref(pts);
-			json_decref(o);
-			return NULL;
+			serve__stats_end(j);
+			return 1;	/* NULL: an internal error */
 		}
-		json_array_append_new(pts, p);
+		json_array_append_new(j->points, p);
+		/* At least one point per turn; none more once the tick is due. */
+		if (loop__tick_due(tick_fd)) {
+			j->next++;
+			break;
+		}
 	}
-	json_object_set_new(o, "points", pts);
-	return o;
+	if (j->next < l->probes.npoints)
+		return 0;
+	json_object_set(j->o, "points", j->points);
+	*reply = json_dumps(j->o, JSON_COMPACT | JSON_REAL_PRECISION(6));
+	serve__stats_end(j);
+	return 1;
 }
 
 static json_t *info_json(struct loader *l)
@@ -164,9 +219,7 @@ char *serve_request(const char *req, void *ctx)
 	json_t *reply;
 	char *s;
 
-	if (!strcmp(req, "stats"))
-		reply = stats_json(l);
-	else if (!strcmp(req, "info"))
+	if (!strcmp(req, "info"))
 		reply = info_json(l);
 	else if (!strncmp(req, "hist ", 5))
 		reply = hist_json(l, req + 5);
@@ -177,7 +230,8 @@ char *serve_request(const char *req, void *ctx)
 		reply = error_json("unknown request '%s'", req);
 	if (!reply)
 		return NULL;
-	s = json_dumps(reply, JSON_COMPACT);
+	/* Reals are the tick lateness in ms: microseconds are enough. */
+	s = json_dumps(reply, JSON_COMPACT | JSON_REAL_PRECISION(6));
 	json_decref(reply);
 	return s;
 }

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * session.c - connections on the control socket.  One-shot queries are
- * answered and closed; a guarded process's `register` turns its
- * connection into a session that lives as long as the process
- * (docs/PROTOCOL.md): its close gives back the permits the process held.
+ * session.c - guarded processes on the control socket.  A `register`
+ * (taken from conn.c's pending table) turns its connection into a session
+ * that lives as long as the process (docs/PROTOCOL.md): its close gives
+ * back the permits the process held.  A session sends `point NAME` lines;
+ * like every connection it is non-blocking, in the poll set with its own
+ * buffers, and dropped when a partial line or an unread reply outlives
+ * its deadline (CONN_DEADLINE_NS).
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,204 +25,200 @@ void session__init_all(struct loader *l)
 {
 	int i;
 
+	conn__init_all(l);
 	for (i = 0; i < SDS_MAX_PROCS; i++) {
+		memset(&l->sessions[i], 0, sizeof(l->sessions[i]));
 		l->sessions[i].fd = -1;
 		l->sessions[i].file = -1;
 	}
 }
 
-static char *error_reply(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *error_reply(const char *fmt, ...)
+/* A free slot for a session of @uid; -1: the table is full, -2: @uid's share is. */
+static int session_slot(struct loader *l, uid_t uid)
 {
-	char msg[512];
-	va_list ap;
-	json_t *o;
-	char *s;
+	int i, slot = -1, mine = 0;
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	o = json_pack("{s:s}", "error", msg);
-	s = json_dumps(o, JSON_COMPACT);
-	json_decref(o);
-	return s;
+	for (i = 0; i < SDS_MAX_PROCS; i++) {
+		if (l->sessions[i].fd < 0) {
+			if (slot < 0)
+				slot = i;
+		} else if (l->sessions[i].uid == uid) {
+			mine++;
+		}
+	}
+	if (uid != 0 && mine >= SESSIONS_PER_UID)
+		return -2;
+	return slot;
 }
 
-/* Reply to `register` with the region's fds attached (SCM_RIGHTS). */
-static int send_with_fds(int fd, const char *msg, const int *fds, int nfds)
+/* The pending connection @c becomes session @slot, holding guard file @file. */
+static void session_take(struct loader *l, struct pending *c, int slot, int file,
+			 char *reply)
 {
-	char cbuf[CMSG_SPACE(FLAGS_CLIENT_FDS * sizeof(int))];
-	struct iovec iov = { .iov_base = (void *)msg, .iov_len = strlen(msg) };
-	struct msghdr mh = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = CMSG_SPACE(nfds * sizeof(int)),
-	};
-	struct cmsghdr *cm;
-	ssize_t n;
+	struct session *s = &l->sessions[slot];
+	char *rest = c->io.in + strlen(c->io.in) + 1;
+	size_t left = c->io.in_len > (size_t)(rest - c->io.in) ?
+		      c->io.in_len - (rest - c->io.in) : 0;
+	uint64_t now = flags_now_ns();
 
-	memset(cbuf, 0, sizeof(cbuf));
-	cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(nfds * sizeof(int));
-	memcpy(CMSG_DATA(cm), fds, nfds * sizeof(int));
-	do {
-		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
-	} while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -1;
-	/* The rest of a short write goes without the fds. */
-	return ctl_write_all(fd, msg + n, strlen(msg) - n);
+	memset(&s->io, 0, sizeof(s->io));
+	/* Lines a client sent before the reply are served after it. */
+	memcpy(s->io.in, rest, left);
+	s->io.in_len = left;
+	s->io.in[left] = '\0';
+	s->io.in_due_ns = left ? now + CONN_DEADLINE_NS : 0;
+	s->fd = c->fd;
+	s->pid = c->pid;
+	s->uid = c->uid;
+	s->file = file;
+	s->io.fds_due = true;		/* the region's fds go with the first byte */
+	conn_io__free(&c->io);
+	c->fd = -1;
+	c->ready = false;
+	if (conn_io__queue(&s->io, reply, now)) {
+		session__close(l, slot, false);
+		return;
+	}
+	session__event(l, slot, POLLOUT);
 }
 
-static void do_register(struct loader *l, int fd, const char *arg)
+void session__register(struct loader *l, struct pending *c, const char *arg)
 {
 	struct reg_peer peer = { .pidfd = -1 };
-	int fds[FLAGS_CLIENT_FDS], nfds;
-	char err[600], *reply, *line;
+	char err[600];
 	int slot, file;
-	size_t n;
 
-	if (register__peer(fd, &peer)) {
-		ctl_reply(fd, error_reply("register: no peer credentials"));
-		goto drop;
+	/* SO_PEERCRED, pinned by SO_PEERPIDFD: the process that connected. */
+	if (register__peer(c->fd, &peer)) {
+		conn_io__queue(&c->io, conn__error("register: no peer credentials"),
+			       flags_now_ns());
+		return;
 	}
-	for (slot = 0; slot < SDS_MAX_PROCS; slot++)
-		if (l->sessions[slot].fd < 0)
-			break;
-	if (slot == SDS_MAX_PROCS) {
-		ctl_reply(fd, error_reply("register: %d processes already registered",
-					  SDS_MAX_PROCS));
-		goto drop;
+	slot = session_slot(l, peer.uid);
+	if (slot < 0) {
+		l->refused.sessions++;
+		conn_io__queue(&c->io, slot == -1 ?
+			conn__error("register: %d processes already registered",
+				    SDS_MAX_PROCS) :
+			conn__error("register: uid %u has %d processes registered already",
+				    (unsigned)peer.uid, SESSIONS_PER_UID), flags_now_ns());
+		goto out;
 	}
 	/* Probes first, reply after: counting is exact from the first call. */
 	file = register__attach(l, &peer, arg, err, sizeof(err));
-	if (peer.pidfd >= 0)
-		close(peer.pidfd);
 	if (file < 0) {
-		ctl_reply(fd, error_reply("register: %s", err));
-		goto drop;
+		conn_io__queue(&c->io, conn__error("register: %s", err), flags_now_ns());
+		goto out;
 	}
-	reply = register__reply(l, slot);
-	n = reply ? strlen(reply) : 0;
-	line = reply ? realloc(reply, n + 2) : NULL;
-	if (!line) {
-		free(reply);
-		goto release;
-	}
-	memcpy(line + n, "\n", 2);
 	/* A permit row left by an earlier holder of the slot is stale. */
 	flags__release_slot(&l->flags, slot);
-	nfds = flags__client_fds(&l->flags, fds);
-	if (send_with_fds(fd, line, fds, nfds)) {
-		free(line);
-		goto release;
-	}
-	free(line);
-	l->sessions[slot].fd = fd;
-	l->sessions[slot].pid = peer.pid;
-	l->sessions[slot].uid = peer.uid;
-	l->sessions[slot].file = file;
-	l->sessions[slot].len = 0;
-	return;
-release:
-	register__release(l, file);
-drop:
-	close(fd);
+	session_take(l, c, slot, file, register__reply(l, slot));
+out:
+	if (peer.pidfd >= 0)
+		close(peer.pidfd);
 }
 
-/* Drills change what the app's calls do: root only, whoever may query. */
-static char *drill_request(struct loader *l, int fd, const char *args)
+/* Point ids that @uid created with `point NAME`. */
+static int points_of(const struct loader *l, uid_t uid)
 {
-	struct ucred cred;
-	socklen_t clen = sizeof(cred);
+	int i, n = 0;
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen))
-		return error_reply("drill: no peer credentials");
-	if (cred.uid != 0)
-		return error_reply("drill: permission denied: starting or stopping a drill needs root");
-	return drill__request(l, args);
+	for (i = 0; i < l->probes.npoints; i++)
+		n += l->point_uid[i] == uid;
+	return n;
 }
 
-void session__accept(struct loader *l, int lfd)
+static char *session_point(struct loader *l, struct session *s, const char *name)
 {
-	char req[CTL_REQ_MAX + 1];
-	int fd;
+	int id = probes__find(&l->probes, name);
 
-	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	if (fd < 0)
-		return;
-	if (ctl_read_line(fd, req, sizeof(req))) {
-		close(fd);
-		return;
+	if (id < 0) {
+		if (s->uid != 0 && points_of(l, s->uid) >= POINTS_PER_UID) {
+			l->refused.points++;
+			return conn__error("point '%s': this user created %d points already",
+					   name, POINTS_PER_UID);
+		}
+		id = engine__point(l, name);
+		if (id < 0) {
+			l->refused.points++;
+			return conn__error("no room for point '%s' (at most %d points)",
+					   name, SDS_MAX_POINTS);
+		}
+		l->point_uid[id] = s->uid;
 	}
-	if (!strncmp(req, "register ", 9)) {
-		do_register(l, fd, req + 9);
-		return;
-	}
-	if (!strncmp(req, "drill ", 6)) {
-		ctl_reply(fd, drill_request(l, fd, req + 6));
-		close(fd);
-		return;
-	}
-	ctl_reply(fd, serve_request(req, l));
-	close(fd);
-}
-
-static char *session_request(struct loader *l, const char *req)
-{
-	int id;
-
-	if (strncmp(req, "point ", 6))
-		return error_reply("unknown session request '%.64s'", req);
-	if (!sds_name_valid(req + 6))
-		return error_reply("bad point name '%.64s' (1-64 of [A-Za-z0-9_-])",
-				   req + 6);
-	id = engine__point(l, req + 6);
-	if (id < 0)
-		return error_reply("no room for point '%s' (at most %d points)",
-				   req + 6, SDS_MAX_POINTS);
 	if (l->probes.pts[id].kind != POINT_GUARD)
-		return error_reply("'%s' is a function point of this loader",
-				   req + 6);
+		return conn__error("'%s' is a function point of this loader", name);
 	return json_dumps(json_pack("{s:i}", "id", id), JSON_COMPACT);
 }
 
-void session__input(struct loader *l, int slot)
+static char *session_request(struct loader *l, struct session *s, const char *req)
 {
-	struct session *s = &l->sessions[slot];
+	if (strncmp(req, "point ", 6))
+		return conn__error("unknown session request '%.64s'", req);
+	if (!sds_name_valid(req + 6))
+		return conn__error("bad point name '%.64s' (1-64 of [A-Za-z0-9_-])",
+				   req + 6);
+	return session_point(l, s, req + 6);
+}
+
+/* Read one buffer's worth and answer the whole lines in it; -1: drop. */
+static int session_input(struct loader *l, struct session *s)
+{
+	struct conn_io *io = &s->io;
+	uint64_t now = flags_now_ns();
 	char *nl;
 	ssize_t n;
 
-	n = recv(s->fd, s->buf + s->len, sizeof(s->buf) - 1 - s->len, 0);
-	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-		session__close(l, slot);
-		return;
-	}
+	n = ctl_recv_some(s->fd, io->in + io->in_len, CTL_LINE_MAX - io->in_len);
 	if (n < 0)
-		return;
-	s->len += n;
-	s->buf[s->len] = '\0';
-	while ((nl = strchr(s->buf, '\n'))) {
+		return -1;
+	io->in_len += n;
+	io->in[io->in_len] = '\0';
+	while ((nl = memchr(io->in, '\n', io->in_len))) {
 		*nl = '\0';
-		ctl_reply(s->fd, session_request(l, s->buf));
-		s->len -= nl + 1 - s->buf;
-		memmove(s->buf, nl + 1, s->len + 1);
+		if (conn_io__queue(io, session_request(l, s, io->in), now))
+			return -1;
+		io->in_len -= nl + 1 - io->in;
+		memmove(io->in, nl + 1, io->in_len + 1);
+		io->in_due_ns = 0;
 	}
-	if (s->len == sizeof(s->buf) - 1)
-		session__close(l, slot);	/* a line too long: not libsds */
+	if (io->in_len == CTL_LINE_MAX)
+		return -1;	/* a line too long: not libsds */
+	if (io->in_len && !io->in_due_ns)
+		io->in_due_ns = now + CONN_DEADLINE_NS;
+	return 0;
 }
 
-void session__close(struct loader *l, int slot)
+void session__event(struct loader *l, int slot, short revents)
+{
+	struct session *s = &l->sessions[slot];
+	int fds[FLAGS_CLIENT_FDS], nfds;
+
+	if (s->fd < 0 || !revents)
+		return;
+	if (!s->io.out && session_input(l, s)) {
+		session__close(l, slot, false);
+		return;
+	}
+	if (!s->io.out)
+		return;
+	nfds = s->io.fds_due ? flags__client_fds(&l->flags, fds) : 0;
+	if (conn_io__flush(&s->io, s->fd, fds, nfds) < 0)
+		session__close(l, slot, false);
+}
+
+void session__close(struct loader *l, int slot, bool slow)
 {
 	struct session *s = &l->sessions[slot];
 
 	if (s->fd < 0)
 		return;
+	if (slow)
+		l->refused.slow++;
 	close(s->fd);
 	s->fd = -1;
 	s->pid = 0;
-	s->len = 0;
+	conn_io__free(&s->io);
 	flags__release_slot(&l->flags, slot);
 	register__release(l, s->file);
 	s->file = -1;
@@ -229,6 +228,28 @@ void session__close_all(struct loader *l)
 {
 	int i;
 
+	conn__close_all(l);
 	for (i = 0; i < SDS_MAX_PROCS; i++)
-		session__close(l, i);
+		session__close(l, i, false);
+}
+
+void session__sweep(struct loader *l, uint64_t now_ns, uint64_t *next_ns)
+{
+	int i;
+
+	for (i = 0; i < SDS_MAX_PROCS; i++) {
+		struct session *s = &l->sessions[i];
+		uint64_t due;
+
+		if (s->fd < 0)
+			continue;
+		/* Replies first: a client that does not read them is dropped. */
+		due = s->io.out ? s->io.out_due_ns : s->io.in_due_ns;
+		if (due && now_ns >= due) {
+			session__close(l, i, true);
+			continue;
+		}
+		if (due && due < *next_ns)
+			*next_ns = due;
+	}
 }

@@ -76,3 +76,7 @@ $(BENCH_DIR)/bench-guard: tools/bench/guard.c tools/bench/guard_sites.S \
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -D_GNU_SOURCE $(BENCH_WARN) -I$(BUILD)/include -pthread \
 		-o $@ tools/bench/guard.c tools/bench/guard_sites.S $(LIBSDS_A)
+
+# ---- tick lateness under hostile clients (tools/bench/hostile.py) ----------
+# Its TARGET and victim is the hostile suite's loop_victim (hostile.mk).
+BENCH_BINS += $(BUILD)/test/hostile/loop_victim

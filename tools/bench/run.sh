@@ -26,7 +26,9 @@
 # BENCH_ROUND_MS (default 100), BENCH_CPU (the CPU the driver is pinned to,
 # default the last one), BENCH_KINDS (default "stepped endbr nop5"),
 # BENCH_VERBOSE=1 (print every round), BENCH_GUARD=0 (skip the guard
-# benchmark, tools/bench/guard.sh, which runs after these tables).  Needs
+# benchmark, tools/bench/guard.sh, which runs after these tables),
+# BENCH_HOSTILE=0 (skip tools/bench/hostile.py, tick lateness under
+# hostile clients, which runs last; BENCH_HOSTILE_ROUNDS).  Needs
 # root.  Exits non-zero if a check fails, not if a target is missed: it is
 # a benchmark, not a test.
 set -eu
@@ -304,5 +306,12 @@ $HELP report "$T"
 # its own loaders and tables, after these.  BENCH_GUARD=0 skips it.
 if [ "${BENCH_GUARD:-1}" != 0 ]; then
 	sh "$ROOT/tools/bench/guard.sh" || FAILED=1
+fi
+
+# Tick lateness under hostile clients (issue 8): its own loader and table.
+# BENCH_HOSTILE=0 skips it.
+if [ "${BENCH_HOSTILE:-1}" != 0 ]; then
+	echo
+	python3 "$ROOT/tools/bench/hostile.py" || FAILED=1
 fi
 exit $FAILED
