@@ -72,7 +72,9 @@ struct conn_io {
 #define SERVE_STATS_SLICE	16	/* points per slice at most (~1 ms of map reads); fewer once the tick is due */
 struct stats_job {
 	struct json_t *o;		/* the reply's head; NULL: no job */
-	struct json_t *points;		/* the points built so far */
+	char *points;			/* the points built so far, as JSON text */
+	size_t len;			/* bytes in @points */
+	size_t cap;			/* bytes allocated for @points */
 	int next;			/* the next point id to build */
 	uint64_t now;			/* the second every point is read at */
 };

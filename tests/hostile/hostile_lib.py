@@ -10,15 +10,17 @@ temp dir is world-traversable, so programs staged there run as nobody
 from a checkout under a 0700 directory.
 """
 
+import json
 import os
-import shutil
+import socket
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
-from sdstest import BUILD, NOBODY  # noqa: E402
+from sdstest import BUILD, NOBODY, Fail  # noqa: E402
 
 HOSTILE_BIN = os.path.join(BUILD, "test", "hostile")
 SUITE = sdstest.Suite(timeout=120)
@@ -62,3 +64,36 @@ class Ctx(sdstest.ProcDir):
     def attach(self, args, app, group="default", **kw):
         """`sds-bpf attach ARGS` (ended by cleanup())."""
         return sdstest.AttachProcess(self, args, app, group, **kw)
+
+
+def query(sock, req="stats", timeout=5.0):
+    """One request on the loader's socket @sock, as root: (the parsed
+    reply, seconds).  Fail when the whole reply has not come within
+    @timeout, or is not JSON."""
+    t0 = time.monotonic()
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    data = b""
+    try:
+        s.settimeout(timeout)
+        s.connect(sock)
+        s.sendall((req + "\n").encode())
+        while not data.endswith(b"\n"):
+            left = timeout - (time.monotonic() - t0)
+            if left <= 0:
+                raise socket.timeout()
+            s.settimeout(left)
+            d = s.recv(65536)
+            if not d:
+                break
+            data += d
+    except socket.timeout:
+        raise Fail("the loader did not answer %r within %.1f s"
+                   % (req, timeout))
+    except OSError as e:
+        raise Fail("%r: %s after %.2f s" % (req, e, time.monotonic() - t0))
+    finally:
+        s.close()
+    try:
+        return json.loads(data), time.monotonic() - t0
+    except ValueError:
+        raise Fail("%r: not JSON: %r" % (req, data[:200]))

@@ -11,11 +11,11 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import time
 
 import guarded
+import hostile_lib
 import sdstest
 from hostile_lib import AS_NOBODY, NOBODY, test
 from sdstest import BUILD, Fail, check, eq, log
@@ -27,29 +27,8 @@ INT3 = 0xcc
 
 
 def query(sock, req="stats", timeout=1.0):
-    """One request on @sock: (parsed reply, seconds); Fail when the
-    loader does not answer within @timeout."""
-    t0 = time.monotonic()
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(timeout)
-    buf = b""
-    try:
-        s.connect(sock)
-        s.sendall((req + "\n").encode())
-        while not buf.endswith(b"\n"):
-            left = timeout - (time.monotonic() - t0)
-            if left <= 0:
-                raise socket.timeout()
-            s.settimeout(left)
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            buf += chunk
-    except socket.timeout:
-        raise Fail("the loader did not answer %r within %.1f s" % (req, timeout))
-    finally:
-        s.close()
-    return json.loads(buf), time.monotonic() - t0
+    """(reply, seconds); the loader must answer within 1 s."""
+    return hostile_lib.query(sock, req, timeout)
 
 
 def refused(loader):
@@ -61,9 +40,6 @@ def refused(loader):
 def attach(ctx, target, mode="0666", app="files", extra=()):
     l = ctx.attach(["--app", app, "--socket-mode", mode] + list(extra)
                    + [target], app)
-    # ProcDir.cleanup() ends loaders with .cleanup(); AttachProcess has end().
-    if not hasattr(l, "cleanup"):
-        l.cleanup = l.end
     return l
 
 

@@ -66,11 +66,7 @@ def _point(ctx, app, name, want, what):
                % (what, name, got, want, json.dumps(p)))
 
 
-class _Loader(sdstest.AttachProcess):
-    """`sds-bpf attach`, ended (SIGINT) by the test's cleanup."""
-
-    def cleanup(self):
-        self.end(cont=True)
+_Loader = sdstest.AttachProcess
 
 
 def _loader(ctx, path, doc, app="app"):

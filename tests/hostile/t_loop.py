@@ -14,15 +14,15 @@ the tick from the region's header itself.
 import json
 import os
 import select
-import socket
 import subprocess
 import sys
 import threading
 import time
 
+import hostile_lib
 from hostile_lib import test
 import sdstest
-from sdstest import Fail, check, eq, log, NOBODY
+from sdstest import Fail, check, eq, log
 
 APP = "loop"
 KILL = {"order": {"visit_threshold": 0}}
@@ -33,9 +33,7 @@ SESSIONS_PER_UID = 16
 POINTS_PER_UID = 64
 
 
-class Loader(sdstest.AttachProcess):
-    def cleanup(self):
-        self.end()
+Loader = sdstest.AttachProcess
 
 
 def start(ctx, points):
@@ -50,28 +48,7 @@ def start(ctx, points):
     return target, l.sock
 
 
-def query(sock, req="stats", timeout=5.0):
-    """(reply, seconds) of one request as root, straight on the socket."""
-    t0 = time.monotonic()
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(timeout)
-    data = b""
-    try:
-        s.connect(sock)
-        s.sendall((req + "\n").encode())
-        while True:
-            d = s.recv(65536)
-            if not d:
-                break
-            data += d
-    except OSError as e:
-        raise Fail("%r: %s after %.2f s" % (req, e, time.monotonic() - t0))
-    finally:
-        s.close()
-    try:
-        return json.loads(data), time.monotonic() - t0
-    except ValueError:
-        raise Fail("%r: not JSON: %r" % (req, data[:200]))
+query = hostile_lib.query
 
 
 def refused(sock):

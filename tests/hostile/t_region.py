@@ -35,9 +35,7 @@ STRATEGIES = {"version": 1, "points": {
 }}
 
 
-class Loader(sdstest.AttachProcess):
-    def cleanup(self):
-        self.end(cont=True)
+Loader = sdstest.AttachProcess
 
 
 def start(ctx):
