@@ -11,12 +11,20 @@
 #include <stdint.h>
 #include "sds_types.h"
 
+/* :site= of a function point: where its probe may sit (issue 9). */
+enum site_policy {
+	SITE_POLICY_DEFAULT = 0,	/* the cheapest site that cannot harm the target */
+	SITE_POLICY_NOP5 = 1,		/* :site=nop5: the 5-byte NOP even where fork loses children */
+	SITE_POLICY_ANY = 2,		/* :site=any: any site, even a stepped one on a hot function */
+};
+
 struct point_spec {
 	char name[SDS_NAME_MAX + 1];	/* point name, valid per names.h */
 	char symbol[256];		/* ELF symbol of the function */
 	uint32_t err_mode;		/* enum sds_err_mode; default none */
 	bool ret64;			/* judge the 64-bit return (ret=64) */
 	uint64_t timeout_ns;		/* timeout_ms * 1e6; 0 when not given */
+	enum site_policy site_policy;	/* :site=; default SITE_POLICY_DEFAULT */
 };
 
 /*
