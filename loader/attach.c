@@ -22,6 +22,7 @@
 #include <bpf/libbpf.h>
 #include "cmd.h"
 #include "ctl.h"
+#include "forkcheck.h"
 #include "names.h"
 #include "loader.h"
 #include "loop.h"
@@ -41,8 +42,15 @@ static struct attach_env {
 	const char *admin;	/* --admin URL[,URL...] */
 	const char *token_file;	/* --token-file FILE */
 	const char *state_dir;	/* --state-dir DIR */
-	bool fork_safe;		/* --fork-safe: no probe on a 5-byte NOP */
+	bool fork_safe;		/* --fork-safe: no probe on a 5-byte NOP, whatever the kernel */
 } env;
+
+/* The fork self-test's answer, when a function point starts with a nop5. */
+static struct {
+	bool ran;		/* asked: some function point starts with a nop5 */
+	struct forkcheck fc;	/* what it found */
+	char line[PATH_MAX + 256];	/* what attach says of it, before the table */
+} fork_check;
 
 static const char attach_usage[] =
 "Usage: sds-bpf attach [OPTIONS] TARGET POINT=SYMBOL[:OPT]...\n"
@@ -57,6 +65,10 @@ static const char attach_usage[] =
 "  err=neg|zero|nonzero|none  which return values are exceptions (none)\n"
 "  ret=32|64                  judge the int (32) or the whole register (64)\n"
 "  timeout_ms=N               calls slower than N ms count as timeouts\n"
+"  site=nop5                  probe the function's 5-byte NOP even where the\n"
+"                             fork self-test finds that the kernel kills\n"
+"                             children forked (without exec) after it fired\n"
+"  site=any                   any site, even a stepped one on a hot function\n"
 "\n"
 "Options:\n"
 "  -a, --app NAME           app name (default: TARGET's base name)\n"
@@ -70,10 +82,16 @@ static const char attach_usage[] =
 "      --tick-ms N          evaluation tick in ms (default 100)\n"
 "      --socket-mode OCTAL  mode of the control socket (default 0660)\n"
 "      --socket-group GROUP group of the control socket (default root's)\n"
-"      --fork-safe          never probe a 5-byte NOP: Linux 6.18 loses children\n"
-"                           forked (without exec) after such a probe fired\n"
+"      --fork-safe          never probe a 5-byte NOP (but with :site=nop5), even\n"
+"                           where the fork self-test finds the kernel safe\n"
 "  -v, --verbose            show libbpf's messages\n"
 "  -h, --help               this help\n"
+"\n"
+"Fork safety: where a function starts with a 5-byte NOP, attach checks once\n"
+"per boot (cached in the run directory) whether this kernel kills a child\n"
+"forked without exec after a probe on such a NOP fired (Linux 6.18 does).\n"
+"If it does, the probe sits on the next instruction (dearer, shown in the\n"
+"table) unless the point says :site=nop5.\n"
 "\n"
 "Example:\n"
 "  sds-bpf attach ./server order=handle_order:err=neg:timeout_ms=200\n";
@@ -188,7 +206,7 @@ static int parse_options(int argc, char **argv)
 }
 
 /*
- * --fork-safe: Linux 6.18 turns a uprobe on a 5-byte NOP into a call to a
+ * Fork safety: Linux 6.18 turns a uprobe on a 5-byte NOP into a call to a
  * trampoline page that fork() does not copy, so a child forked after the
  * probe fired dies at its first call of the function.  The NOP changes
  * nothing, so the probe can sit on the next instruction instead: slower
@@ -203,6 +221,63 @@ static void site_past_nop5(struct probe_point *p)
 	site_classify(p->fn.code + skip, p->fn.code_len - skip,
 		      p->fn.vaddr + skip, &p->site);
 	p->site.skip += skip;
+}
+
+/* :site=nop5 on a function that does not start with one: say what it does. */
+static int site_nop5_refuse(const char *spec, const struct probe_point *p)
+{
+	if (p->site.kind == SITE_NOP5)
+		return 0;
+	if (!strncmp(p->site.insn, "nopl 0x0(", 9))
+		return cmd_err("bad point '%s': the 5-byte NOP of %s crosses a page boundary: the kernel does not optimize it",
+			       spec, p->spec.symbol);
+	return cmd_err("bad point '%s': %s does not start with a 5-byte NOP (0f 1f 44 00 00): it starts with %s%s",
+		       spec, p->spec.symbol, p->site.skip ? "endbr64; " : "",
+		       p->site.insn);
+}
+
+/*
+ * Where the function points starting with a nop5 get their probe: on
+ * the NOP where the kernel keeps forked children (the fork self-test),
+ * or with :site=nop5; past it where the kernel kills them, or with
+ * --fork-safe.  The self-test runs only when such a point exists.
+ */
+static void choose_sites(struct probes *pr, int n, const char *run_dir)
+{
+	bool kills;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (pr->pts[i].site.kind == SITE_NOP5 &&
+		    (!env.fork_safe ||
+		     pr->pts[i].spec.site_policy == SITE_POLICY_NOP5))
+			break;
+	if (i == n) {
+		/* --fork-safe alone needs no test: every NOP is left alone. */
+		for (i = 0; i < n; i++)
+			if (pr->pts[i].site.kind == SITE_NOP5)
+				site_past_nop5(&pr->pts[i]);
+		return;
+	}
+	forkcheck__get(run_dir, &fork_check.fc);
+	fork_check.ran = true;
+	forkcheck__describe(&fork_check.fc, run_dir, fork_check.line,
+			    sizeof(fork_check.line));
+	kills = forkcheck__kills(&fork_check.fc);
+	for (i = 0; i < n; i++) {
+		struct probe_point *p = &pr->pts[i];
+
+		if (p->site.kind != SITE_NOP5)
+			continue;
+		if (p->spec.site_policy != SITE_POLICY_NOP5) {
+			if (kills || env.fork_safe)
+				site_past_nop5(p);
+			continue;
+		}
+		if (kills)
+			fprintf(stderr, "sds-bpf: warning: point '%s' has :site=nop5: this kernel kills a child forked (without exec) after the probe fired, at its next call of %s\n",
+				p->spec.name, p->spec.symbol);
+	}
 }
 
 /* Parse, resolve and classify every POINT=SYMBOL before loading anything. */
@@ -234,8 +309,9 @@ static int resolve_points(struct probes *pr, const char *target,
 			goto out;
 		}
 		site_classify(p->fn.code, p->fn.code_len, p->fn.vaddr, &p->site);
-		if (env.fork_safe && p->site.kind == SITE_NOP5)
-			site_past_nop5(p);
+		if (p->spec.site_policy == SITE_POLICY_NOP5 &&
+		    site_nop5_refuse(specs[i], p))
+			goto out;
 	}
 	/* Guard points of libsds linked into TARGET are found, not named. */
 	if (elf_file__sds_sites(ef, sites) < 0) {
@@ -254,6 +330,8 @@ static void print_points(const struct probes *pr, const struct sds_sites *sites,
 {
 	int i;
 
+	if (fork_check.ran)
+		printf("%s\n", fork_check.line);
 	printf("%-16s %-24s %-10s %-8s %-9s %s\n", "POINT", "SYMBOL", "OFFSET",
 	       "SITE", "COST", "INSTRUCTION");
 	for (i = 0; i < pr->npoints; i++) {
@@ -272,10 +350,16 @@ static void print_points(const struct probes *pr, const struct sds_sites *sites,
 		       p->site.skip == 4 ? "endbr64; " : p->site.skip == 5 ?
 		       "nopl; " : p->site.skip == 9 ? "endbr64; nopl; " : "",
 		       p->site.insn);
-		if (*hint)
+		/* Past the NOP: the cheap site is there, the hint is moot. */
+		if (p->site.skip == 5 || p->site.skip == 9)
+			printf("%16s note: fork-safe: probed past the 5-byte NOP, ~%u ns a call instead of ~%u (%s)\n",
+			       "", site_cost_ns(p->site.kind),
+			       site_cost_ns(SITE_NOP5),
+			       env.fork_safe && !forkcheck__kills(&fork_check.fc) ?
+			       "--fork-safe" :
+			       "the fork check; :site=nop5 takes the NOP at that risk");
+		else if (*hint)
 			printf("%16s hint: %s\n", "", hint);
-		if (p->site.kind == SITE_NOP5)
-			printf("%16s note: a child forked (without exec) after this probe fired dies on Linux 6.18; --fork-safe avoids it\n", "");
 	}
 	if (sites->found)
 		printf("%-16s %-24s 0x%-8llx %-8s %-9s libsds guard points, found as the app registers them\n",
@@ -393,6 +477,7 @@ int do_attach(int argc, char **argv)
 	if (resolve_points(&l.probes, target, npoints, argv + optind, &sites,
 			   &needs_libsds))
 		goto cleanup;
+	choose_sites(&l.probes, npoints, paths.dir);
 	if (npoints == 0 && !sites.found && !needs_libsds && !env.strategies) {
 		cmd_err("attach: no POINT=SYMBOL given, and %s has no libsds guard points",
 			target);

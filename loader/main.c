@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cmd.h"
+#include "forkcheck.h"
 
 #define SDS_VERSION "0.1.0"
 
@@ -80,6 +81,9 @@ int main(int argc, char **argv)
 		printf("sds-bpf %s\n", SDS_VERSION);
 		return 0;
 	}
+	/* Not in the table: only `attach` runs it, as its fork self-test. */
+	if (!strcmp(argv[1], FORKCHECK_CMD))
+		return forkcheck__helper_main();
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[1], cmds[i].name))
 			return cmds[i].fn(argc - 1, argv + 1) ? 1 : 0;

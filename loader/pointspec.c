@@ -2,6 +2,7 @@
 /*
  * Parsing of function points on the command line:
  *   POINT=SYMBOL[:err=neg|zero|nonzero|none][:ret=32|64][:timeout_ms=N]
+ *               [:site=nop5|any]
  */
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +18,7 @@ enum point_opt {
 	OPT_ERR,
 	OPT_RET,
 	OPT_TIMEOUT_MS,
+	OPT_SITE,
 	OPT_NR,
 };
 
@@ -24,6 +26,7 @@ static const char *const opt_names[OPT_NR] = {
 	[OPT_ERR] = "err",
 	[OPT_RET] = "ret",
 	[OPT_TIMEOUT_MS] = "timeout_ms",
+	[OPT_SITE] = "site",
 };
 
 /* What each option takes, for the "needs a value" message. */
@@ -31,6 +34,7 @@ static const char *const opt_usage[OPT_NR] = {
 	[OPT_ERR] = "err=neg|zero|nonzero|none",
 	[OPT_RET] = "ret=32|64",
 	[OPT_TIMEOUT_MS] = "timeout_ms=N",
+	[OPT_SITE] = "site=nop5|any",
 };
 
 static const char *const err_mode_names[] = {
@@ -111,7 +115,7 @@ static int point_opt_apply(const char *arg, const char *opt, size_t len,
 	}
 	if (o == OPT_NR) {
 		snprintf(err, errlen,
-			 "bad point '%s': unknown option '%.*s' (err=, ret=, timeout_ms=)",
+			 "bad point '%s': unknown option '%.*s' (err=, ret=, timeout_ms=, site=)",
 			 arg, (int)klen, opt);
 		return -1;
 	}
@@ -160,6 +164,18 @@ static int point_opt_apply(const char *arg, const char *opt, size_t len,
 		ps->timeout_ns = ms * 1000000ULL;
 		break;
 	}
+	case OPT_SITE:
+		if (vlen == 4 && !memcmp(val, "nop5", 4)) {
+			ps->site_policy = SITE_POLICY_NOP5;
+		} else if (vlen == 3 && !memcmp(val, "any", 3)) {
+			ps->site_policy = SITE_POLICY_ANY;
+		} else {
+			snprintf(err, errlen,
+				 "bad point '%s': unknown site= value '%.*s' (nop5, any)",
+				 arg, (int)vlen, val);
+			return -1;
+		}
+		break;
 	}
 	return 0;
 }

@@ -203,16 +203,45 @@ static void test_bad_timeout(void **state)
 
 static void test_bad_options(void **state)
 {
-	parse_bad("p=f:foo=1", "unknown option 'foo' (err=, ret=, timeout_ms=)");
-	parse_bad("p=f:ERR=neg", "unknown option 'ERR' (err=, ret=, timeout_ms=)");
-	parse_bad("p=f:timeout=5", "unknown option 'timeout' (err=, ret=, timeout_ms=)");
-	parse_bad("p=f:=neg", "unknown option '' (err=, ret=, timeout_ms=)");
+	parse_bad("p=f:foo=1", "unknown option 'foo' (err=, ret=, timeout_ms=, site=)");
+	parse_bad("p=f:ERR=neg", "unknown option 'ERR' (err=, ret=, timeout_ms=, site=)");
+	parse_bad("p=f:timeout=5", "unknown option 'timeout' (err=, ret=, timeout_ms=, site=)");
+	parse_bad("p=f:=neg", "unknown option '' (err=, ret=, timeout_ms=, site=)");
 	parse_bad("p=f:", "empty option");
 	parse_bad("p=f::err=neg", "empty option");
 	parse_bad("p=f:err=neg:", "empty option");
 	/* The first bad option is the one named. */
 	parse_bad("p=f:err=neg:bogus:ret=99",
-		  "unknown option 'bogus' (err=, ret=, timeout_ms=)");
+		  "unknown option 'bogus' (err=, ret=, timeout_ms=, site=)");
+}
+
+static enum site_policy site_of(const char *arg)
+{
+	struct point_spec ps;
+	char err[256] = "";
+
+	memset(&ps, 0xa5, sizeof(ps));
+	if (point_spec_parse(arg, &ps, err, sizeof(err)))
+		fail_msg("'%s' refused: %s", arg, err);
+	return ps.site_policy;
+}
+
+static void test_site(void **state)
+{
+	assert_int_equal(site_of("p=f"), SITE_POLICY_DEFAULT);
+	assert_int_equal(site_of("p=f:site=nop5"), SITE_POLICY_NOP5);
+	assert_int_equal(site_of("p=f:site=any"), SITE_POLICY_ANY);
+	assert_int_equal(site_of("p=f:err=neg:site=nop5:timeout_ms=5"),
+			 SITE_POLICY_NOP5);
+	parse_ok("p=f:site=any:err=neg:ret=64", "p", "f", SDS_ERR_NEG, true, 0);
+	parse_bad("p=f:site=foo", "unknown site= value 'foo' (nop5, any)");
+	parse_bad("p=f:site=NOP5", "unknown site= value 'NOP5' (nop5, any)");
+	parse_bad("p=f:site=nop5x", "unknown site= value 'nop5x' (nop5, any)");
+	parse_bad("p=f:site=an", "unknown site= value 'an' (nop5, any)");
+	parse_bad("p=f:site=", "unknown site= value '' (nop5, any)");
+	parse_bad("p=f:site", "option 'site' needs a value (site=nop5|any)");
+	parse_bad("p=f:site=nop5:site=any", "duplicate option 'site='");
+	parse_bad("p=f:site=any:site=any", "duplicate option 'site='");
 }
 
 static void test_duplicates(void **state)
@@ -262,6 +291,7 @@ int main(void)
 		cmocka_unit_test(test_bad_ret),
 		cmocka_unit_test(test_bad_timeout),
 		cmocka_unit_test(test_bad_options),
+		cmocka_unit_test(test_site),
 		cmocka_unit_test(test_duplicates),
 		cmocka_unit_test(test_small_err_buffer),
 		cmocka_unit_test(test_err_mode_name),

@@ -1,0 +1,491 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * forkcheck.c - does this kernel kill a child forked after a nop5 uprobe
+ * fired?  Tried, not looked up by version (DESIGN.md §3, issue 9):
+ *
+ *   the loader                         sds-bpf __forkcheck (exec'd)
+ *   fork + exec /proc/self/exe  --->   "r": ready, waits on stdin
+ *   uprobe on forkcheck_nop5 (for
+ *   the helper's pid only), "g" --->   calls it 4 times (the kernel
+ *                                      optimizes after the first hit),
+ *                                      reads its first byte, forks; the
+ *                                      child calls it 3 times, exits 0
+ *                              <---    "<byte> <child's wait status>"
+ *
+ * A child that exits 0 says the kernel is fine; one killed by a signal
+ * says it is not; anything else (no answer in time, the probe not in
+ * place) is "unknown", treated as the bug and not cached.  A definite
+ * answer is cached for the boot in the run directory.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <limits.h>
+#include <linux/bpf.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <bpf/bpf.h>
+#include "forkcheck.h"
+
+#define FORKCHECK_TIMEOUT_MS	3000	/* the whole test; a hung helper is "unknown" */
+#define PARENT_CALLS		4
+#define CHILD_CALLS		3
+
+/*
+ * The probed function: a 5-byte NOP then ret, 16-aligned so the NOP never
+ * crosses a page (one that does is not optimized).  In asm so that no
+ * compiler option (endbr64, -pg) changes its first instruction.
+ */
+__asm__(".text\n"
+	".p2align 4\n"
+	".type forkcheck_nop5, @function\n"
+	"forkcheck_nop5:\n"
+	"	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"
+	"	ret\n"
+	".size forkcheck_nop5, .-forkcheck_nop5\n");
+void forkcheck_nop5(void);
+
+/* ---- the helper ---------------------------------------------------------- */
+
+int forkcheck__helper_main(void)
+{
+	struct rlimit no_core = { 0, 0 };
+	unsigned char first;
+	char c;
+	pid_t pid;
+	int i, st;
+
+	/* The child is meant to die: no core dump of it. */
+	setrlimit(RLIMIT_CORE, &no_core);
+	if (write(1, "r", 1) != 1 || read(0, &c, 1) != 1 || c != 'g')
+		return 2;
+	for (i = 0; i < PARENT_CALLS; i++)
+		forkcheck_nop5();
+	/* 0f: no probe; cc: int3; e8: the optimized call. */
+	first = *(volatile unsigned char *)(uintptr_t)forkcheck_nop5;
+	pid = fork();
+	if (pid < 0)
+		return 2;
+	if (pid == 0) {
+		for (i = 0; i < CHILD_CALLS; i++)
+			forkcheck_nop5();
+		_exit(0);
+	}
+	if (waitpid(pid, &st, 0) != pid)
+		return 2;
+	dprintf(1, "%02x %d\n", first, st);
+	return 0;
+}
+
+/* ---- the loader's side ----------------------------------------------------- */
+
+/* File offset of forkcheck_nop5 in our executable, from /proc/self/maps. */
+static int nop5_file_offset(uint64_t *off)
+{
+	uintptr_t addr = (uintptr_t)forkcheck_nop5;
+	unsigned long start, end, pgoff;
+	char line[512];
+	FILE *f;
+	int ret = -1;
+
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx %*s %lx", &start, &end, &pgoff) != 3)
+			continue;
+		if (addr >= start && addr < end) {
+			*off = addr - start + pgoff;
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+/* "r0 = 0; exit": the probe only has to be there, not do anything. */
+static int tiny_prog_load(void)
+{
+	struct bpf_insn insns[2] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+
+	return bpf_prog_load(BPF_PROG_TYPE_KPROBE, "sds_forkcheck", "GPL",
+			     insns, 2, NULL);
+}
+
+static int uprobe_pmu_type(void)
+{
+	char buf[32];
+	int fd, n;
+
+	fd = open("/sys/bus/event_source/devices/uprobe/type", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = (int)read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return atoi(buf);
+}
+
+/* A uprobe at @off of our executable for process @pid only, running @prog. */
+static int uprobe_open(pid_t pid, uint64_t off, int prog)
+{
+	static const char exe[] = "/proc/self/exe";
+	struct perf_event_attr attr;
+	int type = uprobe_pmu_type(), fd;
+
+	if (type < 0)
+		return -1;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = (uint32_t)type;
+	attr.config1 = (uint64_t)(uintptr_t)exe;	/* resolved to our inode */
+	attr.config2 = off;
+	fd = (int)syscall(SYS_perf_event_open, &attr, pid, -1, -1,
+			  PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog) ||
+	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int ms_left(const struct timespec *deadline)
+{
+	struct timespec now;
+	long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (deadline->tv_sec - now.tv_sec) * 1000 +
+	     (deadline->tv_nsec - now.tv_nsec) / 1000000;
+	return ms > 0 ? (int)ms : 0;
+}
+
+/* Read from @fd until @want bytes or a newline came, or the deadline. */
+static int read_until(int fd, char *buf, size_t len, size_t want,
+		      const struct timespec *deadline)
+{
+	size_t got = 0;
+
+	while (got < len - 1) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&p, 1, ms_left(deadline)) <= 0)
+			break;
+		n = read(fd, buf + got, len - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		buf[got] = '\0';
+		if (got >= want || memchr(buf, '\n', got))
+			break;
+	}
+	buf[got] = '\0';
+	return (int)got;
+}
+
+/* fork + exec the helper, its stdin and stdout our pipes; its pid or -1. */
+static pid_t helper_start(int *go, int *rep)
+{
+	int to[2], from[2];
+	pid_t pid;
+
+	if (pipe2(to, O_CLOEXEC))
+		return -1;
+	if (pipe2(from, O_CLOEXEC)) {
+		close(to[0]);
+		close(to[1]);
+		return -1;
+	}
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		/* Its own group: its child is killed with it. */
+		setpgid(0, 0);
+		if (dup2(to[0], 0) < 0 || dup2(from[1], 1) < 0 ||
+		    (null >= 0 && dup2(null, 2) < 0))
+			_exit(127);
+		execl("/proc/self/exe", "sds-bpf", FORKCHECK_CMD, (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0)
+		setpgid(pid, pid);
+	close(to[0]);
+	close(from[1]);
+	*go = to[1];
+	*rep = from[0];
+	if (pid < 0) {
+		close(to[1]);
+		close(from[0]);
+	}
+	return pid;
+}
+
+/* Turn the helper's report "<byte> <status>" into a verdict. */
+static void verdict(const char *rep, struct forkcheck *fc)
+{
+	unsigned int first;
+	int st;
+
+	fc->result = FORKCHECK_UNKNOWN;
+	if (sscanf(rep, "%x %d", &first, &st) != 2) {
+		snprintf(fc->detail, sizeof(fc->detail),
+			 "the helper gave no answer within %d ms",
+			 FORKCHECK_TIMEOUT_MS);
+		return;
+	}
+	if (first == 0x0f) {
+		snprintf(fc->detail, sizeof(fc->detail),
+			 "the probe was not in place in the helper");
+		return;
+	}
+	if (WIFSIGNALED(st)) {
+		const char *sig = sigabbrev_np(WTERMSIG(st));
+
+		fc->result = FORKCHECK_PROBLEM;
+		/* sigabbrev_np() leaves out the "SIG". */
+		snprintf(fc->detail, sizeof(fc->detail),
+			 "the child was killed by SIG%s", sig ? sig : "?");
+		return;
+	}
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+		fc->result = FORKCHECK_FINE;
+		snprintf(fc->detail, sizeof(fc->detail),
+			 "the child exited 0 (probe %s)",
+			 first == 0xe8 ? "optimized into a call" : "left an int3");
+		return;
+	}
+	snprintf(fc->detail, sizeof(fc->detail),
+		 "the child ended with wait status 0x%x", (unsigned int)st);
+}
+
+/* Run the test now; fc->result is UNKNOWN when it could not tell. */
+static void forkcheck_run(struct forkcheck *fc)
+{
+	struct timespec deadline;
+	int prog = -1, ev = -1, go = -1, rep = -1, st;
+	char buf[64] = "";
+	uint64_t off;
+	pid_t pid;
+
+	fc->result = FORKCHECK_UNKNOWN;
+	fc->cached = false;
+	if (nop5_file_offset(&off)) {
+		snprintf(fc->detail, sizeof(fc->detail),
+			 "cannot find the test function in /proc/self/maps");
+		return;
+	}
+	prog = tiny_prog_load();
+	if (prog < 0) {
+		snprintf(fc->detail, sizeof(fc->detail),
+			 "loading the test's BPF program: %s", strerror(errno));
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += FORKCHECK_TIMEOUT_MS / 1000;
+	pid = helper_start(&go, &rep);
+	if (pid < 0) {
+		snprintf(fc->detail, sizeof(fc->detail),
+			 "starting the helper: %s", strerror(errno));
+		close(prog);
+		return;
+	}
+	if (read_until(rep, buf, sizeof(buf), 1, &deadline) != 1 || buf[0] != 'r') {
+		snprintf(fc->detail, sizeof(fc->detail), "the helper did not start");
+		goto out;
+	}
+	ev = uprobe_open(pid, off, prog);
+	if (ev < 0) {
+		snprintf(fc->detail, sizeof(fc->detail),
+			 "attaching the test's uprobe: %s", strerror(errno));
+		goto out;
+	}
+	if (write(go, "g", 1) != 1) {
+		snprintf(fc->detail, sizeof(fc->detail), "the helper went away");
+		goto out;
+	}
+	read_until(rep, buf, sizeof(buf), sizeof(buf), &deadline);
+	verdict(buf, fc);
+out:
+	/* Whatever it did: the helper and its child end here. */
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (ev >= 0)
+		close(ev);
+	close(prog);
+	close(go);
+	close(rep);
+}
+
+/* ---- the per-boot cache -------------------------------------------------- */
+
+#define CACHE_MAX	512		/* bytes: a bigger file is not ours */
+#define CACHE_MAGIC	"sds-bpf forkcheck 1"
+#define BOOT_ID_LEN	36		/* a UUID */
+
+static const char *const result_names[] = {
+	[FORKCHECK_FINE] = "fine",
+	[FORKCHECK_PROBLEM] = "problem",
+	[FORKCHECK_UNKNOWN] = "unknown",
+};
+
+static int boot_id(char *out)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, out, BOOT_ID_LEN);
+	close(fd);
+	if (n != BOOT_ID_LEN)
+		return -1;
+	out[BOOT_ID_LEN] = '\0';
+	return 0;
+}
+
+/* Read the cache at @path: never a symlink, FIFO or a big file. */
+static int cache_slurp(const char *path, char *buf)
+{
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    st.st_size > CACHE_MAX) {
+		close(fd);
+		return -1;
+	}
+	n = read(fd, buf, CACHE_MAX);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
+/*
+ * "sds-bpf forkcheck 1\nboot_id B\nresult R\ndetail D\n": true when it is
+ * whole, of boot @boot, and a definite answer.
+ */
+static bool cache_read(const char *path, const char *boot,
+		       struct forkcheck *fc)
+{
+	char buf[CACHE_MAX + 1], *line, *save = NULL;
+	bool magic = false, same_boot = false, have_result = false;
+
+	if (cache_slurp(path, buf))
+		return false;
+	fc->detail[0] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (!strcmp(line, CACHE_MAGIC)) {
+			magic = true;
+		} else if (!strncmp(line, "boot_id ", 8)) {
+			same_boot = !strcmp(line + 8, boot);
+		} else if (!strcmp(line, "result fine")) {
+			fc->result = FORKCHECK_FINE;
+			have_result = true;
+		} else if (!strcmp(line, "result problem")) {
+			fc->result = FORKCHECK_PROBLEM;
+			have_result = true;
+		} else if (!strncmp(line, "detail ", 7)) {
+			snprintf(fc->detail, sizeof(fc->detail), "%s", line + 7);
+		}
+	}
+	fc->cached = true;
+	return magic && same_boot && have_result;
+}
+
+/* Write the cache under a temp name (O_EXCL) and rename it into place. */
+static void cache_write(const char *path, const char *boot,
+			const struct forkcheck *fc)
+{
+	char tmp[PATH_MAX + 32], text[CACHE_MAX];
+	int fd, n;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.%d.new", path, (int)getpid()) >=
+	    (int)sizeof(tmp))
+		return;
+	n = snprintf(text, sizeof(text), CACHE_MAGIC "\nboot_id %s\nresult %s\ndetail %s\n",
+		     boot, result_names[fc->result], fc->detail);
+	if (n <= 0 || n >= (int)sizeof(text))
+		return;
+	/* Only root writes the run dir (ctl_dir_prepare): a leftover is ours. */
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	if (write(fd, text, (size_t)n) != n || close(fd) || rename(tmp, path))
+		unlink(tmp);
+}
+
+void forkcheck__get(const char *run_dir, struct forkcheck *fc)
+{
+	char path[PATH_MAX], boot[BOOT_ID_LEN + 1];
+	bool can_cache;
+
+	memset(fc, 0, sizeof(*fc));
+	can_cache = !boot_id(boot) &&
+		    snprintf(path, sizeof(path), "%s/" FORKCHECK_FILE, run_dir) <
+		    (int)sizeof(path);
+	if (can_cache && cache_read(path, boot, fc))
+		return;
+	forkcheck_run(fc);
+	/* "Unknown" may be passing trouble: try again next time. */
+	if (can_cache && fc->result != FORKCHECK_UNKNOWN)
+		cache_write(path, boot, fc);
+}
+
+void forkcheck__describe(const struct forkcheck *fc, const char *run_dir,
+			 char *out, size_t outlen)
+{
+	const char *how = fc->cached ? "of this boot, cached in" : "run now, cached in";
+
+	switch (fc->result) {
+	case FORKCHECK_FINE:
+		snprintf(out, outlen,
+			 "fork check: this kernel keeps children forked after a nop5 probe fired (self-test %s %s/%s: %s)",
+			 how, run_dir, FORKCHECK_FILE, fc->detail);
+		break;
+	case FORKCHECK_PROBLEM:
+		snprintf(out, outlen,
+			 "fork check: this kernel kills children forked (without exec) after a nop5 probe fired (self-test %s %s/%s: %s)",
+			 how, run_dir, FORKCHECK_FILE, fc->detail);
+		break;
+	case FORKCHECK_UNKNOWN:
+		snprintf(out, outlen,
+			 "fork check: could not tell whether this kernel kills children forked after a nop5 probe fired (%s): assuming it does",
+			 fc->detail);
+		break;
+	}
+}
