@@ -3,6 +3,7 @@
 #   make          build/bin/sds-bpf and the BPF skeleton
 #   make deps     install the Debian packages (idempotent)
 #   make test     deps + build + unit tests (ASan/UBSan) + integration tests
+#                 + the other suites (guard, e2e, drill, hostile, harm)
 #   make bench    deps + build + benchmarks (tools/bench)
 #   make demo     deps + build + the demo (tools/demo)
 
@@ -36,6 +37,7 @@ EXTRA_TESTS :=
 all: products
 
 -include userspace/userspace.mk admin/admin.mk tests/drill/drill.mk tests/hostile/hostile.mk
+-include tests/harm/harm.mk
 
 deps:
 	@sh tools/install-deps.sh
@@ -102,6 +104,7 @@ test: deps
 	$(MAKE) e2e
 	$(MAKE) drill-tests
 	$(MAKE) hostile-tests
+	$(MAKE) harm-tests
 	@set -e; for g in $(EXTRA_TESTS); do $(MAKE) $$g; done
 
 .PHONY: products

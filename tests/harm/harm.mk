@@ -1,0 +1,52 @@
+# "Do no harm" tests (tests/harm/run.py, issue 9).  Included by the root
+# Makefile; BUILD, CC and PYTHON come from there.
+#
+#   make harm-bins    builds tests/harm/*.c (gcc), *.cc (g++) and *.rs
+#                     (rustc -O) into build/test/harm/NAME
+#   make harm-tests   builds them and runs the suite (root)
+#
+# Per-file flags by name: *_nop5.c are compiled -pg -mfentry -mnop-mcount
+# non-PIE and linked without -pg (every function starts with a 5-byte NOP,
+# no profiling runtime).  Without rustc the .rs programs are not built and
+# their tests fail saying so (they never skip).
+
+BUILD   ?= build
+CC      ?= gcc
+CXX     ?= g++
+PYTHON  ?= python3
+RUSTC   ?= $(or $(shell command -v rustc 2>/dev/null),/root/.cargo/bin/rustc)
+
+HARM_DIR    := $(BUILD)/test/harm
+HARM_CFLAGS := -O2 -g -Wall -Wextra -D_GNU_SOURCE
+HARM_BINS   := $(patsubst tests/harm/%.c,$(HARM_DIR)/%,$(wildcard tests/harm/*.c)) \
+	       $(patsubst tests/harm/%.cc,$(HARM_DIR)/%,$(wildcard tests/harm/*.cc)) \
+	       $(patsubst tests/harm/%.rs,$(HARM_DIR)/%,$(wildcard tests/harm/*.rs))
+
+# The shortest stem wins: %_nop5 before %.
+$(HARM_DIR)/%_nop5: tests/harm/%_nop5.c
+	@mkdir -p $(@D)
+	$(CC) $(HARM_CFLAGS) -std=gnu11 -fno-pie -pg -mfentry -mnop-mcount \
+		-c -o $@.o $<
+	$(CC) -no-pie -o $@ $@.o -lpthread
+	rm -f $@.o
+
+$(HARM_DIR)/%: tests/harm/%.c
+	@mkdir -p $(@D)
+	$(CC) $(HARM_CFLAGS) -std=gnu11 -o $@ $< -lpthread
+
+$(HARM_DIR)/%: tests/harm/%.cc
+	@mkdir -p $(@D)
+	$(CXX) $(HARM_CFLAGS) -std=gnu++17 -o $@ $< -lpthread
+
+$(HARM_DIR)/%: tests/harm/%.rs
+	@mkdir -p $(@D)
+	@if [ -x "$(RUSTC)" ]; then \
+		echo "$(RUSTC) -O -o $@ $<"; $(RUSTC) -O -o $@ $<; \
+	else \
+		echo "harm.mk: no rustc (PATH or /root/.cargo/bin): $@ not built, its test will fail"; \
+	fi
+
+.PHONY: harm-bins harm-tests
+harm-bins: $(HARM_BINS)
+harm-tests: all test-targets harm-bins
+	$(PYTHON) tests/harm/run.py
