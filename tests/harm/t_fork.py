@@ -323,3 +323,35 @@ def fork_site_nop5_not_a_nop5(ctx):
              "sds-bpf: bad point 'w=work:site=nop5': work does not start "
              "with a 5-byte NOP (0f 1f 44 00 00): it starts with endbr64; "
              "push %rbp")
+
+
+# ---------------------------------------------------------------------------
+# libsds: its own sites are nop5s too, and it repairs them in the child
+
+@test
+def fork_libsds_child_survives(ctx):
+    """On the kernel the self-test finds killing children (asked here with
+    a nop5 function point of fork_nop5 in the same run dir), a libsds
+    program's child forked after the parent hit every guard site keeps
+    its guard points (repair.c) and both processes are counted exactly:
+    10 + 100 visits of 'order'.  tests/guard's fork_child_guarded_static
+    and fork_child_guarded_shared test the repair in depth."""
+    from guarded import Target as Guarded
+    l = ctx.attach([ctx.program("fork_nop5"), "w=work"], "fork_nop5")
+    require_kills(ctx, l, RUN_NOW)
+    path = ctx.program("guarded_static", TARGETS_BIN)
+    ctx.attach(["--app", "app", path], "app")
+    t = Guarded(ctx, path)
+    t.open("app")
+    r = t.call("order", 10)
+    eq((r["passed"], r["downgraded"]), (10, 0), "the parent's calls")
+    # The parent's enter site is the optimized call: what kills children.
+    first = t.sites()["enter"]
+    check(first.startswith("e8"),
+          "the parent's enter site is %s, not the kernel's call (e8 ...)"
+          % first)
+    r = t.fork_call("order", 100, wait_ms=300)
+    eq((r["passed"], r["downgraded"]), (100, 0), "the child's calls")
+    check(t.alive(), "the parent died")
+    p = get_point(ctx.stats("app"), "order")
+    eq(p.get("total", {}).get("visits"), 110, "visits of order")
