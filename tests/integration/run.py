@@ -660,7 +660,10 @@ def site_nop5_and_endbr64(ctx):
     want_nop5 = "nop5" if (va % 4096) <= 4096 - 5 else "emulated"
     tn = ctx.start(nop5)
     te = ctx.start(endbr)
-    ln = ctx.attach([nop5, WORK], "target_nop5")
+    # :site=nop5: by default the probe goes past the NOP where the fork
+    # self-test finds the kernel killing forked children (tests/harm).
+    ln = ctx.attach([nop5, WORK + (":site=nop5" if want_nop5 == "nop5"
+                                   else "")], "target_nop5")
     le = ctx.attach([endbr, WORK], "target_endbr")
     tn.cmd("work %d %d %d %d" % (N, E, T, MS))
     te.cmd("work %d %d %d %d" % (N, E, T, MS))
