@@ -205,24 +205,6 @@ static int parse_options(int argc, char **argv)
 	return 0;
 }
 
-/*
- * Fork safety: Linux 6.18 turns a uprobe on a 5-byte NOP into a call to a
- * trampoline page that fork() does not copy, so a child forked after the
- * probe fired dies at its first call of the function.  The NOP changes
- * nothing, so the probe can sit on the next instruction instead: slower
- * (emulated or stepped), but a forking service keeps its children.
- */
-static void site_past_nop5(struct probe_point *p)
-{
-	unsigned int skip = p->site.skip + 5;
-
-	if (p->fn.code_len <= skip)
-		return;
-	site_classify(p->fn.code + skip, p->fn.code_len - skip,
-		      p->fn.vaddr + skip, &p->site);
-	p->site.skip += skip;
-}
-
 /* :site=nop5 on a function that does not start with one: say what it does. */
 static int site_nop5_refuse(const char *spec, const struct probe_point *p)
 {
@@ -234,50 +216,6 @@ static int site_nop5_refuse(const char *spec, const struct probe_point *p)
 	return cmd_err("bad point '%s': %s does not start with a 5-byte NOP (0f 1f 44 00 00): it starts with %s%s",
 		       spec, p->spec.symbol, p->site.skip ? "endbr64; " : "",
 		       p->site.insn);
-}
-
-/*
- * Where the function points starting with a nop5 get their probe: on
- * the NOP where the kernel keeps forked children (the fork self-test),
- * or with :site=nop5; past it where the kernel kills them, or with
- * --fork-safe.  The self-test runs only when such a point exists.
- */
-static void choose_sites(struct probes *pr, int n, const char *run_dir)
-{
-	bool kills;
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (pr->pts[i].site.kind == SITE_NOP5 &&
-		    (!env.fork_safe ||
-		     pr->pts[i].spec.site_policy == SITE_POLICY_NOP5))
-			break;
-	if (i == n) {
-		/* --fork-safe alone needs no test: every NOP is left alone. */
-		for (i = 0; i < n; i++)
-			if (pr->pts[i].site.kind == SITE_NOP5)
-				site_past_nop5(&pr->pts[i]);
-		return;
-	}
-	forkcheck__get(run_dir, &fork_check.fc);
-	fork_check.ran = true;
-	forkcheck__describe(&fork_check.fc, run_dir, fork_check.line,
-			    sizeof(fork_check.line));
-	kills = forkcheck__kills(&fork_check.fc);
-	for (i = 0; i < n; i++) {
-		struct probe_point *p = &pr->pts[i];
-
-		if (p->site.kind != SITE_NOP5)
-			continue;
-		if (p->spec.site_policy != SITE_POLICY_NOP5) {
-			if (kills || env.fork_safe)
-				site_past_nop5(p);
-			continue;
-		}
-		if (kills)
-			fprintf(stderr, "sds-bpf: warning: point '%s' has :site=nop5: this kernel kills a child forked (without exec) after the probe fired, at its next call of %s\n",
-				p->spec.name, p->spec.symbol);
-	}
 }
 
 /* Parse, resolve and classify every POINT=SYMBOL before loading anything. */
@@ -477,7 +415,11 @@ int do_attach(int argc, char **argv)
 	if (resolve_points(&l.probes, target, npoints, argv + optind, &sites,
 			   &needs_libsds))
 		goto cleanup;
-	choose_sites(&l.probes, npoints, paths.dir);
+	fork_check.ran = forkcheck__place(l.probes.pts, npoints, env.fork_safe,
+					  paths.dir, &fork_check.fc);
+	if (fork_check.ran)
+		forkcheck__describe(&fork_check.fc, paths.dir, fork_check.line,
+				    sizeof(fork_check.line));
 	if (npoints == 0 && !sites.found && !needs_libsds && !env.strategies) {
 		cmd_err("attach: no POINT=SYMBOL given, and %s has no libsds guard points",
 			target);

@@ -37,6 +37,7 @@
 #include <sys/wait.h>
 #include <bpf/bpf.h>
 #include "forkcheck.h"
+#include "probes.h"
 
 #define FORKCHECK_TIMEOUT_MS	3000	/* the whole test; a hung helper is "unknown" */
 #define PARENT_CALLS		4
@@ -488,4 +489,68 @@ void forkcheck__describe(const struct forkcheck *fc, const char *run_dir,
 			 fc->detail);
 		break;
 	}
+}
+
+/* ---- where the probes of nop5 functions go ---------------------------------- */
+
+/*
+ * Fork safety: Linux 6.18 turns a uprobe on a 5-byte NOP into a call to a
+ * trampoline page that fork() does not copy, so a child forked after the
+ * probe fired dies at its first call of the function.  The NOP changes
+ * nothing, so the probe can sit on the next instruction instead: slower
+ * (emulated or stepped), but a forking service keeps its children.
+ */
+static void site_past_nop5(struct probe_point *p)
+{
+	unsigned int skip = p->site.skip + 5;
+
+	if (p->fn.code_len <= skip)
+		return;
+	site_classify(p->fn.code + skip, p->fn.code_len - skip,
+		      p->fn.vaddr + skip, &p->site);
+	p->site.skip += skip;
+}
+
+/*
+ * Where the function points starting with a nop5 get their probe: on
+ * the NOP where the kernel keeps forked children (the fork self-test),
+ * or with :site=nop5; past it where the kernel kills them, or with
+ * --fork-safe.  The self-test runs only when such a point exists.
+ */
+bool forkcheck__place(struct probe_point *pts, int n, bool fork_safe,
+		      const char *run_dir, struct forkcheck *fc)
+{
+	bool kills;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (pts[i].site.kind == SITE_NOP5 &&
+		    (!fork_safe ||
+		     pts[i].spec.site_policy == SITE_POLICY_NOP5))
+			break;
+	memset(fc, 0, sizeof(*fc));
+	if (i == n) {
+		/* No point needs the answer: none on a nop5, or --fork-safe. */
+		for (i = 0; i < n; i++)
+			if (pts[i].site.kind == SITE_NOP5)
+				site_past_nop5(&pts[i]);
+		return false;
+	}
+	forkcheck__get(run_dir, fc);
+	kills = forkcheck__kills(fc);
+	for (i = 0; i < n; i++) {
+		struct probe_point *p = &pts[i];
+
+		if (p->site.kind != SITE_NOP5)
+			continue;
+		if (p->spec.site_policy != SITE_POLICY_NOP5) {
+			if (kills || fork_safe)
+				site_past_nop5(p);
+			continue;
+		}
+		if (kills)
+			fprintf(stderr, "sds-bpf: warning: point '%s' has :site=nop5: this kernel kills a child forked (without exec) after the probe fired, at its next call of %s\n",
+				p->spec.name, p->spec.symbol);
+	}
+	return true;
 }

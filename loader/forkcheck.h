@@ -44,6 +44,19 @@ static inline bool forkcheck__kills(const struct forkcheck *fc)
 void forkcheck__describe(const struct forkcheck *fc, const char *run_dir,
 			 char *out, size_t outlen);
 
+struct probe_point;
+
+/*
+ * Place the probes of the function points @pts[0..n) that start with a
+ * 5-byte NOP: past it where the kernel kills forked children (asking
+ * forkcheck__get() with @run_dir, into @fc) or with @fork_safe, on it
+ * where the kernel keeps them; a point with :site=nop5 stays on it, with
+ * a one-line warning on stderr where the kernel kills.  Returns whether
+ * the self-test was asked (only when some point needs the answer).
+ */
+bool forkcheck__place(struct probe_point *pts, int n, bool fork_safe,
+		      const char *run_dir, struct forkcheck *fc);
+
 /* `sds-bpf __forkcheck`: the helper process (stdin: go, stdout: report). */
 int forkcheck__helper_main(void);
 
