@@ -91,7 +91,8 @@ static const char attach_usage[] =
 "per boot (cached in the run directory) whether this kernel kills a child\n"
 "forked without exec after a probe on such a NOP fired (Linux 6.18 does).\n"
 "If it does, the probe sits on the next instruction (dearer, shown in the\n"
-"table) unless the point says :site=nop5.\n"
+"table) unless the point says :site=nop5.  Delete <run dir>/.forkcheck to\n"
+"run the test again.  libsds repairs its own sites in a forked child.\n"
 "\n"
 "Example:\n"
 "  sds-bpf attach ./server order=handle_order:err=neg:timeout_ms=200\n";
