@@ -8,7 +8,8 @@
 #   none      no probe
 #   bare      a bare uprobe + uretprobe pair, one counter each (bench-bare),
 #             at +0
-#   sdsbpf    sds-bpf attach DRIVER bench=bench_fn (past endbr64: +4)
+#   sdsbpf    sds-bpf attach DRIVER bench=bench_fn (past endbr64: +4;
+#             :site=nop5 on the nop5 driver, which never forks)
 #   bpftrace  count + hist, at +0
 # and on the endbr64 function also
 #   bare4     the bare pair at +4, on sds-bpf's site: what that site costs
@@ -139,7 +140,11 @@ start() {
 		wait_for $pid "grep -q '^ready' '$log'" 10 || return 1
 		;;
 	sdsbpf)
-		"$SDS" attach "$bin" bench=bench_fn > "$log" 2>&1 &
+		# The driver never forks: the nop5 itself, as the bare pair has it
+		# (by default attach probes past it where fork kills children).
+		spec=bench=bench_fn
+		[ "$2" = nop5 ] && spec=$spec:site=nop5
+		"$SDS" attach "$bin" "$spec" > "$log" 2>&1 &
 		pid=$!
 		PIDS="$PIDS $pid"
 		wait_for $pid "[ -S '$SDS_RUN_DIR/default.bench-$2-sdsbpf.sock' ]" 20 ||
