@@ -35,7 +35,7 @@ PRODUCTS    := $(BIN)/sds-bpf
 EXTRA_TESTS :=
 all: products
 
--include userspace/userspace.mk admin/admin.mk tests/drill/drill.mk tests/hostile/hostile.mk
+-include userspace/userspace.mk admin/admin.mk tests/drill/drill.mk tests/hostile/hostile.mk tests/harm/harm.mk
 
 deps:
 	@sh tools/install-deps.sh
@@ -102,6 +102,7 @@ test: deps
 	$(MAKE) e2e
 	$(MAKE) drill-tests
 	$(MAKE) hostile-tests
+	$(MAKE) harm-tests
 	@set -e; for g in $(EXTRA_TESTS); do $(MAKE) $$g; done
 
 .PHONY: products

@@ -70,6 +70,8 @@ struct budget_point {
 
 struct budget {
 	uint64_t max_ns;		/* cpu ns/s the app's function points may take; 0: off */
+	const char *target;		/* TARGET's real path: where suspended probes go back */
+	int pid;			/* --pid, -1: every process (as attached) */
 	struct budget_point pts[SDS_MAX_POINTS];	/* by point id */
 };
 
