@@ -111,7 +111,7 @@ products: $(PRODUCTS)
 -include tools/bench/bench.mk tools/demo/demo.mk
 
 bench: deps
-	$(MAKE) all bench-bins
+	$(MAKE) all bench-bins demo-bins
 	sh tools/bench/run.sh
 	$(MAKE) admin-bench
 
