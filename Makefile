@@ -27,7 +27,7 @@ LOADER_LIBS := -lbpf -lelf -lz -ljansson -lcurl -lpthread -lm
 COMMON_SRCS := $(wildcard common/*.c)
 LOADER_SRCS := $(wildcard loader/*.c)
 # Pure modules the unit tests link (no BPF, no sockets).
-PURE_SRCS   := $(COMMON_SRCS) loader/pointspec.c loader/site.c loader/elfsym.c loader/chain.c
+PURE_SRCS   := $(COMMON_SRCS) loader/pointspec.c loader/site.c loader/elfsym.c loader/chain.c loader/budget.c
 
 .PHONY: all deps test unit integration bench demo demo-admin clean
 # Each part's .mk adds its products to PRODUCTS and its test goals to
@@ -113,7 +113,7 @@ products: $(PRODUCTS)
 -include tools/bench/bench.mk tools/demo/demo.mk
 
 bench: deps
-	$(MAKE) all bench-bins
+	$(MAKE) all bench-bins demo-bins
 	sh tools/bench/run.sh
 	$(MAKE) admin-bench
 

@@ -125,6 +125,11 @@ json_t *heartbeat_to_json(const struct sds_heartbeat *hb)
 			json_object_set_new(po, "faults", json_integer((json_int_t)p->faults));
 		if (p->delays)
 			json_object_set_new(po, "delays", json_integer((json_int_t)p->delays));
+		if (p->suspended)
+			json_object_set_new(po, "suspended", json_true());
+		if (p->overhead_milli)
+			json_object_set_new(po, "overhead_pct",
+					    json_real(p->overhead_milli / 1000.0));
 		if (json_object_set_new(pts, p->name, po))
 			goto oom;
 	}
@@ -184,9 +189,36 @@ static int get_count(json_t *v, uint64_t *out)
 
 static const char *const point_fields[] = {
 	"visits", "exceptions", "timeouts", "downgrades", "max_concurrency",
-	"faults", "delays", "latency_hist",
+	"faults", "delays", "latency_hist", "suspended", "overhead_pct",
 };
 #define POINT_COUNTS	7	/* point_fields before latency_hist */
+
+/* The budget's fields: "suspended" a boolean, "overhead_pct" 0..SDS_HB_OVERHEAD_MAX. */
+static int point_budget_from_json(const char *name, json_t *obj,
+				  struct sds_hb_point *p, char *err,
+				  size_t errlen)
+{
+	json_t *v = json_object_get(obj, "suspended");
+	double pct;
+
+	if (v && !json_is_boolean(v)) {
+		snprintf(err, errlen, "points.%s.suspended must be true or false", name);
+		return -1;
+	}
+	p->suspended = json_is_true(v);
+	v = json_object_get(obj, "overhead_pct");
+	if (!v)
+		return 0;
+	pct = json_number_value(v);
+	/* A real or an integer; NaN fails both comparisons. */
+	if (!json_is_number(v) || !(pct >= 0 && pct <= SDS_HB_OVERHEAD_MAX)) {
+		snprintf(err, errlen, "points.%s.overhead_pct must be a number 0..%d",
+			 name, SDS_HB_OVERHEAD_MAX);
+		return -1;
+	}
+	p->overhead_milli = (uint64_t)(pct * 1000 + 0.5);
+	return 0;
+}
 
 static int point_from_json(const char *name, json_t *obj, struct sds_hb_point *p,
 			   char *err, size_t errlen)
@@ -228,6 +260,8 @@ static int point_from_json(const char *name, json_t *obj, struct sds_hb_point *p
 			return -1;
 		}
 	}
+	if (point_budget_from_json(name, obj, p, err, errlen))
+		return -1;
 	h = json_object_get(obj, "latency_hist");
 	if (!h)
 		return 0;

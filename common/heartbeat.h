@@ -10,7 +10,12 @@
  *    "period_start": 1700000000, "period_s": 10, "version": 3,
  *    "points": {"order": {"visits": 10, "exceptions": 1, "timeouts": 0,
  *                         "downgrades": 0, "max_concurrency": 2,
- *                         "latency_hist": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 6]}}}
+ *                         "latency_hist": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 6],
+ *                         "overhead_pct": 0.014}}}
+ *
+ * Optional point fields, sent only when set: "faults", "delays" (drills),
+ * "suspended": true and "overhead_pct" (the probe-cost budget: the
+ * probes' estimated share of one CPU, up to 3 decimals).
  *
  * Usage on the loader side:
  *
@@ -38,6 +43,7 @@
 #define SDS_HB_HOST_MAX		253		/* a DNS name's longest text form */
 #define SDS_HB_IP_MAX		45		/* longest IPv6 text form */
 #define SDS_HB_COUNT_MAX	((int64_t)1 << 40)	/* per point per period: sums stay in int64 */
+#define SDS_HB_OVERHEAD_MAX	100000		/* % of one CPU: 1000 CPUs' worth */
 #define SDS_HB_TIME_MIN		946684800	/* 2000-01-01: older is a broken clock */
 #define SDS_HB_TIME_MAX		((int64_t)1 << 40)
 
@@ -51,6 +57,8 @@ struct sds_hb_point {
 	uint64_t max_concurrency;	/* most calls in flight at once in the period */
 	uint64_t faults;		/* calls an error drill failed (sent when non-zero) */
 	uint64_t delays;		/* calls a delay drill slowed (sent when non-zero) */
+	bool suspended;			/* probes suspended for overhead at the period's end (sent when true) */
+	uint64_t overhead_milli;	/* the probes' estimated cost, 1/1000 % of a CPU (sent when non-zero) */
 	int nhist;			/* entries of latency_hist sent: last non-zero + 1 */
 	uint64_t latency_hist[SDS_HIST_BUCKETS];	/* [i]: latencies in [2^i, 2^(i+1)) ns */
 };

@@ -43,6 +43,7 @@ static struct attach_env {
 	const char *token_file;	/* --token-file FILE */
 	const char *state_dir;	/* --state-dir DIR */
 	bool fork_safe;		/* --fork-safe: no probe on a 5-byte NOP, whatever the kernel */
+	uint64_t max_overhead;	/* --max-overhead, in CPU ns per s (budget.h); 0: off */
 } env;
 
 /* The fork self-test's answer, when a function point starts with a nop5. */
@@ -84,6 +85,10 @@ static const char attach_usage[] =
 "      --socket-group GROUP group of the control socket (default root's)\n"
 "      --fork-safe          never probe a 5-byte NOP (but with :site=nop5), even\n"
 "                           where the fork self-test finds the kernel safe\n"
+"      --max-overhead PCT   the probes may take PCT% of one CPU from the app\n"
+"                           (default 5, 0: no limit): points over it are\n"
+"                           suspended; a stepped point over it in its first\n"
+"                           second is refused unless it says :site=any\n"
 "  -v, --verbose            show libbpf's messages\n"
 "  -h, --help               this help\n"
 "\n"
@@ -119,6 +124,7 @@ static int parse_options(int argc, char **argv)
 		{ "token-file", required_argument, NULL, 'K' },
 		{ "state-dir", required_argument, NULL, 'D' },
 		{ "fork-safe", no_argument, NULL, 'F' },
+		{ "max-overhead", required_argument, NULL, 'O' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -136,6 +142,7 @@ static int parse_options(int argc, char **argv)
 	env.admin = NULL;
 	env.token_file = NULL;
 	env.fork_safe = false;
+	env.max_overhead = BUDGET_DEFAULT_NS;
 	env.state_dir = getenv("SDS_STATE_DIR");
 	if (!env.state_dir || !*env.state_dir)
 		env.state_dir = "/var/lib/sds";
@@ -192,6 +199,11 @@ static int parse_options(int argc, char **argv)
 			break;
 		case 'F':
 			env.fork_safe = true;
+			break;
+		case 'O':
+			if (budget_parse_pct(optarg, &env.max_overhead))
+				return cmd_err("bad --max-overhead '%s': expected a percentage of one CPU, 0..100 (up to 3 decimals; 0: no limit)",
+					       optarg);
 			break;
 		case 'v':
 			env.verbose = true;
@@ -501,6 +513,9 @@ int do_attach(int argc, char **argv)
 		cmd_err("reading counters: %s", strerror(errno));
 		goto cleanup;
 	}
+	budget__init(&l, env.max_overhead, target_path, env.pid);
+	if (budget__first_second(&l))
+		goto cleanup;
 	if (l.uplink) {
 		l.counters.on_second = uplink__on_second;
 		l.counters.hook_ctx = l.uplink;

@@ -169,6 +169,7 @@ void engine__tick(struct loader *l)
 	for (id = 0; id < l->probes.npoints; id++)
 		point_tick(l, id, now_ns, now_sec, live);
 	flags__tick(&l->flags, now_ns);
+	budget__tick(l, now_ns, now_sec);
 }
 
 /* Did point @id's strategy change between @old and @new? */

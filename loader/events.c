@@ -24,6 +24,21 @@ void events__add(struct events *ev, const char *point, uint32_t reason,
 	snprintf(e->point, sizeof(e->point), "%s", point);
 	e->reason = reason;
 	e->started = started;
+	e->budget = false;
+}
+
+void events__add_budget(struct events *ev, const char *point, bool suspended)
+{
+	events__add(ev, point, 0, suspended);
+	ev->ring[(ev->next_seq - 1) % EVENTS_MAX].budget = true;
+}
+
+/* "started"/"ended" for a downgrade, "suspended"/"resumed" for the budget. */
+static const char *event_name(const struct event *e)
+{
+	if (e->budget)
+		return e->started ? "suspended" : "resumed";
+	return e->started ? "started" : "ended";
 }
 
 json_t *events__json(const struct events *ev, uint64_t since)
@@ -45,8 +60,8 @@ json_t *events__json(const struct events *ev, uint64_t since)
 			"seq", (json_int_t)e->seq,
 			"time_ms", (json_int_t)e->time_ms,
 			"point", e->point,
-			"reason", chain_reason_name(e->reason),
-			"event", e->started ? "started" : "ended"));
+			"reason", e->budget ? "overhead" : chain_reason_name(e->reason),
+			"event", event_name(e)));
 	}
 	json_object_set_new(o, "next", json_integer(ev->next_seq));
 	json_object_set_new(o, "events", arr);

@@ -18,7 +18,8 @@ struct event {
 	uint64_t time_ms;		/* wall clock, Unix milliseconds */
 	char point[SDS_NAME_MAX + 1];	/* the point */
 	uint32_t reason;		/* enum sds_reason */
-	bool started;			/* true: downgrading began; false: it ended */
+	bool started;			/* true: downgrading began (or suspended); false: it ended (resumed) */
+	bool budget;			/* the budget's: suspended/resumed for overhead */
 };
 
 struct events {
@@ -29,6 +30,8 @@ struct events {
 void events__init(struct events *ev);
 void events__add(struct events *ev, const char *point, uint32_t reason,
 		 bool started);
+/* Point @point's probes were suspended (@suspended) or resumed: overhead. */
+void events__add_budget(struct events *ev, const char *point, bool suspended);
 /* {"next": N, "dropped": D, "events": [...]} of the events with seq >= @since. */
 json_t *events__json(const struct events *ev, uint64_t since);
 

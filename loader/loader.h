@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "budget.h"
 #include "chain.h"
 #include "ctl.h"
 #include "counters.h"
@@ -157,6 +158,7 @@ struct loader {
 	uint32_t pending_next;		/* where the next wakeup starts answering */
 	uid_t point_uid[SDS_MAX_POINTS];	/* who created the point with `point`; 0: root or strategies */
 	struct tick_late tick_late;	/* lateness of the last ticks (stats) */
+	struct budget budget;		/* --max-overhead: the probes' cost (budget_run.c) */
 };
 
 /* engine.c */
@@ -167,6 +169,20 @@ int engine__reload(struct loader *l);
 void engine__admin_reply(struct loader *l);
 int engine__load_cache(struct loader *l, struct sds_strategies **out);
 bool engine__state(struct loader *l, int id, uint32_t *reason, uint32_t *rate);
+
+/* budget_run.c: the probe-cost budget (budget.h) */
+void budget__init(struct loader *l, uint64_t max_ns, const char *target,
+		  pid_t pid);
+/* attach's first second: -1 (said) if a stepped point is refused. */
+int budget__first_second(struct loader *l);
+void budget__tick(struct loader *l, uint64_t now_ns, uint64_t now_sec);
+/* `stats`: a point's "overhead" object, and the app's "budget". */
+json_t *budget__point_json(struct loader *l, int id,
+			   const struct point_stats *st);
+json_t *budget__json(struct loader *l);
+/* The heartbeat's point fields: suspended, overhead_pct. */
+void budget__hb_point(struct loader *l, int id, const struct point_stats *st,
+		      struct sds_hb_point *hp);
 
 /* conn.c: connections until they are answered or registered */
 void conn__init_all(struct loader *l);

@@ -146,10 +146,34 @@ int probes__configure(struct probes *pr, int id, uint64_t timeout_ns)
 				   &cfg, BPF_ANY);
 }
 
+/* The uprobe (@ret false) or uretprobe of point @id; NULL with errno. */
+static struct bpf_link *point_link(struct probes *pr, int id, bool ret,
+				   const char *target, pid_t pid)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts);
+
+	opts.bpf_cookie = id;
+	opts.retprobe = ret;
+	return bpf_program__attach_uprobe_opts(ret ? pr->skel->progs.sds_leave :
+						     pr->skel->progs.sds_enter,
+					       pid, target, pr->pts[id].attach_off,
+					       &opts);
+}
+
+static void point_fail(const struct probe_point *p, const char *target,
+		       char *err, size_t errlen)
+{
+	int e = errno;
+
+	snprintf(err, errlen, "attaching point '%s' to %s:%s: %s%s",
+		 p->spec.name, target, p->spec.symbol, strerror(e),
+		 e == ESRCH ? " (no such process)" : perm_hint(e));
+	errno = e;
+}
+
 int probes__attach_point(struct probes *pr, int id, const char *target,
 			 pid_t pid, char *err, size_t errlen)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts);
 	struct probe_point *p = &pr->pts[id];
 	int e;
 
@@ -161,27 +185,51 @@ int probes__attach_point(struct probes *pr, int id, const char *target,
 		return -1;
 	}
 	p->attach_off = p->fn.offset + p->site.skip;
-	opts.bpf_cookie = id;
-	opts.retprobe = false;
-	p->enter = bpf_program__attach_uprobe_opts(pr->skel->progs.sds_enter,
-						   pid, target, p->attach_off,
-						   &opts);
+	p->enter = point_link(pr, id, false, target, pid);
 	if (!p->enter)
 		goto fail;
-	opts.retprobe = true;
-	p->leave = bpf_program__attach_uprobe_opts(pr->skel->progs.sds_leave,
-						   pid, target, p->attach_off,
-						   &opts);
+	p->leave = point_link(pr, id, true, target, pid);
 	if (!p->leave)
 		goto fail;
 	if (id >= pr->npoints)
 		pr->npoints = id + 1;
 	return 0;
 fail:
-	e = errno;
-	snprintf(err, errlen, "attaching point '%s' to %s:%s: %s%s",
-		 p->spec.name, target, p->spec.symbol, strerror(e),
-		 e == ESRCH ? " (no such process)" : perm_hint(e));
+	point_fail(p, target, err, errlen);
+	return -1;
+}
+
+void probes__suspend(struct probes *pr, int id)
+{
+	struct probe_point *p = &pr->pts[id];
+
+	/*
+	 * The entry first: calls in flight then still meet their return
+	 * probe and pair; none starts a frame that nothing would end.
+	 */
+	bpf_link__destroy(p->enter);
+	p->enter = NULL;
+	bpf_link__destroy(p->leave);
+	p->leave = NULL;
+}
+
+int probes__resume(struct probes *pr, int id, const char *target, pid_t pid,
+		   char *err, size_t errlen)
+{
+	struct probe_point *p = &pr->pts[id];
+
+	if (p->enter)
+		return 0;
+	/* The return first, for the same reason as in probes__suspend(). */
+	if (!p->leave)
+		p->leave = point_link(pr, id, true, target, pid);
+	if (p->leave)
+		p->enter = point_link(pr, id, false, target, pid);
+	if (p->enter)
+		return 0;
+	point_fail(p, target, err, errlen);
+	bpf_link__destroy(p->leave);
+	p->leave = NULL;
 	return -1;
 }
 

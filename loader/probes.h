@@ -120,6 +120,19 @@ void probes__guard_put(struct probes *pr, int i);
 int probes__attach_point(struct probes *pr, int id, const char *target,
 			 pid_t pid, char *err, size_t errlen);
 
+/*
+ * Detach point @id's pair (the budget: its probes cost the target too
+ * much); its id, configuration and counts stay.
+ */
+void probes__suspend(struct probes *pr, int id);
+
+/*
+ * Attach point @id's pair again at the same site of @target for @pid
+ * (as probes__attach_point() did).  0, or -1 with a message.
+ */
+int probes__resume(struct probes *pr, int id, const char *target, pid_t pid,
+		   char *err, size_t errlen);
+
 int probes__slots_fd(const struct probes *pr);
 int probes__gauges_fd(const struct probes *pr);
 

@@ -176,10 +176,23 @@ static const char *fmt_ns(long long ns, char *buf, size_t len)
 	return buf;
 }
 
+/* The probes' estimated share of a CPU: "12.3%", "0.014%". */
+static const char *fmt_pct(json_t *p, char *buf, size_t len)
+{
+	double v = json_number_value(json_object_get(json_object_get(p, "overhead"),
+						     "estimated_pct"));
+
+	snprintf(buf, len, v >= 10 ? "%.1f%%" : "%.3f%%", v);
+	return buf;
+}
+
 static const char *state_str(json_t *p)
 {
 	json_t *st = json_object_get(p, "state");
 
+	/* Not counting at all outranks a downgrade. */
+	if (json_is_true(json_object_get(json_object_get(p, "overhead"), "suspended")))
+		return "suspended: overhead";
 	if (!json_is_true(json_object_get(st, "downgraded")))
 		return "ok";
 	return json_string_value(json_object_get(st, "reason")) ?: "down";
@@ -189,15 +202,17 @@ static const char stats_usage[] =
 "Usage: sds-bpf stats [--group G] [--app NAME] [--json]\n"
 "\n"
 "Counters of every point of an attached app: totals since attach, the\n"
-"10-s sliding window, concurrency and latency percentiles.  With neither\n"
-"option and one app attached, that one.\n";
+"10-s sliding window, concurrency and latency percentiles, and the\n"
+"probes' estimated cost (OVERHEAD: site cost x calls/s, as a share of one\n"
+"CPU; attach --max-overhead).  With neither option and one app\n"
+"attached, that one.\n";
 
 int do_stats(int argc, char **argv)
 {
 	struct query_env q = {};
 	json_t *r, *p;
 	size_t i;
-	char a[16], b[16];
+	char a[16], b[16], c[16];
 
 	if (parse_query_options(argc, argv, &q, stats_usage))
 		return 1;
@@ -223,18 +238,18 @@ int do_stats(int argc, char **argv)
 		       jint(r, "refused.connections"), jint(r, "refused.sessions"),
 		       jint(r, "refused.points"), jint(r, "refused.files"),
 		       jint(r, "refused.denied"), jint(r, "refused.slow"));
-	printf("%-16s %-8s %10s %8s %8s %8s %8s %5s %7s %7s %s\n", "POINT",
+	printf("%-16s %-8s %10s %8s %8s %8s %8s %5s %7s %7s %8s %s\n", "POINT",
 	       "SITE", "VISITS", "ERRORS", "TIMEOUTS", "DOWNGR", "WIN-VIS",
-	       "CONC", "P50", "P99", "STATE");
+	       "CONC", "P50", "P99", "OVERHEAD", "STATE");
 	json_array_foreach(json_object_get(r, "points"), i, p) {
-		printf("%-16s %-8s %10lld %8lld %8lld %8lld %8lld %5lld %7s %7s %s\n",
+		printf("%-16s %-8s %10lld %8lld %8lld %8lld %8lld %5lld %7s %7s %8s %s\n",
 		       jstr(p, "name"), jstr(p, "site"),
 		       jint(p, "total.visits"), jint(p, "total.exceptions"),
 		       jint(p, "total.timeouts"), jint(p, "total.downgrades"),
 		       jint(p, "window.visits"), jint(p, "concurrency"),
 		       fmt_ns(jint(p, "latency_ns.p50"), a, sizeof(a)),
 		       fmt_ns(jint(p, "latency_ns.p99"), b, sizeof(b)),
-		       state_str(p));
+		       fmt_pct(p, c, sizeof(c)), state_str(p));
 	}
 	json_decref(r);
 	return 0;
@@ -244,7 +259,7 @@ static const char top_usage[] =
 "Usage: sds-bpf top [--group G] [--app NAME] [--interval S] [--count N]\n"
 "\n"
 "Live table of an app's points: calls, errors and timeouts per second,\n"
-"concurrency, p50 and p99 latency.  Refreshed every S seconds (1); stops\n"
+"concurrency, p50 and p99 latency, the probes' estimated cost.  Refreshed every S seconds (1); stops\n"
 "after N refreshes (default: until interrupted).\n";
 
 static void sleep_s(long s)
@@ -262,7 +277,7 @@ int do_top(int argc, char **argv)
 	bool tty = isatty(STDOUT_FILENO);
 	long n;
 	size_t i;
-	char a[16], b[16];
+	char a[16], b[16], c[16];
 
 	if (parse_query_options(argc, argv, &q, top_usage))
 		return 1;
@@ -290,8 +305,8 @@ int do_top(int argc, char **argv)
 			putchar('\n');
 		printf("%s  %s/%s  pid %lld\n", tbuf, jstr(r, "group"),
 		       jstr(r, "app"), jint(r, "pid"));
-		printf("%-14s %9s %8s %7s %5s %8s %8s %-14s\n", "POINT", "CALLS/s",
-		       "ERR/s", "TMO/s", "CONC", "P50", "P99", "STATE");
+		printf("%-14s %9s %8s %7s %5s %8s %8s %8s %-19s\n", "POINT", "CALLS/s",
+		       "ERR/s", "TMO/s", "CONC", "P50", "P99", "OVERHEAD", "STATE");
 		json_array_foreach(json_object_get(r, "points"), i, p) {
 			long long dv = 0, de = 0, dt = 0;
 
@@ -301,13 +316,13 @@ int do_top(int argc, char **argv)
 				de = jint(p, "total.exceptions") - jint(pp, "total.exceptions");
 				dt = jint(p, "total.timeouts") - jint(pp, "total.timeouts");
 			}
-			printf("%-14.14s %9.1f %8.1f %7.1f %5lld %8s %8s %-14.14s\n",
+			printf("%-14.14s %9.1f %8.1f %7.1f %5lld %8s %8s %8s %-19.19s\n",
 			       jstr(p, "name"), (double)dv / q.interval,
 			       (double)de / q.interval, (double)dt / q.interval,
 			       jint(p, "concurrency"),
 			       fmt_ns(jint(p, "latency_ns.p50"), a, sizeof(a)),
 			       fmt_ns(jint(p, "latency_ns.p99"), b, sizeof(b)),
-			       state_str(p));
+			       fmt_pct(p, c, sizeof(c)), state_str(p));
 		}
 		fflush(stdout);
 		json_decref(prev);
@@ -509,7 +524,7 @@ int do_events(int argc, char **argv)
 	if (optind < argc)
 		return cmd_err("events: unexpected argument '%s'", argv[optind]), 1;
 	if (!q.json) {
-		printf("%-23s %-16s %-8s %s\n", "TIME", "POINT", "EVENT", "REASON");
+		printf("%-23s %-16s %-9s %s\n", "TIME", "POINT", "EVENT", "REASON");
 		fflush(stdout);
 	}
 	for (;;) {
@@ -531,7 +546,7 @@ int do_events(int argc, char **argv)
 
 				strftime(tbuf, sizeof(tbuf), "%Y-%m-%d %H:%M:%S",
 					 localtime(&t));
-				printf("%s.%03lld %-16s %-8s %s\n", tbuf, ms % 1000,
+				printf("%s.%03lld %-16s %-9s %s\n", tbuf, ms % 1000,
 				       jstr(e, "point"), jstr(e, "event"),
 				       jstr(e, "reason"));
 			}

@@ -65,6 +65,7 @@ static json_t *point_json(struct loader *l, int id, uint64_t now)
 	json_object_set_new(state, "rate", json_integer(rate));
 	json_object_set_new(o, "state", state);
 	json_object_set_new(o, "drill", drill__json(l, id, flags_now_ns()));
+	json_object_set_new(o, "overhead", budget__point_json(l, id, &st));
 	return o;
 }
 
@@ -118,6 +119,7 @@ static json_t *head_json(struct loader *l)
 	json_object_set_new(o, "admin", l->uplink ? uplink__json(l->uplink) : json_null());
 	json_object_set_new(o, "refused", refused_json(&l->refused));
 	json_object_set_new(o, "tick_late_ms", tick_late_json(&l->tick_late));
+	json_object_set_new(o, "budget", budget__json(l));
 	return o;
 }
 

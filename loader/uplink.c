@@ -248,6 +248,8 @@ static void period_close(struct uplink *u, struct loader *l,
 			hp->latency_hist[b] = st.hist[b] - u->hist_base[id][b];
 			u->hist_base[id][b] = st.hist[b];
 		}
+		/* The probes' cost as the period ends. */
+		budget__hb_point(l, id, &st, hp);
 	}
 	doc = heartbeat_to_json(p->hb);
 	body = doc ? json_dumps(doc, JSON_COMPACT) : NULL;

@@ -180,6 +180,11 @@ static void test_bad_body(void **state)
 		{ "\"period_start\":1700000000,\"points\":{\"o\":{\"vists\":1}}", "vists" },
 		{ "\"period_start\":1700000000,\"points\":{\"o\":{\"latency_hist\":{}}}", "latency_hist" },
 		{ "\"period_start\":1700000000,\"points\":{\"o\":{\"latency_hist\":[1,-2]}}", "latency_hist[1]" },
+		{ "\"period_start\":1700000000,\"points\":{\"o\":{\"suspended\":1}}", "points.o.suspended" },
+		{ "\"period_start\":1700000000,\"points\":{\"o\":{\"suspended\":\"true\"}}", "points.o.suspended" },
+		{ "\"period_start\":1700000000,\"points\":{\"o\":{\"overhead_pct\":-0.001}}", "points.o.overhead_pct" },
+		{ "\"period_start\":1700000000,\"points\":{\"o\":{\"overhead_pct\":100000.5}}", "points.o.overhead_pct" },
+		{ "\"period_start\":1700000000,\"points\":{\"o\":{\"overhead_pct\":\"5\"}}", "points.o.overhead_pct" },
 	};
 	size_t i;
 
@@ -227,6 +232,36 @@ static void test_limits(void **state)
 	assert_int_equal(parse_tail(buf), -1);
 	assert_non_null(strstr(err, "too many"));
 	free(buf);
+}
+
+/* The budget's optional point fields (issue 9): parsed, and sent only when set. */
+static void test_budget_fields(void **state)
+{
+	json_t *doc, *o;
+
+	assert_int_equal(parse_tail("\"period_start\":1700000000,\"points\":{"
+				    "\"a\":{\"visits\":3,\"suspended\":true,\"overhead_pct\":155.632},"
+				    "\"b\":{\"suspended\":false,\"overhead_pct\":2},"
+				    "\"c\":{}}"), 0);
+	assert_int_equal(hb->n, 3);
+	assert_true(hb->points[0].suspended);
+	assert_int_equal(hb->points[0].overhead_milli, 155632);
+	assert_false(hb->points[1].suspended);
+	assert_int_equal(hb->points[1].overhead_milli, 2000);
+	assert_false(hb->points[2].suspended);
+	assert_int_equal(hb->points[2].overhead_milli, 0);
+	doc = heartbeat_to_json(hb);
+	assert_non_null(doc);
+	o = json_object_get(json_object_get(doc, "points"), "a");
+	assert_true(json_is_true(json_object_get(o, "suspended")));
+	assert_true(json_real_value(json_object_get(o, "overhead_pct")) == 155.632);
+	/* Unset: not sent, so that an older admin still takes the heartbeat. */
+	o = json_object_get(json_object_get(doc, "points"), "c");
+	assert_null(json_object_get(o, "suspended"));
+	assert_null(json_object_get(o, "overhead_pct"));
+	o = json_object_get(json_object_get(doc, "points"), "b");
+	assert_null(json_object_get(o, "suspended"));
+	json_decref(doc);
 }
 
 static void test_reply(void **state)
@@ -283,6 +318,7 @@ int main(void)
 		cmocka_unit_test(test_bad_header),
 		cmocka_unit_test(test_bad_body),
 		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_budget_fields),
 		cmocka_unit_test(test_reply),
 	};
 

@@ -28,6 +28,8 @@
 # default the last one), BENCH_KINDS (default "stepped endbr nop5"),
 # BENCH_VERBOSE=1 (print every round), BENCH_GUARD=0 (skip the guard
 # benchmark, tools/bench/guard.sh, which runs after these tables),
+# BENCH_OVERHEAD=0 (skip tools/bench/overhead.py, the budget's estimate
+# beside the measured cost on the demo service),
 # BENCH_HOSTILE=0 (skip tools/bench/hostile.py, tick lateness under
 # hostile clients, which runs last; BENCH_HOSTILE_ROUNDS).  Needs
 # root.  Exits non-zero if a check fails, not if a target is missed: it is
@@ -311,6 +313,13 @@ $HELP report "$T"
 # its own loaders and tables, after these.  BENCH_GUARD=0 skips it.
 if [ "${BENCH_GUARD:-1}" != 0 ]; then
 	sh "$ROOT/tools/bench/guard.sh" || FAILED=1
+fi
+
+# The probe-cost budget's estimate beside the measured cost, on the demo
+# service under load (issue 9).  BENCH_OVERHEAD=0 skips it.
+if [ "${BENCH_OVERHEAD:-1}" != 0 ]; then
+	echo
+	python3 "$ROOT/tools/bench/overhead.py" || FAILED=1
 fi
 
 # Tick lateness under hostile clients (issue 8): its own loader and table.
