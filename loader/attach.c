@@ -237,6 +237,8 @@ static int resolve_points(struct probes *pr, const char *target,
 		if (env.fork_safe && p->site.kind == SITE_NOP5)
 			site_past_nop5(p);
 	}
+	/* A uretprobe must not break TARGET's exceptions (docs/UNWIND.md). */
+	pr->ret_mode = ret_mode_for(ef);
 	/* Guard points of libsds linked into TARGET are found, not named. */
 	if (elf_file__sds_sites(ef, sites) < 0) {
 		cmd_err("%s: libsds probe sites incomplete (a damaged or mixed build)", target);
@@ -274,6 +276,9 @@ static void print_points(const struct probes *pr, const struct sds_sites *sites,
 		       p->site.insn);
 		if (*hint)
 			printf("%16s hint: %s\n", "", hint);
+		if (pr->ret_mode == RET_ENTRY_ONLY)
+			printf("%16s returns: entry-only (the target can unwind: a return probe would turn an exception through it into std::terminate); visits counted, no latency, no exits\n",
+			       "");
 		if (p->site.kind == SITE_NOP5)
 			printf("%16s note: a child forked (without exec) after this probe fired dies on Linux 6.18; --fork-safe avoids it\n", "");
 	}

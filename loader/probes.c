@@ -163,17 +163,23 @@ int probes__attach_point(struct probes *pr, int id, const char *target,
 	p->attach_off = p->fn.offset + p->site.skip;
 	opts.bpf_cookie = id;
 	opts.retprobe = false;
-	p->enter = bpf_program__attach_uprobe_opts(pr->skel->progs.sds_enter,
+	/* No uretprobe where an exception could meet its trampoline. */
+	p->enter = bpf_program__attach_uprobe_opts(pr->ret_mode == RET_ENTRY_ONLY ?
+						   pr->skel->progs.sds_enter_only :
+						   pr->skel->progs.sds_enter,
 						   pid, target, p->attach_off,
 						   &opts);
 	if (!p->enter)
 		goto fail;
+	if (pr->ret_mode == RET_ENTRY_ONLY)
+		goto done;
 	opts.retprobe = true;
 	p->leave = bpf_program__attach_uprobe_opts(pr->skel->progs.sds_leave,
 						   pid, target, p->attach_off,
 						   &opts);
 	if (!p->leave)
 		goto fail;
+done:
 	if (id >= pr->npoints)
 		pr->npoints = id + 1;
 	return 0;
