@@ -385,6 +385,27 @@ int sds_enter(struct pt_regs *ctx)
 	return 0;
 }
 
+/*
+ * A function point in a TARGET that can unwind (C++, Rust): a uretprobe
+ * there plants the kernel's trampoline, which has no unwind information,
+ * in the return slot, and an exception thrown through the call ends in
+ * std::terminate (docs/UNWIND.md).  Such a point counts its visits only:
+ * no frame, so no latency, no concurrency and no exits.
+ */
+SEC("uprobe")
+int sds_enter_only(struct pt_regs *ctx)
+{
+	__u32 point = bpf_get_attach_cookie(ctx);
+	struct sds_slot *s;
+
+	if (point >= SDS_MAX_POINTS)
+		return 0;
+	s = slot_get(point, sec_of(bpf_ktime_get_ns()));
+	if (s)
+		ADD(&s->visits, 1);
+	return 0;
+}
+
 SEC("uretprobe")
 int sds_leave(struct pt_regs *ctx)
 {

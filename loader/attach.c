@@ -264,6 +264,8 @@ static int resolve_points(struct probes *pr, const char *target,
 		    site_nop5_refuse(specs[i], p))
 			goto out;
 	}
+	/* A uretprobe must not break TARGET's exceptions (docs/UNWIND.md). */
+	pr->ret_mode = ret_mode_for(ef);
 	/* Guard points of libsds linked into TARGET are found, not named. */
 	if (elf_file__sds_sites(ef, sites) < 0) {
 		cmd_err("%s: libsds probe sites incomplete (a damaged or mixed build)", target);
@@ -311,6 +313,9 @@ static void print_points(const struct probes *pr, const struct sds_sites *sites,
 			       "the fork check; :site=nop5 takes the NOP at that risk");
 		else if (*hint)
 			printf("%16s hint: %s\n", "", hint);
+		if (pr->ret_mode == RET_ENTRY_ONLY)
+			printf("%16s returns: entry-only (the target can unwind: a return probe would turn an exception through it into std::terminate); visits counted, no latency, no exits\n",
+			       "");
 	}
 	if (sites->found)
 		printf("%-16s %-24s 0x%-8llx %-8s %-9s libsds guard points, found as the app registers them\n",

@@ -315,6 +315,65 @@ bool elf_file__needs(struct elf_file *ef, const char *prefix)
 	return false;
 }
 
+/* Does the file have a section named @name? */
+static bool elf_file__has_section(struct elf_file *ef, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	size_t shstrndx;
+	const char *n;
+
+	if (elf_getshdrstrndx(ef->elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		if (!gelf_getshdr(scn, &shdr))
+			continue;
+		n = elf_strptr(ef->elf, shstrndx, shdr.sh_name);
+		if (n && !strcmp(n, name))
+			return true;
+	}
+	return false;
+}
+
+/* Is @sym in a symbol table of the file, defined or not? */
+static bool elf_file__names(struct elf_file *ef, const char *sym)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	GElf_Sym s;
+
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		Elf_Data *data;
+		const char *name;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &shdr) || !shdr.sh_entsize ||
+		    (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM))
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		n = shdr.sh_size / shdr.sh_entsize;
+		for (i = 0; i < n; i++) {
+			if (!gelf_getsym(data, (int)i, &s))
+				break;
+			name = elf_strptr(ef->elf, shdr.sh_link, s.st_name);
+			if (name && !strcmp(name, sym))
+				return true;
+		}
+	}
+	return false;
+}
+
+bool elf_file__can_unwind(struct elf_file *ef)
+{
+	return elf_file__has_section(ef, ".gcc_except_table") ||
+	       elf_file__needs(ef, "libstdc++") ||
+	       elf_file__needs(ef, "libgcc_s") ||
+	       elf_file__names(ef, "_Unwind_RaiseException") ||
+	       elf_file__names(ef, "_Unwind_Resume");
+}
+
 bool elf_file__is_dyn(const struct elf_file *ef)
 {
 	return ef->ehdr.e_type == ET_DYN;

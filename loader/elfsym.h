@@ -64,6 +64,14 @@ int elf_file__sds_sites(struct elf_file *ef, struct sds_sites *out);
 /* True when the file needs a shared library whose name starts with @prefix. */
 bool elf_file__needs(struct elf_file *ef, const char *prefix);
 
+/*
+ * True when code in the file can unwind the stack through its callers: it
+ * has exception tables (.gcc_except_table: C++, Rust), needs libstdc++ or
+ * libgcc_s, or names _Unwind_RaiseException or _Unwind_Resume (defined,
+ * linked in statically, or imported).  Plain C has none of these.
+ */
+bool elf_file__can_unwind(struct elf_file *ef);
+
 /* True for ET_DYN files (PIE executables and shared libraries). */
 bool elf_file__is_dyn(const struct elf_file *ef);
 

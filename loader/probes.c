@@ -155,7 +155,9 @@ static struct bpf_link *point_link(struct probes *pr, int id, bool ret,
 	opts.bpf_cookie = id;
 	opts.retprobe = ret;
 	return bpf_program__attach_uprobe_opts(ret ? pr->skel->progs.sds_leave :
-						     pr->skel->progs.sds_enter,
+					       pr->ret_mode == RET_ENTRY_ONLY ?
+					       pr->skel->progs.sds_enter_only :
+					       pr->skel->progs.sds_enter,
 					       pid, target, pr->pts[id].attach_off,
 					       &opts);
 }
@@ -188,9 +190,12 @@ int probes__attach_point(struct probes *pr, int id, const char *target,
 	p->enter = point_link(pr, id, false, target, pid);
 	if (!p->enter)
 		goto fail;
-	p->leave = point_link(pr, id, true, target, pid);
-	if (!p->leave)
-		goto fail;
+	/* No uretprobe where an exception could meet its trampoline. */
+	if (pr->ret_mode != RET_ENTRY_ONLY) {
+		p->leave = point_link(pr, id, true, target, pid);
+		if (!p->leave)
+			goto fail;
+	}
 	if (id >= pr->npoints)
 		pr->npoints = id + 1;
 	return 0;
@@ -221,9 +226,9 @@ int probes__resume(struct probes *pr, int id, const char *target, pid_t pid,
 	if (p->enter)
 		return 0;
 	/* The return first, for the same reason as in probes__suspend(). */
-	if (!p->leave)
+	if (!p->leave && pr->ret_mode != RET_ENTRY_ONLY)
 		p->leave = point_link(pr, id, true, target, pid);
-	if (p->leave)
+	if (p->leave || pr->ret_mode == RET_ENTRY_ONLY)
 		p->enter = point_link(pr, id, false, target, pid);
 	if (p->enter)
 		return 0;

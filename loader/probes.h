@@ -13,6 +13,7 @@
 #include "elfsym.h"
 #include "pointspec.h"
 #include "site.h"
+#include "unwind.h"
 
 struct bpf_link;
 struct sds_bpf;
@@ -30,7 +31,7 @@ struct probe_point {
 	struct site site;		/* the instruction the probe sits on */
 	uint64_t attach_off;		/* file offset of the probe: fn.offset + site.skip */
 	struct bpf_link *enter;		/* uprobe link */
-	struct bpf_link *leave;		/* uretprobe link */
+	struct bpf_link *leave;		/* uretprobe link; NULL: entry-only */
 };
 
 #define PROBES_MAX_GUARD_FILES	16	/* distinct files holding libsds sites */
@@ -62,6 +63,7 @@ struct probes {
 	struct bpf_link *exit_link;	/* sds_thread_exit */
 	int npoints;			/* points in use, ids 0..npoints-1 */
 	bool atomics;			/* BPF adds are locked: the kernel preempts */
+	enum ret_mode ret_mode;		/* how function points see returns (unwind.h) */
 	struct probe_point *pts;	/* SDS_MAX_POINTS entries */
 };
 
@@ -115,7 +117,8 @@ void probes__guard_put(struct probes *pr, int i);
 
 /*
  * Configure point @id and attach its pair to @target for @pid (-1: every
- * process, running now or later).
+ * process, running now or later); with @pr->ret_mode RET_ENTRY_ONLY its
+ * uprobe alone, counting visits.
  */
 int probes__attach_point(struct probes *pr, int id, const char *target,
 			 pid_t pid, char *err, size_t errlen);

@@ -36,7 +36,7 @@ $(HARM_DIR)/%: tests/harm/%.c
 
 $(HARM_DIR)/%: tests/harm/%.cc
 	@mkdir -p $(@D)
-	$(CXX) $(HARM_CFLAGS) -std=gnu++17 -o $@ $< -lpthread
+	$(CXX) $(HARM_CFLAGS) -fno-omit-frame-pointer -std=gnu++17 -o $@ $< -lpthread
 
 $(HARM_DIR)/%: tests/harm/%.rs
 	@mkdir -p $(@D)

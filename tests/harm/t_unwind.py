@@ -1,0 +1,122 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""
+Returns that do not break unwinding (issue 9, docs/UNWIND.md).  A
+uretprobe plants the kernel's trampoline in the return slot, which has no
+unwind information: a C++ exception or a Rust panic through the probed
+function would end in std::terminate (exit 134).  `attach` therefore gives
+the points of a TARGET that can unwind an entry probe only.
+
+- C++ (unwind_ex: f calls g, which throws every 2nd call, caught in main),
+  three nested probed functions with destructors on the way
+  (unwind_nested), and Rust (unwind_panic: a panic inside catch_unwind,
+  probed by its mangled symbol): with default options the program prints
+  exactly what it prints unprobed and exits 0; every call is counted
+  (visits exact); the point is entry-only (attach says so; no latency, no
+  exits, no concurrency);
+- plain C (unwind_plain) keeps its pair: visits, latency count and
+  exceptions (err=neg) exact, and attach prints no entry-only line.
+"""
+
+import json
+import os
+import re
+import subprocess
+import time
+
+import sdstest
+from harm_lib import test
+from sdstest import SDS, check, eq
+
+ENTRY_ONLY = "returns: entry-only"
+
+
+def stats(ctx, app):
+    r = subprocess.run([SDS, "stats", "--json", "--app", app], env=ctx.env,
+                       capture_output=True, text=True, timeout=10)
+    check(r.returncode == 0, "stats: %r" % r)
+    return json.loads(r.stdout)
+
+
+def run(ctx, argv):
+    """Run @argv to its end: (exit status, stdout)."""
+    r = subprocess.run(argv, env=ctx.env, cwd=ctx.tmp, capture_output=True,
+                       text=True, timeout=60)
+    return r.returncode, r.stdout
+
+
+def wait_visits(ctx, app, name, want):
+    """The point once its visits reach @want (never more)."""
+    def got():
+        p = sdstest.get_point(stats(ctx, app), name)
+        return p if p["total"]["visits"] >= want else None
+    p = sdstest.wait_until(got, time.time() + 5, "point %s: visits never "
+                           "reached %d" % (name, want))
+    eq(p["total"]["visits"], want, "%s visits" % name)
+    return p
+
+
+def check_entry_only(ctx, argv, specs, calls, want):
+    """@argv prints @want and exits 0 unprobed; so it does under `attach`
+    with points @specs (NAME=SYMBOL), each counting @calls visits and
+    nothing of returns; attach's table says entry-only for each."""
+    app = argv[0].rsplit("/", 1)[-1]
+    rc, out = run(ctx, argv)
+    eq((rc, out), (0, want), "%s unprobed: exit status, output" % app)
+    a = sdstest.AttachProcess(ctx, [argv[0]] + specs, app)
+    rc, out = run(ctx, argv)
+    eq(rc, 0, "%s under attach: exit status (134: std::terminate)" % app)
+    eq(out, want, "%s under attach: output" % app)
+    for n in [s.split("=", 1)[0] for s in specs]:
+        p = wait_visits(ctx, app, n, calls)
+        eq(p["latency_ns"]["count"], 0, "%s latency count (entry-only)" % n)
+        eq(p["total"]["exceptions"], 0, "%s exceptions (entry-only)" % n)
+        eq(p["concurrency"], 0, "%s concurrency" % n)
+    eq(a.stdout().count(ENTRY_ONLY), len(specs),
+       "entry-only lines in attach's table: %r" % a.stdout())
+
+
+@test
+def test_unwind_cxx_exception_caught(ctx):
+    check_entry_only(ctx, [ctx.harm("unwind_ex"), "100", "2"], ["f=_Z1fii"],
+                     100, "caught 50\nsum 50\n")
+
+
+@test
+def test_unwind_cxx_three_nested(ctx):
+    check_entry_only(ctx, [ctx.harm("unwind_nested"), "99", "3"],
+                     ["a=a", "b=b", "c=c"], 99,
+                     "caught 33\nsum 165\ncleanups 297\n")
+
+
+def rust_symbol(path):
+    """The mangled symbol of unwind_panic's `work` (its hash varies)."""
+    r = subprocess.run(["nm", path], capture_output=True, text=True,
+                       timeout=10)
+    m = re.search(r"\b(_ZN12unwind_panic4work17h[0-9a-f]{16}E)\b", r.stdout)
+    check(m, "no _ZN12unwind_panic4work17h...E in nm %s" % path)
+    return m.group(1)
+
+
+@test
+def test_unwind_rust_panic_caught(ctx):
+    path = os.path.join(sdstest.BUILD, "test", "harm", "unwind_panic")
+    check(os.path.exists(path),
+          "%s missing: no rustc in PATH or ~/.cargo/bin when harm-bins "
+          "was built (install Rust, then make harm-bins)" % path)
+    check_entry_only(ctx, [path, "100", "2"], ["work=" + rust_symbol(path)],
+                     100, "caught 50\nsum 50\n")
+
+
+@test
+def test_unwind_plain_c_keeps_pair(ctx):
+    ex = ctx.harm("unwind_plain")
+    a = sdstest.AttachProcess(ctx, [ex, "w=work:err=neg"], "unwind_plain")
+    rc, out = run(ctx, [ex, "100"])
+    eq(rc, 0, "unwind_plain exit status")
+    eq(out, "sum 2400\n", "unwind_plain output")
+    p = wait_visits(ctx, "unwind_plain", "w", 100)
+    eq(p["latency_ns"]["count"], 100, "latency count (pair)")
+    eq(p["total"]["exceptions"], 50, "exceptions (err=neg)")
+    eq(p["concurrency"], 0, "concurrency")
+    check(ENTRY_ONLY not in a.stdout(),
+          "plain C shown entry-only: %r" % a.stdout())
