@@ -41,7 +41,7 @@ $(HARM_DIR)/%: tests/harm/%.cc
 $(HARM_DIR)/%: tests/harm/%.rs
 	@mkdir -p $(@D)
 	@if [ -x "$(RUSTC)" ]; then \
-		echo "$(RUSTC) -O -o $@ $<"; $(RUSTC) -O -o $@ $<; \
+		echo "$(RUSTC) -O -o $@ $<"; MAKEFLAGS= $(RUSTC) -O -o $@ $<; \
 	else \
 		echo "harm.mk: no rustc (PATH or /root/.cargo/bin): $@ not built, its test will fail"; \
 	fi

@@ -77,13 +77,13 @@ def check_entry_only(ctx, argv, specs, calls, want):
 
 @test
 def test_unwind_cxx_exception_caught(ctx):
-    check_entry_only(ctx, [ctx.harm("unwind_ex"), "100", "2"], ["f=_Z1fii"],
+    check_entry_only(ctx, [ctx.program("unwind_ex"), "100", "2"], ["f=_Z1fii"],
                      100, "caught 50\nsum 50\n")
 
 
 @test
 def test_unwind_cxx_three_nested(ctx):
-    check_entry_only(ctx, [ctx.harm("unwind_nested"), "99", "3"],
+    check_entry_only(ctx, [ctx.program("unwind_nested"), "99", "3"],
                      ["a=a", "b=b", "c=c"], 99,
                      "caught 33\nsum 165\ncleanups 297\n")
 
@@ -109,7 +109,7 @@ def test_unwind_rust_panic_caught(ctx):
 
 @test
 def test_unwind_plain_c_keeps_pair(ctx):
-    ex = ctx.harm("unwind_plain")
+    ex = ctx.program("unwind_plain")
     a = sdstest.AttachProcess(ctx, [ex, "w=work:err=neg"], "unwind_plain")
     rc, out = run(ctx, [ex, "100"])
     eq(rc, 0, "unwind_plain exit status")
