@@ -252,6 +252,8 @@ static int resolve_points(struct probes *pr, const char *target,
 	ef = elf_file__open(target, err, sizeof(err));
 	if (!ef)
 		return cmd_err("%s", err);
+	/* A uretprobe must not break TARGET's exceptions (docs/UNWIND.md). */
+	pr->ret_mode = ret_mode_for(ef, &pr->ret_why);
 	for (i = 0; i < n; i++) {
 		struct probe_point *p = &pr->pts[i];
 
@@ -259,13 +261,16 @@ static int resolve_points(struct probes *pr, const char *target,
 			cmd_err("%s", err);
 			goto out;
 		}
-		site_classify(p->fn.code, p->fn.code_len, p->fn.vaddr, &p->site);
+		if (pr->ret_why == RET_WHY_GO)
+			site_classify_go(p->fn.code, p->fn.code_len, p->fn.vaddr,
+					 &p->site);
+		else
+			site_classify(p->fn.code, p->fn.code_len, p->fn.vaddr,
+				      &p->site);
 		if (p->spec.site_policy == SITE_POLICY_NOP5 &&
 		    site_nop5_refuse(specs[i], p))
 			goto out;
 	}
-	/* A uretprobe must not break TARGET's exceptions (docs/UNWIND.md). */
-	pr->ret_mode = ret_mode_for(ef);
 	/* Guard points of libsds linked into TARGET are found, not named. */
 	if (elf_file__sds_sites(ef, sites) < 0) {
 		cmd_err("%s: libsds probe sites incomplete (a damaged or mixed build)", target);
@@ -314,8 +319,8 @@ static void print_points(const struct probes *pr, const struct sds_sites *sites,
 		else if (*hint)
 			printf("%16s hint: %s\n", "", hint);
 		if (pr->ret_mode == RET_ENTRY_ONLY)
-			printf("%16s returns: entry-only (the target can unwind: a return probe would turn an exception through it into std::terminate); visits counted, no latency, no exits\n",
-			       "");
+			printf("%16s returns: entry-only (%s); visits counted, no latency, no exits\n",
+			       "", ret_why_text(pr->ret_why));
 	}
 	if (sites->found)
 		printf("%-16s %-24s 0x%-8llx %-8s %-9s libsds guard points, found as the app registers them\n",

@@ -374,6 +374,12 @@ bool elf_file__can_unwind(struct elf_file *ef)
 	       elf_file__names(ef, "_Unwind_Resume");
 }
 
+bool elf_file__is_go(struct elf_file *ef)
+{
+	/* Every Go binary since 1.13 carries its build information here. */
+	return elf_file__has_section(ef, ".go.buildinfo");
+}
+
 bool elf_file__is_dyn(const struct elf_file *ef)
 {
 	return ef->ehdr.e_type == ET_DYN;

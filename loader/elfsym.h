@@ -11,7 +11,7 @@ struct elf_func {
 	uint64_t vaddr;		/* st_value: virtual address in the file's image */
 	uint64_t offset;	/* file offset of the first instruction */
 	uint64_t size;		/* st_size, 0 when unknown */
-	unsigned char code[16];	/* first bytes of the function (zero padded) */
+	unsigned char code[32];	/* first bytes of the function (zero padded): room for a Go stack check and the instruction after it */
 	size_t code_len;	/* valid bytes in @code */
 };
 
@@ -73,6 +73,9 @@ bool elf_file__needs(struct elf_file *ef, const char *prefix);
 bool elf_file__can_unwind(struct elf_file *ef);
 
 /* True for ET_DYN files (PIE executables and shared libraries). */
+/* A Go binary: its runtime walks and copies goroutine stacks itself. */
+bool elf_file__is_go(struct elf_file *ef);
+
 bool elf_file__is_dyn(const struct elf_file *ef);
 
 void elf_file__close(struct elf_file *ef);

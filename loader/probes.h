@@ -64,6 +64,7 @@ struct probes {
 	int npoints;			/* points in use, ids 0..npoints-1 */
 	bool atomics;			/* BPF adds are locked: the kernel preempts */
 	enum ret_mode ret_mode;		/* how function points see returns (unwind.h) */
+	enum ret_why ret_why;		/* why they count entries only, if they do */
 	struct probe_point *pts;	/* SDS_MAX_POINTS entries */
 };
 

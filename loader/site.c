@@ -227,3 +227,49 @@ const char *site_hint(enum site_kind kind)
 	       "gives one once its 5-byte pad is rewritten into a single "
 	       "0f 1f 44 00 00";
 }
+
+/*
+ * Go's stack check (regabi, amd64): [lea -N(%rsp),%r12;] cmp 0x10(%r14),
+ * %rsp|%r12; jbe MORESTACK.  When the goroutine's stack is too small the
+ * function calls runtime.morestack, which grows the stack and jumps back
+ * to the function's first byte: a probe there would count such a call
+ * twice.  Past the jbe the body runs once per call.
+ */
+unsigned int site_go_prologue(const unsigned char *code, size_t len)
+{
+	static const unsigned char cmp_rsp[] = { 0x49, 0x3b, 0x66, 0x10 };
+	static const unsigned char cmp_r12[] = { 0x4d, 0x3b, 0x66, 0x10 };
+	const unsigned char *cmp = cmp_rsp;
+	size_t at = 0;
+
+	if (len >= 5 && code[0] == 0x4c && code[1] == 0x8d && code[2] == 0x64 &&
+	    code[3] == 0x24) {
+		at = 5;		/* lea disp8(%rsp),%r12 */
+		cmp = cmp_r12;
+	} else if (len >= 8 && code[0] == 0x4c && code[1] == 0x8d &&
+		   code[2] == 0xa4 && code[3] == 0x24) {
+		at = 8;		/* lea disp32(%rsp),%r12 */
+		cmp = cmp_r12;
+	}
+	if (len < at + sizeof(cmp_rsp) || memcmp(code + at, cmp, sizeof(cmp_rsp)))
+		return 0;
+	at += sizeof(cmp_rsp);
+	if (len >= at + 2 && code[at] == 0x76)
+		return at + 2;		/* jbe rel8 */
+	if (len >= at + 6 && code[at] == 0x0f && code[at + 1] == 0x86)
+		return at + 6;		/* jbe rel32 */
+	return 0;
+}
+
+void site_classify_go(const unsigned char *code, size_t len, uint64_t vaddr,
+		      struct site *out)
+{
+	unsigned int skip = site_go_prologue(code, len);
+
+	if (!skip || skip >= len) {
+		site_classify(code, len, vaddr, out);
+		return;
+	}
+	site_classify(code + skip, len - skip, vaddr + skip, out);
+	out->skip += skip;
+}

@@ -32,6 +32,19 @@ struct site {
 void site_classify(const unsigned char *code, size_t len, uint64_t vaddr,
 		   struct site *out);
 
+/*
+ * The length of a Go function's stack-check prologue at @code (cmp of the
+ * stack pointer with the goroutine's guard, jbe to morestack), or 0.
+ */
+unsigned int site_go_prologue(const unsigned char *code, size_t len);
+
+/*
+ * site_classify() for a function of a Go binary: the probe goes past its
+ * stack check, which runs again after the stack grows (site.c).
+ */
+void site_classify_go(const unsigned char *code, size_t len, uint64_t vaddr,
+		      struct site *out);
+
 /* "nop5", "emulated", "stepped" */
 const char *site_kind_name(enum site_kind kind);
 

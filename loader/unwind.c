@@ -13,9 +13,33 @@
 #include "elfsym.h"
 #include "unwind.h"
 
-enum ret_mode ret_mode_for(struct elf_file *ef)
+/*
+ * Go: a uretprobe's planted return address (the trampoline) is a pc the
+ * Go runtime does not know; its stack walk (growth, GC, panics) fails
+ * with "unexpected return pc" and the service exits (DESIGN.md §3).
+ */
+enum ret_mode ret_mode_for(struct elf_file *ef, enum ret_why *why)
 {
-	return elf_file__can_unwind(ef) ? RET_ENTRY_ONLY : RET_PAIR;
+	if (elf_file__is_go(ef))
+		*why = RET_WHY_GO;
+	else if (elf_file__can_unwind(ef))
+		*why = RET_WHY_UNWIND;
+	else
+		*why = RET_WHY_NONE;
+	return *why == RET_WHY_NONE ? RET_PAIR : RET_ENTRY_ONLY;
+}
+
+const char *ret_why_text(enum ret_why why)
+{
+	switch (why) {
+	case RET_WHY_GO:
+		return "a Go binary: a return probe's address would make the Go runtime's stack walk fail";
+	case RET_WHY_UNWIND:
+		return "the target can unwind: a return probe would turn an exception through it into std::terminate";
+	case RET_WHY_NONE:
+		break;
+	}
+	return "";
 }
 
 const char *ret_mode_name(enum ret_mode m)

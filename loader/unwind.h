@@ -14,12 +14,23 @@ enum ret_mode {
 	RET_ENTRY_ONLY,		/* uprobe only: visits; no latency, no exits */
 };
 
+/* Why a TARGET's function points count entries only. */
+enum ret_why {
+	RET_WHY_NONE = 0,	/* they do not: RET_PAIR */
+	RET_WHY_UNWIND,		/* C++/Rust: an exception would meet the trampoline */
+	RET_WHY_GO,		/* Go: the runtime's stack walk would meet it */
+};
+
 /*
  * How function points in TARGET (@ef) see returns: RET_PAIR when nothing
  * in it can unwind, else RET_ENTRY_ONLY: on this kernel a return probe
- * cannot be kept out of an unwinder's way (docs/UNWIND.md).
+ * cannot be kept out of an unwinder's way (docs/UNWIND.md); the same for
+ * Go, whose runtime walks its stacks on its own.  @why says which.
  */
-enum ret_mode ret_mode_for(struct elf_file *ef);
+enum ret_mode ret_mode_for(struct elf_file *ef, enum ret_why *why);
+
+/* What attach says of an entry-only TARGET, for @why. */
+const char *ret_why_text(enum ret_why why);
 
 /* "pair", "entry-only" */
 const char *ret_mode_name(enum ret_mode m);

@@ -20,7 +20,8 @@ HARM_DIR    := $(BUILD)/test/harm
 HARM_CFLAGS := -O2 -g -Wall -Wextra -D_GNU_SOURCE
 HARM_BINS   := $(patsubst tests/harm/%.c,$(HARM_DIR)/%,$(wildcard tests/harm/*.c)) \
 	       $(patsubst tests/harm/%.cc,$(HARM_DIR)/%,$(wildcard tests/harm/*.cc)) \
-	       $(patsubst tests/harm/%.rs,$(HARM_DIR)/%,$(wildcard tests/harm/*.rs))
+	       $(patsubst tests/harm/%.rs,$(HARM_DIR)/%,$(wildcard tests/harm/*.rs)) \
+	       $(patsubst tests/harm/%.go,$(HARM_DIR)/%,$(wildcard tests/harm/*.go))
 
 # The shortest stem wins: %_nop5 before %.
 $(HARM_DIR)/%_nop5: tests/harm/%_nop5.c
@@ -45,6 +46,12 @@ $(HARM_DIR)/%: tests/harm/%.rs
 	else \
 		echo "harm.mk: no rustc (PATH or /root/.cargo/bin): $@ not built, its test will fail"; \
 	fi
+
+# Go (Debian's golang-go, from make deps), its cache inside the build dir.
+$(HARM_DIR)/%: tests/harm/%.go
+	@mkdir -p $(@D)
+	cd $(<D) && GOCACHE=$(abspath $(HARM_DIR))/gocache GOFLAGS=-buildvcs=false \
+		MAKEFLAGS= go build -o $(abspath $@) $(<F)
 
 .PHONY: harm-bins harm-tests
 harm-bins: $(HARM_BINS)

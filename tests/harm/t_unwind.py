@@ -55,14 +55,14 @@ def wait_visits(ctx, app, name, want):
     return p
 
 
-def check_entry_only(ctx, argv, specs, calls, want):
-    """@argv prints @want and exits 0 unprobed; so it does under `attach`
-    with points @specs (NAME=SYMBOL), each counting @calls visits and
-    nothing of returns; attach's table says entry-only for each."""
+def check_entry_only(ctx, argv, specs, calls, want, extra=()):
+    """@argv prints @want and exits 0 unprobed; so it does under `attach
+    @extra` with points @specs (NAME=SYMBOL), each counting @calls visits
+    and nothing of returns; attach's table says entry-only for each."""
     app = argv[0].rsplit("/", 1)[-1]
     rc, out = run(ctx, argv)
     eq((rc, out), (0, want), "%s unprobed: exit status, output" % app)
-    a = sdstest.AttachProcess(ctx, [argv[0]] + specs, app)
+    a = sdstest.AttachProcess(ctx, list(extra) + [argv[0]] + specs, app)
     rc, out = run(ctx, argv)
     eq(rc, 0, "%s under attach: exit status (134: std::terminate)" % app)
     eq(out, want, "%s under attach: output" % app)
@@ -120,3 +120,18 @@ def test_unwind_plain_c_keeps_pair(ctx):
     eq(p["concurrency"], 0, "concurrency")
     check(ENTRY_ONLY not in a.stdout(),
           "plain C shown entry-only: %r" % a.stdout())
+
+
+@test
+def test_unwind_go_stack_walks_survive(ctx):
+    """Go: 200 goroutines recurse 40 deep through main.work (their stacks
+    grow and are copied, a GC walks them): under attach's default the
+    service lives and prints what it prints unprobed, every call counted
+    (200 x 41 visits, exact), entry-only for the Go reason.  The budget is
+    off: Go's prologue is a stepped site, and this test counts, it does not
+    budget."""
+    prog = ctx.program("unwind_go")
+    check_entry_only(ctx, [prog, "200", "40"], ["w=main.work"], 200 * 41,
+                     "total %d\n" % (200 * 41), extra=["--max-overhead", "0"])
+    a = ctx.loaders[-1]
+    check("a Go binary" in a.stdout(), "attach's reason: %r" % a.stdout())

@@ -177,6 +177,54 @@ static void test_no_code(void **state)
 	assert_string_equal(s.insn, "unknown (no code)");
 }
 
+/* Go's stack checks (regabi): the probe goes past the jbe. */
+static void test_go_prologue(void **state)
+{
+	/* main.work of tests/harm/unwind_go.go (Go 1.19) */
+	static const unsigned char lea_cmp_jbe32[] = {
+		0x4c, 0x8d, 0xa4, 0x24, 0x70, 0xff, 0xff, 0xff,	/* lea -0x90(%rsp),%r12 */
+		0x4d, 0x3b, 0x66, 0x10,				/* cmp 0x10(%r14),%r12 */
+		0x0f, 0x86, 0x92, 0x00, 0x00, 0x00,		/* jbe */
+		0x48, 0x81, 0xec, 0x10, 0x01, 0x00, 0x00,	/* sub $0x110,%rsp */
+	};
+	static const unsigned char cmp_jbe8_push[] = {
+		0x49, 0x3b, 0x66, 0x10,		/* cmp 0x10(%r14),%rsp */
+		0x76, 0x20,			/* jbe */
+		0x55,				/* push %rbp */
+		0x48, 0x89, 0xe5,		/* mov %rsp,%rbp */
+	};
+	static const unsigned char lea8[] = {
+		0x4c, 0x8d, 0x64, 0x24, 0xf8,	/* lea -0x8(%rsp),%r12 */
+		0x4d, 0x3b, 0x66, 0x10, 0x76, 0x10, 0x55, 0x90,
+	};
+	static const unsigned char wrong_reg[] = {
+		0x4c, 0x8d, 0x64, 0x24, 0xf8,
+		0x49, 0x3b, 0x66, 0x10,		/* cmp with %rsp after lea %r12 */
+		0x76, 0x10, 0x55,
+	};
+	static const unsigned char no_jbe[] = { 0x49, 0x3b, 0x66, 0x10, 0x55, 0x90 };
+	struct site s;
+
+	assert_int_equal(site_go_prologue(lea_cmp_jbe32, sizeof(lea_cmp_jbe32)), 18);
+	assert_int_equal(site_go_prologue(cmp_jbe8_push, sizeof(cmp_jbe8_push)), 6);
+	assert_int_equal(site_go_prologue(lea8, sizeof(lea8)), 11);
+	assert_int_equal(site_go_prologue(wrong_reg, sizeof(wrong_reg)), 0);
+	assert_int_equal(site_go_prologue(no_jbe, sizeof(no_jbe)), 0);
+	/* cut short: no prologue */
+	assert_int_equal(site_go_prologue(lea_cmp_jbe32, 13), 0);
+
+	site_classify_go(cmp_jbe8_push, sizeof(cmp_jbe8_push), 0x1000, &s);
+	assert_int_equal(s.skip, 6);
+	assert_int_equal(s.kind, SITE_EMULATED);
+	site_classify_go(lea_cmp_jbe32, sizeof(lea_cmp_jbe32), 0x1000, &s);
+	assert_int_equal(s.skip, 18);
+	assert_int_equal(s.kind, SITE_STEPPED);
+	/* no prologue (a NOSPLIT function): the entry, as site_classify */
+	site_classify_go(no_jbe + 4, 2, 0x1000, &s);
+	assert_int_equal(s.skip, 0);
+	assert_int_equal(s.kind, SITE_EMULATED);
+}
+
 static void test_names_costs_hints(void **state)
 {
 	assert_string_equal(site_kind_name(SITE_NOP5), "nop5");
@@ -208,6 +256,7 @@ int main(void)
 		cmocka_unit_test(test_branches),
 		cmocka_unit_test(test_stepped),
 		cmocka_unit_test(test_no_code),
+		cmocka_unit_test(test_go_prologue),
 		cmocka_unit_test(test_names_costs_hints),
 	};
 
