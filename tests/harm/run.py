@@ -15,8 +15,6 @@ The last line is "N passed, M failed"; the exit status is non-zero when
 anything failed.  Python 3 standard library only.
 """
 
-import glob
-import importlib
 import os
 import sys
 
@@ -25,8 +23,7 @@ sys.path.insert(0, HERE)
 import harm_lib  # noqa: E402
 import sdstest  # noqa: E402
 
-for path in sorted(glob.glob(os.path.join(HERE, "t_*.py"))):
-    importlib.import_module(os.path.basename(path)[:-3])
+sdstest.import_test_modules(HERE)
 
 
 def preflight():

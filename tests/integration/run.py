@@ -23,7 +23,6 @@ import json
 import os
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import time
@@ -43,36 +42,9 @@ READY_TIMEOUT = 10.0          # seconds for the socket to appear
 TEST_TIMEOUT = 180            # seconds for a whole test
 
 
-# ---------------------------------------------------------------------------
-# ELF helpers (for expected file offsets)
-
-def elf_symbol_vaddr(path, sym):
-    r = subprocess.run(["nm", path], capture_output=True, text=True)
-    check(r.returncode == 0, "nm %s: %s" % (path, r.stderr.strip()))
-    for line in r.stdout.splitlines():
-        f = line.split()
-        if len(f) == 3 and f[2] == sym and f[1] in "TtWi":
-            return int(f[0], 16)
-    raise Fail("nm: no symbol %s in %s" % (sym, path))
-
-
-def elf_file_offset(path, vaddr):
-    with open(path, "rb") as f:
-        data = f.read()
-    check(data[:4] == b"\x7fELF" and data[4] == 2, path + ": not ELF64")
-    phoff, = struct.unpack_from("<Q", data, 0x20)
-    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
-    for i in range(phnum):
-        (p_type, _flags, p_offset, p_vaddr, _paddr, p_filesz,
-         _memsz, _align) = struct.unpack_from("<IIQQQQQQ", data,
-                                              phoff + i * phentsize)
-        if p_type == 1 and p_vaddr <= vaddr < p_vaddr + p_filesz:
-            return vaddr - p_vaddr + p_offset
-    raise Fail("%s: vaddr %#x in no PT_LOAD segment" % (path, vaddr))
-
-
-def symbol_file_offset(path, sym):
-    return elf_file_offset(path, elf_symbol_vaddr(path, sym))
+# ELF helpers (for expected file offsets): the shared harness's.
+elf_symbol_vaddr = sdstest.elf_symbol_vaddr
+symbol_file_offset = sdstest.symbol_file_offset
 
 
 # ---------------------------------------------------------------------------

@@ -15,7 +15,9 @@ A suite puts this directory on sys.path:
 Python 3 standard library only.
 """
 
+import glob
 import http.client
+import importlib
 import json
 import os
 import select
@@ -23,6 +25,7 @@ import shutil
 import signal
 import socket
 import stat
+import struct
 import subprocess
 import sys
 import tempfile
@@ -359,6 +362,38 @@ class ProcDir(TestDir):
 
 
 # ---------------------------------------------------------------------------
+# ELF: where a symbol is in its file (what attach's OFFSET column shows)
+
+def elf_symbol_vaddr(path, sym):
+    r = subprocess.run(["nm", path], capture_output=True, text=True)
+    check(r.returncode == 0, "nm %s: %s" % (path, r.stderr.strip()))
+    for line in r.stdout.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[2] == sym and f[1] in "TtWi":
+            return int(f[0], 16)
+    raise Fail("nm: no symbol %s in %s" % (sym, path))
+
+
+def elf_file_offset(path, vaddr):
+    with open(path, "rb") as f:
+        data = f.read()
+    check(data[:4] == b"\x7fELF" and data[4] == 2, path + ": not ELF64")
+    phoff, = struct.unpack_from("<Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    for i in range(phnum):
+        (p_type, _flags, p_offset, p_vaddr, _paddr, p_filesz,
+         _memsz, _align) = struct.unpack_from("<IIQQQQQQ", data,
+                                              phoff + i * phentsize)
+        if p_type == 1 and p_vaddr <= vaddr < p_vaddr + p_filesz:
+            return vaddr - p_vaddr + p_offset
+    raise Fail("%s: vaddr %#x in no PT_LOAD segment" % (path, vaddr))
+
+
+def symbol_file_offset(path, sym):
+    return elf_file_offset(path, elf_symbol_vaddr(path, sym))
+
+
+# ---------------------------------------------------------------------------
 # The kernel side: our BPF programs and pins
 
 def root_error():
@@ -598,6 +633,15 @@ def healthz(port):
 
 # ---------------------------------------------------------------------------
 # The runner
+
+def import_test_modules(here):
+    """Import every t_*.py of the suite directory @here, in name order:
+    a suite split by concept registers its tests as each is imported."""
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    for path in sorted(glob.glob(os.path.join(here, "t_*.py"))):
+        importlib.import_module(os.path.basename(path)[:-3])
+
 
 class Suite:
     """A registry of tests and the loop that runs them.
