@@ -136,7 +136,11 @@ def suspend_and_resume(ctx, loop, u, t_hot):
     rates = loop.rates(1.2)
     v1 = sdstest.get_point(stats(ctx), "hot")["total"]["visits"]
     eq(v1, v0, "visits counted while the probes were away")
-    got = statistics.median(r for _, r in rates[1:])
+    # The best 200-ms sample: probed, the loop runs at under 1% of its
+    # rate, so one sample at 80% shows the probe's cost gone; a median
+    # would also measure what else the two shared cores were doing (the
+    # loader's detach, this test's own stats), which failed 1 run in 9.
+    got = max(r for _, r in rates[1:])
     sdstest.log("suspended: %d calls/s (%.0f%% of unprobed)" % (got, 100 * got / u))
     check(got >= 0.8 * u, "suspended, the loop makes %d calls/s, < 80%% of "
           "its %d unprobed" % (got, u))
