@@ -19,6 +19,7 @@
  */
 #define main guarded_main
 #include "../targets/guarded.c"
+#include "../targets/guarded_harm.c"
 #undef main
 
 #include <fcntl.h>

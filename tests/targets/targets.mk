@@ -69,12 +69,13 @@ $(TT_DIR)/target_endbr: $(TT_SRC)/target.c
 # The guarded targets link the libsds products as users do.
 GT_LIBDIR := $(BUILD)/lib
 GT_PC     := PKG_CONFIG_PATH=$(GT_LIBDIR)/pkgconfig $(or $(PKG_CONFIG),pkg-config)
-GT_DEPS   := $(TT_SRC)/guarded.c $(BUILD)/include/sds.h $(GT_LIBDIR)/libsds.a \
+GT_SRCS   := $(TT_SRC)/guarded.c $(TT_SRC)/guarded_harm.c
+GT_DEPS   := $(GT_SRCS) $(TT_SRC)/guarded.h $(BUILD)/include/sds.h $(GT_LIBDIR)/libsds.a \
 	     $(GT_LIBDIR)/libsds.so $(GT_LIBDIR)/pkgconfig/sds.pc
 
 $(TT_DIR)/guarded_static: $(GT_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(TARGET_CFLAGS) -fPIE -pie -I$(BUILD)/include -o $@ $< \
+	$(CC) $(TARGET_CFLAGS) -fPIE -pie -I$(BUILD)/include -o $@ $(GT_SRCS) \
 		$(GT_LIBDIR)/libsds.a $(TARGET_LIBS)
 
 # $ORIGIN first: a copy staged beside its own libsds.so.0 (sdstest.stage,
@@ -82,7 +83,7 @@ $(TT_DIR)/guarded_static: $(GT_DEPS)
 # that one; the build's copy runs build/lib's (pkg-config's rpath).
 $(TT_DIR)/guarded_shared $(TT_DIR)/guarded_shared2: $(GT_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(TARGET_CFLAGS) -fPIE -pie $$($(GT_PC) --cflags sds) -o $@ $< \
+	$(CC) $(TARGET_CFLAGS) -fPIE -pie $$($(GT_PC) --cflags sds) -o $@ $(GT_SRCS) \
 		-Wl,-rpath,'$$ORIGIN' $$($(GT_PC) --libs sds) $(TARGET_LIBS)
 
 .PHONY: test-targets
