@@ -142,8 +142,7 @@ def suspend_and_resume(ctx, loop, u, t_hot):
     # loader's detach, this test's own stats), which failed 1 run in 9.
     got = max(r for _, r in rates[1:])
     sdstest.log("suspended: %d calls/s (%.0f%% of unprobed)" % (got, 100 * got / u))
-    check(got >= 0.8 * u, "suspended, the loop makes %d calls/s, < 80%% of "
-          "its %d unprobed" % (got, u))
+    suspended_rate = got
     r = subprocess.run([SDS, "stats", "--app", "budget_loop"], env=ctx.env,
                        capture_output=True, text=True, timeout=10)
     check(re.search(r"^hot +stepped .* [\d.]+% suspended: overhead$", r.stdout,
@@ -179,6 +178,21 @@ def suspend_and_resume(ctx, loop, u, t_hot):
     v1 = sdstest.get_point(stats(ctx), "hot")["total"]["visits"]
     eq(v1 - v0, 1000, "visits of a 1000-call burst after the resumption")
     eq(overhead(ctx)["suspended"], False, "suspended after the burst")
+
+    # The throughput while suspended, against the loop's own speed before
+    # the loader came and after it went (no probe at all): this VM's cores
+    # run the same loop up to ~30% slower for minutes at a time, which a
+    # single baseline taken before attach cannot tell from a probe's cost.
+    # Probed, the loop runs at under 1% of either.
+    for l in ctx.loaders:
+        l.end()
+    loop.cmd("fast")
+    loop.rates(0.4)
+    u2 = loop.median_rate(1.2)
+    base = min(u, u2)
+    check(suspended_rate >= 0.8 * base, "suspended, the loop makes %d calls/s, "
+          "< 80%% of its %d unprobed (%d before attach, %d after)"
+          % (suspended_rate, base, u, u2))
 
 
 @test
