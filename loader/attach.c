@@ -261,6 +261,8 @@ static int resolve_points(struct probes *pr, const char *target,
 			cmd_err("%s", err);
 			goto out;
 		}
+		p->ret_mode = pr->ret_mode;
+		p->ret_why = pr->ret_why;
 		if (pr->ret_why == RET_WHY_GO)
 			site_classify_go(p->fn.code, p->fn.code_len, p->fn.vaddr,
 					 &p->site);
@@ -301,7 +303,7 @@ static void print_points(const struct probes *pr, const struct sds_sites *sites,
 		char off[32], cost[16];
 
 		snprintf(off, sizeof(off), "0x%llx", (unsigned long long)p->attach_off);
-		snprintf(cost, sizeof(cost), "~%u ns", site_cost_ns(p->site.kind));
+		snprintf(cost, sizeof(cost), "~%u ns", probes__point_cost_ns(p));
 		/* What was stepped over: endbr64 (4), the NOP (5), or both (9). */
 		printf("%-16s %-24s %-10s %-8s %-9s %s%s\n", p->spec.name,
 		       p->spec.symbol, off, site_kind_name(p->site.kind), cost,
@@ -318,9 +320,9 @@ static void print_points(const struct probes *pr, const struct sds_sites *sites,
 			       "the fork check; :site=nop5 takes the NOP at that risk");
 		else if (*hint)
 			printf("%16s hint: %s\n", "", hint);
-		if (pr->ret_mode == RET_ENTRY_ONLY)
+		if (p->ret_mode == RET_ENTRY_ONLY)
 			printf("%16s returns: entry-only (%s); visits counted, no latency, no exits\n",
-			       "", ret_why_text(pr->ret_why));
+			       "", ret_why_text(p->ret_why));
 	}
 	if (sites->found)
 		printf("%-16s %-24s 0x%-8llx %-8s %-9s libsds guard points, found as the app registers them\n",

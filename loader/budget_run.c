@@ -52,7 +52,7 @@ void budget__init(struct loader *l, uint64_t max_ns, const char *target,
 	for (id = 0; id < l->probes.npoints; id++)
 		if (l->probes.pts[id].kind == POINT_FUNCTION)
 			budget_point_start(&b->pts[id],
-					   site_cost_ns(l->probes.pts[id].site.kind),
+					   probes__point_cost_ns(&l->probes.pts[id]),
 					   now, 0);
 }
 
@@ -90,7 +90,7 @@ int budget__first_second(struct loader *l)
 	span = flags_now_ns() - t0;
 	for (id = 0; id < l->probes.npoints; id++) {
 		const struct probe_point *p = &l->probes.pts[id];
-		unsigned int cost = site_cost_ns(p->site.kind);
+		unsigned int cost = probes__point_cost_ns(p);
 		char a[32], m[32];
 		uint64_t cpu;
 

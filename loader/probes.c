@@ -150,12 +150,13 @@ int probes__configure(struct probes *pr, int id, uint64_t timeout_ns)
 static struct bpf_link *point_link(struct probes *pr, int id, bool ret,
 				   const char *target, pid_t pid)
 {
+	const struct probe_point *p = &pr->pts[id];
 	LIBBPF_OPTS(bpf_uprobe_opts, opts);
 
 	opts.bpf_cookie = id;
 	opts.retprobe = ret;
 	return bpf_program__attach_uprobe_opts(ret ? pr->skel->progs.sds_leave :
-					       pr->ret_mode == RET_ENTRY_ONLY ?
+					       p->ret_mode == RET_ENTRY_ONLY ?
 					       pr->skel->progs.sds_enter_only :
 					       pr->skel->progs.sds_enter,
 					       pid, target, pr->pts[id].attach_off,
@@ -191,7 +192,7 @@ int probes__attach_point(struct probes *pr, int id, const char *target,
 	if (!p->enter)
 		goto fail;
 	/* No uretprobe where an exception could meet its trampoline. */
-	if (pr->ret_mode != RET_ENTRY_ONLY) {
+	if (p->ret_mode == RET_PAIR) {
 		p->leave = point_link(pr, id, true, target, pid);
 		if (!p->leave)
 			goto fail;
@@ -226,9 +227,9 @@ int probes__resume(struct probes *pr, int id, const char *target, pid_t pid,
 	if (p->enter)
 		return 0;
 	/* The return first, for the same reason as in probes__suspend(). */
-	if (!p->leave && pr->ret_mode != RET_ENTRY_ONLY)
+	if (!p->leave && p->ret_mode == RET_PAIR)
 		p->leave = point_link(pr, id, true, target, pid);
-	if (p->leave || pr->ret_mode == RET_ENTRY_ONLY)
+	if (p->leave || p->ret_mode != RET_PAIR)
 		p->enter = point_link(pr, id, false, target, pid);
 	if (p->enter)
 		return 0;
@@ -434,4 +435,18 @@ void probes__destroy(struct probes *pr)
 	sds_bpf__destroy(pr->skel);
 	free(pr->pts);
 	memset(pr, 0, sizeof(*pr));
+}
+
+unsigned int probes__point_cost_ns(const struct probe_point *p)
+{
+	switch (p->ret_mode) {
+	case RET_ENTRY_ONLY:
+		return site_probe_ns(p->site.kind);
+	case RET_EXITS:
+		/* The instruction that leaves (a ret) is stepped. */
+		return site_probe_ns(p->site.kind) + site_probe_ns(SITE_STEPPED);
+	case RET_PAIR:
+		break;
+	}
+	return site_cost_ns(p->site.kind);
 }

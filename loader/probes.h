@@ -30,6 +30,8 @@ struct probe_point {
 	struct elf_func fn;		/* the function in TARGET */
 	struct site site;		/* the instruction the probe sits on */
 	uint64_t attach_off;		/* file offset of the probe: fn.offset + site.skip */
+	enum ret_mode ret_mode;		/* how its calls are seen ending (unwind.h) */
+	enum ret_why ret_why;		/* why not a pair, if it is not */
 	struct bpf_link *enter;		/* uprobe link */
 	struct bpf_link *leave;		/* uretprobe link; NULL: entry-only */
 };
@@ -136,6 +138,12 @@ void probes__suspend(struct probes *pr, int id);
  */
 int probes__resume(struct probes *pr, int id, const char *target, pid_t pid,
 		   char *err, size_t errlen);
+
+/*
+ * What a call of function point @p costs the target with its probes, in
+ * ns: its entry site, plus the return as its ret_mode sees it.
+ */
+unsigned int probes__point_cost_ns(const struct probe_point *p);
 
 int probes__slots_fd(const struct probes *pr);
 int probes__gauges_fd(const struct probes *pr);

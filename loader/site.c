@@ -196,21 +196,40 @@ const char *site_kind_name(enum site_kind kind)
 	return "unknown";
 }
 
+/*
+ * DESIGN.md §3's figures (`make bench` on the development machines): a
+ * pair costs ~700 ns on a nop5, ~1,000 emulated, ~20,500 stepped, of which
+ * the return half is ~400.
+ */
+static const struct site_costs site_costs_default = {
+	.probe_ns = { [SITE_NOP5] = 300, [SITE_EMULATED] = 600,
+		      [SITE_STEPPED] = 20100 },
+	.uret_ns = 400,
+	.measured = 0,
+};
+
+static struct site_costs site_costs_now = site_costs_default;
+
+void site_costs_set(const struct site_costs *c)
+{
+	site_costs_now = c ? *c : site_costs_default;
+}
+
+const struct site_costs *site_costs_get(void)
+{
+	return &site_costs_now;
+}
+
+unsigned int site_probe_ns(enum site_kind kind)
+{
+	if ((unsigned int)kind > SITE_STEPPED)
+		kind = SITE_STEPPED;
+	return site_costs_now.probe_ns[kind];
+}
+
 unsigned int site_cost_ns(enum site_kind kind)
 {
-	/*
-	 * A call with sds-bpf's entry + return programs on it, as `make bench`
-	 * measures them on the development machines (README).
-	 */
-	switch (kind) {
-	case SITE_NOP5:
-		return 700;
-	case SITE_EMULATED:
-		return 1000;
-	case SITE_STEPPED:
-		return 20500;
-	}
-	return 20500;
+	return site_probe_ns(kind) + site_costs_now.uret_ns;
 }
 
 const char *site_hint(enum site_kind kind)

@@ -48,7 +48,28 @@ void site_classify_go(const unsigned char *code, size_t len, uint64_t vaddr,
 /* "nop5", "emulated", "stepped" */
 const char *site_kind_name(enum site_kind kind);
 
-/* Approximate cost of an entry+return probe pair on this kind, in ns (§3). */
+/*
+ * What probes cost the target on this machine, in ns per firing: one
+ * uprobe on a site of each kind (with sds-bpf's entry program), and a
+ * uretprobe's return (with its exit program).  Measured once per boot
+ * where the loader can (site_costs_set()), else the figures of DESIGN.md §3.
+ */
+struct site_costs {
+	unsigned int probe_ns[3];	/* by enum site_kind */
+	unsigned int uret_ns;		/* the return half of a pair */
+	int measured;			/* 1: this boot's measurement; 0: §3's figures */
+};
+
+/* Use @c from now on (NULL: back to §3's figures). */
+void site_costs_set(const struct site_costs *c);
+
+/* The costs in use. */
+const struct site_costs *site_costs_get(void);
+
+/* One uprobe firing on a @kind site. */
+unsigned int site_probe_ns(enum site_kind kind);
+
+/* An entry + return pair on a @kind site: site_probe_ns() + the return. */
 unsigned int site_cost_ns(enum site_kind kind);
 
 /* One sentence telling how to get a cheaper site; "" for nop5. */

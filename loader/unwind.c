@@ -49,6 +49,8 @@ const char *ret_mode_name(enum ret_mode m)
 		return "pair";
 	case RET_ENTRY_ONLY:
 		return "entry-only";
+	case RET_EXITS:
+		return "exits";
 	}
 	return "?";
 }

@@ -12,6 +12,7 @@ struct elf_file;
 enum ret_mode {
 	RET_PAIR = 0,		/* uprobe + uretprobe: nothing in TARGET unwinds (C) */
 	RET_ENTRY_ONLY,		/* uprobe only: visits; no latency, no exits */
+	RET_EXITS,		/* uprobe + one on each instruction that leaves (exits.c) */
 };
 
 /* Why a TARGET's function points count entries only. */
