@@ -22,7 +22,7 @@ WARN       := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 CFLAGS     ?= -O2 -g
 CPPFLAGS   += -D_GNU_SOURCE -I$(GEN) -Ibpf -Icommon -Iloader
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11
-LOADER_LIBS := -lbpf -lelf -lz -ljansson -lcurl -lpthread -lm
+LOADER_LIBS := -lbpf -lelf -lz -ljansson -lcurl -lpthread -lm -lcapstone
 
 COMMON_SRCS := $(wildcard common/*.c)
 LOADER_SRCS := $(wildcard loader/*.c)

@@ -196,6 +196,37 @@ static __always_inline void frame_drop(__u32 point)
 }
 
 /*
+ * Frame @f is below the stack pointer of a call entering or leaving at
+ * @ts: its call is over without being seen to end.  A pair's was left by
+ * longjmp or past the kernel's return-probe depth; a call whose every ret
+ * is probed left by unwinding, an exception (or longjmp, which C++ and
+ * Rust code rarely uses): counted as one.
+ */
+__noinline int sds_count_exception(__u32 point, __u64 ts)
+{
+	struct sds_slot *s;
+
+	/*
+	 * A global function, verified once on its own: inlined into the
+	 * loops that give frames up it multiplies the verifier's states
+	 * past its limit.
+	 */
+	if (point >= SDS_MAX_POINTS)
+		return 0;
+	s = slot_get(point, sec_of(ts));
+	if (s)
+		ADD(&s->exceptions, 1);
+	return 0;
+}
+
+static __always_inline void frame_unwound(const struct sds_frame *f, __u64 ts)
+{
+	frame_drop(f->point);
+	if (f->exits)
+		sds_count_exception(f->point, ts);
+}
+
+/*
  * Remove frame @idx of the @d frames of @fr, closing the gap (the frames
  * above it are still live); returns the new depth.
  */
@@ -256,7 +287,7 @@ static __always_inline __u32 guard_evict(struct sds_frames *fr, __u32 d,
  * live: the same point there means its earlier call was left by longjmp.
  */
 static __always_inline __u32 frames_unwind(struct sds_frames *fr, __u64 sp,
-					   __u32 point)
+					   __u32 point, __u64 ts)
 {
 	__u32 d = fr->depth, i;
 
@@ -269,7 +300,7 @@ static __always_inline __u32 frames_unwind(struct sds_frames *fr, __u64 sp,
 		/* A guard frame is ended by its own exit, never unwound. */
 		if (top->guard || top->sp > sp || (top->sp == sp && top->point != point))
 			break;
-		frame_drop(top->point);
+		frame_unwound(top, ts);
 		d--;
 	}
 	fr->depth = d;
@@ -284,7 +315,7 @@ static __always_inline __u32 frames_unwind(struct sds_frames *fr, __u64 sp,
  * only leaked calls fill it, and the thread must stay counted.
  */
 static __always_inline void call_enter(__u32 point, __u64 ts, __u64 sp,
-				       __u32 guard)
+				       enum sds_frame_kind kind)
 {
 	struct sds_frames *fr;
 	struct sds_slot *s;
@@ -302,7 +333,7 @@ static __always_inline void call_enter(__u32 point, __u64 ts, __u64 sp,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!fr)
 		goto drop;
-	if (guard) {
+	if (kind == SDS_FRAME_GUARD) {
 		d = fr->depth;
 		if (d >= SDS_MAX_DEPTH) {
 			idx = guard_oldest(fr, SDS_MAX_DEPTH, SDS_MAX_POINTS);
@@ -311,14 +342,15 @@ static __always_inline void call_enter(__u32 point, __u64 ts, __u64 sp,
 			d = guard_evict(fr, SDS_MAX_DEPTH, idx);
 		}
 	} else {
-		d = frames_unwind(fr, sp, point);
+		d = frames_unwind(fr, sp, point, ts);
 	}
 	if (d >= SDS_MAX_DEPTH)
 		goto drop;
 	fr->f[d].sp = sp;
 	fr->f[d].ts = ts;
 	fr->f[d].point = point;
-	fr->f[d].guard = guard;
+	fr->f[d].guard = kind == SDS_FRAME_GUARD;
+	fr->f[d].exits = kind == SDS_FRAME_EXITS;
 	fr->depth = d + 1;
 	ADD(&g->entered, 1);
 	return;
@@ -381,7 +413,20 @@ int sds_enter(struct pt_regs *ctx)
 	__u32 point = bpf_get_attach_cookie(ctx);
 
 	if (point < SDS_MAX_POINTS)
-		call_enter(point, bpf_ktime_get_ns(), PT_REGS_SP(ctx), 0);
+		call_enter(point, bpf_ktime_get_ns(), PT_REGS_SP(ctx),
+			   SDS_FRAME_PAIR);
+	return 0;
+}
+
+/* The entry of a function point whose every ret has an sds_exit probe. */
+SEC("uprobe")
+int sds_enter_exits(struct pt_regs *ctx)
+{
+	__u32 point = bpf_get_attach_cookie(ctx);
+
+	if (point < SDS_MAX_POINTS)
+		call_enter(point, bpf_ktime_get_ns(), PT_REGS_SP(ctx),
+			   SDS_FRAME_EXITS);
 	return 0;
 }
 
@@ -406,12 +451,12 @@ int sds_enter_only(struct pt_regs *ctx)
 	return 0;
 }
 
-SEC("uretprobe")
-int sds_leave(struct pt_regs *ctx)
+/*
+ * A call of function point @point ends at stack pointer @sp (where its
+ * return address was at entry) with return value @rax.
+ */
+static __always_inline int call_leave(__u32 point, __u64 sp, __u64 rax)
 {
-	__u32 point = bpf_get_attach_cookie(ctx);
-	/* After `ret` the stack pointer is one return address above entry. */
-	__u64 sp = PT_REGS_SP(ctx) - 8;
 	struct sds_frames *fr;
 	__u64 ts, lat;
 	__u32 d, i, found = SDS_MAX_DEPTH;
@@ -425,8 +470,8 @@ int sds_leave(struct pt_regs *ctx)
 
 	/*
 	 * Find our frame, innermost first.  Frames deeper than ours belong to
-	 * calls that left without returning (longjmp, or beyond the kernel's
-	 * return-probe depth): they are dropped below.
+	 * calls that left without returning (an exception, longjmp, or beyond
+	 * the kernel's return-probe depth): they are given up below.
 	 */
 	for (i = 0; i < SDS_MAX_DEPTH; i++) {
 		struct sds_frame *f;
@@ -449,11 +494,63 @@ int sds_leave(struct pt_regs *ctx)
 	for (i = found + 1; i < SDS_MAX_DEPTH; i++) {
 		if (i >= d)
 			break;
-		frame_drop(frame_at(fr, i)->point);
+		frame_unwound(frame_at(fr, i), ts);
 	}
 	lat = ts - frame_at(fr, found)->ts;
 	fr->depth = found;
-	call_done(point, ts, lat, true, PT_REGS_RC(ctx));
+	call_done(point, ts, lat, true, rax);
+	return 0;
+}
+
+SEC("uretprobe")
+int sds_leave(struct pt_regs *ctx)
+{
+	/* After `ret` the stack pointer is one return address above entry. */
+	return call_leave(bpf_get_attach_cookie(ctx), PT_REGS_SP(ctx) - 8,
+			  PT_REGS_RC(ctx));
+}
+
+/*
+ * On a `ret` of a function point (loader/exits.c), before it runs: the
+ * stack pointer is where it was at entry, on the return address.  The
+ * ret of a recursive call's inner level finds its own frame by it.
+ */
+SEC("uprobe")
+int sds_exit(struct pt_regs *ctx)
+{
+	return call_leave(bpf_get_attach_cookie(ctx), PT_REGS_SP(ctx),
+			  PT_REGS_RC(ctx));
+}
+
+/*
+ * At the first call a catch makes (C++'s __cxa_begin_catch, Rust's
+ * __rust_panic_cleanup; loader/exits.c), from the catching function's own
+ * stack level: every probed call on the stack at or below it is over,
+ * unwound by the exception just caught.
+ */
+SEC("uprobe")
+int sds_catch(struct pt_regs *ctx)
+{
+	__u64 sp = PT_REGS_SP(ctx), ts;
+	struct sds_frames *fr;
+	__u32 d, i;
+
+	fr = frames_current(&d);
+	if (!fr || !d)
+		return 0;
+	ts = bpf_ktime_get_ns();
+	for (i = 0; i < SDS_MAX_DEPTH; i++) {
+		struct sds_frame *top;
+
+		if (d == 0)
+			break;
+		top = frame_at(fr, d - 1);
+		if (top->guard || top->sp > sp)
+			break;
+		frame_unwound(top, ts);
+		d--;
+	}
+	fr->depth = d;
 	return 0;
 }
 
@@ -478,7 +575,7 @@ int sds_guard_enter(struct pt_regs *ctx)
 	__u32 point;
 
 	if (!guard_point(ctx, &point))
-		call_enter(point, bpf_ktime_get_ns(), 0, 1);
+		call_enter(point, bpf_ktime_get_ns(), 0, SDS_FRAME_GUARD);
 	return 0;
 }
 

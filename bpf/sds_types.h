@@ -71,7 +71,16 @@ struct sds_frame {
 	__u64 sp;		/* stack pointer at entry: the return sees sp + 8; 0 for guards */
 	__u64 ts;		/* bpf_ktime_get_ns() at entry */
 	__u32 point;		/* point id */
-	__u32 guard;		/* a guard point's call: paired by point, not sp */
+	__u16 guard;		/* a guard point's call: paired by point, not sp */
+	__u16 exits;		/* ended by an exit probe on a ret (loader/exits.c):
+				 * a frame unwound without one left by an exception */
+};
+
+/* What kind of call a frame is: how its end is seen. */
+enum sds_frame_kind {
+	SDS_FRAME_PAIR = 0,	/* a function point with a uretprobe */
+	SDS_FRAME_GUARD = 1,	/* a libsds guard: its exit is a call of its own */
+	SDS_FRAME_EXITS = 2,	/* a function point with a uprobe on each ret */
 };
 
 /*

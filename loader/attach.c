@@ -261,8 +261,6 @@ static int resolve_points(struct probes *pr, const char *target,
 			cmd_err("%s", err);
 			goto out;
 		}
-		p->ret_mode = pr->ret_mode;
-		p->ret_why = pr->ret_why;
 		if (pr->ret_why == RET_WHY_GO)
 			site_classify_go(p->fn.code, p->fn.code_len, p->fn.vaddr,
 					 &p->site);
@@ -272,6 +270,9 @@ static int resolve_points(struct probes *pr, const char *target,
 		if (p->spec.site_policy == SITE_POLICY_NOP5 &&
 		    site_nop5_refuse(specs[i], p))
 			goto out;
+		unwind__place(ef, p, pr->ret_mode, pr->ret_why);
+		if (p->ret_mode == RET_EXITS && !pr->catches.n)
+			exits__catch_sites(ef, &pr->catches);
 	}
 	/* Guard points of libsds linked into TARGET are found, not named. */
 	if (elf_file__sds_sites(ef, sites) < 0) {
@@ -321,8 +322,12 @@ static void print_points(const struct probes *pr, const struct sds_sites *sites,
 		else if (*hint)
 			printf("%16s hint: %s\n", "", hint);
 		if (p->ret_mode == RET_ENTRY_ONLY)
-			printf("%16s returns: entry-only (%s); visits counted, no latency, no exits\n",
-			       "", ret_why_text(p->ret_why));
+			printf("%16s returns: entry-only (%s%s%s); visits counted, no latency, no exits\n",
+			       "", ret_why_text(p->ret_why),
+			       *p->exits_why ? ": " : "", p->exits_why);
+		else if (p->ret_mode == RET_EXITS)
+			printf("%16s returns: a probe on each of its %d ret%s (the target can unwind: no return probe); an exit not seen is an exception\n",
+			       "", p->exits.n, p->exits.n == 1 ? "" : "s");
 	}
 	if (sites->found)
 		printf("%-16s %-24s 0x%-8llx %-8s %-9s libsds guard points, found as the app registers them\n",
@@ -514,6 +519,11 @@ int do_attach(int argc, char **argv)
 			goto cleanup;
 		}
 		flags__set_kind(&l.flags, i, POINT_FUNCTION);
+	}
+	if (probes__attach_catches(&l.probes, target_path, env.pid, err,
+				   sizeof(err))) {
+		cmd_err("%s", err);
+		goto cleanup;
 	}
 	if (sites.found &&
 	    probes__attach_guards(&l.probes, target_path, &sites, err, sizeof(err))) {

@@ -78,6 +78,31 @@ bool elf_file__is_go(struct elf_file *ef);
 
 bool elf_file__is_dyn(const struct elf_file *ef);
 
+/*
+ * Read @len bytes of the image at @vaddr, which must lie in one loadable
+ * segment's file bytes, into @buf; the file offset of @vaddr in @off.
+ * 0, or -1.
+ */
+int elf_file__read_code(struct elf_file *ef, uint64_t vaddr, void *buf,
+			size_t len, uint64_t *off);
+
+/*
+ * The defined function whose [start, start + size) holds @vaddr, from
+ * .symtab (else .dynsym): its name (valid while @ef is open), start and
+ * size.  0, or -1 when no sized function holds it.
+ */
+int elf_file__func_at(struct elf_file *ef, uint64_t vaddr, const char **name,
+		      uint64_t *start, uint64_t *size);
+
+/*
+ * The PLT stub through which @ef calls the shared-library function @sym
+ * (a `jmp *GOT(%rip)` in .plt, .plt.sec or .plt.got whose GOT slot a
+ * relocation of @sym fills): its address and file offset.  0, or -1 when
+ * @ef calls @sym through no stub (not at all, or -fno-plt).
+ */
+int elf_file__plt_stub(struct elf_file *ef, const char *sym, uint64_t *vaddr,
+		       uint64_t *off);
+
 void elf_file__close(struct elf_file *ef);
 
 #endif /* SDS_ELFSYM_H */

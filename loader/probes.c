@@ -146,21 +146,79 @@ int probes__configure(struct probes *pr, int id, uint64_t timeout_ns)
 				   &cfg, BPF_ANY);
 }
 
-/* The uprobe (@ret false) or uretprobe of point @id; NULL with errno. */
-static struct bpf_link *point_link(struct probes *pr, int id, bool ret,
-				   const char *target, pid_t pid)
+/* The entry program of point @p, as its return mode needs. */
+static struct bpf_program *point_entry_prog(struct probes *pr,
+					    const struct probe_point *p)
 {
-	const struct probe_point *p = &pr->pts[id];
+	switch (p->ret_mode) {
+	case RET_ENTRY_ONLY:
+		return pr->skel->progs.sds_enter_only;
+	case RET_EXITS:
+		return pr->skel->progs.sds_enter_exits;
+	case RET_PAIR:
+		break;
+	}
+	return pr->skel->progs.sds_enter;
+}
+
+/* @prog on file offset @off of @target for point @id; NULL with errno. */
+static struct bpf_link *point_link(struct bpf_program *prog, int id,
+				   bool retprobe, const char *target, pid_t pid,
+				   uint64_t off)
+{
 	LIBBPF_OPTS(bpf_uprobe_opts, opts);
 
 	opts.bpf_cookie = id;
-	opts.retprobe = ret;
-	return bpf_program__attach_uprobe_opts(ret ? pr->skel->progs.sds_leave :
-					       p->ret_mode == RET_ENTRY_ONLY ?
-					       pr->skel->progs.sds_enter_only :
-					       pr->skel->progs.sds_enter,
-					       pid, target, pr->pts[id].attach_off,
-					       &opts);
+	opts.retprobe = retprobe;
+	return bpf_program__attach_uprobe_opts(prog, pid, target, off, &opts);
+}
+
+/*
+ * How point @id's calls end: its uretprobe, or a probe on each exit;
+ * nothing for an entry-only point.  0, or -1 with errno (what is attached
+ * stays, for point_detach()).
+ */
+static int point_attach_ends(struct probes *pr, int id, const char *target,
+			     pid_t pid)
+{
+	struct probe_point *p = &pr->pts[id];
+	int i;
+
+	if (p->ret_mode == RET_PAIR && !p->leave) {
+		p->leave = point_link(pr->skel->progs.sds_leave, id, true,
+				      target, pid, p->attach_off);
+		return p->leave ? 0 : -1;
+	}
+	if (p->ret_mode != RET_EXITS)
+		return 0;
+	for (i = 0; i < p->exits.n; i++) {
+		if (p->exit_links[i])
+			continue;
+		p->exit_links[i] = point_link(pr->skel->progs.sds_exit, id,
+					      false, target, pid,
+					      p->exits.off[i]);
+		if (!p->exit_links[i])
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Detach point @id.  The entry first: calls in flight then still meet
+ * their end's probe and pair; none starts a frame that nothing would end.
+ */
+static void point_detach(struct probe_point *p)
+{
+	int i;
+
+	bpf_link__destroy(p->enter);
+	p->enter = NULL;
+	bpf_link__destroy(p->leave);
+	p->leave = NULL;
+	for (i = 0; i < EXITS_MAX; i++) {
+		bpf_link__destroy(p->exit_links[i]);
+		p->exit_links[i] = NULL;
+	}
 }
 
 static void point_fail(const struct probe_point *p, const char *target,
@@ -188,35 +246,34 @@ int probes__attach_point(struct probes *pr, int id, const char *target,
 		return -1;
 	}
 	p->attach_off = p->fn.offset + p->site.skip;
-	p->enter = point_link(pr, id, false, target, pid);
-	if (!p->enter)
-		goto fail;
-	/* No uretprobe where an exception could meet its trampoline. */
-	if (p->ret_mode == RET_PAIR) {
-		p->leave = point_link(pr, id, true, target, pid);
-		if (!p->leave)
-			goto fail;
-	}
+	if (probes__resume(pr, id, target, pid, err, errlen))
+		return -1;
 	if (id >= pr->npoints)
 		pr->npoints = id + 1;
 	return 0;
-fail:
-	point_fail(p, target, err, errlen);
-	return -1;
+}
+
+int probes__attach_catches(struct probes *pr, const char *target, pid_t pid,
+			   char *err, size_t errlen)
+{
+	const struct catch_sites *cs = &pr->catches;
+	int i;
+
+	for (i = 0; i < cs->n; i++) {
+		pr->catch_links[i] = point_link(pr->skel->progs.sds_catch, 0,
+						false, target, pid, cs->off[i]);
+		if (!pr->catch_links[i]) {
+			snprintf(err, errlen, "attaching to %s in %s: %s",
+				 cs->what[i], target, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
 }
 
 void probes__suspend(struct probes *pr, int id)
 {
-	struct probe_point *p = &pr->pts[id];
-
-	/*
-	 * The entry first: calls in flight then still meet their return
-	 * probe and pair; none starts a frame that nothing would end.
-	 */
-	bpf_link__destroy(p->enter);
-	p->enter = NULL;
-	bpf_link__destroy(p->leave);
-	p->leave = NULL;
+	point_detach(&pr->pts[id]);
 }
 
 int probes__resume(struct probes *pr, int id, const char *target, pid_t pid,
@@ -226,20 +283,18 @@ int probes__resume(struct probes *pr, int id, const char *target, pid_t pid,
 
 	if (p->enter)
 		return 0;
-	/* The return first, for the same reason as in probes__suspend(). */
-	if (!p->leave && p->ret_mode == RET_PAIR)
-		p->leave = point_link(pr, id, true, target, pid);
-	if (p->leave || p->ret_mode != RET_PAIR)
-		p->enter = point_link(pr, id, false, target, pid);
-	if (p->enter)
-		return 0;
+	/* The ends first, for the same reason as in point_detach(). */
+	if (!point_attach_ends(pr, id, target, pid)) {
+		p->enter = point_link(point_entry_prog(pr, p), id, false,
+				      target, pid, p->attach_off);
+		if (p->enter)
+			return 0;
+	}
 	point_fail(p, target, err, errlen);
-	bpf_link__destroy(p->leave);
-	p->leave = NULL;
+	point_detach(p);
 	return -1;
 }
 
-/* Attach the four guard programs of @gf at @sites of @path; 0 or -errno. */
 static int guard_file__attach(struct probes *pr, struct guard_file *gf,
 			      const char *path, const struct sds_sites *sites)
 {
@@ -426,12 +481,12 @@ void probes__destroy(struct probes *pr)
 		if (pr->files[i].used)
 			guard_file__detach(&pr->files[i]);
 	if (pr->pts) {
-		for (i = 0; i < SDS_MAX_POINTS; i++) {
-			bpf_link__destroy(pr->pts[i].enter);
-			bpf_link__destroy(pr->pts[i].leave);
-		}
+		for (i = 0; i < SDS_MAX_POINTS; i++)
+			point_detach(&pr->pts[i]);
 	}
 	bpf_link__destroy(pr->exit_link);
+	for (i = 0; i < EXITS_CATCH_MAX; i++)
+		bpf_link__destroy(pr->catch_links[i]);
 	sds_bpf__destroy(pr->skel);
 	free(pr->pts);
 	memset(pr, 0, sizeof(*pr));

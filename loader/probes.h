@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "elfsym.h"
+#include "exits.h"
 #include "pointspec.h"
 #include "site.h"
 #include "unwind.h"
@@ -33,7 +34,10 @@ struct probe_point {
 	enum ret_mode ret_mode;		/* how its calls are seen ending (unwind.h) */
 	enum ret_why ret_why;		/* why not a pair, if it is not */
 	struct bpf_link *enter;		/* uprobe link */
-	struct bpf_link *leave;		/* uretprobe link; NULL: entry-only */
+	struct bpf_link *leave;		/* uretprobe link (RET_PAIR) */
+	struct exit_sites exits;	/* its rets (RET_EXITS) */
+	struct bpf_link *exit_links[EXITS_MAX];	/* a uprobe on each (RET_EXITS) */
+	char exits_why[160];		/* why it has no exit probes (RET_WHY_NO_EXITS) */
 };
 
 #define PROBES_MAX_GUARD_FILES	16	/* distinct files holding libsds sites */
@@ -63,6 +67,8 @@ struct probes {
 	int nfiles;			/* guard files attached (used slots) */
 	struct guard_file files[PROBES_MAX_GUARD_FILES];
 	struct bpf_link *exit_link;	/* sds_thread_exit */
+	struct catch_sites catches;	/* TARGET's, found when a point is RET_EXITS */
+	struct bpf_link *catch_links[EXITS_CATCH_MAX];	/* sds_catch on each */
 	int npoints;			/* points in use, ids 0..npoints-1 */
 	bool atomics;			/* BPF adds are locked: the kernel preempts */
 	enum ret_mode ret_mode;		/* how function points see returns (unwind.h) */
@@ -119,12 +125,20 @@ int probes__guard_add(struct probes *pr, const char *path, dev_t dev,
 void probes__guard_put(struct probes *pr, int i);
 
 /*
- * Configure point @id and attach its pair to @target for @pid (-1: every
- * process, running now or later); with @pr->ret_mode RET_ENTRY_ONLY its
- * uprobe alone, counting visits.
+ * Configure point @id and attach its probes to @target for @pid (-1:
+ * every process, running now or later), as its ret_mode says: a pair, an
+ * entry and one probe per exit, or the entry alone, counting visits.
  */
 int probes__attach_point(struct probes *pr, int id, const char *target,
 			 pid_t pid, char *err, size_t errlen);
+
+/*
+ * Attach sds_catch to TARGET's catch sites @pr->catches (@target, @pid as
+ * for the points): exceptions through RET_EXITS points are counted when
+ * caught.  0, or -1 with a message.
+ */
+int probes__attach_catches(struct probes *pr, const char *target, pid_t pid,
+			   char *err, size_t errlen);
 
 /*
  * Detach point @id's pair (the budget: its probes cost the target too

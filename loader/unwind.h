@@ -7,6 +7,7 @@
 #define SDS_UNWIND_H
 
 struct elf_file;
+struct probe_point;
 
 /* How the function points of a loader see their calls end. */
 enum ret_mode {
@@ -20,6 +21,7 @@ enum ret_why {
 	RET_WHY_NONE = 0,	/* they do not: RET_PAIR */
 	RET_WHY_UNWIND,		/* C++/Rust: an exception would meet the trampoline */
 	RET_WHY_GO,		/* Go: the runtime's stack walk would meet it */
+	RET_WHY_NO_EXITS,	/* C++/Rust, and not every exit can be probed (exits.c) */
 };
 
 /*
@@ -30,7 +32,17 @@ enum ret_why {
  */
 enum ret_mode ret_mode_for(struct elf_file *ef, enum ret_why *why);
 
-/* What attach says of an entry-only TARGET, for @why. */
+/*
+ * Set the return mode of function point @p (its function and entry site
+ * already found) in TARGET @ef, whose own mode is @mode for @why: in a
+ * TARGET that can unwind, a probe on each of the function's exits where
+ * exits.c finds them all (RET_EXITS), else entry-only, with the reason in
+ * @p->exits_why.
+ */
+void unwind__place(struct elf_file *ef, struct probe_point *p,
+		   enum ret_mode mode, enum ret_why why);
+
+/* What attach says of an entry-only point, for @why. */
 const char *ret_why_text(enum ret_why why);
 
 /* "pair", "entry-only" */

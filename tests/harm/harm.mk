@@ -14,7 +14,7 @@ BUILD   ?= build
 CC      ?= gcc
 CXX     ?= g++
 PYTHON  ?= python3
-RUSTC   ?= $(or $(shell command -v rustc 2>/dev/null),/root/.cargo/bin/rustc)
+RUSTC   ?= /usr/bin/rustc
 
 HARM_DIR    := $(BUILD)/test/harm
 HARM_CFLAGS := -O2 -g -Wall -Wextra -D_GNU_SOURCE
@@ -44,7 +44,7 @@ $(HARM_DIR)/%: tests/harm/%.rs
 	@if [ -x "$(RUSTC)" ]; then \
 		echo "$(RUSTC) -O -o $@ $<"; MAKEFLAGS= $(RUSTC) -O -o $@ $<; \
 	else \
-		echo "harm.mk: no rustc (PATH or /root/.cargo/bin): $@ not built, its test will fail"; \
+		echo "harm.mk: no $(RUSTC) (Debian package rustc: make deps): $@ not built, its test will fail"; \
 	fi
 
 # Go (Debian's golang-go, from make deps), its cache inside the build dir.

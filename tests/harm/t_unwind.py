@@ -101,8 +101,8 @@ def rust_symbol(path):
 def test_unwind_rust_panic_caught(ctx):
     path = os.path.join(sdstest.BUILD, "test", "harm", "unwind_panic")
     check(os.path.exists(path),
-          "%s missing: no rustc in PATH or ~/.cargo/bin when harm-bins "
-          "was built (install Rust, then make harm-bins)" % path)
+          "%s missing: no /usr/bin/rustc when harm-bins "
+          "was built (make deps installs Debian's rustc, then make harm-bins)" % path)
     check_entry_only(ctx, [path, "100", "2"], ["work=" + rust_symbol(path)],
                      100, "caught 50\nsum 50\n")
 

@@ -9,8 +9,12 @@
 //! normal returns.  `work` is probed by its mangled symbol
 //! (_ZN12unwind_panic4work17h...E, from nm).
 
-use std::hint::black_box;
 use std::panic;
+
+/// std::hint::black_box is not stable in Debian's rustc (1.63).
+fn black_box<T: Copy>(x: T) -> T {
+    unsafe { std::ptr::read_volatile(&x) }
+}
 
 #[inline(never)]
 fn work(i: u64, k: u64) -> u64 {
