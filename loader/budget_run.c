@@ -76,7 +76,7 @@ int budget__first_second(struct loader *l)
 		const struct probe_point *p = &l->probes.pts[id];
 
 		c0[id] = 0;
-		if (p->kind != POINT_FUNCTION || p->site.kind != SITE_STEPPED ||
+		if (p->kind != POINT_FUNCTION || !probes__point_stepped(p) ||
 		    p->spec.site_policy == SITE_POLICY_ANY)
 			continue;
 		if (point_calls(l, id, counters_now_sec(), &c0[id]))
@@ -94,7 +94,7 @@ int budget__first_second(struct loader *l)
 		char a[32], m[32];
 		uint64_t cpu;
 
-		if (p->kind != POINT_FUNCTION || p->site.kind != SITE_STEPPED ||
+		if (p->kind != POINT_FUNCTION || !probes__point_stepped(p) ||
 		    p->spec.site_policy == SITE_POLICY_ANY)
 			continue;
 		if (point_calls(l, id, counters_now_sec(), &c1))
@@ -102,8 +102,10 @@ int budget__first_second(struct loader *l)
 		cpu = budget_cpu_ns(cost, c1 - c0[id], span);
 		if (cpu <= b->max_ns)
 			continue;
-		return cmd_err("point '%s' (%s): a stepped site (~%u ns a call) called %llu times/s in its first second takes %s%% of a CPU, over --max-overhead %s%%: refused; add :site=any to probe it anyway (suspended while over budget)",
-			       p->spec.name, p->spec.symbol, cost,
+		return cmd_err("point '%s' (%s): %s (~%u ns a call) called %llu times/s in its first second takes %s%% of a CPU, over --max-overhead %s%%: refused; add :site=any to probe it anyway (suspended while over budget)",
+			       p->spec.name, p->spec.symbol,
+			       p->site.kind == SITE_STEPPED ? "a stepped site" :
+			       "a stepped probe on each ret", cost,
 			       (unsigned long long)budget_rate(c1 - c0[id], span),
 			       pct_str(budget_pct_milli(cpu), a, sizeof(a)),
 			       pct_str(budget_pct_milli(b->max_ns), m, sizeof(m)));

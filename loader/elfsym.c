@@ -444,6 +444,38 @@ int elf_file__func_at(struct elf_file *ef, uint64_t vaddr, const char **name,
 	return elf_file__func_in(ef, SHT_DYNSYM, vaddr, name, start, size);
 }
 
+int elf_file__func_prefixed(struct elf_file *ef, const char *prefix,
+			    uint64_t *vaddr, uint64_t *off)
+{
+	size_t n = strlen(prefix), i, cnt;
+	Elf_Scn *scn = NULL;
+	unsigned char b;
+	GElf_Shdr shdr;
+	Elf_Data *data;
+	GElf_Sym s;
+
+	while ((scn = elf_nextscn(ef->elf, scn)))
+		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_SYMTAB)
+			break;
+	if (!scn || !shdr.sh_entsize || !(data = elf_getdata(scn, NULL)))
+		return -1;
+	cnt = shdr.sh_size / shdr.sh_entsize;
+	for (i = 0; i < cnt; i++) {
+		const char *name;
+
+		if (!gelf_getsym(data, (int)i, &s))
+			break;
+		if (GELF_ST_TYPE(s.st_info) != STT_FUNC || s.st_shndx == SHN_UNDEF)
+			continue;
+		name = elf_strptr(ef->elf, shdr.sh_link, s.st_name);
+		if (!name || strncmp(name, prefix, n))
+			continue;
+		*vaddr = s.st_value;
+		return elf_file__read_code(ef, s.st_value, &b, 1, off);
+	}
+	return -1;
+}
+
 /* The GOT slot a relocation of @sym fills, from any SHT_RELA section. */
 static int elf_file__got_slot(struct elf_file *ef, const char *sym,
 			      uint64_t *slot)

@@ -95,6 +95,13 @@ int elf_file__func_at(struct elf_file *ef, uint64_t vaddr, const char **name,
 		      uint64_t *start, uint64_t *size);
 
 /*
+ * The first defined function of .symtab whose name starts with @prefix
+ * (a Rust symbol with its hash): its address and file offset.  0, or -1.
+ */
+int elf_file__func_prefixed(struct elf_file *ef, const char *prefix,
+			    uint64_t *vaddr, uint64_t *off);
+
+/*
  * The PLT stub through which @ef calls the shared-library function @sym
  * (a `jmp *GOT(%rip)` in .plt, .plt.sec or .plt.got whose GOT slot a
  * relocation of @sym fills): its address and file offset.  0, or -1 when

@@ -243,18 +243,26 @@ int exits__find(struct elf_file *ef, const struct elf_func *fn,
 	return ret;
 }
 
+/*
+ * A probe at a function's entry sees the stack pointer on its return
+ * address: a probed call recorded at or below it is over, whichever
+ * function this is.  So a catch site need only be called at or below the
+ * catching function's level; the closer, the sooner the count.
+ */
 void exits__catch_sites(struct elf_file *ef, struct catch_sites *out)
 {
-	static const char *const names[EXITS_CATCH_MAX] = {
+	static const char *const rust_try_cleanup =
+		"_ZN3std9panicking3try7cleanup17h";	/* + hash, Rust legacy names */
+	static const char *const names[] = {
 		"__cxa_begin_catch", "__rust_panic_cleanup",
 	};
 	char err[256];
-	int i;
+	uint64_t vaddr;
+	size_t i;
 
 	memset(out, 0, sizeof(*out));
-	for (i = 0; i < EXITS_CATCH_MAX; i++) {
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		struct elf_func fn;
-		uint64_t vaddr;
 
 		if (!elf_file__find_func(ef, names[i], &fn, err, sizeof(err)))
 			out->off[out->n] = fn.offset;
@@ -262,4 +270,6 @@ void exits__catch_sites(struct elf_file *ef, struct catch_sites *out)
 			continue;
 		out->what[out->n++] = names[i];
 	}
+	if (!elf_file__func_prefixed(ef, rust_try_cleanup, &vaddr, &out->off[out->n]))
+		out->what[out->n++] = "std::panicking::try::cleanup";
 }

@@ -36,7 +36,7 @@ int exits__find(struct elf_file *ef, const struct elf_func *fn,
 		const char *sym, uint64_t entry, struct exit_sites *out,
 		char *why, size_t whylen);
 
-#define EXITS_CATCH_MAX	2	/* catch sites: C++'s and Rust's */
+#define EXITS_CATCH_MAX	3	/* catch sites: C++'s and Rust's two */
 
 /*
  * Where TARGET's caught exceptions land: the calls a catch makes first,
@@ -53,7 +53,9 @@ struct catch_sites {
 /*
  * The catch sites of @ef: C++'s __cxa_begin_catch (defined in it, or its
  * PLT stub: calls through the GOT directly, -fno-plt, have none) and
- * Rust's __rust_panic_cleanup (catch_unwind's).  Finds what there is.
+ * Rust catch_unwind's std::panicking::try::cleanup, which the catching
+ * function calls, and __rust_panic_cleanup, which that one calls (or the
+ * catching function, where it is inlined).  Finds what there is.
  */
 void exits__catch_sites(struct elf_file *ef, struct catch_sites *out);
 

@@ -505,3 +505,8 @@ unsigned int probes__point_cost_ns(const struct probe_point *p)
 	}
 	return site_cost_ns(p->site.kind);
 }
+
+bool probes__point_stepped(const struct probe_point *p)
+{
+	return p->site.kind == SITE_STEPPED || p->ret_mode == RET_EXITS;
+}

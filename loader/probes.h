@@ -159,6 +159,12 @@ int probes__resume(struct probes *pr, int id, const char *target, pid_t pid,
  */
 unsigned int probes__point_cost_ns(const struct probe_point *p);
 
+/*
+ * Whether each call of function point @p single-steps an instruction (a
+ * stepped entry site, or its rets: RET_EXITS), the ~20 us kind of cost.
+ */
+bool probes__point_stepped(const struct probe_point *p);
+
 int probes__slots_fd(const struct probes *pr);
 int probes__gauges_fd(const struct probes *pr);
 

@@ -238,12 +238,13 @@ int do_stats(int argc, char **argv)
 		       jint(r, "refused.connections"), jint(r, "refused.sessions"),
 		       jint(r, "refused.points"), jint(r, "refused.files"),
 		       jint(r, "refused.denied"), jint(r, "refused.slow"));
-	printf("%-16s %-8s %10s %8s %8s %8s %8s %5s %7s %7s %8s %s\n", "POINT",
-	       "SITE", "VISITS", "ERRORS", "TIMEOUTS", "DOWNGR", "WIN-VIS",
+	printf("%-16s %-8s %-10s %10s %8s %8s %8s %8s %5s %7s %7s %8s %s\n", "POINT",
+	       "SITE", "RETURNS", "VISITS", "ERRORS", "TIMEOUTS", "DOWNGR", "WIN-VIS",
 	       "CONC", "P50", "P99", "OVERHEAD", "STATE");
 	json_array_foreach(json_object_get(r, "points"), i, p) {
-		printf("%-16s %-8s %10lld %8lld %8lld %8lld %8lld %5lld %7s %7s %8s %s\n",
+		printf("%-16s %-8s %-10s %10lld %8lld %8lld %8lld %8lld %5lld %7s %7s %8s %s\n",
 		       jstr(p, "name"), jstr(p, "site"),
+		       *jstr(p, "returns") ? jstr(p, "returns") : "-",
 		       jint(p, "total.visits"), jint(p, "total.exceptions"),
 		       jint(p, "total.timeouts"), jint(p, "total.downgrades"),
 		       jint(p, "window.visits"), jint(p, "concurrency"),

@@ -38,6 +38,13 @@ static json_t *point_json(struct loader *l, int id, uint64_t now)
 		json_object_set_new(o, "symbol", json_string(p->spec.symbol));
 		json_object_set_new(o, "offset", json_integer(p->attach_off));
 		json_object_set_new(o, "site", json_string(site_kind_name(p->site.kind)));
+		/* How its calls are seen ending (docs/UNWIND.md). */
+		json_object_set_new(o, "returns", json_string(ret_mode_name(p->ret_mode)));
+		if (p->ret_mode == RET_EXITS)
+			json_object_set_new(o, "exit_sites", json_integer(p->exits.n));
+		if (p->ret_mode == RET_ENTRY_ONLY)
+			json_object_set_new(o, "returns_why", json_string(*p->exits_why ?
+					    p->exits_why : ret_why_text(p->ret_why)));
 	} else {
 		/* libsds's sites are 5-byte NOPs by construction. */
 		json_object_set_new(o, "kind", json_string("guard"));

@@ -3,18 +3,25 @@
 Returns that do not break unwinding (issue 9, docs/UNWIND.md).  A
 uretprobe plants the kernel's trampoline in the return slot, which has no
 unwind information: a C++ exception or a Rust panic through the probed
-function would end in std::terminate (exit 134).  `attach` therefore gives
-the points of a TARGET that can unwind an entry probe only.
+function would end in std::terminate (exit 134).  In a TARGET that can
+unwind, `attach` therefore puts a uprobe on each `ret` of the function
+instead (loader/exits.c), and counts a call that ends without one as an
+exception when it is caught.
 
 - C++ (unwind_ex: f calls g, which throws every 2nd call, caught in main),
   three nested probed functions with destructors on the way
   (unwind_nested), and Rust (unwind_panic: a panic inside catch_unwind,
   probed by its mangled symbol): with default options the program prints
   exactly what it prints unprobed and exits 0; every call is counted
-  (visits exact); the point is entry-only (attach says so; no latency, no
-  exits, no concurrency);
+  (visits exact), the normal returns timed (latency count exact), the
+  exceptional exits counted as exceptions (exact), none left in flight;
+  attach says each point has a probe on each ret;
+- a C++ function that ends in a tail call (unwind_tail) cannot have every
+  exit probed: attach says entry-only and why (naming the jump), visits
+  exact, the program unharmed;
 - plain C (unwind_plain) keeps its pair: visits, latency count and
-  exceptions (err=neg) exact, and attach prints no entry-only line.
+  exceptions (err=neg) exact, and attach prints no entry-only line;
+- Go counts entries only (its runtime's stack walks).
 """
 
 import json
@@ -28,6 +35,7 @@ from harm_lib import test
 from sdstest import SDS, check, eq
 
 ENTRY_ONLY = "returns: entry-only"
+EXITS = "returns: a probe on each of its"
 
 
 def stats(ctx, app):
@@ -55,10 +63,9 @@ def wait_visits(ctx, app, name, want):
     return p
 
 
-def check_entry_only(ctx, argv, specs, calls, want, extra=()):
+def attach_and_run(ctx, argv, specs, want, extra=()):
     """@argv prints @want and exits 0 unprobed; so it does under `attach
-    @extra` with points @specs (NAME=SYMBOL), each counting @calls visits
-    and nothing of returns; attach's table says entry-only for each."""
+    @extra` with points @specs (NAME=SYMBOL).  Returns the loader."""
     app = argv[0].rsplit("/", 1)[-1]
     rc, out = run(ctx, argv)
     eq((rc, out), (0, want), "%s unprobed: exit status, output" % app)
@@ -66,6 +73,15 @@ def check_entry_only(ctx, argv, specs, calls, want, extra=()):
     rc, out = run(ctx, argv)
     eq(rc, 0, "%s under attach: exit status (134: std::terminate)" % app)
     eq(out, want, "%s under attach: output" % app)
+    return a
+
+
+def check_entry_only(ctx, argv, specs, calls, want, extra=()):
+    """attach_and_run(), each point counting @calls visits and nothing of
+    returns; attach's table says entry-only for each.  Returns attach's
+    output."""
+    app = argv[0].rsplit("/", 1)[-1]
+    a = attach_and_run(ctx, argv, specs, want, extra)
     for n in [s.split("=", 1)[0] for s in specs]:
         p = wait_visits(ctx, app, n, calls)
         eq(p["latency_ns"]["count"], 0, "%s latency count (entry-only)" % n)
@@ -73,19 +89,45 @@ def check_entry_only(ctx, argv, specs, calls, want, extra=()):
         eq(p["concurrency"], 0, "%s concurrency" % n)
     eq(a.stdout().count(ENTRY_ONLY), len(specs),
        "entry-only lines in attach's table: %r" % a.stdout())
+    return a.stdout()
+
+
+def check_exits(ctx, argv, specs, calls, thrown, want):
+    """attach_and_run(); each point counts @calls visits, @calls - @thrown
+    returns timed and @thrown exceptions, exactly, and none in flight;
+    attach's table says each has a probe on each ret."""
+    app = argv[0].rsplit("/", 1)[-1]
+    a = attach_and_run(ctx, argv, specs, want)
+    for n in [s.split("=", 1)[0] for s in specs]:
+        p = wait_visits(ctx, app, n, calls)
+        eq(p["total"]["exceptions"], thrown, "%s exceptions (unwound)" % n)
+        eq(p["latency_ns"]["count"], calls - thrown,
+           "%s latency count (normal returns)" % n)
+        eq(p["concurrency"], 0, "%s concurrency" % n)
+    eq(a.stdout().count(EXITS), len(specs),
+       "exit-probe lines in attach's table: %r" % a.stdout())
+    check(ENTRY_ONLY not in a.stdout(), "entry-only: %r" % a.stdout())
 
 
 @test
 def test_unwind_cxx_exception_caught(ctx):
-    check_entry_only(ctx, [ctx.program("unwind_ex"), "100", "2"], ["f=_Z1fii"],
-                     100, "caught 50\nsum 50\n")
+    check_exits(ctx, [ctx.program("unwind_ex"), "100", "2"], ["f=_Z1fii"],
+                100, 50, "caught 50\nsum 50\n")
 
 
 @test
 def test_unwind_cxx_three_nested(ctx):
-    check_entry_only(ctx, [ctx.program("unwind_nested"), "99", "3"],
-                     ["a=a", "b=b", "c=c"], 99,
-                     "caught 33\nsum 165\ncleanups 297\n")
+    check_exits(ctx, [ctx.program("unwind_nested"), "99", "3"],
+                ["a=a", "b=b", "c=c"], 99, 33,
+                "caught 33\nsum 165\ncleanups 297\n")
+
+
+@test
+def test_unwind_cxx_tail_call_entry_only(ctx):
+    out = check_entry_only(ctx, [ctx.program("unwind_tail"), "100", "2"],
+                           ["t=tail"], 100, "caught 50\nsum 0\n")
+    check(re.search(r"it jumps at \+0x[0-9a-f]+ to thrower\+0x0 \(a tail "
+                    r"call", out), "attach's reason: %r" % out)
 
 
 def rust_symbol(path):
@@ -103,8 +145,8 @@ def test_unwind_rust_panic_caught(ctx):
     check(os.path.exists(path),
           "%s missing: no /usr/bin/rustc when harm-bins "
           "was built (make deps installs Debian's rustc, then make harm-bins)" % path)
-    check_entry_only(ctx, [path, "100", "2"], ["work=" + rust_symbol(path)],
-                     100, "caught 50\nsum 50\n")
+    check_exits(ctx, [path, "100", "2"], ["work=" + rust_symbol(path)],
+                100, 50, "caught 50\nsum 50\n")
 
 
 @test
