@@ -115,3 +115,15 @@ func TestManyGoroutines(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// The cost of a guarded call without a loader: three cgo calls and the
+// thread lock (go test -bench . -run XXX).
+func BenchmarkInvoke(b *testing.B) {
+	c := Open("default", "go-bench")
+	defer c.Close()
+	p := c.Point("dep")
+	fn := func() (int, error) { return 1, nil }
+	for i := 0; i < b.N; i++ {
+		Invoke(p, fn, fn)
+	}
+}
