@@ -3,7 +3,7 @@
 #   make          build/bin/sds-bpf and the BPF skeleton
 #   make deps     install the Debian packages (idempotent)
 #   make test     deps + build + unit tests (ASan/UBSan) + integration tests
-#                 + the other suites (guard, e2e, drill, hostile, harm)
+#                 + the other suites (guard, e2e, drill, hostile, harm, bindings)
 #   make bench    deps + build + benchmarks (tools/bench)
 #   make demo     deps + build + the demo (tools/demo)
 
@@ -39,6 +39,7 @@ all: products
 
 -include userspace/userspace.mk admin/admin.mk tests/drill/drill.mk tests/hostile/hostile.mk
 -include tests/harm/harm.mk
+-include tests/bindings/bindings.mk
 
 deps:
 	@sh tools/install-deps.sh
@@ -106,6 +107,7 @@ test: deps
 	$(MAKE) drill-tests
 	$(MAKE) hostile-tests
 	$(MAKE) harm-tests
+	$(MAKE) bindings-tests
 	@set -e; for g in $(EXTRA_TESTS); do $(MAKE) $$g; done
 
 .PHONY: products

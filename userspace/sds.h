@@ -43,6 +43,20 @@ struct sds_client;
 struct sds_point;
 
 /*
+ * The same two types under names of their own, for C and C++ alike:
+ *
+ *	sds_point_t *order = sds_point(cl, "order");
+ *
+ * In C++ the function sds_point() hides the class of the same name, so
+ * `sds_point *p` does not compile there, and a typedef cannot take the
+ * function's name in either language: hence the _t.  They are the same
+ * types (no ABI change); `struct sds_point *` keeps working.  C++ code can
+ * also use sds.hpp (sds::point, a scoped guard, sds::invoke).
+ */
+typedef struct sds_client sds_client_t;
+typedef struct sds_point sds_point_t;
+
+/*
  * Open the guard client of app @app in group @group (names of
  * [A-Za-z0-9_-], 1 to 64 characters).  If a loader serves the app
  * ($SDS_RUN_DIR/<group>.<app>.sock, default /run/sds), the process

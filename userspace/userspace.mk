@@ -3,6 +3,7 @@
 # EXTRA_TESTS.
 #
 #   build/include/sds.h            the public header
+#   build/include/sds.hpp          the C++17 header (header only, over sds.h)
 #   build/lib/libsds.a             static library
 #   build/lib/libsds.so(.0)        shared library, soname libsds.so.0
 #   build/lib/pkgconfig/sds.pc     pkg-config --cflags --libs [--static] sds
@@ -32,13 +33,14 @@ LIBSDS_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -pthread -fPIC \
 LIBSDS_INC    := -Iuserspace
 
 LIBSDS_HEADER := $(BUILD)/include/sds.h
+LIBSDS_HPP    := $(BUILD)/include/sds.hpp
 LIBSDS_A      := $(BUILD)/lib/libsds.a
 LIBSDS_SO0    := $(BUILD)/lib/libsds.so.0
 LIBSDS_SO     := $(BUILD)/lib/libsds.so
 LIBSDS_PC     := $(BUILD)/lib/pkgconfig/sds.pc
 LIBSDS_VERSION := 0.1.0
 
-PRODUCTS += $(LIBSDS_HEADER) $(LIBSDS_A) $(LIBSDS_SO0) $(LIBSDS_SO) $(LIBSDS_PC)
+PRODUCTS += $(LIBSDS_HEADER) $(LIBSDS_HPP) $(LIBSDS_A) $(LIBSDS_SO0) $(LIBSDS_SO) $(LIBSDS_PC)
 
 $(filter %.o,$(patsubst %.c,$(LIBSDS_OBJDIR)/%.o,$(LIBSDS_CSRCS))): \
 		$(LIBSDS_OBJDIR)/%.o: %.c $(LIBSDS_HDRS)
@@ -50,6 +52,10 @@ $(LIBSDS_OBJDIR)/userspace/sites.o: userspace/sites.S
 	$(CC) -c $< -o $@
 
 $(LIBSDS_HEADER): userspace/sds.h
+	@mkdir -p $(@D)
+	cp $< $@
+
+$(LIBSDS_HPP): userspace/sds.hpp
 	@mkdir -p $(@D)
 	cp $< $@
 

@@ -1,0 +1,3 @@
+module sds-bpf/bindings/go
+
+go 1.18
