@@ -22,12 +22,14 @@ WARN       := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 CFLAGS     ?= -O2 -g
 CPPFLAGS   += -D_GNU_SOURCE -I$(GEN) -Ibpf -Icommon -Iloader
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11
-LOADER_LIBS := -lbpf -lelf -lz -ljansson -lcurl -lpthread -lm
+# -liberty: libiberty's C++ and Rust demangler (loader/demangle.c).
+LOADER_LIBS := -lbpf -lelf -lz -ljansson -lcurl -lpthread -lm -liberty
 
 COMMON_SRCS := $(wildcard common/*.c)
 LOADER_SRCS := $(wildcard loader/*.c)
 # Pure modules the unit tests link (no BPF, no sockets).
-PURE_SRCS   := $(COMMON_SRCS) loader/pointspec.c loader/site.c loader/elfsym.c loader/chain.c loader/budget.c
+PURE_SRCS   := $(COMMON_SRCS) loader/pointspec.c loader/site.c loader/elfsym.c loader/chain.c loader/budget.c \
+	       loader/demangle.c loader/lang.c
 
 .PHONY: all deps test unit integration bench demo demo-admin clean
 # Each part's .mk adds its products to PRODUCTS and its test goals to
@@ -77,7 +79,7 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(TBUILD)/unit/%,$(UNIT_SRCS))
 $(TBUILD)/unit/%: tests/unit/%.c $(PURE_SRCS) $(wildcard common/*.h loader/*.h bpf/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O1 -g $(WARN) -std=gnu11 $(SAN) -o $@ $< $(PURE_SRCS) \
-		-lcmocka -lelf -lz -ljansson -lm
+		-lcmocka -lelf -lz -ljansson -lm -liberty
 
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
