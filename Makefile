@@ -22,13 +22,15 @@ WARN       := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 CFLAGS     ?= -O2 -g
 CPPFLAGS   += -D_GNU_SOURCE -I$(GEN) -Ibpf -Icommon -Iloader
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11
-LOADER_LIBS := -lbpf -lelf -lz -ljansson -lcurl -lpthread -lm -lcapstone
+# -liberty: libiberty's C++ and Rust demangler (loader/demangle.c);
+# -lcapstone: the x86 decoder that finds a function's exits (loader/exits.c).
+LOADER_LIBS := -lbpf -lelf -lz -ljansson -lcurl -lpthread -lm -liberty -lcapstone
 
 COMMON_SRCS := $(wildcard common/*.c)
 LOADER_SRCS := $(wildcard loader/*.c)
 # Pure modules the unit tests link (no BPF, no sockets).
 PURE_SRCS   := $(COMMON_SRCS) loader/pointspec.c loader/site.c loader/elfsym.c loader/chain.c loader/budget.c \
-	       loader/exits.c
+	       loader/demangle.c loader/lang.c loader/exits.c
 
 .PHONY: all deps test unit integration bench demo demo-admin clean
 # Each part's .mk adds its products to PRODUCTS and its test goals to
@@ -79,7 +81,7 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(TBUILD)/unit/%,$(UNIT_SRCS))
 $(TBUILD)/unit/%: tests/unit/%.c $(PURE_SRCS) $(wildcard common/*.h loader/*.h bpf/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O1 -g $(WARN) -std=gnu11 $(SAN) -o $@ $< $(PURE_SRCS) \
-		-lcmocka -lelf -lz -ljansson -lm -lcapstone
+		-lcmocka -lelf -lz -ljansson -lm -liberty -lcapstone
 
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done

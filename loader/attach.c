@@ -21,8 +21,10 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "cmd.h"
+#include "demangle.h"
 #include "ctl.h"
 #include "forkcheck.h"
+#include "lang.h"
 #include "names.h"
 #include "loader.h"
 #include "loop.h"
@@ -53,6 +55,9 @@ static struct {
 	char line[PATH_MAX + 256];	/* what attach says of it, before the table */
 } fork_check;
 
+/* What TARGET was built from: the hints name that toolchain's options. */
+static struct src_info target_src;
+
 static const char attach_usage[] =
 "Usage: sds-bpf attach [OPTIONS] TARGET POINT=SYMBOL[:OPT]...\n"
 "\n"
@@ -61,6 +66,9 @@ static const char attach_usage[] =
 "latency until SIGINT or SIGTERM.  Guard points of libsds (linked into\n"
 "TARGET, or as libsds.so) are found without being named; --strategies\n"
 "limits them (reloaded on SIGHUP and when the file changes).\n"
+"\n"
+"SYMBOL is the symbol as in the file, or a C++ or Rust name as nm -C shows\n"
+"it (ns::Cart::add(int), main::handler; see sds-bpf list-symbols TARGET).\n"
 "\n"
 "Point options (after the symbol, separated by ':'):\n"
 "  err=neg|zero|nonzero|none  which return values are exceptions (none)\n"
@@ -237,7 +245,7 @@ static int resolve_points(struct probes *pr, const char *target,
 			  bool *needs_libsds)
 {
 	struct elf_file *ef;
-	char err[512];
+	char err[2048];		/* room for a C++ overload list */
 	int i, j, ret = -1;
 
 	if (n > SDS_MAX_POINTS)
@@ -254,9 +262,15 @@ static int resolve_points(struct probes *pr, const char *target,
 		return cmd_err("%s", err);
 	/* A uretprobe must not break TARGET's exceptions (docs/UNWIND.md). */
 	pr->ret_mode = ret_mode_for(ef, &pr->ret_why);
+	src_info_detect(ef, &target_src);
 	for (i = 0; i < n; i++) {
 		struct probe_point *p = &pr->pts[i];
 
+		if (pr->ret_why == RET_WHY_GO &&
+		    point_spec_check_go(&p->spec, specs[i], err, sizeof(err))) {
+			cmd_err("%s", err);
+			goto out;
+		}
 		if (elf_file__find_func(ef, p->spec.symbol, &p->fn, err, sizeof(err))) {
 			cmd_err("%s", err);
 			goto out;
@@ -297,11 +311,11 @@ static void print_points(const struct probes *pr, const struct sds_sites *sites,
 	       "SITE", "COST", "INSTRUCTION");
 	for (i = 0; i < pr->npoints; i++) {
 		const struct probe_point *p = &pr->pts[i];
-		const char *hint = site_hint(p->site.kind);
+		char off[32], cost[16], hint[512], shown[2 * ELF_FUNC_NAME_MAX];
 
 		if (p->kind != POINT_FUNCTION)
 			continue;
-		char off[32], cost[16];
+		site_hint(&p->site, &target_src, hint, sizeof(hint));
 
 		snprintf(off, sizeof(off), "0x%llx", (unsigned long long)p->attach_off);
 		snprintf(cost, sizeof(cost), "~%u ns", probes__point_cost_ns(p));
@@ -311,6 +325,8 @@ static void print_points(const struct probes *pr, const struct sds_sites *sites,
 		       p->site.skip == 4 ? "endbr64; " : p->site.skip == 5 ?
 		       "nopl; " : p->site.skip == 9 ? "endbr64; nopl; " : "",
 		       p->site.insn);
+		if (!demangle__shown(p->fn.name, shown, sizeof(shown)))
+			printf("%16s symbol: %s\n", "", shown);
 		/* Past the NOP: the cheap site is there, the hint is moot. */
 		if (p->site.skip == 5 || p->site.skip == 9)
 			printf("%16s note: fork-safe: probed past the 5-byte NOP, ~%u ns a call instead of ~%u (%s)\n",

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "demangle.h"
 #include "elfsym.h"
 
 /* Note sections larger than this are skipped looking for libsds's sites. */
@@ -176,31 +177,23 @@ static int vaddr_to_offset(struct elf_file *ef, uint64_t vaddr, GElf_Phdr *ph)
 	return -1;
 }
 
-int elf_file__find_func(struct elf_file *ef, const char *sym,
-			struct elf_func *out, char *err, size_t errlen)
+int elf_file__func_at(struct elf_file *ef, const char *name, uint64_t vaddr,
+		      uint64_t size, struct elf_func *out, char *err,
+		      size_t errlen)
 {
 	GElf_Phdr ph;
 	size_t want;
 	ssize_t got;
 
 	memset(out, 0, sizeof(*out));
-	if (elf_file__lookup(ef, SHT_SYMTAB, sym, out) &&
-	    elf_file__lookup(ef, SHT_DYNSYM, sym, out)) {
-		if (!ef->has_symtab)
-			snprintf(err, errlen,
-				 "symbol '%s' not found in %s: the file is stripped (no .symtab); rebuild without -s or use a binary with symbols",
-				 sym, ef->path);
-		else
-			snprintf(err, errlen, "symbol '%s' not found in %s",
-				 sym, ef->path);
-		return -1;
-	}
-
+	snprintf(out->name, sizeof(out->name), "%s", name);
+	out->vaddr = vaddr;
+	out->size = size;
 	/* Uprobes take a file offset: find the segment that maps the address. */
 	if (vaddr_to_offset(ef, out->vaddr, &ph)) {
 		snprintf(err, errlen,
 			 "symbol '%s' in %s: address 0x%llx is in no loadable segment",
-			 sym, ef->path, (unsigned long long)out->vaddr);
+			 name, ef->path, (unsigned long long)out->vaddr);
 		return -1;
 	}
 	out->offset = out->vaddr - ph.p_vaddr + ph.p_offset;
@@ -214,11 +207,135 @@ int elf_file__find_func(struct elf_file *ef, const char *sym,
 	got = pread(ef->fd, out->code, want, (off_t)out->offset);
 	if (got < 0) {
 		snprintf(err, errlen, "%s: reading symbol '%s': %s",
-			 ef->path, sym, strerror(errno));
+			 ef->path, name, strerror(errno));
 		return -1;
 	}
 	out->code_len = (size_t)got;
 	return 0;
+}
+
+/* The symbol table @type of the file, its header in @shdr; NULL if none. */
+static Elf_Data *elf_file__symtab(struct elf_file *ef, Elf64_Word type,
+				  GElf_Shdr *shdr)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		if (gelf_getshdr(scn, shdr) && shdr->sh_type == type &&
+		    shdr->sh_entsize)
+			return elf_getdata(scn, NULL);
+	}
+	return NULL;
+}
+
+static int for_each_in(struct elf_file *ef, Elf64_Word type, bool funcs,
+		       int (*fn)(const struct elf_sym *s, void *ctx), void *ctx)
+{
+	GElf_Shdr shdr;
+	Elf_Data *data = elf_file__symtab(ef, type, &shdr);
+	struct elf_sym es;
+	GElf_Sym s;
+	size_t i, n;
+	int t, ret;
+
+	if (!data)
+		return 0;
+	n = shdr.sh_size / shdr.sh_entsize;
+	for (i = 0; i < n; i++) {
+		if (!gelf_getsym(data, (int)i, &s))
+			break;
+		t = GELF_ST_TYPE(s.st_info);
+		es.name = elf_strptr(ef->elf, shdr.sh_link, s.st_name);
+		es.vaddr = s.st_value;
+		es.size = s.st_size;
+		es.func = t == STT_FUNC || t == STT_GNU_IFUNC;
+		es.defined = s.st_shndx != SHN_UNDEF;
+		es.local = GELF_ST_BIND(s.st_info) == STB_LOCAL;
+		if (!es.name || !*es.name || (funcs && (!es.func || !es.defined)))
+			continue;
+		ret = fn(&es, ctx);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int elf_file__for_each_sym(struct elf_file *ef, enum elf_syms which,
+			   int (*fn)(const struct elf_sym *s, void *ctx),
+			   void *ctx)
+{
+	int ret;
+
+	if (which == ELF_SYMS_FUNCS)
+		return for_each_in(ef, ef->has_symtab ? SHT_SYMTAB : SHT_DYNSYM,
+				   true, fn, ctx);
+	ret = for_each_in(ef, SHT_SYMTAB, false, fn, ctx);
+	return ret ? ret : for_each_in(ef, SHT_DYNSYM, false, fn, ctx);
+}
+
+static int pick_add(const struct elf_sym *s, void *ctx)
+{
+	return demangle_pick__add(ctx, s->name, s->vaddr, s->size) ? -ENOMEM : 0;
+}
+
+/*
+ * @sym is no symbol of the file: the function whose demangled name it is,
+ * if exactly one; else a message listing the several, or the nearest.
+ */
+static int elf_file__find_demangled(struct elf_file *ef, const char *sym,
+				    struct elf_func *out, char *err,
+				    size_t errlen)
+{
+	struct demangle_pick pk;
+	char what[1536];
+	int ret = -1;
+
+	demangle_pick__init(&pk, sym);
+	if (elf_file__for_each_sym(ef, ELF_SYMS_FUNCS, pick_add, &pk))
+		goto nomem;
+	if (pk.nmatch == 1) {
+		ret = elf_file__func_at(ef, pk.match[0].mangled, pk.match[0].vaddr,
+					pk.match[0].size, out, err, errlen);
+		goto out;
+	}
+	if (pk.nmatch > 1) {
+		demangle_pick__describe(&pk, what, sizeof(what));
+		snprintf(err, errlen, "symbol '%s' in %s %s", sym, ef->path, what);
+		goto out;
+	}
+	if (!ef->has_symtab) {
+		snprintf(err, errlen,
+			 "symbol '%s' not found in %s: the file is stripped (no .symtab); rebuild without -s or use a binary with symbols",
+			 sym, ef->path);
+		goto out;
+	}
+	/* Nothing matched: a second pass for the nearest names. */
+	pk.nearest = true;
+	if (elf_file__for_each_sym(ef, ELF_SYMS_FUNCS, pick_add, &pk))
+		goto nomem;
+	demangle_pick__describe(&pk, what, sizeof(what));
+	snprintf(err, errlen, "symbol '%s' not found in %s%s%s", sym, ef->path,
+		 *what ? "; " : "", what);
+	goto out;
+nomem:
+	snprintf(err, errlen, "%s: %s", ef->path, strerror(ENOMEM));
+out:
+	demangle_pick__free(&pk);
+	return ret;
+}
+
+int elf_file__find_func(struct elf_file *ef, const char *sym,
+			struct elf_func *out, char *err, size_t errlen)
+{
+	struct elf_func found;
+
+	/* The symbol as written wins: a mangled name, a C or Go name. */
+	memset(&found, 0, sizeof(found));
+	if (elf_file__lookup(ef, SHT_SYMTAB, sym, &found) &&
+	    elf_file__lookup(ef, SHT_DYNSYM, sym, &found))
+		return elf_file__find_demangled(ef, sym, out, err, errlen);
+	return elf_file__func_at(ef, sym, found.vaddr, found.size, out, err,
+				 errlen);
 }
 
 static const char *const site_names[SDS_SITE_COUNT] = {
@@ -315,24 +432,48 @@ bool elf_file__needs(struct elf_file *ef, const char *prefix)
 	return false;
 }
 
-/* Does the file have a section named @name? */
-static bool elf_file__has_section(struct elf_file *ef, const char *name)
+/* The section named @name, its header in @shdr; NULL if none. */
+static Elf_Scn *elf_file__section(struct elf_file *ef, const char *name,
+				  GElf_Shdr *shdr)
 {
 	Elf_Scn *scn = NULL;
-	GElf_Shdr shdr;
 	size_t shstrndx;
 	const char *n;
 
 	if (elf_getshdrstrndx(ef->elf, &shstrndx))
-		return false;
+		return NULL;
 	while ((scn = elf_nextscn(ef->elf, scn))) {
-		if (!gelf_getshdr(scn, &shdr))
+		if (!gelf_getshdr(scn, shdr))
 			continue;
-		n = elf_strptr(ef->elf, shstrndx, shdr.sh_name);
+		n = elf_strptr(ef->elf, shstrndx, shdr->sh_name);
 		if (n && !strcmp(n, name))
-			return true;
+			return scn;
 	}
-	return false;
+	return NULL;
+}
+
+bool elf_file__has_section(struct elf_file *ef, const char *name)
+{
+	GElf_Shdr shdr;
+
+	return elf_file__section(ef, name, &shdr) != NULL;
+}
+
+int elf_file__section_bytes(struct elf_file *ef, const char *name, size_t max,
+			    const char **data, size_t *len)
+{
+	GElf_Shdr shdr;
+	Elf_Scn *scn = elf_file__section(ef, name, &shdr);
+	Elf_Data *d;
+
+	if (!scn || shdr.sh_type == SHT_NOBITS)
+		return -1;
+	d = elf_getdata(scn, NULL);
+	if (!d || !d->d_buf || !d->d_size)
+		return -1;
+	*data = d->d_buf;
+	*len = d->d_size < max ? d->d_size : max;
+	return 0;
 }
 
 /* Is @sym in a symbol table of the file, defined or not? */
@@ -399,7 +540,7 @@ int elf_file__read_code(struct elf_file *ef, uint64_t vaddr, void *buf,
 	return 0;
 }
 
-/* elf_file__func_at() in the first section of type @type. */
+/* elf_file__func_holding() in the first section of type @type. */
 static int elf_file__func_in(struct elf_file *ef, Elf64_Word type,
 			     uint64_t vaddr, const char **name,
 			     uint64_t *start, uint64_t *size)
@@ -436,8 +577,8 @@ static int elf_file__func_in(struct elf_file *ef, Elf64_Word type,
 	return -1;
 }
 
-int elf_file__func_at(struct elf_file *ef, uint64_t vaddr, const char **name,
-		      uint64_t *start, uint64_t *size)
+int elf_file__func_holding(struct elf_file *ef, uint64_t vaddr,
+			   const char **name, uint64_t *start, uint64_t *size)
 {
 	if (!elf_file__func_in(ef, SHT_SYMTAB, vaddr, name, start, size))
 		return 0;

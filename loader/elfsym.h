@@ -7,7 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define ELF_FUNC_NAME_MAX	512	/* room for a function's symbol, truncated past it */
+
 struct elf_func {
+	char name[ELF_FUNC_NAME_MAX];	/* the symbol found (mangled, as in the file), for messages */
 	uint64_t vaddr;		/* st_value: virtual address in the file's image */
 	uint64_t offset;	/* file offset of the first instruction */
 	uint64_t size;		/* st_size, 0 when unknown */
@@ -35,12 +38,57 @@ struct elf_file *elf_file__open_fd(int fd, const char *name, char *err,
 
 /*
  * Find function @sym (STT_FUNC or STT_GNU_IFUNC, defined) in .symtab, else
- * .dynsym.  Returns 0, or -1 with a message in @err:
+ * .dynsym: by its symbol as written first, else by its demangled name
+ * (C++, Rust: demangle.h), which must name one function.  Returns 0, or
+ * -1 with a message in @err:
  *   "symbol 'foo' not found in PATH"
+ *   "symbol 'foo' not found in PATH; nearest: foo_bar, ns::foo(int) [_ZN2ns3fooEi], ..."
+ *   "symbol 'ns::f' in PATH matches 2 functions: ns::f(int) [_ZN2ns1fEi]; ns::f(long) [_ZN2ns1fEl]; name one by its full signature or its mangled name"
  *   "symbol 'foo' not found in PATH: the file is stripped (no .symtab); rebuild without -s or use a binary with symbols"
  */
 int elf_file__find_func(struct elf_file *ef, const char *sym,
 			struct elf_func *out, char *err, size_t errlen);
+
+/* One symbol of the file, as elf_file__for_each_sym() shows it. */
+struct elf_sym {
+	const char *name;	/* valid during the callback only */
+	uint64_t vaddr;		/* st_value */
+	uint64_t size;		/* st_size */
+	bool func;		/* STT_FUNC or STT_GNU_IFUNC */
+	bool defined;		/* not SHN_UNDEF */
+	bool local;		/* STB_LOCAL */
+};
+
+enum elf_syms {
+	ELF_SYMS_FUNCS,		/* the defined functions of .symtab, else of .dynsym */
+	ELF_SYMS_ALL,		/* every symbol of both tables */
+};
+
+/*
+ * Call @fn on each symbol @which selects, in table order; stop at its
+ * first non-zero return and return that (0 when it never stopped).
+ */
+int elf_file__for_each_sym(struct elf_file *ef, enum elf_syms which,
+			   int (*fn)(const struct elf_sym *s, void *ctx),
+			   void *ctx);
+
+/*
+ * Fill @out for the function @name at @vaddr (@size bytes, 0: unknown):
+ * its file offset and first bytes.  0, or -1 with a message.
+ */
+int elf_file__func_at(struct elf_file *ef, const char *name, uint64_t vaddr,
+		      uint64_t size, struct elf_func *out, char *err,
+		      size_t errlen);
+
+/* Does the file have a section named @name? */
+bool elf_file__has_section(struct elf_file *ef, const char *name);
+
+/*
+ * The bytes of section @name (e.g. ".comment"), at most @max of them, in
+ * @data/@len; 0, or -1 when there is no such section (or it has no bytes).
+ */
+int elf_file__section_bytes(struct elf_file *ef, const char *name, size_t max,
+			    const char **data, size_t *len);
 
 /* The probe sites of libsds (docs/PROTOCOL.md), by their .note.sds. */
 #define SDS_NOTE_SITE	1	/* note type of a site record */
@@ -91,8 +139,8 @@ int elf_file__read_code(struct elf_file *ef, uint64_t vaddr, void *buf,
  * .symtab (else .dynsym): its name (valid while @ef is open), start and
  * size.  0, or -1 when no sized function holds it.
  */
-int elf_file__func_at(struct elf_file *ef, uint64_t vaddr, const char **name,
-		      uint64_t *start, uint64_t *size);
+int elf_file__func_holding(struct elf_file *ef, uint64_t vaddr,
+			   const char **name, uint64_t *start, uint64_t *size);
 
 /*
  * The first defined function of .symtab whose name starts with @prefix

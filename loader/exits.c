@@ -70,7 +70,7 @@ static void exits_where(const struct exits_scan *sc, uint64_t a, char *buf,
 	if (a >= sc->parts[0].start && a - sc->parts[0].start < sc->parts[0].size)
 		snprintf(buf, len, "+0x%llx",
 			 (unsigned long long)(a - sc->parts[0].start));
-	else if (!elf_file__func_at(sc->ef, a, &name, &start, &size))
+	else if (!elf_file__func_holding(sc->ef, a, &name, &start, &size))
 		snprintf(buf, len, "%s+0x%llx", name,
 			 (unsigned long long)(a - start));
 	else
@@ -89,7 +89,7 @@ static int exits_follow(struct exits_scan *sc, uint64_t from, uint64_t to)
 	uint64_t start, size;
 	const char *name;
 
-	if (!elf_file__func_at(sc->ef, to, &name, &start, &size) &&
+	if (!elf_file__func_holding(sc->ef, to, &name, &start, &size) &&
 	    start == to && !strncmp(name, sc->sym, n) && name[n] == '.') {
 		if (sc->nparts == EXITS_PARTS) {
 			snprintf(sc->why, sc->whylen,

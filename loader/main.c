@@ -26,6 +26,7 @@ static const struct cmd {
 	{ "hist", do_hist, "log2 latency histogram of one point" },
 	{ "events", do_events, "downgrade transitions as they happen" },
 	{ "drill", do_drill, "start or stop a fault drill at a guard point (root)" },
+	{ "list-symbols", do_list_symbols, "TARGET's functions by their C++/Rust/Go names: site, cost, returns (--json)" },
 };
 
 int cmd_err(const char *fmt, ...)
@@ -59,7 +60,7 @@ static void usage(FILE *f)
 
 	fprintf(f, "Usage: sds-bpf COMMAND [OPTIONS]\n\nCommands:\n");
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].help);
+		fprintf(f, "  %-12s %s\n", cmds[i].name, cmds[i].help);
 	fprintf(f, "\n'sds-bpf COMMAND --help' tells more.  Environment: "
 		"SDS_RUN_DIR (control sockets, default /run/sds).\n");
 }

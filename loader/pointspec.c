@@ -3,6 +3,8 @@
  * Parsing of function points on the command line:
  *   POINT=SYMBOL[:err=neg|zero|nonzero|none][:ret=32|64][:timeout_ms=N]
  *               [:site=nop5|any]
+ * SYMBOL may be a C++ or Rust name: "shop::Cart::add(int)",
+ * "main::handler"; its options begin at the first ':' that starts one.
  */
 #include <stdio.h>
 #include <string.h>
@@ -180,6 +182,79 @@ static int point_opt_apply(const char *arg, const char *opt, size_t len,
 	return 0;
 }
 
+/* Does @p (just past a ':') start a known option, "KEY="? */
+static bool opt_starts(const char *p)
+{
+	int o;
+
+	for (o = 0; o < OPT_NR; o++) {
+		size_t k = strlen(opt_names[o]);
+
+		if (!strncmp(p, opt_names[o], k) && p[k] == '=')
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Where the options of @sym begin: the first ':' followed by "KEY=" of a
+ * known option, or a lone ':' (not half of a "::") outside the brackets
+ * of a C++ ABI tag ("f[abi:cxx11]").  A ':' of a "::" belongs to the name
+ * (C++ and Rust paths), unless "KEY=" follows it.  NULL: no options.
+ */
+static const char *opts_begin(const char *sym)
+{
+	const char *p;
+	int bracket = 0;
+
+	for (p = sym; *p; p++) {
+		if (*p == '[')
+			bracket++;
+		else if (*p == ']' && bracket)
+			bracket--;
+		if (*p != ':')
+			continue;
+		if (opt_starts(p + 1))
+			return p;
+		if (p[1] == ':') {
+			if (opt_starts(p + 2))
+				return p + 1;	/* "f::err=": refused by opts_shape() */
+			p++;		/* a "::" of the name */
+			continue;
+		}
+		if (!bracket)
+			return p;
+	}
+	return NULL;
+}
+
+/*
+ * The symbol's and the options' shape, beyond what each option checks:
+ * "::" stays in the name.  0, or -1 with a message.
+ */
+static int opts_shape(const char *arg, const char *sym, const char *colon,
+		      char *err, size_t errlen)
+{
+	const char *dbl;
+
+	if (!colon)
+		return 0;
+	if (colon > sym && colon[-1] == ':') {
+		snprintf(err, errlen,
+			 "bad point '%s': '::' before option '%.*s': one ':' separates the symbol from its options",
+			 arg, (int)strcspn(colon + 1, "="), colon + 1);
+		return -1;
+	}
+	dbl = strstr(colon, "::");
+	if (dbl) {
+		snprintf(err, errlen,
+			 "bad point '%s': '::' in the options ('%s'): a name's '::' goes before the first :KEY= (as p=ns::f:err=neg)",
+			 arg, colon + 1);
+		return -1;
+	}
+	return 0;
+}
+
 int point_spec_parse(const char *arg, struct point_spec *out,
 		     char *err, size_t errlen)
 {
@@ -198,7 +273,7 @@ int point_spec_parse(const char *arg, struct point_spec *out,
 		goto usage;
 	nlen = (size_t)(eq - arg);
 	sym = eq + 1;
-	colon = strchr(sym, ':');
+	colon = opts_begin(sym);
 	slen = colon ? (size_t)(colon - sym) : strlen(sym);
 	if (!nlen || !slen)
 		goto usage;
@@ -223,6 +298,8 @@ int point_spec_parse(const char *arg, struct point_spec *out,
 	}
 	memcpy(ps.symbol, sym, slen);
 	ps.symbol[slen] = '\0';
+	if (opts_shape(arg, sym, colon, err, errlen))
+		return -1;
 
 	/* Each option runs from after one ':' to the next ':' or the end. */
 	for (p = colon; p; p = colon) {
@@ -241,5 +318,19 @@ int point_spec_parse(const char *arg, struct point_spec *out,
 
 usage:
 	snprintf(err, errlen, "bad point '%s': expected " POINT_USAGE, arg);
+	return -1;
+}
+
+int point_spec_check_go(const struct point_spec *ps, const char *arg,
+			char *err, size_t errlen)
+{
+	const char *opt = ps->err_mode != SDS_ERR_NONE ? "err=" :
+			  ps->timeout_ns ? "timeout_ms=" : NULL;
+
+	if (!opt)
+		return 0;
+	snprintf(err, errlen,
+		 "bad point '%s': %s needs the function's return, and a Go binary gets no return probe (its address would make the Go runtime's stack walk fail and kill the program): Go points count visits only",
+		 arg, opt);
 	return -1;
 }

@@ -2,6 +2,7 @@
 /*
  * Parsing of function points on the command line:
  *   POINT=SYMBOL[:err=neg|zero|nonzero|none][:ret=32|64][:timeout_ms=N]
+ * where SYMBOL may hold "::" (C++, Rust): options begin at ":KEY=".
  */
 #ifndef SDS_POINTSPEC_H
 #define SDS_POINTSPEC_H
@@ -18,9 +19,11 @@ enum site_policy {
 	SITE_POLICY_ANY = 2,		/* :site=any: any site, even a stepped one on a hot function */
 };
 
+#define POINT_SYMBOL_MAX	1023	/* a C++ signature can be long */
+
 struct point_spec {
 	char name[SDS_NAME_MAX + 1];	/* point name, valid per names.h */
-	char symbol[256];		/* ELF symbol of the function */
+	char symbol[POINT_SYMBOL_MAX + 1];	/* the function: its symbol, or its C++/Rust name (demangle.h) */
 	uint32_t err_mode;		/* enum sds_err_mode; default none */
 	bool ret64;			/* judge the 64-bit return (ret=64) */
 	uint64_t timeout_ns;		/* timeout_ms * 1e6; 0 when not given */
@@ -36,6 +39,14 @@ struct point_spec {
  */
 int point_spec_parse(const char *arg, struct point_spec *out,
 		     char *err, size_t errlen);
+
+/*
+ * A point of a Go binary, whose calls are seen at entry only (no return
+ * probe: unwind.h): refuse what needs the return, err= and timeout_ms=.
+ * 0, or -1 with a message naming the option and why.
+ */
+int point_spec_check_go(const struct point_spec *ps, const char *arg,
+			char *err, size_t errlen);
 
 /* "none", "neg", "zero", "nonzero" */
 const char *err_mode_name(uint32_t mode);

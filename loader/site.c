@@ -232,19 +232,65 @@ unsigned int site_cost_ns(enum site_kind kind)
 	return site_probe_ns(kind) + site_costs_now.uret_ns;
 }
 
-const char *site_hint(enum site_kind kind)
+/* The hint for @kind in C or C++ built by gcc (@clang false) or clang. */
+static int hint_c(enum site_kind kind, bool clang, char *buf, size_t len)
 {
-	if (kind == SITE_NOP5)
-		return "";
+	unsigned int nop5_ns = site_probe_ns(SITE_NOP5);
+	unsigned int emu_ns = site_probe_ns(SITE_EMULATED);
+
 	/*
-	 * -fpatchable-function-entry=5 alone pads with five 1-byte NOPs,
-	 * which are only emulated (DESIGN.md §3): say so rather than
-	 * promise a nop5.
+	 * gcc -fpatchable-function-entry=5 pads with five 1-byte NOPs and
+	 * clang's with 0f 1f 44 00 08: both only emulated (DESIGN.md §3).
 	 */
-	return "build with -pg -mfentry -mnop-mcount (non-PIE) for a nop5 site "
-	       "(~700 ns); -fpatchable-function-entry=5 (PIE, shared libraries) "
-	       "gives one once its 5-byte pad is rewritten into a single "
-	       "0f 1f 44 00 00";
+	if (clang)
+		return snprintf(buf, len,
+				"clang on x86 has no -mnop-mcount and its -fpatchable-function-entry=5 pad (0f 1f 44 00 08) is only emulated (~%u ns)%s; gcc -pg -mfentry -mnop-mcount (non-PIE, linked without -pg) gives a nop5 (~%u ns)",
+				emu_ns, kind == SITE_STEPPED ?
+				", as is -fno-omit-frame-pointer's push %rbp" : "",
+				nop5_ns);
+	return snprintf(buf, len,
+			"build with gcc -pg -mfentry -mnop-mcount (non-PIE, linked without -pg) for a nop5 site (~%u ns); for PIE and shared libraries %s-fpatchable-function-entry=5 pads with five 1-byte NOPs, emulated (~%u ns)",
+			nop5_ns, kind == SITE_STEPPED ?
+			"-fno-omit-frame-pointer starts functions with push %rbp, emulated; " : "",
+			emu_ns);
+}
+
+void site_hint(const struct site *s, const struct src_info *src, char *buf,
+	       size_t len)
+{
+	int n = 0;
+
+	if (!len)
+		return;
+	buf[0] = '\0';
+	if (s->kind == SITE_NOP5)
+		return;
+	switch (src->lang) {
+	case SRC_LANG_GO:
+		/* The probe already sits past the stack check (site_classify_go). */
+		n = snprintf(buf, len,
+			     "Go: no compiler or linker option gives a cheaper site");
+		break;
+	case SRC_LANG_RUST:
+		/* -Z instrument-mcount, -Z patchable-function-entry: nightly. */
+		n = snprintf(buf, len,
+			     "stable rustc has no option for a 5-byte NOP at function entry (-Z instrument-mcount is nightly only)%s",
+			     s->kind == SITE_STEPPED ?
+			     "; -C force-frame-pointers=yes starts functions with push %rbp, emulated" :
+			     ": emulated is the cheapest site it builds");
+		if (s->kind == SITE_STEPPED && n > 0 && (size_t)n < len)
+			n += snprintf(buf + n, len - (size_t)n, " (~%u ns)",
+				      site_probe_ns(SITE_EMULATED));
+		break;
+	case SRC_LANG_C:
+	case SRC_LANG_CXX:
+		n = hint_c(s->kind, src->clang, buf, len);
+		break;
+	}
+	/* CET builds: say that endbr64 cost nothing (DESIGN.md §3). */
+	if (s->skip == 4 && n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n,
+			 "; the leading endbr64 is skipped, the probe sits 4 bytes in");
 }
 
 /*

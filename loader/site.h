@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "lang.h"
 
 enum site_kind {
 	SITE_NOP5,	/* 0f 1f 44 00 00 not crossing a page: optimized to a call */
@@ -72,7 +73,11 @@ unsigned int site_probe_ns(enum site_kind kind);
 /* An entry + return pair on a @kind site: site_probe_ns() + the return. */
 unsigned int site_cost_ns(enum site_kind kind);
 
-/* One sentence telling how to get a cheaper site; "" for nop5. */
-const char *site_hint(enum site_kind kind);
+/*
+ * Into @buf, one sentence telling how the toolchain of @src (lang.h)
+ * could give a cheaper site than @s, or that it cannot; "" for a nop5.
+ */
+void site_hint(const struct site *s, const struct src_info *src, char *buf,
+	       size_t len);
 
 #endif /* SDS_SITE_H */

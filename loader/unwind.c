@@ -41,7 +41,7 @@ void unwind__place(struct elf_file *ef, struct probe_point *p,
 	p->exits_why[0] = '\0';
 	if (why != RET_WHY_UNWIND)
 		return;
-	if (exits__find(ef, &p->fn, p->spec.symbol, p->fn.vaddr + p->site.skip,
+	if (exits__find(ef, &p->fn, p->fn.name, p->fn.vaddr + p->site.skip,
 			&p->exits, p->exits_why, sizeof(p->exits_why))) {
 		p->ret_why = RET_WHY_NO_EXITS;
 		return;

@@ -59,6 +59,23 @@ static const char c_src[] =
 	"int sds_ifunc(void) __attribute__((ifunc(\"resolve\")));\n"
 	"int main(void) { return sds_test_add(getpid() > 0, -1) - 5 + sds_local(0) - 5; }\n";
 
+/* Functions by C++ and Rust names (the bytes tell them apart). */
+#define NAMES_FN(sym, b0)						\
+	"\t.globl " sym "\n\t.type " sym ", @function\n" sym ":\n"	\
+	"\t.byte " #b0 ", 0xc3\n\t.size " sym ", .-" sym "\n"
+static const char names_src[] =
+	"\t.text\n"
+	NAMES_FN("_ZN4shop4Cart3addEi", 0x50)
+	NAMES_FN("_ZN4shop4Cart3addEl", 0x51)
+	NAMES_FN("_ZN4main7handler17h817acd4767b9a97bE", 0x52)
+	NAMES_FN("_RNvCs1234_5other6worker", 0x53)
+	NAMES_FN("foo", 0x54)
+	NAMES_FN("_Z3fooi", 0x55)
+	/* Two names of one constructor (C1, C2): one function. */
+	NAMES_FN("_ZN4shop4CartC2Ev", 0x56)
+	"\t.globl _ZN4shop4CartC1Ev\n\t.set _ZN4shop4CartC1Ev, _ZN4shop4CartC2Ev\n"
+	"\t.section .note.GNU-stack,\"\",@progbits\n";
+
 static const char lib_src[] =
 	"int sds_lib_fn(int x) { return x * 2 + 1; }\n";
 
@@ -100,7 +117,7 @@ static int setup(void **state)
 	if (!mkdtemp(dir))
 		return -1;
 	if (write_file("t.c", c_src) || write_file("f.S", asm_src) ||
-	    write_file("lib.c", lib_src) ||
+	    write_file("lib.c", lib_src) || write_file("names.S", names_src) ||
 	    write_file("text.txt", "just some text, not an ELF file\n") ||
 	    write_file("empty", ""))
 		return -1;
@@ -108,6 +125,8 @@ static int setup(void **state)
 	if (run("cd %s && gcc -O1 -fPIE -pie -o pie t.c f.S && "
 		"gcc -O1 -fno-pie -no-pie -o nopie t.c f.S && "
 		"gcc -O1 -fPIC -shared -o libt.so lib.c f.S && "
+		"gcc -shared -o libnames.so names.S && "
+		"cp libnames.so libnames.stripped.so && strip libnames.stripped.so && "
 		"gcc -O1 -c -o t.o t.c && "
 		"cp pie pie.stripped && strip pie.stripped && "
 		"cp libt.so libt.stripped.so && strip libt.stripped.so && "
@@ -318,7 +337,7 @@ static void find_bad(const char *path, const char *sym, const char *why)
 {
 	struct elf_file *ef = open_ok(path);
 	struct elf_func f;
-	char err[512] = "", want[512];
+	char err[1024] = "", want[1024];
 
 	assert_int_equal(elf_file__find_func(ef, sym, &f, err, sizeof(err)), -1);
 	snprintf(want, sizeof(want), why, sym, path);
@@ -326,19 +345,81 @@ static void find_bad(const char *path, const char *sym, const char *why)
 	elf_file__close(ef);
 }
 
+/* Not found, and the message goes on with the nearest names. */
+static void find_near(const char *path, const char *sym)
+{
+	struct elf_file *ef = open_ok(path);
+	struct elf_func f;
+	char err[1024] = "", want[512];
+
+	assert_int_equal(elf_file__find_func(ef, sym, &f, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "symbol '%s' not found in %s; nearest: ",
+		 sym, path);
+	if (strncmp(err, want, strlen(want)))
+		fail_msg("'%s' does not start with '%s'", err, want);
+	elf_file__close(ef);
+}
+
 static void test_not_found(void **state)
 {
-	const char *nf = "symbol '%s' not found in %s";
-
-	find_bad(in_dir("pie"), "no_such_fn", nf);
+	find_near(in_dir("pie"), "no_such_fn");
 	/* Undefined here (imported from libc): not a definition. */
-	find_bad(in_dir("pie"), "getpid", nf);
+	find_near(in_dir("pie"), "getpid");
 	/* An object, not a function. */
-	find_bad(in_dir("pie"), "sds_test_var", nf);
-	find_bad(in_dir("nopie"), "no_such_fn", nf);
-	find_bad(in_dir("libt.so"), "main", nf);
+	find_near(in_dir("pie"), "sds_test_var");
+	find_near(in_dir("nopie"), "no_such_fn");
+	find_near(in_dir("libt.so"), "main");
 	/* Stripped, and .dynsym has a few things but not this one. */
 	find_bad(in_dir("libt.stripped.so"), "no_such_fn",
+		 "symbol '%s' not found in %s: the file is stripped (no .symtab); rebuild without -s or use a binary with symbols");
+}
+
+/* The byte libnames.so's function @sym (any name of it) starts with. */
+static int names_byte(const char *path, const char *sym)
+{
+	struct elf_file *ef = open_ok(path);
+	struct elf_func f;
+
+	find_ok(ef, sym, &f);
+	assert_int_equal(f.code_len, 2);
+	elf_file__close(ef);
+	return f.code[0];
+}
+
+static void test_demangled(void **state)
+{
+	const char *lib = in_dir("libnames.so");
+	const char *slib = in_dir("libnames.stripped.so");
+	const char *p;
+	struct elf_func f;
+	struct elf_file *ef;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		p = i ? slib : lib;	/* stripped: .dynsym has them all */
+		assert_int_equal(names_byte(p, "shop::Cart::add(int)"), 0x50);
+		assert_int_equal(names_byte(p, "shop::Cart::add(long)"), 0x51);
+		assert_int_equal(names_byte(p, "_ZN4shop4Cart3addEl"), 0x51);
+		assert_int_equal(names_byte(p, "main::handler"), 0x52);
+		assert_int_equal(names_byte(p, "main::handler::h817acd4767b9a97b"), 0x52);
+		assert_int_equal(names_byte(p, "other::worker"), 0x53);
+		/* The symbol as written wins over a demangled name. */
+		assert_int_equal(names_byte(p, "foo"), 0x54);
+		assert_int_equal(names_byte(p, "foo(int)"), 0x55);
+		assert_int_equal(names_byte(p, "shop::Cart::Cart()"), 0x56);
+		assert_int_equal(names_byte(p, "shop::Cart::Cart"), 0x56);
+	}
+	/* The found symbol is kept for messages. */
+	ef = open_ok(lib);
+	find_ok(ef, "main::handler", &f);
+	assert_string_equal(f.name, "_ZN4main7handler17h817acd4767b9a97bE");
+	elf_file__close(ef);
+
+	find_bad(lib, "shop::Cart::add",
+		 "symbol '%s' in %s matches 2 functions: shop::Cart::add(int) [_ZN4shop4Cart3addEi]; shop::Cart::add(long) [_ZN4shop4Cart3addEl]; name one by its full signature or its mangled name");
+	find_bad(lib, "main::handler::h0000000000000000",
+		 "symbol '%s' not found in %s; nearest: main::handler [_ZN4main7handler17h817acd4767b9a97bE], other::worker [_RNvCs1234_5other6worker], shop::Cart::Cart() [_ZN4shop4CartC2Ev], shop::Cart::add(int) [_ZN4shop4Cart3addEi], shop::Cart::add(long) [_ZN4shop4Cart3addEl]");
+	find_bad(slib, "shop::Cart::sub",
 		 "symbol '%s' not found in %s: the file is stripped (no .symtab); rebuild without -s or use a binary with symbols");
 }
 
@@ -426,6 +507,7 @@ int main(void)
 		cmocka_unit_test(test_global_beats_local),
 		cmocka_unit_test(test_shared_library),
 		cmocka_unit_test(test_not_found),
+		cmocka_unit_test(test_demangled),
 		cmocka_unit_test(test_stripped),
 		cmocka_unit_test(test_open_errors),
 		cmocka_unit_test(test_open_fd),

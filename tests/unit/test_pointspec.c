@@ -112,12 +112,12 @@ static void test_combinations(void **state)
 
 static void test_long_names(void **state)
 {
-	char arg[400], name[80], sym[300];
+	char arg[1200], name[80], sym[1100];
 
 	memset(name, 'n', 64);
 	name[64] = '\0';
-	memset(sym, 's', 255);
-	sym[255] = '\0';
+	memset(sym, 's', POINT_SYMBOL_MAX);
+	sym[POINT_SYMBOL_MAX] = '\0';
 	snprintf(arg, sizeof(arg), "%s=%s:ret=64", name, sym);
 	parse_ok(arg, name, sym, SDS_ERR_NONE, true, 0);
 }
@@ -154,12 +154,12 @@ static void test_bad_name(void **state)
 
 static void test_bad_symbol(void **state)
 {
-	char arg[400], sym[300];
+	char arg[1200], sym[1100];
 
-	memset(sym, 's', 256);
-	sym[256] = '\0';
+	memset(sym, 's', POINT_SYMBOL_MAX + 1);
+	sym[POINT_SYMBOL_MAX + 1] = '\0';
 	snprintf(arg, sizeof(arg), "p=%s", sym);
-	parse_bad(arg, "symbol longer than 255 characters");
+	parse_bad(arg, "symbol longer than 1023 characters");
 }
 
 static void test_bad_err(void **state)
@@ -208,11 +208,92 @@ static void test_bad_options(void **state)
 	parse_bad("p=f:timeout=5", "unknown option 'timeout' (err=, ret=, timeout_ms=, site=)");
 	parse_bad("p=f:=neg", "unknown option '' (err=, ret=, timeout_ms=, site=)");
 	parse_bad("p=f:", "empty option");
-	parse_bad("p=f::err=neg", "empty option");
+	parse_bad("p=f::err=neg",
+		  "'::' before option 'err': one ':' separates the symbol from its options");
 	parse_bad("p=f:err=neg:", "empty option");
 	/* The first bad option is the one named. */
 	parse_bad("p=f:err=neg:bogus:ret=99",
 		  "unknown option 'bogus' (err=, ret=, timeout_ms=, site=)");
+}
+
+/* C++, Rust and Go names: "::" belongs to the symbol (issue 10). */
+static void test_scoped_names(void **state)
+{
+	parse_ok("h=main::handler:err=neg", "h", "main::handler", SDS_ERR_NEG,
+		 false, 0);
+	parse_ok("h=main::handler", "h", "main::handler", SDS_ERR_NONE, false, 0);
+	parse_ok("a=shop::Cart::add(int):timeout_ms=5", "a",
+		 "shop::Cart::add(int)", SDS_ERR_NONE, false, 5000000ULL);
+	parse_ok("a=shop::Cart::add(std::string const&):err=neg:ret=64", "a",
+		 "shop::Cart::add(std::string const&)", SDS_ERR_NEG, true, 0);
+	parse_ok("a=::global_fn:err=zero", "a", "::global_fn", SDS_ERR_ZERO,
+		 false, 0);
+	parse_ok("r=<std::io::stdio::StderrRaw as std::io::Write>::write", "r",
+		 "<std::io::stdio::StderrRaw as std::io::Write>::write",
+		 SDS_ERR_NONE, false, 0);
+	parse_ok("h=main::handler::h817acd4767b9a97b:err=neg", "h",
+		 "main::handler::h817acd4767b9a97b", SDS_ERR_NEG, false, 0);
+	/* An ABI tag's ':' is the name's. */
+	parse_ok("b=foo::bar[abi:cxx11]():err=neg", "b", "foo::bar[abi:cxx11]()",
+		 SDS_ERR_NEG, false, 0);
+	/* Go: as written. */
+	parse_ok("g=pkg/path.(*T).Method", "g", "pkg/path.(*T).Method",
+		 SDS_ERR_NONE, false, 0);
+	parse_ok("g=main.handler:ret=64", "g", "main.handler", SDS_ERR_NONE,
+		 true, 0);
+}
+
+/* Malformed specs with "::" where the options are. */
+static void test_scoped_bad(void **state)
+{
+	parse_bad("h=main::handler:err=neg::zero",
+		  "'::' in the options ('err=neg::zero'): a name's '::' goes before the first :KEY= (as p=ns::f:err=neg)");
+	parse_bad("a=shop::Cart::add(int):timeout_ms=5::site=any",
+		  "'::' in the options ('timeout_ms=5::site=any'): a name's '::' goes before the first :KEY= (as p=ns::f:err=neg)");
+	parse_bad("h=main:handler::x",
+		  "'::' in the options ('handler::x'): a name's '::' goes before the first :KEY= (as p=ns::f:err=neg)");
+	parse_bad("h=main::handler::err=neg",
+		  "'::' before option 'err': one ':' separates the symbol from its options");
+	parse_bad("h=main::handler:::timeout_ms=5",
+		  "'::' before option 'timeout_ms': one ':' separates the symbol from its options");
+	/* A lone ':' still starts the options: the old messages stand. */
+	parse_bad("h=main::handler:foo=1",
+		  "unknown option 'foo' (err=, ret=, timeout_ms=, site=)");
+	parse_bad("h=main::handler:err",
+		  "option 'err' needs a value (err=neg|zero|nonzero|none)");
+	parse_bad("h=main::handler:", "empty option");
+}
+
+static void go_ok(const char *arg)
+{
+	struct point_spec ps;
+	char err[512] = "";
+
+	assert_int_equal(point_spec_parse(arg, &ps, err, sizeof(err)), 0);
+	assert_int_equal(point_spec_check_go(&ps, arg, err, sizeof(err)), 0);
+}
+
+static void go_bad(const char *arg, const char *opt)
+{
+	struct point_spec ps;
+	char err[512] = "", want[512];
+
+	assert_int_equal(point_spec_parse(arg, &ps, err, sizeof(err)), 0);
+	assert_int_equal(point_spec_check_go(&ps, arg, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want),
+		 "bad point '%s': %s needs the function's return, and a Go binary gets no return probe (its address would make the Go runtime's stack walk fail and kill the program): Go points count visits only",
+		 arg, opt);
+	assert_string_equal(err, want);
+}
+
+static void test_go(void **state)
+{
+	go_ok("g=main.handler");
+	go_ok("g=main.handler:err=none");
+	go_ok("g=pkg/path.(*T).Method:site=any");
+	go_bad("g=main.handler:err=neg", "err=");
+	go_bad("g=main.handler:err=zero:timeout_ms=5", "err=");
+	go_bad("g=main.handler:timeout_ms=5", "timeout_ms=");
 }
 
 static enum site_policy site_of(const char *arg)
@@ -292,6 +373,9 @@ int main(void)
 		cmocka_unit_test(test_bad_timeout),
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_site),
+		cmocka_unit_test(test_scoped_names),
+		cmocka_unit_test(test_scoped_bad),
+		cmocka_unit_test(test_go),
 		cmocka_unit_test(test_duplicates),
 		cmocka_unit_test(test_small_err_buffer),
 		cmocka_unit_test(test_err_mode_name),

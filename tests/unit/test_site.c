@@ -235,14 +235,49 @@ static void test_names_costs_hints(void **state)
 	assert_int_equal(site_cost_ns(SITE_EMULATED), 1000);
 	assert_int_equal(site_cost_ns(SITE_STEPPED), 20500);
 
-	assert_string_equal(site_hint(SITE_NOP5), "");
-	assert_non_null(strstr(site_hint(SITE_EMULATED),
-			       "-pg -mfentry -mnop-mcount"));
-	assert_non_null(strstr(site_hint(SITE_STEPPED),
-			       "-pg -mfentry -mnop-mcount"));
-	assert_non_null(strstr(site_hint(SITE_STEPPED),
-			       "-fpatchable-function-entry=5"));
-	assert_non_null(strstr(site_hint(SITE_STEPPED), "~700 ns"));
+}
+
+/* The hint under each point, by the language and compiler of the TARGET. */
+static const char *hint(enum site_kind kind, unsigned int skip,
+			enum src_lang lang, bool clang)
+{
+	static char buf[512];
+	struct site s = { .kind = kind, .skip = skip };
+	struct src_info src = { .lang = lang, .clang = clang };
+
+	memset(buf, '#', sizeof(buf));
+	site_hint(&s, &src, buf, sizeof(buf));
+	return buf;
+}
+
+static void test_hints(void **state)
+{
+	enum src_lang l;
+
+	for (l = SRC_LANG_C; l <= SRC_LANG_GO; l++)
+		assert_string_equal(hint(SITE_NOP5, 4, l, false), "");
+	assert_string_equal(hint(SITE_STEPPED, 0, SRC_LANG_C, false),
+		"build with gcc -pg -mfentry -mnop-mcount (non-PIE, linked without -pg) for a nop5 site (~300 ns); for PIE and shared libraries -fno-omit-frame-pointer starts functions with push %rbp, emulated; -fpatchable-function-entry=5 pads with five 1-byte NOPs, emulated (~600 ns)");
+	assert_string_equal(hint(SITE_EMULATED, 4, SRC_LANG_CXX, false),
+		"build with gcc -pg -mfentry -mnop-mcount (non-PIE, linked without -pg) for a nop5 site (~300 ns); for PIE and shared libraries -fpatchable-function-entry=5 pads with five 1-byte NOPs, emulated (~600 ns); the leading endbr64 is skipped, the probe sits 4 bytes in");
+	assert_string_equal(hint(SITE_STEPPED, 0, SRC_LANG_C, true),
+		"clang on x86 has no -mnop-mcount and its -fpatchable-function-entry=5 pad (0f 1f 44 00 08) is only emulated (~600 ns), as is -fno-omit-frame-pointer's push %rbp; gcc -pg -mfentry -mnop-mcount (non-PIE, linked without -pg) gives a nop5 (~300 ns)");
+	assert_string_equal(hint(SITE_STEPPED, 0, SRC_LANG_RUST, false),
+		"stable rustc has no option for a 5-byte NOP at function entry (-Z instrument-mcount is nightly only); -C force-frame-pointers=yes starts functions with push %rbp, emulated (~600 ns)");
+	assert_string_equal(hint(SITE_EMULATED, 0, SRC_LANG_RUST, false),
+		"stable rustc has no option for a 5-byte NOP at function entry (-Z instrument-mcount is nightly only): emulated is the cheapest site it builds");
+	assert_string_equal(hint(SITE_STEPPED, 10, SRC_LANG_GO, false),
+		"Go: no compiler or linker option gives a cheaper site");
+	/* Small buffers: cut, terminated. */
+	{
+		struct site s = { .kind = SITE_STEPPED };
+		struct src_info src = { .lang = SRC_LANG_RUST };
+		char small[9];
+
+		site_hint(&s, &src, small, sizeof(small));
+		assert_string_equal(small, "stable r");
+		site_hint(&s, &src, small, 0);
+	}
 }
 
 int main(void)
@@ -258,6 +293,7 @@ int main(void)
 		cmocka_unit_test(test_no_code),
 		cmocka_unit_test(test_go_prologue),
 		cmocka_unit_test(test_names_costs_hints),
+		cmocka_unit_test(test_hints),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,202 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""
+Names as users write them (issue 10): C++ and Rust points named by their
+demangled names, Go's names as written, Go's refusals of what needs a
+return probe, and `list-symbols`.
+
+- names_cart (g++ -O2): shop::Cart::add(int) and its overload
+  add(std::string const&).  `a=shop::Cart::add(int)` counts exactly the
+  1,000 calls of add(int) (none of the 500 of the other); attach shows the
+  demangled name beside the mangled one.  `shop::Cart::add` alone exits 1
+  listing both; `shop::Cart::ad` exits 1 listing the nearest first.
+- names_handler (rustc -O, crate main): `h=main::handler:err=neg` counts
+  300,000 visits exactly; the 100,000 errors are asserted when attach
+  shows the point with returns (not "returns: entry-only"), else none.
+- names_go: main.handler, main.(*Cart).Add and math/rand.(*Rand).Seed as
+  written, visits exact; err= and timeout_ms= refused (exit 1, why).
+- A '::' among the options: exit 1, one line saying where '::' goes.
+- list-symbols on names_cart: the two overloads' rows exactly, and --json.
+
+The points sit on stepped sites (-O2 prologues): --max-overhead 0, as
+these tests count and do not budget.
+"""
+
+import json
+import time
+import subprocess
+
+import sdstest
+from harm_lib import test
+from sdstest import SDS, check, eq
+
+ENTRY_ONLY = "returns: entry-only"
+ADD_INT = "_ZN4shop4Cart3addEi"
+ADD_STR = "_ZN4shop4Cart3addERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"
+ADD_STR_NAME = ("shop::Cart::add(std::__cxx11::basic_string<char, "
+                "std::char_traits<char>, std::allocator<char> > const&)")
+GO_REFUSED = ("%s needs the function's return, and a Go binary gets no "
+              "return probe (its address would make the Go runtime's stack "
+              "walk fail and kill the program): Go points count visits only")
+
+
+def run(ctx, argv, timeout=120):
+    """Run @argv to its end: (exit status, stdout)."""
+    r = subprocess.run(argv, env=ctx.env, cwd=ctx.tmp, capture_output=True,
+                       text=True, timeout=timeout)
+    return r.returncode, r.stdout
+
+
+def attach_refused(ctx, args, want):
+    """`sds-bpf attach ARGS` exits 1 at once with the one line @want."""
+    r = ctx.sds(["attach", "--max-overhead", "0"] + args)
+    eq(r.rc, 1, "attach %s: exit status (%r)" % (" ".join(args), r))
+    eq(r.err, "sds-bpf: %s\n" % want, "attach %s: message" % " ".join(args))
+    eq(r.out, "", "attach %s: stdout" % " ".join(args))
+
+
+def wait_visits(ctx, app, name, want):
+    """Point @name once its visits reach @want; they must be exactly it."""
+    def got():
+        p = sdstest.get_point(ctx.stats(app), name)
+        return p if p["total"]["visits"] >= want else None
+    p = sdstest.wait_until(got, time.time() + 10,
+                           "point %s: visits never reached %d" % (name, want))
+    eq(p["total"]["visits"], want, "%s visits" % name)
+    return p
+
+
+def check_returns(a, p, name, calls, exceptions):
+    """What a point sees of returns: nothing while attach shows it
+    entry-only (today's C++ and Rust), else @calls latencies and
+    @exceptions errors (RET_EXITS)."""
+    if ENTRY_ONLY in a.stdout():
+        eq(p["latency_ns"]["count"], 0, "%s latency count (entry-only)" % name)
+        eq(p["total"]["exceptions"], 0, "%s exceptions (entry-only)" % name)
+    else:
+        eq(p["latency_ns"]["count"], calls, "%s latency count" % name)
+        eq(p["total"]["exceptions"], exceptions, "%s exceptions" % name)
+
+
+@test
+def test_names_cxx_signature_counts_exactly(ctx):
+    prog = ctx.program("names_cart")
+    eq(run(ctx, [prog, "1000"]), (0, "calls 1000 items 1500\n"),
+       "names_cart unprobed")
+    a = ctx.attach(["--max-overhead", "0", prog, "a=shop::Cart::add(int)"],
+                   "names_cart")
+    eq(run(ctx, [prog, "1000"]), (0, "calls 1000 items 1500\n"),
+       "names_cart under attach")
+    p = wait_visits(ctx, "names_cart", "a", 1000)
+    check_returns(a, p, "a", 1000, 0)
+    want = "symbol: shop::Cart::add(int) [%s]" % ADD_INT
+    check(want in a.stdout(), "attach's table lacks %r: %r" % (want, a.stdout()))
+
+
+@test
+def test_names_cxx_overloads_listed(ctx):
+    prog = ctx.program("names_cart")
+    attach_refused(ctx, [prog, "a=shop::Cart::add"],
+                   "symbol 'shop::Cart::add' in %s matches 2 functions: "
+                   "shop::Cart::add(int) [%s]; %s [%s]; name one by its full "
+                   "signature or its mangled name"
+                   % (prog, ADD_INT, ADD_STR_NAME, ADD_STR))
+
+
+@test
+def test_names_cxx_nearest_listed(ctx):
+    prog = ctx.program("names_cart")
+    r = ctx.sds(["attach", prog, "a=shop::Cart::ad"])
+    eq(r.rc, 1, "attach a=shop::Cart::ad: exit status (%r)" % r)
+    want = ("sds-bpf: symbol 'shop::Cart::ad' not found in %s; nearest: "
+            "shop::Cart::add(int) [%s], %s [%s], " % (prog, ADD_INT,
+                                                      ADD_STR_NAME, ADD_STR))
+    check(r.err.startswith(want) and r.err.count("\n") == 1,
+          "message: %r, want one line starting %r" % (r.err, want))
+
+
+@test
+def test_names_malformed_spec(ctx):
+    prog = ctx.program("names_cart")
+    attach_refused(ctx, [prog, "a=shop::Cart::add(int):err=neg::zero"],
+                   "bad point 'a=shop::Cart::add(int):err=neg::zero': '::' in "
+                   "the options ('err=neg::zero'): a name's '::' goes before "
+                   "the first :KEY= (as p=ns::f:err=neg)")
+    attach_refused(ctx, [prog, "a=shop::Cart::add(int)::err=neg"],
+                   "bad point 'a=shop::Cart::add(int)::err=neg': '::' before "
+                   "option 'err': one ':' separates the symbol from its "
+                   "options")
+
+
+@test
+def test_names_rust_handler(ctx):
+    prog = ctx.program("names_handler")
+    out = "calls 300000 errors 100000\n"
+    eq(run(ctx, [prog]), (0, out), "names_handler unprobed")
+    a = ctx.attach(["--max-overhead", "0", prog, "h=main::handler:err=neg"],
+                   "names_handler")
+    check("symbol: main::handler [_ZN4main7handler17h" in a.stdout(),
+          "attach's table: %r" % a.stdout())
+    eq(run(ctx, [prog]), (0, out), "names_handler under attach")
+    p = wait_visits(ctx, "names_handler", "h", 300000)
+    check_returns(a, p, "h", 300000, 100000)
+
+
+@test
+def test_names_go_as_written(ctx):
+    prog = ctx.program("names_go")
+    out = "calls 1000 items 1000\n"
+    eq(run(ctx, [prog, "1000"]), (0, out), "names_go unprobed")
+    a = ctx.attach(["--max-overhead", "0", prog, "h=main.handler",
+                    "a=main.(*Cart).Add", "s=math/rand.(*Rand).Seed"],
+                   "names_go")
+    eq(run(ctx, [prog, "1000"]), (0, out), "names_go under attach")
+    for name, calls in (("h", 1000), ("a", 1000), ("s", 1)):
+        p = wait_visits(ctx, "names_go", name, calls)
+        eq(p["latency_ns"]["count"], 0, "%s latency count (Go)" % name)
+    eq(a.stdout().count(ENTRY_ONLY), 3, "entry-only lines: %r" % a.stdout())
+
+
+@test
+def test_names_go_refuses_returns(ctx):
+    prog = ctx.program("names_go")
+    for spec, opt in (("h=main.handler:err=neg", "err="),
+                      ("h=main.handler:timeout_ms=5", "timeout_ms="),
+                      ("a=main.(*Cart).Add:err=zero:timeout_ms=5", "err=")):
+        attach_refused(ctx, [prog, spec],
+                       "bad point '%s': %s" % (spec, GO_REFUSED % opt))
+
+
+@test
+def test_names_list_symbols_overloads(ctx):
+    prog = ctx.program("names_cart")
+    r = ctx.sds(["list-symbols", "--json", prog, "shop::Cart::add"])
+    eq(r.rc, 0, "list-symbols --json: %r" % r)
+    doc = json.loads(r.out)
+    eq(doc["language"], "C++", "language")
+    check(doc["returns"] in ("entry-only", "exits"), "returns: %r" % doc)
+    fns = doc["functions"]
+    eq([(f["name"], f["symbol"], f["offset"], f["site"]) for f in fns],
+       [("shop::Cart::add(int)", ADD_INT,
+         sdstest.symbol_file_offset(prog, ADD_INT), "stepped"),
+        (ADD_STR_NAME, ADD_STR, sdstest.symbol_file_offset(prog, ADD_STR),
+         "stepped")], "list-symbols --json functions")
+    r = ctx.sds(["list-symbols", prog, "shop::Cart::add"])
+    eq(r.rc, 0, "list-symbols: %r" % r)
+    rows = ["%-8s %-10s %-9s %-10s %s [%s]" % (
+        f["site"], "~%d ns" % f["cost_ns"], "0x%x" % f["offset"],
+        doc["returns"], f["name"], f["symbol"]) for f in fns]
+    head = "%-8s %-10s %-9s %-10s %s" % ("SITE", "COST", "OFFSET", "RETURNS",
+                                         "FUNCTION [SYMBOL]")
+    lines = r.out.splitlines()
+    eq(lines[1:], [head] + rows, "list-symbols rows")
+    check(lines[0].startswith("returns: %s (" % doc["returns"]),
+          "list-symbols: first line %r" % lines[0])
+    # A glob, and what matches nothing.
+    r = ctx.sds(["list-symbols", "--json", prog, "shop::*(int)"])
+    eq([f["symbol"] for f in json.loads(r.out)["functions"]], [ADD_INT],
+       "glob shop::*(int)")
+    r = ctx.sds(["list-symbols", "--json", prog, "nothing-like-it"])
+    eq(json.loads(r.out)["functions"], [], "no match")
+    r = ctx.sds(["list-symbols"])
+    eq((r.rc, r.err), (1, "sds-bpf: list-symbols: missing TARGET (see "
+                          "sds-bpf list-symbols --help)\n"), "no TARGET")
