@@ -23,7 +23,8 @@ static const char listsyms_usage[] =
 "List the functions of TARGET a point can name, sorted by name: each as\n"
 "C++ and Rust developers know it (demangled, with the symbol in the file),\n"
 "the probe site attach would use, its kind and cost per call, and how the\n"
-"point sees returns (pair; entry-only in Go and in programs that unwind).\n"
+"point sees returns (pair; in programs that unwind, exits: a probe on each\n"
+"ret, or entry-only where they cannot all be found; entry-only in Go).\n"
 "PATTERN keeps the names that contain it, or with * ? [ the names it\n"
 "matches as a glob (fnmatch).  The site is the function's own: attach may\n"
 "move it past a 5-byte NOP after its fork self-test.\n"
@@ -31,7 +32,8 @@ static const char listsyms_usage[] =
 "Options:\n"
 "      --json   one JSON object: {\"target\", \"language\", \"returns\",\n"
 "               \"functions\": [{\"name\", \"symbol\", \"vaddr\", \"offset\",\n"
-"               \"site\", \"instruction\", \"cost_ns\"}]}\n"
+"               \"site\", \"instruction\", \"cost_ns\", \"returns\",\n"
+"               \"returns_why\"}]}\n"
 "  -h, --help   this help\n"
 "\n"
 "Example:\n"
@@ -166,8 +168,7 @@ static int lsym_point(struct elf_file *ef, const struct lsym *r,
 	else
 		site_classify(p->fn.code, p->fn.code_len, p->fn.vaddr, &p->site);
 	p->kind = POINT_FUNCTION;
-	p->ret_mode = mode;
-	p->ret_why = why;
+	unwind__place(ef, p, mode, why);
 	p->attach_off = p->fn.offset + p->site.skip;
 	return 0;
 }
@@ -186,14 +187,18 @@ static int lsyms_print(struct elf_file *ef, const char *target,
 	if (json) {
 		o = json_pack("{s:s, s:s, s:s, s:[]}", "target", target,
 			      "language", src_lang_name(src.lang),
-			      "returns", ret_mode_name(mode), "functions");
+			      "returns", why == RET_WHY_UNWIND ? "exits" :
+			      ret_mode_name(mode), "functions");
 		arr = o ? json_object_get(o, "functions") : NULL;
 		if (!arr) {
 			json_decref(o);
 			return cmd_err("out of memory");
 		}
 	} else {
-		if (why != RET_WHY_NONE)
+		if (why == RET_WHY_UNWIND)
+			printf("returns: exits, a probe on each ret, where they can all be found, else entry-only (%s)\n",
+			       ret_why_text(why));
+		else if (why != RET_WHY_NONE)
 			printf("returns: %s (%s)\n", ret_mode_name(mode),
 			       ret_why_text(why));
 		printf("%-8s %-10s %-9s %-10s %s\n", "SITE", "COST", "OFFSET",
@@ -206,23 +211,26 @@ static int lsyms_print(struct elf_file *ef, const char *target,
 		if (lsym_point(ef, r, mode, why, &p))
 			continue;
 		if (json) {
-			json_array_append_new(arr, json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:i}",
+			json_array_append_new(arr, json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:i, s:s, s:s}",
 				"name", r->name, "symbol", r->symbol,
 				"vaddr", (json_int_t)r->vaddr,
 				"offset", (json_int_t)p.attach_off,
 				"site", site_kind_name(p.site.kind),
 				"instruction", p.site.insn,
-				"cost_ns", (int)probes__point_cost_ns(&p)));
+				"cost_ns", (int)probes__point_cost_ns(&p),
+				"returns", ret_mode_name(p.ret_mode),
+				"returns_why", p.ret_mode != RET_ENTRY_ONLY ? "" :
+				*p.exits_why ? p.exits_why : ret_why_text(p.ret_why)));
 			continue;
 		}
 		snprintf(cost, sizeof(cost), "~%u ns", probes__point_cost_ns(&p));
 		snprintf(off, sizeof(off), "0x%llx", (unsigned long long)p.attach_off);
 		if (strcmp(r->name, r->symbol))
 			printf("%-8s %-10s %-9s %-10s %s [%s]\n", site_kind_name(p.site.kind),
-			       cost, off, ret_mode_name(mode), r->name, r->symbol);
+			       cost, off, ret_mode_name(p.ret_mode), r->name, r->symbol);
 		else
 			printf("%-8s %-10s %-9s %-10s %s\n", site_kind_name(p.site.kind),
-			       cost, off, ret_mode_name(mode), r->name);
+			       cost, off, ret_mode_name(p.ret_mode), r->name);
 	}
 	if (json) {
 		json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
