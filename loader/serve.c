@@ -256,6 +256,11 @@ static json_t *hist_json(struct loader *l, const char *name)
 			break;
 	if (i == l->probes.npoints)
 		return error_json("no point '%s' in this app", name);
+	/* A Go point, or one whose exits cannot all be probed. */
+	if (l->probes.pts[i].kind == POINT_FUNCTION &&
+	    l->probes.pts[i].ret_mode == RET_ENTRY_ONLY)
+		return error_json("point '%s' counts entries only: it has no latencies (stats --json says why: returns_why)",
+				  name);
 	if (counters__read(&l->counters, i, counters_now_sec(), &st))
 		return NULL;
 	o = json_object();

@@ -166,14 +166,20 @@ def test_unwind_plain_c_keeps_pair(ctx):
 
 @test
 def test_unwind_go_stack_walks_survive(ctx):
-    """Go: 200 goroutines recurse 40 deep through main.work (their stacks
-    grow and are copied, a GC walks them): under attach's default the
-    service lives and prints what it prints unprobed, every call counted
-    (200 x 41 visits, exact), entry-only for the Go reason.  The budget is
-    off: Go's prologue is a stepped site, and this test counts, it does not
-    budget."""
+    """Go: 1,000 goroutines recurse 40 deep through main.work (~12 KiB of
+    frames: each stack grows from 2 KiB three times and is copied, a GC
+    walks them): under attach's default the service lives and prints what
+    it prints unprobed, every call counted (1,000 x 41 visits, exact),
+    entry-only for the Go reason; `hist` of the point says it has no
+    latencies (exit 1, one line).  The budget is off: Go's prologue is a
+    stepped site, and this test counts, it does not budget."""
     prog = ctx.program("unwind_go")
-    check_entry_only(ctx, [prog, "200", "40"], ["w=main.work"], 200 * 41,
-                     "total %d\n" % (200 * 41), extra=["--max-overhead", "0"])
+    check_entry_only(ctx, [prog, "1000", "40"], ["w=main.work"], 1000 * 41,
+                     "total %d\n" % (1000 * 41), extra=["--max-overhead", "0"])
     a = ctx.loaders[-1]
     check("a Go binary" in a.stdout(), "attach's reason: %r" % a.stdout())
+    r = subprocess.run([SDS, "hist", "--app", "unwind_go", "w"], env=ctx.env,
+                       capture_output=True, text=True, timeout=10)
+    eq((r.returncode, r.stdout, r.stderr),
+       (1, "", "sds-bpf: unwind_go: point 'w' counts entries only: it has no latencies "
+        "(stats --json says why: returns_why)\n"), "hist of an entry-only point")
