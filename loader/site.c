@@ -244,12 +244,12 @@ static int hint_c(enum site_kind kind, bool clang, char *buf, size_t len)
 	 */
 	if (clang)
 		return snprintf(buf, len,
-				"clang on x86 has no -mnop-mcount and its -fpatchable-function-entry=5 pad (0f 1f 44 00 08) is only emulated (~%u ns)%s; gcc -pg -mfentry -mnop-mcount (non-PIE, linked without -pg) gives a nop5 (~%u ns)",
+				"clang on x86 has no -mnop-mcount and its -fpatchable-function-entry=5 pad (0f 1f 44 00 08) is only emulated (~%u ns a probe)%s; gcc -pg -mfentry -mnop-mcount (non-PIE, linked without -pg) gives a nop5 (~%u ns a probe)",
 				emu_ns, kind == SITE_STEPPED ?
 				", as is -fno-omit-frame-pointer's push %rbp" : "",
 				nop5_ns);
 	return snprintf(buf, len,
-			"build with gcc -pg -mfentry -mnop-mcount (non-PIE, linked without -pg) for a nop5 site (~%u ns); for PIE and shared libraries %s-fpatchable-function-entry=5 pads with five 1-byte NOPs, emulated (~%u ns)",
+			"build with gcc -pg -mfentry -mnop-mcount (non-PIE, linked without -pg) for a nop5 site (~%u ns a probe); for PIE and shared libraries %s-fpatchable-function-entry=5 pads with five 1-byte NOPs, emulated (~%u ns a probe)",
 			nop5_ns, kind == SITE_STEPPED ?
 			"-fno-omit-frame-pointer starts functions with push %rbp, emulated; " : "",
 			emu_ns);
@@ -279,7 +279,7 @@ void site_hint(const struct site *s, const struct src_info *src, char *buf,
 			     "; -C force-frame-pointers=yes starts functions with push %rbp, emulated" :
 			     ": emulated is the cheapest site it builds");
 		if (s->kind == SITE_STEPPED && n > 0 && (size_t)n < len)
-			n += snprintf(buf + n, len - (size_t)n, " (~%u ns)",
+			n += snprintf(buf + n, len - (size_t)n, " (~%u ns a probe)",
 				      site_probe_ns(SITE_EMULATED));
 		break;
 	case SRC_LANG_C:

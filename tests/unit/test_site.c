@@ -257,13 +257,13 @@ static void test_hints(void **state)
 	for (l = SRC_LANG_C; l <= SRC_LANG_GO; l++)
 		assert_string_equal(hint(SITE_NOP5, 4, l, false), "");
 	assert_string_equal(hint(SITE_STEPPED, 0, SRC_LANG_C, false),
-		"build with gcc -pg -mfentry -mnop-mcount (non-PIE, linked without -pg) for a nop5 site (~300 ns); for PIE and shared libraries -fno-omit-frame-pointer starts functions with push %rbp, emulated; -fpatchable-function-entry=5 pads with five 1-byte NOPs, emulated (~600 ns)");
+		"build with gcc -pg -mfentry -mnop-mcount (non-PIE, linked without -pg) for a nop5 site (~300 ns a probe); for PIE and shared libraries -fno-omit-frame-pointer starts functions with push %rbp, emulated; -fpatchable-function-entry=5 pads with five 1-byte NOPs, emulated (~600 ns a probe)");
 	assert_string_equal(hint(SITE_EMULATED, 4, SRC_LANG_CXX, false),
-		"build with gcc -pg -mfentry -mnop-mcount (non-PIE, linked without -pg) for a nop5 site (~300 ns); for PIE and shared libraries -fpatchable-function-entry=5 pads with five 1-byte NOPs, emulated (~600 ns); the leading endbr64 is skipped, the probe sits 4 bytes in");
+		"build with gcc -pg -mfentry -mnop-mcount (non-PIE, linked without -pg) for a nop5 site (~300 ns a probe); for PIE and shared libraries -fpatchable-function-entry=5 pads with five 1-byte NOPs, emulated (~600 ns a probe); the leading endbr64 is skipped, the probe sits 4 bytes in");
 	assert_string_equal(hint(SITE_STEPPED, 0, SRC_LANG_C, true),
-		"clang on x86 has no -mnop-mcount and its -fpatchable-function-entry=5 pad (0f 1f 44 00 08) is only emulated (~600 ns), as is -fno-omit-frame-pointer's push %rbp; gcc -pg -mfentry -mnop-mcount (non-PIE, linked without -pg) gives a nop5 (~300 ns)");
+		"clang on x86 has no -mnop-mcount and its -fpatchable-function-entry=5 pad (0f 1f 44 00 08) is only emulated (~600 ns a probe), as is -fno-omit-frame-pointer's push %rbp; gcc -pg -mfentry -mnop-mcount (non-PIE, linked without -pg) gives a nop5 (~300 ns a probe)");
 	assert_string_equal(hint(SITE_STEPPED, 0, SRC_LANG_RUST, false),
-		"stable rustc has no option for a 5-byte NOP at function entry (-Z instrument-mcount is nightly only); -C force-frame-pointers=yes starts functions with push %rbp, emulated (~600 ns)");
+		"stable rustc has no option for a 5-byte NOP at function entry (-Z instrument-mcount is nightly only); -C force-frame-pointers=yes starts functions with push %rbp, emulated (~600 ns a probe)");
 	assert_string_equal(hint(SITE_EMULATED, 0, SRC_LANG_RUST, false),
 		"stable rustc has no option for a 5-byte NOP at function entry (-Z instrument-mcount is nightly only): emulated is the cheapest site it builds");
 	assert_string_equal(hint(SITE_STEPPED, 10, SRC_LANG_GO, false),
