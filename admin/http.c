@@ -93,7 +93,8 @@ static MHD_RESULT send_json(struct admin *ad, struct MHD_Connection *c, unsigned
 	char *text;
 	size_t len;
 
-	text = json_dumps(body, JSON_COMPACT);
+	/* 15 digits: overhead_pct 12.345 reads "12.345", not %.17g's 12.345000000000001. */
+	text = json_dumps(body, JSON_COMPACT | JSON_REAL_PRECISION(15));
 	json_decref(body);
 	if (!text)
 		return send_buf(ad, c, 500, "application/json",

@@ -56,6 +56,9 @@ struct cell {
 struct series {
 	char name[SDS_NAME_MAX + 1];
 	struct cell *cells;		/* nsteps */
+	int64_t as_of;			/* newest period of the point in range, 0: none */
+	bool suspended;			/* suspended on any host in that period */
+	uint64_t overhead_milli;	/* the highest host's estimate in that period */
 };
 
 struct agg {
@@ -66,6 +69,26 @@ struct agg {
 	int last;			/* rows come grouped by point: cache */
 	bool too_big;
 };
+
+/*
+ * The point's probe-budget state as of the newest heartbeats that mention
+ * it: a newer period replaces it, hosts of the same period combine (any
+ * host suspended; the highest estimate, since each host's budget is its
+ * own).  Rows may come in any order.
+ */
+static void budget_row(struct series *se, const struct store_stat_row *row)
+{
+	if (row->period_start > se->as_of) {
+		se->as_of = row->period_start;
+		se->suspended = false;
+		se->overhead_milli = 0;
+	} else if (row->period_start < se->as_of) {
+		return;
+	}
+	se->suspended |= row->suspended;
+	if (row->overhead_milli > se->overhead_milli)
+		se->overhead_milli = row->overhead_milli;
+}
 
 static int agg_row(const struct store_stat_row *row, void *ctx)
 {
@@ -102,6 +125,7 @@ static int agg_row(const struct store_stat_row *row, void *ctx)
 	k = (int)((row->period_start - ag->from) / ag->step);
 	if (k < 0 || k >= ag->nsteps)
 		return 0;
+	budget_row(se, row);
 	c = &se->cells[k];
 	c->visits += row->visits;
 	c->exceptions += row->exceptions;
@@ -180,6 +204,9 @@ static json_t *series_json(const struct agg *ag, const struct series *se)
 		json_array_append_new(arr[0], json_integer(sum.hist[i]));
 	json_object_set_new(tot, "latency_hist", arr[0]);
 	json_object_set_new(o, "total", pcts(tot, sum.hist));
+	json_object_set_new(o, "suspended", json_boolean(se->suspended));
+	json_object_set_new(o, "overhead_pct", json_real(se->overhead_milli / 1000.0));
+	json_object_set_new(o, "as_of", se->as_of ? json_integer(se->as_of) : json_null());
 	return o;
 }
 

@@ -30,7 +30,11 @@ int stats_range(int64_t *from, int64_t *to, int64_t *step, char *err, size_t err
  *   {"from", "to", "step", "points": {NAME: {"t": [...], "visits": [...],
  *    "exceptions": [...], "timeouts": [...], "downgrades": [...],
  *    "max_concurrency": [...], "p50_ns": [...], "p90_ns": [...], "p99_ns": [...],
- *    "total": {...same counts..., "latency_hist": [...], "p50_ns", ...}}}}
+ *    "total": {...same counts..., "latency_hist": [...], "p50_ns", ...},
+ *    "suspended": bool, "overhead_pct": N, "as_of": PERIOD|null}}}
+ * The last three are the probe budget's state as of the newest period of
+ * the point in the range ("as_of"): suspended on any host then, and the
+ * highest host's estimated overhead (% of one CPU).
  * STORE_CONFLICT when the answer would exceed STATS_MAX_CELLS.
  */
 int stats_query(struct store *st, const char *g, const char *a, const char *point,

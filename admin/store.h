@@ -40,6 +40,8 @@ struct store_stat_row {
 	const char *host;
 	uint64_t visits, exceptions, timeouts, downgrades, max_concurrency;
 	uint64_t faults, delays;	/* what drills injected */
+	bool suspended;			/* probes suspended for overhead at the period's end */
+	uint64_t overhead_milli;	/* their estimated cost then, 1/1000 % of a CPU */
 	int nhist;
 	const uint64_t *hist;		/* nhist entries */
 };

@@ -102,6 +102,9 @@ static const char *const migrations[] = {
 	"CREATE INDEX drills_app ON drills (app_id, expires_at);"
 	"ALTER TABLE stats ADD COLUMN faults INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE stats ADD COLUMN delays INTEGER NOT NULL DEFAULT 0;",
+	/* 3: the probe-cost budget (issue 9); rows stored before read as 0 */
+	"ALTER TABLE stats ADD COLUMN suspended INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE stats ADD COLUMN overhead_milli INTEGER NOT NULL DEFAULT 0;",
 };
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
@@ -160,8 +163,9 @@ static const char *const sql[NQ] = {
 	[Q_HB_INS] = "INSERT OR IGNORE INTO heartbeats (app_id, period_start, host, received)"
 		" VALUES (?1, ?2, ?3, ?4)",
 	[Q_STAT_INS] = "INSERT OR IGNORE INTO stats (app_id, period_start, host, point, visits,"
-		" exceptions, timeouts, downgrades, max_concurrency, hist, faults, delays)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+		" exceptions, timeouts, downgrades, max_concurrency, hist, faults, delays,"
+		" suspended, overhead_milli)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
 	[Q_HOST_UPSERT] = "INSERT INTO hosts (app_id, host, ip, first_seen, last_seen, last_period, version)"
 		" VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6)"
 		" ON CONFLICT (app_id, host) DO UPDATE SET ip = ?3, last_seen = ?4,"
@@ -169,10 +173,12 @@ static const char *const sql[NQ] = {
 	[Q_HOST_LIST] = "SELECT h.host, h.ip, h.first_seen, h.last_seen, h.last_period, h.version"
 		" FROM hosts h WHERE h.app_id = ?1 ORDER BY h.host",
 	[Q_STAT_SCAN] = "SELECT period_start, point, host, visits, exceptions, timeouts,"
-		" downgrades, max_concurrency, hist, faults, delays FROM stats"
+		" downgrades, max_concurrency, hist, faults, delays, suspended, overhead_milli"
+		" FROM stats"
 		" WHERE app_id = ?1 AND period_start >= ?2 AND period_start < ?3",
 	[Q_STAT_SCAN_POINT] = "SELECT period_start, point, host, visits, exceptions, timeouts,"
-		" downgrades, max_concurrency, hist, faults, delays FROM stats"
+		" downgrades, max_concurrency, hist, faults, delays, suspended, overhead_milli"
+		" FROM stats"
 		" WHERE app_id = ?1 AND period_start >= ?2 AND period_start < ?3 AND point = ?4",
 	[Q_POINT_LIST] = "SELECT point FROM strategies t JOIN schemes s ON s.id = t.scheme_id"
 		" WHERE s.app_id = ?1 UNION SELECT point FROM stats WHERE app_id = ?1"

@@ -75,6 +75,8 @@ int sq_heartbeat(struct store *st, const struct sds_heartbeat *hb,
 			sqlite3_bind_null(q, 10);
 		sqlite3_bind_int64(q, 11, (sqlite3_int64)p->faults);
 		sqlite3_bind_int64(q, 12, (sqlite3_int64)p->delays);
+		sqlite3_bind_int(q, 13, p->suspended);
+		sqlite3_bind_int64(q, 14, (sqlite3_int64)p->overhead_milli);
 		ret = run(s, q, err);
 		if (ret)
 			goto fail;
@@ -188,6 +190,8 @@ int sq_stats_scan(struct store *st, const char *g, const char *a,
 			.max_concurrency = sqlite3_column_int64(q, 7),
 			.faults = sqlite3_column_int64(q, 9),
 			.delays = sqlite3_column_int64(q, 10),
+			.suspended = sqlite3_column_int(q, 11) != 0,
+			.overhead_milli = sqlite3_column_int64(q, 12),
 			.hist = hist,
 		};
 		const unsigned char *b = sqlite3_column_blob(q, 8);

@@ -76,6 +76,11 @@ function fmtNs(ns) {
   return ns + ' ns';
 }
 
+// The probes' estimated share of a CPU, as `sds-bpf stats` prints it.
+function fmtPct(v) {
+  return (v >= 10 ? v.toFixed(1) : v.toFixed(3)) + '%';
+}
+
 function fillTable(id, rows) {
   const tb = $(id).querySelector('tbody');
   tb.replaceChildren();
@@ -385,6 +390,18 @@ async function loadStats() {
       ' · p99 ' + fmtNs(t.p99_ns) + (t.faults || t.delays ?
       ' · drill faults ' + (t.faults || 0) + ' · drill delays ' + (t.delays || 0) : '');
   }
+  loadPointsTable(doc, names);
+}
+
+// One row per point: its probe-budget state as of the newest heartbeat in
+// the range that mentions it, and the range's totals.
+function loadPointsTable(doc, names) {
+  fillTable('points', names.map((name) => {
+    const s = doc.points[name];
+    const st = s.suspended ? el('span', 'suspended: overhead', 'warn') : el('span', 'ok');
+    return [name, st, fmtPct(s.overhead_pct), s.total.visits, s.total.downgrades,
+            s.as_of ? fmtDate(s.as_of) : ''];
+  }));
 }
 
 // ---- start -------------------------------------------------------------------

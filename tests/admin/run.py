@@ -24,6 +24,7 @@ import os
 import shutil
 import signal
 import socket
+import sqlite3
 import struct
 import subprocess
 import sys
@@ -561,6 +562,106 @@ def test_sigterm_finishes_inflight(env):
     env.stop_admin()
 
 
+def budget_state(env, frm, to):
+    """{point: (suspended, overhead_pct, as_of)} of GET stats, and its raw text."""
+    path = "/api/v1" + APP + "/stats?from=%d&to=%d&step=10" % (frm, to)
+    c = env.conn()
+    try:
+        c.request("GET", path)
+        r = c.getresponse()
+        text = r.read().decode()
+    finally:
+        c.close()
+    eq(r.status, 200, "GET stats status: %s" % text)
+    doc = json.loads(text)
+    for name, p in doc["points"].items():
+        check(p["suspended"] in (True, False), "%s: suspended %r not a boolean"
+              % (name, p["suspended"]))
+    return {n: (p["suspended"], p["overhead_pct"], p["as_of"])
+            for n, p in doc["points"].items()}, text
+
+
+def test_point_budget_state(env):
+    """Issue 9: each point's probe-budget state, from real heartbeats."""
+    env.start_admin()
+    hb = heartbeat("web-1", T0, {"order": dict(pt(3), suspended=True, overhead_pct=12.345),
+                                 "pay": pt(1)})
+    env.ok("POST", "/heartbeat", hb)
+    got, text = budget_state(env, T0, T0 + 10)
+    eq(got, {"order": (True, 12.345, T0), "pay": (False, 0, T0)}, "state after a suspension")
+    check('"suspended":true,"overhead_pct":12.345,' in text,
+          "overhead not written as 12.345: %s" % text)
+    # A repeat of (host, period) changes nothing.
+    env.ok("POST", "/heartbeat", heartbeat("web-1", T0, {"order": pt(3)}))
+    eq(budget_state(env, T0, T0 + 10)[0]["order"], (True, 12.345, T0), "after a repeat")
+
+    # The next heartbeat without the fields clears it; one without the point keeps it.
+    env.ok("POST", "/heartbeat", heartbeat("web-1", T0 + 10, {"order": pt(900)}))
+    env.ok("POST", "/heartbeat", heartbeat("web-1", T0 + 20, {
+        "pay": dict(pt(1), overhead_pct=0.014)}))
+    eq(budget_state(env, T0, T0 + 30)[0],
+       {"order": (False, 0, T0 + 10), "pay": (False, 0.014, T0 + 20)}, "state after clearing")
+    eq(budget_state(env, T0, T0 + 10)[0]["order"], (True, 12.345, T0),
+       "a range ending before the clearing")
+
+    # Two hosts in one period: suspended on either, the highest host's estimate.
+    env.ok("POST", "/heartbeat", heartbeat("web-1", T0 + 30, {
+        "order": dict(pt(0), suspended=True, overhead_pct=0.5)}))
+    env.ok("POST", "/heartbeat", heartbeat("web-2", T0 + 30, {
+        "order": dict(pt(5), overhead_pct=2)}))
+    eq(budget_state(env, T0, T0 + 40)[0]["order"], (True, 2, T0 + 30), "two hosts")
+    # A point asked for by name without rows: not suspended, 0, no period.
+    s = env.ok("GET", APP + "/stats?from=%d&to=%d&step=10&point=nothing" % (T0, T0 + 40))
+    p = s["points"]["nothing"]
+    eq((p["suspended"], p["overhead_pct"], p["as_of"]), (False, 0, None), "a point without rows")
+
+    # Bad values: 400 naming the field, nothing stored.
+    for bad, field in (({"suspended": "yes"}, "points.order.suspended"),
+                       ({"suspended": 1}, "points.order.suspended"),
+                       ({"overhead_pct": -0.001}, "points.order.overhead_pct"),
+                       ({"overhead_pct": 100000.5}, "points.order.overhead_pct"),
+                       ({"overhead_pct": "1"}, "points.order.overhead_pct")):
+        env.bad("POST", "/heartbeat", heartbeat("web-1", T0 + 40, {"order": dict(pt(1), **bad)}),
+                field=field)
+    eq(budget_state(env, T0, T0 + 50)[0]["order"], (True, 2, T0 + 30), "after bad heartbeats")
+
+    # Kept across a restart.
+    env.stop_admin()
+    env.start_admin()
+    eq(budget_state(env, T0, T0 + 50)[0]["order"], (True, 2, T0 + 30), "after a restart")
+    env.stop_admin()
+
+
+def test_point_budget_old_database(env):
+    """A database written before the budget (schema 2) keeps working."""
+    env.start_admin()
+    env.ok("POST", "/heartbeat", heartbeat("web-1", T0, {"order": pt(7)}))
+    env.stop_admin()
+    db = sqlite3.connect(os.path.join(env.tmp, "sds.db"))
+    try:
+        eq(db.execute("PRAGMA user_version").fetchone()[0], 3, "schema version")
+        # Schema 2 is schema 3 without the two columns.
+        db.executescript("ALTER TABLE stats DROP COLUMN suspended;"
+                         "ALTER TABLE stats DROP COLUMN overhead_milli;"
+                         "PRAGMA user_version = 2;")
+        db.commit()
+    finally:
+        db.close()
+    env.start_admin()
+    eq(budget_state(env, T0, T0 + 10)[0], {"order": (False, 0, T0)}, "old row after migrating")
+    env.ok("POST", "/heartbeat", heartbeat("web-1", T0 + 10, {
+        "order": dict(pt(1), suspended=True, overhead_pct=7.5)}))
+    eq(budget_state(env, T0, T0 + 20)[0], {"order": (True, 7.5, T0 + 10)}, "new row")
+    s = env.ok("GET", APP + "/stats?from=%d&to=%d&step=10" % (T0, T0 + 20))
+    eq(s["points"]["order"]["visits"], [7, 1], "visits across the migration")
+    env.stop_admin()
+    db = sqlite3.connect(os.path.join(env.tmp, "sds.db"))
+    try:
+        eq(db.execute("PRAGMA user_version").fetchone()[0], 3, "schema version after migrating")
+    finally:
+        db.close()
+
+
 def test_static_and_metrics(env):
     env.start_admin()
     st, text = env.req("GET", "/", token=False)
@@ -767,10 +868,14 @@ def test_dashboard(env):
         p = now - 120 + i * 10
         v = 100 + 10 * i
         visits += v
-        env.ok("POST", "/heartbeat", heartbeat("web-1", p, {
-            "order": pt(v, i % 3, i % 2, 5 if i > 8 else 0, 3 + i % 4,
-                        [0] * 14 + [v // 2, v // 3, v - v // 2 - v // 3]),
-            "pay": pt(20, 1, 0, 0, 1, [0] * 18 + [20])}))
+        pts = {"order": pt(v, i % 3, i % 2, 5 if i > 8 else 0, 3 + i % 4,
+                           [0] * 14 + [v // 2, v // 3, v - v // 2 - v // 3]),
+               "pay": pt(20, 1, 0, 0, 1, [0] * 18 + [20])}
+        if i == 11:
+            # The newest period: order's probes suspended by the budget.
+            pts["order"].update(suspended=True, overhead_pct=12.345)
+            pts["pay"].update(overhead_pct=0.014)
+        env.ok("POST", "/heartbeat", heartbeat("web-1", p, pts))
     env.ok("POST", "/heartbeat", heartbeat("web-2", now - 20, {"order": pt(50, 0, 0, 0, 9)}))
     visits += 50
 
@@ -790,6 +895,17 @@ def test_dashboard(env):
         check(b.js("document.getElementById('app-desc').textContent") == 'the "demo" shop',
               "description shown verbatim")
         eq(b.js("document.querySelectorAll('#hosts tbody tr').length"), 2, "host rows")
+
+        # The points table: the budget's state as of the newest heartbeat.
+        rows_js = """[...document.querySelectorAll('#points tbody tr')].map(
+            (tr) => [...tr.cells].map((td) => td.textContent))"""
+        b.wait_js("document.querySelectorAll('#points tbody tr').length == 2", what="point rows")
+        as_of = time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(now - 10))
+        eq(b.js(rows_js), [["order", "suspended: overhead", "12.3%", str(visits), "15", as_of],
+                           ["pay", "ok", "0.014%", "240", "0", as_of]], "points table")
+        # Styled as the other warning state (a host behind the version).
+        eq(b.js("""getComputedStyle(document.querySelector('#points tbody tr td:nth-child(2) span'))
+                   .color"""), "rgb(180, 83, 9)", "colour of the suspended state")
         check(b.js("Chart.getChart(document.querySelectorAll('.chartcard[data-point=\"order\"] canvas')[1])"
                    ".data.datasets[2].data.some(v => v > 0)"), "p99 latency drawn")
 
@@ -847,6 +963,10 @@ def test_dashboard(env):
               "drill stopped from the page")
         r = env.ok("POST", "/heartbeat", heartbeat("web-1", now + 10, {"order": pt(1)}))
         eq(r["drills"], [], "a stopped drill leaves the heartbeat")
+        # The heartbeat of `now` came without the fields: the page clears the state.
+        b.wait_js("""document.querySelector('#points tbody tr td:nth-child(2)').textContent == 'ok'
+                  && document.querySelector('#points tbody tr td:nth-child(3)').textContent
+                     == '0.000%'""", what="suspension cleared in the points table")
 
         time.sleep(0.5)
         shot = b.call("Page.captureScreenshot", format="png")
@@ -864,7 +984,7 @@ def test_dashboard(env):
 
 TESTS = [test_command_line, test_organisation, test_heartbeat_aggregation, test_auth,
          test_bad_inputs, test_sigterm_finishes_inflight, test_static_and_metrics,
-         test_dashboard]
+         test_point_budget_state, test_point_budget_old_database, test_dashboard]
 
 SUITE = sdstest.Suite(strict=False)
 SUITE.tests = TESTS
