@@ -22,6 +22,7 @@
 #include <bpf/libbpf.h>
 #include "cmd.h"
 #include "ctl.h"
+#include "calib.h"
 #include "forkcheck.h"
 #include "names.h"
 #include "loader.h"
@@ -52,6 +53,12 @@ static struct {
 	struct forkcheck fc;	/* what it found */
 	char line[PATH_MAX + 256];	/* what attach says of it, before the table */
 } fork_check;
+
+/* What probes cost here (calib.h), when there are function points. */
+static struct {
+	struct calib c;		/* measured this boot, or DESIGN.md §3's */
+	char line[PATH_MAX + 256];	/* what attach says of it; "": nothing */
+} probe_costs;
 
 static const char attach_usage[] =
 "Usage: sds-bpf attach [OPTIONS] TARGET POINT=SYMBOL[:OPT]...\n"
@@ -292,6 +299,8 @@ static void print_points(const struct probes *pr, const struct sds_sites *sites,
 
 	if (fork_check.ran)
 		printf("%s\n", fork_check.line);
+	if (probe_costs.line[0])
+		printf("%s\n", probe_costs.line);
 	printf("%-16s %-24s %-10s %-8s %-9s %s\n", "POINT", "SYMBOL", "OFFSET",
 	       "SITE", "COST", "INSTRUCTION");
 	for (i = 0; i < pr->npoints; i++) {
@@ -445,6 +454,9 @@ int do_attach(int argc, char **argv)
 	if (fork_check.ran)
 		forkcheck__describe(&fork_check.fc, paths.dir, fork_check.line,
 				    sizeof(fork_check.line));
+	if (npoints > 0 && calib__get(paths.dir, &probe_costs.c))
+		calib__describe(&probe_costs.c, paths.dir, probe_costs.line,
+				sizeof(probe_costs.line));
 	if (npoints == 0 && !sites.found && !needs_libsds && !env.strategies) {
 		cmd_err("attach: no POINT=SYMBOL given, and %s has no libsds guard points",
 			target);
