@@ -21,7 +21,8 @@
  * runs functions of this very executable, and in it only read, write
  * and clock_gettime (its CPU time), which are safe after a fork whatever the loader's
  * threads.  Bounded: a tight loop per test, ~0.2 s of CPU in all on a
- * 2-core VM where a nop5 pair costs ~3 us, and a 2-s deadline; anything that goes wrong leaves §3's figures.
+ * 2-core VM where a nop5 pair costs ~3 us, and a 2-s deadline;
+ * anything that goes wrong leaves §3's figures.
  */
 #include <errno.h>
 #include <fcntl.h>
