@@ -23,6 +23,7 @@
 #include "cmd.h"
 #include "demangle.h"
 #include "ctl.h"
+#include "calib.h"
 #include "forkcheck.h"
 #include "lang.h"
 #include "names.h"
@@ -57,6 +58,12 @@ static struct {
 
 /* What TARGET was built from: the hints name that toolchain's options. */
 static struct src_info target_src;
+
+/* What probes cost here (calib.h), when there are function points. */
+static struct {
+	struct calib c;		/* measured this boot, or DESIGN.md §3's */
+	char line[PATH_MAX + 256];	/* what attach says of it; "": nothing */
+} probe_costs;
 
 static const char attach_usage[] =
 "Usage: sds-bpf attach [OPTIONS] TARGET POINT=SYMBOL[:OPT]...\n"
@@ -307,6 +314,8 @@ static void print_points(const struct probes *pr, const struct sds_sites *sites,
 
 	if (fork_check.ran)
 		printf("%s\n", fork_check.line);
+	if (probe_costs.line[0])
+		printf("%s\n", probe_costs.line);
 	printf("%-16s %-24s %-10s %-8s %-9s %s\n", "POINT", "SYMBOL", "OFFSET",
 	       "SITE", "COST", "INSTRUCTION");
 	for (i = 0; i < pr->npoints; i++) {
@@ -466,6 +475,9 @@ int do_attach(int argc, char **argv)
 	if (fork_check.ran)
 		forkcheck__describe(&fork_check.fc, paths.dir, fork_check.line,
 				    sizeof(fork_check.line));
+	if (npoints > 0 && calib__get(paths.dir, &probe_costs.c))
+		calib__describe(&probe_costs.c, paths.dir, probe_costs.line,
+				sizeof(probe_costs.line));
 	if (npoints == 0 && !sites.found && !needs_libsds && !env.strategies) {
 		cmd_err("attach: no POINT=SYMBOL given, and %s has no libsds guard points",
 			target);

@@ -38,6 +38,7 @@
 #include <bpf/bpf.h>
 #include "forkcheck.h"
 #include "probes.h"
+#include "selftest.h"
 
 #define FORKCHECK_TIMEOUT_MS	3000	/* the whole test; a hung helper is "unknown" */
 #define PARENT_CALLS		4
@@ -90,31 +91,6 @@ int forkcheck__helper_main(void)
 }
 
 /* ---- the loader's side ----------------------------------------------------- */
-
-/* File offset of forkcheck_nop5 in our executable, from /proc/self/maps. */
-static int nop5_file_offset(uint64_t *off)
-{
-	uintptr_t addr = (uintptr_t)forkcheck_nop5;
-	unsigned long start, end, pgoff;
-	char line[512];
-	FILE *f;
-	int ret = -1;
-
-	f = fopen("/proc/self/maps", "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx %*s %lx", &start, &end, &pgoff) != 3)
-			continue;
-		if (addr >= start && addr < end) {
-			*off = addr - start + pgoff;
-			ret = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return ret;
-}
 
 /* "r0 = 0; exit": the probe only has to be there, not do anything. */
 static int tiny_prog_load(void)
@@ -170,17 +146,6 @@ static int uprobe_open(pid_t pid, uint64_t off, int prog)
 	return fd;
 }
 
-static int ms_left(const struct timespec *deadline)
-{
-	struct timespec now;
-	long ms;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	ms = (deadline->tv_sec - now.tv_sec) * 1000 +
-	     (deadline->tv_nsec - now.tv_nsec) / 1000000;
-	return ms > 0 ? (int)ms : 0;
-}
-
 /* Read from @fd until @want bytes or a newline came, or the deadline. */
 static int read_until(int fd, char *buf, size_t len, size_t want,
 		      const struct timespec *deadline)
@@ -191,7 +156,7 @@ static int read_until(int fd, char *buf, size_t len, size_t want,
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		ssize_t n;
 
-		if (poll(&p, 1, ms_left(deadline)) <= 0)
+		if (poll(&p, 1, selftest__ms_left(deadline)) <= 0)
 			break;
 		n = read(fd, buf + got, len - 1 - got);
 		if (n < 0 && errno == EINTR)
@@ -294,7 +259,7 @@ static void forkcheck_run(struct forkcheck *fc)
 
 	fc->result = FORKCHECK_UNKNOWN;
 	fc->cached = false;
-	if (nop5_file_offset(&off)) {
+	if (selftest__file_offset((const void *)forkcheck_nop5, &off)) {
 		snprintf(fc->detail, sizeof(fc->detail),
 			 "cannot find the test function in /proc/self/maps");
 		return;
@@ -345,54 +310,13 @@ out:
 
 /* ---- the per-boot cache -------------------------------------------------- */
 
-#define CACHE_MAX	512		/* bytes: a bigger file is not ours */
 #define CACHE_MAGIC	"sds-bpf forkcheck 1"
-#define BOOT_ID_LEN	36		/* a UUID */
 
 static const char *const result_names[] = {
 	[FORKCHECK_FINE] = "fine",
 	[FORKCHECK_PROBLEM] = "problem",
 	[FORKCHECK_UNKNOWN] = "unknown",
 };
-
-static int boot_id(char *out)
-{
-	ssize_t n;
-	int fd;
-
-	fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, out, BOOT_ID_LEN);
-	close(fd);
-	if (n != BOOT_ID_LEN)
-		return -1;
-	out[BOOT_ID_LEN] = '\0';
-	return 0;
-}
-
-/* Read the cache at @path: never a symlink, FIFO or a big file. */
-static int cache_slurp(const char *path, char *buf)
-{
-	struct stat st;
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    st.st_size > CACHE_MAX) {
-		close(fd);
-		return -1;
-	}
-	n = read(fd, buf, CACHE_MAX);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	return 0;
-}
 
 /*
  * "sds-bpf forkcheck 1\nboot_id B\nresult R\ndetail D\n": true when it is
@@ -401,10 +325,10 @@ static int cache_slurp(const char *path, char *buf)
 static bool cache_read(const char *path, const char *boot,
 		       struct forkcheck *fc)
 {
-	char buf[CACHE_MAX + 1], *line, *save = NULL;
+	char buf[SELFTEST_CACHE_MAX + 1], *line, *save = NULL;
 	bool magic = false, same_boot = false, have_result = false;
 
-	if (cache_slurp(path, buf))
+	if (selftest__cache_slurp(path, buf))
 		return false;
 	fc->detail[0] = '\0';
 	for (line = strtok_r(buf, "\n", &save); line;
@@ -431,32 +355,23 @@ static bool cache_read(const char *path, const char *boot,
 static void cache_write(const char *path, const char *boot,
 			const struct forkcheck *fc)
 {
-	char tmp[PATH_MAX + 32], text[CACHE_MAX];
-	int fd, n;
+	char text[SELFTEST_CACHE_MAX];
+	int n;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.%d.new", path, (int)getpid()) >=
-	    (int)sizeof(tmp))
-		return;
 	n = snprintf(text, sizeof(text), CACHE_MAGIC "\nboot_id %s\nresult %s\ndetail %s\n",
 		     boot, result_names[fc->result], fc->detail);
 	if (n <= 0 || n >= (int)sizeof(text))
 		return;
-	/* Only root writes the run dir (ctl_dir_prepare): a leftover is ours. */
-	unlink(tmp);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return;
-	if (write(fd, text, (size_t)n) != n || close(fd) || rename(tmp, path))
-		unlink(tmp);
+	selftest__cache_write(path, text, (size_t)n);
 }
 
 void forkcheck__get(const char *run_dir, struct forkcheck *fc)
 {
-	char path[PATH_MAX], boot[BOOT_ID_LEN + 1];
+	char path[PATH_MAX], boot[SELFTEST_BOOT_ID_LEN + 1];
 	bool can_cache;
 
 	memset(fc, 0, sizeof(*fc));
-	can_cache = !boot_id(boot) &&
+	can_cache = !selftest__boot_id(boot) &&
 		    snprintf(path, sizeof(path), "%s/" FORKCHECK_FILE, run_dir) <
 		    (int)sizeof(path);
 	if (can_cache && cache_read(path, boot, fc))

@@ -333,8 +333,12 @@ class TestDir:
         self.state_dir = os.path.join(self.tmp, "state")
         os.mkdir(self.run_dir, 0o755)
         os.mkdir(self.state_dir, 0o755)
+        # DESIGN.md §3's probe costs, not this boot's (loader/calib.h):
+        # the same figures on every machine, and no measurement in each
+        # test's fresh run dir; t_budget and t_calib ask for measured ones.
         self.env = dict(os.environ, SDS_RUN_DIR=self.run_dir,
-                        SDS_STATE_DIR=self.state_dir)
+                        SDS_STATE_DIR=self.state_dir,
+                        SDS_PROBE_COSTS="design")
 
     def remove(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
