@@ -252,7 +252,7 @@ static void period_close(struct uplink *u, struct loader *l,
 		budget__hb_point(l, id, &st, hp);
 	}
 	doc = heartbeat_to_json(p->hb);
-	body = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	body = doc ? json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
 	json_decref(doc);
 	if (body)
 		queue_push(u, p->start, body);
