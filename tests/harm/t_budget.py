@@ -18,9 +18,13 @@ slow it down, pause it, or make an exact number of calls.
   (events: suspended, resumed) and counts exactly the 1000 calls of a
   burst;
 - --max-overhead 0: no limit, the estimate still shown;
-- --max-overhead out of range or not a number: one line, exit 1.
+- --max-overhead out of range or not a number: one line, exit 1;
+- with --admin, a real sds-admin's statistics show the point suspended
+  (with its estimate) from a heartbeat of the hot loop, and not
+  suspended once the loop pauses and the point has resumed.
 """
 
+import os
 import re
 import statistics
 import subprocess
@@ -288,3 +292,68 @@ def test_budget_bad_max_overhead(ctx):
            (1, "sds-bpf: bad --max-overhead '%s': expected a percentage of "
             "one CPU, 0..100 (up to 3 decimals; 0: no limit)\n" % bad, ""),
            "--max-overhead %r" % bad)
+
+
+ADMIN_TOKEN = "harm-t0ken"
+
+
+def start_admin(ctx):
+    """A real sds-admin on a free loopback port, killed at cleanup: its port."""
+    port = sdstest.free_port()
+    tok = sdstest.write_token(os.path.join(ctx.tmp, "token"), ADMIN_TOKEN)
+    argv = sdstest.admin_argv(sdstest.admin_path(), port,
+                              os.path.join(ctx.tmp, "sds.db"), tok)
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                         cwd=ctx.tmp, start_new_session=True)
+    ctx.others.append(p)
+
+    def healthy():
+        try:
+            return sdstest.http_request(port, "GET", "/healthz")[0] == 200
+        except OSError:
+            return False
+    sdstest.wait_until(healthy, time.time() + 10, "sds-admin: no /healthz")
+    st, doc = sdstest.http_request(
+        port, "POST", "/api/v1/groups/default/apps", {"name": "budget_loop"},
+        {"Authorization": "Bearer " + ADMIN_TOKEN})
+    eq(st, 201, "creating app budget_loop in the admin: %r" % doc)
+    return port, tok
+
+
+def admin_point_state(port, since):
+    """The admin's newest state of point hot in budget_loop's stats."""
+    st, doc = sdstest.http_request(
+        port, "GET", "/api/v1/groups/default/apps/budget_loop/stats?"
+        "from=%d&to=%d&step=10&point=hot" % (since, time.time() + 60),
+        headers={"Authorization": "Bearer " + ADMIN_TOKEN})
+    check(st == 200, "admin stats: status %d: %r" % (st, doc))
+    return doc["points"]["hot"]
+
+
+@test
+def test_budget_suspension_reaches_admin(ctx):
+    port, tok = start_admin(ctx)
+    since = int(time.time()) // 10 * 10 - 10
+    loop = Loop(ctx)
+    loop.cmd("pause")
+    sdstest.AttachProcess(ctx, ["--admin", "http://127.0.0.1:%d" % port,
+                                "--token-file", tok, "--state-dir",
+                                ctx.state_dir, loop.path,
+                                "hot=budget_fn:site=any"], "budget_loop")
+    loop.cmd("fast")
+    # A heartbeat leaves 2-9 s after its 10-s period ends.
+    pt = sdstest.wait_until(
+        lambda: (lambda p: p if p["suspended"] else None)(
+            admin_point_state(port, since)),
+        time.time() + 45, "the admin never showed point hot suspended")
+    check(pt["overhead_pct"] > 5, "admin: suspended at %r%%, not over 5%%"
+          % pt["overhead_pct"])
+    seen = pt["as_of"]
+    loop.cmd("pause")
+    pt = sdstest.wait_until(
+        lambda: (lambda p: p if p["as_of"] > seen and not p["suspended"]
+                 else None)(admin_point_state(port, since)),
+        time.time() + 45, "the admin never showed point hot resumed")
+    eq((pt["suspended"], pt["overhead_pct"]), (False, 0),
+       "admin after the loop paused: suspended, overhead_pct")
