@@ -407,35 +407,38 @@ static __always_inline struct sds_frames *frames_current(__u32 *depth)
 	return fr;
 }
 
+/* The entry of a function point (the cookie) whose end is seen as @kind. */
+static __always_inline int function_enter(struct pt_regs *ctx,
+					  enum sds_frame_kind kind)
+{
+	__u32 point = bpf_get_attach_cookie(ctx);
+
+	if (point < SDS_MAX_POINTS)
+		call_enter(point, bpf_ktime_get_ns(), PT_REGS_SP(ctx), kind);
+	return 0;
+}
+
+/* Paired with a uretprobe, sds_leave. */
 SEC("uprobe")
 int sds_enter(struct pt_regs *ctx)
 {
-	__u32 point = bpf_get_attach_cookie(ctx);
-
-	if (point < SDS_MAX_POINTS)
-		call_enter(point, bpf_ktime_get_ns(), PT_REGS_SP(ctx),
-			   SDS_FRAME_PAIR);
-	return 0;
+	return function_enter(ctx, SDS_FRAME_PAIR);
 }
 
-/* The entry of a function point whose every ret has an sds_exit probe. */
+/* Paired with an sds_exit probe on each of the function's rets. */
 SEC("uprobe")
 int sds_enter_exits(struct pt_regs *ctx)
 {
-	__u32 point = bpf_get_attach_cookie(ctx);
-
-	if (point < SDS_MAX_POINTS)
-		call_enter(point, bpf_ktime_get_ns(), PT_REGS_SP(ctx),
-			   SDS_FRAME_EXITS);
-	return 0;
+	return function_enter(ctx, SDS_FRAME_EXITS);
 }
 
 /*
- * A function point in a TARGET that can unwind (C++, Rust): a uretprobe
- * there plants the kernel's trampoline, which has no unwind information,
- * in the return slot, and an exception thrown through the call ends in
- * std::terminate (docs/UNWIND.md).  Such a point counts its visits only:
- * no frame, so no latency, no concurrency and no exits.
+ * A function point with no probe on its end: in a Go binary (its runtime
+ * walks and moves stacks), or in a TARGET that can unwind where not every
+ * exit of the function can be found (loader/exits.c; a uretprobe there
+ * would turn an exception through it into std::terminate, docs/UNWIND.md).
+ * It counts its visits only: no frame, so no latency, no concurrency and
+ * no exits.
  */
 SEC("uprobe")
 int sds_enter_only(struct pt_regs *ctx)

@@ -233,34 +233,11 @@ static int attach_all(struct probes *pr, pid_t pid, struct calib_links *ls,
 	return 0;
 }
 
-/* Fork the helper with its two pipes; its pid, or -1. */
-static pid_t helper_start(int *go, int *rep)
+/* The helper, forked without exec: helper() never returns. */
+static void helper_child(int in, int out, void *arg)
 {
-	int to[2], from[2];
-	pid_t pid;
-
-	if (pipe2(to, O_CLOEXEC))
-		return -1;
-	if (pipe2(from, O_CLOEXEC)) {
-		close(to[0]);
-		close(to[1]);
-		return -1;
-	}
-	pid = fork();
-	if (pid == 0) {
-		close(to[1]);
-		close(from[0]);
-		helper(to[0], from[1]);
-	}
-	close(to[0]);
-	close(from[1]);
-	*go = to[1];
-	*rep = from[0];
-	if (pid < 0) {
-		close(to[1]);
-		close(from[0]);
-	}
-	return pid;
+	(void)arg;
+	helper(in, out);
 }
 
 /* Start the helper, probe it, let it run: its rounds into @rounds. */
@@ -276,7 +253,7 @@ static int run_helper(struct probes *pr,
 	memset(&ls, 0, sizeof(ls));
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += CALIB_TIMEOUT_MS / 1000;
-	pid = helper_start(&go, &rep);
+	pid = selftest__spawn(&go, &rep, helper_child, NULL);
 	if (pid < 0) {
 		snprintf(why, whylen, "starting the helper: %s", strerror(errno));
 		return -1;

@@ -172,41 +172,31 @@ static int read_until(int fd, char *buf, size_t len, size_t want,
 	return (int)got;
 }
 
-/* fork + exec the helper, its stdin and stdout our pipes; its pid or -1. */
+/*
+ * The helper: `sds-bpf __forkcheck` exec'ed, its stdin and stdout the
+ * pipes, in its own process group, so its child is killed with it.
+ */
+static void helper_exec(int in, int out, void *arg)
+{
+	int null = open("/dev/null", O_WRONLY);
+
+	(void)arg;
+	setpgid(0, 0);
+	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
+	    (null >= 0 && dup2(null, 2) < 0))
+		_exit(127);
+	execl("/proc/self/exe", "sds-bpf", FORKCHECK_CMD, (char *)NULL);
+	_exit(127);
+}
+
+/* The helper started; its pid or -1. */
 static pid_t helper_start(int *go, int *rep)
 {
-	int to[2], from[2];
-	pid_t pid;
+	pid_t pid = selftest__spawn(go, rep, helper_exec, NULL);
 
-	if (pipe2(to, O_CLOEXEC))
-		return -1;
-	if (pipe2(from, O_CLOEXEC)) {
-		close(to[0]);
-		close(to[1]);
-		return -1;
-	}
-	pid = fork();
-	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-
-		/* Its own group: its child is killed with it. */
-		setpgid(0, 0);
-		if (dup2(to[0], 0) < 0 || dup2(from[1], 1) < 0 ||
-		    (null >= 0 && dup2(null, 2) < 0))
-			_exit(127);
-		execl("/proc/self/exe", "sds-bpf", FORKCHECK_CMD, (char *)NULL);
-		_exit(127);
-	}
+	/* Also here: the group must exist before we signal it. */
 	if (pid > 0)
 		setpgid(pid, pid);
-	close(to[0]);
-	close(from[1]);
-	*go = to[1];
-	*rep = from[0];
-	if (pid < 0) {
-		close(to[1]);
-		close(from[0]);
-	}
 	return pid;
 }
 

@@ -106,3 +106,34 @@ int selftest__ms_left(const struct timespec *deadline)
 	     (deadline->tv_nsec - now.tv_nsec) / 1000000;
 	return ms > 0 ? (int)ms : 0;
 }
+
+pid_t selftest__spawn(int *go, int *rep,
+		      void (*child)(int in, int out, void *arg), void *arg)
+{
+	int to[2], from[2];
+	pid_t pid;
+
+	if (pipe2(to, O_CLOEXEC))
+		return -1;
+	if (pipe2(from, O_CLOEXEC)) {
+		close(to[0]);
+		close(to[1]);
+		return -1;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(to[1]);
+		close(from[0]);
+		child(to[0], from[1], arg);
+		_exit(127);
+	}
+	close(to[0]);
+	close(from[1]);
+	*go = to[1];
+	*rep = from[0];
+	if (pid < 0) {
+		close(to[1]);
+		close(from[0]);
+	}
+	return pid;
+}

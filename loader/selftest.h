@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #define SELFTEST_BOOT_ID_LEN	36	/* a UUID */
@@ -35,6 +36,15 @@ void selftest__cache_write(const char *path, const char *text, size_t n);
 
 /* File offset in our executable of the code at @addr; 0 or -1. */
 int selftest__file_offset(const void *addr, uint64_t *off);
+
+/*
+ * Fork a helper that talks over two pipes: @child(in, out, @arg) runs in
+ * the child on the pipes' other ends and never returns.  Ours: @go to
+ * write to it, @rep to read its report.  Its pid, or -1 (no pipe left
+ * open).
+ */
+pid_t selftest__spawn(int *go, int *rep,
+		      void (*child)(int in, int out, void *arg), void *arg);
 
 /* Milliseconds until @deadline (CLOCK_MONOTONIC), 0 when past. */
 int selftest__ms_left(const struct timespec *deadline);
