@@ -424,7 +424,7 @@ def histogram_3ms_in_bucket_21(ctx):
     path = ctx.copy("target_pie")
     t = ctx.start(path)
     ctx.attach([path, "work=work"], "target_pie")
-    t.cmd("work %d 0 %d 3" % (k, k))
+    took = [int(x) for x in t.cmd("work %d 0 %d 3" % (k, k))[-1].split()[1:]]
     assert_counts(ctx, "target_pie", "work", k, 0, 0)
     r = ctx.sds(["hist", "--app", "target_pie", "work", "--json"])
     check(r.rc == 0, "hist --json: %r" % r)
@@ -435,9 +435,19 @@ def histogram_3ms_in_bucket_21(ctx):
     check(isinstance(b, list) and len(b) == 64,
           "hist buckets: want 64 counts, got %r" % b)
     nz = {i: c for i, c in enumerate(b) if c}
-    check(b[21] == k and sum(b) == k,
-          "want all %d calls of 3 ms in bucket 21 ([2^21, 2^22) ns), got "
-          "non-zero buckets %r" % (k, nz))
+    # A probe's latency lies within the call as the caller timed it: when
+    # the slowest call took under 2^22 ns (a scheduler's delay can push a
+    # 3-ms sleep past 4.19 ms on a busy machine), all are in bucket 21.
+    check(took[0] >= 3000000, "target: a 3-ms call took %d ns" % took[0])
+    if took[1] < 2 ** 22:
+        check(b[21] == k and sum(b) == k,
+              "want all %d calls of 3 ms in bucket 21 ([2^21, 2^22) ns), "
+              "got non-zero buckets %r" % (k, nz))
+    else:
+        log("the slowest call took %d ns: it may be in bucket 22" % took[1])
+        check(b[21] + b[22] == k and sum(b) == k and b[21] >= 1,
+              "want %d calls of 3 ms in buckets 21-22 (one took %d ns), got "
+              "non-zero buckets %r" % (k, took[1], nz))
     p = get_point(ctx.stats("target_pie"), "work")
     p50 = p["latency_ns"].get("p50")
     check(isinstance(p50, (int, float)) and 2 ** 21 <= p50 < 2 ** 22,

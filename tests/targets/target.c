@@ -11,7 +11,9 @@
  *   work N E T MS     call work() N times: the first E calls return a
  *                     negative int, the last T calls sleep MS ms, the
  *                     others return 0 at once (E and T may overlap when
- *                     E + T > N)
+ *                     E + T > N); prints "took MIN MAX", the shortest and
+ *                     longest call in ns as the caller timed it (around
+ *                     the probes too: a probe's latency lies within)
  *   libwork N E T MS  the same through lib_work() in libsdstarget.so
  *                     (only in the build made with -DWITH_LIB)
  *   recurse D         call recurse() D deep (D calls of recurse in all)
@@ -145,14 +147,31 @@ static int run_forkwork(long n)
 	return 0;
 }
 
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 static void run_work(int (*fn)(int, int), long n, long e, long t, int ms)
 {
+	long long lo = -1, hi = 0;
+
 	for (long i = 0; i < n; i++) {
 		int fail = i < e;
 		int slow = i >= n - t;
+		long long t0 = now_ns(), d;
 
 		fn(fail, slow ? ms : 0);
+		d = now_ns() - t0;
+		if (lo < 0 || d < lo)
+			lo = d;
+		if (d > hi)
+			hi = d;
 	}
+	printf("took %lld %lld\n", lo < 0 ? 0 : lo, hi);
 }
 
 struct thread_arg {
