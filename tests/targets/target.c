@@ -199,11 +199,19 @@ static void *nap_main(void *p)
 	return NULL;
 }
 
+/*
+ * jumper() is called with 512 bytes more stack below it than run_work()
+ * has, so a later call of work() enters above jumper's abandoned frame:
+ * the thread has visibly left it (bpf/sds.bpf.c, frames_unwind()).
+ */
 static __attribute__((noinline)) void run_longjmp(long n)
 {
+	volatile char pad[512];
+
+	pad[0] = 0;
 	for (volatile long i = 0; i < n; i++)
 		if (!setjmp(jenv))
-			jumper(1);
+			jumper(pad[0] + 1);
 }
 
 /* K threads running @fn(@arg), joined.  -1 if one could not start. */
