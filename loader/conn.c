@@ -17,20 +17,23 @@
 #include <jansson.h>
 #include "loader.h"
 
+char *conn__reply(json_t *o)
+{
+	char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+
+	json_decref(o);
+	return s;
+}
+
 char *conn__error(const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
-	json_t *o;
-	char *s;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	o = json_pack("{s:s}", "error", msg);
-	s = o ? json_dumps(o, JSON_COMPACT) : NULL;
-	json_decref(o);
-	return s;
+	return conn__reply(json_pack("{s:s}", "error", msg));
 }
 
 /* ---- buffers ------------------------------------------------------------ */

@@ -201,6 +201,9 @@ short conn_io__events(const struct conn_io *io);
 int conn_io__queue(struct conn_io *io, char *reply, uint64_t now_ns);
 int conn_io__flush(struct conn_io *io, int fd, const int *fds, int nfds);
 void conn_io__free(struct conn_io *io);
+/* A reply: @o as one compact JSON line (malloc'ed; NULL on failure); @o is freed. */
+char *conn__reply(json_t *o);
+/* A reply: {"error": printf(@fmt, ...)}. */
 char *conn__error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* session.c (session__init_all and session__close_all do conn.c's table too) */

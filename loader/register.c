@@ -328,14 +328,11 @@ void register__release(struct loader *l, int file)
 char *register__reply(struct loader *l, int slot)
 {
 	json_t *o;
-	char *s;
 
 	/* The fds follow in this order: flags (read-only), cells. */
 	o = json_pack("{s:i, s:I, s:I, s:i, s:I, s:I}", "slot", slot,
 		      "key", (json_int_t)l->key, "epoch", (json_int_t)l->epoch,
 		      "layout", SDS_FLAGS_LAYOUT, "size", (json_int_t)l->flags.size,
 		      "cells_size", (json_int_t)l->flags.cells_size);
-	s = o ? json_dumps(o, JSON_COMPACT) : NULL;
-	json_decref(o);
-	return s;
+	return conn__reply(o);
 }

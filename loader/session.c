@@ -148,7 +148,7 @@ static char *session_point(struct loader *l, struct session *s, const char *name
 	}
 	if (l->probes.pts[id].kind != POINT_GUARD)
 		return conn__error("'%s' is a function point of this loader", name);
-	return json_dumps(json_pack("{s:i}", "id", id), JSON_COMPACT);
+	return conn__reply(json_pack("{s:i}", "id", id));
 }
 
 static char *session_request(struct loader *l, struct session *s, const char *req)

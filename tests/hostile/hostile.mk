@@ -20,7 +20,16 @@ $(HOSTILE_DIR)/%: tests/hostile/%.c $(BUILD)/lib/libsds.a $(BUILD)/include/sds.h
 	$(CC) -O2 -g -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -I$(BUILD)/include \
 		-Ibpf -Iuserspace -Icommon -o $@ $< $(BUILD)/lib/libsds.a -lpthread
 
+# The loader under ASan/LSan/UBSan (t_asan.py): a leak or a bad access in
+# what a client makes it do fails the suite.  SAN, CPPFLAGS, WARN and the
+# source lists come from the root Makefile.
+LOADER_ASAN := $(BUILD)/test/sds-bpf-asan
+$(LOADER_ASAN): $(COMMON_SRCS) $(LOADER_SRCS) $(GEN)/sds.skel.h $(wildcard common/*.h loader/*.h bpf/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O1 -g $(WARN) -std=gnu11 $(SAN) -o $@ \
+		$(COMMON_SRCS) $(LOADER_SRCS) $(LOADER_LIBS)
+
 .PHONY: hostile-bins hostile-tests
-hostile-bins: $(HOSTILE_BINS)
+hostile-bins: $(HOSTILE_BINS) $(LOADER_ASAN)
 hostile-tests: all hostile-bins
 	$(PYTHON) tests/hostile/run.py

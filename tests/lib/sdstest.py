@@ -522,7 +522,7 @@ class AttachProcess:
     READY_TIMEOUT = 10.0
 
     def __init__(self, ctx, args, app, group="default", wait=True,
-                 stale_inode=None):
+                 stale_inode=None, binary=None):
         self.ctx = ctx
         self.args = args
         self.app = app
@@ -533,7 +533,7 @@ class AttachProcess:
         self.sock = sock_path(ctx.run_dir, group, app)
         log("sds-bpf attach " + " ".join(args))
         with open(self.outpath, "wb") as o, open(self.errpath, "wb") as e:
-            self.p = subprocess.Popen([SDS, "attach"] + args, stdout=o,
+            self.p = subprocess.Popen([binary or SDS, "attach"] + args, stdout=o,
                                       stderr=e, stdin=subprocess.DEVNULL,
                                       env=ctx.env, cwd=ctx.tmp,
                                       start_new_session=True)
