@@ -83,21 +83,23 @@ class Ctx:
             p.errfile.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
 
-    def sock(self):
-        return sdstest.sock_path(self.env["SDS_RUN_DIR"], GROUP, APP)
+    def sock(self, group=GROUP, app=APP):
+        return sdstest.sock_path(self.env["SDS_RUN_DIR"], group, app)
 
-    def attach(self, *extra):
-        p = self.spawn([SDS, "attach", "--app", APP, "--socket-mode", "0666"]
+    def attach(self, *extra, group=GROUP, app=APP):
+        p = self.spawn([SDS, "attach", "--group", group, "--app", app,
+                        "--socket-mode", "0666"]
                        + list(extra) + [APPBIN], stdout=subprocess.DEVNULL)
-        wait_until(lambda: os.path.exists(self.sock()) or p.poll() is not None,
+        wait_until(lambda: (os.path.exists(self.sock(group, app)) or
+                            p.poll() is not None),
                    time.time() + READY_TIMEOUT, "loader never served")
         if p.poll() is not None:
             p.errfile.seek(0)
             raise Fail("loader exited: " + p.errfile.read().strip())
         return p
 
-    def app(self):
-        p = self.spawn([APPBIN, GROUP, APP, POINT], stdin=subprocess.PIPE,
+    def app(self, group=GROUP, app=APP):
+        p = self.spawn([APPBIN, group, app, POINT], stdin=subprocess.PIPE,
                        stdout=subprocess.PIPE)
         eq(p.stdout.readline().strip(), "ready", "drillapp start")
         return p
@@ -111,11 +113,12 @@ class Ctx:
                        r.returncode, r.stderr.strip()))
         return r
 
-    def stats(self):
-        return json.loads(self.sds("stats", "--app", APP, "--json").stdout)
+    def stats(self, group=GROUP, app=APP):
+        return json.loads(self.sds("stats", "--group", group, "--app", app,
+                                   "--json").stdout)
 
-    def point(self, name=POINT):
-        for p in self.stats()["points"]:
+    def point(self, name=POINT, group=GROUP, app=APP):
+        for p in self.stats(group, app)["points"]:
             if p["name"] == name:
                 return p
         raise Fail("no point %s in stats" % name)
