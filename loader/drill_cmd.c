@@ -3,7 +3,8 @@
  * drill_cmd.c - `sds-bpf drill`: start or stop a fault drill at a guard
  * point of a running app (DESIGN.md §5).  The loader checks that the
  * caller is root; this checks everything it can before asking, so that
- * bad input gets its message without a loader.
+ * bad input gets its message without a loader, and it chooses the one
+ * loader the drill is for before any loader is sent it.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -25,6 +26,105 @@ static const char drill_usage[] =
 "downgrades) or sleeps N ms first (--delay-ms), for S seconds; then the\n"
 "drill ends by itself.  --stop ends it now.  Needs root.\n";
 
+#define DRILL_MAX_APPS	256	/* loaders looked at, as the query commands */
+#define DRILL_LIST_MAX	8	/* apps named in the "several" message */
+
+/* "several apps" in one line: what matched, the first few, what to add. */
+static void drill_several(const char *group, const char *app,
+			  const struct ctl_app *live, int n)
+{
+	char list[DRILL_LIST_MAX * (2 * SDS_NAME_MAX + 4) + 32], what[96];
+	size_t len = 0;
+	int i;
+
+	for (i = 0; i < n && i < DRILL_LIST_MAX; i++)
+		len += snprintf(list + len, sizeof(list) - len, "%s%s/%s",
+				i ? ", " : "", live[i].group, live[i].app);
+	if (n > DRILL_LIST_MAX)
+		snprintf(list + len, sizeof(list) - len, ", and %d more",
+			 n - DRILL_LIST_MAX);
+	if (group && !app)
+		snprintf(what, sizeof(what), "are attached in group '%s'", group);
+	else if (app && !group)
+		snprintf(what, sizeof(what), "named '%s' are attached", app);
+	else
+		snprintf(what, sizeof(what), "are attached");
+	cmd_err("drill: %d apps %s (%s): name one with %s", n, what, list,
+		app ? "--group" : group ? "--app" : "--app (and --group)");
+}
+
+/*
+ * The one live loader that @group and @app (NULL: any) name, into @one;
+ * -1 after a one-line message when there is none or several.  Choosing
+ * sends only "info": a drill must reach no loader unless it reaches the
+ * one it names (issue 11: it started on the first loader found, then the
+ * command failed).  Sockets whose loader died are skipped.
+ */
+static int drill_resolve(const char *group, const char *app, struct ctl_app *one)
+{
+	struct ctl_app *apps;
+	int n, i, live = 0;
+
+	apps = calloc(DRILL_MAX_APPS, sizeof(*apps));
+	if (!apps)
+		return cmd_err("drill: out of memory");
+	n = ctl_find(group, app, apps, DRILL_MAX_APPS);
+	for (i = 0; i < n; i++) {
+		char *r = ctl_request(apps[i].sock, "info");
+
+		if (r)
+			apps[live++] = apps[i];
+		free(r);
+	}
+	if (live == 1)
+		*one = apps[0];
+	else if (live > 1)
+		drill_several(group, app, apps, live);
+	else if (app)
+		cmd_err("drill: app '%s'%s%s%s is not attached (no loader serving it in %s)",
+			app, group ? " in group '" : "", group ? group : "",
+			group ? "'" : "", ctl_run_dir());
+	else if (group)
+		cmd_err("drill: no app is attached in group '%s' (no loader in %s)",
+			group, ctl_run_dir());
+	else
+		cmd_err("drill: no app is attached (no loader in %s)", ctl_run_dir());
+	free(apps);
+	return live == 1 ? 0 : -1;
+}
+
+/* What the options ask for, before it becomes a request line. */
+struct drill_opts {
+	long delay_ms;		/* -1: no --delay-ms */
+	long ratio;
+	long for_s;		/* -1: no --for */
+	bool error, stop, ratio_set;
+};
+
+/* The control socket's request for @o at @point; -1 after a message. */
+static int drill_req(const struct drill_opts *o, const char *point,
+		     char *req, size_t len)
+{
+	if (!sds_name_valid(point))
+		return cmd_err("drill: bad point name '%s': use 1-64 of [A-Za-z0-9_-]", point);
+	if (o->stop) {
+		if (o->error || o->delay_ms >= 0 || o->ratio_set || o->for_s >= 0)
+			return cmd_err("drill: --stop takes no --error, --delay-ms, --ratio or --for");
+		snprintf(req, len, "drill %s stop", point);
+		return 0;
+	}
+	if (o->error && o->delay_ms >= 0)
+		return cmd_err("drill: --error and --delay-ms exclude each other: give one");
+	if (!o->error && o->delay_ms < 0)
+		return cmd_err("drill: give --error or --delay-ms N (or --stop)");
+	if (o->for_s < 0)
+		return cmd_err("drill: --for S is required: a drill always ends by itself");
+	snprintf(req, len, "drill %s %s %ld %ld %ld", point,
+		 o->error ? "error" : "delay", o->ratio,
+		 o->error ? 0 : o->delay_ms, o->for_s);
+	return 0;
+}
+
 int do_drill(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -38,10 +138,10 @@ int do_drill(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	const char *group = NULL, *app = NULL, *point;
-	long delay_ms = -1, ratio = 100, for_s = -1;
-	bool error = false, stop = false, ratio_set = false;
+	struct drill_opts o = { .delay_ms = -1, .ratio = 100, .for_s = -1 };
+	const char *group = NULL, *app = NULL;
 	char req[CTL_REQ_MAX];
+	struct ctl_app one;
 	json_t *r;
 	int c;
 
@@ -59,26 +159,26 @@ int do_drill(int argc, char **argv)
 			app = optarg;
 			break;
 		case 'e':
-			error = true;
+			o.error = true;
 			break;
 		case 'd':
-			if (cmd_parse_long(optarg, 1, DRILL_MAX_DELAY_MS, &delay_ms))
+			if (cmd_parse_long(optarg, 1, DRILL_MAX_DELAY_MS, &o.delay_ms))
 				return cmd_err("drill: bad --delay-ms '%s': expected milliseconds 1..%d",
 					       optarg, DRILL_MAX_DELAY_MS), 1;
 			break;
 		case 'r':
-			if (cmd_parse_long(optarg, 0, 100, &ratio))
+			if (cmd_parse_long(optarg, 0, 100, &o.ratio))
 				return cmd_err("drill: bad --ratio '%s': expected a percentage 0..100",
 					       optarg), 1;
-			ratio_set = true;
+			o.ratio_set = true;
 			break;
 		case 'f':
-			if (cmd_parse_long(optarg, 1, DRILL_MAX_S, &for_s))
+			if (cmd_parse_long(optarg, 1, DRILL_MAX_S, &o.for_s))
 				return cmd_err("drill: bad --for '%s': expected seconds 1..%d",
 					       optarg, DRILL_MAX_S), 1;
 			break;
 		case 's':
-			stop = true;
+			o.stop = true;
 			break;
 		case 'h':
 			fputs(drill_usage, stdout);
@@ -89,26 +189,14 @@ int do_drill(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return cmd_err("drill: missing POINT (see sds-bpf drill --help)"), 1;
-	point = argv[optind++];
-	if (optind < argc)
-		return cmd_err("drill: unexpected argument '%s'", argv[optind]), 1;
-	if (!sds_name_valid(point))
-		return cmd_err("drill: bad point name '%s': use 1-64 of [A-Za-z0-9_-]", point), 1;
-	if (stop) {
-		if (error || delay_ms >= 0 || ratio_set || for_s >= 0)
-			return cmd_err("drill: --stop takes no --error, --delay-ms, --ratio or --for"), 1;
-		snprintf(req, sizeof(req), "drill %s stop", point);
-	} else {
-		if (error && delay_ms >= 0)
-			return cmd_err("drill: --error and --delay-ms exclude each other: give one"), 1;
-		if (!error && delay_ms < 0)
-			return cmd_err("drill: give --error or --delay-ms N (or --stop)"), 1;
-		if (for_s < 0)
-			return cmd_err("drill: --for S is required: a drill always ends by itself"), 1;
-		snprintf(req, sizeof(req), "drill %s %s %ld %ld %ld", point,
-			 error ? "error" : "delay", ratio, error ? 0 : delay_ms, for_s);
-	}
-	r = cmd_ask(group, app, req);
+	if (optind + 1 < argc)
+		return cmd_err("drill: unexpected argument '%s'", argv[optind + 1]), 1;
+	if (drill_req(&o, argv[optind], req, sizeof(req)))
+		return 1;
+	if (drill_resolve(group, app, &one))
+		return 1;
+	/* Exactly one socket has this group and app: the one just chosen. */
+	r = cmd_ask(one.group, one.app, req);
 	if (!r)
 		return 1;
 	json_decref(r);

@@ -83,21 +83,23 @@ class Ctx:
             p.errfile.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
 
-    def sock(self):
-        return sdstest.sock_path(self.env["SDS_RUN_DIR"], GROUP, APP)
+    def sock(self, group=GROUP, app=APP):
+        return sdstest.sock_path(self.env["SDS_RUN_DIR"], group, app)
 
-    def attach(self, *extra):
-        p = self.spawn([SDS, "attach", "--app", APP, "--socket-mode", "0666"]
+    def attach(self, *extra, group=GROUP, app=APP):
+        p = self.spawn([SDS, "attach", "--group", group, "--app", app,
+                        "--socket-mode", "0666"]
                        + list(extra) + [APPBIN], stdout=subprocess.DEVNULL)
-        wait_until(lambda: os.path.exists(self.sock()) or p.poll() is not None,
+        wait_until(lambda: (os.path.exists(self.sock(group, app)) or
+                            p.poll() is not None),
                    time.time() + READY_TIMEOUT, "loader never served")
         if p.poll() is not None:
             p.errfile.seek(0)
             raise Fail("loader exited: " + p.errfile.read().strip())
         return p
 
-    def app(self):
-        p = self.spawn([APPBIN, GROUP, APP, POINT], stdin=subprocess.PIPE,
+    def app(self, group=GROUP, app=APP):
+        p = self.spawn([APPBIN, group, app, POINT], stdin=subprocess.PIPE,
                        stdout=subprocess.PIPE)
         eq(p.stdout.readline().strip(), "ready", "drillapp start")
         return p
@@ -111,11 +113,12 @@ class Ctx:
                        r.returncode, r.stderr.strip()))
         return r
 
-    def stats(self):
-        return json.loads(self.sds("stats", "--app", APP, "--json").stdout)
+    def stats(self, group=GROUP, app=APP):
+        return json.loads(self.sds("stats", "--group", group, "--app", app,
+                                   "--json").stdout)
 
-    def point(self, name=POINT):
-        for p in self.stats()["points"]:
+    def point(self, name=POINT, group=GROUP, app=APP):
+        for p in self.stats(group, app)["points"]:
             if p["name"] == name:
                 return p
         raise Fail("no point %s in stats" % name)
@@ -277,6 +280,122 @@ def test_bad_input(ctx):
 
 
 # ---------------------------------------------------------------------------
+# Which app a drill goes to (issue 11)
+
+def drills_running(ctx, apps):
+    """{"group/app": [(point, drill kind)...]} of every point of every
+    loader in @apps whose stats show a drill."""
+    out = {}
+    for g, a in apps:
+        out["%s/%s" % (g, a)] = [(p["name"], p["drill"]["kind"])
+                                 for p in ctx.stats(g, a)["points"]
+                                 if p["drill"] is not None]
+    return out
+
+
+def refused(ctx, args, want, apps, running, what):
+    """`sds-bpf drill ARGS` exits 1 with the one line @want on stderr, and
+    afterwards the drills of @apps are exactly @running (nothing sent)."""
+    r = ctx.sds("drill", *args, ok=False)
+    eq(r.returncode, 1, "%s: exit status" % what)
+    eq(drills_running(ctx, apps), running, "%s: drills afterwards" % what)
+    eq(r.stderr, "sds-bpf: " + want + "\n", "%s: stderr" % what)
+    eq(r.stdout, "", "%s: stdout" % what)
+
+
+def test_app_choice_several_loaders(ctx):
+    """With several loaders, a drill that does not name exactly one app
+    (start or --stop) is refused with one line listing the candidates,
+    and no loader gets it; one named by --app or --app/--group gets it
+    alone."""
+    apps = [(GROUP, APP), (GROUP, APP + "2"), ("other", APP)]
+    procs = {}
+    for g, a in apps:
+        ctx.attach(group=g, app=a)
+        procs[g, a] = ctx.app(group=g, app=a)
+    none = {"%s/%s" % ga: [] for ga in apps}
+    start = [POINT, "--error", "--for", "60"]
+    every = "default/drillapp, default/drillapp2, other/drillapp"
+    cases = [
+        ([], "drill: 3 apps are attached (%s): name one with --app "
+         "(and --group)" % every),
+        (["--group", GROUP], "drill: 2 apps are attached in group 'default' "
+         "(default/drillapp, default/drillapp2): name one with --app"),
+        (["--app", APP], "drill: 2 apps named 'drillapp' are attached "
+         "(default/drillapp, other/drillapp): name one with --group"),
+    ]
+    for sel, want in cases:
+        refused(ctx, sel + start, want, apps, none, "drill start %s" % sel)
+    for g, a in apps:
+        eq(run_calls(procs[g, a], 100)["pass"], 100,
+           "%s/%s: calls pass after the refused drills" % (g, a))
+    # Named alone, by --app (unique across groups) or --app and --group.
+    ctx.sds("drill", "--app", APP + "2", *start)
+    ctx.sds("drill", "--group", "other", "--app", APP, POINT, "--delay-ms",
+            "1", "--for", "60")
+    both = dict(none)
+    both["default/drillapp2"] = [(POINT, "error")]
+    both["other/drillapp"] = [(POINT, "delay")]
+    eq(drills_running(ctx, apps), both, "drills after two named starts")
+    eq(run_calls(procs[GROUP, APP + "2"], 100)["fault"], 100,
+       "default/drillapp2: every call faults")
+    eq(run_calls(procs[GROUP, APP], 100)["pass"], 100,
+       "default/drillapp: every call passes")
+    # --stop that names no single app stops nothing.
+    for sel, want in cases:
+        refused(ctx, sel + [POINT, "--stop"], want, apps, both,
+                "drill --stop %s" % sel)
+    ctx.sds("drill", "--app", APP + "2", POINT, "--stop")
+    ctx.sds("drill", "--group", "other", "--app", APP, POINT, "--stop")
+    eq(drills_running(ctx, apps), none, "drills after the named stops")
+
+
+def test_app_choice_bad_input(ctx):
+    """An --app or --group that names no live loader (none at all, a
+    name no loader serves, a dead loader's socket) is refused with one
+    line and nothing is sent; a dead loader's socket does not make the
+    one live loader ambiguous."""
+    run = ctx.env["SDS_RUN_DIR"]
+    start = [POINT, "--error", "--for", "60"]
+    r = ctx.sds("drill", *start, ok=False)
+    eq((r.returncode, r.stderr), (1, "sds-bpf: drill: no app is attached "
+                                  "(no loader in %s)\n" % run),
+       "drill with no loader at all")
+    ctx.attach()
+    a = ctx.app()
+    # A loader killed by SIGKILL leaves its socket: bound, never served.
+    ghost = socket.socket(socket.AF_UNIX)
+    ghost.bind(ctx.sock(GROUP, "ghost"))
+    ghost.close()
+    apps = [(GROUP, APP)]
+    none = {"default/drillapp": []}
+    cases = [
+        (["--app", "nosuch"], "drill: app 'nosuch' is not attached "
+         "(no loader serving it in %s)" % run),
+        (["--app", "ghost"], "drill: app 'ghost' is not attached "
+         "(no loader serving it in %s)" % run),
+        (["--group", "nosuch"], "drill: no app is attached in group "
+         "'nosuch' (no loader in %s)" % run),
+        (["--group", "nosuch", "--app", APP], "drill: app 'drillapp' in "
+         "group 'nosuch' is not attached (no loader serving it in %s)" % run),
+        (["--app", "bad!"], "bad --app 'bad!': use 1-64 of [A-Za-z0-9_-]"),
+        (["--group", "bad!"], "bad --group 'bad!': use 1-64 of "
+         "[A-Za-z0-9_-]"),
+    ]
+    for sel, want in cases:
+        refused(ctx, sel + start, want, apps, none, "drill start %s" % sel)
+        refused(ctx, sel + [POINT, "--stop"], want, apps, none,
+                "drill --stop %s" % sel)
+    eq(run_calls(a, 100)["pass"], 100, "calls pass after the refused drills")
+    ctx.sds("drill", *start)
+    eq(drills_running(ctx, apps), {"default/drillapp": [(POINT, "error")]},
+       "the one live loader beside a dead one's socket gets the drill")
+    eq(run_calls(a, 100)["fault"], 100, "every call faults")
+    ctx.sds("drill", POINT, "--stop")
+    eq(drills_running(ctx, apps), none, "drills after --stop")
+
+
+# ---------------------------------------------------------------------------
 # sds-admin
 
 class Admin:
@@ -417,6 +536,7 @@ def test_admin_stop_reaches_loader(ctx):
 
 TESTS = [test_error_ratio_two_processes, test_delay_p50_and_timeout,
          test_stop_and_expiry, test_bad_input,
+         test_app_choice_several_loaders, test_app_choice_bad_input,
          test_admin_drill_reaches_loader_and_expires_without_admin,
          test_admin_stop_reaches_loader]
 
