@@ -135,6 +135,8 @@ int uplink__init(struct uplink *u, const char *urls, const char *token_file,
 	clock_gettime(CLOCK_REALTIME, &real);
 	u->wall_offset = wall_offset;
 	u->closed_upto = ((int64_t)real.tv_sec / 10) * 10;
+	/* The histograms are all zero at attach: the first period's base. */
+	u->mark_at = u->closed_upto;
 	u->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	pthread_mutex_init(&u->lock, NULL);
 	pthread_cond_init(&u->cond, NULL);
@@ -226,7 +228,11 @@ static void queue_push(struct uplink *u, int64_t start, char *body)
 	pthread_mutex_unlock(&u->lock);
 }
 
-/* Close period @p: latency histograms since the last close, then queue. */
+/*
+ * Close period @p: its latency histograms are what the calls that ended
+ * between its first tick and the next period's added (hist_mark() took
+ * the latter in this tick or before), then queue it.
+ */
 static void period_close(struct uplink *u, struct loader *l,
 			 struct uplink_period *p)
 {
@@ -245,8 +251,8 @@ static void period_close(struct uplink *u, struct loader *l,
 		if (!hp)
 			continue;
 		for (b = 0; b < SDS_HIST_BUCKETS; b++) {
-			hp->latency_hist[b] = st.hist[b] - u->hist_base[id][b];
-			u->hist_base[id][b] = st.hist[b];
+			hp->latency_hist[b] = u->hist_mark[id][b] - u->hist_base[id][b];
+			u->hist_base[id][b] = u->hist_mark[id][b];
 		}
 		/* The probes' cost as the period ends. */
 		budget__hb_point(l, id, &st, hp);
@@ -259,6 +265,34 @@ static void period_close(struct uplink *u, struct loader *l,
 	p->start = 0;
 }
 
+/*
+ * At the first tick of period @cur: every point's histogram, the end of
+ * the previous period's.  A period is closed only once its last second is
+ * folded, a second or more into the next one; taking its histogram then
+ * would give it the calls of the next period's first second or two (and
+ * leave out its own first ones).  What is left: a call that ends in the
+ * tick between the boundary and this mark (100 ms by default, plus the
+ * tick's lateness) counts in the period before, and a call's histogram
+ * entry goes to the period it ended in, its visit to the one it began
+ * in.  Exact alignment would need per-second histograms in the kernel.
+ */
+static void hist_mark(struct uplink *u, struct loader *l, uint64_t now_sec,
+		      int64_t cur)
+{
+	int id;
+
+	if (cur <= u->mark_at)
+		return;
+	for (id = 0; id < l->probes.npoints && id < SDS_MAX_POINTS; id++) {
+		struct point_stats st;
+
+		/* Unreadable now: its calls go to the next period instead. */
+		if (!counters__read(&l->counters, id, now_sec, &st))
+			memcpy(u->hist_mark[id], st.hist, sizeof(st.hist));
+	}
+	u->mark_at = cur;
+}
+
 void uplink__tick(struct uplink *u, struct loader *l, uint64_t now_sec)
 {
 	/* Seconds up to now - 2 are folded (counters__tick). */
@@ -267,6 +301,7 @@ void uplink__tick(struct uplink *u, struct loader *l, uint64_t now_sec)
 	struct uplink_period *p = period_get(u, cur);
 	int i, id;
 
+	hist_mark(u, l, now_sec, cur);
 	/* Concurrency is a gauge: its maximum over the period, per tick. */
 	for (id = 0; p && id < l->probes.npoints; id++) {
 		struct point_stats st;

@@ -53,7 +53,16 @@ struct uplink {
 
 	/* the main loop's */
 	struct uplink_period open[UPLINK_OPEN];	/* periods being accounted */
-	uint64_t hist_base[SDS_MAX_POINTS][SDS_HIST_BUCKETS];	/* histograms at the last close */
+	/*
+	 * The kernel keeps one latency histogram per point since attach, not
+	 * one per second: a period's is the difference of the histograms
+	 * taken at the first tick of the period and of the next (@hist_base
+	 * at the start of period @closed_upto, @hist_mark at the start of
+	 * period @mark_at), up to a tick after each boundary.
+	 */
+	uint64_t hist_base[SDS_MAX_POINTS][SDS_HIST_BUCKETS];
+	uint64_t hist_mark[SDS_MAX_POINTS][SDS_HIST_BUCKETS];
+	int64_t mark_at;		/* the period @hist_mark was taken in */
 	int64_t closed_upto;		/* periods before this are closed */
 	uint64_t drill_seen[SDS_MAX_POINTS][2];	/* entries' drill_faults, drill_delays at the last tick */
 

@@ -854,6 +854,43 @@ def period_boundary(ctx):
 
 
 @test
+def period_boundary_hist(ctx):
+    """A period's latency histogram covers the seconds its counts do
+    (issue 11): 3 calls 0.5 s before a period boundary B, 5 calls 0.5 s
+    after it.  The admin stores, for B - 10, 3 visits and a histogram of
+    3 calls, and for B 5 and 5.  The loader takes the histograms at its
+    first tick of a period, at most one tick (100 ms) plus the tick's
+    lateness after the boundary: 0.5 s is far outside that."""
+    admin = ctx.admin()
+    t = ctx.target()
+    l = ctx.attach(admin.url)
+    host = admin_of(l.stats())["host"]
+    off = offset_s(l)
+    b = period_of(time.time()) + PERIOD
+    if b - time.time() < 1.5:
+        b += PERIOD
+    for at, n in ((b - 0.5, 3), (b + 0.5, 5)):
+        sleep_until(at)
+        t.cmd("work %d 0 0 0" % n)
+        check(time.time() - at < 0.3, "%d calls at %+.1f s from the boundary "
+              "took until %+.3f s" % (n, at - b, time.time() - b))
+    wait_until(lambda: (admin.last_period(host) or 0) >= b,
+               b + PERIOD + off + 4.0,
+               lambda _: "period %d not at the admin: %r" % (b, admin.hosts()))
+    got = {}
+    for p in (b - PERIOD, b):
+        at, _ = admin_totals(admin, "w", p, p + PERIOD)
+        got[p] = (at["total"]["visits"], sum(at["total"]["latency_hist"]))
+    st = l.stats()
+    eq(got, {b - PERIOD: (3, 3), b: (5, 5)},
+       "(visits, summed latency_hist) of periods %d and %d at the admin "
+       "(the loader's tick_late_ms %r)" % (b - PERIOD, b,
+                                           st.get("tick_late_ms")))
+    eq(need_point(st, "w")["latency_ns"]["count"], 8, "loader latency count")
+    l.stop()
+
+
+@test
 def hold_survives_unrelated_change(ctx):
     """DESIGN.md §4: once tripped, a point stays downgraded for delay_ms.
     A new version that leaves w's strategy as it was must not end w's
