@@ -8,7 +8,9 @@
  * oldest first at this host's offset inside the period, failing over
  * across the admin URLs in order; periods it cannot send stay queued
  * (bounded, oldest dropped first, counted).  Replies carrying new
- * strategies come back to the main loop through an eventfd.
+ * strategies come back to the main loop through an eventfd.  A 200 whose
+ * body cannot be used still means the admin stored the period: it is not
+ * sent again, the reply is ignored, counted (admin_errors) and logged.
  */
 #ifndef SDS_UPLINK_H
 #define SDS_UPLINK_H
@@ -73,7 +75,12 @@ struct uplink {
 	int head, count;		/* ring position and size */
 	bool head_busy;			/* the sender is posting the head */
 	uint64_t sent, dropped, failures;	/* periods delivered, dropped, failed posts */
-	char last_error[256];		/* why the last post failed, "" if it went */
+	uint64_t admin_errors;		/* 200 replies that could not be used */
+	char last_error[256];		/* why the last post failed or its reply was
+					 * unusable, "" if it went */
+	/* the sender's: its log of unusable replies, a line a minute at most */
+	uint64_t log_at_ms;		/* wall clock of the last line, 0: none yet */
+	unsigned int log_skipped;	/* unusable replies since, not logged */
 	struct sds_strategies *reply;	/* new strategies for the main loop, or NULL */
 	bool drills_new;		/* @drills came with a reply the main loop has not taken */
 	int ndrills;			/* the app's active drills, as of the last reply */
@@ -111,7 +118,10 @@ struct sds_strategies *uplink__take_reply(struct uplink *u);
  */
 int uplink__take_drills(struct uplink *u, struct sds_hb_drill *out);
 
-/* {"urls", "sent", "pending", "dropped", "failures", "last_error"} */
+/*
+ * {"urls", "host", "offset_ms", "sent", "pending", "dropped", "failures",
+ * "admin_errors", "last_error"}
+ */
 json_t *uplink__json(struct uplink *u);
 
 #endif /* SDS_UPLINK_H */

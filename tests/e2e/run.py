@@ -21,6 +21,7 @@ skipped: a test that cannot run fails and says why.  The last line is
 Python 3 standard library only.
 """
 
+import http.server
 import json
 import os
 import shutil
@@ -28,6 +29,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -293,12 +295,16 @@ class Ctx(sdstest.TestDir):
         self.loaders = []
         self.files = []
         self.socks = []
+        self.servers = []
         self.target_path = None
 
     def cleanup(self):
         for p in self.procs:
             sdstest.reap(p, always=False)
             sdstest.close_streams(p)
+        for srv in self.servers:
+            srv.shutdown()
+            srv.server_close()
         for f in self.files + self.socks:
             f.close()
         self.remove()
@@ -331,6 +337,54 @@ class Ctx(sdstest.TestDir):
             log(" ".join(cmd))
         return sdstest.run_group(cmd, env or self.env, self.tmp, self.procs,
                                  timeout)
+
+
+class BadAdmin:
+    """A fake sds-admin (real HTTP on a loopback port) whose heartbeat
+    replies are HTTP 200 with a body the loader cannot use: the first
+    period it is sent gets @bodies[0], the second @bodies[1], and so on;
+    periods past the list get a good reply.  It counts the posts of each
+    period (what a real admin would have stored each time)."""
+
+    GOOD = b'{"version": 0, "changed": false, "strategies": null, "drills": []}'
+
+    def __init__(self, ctx, bodies):
+        self.bodies = bodies
+        self.posts = {}         # period_start -> posts
+        self.order = []         # period_starts, first post first
+        self.lock = threading.Lock()
+        fake = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                n = int(self.headers.get("Content-Length", "0"))
+                doc = json.loads(self.rfile.read(n))
+                with fake.lock:
+                    p = doc["period_start"]
+                    if p not in fake.posts:
+                        fake.order.append(p)
+                        fake.posts[p] = 0
+                    fake.posts[p] += 1
+                    i = fake.order.index(p)
+                body = fake.bodies[i] if i < len(fake.bodies) else fake.GOOD
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.srv.daemon_threads = True
+        ctx.servers.append(self.srv)
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+        self.url = "http://127.0.0.1:%d" % self.srv.server_address[1]
+
+    def snapshot(self):
+        with self.lock:
+            return dict(self.posts), list(self.order)
 
 
 # ---------------------------------------------------------------------------
@@ -887,6 +941,50 @@ def period_boundary_hist(ctx):
        "(the loader's tick_late_ms %r)" % (b - PERIOD, b,
                                            st.get("tick_late_ms")))
     eq(need_point(st, "w")["latency_ns"]["count"], 8, "loader latency count")
+    l.stop()
+
+
+@test
+def admin_reply_unusable(ctx):
+    """HTTP 200 means the admin stored the period (admin/API.md), so a
+    reply the loader cannot use (not JSON; JSON whose strategies are
+    malformed) is counted in admin_errors, logged once a minute, and the
+    period is not sent again; the next periods go as usual."""
+    garbage = b"<html>502 oops</html>"
+    bad_strategies = json.dumps({"version": 3, "changed": True,
+                                 "strategies": {"version": 3, "points": 7},
+                                 "drills": []}).encode()
+    fake = BadAdmin(ctx, [garbage, bad_strategies])
+    t = ctx.target()
+    l = ctx.attach(fake.url)
+    off = offset_s(l)
+    t.cmd("work 10 0 0 0")
+
+    def three_periods():
+        posts, order = fake.snapshot()
+        return order if len(order) >= 3 else None
+    order = wait_until(three_periods,
+                       period_of(l.started) + 3 * PERIOD + off + 4.0,
+                       lambda _: "3 periods not posted: %r; loader %r"
+                       % (fake.snapshot(), admin_of(l.stats())))
+    # A resend would come 2 s after a failed post.
+    time.sleep(3.0)
+    posts, order = fake.snapshot()
+    p0 = order[0]
+    eq(order[:3], [p0, p0 + PERIOD, p0 + 2 * PERIOD], "periods posted, in order")
+    eq(posts, {p: 1 for p in order}, "posts per period")
+    a = admin_of(l.stats())
+    check("admin_errors" in a, "stats --json admin: no 'admin_errors': %r" % a)
+    eq((a["sent"], a["admin_errors"], a["failures"], a["pending"],
+        a["dropped"], a["last_error"]), (len(order), 2, 0, 0, 0, ""),
+       "admin.sent, admin_errors, failures, pending, dropped, last_error")
+    lines = [x for x in l.stderr().splitlines() if "reply" in x]
+    eq(len(lines), 1, "stderr lines about the replies (once a minute): %r"
+       % l.stderr())
+    for s in ("sds-bpf: ", fake.url, "period %d" % p0, "not resent"):
+        check(s in lines[0], "stderr line does not say %r: %r" % (s, lines[0]))
+    eq(l.stats().get("strategies_version"), -1,
+       "strategies_version (none: the malformed strategies not taken)")
     l.stop()
 
 
