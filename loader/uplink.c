@@ -18,6 +18,14 @@
 #define HTTP_TIMEOUT_MS		3000	/* one post; then the next URL */
 #define RETRY_MS		2000	/* after every URL failed */
 #define REPLY_MAX		(4 << 20)	/* a reply larger than this is refused */
+#define LOG_EVERY_MS		60000	/* unusable replies: a line a minute at most */
+
+/* What a post came to. */
+enum post_result {
+	POST_FAILED = -1,	/* not stored: the next URL, or later again */
+	POST_OK = 0,		/* stored, reply in hand */
+	POST_BAD_REPLY = 1,	/* stored (HTTP 200), reply unusable */
+};
 
 static uint64_t wall_ms(void)
 {
@@ -135,6 +143,8 @@ int uplink__init(struct uplink *u, const char *urls, const char *token_file,
 	clock_gettime(CLOCK_REALTIME, &real);
 	u->wall_offset = wall_offset;
 	u->closed_upto = ((int64_t)real.tv_sec / 10) * 10;
+	/* The histograms are all zero at attach: the first period's base. */
+	u->mark_at = u->closed_upto;
 	u->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	pthread_mutex_init(&u->lock, NULL);
 	pthread_cond_init(&u->cond, NULL);
@@ -226,7 +236,11 @@ static void queue_push(struct uplink *u, int64_t start, char *body)
 	pthread_mutex_unlock(&u->lock);
 }
 
-/* Close period @p: latency histograms since the last close, then queue. */
+/*
+ * Close period @p: its latency histograms are what the calls that ended
+ * between its first tick and the next period's added (hist_mark() took
+ * the latter in this tick or before), then queue it.
+ */
 static void period_close(struct uplink *u, struct loader *l,
 			 struct uplink_period *p)
 {
@@ -245,8 +259,8 @@ static void period_close(struct uplink *u, struct loader *l,
 		if (!hp)
 			continue;
 		for (b = 0; b < SDS_HIST_BUCKETS; b++) {
-			hp->latency_hist[b] = st.hist[b] - u->hist_base[id][b];
-			u->hist_base[id][b] = st.hist[b];
+			hp->latency_hist[b] = u->hist_mark[id][b] - u->hist_base[id][b];
+			u->hist_base[id][b] = u->hist_mark[id][b];
 		}
 		/* The probes' cost as the period ends. */
 		budget__hb_point(l, id, &st, hp);
@@ -259,6 +273,34 @@ static void period_close(struct uplink *u, struct loader *l,
 	p->start = 0;
 }
 
+/*
+ * At the first tick of period @cur: every point's histogram, the end of
+ * the previous period's.  A period is closed only once its last second is
+ * folded, a second or more into the next one; taking its histogram then
+ * would give it the calls of the next period's first second or two (and
+ * leave out its own first ones).  What is left: a call that ends in the
+ * tick between the boundary and this mark (100 ms by default, plus the
+ * tick's lateness) counts in the period before, and a call's histogram
+ * entry goes to the period it ended in, its visit to the one it began
+ * in.  Exact alignment would need per-second histograms in the kernel.
+ */
+static void hist_mark(struct uplink *u, struct loader *l, uint64_t now_sec,
+		      int64_t cur)
+{
+	int id;
+
+	if (cur <= u->mark_at)
+		return;
+	for (id = 0; id < l->probes.npoints && id < SDS_MAX_POINTS; id++) {
+		struct point_stats st;
+
+		/* Unreadable now: its calls go to the next period instead. */
+		if (!counters__read(&l->counters, id, now_sec, &st))
+			memcpy(u->hist_mark[id], st.hist, sizeof(st.hist));
+	}
+	u->mark_at = cur;
+}
+
 void uplink__tick(struct uplink *u, struct loader *l, uint64_t now_sec)
 {
 	/* Seconds up to now - 2 are folded (counters__tick). */
@@ -267,6 +309,7 @@ void uplink__tick(struct uplink *u, struct loader *l, uint64_t now_sec)
 	struct uplink_period *p = period_get(u, cur);
 	int i, id;
 
+	hist_mark(u, l, now_sec, cur);
 	/* Concurrency is a gauge: its maximum over the period, per tick. */
 	for (id = 0; p && id < l->probes.npoints; id++) {
 		struct point_stats st;
@@ -330,17 +373,22 @@ static size_t body_write(char *ptr, size_t size, size_t nmemb, void *ctx)
 	return n;
 }
 
-/* Post @body to @base; 0 with the parsed reply in @r, or -1 with @err. */
-static int post_one(CURL *curl, const char *base, const char *token,
-		    const char *body, struct sds_hb_reply *r, char *err,
-		    size_t errlen)
+/*
+ * Post @body to @base: POST_OK with the parsed reply in @r, else @err
+ * says why.  The admin stores a heartbeat before it answers 200, so a 200
+ * whose body is no reply (not JSON, malformed strategies, too large) is
+ * POST_BAD_REPLY: sending the period again would only bring the same.
+ */
+static enum post_result post_one(CURL *curl, const char *base,
+				 const char *token, const char *body,
+				 struct sds_hb_reply *r, char *err, size_t errlen)
 {
 	struct curl_slist *hdrs = NULL;
 	struct body_buf reply = {};
-	char url[600], auth[600];
+	char url[600], auth[600], perr[256];
+	enum post_result ret = POST_FAILED;
 	long code = 0;
 	CURLcode cc;
-	int ret = -1;
 
 	snprintf(url, sizeof(url), "%s/api/v1/heartbeat", base);
 	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
@@ -356,22 +404,103 @@ static int post_one(CURL *curl, const char *base, const char *token,
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, body_write);
 	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &reply);
 	cc = curl_easy_perform(curl);
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
+	if (cc == CURLE_WRITE_ERROR && code == 200) {
+		snprintf(err, errlen, "%s: reply over %d bytes", url, REPLY_MAX);
+		ret = POST_BAD_REPLY;
+		goto out;
+	}
 	if (cc != CURLE_OK) {
 		snprintf(err, errlen, "%s: %s", url, curl_easy_strerror(cc));
 		goto out;
 	}
-	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
 	if (code != 200) {
 		snprintf(err, errlen, "%s: HTTP %ld%s", url, code,
 			 code == 401 ? " (check --token-file)" : "");
 		goto out;
 	}
-	ret = heartbeat_reply_parse(reply.data ? reply.data : "", reply.len, r,
-				    err, errlen);
+	if (heartbeat_reply_parse(reply.data ? reply.data : "", reply.len, r,
+				  perr, sizeof(perr))) {
+		snprintf(err, errlen, "%s: reply: %s", url, perr);
+		ret = POST_BAD_REPLY;
+		goto out;
+	}
+	ret = POST_OK;
 out:
 	curl_slist_free_all(hdrs);
 	free(reply.data);
 	return ret;
+}
+
+/* The head was stored: pop it.  Under @u->lock; only the sender pops. */
+static void head_stored(struct uplink *u)
+{
+	free(u->queue[u->head].body);
+	u->head = (u->head + 1) % UPLINK_BACKLOG;
+	u->count--;
+	u->sent++;
+}
+
+/* Reply @r to the head came: its strategies and drills for the main loop. */
+static void reply_taken(struct uplink *u, struct sds_hb_reply *r)
+{
+	uint64_t one = 1;
+
+	head_stored(u);
+	u->last_error[0] = '\0';
+	if (r->has_strategies) {
+		free(u->reply);
+		u->reply = r->strategies;
+		r->strategies = NULL;
+	}
+	/* Every reply lists the drills in force: a missing one stopped. */
+	memcpy(u->drills, r->drills, r->ndrills * sizeof(r->drills[0]));
+	u->ndrills = r->ndrills;
+	u->drills_new = true;
+	if (write(u->event_fd, &one, sizeof(one)) < 0) {
+		/* the counter is full: the main loop knows already */
+	}
+}
+
+/*
+ * The head was stored but its reply is unusable (@err): not sent again,
+ * and the strategies and drills in force stay.  Fills @line when it is
+ * time for the log's line a minute; returns whether it did.
+ */
+static bool reply_unusable(struct uplink *u, const char *err, char *line,
+			   size_t len)
+{
+	int64_t start = u->queue[u->head].period_start;
+	uint64_t now = wall_ms();
+	bool log = !u->log_at_ms || now - u->log_at_ms >= LOG_EVERY_MS;
+
+	head_stored(u);
+	u->admin_errors++;
+	snprintf(u->last_error, sizeof(u->last_error), "%s", err);
+	if (!log) {
+		u->log_skipped++;
+		return false;
+	}
+	snprintf(line, len, "sds-bpf: admin: period %lld stored, reply unusable, not resent: %s (%u more since the last line)\n",
+		 (long long)start, err, u->log_skipped);
+	u->log_at_ms = now;
+	u->log_skipped = 0;
+	return true;
+}
+
+/* After every URL failed: wait RETRY_MS (or until told to stop). */
+static void failed_wait(struct uplink *u, const char *err)
+{
+	uint64_t at = wall_ms() + RETRY_MS;
+	struct timespec ts;
+
+	u->failures++;
+	snprintf(u->last_error, sizeof(u->last_error), "%s",
+		 err[0] ? err : "out of memory");
+	ts.tv_sec = at / 1000;
+	ts.tv_nsec = (at % 1000) * 1000000L;
+	while (!u->stop && pthread_cond_timedwait(&u->cond, &u->lock, &ts) == 0)
+		;
 }
 
 static void *sender(void *arg)
@@ -385,9 +514,10 @@ static void *sender(void *arg)
 	pthread_mutex_lock(&u->lock);
 	while (!u->stop) {
 		static struct sds_hb_reply r;	/* 25 KiB of drills: one sender thread */
-		char err[1024] = "", *body;
+		char err[1024] = "", line[1400], *body;
+		enum post_result res = POST_FAILED;
 		uint64_t now = wall_ms();
-		int i, ok = -1;
+		int i;
 
 		if (!u->count || u->queue[u->head].send_at_ms > now) {
 			struct timespec ts;
@@ -404,46 +534,24 @@ static void *sender(void *arg)
 
 		memset(&r, 0, sizeof(r));
 		r.strategies = malloc(sizeof(*r.strategies));
-		for (i = 0; curl && r.strategies && i < u->nurls && ok; i++)
-			ok = post_one(curl, u->urls[i], u->token, body, &r, err,
-				      sizeof(err));
+		/* A 200 of any kind stored it: no next URL then. */
+		for (i = 0; curl && r.strategies && i < u->nurls && res == POST_FAILED; i++)
+			res = post_one(curl, u->urls[i], u->token, body, &r, err,
+				       sizeof(err));
 
 		pthread_mutex_lock(&u->lock);
 		u->head_busy = false;
-		if (ok == 0) {
-			/* The head is still ours: only the sender pops. */
-			free(u->queue[u->head].body);
-			u->head = (u->head + 1) % UPLINK_BACKLOG;
-			u->count--;
-			u->sent++;
-			u->last_error[0] = '\0';
-			if (r.has_strategies) {
-				free(u->reply);
-				u->reply = r.strategies;
-				r.strategies = NULL;
-			}
-			/* Every reply lists the drills in force: a missing one stopped. */
-			memcpy(u->drills, r.drills, r.ndrills * sizeof(r.drills[0]));
-			u->ndrills = r.ndrills;
-			u->drills_new = true;
-			{
-				uint64_t one = 1;
-
-				if (write(u->event_fd, &one, sizeof(one)) < 0) {
-					/* the counter is full: the main loop knows already */
-				}
+		if (res == POST_OK) {
+			reply_taken(u, &r);
+		} else if (res == POST_BAD_REPLY) {
+			if (reply_unusable(u, err, line, sizeof(line))) {
+				/* Not under the lock: stderr may block. */
+				pthread_mutex_unlock(&u->lock);
+				fputs(line, stderr);
+				pthread_mutex_lock(&u->lock);
 			}
 		} else {
-			struct timespec ts;
-			uint64_t at = wall_ms() + RETRY_MS;
-
-			u->failures++;
-			snprintf(u->last_error, sizeof(u->last_error), "%s",
-				 err[0] ? err : "out of memory");
-			ts.tv_sec = at / 1000;
-			ts.tv_nsec = (at % 1000) * 1000000L;
-			while (!u->stop && pthread_cond_timedwait(&u->cond, &u->lock, &ts) == 0)
-				;
+			failed_wait(u, err);
 		}
 		free(r.strategies);
 	}
@@ -532,6 +640,7 @@ json_t *uplink__json(struct uplink *u)
 	json_object_set_new(o, "pending", json_integer(u->count));
 	json_object_set_new(o, "dropped", json_integer(u->dropped));
 	json_object_set_new(o, "failures", json_integer(u->failures));
+	json_object_set_new(o, "admin_errors", json_integer(u->admin_errors));
 	json_object_set_new(o, "last_error", json_string(u->last_error));
 	pthread_mutex_unlock(&u->lock);
 	return o;

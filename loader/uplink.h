@@ -8,7 +8,9 @@
  * oldest first at this host's offset inside the period, failing over
  * across the admin URLs in order; periods it cannot send stay queued
  * (bounded, oldest dropped first, counted).  Replies carrying new
- * strategies come back to the main loop through an eventfd.
+ * strategies come back to the main loop through an eventfd.  A 200 whose
+ * body cannot be used still means the admin stored the period: it is not
+ * sent again, the reply is ignored, counted (admin_errors) and logged.
  */
 #ifndef SDS_UPLINK_H
 #define SDS_UPLINK_H
@@ -53,7 +55,16 @@ struct uplink {
 
 	/* the main loop's */
 	struct uplink_period open[UPLINK_OPEN];	/* periods being accounted */
-	uint64_t hist_base[SDS_MAX_POINTS][SDS_HIST_BUCKETS];	/* histograms at the last close */
+	/*
+	 * The kernel keeps one latency histogram per point since attach, not
+	 * one per second: a period's is the difference of the histograms
+	 * taken at the first tick of the period and of the next (@hist_base
+	 * at the start of period @closed_upto, @hist_mark at the start of
+	 * period @mark_at), up to a tick after each boundary.
+	 */
+	uint64_t hist_base[SDS_MAX_POINTS][SDS_HIST_BUCKETS];
+	uint64_t hist_mark[SDS_MAX_POINTS][SDS_HIST_BUCKETS];
+	int64_t mark_at;		/* the period @hist_mark was taken in */
 	int64_t closed_upto;		/* periods before this are closed */
 	uint64_t drill_seen[SDS_MAX_POINTS][2];	/* entries' drill_faults, drill_delays at the last tick */
 
@@ -64,7 +75,12 @@ struct uplink {
 	int head, count;		/* ring position and size */
 	bool head_busy;			/* the sender is posting the head */
 	uint64_t sent, dropped, failures;	/* periods delivered, dropped, failed posts */
-	char last_error[256];		/* why the last post failed, "" if it went */
+	uint64_t admin_errors;		/* 200 replies that could not be used */
+	char last_error[256];		/* why the last post failed or its reply was
+					 * unusable, "" if it went */
+	/* the sender's: its log of unusable replies, a line a minute at most */
+	uint64_t log_at_ms;		/* wall clock of the last line, 0: none yet */
+	unsigned int log_skipped;	/* unusable replies since, not logged */
 	struct sds_strategies *reply;	/* new strategies for the main loop, or NULL */
 	bool drills_new;		/* @drills came with a reply the main loop has not taken */
 	int ndrills;			/* the app's active drills, as of the last reply */
@@ -102,7 +118,10 @@ struct sds_strategies *uplink__take_reply(struct uplink *u);
  */
 int uplink__take_drills(struct uplink *u, struct sds_hb_drill *out);
 
-/* {"urls", "sent", "pending", "dropped", "failures", "last_error"} */
+/*
+ * {"urls", "host", "offset_ms", "sent", "pending", "dropped", "failures",
+ * "admin_errors", "last_error"}
+ */
 json_t *uplink__json(struct uplink *u);
 
 #endif /* SDS_UPLINK_H */

@@ -21,6 +21,7 @@ skipped: a test that cannot run fails and says why.  The last line is
 Python 3 standard library only.
 """
 
+import http.server
 import json
 import os
 import shutil
@@ -28,6 +29,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -293,12 +295,16 @@ class Ctx(sdstest.TestDir):
         self.loaders = []
         self.files = []
         self.socks = []
+        self.servers = []
         self.target_path = None
 
     def cleanup(self):
         for p in self.procs:
             sdstest.reap(p, always=False)
             sdstest.close_streams(p)
+        for srv in self.servers:
+            srv.shutdown()
+            srv.server_close()
         for f in self.files + self.socks:
             f.close()
         self.remove()
@@ -333,6 +339,54 @@ class Ctx(sdstest.TestDir):
                                  timeout)
 
 
+class BadAdmin:
+    """A fake sds-admin (real HTTP on a loopback port) whose heartbeat
+    replies are HTTP 200 with a body the loader cannot use: the first
+    period it is sent gets @bodies[0], the second @bodies[1], and so on;
+    periods past the list get a good reply.  It counts the posts of each
+    period (what a real admin would have stored each time)."""
+
+    GOOD = b'{"version": 0, "changed": false, "strategies": null, "drills": []}'
+
+    def __init__(self, ctx, bodies):
+        self.bodies = bodies
+        self.posts = {}         # period_start -> posts
+        self.order = []         # period_starts, first post first
+        self.lock = threading.Lock()
+        fake = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                n = int(self.headers.get("Content-Length", "0"))
+                doc = json.loads(self.rfile.read(n))
+                with fake.lock:
+                    p = doc["period_start"]
+                    if p not in fake.posts:
+                        fake.order.append(p)
+                        fake.posts[p] = 0
+                    fake.posts[p] += 1
+                    i = fake.order.index(p)
+                body = fake.bodies[i] if i < len(fake.bodies) else fake.GOOD
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.srv.daemon_threads = True
+        ctx.servers.append(self.srv)
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+        self.url = "http://127.0.0.1:%d" % self.srv.server_address[1]
+
+    def snapshot(self):
+        with self.lock:
+            return dict(self.posts), list(self.order)
+
+
 # ---------------------------------------------------------------------------
 # Assertions
 
@@ -354,7 +408,7 @@ def admin_of(st):
     a = st.get("admin")
     check(isinstance(a, dict), "stats --json: no \"admin\" object: %r" % st)
     for k in ("urls", "host", "offset_ms", "sent", "pending", "dropped",
-              "failures", "last_error"):
+              "failures", "admin_errors", "last_error"):
         check(k in a, "stats --json admin: no %r in %r" % (k, a))
     return a
 
@@ -599,8 +653,8 @@ def statistics_equal(ctx):
     eq(sum(hist), lp["latency_ns"]["count"],
        "admin's summed latency_hist vs the loader's latency_ns.count")
     a = admin_of(st)
-    eq((a["dropped"], a["failures"], a["last_error"]), (0, 0, ""),
-       "admin.dropped, failures, last_error")
+    eq((a["dropped"], a["failures"], a["admin_errors"], a["last_error"]),
+       (0, 0, 0, ""), "admin.dropped, failures, admin_errors, last_error")
     check(a["sent"] == (p - first) // PERIOD + 1,
           "admin.sent %d, want %d (periods %d..%d)"
           % (a["sent"], (p - first) // PERIOD + 1, first, p))
@@ -850,6 +904,86 @@ def period_boundary(ctx):
     eq(got, made, "visits per period at the admin (the fraction of a "
        "second by which CLOCK_REALTIME leads CLOCK_MONOTONIC here: %.3f)" % d)
     eq(need_point(l.stats(), "w")["total"]["visits"], 40, "loader visits")
+    l.stop()
+
+
+@test
+def period_boundary_hist(ctx):
+    """A period's latency histogram covers the seconds its counts do
+    (issue 11): 3 calls 0.5 s before a period boundary B, 5 calls 0.5 s
+    after it.  The admin stores, for B - 10, 3 visits and a histogram of
+    3 calls, and for B 5 and 5.  The loader takes the histograms at its
+    first tick of a period, at most one tick (100 ms) plus the tick's
+    lateness after the boundary: 0.5 s is far outside that."""
+    admin = ctx.admin()
+    t = ctx.target()
+    l = ctx.attach(admin.url)
+    host = admin_of(l.stats())["host"]
+    off = offset_s(l)
+    b = period_of(time.time()) + PERIOD
+    if b - time.time() < 1.5:
+        b += PERIOD
+    for at, n in ((b - 0.5, 3), (b + 0.5, 5)):
+        sleep_until(at)
+        t.cmd("work %d 0 0 0" % n)
+        check(time.time() - at < 0.3, "%d calls at %+.1f s from the boundary "
+              "took until %+.3f s" % (n, at - b, time.time() - b))
+    wait_until(lambda: (admin.last_period(host) or 0) >= b,
+               b + PERIOD + off + 4.0,
+               lambda _: "period %d not at the admin: %r" % (b, admin.hosts()))
+    got = {}
+    for p in (b - PERIOD, b):
+        at, _ = admin_totals(admin, "w", p, p + PERIOD)
+        got[p] = (at["total"]["visits"], sum(at["total"]["latency_hist"]))
+    st = l.stats()
+    eq(got, {b - PERIOD: (3, 3), b: (5, 5)},
+       "(visits, summed latency_hist) of periods %d and %d at the admin "
+       "(the loader's tick_late_ms %r)" % (b - PERIOD, b,
+                                           st.get("tick_late_ms")))
+    eq(need_point(st, "w")["latency_ns"]["count"], 8, "loader latency count")
+    l.stop()
+
+
+@test
+def admin_reply_unusable(ctx):
+    """HTTP 200 means the admin stored the period (admin/API.md), so a
+    reply the loader cannot use (not JSON; JSON whose strategies are
+    malformed) is counted in admin_errors, logged once a minute, and the
+    period is not sent again; the next periods go as usual."""
+    garbage = b"<html>502 oops</html>"
+    bad_strategies = json.dumps({"version": 3, "changed": True,
+                                 "strategies": {"version": 3, "points": 7},
+                                 "drills": []}).encode()
+    fake = BadAdmin(ctx, [garbage, bad_strategies])
+    t = ctx.target()
+    l = ctx.attach(fake.url)
+    off = offset_s(l)
+    t.cmd("work 10 0 0 0")
+
+    def three_periods():
+        posts, order = fake.snapshot()
+        return order if len(order) >= 3 else None
+    order = wait_until(three_periods,
+                       period_of(l.started) + 3 * PERIOD + off + 4.0,
+                       lambda _: "3 periods not posted: %r; loader %r"
+                       % (fake.snapshot(), admin_of(l.stats())))
+    # A resend would come 2 s after a failed post.
+    time.sleep(3.0)
+    posts, order = fake.snapshot()
+    p0 = order[0]
+    eq(order[:3], [p0, p0 + PERIOD, p0 + 2 * PERIOD], "periods posted, in order")
+    eq(posts, {p: 1 for p in order}, "posts per period")
+    a = admin_of(l.stats())
+    eq((a["sent"], a["admin_errors"], a["failures"], a["pending"],
+        a["dropped"], a["last_error"]), (len(order), 2, 0, 0, 0, ""),
+       "admin.sent, admin_errors, failures, pending, dropped, last_error")
+    lines = [x for x in l.stderr().splitlines() if "reply" in x]
+    eq(len(lines), 1, "stderr lines about the replies (once a minute): %r"
+       % l.stderr())
+    for s in ("sds-bpf: ", fake.url, "period %d" % p0, "not resent"):
+        check(s in lines[0], "stderr line does not say %r: %r" % (s, lines[0]))
+    eq(l.stats().get("strategies_version"), -1,
+       "strategies_version (none: the malformed strategies not taken)")
     l.stop()
 
 
