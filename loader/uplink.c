@@ -476,7 +476,7 @@ static bool reply_unusable(struct uplink *u, const char *err, char *line,
 
 	head_stored(u);
 	u->admin_errors++;
-	snprintf(u->last_error, sizeof(u->last_error), "%s", err);
+	snprintf(u->last_error, sizeof(u->last_error), "%.255s", err);
 	if (!log) {
 		u->log_skipped++;
 		return false;
@@ -495,7 +495,7 @@ static void failed_wait(struct uplink *u, const char *err)
 	struct timespec ts;
 
 	u->failures++;
-	snprintf(u->last_error, sizeof(u->last_error), "%s",
+	snprintf(u->last_error, sizeof(u->last_error), "%.255s",
 		 err[0] ? err : "out of memory");
 	ts.tv_sec = at / 1000;
 	ts.tv_nsec = (at % 1000) * 1000000L;
