@@ -12,12 +12,21 @@ int cmd_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Parse a whole decimal integer in [min, max]; -1 if it is not one. */
 int cmd_parse_long(const char *s, long min, long max, long *out);
 
+struct ctl_app;
+
 /*
- * Send @req to the one live loader that @group and @app (NULL: any) name
- * and return its parsed reply; NULL after printing why (none, several,
- * or its {"error"}).
+ * The one live loader that @group and @app (NULL: any) name, into @one;
+ * -1 after a one-line message "@cmd: ..." when there is none or several
+ * (resolve.c).  Nothing but "info" is sent to any loader.
  */
-json_t *cmd_ask(const char *group, const char *app, const char *req);
+int cmd_resolve(const char *cmd, const char *group, const char *app,
+		struct ctl_app *one);
+
+/*
+ * Send @req to loader @one and return its parsed reply; NULL after
+ * printing why (no answer, a bad reply, or its {"error"}).
+ */
+json_t *cmd_request(const struct ctl_app *one, const char *req);
 
 int do_attach(int argc, char **argv);
 int do_list(int argc, char **argv);

@@ -26,73 +26,6 @@ static const char drill_usage[] =
 "downgrades) or sleeps N ms first (--delay-ms), for S seconds; then the\n"
 "drill ends by itself.  --stop ends it now.  Needs root.\n";
 
-#define DRILL_MAX_APPS	256	/* loaders looked at, as the query commands */
-#define DRILL_LIST_MAX	8	/* apps named in the "several" message */
-
-/* "several apps" in one line: what matched, the first few, what to add. */
-static void drill_several(const char *group, const char *app,
-			  const struct ctl_app *live, int n)
-{
-	char list[DRILL_LIST_MAX * (2 * SDS_NAME_MAX + 4) + 32], what[96];
-	size_t len = 0;
-	int i;
-
-	for (i = 0; i < n && i < DRILL_LIST_MAX; i++)
-		len += snprintf(list + len, sizeof(list) - len, "%s%s/%s",
-				i ? ", " : "", live[i].group, live[i].app);
-	if (n > DRILL_LIST_MAX)
-		snprintf(list + len, sizeof(list) - len, ", and %d more",
-			 n - DRILL_LIST_MAX);
-	if (group && !app)
-		snprintf(what, sizeof(what), "are attached in group '%s'", group);
-	else if (app && !group)
-		snprintf(what, sizeof(what), "named '%s' are attached", app);
-	else
-		snprintf(what, sizeof(what), "are attached");
-	cmd_err("drill: %d apps %s (%s): name one with %s", n, what, list,
-		app ? "--group" : group ? "--app" : "--app (and --group)");
-}
-
-/*
- * The one live loader that @group and @app (NULL: any) name, into @one;
- * -1 after a one-line message when there is none or several.  Choosing
- * sends only "info": a drill must reach no loader unless it reaches the
- * one it names (issue 11: it started on the first loader found, then the
- * command failed).  Sockets whose loader died are skipped.
- */
-static int drill_resolve(const char *group, const char *app, struct ctl_app *one)
-{
-	struct ctl_app *apps;
-	int n, i, live = 0;
-
-	apps = calloc(DRILL_MAX_APPS, sizeof(*apps));
-	if (!apps)
-		return cmd_err("drill: out of memory");
-	n = ctl_find(group, app, apps, DRILL_MAX_APPS);
-	for (i = 0; i < n; i++) {
-		char *r = ctl_request(apps[i].sock, "info");
-
-		if (r)
-			apps[live++] = apps[i];
-		free(r);
-	}
-	if (live == 1)
-		*one = apps[0];
-	else if (live > 1)
-		drill_several(group, app, apps, live);
-	else if (app)
-		cmd_err("drill: app '%s'%s%s%s is not attached (no loader serving it in %s)",
-			app, group ? " in group '" : "", group ? group : "",
-			group ? "'" : "", ctl_run_dir());
-	else if (group)
-		cmd_err("drill: no app is attached in group '%s' (no loader in %s)",
-			group, ctl_run_dir());
-	else
-		cmd_err("drill: no app is attached (no loader in %s)", ctl_run_dir());
-	free(apps);
-	return live == 1 ? 0 : -1;
-}
-
 /* What the options ask for, before it becomes a request line. */
 struct drill_opts {
 	long delay_ms;		/* -1: no --delay-ms */
@@ -193,10 +126,9 @@ int do_drill(int argc, char **argv)
 		return cmd_err("drill: unexpected argument '%s'", argv[optind + 1]), 1;
 	if (drill_req(&o, argv[optind], req, sizeof(req)))
 		return 1;
-	if (drill_resolve(group, app, &one))
+	if (cmd_resolve("drill", group, app, &one))
 		return 1;
-	/* Exactly one socket has this group and app: the one just chosen. */
-	r = cmd_ask(one.group, one.app, req);
+	r = cmd_request(&one, req);
 	if (!r)
 		return 1;
 	json_decref(r);

@@ -22,6 +22,7 @@
 
 /* Options shared by the query commands. */
 struct query_env {
+	const char *cmd;	/* the command's name, for messages */
 	const char *group;	/* --group */
 	const char *app;	/* --app */
 	bool json;		/* --json */
@@ -42,6 +43,8 @@ static int parse_query_options(int argc, char **argv, struct query_env *q,
 		{}
 	};
 	int c;
+
+	q->cmd = argv[0];	/* "stats", "top", ...: main passes argv from the command */
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "g:a:ji:c:h", opts, NULL)) != -1) {
@@ -81,63 +84,11 @@ static int parse_query_options(int argc, char **argv, struct query_env *q,
 /* Ask the one live loader that @q names; the reply is parsed JSON. */
 static json_t *ask(const struct query_env *q, const char *req)
 {
-	struct ctl_app apps[MAX_APPS];
-	json_t *reply, *e;
-	json_error_t jerr;
-	int n, i, live = -1, nlive = 0;
-	char *raw = NULL;
+	struct ctl_app one;
 
-	n = ctl_find(q->group, q->app, apps, MAX_APPS);
-	/* Sockets whose loader died are stale: skip them. */
-	for (i = 0; i < n; i++) {
-		char *r = ctl_request(apps[i].sock, nlive ? "info" : req);
-
-		if (!r)
-			continue;
-		if (!nlive) {
-			raw = r;
-			live = i;
-		} else {
-			free(r);
-		}
-		nlive++;
-	}
-	if (nlive == 0) {
-		free(raw);
-		if (q->app)
-			cmd_err("app '%s'%s%s is not attached (no loader serving it in %s)",
-				q->app, q->group ? " in group " : "",
-				q->group ? q->group : "", ctl_run_dir());
-		else
-			cmd_err("no app is attached (no loader in %s)", ctl_run_dir());
+	if (cmd_resolve(q->cmd, q->group, q->app, &one))
 		return NULL;
-	}
-	if (nlive > 1) {
-		free(raw);
-		cmd_err("%d apps are attached: name one with --app (and --group); see sds-bpf list",
-			nlive);
-		return NULL;
-	}
-	reply = json_loads(raw, 0, &jerr);
-	free(raw);
-	if (!reply) {
-		cmd_err("%s: bad reply: %s", apps[live].sock, jerr.text);
-		return NULL;
-	}
-	e = json_object_get(reply, "error");
-	if (e) {
-		cmd_err("%s: %s", apps[live].app, json_string_value(e));
-		json_decref(reply);
-		return NULL;
-	}
-	return reply;
-}
-
-json_t *cmd_ask(const char *group, const char *app, const char *req)
-{
-	struct query_env q = { .group = group, .app = app };
-
-	return ask(&q, req);
+	return cmd_request(&one, req);
 }
 
 static long long jint(json_t *o, const char *path)
