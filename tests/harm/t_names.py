@@ -66,15 +66,15 @@ def wait_visits(ctx, app, name, want):
 
 
 def check_returns(a, p, name, calls, exceptions):
-    """What a point sees of returns: nothing while attach shows it
-    entry-only (today's C++ and Rust), else @calls latencies and
-    @exceptions errors (RET_EXITS)."""
-    if ENTRY_ONLY in a.stdout():
-        eq(p["latency_ns"]["count"], 0, "%s latency count (entry-only)" % name)
-        eq(p["total"]["exceptions"], 0, "%s exceptions (entry-only)" % name)
-    else:
-        eq(p["latency_ns"]["count"], calls, "%s latency count" % name)
-        eq(p["total"]["exceptions"], exceptions, "%s exceptions" % name)
+    """A C++ or Rust point has a probe on each ret (attach says so, and
+    stats says "exits"): @calls latencies and @exceptions errors, exact."""
+    check("returns: a probe on each of its" in a.stdout()
+          and ENTRY_ONLY not in a.stdout(),
+          "%s: attach's table does not show exit probes: %r"
+          % (name, a.stdout()))
+    eq(p["returns"], "exits", "%s returns" % name)
+    eq(p["latency_ns"]["count"], calls, "%s latency count" % name)
+    eq(p["total"]["exceptions"], exceptions, "%s exceptions" % name)
 
 
 @test
