@@ -39,7 +39,7 @@ ADMIN_UNIT_BINS := $(patsubst tests/admin/%.c,$(ATEST)/%,$(ADMIN_UNIT_SRCS))
 # The store is store_sqlite.c and its store_sqlite_*.c parts.
 ADMIN_LIB_SRCS  := $(wildcard admin/store_sqlite*.c) admin/stats.c $(ADMIN_COMMON)
 
-$(ATEST)/test_%: tests/admin/test_%.c $(ADMIN_LIB_SRCS) $(wildcard admin/*.h common/*.h)
+$(ATEST)/test_%: tests/admin/test_%.c $(ADMIN_LIB_SRCS) $(wildcard admin/*.h common/*.h tests/admin/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(ADMIN_CPP) -O1 -g $(WARN) -std=gnu11 \
 		-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \

@@ -21,36 +21,7 @@
 #include "stats.h"
 #include "store.h"
 
-static char dir[64];
-static char path[128];
-static struct store *st;
-static char err[STORE_ERR_MAX];
-
-#define T0 1700000000LL
-
-static int setup(void **state)
-{
-	snprintf(dir, sizeof(dir), "/tmp/sds-admin-test.XXXXXX");
-	if (!mkdtemp(dir))
-		return -1;
-	snprintf(path, sizeof(path), "%s/sds.db", dir);
-	st = store_sqlite_open(path, err);
-	return st ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	char p[160];
-
-	store_close(st);
-	snprintf(p, sizeof(p), "%s-wal", path);
-	unlink(p);
-	snprintf(p, sizeof(p), "%s-shm", path);
-	unlink(p);
-	unlink(path);
-	rmdir(dir);
-	return 0;
-}
+#include "store_fixture.h"
 
 /* Parse @json as a loader would send it and store it at @now. */
 static void post(const char *json, int64_t now, bool want_duplicate)
