@@ -869,11 +869,10 @@ def failover_hung_first(ctx):
     l.stop()
 
 
-@test
-def period_boundary(ctx):
-    """Calls are reported in the natural period they were made in, also
-    in the last and the first second of a period: single calls every 50
-    ms from 1 s before a period boundary to 1 s after it."""
+def next_boundary(ctx):
+    """An admin, a target and a loader heartbeating to it; the loader's
+    host and heartbeat offset, and the next period boundary at least
+    1.5 s away: (admin, target, loader, host, offset_s, boundary)."""
     admin = ctx.admin()
     t = ctx.target()
     l = ctx.attach(admin.url)
@@ -882,6 +881,15 @@ def period_boundary(ctx):
     b = period_of(time.time()) + PERIOD
     if b - time.time() < 1.5:
         b += PERIOD
+    return admin, t, l, host, off, b
+
+
+@test
+def period_boundary(ctx):
+    """Calls are reported in the natural period they were made in, also
+    in the last and the first second of a period: single calls every 50
+    ms from 1 s before a period boundary to 1 s after it."""
+    admin, t, l, host, off, b = next_boundary(ctx)
     made = {b - PERIOD: 0, b: 0}
     late = []
     for k in range(40):
@@ -915,14 +923,7 @@ def period_boundary_hist(ctx):
     3 calls, and for B 5 and 5.  The loader takes the histograms at its
     first tick of a period, at most one tick (100 ms) plus the tick's
     lateness after the boundary: 0.5 s is far outside that."""
-    admin = ctx.admin()
-    t = ctx.target()
-    l = ctx.attach(admin.url)
-    host = admin_of(l.stats())["host"]
-    off = offset_s(l)
-    b = period_of(time.time()) + PERIOD
-    if b - time.time() < 1.5:
-        b += PERIOD
+    admin, t, l, host, off, b = next_boundary(ctx)
     for at, n in ((b - 0.5, 3), (b + 0.5, 5)):
         sleep_until(at)
         t.cmd("work %d 0 0 0" % n)
