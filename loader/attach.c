@@ -21,8 +21,8 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "cmd.h"
-#include "demangle.h"
 #include "ctl.h"
+#include "attach_table.h"
 #include "calib.h"
 #include "forkcheck.h"
 #include "lang.h"
@@ -307,64 +307,6 @@ out:
 	return ret;
 }
 
-static void print_points(const struct probes *pr, const struct sds_sites *sites,
-			 bool needs_libsds)
-{
-	int i;
-
-	if (fork_check.ran)
-		printf("%s\n", fork_check.line);
-	if (probe_costs.line[0])
-		printf("%s\n", probe_costs.line);
-	printf("%-16s %-24s %-10s %-8s %-9s %s\n", "POINT", "SYMBOL", "OFFSET",
-	       "SITE", "COST", "INSTRUCTION");
-	for (i = 0; i < pr->npoints; i++) {
-		const struct probe_point *p = &pr->pts[i];
-		char off[32], cost[16], hint[512], shown[2 * ELF_FUNC_NAME_MAX];
-
-		if (p->kind != POINT_FUNCTION)
-			continue;
-		site_hint(&p->site, &target_src, hint, sizeof(hint));
-
-		snprintf(off, sizeof(off), "0x%llx", (unsigned long long)p->attach_off);
-		snprintf(cost, sizeof(cost), "~%u ns", probes__point_cost_ns(p));
-		/* What was stepped over: endbr64 (4), the NOP (5), or both (9). */
-		printf("%-16s %-24s %-10s %-8s %-9s %s%s\n", p->spec.name,
-		       p->spec.symbol, off, site_kind_name(p->site.kind), cost,
-		       p->site.skip == 4 ? "endbr64; " : p->site.skip == 5 ?
-		       "nopl; " : p->site.skip == 9 ? "endbr64; nopl; " : "",
-		       p->site.insn);
-		if (!demangle__shown(p->fn.name, shown, sizeof(shown)))
-			printf("%16s symbol: %s\n", "", shown);
-		/* Past the NOP: the cheap site is there, the hint is moot. */
-		if (p->site.skip == 5 || p->site.skip == 9)
-			printf("%16s note: fork-safe: probed past the 5-byte NOP, ~%u ns a call instead of ~%u (%s)\n",
-			       "", site_cost_ns(p->site.kind),
-			       site_cost_ns(SITE_NOP5),
-			       env.fork_safe && !forkcheck__kills(&fork_check.fc) ?
-			       "--fork-safe" :
-			       "the fork check; :site=nop5 takes the NOP at that risk");
-		else if (*hint)
-			printf("%16s hint: %s\n", "", hint);
-		if (p->ret_mode == RET_ENTRY_ONLY)
-			printf("%16s returns: entry-only (%s%s%s); visits counted, no latency, no exits\n",
-			       "", ret_why_text(p->ret_why),
-			       *p->exits_why ? ": " : "", p->exits_why);
-		else if (p->ret_mode == RET_EXITS)
-			printf("%16s returns: a probe on each of its %d ret%s (the target can unwind: no return probe); an exit not seen is an exception\n",
-			       "", p->exits.n, p->exits.n == 1 ? "" : "s");
-	}
-	if (sites->found)
-		printf("%-16s %-24s 0x%-8llx %-8s %-9s libsds guard points, found as the app registers them\n",
-		       "(guards)", "sds__site_enter",
-		       (unsigned long long)sites->offset[SDS_SITE_ENTER], "nop5",
-		       "~260 ns");
-	else if (needs_libsds)
-		printf("%-16s %-24s %-10s %-8s %-9s libsds guard points in libsds.so, attached as the app registers\n",
-		       "(guards)", "sds__site_enter", "-", "nop5", "~260 ns");
-	fflush(stdout);
-}
-
 static uint64_t random_u64(void)
 {
 	uint64_t v = 0;
@@ -581,7 +523,18 @@ int do_attach(int argc, char **argv)
 
 	if (loop__open(&lp, env.tick_ms, env.strategies))
 		goto cleanup;
-	print_points(&l.probes, &sites, needs_libsds);
+	{
+		const struct attach_table tbl = {
+			.fork_line = fork_check.ran ? fork_check.line : "",
+			.costs_line = probe_costs.line,
+			.fork_safe_by = env.fork_safe &&
+				!forkcheck__kills(&fork_check.fc) ? "--fork-safe" :
+				"the fork check; :site=nop5 takes the NOP at that risk",
+			.src = &target_src,
+		};
+
+		attach_table__print(&l.probes, &sites, needs_libsds, &tbl);
+	}
 
 	lfd = ctl_listen(&paths, env.sock_mode, env.sock_gid);
 	if (lfd < 0) {
