@@ -52,7 +52,7 @@ $(GEN)/vmlinux.h:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp
 	mv $@.tmp $@
 
-$(GEN)/sds.bpf.o: bpf/sds.bpf.c bpf/sds_types.h $(GEN)/vmlinux.h
+$(GEN)/sds.bpf.o: bpf/sds.bpf.c $(wildcard bpf/*.h) $(GEN)/vmlinux.h
 	$(CLANG) -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -I$(GEN) -Ibpf \
 		-c $< -o $@
 

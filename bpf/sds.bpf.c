@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * sds.bpf.c - counting for function points.
+ * sds.bpf.c - counting for function points and guard points.
  *
- * One uprobe (sds_enter) and one uretprobe (sds_leave) program serve every
- * function point of a loader; the point id is the BPF cookie.  Per point
- * they keep a per-CPU ring of one-second slots, a per-CPU log2 latency
- * histogram and an in-flight gauge.  Entry and return are paired through a
- * small per-thread stack in task local storage: no hash map on the hot
- * path, and recursion pairs by the stack pointer.
+ * The same few programs serve every point of a loader; the point id is
+ * the BPF cookie (for guard points, libsds's first argument).  A function
+ * point's entry (sds_enter) pairs with a uretprobe (sds_leave) or, where
+ * TARGET can unwind, with a probe on each of its rets (sds_enter_exits,
+ * sds_exit; calls unwound are counted at the catch, sds_catch); Go and
+ * functions whose exits cannot all be found count entries only
+ * (sds_enter_only).  Guard points: sds_guard.bpf.h.  Per point they keep
+ * a per-CPU ring of one-second slots, a per-CPU log2 latency histogram and
+ * an in-flight gauge.  Entry and end are paired through a small
+ * per-thread stack in task local storage: no hash map on the hot path,
+ * and recursion pairs by the stack pointer.
  *
  * Every nanosecond here is paid on every call of a production function, so
  * the common path is: one cookie read, one clock read, two array lookups,
@@ -557,105 +562,8 @@ int sds_catch(struct pt_regs *ctx)
 	return 0;
 }
 
-/*
- * Guard points: libsds calls sds__site_<event>(id, key) at each event of a
- * guarded call.  The key tells this loader's processes from those of other
- * loaders sharing the same libsds.so.
- */
-const volatile __u64 loader_key = 0;
-
-static __always_inline int guard_point(struct pt_regs *ctx, __u32 *point)
-{
-	if (PT_REGS_PARM2(ctx) != loader_key)
-		return -1;
-	*point = (__u32)PT_REGS_PARM1(ctx);
-	return *point < SDS_MAX_POINTS ? 0 : -1;
-}
-
-SEC("uprobe")
-int sds_guard_enter(struct pt_regs *ctx)
-{
-	__u32 point;
-
-	if (!guard_point(ctx, &point))
-		call_enter(point, bpf_ktime_get_ns(), 0, SDS_FRAME_GUARD);
-	return 0;
-}
-
-SEC("uprobe")
-int sds_guard_downgrade(struct pt_regs *ctx)
-{
-	struct sds_slot *s;
-	__u32 point;
-
-	if (guard_point(ctx, &point))
-		return 0;
-	/* A downgraded call counts a visit and a downgrade, nothing else. */
-	s = slot_get(point, sec_of(bpf_ktime_get_ns()));
-	if (!s)
-		return 0;
-	ADD(&s->visits, 1);
-	ADD(&s->downgrades, 1);
-	return 0;
-}
-
-SEC("uprobe")
-int sds_guard_exception(struct pt_regs *ctx)
-{
-	struct sds_slot *s;
-	__u32 point;
-
-	if (guard_point(ctx, &point))
-		return 0;
-	s = slot_get(point, sec_of(bpf_ktime_get_ns()));
-	if (s)
-		ADD(&s->exceptions, 1);
-	return 0;
-}
-
-SEC("uprobe")
-int sds_guard_exit(struct pt_regs *ctx)
-{
-	struct sds_frames *fr;
-	__u32 id, point, d, i, found = SDS_MAX_DEPTH;
-	__u64 ts, lat;
-
-	if (PT_REGS_PARM2(ctx) != loader_key)
-		return 0;
-	id = (__u32)PT_REGS_PARM1(ctx);
-	point = id & ~SDS_SITE_EVICT;
-	if (point >= SDS_MAX_POINTS)
-		return 0;
-	fr = frames_current(&d);
-	if (!fr)
-		return 0;
-	if (id & SDS_SITE_EVICT) {
-		/* libsds evicted its oldest frame, a call of @point. */
-		found = guard_oldest(fr, d, point);
-		if (found < SDS_MAX_DEPTH)
-			guard_evict(fr, d, found);
-		return 0;
-	}
-	ts = bpf_ktime_get_ns();
-	/* The innermost guard frame of this point: SDS allows any order. */
-	for (i = 0; i < SDS_MAX_DEPTH; i++) {
-		struct sds_frame *f;
-
-		if (i >= d)
-			break;
-		f = frame_at(fr, d - 1 - i);
-		if (f->guard && f->point == point) {
-			found = d - 1 - i;
-			break;
-		}
-	}
-	if (found >= SDS_MAX_DEPTH)
-		return 0;
-	lat = ts - frame_at(fr, found)->ts;
-	frame_remove(fr, d, found);
-	call_done(point, ts, lat, false, 0);
-	return 0;
-}
+/* libsds's guard points: their programs share the frames above. */
+#include "sds_guard.bpf.h"
 
 /*
  * A thread that exits with calls still entered (killed, pthread_exit from
