@@ -51,6 +51,9 @@ struct app_ref {
 
 /* store_sqlite.c: errors, statement cache, transactions, name resolution */
 void seterr(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Migrate @db's schema forward to this sds-admin's; 0, or -1 with @err (store_sqlite_schema.c). */
+int store_sqlite_migrate(sqlite3 *db, char *err);
 sqlite3_stmt *Q(struct sqlite_store *s, int id);
 sqlite3_stmt *Qk(struct sqlite_store *s, int id, int64_t key);
 int dberr(struct sqlite_store *s, char *err);
