@@ -40,6 +40,7 @@ EXTRA_TESTS :=
 all: products
 
 -include userspace/userspace.mk admin/admin.mk tests/drill/drill.mk tests/hostile/hostile.mk
+-include tests/crash/crash.mk
 -include tests/harm/harm.mk
 -include tests/bindings/bindings.mk
 

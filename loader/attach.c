@@ -29,6 +29,7 @@
 #include "names.h"
 #include "loader.h"
 #include "loop.h"
+#include "attach_run.h"
 
 #define TICK_MS_DEFAULT	100
 
@@ -47,6 +48,7 @@ static struct attach_env {
 	const char *state_dir;	/* --state-dir DIR */
 	bool fork_safe;		/* --fork-safe: no probe on a 5-byte NOP, whatever the kernel */
 	uint64_t max_overhead;	/* --max-overhead, in CPU ns per s (budget.h); 0: off */
+	bool keep;		/* --keep: leave the pins (probes counting) at exit */
 } env;
 
 /* The fork self-test's answer, when a function point starts with a nop5. */
@@ -104,6 +106,10 @@ static const char attach_usage[] =
 "                           (default 5, 0: no limit): points over it are\n"
 "                           suspended; a stepped point over it in its first\n"
 "                           second is refused unless it says :site=any\n"
+"      --keep               at SIGINT/SIGTERM leave the probes counting, pinned\n"
+"                           under $SDS_PIN_ROOT (default /sys/fs/bpf/sds), for\n"
+"                           the next attach of the app to adopt (an upgrade);\n"
+"                           sds-bpf detach removes them\n"
 "  -v, --verbose            show libbpf's messages\n"
 "  -h, --help               this help\n"
 "\n"
@@ -113,6 +119,12 @@ static const char attach_usage[] =
 "If it does, the probe sits on the next instruction (dearer, shown in the\n"
 "table) unless the point says :site=nop5.  Delete <run dir>/.forkcheck to\n"
 "run the test again.  libsds repairs its own sites in a forked child.\n"
+"\n"
+"Crash-only: every map and probe is pinned under $SDS_PIN_ROOT/<group>:<app>/\n"
+"while attach runs.  A loader killed (SIGKILL, a crash) leaves them counting;\n"
+"the next attach of the same app and TARGET file adopts them: counts,\n"
+"holds and drills continue.  Pins of another TARGET file or layout are\n"
+"removed with a message.  A clean exit removes them unless --keep.\n"
 "\n"
 "Example:\n"
 "  sds-bpf attach ./server order=handle_order:err=neg:timeout_ms=200\n";
@@ -140,6 +152,7 @@ static int parse_options(int argc, char **argv)
 		{ "state-dir", required_argument, NULL, 'D' },
 		{ "fork-safe", no_argument, NULL, 'F' },
 		{ "max-overhead", required_argument, NULL, 'O' },
+		{ "keep", no_argument, NULL, 'k' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -157,6 +170,7 @@ static int parse_options(int argc, char **argv)
 	env.admin = NULL;
 	env.token_file = NULL;
 	env.fork_safe = false;
+	env.keep = false;
 	env.max_overhead = BUDGET_DEFAULT_NS;
 	env.state_dir = getenv("SDS_STATE_DIR");
 	if (!env.state_dir || !*env.state_dir)
@@ -219,6 +233,9 @@ static int parse_options(int argc, char **argv)
 			if (budget_parse_pct(optarg, &env.max_overhead))
 				return cmd_err("bad --max-overhead '%s': expected a percentage of one CPU, 0..100 (up to 3 decimals; 0: no limit)",
 					       optarg);
+			break;
+		case 'k':
+			env.keep = true;
 			break;
 		case 'v':
 			env.verbose = true;
@@ -307,16 +324,6 @@ out:
 	return ret;
 }
 
-static uint64_t random_u64(void)
-{
-	uint64_t v = 0;
-
-	if (getrandom(&v, sizeof(v), 0) != sizeof(v))
-		v = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
-	/* Positive in JSON's signed integers, and never 0 (an unregistered guard's). */
-	return (v & INT64_MAX) | 1;
-}
-
 /*
  * What attach refuses before it loads anything, beyond its arguments: not
  * root; a run directory so long that no socket name of the app fits; run
@@ -343,220 +350,207 @@ static int attach_early_checks(struct ctl_paths *paths, const struct loader *l)
 	return 0;
 }
 
-int do_attach(int argc, char **argv)
+/* The run's identity: TARGET, app and group names, the lock. */
+static int resolve_app(struct attach_run *a, const char *target)
 {
-	static struct loader l;
-	struct ctl_paths paths;
-	struct sds_strategies *strategies = NULL;
-	struct sds_sites sites;
-	int lock = -1, lfd = -1, ret = 1, i, npoints;
-	char err[512], name[SDS_NAME_MAX + 1], target_path[PATH_MAX];
-	const char *target, *base;
-	bool needs_libsds = false;
-	int64_t wall_offset;
-	uint64_t sec_offset_ns;
-	struct loop lp;
+	struct loader *l = a->l;
+	char err[512], name[SDS_NAME_MAX + 1];
+	const char *base;
 	pid_t owner = 0;
 	struct stat st;
 
-	loop__init(&lp);
-	if (parse_options(argc, argv))
-		return 1;
-	if (optind >= argc)
-		return cmd_err("attach: missing TARGET (see sds-bpf attach --help)"), 1;
-	target = argv[optind++];
-	npoints = argc - optind;
 	if (access(target, F_OK))
-		return cmd_err("%s: %s", target, strerror(errno)), 1;
+		return cmd_err("%s: %s", target, strerror(errno));
 	/* libbpf looks a path without '/' up in $PATH: pin the file we read. */
-	if (!realpath(target, target_path))
-		return cmd_err("%s: %s", target, strerror(errno)), 1;
+	if (!realpath(target, a->target_path))
+		return cmd_err("%s: %s", target, strerror(errno));
 	if (env.pid > 0 && kill(env.pid, 0) && errno == ESRCH)
-		return cmd_err("pid %d: no such process", (int)env.pid), 1;
-
-	memset(&l, 0, sizeof(l));
-	session__init_all(&l);
-	events__init(&l.events);
-	l.flags.fd = -1;
-	l.target = target;
+		return cmd_err("pid %d: no such process", (int)env.pid);
 	/* Registering processes must run this inode (register.c). */
-	if (stat(target_path, &st))
-		return cmd_err("%s: %s", target, strerror(errno)), 1;
-	l.reg.target_dev = st.st_dev;
-	l.reg.target_ino = st.st_ino;
-	l.reg.sock_mode = env.sock_mode;
-	l.reg.sock_gid = env.sock_gid != (gid_t)-1 ? env.sock_gid : getegid();
-	l.tick_ns = (uint64_t)env.tick_ms * 1000000ULL;
+	if (stat(a->target_path, &st))
+		return cmd_err("%s: %s", target, strerror(errno));
+	l->target = target;
+	l->reg.target_dev = st.st_dev;
+	l->reg.target_ino = st.st_ino;
+	l->reg.sock_mode = env.sock_mode;
+	l->reg.sock_gid = env.sock_gid != (gid_t)-1 ? env.sock_gid : getegid();
+	l->tick_ns = (uint64_t)env.tick_ms * 1000000ULL;
 	base = strrchr(target, '/');
-	snprintf(l.app, sizeof(l.app), "%s",
+	snprintf(l->app, sizeof(l->app), "%s",
 		 env.app ? env.app : sds_name_sanitize(base ? base + 1 : target,
 						       name, sizeof(name)));
-	snprintf(l.group, sizeof(l.group), "%s", env.group);
-	if (attach_early_checks(&paths, &l))
-		return 1;
-	lock = ctl_lock(&paths, &owner, err, sizeof(err));
-	if (lock < 0) {
+	snprintf(l->group, sizeof(l->group), "%s", env.group);
+	if (attach_early_checks(&a->paths, l))
+		return -1;
+	a->lock = ctl_lock(&a->paths, &owner, err, sizeof(err));
+	if (a->lock < 0) {
 		if (errno == EWOULDBLOCK)
 			cmd_err("app '%s' in group '%s' is already served by a live loader (pid %d); stop it first",
-				l.app, l.group, (int)owner);
+				l->app, l->group, (int)owner);
 		else
 			cmd_err("%s", err);
-		return 1;
+		return -1;
 	}
+	return 0;
+}
 
-	l.probes.pts = calloc(SDS_MAX_POINTS, sizeof(*l.probes.pts));
-	if (!l.probes.pts) {
-		cmd_err("out of memory");
-		goto cleanup;
-	}
-	if (resolve_points(&l.probes, target, npoints, argv + optind, &sites,
-			   &needs_libsds))
-		goto cleanup;
-	fork_check.ran = forkcheck__place(l.probes.pts, npoints, env.fork_safe,
-					  paths.dir, &fork_check.fc);
+/* What is probed: the points, the self-tests' answers, the libsds sites. */
+static int resolve_probes(struct attach_run *a, char **specs)
+{
+	struct loader *l = a->l;
+	const char *target = l->target;
+
+	l->probes.pts = calloc(SDS_MAX_POINTS, sizeof(*l->probes.pts));
+	if (!l->probes.pts)
+		return cmd_err("out of memory");
+	if (resolve_points(&l->probes, target, a->npoints, specs, &a->sites,
+			   &a->needs_libsds))
+		return -1;
+	fork_check.ran = forkcheck__place(l->probes.pts, a->npoints,
+					  env.fork_safe, a->paths.dir,
+					  &fork_check.fc);
 	if (fork_check.ran)
-		forkcheck__describe(&fork_check.fc, paths.dir, fork_check.line,
+		forkcheck__describe(&fork_check.fc, a->paths.dir, fork_check.line,
 				    sizeof(fork_check.line));
-	if (npoints > 0 && calib__get(paths.dir, &probe_costs.c))
-		calib__describe(&probe_costs.c, paths.dir, probe_costs.line,
+	if (a->npoints > 0 && calib__get(a->paths.dir, &probe_costs.c))
+		calib__describe(&probe_costs.c, a->paths.dir, probe_costs.line,
 				sizeof(probe_costs.line));
-	if (npoints == 0 && !sites.found && !needs_libsds && !env.strategies) {
-		cmd_err("attach: no POINT=SYMBOL given, and %s has no libsds guard points",
-			target);
-		goto cleanup;
-	}
-	if (sites.found && sites.layout != SDS_FLAGS_LAYOUT) {
-		cmd_err("%s: built with libsds layout %u, this sds-bpf speaks %u: rebuild it",
-			target, sites.layout, SDS_FLAGS_LAYOUT);
-		goto cleanup;
-	}
+	if (a->npoints == 0 && !a->sites.found && !a->needs_libsds &&
+	    !env.strategies)
+		return cmd_err("attach: no POINT=SYMBOL given, and %s has no libsds guard points",
+			       target);
+	if (a->sites.found && a->sites.layout != SDS_FLAGS_LAYOUT)
+		return cmd_err("%s: built with libsds layout %u, this sds-bpf speaks %u: rebuild it",
+			       target, a->sites.layout, SDS_FLAGS_LAYOUT);
+	return 0;
+}
+
+/* The strategies to start with, and the uplink (not started yet). */
+static int resolve_strategies(struct attach_run *a)
+{
+	struct loader *l = a->l;
+	static struct uplink up;
+	char err[512];
+
 	if (env.strategies) {
-		strategies = malloc(sizeof(*strategies));
-		if (!strategies) {
-			cmd_err("out of memory");
-			goto cleanup;
-		}
-		if (strategies_load_file(env.strategies, strategies, err, sizeof(err))) {
-			cmd_err("%s", err);
-			goto cleanup;
-		}
-		l.strategies_path = env.strategies;
+		a->strategies = malloc(sizeof(*a->strategies));
+		if (!a->strategies)
+			return cmd_err("out of memory");
+		if (strategies_load_file(env.strategies, a->strategies, err,
+					 sizeof(err)))
+			return cmd_err("%s", err);
+		l->strategies_path = env.strategies;
 	}
-
-	sec_offset_ns = counters_align_wall(&wall_offset);
-	if (env.admin) {
-		static struct uplink up;
-
-		if (uplink__init(&up, env.admin, env.token_file, l.group, l.app,
-				 wall_offset, err, sizeof(err))) {
-			cmd_err("%s", err);
-			goto cleanup;
-		}
-		up.probes = &l.probes;
-		l.uplink = &up;
-		if (snprintf(l.cache_path, sizeof(l.cache_path), "%s/%s.%s.strategies.json",
-			     env.state_dir, l.group, l.app) >= (int)sizeof(l.cache_path)) {
-			cmd_err("state directory %s: too long for the strategies cache: choose a shorter --state-dir",
-				env.state_dir);
-			goto cleanup;
-		}
-		/* The admin's last word stands while the admin is away. */
-		if (!strategies && engine__load_cache(&l, &strategies)) {
-			cmd_err("out of memory");
-			goto cleanup;
-		}
-	} else if (env.token_file) {
-		cmd_err("--token-file goes with --admin");
-		goto cleanup;
+	if (!env.admin) {
+		if (env.token_file)
+			return cmd_err("--token-file goes with --admin");
+		return 0;
 	}
+	/* The wall offset is set once the programs' clock is (attach_load). */
+	if (uplink__init(&up, env.admin, env.token_file, l->group, l->app, 0,
+			 err, sizeof(err)))
+		return cmd_err("%s", err);
+	up.probes = &l->probes;
+	l->uplink = &up;
+	if (snprintf(l->cache_path, sizeof(l->cache_path), "%s/%s.%s.strategies.json",
+		     env.state_dir, l->group, l->app) >= (int)sizeof(l->cache_path))
+		return cmd_err("state directory %s: too long for the strategies cache: choose a shorter --state-dir",
+			       env.state_dir);
+	/* The admin's last word stands while the admin is away. */
+	if (!a->strategies && engine__load_cache(l, &a->strategies))
+		return cmd_err("out of memory");
+	return 0;
+}
 
-	l.key = random_u64();
-	l.epoch = random_u64();
+/* Phase 1: everything that can fail on the user's input, nothing loaded. */
+static int attach_resolve(struct attach_run *a, int argc, char **argv)
+{
+	struct loader *l = a->l;
+
+	if (parse_options(argc, argv))
+		return -1;
+	if (optind >= argc)
+		return cmd_err("attach: missing TARGET (see sds-bpf attach --help)");
+	memset(l, 0, sizeof(*l));
+	session__init_all(l);
+	events__init(&l->events);
+	l->flags.fd = -1;
+	a->pid = env.pid;
+	a->keep_pins = env.keep;
+	if (resolve_app(a, argv[optind++]))
+		return -1;
+	a->npoints = argc - optind;
+	if (resolve_probes(a, argv + optind) || resolve_strategies(a))
+		return -1;
 	libbpf_set_print(libbpf_print);
-	if (probes__load(&l.probes, l.key, sec_offset_ns, err, sizeof(err))) {
-		cmd_err("%s", err);
-		goto cleanup;
-	}
-	if (flags__create(&l.flags, l.epoch, l.tick_ns)) {
-		cmd_err("creating the flags map: %s", strerror(errno));
-		goto cleanup;
-	}
+	return 0;
+}
 
-	for (i = 0; i < npoints; i++) {
-		if (probes__attach_point(&l.probes, i, target_path, env.pid, err,
-					 sizeof(err))) {
-			cmd_err("%s", err);
-			goto cleanup;
-		}
-		flags__set_kind(&l.flags, i, POINT_FUNCTION);
-	}
-	if (probes__attach_catches(&l.probes, target_path, env.pid, err,
-				   sizeof(err))) {
-		cmd_err("%s", err);
-		goto cleanup;
-	}
-	if (sites.found &&
-	    probes__attach_guards(&l.probes, target_path, &sites, err, sizeof(err))) {
-		cmd_err("%s", err);
-		goto cleanup;
-	}
-	if (counters__init(&l.counters, probes__slots_fd(&l.probes),
-			   probes__gauges_fd(&l.probes), l.probes.npoints)) {
-		cmd_err("reading counters: %s", strerror(errno));
-		goto cleanup;
-	}
-	budget__init(&l, env.max_overhead, target_path, env.pid);
-	if (budget__first_second(&l))
-		goto cleanup;
-	if (l.uplink) {
-		l.counters.on_second = uplink__on_second;
-		l.counters.hook_ctx = l.uplink;
-	}
-	engine__apply(&l, strategies);
-	strategies = NULL;	/* the engine owns it now */
-	if (l.uplink) {
-		if (uplink__start(l.uplink)) {
-			cmd_err("starting the heartbeat: %s", strerror(errno));
-			goto cleanup;
-		}
-	}
+static void attach_unresolve(struct attach_run *a)
+{
+	struct loader *l = a->l;
 
+	free(l->probes.pts);	/* NULL once attach_unload() ran */
+	l->probes.pts = NULL;
+	free(l->strategies);
+	l->strategies = NULL;
+	free(a->strategies);
+	a->strategies = NULL;
+	if (a->lock >= 0)
+		ctl_unlock(&a->paths, a->lock);
+	a->lock = -1;
+}
+
+/* Phase 3: the table, the socket, the loop until SIGINT/SIGTERM. */
+static int attach_serve(struct attach_run *a)
+{
+	struct loader *l = a->l;
+	const struct attach_table tbl = {
+		.fork_line = fork_check.ran ? fork_check.line : "",
+		.costs_line = probe_costs.line,
+		.fork_safe_by = env.fork_safe &&
+			!forkcheck__kills(&fork_check.fc) ? "--fork-safe" :
+			"the fork check; :site=nop5 takes the NOP at that risk",
+		.src = &target_src,
+	};
+	struct loop lp;
+	int lfd = -1, ret = 1;
+
+	loop__init(&lp);
 	if (loop__open(&lp, env.tick_ms, env.strategies))
-		goto cleanup;
-	{
-		const struct attach_table tbl = {
-			.fork_line = fork_check.ran ? fork_check.line : "",
-			.costs_line = probe_costs.line,
-			.fork_safe_by = env.fork_safe &&
-				!forkcheck__kills(&fork_check.fc) ? "--fork-safe" :
-				"the fork check; :site=nop5 takes the NOP at that risk",
-			.src = &target_src,
-		};
-
-		attach_table__print(&l.probes, &sites, needs_libsds, &tbl);
-	}
-
-	lfd = ctl_listen(&paths, env.sock_mode, env.sock_gid);
+		goto out;
+	attach_table__print(&l->probes, &a->sites, a->needs_libsds, &tbl);
+	lfd = ctl_listen(&a->paths, env.sock_mode, env.sock_gid);
 	if (lfd < 0) {
-		cmd_err("%s: %s", paths.sock, strerror(errno));
-		goto cleanup;
+		cmd_err("%s: %s", a->paths.sock, strerror(errno));
+		goto out;
 	}
-	ret = loop__run(&lp, &l, lfd) ? 1 : 0;
-	unlink(paths.sock);
-
-cleanup:
+	ret = loop__run(&lp, l, lfd) ? 1 : 0;
+	unlink(a->paths.sock);
+out:
 	if (lfd >= 0)
 		close(lfd);
 	loop__close(&lp);
-	session__close_all(&l);
-	if (l.uplink)
-		uplink__stop(l.uplink);
-	counters__free(&l.counters);
-	probes__destroy(&l.probes);
-	flags__destroy(&l.flags);
-	free(l.strategies);
-	free(strategies);
-	if (lock >= 0)
-		ctl_unlock(&paths, lock);
+	session__close_all(l);
+	return ret;
+}
+
+int do_attach(int argc, char **argv)
+{
+	static struct loader l;
+	static struct attach_run a;
+	int ret = 1;
+
+	memset(&a, 0, sizeof(a));
+	a.l = &l;
+	a.lock = -1;
+	a.keep.fd = -1;
+	if (attach_resolve(&a, argc, argv))
+		goto unresolve;
+	if (!attach_load(&a, env.max_overhead))
+		ret = attach_serve(&a);
+	attach_unload(&a, ret == 0);
+unresolve:
+	attach_unresolve(&a);
 	return ret;
 }

@@ -56,6 +56,20 @@ void budget__init(struct loader *l, uint64_t max_ns, const char *target,
 					   now, 0);
 }
 
+void budget__adopt(struct loader *l)
+{
+	struct budget *b = &l->budget;
+	uint64_t now = flags_now_ns(), calls;
+	int id;
+
+	/* The kept totals are not this second's calls: rates start from them. */
+	for (id = 0; id < l->probes.npoints; id++)
+		if (b->pts[id].used &&
+		    !point_calls(l, id, counters_now_sec(), &calls))
+			budget_point_start(&b->pts[id], b->pts[id].cost_ns, now,
+					   calls);
+}
+
 /*
  * attach's first second: a stepped site on a function hot beyond the
  * budget is refused, unless its point says :site=any.  Measured before

@@ -36,5 +36,6 @@ int do_hist(int argc, char **argv);
 int do_events(int argc, char **argv);
 int do_drill(int argc, char **argv);
 int do_list_symbols(int argc, char **argv);
+int do_detach(int argc, char **argv);
 
 #endif /* SDS_CMD_H */

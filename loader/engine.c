@@ -170,6 +170,8 @@ void engine__tick(struct loader *l)
 		point_tick(l, id, now_ns, now_sec, live);
 	flags__tick(&l->flags, now_ns);
 	budget__tick(l, now_ns, now_sec);
+	/* The tick's state whole in the pinned copy (keep.c). */
+	keep__commit(l);
 }
 
 /* Did point @id's strategy change between @old and @new? */
@@ -216,6 +218,21 @@ int engine__apply(struct loader *l, struct sds_strategies *s)
 	/* In force now, not at the next tick: the kill switch trips at once. */
 	engine__tick(l);
 	return 0;
+}
+
+void engine__adopt(struct loader *l, struct sds_strategies *s)
+{
+	int i, id;
+
+	l->strategies = s;
+	for (i = 0; s && i < s->n; i++)
+		if (engine__point(l, s->s[i].point) < 0)
+			cmd_err("strategy for '%s': no room for more points (at most %d)",
+				s->s[i].point, SDS_MAX_POINTS);
+	/* The kept chain states stand: only the BPF side is configured. */
+	for (id = 0; id < l->probes.npoints; id++)
+		point_configure(l, id);
+	engine__tick(l);
 }
 
 int engine__reload(struct loader *l)

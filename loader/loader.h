@@ -17,6 +17,7 @@
 #include "drill.h"
 #include "events.h"
 #include "flags.h"
+#include "keep.h"
 #include "probes.h"
 #include "register.h"
 #include "strategy.h"
@@ -143,6 +144,9 @@ struct loader {
 	uint64_t key;			/* guard sites pass it: filters other loaders' apps */
 	uint64_t epoch;			/* this run, for the guards */
 	uint64_t tick_ns;		/* --tick-ms */
+	uint64_t sec_offset_ns;		/* the ring's clock offset (counters_align) */
+	int64_t wall_offset;		/* Unix seconds minus the ring's seconds */
+	struct keep *keep;		/* the state kept across loaders (keep.c); NULL: none */
 	struct probes probes;		/* BPF programs and points */
 	struct counters counters;	/* sums of the BPF maps */
 	struct flags_region flags;	/* the region the guards map */
@@ -168,11 +172,18 @@ int engine__apply(struct loader *l, struct sds_strategies *s);
 int engine__reload(struct loader *l);
 void engine__admin_reply(struct loader *l);
 int engine__load_cache(struct loader *l, struct sds_strategies **out);
+/*
+ * A loader that adopted kept state: @s in force without starting any
+ * point afresh (holds and drills continue), published at once.
+ */
+void engine__adopt(struct loader *l, struct sds_strategies *s);
 bool engine__state(struct loader *l, int id, uint32_t *reason, uint32_t *rate);
 
 /* budget_run.c: the probe-cost budget (budget.h) */
 void budget__init(struct loader *l, uint64_t max_ns, const char *target,
 		  pid_t pid);
+/* A loader that adopted kept counts: the rates start from them. */
+void budget__adopt(struct loader *l);
 /* attach's first second: -1 (said) if a stepped point is refused. */
 int budget__first_second(struct loader *l);
 void budget__tick(struct loader *l, uint64_t now_ns, uint64_t now_sec);

@@ -26,6 +26,7 @@ static const struct cmd {
 	{ "hist", do_hist, "log2 latency histogram of one point" },
 	{ "events", do_events, "downgrade transitions as they happen" },
 	{ "drill", do_drill, "start or stop a fault drill at a guard point (root)" },
+	{ "detach", do_detach, "remove the pins (probes, maps, kept state) a stopped loader left (root)" },
 	{ "list-symbols", do_list_symbols, "TARGET's functions by their C++/Rust/Go names: site, cost, returns (--json)" },
 };
 

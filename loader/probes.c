@@ -260,6 +260,8 @@ int probes__attach_catches(struct probes *pr, const char *target, pid_t pid,
 	int i;
 
 	for (i = 0; i < cs->n; i++) {
+		if (pr->catch_links[i])
+			continue;	/* adopted from its pin */
 		pr->catch_links[i] = point_link(pr->skel->progs.sds_catch, 0,
 						false, target, pid, cs->off[i]);
 		if (!pr->catch_links[i]) {
@@ -273,6 +275,9 @@ int probes__attach_catches(struct probes *pr, const char *target, pid_t pid,
 
 void probes__suspend(struct probes *pr, int id)
 {
+	/* A pinned link outlives its fd: unpinned, it goes with it. */
+	if (pr->pins)
+		probes__unpin_point(pr, id);
 	point_detach(&pr->pts[id]);
 }
 
@@ -287,6 +292,12 @@ int probes__resume(struct probes *pr, int id, const char *target, pid_t pid,
 	if (!point_attach_ends(pr, id, target, pid)) {
 		p->enter = point_link(point_entry_prog(pr, p), id, false,
 				      target, pid, p->attach_off);
+		/*
+		 * Pinned, so that a kill -9 leaves it counting (probes_pin.c);
+		 * attach checks the pins once all are attached.
+		 */
+		if (p->enter && pr->pins)
+			probes__pin_links(pr, pr->pins, err, errlen);
 		if (p->enter)
 			return 0;
 	}

@@ -17,6 +17,7 @@
 #include "unwind.h"
 
 struct bpf_link;
+struct pins;
 struct sds_bpf;
 
 enum point_kind {
@@ -74,6 +75,7 @@ struct probes {
 	enum ret_mode ret_mode;		/* how function points see returns (unwind.h) */
 	enum ret_why ret_why;		/* why they count entries only, if they do */
 	struct probe_point *pts;	/* SDS_MAX_POINTS entries */
+	const struct pins *pins;	/* where links are pinned (probes_pin.c); NULL: nowhere */
 };
 
 /*
@@ -168,7 +170,34 @@ bool probes__point_stepped(const struct probe_point *p);
 int probes__slots_fd(const struct probes *pr);
 int probes__gauges_fd(const struct probes *pr);
 
-/* Detach everything and free; safe on a partly set-up @pr. */
+/*
+ * probes_pin.c: the maps and links pinned in the app's pin directory.
+ * Pin the maps of a fresh load; 0, or -1 with a message.
+ */
+int probes__pin_maps(struct probes *pr, const struct pins *p, char *err,
+		     size_t errlen);
+/*
+ * Load the programs again over the pinned maps, with the constants the
+ * pinned programs were loaded with; adopt the thread-exit link.
+ */
+int probes__adopt_load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
+		       bool atomics, const struct pins *p, char *err,
+		       size_t errlen);
+/* Take points 0..@n-1's and the catch sites' pinned links (those there are). */
+void probes__adopt_points(struct probes *pr, const struct pins *p, int n);
+/* Take TARGET's pinned guard links (@dev/@ino); -1 if not all are pinned. */
+int probes__adopt_guards(struct probes *pr, const struct pins *p,
+			 dev_t dev, ino_t ino);
+/* Pin every link not pinned yet; 0, or -1 with a message. */
+int probes__pin_links(struct probes *pr, const struct pins *p, char *err,
+		      size_t errlen);
+/* Unpin point @id's links (before they are detached for good). */
+void probes__unpin_point(struct probes *pr, int id);
+
+/*
+ * Detach everything and free; safe on a partly set-up @pr.  Pinned links
+ * stay in the kernel (pins__remove() removes them).
+ */
 void probes__destroy(struct probes *pr);
 
 #endif /* SDS_PROBES_H */

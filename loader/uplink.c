@@ -163,6 +163,13 @@ static struct uplink_period *period_get(struct uplink *u, int64_t start)
 	return free_slot;
 }
 
+struct sds_heartbeat *uplink__open_period(struct uplink *u, int64_t start)
+{
+	struct uplink_period *p = period_get(u, start);
+
+	return p ? p->hb : NULL;
+}
+
 void uplink__on_second(void *ctx, int id, uint64_t sec, const struct sds_counts *c)
 {
 	struct uplink *u = ctx;

@@ -104,6 +104,12 @@ void uplink__stop(struct uplink *u);
 /* counters' on_second hook: second @sec of point @id counted @c. */
 void uplink__on_second(void *u, int id, uint64_t sec, const struct sds_counts *c);
 
+/*
+ * Open period @start's heartbeat (its points so far), opened if it is
+ * not: a loader adopting kept state puts the sums back (keep.c).
+ */
+struct sds_heartbeat *uplink__open_period(struct uplink *u, int64_t start);
+
 struct loader;
 /* Every tick: concurrency maxima, closing finished periods. */
 void uplink__tick(struct uplink *u, struct loader *l, uint64_t now_sec);

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * detach.c - `sds-bpf detach`: remove the pins a loader left (killed, or
+ * stopped with --keep), and with them its probes and maps.  A live loader
+ * owns its pins: detach refuses, since a loader stopped by SIGTERM or
+ * SIGINT removes its own (unless --keep).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "cmd.h"
+#include "ctl.h"
+#include "names.h"
+#include "pins.h"
+
+static const char detach_usage[] =
+"Usage: sds-bpf detach [--group GROUP] --app NAME\n"
+"\n"
+"Remove what an app's loader left pinned under $SDS_PIN_ROOT (default\n"
+"/sys/fs/bpf/sds): its probes stop counting and its maps and kept state\n"
+"are freed.  A loader killed, or stopped with attach --keep, leaves them\n"
+"for the next attach to adopt.  Refused while a loader serves the app.\n"
+"\n"
+"Options:\n"
+"  -a, --app NAME      the app\n"
+"  -g, --group GROUP   its group (default: default)\n"
+"  -h, --help          this help\n";
+
+static int detach_options(int argc, char **argv, const char **group,
+			  const char **app)
+{
+	static const struct option opts[] = {
+		{ "app", required_argument, NULL, 'a' },
+		{ "group", required_argument, NULL, 'g' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	int c;
+
+	*group = "default";
+	*app = NULL;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+a:g:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'a':
+			if (!sds_name_valid(optarg))
+				return cmd_err("bad --app '%s': use 1-64 of [A-Za-z0-9_-]", optarg);
+			*app = optarg;
+			break;
+		case 'g':
+			if (!sds_name_valid(optarg))
+				return cmd_err("bad --group '%s': use 1-64 of [A-Za-z0-9_-]", optarg);
+			*group = optarg;
+			break;
+		case 'h':
+			fputs(detach_usage, stdout);
+			return 1;
+		default:
+			return cmd_err("detach: bad option (see sds-bpf detach --help)");
+		}
+	}
+	if (optind < argc)
+		return cmd_err("detach: unexpected argument '%s' (see sds-bpf detach --help)",
+			       argv[optind]);
+	if (!*app)
+		return cmd_err("detach: name the app with --app (and --group if not default)");
+	return 0;
+}
+
+int do_detach(int argc, char **argv)
+{
+	const char *group, *app;
+	struct ctl_paths paths;
+	struct pins pins;
+	char err[512];
+	pid_t owner = 0;
+	int lock = -1, r;
+
+	r = detach_options(argc, argv, &group, &app);
+	if (r)
+		return r > 0 ? 0 : -1;
+	if (geteuid() != 0)
+		return cmd_err("detach needs root (the pins hold probes): %s",
+			       strerror(EPERM));
+	if (pins__init(&pins, group, app, err, sizeof(err)))
+		return cmd_err("detach: %s", err);
+	/* The app's lock, held by its live loader: then it owns the pins. */
+	if (!ctl_paths_init(&paths, group, app)) {
+		lock = ctl_lock(&paths, &owner, err, sizeof(err));
+		if (lock < 0 && errno == EWOULDBLOCK)
+			return cmd_err("detach: app '%s' in group '%s' is served by a live loader (pid %d): stop it (SIGTERM removes its pins unless it runs with --keep)",
+				       app, group, (int)owner);
+	}
+	if (!pins__exist(&pins)) {
+		ctl_unlock(&paths, lock);
+		return cmd_err("detach: no pins of app '%s' in group '%s' (%s)",
+			       app, group, pins.dir);
+	}
+	r = pins__remove(&pins);
+	if (r)
+		cmd_err("detach: removing %s: %s", pins.dir, strerror(errno));
+	else
+		printf("detached app '%s' in group '%s': removed %s\n", app, group,
+		       pins.dir);
+	ctl_unlock(&paths, lock);
+	return r;
+}

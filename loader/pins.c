@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * pins.c - an app's pin directory under bpffs (pins.h).  The pins are the
+ * loader's privilege (they hold probes in every process of TARGET): the
+ * root and the app's directory are root's, 0700, on bpffs, and nothing in
+ * them is followed or trusted beyond what the loader checks (keep.c).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include "names.h"
+#include "pins.h"
+
+#define BPF_FS_MAGIC_	0xcafe4a11	/* linux/magic.h's BPF_FS_MAGIC */
+
+const char *pins_root(void)
+{
+	const char *r = getenv("SDS_PIN_ROOT");
+
+	return r && *r ? r : PINS_ROOT_DEFAULT;
+}
+
+/* @dir: a directory of root's on bpffs that only root can write. */
+static int root_check(const char *dir, char *err, size_t errlen)
+{
+	struct statfs sf;
+	struct stat st;
+
+	if (lstat(dir, &st))
+		return snprintf(err, errlen, "pin root %s: %s", dir,
+				strerror(errno)), -1;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022))
+		return snprintf(err, errlen, "pin root %s: not a directory of root's that only root can write (set SDS_PIN_ROOT)",
+				dir), -1;
+	if (statfs(dir, &sf) || (unsigned long)sf.f_type != BPF_FS_MAGIC_)
+		return snprintf(err, errlen, "pin root %s: not on bpffs (mount -t bpf bpf /sys/fs/bpf, or set SDS_PIN_ROOT)",
+				dir), -1;
+	return 0;
+}
+
+int pins__init(struct pins *p, const char *group, const char *app,
+	       char *err, size_t errlen)
+{
+	const char *root = pins_root();
+	char stem[SDS_SOCK_STEM_MAX + 1];
+	int i;
+
+	if (root[0] != '/' || strlen(root) > 200)
+		return snprintf(err, errlen, "pin root '%.200s': expected an absolute path of at most 200 bytes (SDS_PIN_ROOT)",
+				root), -1;
+	if (sds_sock_stem(sds_run_dir_len(root), group, app, stem,
+			  sizeof(stem)) < 0)
+		return snprintf(err, errlen, "pin root %s: no name of app '%s' in group '%s' fits under it",
+				root, app, group), -1;
+	/* bpffs reserves names with a dot: the stem's dots become ':'. */
+	for (i = 0; stem[i]; i++)
+		if (stem[i] == '.')
+			stem[i] = ':';
+	snprintf(p->dir, sizeof(p->dir), "%.*s/%s", (int)sds_run_dir_len(root),
+		 root, stem);
+	if (mkdir(root, 0700) && errno != EEXIST)
+		return snprintf(err, errlen, "pin root %s: %s", root,
+				strerror(errno)), -1;
+	return root_check(root, err, errlen);
+}
+
+bool pins__exist(const struct pins *p)
+{
+	struct stat st;
+
+	return !lstat(p->dir, &st) && S_ISDIR(st.st_mode);
+}
+
+int pins__mkdir(const struct pins *p)
+{
+	if (mkdir(p->dir, 0700) && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+int pins__path(const struct pins *p, const char *name, char *path,
+	       size_t size)
+{
+	return snprintf(path, size, "%s/%s", p->dir, name) >= (int)size ? -1 : 0;
+}
+
+int pins__remove(const struct pins *p)
+{
+	struct dirent *de;
+	int dfd, err = 0;
+	DIR *d;
+
+	dfd = open(p->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return errno == ENOENT ? 0 : -1;
+	d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return -1;
+	}
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		/* A pin is unlinked; a directory is not ours to empty. */
+		if (unlinkat(dfd, de->d_name, 0) && errno != ENOENT)
+			err = errno;
+	}
+	closedir(d);
+	if (rmdir(p->dir) && errno != ENOENT)
+		err = err ? err : errno;
+	errno = err;
+	return err ? -1 : 0;
+}
