@@ -1,0 +1,463 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""
+Crash-only tests (issue 11, docs/CRASH.md): a loader killed with SIGKILL
+in the middle of a period, or stopped with `attach --keep`, while
+build/test/crash/crashapp calls a function point and a guard point 1,000
+times a second; a new `attach` adopts the pins: counts exact, the kill
+switch and drills as before.  Stale pins (TARGET replaced, another
+layout) removed with a message; `detach`.
+
+Run as root (after `make crash-tests`, or the crashapp goal of
+tests/crash/crash.mk):
+
+    python3 tests/crash/run.py [-v] [NAME-SUBSTRING...]
+
+Every test gets its own temp dir, SDS_RUN_DIR, SDS_STATE_DIR and
+SDS_PIN_ROOT (a fresh directory under /sys/fs/bpf), unique app names,
+and removes every process and pin it made whatever happens.  Python 3
+standard library only.
+"""
+
+import ctypes
+import json
+import mmap
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
+import sdstest  # noqa: E402
+from sdstest import BUILD, SDS, Fail, check, eq  # noqa: E402
+
+sdstest.log_stamps()
+APPBIN = os.path.join(BUILD, "test", "crash", "crashapp")
+GROUP = "crash"
+FPOINT = "w"                  # crash_work(), a function point
+GPOINT = "gp"                 # the guard point
+RATE = 1000                   # calls a second
+READY_TIMEOUT = 10.0
+KEEP_LAYOUT_OFF = 8           # struct keep_header: magic, then layout (u32)
+
+
+class Ctx:
+    n_app = 0
+
+    def __init__(self, name):
+        self.tmp = tempfile.mkdtemp(prefix="sds-crash-")
+        os.chmod(self.tmp, 0o755)
+        self.env = dict(os.environ)
+        self.env["SDS_RUN_DIR"] = os.path.join(self.tmp, "run")
+        self.env["SDS_STATE_DIR"] = os.path.join(self.tmp, "state")
+        self.pin_root = "/sys/fs/bpf/sds-crash-%d-%s" % (
+            os.getpid(), os.path.basename(self.tmp)[-8:].replace(".", "_"))
+        self.env["SDS_PIN_ROOT"] = self.pin_root
+        os.makedirs(self.env["SDS_STATE_DIR"])
+        Ctx.n_app += 1
+        self.app = "crash%d_%d" % (os.getpid(), Ctx.n_app)
+        self.target = sdstest.stage(APPBIN, self.tmp)
+        self.procs = []
+        self.n = 0
+
+    # -- processes -------------------------------------------------------
+    def spawn(self, argv, **kw):
+        self.n += 1
+        err = open(os.path.join(self.tmp, "p%d.err" % self.n), "w+")
+        p = subprocess.Popen(argv, env=self.env, stderr=err,
+                             start_new_session=True,
+                             universal_newlines=True, **kw)
+        p.errfile = err
+        self.procs.append(p)
+        return p
+
+    def stderr_of(self, p):
+        p.errfile.seek(0)
+        return p.errfile.read()
+
+    def cleanup(self):
+        for p in self.procs:
+            sdstest.reap(p, always=True)
+            p.errfile.close()
+        remove_pins(self.pin_root)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def sock(self):
+        return sdstest.sock_path(self.env["SDS_RUN_DIR"], GROUP, self.app)
+
+    def pin_dir(self):
+        return os.path.join(self.pin_root, "%s:%s" % (GROUP, self.app))
+
+    def attach(self, *extra, points=("%s=crash_work" % FPOINT,)):
+        """A loader of the app; ready once a new socket is there."""
+        try:
+            old = os.stat(self.sock()).st_ino
+        except OSError:
+            old = None
+        argv = [SDS, "attach", "--group", GROUP, "--app", self.app,
+                "--socket-mode", "0666"] + list(extra) + [self.target]
+        argv += list(points)
+        p = self.spawn(argv, stdout=subprocess.DEVNULL)
+
+        def ready():
+            if p.poll() is not None:
+                return True
+            try:
+                return os.stat(self.sock()).st_ino != old
+            except OSError:
+                return False
+        sdstest.wait_until(ready, time.time() + READY_TIMEOUT,
+                           "loader never served")
+        if p.poll() is not None:
+            raise Fail("loader exited: " + self.stderr_of(p).strip())
+        return p
+
+    def run_app(self):
+        p = self.spawn([self.target, GROUP, self.app, GPOINT, str(RATE)],
+                       stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        eq(p.stdout.readline().strip(), "ready", "crashapp start")
+        return p
+
+    def sds(self, *args, ok=True):
+        r = subprocess.run([SDS] + list(args), env=self.env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True, timeout=30)
+        if ok and r.returncode != 0:
+            raise Fail("sds-bpf %s: exit %d: %s" % (" ".join(args),
+                       r.returncode, r.stderr.strip()))
+        return r
+
+    def point(self, name):
+        st = json.loads(self.sds("stats", "--group", GROUP, "--app",
+                                 self.app, "--json").stdout)
+        return sdstest.get_point(st, name)
+
+
+def remove_pins(root):
+    """Every pin under @root, then the directories (bottom up)."""
+    if not os.path.isdir(root):
+        return
+    for d, dirs, files in os.walk(root, topdown=False):
+        for f in files:
+            try:
+                os.unlink(os.path.join(d, f))
+            except OSError:
+                pass
+        for sub in dirs:
+            try:
+                os.rmdir(os.path.join(d, sub))
+            except OSError:
+                pass
+    try:
+        os.rmdir(root)
+    except OSError:
+        pass
+
+
+def app_say(p, cmd="count"):
+    p.stdin.write(cmd + "\n")
+    p.stdin.flush()
+    return json.loads(p.stdout.readline())
+
+
+def kill9(p):
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait(5)
+
+
+def term(p):
+    os.kill(p.pid, signal.SIGTERM)
+    p.wait(10)
+    eq(p.returncode, 0, "loader exit status after SIGTERM")
+
+
+def mid_period():
+    """Sleep until 3-7 s into a 10-s wall-clock period."""
+    t = time.time() % 10
+    if not 3 <= t <= 7:
+        time.sleep((13 - t) % 10)
+
+
+def final_visits(ctx, name, want, timeout=6.0):
+    """The point's total visits once they reach @want (or the deadline):
+    the loader folds a second once it is 2 s old; the total is exact."""
+    deadline = time.time() + timeout
+    while True:
+        got = ctx.point(name)["total"]["visits"]
+        if got >= want or time.time() > deadline:
+            return got
+        time.sleep(0.2)
+
+
+def bpf_obj_get(path):
+    """An fd of the pinned object @path (the bpf(2) syscall, BPF_OBJ_GET)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    cpath = ctypes.create_string_buffer(path.encode())
+    attr = (ctypes.c_uint8 * 128)()
+    ctypes.c_uint64.from_buffer(attr, 0).value = ctypes.addressof(cpath)
+    fd = libc.syscall(321, 7, attr, 128)      # __NR_bpf, BPF_OBJ_GET
+    if fd < 0:
+        raise Fail("BPF_OBJ_GET %s: %s" % (path,
+                   os.strerror(ctypes.get_errno())))
+    return fd
+
+
+# ---------------------------------------------------------------------------
+# Tests
+
+def test_kill9_counts_exact(ctx):
+    """kill -9 mid-period at 1,000 calls/s, a new attach 1 s later: the
+    function point's total equals the calls made, exactly, and the new
+    loader says it adopted the pins."""
+    l1 = ctx.attach()
+    a = ctx.run_app()
+    mid_period()
+    kill9(l1)
+    check(os.path.isdir(ctx.pin_dir()), "pins gone after kill -9")
+    time.sleep(1)
+    l2 = ctx.attach()
+    check("adopted the pins in %s" % ctx.pin_dir() in ctx.stderr_of(l2),
+          "no 'adopted' line: " + ctx.stderr_of(l2).strip())
+    time.sleep(2)
+    calls = app_say(a, "quit")["calls"]
+    check(calls > 3000, "only %d calls made" % calls)
+    eq(final_visits(ctx, FPOINT, calls), calls,
+       "total visits of the function point across kill -9")
+    term(l2)
+    check(not os.path.exists(ctx.pin_dir()),
+          "pins left after SIGTERM without --keep")
+
+
+def test_kill_switch_back(ctx):
+    """A kill switch in force before kill -9 is in force at the first
+    stats of the new loader, and the guarded program is downgraded again
+    within 2 s (libsds looks for a loader every second)."""
+    strat = os.path.join(ctx.tmp, "s.json")
+    with open(strat, "w") as f:
+        json.dump({"version": 1, "points": {GPOINT: {
+            "visit_threshold": 0}}}, f)
+    l1 = ctx.attach("--strategies", strat)
+    a = ctx.run_app()
+    time.sleep(1)
+    r = app_say(a)
+    check(r["down"] > 0, "kill switch not in force before: %s" % r)
+    eq(ctx.point(GPOINT)["state"]["downgraded"], True, "state before")
+    kill9(l1)
+    time.sleep(1)
+    l2 = ctx.attach("--strategies", strat)
+    st = ctx.point(GPOINT)["state"]
+    eq(st["downgraded"], True, "state at the new loader's first stats")
+    r0 = app_say(a)
+    time.sleep(2.5)
+    r1 = app_say(a)
+    check(r1["down"] - r0["down"] > 0.5 * (r1["calls"] - r0["calls"]),
+          "guarded calls not downgraded again after restart: %s -> %s"
+          % (r0, r1))
+    app_say(a, "quit")
+    term(l2)
+
+
+def test_drill_keeps_expiry(ctx):
+    """A drill started before kill -9 continues after the restart and
+    ends at its original expiry (within a tick and the polling)."""
+    l1 = ctx.attach()
+    a = ctx.run_app()
+    t0 = time.monotonic()
+    ctx.sds("drill", "--group", GROUP, "--app", ctx.app, GPOINT, "--error",
+            "--ratio", "100", "--for", "6")
+    t1 = time.monotonic()
+    time.sleep(1.5)
+    kill9(l1)
+    time.sleep(1)
+    l2 = ctx.attach()
+    before = time.monotonic()
+    d = ctx.point(GPOINT)["drill"]
+    after = time.monotonic()
+    check(d is not None, "no drill after restart")
+    eq(d["kind"], "error", "drill kind after restart")
+    end_lo, end_hi = before + d["remaining_ms"] / 1000.0, \
+        after + d["remaining_ms"] / 1000.0
+    check(end_hi >= t0 + 6 - 0.1 and end_lo <= t1 + 6 + 0.1,
+          "drill ends in [%.2f, %.2f] s, started for 6 s in [%.2f, %.2f]"
+          % (end_lo - t0, end_hi - t0, 0, t1 - t0))
+    while ctx.point(GPOINT)["drill"] is not None:
+        check(time.monotonic() < t1 + 6 + 0.3,
+              "drill still on %.2f s after it was started for 6 s"
+              % (time.monotonic() - t0))
+        time.sleep(0.05)
+    check(time.monotonic() >= t0 + 6 - 0.1, "drill ended early")
+    app_say(a, "quit")
+    term(l2)
+
+
+def test_keep_upgrade(ctx):
+    """attach --keep, SIGTERM, a new attach (an upgrade): the pins stay
+    between them and no call goes uncounted."""
+    l1 = ctx.attach("--keep")
+    a = ctx.run_app()
+    time.sleep(2)
+    term(l1)
+    check(os.path.isdir(ctx.pin_dir()), "--keep: pins gone after SIGTERM")
+    time.sleep(1)
+    l2 = ctx.attach()
+    time.sleep(1)
+    calls = app_say(a, "quit")["calls"]
+    eq(final_visits(ctx, FPOINT, calls), calls,
+       "total visits across an upgrade with --keep")
+    term(l2)
+    check(not os.path.exists(ctx.pin_dir()), "pins left after the last SIGTERM")
+
+
+def test_stale_target_replaced(ctx):
+    """Pins whose TARGET file is gone (the path holds a new inode) are
+    removed with one line saying so, and counting starts afresh."""
+    l1 = ctx.attach("--keep")
+    a = ctx.run_app()
+    time.sleep(1)
+    app_say(a, "quit")
+    a.wait(5)
+    term(l1)
+    os.unlink(ctx.target)
+    sdstest.stage(APPBIN, ctx.tmp)
+    l2 = ctx.attach()
+    err = ctx.stderr_of(l2)
+    want = ("sds-bpf: stale pins in %s: their TARGET %s is gone "
+            "(not the file there now); removed" % (ctx.pin_dir(),
+                                                   os.path.realpath(ctx.target)))
+    check(want in err, "want %r in stderr, got %r" % (want, err))
+    eq(ctx.point(FPOINT)["total"]["visits"], 0, "visits of the new TARGET")
+    term(l2)
+
+
+def test_stale_layout(ctx):
+    """Pins whose kept state says another layout are removed with one
+    line saying so."""
+    l1 = ctx.attach("--keep")
+    term(l1)
+    fd = bpf_obj_get(os.path.join(ctx.pin_dir(), "keep"))
+    try:
+        m = mmap.mmap(fd, 4096, mmap.MAP_SHARED,
+                      mmap.PROT_READ | mmap.PROT_WRITE)
+        m[KEEP_LAYOUT_OFF:KEEP_LAYOUT_OFF + 4] = (99).to_bytes(4, "little")
+        m.close()
+    finally:
+        os.close(fd)
+    l2 = ctx.attach()
+    err = ctx.stderr_of(l2)
+    want = ("sds-bpf: stale pins in %s: layout 99, this sds-bpf keeps "
+            "layout 1; removed" % ctx.pin_dir())
+    check(want in err, "want %r in stderr, got %r" % (want, err))
+    term(l2)
+    check(not os.path.exists(ctx.pin_dir()), "pins left")
+
+
+def test_stale_points_differ(ctx):
+    """Pins of other function points are not adopted: removed, said."""
+    l1 = ctx.attach("--keep")
+    term(l1)
+    l2 = ctx.attach(points=["other=crash_work"])
+    err = ctx.stderr_of(l2)
+    want = ("sds-bpf: stale pins in %s: point 0 is '%s' there, 'other' "
+            "here; removed" % (ctx.pin_dir(), FPOINT))
+    check(want in err, "want %r in stderr, got %r" % (want, err))
+    term(l2)
+
+
+def test_detach_removes_pins(ctx):
+    """detach after attach --keep + SIGTERM: the pins, probes and maps
+    leave the kernel; a second detach says there is nothing."""
+    snap = sdstest.KernelSnapshot()
+    l1 = ctx.attach("--keep")
+    term(l1)
+    check(os.path.isdir(ctx.pin_dir()), "--keep: no pins")
+    r = ctx.sds("detach", "--group", GROUP, "--app", ctx.app)
+    eq(r.stdout.strip(), "detached app '%s' in group '%s': removed %s"
+       % (ctx.app, GROUP, ctx.pin_dir()), "detach's line")
+    check(not os.path.exists(ctx.pin_dir()), "pins left after detach")
+    os.rmdir(ctx.pin_root)
+    snap.assert_nothing_new({l1.pid}, "detach")
+    r = ctx.sds("detach", "--group", GROUP, "--app", ctx.app, ok=False)
+    eq(r.returncode, 1, "detach without pins: exit status")
+    eq(r.stderr.strip(), "sds-bpf: detach: no pins of app '%s' in group "
+       "'%s' (%s)" % (ctx.app, GROUP, ctx.pin_dir()), "detach without pins")
+
+
+def test_detach_live_refused(ctx):
+    """detach while a loader serves the app: refused, pins untouched."""
+    l1 = ctx.attach()
+    r = ctx.sds("detach", "--group", GROUP, "--app", ctx.app, ok=False)
+    eq(r.returncode, 1, "exit status")
+    eq(r.stderr.strip(),
+       "sds-bpf: detach: app '%s' in group '%s' is served by a live loader "
+       "(pid %d): stop it (SIGTERM removes its pins unless it runs with "
+       "--keep)" % (ctx.app, GROUP, l1.pid), "message")
+    check(os.path.isdir(ctx.pin_dir()), "pins removed under a live loader")
+    term(l1)
+
+
+def test_detach_bad_inputs(ctx):
+    """detach's bad inputs: each exit 1 and one line."""
+    cases = [
+        ([], "sds-bpf: detach: name the app with --app (and --group if "
+             "not default)"),
+        (["--app", "a.b"], "sds-bpf: bad --app 'a.b': use 1-64 of "
+                           "[A-Za-z0-9_-]"),
+        (["--app", "x", "--group", "g/h"], "sds-bpf: bad --group 'g/h': "
+                                           "use 1-64 of [A-Za-z0-9_-]"),
+        (["--app", "x", "extra"], "sds-bpf: detach: unexpected argument "
+                                  "'extra' (see sds-bpf detach --help)"),
+    ]
+    for args, want in cases:
+        r = ctx.sds("detach", *args, ok=False)
+        eq(r.returncode, 1, "detach %s: exit status" % args)
+        eq(r.stderr.strip(), want, "detach %s" % args)
+    env = dict(ctx.env, SDS_PIN_ROOT="relative/pins")
+    r = subprocess.run([SDS, "detach", "--app", "x"], env=env,
+                       capture_output=True, text=True, timeout=30)
+    eq(r.returncode, 1, "relative SDS_PIN_ROOT: exit status")
+    eq(r.stderr.strip(), "sds-bpf: detach: pin root 'relative/pins': "
+       "expected an absolute path of at most 200 bytes (SDS_PIN_ROOT)",
+       "relative SDS_PIN_ROOT")
+    env = dict(ctx.env, SDS_PIN_ROOT=ctx.tmp)
+    r = subprocess.run([SDS, "detach", "--app", "x"], env=env,
+                       capture_output=True, text=True, timeout=30)
+    eq(r.returncode, 1, "SDS_PIN_ROOT off bpffs: exit status")
+    check("not on bpffs" in r.stderr and r.stderr.count("\n") == 1,
+          "SDS_PIN_ROOT off bpffs: %r" % r.stderr)
+
+
+def test_clean_exit_leaves_nothing(ctx):
+    """attach then SIGTERM: nothing pinned, no program left (DESIGN §5)."""
+    snap = sdstest.KernelSnapshot()
+    l1 = ctx.attach()
+    check(os.path.isdir(ctx.pin_dir()), "no pins while attached")
+    term(l1)
+    os.rmdir(ctx.pin_root)
+    snap.assert_nothing_new({l1.pid}, "attach + SIGTERM")
+
+
+SUITE = sdstest.Suite(timeout=90, fail_time=True)
+for _fn in [test_kill9_counts_exact, test_kill_switch_back,
+            test_drill_keeps_expiry, test_keep_upgrade,
+            test_stale_target_replaced, test_stale_layout,
+            test_stale_points_differ, test_detach_removes_pins,
+            test_detach_live_refused, test_detach_bad_inputs,
+            test_clean_exit_leaves_nothing]:
+    SUITE.test(_fn)
+
+
+def preflight():
+    err = sdstest.root_error() or sdstest.mount_bpffs()
+    if err:
+        return err
+    if not os.path.exists(APPBIN):
+        return "%s missing: make crash-tests builds it" % APPBIN
+    return None
+
+
+if __name__ == "__main__":
+    sys.exit(SUITE.main(sys.argv[1:], Ctx, preflight))
