@@ -79,9 +79,12 @@ bool pins__exist(const struct pins *p)
 
 int pins__mkdir(const struct pins *p)
 {
-	if (mkdir(p->dir, 0700) && errno != EEXIST)
+	if (!mkdir(p->dir, 0700) || errno == EEXIST)
+		return 0;
+	/* Another loader (or our stale pins' removal) removed the empty root. */
+	if (errno != ENOENT || (mkdir(pins_root(), 0700) && errno != EEXIST))
 		return -1;
-	return 0;
+	return mkdir(p->dir, 0700) && errno != EEXIST ? -1 : 0;
 }
 
 int pins__path(const struct pins *p, const char *name, char *path,
@@ -114,6 +117,9 @@ int pins__remove(const struct pins *p)
 	closedir(d);
 	if (rmdir(p->dir) && errno != ENOENT)
 		err = err ? err : errno;
+	/* The root too once empty: a clean exit leaves nothing in bpffs. */
+	if (!err)
+		rmdir(pins_root());
 	errno = err;
 	return err ? -1 : 0;
 }

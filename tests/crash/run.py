@@ -13,8 +13,9 @@ tests/crash/crash.mk):
 
     python3 tests/crash/run.py [-v] [NAME-SUBSTRING...]
 
-Every test gets its own temp dir, SDS_RUN_DIR, SDS_STATE_DIR and
-SDS_PIN_ROOT (a fresh directory under /sys/fs/bpf), unique app names,
+Every test gets its own temp dir, SDS_STATE_DIR and SDS_PIN_ROOT (a
+fresh directory under /sys/fs/bpf) and unique app names (the run
+directory is the suite's, for its self-test caches),
 and removes every process and pin it made whatever happens.  Python 3
 standard library only.
 """
@@ -41,7 +42,10 @@ GROUP = "crash"
 FPOINT = "w"                  # crash_work(), a function point
 GPOINT = "gp"                 # the guard point
 RATE = 1000                   # calls a second
-READY_TIMEOUT = 10.0
+READY_TIMEOUT = 30.0
+# One run directory for the suite: its per-boot self-test caches
+# (forkcheck, calibration) are made once, not by every test's loader.
+RUN_DIR = tempfile.mkdtemp(prefix="sds-crash-run-")
 KEEP_LAYOUT_OFF = 8           # struct keep_header: magic, then layout (u32)
 
 
@@ -52,7 +56,7 @@ class Ctx:
         self.tmp = tempfile.mkdtemp(prefix="sds-crash-")
         os.chmod(self.tmp, 0o755)
         self.env = dict(os.environ)
-        self.env["SDS_RUN_DIR"] = os.path.join(self.tmp, "run")
+        self.env["SDS_RUN_DIR"] = RUN_DIR
         self.env["SDS_STATE_DIR"] = os.path.join(self.tmp, "state")
         self.pin_root = "/sys/fs/bpf/sds-crash-%d-%s" % (
             os.getpid(), os.path.basename(self.tmp)[-8:].replace(".", "_"))
@@ -377,8 +381,7 @@ def test_detach_removes_pins(ctx):
     r = ctx.sds("detach", "--group", GROUP, "--app", ctx.app)
     eq(r.stdout.strip(), "detached app '%s' in group '%s': removed %s"
        % (ctx.app, GROUP, ctx.pin_dir()), "detach's line")
-    check(not os.path.exists(ctx.pin_dir()), "pins left after detach")
-    os.rmdir(ctx.pin_root)
+    check(not os.path.exists(ctx.pin_root), "pin root left after detach")
     snap.assert_nothing_new({l1.pid}, "detach")
     r = ctx.sds("detach", "--group", GROUP, "--app", ctx.app, ok=False)
     eq(r.returncode, 1, "detach without pins: exit status")
@@ -436,7 +439,7 @@ def test_clean_exit_leaves_nothing(ctx):
     l1 = ctx.attach()
     check(os.path.isdir(ctx.pin_dir()), "no pins while attached")
     term(l1)
-    os.rmdir(ctx.pin_root)
+    check(not os.path.exists(ctx.pin_root), "pin root left")
     snap.assert_nothing_new({l1.pid}, "attach + SIGTERM")
 
 
@@ -460,4 +463,8 @@ def preflight():
 
 
 if __name__ == "__main__":
-    sys.exit(SUITE.main(sys.argv[1:], Ctx, preflight))
+    try:
+        rc = SUITE.main(sys.argv[1:], Ctx, preflight)
+    finally:
+        shutil.rmtree(RUN_DIR, ignore_errors=True)
+    sys.exit(rc)
