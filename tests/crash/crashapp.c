@@ -10,9 +10,14 @@
  *
  * C: crash_work() calls made (all of them: the function point counts
  * them whatever the loader does); D, P: guarded calls downgraded, passed.
+ * The last line, after "quit", adds "periods": {"START": C, ...}, the
+ * calls made in each 10-s wall-clock period (the heartbeat's).  No call
+ * is made within 50 ms of a period's boundary, so that no clock's
+ * rounding can put one in another period than the one it is listed in.
  * Usage: crashapp GROUP APP POINT RATE
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +29,32 @@ static long rate;
 static volatile int stop;
 static unsigned long calls, down, pass;	/* under lock */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+#define PERIODS		128	/* periods remembered (21 minutes) */
+static struct {
+	long start;		/* Unix seconds, a multiple of 10; 0: unused */
+	unsigned long calls;	/* crash_work() calls in it */
+} periods[PERIODS];		/* under lock */
+
+/* Count a call in the period of @t (under lock). */
+static void period_count(long t)
+{
+	long start = t - t % 10;
+	int i = (int)(start / 10 % PERIODS);
+
+	if (periods[i].start != start) {
+		periods[i].start = start;
+		periods[i].calls = 0;
+	}
+	periods[i].calls++;
+}
+
+/* Near a 10-s boundary of the wall clock: within 50 ms of it. */
+static bool near_boundary(struct timespec *now)
+{
+	long ms = (now->tv_sec % 10) * 1000 + now->tv_nsec / 1000000;
+
+	return ms < 50 || ms >= 9950;
+}
 
 __attribute__((noinline)) int crash_work(int i)
 {
@@ -39,18 +70,24 @@ static void *caller(void *arg)
 	(void)arg;
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
+		struct timespec wall;
 		bool d;
 
+		clock_gettime(CLOCK_REALTIME, &wall);
+		if (near_boundary(&wall))
+			goto next;
 		crash_work(i++);
 		d = sds_should_downgrade(point);
 		sds_downgrade_finally(point);
 		pthread_mutex_lock(&lock);
 		calls++;
+		period_count(wall.tv_sec);
 		if (d)
 			down++;
 		else
 			pass++;
 		pthread_mutex_unlock(&lock);
+next:
 		next.tv_nsec += 1000000000L / rate;
 		if (next.tv_nsec >= 1000000000L) {
 			next.tv_nsec -= 1000000000L;
@@ -61,11 +98,26 @@ static void *caller(void *arg)
 	return NULL;
 }
 
-static void say(void)
+static void say(bool last)
 {
+	const char *sep = "";
+	int i;
+
 	pthread_mutex_lock(&lock);
-	printf("{\"calls\": %lu, \"down\": %lu, \"pass\": %lu}\n", calls, down,
+	printf("{\"calls\": %lu, \"down\": %lu, \"pass\": %lu", calls, down,
 	       pass);
+	if (last) {
+		printf(", \"periods\": {");
+		for (i = 0; i < PERIODS; i++) {
+			if (!periods[i].start)
+				continue;
+			printf("%s\"%ld\": %lu", sep, periods[i].start,
+			       periods[i].calls);
+			sep = ", ";
+		}
+		printf("}");
+	}
+	printf("}\n");
 	pthread_mutex_unlock(&lock);
 	fflush(stdout);
 }
@@ -91,11 +143,11 @@ int main(int argc, char **argv)
 	while (fgets(line, sizeof(line), stdin)) {
 		if (!strncmp(line, "quit", 4))
 			break;
-		say();
+		say(false);
 	}
 	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
 	pthread_join(t, NULL);
-	say();
+	say(true);
 	sds_client_close(c);
 	return 0;
 }

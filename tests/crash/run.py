@@ -21,6 +21,7 @@ standard library only.
 """
 
 import ctypes
+import importlib.util
 import json
 import mmap
 import os
@@ -37,6 +38,11 @@ import sdstest  # noqa: E402
 from sdstest import BUILD, SDS, Fail, check, eq  # noqa: E402
 
 sdstest.log_stamps()
+# tests/e2e's sds-admin driver (a real admin on a free loopback port).
+_spec = importlib.util.spec_from_file_location(
+    "e2e_run", os.path.join(os.path.dirname(HERE), "e2e", "run.py"))
+e2e = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(e2e)
 APPBIN = os.path.join(BUILD, "test", "crash", "crashapp")
 GROUP = "crash"
 FPOINT = "w"                  # crash_work(), a function point
@@ -65,6 +71,8 @@ class Ctx:
         Ctx.n_app += 1
         self.app = "crash%d_%d" % (os.getpid(), Ctx.n_app)
         self.target = sdstest.stage(APPBIN, self.tmp)
+        self.token_file = sdstest.write_token(
+            os.path.join(self.tmp, "token"), e2e.TOKEN)
         self.procs = []
         self.n = 0
 
@@ -86,7 +94,8 @@ class Ctx:
     def cleanup(self):
         for p in self.procs:
             sdstest.reap(p, always=True)
-            p.errfile.close()
+            if hasattr(p, "errfile"):
+                p.errfile.close()
         remove_pins(self.pin_root)
         shutil.rmtree(self.tmp, ignore_errors=True)
 
@@ -443,13 +452,78 @@ def test_clean_exit_leaves_nothing(ctx):
     snap.assert_nothing_new({l1.pid}, "attach + SIGTERM")
 
 
+def admin_pending(ctx):
+    st = json.loads(ctx.sds("stats", "--group", GROUP, "--app", ctx.app,
+                            "--json").stdout)
+    return st["admin"]
+
+
+def admin_periods(ctx, admin, frm, to):
+    """{period: visits} of the function point at the admin, non-zero."""
+    doc = admin.ok("GET", "/groups/%s/apps/%s/stats?from=%d&to=%d&step=10"
+                   "&point=%s" % (GROUP, ctx.app, frm, to, FPOINT))
+    pt = doc.get("points", {}).get(FPOINT)
+    check(pt is not None, "admin: no point %s: %r" % (FPOINT, doc))
+    return {t: v for t, v in zip(pt["t"], pt["visits"]) if v}
+
+
+def admin_last_period(ctx, admin, host):
+    st, doc = admin.req("GET", "/api/v1/groups/%s/apps/%s/hosts"
+                        % (GROUP, ctx.app))
+    for h in doc if st == 200 else []:
+        if h.get("host") == host:
+            return h.get("last_period")
+    return None
+
+
+def test_admin_sums_across_kill9(ctx):
+    """kill -9 in the middle of a period with nothing queued, a new
+    attach 1 s later: the admin's sums of every period equal the calls
+    the program made in it (the open periods' sums are kept and
+    re-accounted; the closed periods' queue is the backlog's part)."""
+    admin = e2e.Admin(ctx).start()
+    args = ("--admin", admin.url, "--token-file", ctx.token_file,
+            "--state-dir", ctx.env["SDS_STATE_DIR"])
+    l1 = ctx.attach(*args)
+    a = ctx.run_app()
+    first = e2e.period_of(time.time())
+    off = admin_pending(ctx)["offset_ms"] / 1000.0
+    # A period whose predecessor is at the admin: nothing queued.
+    sdstest.wait_until(
+        lambda: (time.time() - e2e.period_of(time.time()) >= min(off, 8.8)
+                 + 0.3 and e2e.period_of(time.time()) > first and
+                 admin_pending(ctx)["pending"] == 0
+                 and admin_pending(ctx)["sent"] >= 1),
+        time.time() + 40, "no period sent with nothing pending", 0.1)
+    killed_in = e2e.period_of(time.time())
+    kill9(l1)
+    time.sleep(1)
+    ctx.attach(*args)
+    sdstest.wait_until(lambda: e2e.period_of(time.time()) > killed_in + 10,
+                       time.time() + 25, "two more periods", 0.5)
+    app = app_say(a, "quit")
+    want = {int(k): v for k, v in app["periods"].items() if v}
+    last = max(want)
+    host = admin_pending(ctx)["host"]
+    sdstest.wait_until(
+        lambda: (admin_last_period(ctx, admin, host) or 0) >= last
+        and admin_pending(ctx)["pending"] == 0,
+        last + 10 + off + 6, lambda _: "period %d not at the admin: %r, "
+        "loader %r" % (last, admin_last_period(ctx, admin, host),
+                       admin_pending(ctx)), 0.2)
+    got = admin_periods(ctx, admin, first - 10, last + 10)
+    eq(got, want, "admin's visits per period across kill -9 in period %d"
+       % killed_in)
+    eq(admin_pending(ctx)["dropped"], 0, "admin.dropped")
+
+
 SUITE = sdstest.Suite(timeout=90, fail_time=True)
 for _fn in [test_kill9_counts_exact, test_kill_switch_back,
             test_drill_keeps_expiry, test_keep_upgrade,
             test_stale_target_replaced, test_stale_layout,
             test_stale_points_differ, test_detach_removes_pins,
             test_detach_live_refused, test_detach_bad_inputs,
-            test_clean_exit_leaves_nothing]:
+            test_clean_exit_leaves_nothing, test_admin_sums_across_kill9]:
     SUITE.test(_fn)
 
 
