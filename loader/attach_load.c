@@ -82,6 +82,7 @@ static int load_adopt(struct attach_run *a, char *err, size_t errlen)
 	struct loader *l = a->l;
 	const struct keep_header *h = a->keep.hdr;
 
+	a->keep.hdr->loader_pid = getpid();
 	l->key = h->key;
 	l->epoch = h->epoch;
 	l->sec_offset_ns = h->sec_offset_ns;
@@ -150,6 +151,7 @@ int attach_load(struct attach_run *a, uint64_t max_overhead)
 
 	if (pins__init(&a->pins, l->group, l->app, err, sizeof(err)))
 		return cmd_err("%s", err);
+	detach__sweep(a->pins.dir);
 	a->adopted = pins_adoptable(a);
 	l->probes.pins = &a->pins;
 	if (a->adopted ? load_adopt(a, err, sizeof(err)) :

@@ -5,14 +5,18 @@
  * owns its pins: detach refuses, since a loader stopped by SIGTERM or
  * SIGINT removes its own (unless --keep).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include "cmd.h"
 #include "ctl.h"
 #include "names.h"
+#include "keep.h"
 #include "pins.h"
 
 static const char detach_usage[] =
@@ -106,4 +110,56 @@ int do_detach(int argc, char **argv)
 		       pins.dir);
 	ctl_unlock(&paths, lock);
 	return r;
+}
+
+/* Is the app of kept header @h served by no loader?  Then 0 with its lock. */
+static int sweep_lock(const struct keep_header *h, struct ctl_paths *paths)
+{
+	char err[512];
+	pid_t owner;
+
+	/* Its loader alive (or its pid taken since): not ours to judge. */
+	if (h->loader_pid > 0 && (!kill(h->loader_pid, 0) || errno != ESRCH))
+		return -1;
+	if (!sds_name_valid(h->group) || !sds_name_valid(h->app) ||
+	    ctl_paths_init(paths, h->group, h->app))
+		return -1;
+	return ctl_lock(paths, &owner, err, sizeof(err));
+}
+
+void detach__sweep(const char *skip)
+{
+	const char *root = pins_root();
+	struct keep_header h;
+	struct ctl_paths paths;
+	struct dirent *de;
+	struct pins p;
+	struct stat st;
+	int lock;
+	DIR *d;
+
+	d = opendir(root);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' ||
+		    snprintf(p.dir, sizeof(p.dir), "%s/%s", root, de->d_name) >=
+		    (int)sizeof(p.dir) || !strcmp(p.dir, skip) ||
+		    keep__peek(p.dir, &h))
+			continue;
+		if (!stat(h.target, &st) && (uint64_t)st.st_dev == h.target_dev &&
+		    (uint64_t)st.st_ino == h.target_ino)
+			continue;
+		lock = sweep_lock(&h, &paths);
+		if (lock < 0)
+			continue;
+		if (pins__remove(&p))
+			cmd_err("stale pins in %s: their TARGET %s is gone; removing them: %s",
+				p.dir, h.target, strerror(errno));
+		else
+			cmd_err("stale pins in %s: their TARGET %s is gone; removed",
+				p.dir, h.target);
+		ctl_unlock(&paths, lock);
+	}
+	closedir(d);
 }

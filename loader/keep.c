@@ -117,9 +117,12 @@ int keep__create(struct keep *k, const struct pins *p, const struct loader *l,
 	k->hdr->target_dev = l->reg.target_dev;
 	k->hdr->target_ino = l->reg.target_ino;
 	snprintf(k->hdr->target, sizeof(k->hdr->target), "%s", target);
+	snprintf(k->hdr->group, sizeof(k->hdr->group), "%s", l->group);
+	snprintf(k->hdr->app, sizeof(k->hdr->app), "%s", l->app);
 	k->hdr->key = l->key;
 	k->hdr->epoch = l->epoch;
 	k->hdr->atomics = atomics;
+	k->hdr->loader_pid = getpid();
 	k->hdr->sec_offset_ns = l->sec_offset_ns;
 	k->hdr->wall_offset = l->wall_offset;
 	if (pins__path(p, KEEP_PIN, path, sizeof(path)) || bpf_obj_pin(fd, path)) {
@@ -152,8 +155,12 @@ static bool header_ok(const struct keep_header *h, char *why, size_t whylen)
 	return true;
 }
 
-int keep__open(struct keep *k, const struct pins *p, dev_t dev, ino_t ino,
-	       char *why, size_t whylen)
+/*
+ * Map the kept state pinned in @p's directory if it is this build's: 0;
+ * 1 (stale: why in @why) when it is not; -1 when it cannot be read.
+ */
+static int keep_open_map(struct keep *k, const struct pins *p, char *why,
+			 size_t whylen)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
@@ -165,10 +172,8 @@ int keep__open(struct keep *k, const struct pins *p, dev_t dev, ino_t ino,
 	if (pins__path(p, KEEP_PIN, path, sizeof(path)))
 		return snprintf(why, whylen, "name too long"), -1;
 	fd = bpf_obj_get(path);
-	if (fd < 0) {
-		snprintf(why, whylen, "no kept state (%s)", strerror(errno));
-		return 1;
-	}
+	if (fd < 0)
+		return snprintf(why, whylen, "no kept state (%s)", strerror(errno)), 1;
 	/* Only what we create: an mmapable array of our size. */
 	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
 	    info.type != BPF_MAP_TYPE_ARRAY || info.value_size != KEEP_PAGE ||
@@ -176,25 +181,60 @@ int keep__open(struct keep *k, const struct pins *p, dev_t dev, ino_t ino,
 	    (size_t)info.max_entries * KEEP_PAGE <
 		(KEEP_PAGE + 2 * copy_size() + KEEP_PAGE - 1) / KEEP_PAGE * KEEP_PAGE) {
 		close(fd);
-		snprintf(why, whylen, "its kept state has another shape (another layout)");
-		return 1;
+		return snprintf(why, whylen, "its kept state has another shape (another layout)"), 1;
 	}
 	if (keep_map(k, fd)) {
 		snprintf(why, whylen, "mapping the kept state: %s", strerror(errno));
 		keep__close(k);
 		return -1;
 	}
-	if (!header_ok(k->hdr, why, whylen))
-		goto stale;
+	if (!header_ok(k->hdr, why, whylen)) {
+		keep__close(k);
+		return 1;
+	}
+	return 0;
+}
+
+int keep__open(struct keep *k, const struct pins *p, dev_t dev, ino_t ino,
+	       char *why, size_t whylen)
+{
+	int r = keep_open_map(k, p, why, whylen);
+
+	if (r)
+		return r;
 	if (k->hdr->target_dev != (uint64_t)dev || k->hdr->target_ino != (uint64_t)ino) {
 		snprintf(why, whylen, "their TARGET %.200s is gone (not the file there now)",
 			 k->hdr->target);
-		goto stale;
+		keep__close(k);
+		return 1;
 	}
 	return 0;
-stale:
-	keep__close(k);
-	return 1;
+}
+
+int keep__peek(const char *dir, struct keep_header *out)
+{
+	char why[256];
+	struct pins p;
+	struct keep k;
+
+	if (snprintf(p.dir, sizeof(p.dir), "%s", dir) >= (int)sizeof(p.dir) ||
+	    keep_open_map(&k, &p, why, sizeof(why)))
+		return -1;
+	*out = *k.hdr;
+	out->target[KEEP_TARGET_MAX - 1] = '\0';
+	out->group[SDS_NAME_MAX] = '\0';
+	out->app[SDS_NAME_MAX] = '\0';
+	keep__close(&k);
+	return 0;
+}
+
+void keep__set_target(struct keep *k, dev_t dev, ino_t ino, const char *path)
+{
+	if (!k->hdr)
+		return;
+	k->hdr->target_dev = dev;
+	k->hdr->target_ino = ino;
+	snprintf(k->hdr->target, sizeof(k->hdr->target), "%s", path);
 }
 
 bool keep__points_match(const struct keep *k, const struct loader *l, int n,

@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "pins.h"
+#include "sds_types.h"
 
 #define KEEP_MAGIC	0x3150454b53445300ULL	/* "\0SDSKEP1" */
 /*
@@ -48,6 +49,10 @@ struct keep_header {
 	uint64_t target_dev;		/* TARGET's identity: the same file ... */
 	uint64_t target_ino;		/* ... or the pins are stale */
 	char target[KEEP_TARGET_MAX];	/* TARGET's path, for the stale message */
+	char group[SDS_NAME_MAX + 1];	/* the app's group ... */
+	char app[SDS_NAME_MAX + 1];	/* ... and name: whose lock says it is live */
+	uint16_t pad16;			/* zero */
+	int32_t loader_pid;		/* the loader that created or adopted them last */
 	uint64_t key;			/* the guard sites' key (the programs' rodata) */
 	uint64_t epoch;			/* the run's epoch, for the guards */
 	uint64_t sec_offset_ns;		/* the programs' clock offset (counters_align) */
@@ -87,6 +92,18 @@ int keep__open(struct keep *k, const struct pins *p, dev_t dev, ino_t ino,
 bool keep__points_match(const struct keep *k, const struct loader *l, int n,
 			char *why, size_t whylen);
 
+/*
+ * The kept header of the pins in directory @dir, if they are of this
+ * layout, into @out: 0, else -1 (not ours to read).
+ */
+int keep__peek(const char *dir, struct keep_header *out);
+
+/*
+ * TARGET is now inode @dev/@ino at @path (a loader that follows a
+ * replaced TARGET): the pins match it from now on.
+ */
+void keep__set_target(struct keep *k, dev_t dev, ino_t ino, const char *path);
+
 /* Commit @l's state (the end of every tick). */
 void keep__commit(struct loader *l);
 
@@ -97,5 +114,13 @@ void keep__commit(struct loader *l);
 void keep__restore(struct loader *l);
 
 void keep__close(struct keep *k);
+
+/*
+ * detach.c: remove the pins of other apps whose TARGET is gone (deleted,
+ * or another file at its path) and whose loader is dead: nothing can
+ * adopt them, and their probes hold the old file.  One line each.
+ * @skip: the caller's own directory.
+ */
+void detach__sweep(const char *skip);
 
 #endif /* SDS_KEEP_H */

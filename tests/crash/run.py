@@ -99,20 +99,23 @@ class Ctx:
         remove_pins(self.pin_root)
         shutil.rmtree(self.tmp, ignore_errors=True)
 
-    def sock(self):
-        return sdstest.sock_path(self.env["SDS_RUN_DIR"], GROUP, self.app)
+    def sock(self, app=None):
+        return sdstest.sock_path(self.env["SDS_RUN_DIR"], GROUP,
+                                 app or self.app)
 
-    def pin_dir(self):
-        return os.path.join(self.pin_root, "%s:%s" % (GROUP, self.app))
+    def pin_dir(self, app=None):
+        return os.path.join(self.pin_root, "%s:%s" % (GROUP, app or self.app))
 
-    def attach(self, *extra, points=("%s=crash_work" % FPOINT,)):
+    def attach(self, *extra, points=("%s=crash_work" % FPOINT,), app=None,
+               target=None):
         """A loader of the app; ready once a new socket is there."""
+        app = app or self.app
         try:
-            old = os.stat(self.sock()).st_ino
+            old = os.stat(self.sock(app)).st_ino
         except OSError:
             old = None
-        argv = [SDS, "attach", "--group", GROUP, "--app", self.app,
-                "--socket-mode", "0666"] + list(extra) + [self.target]
+        argv = [SDS, "attach", "--group", GROUP, "--app", app,
+                "--socket-mode", "0666"] + list(extra) + [target or self.target]
         argv += list(points)
         p = self.spawn(argv, stdout=subprocess.DEVNULL)
 
@@ -120,7 +123,7 @@ class Ctx:
             if p.poll() is not None:
                 return True
             try:
-                return os.stat(self.sock()).st_ino != old
+                return os.stat(self.sock(app)).st_ino != old
             except OSError:
                 return False
         sdstest.wait_until(ready, time.time() + READY_TIMEOUT,
@@ -346,6 +349,23 @@ def test_stale_target_replaced(ctx):
     term(l2)
 
 
+def test_stale_target_deleted(ctx):
+    """Pins of another app whose TARGET was deleted and whose loader is
+    dead are removed by any attach, with one line saying so."""
+    gone = sdstest.stage(APPBIN, ctx.tmp, "gone_app")
+    l1 = ctx.attach("--keep", target=gone, app=ctx.app + "g")
+    term(l1)
+    check(os.path.isdir(ctx.pin_dir(ctx.app + "g")), "--keep: no pins")
+    os.unlink(gone)
+    l2 = ctx.attach()
+    err = ctx.stderr_of(l2)
+    want = ("sds-bpf: stale pins in %s: their TARGET %s is gone; removed"
+            % (ctx.pin_dir(ctx.app + "g"), gone))
+    check(want in err, "want %r in stderr, got %r" % (want, err))
+    check(not os.path.exists(ctx.pin_dir(ctx.app + "g")), "pins left")
+    term(l2)
+
+
 def test_stale_layout(ctx):
     """Pins whose kept state says another layout are removed with one
     line saying so."""
@@ -520,7 +540,8 @@ def test_admin_sums_across_kill9(ctx):
 SUITE = sdstest.Suite(timeout=90, fail_time=True)
 for _fn in [test_kill9_counts_exact, test_kill_switch_back,
             test_drill_keeps_expiry, test_keep_upgrade,
-            test_stale_target_replaced, test_stale_layout,
+            test_stale_target_replaced, test_stale_target_deleted,
+            test_stale_layout,
             test_stale_points_differ, test_detach_removes_pins,
             test_detach_live_refused, test_detach_bad_inputs,
             test_clean_exit_leaves_nothing, test_admin_sums_across_kill9]:
