@@ -67,6 +67,8 @@ class Ctx:
         self.pin_root = "/sys/fs/bpf/sds-crash-%d-%s" % (
             os.getpid(), os.path.basename(self.tmp)[-8:].replace(".", "_"))
         self.env["SDS_PIN_ROOT"] = self.pin_root
+        # DESIGN.md §3's probe costs: no calibration in each test.
+        self.env["SDS_PROBE_COSTS"] = "design"
         os.makedirs(self.env["SDS_STATE_DIR"])
         Ctx.n_app += 1
         self.app = "crash%d_%d" % (os.getpid(), Ctx.n_app)
@@ -153,25 +155,7 @@ class Ctx:
         return sdstest.get_point(st, name)
 
 
-def remove_pins(root):
-    """Every pin under @root, then the directories (bottom up)."""
-    if not os.path.isdir(root):
-        return
-    for d, dirs, files in os.walk(root, topdown=False):
-        for f in files:
-            try:
-                os.unlink(os.path.join(d, f))
-            except OSError:
-                pass
-        for sub in dirs:
-            try:
-                os.rmdir(os.path.join(d, sub))
-            except OSError:
-                pass
-    try:
-        os.rmdir(root)
-    except OSError:
-        pass
+remove_pins = sdstest.remove_pin_root
 
 
 def app_say(p, cmd="count"):

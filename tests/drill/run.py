@@ -63,6 +63,8 @@ class Ctx:
         self.env = dict(os.environ)
         self.env["SDS_RUN_DIR"] = os.path.join(self.tmp, "run")
         self.env["SDS_STATE_DIR"] = os.path.join(self.tmp, "state")
+        # Pins of loaders the cleanup kills stay out of later tests' way.
+        self.env["SDS_PIN_ROOT"] = sdstest.pin_root_for(self.tmp)
         os.makedirs(self.env["SDS_STATE_DIR"])
         self.procs = []
         self.n = 0
@@ -81,6 +83,7 @@ class Ctx:
         for p in self.procs:
             sdstest.reap(p, always=True)
             p.errfile.close()
+        sdstest.remove_pin_root(self.env["SDS_PIN_ROOT"])
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def sock(self, group=GROUP, app=APP):

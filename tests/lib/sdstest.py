@@ -323,7 +323,8 @@ def run_group(cmd, env, cwd, track, timeout=30, fail_on_timeout=True):
 
 class TestDir:
     """One test's 0755 temp dir with run/ and state/ in it, and an
-    environment pointing SDS_RUN_DIR and SDS_STATE_DIR there."""
+    environment pointing SDS_RUN_DIR and SDS_STATE_DIR there, and
+    SDS_PIN_ROOT at a pin root of its own (removed with the dir)."""
 
     def __init__(self, name, prefix):
         self.name = name
@@ -336,11 +337,14 @@ class TestDir:
         # DESIGN.md §3's probe costs, not this boot's (loader/calib.h):
         # the same figures on every machine, and no measurement in each
         # test's fresh run dir; t_budget and t_calib ask for measured ones.
+        self.pin_root = pin_root_for(self.tmp)
         self.env = dict(os.environ, SDS_RUN_DIR=self.run_dir,
                         SDS_STATE_DIR=self.state_dir,
-                        SDS_PROBE_COSTS="design")
+                        SDS_PROBE_COSTS="design",
+                        SDS_PIN_ROOT=self.pin_root)
 
     def remove(self):
+        remove_pin_root(self.pin_root)
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
@@ -481,6 +485,37 @@ def bpffs_pins():
             if "sds" in p.lower():
                 pins.add(p)
     return pins
+
+
+def pin_root_for(tmp):
+    """A test's own SDS_PIN_ROOT (docs/CRASH.md): a loader killed by the
+    test's cleanup (SIGKILL) leaves its pins there, where no later test
+    adopts them, and remove_pin_root() takes them away.  bpffs refuses
+    names with a dot."""
+    return "/sys/fs/bpf/sds-test-%s" % os.path.basename(
+        tmp.rstrip("/")).replace(".", "_")
+
+
+def remove_pin_root(root):
+    """Every pin under @root, then its directories, bottom up: their
+    probes and maps leave the kernel with them."""
+    if not root or not os.path.isdir(root):
+        return
+    for d, dirs, files in os.walk(root, topdown=False):
+        for f in files:
+            try:
+                os.unlink(os.path.join(d, f))
+            except OSError:
+                pass
+        for sub in dirs:
+            try:
+                os.rmdir(os.path.join(d, sub))
+            except OSError:
+                pass
+    try:
+        os.rmdir(root)
+    except OSError:
+        pass
 
 
 class KernelSnapshot:
