@@ -149,7 +149,7 @@ int attach_load(struct attach_run *a, uint64_t max_overhead)
 	struct loader *l = a->l;
 	char err[512];
 
-	if (pins__init(&a->pins, l->group, l->app, err, sizeof(err)))
+	if (pins__init(&a->pins, l->group, l->app, true, err, sizeof(err)))
 		return cmd_err("%s", err);
 	detach__sweep(a->pins.dir);
 	a->adopted = pins_adoptable(a);

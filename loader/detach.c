@@ -20,16 +20,17 @@
 #include "pins.h"
 
 static const char detach_usage[] =
-"Usage: sds-bpf detach [--group GROUP] --app NAME\n"
+"Usage: sds-bpf detach [--group GROUP] [--app NAME]\n"
 "\n"
 "Remove what an app's loader left pinned under $SDS_PIN_ROOT (default\n"
 "/sys/fs/bpf/sds): its probes stop counting and its maps and kept state\n"
 "are freed.  A loader killed, or stopped with attach --keep, leaves them\n"
 "for the next attach to adopt.  Refused while a loader serves the app.\n"
+"Without --app: the one app (of GROUP) that has pins.\n"
 "\n"
 "Options:\n"
-"  -a, --app NAME      the app\n"
-"  -g, --group GROUP   its group (default: default)\n"
+"  -a, --app NAME      the app (default: the one with pins)\n"
+"  -g, --group GROUP   its group (default: default, or any without --app)\n"
 "  -h, --help          this help\n";
 
 static int detach_options(int argc, char **argv, const char **group,
@@ -43,7 +44,7 @@ static int detach_options(int argc, char **argv, const char **group,
 	};
 	int c;
 
-	*group = "default";
+	*group = NULL;
 	*app = NULL;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+a:g:h", opts, NULL)) != -1) {
@@ -68,13 +69,52 @@ static int detach_options(int argc, char **argv, const char **group,
 	if (optind < argc)
 		return cmd_err("detach: unexpected argument '%s' (see sds-bpf detach --help)",
 			       argv[optind]);
-	if (!*app)
-		return cmd_err("detach: name the app with --app (and --group if not default)");
+	if (*app && !*group)
+		*group = "default";
 	return 0;
+}
+
+/*
+ * No --app: the one app (of @group, if given) whose pins this sds-bpf
+ * can read, into @g/@a; -1 after a line when there is none or several.
+ */
+static int detach_pick(const char *group, char *g, char *a)
+{
+	const char *root = pins_root();
+	char list[400] = "", dir[384];
+	struct keep_header h;
+	struct dirent *de;
+	size_t len = 0;
+	int n = 0;
+	DIR *d = opendir(root);
+
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.' ||
+		    snprintf(dir, sizeof(dir), "%s/%s", root, de->d_name) >=
+		    (int)sizeof(dir) || keep__peek(dir, &h) ||
+		    (group && strcmp(h.group, group)))
+			continue;
+		if (!n++) {
+			snprintf(g, SDS_NAME_MAX + 1, "%s", h.group);
+			snprintf(a, SDS_NAME_MAX + 1, "%s", h.app);
+		}
+		if (len < sizeof(list))
+			len += snprintf(list + len, sizeof(list) - len, "%s%s/%s",
+					n > 1 ? ", " : "", h.group, h.app);
+	}
+	if (d)
+		closedir(d);
+	if (n == 1)
+		return 0;
+	if (!n)
+		return group ? cmd_err("detach: no pins of group '%s' in %s", group, root) :
+			       cmd_err("detach: no pins in %s", root);
+	return cmd_err("detach: pins of %d apps (%s): name one with --app", n, list);
 }
 
 int do_detach(int argc, char **argv)
 {
+	char gbuf[SDS_NAME_MAX + 1], abuf[SDS_NAME_MAX + 1];
 	const char *group, *app;
 	struct ctl_paths paths;
 	struct pins pins;
@@ -88,7 +128,13 @@ int do_detach(int argc, char **argv)
 	if (geteuid() != 0)
 		return cmd_err("detach needs root (the pins hold probes): %s",
 			       strerror(EPERM));
-	if (pins__init(&pins, group, app, err, sizeof(err)))
+	if (!app) {
+		if (detach_pick(group, gbuf, abuf))
+			return -1;
+		group = gbuf;
+		app = abuf;
+	}
+	if (pins__init(&pins, group, app, false, err, sizeof(err)))
 		return cmd_err("detach: %s", err);
 	/* The app's lock, held by its live loader: then it owns the pins. */
 	if (!ctl_paths_init(&paths, group, app)) {

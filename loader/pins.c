@@ -45,7 +45,7 @@ static int root_check(const char *dir, char *err, size_t errlen)
 }
 
 int pins__init(struct pins *p, const char *group, const char *app,
-	       char *err, size_t errlen)
+	       bool create, char *err, size_t errlen)
 {
 	const char *root = pins_root();
 	char stem[SDS_SOCK_STEM_MAX + 1];
@@ -64,6 +64,8 @@ int pins__init(struct pins *p, const char *group, const char *app,
 			stem[i] = ':';
 	snprintf(p->dir, sizeof(p->dir), "%.*s/%s", (int)sds_run_dir_len(root),
 		 root, stem);
+	if (!create && access(root, F_OK) && errno == ENOENT)
+		return 0;	/* no root, no pins */
 	if (mkdir(root, 0700) && errno != EEXIST)
 		return snprintf(err, errlen, "pin root %s: %s", root,
 				strerror(errno)), -1;

@@ -25,10 +25,11 @@ const char *pins_root(void);
 
 /*
  * Fill @p for @group/@app and check the root: on bpffs, root's, writable
- * by root alone (created 0700 if missing).  -1 with a message in @err.
+ * by root alone (created 0700 if missing and @create; else a missing root
+ * is no pins).  -1 with a message in @err.
  */
 int pins__init(struct pins *p, const char *group, const char *app,
-	       char *err, size_t errlen);
+	       bool create, char *err, size_t errlen);
 
 /* Does the app's pin directory exist? */
 bool pins__exist(const struct pins *p);

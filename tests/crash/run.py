@@ -402,6 +402,27 @@ def test_detach_removes_pins(ctx):
        "'%s' (%s)" % (ctx.app, GROUP, ctx.pin_dir()), "detach without pins")
 
 
+def test_detach_picks_the_one_app(ctx):
+    """detach without --app: the one app with pins; with two, a line
+    naming both and nothing removed."""
+    other = ctx.app + "b"
+    term(ctx.attach("--keep"))
+    term(ctx.attach("--keep", app=other))
+    r = ctx.sds("detach", ok=False)
+    eq((r.returncode, r.stderr.count("\n")), (1, 1), "two apps: exit, lines")
+    check(r.stderr.startswith("sds-bpf: detach: pins of 2 apps (") and
+          "%s/%s" % (GROUP, ctx.app) in r.stderr and
+          "%s/%s" % (GROUP, other) in r.stderr and
+          r.stderr.endswith("): name one with --app\n"), repr(r.stderr))
+    check(os.path.isdir(ctx.pin_dir()) and os.path.isdir(ctx.pin_dir(other)),
+          "pins removed by an ambiguous detach")
+    ctx.sds("detach", "--group", GROUP, "--app", other)
+    r = ctx.sds("detach", "--group", GROUP)
+    eq(r.stdout.strip(), "detached app '%s' in group '%s': removed %s"
+       % (ctx.app, GROUP, ctx.pin_dir()), "the one app left")
+    check(not os.path.exists(ctx.pin_root), "pin root left")
+
+
 def test_detach_live_refused(ctx):
     """detach while a loader serves the app: refused, pins untouched."""
     l1 = ctx.attach()
@@ -418,8 +439,9 @@ def test_detach_live_refused(ctx):
 def test_detach_bad_inputs(ctx):
     """detach's bad inputs: each exit 1 and one line."""
     cases = [
-        ([], "sds-bpf: detach: name the app with --app (and --group if "
-             "not default)"),
+        ([], "sds-bpf: detach: no pins in %s" % ctx.pin_root),
+        (["--group", "g1"], "sds-bpf: detach: no pins of group 'g1' in %s"
+         % ctx.pin_root),
         (["--app", "a.b"], "sds-bpf: bad --app 'a.b': use 1-64 of "
                            "[A-Za-z0-9_-]"),
         (["--app", "x", "--group", "g/h"], "sds-bpf: bad --group 'g/h': "
@@ -527,7 +549,7 @@ for _fn in [test_kill9_counts_exact, test_kill_switch_back,
             test_stale_target_replaced, test_stale_target_deleted,
             test_stale_layout,
             test_stale_points_differ, test_detach_removes_pins,
-            test_detach_live_refused, test_detach_bad_inputs,
+            test_detach_picks_the_one_app, test_detach_live_refused, test_detach_bad_inputs,
             test_clean_exit_leaves_nothing, test_admin_sums_across_kill9]:
     SUITE.test(_fn)
 
