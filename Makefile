@@ -35,13 +35,15 @@ PURE_SRCS   := $(COMMON_SRCS) loader/pointspec.c loader/site.c loader/elfsym.c l
 .PHONY: all deps test unit integration bench demo demo-admin clean
 # Each part's .mk adds its products to PRODUCTS and its test goals to
 # EXTRA_TESTS (run by `make test` after the unit and integration tests).
+# `include`, never `-include`: a renamed or missing .mk is an error, not a
+# suite that silently stops running.
 PRODUCTS    := $(BIN)/sds-bpf
 EXTRA_TESTS :=
 all: products
 
--include userspace/userspace.mk admin/admin.mk tests/drill/drill.mk tests/hostile/hostile.mk
--include tests/harm/harm.mk
--include tests/bindings/bindings.mk
+include userspace/userspace.mk admin/admin.mk tests/drill/drill.mk tests/hostile/hostile.mk
+include tests/harm/harm.mk
+include tests/bindings/bindings.mk
 
 deps:
 	@sh tools/install-deps.sh
@@ -87,7 +89,7 @@ unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
 # Test target programs (tests/targets/Makefile.inc lists them).
--include tests/targets/targets.mk
+include tests/targets/targets.mk
 
 integration: all $(TEST_TARGETS)
 	$(PYTHON) tests/integration/run.py
@@ -115,7 +117,7 @@ test: deps
 .PHONY: products
 products: $(PRODUCTS)
 
--include tools/bench/bench.mk tools/demo/demo.mk
+include tools/bench/bench.mk tools/demo/demo.mk
 
 bench: deps
 	$(MAKE) all bench-bins demo-bins
