@@ -347,6 +347,35 @@ static void test_concurrency_churn(void **state)
 	assert_int_equal(passed + C(e)->refused_concurrent, 6 * 20000);
 }
 
+/*
+ * As many threads as permits: every call finds a permit free, so a single
+ * refusal is a spurious one (a guard that refuses everything, or leaks a
+ * permit, fails here; test_concurrency_churn's sum cannot tell).
+ */
+static void test_concurrency_no_spurious(void **state)
+{
+	struct cfg c = { .active = SDS_ACT_CONCURRENT, .limit = 4 };
+	struct sds_flag *e = entry(19);
+	struct churner ch[4];
+	pthread_t t[4];
+	int inside = 0, max_inside = 0, i, passed = 0;
+
+	publish(e, &c);
+	for (i = 0; i < 4; i++) {
+		ch[i] = (struct churner){ .e = e, .inside = &inside,
+					  .max_inside = &max_inside };
+		pthread_create(&t[i], NULL, churn_run, &ch[i]);
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		passed += ch[i].passed;
+	}
+	assert_int_equal(C(e)->refused_concurrent, 0);
+	assert_int_equal(passed, 4 * 20000);
+	assert_int_equal(C(e)->permits, 0);
+	assert_true(max_inside <= 4);
+}
+
 static void test_concurrency_zero_limit(void **state)
 {
 	struct cfg c = { .active = SDS_ACT_CONCURRENT, .limit = 0 };
@@ -648,6 +677,7 @@ int main(void)
 		cmocka_unit_test(test_seq_stuck_odd),
 		cmocka_unit_test(test_concurrency_exact),
 		cmocka_unit_test(test_concurrency_churn),
+		cmocka_unit_test(test_concurrency_no_spurious),
 		cmocka_unit_test(test_concurrency_zero_limit),
 		cmocka_unit_test(test_token_bucket),
 		cmocka_unit_test(test_token_bucket_odd_times),
