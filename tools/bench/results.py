@@ -22,6 +22,7 @@ table is edited by hand: a figure in the README comes from a file here,
 and the command that made it is named beside it.
 """
 import datetime
+import json
 import os
 import platform
 import re
@@ -33,6 +34,26 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 RESULTS = os.path.join(HERE, "results")
 MARK = re.compile(r"(<!-- bench:([a-z0-9_-]+) -->\n)(.*?)(<!-- /bench:\2 -->)",
                   re.S)
+
+
+def save(name, text, raw=None):
+    """Keep a bench's tables (@text, markdown, as printed) and its rounds
+    (@raw, anything JSON can hold) in the run directory $BENCH_OUT, if
+    `make bench` set one; a bench run by hand just prints."""
+    d = os.environ.get("BENCH_OUT")
+    if not d:
+        return
+    with open(os.path.join(d, name + ".md"), "w") as f:
+        f.write(text.rstrip("\n") + "\n")
+    if raw is not None:
+        with open(os.path.join(d, name + ".raw.json"), "w") as f:
+            json.dump(raw, f, indent=1, sort_keys=True)
+            f.write("\n")
+
+
+def spread(ratios):
+    """'lo–hi' of per-round ratios."""
+    return "%.2f×–%.2f×" % (min(ratios), max(ratios)) if ratios else "n/a"
 
 
 def cpu_model():
