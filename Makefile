@@ -79,9 +79,14 @@ SAN        := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(TBUILD)/unit/%,$(UNIT_SRCS))
 
+# A unit that links one loader module beside fakes of what it reads
+# names the module here: UNIT_EXTRA_<test> (and depends on it).
+UNIT_EXTRA_test_uplink := loader/uplink.c
+$(TBUILD)/unit/test_uplink: loader/uplink.c
+
 $(TBUILD)/unit/%: tests/unit/%.c $(PURE_SRCS) $(wildcard common/*.h loader/*.h bpf/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -O1 -g $(WARN) -std=gnu11 $(SAN) -o $@ $< $(PURE_SRCS) \
+	$(CC) $(CPPFLAGS) -O1 -g $(WARN) -std=gnu11 $(SAN) -o $@ $< $(UNIT_EXTRA_$*) $(PURE_SRCS) \
 		-lcmocka -lelf -lz -ljansson -lm -liberty -lcapstone
 
 unit: $(UNIT_BINS)
