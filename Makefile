@@ -94,6 +94,7 @@ unit: $(UNIT_BINS)
 
 # Test target programs (tests/targets/Makefile.inc lists them).
 -include tests/targets/targets.mk
+-include tests/backlog/backlog.mk
 
 integration: all $(TEST_TARGETS)
 	$(PYTHON) tests/integration/run.py
