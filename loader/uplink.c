@@ -344,6 +344,8 @@ int uplink__backlog(struct uplink *u, const char *state_dir, char *msg,
 		return -1;
 	}
 	u->backlog = b;
+	/* The file could not be written anew: @msg said so, once is enough. */
+	u->backlog_said = b->fd < 0 && b->err[0];
 	return 0;
 }
 

@@ -12,9 +12,10 @@ a real sds-admin (down, then up on the same port), a real `sds-bpf attach
       admin up; a new loader: it restores exactly the queued periods, the
       admin's per-period sums equal the calls made in each, no heartbeat
       reaches the admin twice, the file ends with nothing pending.
-  corrupt_file, truncated_file, symlink_file   what is in the state dir
-      is not a good backlog: one line on stderr, the loader runs and
-      heartbeats, a good record before a cut one is still delivered, a
+  corrupt_file, truncated_file, symlink_file, directory_file   what is
+      in the state dir is not a good backlog: one line on stderr, the
+      loader runs and heartbeats (from memory when the path is a
+      directory), a good record before a cut one is still delivered, a
       symlink is never followed.
 
 The calls are made well inside a period and none in the period in flight
@@ -217,6 +218,7 @@ def one_line(err, what, *words):
 
 
 def queued_restart(ctx, sig):
+    snap = sdstest.KernelSnapshot()
     admin = Admin(ctx)              # down: not started yet
     t = Target(ctx, ctx.path)
     l1 = ctx.attach(admin.url)
@@ -274,6 +276,8 @@ def queued_restart(ctx, sig):
           "loader after the backlog: %r (%d restored)" % (a, len(pend)))
     l2.end()
     eq(l2.p.returncode, 0, "the new loader's exit on SIGINT")
+    snap.assert_nothing_new({l1.pid, l2.pid}, "two loaders, one %s'd"
+                            % sig.name)
 
 
 SUITE = sdstest.Suite(timeout=120, fail_time=True, log_total=True)
@@ -298,9 +302,10 @@ def record(host, start, visits):
     return b"P %d %d %08x %s\n" % (start, len(body), zlib.crc32(body), body)
 
 
-def bad_file_runs(ctx, write, words, restored=0):
+def bad_file_runs(ctx, write, words, restored=0, good_after=True):
     """@write the backlog; a loader says one line naming @words, runs,
-    heartbeats; the file is a good backlog after.  The admin and loader."""
+    heartbeats (and says nothing more); the file is a good backlog after
+    (@good_after).  The admin and the loader."""
     admin = Admin(ctx)
     admin.start()
     write()
@@ -313,7 +318,9 @@ def bad_file_runs(ctx, write, words, restored=0):
                first + PERIOD + 13,
                lambda _: "no heartbeat after a bad backlog: %r"
                % ctx.admin_of(l))
-    eq(pending_in(ctx.backlog), [], "the backlog after the heartbeat")
+    one_line(l.stderr(), "after a heartbeat", ctx.backlog, *words)
+    if good_after:
+        eq(pending_in(ctx.backlog), [], "the backlog after the heartbeat")
     return admin, l
 
 
@@ -361,6 +368,20 @@ def symlink_file(ctx):
         eq(f.read(), "precious\n", "the symlink's target")
     check(not os.path.islink(ctx.backlog), "the backlog is still a symlink")
     l.end()
+
+
+@test
+def directory_file(ctx):
+    """A directory where the backlog goes: one line; the queue is in
+    memory only, the loader heartbeats, a closing period says nothing."""
+    def write():
+        os.mkdir(ctx.backlog, 0o700)
+    _, l = bad_file_runs(ctx, write, ["not a regular file", "skipped"],
+                         good_after=False)
+    check(os.path.isdir(ctx.backlog), "the directory is gone")
+    eq(ctx.admin_of(l)["backlog"], ctx.backlog, "admin.backlog")
+    l.end()
+    eq(l.p.returncode, 0, "the loader's exit")
 
 
 def preflight():
