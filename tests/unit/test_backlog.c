@@ -356,6 +356,15 @@ static void test_hostile_files(void **state)
 	assert_int_equal(reload(*state, CAP, &g, msg, NULL), 0);
 	assert_non_null(strstr(msg, "writable by group or others"));
 
+	/* Another uid's file (the tests run as root; said when they do not). */
+	if (geteuid() == 0) {
+		assert_int_equal(chown(path, 65534, 65534), 0);
+		assert_int_equal(reload(*state, CAP, &g, msg, NULL), 0);
+		assert_non_null(strstr(msg, "not owned by this user; skipped"));
+	} else {
+		print_message("test_hostile_files: not root: another uid's file not tried\n");
+	}
+
 	/* A directory: skipped, and every append fails, said in err. */
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(mkdir(path, 0700), 0);
