@@ -94,7 +94,8 @@ static const char attach_usage[] =
 "      --admin URL[,URL...] report to sds-admin every 10 s, take its strategies\n"
 "      --token-file FILE    the admin's bearer token\n"
 "      --state-dir DIR      kept across restarts (default $SDS_STATE_DIR or\n"
-"                           /var/lib/sds): the admin's last strategies\n"
+"                           /var/lib/sds), with --admin: the admin's last\n"
+"                           strategies, the heartbeats it has not stored\n"
 "      --tick-ms N          evaluation tick in ms (default 100)\n"
 "      --socket-mode OCTAL  mode of the control socket (default 0660)\n"
 "      --socket-group GROUP group of the control socket (default root's)\n"
@@ -446,6 +447,7 @@ int do_attach(int argc, char **argv)
 	sec_offset_ns = counters_align_wall(&wall_offset);
 	if (env.admin) {
 		static struct uplink up;
+		char msg[PATH_MAX + 512];
 
 		if (uplink__init(&up, env.admin, env.token_file, l.group, l.app,
 				 wall_offset, err, sizeof(err))) {
@@ -460,6 +462,14 @@ int do_attach(int argc, char **argv)
 				env.state_dir);
 			goto cleanup;
 		}
+		/* What the last loader could not send goes first (backlog.c). */
+		if (uplink__backlog(&up, env.state_dir, msg, sizeof(msg), err,
+				    sizeof(err))) {
+			cmd_err("%s", err);
+			goto cleanup;
+		}
+		if (msg[0])
+			cmd_err("%s", msg);
 		/* The admin's last word stands while the admin is away. */
 		if (!strategies && engine__load_cache(&l, &strategies)) {
 			cmd_err("out of memory");
