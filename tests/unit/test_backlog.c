@@ -49,12 +49,20 @@ static void got_free(struct got *g)
 		free(g->body[--g->n]);
 }
 
-/* A recent period: @k periods after an hour ago. */
+/*
+ * A recent period: @k periods after an hour ago, an hour ago taken once
+ * per run (a test that crossed a 10-s boundary between two calls would
+ * otherwise name two different periods by the same @k).
+ */
 static int64_t period(int k)
 {
-	int64_t now = time(NULL) - 3600;
+	static int64_t base;
 
-	return now - now % 10 + 10 * k;
+	if (!base) {
+		base = time(NULL) - 3600;
+		base -= base % 10;
+	}
+	return base + 10 * k;
 }
 
 /* The heartbeat of @start with @visits on point "w", as uplink sends it. */
