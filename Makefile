@@ -30,19 +30,22 @@ COMMON_SRCS := $(wildcard common/*.c)
 LOADER_SRCS := $(wildcard loader/*.c)
 # Pure modules the unit tests link (no BPF, no sockets).
 PURE_SRCS   := $(COMMON_SRCS) loader/pointspec.c loader/site.c loader/elfsym.c loader/elfaddr.c loader/chain.c loader/budget.c \
-	       loader/demangle.c loader/lang.c loader/exits.c loader/calib.c
+	       loader/demangle.c loader/lang.c loader/exits.c loader/calib.c \
+	       loader/backlog.c loader/backlog_load.c
 
 .PHONY: all deps test unit integration bench demo demo-admin clean
 # Each part's .mk adds its products to PRODUCTS and its test goals to
 # EXTRA_TESTS (run by `make test` after the unit and integration tests).
+# `include`, never `-include`: a renamed or missing .mk is an error, not a
+# suite that silently stops running.
 PRODUCTS    := $(BIN)/sds-bpf
 EXTRA_TESTS :=
 all: products
 
--include userspace/userspace.mk admin/admin.mk tests/drill/drill.mk tests/hostile/hostile.mk
--include tests/crash/crash.mk
--include tests/harm/harm.mk
--include tests/bindings/bindings.mk
+include userspace/userspace.mk admin/admin.mk tests/drill/drill.mk tests/hostile/hostile.mk
+include tests/crash/crash.mk
+include tests/harm/harm.mk
+include tests/bindings/bindings.mk
 
 deps:
 	@sh tools/install-deps.sh
@@ -79,16 +82,22 @@ SAN        := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(TBUILD)/unit/%,$(UNIT_SRCS))
 
-$(TBUILD)/unit/%: tests/unit/%.c $(PURE_SRCS) $(wildcard common/*.h loader/*.h bpf/*.h)
+# A unit that links one loader module beside fakes of what it reads
+# names the module here: UNIT_EXTRA_<test> (and depends on it).
+UNIT_EXTRA_test_uplink := loader/uplink.c
+$(TBUILD)/unit/test_uplink: loader/uplink.c
+
+$(TBUILD)/unit/%: tests/unit/%.c $(PURE_SRCS) $(wildcard common/*.h loader/*.h bpf/*.h tests/unit/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -O1 -g $(WARN) -std=gnu11 $(SAN) -o $@ $< $(PURE_SRCS) \
+	$(CC) $(CPPFLAGS) -O1 -g $(WARN) -std=gnu11 $(SAN) -o $@ $< $(UNIT_EXTRA_$*) $(PURE_SRCS) \
 		-lcmocka -lelf -lz -ljansson -lm -liberty -lcapstone
 
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
 # Test target programs (tests/targets/Makefile.inc lists them).
--include tests/targets/targets.mk
+include tests/targets/targets.mk
+include tests/backlog/backlog.mk
 
 integration: all $(TEST_TARGETS)
 	$(PYTHON) tests/integration/run.py
@@ -116,7 +125,7 @@ test: deps
 .PHONY: products
 products: $(PRODUCTS)
 
--include tools/bench/bench.mk tools/demo/demo.mk
+include tools/bench/bench.mk tools/demo/demo.mk
 
 bench: deps
 	$(MAKE) all bench-bins demo-bins

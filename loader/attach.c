@@ -96,7 +96,8 @@ static const char attach_usage[] =
 "      --admin URL[,URL...] report to sds-admin every 10 s, take its strategies\n"
 "      --token-file FILE    the admin's bearer token\n"
 "      --state-dir DIR      kept across restarts (default $SDS_STATE_DIR or\n"
-"                           /var/lib/sds): the admin's last strategies\n"
+"                           /var/lib/sds), with --admin: the admin's last\n"
+"                           strategies, the heartbeats it has not stored\n"
 "      --tick-ms N          evaluation tick in ms (default 100)\n"
 "      --socket-mode OCTAL  mode of the control socket (default 0660)\n"
 "      --socket-group GROUP group of the control socket (default root's)\n"
@@ -430,7 +431,7 @@ static int resolve_strategies(struct attach_run *a)
 {
 	struct loader *l = a->l;
 	static struct uplink up;
-	char err[512];
+	char err[512], msg[PATH_MAX + 512];
 
 	if (env.strategies) {
 		a->strategies = malloc(sizeof(*a->strategies));
@@ -456,6 +457,12 @@ static int resolve_strategies(struct attach_run *a)
 		     env.state_dir, l->group, l->app) >= (int)sizeof(l->cache_path))
 		return cmd_err("state directory %s: too long for the strategies cache: choose a shorter --state-dir",
 			       env.state_dir);
+	/* What the last loader could not send goes first (backlog.c). */
+	if (uplink__backlog(&up, env.state_dir, msg, sizeof(msg), err,
+			    sizeof(err)))
+		return cmd_err("%s", err);
+	if (msg[0])
+		cmd_err("%s", msg);
 	/* The admin's last word stands while the admin is away. */
 	if (!a->strategies && engine__load_cache(l, &a->strategies))
 		return cmd_err("out of memory");

@@ -13,6 +13,7 @@
 void attach_table__print(const struct probes *pr, const struct sds_sites *sites,
 			 bool needs_libsds, const struct attach_table *t)
 {
+	char guard_cost[16];
 	int i;
 
 	if (t->fork_line[0])
@@ -54,13 +55,16 @@ void attach_table__print(const struct probes *pr, const struct sds_sites *sites,
 			printf("%16s returns: a probe on each of its %d ret%s (the target can unwind: no return probe); an exit not seen is an exception\n",
 			       "", p->exits.n, p->exits.n == 1 ? "" : "s");
 	}
+	/* A guarded call fires two nop5 probes: sds__site_enter, sds__site_exit. */
+	snprintf(guard_cost, sizeof(guard_cost), "~%u ns",
+		 2 * site_probe_ns(SITE_NOP5));
 	if (sites->found)
-		printf("%-16s %-24s 0x%-8llx %-8s %-9s libsds guard points, found as the app registers them\n",
+		printf("%-16s %-24s 0x%-8llx %-8s %-9s libsds guard points, found as the app registers them (a guarded call: entry + exit)\n",
 		       "(guards)", "sds__site_enter",
 		       (unsigned long long)sites->offset[SDS_SITE_ENTER], "nop5",
-		       "~260 ns");
+		       guard_cost);
 	else if (needs_libsds)
-		printf("%-16s %-24s %-10s %-8s %-9s libsds guard points in libsds.so, attached as the app registers\n",
-		       "(guards)", "sds__site_enter", "-", "nop5", "~260 ns");
+		printf("%-16s %-24s %-10s %-8s %-9s libsds guard points in libsds.so, attached as the app registers (a guarded call: entry + exit)\n",
+		       "(guards)", "sds__site_enter", "-", "nop5", guard_cost);
 	fflush(stdout);
 }

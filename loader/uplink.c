@@ -2,6 +2,7 @@
 /* uplink.c - periods and the heartbeat queue (the sender thread: uplink_send.c). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
@@ -192,35 +193,167 @@ void uplink__on_second(void *ctx, int id, uint64_t sec, const struct sds_counts 
 	hp->downgrades += c->downgrades;
 }
 
-static void queue_push(struct uplink *u, int64_t start, char *body)
+/* Is period @start queued already?  Under @u->lock. */
+static bool queue_has(const struct uplink *u, int64_t start)
 {
-	struct uplink_msg *m;
+	int i;
 
-	pthread_mutex_lock(&u->lock);
-	if (u->count == UPLINK_BACKLOG) {
-		/*
-		 * Oldest dropped first, and counted; but not the one the sender
-		 * is posting: then the next oldest goes, and the head moves up
-		 * into its place.
-		 */
-		int victim = u->head;
+	for (i = 0; i < u->count; i++)
+		if (u->queue[(u->head + i) % UPLINK_BACKLOG].period_start == start)
+			return true;
+	return false;
+}
 
-		if (u->head_busy)
-			victim = (u->head + 1) % UPLINK_BACKLOG;
-		free(u->queue[victim].body);
-		if (u->head_busy)
-			u->queue[victim] = u->queue[u->head];
-		u->head = (u->head + 1) % UPLINK_BACKLOG;
-		u->count--;
-		u->dropped++;
-	}
-	m = &u->queue[(u->head + u->count) % UPLINK_BACKLOG];
+/*
+ * A backlog write failed: said once (then the queue is in memory only
+ * until the loader restarts); the line into @line.  Under @u->lock.
+ */
+static void backlog_failed(struct uplink *u, char *line, size_t len)
+{
+	if (u->backlog_said)
+		return;
+	u->backlog_said = true;
+	pthread_mutex_lock(&u->backlog->lock);
+	snprintf(line, len, "sds-bpf: %s; the heartbeat backlog is in memory only now\n",
+		 u->backlog->err);
+	pthread_mutex_unlock(&u->backlog->lock);
+}
+
+/* Room for one more: the oldest dropped first, and counted.  Under @u->lock. */
+static void queue_drop(struct uplink *u, char *line, size_t len)
+{
+	/*
+	 * Not the one the sender is posting: then the next oldest goes, and
+	 * the head moves up into its place.
+	 */
+	int victim = u->head;
+	int64_t start;
+
+	if (u->head_busy)
+		victim = (u->head + 1) % UPLINK_BACKLOG;
+	start = u->queue[victim].period_start;
+	free(u->queue[victim].body);
+	if (u->head_busy)
+		u->queue[victim] = u->queue[u->head];
+	u->head = (u->head + 1) % UPLINK_BACKLOG;
+	u->count--;
+	u->dropped++;
+	if (u->backlog && backlog__done(u->backlog, start, false))
+		backlog_failed(u, line, len);
+}
+
+/* Queue @body of period @start (the queue owns @body), not before @send_at_ms. */
+static void queue_add(struct uplink *u, int64_t start, char *body,
+		      uint64_t send_at_ms)
+{
+	struct uplink_msg *m = &u->queue[(u->head + u->count) % UPLINK_BACKLOG];
+
 	m->period_start = start;
-	m->send_at_ms = (uint64_t)(start + SDS_HB_PERIOD_S) * 1000 + u->offset_ms;
+	m->send_at_ms = send_at_ms;
 	m->body = body;
 	u->count++;
 	pthread_cond_signal(&u->cond);
+}
+
+/*
+ * Closed period @start: on disk (fsynced) before it is queued, so that a
+ * loader killed any time after leaves it for the next one.  A period
+ * queued already or stored at the admin (closed again after an adoption)
+ * is not queued twice.
+ */
+static void queue_push(struct uplink *u, int64_t start, char *body)
+{
+	char line[PATH_MAX + 256] = "";
+	int r = 0;
+
+	pthread_mutex_lock(&u->lock);
+	if (queue_has(u, start)) {
+		free(body);
+		goto out;
+	}
+	if (u->count == UPLINK_BACKLOG)
+		queue_drop(u, line, sizeof(line));
+	if (u->backlog)
+		r = backlog__append(u->backlog, start, body, strlen(body));
+	if (r == 1) {
+		free(body);
+		goto out;
+	}
+	if (r < 0)
+		backlog_failed(u, line, sizeof(line));
+	queue_add(u, start, body,
+		  (uint64_t)(start + SDS_HB_PERIOD_S) * 1000 + u->offset_ms);
+out:
 	pthread_mutex_unlock(&u->lock);
+	/* Not under the lock: stderr may block. */
+	if (line[0])
+		fputs(line, stderr);
+}
+
+int64_t uplink__pop_head(struct uplink *u)
+{
+	int64_t start = u->queue[u->head].period_start;
+
+	free(u->queue[u->head].body);
+	u->head = (u->head + 1) % UPLINK_BACKLOG;
+	u->count--;
+	u->sent++;
+	return start;
+}
+
+void uplink__acked(struct uplink *u, int64_t start)
+{
+	char line[PATH_MAX + 256] = "";
+
+	if (!u->backlog || !backlog__done(u->backlog, start, true))
+		return;
+	pthread_mutex_lock(&u->lock);
+	backlog_failed(u, line, sizeof(line));
+	pthread_mutex_unlock(&u->lock);
+	if (line[0])
+		fputs(line, stderr);
+}
+
+/* A period an earlier loader left: queued to go at once, oldest first. */
+static void restore_one(void *ctx, int64_t start, char *body)
+{
+	struct uplink *u = ctx;
+
+	pthread_mutex_lock(&u->lock);
+	if (u->count == UPLINK_BACKLOG || queue_has(u, start)) {
+		free(body);
+	} else {
+		queue_add(u, start, body, 0);
+		u->restored++;
+	}
+	pthread_mutex_unlock(&u->lock);
+}
+
+int uplink__backlog(struct uplink *u, const char *state_dir, char *msg,
+		    size_t msglen, char *err, size_t errlen)
+{
+	struct backlog *b = malloc(sizeof(*b));
+
+	msg[0] = '\0';
+	if (!b || backlog__init(b, state_dir, u->group, u->app, u->host,
+				UPLINK_BACKLOG)) {
+		snprintf(err, errlen, errno == ENAMETOOLONG ?
+			 "state directory %s: too long for the heartbeat backlog: choose a shorter --state-dir" :
+			 "heartbeat backlog: out of memory", state_dir);
+		free(b);
+		return -1;
+	}
+	if (backlog__load(b, restore_one, u, msg, msglen) < 0) {
+		snprintf(err, errlen, "reading the heartbeat backlog %s: out of memory",
+			 b->path);
+		backlog__free(b);
+		free(b);
+		return -1;
+	}
+	u->backlog = b;
+	/* The file could not be written anew: @msg said so, once is enough. */
+	u->backlog_said = b->fd < 0 && b->err[0];
+	return 0;
 }
 
 /*
@@ -357,6 +490,11 @@ void uplink__stop(struct uplink *u)
 	for (i = 0; i < u->nurls; i++)
 		free(u->urls[i]);
 	u->nurls = 0;
+	if (u->backlog) {
+		backlog__free(u->backlog);
+		free(u->backlog);
+		u->backlog = NULL;
+	}
 	free(u->reply);
 	u->reply = NULL;
 	if (u->event_fd >= 0)
@@ -410,6 +548,8 @@ json_t *uplink__json(struct uplink *u)
 	json_object_set_new(o, "failures", json_integer(u->failures));
 	json_object_set_new(o, "admin_errors", json_integer(u->admin_errors));
 	json_object_set_new(o, "last_error", json_string(u->last_error));
+	json_object_set_new(o, "backlog", json_string(u->backlog ? u->backlog->path : ""));
+	json_object_set_new(o, "restored", json_integer(u->restored));
 	pthread_mutex_unlock(&u->lock);
 	return o;
 }

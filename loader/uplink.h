@@ -11,6 +11,11 @@
  * strategies come back to the main loop through an eventfd.  A 200 whose
  * body cannot be used still means the admin stored the period: it is not
  * sent again, the reply is ignored, counted (admin_errors) and logged.
+ *
+ * With a state dir the queue is also on disk (backlog.c): a period is
+ * appended there before it is queued and marked done once the admin
+ * stored it or the bound dropped it; uplink__backlog() queues what an
+ * earlier loader left, to be sent at once, oldest first.
  */
 #ifndef SDS_UPLINK_H
 #define SDS_UPLINK_H
@@ -18,6 +23,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "backlog.h"
 #include "heartbeat.h"
 #include "probes.h"
 #include "window.h"
@@ -76,6 +82,9 @@ struct uplink {
 	bool head_busy;			/* the sender is posting the head */
 	uint64_t sent, dropped, failures;	/* periods delivered, dropped, failed posts */
 	uint64_t admin_errors;		/* 200 replies that could not be used */
+	struct backlog *backlog;	/* the queue on disk; NULL: none */
+	uint64_t restored;		/* periods an earlier loader left, queued at start */
+	bool backlog_said;		/* a backlog write failed and was said (once) */
 	char last_error[256];		/* why the last post failed or its reply was
 					 * unusable, "" if it went */
 	/* the sender's: its log of unusable replies, a line a minute at most */
@@ -99,6 +108,23 @@ int uplink__init(struct uplink *u, const char *urls, const char *token_file,
 		 const char *group, const char *app, int64_t wall_offset,
 		 char *err, size_t errlen);
 int uplink__start(struct uplink *u);
+
+/*
+ * Keep the queue in <@state_dir>/<group>.<app>.backlog, and queue the
+ * periods an earlier loader left there (before uplink__start).  What was
+ * wrong with the file is said in @msg (one line, "" if nothing), never
+ * fatal.  -1 with @err: the path is too long, or out of memory.
+ */
+int uplink__backlog(struct uplink *u, const char *state_dir, char *msg,
+		    size_t msglen, char *err, size_t errlen);
+
+/*
+ * The sender's: the head was stored (or its reply was unusable), pop it.
+ * Under @u->lock; returns its period, for uplink__acked() after unlocking.
+ */
+int64_t uplink__pop_head(struct uplink *u);
+/* Period @start is stored at the admin: done in the backlog.  Not under the lock. */
+void uplink__acked(struct uplink *u, int64_t start);
 void uplink__stop(struct uplink *u);
 
 /* counters' on_second hook: second @sec of point @id counted @c. */
@@ -126,7 +152,8 @@ int uplink__take_drills(struct uplink *u, struct sds_hb_drill *out);
 
 /*
  * {"urls", "host", "offset_ms", "sent", "pending", "dropped", "failures",
- * "admin_errors", "last_error"}
+ * "admin_errors", "last_error", "backlog", "restored"}: "backlog" is the
+ * file ("" without one), "restored" the periods queued from it at start.
  */
 json_t *uplink__json(struct uplink *u);
 

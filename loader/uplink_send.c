@@ -119,21 +119,12 @@ out:
 	return ret;
 }
 
-/* The head was stored: pop it.  Under @u->lock; only the sender pops. */
-static void head_stored(struct uplink *u)
-{
-	free(u->queue[u->head].body);
-	u->head = (u->head + 1) % UPLINK_BACKLOG;
-	u->count--;
-	u->sent++;
-}
-
 /* Reply @r to the head came: its strategies and drills for the main loop. */
 static void reply_taken(struct uplink *u, struct sds_hb_reply *r)
 {
 	uint64_t one = 1;
 
-	head_stored(u);
+	uplink__pop_head(u);
 	u->last_error[0] = '\0';
 	if (r->has_strategies) {
 		free(u->reply);
@@ -152,7 +143,8 @@ static void reply_taken(struct uplink *u, struct sds_hb_reply *r)
 /*
  * The head was stored but its reply is unusable (@err): not sent again,
  * and the strategies and drills in force stay.  Fills @line when it is
- * time for the log's line a minute; returns whether it did.
+ * time for the log's line a minute (else leaves it ""); returns whether
+ * it did.
  */
 static bool reply_unusable(struct uplink *u, const char *err, char *line,
 			   size_t len)
@@ -161,7 +153,7 @@ static bool reply_unusable(struct uplink *u, const char *err, char *line,
 	uint64_t now = wall_ms();
 	bool log = !u->log_at_ms || now - u->log_at_ms >= LOG_EVERY_MS;
 
-	head_stored(u);
+	uplink__pop_head(u);
 	u->admin_errors++;
 	snprintf(u->last_error, sizeof(u->last_error), "%.255s", err);
 	if (!log) {
@@ -202,6 +194,7 @@ static void *sender(void *arg)
 	while (!u->stop) {
 		static struct sds_hb_reply r;	/* 25 KiB of drills: one sender thread */
 		char err[1024] = "", line[1400], *body;
+		int64_t start;
 		enum post_result res = POST_FAILED;
 		uint64_t now = wall_ms();
 		int i;
@@ -228,19 +221,22 @@ static void *sender(void *arg)
 
 		pthread_mutex_lock(&u->lock);
 		u->head_busy = false;
-		if (res == POST_OK) {
+		start = u->queue[u->head].period_start;
+		line[0] = '\0';
+		if (res == POST_OK)
 			reply_taken(u, &r);
-		} else if (res == POST_BAD_REPLY) {
-			if (reply_unusable(u, err, line, sizeof(line))) {
-				/* Not under the lock: stderr may block. */
-				pthread_mutex_unlock(&u->lock);
-				fputs(line, stderr);
-				pthread_mutex_lock(&u->lock);
-			}
-		} else {
+		else if (res == POST_BAD_REPLY)
+			reply_unusable(u, err, line, sizeof(line));
+		else
 			failed_wait(u, err);
-		}
 		free(r.strategies);
+		if (res != POST_FAILED) {
+			/* Not under the lock: the backlog fsyncs, stderr may block. */
+			pthread_mutex_unlock(&u->lock);
+			fputs(line, stderr);
+			uplink__acked(u, start);
+			pthread_mutex_lock(&u->lock);
+		}
 	}
 	pthread_mutex_unlock(&u->lock);
 	curl_easy_cleanup(curl);

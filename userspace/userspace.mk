@@ -96,4 +96,4 @@ $(LIBSDS_PC): userspace/userspace.mk
 .PHONY: libsds
 libsds: $(PRODUCTS)
 
--include tests/libsds/libsds.mk
+include tests/libsds/libsds.mk

@@ -986,7 +986,10 @@ TESTS = [test_command_line, test_organisation, test_heartbeat_aggregation, test_
          test_bad_inputs, test_sigterm_finishes_inflight, test_static_and_metrics,
          test_point_budget_state, test_point_budget_old_database, test_dashboard]
 
-SUITE = sdstest.Suite(strict=False)
+# Seconds per test: a stuck guard, loader or browser fails its test
+# instead of hanging `make test` (the slowest admin test (a browser) takes ~6 s).
+TEST_TIMEOUT = 120
+SUITE = sdstest.Suite(timeout=TEST_TIMEOUT, strict=False)
 SUITE.tests = TESTS
 
 

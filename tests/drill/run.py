@@ -543,7 +543,10 @@ TESTS = [test_error_ratio_two_processes, test_delay_p50_and_timeout,
          test_admin_drill_reaches_loader_and_expires_without_admin,
          test_admin_stop_reaches_loader]
 
-SUITE = sdstest.Suite(strict=False)
+# Seconds per test: a stuck guard, loader or browser fails its test
+# instead of hanging `make test` (the slowest drill test takes ~31 s).
+TEST_TIMEOUT = 120
+SUITE = sdstest.Suite(timeout=TEST_TIMEOUT, strict=False)
 SUITE.tests = TESTS
 
 

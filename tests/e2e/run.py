@@ -209,6 +209,17 @@ class Target(sdstest.LineReader):
         self.buf = b""
         eq(self.readline(10), "ready", "target_pie's first line")
 
+    def stamp(self):
+        """One call of work(); the wall clock just before and after it, as
+        the program read it: (t0, t1) in seconds."""
+        log("target_pie <- stamp")
+        self.p.stdin.write(b"stamp\n")
+        self.p.stdin.flush()
+        at = self.readline(10).split()
+        eq((len(at), at[0] if at else None), (3, "at"), "stamp's reply")
+        eq(self.readline(10), "done", "stamp's last line")
+        return int(at[1]) / 1e9, int(at[2]) / 1e9
+
     def cmd(self, line, timeout=60):
         log("target_pie <- " + line)
         self.p.stdin.write((line + "\n").encode())
@@ -888,29 +899,44 @@ def next_boundary(ctx):
 def period_boundary(ctx):
     """Calls are reported in the natural period they were made in, also
     in the last and the first second of a period: single calls every 50
-    ms from 1 s before a period boundary to 1 s after it."""
+    ms from 1 s before a period boundary to 1 s after it.  Which period a
+    call belongs to is read from the program's own clock around the call
+    (stamp), never from this script's: a call this script sends late on a
+    loaded machine is still judged exactly.  A call whose own stamps
+    straddle the boundary (microseconds) may go either way."""
     admin, t, l, host, off, b = next_boundary(ctx)
     made = {b - PERIOD: 0, b: 0}
-    late = []
+    edge = {"last second": 0, "first second": 0}
+    straddle = 0
     for k in range(40):
-        at = b - 1.0 + 0.025 + 0.05 * k
-        sleep_until(at)
-        t.cmd("work 1 0 0 0")
-        done = time.time()
-        if done - at > 0.02:
-            late.append((round(at - b, 3), round(done - at, 3)))
-        made[period_of(at)] += 1
-    check(not late, "calls not made on time (offset from the boundary, "
-          "delay): %r" % late)
-    eq(made, {b - PERIOD: 20, b: 20}, "calls per period (test's own count)")
+        sleep_until(b - 1.0 + 0.025 + 0.05 * k)
+        t0, t1 = t.stamp()
+        if period_of(t0) != period_of(t1):
+            straddle += 1
+            continue
+        made[period_of(t0)] = made.get(period_of(t0), 0) + 1
+        if b - 1.0 <= t0 < b:
+            edge["last second"] += 1
+        elif b <= t0 < b + 1.0:
+            edge["first second"] += 1
+    check(edge["last second"] >= 5 and edge["first second"] >= 5,
+          "calls in the last and first second of the periods (by the "
+          "program's clock; the rest were late): %r" % edge)
     wait_until(lambda: (admin.last_period(host) or 0) >= b,
                b + PERIOD + off + 4.0,
                lambda _: "period %d not at the admin: %r" % (b, admin.hosts()))
     at, _ = admin_totals(admin, "w", b - 2 * PERIOD, b + PERIOD)
     got = {t0: c["visits"] for t0, c in per_period(at).items()}
     d = (time.time() - time.monotonic()) % 1.0
-    eq(got, made, "visits per period at the admin (the fraction of a "
-       "second by which CLOCK_REALTIME leads CLOCK_MONOTONIC here: %.3f)" % d)
+    what = ("visits per period at the admin (the fraction of a second by "
+            "which CLOCK_REALTIME leads CLOCK_MONOTONIC here: %.3f)" % d)
+    if not straddle:
+        eq(got, made, what)
+    else:
+        eq(sum(got.values()), 40, what + ", in all")
+        for p0, n in made.items():
+            check(n <= got.get(p0, 0) <= n + straddle, "%s: %r, calls made "
+                  "%r and %d on the boundary" % (what, got, made, straddle))
     eq(need_point(l.stats(), "w")["total"]["visits"], 40, "loader visits")
     l.stop()
 

@@ -14,6 +14,7 @@
 #include <sys/un.h>
 
 #include "fakeloader.h"
+#include "flags.h"		/* the loader's writer: flags__publish() */
 
 #define TICK_MS	20
 
@@ -25,17 +26,24 @@ uint64_t fake_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+/*
+ * With the loader's own writer, flags__publish(): a flags_region whose
+ * point 0 is @e (it writes only that point's entry, through f->mem).
+ */
 void fake_set(struct sds_flag *e, __u32 active, __u32 rate, __u64 expires_ns,
 	      __s64 limit, __u64 probe_ns)
 {
-	__atomic_store_n(&e->seq, e->seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	e->active = active;
-	e->rate = rate;
-	e->expires_ns = expires_ns;
-	e->concurrent_limit = limit;
-	e->probe_interval_ns = probe_ns;
-	__atomic_store_n(&e->seq, e->seq + 1, __ATOMIC_RELEASE);
+	static struct flags_region fr;	/* static: it carries per-point arrays */
+	struct flag_state fs = {
+		.active = active,
+		.rate = rate,
+		.expires_ns = expires_ns,
+		.concurrent_limit = limit,
+		.probe_interval_ns = probe_ns,
+	};
+
+	fr.mem = (char *)e - SDS_FLAG_SIZE;
+	flags__publish(&fr, 0, &fs);
 }
 
 /* Id of @name, created if new (f->lock held); -1 beyond the limit. */

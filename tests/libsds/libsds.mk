@@ -4,6 +4,7 @@
 #
 #   test_guard     the decision logic on a region laid out by the test
 #                  (ASan + UBSan)
+#   test_limits    its exact limits: semaphore, token bucket (ASan + UBSan)
 #   test_drill     the drill part of that decision (ASan + UBSan)
 #   test_noloader  the whole library, real sites, no loader (ASan + UBSan)
 #   test_client    the library against a stand-in loader, with counting
@@ -26,15 +27,20 @@ LT_DEPS    := $(LIBSDS_HDRS) $(wildcard $(LT_SRC)/*.h)
 # The library's sources, built again with the sanitizers.
 LT_LIB_SRCS := $(LIBSDS_CSRCS)
 
-$(LT_DIR)/test_guard: $(LT_SRC)/test_guard.c userspace/guard.c $(LT_DEPS)
+$(LT_DIR)/test_guard: $(LT_SRC)/test_guard.c userspace/guard.c loader/flags.c $(LT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< userspace/guard.c \
-		-lcmocka -lm
+		loader/flags.c -lcmocka -lm -lbpf
 
-$(LT_DIR)/test_drill: $(LT_SRC)/test_drill.c userspace/guard.c $(LT_DEPS)
+$(LT_DIR)/test_limits: $(LT_SRC)/test_limits.c userspace/guard.c loader/flags.c $(LT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< userspace/guard.c \
-		-lcmocka -lm
+		loader/flags.c -lcmocka -lm -lbpf
+
+$(LT_DIR)/test_drill: $(LT_SRC)/test_drill.c userspace/guard.c loader/flags.c $(LT_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< userspace/guard.c \
+		loader/flags.c -lcmocka -lm -lbpf
 
 $(LT_DIR)/test_noloader: $(LT_SRC)/test_noloader.c $(LT_LIB_SRCS) \
 		userspace/sites.S $(LT_DEPS)
@@ -49,10 +55,10 @@ $(LT_DIR)/test_fork: $(LT_SRC)/test_fork.c $(LT_LIB_SRCS) \
 		userspace/sites.S -lcmocka
 
 $(LT_DIR)/test_client: $(LT_SRC)/test_client.c $(LT_SRC)/fakeloader.c \
-		$(LT_SRC)/fake_sites.c $(LT_LIB_SRCS) $(LT_DEPS)
+		$(LT_SRC)/fake_sites.c loader/flags.c $(LT_LIB_SRCS) $(LT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< $(LT_SRC)/fakeloader.c \
-		$(LT_SRC)/fake_sites.c $(LT_LIB_SRCS) -lcmocka
+		$(LT_SRC)/fake_sites.c loader/flags.c $(LT_LIB_SRCS) -lcmocka -lbpf
 
 # Programs linked with the products, as users link them.
 LT_PC := PKG_CONFIG_PATH=$(BUILD)/lib/pkgconfig $(PKG_CONFIG)
@@ -96,13 +102,14 @@ $(LT_DIR)/test_sites: $(LT_SRC)/test_sites.c $(LT_DEPS) $(LT_LINKED) \
 		-DEXE_SHARED='"$(LT_DIR)/linked_shared"' \
 		-lcmocka -lelf
 
-$(LT_DIR)/nocost: $(LT_SRC)/nocost.c $(LT_SRC)/fakeloader.c $(LIBSDS_A) \
-		$(LIBSDS_HEADER) $(LT_DEPS)
+$(LT_DIR)/nocost: $(LT_SRC)/nocost.c $(LT_SRC)/fakeloader.c loader/flags.c \
+		$(LIBSDS_A) $(LIBSDS_HEADER) $(LT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -I$(BUILD)/include -I$(LT_SRC) -O2 -g $(WARN) \
-		-std=gnu11 -pthread -o $@ $< $(LT_SRC)/fakeloader.c $(LIBSDS_A)
+		-std=gnu11 -pthread -o $@ $< $(LT_SRC)/fakeloader.c loader/flags.c \
+		$(LIBSDS_A) -lbpf
 
-LT_TESTS := $(LT_DIR)/test_guard $(LT_DIR)/test_drill $(LT_DIR)/test_noloader \
+LT_TESTS := $(LT_DIR)/test_guard $(LT_DIR)/test_limits $(LT_DIR)/test_drill $(LT_DIR)/test_noloader \
 	    $(LT_DIR)/test_fork $(LT_DIR)/test_client $(LT_DIR)/test_sites
 
 EXTRA_TESTS += libsds-test

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "flags.h"		/* the loader's writer: flags__publish() */
 #include "guard.h"
 
 #define NS		1000000000ULL
@@ -29,6 +30,7 @@
 static void *region;
 static void *cells;
 static struct sds_flags_header *hdr;
+static struct flags_region fr;		/* the loader's view of it, for flags__publish() */
 
 static struct sds_flag *entry(int id)
 {
@@ -46,6 +48,9 @@ static int setup(void **state)
 	if (cells == MAP_FAILED)
 		return -1;
 	hdr = region;
+	fr.mem = region;
+	fr.cells = cells;
+	fr.hdr = hdr;
 	hdr->magic = SDS_FLAGS_MAGIC;
 	hdr->layout = SDS_FLAGS_LAYOUT;
 	hdr->tick_ns = T0;
@@ -63,14 +68,16 @@ static int teardown(void **state)
 static void drill(struct sds_flag *e, __u32 extra, __u32 kind, __u32 ratio,
 		  uint64_t delay_ns, uint64_t expires_ns)
 {
-	__atomic_store_n(&e->seq, e->seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	e->active = SDS_ACT_DRILL | extra;
-	e->drill_kind = kind;
-	e->drill_ratio = ratio;
-	e->drill_delay_ns = delay_ns;
-	e->drill_expires_ns = expires_ns;
-	__atomic_store_n(&e->seq, e->seq + 1, __ATOMIC_RELEASE);
+	struct flag_state fs = {
+		.active = SDS_ACT_DRILL | extra,
+		.concurrent_limit = -1,
+		.drill_kind = kind,
+		.drill_ratio = ratio,
+		.drill_delay_ns = delay_ns,
+		.drill_expires_ns = expires_ns,
+	};
+
+	flags__publish(&fr, ((char *)e - (char *)region) / SDS_FLAG_SIZE - 1, &fs);
 }
 
 static unsigned int at(struct sds_flag *e, uint64_t now, uint64_t *rng,

@@ -8,6 +8,10 @@
  * (or "error: ..." for a line it does not understand).  Commands:
  *
  *   forkwork N        call work() once, fork, the child calls it N times
+ *   stamp             call work() once; prints "at T0 T1", CLOCK_REALTIME
+ *                     in ns just before and just after the call (which
+ *                     period a heartbeat must put it in, by the program's
+ *                     own clock rather than its driver's)
  *   work N E T MS     call work() N times: the first E calls return a
  *                     negative int, the last T calls sleep MS ms, the
  *                     others return 0 at once (E and T may overlap when
@@ -174,6 +178,24 @@ static void run_work(int (*fn)(int, int), long n, long e, long t, int ms)
 	printf("took %lld %lld\n", lo < 0 ? 0 : lo, hi);
 }
 
+static long long wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* stamp: one call of work(), and when it was made by the wall clock. */
+static void run_stamp(void)
+{
+	long long t0 = wall_ns(), t1;
+
+	work(0, 0);
+	t1 = wall_ns();
+	printf("at %lld %lld\n", t0, t1);
+}
+
 struct thread_arg {
 	long n, e;
 };
@@ -283,6 +305,8 @@ int main(void)
 			rc = run_threads_fn(k, nap_main, (void *)(long)ms);
 		} else if (sscanf(line, "forkwork %ld", &n) == 1) {
 			rc = run_forkwork(n);
+		} else if (strncmp(line, "stamp", 5) == 0) {
+			run_stamp();
 		} else if (strncmp(line, "pid", 3) == 0) {
 			printf("%ld\n", (long)getpid());
 		} else if (strncmp(line, "quit", 4) == 0) {

@@ -2,7 +2,7 @@
 /*
  * Unit tests of common/strategy.c: the strategies JSON codec of
  * DESIGN.md §4 — parsing, defaults, validation messages, round trip,
- * lookup and loading from a file.
+ * and lookup (loading a file: test_strategy_file.c).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,93 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "strategy.h"
-
-#define LIMIT_MAX_S	"1099511627776"		/* 1 << 40, strategy.c's LIMIT_MAX */
-
-/* The example of DESIGN.md §4, verbatim. */
-static const char design_example[] =
-	"{\"version\": 3,\n"
-	" \"points\": {\"order\": {\"visit_threshold\": 1000, \"exception_rate_threshold\": 40,\n"
-	"                      \"exception_rate_start\": 20, \"timeout_ms\": 200,\n"
-	"                      \"timeout_count_threshold\": 10, \"downgrade_rate\": 100}}}\n";
-
-/* Two copies of the (large) output struct: the one parsed into, a reference. */
-struct bufs {
-	struct sds_strategies *out;
-	struct sds_strategies *ref;
-};
-
-static int setup(void **state)
-{
-	struct bufs *b = calloc(1, sizeof(*b));
-
-	if (!b)
-		return -1;
-	b->out = malloc(sizeof(*b->out));
-	b->ref = malloc(sizeof(*b->ref));
-	if (!b->out || !b->ref)
-		return -1;
-	*state = b;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct bufs *b = *state;
-
-	free(b->out);
-	free(b->ref);
-	free(b);
-	return 0;
-}
-
-/* Fill @b->out with a pattern and keep a copy to compare after a failure. */
-static void poison(struct bufs *b)
-{
-	memset(b->out, 0xa5, sizeof(*b->out));
-	memcpy(b->ref, b->out, sizeof(*b->out));
-}
-
-static int parse(const char *text, struct sds_strategies *out, char *err,
-		 size_t errlen)
-{
-	return strategies_parse(text, strlen(text), out, err, errlen);
-}
-
-/* @text must be refused with exactly @msg, leaving the output as it was. */
-static void expect_invalid(struct bufs *b, const char *text, const char *msg)
-{
-	char err[512];
-
-	poison(b);
-	strcpy(err, "untouched");
-	assert_int_equal(parse(text, b->out, err, sizeof(err)), -1);
-	assert_string_equal(err, msg);
-	assert_memory_equal(b->out, b->ref, sizeof(*b->out));
-}
-
-/* Every field of @st, in the order of struct sds_strategy. */
-static void assert_fields(const struct sds_strategy *st, const char *point,
-			  int64_t visit, int64_t token_rate, int64_t token_bucket,
-			  int64_t concurrent, int64_t timeout_ms, int64_t timeout_count,
-			  int64_t exc, int64_t exc_rate, int64_t exc_start,
-			  int64_t downgrade_rate, int64_t delay, int64_t retry)
-{
-	assert_string_equal(st->point, point);
-	assert_int_equal(st->visit_threshold, visit);
-	assert_int_equal(st->token_rate, token_rate);
-	assert_int_equal(st->token_bucket, token_bucket);
-	assert_int_equal(st->concurrent_threshold, concurrent);
-	assert_int_equal(st->timeout_ms, timeout_ms);
-	assert_int_equal(st->timeout_count_threshold, timeout_count);
-	assert_int_equal(st->exception_threshold, exc);
-	assert_int_equal(st->exception_rate_threshold, exc_rate);
-	assert_int_equal(st->exception_rate_start, exc_start);
-	assert_int_equal(st->downgrade_rate, downgrade_rate);
-	assert_int_equal(st->delay_ms, delay);
-	assert_int_equal(st->retry_interval_ms, retry);
-}
+#include "strategy_fixture.h"
 
 /* ---- parsing ------------------------------------------------------------ */
 
@@ -248,8 +162,6 @@ static void test_negative_disables(void **state)
 }
 
 /* ---- invalid documents -------------------------------------------------- */
-
-#define DOC(pt)	"{\"version\": 1, \"points\": {\"order\": " pt "}}"
 
 static void test_invalid_fields(void **state)
 {
@@ -606,151 +518,6 @@ static void test_find(void **state)
 	assert_null(strategies_find(b->out, "order"));
 }
 
-/* ---- files ---------------------------------------------------------------- */
-
-static char tmpdir[64];
-
-static void write_file(const char *path, const char *text, size_t len)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	assert_int_equal(fwrite(text, 1, len, f), len);
-	assert_int_equal(fclose(f), 0);
-}
-
-static int file_setup(void **state)
-{
-	strcpy(tmpdir, "/tmp/sds-test-strategy-XXXXXX");
-	if (!mkdtemp(tmpdir))
-		return -1;
-	return setup(state);
-}
-
-static int file_teardown(void **state)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	if (system(cmd))
-		return -1;
-	return teardown(state);
-}
-
-static void test_load_file(void **state)
-{
-	struct bufs *b = *state;
-	char path[128], err[512] = "";
-
-	snprintf(path, sizeof(path), "%s/ok.json", tmpdir);
-	write_file(path, design_example, strlen(design_example));
-	poison(b);
-	assert_int_equal(strategies_load_file(path, b->out, err, sizeof(err)), 0);
-	assert_string_equal(err, "");
-	assert_int_equal(b->out->version, 3);
-	assert_int_equal(b->out->n, 1);
-	assert_fields(&b->out->s[0], "order",
-		      1000, SDS_OFF, SDS_OFF, SDS_OFF, 200, 10,
-		      SDS_OFF, 40, 20, 100, SDS_OFF, SDS_OFF);
-	/* The same as parsing the text. */
-	assert_int_equal(parse(design_example, b->ref, err, sizeof(err)), 0);
-	assert_memory_equal(b->out, b->ref, sizeof(*b->out));
-}
-
-static void test_load_big_file(void **state)
-{
-	struct bufs *b = *state;
-	char path[128], err[512] = "";
-	size_t cap = 64 * 1024, len = 0;
-	char *text = malloc(cap);
-	int i;
-
-	/* Well over the first 4 KiB read buffer, and over 16 KiB. */
-	assert_non_null(text);
-	len += snprintf(text + len, cap - len, "{\"version\": 11, \"points\": {\n");
-	for (i = 0; i < 200; i++)
-		len += snprintf(text + len, cap - len,
-				"%s  \"point_%03d\": {\"visit_threshold\": %d,"
-				" \"timeout_ms\": %d, \"timeout_count_threshold\": 2}\n",
-				i ? "," : "", i, i * 10, i + 1);
-	len += snprintf(text + len, cap - len, "}}\n");
-	assert_true(len > 16384 && len < cap);
-	snprintf(path, sizeof(path), "%s/big.json", tmpdir);
-	write_file(path, text, len);
-	free(text);
-
-	poison(b);
-	assert_int_equal(strategies_load_file(path, b->out, err, sizeof(err)), 0);
-	assert_int_equal(b->out->version, 11);
-	assert_int_equal(b->out->n, 200);
-	assert_fields(&b->out->s[0], "point_000", 0, SDS_OFF, SDS_OFF, SDS_OFF, 1,
-		      2, SDS_OFF, SDS_OFF, SDS_OFF, 100, SDS_OFF, SDS_OFF);
-	assert_fields(&b->out->s[199], "point_199", 1990, SDS_OFF, SDS_OFF,
-		      SDS_OFF, 200, 2, SDS_OFF, SDS_OFF, SDS_OFF, 100, SDS_OFF,
-		      SDS_OFF);
-}
-
-static void test_load_file_missing(void **state)
-{
-	struct bufs *b = *state;
-	char path[128], err[512] = "untouched", msg[512];
-
-	snprintf(path, sizeof(path), "%s/no-such-file.json", tmpdir);
-	snprintf(msg, sizeof(msg), "%s: %s", path, strerror(ENOENT));
-	poison(b);
-	assert_int_equal(strategies_load_file(path, b->out, err, sizeof(err)), -1);
-	assert_string_equal(err, msg);
-	assert_memory_equal(b->out, b->ref, sizeof(*b->out));
-	/* It is the path, then strerror: */
-	snprintf(msg, sizeof(msg), "%s/no-such-file.json: No such file or directory",
-		 tmpdir);
-	assert_string_equal(err, msg);
-}
-
-/* @text in a file must be refused with "<path>: @msg". */
-static void expect_invalid_file(struct bufs *b, const char *name,
-				const char *text, const char *msg)
-{
-	char path[128], err[512] = "untouched", want[512];
-
-	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
-	write_file(path, text, strlen(text));
-	snprintf(want, sizeof(want), "%s: %s", path, msg);
-	poison(b);
-	assert_int_equal(strategies_load_file(path, b->out, err, sizeof(err)), -1);
-	assert_string_equal(err, want);
-	assert_memory_equal(b->out, b->ref, sizeof(*b->out));
-}
-
-static void test_load_file_invalid(void **state)
-{
-	struct bufs *b = *state;
-
-	expect_invalid_file(b, "field.json", DOC("{\"exception_rate_threshold\": 101}"),
-			    "point 'order': exception_rate_threshold must be an integer 0..100");
-	expect_invalid_file(b, "version.json", "{\"version\": -1}",
-			    "version must be a non-negative integer");
-	expect_invalid_file(b, "syntax.json", "{\"version\": 3,\n \"points\": {\"a\": {\"x\": }}}",
-			    "bad JSON at line 2 column 24: unexpected token near '}'");
-	expect_invalid_file(b, "empty.json", "",
-			    "bad JSON at line 1 column 0: '[' or '{' expected near end of file");
-	expect_invalid_file(b, "dup.json", "{\"version\":1,\"version\":2}",
-			    "bad JSON at line 1 column 22: duplicate object key near '\"version\"'");
-}
-
-static void test_load_file_directory(void **state)
-{
-	struct bufs *b = *state;
-	char err[512] = "untouched", want[512];
-
-	/* fopen() opens a directory; reading it fails. */
-	snprintf(want, sizeof(want), "%s: read error", tmpdir);
-	poison(b);
-	assert_int_equal(strategies_load_file(tmpdir, b->out, err, sizeof(err)), -1);
-	assert_string_equal(err, want);
-	assert_memory_equal(b->out, b->ref, sizeof(*b->out));
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -770,11 +537,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_round_trip_empty, setup, teardown),
 		cmocka_unit_test(test_strategy_to_json_one),
 		cmocka_unit_test_setup_teardown(test_find, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_load_file, file_setup, file_teardown),
-		cmocka_unit_test_setup_teardown(test_load_big_file, file_setup, file_teardown),
-		cmocka_unit_test_setup_teardown(test_load_file_missing, file_setup, file_teardown),
-		cmocka_unit_test_setup_teardown(test_load_file_invalid, file_setup, file_teardown),
-		cmocka_unit_test_setup_teardown(test_load_file_directory, file_setup, file_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
-#include "bare.skel.h"
+#include "bare_counts.h"
 
 static volatile sig_atomic_t stop;
 
@@ -58,7 +58,7 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	skel = bare_bpf__open_and_load();
+	skel = bare_open_and_load();
 	if (!skel) {
 		fprintf(stderr, "bench-bare: load: %s\n", strerror(errno));
 		goto out;
@@ -85,8 +85,8 @@ int main(int argc, char **argv)
 	while (!stop)
 		sigsuspend(&old);
 	printf("enters %llu leaves %llu\n",
-	       (unsigned long long)skel->bss->enters,
-	       (unsigned long long)skel->bss->leaves);
+	       bare_count(skel, 0),
+	       bare_count(skel, 1));
 	err = 0;
 out:
 	bpf_link__destroy(l_leave);

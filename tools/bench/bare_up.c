@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <bpf/libbpf.h>
-#include "bare.skel.h"
+#include "bare_counts.h"
 
 static volatile sig_atomic_t stop;
 
@@ -61,7 +61,7 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	skel = bare_bpf__open_and_load();
+	skel = bare_open_and_load();
 	if (!skel) {
 		fprintf(stderr, "bench-bare-up: load: %s\n", strerror(errno));
 		return 1;
@@ -74,8 +74,8 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	while (!stop)
 		sigsuspend(&old);
-	printf("a %llu b %llu\n", (unsigned long long)skel->bss->enters,
-	       (unsigned long long)skel->bss->leaves);
+	printf("a %llu b %llu\n", bare_count(skel, 0),
+	       bare_count(skel, 1));
 	err = 0;
 out:
 	bpf_link__destroy(lb);

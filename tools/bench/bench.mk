@@ -21,8 +21,10 @@ $(BENCH_DIR)/bare.skel.h: $(BENCH_DIR)/bare.bpf.o
 	$(BPFTOOL) gen skeleton $< name bare_bpf > $@.tmp
 	mv $@.tmp $@
 
-$(BENCH_DIR)/bench-bare: tools/bench/bare.c $(BENCH_DIR)/bare.skel.h
-	$(CC) -O2 -g $(BENCH_WARN) -I$(BENCH_DIR) -o $@ $< -lbpf -lelf -lz
+$(BENCH_DIR)/bench-bare: tools/bench/bare.c tools/bench/bare_counts.h \
+		$(BENCH_DIR)/bare.skel.h common/preempt.c
+	$(CC) -O2 -g $(BENCH_WARN) -I$(BENCH_DIR) -Icommon -o $@ $< \
+		common/preempt.c -lbpf -lelf -lz
 
 # The drivers: the same loop, linked with bench_fn built three ways.  Only
 # the function's object carries the site's flags; the loop is plain -O2.
@@ -68,8 +70,10 @@ $(BENCH_DIR)/bench-nop5: $(BENCH_DIR)/driver-nopie.o $(BENCH_DIR)/fn_nop5.o
 # bare.bpf.c attached as plain uprobes to two of those sites.
 BENCH_BINS += $(BENCH_DIR)/bench-guard $(BENCH_DIR)/bench-bare-up
 
-$(BENCH_DIR)/bench-bare-up: tools/bench/bare_up.c $(BENCH_DIR)/bare.skel.h
-	$(CC) -O2 -g $(BENCH_WARN) -I$(BENCH_DIR) -o $@ $< -lbpf -lelf -lz
+$(BENCH_DIR)/bench-bare-up: tools/bench/bare_up.c tools/bench/bare_counts.h \
+		$(BENCH_DIR)/bare.skel.h common/preempt.c
+	$(CC) -O2 -g $(BENCH_WARN) -I$(BENCH_DIR) -Icommon -o $@ $< \
+		common/preempt.c -lbpf -lelf -lz
 
 $(BENCH_DIR)/bench-guard: tools/bench/guard.c tools/bench/guard_sites.S \
 		$(LIBSDS_A) $(LIBSDS_HEADER)

@@ -198,5 +198,15 @@ ATTACH_PID=
 		"load average $(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$T/machine"
 echo
-$REPORT "$T" "$TICK_MS" || FAILED=1
+# Under make bench (BENCH_OUT, tools/bench/results.py): the tables as
+# printed, and the rounds they came from, kept with the run.
+if [ -n "${BENCH_OUT:-}" ]; then
+	$REPORT "$T" "$TICK_MS" > "$T/report.md" || FAILED=1
+	cat "$T/report.md"
+	cp "$T/report.md" "$BENCH_OUT/guard.md"
+	mkdir -p "$BENCH_OUT/guard.raw"
+	cp "$T"/* "$BENCH_OUT/guard.raw/" 2>/dev/null || true
+else
+	$REPORT "$T" "$TICK_MS" || FAILED=1
+fi
 exit $FAILED

@@ -38,6 +38,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import results  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _b = os.environ.get("BUILD", "build")
 BUILD = _b if os.path.isabs(_b) else os.path.join(ROOT, _b)
@@ -206,6 +209,63 @@ def round_(tmp, sock, env, hostile):
     return r
 
 
+def report(res):
+    """Print the table (markdown) and keep it with the rounds (results.py);
+    True if a check failed.  The ratio is of the two loads' medians, with
+    the spread of the rounds' own ratios; met only if the whole spread is."""
+    out, failed = [], False
+    out.append("Tick lateness of a loader serving %d points (`--tick-ms %d`, "
+               "a root victim calling every ms), unloaded and under hostile "
+               "clients; %d alternating rounds of %.1f s per load; p50/p99: "
+               "median over the 10-s windows." % (POINTS, TICK_MS, ROUNDS,
+                                                   ROUND_S))
+    out.append("")
+    out.append("| load | p50 ms | p99 ms | max ms | ticks | victim's header age max |")
+    out.append("|---|---:|---:|---:|---:|---:|")
+    p99 = {}
+    for hostile in (False, True):
+        rs = res[hostile]
+        ws = [w for r in rs for w in r["windows"]]
+        name = ("%d tricklers + %d stats (4 at a time)" % (TRICKLERS, QUERIES)
+                if hostile else "unloaded")
+        p99[hostile] = statistics.median(w["p99"] for w in ws)
+        out.append("| %s | %.3f | %.3f | %.3f | %d | %.1f ms |" % (
+            name, statistics.median(w["p50"] for w in ws), p99[hostile],
+            max(w["max"] for w in ws), sum(w["ticks"] for w in ws),
+            max(r["victim_age_ms"] for r in rs)))
+        for r in rs:
+            if not r["victim_ok"]:
+                out.append("\nCHECK FAILED: a victim call passed the kill switch")
+                failed = True
+            if r["query_errors"]:
+                out.append("\nCHECK FAILED: %d stats queries failed: %s"
+                           % (len(r["query_errors"]), r["query_errors"][0]))
+                failed = True
+            if hostile and len(r["queries"]) != QUERIES:
+                out.append("\nCHECK FAILED: %d of %d stats answered"
+                           % (len(r["queries"]), QUERIES))
+                failed = True
+    per = [statistics.median(w["p99"] for w in h["windows"]) /
+           statistics.median(w["p99"] for w in u["windows"])
+           for u, h in zip(res[False], res[True])]
+    ratio = p99[True] / p99[False] if p99[False] else float("inf")
+    met = per and max(per) <= 2.0
+    out.append("| **p99 hostile ÷ unloaded** | | **%.2f×** (rounds %s) | | | "
+               "target ≤ 2×: %s |" % (ratio, results.spread(per),
+                                     "met" if met else "missed"))
+    qs = [t for r in res[True] for t in r["queries"]]
+    out.append("")
+    out.append("`stats` under load: %d answered, p50 %.1f ms, p99 %.1f ms, "
+               "max %.1f ms; trickling connections dropped at their deadline: "
+               "%d." % (len(qs), pct(qs, 50) * 1e3, pct(qs, 99) * 1e3,
+                        max(qs or [0]) * 1e3, res[True][-1]["slow"]))
+    text = "\n".join(out)
+    print(text)
+    results.save("hostile", text, {"unloaded": res[False],
+                                   "hostile": res[True]})
+    return failed
+
+
 def main():
     if os.geteuid() != 0:
         die("needs root")
@@ -264,44 +324,7 @@ def main():
                 loader.wait()
         shutil.rmtree(tmp, ignore_errors=True)
 
-    print("== tick lateness under hostile clients (%d points, --tick-ms %d, "
-          "%d rounds of %.1f s per load, alternating; p50/p99: median over "
-          "the 10-s windows)" % (POINTS, TICK_MS, ROUNDS, ROUND_S))
-    print()
-    print("%-44s %8s %8s %8s %7s %16s" % ("load", "p50 ms", "p99 ms",
-                                         "max ms", "ticks", "victim age max"))
-    p99 = {}
-    for hostile in (False, True):
-        rs = res[hostile]
-        ws = [w for r in rs for w in r["windows"]]
-        name = ("%d tricklers + %d stats (4 at a time)" % (TRICKLERS, QUERIES)
-                if hostile else "unloaded")
-        p99[hostile] = statistics.median(w["p99"] for w in ws)
-        print("%-44s %8.3f %8.3f %8.3f %7d %13.1f ms" % (
-            name, statistics.median(w["p50"] for w in ws), p99[hostile],
-            max(w["max"] for w in ws), sum(w["ticks"] for w in ws),
-            max(r["victim_age_ms"] for r in rs)))
-        for r in rs:
-            if not r["victim_ok"]:
-                print("  CHECK FAILED: a victim call passed the kill switch")
-                failed = True
-            if r["query_errors"]:
-                print("  CHECK FAILED: %d stats queries failed: %s"
-                      % (len(r["query_errors"]), r["query_errors"][0]))
-                failed = True
-            if hostile and len(r["queries"]) != QUERIES:
-                print("  CHECK FAILED: %d of %d stats answered"
-                      % (len(r["queries"]), QUERIES))
-                failed = True
-    qs = [t for r in res[True] for t in r["queries"]]
-    print()
-    print("stats under load: %d answered, p50 %.1f ms, p99 %.1f ms, max %.1f ms;"
-          " trickling connections dropped: %d"
-          % (len(qs), pct(qs, 50) * 1e3, pct(qs, 99) * 1e3,
-             max(qs or [0]) * 1e3, res[True][-1]["slow"]))
-    ratio = p99[True] / p99[False] if p99[False] else float("inf")
-    print("p99 hostile / unloaded: %.2f (target <= 2.00)%s"
-          % (ratio, "" if ratio <= 2 else "  MISSED"))
+    failed |= report(res)
     return 1 if failed else 0
 
 

@@ -40,6 +40,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import results  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("BUILD", "build")
 if not os.path.isabs(BUILD):
@@ -182,6 +185,51 @@ class Bench:
         return (c1 - c0) / (t1 - t0), est
 
 
+SYM = {"guard": ("inventory", "(guard)", "nop5"),
+       "req": ("req", "handle_request", "emulated"),
+       "parse": ("parse", "parse_header", "stepped")}
+
+
+def report(b, cpu, est, meas):
+    """Print the table (markdown) and keep it with the rounds (results.py).
+    The ratio is measured ÷ estimated of the medians, with the spread of the
+    rounds' own ratios; a checked point agrees only if the whole spread is
+    within AGREE of 1."""
+    out = ["The demo service at %d requests/s, %d rounds of %g-s phases (off, "
+           "guard, req, parse), alternating; medians. %s. Service CPU per "
+           "phase: %s." % (RATE, ROUNDS, PHASE_S,
+                           getattr(b, "costs", None) or
+                           "probe costs: (attach did not say)",
+                           ", ".join("%s %.1f%%" % (k, 100 * statistics.median(v))
+                                     for k, v in cpu.items())), "",
+           "| point | symbol | site | calls/s | cost | estimated | measured "
+           "| measured ÷ estimated (rounds) | measured per call | within 25% |",
+           "|---|---|---|---:|---:|---:|---:|---:|---:|---|"]
+    for name in meas:
+        e = statistics.median(x[0] for x in est[name])
+        rate = statistics.median(x[1] for x in est[name])
+        cost = est[name][0][2]
+        m = statistics.median(meas[name])
+        ratio = m / e if e else float("inf")
+        per = [mm / ee[0] for mm, ee in zip(meas[name], est[name]) if ee[0]]
+        # What a call cost the service, measured: the site cost it implies.
+        per_call = m * 1e7 / rate if rate else 0
+        if e < CHECK_MIN_PCT:
+            verdict = "not checked (< 1%)"
+        else:
+            ok = per and all(abs(r - 1) <= AGREE for r in per)
+            verdict = "met" if ok else "missed"
+        out.append("| %s | %s | %s | %d | %d ns | %.3f%% | %.3f%% | %.2f (%s) "
+                   "| %.0f ns | %s |" % (SYM[name][0], SYM[name][1],
+                                         SYM[name][2], rate, cost, e, m, ratio,
+                                         results.spread(per), per_call,
+                                         verdict))
+    text = "\n".join(out)
+    print(text)
+    results.save("overhead", text, {"cpu": cpu, "estimated": est,
+                                    "measured": meas})
+
+
 def main():
     if os.geteuid() != 0:
         die("needs root (BPF)")
@@ -208,33 +256,7 @@ def main():
     finally:
         b.cleanup()
         subprocess.run(["rm", "-rf", b.tmp])
-    print("overhead: the demo service at %d requests/s, %d rounds of %g-s "
-          "phases (off, guard, req, parse), alternating; medians"
-          % (RATE, ROUNDS, PHASE_S))
-    print("  %s" % (getattr(b, "costs", None) or "probe costs: (attach did not say)"))
-    print("  service CPU per phase: %s" % ", ".join(
-        "%s %.1f%%" % (k, 100 * statistics.median(v)) for k, v in cpu.items()))
-    print("  %-10s %-15s %-9s %7s %8s %10s %10s %6s %9s" % (
-        "POINT", "SYMBOL", "SITE", "CALLS/s", "COST", "ESTIMATED", "MEASURED",
-        "RATIO", "MEAS/CALL"))
-    sym = {"guard": ("inventory", "(guard)", "nop5"),
-           "req": ("req", "handle_request", "emulated"),
-           "parse": ("parse", "parse_header", "stepped")}
-    for name in meas:
-        e = statistics.median(x[0] for x in est[name])
-        rate = statistics.median(x[1] for x in est[name])
-        cost = est[name][0][2]
-        m = statistics.median(meas[name])
-        ratio = m / e if e else float("inf")
-        # What a call cost the service, measured: the site cost it implies.
-        per_call = m * 1e7 / rate if rate else 0
-        checked = e >= CHECK_MIN_PCT
-        ok = not checked or abs(ratio - 1) <= AGREE
-        print("  %-10s %-15s %-9s %7d %5d ns %9.3f%% %9.3f%% %6.2f %6.0f ns%s"
-              % (sym[name][0], sym[name][1], sym[name][2], rate, cost, e, m,
-                 ratio, per_call,
-                 "  (< 1%: not checked)" if not checked else
-                 "" if ok else "  target missed (> 25% apart)"))
+    report(b, cpu, est, meas)
     # A benchmark, not a test (like run.sh): a missed target is said,
     # and the exit status stays 0; only a failed step exits non-zero.
     return 0
