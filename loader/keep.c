@@ -372,6 +372,21 @@ static void restore_uplink(struct uplink *u, int npoints,
 	}
 }
 
+/*
+ * The kernel's ring holds SDS_RING_SLOTS seconds: a loader that comes
+ * back later than that finds the oldest unfolded seconds overwritten.
+ * Say so, once: the totals then lack those seconds.
+ */
+static void keep_gap_say(uint64_t folded_sec)
+{
+	uint64_t now = counters_now_sec();
+
+	if (folded_sec && now > folded_sec + SDS_RING_SLOTS)
+		fprintf(stderr, "sds-bpf: adopting kept state %llu s old: the kernel keeps %d s of counts, the calls of the %llu s before are not counted\n",
+			(unsigned long long)(now - folded_sec), SDS_RING_SLOTS,
+			(unsigned long long)(now - folded_sec - SDS_RING_SLOTS));
+}
+
 void keep__restore(struct loader *l)
 {
 	struct keep *k = l->keep;
@@ -391,6 +406,7 @@ void keep__restore(struct loader *l)
 	}
 	n = l->probes.npoints;
 	counters__track(&l->counters, n);
+	keep_gap_say(n ? kp[0].acc.folded_sec : 0);
 	for (i = 0; i < n; i++) {
 		l->counters.acc[i] = kp[i].acc;
 		l->run[i] = kp[i].run;

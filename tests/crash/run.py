@@ -294,6 +294,26 @@ def test_drill_keeps_expiry(ctx):
     term(l2)
 
 
+def test_late_restart_said(ctx):
+    """A loader back later than the kernel's 16-s ring says how many
+    seconds of calls it could not count (and counts the rest)."""
+    l1 = ctx.attach()
+    a = ctx.run_app()
+    time.sleep(1)
+    kill9(l1)
+    time.sleep(19)
+    l2 = ctx.attach()
+    err = ctx.stderr_of(l2)
+    check("sds-bpf: adopting kept state " in err and
+          " s old: the kernel keeps 16 s of counts, the calls of the " in err
+          and err.count("\n") == 2, "want the late line, got %r" % err)
+    calls = app_say(a, "quit")["calls"]
+    got = final_visits(ctx, FPOINT, calls, timeout=4)
+    check(calls - 6000 < got < calls, "visits %d of %d calls after a 19-s "
+          "gap (the ring keeps 16 s)" % (got, calls))
+    term(l2)
+
+
 def test_keep_upgrade(ctx):
     """attach --keep, SIGTERM, a new attach (an upgrade): the pins stay
     between them and no call goes uncounted."""
@@ -545,7 +565,7 @@ def test_admin_sums_across_kill9(ctx):
 
 SUITE = sdstest.Suite(timeout=90, fail_time=True)
 for _fn in [test_kill9_counts_exact, test_kill_switch_back,
-            test_drill_keeps_expiry, test_keep_upgrade,
+            test_drill_keeps_expiry, test_late_restart_said, test_keep_upgrade,
             test_stale_target_replaced, test_stale_target_deleted,
             test_stale_layout,
             test_stale_points_differ, test_detach_removes_pins,
