@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,13 +169,14 @@ static int targets_connect(struct replay *rp)
 	return 0;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
+/* @more: the head of a request, its body follows (one segment, no Nagle wait). */
+static int write_all(int fd, const void *buf, size_t len, bool more)
 {
 	const char *p = buf;
 	ssize_t n;
 
 	while (len) {
-		n = send(fd, p, len, MSG_NOSIGNAL);
+		n = send(fd, p, len, MSG_NOSIGNAL | (more ? MSG_MORE : 0));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -222,7 +224,7 @@ static int send_one(struct replay *rp, int i, const struct copyrec *r)
 	int fd = rp->fds[i], hl, st;
 
 	if (rp->framing == COPY_FRAMING_RAW) {
-		if (write_all(fd, r->data, r->cap_len))
+		if (write_all(fd, r->data, r->cap_len, false))
 			return -1;
 		/* What a raw target answers is not read, only drained. */
 		while (recv(fd, junk, sizeof(junk), MSG_DONTWAIT) > 0)
@@ -232,7 +234,8 @@ static int send_one(struct replay *rp, int i, const struct copyrec *r)
 	}
 	snprintf(colour, sizeof(colour), "%s/%s", r->app, r->point);
 	hl = copy_http_head(head, sizeof(head), rp->to[i].text, colour, r->cap_len);
-	if (hl < 0 || write_all(fd, head, hl) || write_all(fd, r->data, r->cap_len))
+	if (hl < 0 || write_all(fd, head, hl, true) ||
+	    write_all(fd, r->data, r->cap_len, false))
 		return -1;
 	rp->sent++;
 	st = http_response(fd);
