@@ -207,10 +207,12 @@ static int plan_parse(json_t *o, int max_amp, int64_t now,
 	if (int_member(o, "rate", 0, 1000000000, 0, &x, err, errlen))
 		return -1;
 	c->rate = x;
-	if (int_member(o, "pool", 1, COPY_POOL_MAX, COPY_POOL_DEFAULT, &x, err, errlen) ||
-	    int_member(o, "sample_pct", 0, 100, 100, &x, err, errlen))
+	if (int_member(o, "pool", 1, COPY_POOL_MAX, COPY_POOL_DEFAULT, &x, err, errlen))
 		return -1;
 	c->pool = (int)x;
+	/* The capture side's (the loader samples); checked, not used here. */
+	if (int_member(o, "sample_pct", 0, 100, 100, &x, err, errlen))
+		return -1;
 	/* A plan that never ends is how a forgotten copy floods a shadow. */
 	if (!json_object_get(o, "expires_at"))
 		return snprintf(err, errlen, "no \"expires_at\" (unix seconds): every plan must end"), -1;
