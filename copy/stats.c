@@ -26,17 +26,19 @@ static json_t *plan_json(const struct copy_plan *p)
 {
 	const struct copy_counters *c = &p->c;
 	json_t *pts = json_array(), *eps = json_array();
-	uint64_t queued = 0;
-	int i;
+	uint64_t queued = 0, flight = 0;
+	int i, k;
 
 	for (i = 0; i < p->cfg.npoints; i++)
 		json_array_append_new(pts, json_string(p->cfg.points[i]));
 	for (i = 0; i < p->neps; i++) {
 		queued += p->eps[i].qlen;
+		for (k = 0; k < p->eps[i].nconns; k++)
+			flight += p->eps[i].conns[k].nitems;
 		json_array_append_new(eps, endpoint_json(&p->eps[i]));
 	}
 	return json_pack("{s:s, s:s, s:o, s:i, s:s, s:b, s:I, s:I, s:s,"
-			 " s:I, s:I, s:I, s:I, s:I,"
+			 " s:I, s:I, s:I, s:I, s:I, s:I,"
 			 " s:{s:I, s:I, s:I, s:I, s:I, s:I}, s:o}",
 			 "name", p->cfg.name, "app", p->cfg.app, "points", pts,
 			 "amplification", p->cfg.amplification,
@@ -48,6 +50,7 @@ static json_t *plan_json(const struct copy_plan *p)
 			 "copies", (json_int_t)c->copies,
 			 "dispatched", (json_int_t)c->dispatched,
 			 "queued", (json_int_t)queued,
+			 "in_flight", (json_int_t)flight,
 			 "shadow_errors", (json_int_t)c->shadow_errors,
 			 "dropped", "write", (json_int_t)c->drop_write,
 			 "expired", (json_int_t)c->drop_expired,

@@ -26,11 +26,13 @@ SUITE = sdstest.Suite(timeout=120, strict=True, fail_time=True)
 class Shadow:
     """A TCP server on 127.0.0.1 that records what it gets: raw lines
     (@http False: each b"...\\n" is one request) or HTTP/1.1 requests
-    (body and X-SDS-Copy), answered with @status.  .got: [(body, colour)]
+    (body and X-SDS-Copy), answered with @status; with @stall it
+    accepts connections and never reads them.  .got: [(body, colour)]
     in arrival order; .conns: connections accepted."""
 
-    def __init__(self, http=False, status=200):
+    def __init__(self, http=False, status=200, stall=False):
         self.http = http
+        self.stall = stall
         self.status = status
         self.got = []
         self.conns = 0
@@ -60,6 +62,10 @@ class Shadow:
 
     def _serve(self, c):
         try:
+            if self.stall:      # takes the connection, never reads it
+                while not self.closed:
+                    time.sleep(0.05)
+                return
             (self._http if self.http else self._raw)(c)
         except OSError:
             pass
@@ -199,7 +205,8 @@ class Server:
         def settled():
             p = self.plan_stats(name)
             d = sum(p["dropped"][k] for k in ("rate", "queue", "shadow", "reload"))
-            return p if p["queued"] == 0 and p["dispatched"] + d == p["copies"] else None
+            return p if p["queued"] == 0 and p["in_flight"] == 0 and \
+                p["dispatched"] + d == p["copies"] else None
         return sdstest.wait_until(settled, time.time() + timeout,
                                   lambda _: "plan %s never settled: %r"
                                   % (name, self.plan_stats(name)), 0.1)

@@ -51,6 +51,30 @@ def t_unreachable_shadow(ctx):
 
 
 @test
+def t_stalled_shadow_pool(ctx):
+    """A shadow that accepts and never reads: at most pool (2)
+    connections to it, the server keeps receiving, the queue stays within
+    --queue and the rest is dropped and counted; stats show it all."""
+    sh = ctx.shadow(stall=True)
+    srv = Server(ctx, [plan("s", [sh.addr], pool=2)], extra=["--queue", "1000"])
+    body = b"x" * 4000 + b"\n"
+    sender.send(srv.addr, [sender.record("app", "pt", body) for _ in range(5000)])
+    sdstest.wait_until(lambda: srv.plan_stats("s")["received"] == 5000,
+                       time.time() + 20, lambda _: "received: %r" % srv.plan_stats("s"))
+    time.sleep(0.5)
+    p = srv.plan_stats("s")
+    eq(sh.conns, 2, "connections the shadow accepted")
+    eq(p["endpoints"][0]["connections"], 2, "connections in stats")
+    # Full, less what the connections took off it after the last drop.
+    check(1000 - 2 * 64 <= p["queued"] <= 1000, "queued: %d" % p["queued"])
+    check(p["dispatched"] > 0, "nothing fitted the socket buffers: %r" % p)
+    check(p["in_flight"] <= 2 * 64, "in flight: %d" % p["in_flight"])
+    eq(p["dispatched"] + p["queued"] + p["in_flight"] + p["dropped"]["queue"], 5000,
+       "dispatched + queued + in flight + dropped(queue)")
+    srv.stop()
+
+
+@test
 def t_reload(ctx):
     """SIGHUP with a bad file: one line, the old plans keep serving; with
     a good one: the new plans, counters kept by plan name."""
