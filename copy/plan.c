@@ -246,6 +246,20 @@ static int overlap_check(const struct copy_plans *p, int k, char *err,
 	return 0;
 }
 
+/* Pools are per endpoint and plan: bound what all of them may hold. */
+static int conns_check(const struct copy_plans *p, char *err, size_t errlen)
+{
+	long total = 0;
+	int i;
+
+	for (i = 0; i < p->n; i++)
+		total += (long)p->plans[i].nshadows * p->plans[i].pool;
+	if (total > COPY_CONNS_MAX)
+		return snprintf(err, errlen, "the plans' pools add up to %ld connections, more than %d: use smaller pools",
+				total, COPY_CONNS_MAX), -1;
+	return 0;
+}
+
 int copy_plans_load(const char *path, int max_amp, int64_t now,
 		    struct copy_plans *out, char *err, size_t errlen)
 {
@@ -285,6 +299,10 @@ int copy_plans_load(const char *path, int max_amp, int64_t now,
 		}
 	}
 	p.n = (int)i;
+	if (conns_check(&p, why, sizeof(why))) {
+		snprintf(err, errlen, "%s: %s", path, why);
+		goto err;
+	}
 	json_decref(root);
 	*out = p;
 	return 0;

@@ -17,6 +17,8 @@
 #define COPY_WEIGHT_MAX		1000	/* weight of one endpoint */
 #define COPY_POOL_DEFAULT	4	/* connections per endpoint */
 #define COPY_POOL_MAX		64
+/* Connections of all plans together (each holds ~7 KiB of buffers). */
+#define COPY_CONNS_MAX		4096
 #define COPY_ADDR_MAX		128	/* "HOST:PORT" as written */
 #define COPY_PLANS_FILE_MAX	(1 << 20)	/* bytes of a plans file */
 

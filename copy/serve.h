@@ -17,7 +17,7 @@
 #include "plan.h"
 #include "wrr.h"
 
-#define COPY_BATCH		64	/* raw copies written by one writev */
+#define COPY_BATCH		256	/* raw copies written by one writev */
 #define COPY_HDR_MAX		512	/* an HTTP request head */
 #define COPY_RESP_MAX		4096	/* an HTTP response head */
 #define COPY_QUEUE_DEFAULT	65536	/* copies queued per endpoint */

@@ -53,6 +53,9 @@ def t_bad_plans(ctx):
     refused(ctx, [noexp], "no \"expires_at\" (unix seconds): every plan must end")
     refused(ctx, [ok, dict(ok, name="q")], "plan 1 (q): app/pt is also in plan p")
     refused(ctx, [ok, dict(ok, points=["other"])], "plan 1 (p): name p used twice")
+    many = [dict(ok, name="m%d" % i, app="a%d" % i, pool=64,
+                 shadows=["127.0.0.1:%d" % (9000 + k) for k in range(8)]) for i in range(9)]
+    refused(ctx, many, "the plans' pools add up to 4608 connections, more than 4096")
     refused(ctx, "{\"plans\": [", "bad JSON")
     refused(ctx, "{\"plans\": [], \"plans\": []}", "bad JSON")
     refused(ctx, "[]", "not {\"plans\": [at most 64 plans]}")

@@ -5,10 +5,11 @@
  *   copy_load sink PORT SIZE SECS     count SIZE-byte requests arriving on
  *                                     127.0.0.1:PORT for SECS after the first,
  *                                     print that, drain until stdin closes
- *   copy_load direct PORT SIZE CONNS SECS
- *                                     the limit: write the same requests over
- *                                     CONNS pooled connections, batches of 64
- *                                     per writev (as sds-copy does), SECS long
+ *   copy_load direct PORT SIZE CONNS SECS AMP
+ *                                     the limit: write the byte stream sds-copy
+ *                                     writes (distinct requests, each AMP times)
+ *                                     over CONNS pooled connections, batches
+ *                                     of 64 per writev (as sds-copy), SECS long
  *   copy_load feed PORT SIZE SECS RATE
  *                                     records of SIZE-byte requests to
  *                                     sds-copy at RATE/s (0: as fast as it
@@ -32,7 +33,7 @@
 
 #include "copyrec.h"
 
-#define BATCH	64
+#define BATCH	256
 
 static double now_s(void)
 {
@@ -133,9 +134,16 @@ static void request_fill(char *req, long size, unsigned long i)
 	req[size - 1] = '\n';
 }
 
-static int direct(int port, long size, int conns, double secs)
+/*
+ * The same byte stream sds-copy writes at xAMP to one endpoint: distinct
+ * requests (a ring of DISTINCT, as many bodies as a busy server holds),
+ * each AMP times in a row, 64 per writev, round robin over the pool.
+ */
+#define DISTINCT	8192
+
+static int direct(int port, long size, int conns, double secs, int amp)
 {
-	char *req = malloc(size);
+	char *reqs = malloc((size_t)DISTINCT * size);
 	struct iovec iov[BATCH];
 	unsigned long long sent = 0;
 	double t0 = now_s();
@@ -145,27 +153,34 @@ static int direct(int port, long size, int conns, double secs)
 		conns = 64;
 	for (i = 0; i < conns; i++)
 		fds[i] = dial(port);
-	request_fill(req, size, 0);
-	for (i = 0; i < BATCH; i++) {
-		iov[i].iov_base = req;
-		iov[i].iov_len = size;
-	}
+	for (i = 0; i < DISTINCT; i++)
+		request_fill(reqs + (size_t)i * size, size, i);
 	/* Blocking writes round robin: the pool at full tilt. */
 	for (k = 0; now_s() - t0 < secs; k = (k + 1) % conns) {
-		ssize_t n = writev(fds[k], iov, BATCH), want = size * BATCH;
-		const char *p;
+		ssize_t n, want = size * BATCH, m;
+		int j, stop = 0;
 
+		for (j = 0; j < BATCH; j++) {
+			iov[j].iov_base = reqs + (size_t)((sent + j) / amp % DISTINCT) * size;
+			iov[j].iov_len = size;
+		}
+		n = writev(fds[k], iov, BATCH);
 		if (n < 0 && (errno == EPIPE || errno == ECONNRESET))
 			break;	/* the sink counted its seconds and left */
 		if (n < 0)
 			die("direct writev");
-		for (p = req; n < want; ) {	/* finish the batch: whole requests */
-			ssize_t off = n % size, m = write(fds[k], p + off, size - off);
+		while (n < want && !stop) {	/* finish the batch: whole requests */
+			const char *p = iov[n / size].iov_base;
+			ssize_t off = n % size;
 
+			m = write(fds[k], p + off, size - off);
 			if (m <= 0)
-				break;
-			n += m;
+				stop = 1;
+			else
+				n += m;
 		}
+		if (stop)
+			break;
 		sent += BATCH;
 	}
 	printf("{\"sent\": %llu, \"secs\": %.3f}\n", sent, now_s() - t0);
@@ -217,10 +232,11 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (argc == 5 && !strcmp(argv[1], "sink"))
 		return sink(atoi(argv[2]), atol(argv[3]), atof(argv[4]));
-	if (argc == 6 && !strcmp(argv[1], "direct"))
-		return direct(atoi(argv[2]), atol(argv[3]), atoi(argv[4]), atof(argv[5]));
+	if (argc == 7 && !strcmp(argv[1], "direct"))
+		return direct(atoi(argv[2]), atol(argv[3]), atoi(argv[4]), atof(argv[5]),
+			      atoi(argv[6]));
 	if (argc == 6 && !strcmp(argv[1], "feed"))
 		return feed(atoi(argv[2]), atol(argv[3]), atof(argv[4]), atof(argv[5]));
-	fprintf(stderr, "usage: copy_load sink PORT SIZE SECS | direct PORT SIZE CONNS SECS | feed PORT SIZE SECS RATE\n");
+	fprintf(stderr, "usage: copy_load sink PORT SIZE SECS | direct PORT SIZE CONNS SECS AMP | feed PORT SIZE SECS RATE\n");
 	return 2;
 }
