@@ -75,6 +75,32 @@ def t_stalled_shadow_pool(ctx):
 
 
 @test
+def t_http_shadow_never_answers(ctx):
+    """An http shadow that takes requests and never answers: each of the
+    pool's connections times out after 5 s (a shadow error, the copy it
+    wrote stays dispatched, nothing is resent) while the server goes on
+    receiving at once."""
+    sh = ctx.shadow(http=True, stall=True)
+    srv = Server(ctx, [plan("n", [sh.addr], framing="http", pool=2)])
+    sender.send(srv.addr, [sender.record("app", "pt", b"q-%d" % i) for i in range(10)])
+    sdstest.wait_until(lambda: srv.plan_stats("n")["dispatched"] == 2, time.time() + 5,
+                       lambda _: "two requests not written: %r" % srv.plan_stats("n"))
+    t0 = time.monotonic()
+    sender.send(srv.addr, [sender.record("app", "pt", b"r-%d" % i) for i in range(10)])
+    sdstest.wait_until(lambda: srv.plan_stats("n")["received"] == 20, time.time() + 2,
+                       "receiving waited for the shadow")
+    check(time.monotonic() - t0 < 2, "receiving took %.1f s" % (time.monotonic() - t0))
+    # Two time out, the endpoint backs off, reconnects, writes two more.
+    p = sdstest.wait_until(lambda: (lambda p: p if p["dispatched"] >= 4 else None)(
+        srv.plan_stats("n")), time.time() + 8,
+        lambda _: "no reconnect after the timeouts: %r" % srv.plan_stats("n"))
+    check(p["shadow_errors"] >= 2, "timeouts counted: %r" % p)
+    eq(p["dropped"]["shadow"], 0, "copies lost (the timed-out ones were written)")
+    eq(p["dispatched"] + p["queued"] + p["in_flight"], 20, "dispatched + queued + in flight")
+    srv.stop()
+
+
+@test
 def t_reload(ctx):
     """SIGHUP with a bad file: one line, the old plans keep serving; with
     a good one: the new plans, counters kept by plan name."""
