@@ -75,6 +75,28 @@ def t_stalled_shadow_pool(ctx):
 
 
 @test
+def t_memory_bound(ctx):
+    """--queue-bytes bounds the request bytes held for a stalled shadow,
+    whatever --queue allows: the rest is dropped as 'queue' and counted."""
+    sh = ctx.shadow(stall=True)
+    srv = Server(ctx, [plan("m", [sh.addr], pool=1, amplification=3)],
+                 extra=["--queue-bytes", "100000"])
+    body = b"m" * 3999 + b"\n"
+    sender.send(srv.addr, [sender.record("app", "pt", body) for _ in range(2000)])
+    sdstest.wait_until(lambda: srv.plan_stats("m")["received"] == 2000,
+                       time.time() + 20, lambda _: "received: %r" % srv.plan_stats("m"))
+    st = srv.stats()
+    p = st["plans"][0]
+    check(0 < st["queued_bytes"] <= 100000, "queued bytes: %d" % st["queued_bytes"])
+    # One body serves a record's three copies: at most 100000 / 4000 bodies.
+    check(p["queued"] + p["in_flight"] <= 3 * 25, "held: %r" % p)
+    check(p["dropped"]["queue"] > 0, "dropped: %r" % p["dropped"])
+    eq(p["dispatched"] + p["queued"] + p["in_flight"] + p["dropped"]["queue"], 6000,
+       "dispatched + queued + in flight + dropped(queue)")
+    srv.stop()
+
+
+@test
 def t_http_shadow_never_answers(ctx):
     """An http shadow that takes requests and never answers: each of the
     pool's connections times out after 5 s (a shadow error, the copy it
