@@ -38,13 +38,14 @@ PURE_SRCS   := $(COMMON_SRCS) loader/pointspec.c loader/site.c loader/elfsym.c l
 # EXTRA_TESTS (run by `make test` after the unit and integration tests).
 # `include`, never `-include`: a renamed or missing .mk is an error, not a
 # suite that silently stops running.
-PRODUCTS    := $(BIN)/sds-bpf
+PRODUCTS    := $(BIN)/sds-bpf $(BIN)/sds-copy
 EXTRA_TESTS :=
 all: products
 
 include userspace/userspace.mk admin/admin.mk tests/drill/drill.mk tests/hostile/hostile.mk
 include tests/harm/harm.mk
 include tests/bindings/bindings.mk
+include copy/copy.mk
 
 deps:
 	@sh tools/install-deps.sh
