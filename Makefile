@@ -38,7 +38,7 @@ PURE_SRCS   := $(COMMON_SRCS) loader/pointspec.c loader/site.c loader/elfsym.c l
 # EXTRA_TESTS (run by `make test` after the unit and integration tests).
 # `include`, never `-include`: a renamed or missing .mk is an error, not a
 # suite that silently stops running.
-PRODUCTS    := $(BIN)/sds-bpf
+PRODUCTS    := $(BIN)/sds-bpf $(BIN)/sds-copy
 EXTRA_TESTS :=
 all: products
 
@@ -46,6 +46,7 @@ include userspace/userspace.mk admin/admin.mk tests/drill/drill.mk tests/hostile
 include tests/crash/crash.mk
 include tests/harm/harm.mk
 include tests/bindings/bindings.mk
+include copy/copy.mk
 
 deps:
 	@sh tools/install-deps.sh

@@ -1,0 +1,47 @@
+# sds-copy (issue 12): the traffic copy server and replay.  Included by
+# the root Makefile; BUILD, CC, OBJ, BIN, PYTHON, WARN come from there.
+#
+#   make build/bin/sds-copy   the program (copy/*.c + the common codecs)
+#   make copy-tests           tests/copy/run.py (root)
+#   make copy-bench           tools/bench/copy.py (also run by make bench)
+#
+# Its own object rule: sds-copy needs no BPF skeleton.
+
+COPY_SRCS   := $(wildcard copy/*.c) common/copyrec.c common/names.c common/sdsjson.c
+COPY_OBJS   := $(patsubst %.c,$(OBJ)/copy-prog/%.o,$(COPY_SRCS))
+COPY_LIBS   := -ljansson
+COPY_BENCH  := $(BUILD)/bench/copy_load
+
+$(OBJ)/copy-prog/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) -D_GNU_SOURCE -Ibpf -Icommon -Icopy $(CFLAGS) $(WARN) -std=gnu11 -MMD -MP -c $< -o $@
+
+$(BIN)/sds-copy: $(COPY_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $^ $(COPY_LIBS)
+
+-include $(COPY_OBJS:.o=.d)
+
+$(COPY_BENCH): tools/bench/copy_load.c common/copyrec.c common/names.c
+	@mkdir -p $(@D)
+	$(CC) -D_GNU_SOURCE -Ibpf -Icommon -O2 -g $(WARN) -std=gnu11 -o $@ $^
+
+EXTRA_TESTS += copy-tests
+
+.PHONY: copy-tests copy-bench
+copy-tests: $(BIN)/sds-copy
+	$(PYTHON) tests/copy/run.py
+
+copy-bench: $(BIN)/sds-copy $(COPY_BENCH)
+	$(PYTHON) tools/bench/copy.py
+
+bench: copy-bench
+
+# Unit tests of the copy server's pure modules (tests/unit/test_copy_*.c):
+# linked with those and the codecs, not with the loader's modules.  The
+# shorter stem wins over the root Makefile's $(TBUILD)/unit/% rule.
+COPY_PURE := copy/wrr.c copy/frame.c common/copyrec.c common/names.c
+$(TBUILD)/unit/test_copy_%: tests/unit/test_copy_%.c $(COPY_PURE) $(wildcard copy/*.h common/*.h)
+	@mkdir -p $(@D)
+	$(CC) -D_GNU_SOURCE -Ibpf -Icommon -Icopy -O1 -g $(WARN) -std=gnu11 $(SAN) \
+		-o $@ $< $(COPY_PURE) -lcmocka

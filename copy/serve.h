@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * serve.h - the runtime of `sds-copy serve`: one thread, one epoll loop.
+ * Senders (loaders) push records in; each record of a plan becomes one
+ * shared body and N queued copies, one per pick of the plan's round
+ * robin; each shadow endpoint drains its bounded queue over its own
+ * bounded pool of connections.  Nothing on the receiving side ever waits
+ * for a shadow: a full queue drops (and counts) the copy.
+ */
+#ifndef COPY_SERVE_H
+#define COPY_SERVE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "copyrec.h"
+#include "plan.h"
+#include "wrr.h"
+
+#define COPY_BATCH		256	/* raw copies written by one writev */
+#define COPY_HDR_MAX		512	/* an HTTP request head */
+#define COPY_RESP_MAX		4096	/* an HTTP response head */
+#define COPY_QUEUE_DEFAULT	65536	/* copies queued per endpoint */
+#define COPY_MEM_DEFAULT	(256u << 20)	/* bytes of queued bodies */
+#define COPY_SENDERS_DEFAULT	64	/* sender connections at once */
+#define COPY_TIMEOUT_MS		5000	/* connect / HTTP response */
+#define COPY_RETRY_MIN_MS	100	/* first reconnect delay */
+#define COPY_RETRY_MAX_MS	2000	/* longest reconnect delay */
+#define COPY_SENDER_BUF		(2 * COPYREC_MAX_LEN)	/* per sender */
+
+enum copy_ev_kind {
+	COPY_EV_LISTEN,			/* the TCP socket senders connect to */
+	COPY_EV_CTL,			/* the control socket */
+	COPY_EV_SIGNAL,			/* the signalfd */
+	COPY_EV_SENDER,			/* a sender's connection */
+	COPY_EV_CONN,			/* a connection to a shadow */
+};
+
+/* What epoll_event.data.ptr points to: the first member of each. */
+struct copy_ev {
+	enum copy_ev_kind kind;		/* which struct this heads */
+};
+
+/* One record's bytes for one plan, shared by its N queued copies. */
+struct copy_body {
+	uint32_t refs;			/* copies still queued or in flight */
+	uint32_t len;			/* bytes of @data */
+	char colour[2 * SDS_NAME_MAX + 2];	/* "app/point" (X-SDS-Copy) */
+	uint8_t data[];			/* the captured request */
+};
+
+/* Per plan; see docs/COPY.md "What is counted". */
+struct copy_counters {
+	uint64_t received;		/* records of the plan's points */
+	uint64_t copies;		/* copies made: received x N, less writes/expired */
+	uint64_t dispatched;		/* copies written whole to a shadow */
+	uint64_t shadow_errors;		/* connect/IO errors, timeouts, HTTP >= 400 */
+	uint64_t drop_write;		/* records of write points (plan without writes) */
+	uint64_t drop_expired;		/* records after the plan expired */
+	uint64_t drop_rate;		/* copies above the rate cap */
+	uint64_t drop_queue;		/* copies that found the queue or memory full */
+	uint64_t drop_shadow;		/* copies lost with a failing connection */
+	uint64_t drop_reload;		/* copies queued to endpoints a reload removed */
+};
+
+struct copy_endpoint;
+
+/* One pooled connection to a shadow endpoint. */
+struct copy_conn {
+	struct copy_ev ev;		/* COPY_EV_CONN */
+	struct copy_endpoint *ep;	/* owner */
+	int fd;				/* -1 when closed */
+	bool connecting;		/* connect() in progress */
+	bool waiting;			/* http: request written, response due */
+	uint32_t events;		/* what epoll watches for @fd */
+	struct copy_body *items[COPY_BATCH];	/* copies being written */
+	int nitems;			/* entries of @items */
+	char hdr[COPY_HDR_MAX];		/* http: the request head */
+	size_t hdr_len;			/* bytes of @hdr (0: raw) */
+	size_t off;			/* bytes of the batch written */
+	size_t total;			/* bytes of the batch */
+	char rbuf[COPY_RESP_MAX];	/* http: response head read so far */
+	size_t rlen;			/* bytes in @rbuf */
+	uint64_t skip;			/* http: response body bytes to discard */
+	uint64_t deadline_ms;		/* connect/response deadline, 0: none */
+};
+
+struct copy_plan;
+
+struct copy_endpoint {
+	struct copy_plan *plan;		/* owner */
+	struct copy_shadow_cfg cfg;	/* address and weight */
+	struct copy_conn *conns;	/* the pool, cfg pool entries */
+	int nconns;			/* entries of @conns */
+	struct copy_body **q;		/* ring of queued copies */
+	uint32_t qcap;			/* its capacity */
+	uint32_t qhead;			/* index of the oldest */
+	uint32_t qlen;			/* copies queued */
+	uint64_t dispatched;		/* copies written whole here */
+	uint64_t errors;		/* shadow errors here */
+	uint64_t retry_at_ms;		/* no connect before this */
+	uint32_t backoff_ms;		/* the next reconnect delay */
+};
+
+struct copy_plan {
+	struct copy_plan_cfg cfg;	/* as loaded */
+	struct copy_counters c;		/* kept across reloads by name */
+	struct copy_endpoint *eps;	/* one per shadow */
+	int neps;			/* entries of @eps */
+	struct copy_wrr wrr;		/* picks among @eps */
+	double tokens;			/* rate cap: copies that may go now */
+	uint64_t tokens_ms;		/* when @tokens was last topped up */
+	bool expired;			/* past expires_at: copies nothing */
+};
+
+struct copy_sender {
+	struct copy_ev ev;		/* COPY_EV_SENDER */
+	int fd;				/* the connection */
+	bool hello;			/* its hello was read */
+	uint8_t *buf;			/* COPY_SENDER_BUF bytes */
+	size_t len;			/* bytes held */
+	uint64_t off;			/* stream offset of buf[0] */
+	struct copy_sender *next;	/* in the server's list */
+};
+
+struct copy_server {
+	int epfd;			/* the loop */
+	struct copy_ev listen_ev;	/* COPY_EV_LISTEN */
+	int lfd;			/* TCP listener for senders */
+	struct copy_ev ctl_ev;		/* COPY_EV_CTL */
+	int cfd;			/* control socket */
+	int ctl_lock;			/* its lock file */
+	struct copy_ev sig_ev;		/* COPY_EV_SIGNAL */
+	int sfd;			/* signalfd: HUP, INT, TERM */
+	const char *plans_path;		/* --plans */
+	char listen_text[COPY_ADDR_MAX + 1];	/* --listen */
+	int max_amp;			/* --max-amplification */
+	uint32_t qcap;			/* --queue: copies per endpoint */
+	uint64_t mem_max;		/* --queue-bytes: all bodies */
+	uint64_t mem;			/* bytes of bodies alive */
+	int max_senders;		/* --max-senders */
+	int nsenders;			/* senders connected */
+	struct copy_sender *senders;	/* their list */
+	struct copy_plan *plans;	/* the current plans */
+	int nplans;			/* entries of @plans */
+	uint64_t records;		/* records received, any plan or none */
+	uint64_t unmatched;		/* records of no plan */
+	uint64_t bad_streams;		/* senders cut off for a bad hello/record */
+	uint64_t refused;		/* senders refused (--max-senders) */
+	uint64_t reloads;		/* plans reloaded by SIGHUP */
+	uint64_t reload_errors;		/* reloads refused (old plans kept) */
+	bool stop;			/* SIGINT/SIGTERM */
+};
+
+/* Monotonic milliseconds. */
+uint64_t copy_now_ms(void);
+
+/* serve.c */
+int copy_serve_main(int argc, char **argv);
+int copy_ev_mod(struct copy_server *s, int fd, struct copy_ev *ev,
+		uint32_t events, int op);
+
+/* dispatch.c: one decoded record to the plans */
+void copy_dispatch(struct copy_server *s, const struct copyrec *r);
+void copy_pump_all(struct copy_server *s);
+void copy_body_put(struct copy_server *s, struct copy_body *b);
+int copy_plans_apply(struct copy_server *s, struct copy_plans *np);
+void copy_plans_expire(struct copy_server *s, int64_t now);
+
+/* pool.c: endpoints and their connections */
+int copy_endpoint_init(struct copy_endpoint *ep, struct copy_plan *p,
+		       const struct copy_shadow_cfg *cfg, uint32_t qcap);
+bool copy_endpoint_push(struct copy_endpoint *ep, struct copy_body *b);
+void copy_endpoint_pump(struct copy_server *s, struct copy_endpoint *ep);
+void copy_endpoint_tick(struct copy_server *s, struct copy_endpoint *ep,
+			uint64_t now);
+uint64_t copy_endpoint_free(struct copy_server *s, struct copy_endpoint *ep);
+void copy_conn_event(struct copy_server *s, struct copy_conn *c,
+		     uint32_t events);
+
+/* sender.c */
+void copy_sender_accept(struct copy_server *s);
+void copy_sender_event(struct copy_server *s, struct copy_sender *snd);
+void copy_senders_free(struct copy_server *s);
+
+/* ctl.c / stats.c */
+int copy_ctl_open(struct copy_server *s, const char *name, char *err,
+		  size_t errlen);
+void copy_ctl_close(struct copy_server *s);
+void copy_ctl_accept(struct copy_server *s);
+char *copy_stats_json(const struct copy_server *s);
+int copy_stats_main(int argc, char **argv);
+char *copy_ctl_request(const char *name, char *err, size_t errlen);
+int copy_ctl_path(const char *name, char *sock, char *lock, char *tmp,
+		  size_t size);
+
+/* replay.c */
+int copy_replay_main(int argc, char **argv);
+
+#endif /* COPY_SERVE_H */
