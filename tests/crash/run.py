@@ -563,6 +563,49 @@ def test_admin_sums_across_kill9(ctx):
     eq(admin_pending(ctx)["dropped"], 0, "admin.dropped")
 
 
+def test_admin_down_across_kill9(ctx):
+    """The admin down for two periods, the loader killed with -9 in the
+    middle of the third, a new loader 1 s later, then the admin up: the
+    admin's visits of every period equal the calls made in it (closed
+    periods from the backlog file, the one in flight from the kept
+    state)."""
+    admin = e2e.Admin(ctx).start()
+    args = ("--admin", admin.url, "--token-file", ctx.token_file,
+            "--state-dir", ctx.env["SDS_STATE_DIR"])
+    l1 = ctx.attach(*args)
+    a = ctx.run_app()
+    first = e2e.period_of(time.time())
+    off = admin_pending(ctx)["offset_ms"] / 1000.0
+    host = admin_pending(ctx)["host"]
+    admin.stop()
+    down = e2e.period_of(time.time())
+    # Two whole periods closed and queued, then mid-period in the third.
+    sdstest.wait_until(lambda: e2e.period_of(time.time()) >= down + 30 and
+                       3 <= time.time() % 10 <= 7, time.time() + 50,
+                       "two periods with the admin down", 0.1)
+    check(admin_pending(ctx)["pending"] >= 2, "pending %r with the admin "
+          "down" % admin_pending(ctx))
+    killed_in = e2e.period_of(time.time())
+    kill9(l1)
+    time.sleep(1)
+    ctx.attach(*args)
+    admin.start(same_port=True)
+    sdstest.wait_until(lambda: e2e.period_of(time.time()) > killed_in,
+                       time.time() + 15, "the next period", 0.5)
+    app = app_say(a, "quit")
+    want = {int(k): v for k, v in app["periods"].items() if v}
+    last = max(want)
+    sdstest.wait_until(
+        lambda: (admin_last_period(ctx, admin, host) or 0) >= last
+        and admin_pending(ctx)["pending"] == 0,
+        last + 10 + off + 8, lambda _: "period %d not at the admin: %r, "
+        "loader %r" % (last, admin_last_period(ctx, admin, host),
+                       admin_pending(ctx)), 0.2)
+    got = admin_periods(ctx, admin, first - 10, last + 10)
+    eq(got, want, "admin's visits per period (down from %d, kill -9 in %d)"
+       % (down, killed_in))
+
+
 SUITE = sdstest.Suite(timeout=90, fail_time=True)
 for _fn in [test_kill9_counts_exact, test_kill_switch_back,
             test_drill_keeps_expiry, test_late_restart_said, test_keep_upgrade,
@@ -570,7 +613,8 @@ for _fn in [test_kill9_counts_exact, test_kill_switch_back,
             test_stale_layout,
             test_stale_points_differ, test_detach_removes_pins,
             test_detach_picks_the_one_app, test_detach_live_refused, test_detach_bad_inputs,
-            test_clean_exit_leaves_nothing, test_admin_sums_across_kill9]:
+            test_clean_exit_leaves_nothing, test_admin_sums_across_kill9,
+            test_admin_down_across_kill9]:
     SUITE.test(_fn)
 
 
