@@ -20,39 +20,36 @@
 #include "probes.h"
 #include "sds.skel.h"
 
-/* The maps a program load shares with the pinned programs. */
-static struct bpf_map **pinned_maps(struct sds_bpf *s, const char **names,
-				    struct bpf_map **out)
+/*
+ * The maps a new load of the programs shares with the pinned ones, in
+ * @out (NULL-terminated).  Not .rodata: each load has its own constants,
+ * the same values (the kept key and clock offset).
+ */
+static void pinned_maps(struct sds_bpf *s, struct bpf_map **out)
 {
-	static const char *const n[] = {
-		"slots", "gauges", "point_cfg", "sec_cache", "frames", NULL
-	};
-
 	out[0] = s->maps.slots;
 	out[1] = s->maps.gauges;
 	out[2] = s->maps.point_cfg;
 	out[3] = s->maps.sec_cache;
 	out[4] = s->maps.frames;
 	out[5] = NULL;
-	memcpy(names, n, sizeof(n));
-	return out;
 }
 
 int probes__pin_maps(struct probes *pr, const struct pins *p, char *err,
 		     size_t errlen)
 {
 	struct bpf_map *maps[6];
-	const char *names[6];
 	char path[512], name[64];
 	int i;
 
-	pinned_maps(pr->skel, names, maps);
+	pinned_maps(pr->skel, maps);
 	for (i = 0; maps[i]; i++) {
-		snprintf(name, sizeof(name), "map_%s", names[i]);
+		snprintf(name, sizeof(name), "map_%s", bpf_map__name(maps[i]));
 		if (pins__path(p, name, path, sizeof(path)) ||
 		    bpf_obj_pin(bpf_map__fd(maps[i]), path))
 			return snprintf(err, errlen, "pinning map %s in %s: %s",
-					names[i], p->dir, strerror(errno)), -1;
+					bpf_map__name(maps[i]), p->dir,
+					strerror(errno)), -1;
 	}
 	return 0;
 }
@@ -88,7 +85,6 @@ int probes__adopt_load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
 		       size_t errlen)
 {
 	struct bpf_map *maps[6];
-	const char *names[6];
 	char path[512], name[64];
 	int i, fd, e;
 
@@ -101,16 +97,17 @@ int probes__adopt_load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
 	pr->skel->rodata->sec_offset_ns = sec_offset_ns;
 	pr->skel->rodata->atomics = atomics;
 	pr->atomics = atomics;
-	pinned_maps(pr->skel, names, maps);
+	pinned_maps(pr->skel, maps);
 	for (i = 0; maps[i]; i++) {
-		snprintf(name, sizeof(name), "map_%s", names[i]);
+		snprintf(name, sizeof(name), "map_%s", bpf_map__name(maps[i]));
 		fd = pins__path(p, name, path, sizeof(path)) ? -1 : bpf_obj_get(path);
 		if (fd < 0 || bpf_map__reuse_fd(maps[i], fd)) {
 			e = errno;
 			if (fd >= 0)
 				close(fd);
 			return snprintf(err, errlen, "adopting map %s in %s: %s",
-					names[i], p->dir, strerror(e)), -1;
+					bpf_map__name(maps[i]), p->dir,
+					strerror(e)), -1;
 		}
 		close(fd);	/* reuse_fd took a duplicate */
 	}
