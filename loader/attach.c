@@ -375,6 +375,7 @@ int do_attach(int argc, char **argv)
 		return cmd_err("pid %d: no such process", (int)env.pid), 1;
 
 	memset(&l, 0, sizeof(l));
+	l.watch.fd = -1;
 	session__init_all(&l);
 	events__init(&l.events);
 	l.flags.fd = -1;
@@ -500,6 +501,11 @@ int do_attach(int argc, char **argv)
 		cmd_err("%s", err);
 		goto cleanup;
 	}
+	/* Deploys: a new inode at the path gets the same points (watch.c). */
+	if (watch__open(&l, target_path, env.pid, env.fork_safe, paths.dir, err,
+			sizeof(err)))
+		fprintf(stderr, "sds-bpf: warning: %s: a new build at the path will not be counted\n",
+			err);
 	if (counters__init(&l.counters, probes__slots_fd(&l.probes),
 			   probes__gauges_fd(&l.probes), l.probes.npoints)) {
 		cmd_err("reading counters: %s", strerror(errno));
@@ -552,6 +558,7 @@ cleanup:
 	if (l.uplink)
 		uplink__stop(l.uplink);
 	counters__free(&l.counters);
+	watch__close(&l);
 	probes__destroy(&l.probes);
 	flags__destroy(&l.flags);
 	free(l.strategies);
