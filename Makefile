@@ -42,6 +42,7 @@ all: products
 -include userspace/userspace.mk admin/admin.mk tests/drill/drill.mk tests/hostile/hostile.mk
 -include tests/harm/harm.mk
 -include tests/bindings/bindings.mk
+-include tests/deploy/deploy.mk
 
 deps:
 	@sh tools/install-deps.sh

@@ -162,16 +162,21 @@ static const char *short_build(const char *id)
 static void print_builds(json_t *r)
 {
 	json_t *b = json_object_get(r, "builds"), *e;
+	int pass, n = 0;
 	size_t i;
 
 	if (!jint(r, "builds.deploys") && !jint(r, "builds.rejected"))
 		return;
 	printf("builds:");
-	json_array_foreach(json_object_get(b, "list"), i, e)
-		printf("%s %.12s (%s, %lld points)", i ? "," : "",
-		       short_build(jstr(e, "build_id")),
-		       json_is_true(json_object_get(e, "current")) ? "current" : "old",
-		       jint(e, "points"));
+	/* The current one first, then the old ones still probed. */
+	for (pass = 1; pass >= 0; pass--)
+		json_array_foreach(json_object_get(b, "list"), i, e) {
+			if (json_is_true(json_object_get(e, "current")) != pass)
+				continue;
+			printf("%s %.12s (%s, %lld points)", n++ ? "," : "",
+			       short_build(jstr(e, "build_id")),
+			       pass ? "current" : "old", jint(e, "points"));
+		}
 	printf("; %lld deploys followed, %lld files not followed\n",
 	       jint(r, "builds.deploys"), jint(r, "builds.rejected"));
 }
