@@ -114,6 +114,12 @@ static const char attach_usage[] =
 "table) unless the point says :site=nop5.  Delete <run dir>/.forkcheck to\n"
 "run the test again.  libsds repairs its own sites in a forked child.\n"
 "\n"
+"Deploys: when a new file replaces TARGET at its path (mv, install: a new\n"
+"inode), its points are attached to it with the same names, their symbols\n"
+"found again; the old build keeps its probes while processes run it (at\n"
+"most 4 builds at once).  events and stats name the builds by build-id;\n"
+"a symbol missing from the new build is an event.  Not with --pid.\n"
+"\n"
 "Example:\n"
 "  sds-bpf attach ./server order=handle_order:err=neg:timeout_ms=200\n";
 

@@ -445,7 +445,35 @@ void watch__event(struct loader *l)
 		watch_check(l);
 }
 
-/* Does some process map inode @dev/@ino (its /proc/PID/maps says so)? */
+/*
+ * Does some process run inode @dev/@ino as its executable?  One stat of
+ * /proc/PID/exe each (it reaches the inode even when it was unlinked):
+ * the cheap first look, which finds an old executable build's process.
+ */
+static bool inode_exe(dev_t dev, ino_t ino)
+{
+	char path[64];
+	struct dirent *de;
+	struct stat st;
+	bool found = false;
+	DIR *d = opendir("/proc");
+
+	if (!d)
+		return true;	/* cannot tell: keep the probes */
+	while (!found && (de = readdir(d))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.20s/exe", de->d_name);
+		found = !stat(path, &st) && st.st_dev == dev && st.st_ino == ino;
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * Does some process map inode @dev/@ino (its /proc/PID/maps says so)?
+ * A shared library TARGET, or an executable mapped but not run.
+ */
 static bool inode_mapped(dev_t dev, ino_t ino)
 {
 	char path[64], line[512];
@@ -494,7 +522,8 @@ void watch__tick(struct loader *l)
 	for (i = 0; i < WATCH_BUILDS_MAX; i++) {
 		struct watch_build *b = &w->builds[i];
 
-		if (b->used && i != w->cur && !inode_mapped(b->dev, b->ino))
+		if (b->used && i != w->cur && !inode_exe(b->dev, b->ino) &&
+		    !inode_mapped(b->dev, b->ino))
 			build_retire(l, b, "no process maps it");
 	}
 }
