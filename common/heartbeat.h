@@ -13,9 +13,10 @@
  *                         "latency_hist": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 6],
  *                         "overhead_pct": 0.014}}}
  *
- * Optional top-level "build": {"id": "<hex build-id>", "deploys": N}, sent
- * when TARGET has a build-id: the build counted now and how many new
- * builds the loader followed (docs/DEPLOY.md).
+ * Optional top-level "build": {"id": "<hex build-id>", "deploys": N}: the
+ * build of TARGET counted now and how many new builds the loader followed
+ * (docs/DEPLOY.md); the loader sends it once it followed a deploy (and
+ * TARGET has a build-id), so that older admins take other heartbeats.
  *
  * Optional point fields, sent only when set: "faults", "delays" (drills),
  * "suspended": true and "overhead_pct" (the probe-cost budget: the

@@ -555,6 +555,9 @@ void watch__hb(const struct loader *l, struct sds_heartbeat *hb)
 {
 	const struct watch *w = &l->watch;
 
+	/* Only after a deploy: an older admin refuses fields it does not know. */
+	if (!w->deploys)
+		return;
 	snprintf(hb->build_id, sizeof(hb->build_id), "%s", w->builds[w->cur].id);
 	hb->deploys = w->deploys;
 }

@@ -86,7 +86,7 @@ void watch__tick(struct loader *l);
 /* `stats`: {"current": id, "deploys": N, "rejected": N, "list": [...]}. */
 json_t *watch__json(const struct loader *l);
 
-/* The heartbeat's "build": the current build-id and deploys. */
+/* The heartbeat's "build": the current build-id and deploys, once a deploy was followed. */
 void watch__hb(const struct loader *l, struct sds_heartbeat *hb);
 
 /* Detach every old build and stop watching. */

@@ -22,12 +22,14 @@ loader left no program and no pin behind.  The last line is "N passed,
 M failed".  Python 3 standard library only.
 """
 
+import http.server
 import json
 import os
 import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -352,6 +354,68 @@ def test_bound_on_builds(ctx):
         p.calls(100)
     # The first build's probes are gone: its 100 calls are not counted.
     exact(ctx, "w", 400)
+
+
+class FakeAdmin:
+    """An HTTP server on 127.0.0.1 that takes heartbeats, keeps their
+    bodies and answers as the admin does with nothing to change."""
+
+    def __init__(self):
+        bodies = self.bodies = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                n = int(self.headers.get("Content-Length", "0"))
+                bodies.append(json.loads(self.rfile.read(n)))
+                reply = b'{"version":0,"changed":false,"strategies":null,"drills":[]}'
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+
+            def log_message(self, *args):
+                pass
+
+        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.srv.server_address[1]
+        self.thread = threading.Thread(target=self.srv.serve_forever,
+                                       daemon=True)
+        self.thread.start()
+
+    def cleanup(self):
+        self.srv.shutdown()
+        self.srv.server_close()
+
+
+@test
+def test_heartbeat_build(ctx):
+    """Heartbeats carry no "build" before a deploy (older admins refuse
+    unknown fields) and {"id": new build-id, "deploys": 1} after it, in
+    a period whose visits are exactly the new process's."""
+    admin = FakeAdmin()
+    ctx.targets.append(admin)
+    token = sdstest.write_token(os.path.join(ctx.tmp, "token"), "deploy-token")
+    ctx.stage("svc", "svc")
+    ctx.loader = sdstest.AttachProcess(
+        ctx, ["--group", GROUP, "--app", ctx.app, "--admin",
+              "http://127.0.0.1:%d" % admin.port, "--token-file", token,
+              ctx.path, "w=work"], ctx.app, GROUP)
+    wait_for(lambda: admin.bodies, "a first heartbeat", 25)
+    check(all("build" not in b for b in admin.bodies),
+          "a build field before any deploy: %r" % admin.bodies[0])
+    replace(ctx, "svc.v1")
+    deployed(ctx, 1)
+    new_id = build_id(ctx.path)
+    Svc(ctx, ctx.path).calls(321)
+    hb = wait_for(lambda: [b for b in admin.bodies if "build" in b and
+                           b["points"].get("w", {}).get("visits")],
+                  "a heartbeat with the build and the calls", 35)
+    eq(hb[0]["build"], {"id": new_id, "deploys": 1}, "the heartbeat's build")
+    got = wait_for(lambda: sum(b["points"].get("w", {}).get("visits", 0)
+                               for b in admin.bodies) == 321 or None,
+                   "321 visits in the heartbeats", 25)
+    check(got, "visits")
 
 
 def preflight():
