@@ -128,12 +128,33 @@ class Ctx(sdstest.ProcDir):
                 if e.get("reason") == "deploy"]
 
     def cleanup(self):
-        pid = self.loader.pid if self.loader else None
+        """End every process, then check that what the loader held in
+        the kernel is gone: its programs (by id, taken while it ran:
+        other suites on the machine load and pin their own meanwhile)
+        and any pin naming this test's app."""
+        pid = held = None
+        if self.loader and self.loader.p.poll() is None:
+            pid = self.loader.pid
+            held = {i for i, p in sdstest.sds_progs().items() if pid in p}
         try:
             super().cleanup()
         finally:
             if pid:
-                self.kernel.assert_nothing_new([pid], "the deploy loader")
+                self.nothing_left(held)
+
+    def nothing_left(self, held, timeout=5.0):
+        check(held, "the loader held no sds_* program (bpftool prog show?)")
+        deadline = time.monotonic() + timeout
+        while True:
+            progs = sorted(held & set(sdstest.sds_progs()))
+            pins = sorted(p for p in sdstest.bpffs_pins() - self.kernel.pins
+                          if self.app in p)
+            if not progs and not pins:
+                return
+            if time.monotonic() > deadline:
+                raise Fail("the deploy loader left in the kernel: programs "
+                           "%s, pins %s" % (progs, pins))
+            time.sleep(0.2)
 
 
 def build_id(path):
