@@ -2,7 +2,8 @@
 # while attached).  Included by the root Makefile.
 #
 #   make deploy-tests   builds four builds of tests/deploy/svc.c into
-#                       build/test/deploy/ and runs the suite (root)
+#                       build/test/deploy/ (and the test targets: a
+#                       guarded one) and runs the suite (root)
 #
 # The builds differ in code before work() (its offset moves) and in
 # whether other() exists (a vanished symbol); each has a build-id.
@@ -28,5 +29,5 @@ EXTRA_TESTS += deploy-tests
 
 .PHONY: deploy-tests deploy-bins
 deploy-bins: $(DEPLOY_BINS)
-deploy-tests: all $(DEPLOY_BINS)
+deploy-tests: all test-targets $(DEPLOY_BINS)
 	$(PYTHON) tests/deploy/run.py

@@ -377,6 +377,50 @@ def test_bound_on_builds(ctx):
     exact(ctx, "w", 400)
 
 
+@test
+def test_guarded_build_registers(ctx):
+    """A TARGET linked with libsds replaced by a copy (a new inode, the
+    same build-id): a process of the new inode registers (the loader's
+    register policy moved to it) and its guard point counts exactly; the
+    old process's session goes on counting."""
+    src = os.path.join(BUILD, "test", "targets", "guarded_static")
+    check(os.path.exists(src), "%s missing: run make test-targets" % src)
+    shutil.copy2(src, ctx.path)
+    ctx.attach()
+    old = Guarded(ctx, ctx.path, ctx.app)
+    eq(old.cmd("call g 200"), ["passed 200 downgraded 0 failed 0"], "old calls")
+    exact(ctx, "g", 200)
+    new = os.path.join(ctx.dir, "svc.new")
+    shutil.copy2(src, new)
+    os.rename(new, ctx.path)
+    b = deployed(ctx, 1)
+    eq(b["current"], build_id(ctx.path), "the copy's build-id")
+    fresh = Guarded(ctx, ctx.path, ctx.app)
+    eq(fresh.cmd("call g 300"), ["passed 300 downgraded 0 failed 0"],
+       "new calls")
+    eq(old.cmd("call g 50"), ["passed 50 downgraded 0 failed 0"],
+       "old calls after the deploy")
+    exact(ctx, "g", 550)
+
+
+class Guarded(Svc):
+    """tests/targets/guarded.c: "open GROUP APP", "call P N"; "done"."""
+
+    def __init__(self, ctx, path, app):
+        super().__init__(ctx, path)
+        eq(self.cmd("open %s %s" % (GROUP, app)), [], "open")
+
+    def cmd(self, line):
+        self.p.stdin.write(line.encode() + b"\n")
+        self.p.stdin.flush()
+        out = []
+        while True:
+            got = self.readline(60)
+            if got == "done":
+                return out
+            out.append(got)
+
+
 class FakeAdmin:
     """An HTTP server on 127.0.0.1 that takes heartbeats, keeps their
     bodies and answers as the admin does with nothing to change."""
