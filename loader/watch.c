@@ -74,6 +74,7 @@ int watch__open(struct loader *l, const char *path, pid_t pid, bool fork_safe,
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
+	w->owner = st.st_uid;
 	b->used = true;
 	b->dev = st.st_dev;
 	b->ino = st.st_ino;
@@ -391,7 +392,7 @@ static void build_follow(struct loader *l, int fd, const struct stat *st)
 static void watch_check(struct loader *l)
 {
 	struct watch *w = &l->watch;
-	char old_id[BUILDID_HEX_MAX + 1];
+	char old_id[BUILDID_HEX_MAX + 1], why[96];
 	struct stat st;
 	int fd, k;
 
@@ -407,6 +408,11 @@ static void watch_check(struct loader *l)
 		rejected(l, NULL, strerror(errno));
 	} else if (!S_ISREG(st.st_mode)) {
 		rejected(l, &st, "not a regular file");
+	} else if (st.st_uid != 0 && st.st_uid != w->owner) {
+		/* Fail closed: whoever could put it there does not own TARGET. */
+		snprintf(why, sizeof(why), "owned by uid %u, not by root or TARGET's owner (uid %u)",
+			 (unsigned int)st.st_uid, (unsigned int)w->owner);
+		rejected(l, &st, why);
 	} else if ((k = build_find(w, &st)) == w->cur) {
 		/* The current build itself: written in place, or touched. */
 	} else if (k >= 0) {

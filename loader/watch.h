@@ -56,6 +56,7 @@ struct watch {
 	const char *base;		/* its name in the directory (in @path) */
 	const char *run_dir;		/* the fork check's cache (forkcheck.h) */
 	bool fork_safe;			/* attach --fork-safe */
+	uid_t owner;			/* TARGET's owner at attach: a new build must be its or root's */
 	int cur;			/* the current build's slot in @builds */
 	uint32_t deploys;		/* new builds followed since attach */
 	uint32_t rejected;		/* files at the path not followed (not ELF, ...) */

@@ -290,9 +290,10 @@ def test_vanished_symbol(ctx):
 
 
 @test
-def test_not_elf_and_symlink(ctx):
-    """A shell script, then a symlink, moved onto the name: rejected
-    events, counting goes on; a real build after them is followed."""
+def test_not_elf_symlink_foreign_owner(ctx):
+    """A shell script, a symlink, then a build owned by another uid moved
+    onto the name: rejected events with their reasons, counting goes on;
+    a real build after them is followed."""
     old_id = build_id(os.path.join(DEPLOY_BIN, "svc"))
     ctx.stage("svc", "svc")
     ctx.attach("w=work")
@@ -307,10 +308,17 @@ def test_not_elf_and_symlink(ctx):
     os.symlink(os.path.join(DEPLOY_BIN, "svc.v1"), tmp)
     os.rename(tmp, ctx.path)
     wait_for(lambda: ctx.stats()["builds"]["rejected"] == 2, "rejected symlink")
+    # A real build, but owned by someone who does not own TARGET.
+    ctx.stage("svc.v1", "svc.new")
+    os.chown(tmp, 65534, 65534)
+    os.rename(tmp, ctx.path)
+    wait_for(lambda: ctx.stats()["builds"]["rejected"] == 3, "rejected owner")
     rej = [e for e in ctx.events() if e["event"] == "rejected"]
-    eq(len(rej), 2, "rejected events")
+    eq(len(rej), 3, "rejected events")
     check("not an ELF file" in rej[0]["detail"], rej[0]["detail"])
     eq(rej[1]["detail"], "not followed: a symbolic link", "symlink event")
+    eq(rej[2]["detail"], "not followed: owned by uid 65534, not by root or "
+       "TARGET's owner (uid 0)", "foreign owner event")
     eq(rej[0]["old_build"], old_id, "the build still counted")
     b = ctx.stats()["builds"]
     eq((b["deploys"], b["current"]), (0, old_id), "no deploy followed")
