@@ -43,6 +43,9 @@ SUITE = sdstest.Suite(timeout=120, fail_time=True)
 test = SUITE.test
 # The loader checks old builds for processes every 2 s (WATCH_SCAN_NS).
 RETIRE_WITHIN = 8.0
+# The loader under test: SDS_DEPLOY_LOADER=build/test/sds-bpf-asan runs
+# the suite under ASan/LSan/UBSan (finish() fails on their reports).
+LOADER = os.environ.get("SDS_DEPLOY_LOADER") or SDS
 
 
 class Svc(sdstest.LineReader):
@@ -90,10 +93,11 @@ class Ctx(sdstest.ProcDir):
         self.others.append(p)
         return p
 
-    def attach(self, *points):
+    def attach(self, *points, opts=()):
+        """`sds-bpf attach --group G --app A OPTS svc POINTS`, ready."""
         self.loader = sdstest.AttachProcess(
-            self, ["--group", GROUP, "--app", self.app, self.path] +
-            list(points), self.app, GROUP)
+            self, ["--group", GROUP, "--app", self.app] + list(opts) +
+            [self.path] + list(points), self.app, GROUP, binary=LOADER)
         return self.loader
 
     def sds(self, *args):
@@ -127,20 +131,23 @@ class Ctx(sdstest.ProcDir):
         return [e for e in json.loads(data)["events"]
                 if e.get("reason") == "deploy"]
 
-    def cleanup(self):
-        """End every process, then check that what the loader held in
-        the kernel is gone: its programs (by id, taken while it ran:
-        other suites on the machine load and pin their own meanwhile)
-        and any pin naming this test's app."""
-        pid = held = None
-        if self.loader and self.loader.p.poll() is None:
-            pid = self.loader.pid
-            held = {i for i, p in sdstest.sds_progs().items() if pid in p}
-        try:
-            super().cleanup()
-        finally:
-            if pid:
-                self.nothing_left(held)
+    def finish(self):
+        """The end of a test that passed so far: SIGINT the loader, which
+        must exit 0 without a sanitizer's report (SDS_DEPLOY_LOADER may
+        name build/test/sds-bpf-asan), and check that what it held in the
+        kernel is gone: its programs (by id, taken while it ran: other
+        suites on the machine load and pin their own meanwhile) and any
+        pin naming this test's app.  cleanup() ends everything in any
+        case, and raises nothing."""
+        pid = self.loader.pid
+        held = {i for i, p in sdstest.sds_progs().items() if pid in p}
+        self.loader.end()
+        err = self.loader.stderr()
+        eq(self.loader.p.returncode, 0, "the loader's exit status (stderr: %s)"
+           % err[-2000:])
+        check("Sanitizer" not in err and "runtime error" not in err,
+              "the sanitizers reported: %s" % err[-4000:])
+        self.nothing_left(held)
 
     def nothing_left(self, held, timeout=5.0):
         check(held, "the loader held no sds_* program (bpftool prog show?)")
@@ -256,6 +263,7 @@ def test_old_and_new_build_counted(ctx):
     eq([e["old_build"] for e in ret], [old_id], "retired event")
     new.calls(5)
     exact(ctx, "w", 2005)
+    ctx.finish()
 
 
 @test
@@ -287,6 +295,7 @@ def test_vanished_symbol(ctx):
     exact(ctx, "w", 1000)
     exact(ctx, "o", 600)
     check(ctx.loader.p.poll() is None, "the loader exited")
+    ctx.finish()
 
 
 @test
@@ -329,6 +338,7 @@ def test_not_elf_symlink_foreign_owner(ctx):
     Svc(ctx, ctx.path).calls(250)
     exact(ctx, "w", 750)
     check(ctx.loader.p.poll() is None, "the loader exited")
+    ctx.finish()
 
 
 @test
@@ -356,6 +366,7 @@ def test_rapid_double_replacement(ctx):
     exact(ctx, "w", 1600)
     wait_for(lambda: [x["build_id"] for x in ctx.stats()["builds"]["list"]]
              == [v3_id], "only v3 keeps probes", RETIRE_WITHIN)
+    ctx.finish()
 
 
 @test
@@ -383,6 +394,7 @@ def test_bound_on_builds(ctx):
         p.calls(100)
     # The first build's probes are gone: its 100 calls are not counted.
     exact(ctx, "w", 400)
+    ctx.finish()
 
 
 @test
@@ -409,6 +421,7 @@ def test_guarded_build_registers(ctx):
     eq(old.cmd("call g 50"), ["passed 50 downgraded 0 failed 0"],
        "old calls after the deploy")
     exact(ctx, "g", 550)
+    ctx.finish()
 
 
 class Guarded(Svc):
@@ -470,10 +483,8 @@ def test_heartbeat_build(ctx):
     ctx.targets.append(admin)
     token = sdstest.write_token(os.path.join(ctx.tmp, "token"), "deploy-token")
     ctx.stage("svc", "svc")
-    ctx.loader = sdstest.AttachProcess(
-        ctx, ["--group", GROUP, "--app", ctx.app, "--admin",
-              "http://127.0.0.1:%d" % admin.port, "--token-file", token,
-              ctx.path, "w=work"], ctx.app, GROUP)
+    ctx.attach("w=work", opts=("--admin", "http://127.0.0.1:%d" % admin.port,
+                               "--token-file", token))
     wait_for(lambda: admin.bodies, "a first heartbeat", 25)
     check(all("build" not in b for b in admin.bodies),
           "a build field before any deploy: %r" % admin.bodies[0])
@@ -489,6 +500,7 @@ def test_heartbeat_build(ctx):
                                for b in admin.bodies) == 321 or None,
                    "321 visits in the heartbeats", 25)
     check(got, "visits")
+    ctx.finish()
 
 
 def preflight():
