@@ -26,6 +26,7 @@ import http.server
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -45,7 +46,7 @@ test = SUITE.test
 RETIRE_WITHIN = 8.0
 # The loader under test: SDS_DEPLOY_LOADER=build/test/sds-bpf-asan runs
 # the suite under ASan/LSan/UBSan (finish() fails on their reports).
-LOADER = os.environ.get("SDS_DEPLOY_LOADER") or SDS
+LOADER = os.path.abspath(os.environ.get("SDS_DEPLOY_LOADER") or SDS)
 
 
 class Svc(sdstest.LineReader):
@@ -141,7 +142,13 @@ class Ctx(sdstest.ProcDir):
         case, and raises nothing."""
         pid = self.loader.pid
         held = {i for i, p in sdstest.sds_progs().items() if pid in p}
-        self.loader.end()
+        # SIGINT, and time to end: a loaded machine, or the ASan build's
+        # leak check at exit, take seconds (cleanup() kills it if not).
+        os.kill(pid, signal.SIGINT)
+        try:
+            self.loader.p.wait(30)
+        except subprocess.TimeoutExpired:
+            raise Fail("the loader did not end within 30 s of SIGINT")
         err = self.loader.stderr()
         eq(self.loader.p.returncode, 0, "the loader's exit status (stderr: %s)"
            % err[-2000:])
@@ -174,7 +181,7 @@ def build_id(path):
     raise Fail("%s has no build-id" % path)
 
 
-def wait_for(fn, what, timeout=10.0):
+def wait_for(fn, what, timeout=20.0):
     """Poll @fn until it returns a true value, which is returned."""
     deadline = time.monotonic() + timeout
     last = None
