@@ -3,7 +3,8 @@
 #
 #   make deploy-tests   builds four builds of tests/deploy/svc.c into
 #                       build/test/deploy/ (and the test targets: a
-#                       guarded one) and runs the suite (root)
+#                       guarded one) and runs the suite (root), with
+#                       the loader as built and with its ASan build
 #
 # The builds differ in code before work() (its offset moves) and in
 # whether other() exists (a vanished symbol); each has a build-id.
@@ -29,5 +30,8 @@ EXTRA_TESTS += deploy-tests
 
 .PHONY: deploy-tests deploy-bins
 deploy-bins: $(DEPLOY_BINS)
-deploy-tests: all test-targets $(DEPLOY_BINS)
+# Twice: the loader as built, then under ASan/LSan/UBSan (hostile.mk's
+# build of it): a deploy allocates and frees a build's points and links.
+deploy-tests: all test-targets $(DEPLOY_BINS) $(BUILD)/test/sds-bpf-asan
 	$(PYTHON) tests/deploy/run.py
+	SDS_DEPLOY_LOADER=$(BUILD)/test/sds-bpf-asan $(PYTHON) tests/deploy/run.py
