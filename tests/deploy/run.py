@@ -377,6 +377,37 @@ def test_rapid_double_replacement(ctx):
 
 
 @test
+def test_rollback(ctx):
+    """ln svc svc.keep; mv v1 onto svc; mv svc.keep back: the old build,
+    still held (a process runs it), is current again without a new
+    attach ("back to an older build"); processes of both count."""
+    old_id = build_id(os.path.join(DEPLOY_BIN, "svc"))
+    ctx.stage("svc", "svc")
+    ctx.attach("w=work")
+    old = Svc(ctx, ctx.path)
+    keep = os.path.join(ctx.dir, "svc.keep")
+    os.link(ctx.path, keep)
+    replace(ctx, "svc.v1")
+    deployed(ctx, 1)
+    v1 = Svc(ctx, ctx.path)
+    os.rename(keep, ctx.path)
+    b = deployed(ctx, 2)
+    eq(b["current"], old_id, "current build after the rollback")
+    eq(len(b["list"]), 2, "builds held")
+    ev = [e for e in ctx.events() if e["event"] == "build"][-1]
+    check(ev["detail"].startswith("back to an older build: 1 of 1 points"),
+          ev["detail"])
+    eq(ev["new_build"], old_id, "the rollback's new build")
+    again = Svc(ctx, ctx.path)
+    for p, n in ((old, 100), (v1, 200), (again, 300)):
+        p.calls(n)
+    exact(ctx, "w", 600)
+    eq(sdstest.get_point(ctx.stats(), "w")["offset"],
+       sdstest.symbol_file_offset(ctx.path, "work"), "w's offset: the old build's")
+    ctx.finish()
+
+
+@test
 def test_bound_on_builds(ctx):
     """Five deploys while a process of each build runs: at most 4 builds
     keep probes (WATCH_BUILDS_MAX); the oldest is retired with an event
