@@ -35,6 +35,11 @@
 #include "loader.h"
 #include "watch.h"
 
+static int64_t mtime_ns(const struct stat *st)
+{
+	return (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+}
+
 static uint64_t wall_ms(void)
 {
 	struct timespec ts;
@@ -78,6 +83,7 @@ int watch__open(struct loader *l, const char *path, pid_t pid, bool fork_safe,
 	b->used = true;
 	b->dev = st.st_dev;
 	b->ino = st.st_ino;
+	b->mtime_ns = mtime_ns(&st);
 	b->since_ms = wall_ms();
 	b->attached = function_points(&l->probes);
 	ef = elf_file__open(path, err, errlen);
@@ -135,8 +141,7 @@ static void rejected(struct loader *l, const struct stat *st, const char *why)
 {
 	struct watch *w = &l->watch;
 	char detail[EVENTS_DETAIL_MAX];
-	int64_t mt = st ? (int64_t)st->st_mtim.tv_sec * 1000000000LL +
-			 st->st_mtim.tv_nsec : -1;
+	int64_t mt = st ? mtime_ns(st) : -1;
 
 	if (st && w->rej_dev == st->st_dev && w->rej_ino == st->st_ino &&
 	    w->rej_mtime_ns == mt)
@@ -344,14 +349,20 @@ static int build_find(const struct watch *w, const struct stat *st)
 	return -1;
 }
 
-/* Follow the ELF file open on @fd (inode @st) as a new build. */
-static void build_follow(struct loader *l, int fd, const struct stat *st)
+/*
+ * Follow the ELF file open on @fd (inode @st) as a new build.  @inplace:
+ * it is the current build's inode rewritten (not while it runs: the
+ * kernel refuses that, ETXTBSY): the probes at the old offsets sit on
+ * bytes that are something else now, and go at once.
+ */
+static void build_follow(struct loader *l, int fd, const struct stat *st,
+			 bool inplace)
 {
 	struct watch *w = &l->watch;
 	char err[512], target[64], old_id[BUILDID_HEX_MAX + 1];
 	struct watch_build *b;
 	struct elf_file *ef;
-	int efd = dup(fd);
+	int old, efd = dup(fd);
 
 	if (efd < 0) {
 		rejected(l, st, strerror(errno));
@@ -366,6 +377,7 @@ static void build_follow(struct loader *l, int fd, const struct stat *st)
 	memset(b, 0, sizeof(*b));
 	b->dev = st->st_dev;
 	b->ino = st->st_ino;
+	b->mtime_ns = mtime_ns(st);
 	b->since_ms = wall_ms();
 	buildid__read(ef, b->id);
 	if (build_resolve(l, ef, b)) {
@@ -381,11 +393,14 @@ static void build_follow(struct loader *l, int fd, const struct stat *st)
 	snprintf(target, sizeof(target), "/proc/self/fd/%d", fd);
 	b->attached = build_attach(l, b, target);
 	snprintf(old_id, sizeof(old_id), "%s", w->builds[w->cur].id);
+	old = w->cur;
 	build_promote(l, b - w->builds);
 	w->deploys++;
 	/* Old builds are checked for processes from the next scan on. */
 	w->next_scan_ns = flags_now_ns() + WATCH_SCAN_NS;
 	build_events(l, old_id, false);
+	if (inplace)
+		build_retire(l, &w->builds[old], "rewritten in place: its offsets are stale");
 }
 
 /* What is at the path now: follow it if it is a new build. */
@@ -414,7 +429,9 @@ static void watch_check(struct loader *l)
 			 (unsigned int)st.st_uid, (unsigned int)w->owner);
 		rejected(l, &st, why);
 	} else if ((k = build_find(w, &st)) == w->cur) {
-		/* The current build itself: written in place, or touched. */
+		/* The current build itself: rewritten in place, or not changed. */
+		if (mtime_ns(&st) != w->builds[k].mtime_ns)
+			build_follow(l, fd, &st, true);
 	} else if (k >= 0) {
 		/* A rollback: an old build linked back onto the name. */
 		snprintf(old_id, sizeof(old_id), "%s", w->builds[w->cur].id);
@@ -422,7 +439,7 @@ static void watch_check(struct loader *l)
 		w->deploys++;
 		build_events(l, old_id, true);
 	} else {
-		build_follow(l, fd, &st);
+		build_follow(l, fd, &st, false);
 	}
 	close(fd);
 }

@@ -36,6 +36,7 @@ struct watch_build {
 	bool used;			/* slot taken */
 	dev_t dev;			/* the inode ... */
 	ino_t ino;			/* ... its probes sit on */
+	int64_t mtime_ns;		/* its mtime when resolved: a rewrite in place changes it */
 	char id[BUILDID_HEX_MAX + 1];	/* its GNU build-id, "" if none */
 	uint64_t since_ms;		/* wall clock, Unix ms: attached (the first: attach) */
 	int attached;			/* function points attached in it */

@@ -408,6 +408,36 @@ def test_rollback(ctx):
 
 
 @test
+def test_rewritten_in_place(ctx):
+    """`cp svc.v1 svc` over a TARGET no process runs (the same inode,
+    other bytes): the points move to the new offsets at once and the
+    probes at the old ones go; a process of it is counted exactly."""
+    ctx.stage("svc", "svc")
+    ino = os.stat(ctx.path).st_ino
+    ctx.attach("w=work")
+    first = Svc(ctx, ctx.path)
+    first.calls(100)
+    first.quit()
+    with open(os.path.join(DEPLOY_BIN, "svc.v1"), "rb") as src, \
+            open(ctx.path, "r+b") as dst:
+        dst.truncate(0)
+        dst.write(src.read())
+    eq(os.stat(ctx.path).st_ino, ino, "the inode after the rewrite")
+    b = deployed(ctx, 1)
+    eq(b["current"], build_id(ctx.path), "the current build")
+    eq(len(b["list"]), 1, "builds held: the stale offsets' went")
+    ret = [e for e in ctx.events() if e["event"] == "retired"]
+    eq([e["detail"] for e in ret], ["probes of inode %d detached: rewritten "
+                                    "in place: its offsets are stale" % ino],
+       "retired event")
+    eq(sdstest.get_point(ctx.stats(), "w")["offset"],
+       sdstest.symbol_file_offset(ctx.path, "work"), "w's offset")
+    Svc(ctx, ctx.path).calls(250)
+    exact(ctx, "w", 350)
+    ctx.finish()
+
+
+@test
 def test_bound_on_builds(ctx):
     """Five deploys while a process of each build runs: at most 4 builds
     keep probes (WATCH_BUILDS_MAX); the oldest is retired with an event
