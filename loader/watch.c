@@ -12,11 +12,10 @@
  * then describes it, and the old build's links move into a slot here,
  * detached once no process maps that inode any more.
  *
- * The file at the path is hostile (docs/TRUST.md): opened without
- * following a symlink, without blocking on a FIFO, checked to be a
- * regular file, parsed through its fd, and the probes go on that very
- * inode through /proc/self/fd/N; whatever is wrong with it is an event,
- * never the loader's end.
+ * The file at the path is hostile (docs/TRUST.md): no symlink followed,
+ * no FIFO waited on, a regular file of root or TARGET's owner, parsed
+ * through its fd, probed on that inode (/proc/self/fd/N); whatever is
+ * wrong with it is an event, never the loader's end.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -296,6 +295,8 @@ static void build_promote(struct loader *l, int k)
 
 		pr->pts[i] = nb->pts[i];
 		nb->pts[i] = t;
+		/* The budget judges the calls at the current build's sites. */
+		l->budget.pts[i].cost_ns = probes__point_cost_ns(&pr->pts[i]);
 	}
 	ob->pts = nb->pts;
 	ob->npts = nb->npts;
@@ -493,10 +494,7 @@ static bool inode_exe(dev_t dev, ino_t ino)
 	return found;
 }
 
-/*
- * Does some process map inode @dev/@ino (its /proc/PID/maps says so)?
- * A shared library TARGET, or an executable mapped but not run.
- */
+/* Does a process map inode @dev/@ino (/proc/PID/maps)?  A library TARGET. */
 static bool inode_mapped(dev_t dev, ino_t ino)
 {
 	char path[64], line[512];
