@@ -17,7 +17,6 @@
  * through its fd, probed on that inode (/proc/self/fd/N); whatever is
  * wrong with it is an event, never the loader's end.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -25,7 +24,6 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 #include "elfsym.h"
@@ -105,6 +103,16 @@ int watch__open(struct loader *l, const char *path, pid_t pid, bool fork_safe,
 		return -1;
 	}
 	return 0;
+}
+
+int watch__held(const struct loader *l, int i, dev_t *dev, ino_t *ino)
+{
+	if (i < 0 || i >= WATCH_BUILDS_MAX || !l->watch.builds[i].used ||
+	    i == l->watch.cur)
+		return 0;
+	*dev = l->watch.builds[i].dev;
+	*ino = l->watch.builds[i].ino;
+	return 1;
 }
 
 int watch__fd(const struct loader *l)
@@ -469,68 +477,6 @@ void watch__event(struct loader *l)
 		watch_check(l);
 }
 
-/*
- * Does some process run inode @dev/@ino as its executable?  One stat of
- * /proc/PID/exe each (it reaches the inode even when it was unlinked):
- * the cheap first look, which finds an old executable build's process.
- */
-static bool inode_exe(dev_t dev, ino_t ino)
-{
-	char path[64];
-	struct dirent *de;
-	struct stat st;
-	bool found = false;
-	DIR *d = opendir("/proc");
-
-	if (!d)
-		return true;	/* cannot tell: keep the probes */
-	while (!found && (de = readdir(d))) {
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%.20s/exe", de->d_name);
-		found = !stat(path, &st) && st.st_dev == dev && st.st_ino == ino;
-	}
-	closedir(d);
-	return found;
-}
-
-/* Does a process map inode @dev/@ino (/proc/PID/maps)?  A library TARGET. */
-static bool inode_mapped(dev_t dev, ino_t ino)
-{
-	char path[64], line[512];
-	struct dirent *de;
-	bool found = false, start;
-	DIR *d = opendir("/proc");
-	FILE *f;
-
-	if (!d)
-		return true;	/* cannot tell: keep the probes */
-	while (!found && (de = readdir(d))) {
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%.20s/maps", de->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		start = true;
-		while (!found && fgets(line, sizeof(line), f)) {
-			unsigned int maj, min;
-			unsigned long long inode;
-
-			/* Only a line's start has the fields (a long path is read on). */
-			if (start && sscanf(line, "%*x-%*x %*s %*x %x:%x %llu",
-					    &maj, &min, &inode) == 3 &&
-			    inode == (unsigned long long)ino &&
-			    makedev(maj, min) == dev)
-				found = true;
-			start = strchr(line, '\n') != NULL;
-		}
-		fclose(f);
-	}
-	closedir(d);
-	return found;
-}
-
 void watch__tick(struct loader *l)
 {
 	struct watch *w = &l->watch;
@@ -543,8 +489,7 @@ void watch__tick(struct loader *l)
 	for (i = 0; i < WATCH_BUILDS_MAX; i++) {
 		struct watch_build *b = &w->builds[i];
 
-		if (b->used && i != w->cur && !inode_exe(b->dev, b->ino) &&
-		    !inode_mapped(b->dev, b->ino))
+		if (b->used && i != w->cur && !watch_proc__uses(b->dev, b->ino))
 			build_retire(l, b, "no process maps it");
 	}
 }

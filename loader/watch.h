@@ -76,6 +76,13 @@ struct watch {
 int watch__open(struct loader *l, const char *path, pid_t pid, bool fork_safe,
 		const char *run_dir, char *err, size_t errlen);
 
+/*
+ * Slot @i holds an old build still probed: its inode in @dev/@ino, 1;
+ * else 0.  register.c lets a process of one register (a fork of an old
+ * build's server, after the deploy).
+ */
+int watch__held(const struct loader *l, int i, dev_t *dev, ino_t *ino);
+
 /* The inotify fd for the loop's poll set, or -1. */
 int watch__fd(const struct loader *l);
 
@@ -90,6 +97,13 @@ json_t *watch__json(const struct loader *l);
 
 /* The heartbeat's "build": the current build-id and deploys, once a deploy was followed. */
 void watch__hb(const struct loader *l, struct sds_heartbeat *hb);
+
+/*
+ * watch_proc.c: does a process use inode @dev/@ino?  One stat of
+ * /proc/PID/exe per process first, then, only if none runs it, the maps
+ * of each (a shared library).  True when /proc cannot be read (keep).
+ */
+bool watch_proc__uses(dev_t dev, ino_t ino);
 
 /* Detach every old build and stop watching. */
 void watch__close(struct loader *l);

@@ -470,7 +470,7 @@ def test_guarded_build_registers(ctx):
     """A TARGET linked with libsds replaced by a copy (a new inode, the
     same build-id): a process of the new inode registers (the loader's
     register policy moved to it) and its guard point counts exactly; the
-    old process's session goes on counting."""
+    old process's session goes on counting, and it registers again."""
     src = os.path.join(BUILD, "test", "targets", "guarded_static")
     check(os.path.exists(src), "%s missing: run make test-targets" % src)
     shutil.copy2(src, ctx.path)
@@ -489,6 +489,12 @@ def test_guarded_build_registers(ctx):
     eq(old.cmd("call g 50"), ["passed 50 downgraded 0 failed 0"],
        "old calls after the deploy")
     exact(ctx, "g", 550)
+    # The old build's process registers again (a new client; a forked
+    # worker of an old server would): it runs a build still held.
+    eq(old.cmd("open %s %s" % (GROUP, ctx.app)), [], "old process re-opens")
+    eq(old.cmd("call g 25"), ["passed 25 downgraded 0 failed 0"],
+       "old calls on the new session")
+    exact(ctx, "g", 575)
     ctx.finish()
 
 
