@@ -100,6 +100,9 @@ int watch__open(struct loader *l, const char *path, pid_t pid, bool fork_safe,
 	    inotify_add_watch(w->fd, dir, IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
 		snprintf(err, errlen, "watching %s for deploys: %s", dir,
 			 strerror(errno));
+		if (w->fd >= 0)
+			close(w->fd);
+		w->fd = -1;	/* "following": false */
 		return -1;
 	}
 	return 0;

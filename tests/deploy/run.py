@@ -438,6 +438,26 @@ def test_rewritten_in_place(ctx):
 
 
 @test
+def test_pid_not_following(ctx):
+    """attach --pid: that process runs the build it runs; a new file at
+    the path is not followed ("following": false), and the process is
+    counted exactly before and after it."""
+    ctx.stage("svc", "svc")
+    one = Svc(ctx, ctx.path)
+    ctx.attach("w=work", opts=("--pid", str(one.pid)))
+    eq(ctx.stats()["builds"]["following"], False, "following with --pid")
+    one.calls(100)
+    replace(ctx, "svc.v1")
+    one.calls(50)
+    exact(ctx, "w", 150)
+    b = ctx.stats()["builds"]
+    eq((b["deploys"], b["rejected"], len(b["list"])), (0, 0, 1),
+       "deploys, rejected, builds with --pid")
+    eq(ctx.events(), [], "deploy events with --pid")
+    ctx.finish()
+
+
+@test
 def test_bound_on_builds(ctx):
     """Five deploys while a process of each build runs: at most 4 builds
     keep probes (WATCH_BUILDS_MAX); the oldest is retired with an event
