@@ -135,15 +135,19 @@ static void build_drop(struct watch_build *b)
 	memset(b, 0, sizeof(*b));
 }
 
+/* Say why, and detach @b: off the loop unless @now (stale offsets). */
 static void build_retire(struct loader *l, struct watch_build *b,
-			 const char *why)
+			 const char *why, bool now)
 {
 	char detail[EVENTS_DETAIL_MAX];
 
 	snprintf(detail, sizeof(detail), "probes of inode %lu detached: %s",
 		 (unsigned long)b->ino, why);
 	events__add_deploy(&l->events, "", DEPLOY_RETIRED, b->id, NULL, detail);
-	build_drop(b);
+	if (now)
+		build_drop(b);
+	else
+		watch_detach__start(&l->watch, b);
 }
 
 /* Once per file: a rejected file keeps its inode and mtime until rewritten. */
@@ -282,7 +286,7 @@ static struct watch_build *build_slot(struct loader *l)
 	}
 	snprintf(why, sizeof(why), "%d builds at once at most (processes still ran it)",
 		 WATCH_BUILDS_MAX);
-	build_retire(l, old, why);
+	build_retire(l, old, why, false);
 	return old;
 }
 
@@ -412,7 +416,8 @@ static void build_follow(struct loader *l, int fd, const struct stat *st,
 	w->next_scan_ns = flags_now_ns() + WATCH_SCAN_NS;
 	build_events(l, old_id, false);
 	if (inplace)
-		build_retire(l, &w->builds[old], "rewritten in place: its offsets are stale");
+		build_retire(l, &w->builds[old], "rewritten in place: its offsets are stale",
+			     true);
 }
 
 /* What is at the path now: follow it if it is a new build. */
@@ -486,6 +491,8 @@ void watch__tick(struct loader *l)
 	uint64_t now = flags_now_ns();
 	int i;
 
+	if (w->ndetaching)
+		watch_detach__reap(w);
 	if (now < w->next_scan_ns)
 		return;
 	w->next_scan_ns = now + WATCH_SCAN_NS;
@@ -493,7 +500,7 @@ void watch__tick(struct loader *l)
 		struct watch_build *b = &w->builds[i];
 
 		if (b->used && i != w->cur && !watch_proc__uses(b->dev, b->ino))
-			build_retire(l, b, "no process maps it");
+			build_retire(l, b, "no process maps it", false);
 	}
 }
 
@@ -513,9 +520,10 @@ json_t *watch__json(const struct loader *l)
 			"current", i == w->cur, "since_ms", (json_int_t)b->since_ms,
 			"points", b->attached));
 	}
-	o = json_pack("{s:s, s:b, s:I, s:I}", "current", w->builds[w->cur].id,
+	o = json_pack("{s:s, s:b, s:I, s:I, s:i}", "current", w->builds[w->cur].id,
 		      "following", w->fd >= 0, "deploys", (json_int_t)w->deploys,
-		      "rejected", (json_int_t)w->rejected);
+		      "rejected", (json_int_t)w->rejected,
+		      "detaching", w->ndetaching);
 	json_object_set_new(o, "list", list);
 	return o;
 }
@@ -536,6 +544,7 @@ void watch__close(struct loader *l)
 	struct watch *w = &l->watch;
 	int i;
 
+	watch_detach__join(w);
 	for (i = 0; i < WATCH_BUILDS_MAX; i++)
 		if (w->builds[i].used && i != w->cur)
 			build_drop(&w->builds[i]);

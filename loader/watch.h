@@ -9,6 +9,7 @@
 #define SDS_WATCH_H
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -28,6 +29,8 @@ struct sds_heartbeat;
  * faster than its processes drain is not followed into unbounded probes.
  */
 #define WATCH_BUILDS_MAX	4
+/* Old builds whose links are being detached off the loop at once; more wait in it. */
+#define WATCH_DETACH_MAX	8
 /* How often old builds are checked for processes (a /proc scan), only while there are some. */
 #define WATCH_SCAN_NS		2000000000ULL
 
@@ -65,6 +68,8 @@ struct watch {
 	ino_t rej_ino;			/* ... by inode ... */
 	int64_t rej_mtime_ns;		/* ... and mtime: said once, not per event */
 	uint64_t next_scan_ns;		/* CLOCK_MONOTONIC of the next check of old builds */
+	pthread_t detaching[WATCH_DETACH_MAX];	/* threads detaching old builds (watch_detach.c) */
+	int ndetaching;			/* ... running or not yet joined */
 	struct watch_build builds[WATCH_BUILDS_MAX];	/* slot @cur: the current one */
 };
 
@@ -104,6 +109,16 @@ void watch__hb(const struct loader *l, struct sds_heartbeat *hb);
  * of each (a shared library).  True when /proc cannot be read (keep).
  */
 bool watch_proc__uses(dev_t dev, ino_t ino);
+
+/*
+ * watch_detach.c: hand old build @b's links to a thread that detaches
+ * and frees them, and free its slot now (in the loop when no thread can
+ * be had); reap the threads done, returning how many are not; wait for
+ * them all (at exit).
+ */
+void watch_detach__start(struct watch *w, struct watch_build *b);
+int watch_detach__reap(struct watch *w);
+void watch_detach__join(struct watch *w);
 
 /* Detach every old build and stop watching. */
 void watch__close(struct loader *l);

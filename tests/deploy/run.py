@@ -472,7 +472,9 @@ def test_bound_on_builds(ctx):
         deployed(ctx, i + 1)
         procs.append(Svc(ctx, ctx.path))
         ids.append(build_id(ctx.path))
-    b = ctx.stats()["builds"]
+    # The oldest build's links are detached off the loop (watch_detach.c).
+    b = wait_for(lambda: (ctx.stats()["builds"]["detaching"] == 0 and
+                          ctx.stats()["builds"]), "old links detached")
     eq(len(b["list"]), 4, "builds with probes")
     ret = [e for e in ctx.events() if e["event"] == "retired"]
     eq(len(ret), 1, "retired events")
