@@ -31,7 +31,7 @@ LOADER_SRCS := $(wildcard loader/*.c)
 # Pure modules the unit tests link (no BPF, no sockets).
 PURE_SRCS   := $(COMMON_SRCS) loader/pointspec.c loader/site.c loader/elfsym.c loader/elfaddr.c loader/chain.c loader/budget.c \
 	       loader/demangle.c loader/lang.c loader/exits.c loader/calib.c \
-	       loader/backlog.c loader/backlog_load.c
+	       loader/backlog.c loader/backlog_load.c loader/buildid.c
 
 .PHONY: all deps test unit integration bench demo demo-admin clean
 # Each part's .mk adds its products to PRODUCTS and its test goals to
@@ -46,6 +46,7 @@ include userspace/userspace.mk admin/admin.mk tests/drill/drill.mk tests/hostile
 include tests/crash/crash.mk
 include tests/harm/harm.mk
 include tests/bindings/bindings.mk
+include tests/deploy/deploy.mk
 include copy/copy.mk
 
 deps:

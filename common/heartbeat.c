@@ -133,6 +133,10 @@ json_t *heartbeat_to_json(const struct sds_heartbeat *hb)
 		if (json_object_set_new(pts, p->name, po))
 			goto oom;
 	}
+	if (hb->build_id[0] &&
+	    json_object_set_new(o, "build", json_pack("{s:s, s:I}", "id", hb->build_id,
+			       "deploys", (json_int_t)hb->deploys)))
+		goto oom;
 	if (json_object_set_new(o, "points", pts))
 		goto oom_o;
 	return o;
@@ -283,7 +287,49 @@ static int point_from_json(const char *name, json_t *obj, struct sds_hb_point *p
 
 static const char *const top_fields[] = {
 	"group", "app", "host", "ip", "period_start", "period_s", "version", "points",
+	"build",
 };
+
+/* Lowercase hex, 1..SDS_HB_BUILD_MAX digits. */
+static bool build_id_ok(const char *s)
+{
+	size_t n = strspn(s, "0123456789abcdef");
+
+	return n && !s[n] && n <= SDS_HB_BUILD_MAX;
+}
+
+/* The optional "build": {"id", "deploys"}, nothing else. */
+static int build_from_json(json_t *doc, struct sds_heartbeat *out, char *err,
+			   size_t errlen)
+{
+	json_t *b = json_object_get(doc, "build"), *v;
+	const char *key;
+
+	if (!b)
+		return 0;
+	if (!json_is_object(b)) {
+		snprintf(err, errlen, "build must be an object");
+		return -1;
+	}
+	json_object_foreach(b, key, v) {
+		if (strcmp(key, "id") && strcmp(key, "deploys")) {
+			snprintf(err, errlen, "build: unknown field '%.64s'", key);
+			return -1;
+		}
+	}
+	if (get_str(b, "id", out->build_id, sizeof(out->build_id), build_id_ok,
+		    "build-id (1-64 lowercase hex digits)", err, errlen))
+		return -1;
+	v = json_object_get(b, "deploys");
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    json_integer_value(v) >= SDS_HB_DEPLOYS_MAX) {
+		snprintf(err, errlen, "build.deploys must be an integer 0..%lld",
+			 (long long)SDS_HB_DEPLOYS_MAX - 1);
+		return -1;
+	}
+	out->deploys = (uint32_t)json_integer_value(v);
+	return 0;
+}
 
 int heartbeat_from_json(json_t *doc, struct sds_heartbeat *out,
 			char *err, size_t errlen)
@@ -344,6 +390,8 @@ int heartbeat_from_json(json_t *doc, struct sds_heartbeat *out,
 		return -1;
 	}
 	out->version = json_integer_value(v);
+	if (build_from_json(doc, out, err, errlen))
+		return -1;
 
 	pts = json_object_get(doc, "points");
 	if (!json_is_object(pts)) {

@@ -13,6 +13,11 @@
  *                         "latency_hist": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 6],
  *                         "overhead_pct": 0.014}}}
  *
+ * Optional top-level "build": {"id": "<hex build-id>", "deploys": N}: the
+ * build of TARGET counted now and how many new builds the loader followed
+ * (docs/DEPLOY.md); the loader sends it once it followed a deploy (and
+ * TARGET has a build-id), so that older admins take other heartbeats.
+ *
  * Optional point fields, sent only when set: "faults", "delays" (drills),
  * "suspended": true and "overhead_pct" (the probe-cost budget: the
  * probes' estimated share of one CPU, up to 3 decimals).
@@ -46,6 +51,8 @@
 #define SDS_HB_OVERHEAD_MAX	100000		/* % of one CPU: 1000 CPUs' worth */
 #define SDS_HB_TIME_MIN		946684800	/* 2000-01-01: older is a broken clock */
 #define SDS_HB_TIME_MAX		((int64_t)1 << 40)
+#define SDS_HB_BUILD_MAX	64		/* hex digits of a build-id (32 bytes) */
+#define SDS_HB_DEPLOYS_MAX	((int64_t)1 << 32)	/* builds followed, less than this */
 
 /* One point's counts over one period. */
 struct sds_hb_point {
@@ -72,6 +79,8 @@ struct sds_heartbeat {
 	int64_t period_start;		/* Unix seconds, a multiple of 10 */
 	int period_s;			/* 10 */
 	int64_t version;		/* strategies version the loader has in force, 0: none */
+	char build_id[SDS_HB_BUILD_MAX + 1];	/* TARGET's build now (lowercase hex), "": not sent */
+	uint32_t deploys;		/* new builds of TARGET the loader followed since it started */
 	int n;				/* points used */
 	struct sds_hb_point points[SDS_HB_MAX_POINTS];
 };

@@ -127,6 +127,12 @@ static const char attach_usage[] =
 "holds and drills continue.  Pins of another TARGET file or layout are\n"
 "removed with a message.  A clean exit removes them unless --keep.\n"
 "\n"
+"Deploys: when a new file replaces TARGET at its path (mv, install: a new\n"
+"inode), its points are attached to it with the same names, their symbols\n"
+"found again; the old build keeps its probes while processes run it (at\n"
+"most 4 builds at once).  events and stats name the builds by build-id;\n"
+"a symbol missing from the new build is an event.  Not with --pid.\n"
+"\n"
 "Example:\n"
 "  sds-bpf attach ./server order=handle_order:err=neg:timeout_ms=200\n";
 
@@ -479,6 +485,7 @@ static int attach_resolve(struct attach_run *a, int argc, char **argv)
 	if (optind >= argc)
 		return cmd_err("attach: missing TARGET (see sds-bpf attach --help)");
 	memset(l, 0, sizeof(*l));
+	l->watch.fd = -1;
 	session__init_all(l);
 	events__init(&l->events);
 	l->flags.fd = -1;
@@ -521,11 +528,17 @@ static int attach_serve(struct attach_run *a)
 		.src = &target_src,
 	};
 	struct loop lp;
+	char err[512];
 	int lfd = -1, ret = 1;
 
 	loop__init(&lp);
 	if (loop__open(&lp, env.tick_ms, env.strategies))
 		goto out;
+	/* Deploys: a new inode at the path gets the same points (watch.c). */
+	if (watch__open(l, a->target_path, env.pid, env.fork_safe, a->paths.dir,
+			err, sizeof(err)))
+		fprintf(stderr, "sds-bpf: warning: %s: a new build at the path will not be counted\n",
+			err);
 	attach_table__print(&l->probes, &a->sites, a->needs_libsds, &tbl);
 	lfd = ctl_listen(&a->paths, env.sock_mode, env.sock_gid);
 	if (lfd < 0) {

@@ -182,6 +182,7 @@ void attach_unload(struct attach_run *a, bool clean)
 		uplink__stop(l->uplink);
 	l->keep = NULL;
 	counters__free(&l->counters);
+	watch__close(l);
 	/*
 	 * Pins go first: the links then leave with their last fd.  A clean
 	 * exit removes them unless --keep; a failed attach removes only what

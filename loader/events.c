@@ -25,12 +25,60 @@ void events__add(struct events *ev, const char *point, uint32_t reason,
 	e->reason = reason;
 	e->started = started;
 	e->budget = false;
+	e->deploy = DEPLOY_NONE;
+	e->old_build[0] = e->new_build[0] = e->detail[0] = '\0';
 }
 
 void events__add_budget(struct events *ev, const char *point, bool suspended)
 {
 	events__add(ev, point, 0, suspended);
 	ev->ring[(ev->next_seq - 1) % EVENTS_MAX].budget = true;
+}
+
+void events__add_deploy(struct events *ev, const char *point,
+			enum deploy_event what, const char *old_build,
+			const char *new_build, const char *detail)
+{
+	struct event *e;
+
+	events__add(ev, point, 0, false);
+	e = &ev->ring[(ev->next_seq - 1) % EVENTS_MAX];
+	e->deploy = what;
+	snprintf(e->old_build, sizeof(e->old_build), "%s", old_build ? old_build : "");
+	snprintf(e->new_build, sizeof(e->new_build), "%s", new_build ? new_build : "");
+	snprintf(e->detail, sizeof(e->detail), "%s", detail ? detail : "");
+}
+
+/* A deploy event's "event" field. */
+static const char *deploy_name(enum deploy_event d)
+{
+	switch (d) {
+	case DEPLOY_BUILD:
+		return "build";
+	case DEPLOY_UNRESOLVED:
+		return "unresolved";
+	case DEPLOY_REJECTED:
+		return "rejected";
+	case DEPLOY_RETIRED:
+		return "retired";
+	case DEPLOY_NONE:
+		break;
+	}
+	return "";
+}
+
+/* {..., "reason": "deploy", "event": ..., "old_build", "new_build", "detail"}. */
+static json_t *deploy_json(const struct event *e)
+{
+	return json_pack("{s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:s}",
+			 "seq", (json_int_t)e->seq,
+			 "time_ms", (json_int_t)e->time_ms,
+			 "point", e->point,
+			 "reason", "deploy",
+			 "event", deploy_name(e->deploy),
+			 "old_build", e->old_build,
+			 "new_build", e->new_build,
+			 "detail", e->detail);
 }
 
 /* "started"/"ended" for a downgrade, "suspended"/"resumed" for the budget. */
@@ -56,6 +104,10 @@ json_t *events__json(const struct events *ev, uint64_t since)
 	for (s = since; s < ev->next_seq; s++) {
 		const struct event *e = &ev->ring[s % EVENTS_MAX];
 
+		if (e->deploy) {
+			json_array_append_new(arr, deploy_json(e));
+			continue;
+		}
 		json_array_append_new(arr, json_pack("{s:I, s:I, s:s, s:s, s:s}",
 			"seq", (json_int_t)e->seq,
 			"time_ms", (json_int_t)e->time_ms,

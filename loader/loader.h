@@ -22,6 +22,7 @@
 #include "register.h"
 #include "strategy.h"
 #include "uplink.h"
+#include "watch.h"
 
 /*
  * What one client may hold, and how long it may take (docs/PROTOCOL.md,
@@ -163,6 +164,7 @@ struct loader {
 	uid_t point_uid[SDS_MAX_POINTS];	/* who created the point with `point`; 0: root or strategies */
 	struct tick_late tick_late;	/* lateness of the last ticks (stats) */
 	struct budget budget;		/* --max-overhead: the probes' cost (budget_run.c) */
+	struct watch watch;		/* TARGET's builds across deploys (watch.c) */
 };
 
 /* engine.c */

@@ -94,7 +94,7 @@ static bool watch_hit(int fd, const char *base)
 }
 
 enum {
-	PFD_SIG, PFD_TICK, PFD_WATCH, PFD_ADMIN, PFD_LISTEN,
+	PFD_SIG, PFD_TICK, PFD_WATCH, PFD_ADMIN, PFD_LISTEN, PFD_DEPLOY,
 	PFD_SESS,				/* SDS_MAX_PROCS sessions */
 	PFD_CONN = PFD_SESS + SDS_MAX_PROCS,	/* CONN_PENDING_MAX pending connections */
 	PFD_N = PFD_CONN + CONN_PENDING_MAX,
@@ -171,6 +171,7 @@ static void own_fds(struct pollfd *pfd, const struct loop *lp, struct loader *l,
 	pfd[PFD_ADMIN] = (struct pollfd){
 		.fd = l->uplink ? l->uplink->event_fd : -1, .events = POLLIN };
 	pfd[PFD_LISTEN] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+	pfd[PFD_DEPLOY] = (struct pollfd){ .fd = watch__fd(l), .events = POLLIN };
 }
 
 /* Every client connection, with what it waits for. */
@@ -252,12 +253,15 @@ int loop__run(struct loop *lp, struct loader *l, int lfd)
 			if (read(lp->tfd, &expirations, sizeof(expirations)) > 0) {
 				tick_late_note(l, lp->tfd, expirations);
 				engine__tick(l);
+				watch__tick(l);
 			}
 		}
 		if ((pfd[PFD_WATCH].revents & POLLIN) && watch_hit(lp->wfd, lp->wbase))
 			engine__reload(l);
 		if (pfd[PFD_ADMIN].revents & POLLIN)
 			engine__admin_reply(l);
+		if (pfd[PFD_DEPLOY].revents & POLLIN)
+			watch__event(l);
 		/* Bounded (CONN_*_BURST, a buffer per connection): the tick waits little. */
 		more = clients_serve(pfd, l, lfd, lp->tfd);
 		timeout = clients_timeout(l, more);

@@ -288,6 +288,11 @@ int probes__resume(struct probes *pr, int id, const char *target, pid_t pid,
 
 	if (p->enter)
 		return 0;
+	if (p->unresolved) {
+		snprintf(err, errlen, "point '%s': %s is not in the build of %s followed now",
+			 p->spec.name, p->spec.symbol, target);
+		return -1;
+	}
 	/* The ends first, for the same reason as in point_detach(). */
 	if (!point_attach_ends(pr, id, target, pid)) {
 		p->enter = point_link(point_entry_prog(pr, p), id, false,
@@ -472,6 +477,79 @@ int probes__attach_guards(struct probes *pr, const char *path,
 	gf->ino = st.st_ino;
 	pr->nfiles++;
 	return 0;
+}
+
+/* The ends of copy @p (as point_attach_ends() for pr->pts[id]). */
+static int copy_attach_ends(struct probes *pr, struct probe_point *p, int id,
+			    const char *target)
+{
+	int i;
+
+	if (p->ret_mode == RET_PAIR) {
+		p->leave = point_link(pr->skel->progs.sds_leave, id, true,
+				      target, -1, p->attach_off);
+		return p->leave ? 0 : -1;
+	}
+	if (p->ret_mode != RET_EXITS)
+		return 0;
+	for (i = 0; i < p->exits.n; i++) {
+		p->exit_links[i] = point_link(pr->skel->progs.sds_exit, id,
+					      false, target, -1,
+					      p->exits.off[i]);
+		if (!p->exit_links[i])
+			return -1;
+	}
+	return 0;
+}
+
+int probes__attach_copy(struct probes *pr, struct probe_point *p, int id,
+			const char *target, char *err, size_t errlen)
+{
+	p->attach_off = p->fn.offset + p->site.skip;
+	/* The ends first, for the same reason as in point_detach(). */
+	if (!copy_attach_ends(pr, p, id, target)) {
+		p->enter = point_link(point_entry_prog(pr, p), id, false,
+				      target, -1, p->attach_off);
+		if (p->enter)
+			return 0;
+	}
+	point_fail(p, target, err, errlen);
+	point_detach(p);
+	return -1;
+}
+
+void probes__detach_copy(struct probe_point *p)
+{
+	point_detach(p);
+}
+
+int probes__attach_catch_set(struct probes *pr, const struct catch_sites *cs,
+			     struct bpf_link **links, const char *target,
+			     char *err, size_t errlen)
+{
+	int i;
+
+	for (i = 0; i < cs->n && i < EXITS_CATCH_MAX; i++) {
+		links[i] = point_link(pr->skel->progs.sds_catch, 0, false,
+				      target, -1, cs->off[i]);
+		if (!links[i]) {
+			snprintf(err, errlen, "attaching to %s in %s: %s",
+				 cs->what[i], target, strerror(errno));
+			probes__detach_catch_set(links);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void probes__detach_catch_set(struct bpf_link **links)
+{
+	int i;
+
+	for (i = 0; i < EXITS_CATCH_MAX; i++) {
+		bpf_link__destroy(links[i]);
+		links[i] = NULL;
+	}
 }
 
 int probes__slots_fd(const struct probes *pr)

@@ -39,6 +39,7 @@ struct probe_point {
 	struct exit_sites exits;	/* its rets (RET_EXITS) */
 	struct bpf_link *exit_links[EXITS_MAX];	/* a uprobe on each (RET_EXITS) */
 	char exits_why[160];		/* why it has no exit probes (RET_WHY_NO_EXITS) */
+	bool unresolved;		/* not in the build TARGET now is (watch.c): nothing to attach */
 };
 
 #define PROBES_MAX_GUARD_FILES	16	/* distinct files holding libsds sites */
@@ -166,6 +167,28 @@ unsigned int probes__point_cost_ns(const struct probe_point *p);
  * stepped entry site, or its rets: RET_EXITS), the ~20 us kind of cost.
  */
 bool probes__point_stepped(const struct probe_point *p);
+
+/*
+ * Another build of TARGET (watch.c): attach function point @id's probes
+ * as @p says (a copy of pr->pts[id] resolved in that build: its site,
+ * ret_mode and exits) to @target, every process, the links into @p.
+ * The same cookie @id: both builds count into one point.  0, or -1 with
+ * a message (nothing of @p left attached).
+ */
+int probes__attach_copy(struct probes *pr, struct probe_point *p, int id,
+			const char *target, char *err, size_t errlen);
+
+/* Detach what probes__attach_copy() attached to @p. */
+void probes__detach_copy(struct probe_point *p);
+
+/*
+ * sds_catch on the catch sites @cs of @target, every process, the links
+ * into @links (EXITS_CATCH_MAX).  0, or -1 with a message.
+ */
+int probes__attach_catch_set(struct probes *pr, const struct catch_sites *cs,
+			     struct bpf_link **links, const char *target,
+			     char *err, size_t errlen);
+void probes__detach_catch_set(struct bpf_link **links);
 
 int probes__slots_fd(const struct probes *pr);
 int probes__gauges_fd(const struct probes *pr);

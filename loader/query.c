@@ -149,14 +149,47 @@ static const char *state_str(json_t *p)
 	return json_string_value(json_object_get(st, "reason")) ?: "down";
 }
 
+/* A build-id, "-" if none. */
+static const char *short_build(const char *id)
+{
+	return *id ? id : "-";
+}
+
+/*
+ * The builds of TARGET, once it has been deployed over (docs/DEPLOY.md):
+ * "builds: 1a2b3c4d5e6f (current, 2 points), 9f8e7d6c5b4a (old, 2 points); 1 deploy".
+ */
+static void print_builds(json_t *r)
+{
+	json_t *b = json_object_get(r, "builds"), *e;
+	int pass, n = 0;
+	size_t i;
+
+	if (!jint(r, "builds.deploys") && !jint(r, "builds.rejected"))
+		return;
+	printf("builds:");
+	/* The current one first, then the old ones still probed. */
+	for (pass = 1; pass >= 0; pass--)
+		json_array_foreach(json_object_get(b, "list"), i, e) {
+			if (json_is_true(json_object_get(e, "current")) != pass)
+				continue;
+			printf("%s %.12s (%s, %lld points)", n++ ? "," : "",
+			       short_build(jstr(e, "build_id")),
+			       pass ? "current" : "old", jint(e, "points"));
+		}
+	printf("; %lld deploys followed, %lld files not followed\n",
+	       jint(r, "builds.deploys"), jint(r, "builds.rejected"));
+}
+
 static const char stats_usage[] =
 "Usage: sds-bpf stats [--group G] [--app NAME] [--json]\n"
 "\n"
 "Counters of every point of an attached app: totals since attach, the\n"
 "10-s sliding window, concurrency and latency percentiles, and the\n"
 "probes' estimated cost (OVERHEAD: site cost x calls/s, as a share of one\n"
-"CPU; attach --max-overhead).  With neither option and one app\n"
-"attached, that one.\n";
+"CPU; attach --max-overhead).  Once TARGET was replaced (a deploy), a\n"
+"line says its builds (build-ids) still counted (--json: \"builds\").\n"
+"With neither option and one app attached, that one.\n";
 
 int do_stats(int argc, char **argv)
 {
@@ -189,6 +222,7 @@ int do_stats(int argc, char **argv)
 		       jint(r, "refused.connections"), jint(r, "refused.sessions"),
 		       jint(r, "refused.points"), jint(r, "refused.files"),
 		       jint(r, "refused.denied"), jint(r, "refused.slow"));
+	print_builds(r);
 	printf("%-16s %-8s %-10s %10s %8s %8s %8s %8s %5s %7s %7s %8s %s\n", "POINT",
 	       "SITE", "RETURNS", "VISITS", "ERRORS", "TIMEOUTS", "DOWNGR", "WIN-VIS",
 	       "CONC", "P50", "P99", "OVERHEAD", "STATE");
@@ -452,9 +486,21 @@ static const char events_usage[] =
 "Usage: sds-bpf events [--group G] [--app NAME] [--json] [--count N]\n"
 "\n"
 "Downgrade transitions of an app's points as they happen: the point, the\n"
-"reason, started or ended, and when.  Prints the ones kept since attach,\n"
+"reason, started or ended, and when; and TARGET's deploys (reason deploy:\n"
+"build old -> new build-id, unresolved, rejected, retired; docs/DEPLOY.md).  Prints the ones kept since attach,\n"
 "then follows; stops after N events with --count.  --json prints one\n"
 "object per line.\n";
+
+/* The rest of a deploy event's line: " OLD -> NEW: detail". */
+static void print_deploy(json_t *e)
+{
+	if (strcmp(jstr(e, "reason"), "deploy")) {
+		putchar('\n');
+		return;
+	}
+	printf(" %s -> %s: %s\n", short_build(jstr(e, "old_build")),
+	       short_build(jstr(e, "new_build")), jstr(e, "detail"));
+}
 
 static void sleep_ms(long ms)
 {
@@ -498,9 +544,10 @@ int do_events(int argc, char **argv)
 
 				strftime(tbuf, sizeof(tbuf), "%Y-%m-%d %H:%M:%S",
 					 localtime(&t));
-				printf("%s.%03lld %-16s %-9s %s\n", tbuf, ms % 1000,
-				       jstr(e, "point"), jstr(e, "event"),
-				       jstr(e, "reason"));
+				printf("%s.%03lld %-16s %-9s %s", tbuf, ms % 1000,
+				       *jstr(e, "point") ? jstr(e, "point") : "-",
+				       jstr(e, "event"), jstr(e, "reason"));
+				print_deploy(e);
 			}
 			if (q.count && ++printed >= q.count) {
 				json_decref(r);

@@ -226,6 +226,19 @@ unusable:
 	return -1;
 }
 
+/* Does @rp's process run an old build of TARGET that a deploy left probed? */
+static bool runs_old_build(const struct loader *l, const struct regproc *rp)
+{
+	dev_t dev;
+	ino_t ino;
+	int i;
+
+	for (i = 0; i < WATCH_BUILDS_MAX; i++)
+		if (watch__held(l, i, &dev, &ino) && regproc__runs(rp, dev, ino) == 1)
+			return true;
+	return false;
+}
+
 /* Does @rp's process run TARGET (or map it)?  And what does it map at @addr? */
 static int check_process(struct loader *l, const struct reg_peer *peer,
 			 const struct regproc *rp, uint64_t addr,
@@ -245,7 +258,8 @@ static int check_process(struct loader *l, const struct reg_peer *peer,
 			 (int)peer->pid);
 		return -1;
 	}
-	if (!maps_target && !regproc__runs(rp, pol->target_dev, pol->target_ino)) {
+	if (!maps_target && !regproc__runs(rp, pol->target_dev, pol->target_ino) &&
+	    !runs_old_build(l, rp)) {
 		snprintf(err, errlen, "permission denied: pid %d does not run %s",
 			 (int)peer->pid, l->target);
 		return -1;

@@ -127,6 +127,7 @@ static json_t *head_json(struct loader *l)
 	json_object_set_new(o, "refused", refused_json(&l->refused));
 	json_object_set_new(o, "tick_late_ms", tick_late_json(&l->tick_late));
 	json_object_set_new(o, "budget", budget__json(l));
+	json_object_set_new(o, "builds", watch__json(l));
 	return o;
 }
 

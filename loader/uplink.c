@@ -369,6 +369,7 @@ static void period_close(struct uplink *u, struct loader *l,
 	int id, b;
 
 	p->hb->version = l->strategies ? l->strategies->version : 0;
+	watch__hb(l, p->hb);
 	for (id = 0; id < l->probes.npoints; id++) {
 		struct point_stats st;
 		struct sds_hb_point *hp;

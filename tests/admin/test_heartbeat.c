@@ -264,6 +264,48 @@ static void test_budget_fields(void **state)
 	json_decref(doc);
 }
 
+/* The deploy field (docs/DEPLOY.md): "build": {"id", "deploys"}, optional. */
+static void test_build_field(void **state)
+{
+	json_t *doc, *b;
+
+	assert_int_equal(parse_tail("\"period_start\":1700000000,\"points\":{},"
+				    "\"build\":{\"id\":\"0a1b2c\",\"deploys\":2}"), 0);
+	assert_string_equal(hb->build_id, "0a1b2c");
+	assert_int_equal(hb->deploys, 2);
+	doc = heartbeat_to_json(hb);
+	assert_non_null(doc);
+	b = json_object_get(doc, "build");
+	assert_string_equal(json_string_value(json_object_get(b, "id")), "0a1b2c");
+	assert_int_equal(json_integer_value(json_object_get(b, "deploys")), 2);
+	json_decref(doc);
+	/* Absent: none, and none sent (an older admin refuses unknown fields). */
+	assert_int_equal(parse_tail("\"period_start\":1700000000,\"points\":{}"), 0);
+	assert_string_equal(hb->build_id, "");
+	doc = heartbeat_to_json(hb);
+	assert_null(json_object_get(doc, "build"));
+	json_decref(doc);
+	/* Each bad one, with its message. */
+	assert_int_equal(parse_tail("\"period_start\":1700000000,\"points\":{},"
+				    "\"build\":\"x\""), -1);
+	assert_string_equal(err, "build must be an object");
+	assert_int_equal(parse_tail("\"period_start\":1700000000,\"points\":{},"
+				    "\"build\":{\"id\":\"0A\",\"deploys\":0}"), -1);
+	assert_string_equal(err, "id: bad build-id (1-64 lowercase hex digits)");
+	assert_int_equal(parse_tail("\"period_start\":1700000000,\"points\":{},"
+				    "\"build\":{\"id\":\"\",\"deploys\":0}"), -1);
+	assert_string_equal(err, "id: bad build-id (1-64 lowercase hex digits)");
+	assert_int_equal(parse_tail("\"period_start\":1700000000,\"points\":{},"
+				    "\"build\":{\"id\":\"00000000000000000000000000000000000000000000000000000000000000000\",\"deploys\":0}"), -1);
+	assert_string_equal(err, "id: bad build-id (1-64 lowercase hex digits)");
+	assert_int_equal(parse_tail("\"period_start\":1700000000,\"points\":{},"
+				    "\"build\":{\"id\":\"ab\",\"deploys\":-1}"), -1);
+	assert_string_equal(err, "build.deploys must be an integer 0..4294967295");
+	assert_int_equal(parse_tail("\"period_start\":1700000000,\"points\":{},"
+				    "\"build\":{\"id\":\"ab\",\"deploys\":1,\"x\":1}"), -1);
+	assert_string_equal(err, "build: unknown field 'x'");
+}
+
 static void test_reply(void **state)
 {
 	struct sds_strategies *s = calloc(1, sizeof(*s)), *got = calloc(1, sizeof(*got));
@@ -319,6 +361,7 @@ int main(void)
 		cmocka_unit_test(test_bad_body),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_budget_fields),
+		cmocka_unit_test(test_build_field),
 		cmocka_unit_test(test_reply),
 	};
 
