@@ -274,6 +274,37 @@ def test_old_and_new_build_counted(ctx):
 
 
 @test
+def test_deploy_then_kill9(ctx):
+    """Crash-only after a deploy: the pins and the kept TARGET follow the
+    current build, so a loader killed (-9) after `mv svc.new svc` is
+    adopted by the next attach on the new inode: nothing the new build's
+    process calls is lost, before or after the crash."""
+    ctx.stage("svc", "svc")
+    ctx.attach("w=work")
+    old = Svc(ctx, ctx.path)
+    old.calls(100)
+    exact(ctx, "w", 100)
+    replace(ctx, "svc.v1")
+    deployed(ctx, 1)
+    new = Svc(ctx, ctx.path)
+    new.calls(500)
+    exact(ctx, "w", 600)
+    old.quit()
+    os.kill(ctx.loader.pid, signal.SIGKILL)
+    ctx.loader.p.wait(10)
+    new.calls(50)                       # while no loader runs: still counted
+    ctx.attach("w=work")
+    check("adopted the pins" in wait_for(
+        lambda: "adopted the pins" in ctx.loader.stderr() and
+        ctx.loader.stderr(), "the adoption line"),
+        "the new loader's stderr: %r" % ctx.loader.stderr())
+    new.calls(200)
+    exact(ctx, "w", 850)
+    new.quit()
+    ctx.finish()
+
+
+@test
 def test_vanished_symbol(ctx):
     """The new build lacks other(): point o is an event, w follows, the
     loader serves on; o keeps its count, w counts the new build."""
