@@ -358,6 +358,7 @@ int do_attach(int argc, char **argv)
 	struct loop lp;
 	pid_t owner = 0;
 	struct stat st;
+	struct counters_source src;
 
 	loop__init(&lp);
 	if (parse_options(argc, argv))
@@ -473,6 +474,7 @@ int do_attach(int argc, char **argv)
 	l.key = random_u64();
 	l.epoch = random_u64();
 	libbpf_set_print(libbpf_print);
+	l.probes.cap = probes__cap_for(npoints);
 	if (probes__load(&l.probes, l.key, sec_offset_ns, err, sizeof(err))) {
 		cmd_err("%s", err);
 		goto cleanup;
@@ -500,8 +502,11 @@ int do_attach(int argc, char **argv)
 		cmd_err("%s", err);
 		goto cleanup;
 	}
-	if (counters__init(&l.counters, probes__slots_fd(&l.probes),
-			   probes__gauges_fd(&l.probes), l.probes.npoints)) {
+	l.snaps.cap = l.probes.cap;
+	if (counters_bpf__source(&l.counters_src, probes__slots_fd(&l.probes),
+				 probes__gauges_fd(&l.probes), &src) ||
+	    counters__init(&l.counters, &src, l.probes.npoints,
+			   counters_now_sec())) {
 		cmd_err("reading counters: %s", strerror(errno));
 		goto cleanup;
 	}
@@ -552,6 +557,7 @@ cleanup:
 	if (l.uplink)
 		uplink__stop(l.uplink);
 	counters__free(&l.counters);
+	snap_pool__free(&l.snaps);
 	probes__destroy(&l.probes);
 	flags__destroy(&l.flags);
 	free(l.strategies);

@@ -56,8 +56,9 @@ static void point_window(struct loader *l, int id, uint64_t now_sec,
 	struct point_run *r = &l->run[id];
 	uint64_t from = now_sec + 1 - SDS_WINDOW_S;
 
+	memset(w, 0, sizeof(*w));
 	if (r->reset_sec && r->reset_sec >= from) {
-		counters__window(&l->counters, id, r->reset_sec, now_sec, w);
+		snapshot__sum(l->snap, id, r->reset_sec, now_sec, w);
 		w->visits -= r->reset_base.visits;
 		w->exceptions -= r->reset_base.exceptions;
 		w->timeouts -= r->reset_base.timeouts;
@@ -65,7 +66,7 @@ static void point_window(struct loader *l, int id, uint64_t now_sec,
 		w->latency_sum -= r->reset_base.latency_sum;
 		return;
 	}
-	counters__window(&l->counters, id, from, now_sec, w);
+	snapshot__sum(l->snap, id, from, now_sec, w);
 }
 
 /* Open or close the point's event as its visible state changes. */
@@ -95,14 +96,12 @@ static uint64_t live_slots(const struct loader *l)
 	return live;
 }
 
-/* Calls of point @id in flight now, as the kernel counts them; -1: unknown. */
-static int64_t point_inflight(struct loader *l, int id, uint64_t now_sec)
+/* Calls of point @id in flight at the tick's read; -1: unknown. */
+static int64_t point_inflight(struct loader *l, int id)
 {
-	struct point_stats st;
+	const struct point_stats *st = snapshot__point(l->snap, id);
 
-	if (counters__read(&l->counters, id, now_sec, &st))
-		return -1;
-	return st.concurrency;
+	return st ? st->concurrency : -1;
 }
 
 static void point_tick(struct loader *l, int id, uint64_t now_ns,
@@ -128,7 +127,8 @@ static void point_tick(struct loader *l, int id, uint64_t now_ns,
 	if (chain_eval(&r->cs, &in, &fs)) {
 		/* Start the window afresh: what this second counted so far is out. */
 		r->reset_sec = now_sec;
-		counters__window(&l->counters, id, now_sec, now_sec, &r->reset_base);
+		memset(&r->reset_base, 0, sizeof(r->reset_base));
+		snapshot__sum(l->snap, id, now_sec, now_sec, &r->reset_base);
 	}
 	/* A hold that (re)starts lets its first probe through one interval on. */
 	if (r->cs.hold_until_ns && r->cs.hold_until_ns != hold_before &&
@@ -140,7 +140,7 @@ static void point_tick(struct loader *l, int id, uint64_t now_ns,
 	/* The kernel's count of calls in flight bounds held permits. */
 	flags__repair(&l->flags, id, &fs, now_ns, live,
 		      __atomic_load_n(&c->permits, __ATOMIC_RELAXED) > 0 ?
-		      point_inflight(l, id, now_sec) : -1);
+		      point_inflight(l, id) : -1);
 
 	/* The guard's exact limits show as downgrades while they refuse. */
 	if (ref_t > r->token_seen || ref_c > r->conc_seen) {
@@ -156,6 +156,23 @@ static void point_tick(struct loader *l, int id, uint64_t now_ns,
 	point_events(l, id, shown);
 }
 
+/*
+ * The tick's one read of every point's counters: a new snapshot, unless
+ * every buffer is held by queries (then the last one serves again and the
+ * seconds are folded at the next tick: nothing is lost, windows lag).
+ */
+static void engine_read(struct loader *l, uint64_t now_ns, uint64_t now_sec)
+{
+	struct snapshot *s = snap_pool__take(&l->snaps);
+
+	if (!s)
+		return;
+	s->taken_ns = now_ns;
+	counters__snap(&l->counters, now_sec, true, s);
+	snapshot__put(l->snap);
+	l->snap = s;
+}
+
 void engine__tick(struct loader *l)
 {
 	uint64_t now_ns = flags_now_ns();
@@ -163,13 +180,56 @@ void engine__tick(struct loader *l)
 	uint64_t live = live_slots(l);
 	int id;
 
-	counters__tick(&l->counters, now_sec);
+	engine_read(l, now_ns, now_sec);
+	if (l->snap)
+		now_sec = l->snap->sec;
 	if (l->uplink)
 		uplink__tick(l->uplink, l, now_sec);
-	for (id = 0; id < l->probes.npoints; id++)
+	for (id = 0; id < l->probes.npoints; id++) {
+		drill__take_dirty(l, id);
 		point_tick(l, id, now_ns, now_sec, live);
+	}
 	flags__tick(&l->flags, now_ns);
 	budget__tick(l, now_ns, now_sec);
+}
+
+void engine__flush(struct loader *l)
+{
+	uint64_t now_ns, live;
+	int id;
+
+	if (!l->drill_any_dirty || !l->snap)
+		return;
+	now_ns = flags_now_ns();
+	live = live_slots(l);
+	for (id = 0; id < l->probes.npoints; id++)
+		if (drill__take_dirty(l, id))
+			point_tick(l, id, now_ns, l->snap->sec, live);
+}
+
+const struct snapshot *engine__snapshot(const struct loader *l)
+{
+	return l->snap;
+}
+
+struct snapshot *engine__query_snapshot(struct loader *l)
+{
+	uint64_t now_ns = flags_now_ns();
+	struct snapshot *s;
+	int i, busy = 0;
+
+	for (i = 0; i < SNAP_POOL; i++)
+		busy += l->snaps.s[i] && l->snaps.s[i]->refs;
+	/* Fresh enough, or the pool is nearly held: the tick's serves. */
+	if (l->snap && (now_ns - l->snap->taken_ns < 1000000ULL ||
+			busy >= SNAP_POOL - 2))
+		return snapshot__get(l->snap);
+	s = snap_pool__take(&l->snaps);
+	if (!s)
+		return snapshot__get(l->snap);
+	s->taken_ns = now_ns;
+	counters__snap(&l->counters, counters_now_sec(), false, s);
+	return s;
 }
 
 /* Did point @id's strategy change between @old and @new? */
@@ -194,7 +254,7 @@ int engine__apply(struct loader *l, struct sds_strategies *s)
 	for (i = 0; s && i < s->n; i++)
 		if (engine__point(l, s->s[i].point) < 0)
 			cmd_err("strategy for '%s': no room for more points (at most %d)",
-				s->s[i].point, SDS_MAX_POINTS);
+				s->s[i].point, l->probes.cap);
 	/*
 	 * Only the points whose strategy changed start afresh: a new version
 	 * for one point must not end another point's hold.
@@ -359,6 +419,7 @@ void engine__admin_reply(struct loader *l)
 	n = uplink__take_drills(l->uplink, drills);
 	if (n >= 0)
 		drill__apply_admin(l, drills, n, time(NULL));
+	engine__flush(l);
 }
 
 /*

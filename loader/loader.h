@@ -19,6 +19,7 @@
 #include "flags.h"
 #include "probes.h"
 #include "register.h"
+#include "snapshot.h"
 #include "strategy.h"
 #include "uplink.h"
 
@@ -77,7 +78,7 @@ struct stats_job {
 	size_t len;			/* bytes in @points */
 	size_t cap;			/* bytes allocated for @points */
 	int next;			/* the next point id to build */
-	uint64_t now;			/* the second every point is read at */
+	struct snapshot *snap;		/* the read every point is built from (held) */
 };
 
 /* A connection whose request is not answered yet (conn.c). */
@@ -145,6 +146,11 @@ struct loader {
 	uint64_t tick_ns;		/* --tick-ms */
 	struct probes probes;		/* BPF programs and points */
 	struct counters counters;	/* sums of the BPF maps */
+	struct counters_bpf counters_src;	/* @counters' source: the maps */
+	struct snap_pool snaps;		/* buffers of the reads */
+	struct snapshot *snap;		/* the last tick's read (held); NULL before the first */
+	uint8_t drill_dirty[SDS_MAX_POINTS];	/* drill.c: evaluate the point before the next tick */
+	bool drill_any_dirty;		/* drill.c: some @drill_dirty is set */
 	struct flags_region flags;	/* the region the guards map */
 	struct events events;		/* downgrade transitions */
 	const char *strategies_path;	/* --strategies FILE, or NULL */
@@ -164,6 +170,12 @@ struct loader {
 /* engine.c */
 int engine__point(struct loader *l, const char *name);
 void engine__tick(struct loader *l);
+/* Evaluate the points a drill changed since the tick, from the tick's read. */
+void engine__flush(struct loader *l);
+/* The last tick's read (never NULL after the first tick). */
+const struct snapshot *engine__snapshot(const struct loader *l);
+/* A read no older than ~1 ms for a query (held: snapshot__put it). */
+struct snapshot *engine__query_snapshot(struct loader *l);
 int engine__apply(struct loader *l, struct sds_strategies *s);
 int engine__reload(struct loader *l);
 void engine__admin_reply(struct loader *l);
