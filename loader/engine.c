@@ -49,26 +49,6 @@ int engine__point(struct loader *l, const char *name)
 	return id;
 }
 
-/* The window of point @id: the last SDS_WINDOW_S seconds, or since a reset. */
-static void point_window(struct loader *l, int id, uint64_t now_sec,
-			 struct sds_counts *w)
-{
-	struct point_run *r = &l->run[id];
-	uint64_t from = now_sec + 1 - SDS_WINDOW_S;
-
-	memset(w, 0, sizeof(*w));
-	if (r->reset_sec && r->reset_sec >= from) {
-		snapshot__sum(l->snap, id, r->reset_sec, now_sec, w);
-		w->visits -= r->reset_base.visits;
-		w->exceptions -= r->reset_base.exceptions;
-		w->timeouts -= r->reset_base.timeouts;
-		w->downgrades -= r->reset_base.downgrades;
-		w->latency_sum -= r->reset_base.latency_sum;
-		return;
-	}
-	snapshot__sum(l->snap, id, from, now_sec, w);
-}
-
 /* Open or close the point's event as its visible state changes. */
 static void point_events(struct loader *l, int id, uint32_t reason)
 {
@@ -108,52 +88,28 @@ static void point_tick(struct loader *l, int id, uint64_t now_ns,
 		       uint64_t now_sec, uint64_t live)
 {
 	struct sds_cell *c = flags__cell(&l->flags, id);
-	/* What guards wrote, as counts the loader bounded: never instructions. */
-	const struct cell_counts *n = flags__counts(&l->flags, id);
-	struct point_run *r = &l->run[id];
-	struct chain_input in = {
+	const struct engine_eval_in in = {
 		.st = point_strategy(l, id),
+		.snap = l->snap,
+		/* What guards wrote, as counts the loader bounded: never instructions. */
+		.cells = flags__counts(&l->flags, id),
 		.now_ns = now_ns,
-		.probes_ok = n->probes_ok,
-		.probes_failed = n->probes_failed,
+		.now_sec = now_sec,
 	};
-	uint64_t ref_c = n->refused_concurrent;
-	uint64_t ref_t = n->refused_token;
-	uint64_t hold_before = r->cs.hold_until_ns;
-	struct flag_state fs;
-	uint32_t shown;
+	struct engine_eval_out out;
 
-	point_window(l, id, now_sec, &in.window);
-	if (chain_eval(&r->cs, &in, &fs)) {
-		/* Start the window afresh: what this second counted so far is out. */
-		r->reset_sec = now_sec;
-		memset(&r->reset_base, 0, sizeof(r->reset_base));
-		snapshot__sum(l->snap, id, now_sec, now_sec, &r->reset_base);
-	}
+	engine_eval(&l->run[id], id, &in, &out);
 	/* A hold that (re)starts lets its first probe through one interval on. */
-	if (r->cs.hold_until_ns && r->cs.hold_until_ns != hold_before &&
-	    fs.probe_interval_ns)
-		__atomic_store_n(&c->next_probe_ns, now_ns + fs.probe_interval_ns,
+	if (out.hold_started)
+		__atomic_store_n(&c->next_probe_ns, now_ns + out.fs.probe_interval_ns,
 				 __ATOMIC_RELEASE);
-	drill__tick(l, id, now_ns, &fs);
-	flags__publish(&l->flags, id, &fs);
+	drill__tick(l, id, now_ns, &out.fs);
+	flags__publish(&l->flags, id, &out.fs);
 	/* The kernel's count of calls in flight bounds held permits. */
-	flags__repair(&l->flags, id, &fs, now_ns, live,
+	flags__repair(&l->flags, id, &out.fs, now_ns, live,
 		      __atomic_load_n(&c->permits, __ATOMIC_RELAXED) > 0 ?
 		      point_inflight(l, id) : -1);
-
-	/* The guard's exact limits show as downgrades while they refuse. */
-	if (ref_t > r->token_seen || ref_c > r->conc_seen) {
-		r->limit_reason = ref_t > r->token_seen ? SDS_REASON_TOKEN :
-							  SDS_REASON_CONCURRENT;
-		r->limit_last_ns = now_ns;
-		r->token_seen = ref_t;
-		r->conc_seen = ref_c;
-	}
-	shown = r->cs.tripped ? r->cs.reason : 0;
-	if (!shown && r->limit_reason && now_ns - r->limit_last_ns < 1000000000ULL)
-		shown = r->limit_reason;
-	point_events(l, id, shown);
+	point_events(l, id, out.shown);
 }
 
 /*

@@ -15,6 +15,7 @@
 #include "ctl.h"
 #include "counters.h"
 #include "drill.h"
+#include "engine_eval.h"
 #include "events.h"
 #include "flags.h"
 #include "probes.h"
@@ -110,18 +111,7 @@ struct tick_late {
 	uint32_t n;			/* samples in the ring */
 };
 
-/* What the engine keeps per point between ticks. */
-struct point_run {
-	struct chain_state cs;		/* trip and hold */
-	uint64_t reset_sec;		/* the window starts afresh after this second; 0: never reset */
-	struct sds_counts reset_base;	/* counts of @reset_sec up to the reset */
-	uint64_t token_seen;		/* guard's refused_token at the last tick */
-	uint64_t conc_seen;		/* guard's refused_concurrent at the last tick */
-	uint32_t limit_reason;		/* token/concurrent refusals seen in the last second */
-	uint64_t limit_last_ns;		/* when refusals were last seen */
-	uint32_t shown_reason;		/* reason of the last "started" event; 0: none open */
-	struct drill_run drill;		/* the point's drill; kind 0: none */
-};
+/* struct point_run, what the engine keeps per point: engine_eval.h. */
 
 /*
  * Requests the loader refused to protect itself or other apps, by why
