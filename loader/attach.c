@@ -504,7 +504,7 @@ int do_attach(int argc, char **argv)
 	}
 	l.snaps.cap = l.probes.cap;
 	if (counters_bpf__source(&l.counters_src, probes__slots_fd(&l.probes),
-				 probes__gauges_fd(&l.probes), &src) ||
+				 probes__gauges_fd(&l.probes), l.probes.cap, &src) ||
 	    counters__init(&l.counters, &src, l.probes.npoints,
 			   counters_now_sec())) {
 		cmd_err("reading counters: %s", strerror(errno));

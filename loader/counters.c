@@ -52,11 +52,11 @@ int counters__init(struct counters *c, const struct counters_source *src,
 		errno = EINVAL;
 		return -1;
 	}
-	c->ring = calloc((size_t)c->ncpu * SDS_RING_SLOTS * COUNTERS_CHUNK,
-			 sizeof(*c->ring));
+	c->ring = calloc((size_t)c->ncpu * COUNTERS_ROW_CHUNK, sizeof(*c->ring));
 	c->gauge = calloc((size_t)c->ncpu * COUNTERS_CHUNK, sizeof(*c->gauge));
 	c->acc = calloc(SDS_MAX_POINTS, sizeof(*c->acc));
-	if (!c->ring || !c->gauge || !c->acc) {
+	c->secs = calloc((size_t)SDS_MAX_POINTS * SDS_RING_SLOTS, sizeof(*c->secs));
+	if (!c->ring || !c->gauge || !c->acc || !c->secs) {
 		counters__free(c);
 		errno = ENOMEM;
 		return -1;
@@ -69,30 +69,61 @@ int counters__init(struct counters *c, const struct counters_source *src,
 
 void counters__track(struct counters *c, int npoints)
 {
-	if (npoints > c->npoints && npoints <= SDS_MAX_POINTS)
+	if (npoints > c->npoints && npoints <= SDS_MAX_POINTS) {
 		c->npoints = npoints;
+		/* The new points' seconds were never read: all rows again. */
+		c->complete_upto = 0;
+	}
 }
 
-/* @ring (all CPUs' copies of one point's ring) per second into @p->secs. */
-static void ring_secs(const struct sds_slot *ring, size_t n, uint64_t now_sec,
-		      struct point_stats *p)
+/* Second @sec of points [0, @n): each point's CPUs summed into c->secs. */
+static int read_row(struct counters *c, uint64_t sec, int n)
 {
-	size_t k;
+	int idx = sec % SDS_RING_SLOTS, first, k, i, cpu;
 
-	for (k = 0; k < n; k++) {
-		const struct sds_slot *s = &ring[k];
-		struct sds_counts one;
+	for (first = 0; first < n; first += k) {
+		k = n - first < COUNTERS_ROW_CHUNK ? n - first : COUNTERS_ROW_CHUNK;
+		if (c->src.read_row(c->src.ctx, idx, first, k, c->ring))
+			return -1;
+		for (i = 0; i < k; i++) {
+			struct counters_sec *cs = &c->secs[(size_t)(first + i) *
+							   SDS_RING_SLOTS + idx];
+			const struct sds_slot *sl = c->ring + (size_t)i * c->ncpu;
 
-		/* Stale slots (nobody wrote them since) are older than the ring. */
-		if (s->sec > now_sec || now_sec - s->sec >= SDS_RING_SLOTS)
-			continue;
-		one.visits = s->visits;
-		one.exceptions = s->exceptions;
-		one.timeouts = s->timeouts;
-		one.downgrades = s->downgrades;
-		one.latency_sum = s->latency_sum;
-		counts_add(&p->secs[now_sec - s->sec], &one);
+			memset(cs, 0, sizeof(*cs));
+			cs->sec = sec;
+			for (cpu = 0; cpu < c->ncpu; cpu++) {
+				/* A stale stamp: that CPU counted nothing this second. */
+				if (sl[cpu].sec != sec)
+					continue;
+				cs->c.visits += sl[cpu].visits;
+				cs->c.exceptions += sl[cpu].exceptions;
+				cs->c.timeouts += sl[cpu].timeouts;
+				cs->c.downgrades += sl[cpu].downgrades;
+				cs->c.latency_sum += sl[cpu].latency_sum;
+			}
+		}
 	}
+	return 0;
+}
+
+/*
+ * The rows that can have changed since the last read: a second is
+ * complete (never written again) once we are two seconds past it.
+ */
+static int read_rows(struct counters *c, uint64_t now_sec)
+{
+	uint64_t from = now_sec >= SDS_RING_SLOTS - 1 ? now_sec - (SDS_RING_SLOTS - 1) : 0;
+	uint64_t sec;
+
+	if (c->complete_upto + 1 > from)
+		from = c->complete_upto + 1;
+	for (sec = from; sec <= now_sec; sec++)
+		if (read_row(c, sec, c->npoints))
+			return -1;
+	if (now_sec >= 2 && now_sec - 2 > c->complete_upto)
+		c->complete_upto = now_sec - 2;
+	return 0;
 }
 
 /* The seconds of @p that are complete (up to @now_sec - 2) into @id's totals. */
@@ -142,17 +173,23 @@ static void gauge_sum(const struct sds_gauge *gauge, int ncpu,
 	/* CPUs are read one after another: a call can look ended before begun. */
 	if (p->concurrency < 0)
 		p->concurrency = 0;
+	p->gauges = true;
 }
 
-/* Point @id from the chunk's scratch (@i-th of it) into @p. */
-static void point_snap(struct counters *c, int id, int i, uint64_t now_sec,
+/* Point @id's seconds from c->secs into @p; folded with @do_fold. */
+static void point_snap(struct counters *c, int id, uint64_t now_sec,
 		       bool do_fold, struct point_stats *p)
 {
-	size_t n = (size_t)c->ncpu * SDS_RING_SLOTS;
+	const struct counters_sec *cs = &c->secs[(size_t)id * SDS_RING_SLOTS];
 	uint64_t age;
 
 	memset(p, 0, sizeof(*p));
-	ring_secs(c->ring + (size_t)i * n, n, now_sec, p);
+	for (age = 0; age < SDS_RING_SLOTS && age <= now_sec; age++) {
+		const struct counters_sec *one = &cs[(now_sec - age) % SDS_RING_SLOTS];
+
+		if (one->sec == now_sec - age)
+			p->secs[age] = one->c;
+	}
 	if (do_fold)
 		fold(c, id, now_sec, p);
 	p->total = c->acc[id].totals;
@@ -160,42 +197,45 @@ static void point_snap(struct counters *c, int id, int i, uint64_t now_sec,
 		counts_add(&p->total, &p->secs[age]);
 	for (age = 0; age < SDS_WINDOW_S; age++)
 		counts_add(&p->window, &p->secs[age]);
-	gauge_sum(c->gauge + (size_t)i * c->ncpu, c->ncpu, p);
 	p->ok = true;
 }
 
-int counters__snap(struct counters *c, uint64_t now_sec, bool do_fold,
+int counters__snap(struct counters *c, uint64_t now_sec, unsigned int what,
 		   struct snapshot *out)
 {
-	int first, n, i, ret = 0;
+	int first, n, i;
 
 	out->sec = now_sec;
 	out->npoints = c->npoints < out->cap ? c->npoints : out->cap;
+	if (read_rows(c, now_sec)) {
+		/* Unread, not folded: the next tick folds their seconds. */
+		for (i = 0; i < out->npoints; i++)
+			out->pts[i].ok = false;
+		return -1;
+	}
+	for (i = 0; i < out->npoints; i++)
+		point_snap(c, i, now_sec, what & COUNTERS_FOLD, &out->pts[i]);
+	if (!(what & COUNTERS_GAUGES))
+		return 0;
 	for (first = 0; first < out->npoints; first += n) {
 		n = out->npoints - first;
 		if (n > COUNTERS_CHUNK)
 			n = COUNTERS_CHUNK;
-		if (c->src.read(c->src.ctx, first, n, c->ring, c->gauge)) {
-			/* Unread, not folded: the next tick folds its seconds. */
-			for (i = 0; i < n; i++)
-				out->pts[first + i].ok = false;
-			ret = -1;
-			continue;
-		}
+		if (c->src.read_gauges(c->src.ctx, first, n, c->gauge))
+			continue;	/* gauges false: unknown this time */
 		for (i = 0; i < n; i++)
-			point_snap(c, first + i, i, now_sec, do_fold,
-				   &out->pts[first + i]);
+			gauge_sum(c->gauge + (size_t)i * c->ncpu, c->ncpu,
+				  &out->pts[first + i]);
 	}
-	return ret;
+	return 0;
 }
 
 int counters__read_point(struct counters *c, int id, uint64_t now_sec,
 			 struct point_stats *out)
 {
-	if (id < 0 || id >= SDS_MAX_POINTS ||
-	    c->src.read(c->src.ctx, id, 1, c->ring, c->gauge))
+	if (id < 0 || id >= c->npoints || read_rows(c, now_sec))
 		return -1;
-	point_snap(c, id, 0, now_sec, false, out);
+	point_snap(c, id, now_sec, false, out);
 	return 0;
 }
 
@@ -204,7 +244,9 @@ void counters__free(struct counters *c)
 	free(c->ring);
 	free(c->gauge);
 	free(c->acc);
+	free(c->secs);
 	c->ring = NULL;
 	c->gauge = NULL;
 	c->acc = NULL;
+	c->secs = NULL;
 }

@@ -3,11 +3,13 @@
  * counters_bpf.c - the loader's counters source: the per-CPU BPF maps,
  * read a chunk of points at a time with bpf_map_lookup_batch.
  *
- * Measured on this project's 2-CPU test machine (kernel 6.x, 1,024
- * points, tools/bench/loader_cost.sh): one key per syscall costs 17 of
- * them per point per read (16 ring slots and a gauge); the batch reads
- * 64 points' rings and gauges in 2 syscalls.  Kernels without batched
- * lookups of arrays (before 5.6) get one key at a time.
+ * A tick reads three ring rows (one second of every point each,
+ * counters.c) and the gauges: in batches, ~20 syscalls at 1,024 points;
+ * one key a syscall it would be ~4,100.  Measured with
+ * tools/bench/loader_cost.py (the per-key variant forces
+ * SDS_COUNTERS_PER_KEY=1): see the commit that made the ring
+ * second-major.  Kernels without batched lookups of arrays (before 5.6)
+ * get one key at a time.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -61,38 +63,49 @@ static int read_batch(struct counters_bpf *b, int fd, __u32 from, __u32 n,
 	return 0;
 }
 
-static int bpf_read(void *ctx, int first, int n, struct sds_slot *ring,
-		    struct sds_gauge *gauge)
+/* Keys [@from, @from + @n) of @fd: batched, else one at a time from now on. */
+static int read_range(struct counters_bpf *b, int fd, __u32 from, __u32 n,
+		      void *vals, size_t size)
 {
-	struct counters_bpf *b = ctx;
-	int ncpu = libbpf_num_possible_cpus();
-	size_t ssize = sizeof(*ring) * ncpu, gsize = sizeof(*gauge) * ncpu;
-	__u32 rfrom = (__u32)first * SDS_RING_SLOTS, rn = (__u32)n * SDS_RING_SLOTS;
-
 	if (!b->per_key) {
-		if (!read_batch(b, b->slots_fd, rfrom, rn, ring, ssize) &&
-		    !read_batch(b, b->gauges_fd, first, n, gauge, gsize))
+		if (!read_batch(b, fd, from, n, vals, size))
 			return 0;
 		/* No batched lookups of arrays here: key by key from now on. */
 		if (errno != EINVAL && errno != ENOTSUP && errno != EOPNOTSUPP)
 			return -1;
 		b->per_key = true;
 	}
-	if (read_keys(b->slots_fd, rfrom, rn, ring, ssize) ||
-	    read_keys(b->gauges_fd, first, n, gauge, gsize))
-		return -1;
-	return 0;
+	return read_keys(fd, from, n, vals, size);
+}
+
+static int bpf_read_row(void *ctx, int idx, int first, int n,
+			struct sds_slot *out)
+{
+	struct counters_bpf *b = ctx;
+	size_t size = sizeof(*out) * libbpf_num_possible_cpus();
+
+	return read_range(b, b->slots_fd, (__u32)idx * b->cap + first, n, out, size);
+}
+
+static int bpf_read_gauges(void *ctx, int first, int n, struct sds_gauge *out)
+{
+	struct counters_bpf *b = ctx;
+	size_t size = sizeof(*out) * libbpf_num_possible_cpus();
+
+	return read_range(b, b->gauges_fd, first, n, out, size);
 }
 
 int counters_bpf__source(struct counters_bpf *b, int slots_fd, int gauges_fd,
-			 struct counters_source *out)
+			 int cap, struct counters_source *out)
 {
 	memset(b, 0, sizeof(*b));
 	b->slots_fd = slots_fd;
 	b->gauges_fd = gauges_fd;
+	b->cap = cap;
 	/* For measuring (tools/bench): the one-key-a-syscall path. */
 	b->per_key = getenv("SDS_COUNTERS_PER_KEY") != NULL;
-	out->read = bpf_read;
+	out->read_row = bpf_read_row;
+	out->read_gauges = bpf_read_gauges;
 	out->ctx = b;
 	out->ncpu = libbpf_num_possible_cpus();
 	return out->ncpu > 0 ? 0 : -1;

@@ -81,7 +81,7 @@ static int64_t point_inflight(struct loader *l, int id)
 {
 	const struct point_stats *st = snapshot__point(l->snap, id);
 
-	return st ? st->concurrency : -1;
+	return st && st->gauges ? st->concurrency : -1;
 }
 
 static void point_tick(struct loader *l, int id, uint64_t now_ns,
@@ -120,11 +120,24 @@ static void point_tick(struct loader *l, int id, uint64_t now_ns,
 static void engine_read(struct loader *l, uint64_t now_ns, uint64_t now_sec)
 {
 	struct snapshot *s = snap_pool__take(&l->snaps);
+	unsigned int what = COUNTERS_FOLD;
+	int id;
 
 	if (!s)
 		return;
+	/*
+	 * The gauges (1 KB a point on 2 CPUs) only when someone reads them
+	 * this tick: the heartbeat's concurrency and histogram marks, or a
+	 * semaphore's permits to bound.
+	 */
+	if (l->uplink)
+		what |= COUNTERS_GAUGES;
+	for (id = 0; !(what & COUNTERS_GAUGES) && id < l->probes.npoints; id++)
+		if (__atomic_load_n(&flags__cell(&l->flags, id)->permits,
+				    __ATOMIC_RELAXED) > 0)
+			what |= COUNTERS_GAUGES;
 	s->taken_ns = now_ns;
-	counters__snap(&l->counters, now_sec, true, s);
+	counters__snap(&l->counters, now_sec, what, s);
 	snapshot__put(l->snap);
 	l->snap = s;
 }
@@ -184,7 +197,7 @@ struct snapshot *engine__query_snapshot(struct loader *l)
 	if (!s)
 		return snapshot__get(l->snap);
 	s->taken_ns = now_ns;
-	counters__snap(&l->counters, counters_now_sec(), false, s);
+	counters__snap(&l->counters, counters_now_sec(), COUNTERS_GAUGES, s);
 	return s;
 }
 

@@ -90,6 +90,7 @@ static int probes__size_maps(struct probes *pr)
 
 	if (pr->cap <= 0 || pr->cap > SDS_MAX_POINTS)
 		pr->cap = SDS_MAX_POINTS;
+	s->rodata->point_cap = pr->cap;
 	if (bpf_map__set_max_entries(s->maps.slots, pr->cap * SDS_RING_SLOTS) ||
 	    bpf_map__set_max_entries(s->maps.gauges, pr->cap) ||
 	    bpf_map__set_max_entries(s->maps.point_cfg, pr->cap))

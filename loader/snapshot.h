@@ -31,6 +31,7 @@ struct point_stats {
 	uint64_t dropped;		/* entries given up (never returned) */
 	uint64_t hist[SDS_HIST_BUCKETS];	/* latency histogram since attach */
 	bool ok;			/* read; false: its maps could not be read */
+	bool gauges;			/* @concurrency .. @hist were read */
 };
 
 struct snapshot {

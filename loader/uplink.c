@@ -275,7 +275,7 @@ static void hist_mark(struct uplink *u, struct loader *l, uint64_t now_sec,
 		const struct point_stats *st = snapshot__point(engine__snapshot(l), id);
 
 		/* Unreadable now: its calls go to the next period instead. */
-		if (st)
+		if (st && st->gauges)
 			memcpy(u->hist_mark[id], st->hist, sizeof(st->hist));
 	}
 	u->mark_at = cur;
@@ -295,7 +295,7 @@ void uplink__tick(struct uplink *u, struct loader *l, uint64_t now_sec)
 		const struct point_stats *st = snapshot__point(engine__snapshot(l), id);
 		struct sds_hb_point *hp;
 
-		if (!st)
+		if (!st || !st->gauges)
 			continue;
 		hp = heartbeat_add_point(p->hb, l->probes.pts[id].spec.name);
 		if (hp && (uint64_t)st->concurrency > hp->max_concurrency)

@@ -3,8 +3,9 @@
  * Unit tests of loader/counters.c and loader/snapshot.c driven by a fake
  * counters source (no BPF): per-CPU ring slots and gauges summed into a
  * snapshot, seconds folded exactly once and in order (the heartbeat's
- * input), stale slots ignored, a failed read losing nothing, the chunked
- * reads, and the snapshot pool's references.
+ * input), stale slots ignored, a failed read losing nothing, a complete
+ * second read once (three rows a tick), chunked gauge reads, and the
+ * snapshot pool's references.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,23 +25,42 @@
 /* The fake kernel: rings and gauges by point, key slot and CPU. */
 static struct sds_slot ring[NPTS][SDS_RING_SLOTS][NCPU];
 static struct sds_gauge gauge[NPTS][NCPU];
-static int reads;	/* calls of the source */
+static int rows;		/* ring rows read (calls of read_row) */
+static int greads;	/* calls of read_gauges */
 static bool fail;	/* the next reads fail */
 
-static int fake_read(void *ctx, int first, int n, struct sds_slot *r,
-		     struct sds_gauge *g)
+/* The kernel's ring is second-major: row @idx, points [first, first + n). */
+static int fake_row(void *ctx, int idx, int first, int n, struct sds_slot *out)
 {
+	int i;
+
 	(void)ctx;
-	reads++;
-	assert_true(n >= 1 && n <= COUNTERS_CHUNK && first + n <= NPTS);
+	rows++;
+	assert_true(n >= 1 && n <= COUNTERS_ROW_CHUNK && first + n <= NPTS);
 	if (fail) {
 		errno = EIO;
 		return -1;
 	}
-	memcpy(r, ring[first], (size_t)n * sizeof(ring[0]));
+	for (i = 0; i < n; i++)
+		memcpy(out + (size_t)i * NCPU, ring[first + i][idx],
+		       sizeof(ring[0][0]));
+	return 0;
+}
+
+static int fake_gauges(void *ctx, int first, int n, struct sds_gauge *g)
+{
+	(void)ctx;
+	greads++;
+	assert_true(n >= 1 && n <= COUNTERS_CHUNK && first + n <= NPTS);
 	memcpy(g, gauge[first], (size_t)n * sizeof(gauge[0]));
 	return 0;
 }
+
+static const struct counters_source src = {
+	.read_row = fake_row,
+	.read_gauges = fake_gauges,
+	.ncpu = NCPU,
+};
 
 /* Point @p counted @visits (and @exc exceptions) in second @sec on @cpu. */
 static void count(int p, int cpu, uint64_t sec, uint64_t visits, uint64_t exc)
@@ -78,13 +98,12 @@ static struct snap_pool pool;
 
 static int setup(void **state)
 {
-	struct counters_source src = { .read = fake_read, .ncpu = NCPU };
-
 	(void)state;
 	memset(ring, 0, sizeof(ring));
 	memset(gauge, 0, sizeof(gauge));
 	memset(&seen, 0, sizeof(seen));
-	reads = 0;
+	rows = 0;
+	greads = 0;
 	fail = false;
 	assert_int_equal(counters__init(&c, &src, NPTS, 1000), 0);
 	memset(&pool, 0, sizeof(pool));
@@ -105,7 +124,7 @@ static struct snapshot *snap(uint64_t now, bool do_fold)
 	struct snapshot *s = snap_pool__take(&pool);
 
 	assert_non_null(s);
-	counters__snap(&c, now, do_fold, s);
+	counters__snap(&c, now, (do_fold ? COUNTERS_FOLD : 0) | COUNTERS_GAUGES, s);
 	return s;
 }
 
@@ -134,8 +153,37 @@ static void test_sums_over_cpus(void **state)
 	assert_int_equal(w.visits, 8);
 	/* Other points: nothing. */
 	assert_int_equal(snapshot__point(s, 8)->total.visits, 0);
-	/* Three chunks of at most 64 points: three reads. */
-	assert_int_equal(reads, (NPTS + COUNTERS_CHUNK - 1) / COUNTERS_CHUNK);
+	/* The first read: all 16 rows; gauges in chunks of 64 points. */
+	assert_int_equal(rows, SDS_RING_SLOTS);
+	assert_int_equal(greads, (NPTS + COUNTERS_CHUNK - 1) / COUNTERS_CHUNK);
+}
+
+/* A second two behind is complete: read once, never again. */
+static void test_complete_seconds_read_once(void **state)
+{
+	struct snapshot *s;
+
+	(void)state;
+	count(4, 0, 1000, 5, 0);
+	s = snap(1002, true);	/* 1000 is complete now */
+	snapshot__put(s);
+	assert_int_equal(rows, SDS_RING_SLOTS);
+	/* A late write into a complete second is not seen (the kernel never
+	 * does this: the test shows the row is not read again). */
+	count(4, 1, 1000, 100, 0);
+	count(4, 0, 1003, 1, 0);
+	s = snap(1003, true);
+	assert_int_equal(rows, SDS_RING_SLOTS + 3);	/* 1001, 1002, 1003 */
+	assert_int_equal(snapshot__point(s, 4)->total.visits, 6);
+	snapshot__put(s);
+	s = snap(1003, true);
+	assert_int_equal(rows, SDS_RING_SLOTS + 5);	/* 1002, 1003 */
+	snapshot__put(s);
+	/* Without COUNTERS_GAUGES no gauge is read. */
+	s = snap_pool__take(&pool);
+	counters__snap(&c, 1004, COUNTERS_FOLD, s);
+	assert_false(snapshot__point(s, 4)->gauges);
+	assert_int_equal(greads, 3 * ((NPTS + COUNTERS_CHUNK - 1) / COUNTERS_CHUNK));
 }
 
 /* Each complete second is folded once, in order, into its point. */
@@ -272,26 +320,25 @@ static void test_track(void **state)
 	counters__track(&c, 10);	/* fewer: ignored */
 	assert_int_equal(c.npoints, NPTS);
 	counters__free(&c);
-	{
-		struct counters_source src = { .read = fake_read, .ncpu = NCPU };
-
-		assert_int_equal(counters__init(&c, &src, 2, 1000), 0);
-	}
+	assert_int_equal(counters__init(&c, &src, 2, 1000), 0);
 	s = snap(1001, true);
 	assert_int_equal(s->npoints, 2);
-	assert_int_equal(reads, 1);
+	assert_int_equal(greads, 1);
 	assert_null(snapshot__point(s, 2));
+	/* New points: their seconds were never read, all rows again. */
 	counters__track(&c, 65);
 	snapshot__put(s);
 	s = snap(1001, true);
 	assert_int_equal(s->npoints, 65);
-	assert_int_equal(reads, 3);
+	assert_int_equal(rows, 2 * SDS_RING_SLOTS);
+	assert_int_equal(greads, 3);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_sums_over_cpus, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_complete_seconds_read_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fold_once_in_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_query_does_not_fold, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_slots, setup, teardown),

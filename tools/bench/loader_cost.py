@@ -208,7 +208,7 @@ def main():
     print("|---:|---|---:|---:|---:|")
     for n, v, cpu, rss, st in rows:
         print("| %d | %s | %.2f | %.1f | %.1f |" % (n, v, cpu, rss, st))
-    print("Targets at 1,024 points: <= 1%% of a core, <= 32 MB RSS, stats <= 50 ms.")
+    print("Targets at 1,024 points: <= 1% of a core, <= 32 MB RSS, stats <= 50 ms.")
     return 0
 
 
