@@ -207,6 +207,7 @@ int counters__snap(struct counters *c, uint64_t now_sec, unsigned int what,
 
 	out->sec = now_sec;
 	out->npoints = c->npoints < out->cap ? c->npoints : out->cap;
+	out->gauges = what & COUNTERS_GAUGES;
 	if (read_rows(c, now_sec)) {
 		/* Unread, not folded: the next tick folds their seconds. */
 		for (i = 0; i < out->npoints; i++)

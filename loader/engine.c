@@ -189,9 +189,13 @@ struct snapshot *engine__query_snapshot(struct loader *l)
 
 	for (i = 0; i < SNAP_POOL; i++)
 		busy += l->snaps.s[i] && l->snaps.s[i]->refs;
-	/* Fresh enough, or the pool is nearly held: the tick's serves. */
-	if (l->snap && (now_ns - l->snap->taken_ns < 1000000ULL ||
-			busy >= SNAP_POOL - 2))
+	/*
+	 * Fresh enough and with the gauges (a tick reads them only when it
+	 * needs them), or the pool nearly held: the tick's serves.
+	 */
+	if (l->snap && ((l->snap->gauges &&
+			 now_ns - l->snap->taken_ns < 1000000ULL) ||
+			busy >= SNAP_POOL - 1))
 		return snapshot__get(l->snap);
 	s = snap_pool__take(&l->snaps);
 	if (!s)

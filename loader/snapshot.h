@@ -39,6 +39,7 @@ struct snapshot {
 	uint64_t sec;			/* the ring second it was read at */
 	uint64_t taken_ns;		/* CLOCK_MONOTONIC of the read */
 	uint64_t gen;			/* reads so far when it was taken (1, 2, ...) */
+	bool gauges;			/* the gauges were read (COUNTERS_GAUGES) */
 	int npoints;			/* points read: ids 0..npoints-1 */
 	int cap;			/* points @pts has room for */
 	struct point_stats *pts;	/* @cap entries */
