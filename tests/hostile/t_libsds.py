@@ -227,7 +227,7 @@ cfd = os.memfd_create("sds-fake-cells")
 os.ftruncate(cfd, CELLS)
 m = mmap.mmap(fd, SIZE)
 now = lambda: time.clock_gettime_ns(time.CLOCK_MONOTONIC)
-m[0:40] = struct.pack("<IIIIQQQ", 0x53445346, 3, os.getpid(), 1, 1, now(),
+m[0:40] = struct.pack("<IIIIQQQ", 0x53445346, 4, os.getpid(), 1, 1, now(),
                       100000000)
 m[128:152] = struct.pack("<IIIIQ", 0, 1, 1, 100, now() + 3600 * 10**9)
 def tick():
