@@ -31,7 +31,8 @@ LOADER_SRCS := $(wildcard loader/*.c)
 # Pure modules the unit tests link (no BPF, no sockets).
 PURE_SRCS   := $(COMMON_SRCS) loader/pointspec.c loader/site.c loader/elfsym.c loader/elfaddr.c loader/chain.c loader/budget.c \
 	       loader/demangle.c loader/lang.c loader/exits.c loader/calib.c \
-	       loader/backlog.c loader/backlog_load.c loader/buildid.c
+	       loader/backlog.c loader/backlog_load.c loader/buildid.c \
+	       loader/counters.c loader/snapshot.c loader/engine_eval.c
 
 .PHONY: all deps test unit integration bench demo demo-admin clean
 # Each part's .mk adds its products to PRODUCTS and its test goals to

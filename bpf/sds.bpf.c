@@ -45,6 +45,14 @@ const volatile bool atomics = true;
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+/*
+ * Point ids the maps hold (the loader sizes them at load, probes.c).  The
+ * ring is second-major: slot (sec % SDS_RING_SLOTS) * point_cap + point,
+ * so one second of every point is one run of keys, and a tick reads only
+ * the seconds that can still change (loader/counters.c).
+ */
+const volatile __u32 point_cap = SDS_MAX_POINTS;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, SDS_MAX_POINTS * SDS_RING_SLOTS);
@@ -118,9 +126,13 @@ static __always_inline __u64 sec_of(__u64 ts)
  */
 static __always_inline struct sds_slot *slot_get(__u32 point, __u64 sec)
 {
-	__u32 idx = point * SDS_RING_SLOTS + (sec & (SDS_RING_SLOTS - 1));
+	__u32 idx = (sec & (SDS_RING_SLOTS - 1)) * point_cap + point;
 	struct sds_slot *s;
 	__u64 old;
+
+	/* Past the cap the index would be another second's slot. */
+	if (point >= point_cap)
+		return NULL;
 
 	s = bpf_map_lookup_elem(&slots, &idx);
 	if (!s)

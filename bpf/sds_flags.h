@@ -29,7 +29,7 @@
 #include "sds_types.h"
 
 #define SDS_FLAGS_MAGIC		0x53445346u	/* "SDSF" */
-#define SDS_FLAGS_LAYOUT	3
+#define SDS_FLAGS_LAYOUT	4	/* 4: 1,024 points (3: 256) */
 #define SDS_FLAG_SIZE		128		/* a flags element: two cache lines */
 #define SDS_CELL_SIZE		128		/* a cells element: two cache lines */
 #define SDS_MAX_PROCS		64		/* guarded processes per loader */

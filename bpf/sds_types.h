@@ -11,7 +11,12 @@
 #include <linux/types.h>
 #endif
 
-#define SDS_MAX_POINTS		256	/* points one loader can serve */
+/*
+ * Points one loader can serve (point ids 0..1023).  The flags region has
+ * room for all of them (its layout); the loader sizes the counting maps
+ * at load to the points it can actually serve (probes__load).
+ */
+#define SDS_MAX_POINTS		1024
 #define SDS_RING_SLOTS		16	/* one-second slots per point */
 #define SDS_WINDOW_S		10	/* sliding window of the strategies */
 #define SDS_HIST_BUCKETS	64	/* log2 latency buckets, [2^i, 2^(i+1)) ns */

@@ -44,7 +44,7 @@
 #include "strategy.h"
 
 #define SDS_HB_PERIOD_S		10		/* the only period there is */
-#define SDS_HB_MAX_POINTS	SDS_MAX_POINTS	/* 256 */
+#define SDS_HB_MAX_POINTS	SDS_MAX_POINTS	/* 1024 */
 #define SDS_HB_HOST_MAX		253		/* a DNS name's longest text form */
 #define SDS_HB_IP_MAX		45		/* longest IPv6 text form */
 #define SDS_HB_COUNT_MAX	((int64_t)1 << 40)	/* per point per period: sums stay in int64 */

@@ -69,6 +69,7 @@ static int load_fresh(struct attach_run *a, char *err, size_t errlen)
 		return snprintf(err, errlen, "pin directory %s: %s", a->pins.dir,
 				strerror(errno)), -1;
 	a->pinned = true;
+	l->probes.cap = probes__cap_for(a->npoints);
 	if (probes__load(&l->probes, l->key, l->sec_offset_ns, err, errlen) ||
 	    probes__pin_maps(&l->probes, &a->pins, err, errlen))
 		return -1;
@@ -88,6 +89,8 @@ static int load_adopt(struct attach_run *a, char *err, size_t errlen)
 	l->sec_offset_ns = h->sec_offset_ns;
 	l->wall_offset = h->wall_offset;
 	counters_align(l->sec_offset_ns);
+	/* The same function points (keep__points_match): the same map sizes. */
+	l->probes.cap = probes__cap_for(a->npoints);
 	if (probes__adopt_load(&l->probes, l->key, l->sec_offset_ns,
 			       h->atomics, &a->pins, err, errlen))
 		return -1;
@@ -147,6 +150,7 @@ static int start_engine(struct attach_run *a)
 int attach_load(struct attach_run *a, uint64_t max_overhead)
 {
 	struct loader *l = a->l;
+	struct counters_source src;
 	char err[512];
 
 	if (pins__init(&a->pins, l->group, l->app, true, err, sizeof(err)))
@@ -161,8 +165,12 @@ int attach_load(struct attach_run *a, uint64_t max_overhead)
 		return cmd_err("creating the flags map: %s", strerror(errno));
 	if (attach_all(a, err, sizeof(err)))
 		return cmd_err("%s", err);
-	if (counters__init(&l->counters, probes__slots_fd(&l->probes),
-			   probes__gauges_fd(&l->probes), l->probes.npoints))
+	l->snaps.cap = l->probes.cap;
+	if (counters_bpf__source(&l->counters_src, probes__slots_fd(&l->probes),
+				 probes__gauges_fd(&l->probes), l->probes.cap,
+				 &src) ||
+	    counters__init(&l->counters, &src, l->probes.npoints,
+			   counters_now_sec()))
 		return cmd_err("reading counters: %s", strerror(errno));
 	budget__init(l, max_overhead, a->target_path, a->pid);
 	/* An adopted point passed its first second under the loader before. */
@@ -182,6 +190,7 @@ void attach_unload(struct attach_run *a, bool clean)
 		uplink__stop(l->uplink);
 	l->keep = NULL;
 	counters__free(&l->counters);
+	snap_pool__free(&l->snaps);
 	watch__close(l);
 	/*
 	 * Pins go first: the links then leave with their last fd.  A clean

@@ -26,13 +26,24 @@ static const char *pct_str(uint64_t milli, char *buf, size_t len)
 	return buf;
 }
 
-/* The count of calls of point @id so far (its entries); -1 on error. */
+/* The count of calls of point @id at the tick's read (its entries); -1: unread. */
 static int point_calls(struct loader *l, int id, uint64_t now_sec,
 		       uint64_t *calls)
 {
+	const struct point_stats *st = snapshot__point(engine__snapshot(l), id);
+
+	if (!st)
+		return -1;
+	*calls = st->total.visits;
+	return 0;
+}
+
+/* The same, read now: attach's first second runs before any tick. */
+static int point_calls_now(struct loader *l, int id, uint64_t *calls)
+{
 	struct point_stats st;
 
-	if (counters__read(&l->counters, id, now_sec, &st))
+	if (counters__read_point(&l->counters, id, counters_now_sec(), &st))
 		return -1;
 	*calls = st.total.visits;
 	return 0;
@@ -93,7 +104,7 @@ int budget__first_second(struct loader *l)
 		if (p->kind != POINT_FUNCTION || !probes__point_stepped(p) ||
 		    p->spec.site_policy == SITE_POLICY_ANY)
 			continue;
-		if (point_calls(l, id, counters_now_sec(), &c0[id]))
+		if (point_calls_now(l, id, &c0[id]))
 			return cmd_err("reading counters: %s", strerror(errno));
 		any = true;
 	}
@@ -111,7 +122,7 @@ int budget__first_second(struct loader *l)
 		if (p->kind != POINT_FUNCTION || !probes__point_stepped(p) ||
 		    p->spec.site_policy == SITE_POLICY_ANY)
 			continue;
-		if (point_calls(l, id, counters_now_sec(), &c1))
+		if (point_calls_now(l, id, &c1))
 			return cmd_err("reading counters: %s", strerror(errno));
 		cpu = budget_cpu_ns(cost, c1 - c0[id], span);
 		if (cpu <= b->max_ns)

@@ -31,11 +31,25 @@ static uint32_t kind_parse(const char *s)
 	return SDS_DRILL_NONE;
 }
 
-/* Publish point @id now rather than at the next tick: a stop is at once. */
+/*
+ * Publish point @id now rather than at the next tick: a stop is at once.
+ * The engine evaluates the point once the request is handled
+ * (engine__flush), from the tick's read: drills never run a tick.
+ */
 static void drill_publish(struct loader *l, int id)
 {
-	engine__tick(l);
-	(void)id;
+	l->drill_dirty[id] = 1;
+	l->drill_any_dirty = true;
+}
+
+bool drill__take_dirty(struct loader *l, int id)
+{
+	bool was = l->drill_dirty[id];
+
+	l->drill_dirty[id] = 0;
+	if (id + 1 >= l->probes.npoints)
+		l->drill_any_dirty = false;
+	return was;
 }
 
 int drill__start(struct loader *l, const char *name, bool create,

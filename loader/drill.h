@@ -43,6 +43,11 @@ int drill__start(struct loader *l, const char *name, bool create,
 /* Stop the drill on @name; -1 with @err if there is none. */
 int drill__stop(struct loader *l, const char *name, char *err, size_t errlen);
 
+/*
+ * Was point @id's drill changed since its last evaluation?  Clears it
+ * (the engine asks for every point, in order, at each evaluation).
+ */
+bool drill__take_dirty(struct loader *l, int id);
 /* Every tick, for point @id: end an expired drill, fill @fs's drill part. */
 void drill__tick(struct loader *l, int id, uint64_t now_ns,
 		 struct flag_state *fs);

@@ -49,25 +49,6 @@ int engine__point(struct loader *l, const char *name)
 	return id;
 }
 
-/* The window of point @id: the last SDS_WINDOW_S seconds, or since a reset. */
-static void point_window(struct loader *l, int id, uint64_t now_sec,
-			 struct sds_counts *w)
-{
-	struct point_run *r = &l->run[id];
-	uint64_t from = now_sec + 1 - SDS_WINDOW_S;
-
-	if (r->reset_sec && r->reset_sec >= from) {
-		counters__window(&l->counters, id, r->reset_sec, now_sec, w);
-		w->visits -= r->reset_base.visits;
-		w->exceptions -= r->reset_base.exceptions;
-		w->timeouts -= r->reset_base.timeouts;
-		w->downgrades -= r->reset_base.downgrades;
-		w->latency_sum -= r->reset_base.latency_sum;
-		return;
-	}
-	counters__window(&l->counters, id, from, now_sec, w);
-}
-
 /* Open or close the point's event as its visible state changes. */
 static void point_events(struct loader *l, int id, uint32_t reason)
 {
@@ -95,65 +76,70 @@ static uint64_t live_slots(const struct loader *l)
 	return live;
 }
 
-/* Calls of point @id in flight now, as the kernel counts them; -1: unknown. */
-static int64_t point_inflight(struct loader *l, int id, uint64_t now_sec)
+/* Calls of point @id in flight at the tick's read; -1: unknown. */
+static int64_t point_inflight(struct loader *l, int id)
 {
-	struct point_stats st;
+	const struct point_stats *st = snapshot__point(l->snap, id);
 
-	if (counters__read(&l->counters, id, now_sec, &st))
-		return -1;
-	return st.concurrency;
+	return st && st->gauges ? st->concurrency : -1;
 }
 
 static void point_tick(struct loader *l, int id, uint64_t now_ns,
 		       uint64_t now_sec, uint64_t live)
 {
 	struct sds_cell *c = flags__cell(&l->flags, id);
-	/* What guards wrote, as counts the loader bounded: never instructions. */
-	const struct cell_counts *n = flags__counts(&l->flags, id);
-	struct point_run *r = &l->run[id];
-	struct chain_input in = {
+	const struct engine_eval_in in = {
 		.st = point_strategy(l, id),
+		.snap = l->snap,
+		/* What guards wrote, as counts the loader bounded: never instructions. */
+		.cells = flags__counts(&l->flags, id),
 		.now_ns = now_ns,
-		.probes_ok = n->probes_ok,
-		.probes_failed = n->probes_failed,
+		.now_sec = now_sec,
 	};
-	uint64_t ref_c = n->refused_concurrent;
-	uint64_t ref_t = n->refused_token;
-	uint64_t hold_before = r->cs.hold_until_ns;
-	struct flag_state fs;
-	uint32_t shown;
+	struct engine_eval_out out;
 
-	point_window(l, id, now_sec, &in.window);
-	if (chain_eval(&r->cs, &in, &fs)) {
-		/* Start the window afresh: what this second counted so far is out. */
-		r->reset_sec = now_sec;
-		counters__window(&l->counters, id, now_sec, now_sec, &r->reset_base);
-	}
+	engine_eval(&l->run[id], id, &in, &out);
 	/* A hold that (re)starts lets its first probe through one interval on. */
-	if (r->cs.hold_until_ns && r->cs.hold_until_ns != hold_before &&
-	    fs.probe_interval_ns)
-		__atomic_store_n(&c->next_probe_ns, now_ns + fs.probe_interval_ns,
+	if (out.hold_started)
+		__atomic_store_n(&c->next_probe_ns, now_ns + out.fs.probe_interval_ns,
 				 __ATOMIC_RELEASE);
-	drill__tick(l, id, now_ns, &fs);
-	flags__publish(&l->flags, id, &fs);
+	drill__tick(l, id, now_ns, &out.fs);
+	flags__publish(&l->flags, id, &out.fs);
 	/* The kernel's count of calls in flight bounds held permits. */
-	flags__repair(&l->flags, id, &fs, now_ns, live,
+	flags__repair(&l->flags, id, &out.fs, now_ns, live,
 		      __atomic_load_n(&c->permits, __ATOMIC_RELAXED) > 0 ?
-		      point_inflight(l, id, now_sec) : -1);
+		      point_inflight(l, id) : -1);
+	point_events(l, id, out.shown);
+}
 
-	/* The guard's exact limits show as downgrades while they refuse. */
-	if (ref_t > r->token_seen || ref_c > r->conc_seen) {
-		r->limit_reason = ref_t > r->token_seen ? SDS_REASON_TOKEN :
-							  SDS_REASON_CONCURRENT;
-		r->limit_last_ns = now_ns;
-		r->token_seen = ref_t;
-		r->conc_seen = ref_c;
-	}
-	shown = r->cs.tripped ? r->cs.reason : 0;
-	if (!shown && r->limit_reason && now_ns - r->limit_last_ns < 1000000000ULL)
-		shown = r->limit_reason;
-	point_events(l, id, shown);
+/*
+ * The tick's one read of every point's counters: a new snapshot, unless
+ * every buffer is held by queries (then the last one serves again and the
+ * seconds are folded at the next tick: nothing is lost, windows lag).
+ */
+static void engine_read(struct loader *l, uint64_t now_ns, uint64_t now_sec)
+{
+	struct snapshot *s = snap_pool__take(&l->snaps);
+	unsigned int what = COUNTERS_FOLD;
+	int id;
+
+	if (!s)
+		return;
+	/*
+	 * The gauges (1 KB a point on 2 CPUs) only when someone reads them
+	 * this tick: the heartbeat's concurrency and histogram marks, or a
+	 * semaphore's permits to bound.
+	 */
+	if (l->uplink)
+		what |= COUNTERS_GAUGES;
+	for (id = 0; !(what & COUNTERS_GAUGES) && id < l->probes.npoints; id++)
+		if (__atomic_load_n(&flags__cell(&l->flags, id)->permits,
+				    __ATOMIC_RELAXED) > 0)
+			what |= COUNTERS_GAUGES;
+	s->taken_ns = now_ns;
+	counters__snap(&l->counters, now_sec, what, s);
+	snapshot__put(l->snap);
+	l->snap = s;
 }
 
 void engine__tick(struct loader *l)
@@ -163,15 +149,62 @@ void engine__tick(struct loader *l)
 	uint64_t live = live_slots(l);
 	int id;
 
-	counters__tick(&l->counters, now_sec);
+	engine_read(l, now_ns, now_sec);
+	if (l->snap)
+		now_sec = l->snap->sec;
 	if (l->uplink)
 		uplink__tick(l->uplink, l, now_sec);
-	for (id = 0; id < l->probes.npoints; id++)
+	for (id = 0; id < l->probes.npoints; id++) {
+		drill__take_dirty(l, id);
 		point_tick(l, id, now_ns, now_sec, live);
+	}
 	flags__tick(&l->flags, now_ns);
 	budget__tick(l, now_ns, now_sec);
 	/* The tick's state whole in the pinned copy (keep.c). */
 	keep__commit(l);
+}
+
+void engine__flush(struct loader *l)
+{
+	uint64_t now_ns, live;
+	int id;
+
+	if (!l->drill_any_dirty || !l->snap)
+		return;
+	now_ns = flags_now_ns();
+	live = live_slots(l);
+	for (id = 0; id < l->probes.npoints; id++)
+		if (drill__take_dirty(l, id))
+			point_tick(l, id, now_ns, l->snap->sec, live);
+}
+
+const struct snapshot *engine__snapshot(const struct loader *l)
+{
+	return l->snap;
+}
+
+struct snapshot *engine__query_snapshot(struct loader *l)
+{
+	uint64_t now_ns = flags_now_ns();
+	struct snapshot *s;
+	int i, busy = 0;
+
+	for (i = 0; i < SNAP_POOL; i++)
+		busy += l->snaps.s[i] && l->snaps.s[i]->refs;
+	/*
+	 * Fresh enough and with the gauges (a tick reads them only when it
+	 * needs them), or the pool nearly held: the tick's serves.
+	 */
+	if (l->snap && ((l->snap->gauges &&
+			 now_ns - l->snap->taken_ns < 1000000ULL) ||
+			busy >= SNAP_POOL - 1))
+		return snapshot__get(l->snap);
+	s = snap_pool__take(&l->snaps);
+	if (!s)
+		return snapshot__get(l->snap);
+	s->taken_ns = now_ns;
+	counters__snap(&l->counters, counters_now_sec(), COUNTERS_GAUGES, s);
+	return s;
 }
 
 /* Did point @id's strategy change between @old and @new? */
@@ -196,7 +229,7 @@ int engine__apply(struct loader *l, struct sds_strategies *s)
 	for (i = 0; s && i < s->n; i++)
 		if (engine__point(l, s->s[i].point) < 0)
 			cmd_err("strategy for '%s': no room for more points (at most %d)",
-				s->s[i].point, SDS_MAX_POINTS);
+				s->s[i].point, l->probes.cap);
 	/*
 	 * Only the points whose strategy changed start afresh: a new version
 	 * for one point must not end another point's hold.
@@ -376,6 +409,7 @@ void engine__admin_reply(struct loader *l)
 	n = uplink__take_drills(l->uplink, drills);
 	if (n >= 0)
 		drill__apply_admin(l, drills, n, time(NULL));
+	engine__flush(l);
 }
 
 /*

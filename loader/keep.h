@@ -32,7 +32,7 @@
  * any change to what keep.c writes or to the BPF maps' shapes: a loader
  * that finds another layout removes the pins (they cannot be read).
  */
-#define KEEP_LAYOUT	1
+#define KEEP_LAYOUT	2	/* 2: the ring second-major, the maps sized to the points */
 #define KEEP_PIN	"keep"	/* the pin's name in the app's directory */
 #define KEEP_TARGET_MAX	256	/* bytes of TARGET's path kept, for messages */
 

@@ -15,11 +15,13 @@
 #include "ctl.h"
 #include "counters.h"
 #include "drill.h"
+#include "engine_eval.h"
 #include "events.h"
 #include "flags.h"
 #include "keep.h"
 #include "probes.h"
 #include "register.h"
+#include "snapshot.h"
 #include "strategy.h"
 #include "uplink.h"
 #include "watch.h"
@@ -79,7 +81,7 @@ struct stats_job {
 	size_t len;			/* bytes in @points */
 	size_t cap;			/* bytes allocated for @points */
 	int next;			/* the next point id to build */
-	uint64_t now;			/* the second every point is read at */
+	struct snapshot *snap;		/* the read every point is built from (held) */
 };
 
 /* A connection whose request is not answered yet (conn.c). */
@@ -111,18 +113,7 @@ struct tick_late {
 	uint32_t n;			/* samples in the ring */
 };
 
-/* What the engine keeps per point between ticks. */
-struct point_run {
-	struct chain_state cs;		/* trip and hold */
-	uint64_t reset_sec;		/* the window starts afresh after this second; 0: never reset */
-	struct sds_counts reset_base;	/* counts of @reset_sec up to the reset */
-	uint64_t token_seen;		/* guard's refused_token at the last tick */
-	uint64_t conc_seen;		/* guard's refused_concurrent at the last tick */
-	uint32_t limit_reason;		/* token/concurrent refusals seen in the last second */
-	uint64_t limit_last_ns;		/* when refusals were last seen */
-	uint32_t shown_reason;		/* reason of the last "started" event; 0: none open */
-	struct drill_run drill;		/* the point's drill; kind 0: none */
-};
+/* struct point_run, what the engine keeps per point: engine_eval.h. */
 
 /*
  * Requests the loader refused to protect itself or other apps, by why
@@ -150,6 +141,11 @@ struct loader {
 	struct keep *keep;		/* the state kept across loaders (keep.c); NULL: none */
 	struct probes probes;		/* BPF programs and points */
 	struct counters counters;	/* sums of the BPF maps */
+	struct counters_bpf counters_src;	/* @counters' source: the maps */
+	struct snap_pool snaps;		/* buffers of the reads */
+	struct snapshot *snap;		/* the last tick's read (held); NULL before the first */
+	uint8_t drill_dirty[SDS_MAX_POINTS];	/* drill.c: evaluate the point before the next tick */
+	bool drill_any_dirty;		/* drill.c: some @drill_dirty is set */
 	struct flags_region flags;	/* the region the guards map */
 	struct events events;		/* downgrade transitions */
 	const char *strategies_path;	/* --strategies FILE, or NULL */
@@ -170,6 +166,12 @@ struct loader {
 /* engine.c */
 int engine__point(struct loader *l, const char *name);
 void engine__tick(struct loader *l);
+/* Evaluate the points a drill changed since the tick, from the tick's read. */
+void engine__flush(struct loader *l);
+/* The last tick's read (never NULL after the first tick). */
+const struct snapshot *engine__snapshot(const struct loader *l);
+/* A read no older than ~1 ms for a query (held: snapshot__put it). */
+struct snapshot *engine__query_snapshot(struct loader *l);
 int engine__apply(struct loader *l, struct sds_strategies *s);
 int engine__reload(struct loader *l);
 void engine__admin_reply(struct loader *l);

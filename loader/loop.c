@@ -205,6 +205,8 @@ static bool clients_serve(struct pollfd *pfd, struct loader *l, int lfd, int tfd
 	for (i = 0; i < CONN_PENDING_MAX; i++)
 		conn__event(l, i, pfd[PFD_CONN + i].revents);
 	more = conn__serve(l, tfd);
+	/* What a drill request changed is published before the next wait. */
+	engine__flush(l);
 	if (pfd[PFD_LISTEN].revents & POLLIN)
 		conn__accept(l, lfd);
 	return more;

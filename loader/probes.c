@@ -72,6 +72,32 @@ static bool kernel_preemptible(void)
 	return true;
 }
 
+int probes__cap_for(int nfunc)
+{
+	int cap = nfunc + PROBES_GUARD_ROOM;
+
+	return cap < SDS_MAX_POINTS ? cap : SDS_MAX_POINTS;
+}
+
+/*
+ * Size the per-point maps to pr->cap points before the load: the object
+ * declares room for SDS_MAX_POINTS, and ids past the cap are refused by
+ * probes__add_guard, so the BPF side's lookups of them find nothing.
+ */
+int probes__size_maps(struct probes *pr)
+{
+	struct sds_bpf *s = pr->skel;
+
+	if (pr->cap <= 0 || pr->cap > SDS_MAX_POINTS)
+		pr->cap = SDS_MAX_POINTS;
+	s->rodata->point_cap = pr->cap;
+	if (bpf_map__set_max_entries(s->maps.slots, pr->cap * SDS_RING_SLOTS) ||
+	    bpf_map__set_max_entries(s->maps.gauges, pr->cap) ||
+	    bpf_map__set_max_entries(s->maps.point_cfg, pr->cap))
+		return -1;
+	return 0;
+}
+
 int probes__load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
 		 char *err, size_t errlen)
 {
@@ -80,6 +106,12 @@ int probes__load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
 	if (!pr->skel) {
 		e = errno;
 		snprintf(err, errlen, "opening BPF object: %s", strerror(e));
+		return -1;
+	}
+	if (probes__size_maps(pr)) {
+		e = errno;
+		snprintf(err, errlen, "sizing the BPF maps to %d points: %s",
+			 pr->cap, strerror(e));
 		return -1;
 	}
 	pr->skel->rodata->loader_key = key;
@@ -120,7 +152,7 @@ int probes__add_guard(struct probes *pr, const char *name)
 
 	if (id >= 0)
 		return id;
-	if (pr->npoints >= SDS_MAX_POINTS)
+	if (pr->npoints >= (pr->cap > 0 ? pr->cap : SDS_MAX_POINTS))
 		return -1;
 	id = pr->npoints++;
 	p = &pr->pts[id];

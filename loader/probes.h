@@ -77,7 +77,21 @@ struct probes {
 	enum ret_why ret_why;		/* why they count entries only, if they do */
 	struct probe_point *pts;	/* SDS_MAX_POINTS entries */
 	const struct pins *pins;	/* where links are pinned (probes_pin.c); NULL: nowhere */
+	int cap;			/* point ids the maps hold (set before probes__load; 0: SDS_MAX_POINTS) */
 };
+
+/*
+ * Guard points a loader has room for beyond its function points: libsds
+ * names its points at run time (`point NAME`), the strategies name more.
+ * The per-CPU counting maps cost ~1.3 KB per point and CPU, so they are
+ * sized to the points a loader can serve, not to SDS_MAX_POINTS.
+ */
+#define PROBES_GUARD_ROOM	256
+
+/* The point ids a loader of @nfunc function points serves. */
+int probes__cap_for(int nfunc);
+/* Size the per-point maps and the BPF side's point_cap to pr->cap (open, not loaded). */
+int probes__size_maps(struct probes *pr);
 
 /*
  * Open and load the BPF object, attach the thread-exit program.  @key is

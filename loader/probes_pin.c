@@ -93,6 +93,9 @@ int probes__adopt_load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
 		return snprintf(err, errlen, "opening BPF object: %s",
 				strerror(errno)), -1;
 	/* The same constants as the programs the links hold. */
+	if (probes__size_maps(pr))
+		return snprintf(err, errlen, "sizing the BPF maps to %d points: %s",
+				pr->cap, strerror(errno)), -1;
 	pr->skel->rodata->loader_key = key;
 	pr->skel->rodata->sec_offset_ns = sec_offset_ns;
 	pr->skel->rodata->atomics = atomics;

@@ -21,15 +21,18 @@ static json_t *counts_json(const struct sds_counts *c, int seconds)
 	return o;
 }
 
-static json_t *point_json(struct loader *l, int id, uint64_t now)
+static json_t *point_json(struct loader *l, int id, const struct snapshot *snap)
 {
 	const struct probe_point *p = &l->probes.pts[id];
-	struct point_stats st;
+	const struct point_stats *sp = snapshot__point(snap, id);
+	static const struct point_stats unread;
+	const struct point_stats *stp = sp ? sp : &unread;
 	json_t *o, *lat, *state;
 	uint32_t reason, rate;
 	bool down;
 
-	if (counters__read(&l->counters, id, now, &st))
+	/* A point added since the read (a guard's `point`) shows zeros. */
+	if (!sp && snap && id < snap->npoints)
 		return NULL;
 	o = json_object();
 	json_object_set_new(o, "name", json_string(p->spec.name));
@@ -50,18 +53,18 @@ static json_t *point_json(struct loader *l, int id, uint64_t now)
 		json_object_set_new(o, "kind", json_string("guard"));
 		json_object_set_new(o, "site", json_string("nop5"));
 	}
-	json_object_set_new(o, "total", counts_json(&st.total, 0));
-	json_object_set_new(o, "window", counts_json(&st.window, SDS_WINDOW_S));
-	json_object_set_new(o, "concurrency", json_integer(st.concurrency));
+	json_object_set_new(o, "total", counts_json(&stp->total, 0));
+	json_object_set_new(o, "window", counts_json(&stp->window, SDS_WINDOW_S));
+	json_object_set_new(o, "concurrency", json_integer(stp->concurrency));
 
 	lat = json_object();
-	json_object_set_new(lat, "count", json_integer(st.completed));
+	json_object_set_new(lat, "count", json_integer(stp->completed));
 	json_object_set_new(lat, "p50", json_integer(
-		hist_percentile(st.hist, SDS_HIST_BUCKETS, 50)));
+		hist_percentile(stp->hist, SDS_HIST_BUCKETS, 50)));
 	json_object_set_new(lat, "p90", json_integer(
-		hist_percentile(st.hist, SDS_HIST_BUCKETS, 90)));
+		hist_percentile(stp->hist, SDS_HIST_BUCKETS, 90)));
 	json_object_set_new(lat, "p99", json_integer(
-		hist_percentile(st.hist, SDS_HIST_BUCKETS, 99)));
+		hist_percentile(stp->hist, SDS_HIST_BUCKETS, 99)));
 	json_object_set_new(o, "latency_ns", lat);
 
 	state = json_object();
@@ -72,7 +75,7 @@ static json_t *point_json(struct loader *l, int id, uint64_t now)
 	json_object_set_new(state, "rate", json_integer(rate));
 	json_object_set_new(o, "state", state);
 	json_object_set_new(o, "drill", drill__json(l, id, flags_now_ns()));
-	json_object_set_new(o, "overhead", budget__point_json(l, id, &st));
+	json_object_set_new(o, "overhead", budget__point_json(l, id, stp));
 	return o;
 }
 
@@ -143,11 +146,13 @@ void serve__stats_begin(struct loader *l, struct stats_job *j)
 {
 	memset(j, 0, sizeof(*j));
 	j->o = head_json(l);
-	j->now = counters_now_sec();
+	/* One read for the whole reply, held until its last slice. */
+	j->snap = engine__query_snapshot(l);
 }
 
 void serve__stats_end(struct stats_job *j)
 {
+	snapshot__put(j->snap);
 	json_decref(j->o);
 	free(j->points);
 	memset(j, 0, sizeof(*j));
@@ -207,7 +212,7 @@ int serve__stats_step(struct loader *l, struct stats_job *j, char **reply,
 
 	*reply = NULL;
 	for (; j->next < l->probes.npoints && j->next < end; j->next++) {
-		json_t *p = point_json(l, j->next, j->now);
+		json_t *p = point_json(l, j->next, j->snap);
 
 		if (!p || stats_append(j, p)) {
 			serve__stats_end(j);
@@ -248,9 +253,10 @@ static json_t *error_json(const char *fmt, const char *arg)
 
 static json_t *hist_json(struct loader *l, const char *name)
 {
-	struct point_stats st;
+	const struct point_stats *st;
+	struct snapshot *snap;
 	json_t *o, *b;
-	int i;
+	int i, id;
 
 	for (i = 0; i < l->probes.npoints; i++)
 		if (!strcmp(l->probes.pts[i].spec.name, name))
@@ -262,16 +268,28 @@ static json_t *hist_json(struct loader *l, const char *name)
 	    l->probes.pts[i].ret_mode == RET_ENTRY_ONLY)
 		return error_json("point '%s' counts entries only: it has no latencies (stats --json says why: returns_why)",
 				  name);
-	if (counters__read(&l->counters, i, counters_now_sec(), &st))
+	id = i;
+	snap = engine__query_snapshot(l);
+	st = snapshot__point(snap, id);
+	/* Unreadable: an internal error; added since the read: no calls yet. */
+	if (!st && snap && id < snap->npoints) {
+		snapshot__put(snap);
 		return NULL;
+	}
+	if (!st) {
+		static const struct point_stats none;
+
+		st = &none;
+	}
 	o = json_object();
 	json_object_set_new(o, "point", json_string(name));
 	json_object_set_new(o, "unit", json_string("ns"));
-	json_object_set_new(o, "count", json_integer(st.completed));
+	json_object_set_new(o, "count", json_integer(st->completed));
 	b = json_array();
 	for (i = 0; i < SDS_HIST_BUCKETS; i++)
-		json_array_append_new(b, json_integer(st.hist[i]));
+		json_array_append_new(b, json_integer(st->hist[i]));
 	json_object_set_new(o, "buckets", b);
+	snapshot__put(snap);
 	return o;
 }
 

@@ -142,7 +142,7 @@ static char *session_point(struct loader *l, struct session *s, const char *name
 		if (id < 0) {
 			l->refused.points++;
 			return conn__error("no room for point '%s' (at most %d points)",
-					   name, SDS_MAX_POINTS);
+					   name, l->probes.cap);
 		}
 		l->point_uid[id] = s->uid;
 	}

@@ -371,10 +371,10 @@ static void period_close(struct uplink *u, struct loader *l,
 	p->hb->version = l->strategies ? l->strategies->version : 0;
 	watch__hb(l, p->hb);
 	for (id = 0; id < l->probes.npoints; id++) {
-		struct point_stats st;
+		const struct point_stats *st = snapshot__point(engine__snapshot(l), id);
 		struct sds_hb_point *hp;
 
-		if (counters__read(&l->counters, id, counters_now_sec(), &st))
+		if (!st)
 			continue;
 		hp = heartbeat_add_point(p->hb, l->probes.pts[id].spec.name);
 		if (!hp)
@@ -384,7 +384,7 @@ static void period_close(struct uplink *u, struct loader *l,
 			u->hist_base[id][b] = u->hist_mark[id][b];
 		}
 		/* The probes' cost as the period ends. */
-		budget__hb_point(l, id, &st, hp);
+		budget__hb_point(l, id, st, hp);
 	}
 	doc = heartbeat_to_json(p->hb);
 	body = doc ? json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
@@ -413,11 +413,11 @@ static void hist_mark(struct uplink *u, struct loader *l, uint64_t now_sec,
 	if (cur <= u->mark_at)
 		return;
 	for (id = 0; id < l->probes.npoints && id < SDS_MAX_POINTS; id++) {
-		struct point_stats st;
+		const struct point_stats *st = snapshot__point(engine__snapshot(l), id);
 
 		/* Unreadable now: its calls go to the next period instead. */
-		if (!counters__read(&l->counters, id, now_sec, &st))
-			memcpy(u->hist_mark[id], st.hist, sizeof(st.hist));
+		if (st && st->gauges)
+			memcpy(u->hist_mark[id], st->hist, sizeof(st->hist));
 	}
 	u->mark_at = cur;
 }
@@ -433,14 +433,14 @@ void uplink__tick(struct uplink *u, struct loader *l, uint64_t now_sec)
 	hist_mark(u, l, now_sec, cur);
 	/* Concurrency is a gauge: its maximum over the period, per tick. */
 	for (id = 0; p && id < l->probes.npoints; id++) {
-		struct point_stats st;
+		const struct point_stats *st = snapshot__point(engine__snapshot(l), id);
 		struct sds_hb_point *hp;
 
-		if (counters__read(&l->counters, id, now_sec, &st))
+		if (!st || !st->gauges)
 			continue;
 		hp = heartbeat_add_point(p->hb, l->probes.pts[id].spec.name);
-		if (hp && (uint64_t)st.concurrency > hp->max_concurrency)
-			hp->max_concurrency = st.concurrency;
+		if (hp && (uint64_t)st->concurrency > hp->max_concurrency)
+			hp->max_concurrency = st->concurrency;
 	}
 	/* What drills injected, into the period it happened in. */
 	for (id = 0; p && id < l->probes.npoints && id < SDS_MAX_POINTS; id++) {

@@ -12,7 +12,7 @@
 #include "guard.h"
 
 /* sites.S writes this layout into its notes by hand. */
-_Static_assert(SDS_FLAGS_LAYOUT == 3, "userspace/sites.S records layout 3");
+_Static_assert(SDS_FLAGS_LAYOUT == 4, "userspace/sites.S records layout 4");
 
 /*
  * A time cell further than its bound + this past our now is forged: no

@@ -24,7 +24,7 @@
 
 #define SDS_NOTE_TYPE	1
 /* SDS_FLAGS_LAYOUT of bpf/sds_flags.h (not includable here: C only). */
-#define SDS_NOTE_LAYOUT	3
+#define SDS_NOTE_LAYOUT	4
 
 .macro SDS_SITE name
 	.text

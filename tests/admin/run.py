@@ -431,7 +431,7 @@ def test_bad_inputs(env):
         (hb_with(points={"o": {"latency_hist": [0] * 65}}), "latency_hist"),
         (hb_with(points={"o": {"latency_hist": [0, -1]}}), "latency_hist[1]"),
         (hb_with(points={"o": {"visitz": 1}}), "visitz"),
-        (hb_with(points={"p%d" % i: {} for i in range(257)}), "too many"),
+        (hb_with(points={"p%d" % i: {} for i in range(1025)}), "too many"),
         (hb_with(extra=1), "extra"),
     ]
     for body, field in cases:

@@ -39,7 +39,8 @@ static int parse(const char *text)
 /* Parse a document whose header is HDR and whose tail is @tail. */
 static int parse_tail(const char *tail)
 {
-	char buf[8192];
+	/* Room for SDS_HB_MAX_POINTS points (test_limits). */
+	static char buf[64 * 1024 + 256];
 
 	snprintf(buf, sizeof(buf), "{" HDR "%s}", tail);
 	return parse(buf);
@@ -221,14 +222,14 @@ static void test_limits(void **state)
 	assert_int_equal(parse_tail(buf), -1);
 	assert_non_null(strstr(err, "latency_hist"));
 
-	/* 256 points pass, 257 do not. */
+	/* SDS_HB_MAX_POINTS (1,024) points pass, one more does not. */
 	off = sprintf(buf, "\"period_start\":1700000000,\"points\":{");
-	for (i = 0; i < 256; i++)
+	for (i = 0; i < SDS_HB_MAX_POINTS; i++)
 		off += sprintf(buf + off, "%s\"p%d\":{\"visits\":%d}", i ? "," : "", i, i);
 	strcpy(buf + off, "}");
 	assert_int_equal(parse_tail(buf), 0);
-	assert_int_equal(hb->n, 256);
-	strcpy(buf + off, ",\"p256\":{}}");
+	assert_int_equal(hb->n, SDS_HB_MAX_POINTS);
+	strcpy(buf + off, ",\"p99999\":{}}");
 	assert_int_equal(parse_tail(buf), -1);
 	assert_non_null(strstr(err, "too many"));
 	free(buf);

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 """
 A flags region clients cannot forge (issue 8; docs/TRUST.md, "The flags
-region"; bpf/sds_flags.h layout 3).
+region"; bpf/sds_flags.h layout 4).
 
 One root loader attached to a staged copy of region_forge
 (tests/hostile/region_forge.c) with --socket-mode 0666; a victim (the same
@@ -117,7 +117,7 @@ def region_flags_read_only(ctx):
     eq(int(rep["mmap_read"]["errno"]), 0, "mmap PROT_READ")
     eq(int(rep["mprotect"]["errno"]), errno.EACCES, "mprotect to write")
     n = int(rep["writes"]["of"])
-    check(n > 256 * 15, "only %d writes tried" % n)
+    check(n > 1024 * 15, "only %d writes tried" % n)
     eq(int(rep["writes"]["faulted"]), n, "stores that faulted")
     wait_exit(p, "the attacker")
     eq(call(victim, "kill", 100), (0, 100), "kill switch (passed, downgraded)")
@@ -140,7 +140,7 @@ def region_forged_cells(ctx):
     victim.release()
     eq(call(victim, "tok", 5), (3, 2), "tok before (passed, downgraded)")
     p, rep = forge(ctx, loader, prog, 1000)
-    eq(rep.get("forged", {}).get("cells"), "256", "cells forged")
+    eq(rep.get("forged", {}).get("cells"), "1024", "cells forged")
     eq(call(victim, "kill", 50), (0, 50), "kill switch, cells forged")
     eq(call(victim, "free", 50), (50, 0), "free point, cells forged")
     wait_exit(p, "the attacker")

@@ -14,6 +14,9 @@
 #   guarded_shared   guarded.c linked with libsds.so through pkg-config,
 #                    rpath $ORIGIN then build/lib
 #   guarded_shared2  a second copy of guarded_shared, for a second app
+#   target_many      1,024 functions f0000..f1023 with nop5 entries (as
+#                    target_nop5), C generated under build/ by
+#                    tests/integration/gen_many.py (the 1,024-point test)
 
 BUILD   ?= build
 CC      ?= gcc
@@ -30,7 +33,7 @@ TEST_TARGETS := $(TT_DIR)/target_pie $(TT_DIR)/target_nopie \
 		$(TT_DIR)/target_stripped $(TT_DIR)/target_nop5 \
 		$(TT_DIR)/target_endbr \
 		$(TT_DIR)/guarded_static $(TT_DIR)/guarded_shared \
-		$(TT_DIR)/guarded_shared2
+		$(TT_DIR)/guarded_shared2 $(TT_DIR)/target_many
 
 $(TT_DIR)/target_pie: $(TT_SRC)/target.c
 	@mkdir -p $(@D)
@@ -92,3 +95,13 @@ test-targets: $(TEST_TARGETS)
 # The root Makefile's `integration` rule runs the tests; this only adds
 # the targets to what it needs.
 integration: $(TEST_TARGETS)
+
+$(TT_DIR)/many.c: tests/integration/gen_many.py
+	@mkdir -p $(@D)
+	$(PYTHON) $< 1024 > $@.tmp
+	mv $@.tmp $@
+
+# nop5 entries (as target_nop5): 1,024 points of cheap probes.
+$(TT_DIR)/target_many: $(TT_DIR)/many.c
+	$(CC) $(TARGET_CFLAGS) -fno-pie -pg -mfentry -mnop-mcount -c -o $@.o $<
+	$(CC) -no-pie -o $@ $@.o

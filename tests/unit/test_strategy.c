@@ -315,7 +315,7 @@ static void test_too_many_points(void **state)
 	json_object_set_new(doc, "points", pts);
 	/* Inserted in reverse: the output must come out sorted. */
 	for (i = SDS_MAX_STRATEGIES - 1; i >= 0; i--) {
-		snprintf(name, sizeof(name), "p%03d", i);
+		snprintf(name, sizeof(name), "p%04d", i);
 		json_object_set_new(pts, name, json_pack("{s:I}", "visit_threshold",
 							 (json_int_t)i));
 	}
@@ -324,17 +324,17 @@ static void test_too_many_points(void **state)
 	assert_int_equal(b->out->version, 5);
 	assert_int_equal(b->out->n, SDS_MAX_STRATEGIES);
 	for (i = 0; i < SDS_MAX_STRATEGIES; i++) {
-		snprintf(name, sizeof(name), "p%03d", i);
+		snprintf(name, sizeof(name), "p%04d", i);
 		assert_string_equal(b->out->s[i].point, name);
 		assert_int_equal(b->out->s[i].visit_threshold, i);
 	}
 
 	/* One more is refused. */
-	json_object_set_new(pts, "p256", json_object());
+	json_object_set_new(pts, "p9999", json_object());
 	poison(b);
 	strcpy(err, "untouched");
 	assert_int_equal(strategies_from_json(doc, b->out, err, sizeof(err)), -1);
-	assert_string_equal(err, "too many points: 257 (at most 256)");
+	assert_string_equal(err, "too many points: 1025 (at most 1024)");
 	assert_memory_equal(b->out, b->ref, sizeof(*b->out));
 	json_decref(doc);
 }

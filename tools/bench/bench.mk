@@ -69,6 +69,8 @@ $(BENCH_DIR)/bench-nop5: $(BENCH_DIR)/driver-nopie.o $(BENCH_DIR)/fn_nop5.o
 # four bare nop5 sites; bench-bare-up: two bare uprobes, the programs of
 # bare.bpf.c attached as plain uprobes to two of those sites.
 BENCH_BINS += $(BENCH_DIR)/bench-guard $(BENCH_DIR)/bench-bare-up
+# The loader-cost benchmark's target (tools/bench/loader_cost.py).
+BENCH_BINS += $(BUILD)/test/targets/target_many
 
 $(BENCH_DIR)/bench-bare-up: tools/bench/bare_up.c tools/bench/bare_counts.h \
 		$(BENCH_DIR)/bare.skel.h common/preempt.c

@@ -30,6 +30,8 @@
 # benchmark, tools/bench/guard.sh, which runs after these tables),
 # BENCH_OVERHEAD=0 (skip tools/bench/overhead.py, the budget's estimate
 # beside the measured cost on the demo service),
+# BENCH_LOADER=0 (skip tools/bench/loader_cost.py, the loader's CPU, RSS
+# and stats latency at 10-1,024 points, old code beside new),
 # BENCH_HOSTILE=0 (skip tools/bench/hostile.py, tick lateness under
 # hostile clients, which runs last; BENCH_HOSTILE_ROUNDS).  Needs
 # root.  Exits non-zero if a check fails, not if a target is missed: it is
@@ -321,6 +323,13 @@ fi
 if [ "${BENCH_OVERHEAD:-1}" != 0 ]; then
 	echo
 	python3 "$ROOT/tools/bench/overhead.py" || FAILED=1
+fi
+
+# What a loader costs at 10, 100, 256 and 1,024 points, the old code
+# beside the new (issue 11).  BENCH_LOADER=0 skips it.
+if [ "${BENCH_LOADER:-1}" != 0 ]; then
+	echo
+	python3 "$ROOT/tools/bench/loader_cost.py" || FAILED=1
 fi
 
 # Tick lateness under hostile clients (issue 8): its own loader and table.
