@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * Unit tests of loader/uplink.c's period accounting and queue, with fakes
- * of what it reads (counters, the flags region's cell counts, the probe
- * budget, the clock): seconds go in through uplink__on_second() and
+ * of what it reads (the engine's snapshot, the flags region's cell
+ * counts, the probe budget, the build followed): seconds go in through uplink__on_second() and
  * uplink__tick() as the counters' fold and the loop would give them.
  * No BPF, no sender thread: the tests pop the queue as the sender does.
  */
@@ -24,22 +24,27 @@
 
 /* ---- fakes of what uplink.c reads ------------------------------------------ */
 
-static struct point_stats fake_st[NPTS];	/* counters__read's answer per point */
+static struct point_stats fake_st[NPTS];	/* the tick's snapshot, per point */
 static struct cell_counts fake_cells[NPTS];	/* flags__counts's per point */
-static uint64_t fake_now;			/* counters_now_sec() */
 
-uint64_t counters_now_sec(void)
+/* The engine's snapshot of the tick: the points of fake_st, read whole. */
+const struct snapshot *engine__snapshot(const struct loader *l)
 {
-	return fake_now;
+	static struct snapshot s;
+	int i;
+
+	s.npoints = NPTS;
+	s.cap = NPTS;
+	s.gauges = true;
+	s.pts = fake_st;
+	for (i = 0; i < NPTS; i++)
+		fake_st[i].ok = fake_st[i].gauges = true;
+	return &s;
 }
 
-int counters__read(struct counters *c, int point, uint64_t now_sec,
-		   struct point_stats *out)
+/* No deploy was followed: no build in the heartbeat. */
+void watch__hb(const struct loader *l, struct sds_heartbeat *hb)
 {
-	if (point < 0 || point >= NPTS)
-		return -1;
-	*out = fake_st[point];
-	return 0;
 }
 
 const struct cell_counts *flags__counts(struct flags_region *f, uint32_t point)
@@ -112,7 +117,6 @@ static void second(int id, uint64_t sec, uint64_t visits, uint64_t exc)
 
 static void tick(uint64_t now)
 {
-	fake_now = now;
 	uplink__tick(&u, &l, now);
 }
 
