@@ -73,10 +73,13 @@ void budget__adopt(struct loader *l)
 	uint64_t now = flags_now_ns(), calls;
 	int id;
 
-	/* The kept totals are not this second's calls: rates start from them. */
+	/*
+	 * The kept totals are not this second's calls: rates start from them
+	 * (else the first tick sees them as a burst and suspends the point).
+	 * Read now: no tick has taken a snapshot yet.
+	 */
 	for (id = 0; id < l->probes.npoints; id++)
-		if (b->pts[id].used &&
-		    !point_calls(l, id, counters_now_sec(), &calls))
+		if (b->pts[id].used && !point_calls_now(l, id, &calls))
 			budget_point_start(&b->pts[id], b->pts[id].cost_ns, now,
 					   calls);
 }

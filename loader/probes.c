@@ -9,10 +9,11 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "preempt.h"
 #include "probes.h"
 #include "sds.skel.h"
 
-static const char *perm_hint(int err)
+const char *probes__perm_hint(int err)
 {
 	if (err != EPERM && err != EACCES)
 		return "";
@@ -20,56 +21,6 @@ static const char *perm_hint(int err)
 	if (geteuid() == 0 && err == EACCES)
 		return " (rejected by the verifier: run with -v for its log)";
 	return " (run as root, or with CAP_BPF and CAP_PERFMON)";
-}
-
-/*
- * Can a uprobe program be preempted by another on the same CPU?  Only
- * with full (or lazy) preemption.  The model of a PREEMPT_DYNAMIC kernel
- * is in debugfs when it is mounted, else set by preempt= on the command
- * line, else the build's default.  When in doubt: yes.
- */
-static bool kernel_preemptible(void)
-{
-	char buf[4096], *p;
-	FILE *f;
-	size_t n;
-
-	f = fopen("/sys/kernel/debug/sched/preempt", "re");
-	if (f) {
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-		buf[n] = '\0';
-		p = strchr(buf, '(');
-		if (p)
-			return strncmp(p, "(none)", 6) && strncmp(p, "(voluntary)", 11);
-	}
-	f = fopen("/proc/cmdline", "re");
-	if (f) {
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-		buf[n] = '\0';
-		p = strstr(buf, "preempt=");
-		if (p)
-			return strncmp(p + 8, "none", 4) && strncmp(p + 8, "voluntary", 9);
-	}
-	f = popen("zcat /proc/config.gz 2>/dev/null", "re");
-	if (f) {
-		bool none = false, full = false;
-
-		while (fgets(buf, sizeof(buf), f)) {
-			if (!strcmp(buf, "CONFIG_PREEMPT_NONE=y\n") ||
-			    !strcmp(buf, "CONFIG_PREEMPT_VOLUNTARY=y\n"))
-				none = true;
-			if (!strcmp(buf, "CONFIG_PREEMPT=y\n") ||
-			    !strcmp(buf, "CONFIG_PREEMPT_RT=y\n") ||
-			    !strcmp(buf, "CONFIG_PREEMPT_LAZY=y\n"))
-				full = true;
-		}
-		pclose(f);
-		if (none || full)
-			return !none || full;
-	}
-	return true;
 }
 
 int probes__cap_for(int nfunc)
@@ -116,20 +67,20 @@ int probes__load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
 	}
 	pr->skel->rodata->loader_key = key;
 	pr->skel->rodata->sec_offset_ns = sec_offset_ns;
-	pr->atomics = kernel_preemptible();
+	pr->atomics = sds_kernel_preemptible();
 	pr->skel->rodata->atomics = pr->atomics;
 	e = sds_bpf__load(pr->skel);
 	if (e) {
 		e = -e;
 		snprintf(err, errlen, "loading BPF programs: %s%s",
-			 strerror(e), perm_hint(e));
+			 strerror(e), probes__perm_hint(e));
 		return -1;
 	}
 	pr->exit_link = bpf_program__attach(pr->skel->progs.sds_thread_exit);
 	if (!pr->exit_link) {
 		e = errno;
 		snprintf(err, errlen, "attaching sched_process_exit: %s%s",
-			 strerror(e), perm_hint(e));
+			 strerror(e), probes__perm_hint(e));
 		return -1;
 	}
 	return 0;
@@ -260,7 +211,7 @@ static void point_fail(const struct probe_point *p, const char *target,
 
 	snprintf(err, errlen, "attaching point '%s' to %s:%s: %s%s",
 		 p->spec.name, target, p->spec.symbol, strerror(e),
-		 e == ESRCH ? " (no such process)" : perm_hint(e));
+		 e == ESRCH ? " (no such process)" : probes__perm_hint(e));
 	errno = e;
 }
 
@@ -343,173 +294,6 @@ int probes__resume(struct probes *pr, int id, const char *target, pid_t pid,
 	return -1;
 }
 
-static int guard_file__attach(struct probes *pr, struct guard_file *gf,
-			      const char *path, const struct sds_sites *sites)
-{
-	struct bpf_program *progs[SDS_SITE_COUNT] = {
-		[SDS_SITE_ENTER] = pr->skel->progs.sds_guard_enter,
-		[SDS_SITE_EXIT] = pr->skel->progs.sds_guard_exit,
-		[SDS_SITE_EXCEPTION] = pr->skel->progs.sds_guard_exception,
-		[SDS_SITE_DOWNGRADE] = pr->skel->progs.sds_guard_downgrade,
-	};
-	int i, e;
-
-	for (i = 0; i < SDS_SITE_COUNT; i++) {
-		/* Every process: the key filters out other loaders' apps. */
-		gf->links[i] = bpf_program__attach_uprobe_opts(progs[i], -1, path,
-							       sites->offset[i], NULL);
-		if (!gf->links[i]) {
-			e = errno;
-			while (i--) {
-				bpf_link__destroy(gf->links[i]);
-				gf->links[i] = NULL;
-			}
-			return -e;
-		}
-	}
-	return 0;
-}
-
-int probes__guard_get(struct probes *pr, dev_t dev, ino_t ino)
-{
-	int i;
-
-	for (i = 0; i < PROBES_MAX_GUARD_FILES; i++) {
-		struct guard_file *gf = &pr->files[i];
-
-		if (gf->used && gf->dev == dev && gf->ino == ino) {
-			gf->refs++;
-			return i;
-		}
-	}
-	return -1;
-}
-
-static void guard_file__detach(struct guard_file *gf)
-{
-	int j;
-
-	for (j = 0; j < SDS_SITE_COUNT; j++)
-		bpf_link__destroy(gf->links[j]);
-	memset(gf, 0, sizeof(*gf));
-}
-
-/* A slot for a new file: a free one, else the longest idle one, detached. */
-static struct guard_file *guard_file__slot(struct probes *pr)
-{
-	struct guard_file *gf, *idle = NULL;
-	int i;
-
-	for (i = 0; i < PROBES_MAX_GUARD_FILES; i++) {
-		gf = &pr->files[i];
-		if (!gf->used)
-			return gf;
-		if (!gf->pinned && gf->refs == 0 &&
-		    (!idle || gf->idle_since < idle->idle_since))
-			idle = gf;
-	}
-	if (idle) {
-		guard_file__detach(idle);
-		pr->nfiles--;
-	}
-	return idle;
-}
-
-int probes__guard_held(const struct probes *pr, uid_t uid)
-{
-	int i, n = 0;
-
-	/* Files idle (no session) do not count: they make room on demand. */
-	for (i = 0; i < PROBES_MAX_GUARD_FILES; i++)
-		if (pr->files[i].used && !pr->files[i].pinned &&
-		    pr->files[i].refs > 0 && pr->files[i].uid == uid)
-			n++;
-	return n;
-}
-
-int probes__guard_add(struct probes *pr, const char *path, dev_t dev,
-		      ino_t ino, const struct sds_sites *sites, uid_t uid,
-		      int uid_max, char *err, size_t errlen)
-{
-	int mine = probes__guard_held(pr, uid);
-	struct guard_file *gf;
-	int e;
-
-	if (uid != 0 && mine >= uid_max) {
-		snprintf(err, errlen, "uid %u holds %d libsds files already (at most %d)",
-			 (unsigned int)uid, mine, uid_max);
-		errno = EDQUOT;
-		return -1;
-	}
-	gf = guard_file__slot(pr);
-	if (!gf) {
-		snprintf(err, errlen, "too many libsds files in use (at most %d)",
-			 PROBES_MAX_GUARD_FILES);
-		errno = ENOSPC;
-		return -1;
-	}
-	e = guard_file__attach(pr, gf, path, sites);
-	if (e) {
-		snprintf(err, errlen, "attaching libsds sites: %s%s",
-			 strerror(-e), perm_hint(-e));
-		errno = -e;
-		return -1;
-	}
-	gf->used = true;
-	gf->dev = dev;
-	gf->ino = ino;
-	gf->uid = uid;
-	gf->refs = 1;
-	pr->nfiles++;
-	return gf - pr->files;
-}
-
-void probes__guard_put(struct probes *pr, int i)
-{
-	struct guard_file *gf;
-	struct timespec ts;
-
-	if (i < 0 || i >= PROBES_MAX_GUARD_FILES || !pr->files[i].used)
-		return;
-	gf = &pr->files[i];
-	/*
-	 * Every process that runs this file's sites holds a session on it:
-	 * idle, nothing calls through the probes, which may go when the slot
-	 * is needed.
-	 */
-	if (gf->refs > 0 && --gf->refs == 0) {
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		gf->idle_since = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-	}
-}
-
-int probes__attach_guards(struct probes *pr, const char *path,
-			  const struct sds_sites *sites, char *err,
-			  size_t errlen)
-{
-	struct guard_file *gf = &pr->files[0];
-	struct stat st;
-	int e;
-
-	/* At start, before any session: slot 0 is free. */
-	if (stat(path, &st)) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	memset(gf, 0, sizeof(*gf));
-	e = guard_file__attach(pr, gf, path, sites);
-	if (e) {
-		snprintf(err, errlen, "attaching libsds sites in %s: %s%s",
-			 path, strerror(-e), perm_hint(-e));
-		return -1;
-	}
-	gf->used = true;
-	gf->pinned = true;
-	gf->dev = st.st_dev;
-	gf->ino = st.st_ino;
-	pr->nfiles++;
-	return 0;
-}
 
 /* The ends of copy @p (as point_attach_ends() for pr->pts[id]). */
 static int copy_attach_ends(struct probes *pr, struct probe_point *p, int id,
@@ -600,7 +384,7 @@ void probes__destroy(struct probes *pr)
 
 	for (i = 0; i < PROBES_MAX_GUARD_FILES; i++)
 		if (pr->files[i].used)
-			guard_file__detach(&pr->files[i]);
+			probes__guard_file_detach(&pr->files[i]);
 	if (pr->pts) {
 		for (i = 0; i < SDS_MAX_POINTS; i++)
 			point_detach(&pr->pts[i]);

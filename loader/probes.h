@@ -109,9 +109,14 @@ int probes__add_guard(struct probes *pr, const char *name);
 /* Write point @id's BPF configuration (timeout, error predicate). */
 int probes__configure(struct probes *pr, int id, uint64_t timeout_ns);
 
+/* probes_guard.c: detach the guard programs from file @gf (its slot kept). */
+void probes__guard_file_detach(struct guard_file *gf);
+/* " (run as root, ...)" for an EPERM/EACCES @err, else "". */
+const char *probes__perm_hint(int err);
+
 /*
- * Attach the guard programs to the libsds sites @sites of TARGET at
- * @path, pinned for the loader's life.  Returns 0, or -1 with a message.
+ * probes_guard.c: attach the guard programs to the libsds sites @sites of
+ * TARGET at @path, pinned for the loader's life.  Returns 0, or -1 with a message.
  */
 int probes__attach_guards(struct probes *pr, const char *path,
 			  const struct sds_sites *sites, char *err,

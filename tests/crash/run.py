@@ -52,6 +52,16 @@ READY_TIMEOUT = 30.0
 # One run directory for the suite: its per-boot self-test caches
 # (forkcheck, calibration) are made once, not by every test's loader.
 RUN_DIR = tempfile.mkdtemp(prefix="sds-crash-run-")
+def keep_layout():
+    """KEEP_LAYOUT as loader/keep.h defines it (what this build keeps)."""
+    with open(os.path.join(HERE, "..", "..", "loader", "keep.h")) as f:
+        for line in f:
+            w = line.split()
+            if w[:2] == ["#define", "KEEP_LAYOUT"]:
+                return int(w[2])
+    raise Fail("no KEEP_LAYOUT in loader/keep.h")
+
+
 KEEP_LAYOUT_OFF = 8           # struct keep_header: magic, then layout (u32)
 
 
@@ -386,7 +396,7 @@ def test_stale_layout(ctx):
     l2 = ctx.attach()
     err = ctx.stderr_of(l2)
     want = ("sds-bpf: stale pins in %s: layout 99, this sds-bpf keeps "
-            "layout 1; removed" % ctx.pin_dir())
+            "layout %d; removed" % (ctx.pin_dir(), keep_layout()))
     check(want in err, "want %r in stderr, got %r" % (want, err))
     term(l2)
     check(not os.path.exists(ctx.pin_dir()), "pins left")
