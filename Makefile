@@ -130,10 +130,15 @@ products: $(PRODUCTS)
 
 include tools/bench/bench.mk tools/demo/demo.mk
 
+# Each run's tables and rounds go to tools/bench/results/<UTC time>/
+# (BENCH_OUT); `python3 tools/bench/results.py readme` then writes the
+# latest into the README's marked sections.
 bench: deps
 	$(MAKE) all bench-bins demo-bins
-	sh tools/bench/run.sh
-	$(MAKE) admin-bench
+	BENCH_OUT=$$($(PYTHON) tools/bench/results.py new) && export BENCH_OUT && \
+		sh tools/bench/run.sh && \
+		$(MAKE) -s admin-bench | tee $$BENCH_OUT/admin.md && \
+		$(MAKE) -s copy-bench | tee $$BENCH_OUT/copy.txt
 
 demo: deps
 	$(MAKE) all demo-bins

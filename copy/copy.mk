@@ -35,7 +35,7 @@ copy-tests: $(BIN)/sds-copy
 copy-bench: $(BIN)/sds-copy $(COPY_BENCH)
 	$(PYTHON) tools/bench/copy.py
 
-bench: copy-bench
+# `make bench` runs copy-bench last (root Makefile), keeping its table.
 
 # Unit tests of the copy server's pure modules (tests/unit/test_copy_*.c):
 # linked with those and the codecs, not with the loader's modules.  The

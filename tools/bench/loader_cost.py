@@ -10,10 +10,10 @@ of build/test/targets/target_many (1,024 functions, nop5 entries), with
 calls flowing: the target calls every function 1-5 times every 100 ms
 (~30,000 calls/s).  Variants:
 
-  old       sds-bpf built from the commit this branch left main at
-            (BENCH_OLD_COMMIT, default the merge base with main; built
-            from `git archive` in a temp dir, or BENCH_OLD_BIN): at most
-            256 points, so no 1,024 row
+  old       sds-bpf built from the commit before issue 11's core
+            (BENCH_OLD_COMMIT, default OLD_COMMIT below; built from `git
+            archive` in a temp dir, or BENCH_OLD_BIN): at most 256
+            points, so no 1,024 row
   new       this tree: one batched read per tick into a snapshot
   per-key   this tree with SDS_COUNTERS_PER_KEY=1: the same snapshot,
             read one key per syscall (bpf_map_lookup_batch's worth)
@@ -41,6 +41,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import results  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
 if not os.path.isabs(BUILD):
@@ -59,13 +62,16 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
+# The loader before issue 11's core (one snapshot per tick, 1,024 points):
+# main as it was on 2026-11-30, the "old" column of the README's table.
+OLD_COMMIT = "a174ed0"
+
+
 def build_old(tmp):
     """The old loader: BENCH_OLD_BIN, or built from BENCH_OLD_COMMIT."""
     if os.environ.get("BENCH_OLD_BIN"):
         return os.environ["BENCH_OLD_BIN"]
-    commit = os.environ.get("BENCH_OLD_COMMIT") or subprocess.run(
-        ["git", "-C", ROOT, "merge-base", "HEAD", "main"],
-        capture_output=True, text=True, check=True).stdout.strip()
+    commit = os.environ.get("BENCH_OLD_COMMIT") or OLD_COMMIT
     src = os.path.join(tmp, "old")
     os.makedirs(src)
     log("loader_cost: building the old loader from %s in %s" % (commit[:12], src))
@@ -226,13 +232,23 @@ def main():
             rows += measure(tmp, old, n)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print("Loader cost (calls flowing, 100 ms tick; %d x %.0f s windows "
-          "alternating; stats: median of %d)" % (WINDOWS, WINDOW_S, STATS_N))
-    print("| points | loader | CPU % of a core | RSS MB | stats --json ms | of which the loader's reply ms |")
-    print("|---:|---|---:|---:|---:|---:|")
+    out = ["Loader cost (calls flowing, 100 ms tick; %d x %.0f s windows "
+           "alternating; stats: median of %d; old: %s)" % (
+               WINDOWS, WINDOW_S, STATS_N,
+               os.environ.get("BENCH_OLD_COMMIT") or OLD_COMMIT), "",
+           "| points | loader | CPU % of a core | RSS MB | stats --json ms "
+           "| of which the loader's reply ms |",
+           "|---:|---|---:|---:|---:|---:|"]
     for n, v, cpu, rss, st, sock in rows:
-        print("| %d | %s | %.2f | %.1f | %.1f | %.1f |" % (n, v, cpu, rss, st, sock))
-    print("Targets at 1,024 points: <= 1% of a core, <= 32 MB RSS, stats <= 50 ms.")
+        out.append("| %d | %s | %.2f | %.1f | %.1f | %.1f |"
+                   % (n, v, cpu, rss, st, sock))
+    out += ["", "Targets at 1,024 points: ≤ 1% of a core, ≤ 32 MB RSS, "
+            "stats ≤ 50 ms."]
+    text = "\n".join(out)
+    print(text)
+    results.save("loader", text, [dict(zip(("points", "loader", "cpu_pct",
+                                            "rss_mb", "stats_ms",
+                                            "reply_ms"), r)) for r in rows])
     return 0
 
 

@@ -310,7 +310,17 @@ done
 
 echo "== table"
 echo
-$HELP report "$T"
+# Under make bench (BENCH_OUT, tools/bench/results.py): the tables as
+# printed, and the rounds they came from, kept with the run.
+if [ -n "${BENCH_OUT:-}" ]; then
+	$HELP report "$T" > "$T/report.md"
+	cat "$T/report.md"
+	cp "$T/report.md" "$BENCH_OUT/function.md"
+	mkdir -p "$BENCH_OUT/function.raw"
+	cp "$T"/res.* "$T"/runs.* "$T"/site.* "$BENCH_OUT/function.raw/" 2>/dev/null || true
+else
+	$HELP report "$T"
+fi
 
 # The guard benchmark (libsds's guarded call, reaction, exact limits):
 # its own loaders and tables, after these.  BENCH_GUARD=0 skips it.
