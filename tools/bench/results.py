@@ -9,8 +9,8 @@
                                  points results/latest at it
   results.py readme [DIR]        replace each section of README.md marked
                                  <!-- bench:NAME --> ... <!-- /bench:NAME -->
-                                 with DIR/NAME.md verbatim (DIR: the latest
-                                 run), under a line saying which run and
+                                 with DIR/NAME.md verbatim (or NAME.txt
+                                 as a code block; DIR: the latest run), under a line saying which run and
                                  machine it came from; a marked section
                                  whose file the run lacks is left alone
                                  and named
@@ -115,8 +115,14 @@ def cmd_readme(d, readme):
             with open(path) as f:
                 body = f.read().rstrip("\n")
         except OSError:
-            missing.append(m.group(2))
-            return m.group(0)
+            # A bench that prints plain text (NAME.txt): as a code block.
+            path = os.path.join(d, m.group(2) + ".txt")
+            try:
+                with open(path) as f:
+                    body = "```\n%s\n```" % f.read().rstrip("\n")
+            except OSError:
+                missing.append(m.group(2))
+                return m.group(0)
         return "%s_Generated: %s (`%s`)._\n\n%s\n%s" % (
             m.group(1), machine_line(d),
             os.path.relpath(path, ROOT), body, m.group(4))
