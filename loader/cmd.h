@@ -28,6 +28,13 @@ int cmd_resolve(const char *cmd, const char *group, const char *app,
  */
 json_t *cmd_request(const struct ctl_app *one, const char *req);
 
+/*
+ * The same, the reply as the loader wrote it (one JSON line, malloc'ed),
+ * for a command that prints it as is: a large reply is not parsed and
+ * printed again.  Only an {"error"} reply is parsed (and said).
+ */
+char *cmd_request_raw(const struct ctl_app *one, const char *req);
+
 int do_attach(int argc, char **argv);
 int do_list(int argc, char **argv);
 int do_stats(int argc, char **argv);

@@ -76,18 +76,12 @@ int cmd_resolve(const char *cmd, const char *group, const char *app,
 	return live == 1 ? 0 : -1;
 }
 
-json_t *cmd_request(const struct ctl_app *one, const char *req)
+/* @raw (freed) parsed; NULL after saying why: a bad reply, or its {"error"}. */
+static json_t *reply_parse(const struct ctl_app *one, char *raw)
 {
 	json_error_t jerr;
 	json_t *reply, *e;
-	char *raw;
 
-	raw = ctl_request(one->sock, req);
-	if (!raw) {
-		cmd_err("%s: the loader of %s/%s did not answer", one->sock,
-			one->group, one->app);
-		return NULL;
-	}
 	reply = json_loads(raw, 0, &jerr);
 	free(raw);
 	if (!reply) {
@@ -101,4 +95,40 @@ json_t *cmd_request(const struct ctl_app *one, const char *req)
 		return NULL;
 	}
 	return reply;
+}
+
+static char *request(const struct ctl_app *one, const char *req)
+{
+	char *raw = ctl_request(one->sock, req);
+
+	if (!raw)
+		cmd_err("%s: the loader of %s/%s did not answer", one->sock,
+			one->group, one->app);
+	return raw;
+}
+
+json_t *cmd_request(const struct ctl_app *one, const char *req)
+{
+	char *raw = request(one, req);
+
+	return raw ? reply_parse(one, raw) : NULL;
+}
+
+char *cmd_request_raw(const struct ctl_app *one, const char *req)
+{
+	static const char err_head[] = "{\"error\"";
+	char *raw = request(one, req);
+	json_t *reply;
+
+	if (!raw)
+		return NULL;
+	/* conn__reply() writes compact JSON: an error reply starts so. */
+	if (raw[0] == '{' && strncmp(raw, err_head, sizeof(err_head) - 1))
+		return raw;
+	reply = reply_parse(one, raw);	/* says why, if it can */
+	if (reply) {
+		cmd_err("%s: bad reply: not a JSON object", one->sock);
+		json_decref(reply);
+	}
+	return NULL;
 }
