@@ -55,6 +55,7 @@ def main():
                  r.get("max_ms"), r.get("errors")))
         ok = (out.returncode == 0 and float(r.get("heartbeats_per_s", 0)) >= 2000
               and float(r.get("p99_ms", 1e9)) < 50)
+        print()
         print("target (>= 2000/s, p99 < 50 ms): %s" % ("met" if ok else "NOT met"))
         return 0 if out.returncode == 0 else 1
     finally:
