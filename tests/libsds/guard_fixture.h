@@ -35,6 +35,12 @@ static inline struct sds_flag *entry(int id)
 	return (struct sds_flag *)((char *)region + (1 + id) * SDS_FLAG_SIZE);
 }
 
+/* The point id of entry @e. */
+static inline int point_of(const struct sds_flag *e)
+{
+	return ((const char *)e - (const char *)region) / SDS_FLAG_SIZE - 1;
+}
+
 static inline __u32 *permit_cell(int slot, int id)
 {
 	return (__u32 *)((char *)cells + SDS_PERMITS_OFF) + SDS_PERMIT_IDX(slot, id);
@@ -98,7 +104,7 @@ static inline void publish(struct sds_flag *e, const struct cfg *c)
 	};
 
 	hdr->tick_ns = T0;	/* a loader that ticked at the fake clock's start */
-	flags__publish(&fr, ((char *)e - (char *)region) / SDS_FLAG_SIZE - 1, &fs);
+	flags__publish(&fr, point_of(e), &fs);
 }
 
 #endif /* SDS_GUARD_FIXTURE_H */

@@ -2,8 +2,8 @@
 /*
  * Unit tests of the drill part of userspace/guard.c: which passed calls an
  * error or delay drill hits, what it counts, and that an expired drill or
- * a dead loader's drill is ignored.  Same fake region and clock as
- * test_guard.c.
+ * a dead loader's drill is ignored.  The region and clock of
+ * guard_fixture.h, as test_guard.c.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,57 +12,8 @@
 #include <cmocka.h>
 
 #include <math.h>
-#include <string.h>
-#include <sys/mman.h>
 
-#include "flags.h"		/* the loader's writer: flags__publish() */
-#include "guard.h"
-
-#define NS		1000000000ULL
-#define MS		1000000ULL
-#define T0		(1000 * NS)
-#define REGION_SIZE	((size_t)SDS_FLAGS_ELEMS * SDS_FLAG_SIZE)
-#define CELLS_SIZE	((size_t)SDS_CELLS_ELEMS * SDS_CELL_SIZE)
-/* The cell of the point whose entry is @e. */
-#define C(e)	((struct sds_cell *)((char *)cells + \
-		 (((char *)(e) - (char *)region) / SDS_FLAG_SIZE - 1) * SDS_CELL_SIZE))
-
-static void *region;
-static void *cells;
-static struct sds_flags_header *hdr;
-static struct flags_region fr;		/* the loader's view of it, for flags__publish() */
-
-static struct sds_flag *entry(int id)
-{
-	return (struct sds_flag *)((char *)region + (1 + id) * SDS_FLAG_SIZE);
-}
-
-static int setup(void **state)
-{
-	region = mmap(NULL, REGION_SIZE, PROT_READ | PROT_WRITE,
-		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (region == MAP_FAILED)
-		return -1;
-	cells = mmap(NULL, CELLS_SIZE, PROT_READ | PROT_WRITE,
-		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (cells == MAP_FAILED)
-		return -1;
-	hdr = region;
-	fr.mem = region;
-	fr.cells = cells;
-	fr.hdr = hdr;
-	hdr->magic = SDS_FLAGS_MAGIC;
-	hdr->layout = SDS_FLAGS_LAYOUT;
-	hdr->tick_ns = T0;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	munmap(region, REGION_SIZE);
-	munmap(cells, CELLS_SIZE);
-	return 0;
-}
+#include "guard_fixture.h"
 
 /* Publish a drill (and @extra SDS_ACT_* bits) as the loader does. */
 static void drill(struct sds_flag *e, __u32 extra, __u32 kind, __u32 ratio,
@@ -77,7 +28,7 @@ static void drill(struct sds_flag *e, __u32 extra, __u32 kind, __u32 ratio,
 		.drill_expires_ns = expires_ns,
 	};
 
-	flags__publish(&fr, ((char *)e - (char *)region) / SDS_FLAG_SIZE - 1, &fs);
+	flags__publish(&fr, point_of(e), &fs);
 }
 
 static unsigned int at(struct sds_flag *e, uint64_t now, uint64_t *rng,
