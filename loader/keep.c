@@ -34,6 +34,20 @@ struct keep_psum {
 	uint64_t delays;
 };
 
+/*
+ * The counts of a struct keep_psum and a struct sds_hb_point (same names
+ * in both), from @src to @dst: one list for keeping and for restoring.
+ */
+#define PSUM_COPY(dst, src) do {				\
+	(dst)->visits = (src)->visits;				\
+	(dst)->exceptions = (src)->exceptions;			\
+	(dst)->timeouts = (src)->timeouts;			\
+	(dst)->downgrades = (src)->downgrades;			\
+	(dst)->max_concurrency = (src)->max_concurrency;	\
+	(dst)->faults = (src)->faults;				\
+	(dst)->delays = (src)->delays;				\
+} while (0)
+
 /* The app's part of one copy. */
 struct keep_app {
 	uint32_t npoints;		/* point ids in use */
@@ -286,13 +300,7 @@ static void commit_uplink(struct uplink *u, int npoints, struct keep_app *a,
 			struct keep_psum *s = &kp[j].open[i];
 
 			memcpy(s->name, hp->name, sizeof(s->name));
-			s->visits = hp->visits;
-			s->exceptions = hp->exceptions;
-			s->timeouts = hp->timeouts;
-			s->downgrades = hp->downgrades;
-			s->max_concurrency = hp->max_concurrency;
-			s->faults = hp->faults;
-			s->delays = hp->delays;
+			PSUM_COPY(s, hp);
 		}
 	}
 }
@@ -361,13 +369,7 @@ static void restore_uplink(struct uplink *u, int npoints,
 			hp = heartbeat_add_point(hb, name);
 			if (!hp)
 				continue;
-			hp->visits = s->visits;
-			hp->exceptions = s->exceptions;
-			hp->timeouts = s->timeouts;
-			hp->downgrades = s->downgrades;
-			hp->max_concurrency = s->max_concurrency;
-			hp->faults = s->faults;
-			hp->delays = s->delays;
+			PSUM_COPY(hp, s);
 		}
 	}
 }

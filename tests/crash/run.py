@@ -74,8 +74,7 @@ class Ctx:
         self.env = dict(os.environ)
         self.env["SDS_RUN_DIR"] = RUN_DIR
         self.env["SDS_STATE_DIR"] = os.path.join(self.tmp, "state")
-        self.pin_root = "/sys/fs/bpf/sds-crash-%d-%s" % (
-            os.getpid(), os.path.basename(self.tmp)[-8:].replace(".", "_"))
+        self.pin_root = sdstest.pin_root_for(self.tmp)
         self.env["SDS_PIN_ROOT"] = self.pin_root
         # DESIGN.md §3's probe costs: no calibration in each test.
         self.env["SDS_PROBE_COSTS"] = "design"
