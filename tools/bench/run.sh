@@ -18,7 +18,7 @@
 # of the driver and all the tools stay attached at once; the rounds then
 # alternate between the copies, so that whatever else the machine is doing
 # weighs on all columns alike.  Each column is the median of its rounds,
-# each ratio the median of the rounds' ratios.  A short second pass with
+# each ratio of the medians with the rounds' spread.  A short second pass with
 # kernel.bpf_stats_enabled=1 gives the BPF programs' own run time.  Checked
 # on the way: each function's first bytes (objdump), the site sds-bpf
 # reports for it, and every tool's count against the calls its driver made.
