@@ -66,6 +66,9 @@ struct sds_hb_point {
 	uint64_t delays;		/* calls a delay drill slowed (sent when non-zero) */
 	bool suspended;			/* probes suspended for overhead at the period's end (sent when true) */
 	uint64_t overhead_milli;	/* the probes' estimated cost, 1/1000 % of a CPU (sent when non-zero) */
+	uint64_t copy_captured;		/* requests captured for traffic copy (sent when non-zero) */
+	uint64_t copy_dropped;		/* captures lost: ring full, or the copy server unreachable (sent when non-zero) */
+	uint64_t copy_truncated;	/* captures cut at copy_max (sent when non-zero) */
 	int nhist;			/* entries of latency_hist sent: last non-zero + 1 */
 	uint64_t latency_hist[SDS_HIST_BUCKETS];	/* [i]: latencies in [2^i, 2^(i+1)) ns */
 };
@@ -98,6 +101,29 @@ struct sds_hb_drill {
 	int64_t expires_at;		/* Unix seconds: it ends then */
 };
 
+#define SDS_HB_COPY_SERVERS	8		/* copy servers in one reply */
+#define SDS_HB_COPY_PLANS	64		/* copy plans of one app in one reply */
+#define SDS_HB_COPY_POINTS	64		/* points of one copy plan */
+#define SDS_HB_ADDR_MAX		(SDS_HB_HOST_MAX + 8)	/* "HOST:PORT" or "[V6]:PORT" */
+
+/* One copy plan of the app, as the admin's reply lists it (docs/COPY.md). */
+struct sds_hb_copy_plan {
+	int64_t id;			/* the admin's plan id, > 0 */
+	char name[SDS_NAME_MAX + 1];	/* the plan's name */
+	uint32_t sample_pct;		/* 0..100: share of the points' calls captured */
+	int64_t expires_at;		/* Unix seconds: capture stops then */
+	int npoints;			/* points in @points, 1..SDS_HB_COPY_POINTS */
+	char points[SDS_HB_COPY_POINTS][SDS_NAME_MAX + 1];	/* points to capture */
+};
+
+/* What the app copies, and where to send the captures. */
+struct sds_hb_copy {
+	int nservers;			/* copy servers in @servers, failover order */
+	char servers[SDS_HB_COPY_SERVERS][SDS_HB_ADDR_MAX + 1];	/* sds-copy listen addresses */
+	int nplans;			/* plans in @plans */
+	struct sds_hb_copy_plan plans[SDS_HB_COPY_PLANS];
+};
+
 /* The admin's answer to a heartbeat. */
 struct sds_hb_reply {
 	int64_t version;		/* the app's current strategies version */
@@ -106,6 +132,8 @@ struct sds_hb_reply {
 	struct sds_strategies *strategies;	/* owned by the caller; may be NULL */
 	int ndrills;			/* drills in @drills */
 	struct sds_hb_drill drills[SDS_HB_MAX_DRILLS];	/* the app's active drills */
+	bool has_copy;			/* the reply carried "copy" (older admins do not) */
+	struct sds_hb_copy copy;	/* the app's copy plans and servers; none: nplans 0 */
 };
 
 /* calloc'ed heartbeat (NULL when out of memory); free with heartbeat_free(). */
