@@ -101,7 +101,15 @@ struct sds_flag {
 	__u32 drill_ratio;	/* 0..100: share of the passed calls it hits */
 	__u64 drill_delay_ns;	/* SDS_DRILL_DELAY: how long a hit call sleeps */
 	__u64 drill_expires_ns;	/* CLOCK_MONOTONIC: the guard ignores the drill from then on */
-	__u8 pad2[64 - 24];
+	/*
+	 * Not under @seq: a single aligned store of the loader
+	 * (flags__set_copy), read with one plain load by sds_copy().  1:
+	 * something consumes the point's copies, so sds_copy() calls the
+	 * copy site; 0 (older loaders never write it): sds_copy() returns.
+	 * Older libsds never read it, so it is no layout change.
+	 */
+	__u32 copy;
+	__u8 pad2[64 - 28];
 };
 
 /*
@@ -142,6 +150,8 @@ _Static_assert(sizeof(struct sds_flag) == SDS_FLAG_SIZE, "entry size");
 _Static_assert(sizeof(struct sds_cell) == SDS_CELL_SIZE, "cell size");
 _Static_assert(__builtin_offsetof(struct sds_flag, drill_kind) == 64,
 	       "the drill's settings start at 64");
+_Static_assert(__builtin_offsetof(struct sds_flag, copy) == 88,
+	       "the copy switch is at 88 (PROTOCOL.md)");
 _Static_assert(__builtin_offsetof(struct sds_cell, drill_faults) == 64,
 	       "the drill's counts start at 64");
 _Static_assert(SDS_PERMIT_ELEMS * SDS_CELL_SIZE >= SDS_MAX_PROCS * SDS_MAX_POINTS * 4,

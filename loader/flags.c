@@ -200,6 +200,19 @@ void flags__publish(struct flags_region *f, uint32_t point,
 	__atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
+/*
+ * One aligned store, no sequence counter: the switch is a hint, read on
+ * its own, and a guard that reads it stale makes one copy more (the site
+ * is called, and the BPF side's own config still decides) or one less.
+ */
+void flags__set_copy(struct flags_region *f, int point, bool on)
+{
+	if (point < 0 || point >= SDS_MAX_POINTS)
+		return;
+	__atomic_store_n(&flags__entry(f, point)->copy, on ? 1u : 0u,
+			 __ATOMIC_RELAXED);
+}
+
 void flags__tick(struct flags_region *f, uint64_t now_ns)
 {
 	__atomic_store_n(&f->hdr->tick_ns, now_ns, __ATOMIC_RELEASE);

@@ -8,6 +8,7 @@
 #ifndef SDS_FLAGS_REGION_H
 #define SDS_FLAGS_REGION_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "sds_flags.h"
@@ -103,6 +104,11 @@ void flags__set_kind(struct flags_region *f, uint32_t point, uint32_t kind);
 /* Publish @st for @point: seq odd, fields, seq even. */
 void flags__publish(struct flags_region *f, uint32_t point,
 		    const struct flag_state *st);
+/*
+ * Turn sds_copy() of guard point @point on or off (its entry's copy
+ * word); out-of-range points are ignored.
+ */
+void flags__set_copy(struct flags_region *f, int point, bool on);
 /* Renew the header's tick: guards treat an old tick as a dead loader. */
 void flags__tick(struct flags_region *f, uint64_t now_ns);
 /*
