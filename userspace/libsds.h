@@ -29,6 +29,7 @@ void sds__site_enter(__u32 id, __u64 key);
 void sds__site_exit(__u32 id, __u64 key);
 void sds__site_exception(__u32 id, __u64 key);
 void sds__site_downgrade(__u32 id, __u64 key);
+void sds__site_copy(__u32 id, const void *buf, size_t len);
 
 /*
  * In a forked child (sds.c): the calling thread's frames are the

@@ -100,9 +100,11 @@ static int site_write_mprotect(unsigned char *p, const unsigned char *want)
  */
 int sds__sites_repair(void)
 {
-	void (*const sites[])(__u32, __u64) = {
-		sds__site_enter, sds__site_exit, sds__site_exception,
-		sds__site_downgrade,
+	/* Only their addresses: the copy site's arguments differ. */
+	const void *const sites[] = {
+		(const void *)sds__site_enter, (const void *)sds__site_exit,
+		(const void *)sds__site_exception,
+		(const void *)sds__site_downgrade, (const void *)sds__site_copy,
 	};
 	unsigned char want[SITE_LEN];
 	int memfd = -1, ret = -1, pass;

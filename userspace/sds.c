@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * sds.c - the hot path of libsds: sds_should_downgrade(), sds_enter(),
- * sds_exception_sign(), sds_downgrade_finally().
+ * sds_exception_sign(), sds_downgrade_finally(), sds_copy().
  *
  * No allocation, no lock, no syscall (CLOCK_MONOTONIC comes from the
  * vDSO, and only for a point whose entry is active) -- except the sleep
@@ -267,6 +267,34 @@ SDS_API void sds_downgrade_finally(struct sds_point *p)
 {
 	if (p && __atomic_load_n(&p->ever, __ATOMIC_RELAXED))
 		finally_frame(p);
+}
+
+/* A point without a binding copies nothing; only a bad one is an error. */
+static __attribute__((noinline, cold)) int copy_unbound(const struct sds_point *p)
+{
+	if (!p || !p->valid) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Off: the binding, then the entry's copy word -- a plain load, no seq
+ * (flags__set_copy says why a stale read is fine).  The site call is the
+ * only thing added when on; the BPF side bounds the id, samples and copies.
+ */
+SDS_API int sds_copy(struct sds_point *p, const void *buf, size_t len)
+{
+	const struct sds_bind *b;
+
+	b = p ? __atomic_load_n(&p->bind, __ATOMIC_ACQUIRE) : NULL;
+	if (!b)
+		return copy_unbound(p);
+	if (__builtin_expect(!__atomic_load_n(&b->entry->copy, __ATOMIC_RELAXED), 1))
+		return 0;
+	sds__site_copy(b->id, buf, len);
+	return 0;
 }
 
 void sds__frames_forget(void)

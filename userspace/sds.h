@@ -32,6 +32,7 @@
 #define SDS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -121,6 +122,19 @@ void sds_exception_sign(struct sds_point *p);
  * any order; each ends the innermost call of its own point.
  */
 void sds_downgrade_finally(struct sds_point *p);
+
+/*
+ * Offer the bytes @buf[0..@len) to traffic copy (docs/COPY.md): when the
+ * loader copies point @p (a plan or a recorder asks for it), its copy
+ * program reads them -- up to the point's copy_max, sampled at its rate --
+ * during this call, so @buf need only be valid until it returns.  When
+ * nothing copies the point this is one load and a return (a few ns).
+ * Never blocks, never fails the caller: returns 0, also when the bytes
+ * could not be copied; -1 with errno EINVAL for a NULL point or one of an
+ * invalid name (it can never copy).  Call it anywhere, inside a guarded
+ * call or not.
+ */
+int sds_copy(struct sds_point *p, const void *buf, size_t len);
 
 /*
  * Close @c: stops its thread, unregisters the process and frees the

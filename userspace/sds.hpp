@@ -37,6 +37,7 @@
 #include <exception>
 #include <functional>
 #include <type_traits>
+#include <cstddef>
 #include <utility>
 
 #include "sds.h"
@@ -62,6 +63,11 @@ public:
 	sds_verdict enter() const noexcept { return sds_enter(p_); }
 	void exception_sign() const noexcept { sds_exception_sign(p_); }
 	void downgrade_finally() const noexcept { sds_downgrade_finally(p_); }
+	/* sds_copy(): offer @len bytes at @buf to traffic copy. */
+	int copy(const void *buf, std::size_t len) const noexcept
+	{
+		return sds_copy(p_, buf, len);
+	}
 
 private:
 	sds_point_t *p_ = nullptr;	/* the C point; NULL: never downgrades */

@@ -5,7 +5,9 @@
  * Each site is a tiny exported function of its own, exactly
  *	0f 1f 44 00 00		nopl 0x0(%rax,%rax,1)
  *	c3			ret
- * called with (uint32_t id, uint64_t key).  The 5-byte NOP is the only
+ * called with (uint32_t id, uint64_t key) -- the copy site with
+ * (uint32_t id, const void *buf, size_t len), for the loader's copy
+ * program (docs/COPY.md) to read the buffer from.  The 5-byte NOP is the only
  * first instruction the kernel turns into a call to a uprobe trampoline
  * (~260 ns a hit instead of an int3 trap, DESIGN.md §3), and only if it
  * does not cross a page: hence the 16-byte alignment.  It is the whole
@@ -59,5 +61,6 @@ sds__site_\name:
 	SDS_SITE exit
 	SDS_SITE exception
 	SDS_SITE downgrade
+	SDS_SITE copy
 
 	.section .note.GNU-stack, "", @progbits

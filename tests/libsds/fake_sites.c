@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * The four probe sites of libsds as counting C functions, linked into the
+ * The five probe sites of libsds as counting C functions, linked into the
  * client tests in place of userspace/sites.S: what the BPF programs would
  * count, the tests count here, exactly, by point id and key.
  */
@@ -9,6 +9,9 @@
 __u64 site_calls[SITE_KINDS][SDS_MAX_POINTS];
 __u64 site_last_key[SITE_KINDS];
 static __u64 site_evicts[SDS_MAX_POINTS];
+static __u64 site_copies[SDS_MAX_POINTS];
+static __u64 site_copies_all;
+struct site_copy_call site_copy_last;
 
 static void count(int kind, __u32 id, __u64 key)
 {
@@ -42,6 +45,27 @@ __attribute__((noinline)) void sds__site_exception(__u32 id, __u64 key)
 __attribute__((noinline)) void sds__site_downgrade(__u32 id, __u64 key)
 {
 	count(SITE_DOWNGRADE, id, key);
+}
+
+/* Single-threaded callers only look at @site_copy_last. */
+__attribute__((noinline)) void sds__site_copy(__u32 id, const void *buf, size_t len)
+{
+	if (id < SDS_MAX_POINTS)
+		__atomic_add_fetch(&site_copies[id], 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&site_copies_all, 1, __ATOMIC_RELAXED);
+	site_copy_last.id = id;
+	site_copy_last.buf = buf;
+	site_copy_last.len = len;
+}
+
+__u64 site_copy_count(__u32 id)
+{
+	return __atomic_load_n(&site_copies[id], __ATOMIC_RELAXED);
+}
+
+__u64 site_copy_total(void)
+{
+	return __atomic_load_n(&site_copies_all, __ATOMIC_RELAXED);
 }
 
 __u64 site_count(int kind, __u32 id)

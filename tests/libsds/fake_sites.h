@@ -4,6 +4,7 @@
 #define SDS_FAKE_SITES_H
 
 #include <linux/types.h>
+#include <stddef.h>
 #include "sds_types.h"
 
 enum { SITE_ENTER, SITE_EXIT, SITE_EXCEPTION, SITE_DOWNGRADE, SITE_KINDS };
@@ -12,6 +13,19 @@ void sds__site_enter(__u32 id, __u64 key);
 void sds__site_exit(__u32 id, __u64 key);
 void sds__site_exception(__u32 id, __u64 key);
 void sds__site_downgrade(__u32 id, __u64 key);
+void sds__site_copy(__u32 id, const void *buf, size_t len);
+
+/* The last call of the copy site (sds_copy), as it was called. */
+struct site_copy_call {
+	__u32 id;		/* its point id */
+	const void *buf;	/* the buffer */
+	size_t len;		/* its length */
+};
+/* Calls of the copy site with point id @id so far. */
+__u64 site_copy_count(__u32 id);
+/* Calls of the copy site, all ids (out-of-range ones too). */
+__u64 site_copy_total(void);
+extern struct site_copy_call site_copy_last;
 
 /* Calls of site @kind with point id @id so far. */
 __u64 site_count(int kind, __u32 id);

@@ -29,6 +29,9 @@ int main(void)
 			sum++;
 		}
 		sds_downgrade_finally(p);
+		/* Nothing copies without a loader: 0, no site call. */
+		if (sds_copy(p, &i, sizeof(i)))
+			return 3;
 	}
 	sum += SDS_INVOKE(p, 0, work(1));
 	sds_client_close(c);

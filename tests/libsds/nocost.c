@@ -3,7 +3,12 @@
  * What a guarded call (sds_should_downgrade + sds_downgrade_finally)
  * costs in the built library (-O2, real probe sites, no probes attached):
  * with no loader, attached to a stand-in loader with the point passing,
- * and downgraded.  Prints ns per call; checks nothing but the decisions.
+ * and downgraded; and beside it sds_copy() with copying off, detached and
+ * attached (the loader's copy word 0, as flags__set_copy leaves it).
+ * Prints ns per call.  Exit 1 if a decision was wrong, or if the idle
+ * guard (no loader) or sds_copy() off takes more than NOCOST_MAX_NS: the
+ * best of 5 runs, measured again up to NOCOST_TRIES times before a miss
+ * counts (the machine is shared).
  *
  *	nocost [CALLS]
  */
@@ -14,6 +19,10 @@
 #include <sds.h>
 
 #include "fakeloader.h"
+#include "flags.h"		/* the loader's writer: flags__set_copy() */
+
+#define NOCOST_MAX_NS	5.0	/* the idle guard's and copy-off's budget */
+#define NOCOST_TRIES	3	/* measurements before a miss counts */
 
 static double now_s(void)
 {
@@ -46,14 +55,68 @@ static double measure(struct sds_point *p, long n, bool want)
 	return best;
 }
 
+/* Best of 5 runs of @n sds_copy() calls, copying off: ns per call. */
+static double measure_copy(struct sds_point *p, long n)
+{
+	double best = 1e9, t;
+	char buf[256] = "";
+	long i, bad;
+	int r;
+
+	for (r = 0; r < 5; r++) {
+		bad = 0;
+		t = now_s();
+		for (i = 0; i < n; i++) {
+			/* The buffer escapes, as a request would. */
+			__asm__ volatile("" : : "r"(buf) : "memory");
+			bad += sds_copy(p, buf, sizeof(buf)) != 0;
+		}
+		t = (now_s() - t) * 1e9 / n;
+		if (bad)
+			return -1;
+		if (t < best)
+			best = t;
+	}
+	return best;
+}
+
+/* Measure again while above the budget, up to NOCOST_TRIES in all. */
+static double within(double (*m)(struct sds_point *, long, bool),
+		     struct sds_point *p, long n, bool want)
+{
+	double t = m(p, n, want);
+	int i;
+
+	for (i = 1; i < NOCOST_TRIES && t > NOCOST_MAX_NS; i++)
+		t = m(p, n, want);
+	return t;
+}
+
+static double copy_m(struct sds_point *p, long n, bool want)
+{
+	return measure_copy(p, n);
+}
+
+static bool met(const char *what, double t)
+{
+	bool ok = t >= 0 && t <= NOCOST_MAX_NS;
+
+	if (!ok)
+		fprintf(stderr, "nocost: %s: %.2f ns, above %.0f ns\n", what, t,
+			NOCOST_MAX_NS);
+	return ok;
+}
+
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 20000000;
 	char dir[] = "/tmp/sds-nocost-XXXXXX";
+	static struct flags_region fr;	/* the stand-in's region, for the writer */
 	struct fake_loader fl;
 	struct sds_client *c;
 	struct sds_point *p;
-	double none, pass, down;
+	double none, pass, down, copy_none, copy_off;
+	bool ok;
 
 	if (!mkdtemp(dir))
 		return 1;
@@ -67,7 +130,8 @@ int main(int argc, char **argv)
 	}
 	c = sds_client_open("bench", "nocost");
 	p = sds_point(c, "x");
-	none = measure(p, n, false);
+	none = within(measure, p, n, false);
+	copy_none = within(copy_m, p, n, false);
 	sds_client_close(c);
 
 	if (fake_start(&fl, dir, "bench", "attached", 1))
@@ -75,6 +139,9 @@ int main(int argc, char **argv)
 	c = sds_client_open("bench", "attached");
 	p = sds_point(c, "x");
 	pass = measure(p, n / 4, false);
+	fr.mem = fl.region;
+	flags__set_copy(&fr, fake_id(&fl, "x"), false);
+	copy_off = within(copy_m, p, n, false);
 	fake_set(fake_entry(&fl, "x"), 1 /* SDS_ACT_DOWNGRADE */, 100,
 		 fake_now() + 3600ULL * 1000000000ULL, 0, 0);
 	down = measure(p, n / 4, true);
@@ -85,5 +152,10 @@ int main(int argc, char **argv)
 	printf("guarded call, no loader:            %6.2f ns\n", none);
 	printf("guarded call, attached, passing:    %6.2f ns (no probes attached)\n", pass);
 	printf("guarded call, attached, downgraded: %6.2f ns (no probes attached)\n", down);
-	return none < 0 || pass < 0 || down < 0;
+	printf("sds_copy, no loader:                %6.2f ns\n", copy_none);
+	printf("sds_copy, attached, copy off:       %6.2f ns\n", copy_off);
+	ok = met("guarded call, no loader", none) &
+	     met("sds_copy, no loader", copy_none) &
+	     met("sds_copy, attached, copy off", copy_off);
+	return !ok || pass < 0 || down < 0;
 }

@@ -34,14 +34,18 @@
 
 static char run_dir[] = "/tmp/sds-fork-XXXXXX";
 
-static void (*const sites[4])(__u32, __u64) = {
-	sds__site_enter, sds__site_exit, sds__site_exception,
-	sds__site_downgrade,
+#define NSITES	5
+
+/* Only their addresses: the copy site's arguments differ. */
+static const void *const sites[NSITES] = {
+	(const void *)sds__site_enter, (const void *)sds__site_exit,
+	(const void *)sds__site_exception, (const void *)sds__site_downgrade,
+	(const void *)sds__site_copy,
 };
 
 /* What the grandchild saw. */
 struct report {
-	unsigned char site[4][5];	/* each site's first 5 bytes */
+	unsigned char site[NSITES][5];	/* each site's first 5 bytes */
 	int valid;			/* its client may attach */
 	int thread_on;			/* its client looks for a loader */
 };
@@ -111,7 +115,7 @@ static void run_case(const unsigned char pre[5], int what, struct report *rep)
 		pid_t gc;
 
 		mem = open("/proc/self/mem", O_RDWR);
-		for (i = 0; i < 4; i++)
+		for (i = 0; i < NSITES; i++)
 			if (mem < 0 || pwrite(mem, pre, 5,
 					      (off_t)(uintptr_t)sites[i]) != 5)
 				_exit(2);
@@ -125,7 +129,7 @@ static void run_case(const unsigned char pre[5], int what, struct report *rep)
 			struct report r;
 
 			memset(&r, 0, sizeof(r));
-			for (i = 0; i < 4; i++)
+			for (i = 0; i < NSITES; i++)
 				memcpy(r.site[i], (const void *)sites[i], 5);
 			r.valid = c->valid;
 			r.thread_on = c->thread_on;
@@ -150,7 +154,7 @@ static void assert_sites(const struct report *r, const unsigned char want[5])
 {
 	int i;
 
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < NSITES; i++)
 		assert_memory_equal(r->site[i], want, 5);
 }
 
