@@ -5,7 +5,7 @@
 
 #![allow(non_camel_case_types)]
 
-use std::os::raw::{c_char, c_int};
+use std::os::raw::{c_char, c_int, c_void};
 
 /// One app's connection to its loader (`struct sds_client`).
 #[repr(C)]
@@ -32,5 +32,6 @@ extern "C" {
     pub fn sds_enter(p: *mut sds_point) -> sds_verdict;
     pub fn sds_exception_sign(p: *mut sds_point);
     pub fn sds_downgrade_finally(p: *mut sds_point);
+    pub fn sds_copy(p: *mut sds_point, buf: *const c_void, len: usize) -> c_int;
     pub fn sds_client_close(c: *mut sds_client);
 }

@@ -130,6 +130,20 @@ impl<'c> Point<'c> {
         unsafe { ffi::sds_downgrade_finally(self.raw) }
     }
 
+    /// `sds_copy`: offer `buf` to traffic copy (docs/COPY.md); a few ns
+    /// when nothing copies the point.  `Err` (EINVAL) only for a null
+    /// point or one of an invalid name, which can never copy.
+    pub fn copy(&self, buf: &[u8]) -> std::io::Result<()> {
+        // SAFETY: as above; libsds reads at most buf.len() bytes of buf,
+        // and only during the call.
+        let r = unsafe { ffi::sds_copy(self.raw, buf.as_ptr().cast(), buf.len()) };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    }
+
     /// Begin a guarded call, ended when the guard drops.
     pub fn guard(&self) -> Guard<'c> {
         Guard {

@@ -76,6 +76,26 @@ fn same_name_same_point_and_bad_names() {
 }
 
 #[test]
+fn copy_without_a_loader_and_of_bad_points() {
+    let c = client();
+    let p = c.point("dep");
+    for i in 0..1000u32 {
+        assert!(p.copy(&i.to_le_bytes()).is_ok());
+    }
+    assert!(p.copy(&[]).is_ok());
+    let bad = c.point("de\0p");
+    let e = bad.copy(b"body").unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc_einval()));
+    let invalid = c.point("no spaces");
+    assert_eq!(invalid.copy(b"body").unwrap_err().raw_os_error(), Some(libc_einval()));
+}
+
+// EINVAL without the libc crate (the crate has no dependencies).
+fn libc_einval() -> i32 {
+    22
+}
+
+#[test]
 fn points_are_shared_across_threads() {
     let c = client();
     let p = c.point("dep");
