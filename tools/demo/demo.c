@@ -26,7 +26,12 @@
  *
  * Beside the guard point, the service has ordinary functions that sds-bpf
  * can attach to as function points, with no code change:
- * handle_request() (returns < 0 when the page failed) and parse_header().
+ * handle_request() (returns < 0 when the page failed), parse_header(), and
+ * serve_request(conn, req, len), which gets each request's raw bytes, head
+ * and blank line, as they came (`serve_request:copy=2,3` copies them for
+ * traffic copy: make demo-copy).  Pipelined requests are served in order,
+ * so a shadow that gets copies back to back on one connection answers
+ * them all.
  *
  * --port 0 (the default) takes any free port; --port-file writes the port
  * to FILE (write + rename) once the service accepts connections.  Runs
@@ -303,6 +308,25 @@ static bool serve_one(struct conn *c, char *req)
 	return handle_request(c, path) != -EPIPE && c->keep_alive;
 }
 
+/*
+ * One raw request: @req[0..@len) is its head up to and including the
+ * blank line, exactly as received (not NUL-terminated; the caller's buffer
+ * goes on with the next pipelined request).  A function of its own, not
+ * inlined, so that a function point can copy (req, len): arguments 2, 3.
+ */
+__attribute__((noinline)) bool serve_request(struct conn *c, const char *req,
+					     size_t len)
+{
+	char head[REQ_MAX + 1];
+
+	if (len < 4 || len > REQ_MAX)
+		return false;
+	/* serve_one() cuts the head up: a copy, without the blank line. */
+	memcpy(head, req, len - 4);
+	head[len - 4] = 0;
+	return serve_one(c, head);
+}
+
 static void *conn_main(void *arg)
 {
 	struct conn *c = arg;
@@ -317,8 +341,7 @@ static void *conn_main(void *arg)
 		if (end) {
 			size_t used = (size_t)(end + 4 - buf);
 
-			*end = 0;
-			if (!serve_one(c, buf))
+			if (!serve_request(c, buf, used))
 				break;
 			memmove(buf, buf + used, have - used);
 			have -= used;

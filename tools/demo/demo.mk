@@ -19,3 +19,11 @@ $(BUILD)/demo/demo: tools/demo/demo.c $(LIBSDS_A) $(LIBSDS_HEADER)
 $(BUILD)/demo/demo-load: tools/demo/load.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -D_GNU_SOURCE $(DEMO_WARN) -pthread -o $@ $<
+
+# Traffic copy, live (tools/demo/copy_demo.py): a source and a shadow
+# instance of the demo, sds-copy sending each captured request 3 times.
+# Needs root (BPF), like make demo.
+.PHONY: demo-copy
+demo-copy: deps
+	$(MAKE) all demo-bins
+	python3 tools/demo/copy_demo.py
