@@ -64,6 +64,28 @@ $(BENCH_DIR)/bench-endbr: $(BENCH_DIR)/driver.o $(BENCH_DIR)/fn_endbr.o
 $(BENCH_DIR)/bench-nop5: $(BENCH_DIR)/driver-nopie.o $(BENCH_DIR)/fn_nop5.o
 	$(CC) -no-pie -o $@ $^
 
+# The copy-cost benchmark's target (tools/bench/copy_cost.py): the loop
+# plain -O2, handle_request built for a nop5 site as fn_nop5.o is.
+BENCH_BINS += $(BENCH_DIR)/bench-copy-target
+
+$(BENCH_DIR)/copy_fn.o: tools/bench/copy_fn.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fno-pie -pg -mfentry -mnop-mcount -fcf-protection=none \
+		-falign-functions=64 $(BENCH_WARN) -c $< -o $@
+
+$(BENCH_DIR)/copy_target.o: tools/bench/copy_target.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fno-pie $(BENCH_WARN) -c $< -o $@
+
+$(BENCH_DIR)/bench-copy-target: $(BENCH_DIR)/copy_target.o $(BENCH_DIR)/copy_fn.o
+	$(CC) -no-pie -o $@ $^
+
+# make copy-cost-bench: what copying a function point's request costs per
+# call (tools/bench/copy_cost.py, also run by tools/bench/run.sh).  Root.
+.PHONY: copy-cost-bench
+copy-cost-bench: $(BENCH_DIR)/bench-copy-target
+	python3 tools/bench/copy_cost.py
+
 # ---- the guard benchmark (tools/bench/guard.sh, run by run.sh) -------------
 # bench-guard: libsds linked in statically (-O2, PIE, as users build), plus
 # four bare nop5 sites; bench-bare-up: two bare uprobes, the programs of

@@ -32,7 +32,8 @@
 # beside the measured cost on the demo service),
 # BENCH_LOADER=0 (skip tools/bench/loader_cost.py, the loader's CPU, RSS
 # and stats latency at 10-1,024 points, old code beside new),
-# BENCH_HOSTILE=0 (skip tools/bench/hostile.py, tick lateness under
+# BENCH_COPY_COST=0 (skip tools/bench/copy_cost.py, traffic copy's cost
+# per call), BENCH_HOSTILE=0 (skip tools/bench/hostile.py, tick lateness under
 # hostile clients, which runs last; BENCH_HOSTILE_ROUNDS).  Needs
 # root.  Exits non-zero if a check fails, not if a target is missed: it is
 # a benchmark, not a test.
@@ -340,6 +341,13 @@ fi
 if [ "${BENCH_LOADER:-1}" != 0 ]; then
 	echo
 	python3 "$ROOT/tools/bench/loader_cost.py" || FAILED=1
+fi
+
+# What copying a function point's requests costs per call (issue 12).
+# BENCH_COPY_COST=0 skips it.
+if [ "${BENCH_COPY_COST:-1}" != 0 ]; then
+	echo
+	python3 "$ROOT/tools/bench/copy_cost.py" || FAILED=1
 fi
 
 # Tick lateness under hostile clients (issue 8): its own loader and table.
