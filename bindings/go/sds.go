@@ -112,5 +112,20 @@ func (p Point) ExceptionSign() { C.sds_exception_sign(p.p) }
 // guarded call of p on this thread.
 func (p Point) DowngradeFinally() { C.sds_downgrade_finally(p.p) }
 
+// Copy is sds_copy: offer buf to traffic copy (docs/COPY.md); libsds
+// reads it only during the call.  A few ns in C when nothing copies the
+// point (plus cgo's call).  An error (EINVAL) only for the zero Point or
+// one of an invalid name, which can never copy.
+func (p Point) Copy(buf []byte) error {
+	var ptr unsafe.Pointer
+	if len(buf) > 0 {
+		ptr = unsafe.Pointer(&buf[0])
+	}
+	if r, err := C.sds_copy(p.p, ptr, C.size_t(len(buf))); r != 0 {
+		return err
+	}
+	return nil
+}
+
 // Valid tells whether p is a point of libsds (not the zero Point).
 func (p Point) Valid() bool { return p.p != nil }

@@ -8,6 +8,7 @@ package sds
 import (
 	"errors"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -125,5 +126,24 @@ func BenchmarkInvoke(b *testing.B) {
 	fn := func() (int, error) { return 1, nil }
 	for i := 0; i < b.N; i++ {
 		Invoke(p, fn, fn)
+	}
+}
+
+func TestCopyWithoutALoaderAndOfBadPoints(t *testing.T) {
+	c := client(t)
+	p := c.Point("dep")
+	for i := 0; i < 1000; i++ {
+		if err := p.Copy([]byte{byte(i), 1, 2, 3}); err != nil {
+			t.Fatalf("Copy: %v, want nil", err)
+		}
+	}
+	if err := p.Copy(nil); err != nil {
+		t.Fatalf("Copy(nil): %v, want nil", err)
+	}
+	if err := (Point{}).Copy([]byte("body")); !errors.Is(err, syscall.EINVAL) {
+		t.Fatalf("zero Point: %v, want EINVAL", err)
+	}
+	if err := c.Point("no spaces").Copy([]byte("body")); !errors.Is(err, syscall.EINVAL) {
+		t.Fatalf("invalid name: %v, want EINVAL", err)
 	}
 }

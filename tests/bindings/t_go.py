@@ -15,8 +15,8 @@ def go_package_go_test(ctx):
     r = go(["test", "-count=1", "-v", "."])
     check(r.rc == 0, "go test: %r" % r)
     passed = re.findall(r"^--- PASS: (\w+)", r.out, re.M)
-    check(len(passed) == 6 and "--- FAIL" not in r.out,
-          "go test: passed %r, want 6 tests: %r" % (passed, r))
+    check(len(passed) == 7 and "--- FAIL" not in r.out,
+          "go test: passed %r, want 7 tests: %r" % (passed, r))
 
 
 @test
