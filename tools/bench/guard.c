@@ -17,6 +17,8 @@
  *	  bare2  bench_site_a + bench_site_b: the sites of the two bare
  *		 uprobes (bench-bare-up)
  *	  nop2   bench_site_c + bench_site_d: the same two calls, no probe
+ *	  copyoff  sds_copy() of point "pass" of APP with 256 bytes, copying
+ *		 off (nothing copies it): the copy word's load and a return
  *	One line per column: "col=C threads=T ns_per_call=MEDIAN min=MIN
  *	max=MAX calls=N rounds=v1,v2,..." (a round's value: the mean over
  *	threads of ns per call).  Exits 1 if a decision was not the one
@@ -171,8 +173,9 @@ static void spin_wait(struct spin_barrier *b)
 
 /* ---- cost ---------------------------------------------------------------- */
 
-enum { C_NONE, C_PASS, C_DOWN, C_BARE2, C_NOP2, C_MAX };
-static const char *const col_name[C_MAX] = { "none", "pass", "down", "bare2", "nop2" };
+enum { C_NONE, C_PASS, C_DOWN, C_BARE2, C_NOP2, C_COPYOFF, C_MAX };
+static const char *const col_name[C_MAX] = { "none", "pass", "down", "bare2", "nop2",
+					     "copyoff" };
 
 static struct sds_point *col_point[C_MAX];
 
@@ -190,9 +193,17 @@ static long run_col(int col, long n)
 {
 	struct sds_point *p = col_point[col];
 	bool want = col == C_DOWN;
+	char req[256] = "GET / HTTP/1.1\r\n\r\n";
 	long i, bad = 0;
 
 	switch (col) {
+	case C_COPYOFF:
+		for (i = 0; i < n; i++) {
+			/* The request escapes, as a real one would. */
+			__asm__ volatile("" : : "r"(req) : "memory");
+			bad += sds_copy(p, req, sizeof(req)) != 0;
+		}
+		break;
 	case C_BARE2:
 		for (i = 0; i < n; i++) {
 			bench_site_a(1, 2);
@@ -263,6 +274,7 @@ static int do_cost(int rounds, double target_ms)
 	col_point[C_NONE] = sds_point(none, "pass");
 	col_point[C_PASS] = sds_point(cl, "pass");
 	col_point[C_DOWN] = sds_point(cl, "down");
+	col_point[C_COPYOFF] = col_point[C_PASS];
 	if (!col_point[C_NONE] || !col_point[C_PASS] || !col_point[C_DOWN]) {
 		fprintf(stderr, "bench-guard: out of memory\n");
 		return 1;

@@ -13,8 +13,9 @@
 #
 #   1. cost: ns per guarded call, sds_should_downgrade +
 #      sds_downgrade_finally, with no loader, attached and passing, and
-#      downgraded (kill switch); beside them the two bare uprobes and the
-#      same two calls without probes.  Columns alternate within each round
+#      downgraded (kill switch); beside them the two bare uprobes, the
+#      same two calls without probes, and sds_copy() with copying off
+#      (target <= 5 ns, as the detached guard).  Columns alternate within each round
 #      (bench-guard cost), medians of the rounds; one thread pinned to
 #      BENCH_CPU, then two threads on two CPUs.  A short pass with
 #      kernel.bpf_stats_enabled=1 gives the BPF programs' own run time.

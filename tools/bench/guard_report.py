@@ -151,12 +151,13 @@ def main(d, tick_ms):
             ("pass", "loader attached, point passing (entry + exit probes)"),
             ("down", "point downgraded (kill switch; one probe)"),
             ("bare2", "two bare nop5 uprobes, a counter each (baseline)"),
-            ("nop2", "the same two nop5 calls, no probe")]
+            ("nop2", "the same two nop5 calls, no probe"),
+            ("copyoff", "`sds_copy` of a passing point, copying off (256 B)")]
     for col, label in rows:
         a = c1.get(col, {}).get("ns")
         b = c2.get(col, {}).get("ns")
         tg = met = ""
-        if col == "none":
+        if col in ("none", "copyoff"):
             tg = "≤ %.0f ns" % NOLOADER_NS
             met = ", ".join("n/a" if x is None else
                             ("met" if x <= NOLOADER_NS else "missed") for x in (a, b))
@@ -326,6 +327,12 @@ def main(d, tick_ms):
               fmt(c1.get("none", {}).get("ns")),
               verdict_ns(c2.get("none", {}).get("ns"), NOLOADER_NS),
               fmt(c2.get("none", {}).get("ns"))))
+    print("target sds_copy, copying off ≤ %.0f ns:           1 thread %s (%s ns), "
+          "2 threads %s (%s ns)" % (
+              NOLOADER_NS, verdict_ns(c1.get("copyoff", {}).get("ns"), NOLOADER_NS),
+              fmt(c1.get("copyoff", {}).get("ns")),
+              verdict_ns(c2.get("copyoff", {}).get("ns"), NOLOADER_NS),
+              fmt(c2.get("copyoff", {}).get("ns"))))
     print("target guarded call with probes ≤ %.2f× two bare: 1 thread %s (%s), "
           "2 threads %s (%s)" % (PASS_VS_BARE, verdict(r1, PASS_VS_BARE),
                                  fmt_spread(r1), verdict(r2, PASS_VS_BARE),
