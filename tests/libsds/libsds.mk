@@ -16,7 +16,9 @@
 #   test_sites     the built products: sites, notes, exports, and programs
 #                  linked with them (PIE, non-PIE, gc-sections, stripped,
 #                  shared through pkg-config)
-#   nocost         ns per guarded call of the built library (printed)
+#   nocost         ns per guarded call and per sds_copy() off of the built
+#                  library (printed; fails above 5 ns for the detached
+#                  guard and sds_copy() off)
 
 LT_DIR     := $(TBUILD)/libsds
 LT_SRC     := tests/libsds
