@@ -220,6 +220,19 @@ def report(b, ns, sink_bytes):
     return "\n".join(lines) + "\n", raw_counts
 
 
+def settle(b, timeout=20):
+    """Until the copy loaders' counts stop moving (0.5 s apart): the
+    last copies drained from the ring and written to the sink."""
+    last, end = None, time.monotonic() + timeout
+    while time.monotonic() < end:
+        now = [json.dumps(b.stats(n).get("copy"), sort_keys=True)
+               for n, rate in VARIANTS if rate is not None]
+        if now == last:
+            return
+        last = now
+        time.sleep(0.5)
+
+
 def main():
     if os.geteuid():
         raise SystemExit("copy_cost: needs root (BPF)")
@@ -232,7 +245,7 @@ def main():
             b.attach(n, rate)
         time.sleep(0.5)
         ns = measure(b)
-        time.sleep(1)   # the last copies drained and counted
+        settle(b)
         with b.sink.lock:
             sink_bytes = b.sink.bytes
         text, counts = report(b, ns, sink_bytes)

@@ -270,6 +270,9 @@ def run(d):
                  ["req=handle_request", "serve=serve_request:copy=2,3"],
                  ["--copy-to", "127.0.0.1:%d" % cport])
     print(d.output("attach-source"), end="")
+    # Each instance's guard client finds its loader within a second: then
+    # the guard point "inventory" counts every call too.
+    time.sleep(1.5)
 
     print("$ demo-load --port %d --rate %d --conns 4 --seconds %d &" % (
         src_port, RATE, SECONDS))
