@@ -20,7 +20,8 @@ in rotating order, BENCH_COPY_CALLS calls (default 50,000) per run.  The
 table has the median ns per call with the rounds' spread, and each copy
 column's extra cost over "none": the median of the rounds' own
 differences, with their spread.  Then the loaders' counts: calls,
-captured, dropped (ring full or read fault), sent.  Needs root and `make
+captured, dropped (ring full or read fault), sent, lost (send buffer
+full).  Needs root and `make
 all bench-bins`.  A benchmark, not a test: exits non-zero only if a loader
 could not be started or a run failed.
 """
@@ -203,20 +204,21 @@ def report(b, ns, sink_bytes):
         "medians of each round's own difference (min…max).  The loop's own "
         "cost (a memcpy of the request number) is in every column.")
     out("")
-    out("| loader | calls | captured | dropped | truncated | sent |")
-    out("|---|---:|---:|---:|---:|---:|")
+    out("| loader | calls | captured | dropped | truncated | sent | lost |")
+    out("|---|---:|---:|---:|---:|---:|---:|")
     raw_counts = {}
     for n, _ in VARIANTS:
         p = b.stats(n)
         c = p.get("copy") or {}
         calls = (p.get("total") or {}).get("visits", 0)
         raw_counts[n] = {"calls": calls, "copy": c}
-        out("| %s | %d | %s | %s | %s | %s |" % (
+        out("| %s | %d | %s | %s | %s | %s | %s |" % (
             TITLE[n], calls, c.get("captured", "-"), c.get("dropped", "-"),
-            c.get("truncated", "-"), c.get("sent", "-")))
+            c.get("truncated", "-"), c.get("sent", "-"), c.get("lost", "-")))
     out("")
-    out("The sink read %d bytes of records.  Dropped: the ring was full or "
-        "the read faulted; the call never waits for the loader." % sink_bytes)
+    out("The sink read %d bytes of records.  Dropped: in the kernel, the ring "
+        "was full or the read faulted (the call never waits for the loader); "
+        "lost: after the ring, the loader's send buffer was full." % sink_bytes)
     return "\n".join(lines) + "\n", raw_counts
 
 

@@ -204,9 +204,9 @@ def check(d):
     captured = cp.get("captured", serve.get("total", {}).get("visits", 0))
     dropped = cp.get("dropped", 0)
     print("\n  source: %d requests, serve_request visits %d, captured %d, "
-          "dropped %d, truncated %d, sent %s" % (
+          "dropped %d, truncated %d, sent %s, lost %s" % (
               visits(src, "req"), visits(src, "serve"), captured, dropped,
-              cp.get("truncated", 0), cp.get("sent", "-")))
+              cp.get("truncated", 0), cp.get("sent", "-"), cp.get("lost", "-")))
     print("  sds-copy: received %d, copies %d, dispatched %d, dropped %s" % (
         cs["received"], cs["copies"], cs["dispatched"],
         json.dumps(cs.get("dropped", {}), sort_keys=True)))
