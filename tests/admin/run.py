@@ -35,6 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
 from sdstest import BUILD, Fail, check, eq, free_port  # noqa: E402
+import t_copy  # noqa: E402
 from t_copy import COPY_TESTS  # noqa: E402
 
 ADMIN = sdstest.admin_path()
@@ -858,6 +859,9 @@ class Browser:
 
     def close(self):
         self.ws.close()
+
+
+t_copy.Browser = Browser     # its dashboard test drives the same browser
 
 
 def test_dashboard(env):

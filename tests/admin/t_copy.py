@@ -5,11 +5,16 @@ rows, the heartbeat reply's "copy" and the copy servers' heartbeat, all
 exact.  Imported by run.py (its Env: one sds-admin per test).
 """
 
+import json
 import os
 import sqlite3
 import time
 
-from sdstest import Fail, check, eq
+import sdstest
+from sdstest import check, eq
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+TOKEN = "t0k-3n_for.tests"     # run.py's
 
 APP = "/groups/demo/apps/shop"
 PLANS = APP + "/copy-plans"
@@ -231,4 +236,80 @@ def test_copy_server_bad_heartbeats(env):
     env.stop_admin()
 
 
-COPY_TESTS = [test_copy_plans_api, test_copy_server_bad_heartbeats]
+Browser = None     # run.py's
+
+
+def test_copy_dashboard(env):
+    """A plan created in the Copy panel reaches the API exactly; the
+    numbers a copy server's and a loader's heartbeats put there are drawn
+    exactly; the plan is stopped from the panel."""
+    check(os.path.exists(CHROMIUM), "%s missing: run make deps" % CHROMIUM)
+    env.start_admin()
+    env.ok("POST", "/groups/demo/apps", {"name": "shop"}, want=201)
+    b = Browser(env)
+    try:
+        b.call("Page.navigate", url="http://127.0.0.1:%d/" % env.port)
+        b.wait_event("Page.loadEventFired")
+        b.wait_js("!document.getElementById('app').hidden", what="the app")
+        b.js("""(() => { const e = document.getElementById('token'); e.value = %s;
+            e.dispatchEvent(new Event('change')); })()""" % json.dumps(TOKEN))
+        b.js("""(() => {
+            const set = (id, v) => { document.getElementById(id).value = v; };
+            set('cp-name', 'mirror'); set('cp-points', 'order, pay'); set('cp-pct', '25');
+            set('cp-shadows', '127.0.0.1:9001, [::1]:9002'); set('cp-amp', '3');
+            set('cp-framing', 'http'); document.getElementById('cp-writes').checked = true;
+            set('cp-for', '900'); set('cp-by', 'ops from the page');
+            document.getElementById('cp-start').click(); })()""")
+        plans = sdstest.wait_until(lambda: env.ok("GET", PLANS), time.time() + 20,
+                                   lambda _: "plan never reached the API; page status: %r"
+                                   % b.js("document.getElementById('status').textContent"))
+        p = plans[0]
+        eq((p["name"], p["points"], p["sample_pct"], p["amplification"], p["shadows"],
+            p["framing"], p["writes"], p["state"], p["started_by"][:17]),
+           ("mirror", ["order", "pay"], 25, 3, ["127.0.0.1:9001", "[::1]:9002"], "http",
+            True, "active", "ops from the page"), "plan created from the page")
+        check(898 <= p["expires_at"] - p["created"] <= 900, "plan lasts 900 s")
+        b.wait_js("document.querySelectorAll('#copy-plans tbody tr').length == 1", what="plan row")
+
+        # A copy server's heartbeats and a loader's, in two periods the
+        # plan runs in (the second ahead: the admin takes up to an hour).
+        now_p = (int(time.time()) // 10) * 10
+        for period, rec in ((now_p, 300), (now_p + 10, 400)):
+            env.ok("POST", "/copy-servers/heartbeat",
+                   {"name": "c1", "addr": "127.0.0.1:7070", "period_start": period,
+                    "plans": {"mirror": {"received": rec, "dispatched": 3 * rec,
+                                         "shadow_errors": 7, "dropped": 0}}})
+            env.ok("POST", "/heartbeat", hb(period, {"order": {"copy_captured": rec - 1,
+                                                               "copy_dropped": 2},
+                                                     "pay": {"copy_captured": 1}}))
+        b.js("tick()")
+        want = "captured 700 · dropped 4 · received 700 · dispatched 2100 · shadow errors 14"
+        got = b.wait_js("""(() => { const s = document.querySelector(
+            '#copy-charts .chartcard[data-plan="%d"] .sum');
+            return s && s.textContent == %s ? s.textContent : ''; })()"""
+                        % (p["id"], json.dumps(want)),
+                        what="the plan's totals: %s, shown: %r" % (want, b.js(
+                            "[...document.querySelectorAll('#copy-charts .sum')]"
+                            ".map((e) => e.textContent)")))
+        eq(got, want, "totals shown")
+        drawn = b.js("""(() => { const c = document.querySelector(
+            '#copy-charts .chartcard[data-plan="%d"] canvas');
+            const ch = Chart.getChart(c);
+            return ch.data.datasets.map((d) => [d.key, d.data]); })()""" % p["id"])
+        eq(drawn, [["captured", [300, 400]], ["dropped", [2, 2]], ["received", [300, 400]],
+                   ["dispatched", [900, 1200]], ["shadow_errors", [7, 7]]], "series drawn")
+
+        b.js("document.querySelector('#copy-plans tbody button').click()")
+        sdstest.wait_until(lambda: env.ok("GET", PLANS)[0]["state"] == "stopped",
+                           time.time() + 20, "plan never stopped from the page")
+        r = env.ok("POST", "/heartbeat", hb(now_p + 20, {}))
+        eq(r["copy"]["plans"], [], "a stopped plan leaves the heartbeat")
+        b.wait_js("!document.querySelector('#copy-plans tbody button')", what="no Stop button")
+        b.js("1")
+        check(not b.errors, "console errors: %s" % "; ".join(b.errors))
+    finally:
+        b.close()
+    env.stop_admin()
+
+
+COPY_TESTS = [test_copy_plans_api, test_copy_server_bad_heartbeats, test_copy_dashboard]
