@@ -13,7 +13,7 @@
  * This file holds the statement cache, transactions and the helpers every
  * query shares; the schema and its migrations are store_sqlite_schema.c's,
  * and the queries live by concept in store_sqlite_{org,schemes,drills,
- * stats}.c (store_sqlite.h between them).
+ * stats,copy,copy_servers}.c (store_sqlite.h between them).
  */
 #include <stdarg.h>
 #include <stdio.h>

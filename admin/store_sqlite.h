@@ -146,7 +146,15 @@ int sq_drill_stop(struct store *st, const char *g, const char *a,
 		  int64_t id, const char *by, const char *token_id,
 		  int64_t now, char *err);
 
-/* store_sqlite_copy.c: copy plans, their statistics, copy servers */
+/* store_sqlite_copy.c: copy plans, their statistics; _servers.c: copy servers */
+/* Columns of COPY_COLS (store_sqlite.c). */
+enum {
+	CP_ID, CP_NAME, CP_POINTS, CP_PCT, CP_AMP, CP_SHADOWS, CP_FRAMING, CP_WRITES,
+	CP_RATE, CP_CREATED, CP_EXPIRES, CP_STOPPED_AT, CP_STARTED_BY, CP_STOPPED_BY,
+	CP_GROUP, CP_APP,
+};
+/* Column @i (JSON text) parsed; an empty array if it does not parse. */
+json_t *copy_col_json(sqlite3_stmt *q, int i);
 int copy_loader_counts(struct sqlite_store *s, int64_t app,
 		       const struct sds_heartbeat *hb, char *err);
 int copy_for_app(struct sqlite_store *s, int64_t app, int64_t now,

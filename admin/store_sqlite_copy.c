@@ -15,14 +15,7 @@
 #include <string.h>
 #include "store_sqlite.h"
 
-/* Columns of COPY_COLS (store_sqlite.c). */
-enum {
-	C_ID, C_NAME, C_POINTS, C_PCT, C_AMP, C_SHADOWS, C_FRAMING, C_WRITES,
-	C_RATE, C_CREATED, C_EXPIRES, C_STOPPED_AT, C_STARTED_BY, C_STOPPED_BY,
-	C_GROUP, C_APP,
-};
-
-static json_t *col_json(sqlite3_stmt *q, int i)
+json_t *copy_col_json(sqlite3_stmt *q, int i)
 {
 	json_t *v = json_loads(col_text(q, i), 0, NULL);
 
@@ -41,39 +34,24 @@ static const char *plan_state(json_t *o, int64_t now)
 static json_t *plan_row(sqlite3_stmt *q)
 {
 	json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:o, s:i, s:i, s:o, s:s, s:b, s:I, s:I, s:I, s:s}",
-		"id", (json_int_t)sqlite3_column_int64(q, C_ID),
-		"group", col_text(q, C_GROUP), "app", col_text(q, C_APP),
-		"name", col_text(q, C_NAME), "points", col_json(q, C_POINTS),
-		"sample_pct", sqlite3_column_int(q, C_PCT),
-		"amplification", sqlite3_column_int(q, C_AMP),
-		"shadows", col_json(q, C_SHADOWS),
-		"framing", col_text(q, C_FRAMING),
-		"writes", sqlite3_column_int(q, C_WRITES),
-		"rate", (json_int_t)sqlite3_column_int64(q, C_RATE),
-		"created", (json_int_t)sqlite3_column_int64(q, C_CREATED),
-		"expires_at", (json_int_t)sqlite3_column_int64(q, C_EXPIRES),
-		"started_by", col_text(q, C_STARTED_BY));
+		"id", (json_int_t)sqlite3_column_int64(q, CP_ID),
+		"group", col_text(q, CP_GROUP), "app", col_text(q, CP_APP),
+		"name", col_text(q, CP_NAME), "points", copy_col_json(q, CP_POINTS),
+		"sample_pct", sqlite3_column_int(q, CP_PCT),
+		"amplification", sqlite3_column_int(q, CP_AMP),
+		"shadows", copy_col_json(q, CP_SHADOWS),
+		"framing", col_text(q, CP_FRAMING),
+		"writes", sqlite3_column_int(q, CP_WRITES),
+		"rate", (json_int_t)sqlite3_column_int64(q, CP_RATE),
+		"created", (json_int_t)sqlite3_column_int64(q, CP_CREATED),
+		"expires_at", (json_int_t)sqlite3_column_int64(q, CP_EXPIRES),
+		"started_by", col_text(q, CP_STARTED_BY));
 
-	json_object_set_new(o, "stopped_at", sqlite3_column_type(q, C_STOPPED_AT) == SQLITE_NULL ?
-			    json_null() : json_integer(sqlite3_column_int64(q, C_STOPPED_AT)));
-	json_object_set_new(o, "stopped_by", sqlite3_column_type(q, C_STOPPED_BY) == SQLITE_NULL ?
-			    json_null() : json_string(col_text(q, C_STOPPED_BY)));
+	json_object_set_new(o, "stopped_at", sqlite3_column_type(q, CP_STOPPED_AT) == SQLITE_NULL ?
+			    json_null() : json_integer(sqlite3_column_int64(q, CP_STOPPED_AT)));
+	json_object_set_new(o, "stopped_by", sqlite3_column_type(q, CP_STOPPED_BY) == SQLITE_NULL ?
+			    json_null() : json_string(col_text(q, CP_STOPPED_BY)));
 	return o;
-}
-
-/* A plan as sds-copy's plans document has it (docs/COPY.md). */
-static json_t *plan_file_row(sqlite3_stmt *q)
-{
-	return json_pack("{s:s, s:s, s:o, s:i, s:o, s:s, s:b, s:I, s:I, s:i}",
-		"name", col_text(q, C_NAME), "app", col_text(q, C_APP),
-		"points", col_json(q, C_POINTS),
-		"amplification", sqlite3_column_int(q, C_AMP),
-		"shadows", col_json(q, C_SHADOWS),
-		"framing", col_text(q, C_FRAMING),
-		"writes", sqlite3_column_int(q, C_WRITES),
-		"rate", (json_int_t)sqlite3_column_int64(q, C_RATE),
-		"expires_at", (json_int_t)sqlite3_column_int64(q, C_EXPIRES),
-		"sample_pct", sqlite3_column_int(q, C_PCT));
 }
 
 static bool in_points(json_t *pts, const char *name)
@@ -90,10 +68,10 @@ static bool in_points(json_t *pts, const char *name)
 /* Was the plan at @q's row running during the period starting at @ps? */
 static bool ran_in(sqlite3_stmt *q, int64_t ps)
 {
-	return sqlite3_column_int64(q, C_CREATED) < ps + SDS_HB_PERIOD_S &&
-	       sqlite3_column_int64(q, C_EXPIRES) > ps &&
-	       (sqlite3_column_type(q, C_STOPPED_AT) == SQLITE_NULL ||
-		sqlite3_column_int64(q, C_STOPPED_AT) > ps);
+	return sqlite3_column_int64(q, CP_CREATED) < ps + SDS_HB_PERIOD_S &&
+	       sqlite3_column_int64(q, CP_EXPIRES) > ps &&
+	       (sqlite3_column_type(q, CP_STOPPED_AT) == SQLITE_NULL ||
+		sqlite3_column_int64(q, CP_STOPPED_AT) > ps);
 }
 
 /*
@@ -115,9 +93,9 @@ int copy_loader_counts(struct sqlite_store *s, int64_t app,
 
 		if (!ran_in(q, hb->period_start))
 			continue;
-		pts = col_json(q, C_POINTS);
+		pts = copy_col_json(q, CP_POINTS);
 		memset(&sums[n], 0, sizeof(sums[n]));
-		sums[n].id = sqlite3_column_int64(q, C_ID);
+		sums[n].id = sqlite3_column_int64(q, CP_ID);
 		for (j = 0; j < hb->n; j++) {
 			if (!in_points(pts, hb->points[j].name))
 				continue;
@@ -180,13 +158,13 @@ int copy_for_app(struct sqlite_store *s, int64_t app, int64_t now,
 	sqlite3_bind_int64(q, 2, now);
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW && out->nplans < SDS_HB_COPY_PLANS) {
 		struct sds_hb_copy_plan *p = &out->plans[out->nplans++];
-		json_t *pts = col_json(q, C_POINTS), *v;
+		json_t *pts = copy_col_json(q, CP_POINTS), *v;
 		size_t i;
 
-		p->id = sqlite3_column_int64(q, C_ID);
-		snprintf(p->name, sizeof(p->name), "%s", col_text(q, C_NAME));
-		p->sample_pct = sqlite3_column_int(q, C_PCT);
-		p->expires_at = sqlite3_column_int64(q, C_EXPIRES);
+		p->id = sqlite3_column_int64(q, CP_ID);
+		snprintf(p->name, sizeof(p->name), "%s", col_text(q, CP_NAME));
+		p->sample_pct = sqlite3_column_int(q, CP_PCT);
+		p->expires_at = sqlite3_column_int64(q, CP_EXPIRES);
 		p->npoints = 0;
 		json_array_foreach(pts, i, v)
 			if (p->npoints < SDS_HB_COPY_POINTS)
@@ -216,20 +194,20 @@ static int copy_conflicts(struct sqlite_store *s, const char *a, int64_t self,
 		return dberr(s, err);
 	sqlite3_bind_int64(q, 1, now);
 	while (!ret && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(q, C_ID);
+		int64_t id = sqlite3_column_int64(q, CP_ID);
 		json_t *pts;
 
 		if (id == self)
 			continue;
-		if (!strcmp(col_text(q, C_NAME), p->name)) {
+		if (!strcmp(col_text(q, CP_NAME), p->name)) {
 			seterr(err, "copy plan %lld is active with the name '%s'",
 			       (long long)id, p->name);
 			ret = STORE_CONFLICT;
 			break;
 		}
-		if (strcmp(col_text(q, C_APP), a))
+		if (strcmp(col_text(q, CP_APP), a))
 			continue;
-		pts = col_json(q, C_POINTS);
+		pts = copy_col_json(q, CP_POINTS);
 		for (i = 0; i < p->npoints && !ret; i++) {
 			if (!in_points(pts, p->points[i]))
 				continue;
@@ -535,102 +513,5 @@ int sq_copy_plan_stats(struct store *st, const char *g, const char *a,
 		ret = rows(s, q, stat_row, out, err);
 	}
 	unlock(st);
-	return ret;
-}
-
-/* One plan's counts of a copy server's heartbeat (transaction held). */
-static int server_counts(struct sqlite_store *s, const struct store_copy_hb *hb,
-			 const struct store_copy_hb_plan *p, char *err)
-{
-	sqlite3_stmt *q = Q(s, Q_COPY_BY_NAME);
-	int64_t id;
-	int rc;
-
-	if (!q)
-		return dberr(s, err);
-	bind_text(q, 1, p->name);
-	rc = sqlite3_step(q);
-	id = rc == SQLITE_ROW ? sqlite3_column_int64(q, 0) : 0;
-	sqlite3_reset(q);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return dberr(s, err);
-	if (!id)	/* a plan of the server's own file: not the admin's */
-		return 0;
-	q = Q(s, Q_COPY_SSTAT);
-	if (!q)
-		return dberr(s, err);
-	sqlite3_bind_int64(q, 1, id);
-	sqlite3_bind_int64(q, 2, hb->period_start);
-	bind_text(q, 3, hb->name);
-	sqlite3_bind_int64(q, 4, p->received);
-	sqlite3_bind_int64(q, 5, p->dispatched);
-	sqlite3_bind_int64(q, 6, p->shadow_errors);
-	sqlite3_bind_int64(q, 7, p->dropped);
-	return run(s, q, err);
-}
-
-int sq_copy_server_heartbeat(struct store *st, const struct store_copy_hb *hb,
-			     int64_t now, json_t **plans, char *err)
-{
-	struct sqlite_store *s = SS(st);
-	sqlite3_stmt *q;
-	int i, ret;
-
-	*plans = NULL;
-	lock(st);
-	ret = begin(s, err);
-	if (ret)
-		goto out;
-	q = Q(s, Q_COPY_SRV_UPSERT);
-	if (!q)
-		goto dbfail;
-	bind_text(q, 1, hb->name);
-	bind_text(q, 2, hb->addr);
-	sqlite3_bind_int64(q, 3, now);
-	ret = run(s, q, err);
-	for (i = 0; !ret && i < hb->nplans; i++)
-		ret = server_counts(s, hb, &hb->plans[i], err);
-	if (ret)
-		goto fail;
-	ret = commit(s, err);
-	if (ret)
-		goto out;
-	q = Q(s, Q_COPY_ACTIVE_ALL);
-	if (q)
-		sqlite3_bind_int64(q, 1, now);
-	ret = rows(s, q, plan_file_row, plans, err);
-	goto out;
-dbfail:
-	ret = dberr(s, err);
-fail:
-	rollback(s);
-out:
-	unlock(st);
-	return ret;
-}
-
-static json_t *server_row(sqlite3_stmt *q)
-{
-	return json_pack("{s:s, s:s, s:I, s:I}", "name", col_text(q, 0),
-			 "addr", col_text(q, 1),
-			 "first_seen", (json_int_t)sqlite3_column_int64(q, 2),
-			 "last_seen", (json_int_t)sqlite3_column_int64(q, 3));
-}
-
-int sq_copy_server_list(struct store *st, int64_t now, json_t **out, char *err)
-{
-	struct sqlite_store *s = SS(st);
-	json_t *v;
-	size_t i;
-	int ret;
-
-	lock(st);
-	ret = rows(s, Q(s, Q_COPY_SRV_LIST), server_row, out, err);
-	unlock(st);
-	if (!ret)
-		json_array_foreach(*out, i, v)
-			json_object_set_new(v, "live", json_boolean(
-				json_integer_value(json_object_get(v, "last_seen")) >=
-				now - STORE_COPY_LIVE_S));
 	return ret;
 }
