@@ -275,6 +275,7 @@ static void skipped(char *err, size_t errlen, size_t i, const char *name,
 static int plans_take(json_t *a, const char *what, int max_amp, int64_t now,
 		      bool skip, struct copy_plans *p, char *err, size_t errlen)
 {
+	long conns = 0;
 	char why[512];
 	json_t *v;
 	size_t i;
@@ -286,8 +287,14 @@ static int plans_take(json_t *a, const char *what, int max_amp, int64_t now,
 		if (!plan_parse(v, max_amp, now, c, why, sizeof(why)) &&
 		    !overlap_check(&(struct copy_plans){ p->plans, p->n + 1 }, p->n,
 				   why, sizeof(why))) {
-			p->n++;
-			continue;
+			/* Skipping, a plan over the connections bound goes alone. */
+			if (!skip || conns + (long)c->nshadows * c->pool <= COPY_CONNS_MAX) {
+				conns += (long)c->nshadows * c->pool;
+				p->n++;
+				continue;
+			}
+			snprintf(why, sizeof(why), "its pools would take the plans over %d connections",
+				 COPY_CONNS_MAX);
 		}
 		if (!skip) {
 			snprintf(err, errlen, "%s: plan %zu%s%s%s: %s", what, i,

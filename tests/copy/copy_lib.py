@@ -19,7 +19,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
 from sdstest import Fail, check, eq, log  # noqa: E402,F401
 
-COPY = os.path.join(sdstest.BUILD, "bin", "sds-copy")
+# $SDS_COPY: another build (e.g. a sanitizer one) of the same program.
+COPY = os.environ.get("SDS_COPY") or os.path.join(sdstest.BUILD, "bin", "sds-copy")
 SUITE = sdstest.Suite(timeout=120, strict=True, fail_time=True)
 
 
