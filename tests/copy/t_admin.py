@@ -135,3 +135,29 @@ def t_admin_refuses_and_bad_options(ctx):
         r = ctx.run(["serve", "--listen", "127.0.0.1:%d" % sdstest.free_port()] + args)
         eq((r.rc, r.err.strip()), (rc, "sds-copy: serve: " + msg), "serve %r" % args)
     adm.stop()
+
+
+@test
+def t_admin_plan_left_out(ctx):
+    """A plan this server cannot take (amplification above its
+    --max-amplification) is left out with one line, said once; the
+    others run."""
+    adm = Admin(ctx)
+    sh = ctx.shadow()
+    adm.call("POST", "/api/v1/groups/demo/apps", {"name": "shop"}, want=201)
+    for name, amp, pt in (("big", 5, "a"), ("ok", 2, "b")):
+        adm.call("POST", PLANS, {"name": name, "points": [pt], "amplification": amp,
+                                 "shadows": [sh.addr], "duration_s": 600, "by": "t"},
+                 want=201)
+    srv = Server(ctx, None, name="skip", extra=["--max-amplification", "2"],
+                 admin=["--admin", adm.url, "--token-file", adm.token_file])
+    sdstest.wait_until(lambda: plan_names(srv) == ["ok"], time.time() + 10,
+                       lambda _: "plans: %r" % srv.stats())
+    srv.hup()
+    sdstest.wait_until(lambda: srv.stats()["admin"]["heartbeats"] >= 2, time.time() + 10,
+                       "no second heartbeat")
+    eq(plan_names(srv), ["ok"], "plans taken after the second heartbeat")
+    eq(srv.stderr(), "sds-copy: admin: plans left out: plan 0 (big): amplification not an "
+       "integer in 1..2 (--max-amplification)\n", "stderr: one line, once")
+    srv.stop()
+    adm.stop()
