@@ -77,7 +77,8 @@ static bool ran_in(sqlite3_stmt *q, int64_t ps)
 /*
  * Per plan of @app that ran in @hb's period (one stopped since still
  * gets its last period), the sums of @hb's points in it (transaction
- * held).  A host that reported none of a plan's points adds no row.
+ * held).  A host that reported none of a plan's points, or only zeros,
+ * adds no row.
  */
 int copy_loader_counts(struct sqlite_store *s, int64_t app,
 		       const struct sds_heartbeat *hb, char *err)
@@ -110,7 +111,8 @@ int copy_loader_counts(struct sqlite_store *s, int64_t app,
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
 		return dberr(s, err);
 	for (i = 0; i < n; i++) {
-		if (!sums[i].seen)
+		/* Zeros add nothing to a sum: most hosts of a plan capture nothing. */
+		if (!sums[i].seen || (!sums[i].cap && !sums[i].drop))
 			continue;
 		q = Q(s, Q_COPY_LSTAT);
 		if (!q)
