@@ -15,6 +15,8 @@
 #include <string.h>
 #include "store_sqlite.h"
 
+#define COPY_ACTIVE_MAX	SDS_HB_COPY_PLANS	/* active plans, all apps together */
+
 json_t *copy_col_json(sqlite3_stmt *q, int i)
 {
 	json_t *v = json_loads(col_text(q, i), 0, NULL);
@@ -190,7 +192,7 @@ static int copy_conflicts(struct sqlite_store *s, const char *a, int64_t self,
 			  const struct store_copy_plan *p, int64_t now, char *err)
 {
 	sqlite3_stmt *q = Q(s, Q_COPY_ACTIVE_ALL);
-	int rc = SQLITE_DONE, ret = 0, i;
+	int rc = SQLITE_DONE, ret = 0, i, n = 0;
 
 	if (!q)
 		return dberr(s, err);
@@ -201,6 +203,13 @@ static int copy_conflicts(struct sqlite_store *s, const char *a, int64_t self,
 
 		if (id == self)
 			continue;
+		/* A copy server takes 64 plans, a heartbeat reply 64 of an app. */
+		if (++n >= COPY_ACTIVE_MAX) {
+			seterr(err, "%d copy plans are active, the most copy servers take: stop one first",
+			       COPY_ACTIVE_MAX);
+			ret = STORE_CONFLICT;
+			break;
+		}
 		if (!strcmp(col_text(q, CP_NAME), p->name)) {
 			seterr(err, "copy plan %lld is active with the name '%s'",
 			       (long long)id, p->name);

@@ -148,11 +148,37 @@ static void test_loader_counts_by_period(void **state)
 	free(c);
 }
 
+/* 64 active plans at most, all apps together: what a copy server takes. */
+static void test_active_bound(void **state)
+{
+	char names[65][16], pts[65][16];
+	struct store_copy_plan p;
+	int64_t id;
+	int i;
+
+	assert_int_equal(st->ops->app_create(st, "g", "shop", "", err), STORE_OK);
+	assert_int_equal(st->ops->app_create(st, "g", "cart", "", err), STORE_OK);
+	for (i = 0; i < 65; i++) {
+		snprintf(names[i], sizeof(names[i]), "p%d", i);
+		snprintf(pts[i], sizeof(pts[i]), "pt%d", i);
+		p = mk(names[i], pts[i], NULL, T0 + 600);
+		assert_int_equal(st->ops->copy_plan_create(st, "g", i % 2 ? "shop" : "cart", &p,
+							   T0, &id, err),
+				 i < 64 ? STORE_OK : STORE_CONFLICT);
+	}
+	assert_string_equal(err, "64 copy plans are active, the most copy servers take: stop one first");
+	/* One stopped: room again. */
+	assert_int_equal(st->ops->copy_plan_stop(st, "g", "shop", 2, "t", "fnv:0", T0 + 1, err),
+			 STORE_OK);
+	assert_int_equal(st->ops->copy_plan_create(st, "g", "shop", &p, T0 + 1, &id, err), STORE_OK);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_conflicts_and_life, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_loader_counts_by_period, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_active_bound, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
