@@ -20,6 +20,7 @@
 #define ADMIN_MAX_BODY		(1 << 20)	/* 1 MiB; larger bodies get 413 */
 #define ADMIN_TEXT_MAX		4096		/* descriptions, comments: bytes */
 #define ADMIN_TOKEN_MAX		4096
+#define ADMIN_COPY_MAX_AMP	20		/* --copy-max-amplification's default */
 
 struct admin_metrics {
 	atomic_ullong requests[6];		/* by status class: [2] = 2xx ... */
@@ -39,6 +40,7 @@ struct admin {
 	const char *web_dir;		/* the dashboard's files */
 	const char *js_dir;		/* Debian's /usr/share/javascript */
 	size_t max_body;
+	int copy_max_amp;		/* --copy-max-amplification: a plan's amplification at most */
 	int64_t started;
 	atomic_int inflight;		/* requests begun and not completed */
 	struct admin_metrics m;

@@ -248,6 +248,13 @@ static void app_routes(struct route *r)
 			return drill_stop(r, g, a, r->seg[5]);
 		goto nf;
 	}
+	if (!strcmp(what, "copy-plans")) {
+		if (r->nseg == 5)
+			return copy_plans(r, g, a);
+		if (r->nseg <= 7)
+			return copy_plan(r, g, a, r->seg[5], r->nseg == 7 ? r->seg[6] : NULL);
+		goto nf;
+	}
 	if (r->nseg != 5)
 		goto nf;
 	if (!strcmp(what, "strategies"))
@@ -276,6 +283,8 @@ void api_handle(struct admin *ad, const struct api_req *rq, struct api_resp *rs)
 		goto nf;
 	if (!strcmp(r.seg[0], "heartbeat") && r.nseg == 1) {
 		heartbeat(&r);
+	} else if (!strcmp(r.seg[0], "copy-servers")) {
+		copy_servers(&r);
 	} else if (!strcmp(r.seg[0], "apps") && r.nseg == 1) {
 		apps(&r, NULL);
 	} else if (!strcmp(r.seg[0], "groups")) {

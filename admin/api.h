@@ -57,10 +57,17 @@ void stats(struct route *r, const char *g, const char *a);
 void listing(struct route *r, const char *g, const char *a, const char *what);
 void heartbeat(struct route *r);
 
-/* api_drills.c: drills */
+/* api_drills.c: drills, and the token fingerprint audit rows carry */
+void token_id(const struct admin *ad, char out[24]);
 void drills(struct route *r, const char *g, const char *a);
 void drill_stop(struct route *r, const char *g, const char *a,
 		const char *ids);
+
+/* api_copy.c, api_copy_servers.c: copy plans and copy servers */
+void copy_plans(struct route *r, const char *g, const char *a);
+void copy_plan(struct route *r, const char *g, const char *a, const char *ids,
+	       const char *what);
+void copy_servers(struct route *r);
 
 static inline int64_t now_s(void)
 {

@@ -14,7 +14,7 @@
  * Which token wrote: a fingerprint (FNV-1a 64 of it), so the audit log
  * can tell tokens apart across a rotation without holding a secret.
  */
-static void token_id(const struct admin *ad, char out[24])
+void token_id(const struct admin *ad, char out[24])
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
 	size_t i;

@@ -87,6 +87,7 @@ struct hb_bufs {
 	struct sds_heartbeat *hb;
 	struct sds_strategies *strategies;
 	struct sds_hb_drill drills[SDS_HB_MAX_DRILLS];
+	struct sds_hb_copy copy;	/* ~270 KiB: the app's copy plans */
 };
 
 static pthread_key_t bufs_key;
@@ -146,6 +147,7 @@ void heartbeat(struct route *r)
 	hb = bufs->hb;
 	res.strategies = bufs->strategies;
 	res.drills = bufs->drills;
+	res.copy = &bufs->copy;
 	if (heartbeat_parse(r->rq->body, r->rq->len, hb, r->err, sizeof(r->err))) {
 		atomic_fetch_add(&r->ad->m.heartbeat_rejected, 1);
 		fail(r, 400, "%s", r->err);
@@ -170,9 +172,12 @@ void heartbeat(struct route *r)
 						      changed ? res.strategies : NULL);
 
 		/* Every reply lists the drills in force: one missing has stopped. */
-		if (doc)
+		if (doc) {
 			json_object_set_new(doc, "drills",
 					    heartbeat_drills_to_json(res.drills, res.ndrills));
+			/* Likewise the plans: a plan missing has stopped. */
+			json_object_set_new(doc, "copy", heartbeat_copy_to_json(res.copy));
+		}
 		reply(r, 200, doc);
 	}
 out:

@@ -37,6 +37,8 @@ static const char usage[] =
 "  --threads N          HTTP worker threads (default 2)\n"
 "  --retention-days N   forget statistics older than N days (default 30)\n"
 "  --web-dir DIR        the dashboard's files (default " SDS_ADMIN_WEB_DIR ")\n"
+"  --copy-max-amplification N  most copies a copy plan may make of each\n"
+"                       captured request, 1..1000 (default 20)\n"
 "  --js-dir DIR         Debian's JavaScript libraries, served under /javascript/\n"
 "                       (default " JS_DIR ")\n"
 "  -h, --help           this text\n"
@@ -163,6 +165,7 @@ int main(int argc, char **argv)
 		{ "retention-days", required_argument, NULL, 'r' },
 		{ "web-dir", required_argument, NULL, 'w' },
 		{ "js-dir", required_argument, NULL, 'j' },
+		{ "copy-max-amplification", required_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -178,6 +181,7 @@ int main(int argc, char **argv)
 	ad.web_dir = SDS_ADMIN_WEB_DIR;
 	ad.js_dir = JS_DIR;
 	ad.max_body = ADMIN_MAX_BODY;
+	ad.copy_max_amp = ADMIN_COPY_MAX_AMP;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l': listen_spec = optarg; break;
@@ -189,6 +193,7 @@ int main(int argc, char **argv)
 		case 'r': retention = num_opt("--retention-days", optarg, 1, 3650); break;
 		case 'w': ad.web_dir = optarg; break;
 		case 'j': ad.js_dir = optarg; break;
+		case 'a': ad.copy_max_amp = num_opt("--copy-max-amplification", optarg, 1, 1000); break;
 		case 'h': fputs(usage, stdout); return 0;
 		default:
 			fprintf(stderr, "sds-admin: bad usage: try --help\n");

@@ -55,6 +55,7 @@ struct store_hb_result {
 	struct sds_strategies *strategies;	/* if non-NULL and @want: the active scheme's */
 	struct sds_hb_drill *drills;	/* if non-NULL: room for SDS_HB_MAX_DRILLS, filled */
 	int ndrills;			/* the app's drills in force */
+	struct sds_hb_copy *copy;	/* if non-NULL: the app's plans and live copy servers */
 };
 
 #define ADMIN_WHO_MAX	600	/* "BY (token ID)" */
@@ -68,6 +69,39 @@ struct store_drill {
 	int64_t duration_s;		/* it ends by itself then */
 	const char *by;			/* who, as they said (free text) */
 	const char *token_id;		/* which token: a fingerprint, never the token */
+};
+
+#define STORE_COPY_LIVE_S	30	/* a copy server heard within this is offered to loaders */
+
+/* A copy plan to start or its new settings (validated by the API). */
+struct store_copy_plan {
+	const char *name;		/* a name; no other active plan has it */
+	int npoints;			/* entries of @points, 1..SDS_HB_COPY_POINTS */
+	const char *points[SDS_HB_COPY_POINTS];	/* distinct names */
+	uint32_t sample_pct;		/* 0..100: share of calls the loaders capture */
+	int amplification;		/* copies per record, 1..--copy-max-amplification */
+	const char *shadows;		/* JSON array, as in sds-copy's plans file */
+	const char *framing;		/* "raw" or "http" */
+	bool writes;			/* copy write points' records too */
+	int64_t rate;			/* copies per second, 0: no cap */
+	int64_t expires_at;		/* Unix seconds, in the future */
+	const char *by;			/* who, as they said (free text) */
+	const char *token_id;		/* which token: a fingerprint, never the token */
+};
+
+/* One plan's counts in a copy server's heartbeat (per period, not totals). */
+struct store_copy_hb_plan {
+	const char *name;		/* the plan's name */
+	int64_t received, dispatched, shadow_errors, dropped;	/* in the period */
+};
+
+/* A copy server's heartbeat (POST /api/v1/copy-servers/heartbeat). */
+struct store_copy_hb {
+	const char *name;		/* the server's --name */
+	const char *addr;		/* where loaders reach it, "HOST:PORT" */
+	int64_t period_start;		/* the 10-s period the counts are of */
+	int nplans;			/* entries of @plans */
+	const struct store_copy_hb_plan *plans;
 };
 
 struct store_counts {
@@ -166,6 +200,32 @@ struct store_ops {
 	int (*drill_stop)(struct store *st, const char *g, const char *a,
 			  int64_t id, const char *by, const char *token_id,
 			  int64_t now, char *err);
+
+	/*
+	 * Copy plans: start (audited; 409 when the name or a point is taken
+	 * by an active plan), update (audited), list (newest first), get,
+	 * stop (audited), per-period statistics in [from, to).
+	 */
+	int (*copy_plan_create)(struct store *st, const char *g, const char *a,
+				const struct store_copy_plan *p, int64_t now,
+				int64_t *id, char *err);
+	int (*copy_plan_update)(struct store *st, const char *g, const char *a,
+				int64_t id, const struct store_copy_plan *p,
+				int64_t now, char *err);
+	int (*copy_plan_list)(struct store *st, const char *g, const char *a,
+			      int64_t now, json_t **out, char *err);
+	int (*copy_plan_get)(struct store *st, const char *g, const char *a,
+			     int64_t id, int64_t now, json_t **out, char *err);
+	int (*copy_plan_stop)(struct store *st, const char *g, const char *a,
+			      int64_t id, const char *by, const char *token_id,
+			      int64_t now, char *err);
+	int (*copy_plan_stats)(struct store *st, const char *g, const char *a,
+			       int64_t id, int64_t from, int64_t to,
+			       json_t **out, char *err);
+	/* Store a copy server's heartbeat; *plans: every active plan, as sds-copy reads them. */
+	int (*copy_server_heartbeat)(struct store *st, const struct store_copy_hb *hb,
+				     int64_t now, json_t **plans, char *err);
+	int (*copy_server_list)(struct store *st, int64_t now, json_t **out, char *err);
 
 	int (*prune)(struct store *st, int64_t before, char *err);
 	int (*counts)(struct store *st, struct store_counts *out, char *err);

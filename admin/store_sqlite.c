@@ -13,7 +13,7 @@
  * This file holds the statement cache, transactions and the helpers every
  * query shares; the schema and its migrations are store_sqlite_schema.c's,
  * and the queries live by concept in store_sqlite_{org,schemes,drills,
- * stats}.c (store_sqlite.h between them).
+ * stats,copy,copy_servers}.c (store_sqlite.h between them).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -125,6 +125,44 @@ static const char *const sql[NQ] = {
 		" WHERE app_id = ?1 AND id = ?2",
 	[Q_DRILL_STOP] = "UPDATE drills SET stopped_at = ?3, stopped_by = ?4"
 		" WHERE app_id = ?1 AND id = ?2",
+#define COPY_COLS "p.id, p.name, p.points, p.sample_pct, p.amplification, p.shadows," \
+		" p.framing, p.writes, p.rate, p.created, p.expires_at, p.stopped_at," \
+		" p.started_by, p.stopped_by, g.name, a.name"
+#define COPY_FROM " FROM copy_plans p JOIN apps a ON a.id = p.app_id" \
+		" JOIN groups g ON g.id = a.group_id"
+	[Q_COPY_INS] = "INSERT INTO copy_plans (app_id, name, points, sample_pct, amplification,"
+		" shadows, framing, writes, rate, created, expires_at, started_by)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+	[Q_COPY_UPD] = "UPDATE copy_plans SET points = ?3, sample_pct = ?4, amplification = ?5,"
+		" shadows = ?6, framing = ?7, writes = ?8, rate = ?9, expires_at = ?10"
+		" WHERE app_id = ?1 AND id = ?2",
+	[Q_COPY_LIST] = "SELECT " COPY_COLS COPY_FROM " WHERE p.app_id = ?1"
+		" ORDER BY p.id DESC LIMIT 200",
+	[Q_COPY_GET] = "SELECT " COPY_COLS COPY_FROM " WHERE p.app_id = ?1 AND p.id = ?2",
+	[Q_COPY_STOP] = "UPDATE copy_plans SET stopped_at = ?3, stopped_by = ?4"
+		" WHERE app_id = ?1 AND id = ?2",
+	[Q_COPY_ACTIVE_APP] = "SELECT " COPY_COLS COPY_FROM " WHERE p.app_id = ?1"
+		" AND p.stopped_at IS NULL AND p.expires_at > ?2 ORDER BY p.id",
+	[Q_COPY_ACTIVE_ALL] = "SELECT " COPY_COLS COPY_FROM
+		" WHERE p.stopped_at IS NULL AND p.expires_at > ?1 ORDER BY p.id",
+	[Q_COPY_BY_NAME] = "SELECT id FROM copy_plans WHERE name = ?1 ORDER BY id DESC LIMIT 1",
+	[Q_COPY_LSTAT] = "INSERT INTO copy_loader_stats (plan_id, period_start, host, captured,"
+		" dropped) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING",
+	[Q_COPY_SSTAT] = "INSERT INTO copy_server_stats (plan_id, period_start, server, received,"
+		" dispatched, shadow_errors, dropped) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+		" ON CONFLICT (plan_id, period_start, server) DO UPDATE SET"
+		" received = received + ?4, dispatched = dispatched + ?5,"
+		" shadow_errors = shadow_errors + ?6, dropped = dropped + ?7",
+	[Q_COPY_STATS] = "SELECT period_start, sum(c), sum(d), sum(r), sum(di), sum(se), sum(sd) FROM"
+		" (SELECT period_start, captured c, dropped d, 0 r, 0 di, 0 se, 0 sd"
+		"  FROM copy_loader_stats WHERE plan_id = ?1 AND period_start >= ?2 AND period_start < ?3"
+		"  UNION ALL SELECT period_start, 0, 0, received, dispatched, shadow_errors, dropped"
+		"  FROM copy_server_stats WHERE plan_id = ?1 AND period_start >= ?2 AND period_start < ?3)"
+		" GROUP BY period_start ORDER BY period_start",
+	[Q_COPY_SRV_UPSERT] = "INSERT INTO copy_servers (name, addr, first_seen, last_seen)"
+		" VALUES (?1, ?2, ?3, ?3) ON CONFLICT (name) DO UPDATE SET addr = ?2, last_seen = ?3",
+	[Q_COPY_SRV_LIVE] = "SELECT addr FROM copy_servers WHERE last_seen >= ?1 ORDER BY name",
+	[Q_COPY_SRV_LIST] = "SELECT name, addr, first_seen, last_seen FROM copy_servers ORDER BY name",
 };
 
 
@@ -432,6 +470,14 @@ static const struct store_ops sqlite_ops = {
 	.drill_create = sq_drill_create,
 	.drill_list = sq_drill_list,
 	.drill_stop = sq_drill_stop,
+	.copy_plan_create = sq_copy_plan_create,
+	.copy_plan_update = sq_copy_plan_update,
+	.copy_plan_list = sq_copy_plan_list,
+	.copy_plan_get = sq_copy_plan_get,
+	.copy_plan_stop = sq_copy_plan_stop,
+	.copy_plan_stats = sq_copy_plan_stats,
+	.copy_server_heartbeat = sq_copy_server_heartbeat,
+	.copy_server_list = sq_copy_server_list,
 	.prune = sq_prune,
 	.counts = sq_counts,
 };

@@ -31,6 +31,10 @@ enum {
 	Q_DEL_APP_STATS, Q_DEL_APP_HB, Q_DEL_APP_HOSTS, Q_DEL_APP_AUDIT,
 	Q_DEL_APP_SCHEMES, Q_DEL_APP_STRATS,
 	Q_DRILL_INS, Q_DRILL_LIST, Q_DRILL_ACTIVE, Q_DRILL_GET, Q_DRILL_STOP,
+	Q_COPY_INS, Q_COPY_UPD, Q_COPY_LIST, Q_COPY_GET, Q_COPY_STOP,
+	Q_COPY_ACTIVE_APP, Q_COPY_ACTIVE_ALL, Q_COPY_BY_NAME, Q_COPY_LSTAT,
+	Q_COPY_SSTAT, Q_COPY_STATS, Q_COPY_SRV_UPSERT, Q_COPY_SRV_LIVE,
+	Q_COPY_SRV_LIST,
 	NQ
 };
 
@@ -141,6 +145,39 @@ int sq_drill_list(struct store *st, const char *g, const char *a,
 int sq_drill_stop(struct store *st, const char *g, const char *a,
 		  int64_t id, const char *by, const char *token_id,
 		  int64_t now, char *err);
+
+/* store_sqlite_copy.c: copy plans, their statistics; _servers.c: copy servers */
+/* Columns of COPY_COLS (store_sqlite.c). */
+enum {
+	CP_ID, CP_NAME, CP_POINTS, CP_PCT, CP_AMP, CP_SHADOWS, CP_FRAMING, CP_WRITES,
+	CP_RATE, CP_CREATED, CP_EXPIRES, CP_STOPPED_AT, CP_STARTED_BY, CP_STOPPED_BY,
+	CP_GROUP, CP_APP,
+};
+/* Column @i (JSON text) parsed; an empty array if it does not parse. */
+json_t *copy_col_json(sqlite3_stmt *q, int i);
+int copy_loader_counts(struct sqlite_store *s, int64_t app,
+		       const struct sds_heartbeat *hb, char *err);
+int copy_for_app(struct sqlite_store *s, int64_t app, int64_t now,
+		 struct sds_hb_copy *out, char *err);
+int sq_copy_plan_create(struct store *st, const char *g, const char *a,
+			const struct store_copy_plan *p, int64_t now,
+			int64_t *id, char *err);
+int sq_copy_plan_update(struct store *st, const char *g, const char *a,
+			int64_t id, const struct store_copy_plan *p,
+			int64_t now, char *err);
+int sq_copy_plan_list(struct store *st, const char *g, const char *a,
+		      int64_t now, json_t **out, char *err);
+int sq_copy_plan_get(struct store *st, const char *g, const char *a,
+		     int64_t id, int64_t now, json_t **out, char *err);
+int sq_copy_plan_stop(struct store *st, const char *g, const char *a,
+		      int64_t id, const char *by, const char *token_id,
+		      int64_t now, char *err);
+int sq_copy_plan_stats(struct store *st, const char *g, const char *a,
+		       int64_t id, int64_t from, int64_t to, json_t **out,
+		       char *err);
+int sq_copy_server_heartbeat(struct store *st, const struct store_copy_hb *hb,
+			     int64_t now, json_t **plans, char *err);
+int sq_copy_server_list(struct store *st, int64_t now, json_t **out, char *err);
 
 /* store_sqlite_stats.c: heartbeats, hosts, stats, events, retention */
 int sq_heartbeat(struct store *st, const struct sds_heartbeat *hb,

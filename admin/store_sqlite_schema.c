@@ -90,6 +90,49 @@ static const char *const migrations[] = {
 	/* 3: the probe-cost budget (issue 9); rows stored before read as 0 */
 	"ALTER TABLE stats ADD COLUMN suspended INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE stats ADD COLUMN overhead_milli INTEGER NOT NULL DEFAULT 0;",
+	/*
+	 * 4: traffic copy plans (issue 12); what the loaders captured of each
+	 * plan per period and host, what each copy server did with it per
+	 * period, and the copy servers that heartbeat
+	 */
+	"CREATE TABLE copy_plans ("
+	"  id INTEGER PRIMARY KEY,"
+	"  app_id INTEGER NOT NULL REFERENCES apps(id) ON DELETE CASCADE,"
+	"  name TEXT NOT NULL,"
+	"  points TEXT NOT NULL,"		/* JSON array of names */
+	"  sample_pct INTEGER NOT NULL,"
+	"  amplification INTEGER NOT NULL,"
+	"  shadows TEXT NOT NULL,"		/* JSON array, as the plans file */
+	"  framing TEXT NOT NULL,"
+	"  writes INTEGER NOT NULL,"
+	"  rate INTEGER NOT NULL,"
+	"  created INTEGER NOT NULL,"
+	"  expires_at INTEGER NOT NULL,"
+	"  stopped_at INTEGER,"
+	"  started_by TEXT NOT NULL,"
+	"  stopped_by TEXT);"
+	"CREATE INDEX copy_plans_app ON copy_plans (app_id, expires_at);"
+	"CREATE TABLE copy_loader_stats ("
+	"  plan_id INTEGER NOT NULL REFERENCES copy_plans(id) ON DELETE CASCADE,"
+	"  period_start INTEGER NOT NULL,"
+	"  host TEXT NOT NULL,"
+	"  captured INTEGER NOT NULL,"
+	"  dropped INTEGER NOT NULL,"
+	"  PRIMARY KEY (plan_id, period_start, host)) WITHOUT ROWID;"
+	"CREATE TABLE copy_server_stats ("
+	"  plan_id INTEGER NOT NULL REFERENCES copy_plans(id) ON DELETE CASCADE,"
+	"  period_start INTEGER NOT NULL,"
+	"  server TEXT NOT NULL,"
+	"  received INTEGER NOT NULL,"
+	"  dispatched INTEGER NOT NULL,"
+	"  shadow_errors INTEGER NOT NULL,"
+	"  dropped INTEGER NOT NULL,"
+	"  PRIMARY KEY (plan_id, period_start, server)) WITHOUT ROWID;"
+	"CREATE TABLE copy_servers ("
+	"  name TEXT PRIMARY KEY,"
+	"  addr TEXT NOT NULL,"
+	"  first_seen INTEGER NOT NULL,"
+	"  last_seen INTEGER NOT NULL) WITHOUT ROWID;",
 };
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 

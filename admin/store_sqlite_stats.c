@@ -82,6 +82,11 @@ int sq_heartbeat(struct store *st, const struct sds_heartbeat *hb,
 			goto fail;
 	}
 
+	if (!res->duplicate) {
+		ret = copy_loader_counts(s, r.id, hb, err);
+		if (ret)
+			goto fail;
+	}
 	q = Q(s, Q_HOST_UPSERT);
 	if (!q)
 		goto dbfail;
@@ -101,6 +106,11 @@ int sq_heartbeat(struct store *st, const struct sds_heartbeat *hb,
 	res->ndrills = 0;
 	if (res->drills) {
 		ret = drills_active(s, r.id, now, res->drills, &res->ndrills, err);
+		if (ret)
+			goto out;
+	}
+	if (res->copy) {
+		ret = copy_for_app(s, r.id, now, res->copy, err);
 		if (ret)
 			goto out;
 	}

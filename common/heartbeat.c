@@ -130,6 +130,8 @@ json_t *heartbeat_to_json(const struct sds_heartbeat *hb)
 		if (p->overhead_milli)
 			json_object_set_new(po, "overhead_pct",
 					    json_real(p->overhead_milli / 1000.0));
+		if (heartbeat_point_copy_to_json(p, po))
+			goto oom;
 		if (json_object_set_new(pts, p->name, po))
 			goto oom;
 	}
@@ -193,9 +195,10 @@ static int get_count(json_t *v, uint64_t *out)
 
 static const char *const point_fields[] = {
 	"visits", "exceptions", "timeouts", "downgrades", "max_concurrency",
-	"faults", "delays", "latency_hist", "suspended", "overhead_pct",
+	"faults", "delays", "copy_captured", "copy_dropped", "copy_truncated",
+	"latency_hist", "suspended", "overhead_pct",
 };
-#define POINT_COUNTS	7	/* point_fields before latency_hist */
+#define POINT_COUNTS	10	/* point_fields before latency_hist */
 
 /* The budget's fields: "suspended" a boolean, "overhead_pct" 0..SDS_HB_OVERHEAD_MAX. */
 static int point_budget_from_json(const char *name, json_t *obj,
@@ -230,6 +233,7 @@ static int point_from_json(const char *name, json_t *obj, struct sds_hb_point *p
 	uint64_t *counts[POINT_COUNTS] = {
 		&p->visits, &p->exceptions, &p->timeouts, &p->downgrades,
 		&p->max_concurrency, &p->faults, &p->delays,
+		&p->copy_captured, &p->copy_dropped, &p->copy_truncated,
 	};
 	const char *key;
 	json_t *v, *h;
@@ -548,6 +552,12 @@ int heartbeat_reply_parse(const char *text, size_t len, struct sds_hb_reply *r,
 		if (drill_from_json(json_array_get(v, r->ndrills), r->ndrills,
 				    &r->drills[r->ndrills], err, errlen))
 			goto out;
+	v = json_object_get(doc, "copy");
+	if (v) {
+		if (heartbeat_copy_from_json(v, &r->copy, err, errlen))
+			goto out;
+		r->has_copy = true;
+	}
 	st = json_object_get(doc, "strategies");
 	if (st && !json_is_null(st) && keep) {
 		char serr[256];

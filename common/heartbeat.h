@@ -20,7 +20,8 @@
  *
  * Optional point fields, sent only when set: "faults", "delays" (drills),
  * "suspended": true and "overhead_pct" (the probe-cost budget: the
- * probes' estimated share of one CPU, up to 3 decimals).
+ * probes' estimated share of one CPU, up to 3 decimals), "copy_captured",
+ * "copy_dropped", "copy_truncated" (traffic copy, docs/COPY.md).
  *
  * Usage on the loader side:
  *
@@ -191,5 +192,23 @@ json_t *heartbeat_drills_to_json(const struct sds_hb_drill *d, int n);
  */
 int heartbeat_reply_parse(const char *text, size_t len, struct sds_hb_reply *r,
 			  char *err, size_t errlen);
+
+/*
+ * The reply's copy part (heartbeat_copy.c):
+ *
+ *   "copy": {"servers": ["10.0.0.9:7070"],
+ *            "plans": [{"id": 3, "name": "shadow-x5", "sample_pct": 30,
+ *                       "expires_at": 1700003600, "points": ["order"]}]}
+ *
+ * Absent in replies of older admins (has_copy false): the loader then
+ * captures only for --copy-to and recorders.
+ */
+json_t *heartbeat_copy_to_json(const struct sds_hb_copy *c);
+int heartbeat_copy_from_json(json_t *v, struct sds_hb_copy *c, char *err,
+			     size_t errlen);
+/* "HOST:PORT" or "[IPV6]:PORT", port 1..65535, as "servers" carries it. */
+bool heartbeat_copy_addr_valid(const char *s);
+/* Add a point's non-zero copy_* counts to @po; -1 when out of memory. */
+int heartbeat_point_copy_to_json(const struct sds_hb_point *p, json_t *po);
 
 #endif /* SDS_HEARTBEAT_H */

@@ -9,7 +9,7 @@
 
 COPY_SRCS   := $(wildcard copy/*.c) common/copyrec.c common/names.c common/sdsjson.c
 COPY_OBJS   := $(patsubst %.c,$(OBJ)/copy-prog/%.o,$(COPY_SRCS))
-COPY_LIBS   := -ljansson
+COPY_LIBS   := -ljansson -lcurl -lpthread
 COPY_BENCH  := $(BUILD)/bench/copy_load
 
 $(OBJ)/copy-prog/%.o: %.c

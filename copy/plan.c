@@ -260,49 +260,90 @@ static int conns_check(const struct copy_plans *p, char *err, size_t errlen)
 	return 0;
 }
 
-int copy_plans_load(const char *path, int max_amp, int64_t now,
-		    struct copy_plans *out, char *err, size_t errlen)
+/* In @skip mode, add "plan I (NAME): WHY" to @err (bounded), separated by "; ". */
+static void skipped(char *err, size_t errlen, size_t i, const char *name,
+		    const char *why)
+{
+	size_t n = strlen(err);
+
+	if (n + 1 < errlen)
+		snprintf(err + n, errlen - n, "%splan %zu%s%s%s: %s", n ? "; " : "", i,
+			 name[0] ? " (" : "", name, name[0] ? ")" : "", why);
+}
+
+/* The plans of @root's "plans", each checked; see copy_plans_parse(). */
+static int plans_take(json_t *a, const char *what, int max_amp, int64_t now,
+		      bool skip, struct copy_plans *p, char *err, size_t errlen)
+{
+	long conns = 0;
+	char why[512];
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(a, i, v) {
+		struct copy_plan_cfg *c = &p->plans[p->n];
+
+		memset(c, 0, sizeof(*c));
+		if (!plan_parse(v, max_amp, now, c, why, sizeof(why)) &&
+		    !overlap_check(&(struct copy_plans){ p->plans, p->n + 1 }, p->n,
+				   why, sizeof(why))) {
+			/* Skipping, a plan over the connections bound goes alone. */
+			if (!skip || conns + (long)c->nshadows * c->pool <= COPY_CONNS_MAX) {
+				conns += (long)c->nshadows * c->pool;
+				p->n++;
+				continue;
+			}
+			snprintf(why, sizeof(why), "its pools would take the plans over %d connections",
+				 COPY_CONNS_MAX);
+		}
+		if (!skip) {
+			snprintf(err, errlen, "%s: plan %zu%s%s%s: %s", what, i,
+				 c->name[0] ? " (" : "", c->name, c->name[0] ? ")" : "", why);
+			return -1;
+		}
+		skipped(err, errlen, i, c->name, why);
+	}
+	if (conns_check(p, why, sizeof(why))) {
+		snprintf(err, errlen, "%s: %s", what, why);
+		return -1;
+	}
+	return 0;
+}
+
+int copy_plans_parse(const char *text, size_t len, const char *what, int max_amp,
+		     int64_t now, bool skip, struct copy_plans *out, char *err,
+		     size_t errlen)
 {
 	struct copy_plans p = { 0 };
+	size_t max = skip ? SIZE_MAX : COPY_PLANS_MAX;
 	char why[512];
-	json_t *root, *a, *v;
-	size_t len = 0, i;
-	char *text;
+	json_t *root, *a;
 
 	memset(out, 0, sizeof(*out));
-	text = file_read(path, &len, err, errlen);
-	if (!text)
-		return -1;
+	err[0] = '\0';
 	root = sds_json_load(text, len, why, sizeof(why));
-	free(text);
 	if (!root)
-		return snprintf(err, errlen, "%s: %s", path, why), -1;
+		return snprintf(err, errlen, "%s: %s", what, why), -1;
 	a = json_object_get(root, "plans");
 	if (!json_is_object(root) || json_object_size(root) != 1 ||
-	    !json_is_array(a) || json_array_size(a) > COPY_PLANS_MAX) {
+	    !json_is_array(a) || json_array_size(a) > max) {
 		snprintf(err, errlen, "%s: not {\"plans\": [at most %d plans]}",
-			 path, COPY_PLANS_MAX);
+			 what, COPY_PLANS_MAX);
 		goto err;
+	}
+	if (json_array_size(a) > COPY_PLANS_MAX) {
+		snprintf(err, errlen, "%zu plans: the first %d taken",
+			 json_array_size(a), COPY_PLANS_MAX);
+		while (json_array_size(a) > COPY_PLANS_MAX)
+			json_array_remove(a, COPY_PLANS_MAX);
 	}
 	p.plans = calloc(json_array_size(a) + 1, sizeof(*p.plans));
 	if (!p.plans) {
-		snprintf(err, errlen, "%s: out of memory", path);
+		snprintf(err, errlen, "%s: out of memory", what);
 		goto err;
 	}
-	json_array_foreach(a, i, v) {
-		if (plan_parse(v, max_amp, now, &p.plans[i], why, sizeof(why)) ||
-		    (p.n = (int)i + 1, overlap_check(&p, (int)i, why, sizeof(why)))) {
-			snprintf(err, errlen, "%s: plan %zu%s%s%s: %s", path, i,
-				 p.plans[i].name[0] ? " (" : "", p.plans[i].name,
-				 p.plans[i].name[0] ? ")" : "", why);
-			goto err;
-		}
-	}
-	p.n = (int)i;
-	if (conns_check(&p, why, sizeof(why))) {
-		snprintf(err, errlen, "%s: %s", path, why);
+	if (plans_take(a, what, max_amp, now, skip, &p, err, errlen))
 		goto err;
-	}
 	json_decref(root);
 	*out = p;
 	return 0;
@@ -310,6 +351,22 @@ err:
 	json_decref(root);
 	copy_plans_free(&p);
 	return -1;
+}
+
+int copy_plans_load(const char *path, int max_amp, int64_t now,
+		    struct copy_plans *out, char *err, size_t errlen)
+{
+	size_t len = 0;
+	char *text;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	text = file_read(path, &len, err, errlen);
+	if (!text)
+		return -1;
+	ret = copy_plans_parse(text, len, path, max_amp, now, false, out, err, errlen);
+	free(text);
+	return ret;
 }
 
 void copy_plans_free(struct copy_plans *p)

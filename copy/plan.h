@@ -68,6 +68,16 @@ int copy_plans_load(const char *path, int max_amp, int64_t now,
 		    struct copy_plans *out, char *err, size_t errlen);
 void copy_plans_free(struct copy_plans *p);
 
+/*
+ * The same from the document @text (@what names it in messages).  @skip
+ * (the admin's plans): a bad plan is left out and named in @err ("plan I
+ * (NAME): WHY; ..."), the others are taken and 0 is returned; beyond
+ * COPY_PLANS_MAX, the first are taken.  Without @skip, as a file.
+ */
+int copy_plans_parse(const char *text, size_t len, const char *what, int max_amp,
+		     int64_t now, bool skip, struct copy_plans *out, char *err,
+		     size_t errlen);
+
 /* The framing named @s ("raw", "http"), or -1. */
 int copy_framing_parse(const char *s);
 const char *copy_framing_name(enum copy_framing f);

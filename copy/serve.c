@@ -37,9 +37,15 @@ static const char serve_usage[] =
 	"usage: sds-copy serve --listen ADDR:PORT --plans FILE [--name NAME]\n"
 	"                      [--max-amplification N] [--queue N] [--queue-bytes N]\n"
 	"                      [--max-senders N]\n"
+	"       sds-copy serve --listen ADDR:PORT --admin URL[,URL] --token-file FILE\n"
+	"                      [--advertise HOST:PORT] [--name NAME] [options]\n"
 	"  Receive copy records from loaders on ADDR:PORT and send each record of\n"
 	"  a plan's points N times to the plan's shadow endpoints (docs/COPY.md).\n"
 	"  --plans FILE            the plans (JSON); SIGHUP reloads it\n"
+	"  --admin URL[,URL]       the plans from sds-admin instead (failover order):\n"
+	"                          a heartbeat at start and every 10 s; SIGHUP: now\n"
+	"  --token-file FILE       the admin's bearer token\n"
+	"  --advertise HOST:PORT   where loaders reach this server (default --listen)\n"
 	"  --name NAME             control socket copy-NAME.sock (default \"default\")\n"
 	"  --max-amplification N   the largest amplification a plan may ask (20)\n"
 	"  --queue N               copies queued per endpoint before drops (65536)\n"
@@ -62,8 +68,16 @@ static int num_arg(const char *opt, const char *v, long long lo, long long hi,
 	return 0;
 }
 
+/* What serve_args() reads besides the server's own fields. */
+struct serve_opts {
+	const char *listen_at;		/* --listen */
+	const char *admin;		/* --admin */
+	const char *token_file;		/* --token-file */
+	const char *advertise;		/* --advertise */
+};
+
 static int serve_args(struct copy_server *s, int argc, char **argv,
-		      const char **listen_at, const char **name)
+		      struct serve_opts *o)
 {
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, 'l' },
@@ -73,6 +87,9 @@ static int serve_args(struct copy_server *s, int argc, char **argv,
 		{ "queue", required_argument, NULL, 'q' },
 		{ "queue-bytes", required_argument, NULL, 'b' },
 		{ "max-senders", required_argument, NULL, 's' },
+		{ "admin", required_argument, NULL, 'A' },
+		{ "token-file", required_argument, NULL, 'T' },
+		{ "advertise", required_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -81,9 +98,12 @@ static int serve_args(struct copy_server *s, int argc, char **argv,
 
 	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
 		switch (c) {
-		case 'l': *listen_at = optarg; break;
+		case 'l': o->listen_at = optarg; break;
 		case 'p': s->plans_path = optarg; break;
-		case 'n': *name = optarg; break;
+		case 'n': s->name = optarg; break;
+		case 'A': o->admin = optarg; break;
+		case 'T': o->token_file = optarg; break;
+		case 'V': o->advertise = optarg; break;
 		case 'a':
 			if (num_arg("--max-amplification", optarg, 1, COPY_AMP_LIMIT, &v))
 				return 2;
@@ -108,9 +128,14 @@ static int serve_args(struct copy_server *s, int argc, char **argv,
 		default: fputs(serve_usage, stderr); return 2;
 		}
 	}
-	if (optind != argc || !*listen_at || !s->plans_path) {
+	if (optind != argc || !o->listen_at || !s->plans_path == !o->admin) {
 		fprintf(stderr, "sds-copy: serve: %s\n", optind != argc ?
-			"unexpected argument" : "--listen and --plans are required");
+			"unexpected argument" : !o->listen_at ? "--listen is required" :
+			"give one of --plans FILE and --admin URL");
+		return 2;
+	}
+	if (!o->admin && (o->token_file || o->advertise)) {
+		fprintf(stderr, "sds-copy: serve: --token-file and --advertise go with --admin\n");
 		return 2;
 	}
 	return -1;
@@ -145,6 +170,10 @@ static void plans_reload(struct copy_server *s)
 	struct copy_plans np;
 	char err[768];
 
+	if (s->admin) {		/* ask the admin now */
+		s->admin->next_s = 0;
+		return;
+	}
 	if (copy_plans_load(s->plans_path, s->max_amp, time(NULL), &np, err,
 			    sizeof(err))) {
 		s->reload_errors++;
@@ -177,6 +206,7 @@ static void tick(struct copy_server *s)
 	int i, e;
 
 	copy_plans_expire(s, time(NULL));
+	copy_admin_tick(s);
 	for (i = 0; i < s->nplans; i++)
 		for (e = 0; e < s->plans[i].neps; e++)
 			copy_endpoint_tick(s, &s->plans[i].eps[e], copy_now_ms());
@@ -203,6 +233,7 @@ static void loop(struct copy_server *s)
 			case COPY_EV_CONN:
 				copy_conn_event(s, (struct copy_conn *)ev, evs[i].events);
 				break;
+			case COPY_EV_ADMIN: copy_admin_event(s); break;
 			}
 		}
 		if (copy_now_ms() >= next_tick) {
@@ -231,6 +262,7 @@ static void server_free(struct copy_server *s)
 {
 	struct copy_plans none = { 0 };
 
+	copy_admin_stop(s);
 	copy_senders_free(s);
 	copy_plans_apply(s, &none);
 	free(s->plans);
@@ -252,15 +284,29 @@ int copy_serve_main(int argc, char **argv)
 		.listen_ev.kind = COPY_EV_LISTEN, .ctl_ev.kind = COPY_EV_CTL,
 		.sig_ev.kind = COPY_EV_SIGNAL,
 	};
-	const char *listen_at = NULL, *name = "default";
-	struct copy_plans np;
+	static struct copy_admin admin;	/* ~40 KiB of counters: not on the stack */
+	struct serve_opts o = { 0 };
+	struct copy_plans np = { 0 };
+	struct copy_addr adv;
 	char err[768];
 	int rc = 1;
 
-	rc = serve_args(&s, argc, argv, &listen_at, &name);
+	s.name = "default";
+	rc = serve_args(&s, argc, argv, &o);
 	if (rc >= 0)
 		return rc;
 	rc = 1;
+	if (o.admin) {
+		if (copy_admin_init(&admin, o.admin, o.token_file, err, sizeof(err)) ||
+		    copy_addr_parse(o.advertise ? o.advertise : o.listen_at, &adv, err,
+				    sizeof(err))) {
+			fprintf(stderr, "sds-copy: serve: %s%s\n",
+				o.advertise ? "--advertise " : "", err);
+			return 1;
+		}
+		snprintf(admin.advertise, sizeof(admin.advertise), "%s", adv.text);
+		s.admin = &admin;
+	}
 	/*
 	 * Bodies come and go by the hundred thousand a second: keep freed
 	 * heap instead of trimming and faulting it back in (a quarter of the
@@ -268,7 +314,8 @@ int copy_serve_main(int argc, char **argv)
 	 */
 	mallopt(M_TRIM_THRESHOLD, 64 << 20);
 	mallopt(M_TOP_PAD, 16 << 20);
-	if (copy_plans_load(s.plans_path, s.max_amp, time(NULL), &np, err, sizeof(err))) {
+	if (!s.admin &&
+	    copy_plans_load(s.plans_path, s.max_amp, time(NULL), &np, err, sizeof(err))) {
 		fprintf(stderr, "sds-copy: serve: %s\n", err);
 		return 1;
 	}
@@ -278,17 +325,18 @@ int copy_serve_main(int argc, char **argv)
 		fprintf(stderr, "sds-copy: serve: setup: %s\n", strerror(errno));
 		goto out;
 	}
-	if (listen_open(&s, listen_at))
+	if (listen_open(&s, o.listen_at))
 		goto out;
 	/* The control socket last: once it is there, the server serves. */
-	if (copy_ctl_open(&s, name, err, sizeof(err))) {
+	if (copy_ctl_open(&s, s.name, err, sizeof(err))) {
 		fprintf(stderr, "sds-copy: serve: %s\n", err);
 		goto out;
 	}
 	if (copy_ev_mod(&s, s.lfd, &s.listen_ev, EPOLLIN, EPOLL_CTL_ADD) ||
 	    copy_ev_mod(&s, s.cfd, &s.ctl_ev, EPOLLIN, EPOLL_CTL_ADD) ||
-	    copy_ev_mod(&s, s.sfd, &s.sig_ev, EPOLLIN, EPOLL_CTL_ADD)) {
-		fprintf(stderr, "sds-copy: serve: epoll: %s\n", strerror(errno));
+	    copy_ev_mod(&s, s.sfd, &s.sig_ev, EPOLLIN, EPOLL_CTL_ADD) ||
+	    (s.admin && copy_admin_start(&s))) {
+		fprintf(stderr, "sds-copy: serve: setup: %s\n", strerror(errno));
 		goto out;
 	}
 	loop(&s);

@@ -10,8 +10,10 @@
 #ifndef COPY_SERVE_H
 #define COPY_SERVE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <jansson.h>
 
 #include "copyrec.h"
 #include "plan.h"
@@ -34,6 +36,7 @@ enum copy_ev_kind {
 	COPY_EV_SIGNAL,			/* the signalfd */
 	COPY_EV_SENDER,			/* a sender's connection */
 	COPY_EV_CONN,			/* a connection to a shadow */
+	COPY_EV_ADMIN,			/* --admin: the eventfd of a heartbeat's reply */
 };
 
 /* What epoll_event.data.ptr points to: the first member of each. */
@@ -113,6 +116,49 @@ struct copy_plan {
 	bool expired;			/* past expires_at: copies nothing */
 };
 
+#define COPY_ADMIN_URLS		4	/* --admin URL[,URL...] */
+#define COPY_ADMIN_URL_MAX	1024	/* --admin's text */
+
+/* One plan's counters as last sent to, or taken by, the admin. */
+struct copy_admin_count {
+	char name[SDS_NAME_MAX + 1];	/* the plan */
+	uint64_t received, dispatched, shadow_errors;	/* its counters then */
+	uint64_t dropped;		/* all its dropped.* together */
+};
+
+/* --admin: plans from sds-admin (admin.c, admin_hb.c). */
+struct copy_admin {
+	struct copy_ev ev;		/* COPY_EV_ADMIN */
+	int efd;			/* eventfd: the thread has a reply */
+	pthread_t thread;		/* does the HTTP */
+	bool started;			/* @thread runs */
+	pthread_mutex_t lock;		/* guards @body .. @why, @quit */
+	pthread_cond_t cond;		/* @body or @quit set */
+	char *body;			/* loop -> thread: the heartbeat to POST */
+	char *reply;			/* thread -> loop: the reply's body */
+	size_t reply_len;		/* bytes of @reply */
+	int status;			/* its HTTP status, 0: none */
+	char why[256];			/* why not 200, for the loop to print */
+	bool quit;			/* the thread ends */
+	char url_spec[COPY_ADMIN_URL_MAX];	/* --admin as given */
+	char url_text[COPY_ADMIN_URL_MAX];	/* split in place into @urls */
+	const char *urls[COPY_ADMIN_URLS];	/* failover order */
+	int nurls;			/* entries of @urls */
+	char token[4097];		/* the bearer token */
+	char advertise[COPY_ADDR_MAX + 1];	/* "addr" of the heartbeat */
+	/* The loop's own, unlocked: */
+	bool busy;			/* a heartbeat is out */
+	int64_t next_s;			/* wall clock: the next one is due */
+	struct copy_admin_count sent[COPY_PLANS_MAX];	/* the counters in the one out */
+	int nsent;			/* entries of @sent */
+	struct copy_admin_count base[COPY_PLANS_MAX];	/* the counters the admin took */
+	int nbase;			/* entries of @base */
+	uint64_t heartbeats;		/* accepted */
+	uint64_t errors;		/* failed: no admin, refused, bad reply */
+	char last_err[512];		/* the last error printed ("": none) */
+	char last_skip[2048];		/* the last "plans left out" printed */
+};
+
 struct copy_sender {
 	struct copy_ev ev;		/* COPY_EV_SENDER */
 	int fd;				/* the connection */
@@ -150,6 +196,8 @@ struct copy_server {
 	uint64_t reloads;		/* plans reloaded by SIGHUP */
 	uint64_t reload_errors;		/* reloads refused (old plans kept) */
 	bool stop;			/* SIGINT/SIGTERM */
+	const char *name;		/* --name */
+	struct copy_admin *admin;	/* --admin, else NULL (--plans) */
 };
 
 /* Monotonic milliseconds. */
@@ -193,6 +241,15 @@ int copy_stats_main(int argc, char **argv);
 char *copy_ctl_request(const char *name, char *err, size_t errlen);
 int copy_ctl_path(const char *name, char *sock, char *lock, char *tmp,
 		  size_t size);
+
+/* admin.c / admin_hb.c: --admin */
+int copy_admin_init(struct copy_admin *a, const char *urls, const char *token_file,
+		    char *err, size_t errlen);
+int copy_admin_start(struct copy_server *s);
+void copy_admin_stop(struct copy_server *s);
+void copy_admin_tick(struct copy_server *s);
+void copy_admin_event(struct copy_server *s);
+json_t *copy_admin_json(const struct copy_server *s);
 
 /* replay.c */
 int copy_replay_main(int argc, char **argv);

@@ -80,6 +80,9 @@ char *copy_stats_json(const struct copy_server *s)
 			 "queued_bytes", (json_int_t)s->mem, "plans", plans);
 	if (!root)
 		return NULL;
+	/* Only in --admin mode: the file mode's document is unchanged. */
+	if (s->admin)
+		json_object_set_new(root, "admin", copy_admin_json(s));
 	out = json_dumps(root, JSON_COMPACT);
 	json_decref(root);
 	return out;

@@ -138,7 +138,8 @@ async function refreshApp(full) {
   if (full) await loadSchemes(info);
   // Drills first: the charts mark their periods.
   await loadDrills();
-  await Promise.all([loadHosts(info), loadStats(info), loadEvents(), loadAudit(), loadEditorTable()]);
+  await Promise.all([loadHosts(info), loadStats(info), loadEvents(), loadAudit(), loadEditorTable(),
+                     typeof loadCopy === 'function' ? loadCopy() : null]);
 }
 
 // ---- schemes and the editor ------------------------------------------------

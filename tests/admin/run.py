@@ -35,6 +35,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
 from sdstest import BUILD, Fail, check, eq, free_port  # noqa: E402
+import t_copy  # noqa: E402
+from t_copy import COPY_TESTS  # noqa: E402
 
 ADMIN = sdstest.admin_path()
 
@@ -639,9 +641,11 @@ def test_point_budget_old_database(env):
     env.stop_admin()
     db = sqlite3.connect(os.path.join(env.tmp, "sds.db"))
     try:
-        eq(db.execute("PRAGMA user_version").fetchone()[0], 3, "schema version")
-        # Schema 2 is schema 3 without the two columns.
-        db.executescript("ALTER TABLE stats DROP COLUMN suspended;"
+        eq(db.execute("PRAGMA user_version").fetchone()[0], 4, "schema version")
+        # Schema 2 is schema 4 without the copy tables (4) and the two columns (3).
+        db.executescript("DROP TABLE copy_loader_stats; DROP TABLE copy_server_stats;"
+                         "DROP TABLE copy_servers; DROP TABLE copy_plans;"
+                         "ALTER TABLE stats DROP COLUMN suspended;"
                          "ALTER TABLE stats DROP COLUMN overhead_milli;"
                          "PRAGMA user_version = 2;")
         db.commit()
@@ -657,7 +661,7 @@ def test_point_budget_old_database(env):
     env.stop_admin()
     db = sqlite3.connect(os.path.join(env.tmp, "sds.db"))
     try:
-        eq(db.execute("PRAGMA user_version").fetchone()[0], 3, "schema version after migrating")
+        eq(db.execute("PRAGMA user_version").fetchone()[0], 4, "schema version after migrating")
     finally:
         db.close()
 
@@ -857,6 +861,9 @@ class Browser:
         self.ws.close()
 
 
+t_copy.Browser = Browser     # its dashboard test drives the same browser
+
+
 def test_dashboard(env):
     check(os.path.exists(CHROMIUM), "%s missing: run make deps" % CHROMIUM)
     env.start_admin()
@@ -985,6 +992,7 @@ def test_dashboard(env):
 TESTS = [test_command_line, test_organisation, test_heartbeat_aggregation, test_auth,
          test_bad_inputs, test_sigterm_finishes_inflight, test_static_and_metrics,
          test_point_budget_state, test_point_budget_old_database, test_dashboard]
+TESTS += COPY_TESTS
 
 # Seconds per test: a stuck guard, loader or browser fails its test
 # instead of hanging `make test` (the slowest admin test (a browser) takes ~6 s).

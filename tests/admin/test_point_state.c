@@ -176,15 +176,17 @@ static void test_old_database(void **state)
 
 	/*
 	 * Make the file what sds-admin wrote before the budget: schema 2 is
-	 * schema 3 without the two columns, and its binary inserted rows
-	 * without them.
+	 * schema 4 without the copy tables and the two columns, and its
+	 * binary inserted rows without them.
 	 */
 	post(hb_json("h1", T0, "\"order\": {\"visits\": 7}"), T0 + 12, false);
 	store_close(st);
 	st = NULL;
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(user_version(db), 3);
-	sql(db, "ALTER TABLE stats DROP COLUMN suspended;"
+	assert_int_equal(user_version(db), 4);
+	sql(db, "DROP TABLE copy_loader_stats; DROP TABLE copy_server_stats;"
+		"DROP TABLE copy_servers; DROP TABLE copy_plans;"
+		"ALTER TABLE stats DROP COLUMN suspended;"
 		"ALTER TABLE stats DROP COLUMN overhead_milli;"
 		"PRAGMA user_version = 2;"
 		"INSERT INTO stats (app_id, period_start, host, point, visits, exceptions,"
@@ -197,7 +199,7 @@ static void test_old_database(void **state)
 	st = store_sqlite_open(path, err);
 	assert_non_null(st);
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(user_version(db), 3);
+	assert_int_equal(user_version(db), 4);
 	sqlite3_close(db);
 	assert_int_equal(st->ops->stats_scan(st, "g", "shop", "order", T0, T0 + 20,
 					     collect, &s, err), STORE_OK);

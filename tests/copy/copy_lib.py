@@ -19,7 +19,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
 from sdstest import Fail, check, eq, log  # noqa: E402,F401
 
-COPY = os.path.join(sdstest.BUILD, "bin", "sds-copy")
+# $SDS_COPY: another build (e.g. a sanitizer one) of the same program.
+COPY = os.environ.get("SDS_COPY") or os.path.join(sdstest.BUILD, "bin", "sds-copy")
 SUITE = sdstest.Suite(timeout=120, strict=True, fail_time=True)
 
 
@@ -146,9 +147,10 @@ def plan(name, shadows, app="app", points=("pt",), amplification=1,
 
 class Server:
     """`sds-copy serve` of @ctx with @plans (a list of plan dicts or the
-    file's whole text), ready once its control socket exists."""
+    file's whole text), ready once its control socket exists; @admin
+    (a list of options: --admin ... --token-file ...) instead of --plans."""
 
-    def __init__(self, ctx, plans, extra=(), name="default", wait=True):
+    def __init__(self, ctx, plans, extra=(), name="default", wait=True, admin=None):
         self.ctx = ctx
         self.name = name
         self.port = sdstest.free_port()
@@ -157,8 +159,9 @@ class Server:
         self.write_plans(plans)
         self.sock = os.path.join(ctx.run_dir, "copy-%s.sock" % name)
         self.errpath = os.path.join(ctx.tmp, "serve-%s.err" % name)
-        argv = [COPY, "serve", "--listen", self.addr, "--plans",
-                self.plans_path, "--name", name] + list(extra)
+        source = list(admin) if admin is not None else ["--plans", self.plans_path]
+        argv = [COPY, "serve", "--listen", self.addr] + source + ["--name", name] + \
+            list(extra)
         log(" ".join(argv))
         with open(self.errpath, "wb") as e:
             self.p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=e,

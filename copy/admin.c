@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * admin.c - `sds-copy serve --admin URL[,URL]`: the plans come from
+ * sds-admin instead of a file.  At start and then at every natural 10-s
+ * boundary the server POSTs /api/v1/copy-servers/heartbeat with what each
+ * plan did since its last accepted heartbeat, and applies the plans of
+ * the reply the way SIGHUP applies a file (counters kept by name).
+ *
+ * The HTTP exchange (libcurl, which blocks) runs on a thread of its own;
+ * the loop hands it a body and learns of the reply through an eventfd in
+ * its epoll set, so receiving and copying never wait for the admin.  The
+ * loop owns the counters: it snapshots them when it builds the body, and
+ * moves the baseline to that snapshot only once the admin took it (a
+ * failed heartbeat's counts ride on the next).
+ */
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <jansson.h>
+
+#include "serve.h"
+
+#define ADMIN_REPLY_MAX		(4u << 20)	/* bytes of a reply taken */
+#define ADMIN_TIMEOUT_MS	5000		/* one POST, connect included */
+#define ADMIN_TOKEN_MAX		4096
+
+/* The token file: printable ASCII, surrounding white space ignored. */
+static int token_read(const char *path, char *out, char *err, size_t errlen)
+{
+	char buf[ADMIN_TOKEN_MAX + 2];
+	size_t start = 0, i;
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "--token-file %s: %s", path,
+			 fd < 0 ? strerror(errno) : "not a regular file");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0 || n > ADMIN_TOKEN_MAX)
+		return snprintf(err, errlen, "--token-file %s: %s", path,
+				n < 0 ? strerror(errno) : "longer than 4096 bytes"), -1;
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ' ||
+		     buf[n - 1] == '\t'))
+		n--;
+	while ((ssize_t)start < n && (buf[start] == ' ' || buf[start] == '\t' ||
+				      buf[start] == '\n'))
+		start++;
+	for (i = start; i < (size_t)n; i++)
+		if ((unsigned char)buf[i] < 0x21 || (unsigned char)buf[i] > 0x7e)
+			return snprintf(err, errlen, "--token-file %s: the token must be printable ASCII without spaces",
+					path), -1;
+	if ((ssize_t)start == n)
+		return snprintf(err, errlen, "--token-file %s: no token in the file", path), -1;
+	memcpy(out, buf + start, n - start);
+	out[n - start] = '\0';
+	return 0;
+}
+
+int copy_admin_init(struct copy_admin *a, const char *urls, const char *token_file,
+		    char *err, size_t errlen)
+{
+	char *tok, *save = NULL;
+
+	memset(a, 0, sizeof(*a));
+	a->ev.kind = COPY_EV_ADMIN;
+	a->efd = -1;
+	if (strlen(urls) >= sizeof(a->url_text))
+		return snprintf(err, errlen, "--admin: longer than %zu characters",
+				sizeof(a->url_text) - 1), -1;
+	strcpy(a->url_text, urls);
+	strcpy(a->url_spec, urls);
+	for (tok = strtok_r(a->url_text, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (a->nurls == COPY_ADMIN_URLS)
+			return snprintf(err, errlen, "--admin: at most %d URLs", COPY_ADMIN_URLS), -1;
+		if (strncmp(tok, "http://", 7) && strncmp(tok, "https://", 8))
+			return snprintf(err, errlen, "--admin %s: not an http:// or https:// URL", tok), -1;
+		a->urls[a->nurls++] = tok;
+	}
+	if (!a->nurls)
+		return snprintf(err, errlen, "--admin: no URL"), -1;
+	if (!token_file)
+		return snprintf(err, errlen, "--admin needs --token-file (the admin's bearer token)"), -1;
+	return token_read(token_file, a->token, err, errlen);
+}
+
+struct reply_buf {
+	char *p;		/* the reply so far */
+	size_t len;		/* bytes in @p */
+};
+
+static size_t reply_write(char *data, size_t size, size_t n, void *ctx)
+{
+	struct reply_buf *b = ctx;
+	size_t add = size * n;
+	char *p;
+
+	if (b->len + add > ADMIN_REPLY_MAX)
+		return 0;	/* aborts the transfer: too big */
+	p = realloc(b->p, b->len + add + 1);
+	if (!p)
+		return 0;
+	memcpy(p + b->len, data, add);
+	b->p = p;
+	b->len += add;
+	p[b->len] = '\0';
+	return add;
+}
+
+/* POST @body to each URL in order until one answers 200 (thread side). */
+static void post(struct copy_admin *a, CURL *curl, const char *body)
+{
+	struct curl_slist *hdrs = NULL;
+	char auth[ADMIN_TOKEN_MAX + 32], url[COPY_ADMIN_URL_MAX + 64];
+	struct reply_buf b = { 0 };
+	long status = 0;
+	int i;
+	CURLcode rc = CURLE_OK;
+
+	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", a->token);
+	hdrs = curl_slist_append(hdrs, auth);
+	hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
+	for (i = 0; i < a->nurls; i++) {
+		const char *u = a->urls[i];
+		size_t n = strlen(u);
+
+		snprintf(url, sizeof(url), "%.*s/api/v1/copy-servers/heartbeat",
+			 (int)(n && u[n - 1] == '/' ? n - 1 : n), u);
+		free(b.p);
+		b = (struct reply_buf){ 0 };
+		curl_easy_reset(curl);
+		curl_easy_setopt(curl, CURLOPT_URL, url);
+		curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
+		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+		curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)ADMIN_TIMEOUT_MS);
+		curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, reply_write);
+		curl_easy_setopt(curl, CURLOPT_WRITEDATA, &b);
+		rc = curl_easy_perform(curl);
+		status = 0;
+		if (rc == CURLE_OK)
+			curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+		if (status == 200)
+			break;
+	}
+	curl_slist_free_all(hdrs);
+	pthread_mutex_lock(&a->lock);
+	a->status = (int)status;
+	a->reply = b.p;
+	a->reply_len = b.len;
+	if (status == 200)
+		a->why[0] = '\0';
+	else if (rc != CURLE_OK)
+		snprintf(a->why, sizeof(a->why), "%s: %s", a->urls[a->nurls - 1],
+			 curl_easy_strerror(rc));
+	else
+		snprintf(a->why, sizeof(a->why), "%s: HTTP %ld: %.160s", a->urls[a->nurls - 1],
+			 status, b.p ? b.p : "");
+	/* One line: the admin's body may end in a newline or hold anything. */
+	for (i = 0; a->why[i]; i++)
+		if ((unsigned char)a->why[i] < 0x20 || (unsigned char)a->why[i] > 0x7e)
+			a->why[i] = ' ';
+	while (i && a->why[i - 1] == ' ')
+		a->why[--i] = '\0';
+	pthread_mutex_unlock(&a->lock);
+}
+
+static void *admin_thread(void *arg)
+{
+	struct copy_admin *a = arg;
+	CURL *curl = curl_easy_init();
+	uint64_t one = 1;
+	char *body;
+
+	for (;;) {
+		pthread_mutex_lock(&a->lock);
+		while (!a->body && !a->quit)
+			pthread_cond_wait(&a->cond, &a->lock);
+		body = a->body;
+		a->body = NULL;
+		pthread_mutex_unlock(&a->lock);
+		if (!body)
+			break;
+		if (curl) {
+			post(a, curl, body);
+		} else {
+			pthread_mutex_lock(&a->lock);
+			a->status = 0;
+			snprintf(a->why, sizeof(a->why), "libcurl: cannot initialise");
+			pthread_mutex_unlock(&a->lock);
+		}
+		free(body);
+		if (write(a->efd, &one, sizeof(one)) != sizeof(one))
+			break;
+	}
+	if (curl)
+		curl_easy_cleanup(curl);
+	return NULL;
+}
+
+int copy_admin_start(struct copy_server *s)
+{
+	struct copy_admin *a = s->admin;
+
+	pthread_mutex_init(&a->lock, NULL);
+	pthread_cond_init(&a->cond, NULL);
+	a->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (a->efd < 0 || copy_ev_mod(s, a->efd, &a->ev, EPOLLIN, EPOLL_CTL_ADD))
+		return -1;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT))
+		return -1;
+	if (pthread_create(&a->thread, NULL, admin_thread, a))
+		return -1;
+	a->started = true;
+	return 0;
+}
+
+void copy_admin_stop(struct copy_server *s)
+{
+	struct copy_admin *a = s->admin;
+
+	if (!a)
+		return;
+	if (a->started) {
+		pthread_mutex_lock(&a->lock);
+		a->quit = true;
+		pthread_cond_signal(&a->cond);
+		pthread_mutex_unlock(&a->lock);
+		pthread_join(a->thread, NULL);
+		curl_global_cleanup();
+	}
+	free(a->body);
+	free(a->reply);
+	if (a->efd >= 0)
+		close(a->efd);
+	a->efd = -1;
+}
