@@ -111,6 +111,7 @@ unit: $(UNIT_BINS)
 # Test target programs (tests/targets/Makefile.inc lists them).
 include tests/targets/targets.mk
 include tests/backlog/backlog.mk
+include tests/capture/capture.mk
 
 integration: all $(TEST_TARGETS)
 	$(PYTHON) tests/integration/run.py

@@ -12,6 +12,7 @@
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
+#include "capture.h"
 #include "loader.h"
 #include "uplink.h"
 
@@ -385,6 +386,8 @@ static void period_close(struct uplink *u, struct loader *l,
 		}
 		/* The probes' cost as the period ends. */
 		budget__hb_point(l, id, st, hp);
+		/* Traffic copy: what was captured since the last period closed. */
+		capture__hb_point(l, id, hp);
 	}
 	doc = heartbeat_to_json(p->hb);
 	body = doc ? json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
