@@ -50,7 +50,7 @@ int capture__check_opts(const struct capture_opts *o)
 }
 
 /* Who may be captured: a :copy= function point, or any guard point. */
-static bool point_able(const struct loader *l, int id)
+bool capture__able(const struct loader *l, int id)
 {
 	const struct probe_point *p = &l->probes.pts[id];
 
@@ -299,7 +299,7 @@ static void point_apply(struct loader *l, int id, int64_t now)
 	uint32_t rate = 0;
 	bool was_able = cp->able;
 
-	cp->able = point_able(l, id);
+	cp->able = capture__able(l, id);
 	if (!cp->able || id >= c->cap)
 		return;
 	plan = plan_of(c, p->spec.name, now);
@@ -389,7 +389,7 @@ json_t *capture__point_json(const struct loader *l, int id)
 	const struct capture *c = l->capture;
 	struct sds_copy_count n;
 
-	if (!c || id < 0 || id >= l->probes.npoints || !point_able(l, id))
+	if (!c || id < 0 || id >= l->probes.npoints || !capture__able(l, id))
 		return NULL;
 	capture__counts(l, id, &n);
 	/* dropped: in the kernel (ring full, a fault); lost: after, at a sink. */

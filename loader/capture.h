@@ -95,6 +95,8 @@ int capture__open(struct loader *l, const struct capture_opts *o,
 		  const char *path, int pid, int nfunc);
 void capture__close(struct loader *l);
 
+/* Can point @id be captured: a :copy= function point, or a guard point? */
+bool capture__able(const struct loader *l, int id);
 /* The ring's fd for poll(); -1 when capture is off. */
 int capture__fd(const struct loader *l);
 /* Take up to CAPTURE_DRAIN_BURST captures from the ring to the sinks. */

@@ -80,7 +80,7 @@ static char *rec_points(struct loader *l, const char *args, uint8_t *want,
 		id = probes__find(&l->probes, name);
 		if (id < 0)
 			return conn__error("record: no point '%s' in app '%s'", name, l->app);
-		if (!l->capture->pt[id].able)
+		if (!capture__able(l, id))
 			return conn__error("record: point '%s' cannot be copied: give it :copy=BUF,LEN",
 					   name);
 		want[id] = 1;

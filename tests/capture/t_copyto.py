@@ -2,6 +2,10 @@
 """`attach --copy-to` a real `sds-copy serve`: exact counts end to end."""
 
 import collections
+import json
+import math
+import os
+import time
 
 from cap_lib import APP, POINT, Fail, body, check, copy_lib, eq, test
 
@@ -37,3 +41,71 @@ def test_copy_to_exact_x5(ctx):
     p = srv.wait_settled("x5")
     eq(p["received"], n, "sds-copy received")
     eq(p["dispatched"], 5 * n, "sds-copy dispatched")
+
+
+def binomial_ok(hits, n, pct):
+    """Within 5 standard deviations: a false failure once in ~3.5 million."""
+    p = pct / 100.0
+    sd = math.sqrt(n * p * (1 - p))
+    return abs(hits - n * p) <= 5 * sd
+
+
+@test
+def test_copy_rate_30(ctx):
+    """copy_rate=30 over 10,000 calls: captured within a 5-sigma binomial
+    bound, and captured == what sds-copy received == what the shadow got."""
+    n, size = 10000, 48
+    shadow = ctx.shadow()
+    srv = copy_lib.Server(ctx, [copy_lib.plan("x1", [shadow.addr], app=APP,
+                                              points=[POINT])])
+    ctx.attach(["%s=handle_request:copy=1,2:copy_rate=30" % POINT],
+               extra=["--copy-to", srv.addr])
+    t = ctx.target()
+    ctx.wait_copy(lambda c: c["rate"] == 30, "capturing")
+    t.go(n, size)
+    c = ctx.wait_copy(lambda c: c["sent"] == c["captured"] and
+                      c["captured"] > 0, "all captured sent")
+    check(binomial_ok(c["captured"], n, 30),
+          "captured %d of %d at 30%%: outside 5 sigma" % (c["captured"], n))
+    eq(c["dropped"], 0, "dropped")
+    eq(c["lost"], 0, "lost")
+    p = srv.wait_settled("x1")
+    eq(p["received"], c["captured"], "sds-copy received == captured")
+    eq(shadow.wait_count(c["captured"]), c["captured"], "shadow received")
+    want = {body(1, i, size) for i in range(n)}
+    got = [b for b, _ in shadow.got]
+    eq(len(set(got)), len(got), "distinct bodies")
+    check(set(got) <= want, "bodies not sent by the target")
+
+
+@test
+def test_copy_write_point(ctx):
+    """A point whose strategy says "copy": "write" makes write records:
+    a plan without "writes" copies none of them; with it, all."""
+    n, size = 300, 40
+    strat = os.path.join(ctx.tmp, "strategies.json")
+    with open(strat, "w") as f:
+        json.dump({"version": 1, "points": {POINT: {"copy": "write"}}}, f)
+    shadow = ctx.shadow()
+    srv = copy_lib.Server(ctx, [copy_lib.plan("w", [shadow.addr], app=APP,
+                                              points=[POINT])])
+    ctx.attach(["%s=handle_request:copy=1,2" % POINT],
+               extra=["--copy-to", srv.addr, "--strategies", strat])
+    t = ctx.target()
+    ctx.wait_copy(lambda c: c["rate"] == 100, "capturing")
+    t.go(n, size)
+    ctx.wait_copy(lambda c: c["sent"] == n, "all sent")
+    p = srv.wait_settled("w")
+    eq(p["received"], n, "received")
+    eq(p["dropped"]["write"], n, "dropped.write")
+    eq(p["dispatched"], 0, "dispatched")
+    eq(shadow.count(), 0, "shadow received")
+    # The plan allows writes now: every record is copied.
+    srv.write_plans([copy_lib.plan("w", [shadow.addr], app=APP,
+                                   points=[POINT], writes=True)])
+    srv.hup()
+    time.sleep(0.5)
+    t.go(n, size)
+    eq(shadow.wait_count(n), n, "shadow received with writes allowed")
+    eq({b for b, _ in shadow.got}, {body(2, i, size) for i in range(n)},
+       "bodies")
