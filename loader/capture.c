@@ -360,6 +360,11 @@ void capture__tick(struct loader *l)
 
 	if (!c)
 		return;
+	/* The admin's plans arrive like drills: taken on the loop, here. */
+	if (l->uplink && uplink__take_copy(l->uplink, &c->plans)) {
+		c->has_plans = true;
+		servers_apply(c);
+	}
 	now = (int64_t)(clock_ns(CLOCK_REALTIME) / 1000000000ULL);
 	for (i = 0; i < l->probes.npoints; i++)
 		point_apply(l, i, now);

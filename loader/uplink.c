@@ -535,6 +535,20 @@ int uplink__take_drills(struct uplink *u, struct sds_hb_drill *out)
 	return n;
 }
 
+int uplink__take_copy(struct uplink *u, struct sds_hb_copy *out)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&u->lock);
+	if (u->copy_new) {
+		*out = u->copy;
+		u->copy_new = false;
+		n = 1;
+	}
+	pthread_mutex_unlock(&u->lock);
+	return n;
+}
+
 json_t *uplink__json(struct uplink *u)
 {
 	json_t *o = json_object(), *urls = json_array();

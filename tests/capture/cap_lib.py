@@ -58,6 +58,15 @@ class Target:
 
 
 class Ctx(copy_lib.Ctx):
+    def __init__(self, name):
+        super().__init__(name)
+        self.fakes = []
+
+    def cleanup(self):
+        for f in self.fakes:
+            f.close()
+        super().cleanup()
+
     def attach(self, specs, extra=(), **kw):
         return sdstest.AttachProcess(self, ["--app", APP] + list(extra) +
                                      [TARGET] + list(specs), APP, **kw)
