@@ -52,8 +52,8 @@ class FakeAdmin:
     def captured(self):
         """copy_captured of POINT summed over the heartbeats."""
         with self.lock:
-            return sum(p.get("copy_captured", 0) for b in self.beats
-                       for p in b.get("points", []) if p.get("name") == POINT)
+            return sum(b["points"].get(POINT, {}).get("copy_captured", 0)
+                       for b in self.beats)
 
     def close(self):
         self.srv.shutdown()
