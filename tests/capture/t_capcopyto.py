@@ -41,6 +41,13 @@ def test_copy_to_exact_x5(ctx):
     p = srv.wait_settled("x5")
     eq(p["received"], n, "sds-copy received")
     eq(p["dispatched"], 5 * n, "sds-copy dispatched")
+    # The table's column: captured/dropped.
+    r = ctx.sds(["stats", "--app", APP])
+    lines = r.out.splitlines()
+    check("COPIED/DROP" in lines[1].split(), "stats header %r" % lines[1])
+    col = lines[1].split().index("COPIED/DROP")
+    row = [l.split() for l in lines[2:] if l.split()[0] == POINT][0]
+    eq(row[col], "%d/0" % n, "stats table COPIED/DROP")
 
 
 def binomial_ok(hits, n, pct):
