@@ -67,10 +67,20 @@ $(GEN)/sds.skel.h: $(GEN)/sds.bpf.o
 	$(BPFTOOL) gen skeleton $< name sds_bpf > $@.tmp
 	mv $@.tmp $@
 
+# Traffic copy (bpf/copy.bpf.c): its own object, loaded only when a point
+# captures (loader/capture.c).
+$(GEN)/copy.bpf.o: bpf/copy.bpf.c bpf/sds_types.h $(GEN)/vmlinux.h
+	$(CLANG) -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -I$(GEN) -Ibpf \
+		-c $< -o $@
+
+$(GEN)/copy.skel.h: $(GEN)/copy.bpf.o
+	$(BPFTOOL) gen skeleton $< name sds_copy_bpf > $@.tmp
+	mv $@.tmp $@
+
 # ---- sds-bpf ----------------------------------------------------------------
 LOADER_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(COMMON_SRCS) $(LOADER_SRCS))
 
-$(OBJ)/%.o: %.c $(GEN)/sds.skel.h
+$(OBJ)/%.o: %.c $(GEN)/sds.skel.h $(GEN)/copy.skel.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
@@ -101,6 +111,7 @@ unit: $(UNIT_BINS)
 # Test target programs (tests/targets/Makefile.inc lists them).
 include tests/targets/targets.mk
 include tests/backlog/backlog.mk
+include tests/capture/capture.mk
 
 integration: all $(TEST_TARGETS)
 	$(PYTHON) tests/integration/run.py

@@ -100,4 +100,47 @@ struct sds_frames {
 	struct sds_frame f[SDS_MAX_DEPTH];
 };
 
+/*
+ * Traffic copy (bpf/copy.bpf.c, loader/capture.c, docs/COPY.md).  A point
+ * whose requests are captured has a config; its buffer and length come
+ * from argument registers (function points) or from libsds's copy site
+ * sds__site_copy(id, buf, len) (guard points).
+ */
+#define SDS_COPY_MAX		65536	/* most bytes one capture copies */
+#define SDS_COPY_MAX_DEFAULT	4096	/* :copy_max= when not given */
+#define SDS_COPY_ARGS		6	/* x86-64 System V: six integer args in registers */
+
+/* What a point is to the copy programs. */
+enum sds_copy_kind {
+	SDS_COPY_OFF = 0,	/* not a copy point: both programs return at once */
+	SDS_COPY_FUNC = 1,	/* a function point: buffer and length from registers */
+	SDS_COPY_GUARD = 2,	/* a guard point: sds_copy() calls the copy site */
+};
+
+/* Per point, written by the loader (array map copy_cfg). */
+struct sds_copy_cfg {
+	__u32 kind;		/* enum sds_copy_kind */
+	__u32 rate;		/* percent of calls captured, 0..100; 0: none */
+	__u32 max;		/* bytes captured at most, 1..SDS_COPY_MAX */
+	__u8 buf_arg;		/* function points: argument holding the buffer, 1..6 */
+	__u8 len_arg;		/* ... and the one holding its length, 1..6 */
+	__u16 pad;
+};
+
+/* Per point, per CPU, since load (per-CPU array copy_counts). */
+struct sds_copy_count {
+	__u64 captured;		/* events put in the ring */
+	__u64 dropped;		/* sampled calls lost: ring full, or the buffer unreadable */
+	__u64 truncated;	/* of @captured, cut at the point's max */
+};
+
+/* One capture in the ring: this header, then @cap_len bytes. */
+struct sds_copy_event {
+	__u64 ts;		/* bpf_ktime_get_ns() of the call */
+	__u32 point;		/* point id */
+	__u32 orig_len;		/* the length argument (clamped to 32 bits) */
+	__u32 cap_len;		/* bytes that follow */
+	__u32 pad;
+};
+
 #endif /* SDS_TYPES_H */

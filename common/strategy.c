@@ -82,6 +82,19 @@ static int point_from_json(const char *name, json_t *obj,
 	json_object_foreach(obj, key, v) {
 		int64_t x;
 
+		/* Traffic copy (docs/COPY.md): is the point a read or a write? */
+		if (!strcmp(key, "copy")) {
+			const char *m = json_string_value(v);
+
+			if (!m || (strcmp(m, "read") && strcmp(m, "write"))) {
+				snprintf(err, errlen,
+					 "point '%s': copy must be \"read\" or \"write\"",
+					 name);
+				return -1;
+			}
+			st->copy_write = !strcmp(m, "write");
+			continue;
+		}
 		f = field_find(key);
 		if (!f) {
 			snprintf(err, errlen, "point '%s': unknown field '%.64s'",
@@ -253,6 +266,8 @@ json_t *strategy_to_json(const struct sds_strategy *st)
 		if (v != SDS_OFF)
 			json_object_set_new(o, fields[i].name, json_integer(v));
 	}
+	if (st->copy_write)
+		json_object_set_new(o, "copy", json_string("write"));
 	return o;
 }
 

@@ -37,6 +37,7 @@ struct sds_strategy {
 	int64_t downgrade_rate;		/* 0..100, default 100: share of calls downgraded once tripped */
 	int64_t delay_ms;		/* once tripped, stay downgraded this long */
 	int64_t retry_interval_ms;	/* during the hold, let one probe call through this often */
+	int64_t copy_write;		/* "copy": "write" (1) or "read" (0, default): the copy records' write flag */
 };
 
 /* All strategies of one app. */

@@ -49,6 +49,7 @@ static struct attach_env {
 	bool fork_safe;		/* --fork-safe: no probe on a 5-byte NOP, whatever the kernel */
 	uint64_t max_overhead;	/* --max-overhead, in CPU ns per s (budget.h); 0: off */
 	bool keep;		/* --keep: leave the pins (probes counting) at exit */
+	struct capture_opts copy;	/* --copy-to, --copy-ring (capture.h) */
 } env;
 
 /* The fork self-test's answer, when a function point starts with a nop5. */
@@ -87,6 +88,11 @@ static const char attach_usage[] =
 "                             fork self-test finds that the kernel kills\n"
 "                             children forked (without exec) after it fired\n"
 "  site=any                   any site, even a stepped one on a hot function\n"
+"  copy=BUF,LEN               traffic copy: argument BUF (1..6, System V\n"
+"                             order) holds the request, LEN its length\n"
+"  copy_max=BYTES             capture at most BYTES of it (1..65536; 4096)\n"
+"  copy_rate=PCT              capture PCT%% of the calls (0..100; 100); an\n"
+"                             admin copy plan's sample_pct wins\n"
 "\n"
 "Options:\n"
 "  -a, --app NAME           app name (default: TARGET's base name)\n"
@@ -107,6 +113,12 @@ static const char attach_usage[] =
 "                           (default 5, 0: no limit): points over it are\n"
 "                           suspended; a stepped point over it in its first\n"
 "                           second is refused unless it says :site=any\n"
+"      --copy-to HOST:PORT[,HOST:PORT...]\n"
+"                           send the :copy= points' (and libsds sds_copy()'s)\n"
+"                           requests to these sds-copy servers (failover\n"
+"                           order); without it, the admin's plans say\n"
+"      --copy-ring BYTES    the capture ring (a power of 2, 4096..1073741824;\n"
+"                           default 4194304): a full ring drops captures\n"
 "      --keep               at SIGINT/SIGTERM leave the probes counting, pinned\n"
 "                           under $SDS_PIN_ROOT (default /sys/fs/bpf/sds), for\n"
 "                           the next attach of the app to adopt (an upgrade);\n"
@@ -160,6 +172,8 @@ static int parse_options(int argc, char **argv)
 		{ "fork-safe", no_argument, NULL, 'F' },
 		{ "max-overhead", required_argument, NULL, 'O' },
 		{ "keep", no_argument, NULL, 'k' },
+		{ "copy-to", required_argument, NULL, 'C' },
+		{ "copy-ring", required_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -179,6 +193,8 @@ static int parse_options(int argc, char **argv)
 	env.fork_safe = false;
 	env.keep = false;
 	env.max_overhead = BUDGET_DEFAULT_NS;
+	env.copy.copy_to = NULL;
+	env.copy.ring_bytes = CAPTURE_RING_DEFAULT;
 	env.state_dir = getenv("SDS_STATE_DIR");
 	if (!env.state_dir || !*env.state_dir)
 		env.state_dir = "/var/lib/sds";
@@ -243,6 +259,17 @@ static int parse_options(int argc, char **argv)
 			break;
 		case 'k':
 			env.keep = true;
+			break;
+		case 'C':
+			env.copy.copy_to = optarg;
+			if (capture__check_opts(&env.copy))
+				return -1;
+			break;
+		case 'R':
+			if (cmd_parse_long(optarg, 4096, 1L << 30, &v) || (v & (v - 1)))
+				return cmd_err("bad --copy-ring '%s': expected a power of 2, 4096..1073741824 (bytes)",
+					       optarg);
+			env.copy.ring_bytes = (uint32_t)v;
 			break;
 		case 'v':
 			env.verbose = true;
@@ -491,6 +518,7 @@ static int attach_resolve(struct attach_run *a, int argc, char **argv)
 	l->flags.fd = -1;
 	a->pid = env.pid;
 	a->keep_pins = env.keep;
+	a->copy = env.copy;
 	if (resolve_app(a, argv[optind++]))
 		return -1;
 	a->npoints = argc - optind;

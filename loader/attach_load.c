@@ -98,6 +98,24 @@ static int load_adopt(struct attach_run *a, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * Traffic copy, before the guard files are attached (they take the copy
+ * site program): when a point says :copy=, libsds may call sds_copy(),
+ * or --copy-to is given.
+ */
+static int capture_start(struct attach_run *a)
+{
+	struct loader *l = a->l;
+	bool want = a->copy.copy_to || a->sites.found || a->needs_libsds;
+	int i;
+
+	for (i = 0; i < a->npoints && !want; i++)
+		want = l->probes.pts[i].spec.copy;
+	if (!want)
+		return 0;
+	return capture__open(l, &a->copy, a->target_path, a->pid, a->npoints);
+}
+
 /* Every point's probes: adopted ones stand, missing ones are attached. */
 static int attach_all(struct attach_run *a, char *err, size_t errlen)
 {
@@ -163,6 +181,8 @@ int attach_load(struct attach_run *a, uint64_t max_overhead)
 		return cmd_err("%s", err);
 	if (flags__create(&l->flags, l->epoch, l->tick_ns))
 		return cmd_err("creating the flags map: %s", strerror(errno));
+	if (capture_start(a))
+		return -1;
 	if (attach_all(a, err, sizeof(err)))
 		return cmd_err("%s", err);
 	l->snaps.cap = l->probes.cap;
@@ -200,6 +220,7 @@ void attach_unload(struct attach_run *a, bool clean)
 	if ((clean && !a->keep_pins) || (!clean && a->pinned && !a->adopted))
 		pins__remove(&a->pins);
 	l->probes.pins = NULL;
+	capture__close(l);
 	probes__destroy(&l->probes);
 	flags__destroy(&l->flags);
 	keep__close(&a->keep);

@@ -11,6 +11,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include "capture.h"
 #include "ctl.h"
 #include "elfsym.h"
 #include "keep.h"
@@ -34,6 +35,7 @@ struct attach_run {
 	struct keep keep;		/* the kept state */
 	bool adopted;			/* took over a dead loader's pins */
 	bool pinned;			/* the pins are ours to remove on failure */
+	struct capture_opts copy;	/* --copy-to, --copy-ring */
 };
 
 /*

@@ -42,6 +42,7 @@ int do_top(int argc, char **argv);
 int do_hist(int argc, char **argv);
 int do_events(int argc, char **argv);
 int do_drill(int argc, char **argv);
+int do_record(int argc, char **argv);
 int do_list_symbols(int argc, char **argv);
 int do_detach(int argc, char **argv);
 

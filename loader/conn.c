@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <jansson.h>
+#include "capture.h"
 #include "loader.h"
 
 char *conn__reply(json_t *o)
@@ -315,6 +316,14 @@ static void pending_answer(struct loader *l, int i, int tick_fd)
 		if (c->fd < 0)
 			return;
 		pending_send(l, i);	/* refused: the error is queued */
+		return;
+	}
+	if (!strncmp(req, "record ", 7)) {
+		/* On success the recorder owns the connection: c->fd is -1. */
+		reply = recorder__request(l, c, req + 7);
+		if (c->fd < 0)
+			return;
+		pending_reply(l, i, reply);
 		return;
 	}
 	if (!strncmp(req, "drill ", 6))

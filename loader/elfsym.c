@@ -355,6 +355,12 @@ static void sds_note(struct elf_file *ef, const char *desc, size_t len,
 	name = desc + 12;
 	if (!memchr(name, '\0', len - 12))
 		return;
+	/* The copy site is optional (older libsds): outside the four. */
+	if (!strcmp(name, "copy") && !elf_file__segment(ef, addr, &ph)) {
+		out->copy_offset = addr - ph.p_vaddr + ph.p_offset;
+		out->has_copy = true;
+		return;
+	}
 	for (i = 0; i < SDS_SITE_COUNT; i++) {
 		if (strcmp(name, site_names[i]))
 			continue;

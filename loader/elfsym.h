@@ -104,6 +104,8 @@ struct sds_sites {
 	uint64_t offset[SDS_SITE_COUNT];	/* file offset of each site */
 	uint32_t layout;			/* SDS_FLAGS_LAYOUT the library was built for */
 	uint32_t found;				/* bit i: site i has a note */
+	uint64_t copy_offset;			/* file offset of the copy site (issue 12) */
+	bool has_copy;				/* a "copy" note: libsds has sds_copy(); older ones do not */
 };
 
 /* 1: all four sites found; 0: none (no libsds here); -1: some missing. */

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "budget.h"
+struct capture;
 #include "chain.h"
 #include "ctl.h"
 #include "counters.h"
@@ -161,6 +162,7 @@ struct loader {
 	struct tick_late tick_late;	/* lateness of the last ticks (stats) */
 	struct budget budget;		/* --max-overhead: the probes' cost (budget_run.c) */
 	struct watch watch;		/* TARGET's builds across deploys (watch.c) */
+	struct capture *capture;	/* traffic copy (capture.c); NULL: off */
 };
 
 /* engine.c */

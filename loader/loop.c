@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cmd.h"
+#include "capture.h"
 #include "loader.h"
 #include "loop.h"
 
@@ -95,7 +96,9 @@ static bool watch_hit(int fd, const char *base)
 
 enum {
 	PFD_SIG, PFD_TICK, PFD_WATCH, PFD_ADMIN, PFD_LISTEN, PFD_DEPLOY,
-	PFD_SESS,				/* SDS_MAX_PROCS sessions */
+	PFD_RING, PFD_COPYOUT,			/* traffic copy: the ring, the servers */
+	PFD_REC,				/* CAPTURE_RECORDERS recorders */
+	PFD_SESS = PFD_REC + CAPTURE_RECORDERS,	/* SDS_MAX_PROCS sessions */
 	PFD_CONN = PFD_SESS + SDS_MAX_PROCS,	/* CONN_PENDING_MAX pending connections */
 	PFD_N = PFD_CONN + CONN_PENDING_MAX,
 };
@@ -161,6 +164,39 @@ bool loop__tick_due(int tick_fd)
 	return tick_fd >= 0 && poll(&pfd, 1, 0) > 0;
 }
 
+/* Traffic copy: the ring, the servers' connection, the recorders. */
+static void copy_fds(struct pollfd *pfd, struct loader *l)
+{
+	int i, fd;
+	short ev;
+
+	pfd[PFD_RING] = (struct pollfd){ .fd = capture__fd(l), .events = POLLIN };
+	ev = capture__out_events(l, &fd);
+	pfd[PFD_COPYOUT] = (struct pollfd){ .fd = fd, .events = ev };
+	for (i = 0; i < CAPTURE_RECORDERS; i++) {
+		ev = recorder__events(l, i, &fd);
+		pfd[PFD_REC + i] = (struct pollfd){ .fd = fd, .events = ev };
+	}
+}
+
+/* Bounded: CAPTURE_DRAIN_BURST captures, what the sockets take now. */
+static void copy_serve(struct pollfd *pfd, struct loader *l, bool tick)
+{
+	int i;
+
+	if (!l->capture)
+		return;
+	if (tick)
+		capture__tick(l);
+	if (pfd[PFD_RING].revents & POLLIN)
+		capture__drain(l);
+	if (pfd[PFD_COPYOUT].revents || tick)
+		capture__out_event(l, pfd[PFD_COPYOUT].revents);
+	for (i = 0; i < CAPTURE_RECORDERS; i++)
+		if (pfd[PFD_REC + i].revents || tick)
+			recorder__event(l, i, pfd[PFD_REC + i].revents);
+}
+
 /* The loader's own fds: signals, tick, strategies file, admin, socket. */
 static void own_fds(struct pollfd *pfd, const struct loop *lp, struct loader *l,
 		    int lfd)
@@ -172,6 +208,7 @@ static void own_fds(struct pollfd *pfd, const struct loop *lp, struct loader *l,
 		.fd = l->uplink ? l->uplink->event_fd : -1, .events = POLLIN };
 	pfd[PFD_LISTEN] = (struct pollfd){ .fd = lfd, .events = POLLIN };
 	pfd[PFD_DEPLOY] = (struct pollfd){ .fd = watch__fd(l), .events = POLLIN };
+	copy_fds(pfd, l);
 }
 
 /* Every client connection, with what it waits for. */
@@ -230,7 +267,7 @@ int loop__run(struct loop *lp, struct loader *l, int lfd)
 {
 	struct pollfd pfd[PFD_N];
 	int timeout = -1;
-	bool more;
+	bool more, tick;
 
 	for (;;) {
 		own_fds(pfd, lp, l, lfd);
@@ -249,10 +286,12 @@ int loop__run(struct loop *lp, struct loader *l, int lfd)
 				engine__reload(l);
 			}
 		}
+		tick = false;
 		if (pfd[PFD_TICK].revents & POLLIN) {
 			uint64_t expirations;
 
 			if (read(lp->tfd, &expirations, sizeof(expirations)) > 0) {
+				tick = true;
 				tick_late_note(l, lp->tfd, expirations);
 				engine__tick(l);
 				watch__tick(l);
@@ -264,6 +303,7 @@ int loop__run(struct loop *lp, struct loader *l, int lfd)
 			engine__admin_reply(l);
 		if (pfd[PFD_DEPLOY].revents & POLLIN)
 			watch__event(l);
+		copy_serve(pfd, l, tick);
 		/* Bounded (CONN_*_BURST, a buffer per connection): the tick waits little. */
 		more = clients_serve(pfd, l, lfd, lp->tfd);
 		timeout = clients_timeout(l, more);

@@ -25,6 +25,7 @@ static const struct cmd {
 	{ "top", do_top, "live table of an app's points, refreshed every second" },
 	{ "hist", do_hist, "log2 latency histogram of one point" },
 	{ "events", do_events, "downgrade transitions as they happen" },
+	{ "record", do_record, "record the requests an app's points receive into a file (root)" },
 	{ "drill", do_drill, "start or stop a fault drill at a guard point (root)" },
 	{ "detach", do_detach, "remove the pins (probes, maps, kept state) a stopped loader left (root)" },
 	{ "list-symbols", do_list_symbols, "TARGET's functions by their C++/Rust/Go names: site, cost, returns (--json)" },

@@ -2,7 +2,7 @@
 /*
  * Parsing of function points on the command line:
  *   POINT=SYMBOL[:err=neg|zero|nonzero|none][:ret=32|64][:timeout_ms=N]
- *               [:site=nop5|any]
+ *               [:site=nop5|any][:copy=BUF,LEN[:copy_max=BYTES][:copy_rate=PCT]]
  * SYMBOL may be a C++ or Rust name: "shop::Cart::add(int)",
  * "main::handler"; its options begin at the first ':' that starts one.
  */
@@ -21,6 +21,9 @@ enum point_opt {
 	OPT_RET,
 	OPT_TIMEOUT_MS,
 	OPT_SITE,
+	OPT_COPY,
+	OPT_COPY_MAX,
+	OPT_COPY_RATE,
 	OPT_NR,
 };
 
@@ -29,6 +32,9 @@ static const char *const opt_names[OPT_NR] = {
 	[OPT_RET] = "ret",
 	[OPT_TIMEOUT_MS] = "timeout_ms",
 	[OPT_SITE] = "site",
+	[OPT_COPY] = "copy",
+	[OPT_COPY_MAX] = "copy_max",
+	[OPT_COPY_RATE] = "copy_rate",
 };
 
 /* What each option takes, for the "needs a value" message. */
@@ -37,6 +43,9 @@ static const char *const opt_usage[OPT_NR] = {
 	[OPT_RET] = "ret=32|64",
 	[OPT_TIMEOUT_MS] = "timeout_ms=N",
 	[OPT_SITE] = "site=nop5|any",
+	[OPT_COPY] = "copy=BUF,LEN",
+	[OPT_COPY_MAX] = "copy_max=BYTES",
+	[OPT_COPY_RATE] = "copy_rate=PCT",
 };
 
 static const char *const err_mode_names[] = {
@@ -71,7 +80,8 @@ static int err_mode_parse(const char *s, size_t len, uint32_t *mode)
  * Digits only: strtoull() would take a sign, leading blanks and "0x",
  * none of which belong in a millisecond count.
  */
-static int timeout_ms_parse(const char *s, size_t len, uint64_t *ms)
+static int digits_parse(const char *s, size_t len, uint64_t lo, uint64_t hi,
+			uint64_t *out)
 {
 	uint64_t v = 0;
 	size_t i;
@@ -82,12 +92,75 @@ static int timeout_ms_parse(const char *s, size_t len, uint64_t *ms)
 		if (s[i] < '0' || s[i] > '9')
 			return -1;
 		v = v * 10 + (uint64_t)(s[i] - '0');
-		if (v > TIMEOUT_MS_MAX)
+		if (v > hi)
 			return -1;
 	}
-	if (v < 1)
+	if (v < lo)
 		return -1;
-	*ms = v;
+	*out = v;
+	return 0;
+}
+
+static int timeout_ms_parse(const char *s, size_t len, uint64_t *ms)
+{
+	return digits_parse(s, len, 1, TIMEOUT_MS_MAX, ms);
+}
+
+/*
+ * copy=BUF,LEN: two different argument numbers 1..6.  x86-64's System V
+ * ABI passes the first six integer arguments in registers (rdi, rsi, rdx,
+ * rcx, r8, r9); a seventh is on the stack, which the probe does not read.
+ */
+static int copy_args_parse(const char *arg, const char *val, size_t vlen,
+			   struct point_spec *ps, char *err, size_t errlen)
+{
+	const char *comma = memchr(val, ',', vlen);
+	uint64_t b, n;
+
+	if (!comma ||
+	    digits_parse(val, (size_t)(comma - val), 1, SDS_COPY_ARGS, &b) ||
+	    digits_parse(comma + 1, vlen - (size_t)(comma - val) - 1, 1,
+			 SDS_COPY_ARGS, &n)) {
+		snprintf(err, errlen,
+			 "bad point '%s': copy= takes two argument numbers BUF,LEN, each 1..6 (x86-64 passes only the first six integer arguments in registers)",
+			 arg);
+		return -1;
+	}
+	if (b == n) {
+		snprintf(err, errlen,
+			 "bad point '%s': copy=%u,%u: the buffer and its length are two different arguments",
+			 arg, (unsigned int)b, (unsigned int)n);
+		return -1;
+	}
+	ps->copy = true;
+	ps->copy_buf_arg = (uint8_t)b;
+	ps->copy_len_arg = (uint8_t)n;
+	return 0;
+}
+
+/* copy_max= and copy_rate=. */
+static int copy_num_parse(const char *arg, int o, const char *val, size_t vlen,
+			  struct point_spec *ps, char *err, size_t errlen)
+{
+	uint64_t v;
+
+	if (o == OPT_COPY_MAX) {
+		if (digits_parse(val, vlen, 1, SDS_COPY_MAX, &v)) {
+			snprintf(err, errlen,
+				 "bad point '%s': copy_max must be an integer 1..65536 (bytes; 64 KiB at most)",
+				 arg);
+			return -1;
+		}
+		ps->copy_max = (uint32_t)v;
+		return 0;
+	}
+	if (digits_parse(val, vlen, 0, 100, &v)) {
+		snprintf(err, errlen,
+			 "bad point '%s': copy_rate must be an integer 0..100 (percent of calls)",
+			 arg);
+		return -1;
+	}
+	ps->copy_rate = (uint32_t)v;
 	return 0;
 }
 
@@ -117,7 +190,7 @@ static int point_opt_apply(const char *arg, const char *opt, size_t len,
 	}
 	if (o == OPT_NR) {
 		snprintf(err, errlen,
-			 "bad point '%s': unknown option '%.*s' (err=, ret=, timeout_ms=, site=)",
+			 "bad point '%s': unknown option '%.*s' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=)",
 			 arg, (int)klen, opt);
 		return -1;
 	}
@@ -178,6 +251,11 @@ static int point_opt_apply(const char *arg, const char *opt, size_t len,
 			return -1;
 		}
 		break;
+	case OPT_COPY:
+		return copy_args_parse(arg, val, vlen, ps, err, errlen);
+	case OPT_COPY_MAX:
+	case OPT_COPY_RATE:
+		return copy_num_parse(arg, o, val, vlen, ps, err, errlen);
 	}
 	return 0;
 }
@@ -267,6 +345,8 @@ int point_spec_parse(const char *arg, struct point_spec *out,
 		arg = "";
 	memset(&ps, 0, sizeof(ps));
 	ps.err_mode = SDS_ERR_NONE;
+	ps.copy_max = SDS_COPY_MAX_DEFAULT;
+	ps.copy_rate = 100;
 
 	eq = strchr(arg, '=');
 	if (!eq)
@@ -312,6 +392,12 @@ int point_spec_parse(const char *arg, struct point_spec *out,
 			return -1;
 	}
 
+	if (!ps.copy && (seen[OPT_COPY_MAX] || seen[OPT_COPY_RATE])) {
+		snprintf(err, errlen,
+			 "bad point '%s': %s= needs copy=BUF,LEN (which arguments hold the request)",
+			 arg, seen[OPT_COPY_MAX] ? "copy_max" : "copy_rate");
+		return -1;
+	}
 	/* Only now: a failed parse leaves @out as it was. */
 	*out = ps;
 	return 0;
@@ -327,6 +413,12 @@ int point_spec_check_go(const struct point_spec *ps, const char *arg,
 	const char *opt = ps->err_mode != SDS_ERR_NONE ? "err=" :
 			  ps->timeout_ns ? "timeout_ms=" : NULL;
 
+	if (ps->copy) {
+		snprintf(err, errlen,
+			 "bad point '%s': copy= reads the request from the System V argument registers, and Go's register ABI passes arguments differently (and a slice or string is two or three words): Go points cannot be copied",
+			 arg);
+		return -1;
+	}
 	if (!opt)
 		return 0;
 	snprintf(err, errlen,

@@ -2,6 +2,7 @@
 /*
  * Parsing of function points on the command line:
  *   POINT=SYMBOL[:err=neg|zero|nonzero|none][:ret=32|64][:timeout_ms=N]
+ *               [:copy=BUF,LEN[:copy_max=BYTES][:copy_rate=PCT]]
  * where SYMBOL may hold "::" (C++, Rust): options begin at ":KEY=".
  */
 #ifndef SDS_POINTSPEC_H
@@ -28,6 +29,11 @@ struct point_spec {
 	bool ret64;			/* judge the 64-bit return (ret=64) */
 	uint64_t timeout_ns;		/* timeout_ms * 1e6; 0 when not given */
 	enum site_policy site_policy;	/* :site=; default SITE_POLICY_DEFAULT */
+	bool copy;			/* :copy=BUF,LEN given: the point can be captured */
+	uint8_t copy_buf_arg;		/* argument holding the request, 1..6 */
+	uint8_t copy_len_arg;		/* argument holding its length, 1..6 */
+	uint32_t copy_max;		/* :copy_max=, bytes 1..SDS_COPY_MAX (default 4096) */
+	uint32_t copy_rate;		/* :copy_rate=, percent 0..100 (default 100) */
 };
 
 /*
@@ -42,7 +48,8 @@ int point_spec_parse(const char *arg, struct point_spec *out,
 
 /*
  * A point of a Go binary, whose calls are seen at entry only (no return
- * probe: unwind.h): refuse what needs the return, err= and timeout_ms=.
+ * probe: unwind.h): refuse what needs the return, err= and timeout_ms=,
+ * and copy= (Go's register ABI is not System V's).
  * 0, or -1 with a message naming the option and why.
  */
 int point_spec_check_go(const struct point_spec *ps, const char *arg,

@@ -62,6 +62,7 @@ struct guard_file {
 	int refs;			/* sessions holding it; 0: idle */
 	uint64_t idle_since;		/* when @refs last fell to 0 (eviction order) */
 	struct bpf_link *links[SDS_SITE_COUNT];	/* one uprobe per site */
+	struct bpf_link *copy_link;	/* capture's program on the copy site; NULL: none */
 };
 
 struct probes {
@@ -78,6 +79,7 @@ struct probes {
 	struct probe_point *pts;	/* SDS_MAX_POINTS entries */
 	const struct pins *pins;	/* where links are pinned (probes_pin.c); NULL: nowhere */
 	int cap;			/* point ids the maps hold (set before probes__load; 0: SDS_MAX_POINTS) */
+	struct bpf_program *copy_site_prog;	/* capture.c's sds_copy_site; NULL: no capture */
 };
 
 /*

@@ -39,6 +39,15 @@ static int guard_file__attach(struct probes *pr, struct guard_file *gf,
 			return -e;
 		}
 	}
+	/*
+	 * Traffic copy: the copy site, where libsds has one.  Best effort:
+	 * the guards count without it, and its points simply never capture.
+	 */
+	if (pr->copy_site_prog && sites->has_copy)
+		gf->copy_link = bpf_program__attach_uprobe_opts(pr->copy_site_prog,
+								-1, path,
+								sites->copy_offset,
+								NULL);
 	return 0;
 }
 
@@ -63,6 +72,7 @@ void probes__guard_file_detach(struct guard_file *gf)
 
 	for (j = 0; j < SDS_SITE_COUNT; j++)
 		bpf_link__destroy(gf->links[j]);
+	bpf_link__destroy(gf->copy_link);
 	memset(gf, 0, sizeof(*gf));
 }
 

@@ -221,7 +221,7 @@ int do_stats(int argc, char **argv)
 	struct query_env q = {};
 	json_t *r, *p;
 	size_t i;
-	char a[16], b[16], c[16];
+	char a[16], b[16], c[16], d[24];
 
 	if (parse_query_options(argc, argv, &q, stats_usage))
 		return 1;
@@ -244,11 +244,17 @@ int do_stats(int argc, char **argv)
 		       jint(r, "refused.points"), jint(r, "refused.files"),
 		       jint(r, "refused.denied"), jint(r, "refused.slow"));
 	print_builds(r);
-	printf("%-16s %-8s %-10s %10s %8s %8s %8s %8s %5s %7s %7s %8s %s\n", "POINT",
+	printf("%-16s %-8s %-10s %10s %8s %8s %8s %8s %5s %7s %7s %8s %-14s %s\n", "POINT",
 	       "SITE", "RETURNS", "VISITS", "ERRORS", "TIMEOUTS", "DOWNGR", "WIN-VIS",
-	       "CONC", "P50", "P99", "OVERHEAD", "STATE");
+	       "CONC", "P50", "P99", "OVERHEAD", "COPIED/DROP", "STATE");
 	json_array_foreach(json_object_get(r, "points"), i, p) {
-		printf("%-16s %-8s %-10s %10lld %8lld %8lld %8lld %8lld %5lld %7s %7s %8s %s\n",
+		/* Traffic copy: captured/dropped (ring, fault, sink); "-": cannot copy. */
+		if (json_object_get(p, "copy"))
+			snprintf(d, sizeof(d), "%lld/%lld", jint(p, "copy.captured"),
+				 jint(p, "copy.dropped") + jint(p, "copy.lost"));
+		else
+			snprintf(d, sizeof(d), "-");
+		printf("%-16s %-8s %-10s %10lld %8lld %8lld %8lld %8lld %5lld %7s %7s %8s %-14s %s\n",
 		       jstr(p, "name"), jstr(p, "site"),
 		       *jstr(p, "returns") ? jstr(p, "returns") : "-",
 		       jint(p, "total.visits"), jint(p, "total.exceptions"),
@@ -256,7 +262,7 @@ int do_stats(int argc, char **argv)
 		       jint(p, "window.visits"), jint(p, "concurrency"),
 		       fmt_ns(jint(p, "latency_ns.p50"), a, sizeof(a)),
 		       fmt_ns(jint(p, "latency_ns.p99"), b, sizeof(b)),
-		       fmt_pct(p, c, sizeof(c)), state_str(p));
+		       fmt_pct(p, c, sizeof(c)), d, state_str(p));
 	}
 	json_decref(r);
 	return 0;

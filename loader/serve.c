@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <jansson.h>
+#include "capture.h"
 #include "loader.h"
 
 static json_t *counts_json(const struct sds_counts *c, int seconds)
@@ -27,7 +28,7 @@ static json_t *point_json(struct loader *l, int id, const struct snapshot *snap)
 	const struct point_stats *sp = snapshot__point(snap, id);
 	static const struct point_stats unread;
 	const struct point_stats *stp = sp ? sp : &unread;
-	json_t *o, *lat, *state;
+	json_t *o, *lat, *state, *cp;
 	uint32_t reason, rate;
 	bool down;
 
@@ -76,6 +77,10 @@ static json_t *point_json(struct loader *l, int id, const struct snapshot *snap)
 	json_object_set_new(o, "state", state);
 	json_object_set_new(o, "drill", drill__json(l, id, flags_now_ns()));
 	json_object_set_new(o, "overhead", budget__point_json(l, id, stp));
+	/* Traffic copy, on points that can copy. */
+	cp = capture__point_json(l, id);
+	if (cp)
+		json_object_set_new(o, "copy", cp);
 	return o;
 }
 

@@ -12,6 +12,7 @@
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
+#include "capture.h"
 #include "loader.h"
 #include "uplink.h"
 
@@ -385,6 +386,8 @@ static void period_close(struct uplink *u, struct loader *l,
 		}
 		/* The probes' cost as the period ends. */
 		budget__hb_point(l, id, st, hp);
+		/* Traffic copy: what was captured since the last period closed. */
+		capture__hb_point(l, id, hp);
 	}
 	doc = heartbeat_to_json(p->hb);
 	body = doc ? json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
@@ -527,6 +530,20 @@ int uplink__take_drills(struct uplink *u, struct sds_hb_drill *out)
 		n = u->ndrills;
 		memcpy(out, u->drills, n * sizeof(out[0]));
 		u->drills_new = false;
+	}
+	pthread_mutex_unlock(&u->lock);
+	return n;
+}
+
+int uplink__take_copy(struct uplink *u, struct sds_hb_copy *out)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&u->lock);
+	if (u->copy_new) {
+		*out = u->copy;
+		u->copy_new = false;
+		n = 1;
 	}
 	pthread_mutex_unlock(&u->lock);
 	return n;

@@ -94,6 +94,8 @@ struct uplink {
 	bool drills_new;		/* @drills came with a reply the main loop has not taken */
 	int ndrills;			/* the app's active drills, as of the last reply */
 	struct sds_hb_drill drills[SDS_HB_MAX_DRILLS];
+	bool copy_new;			/* @copy came with a reply the main loop has not taken */
+	struct sds_hb_copy copy;	/* the app's copy plans and servers, as of the last reply that had them */
 	bool stop;			/* the sender must exit */
 	pthread_t thread;		/* the sender */
 	bool started;			/* @thread runs */
@@ -149,6 +151,13 @@ struct sds_strategies *uplink__take_reply(struct uplink *u);
  * when no reply came.
  */
 int uplink__take_drills(struct uplink *u, struct sds_hb_drill *out);
+
+/*
+ * The copy plans and servers of the last reply that carried them (an
+ * older admin sends none), if one came since the last call: copies them
+ * into @out and returns 1; 0 when nothing new.
+ */
+int uplink__take_copy(struct uplink *u, struct sds_hb_copy *out);
 
 /*
  * {"urls", "host", "offset_ms", "sent", "pending", "dropped", "failures",

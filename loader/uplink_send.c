@@ -135,6 +135,11 @@ static void reply_taken(struct uplink *u, struct sds_hb_reply *r)
 	memcpy(u->drills, r->drills, r->ndrills * sizeof(r->drills[0]));
 	u->ndrills = r->ndrills;
 	u->drills_new = true;
+	/* Copy plans as drills: every reply lists those in force. */
+	if (r->has_copy) {
+		u->copy = r->copy;
+		u->copy_new = true;
+	}
 	if (write(u->event_fd, &one, sizeof(one)) < 0) {
 		/* the counter is full: the main loop knows already */
 	}

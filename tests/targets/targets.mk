@@ -14,6 +14,8 @@
 #   guarded_shared   guarded.c linked with libsds.so through pkg-config,
 #                    rpath $ORIGIN then build/lib
 #   guarded_shared2  a second copy of guarded_shared, for a second app
+#   copytarget       handle_request(req, len) called on demand with distinct
+#                    bodies (tests/capture: traffic copy)
 #   target_many      1,024 functions f0000..f1023 with nop5 entries (as
 #                    target_nop5), C generated under build/ by
 #                    tests/integration/gen_many.py (the 1,024-point test)
@@ -33,7 +35,12 @@ TEST_TARGETS := $(TT_DIR)/target_pie $(TT_DIR)/target_nopie \
 		$(TT_DIR)/target_stripped $(TT_DIR)/target_nop5 \
 		$(TT_DIR)/target_endbr \
 		$(TT_DIR)/guarded_static $(TT_DIR)/guarded_shared \
-		$(TT_DIR)/guarded_shared2 $(TT_DIR)/target_many
+		$(TT_DIR)/guarded_shared2 $(TT_DIR)/target_many \
+		$(TT_DIR)/copytarget
+
+$(TT_DIR)/copytarget: $(TT_SRC)/copytarget.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -fPIE -pie -o $@ $<
 
 $(TT_DIR)/target_pie: $(TT_SRC)/target.c
 	@mkdir -p $(@D)

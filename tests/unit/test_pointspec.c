@@ -203,17 +203,17 @@ static void test_bad_timeout(void **state)
 
 static void test_bad_options(void **state)
 {
-	parse_bad("p=f:foo=1", "unknown option 'foo' (err=, ret=, timeout_ms=, site=)");
-	parse_bad("p=f:ERR=neg", "unknown option 'ERR' (err=, ret=, timeout_ms=, site=)");
-	parse_bad("p=f:timeout=5", "unknown option 'timeout' (err=, ret=, timeout_ms=, site=)");
-	parse_bad("p=f:=neg", "unknown option '' (err=, ret=, timeout_ms=, site=)");
+	parse_bad("p=f:foo=1", "unknown option 'foo' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=)");
+	parse_bad("p=f:ERR=neg", "unknown option 'ERR' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=)");
+	parse_bad("p=f:timeout=5", "unknown option 'timeout' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=)");
+	parse_bad("p=f:=neg", "unknown option '' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=)");
 	parse_bad("p=f:", "empty option");
 	parse_bad("p=f::err=neg",
 		  "'::' before option 'err': one ':' separates the symbol from its options");
 	parse_bad("p=f:err=neg:", "empty option");
 	/* The first bad option is the one named. */
 	parse_bad("p=f:err=neg:bogus:ret=99",
-		  "unknown option 'bogus' (err=, ret=, timeout_ms=, site=)");
+		  "unknown option 'bogus' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=)");
 }
 
 /* C++, Rust and Go names: "::" belongs to the symbol (issue 10). */
@@ -258,7 +258,7 @@ static void test_scoped_bad(void **state)
 		  "'::' before option 'timeout_ms': one ':' separates the symbol from its options");
 	/* A lone ':' still starts the options: the old messages stand. */
 	parse_bad("h=main::handler:foo=1",
-		  "unknown option 'foo' (err=, ret=, timeout_ms=, site=)");
+		  "unknown option 'foo' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=)");
 	parse_bad("h=main::handler:err",
 		  "option 'err' needs a value (err=neg|zero|nonzero|none)");
 	parse_bad("h=main::handler:", "empty option");
@@ -325,6 +325,69 @@ static void test_site(void **state)
 	parse_bad("p=f:site=any:site=any", "duplicate option 'site='");
 }
 
+/* :copy=, :copy_max=, :copy_rate= (issue 12): values, defaults, refusals. */
+static void copy_ok(const char *arg, int b, int n, uint32_t max, uint32_t rate)
+{
+	struct point_spec ps;
+	char err[512] = "";
+
+	memset(&ps, 0xa5, sizeof(ps));
+	if (point_spec_parse(arg, &ps, err, sizeof(err)))
+		fail_msg("'%s' refused: %s", arg, err);
+	assert_int_equal(ps.copy, b != 0);
+	if (b) {
+		assert_int_equal(ps.copy_buf_arg, b);
+		assert_int_equal(ps.copy_len_arg, n);
+	}
+	assert_int_equal(ps.copy_max, max);
+	assert_int_equal(ps.copy_rate, rate);
+}
+
+#define ARGS_WHY "copy= takes two argument numbers BUF,LEN, each 1..6 (x86-64 passes only the first six integer arguments in registers)"
+#define MAX_WHY "copy_max must be an integer 1..65536 (bytes; 64 KiB at most)"
+#define RATE_WHY "copy_rate must be an integer 0..100 (percent of calls)"
+
+static void test_copy(void **state)
+{
+	copy_ok("p=f", 0, 0, 4096, 100);
+	copy_ok("p=f:copy=1,2", 1, 2, 4096, 100);
+	copy_ok("p=f:copy=2,3:copy_max=100:copy_rate=30", 2, 3, 100, 30);
+	copy_ok("p=f:copy_rate=0:copy=6,1:copy_max=65536", 6, 1, 65536, 0);
+	copy_ok("h=ns::f(char const*, unsigned long):copy=2,3:err=neg", 2, 3, 4096, 100);
+	parse_bad("p=f:copy=0,2", ARGS_WHY);
+	parse_bad("p=f:copy=1,7", ARGS_WHY);
+	parse_bad("p=f:copy=1", ARGS_WHY);
+	parse_bad("p=f:copy=1,", ARGS_WHY);
+	parse_bad("p=f:copy=,2", ARGS_WHY);
+	parse_bad("p=f:copy=1,2,3", ARGS_WHY);
+	parse_bad("p=f:copy=-1,2", ARGS_WHY);
+	parse_bad("p=f:copy=3,3", "copy=3,3: the buffer and its length are two different arguments");
+	parse_bad("p=f:copy=1,2:copy_max=65537", MAX_WHY);
+	parse_bad("p=f:copy=1,2:copy_max=0", MAX_WHY);
+	parse_bad("p=f:copy=1,2:copy_max=1k", MAX_WHY);
+	parse_bad("p=f:copy=1,2:copy_rate=101", RATE_WHY);
+	parse_bad("p=f:copy=1,2:copy_rate=-1", RATE_WHY);
+	parse_bad("p=f:copy=1,2:copy_rate=", RATE_WHY);
+	parse_bad("p=f:copy_max=100", "copy_max= needs copy=BUF,LEN (which arguments hold the request)");
+	parse_bad("p=f:copy_rate=5", "copy_rate= needs copy=BUF,LEN (which arguments hold the request)");
+	parse_bad("p=f:copy=1,2:copy=1,2", "duplicate option 'copy='");
+	parse_bad("p=f:copy", "option 'copy' needs a value (copy=BUF,LEN)");
+}
+
+static void test_copy_go(void **state)
+{
+	const char *arg = "g=main.handler:copy=1,2";
+	struct point_spec ps;
+	char err[512] = "", want[512];
+
+	assert_int_equal(point_spec_parse(arg, &ps, err, sizeof(err)), 0);
+	assert_int_equal(point_spec_check_go(&ps, arg, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want),
+		 "bad point '%s': copy= reads the request from the System V argument registers, and Go's register ABI passes arguments differently (and a slice or string is two or three words): Go points cannot be copied",
+		 arg);
+	assert_string_equal(err, want);
+}
+
 static void test_duplicates(void **state)
 {
 	parse_bad("p=f:err=neg:err=zero", "duplicate option 'err='");
@@ -377,6 +440,8 @@ int main(void)
 		cmocka_unit_test(test_scoped_bad),
 		cmocka_unit_test(test_go),
 		cmocka_unit_test(test_duplicates),
+		cmocka_unit_test(test_copy),
+		cmocka_unit_test(test_copy_go),
 		cmocka_unit_test(test_small_err_buffer),
 		cmocka_unit_test(test_err_mode_name),
 	};

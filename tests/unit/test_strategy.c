@@ -161,6 +161,33 @@ static void test_negative_disables(void **state)
 	assert_int_equal(b->out->s[0].token_bucket, 9);
 }
 
+/* "copy": "read" | "write" (traffic copy): the records' write flag. */
+static void test_copy_field(void **state)
+{
+	struct bufs *b = *state;
+	char err[256];
+	json_t *o;
+
+	assert_int_equal(parse("{\"version\": 1, \"points\": {\"w\": {\"copy\": \"write\"},"
+			       " \"r\": {\"copy\": \"read\"}, \"n\": {}}}",
+			       b->out, err, sizeof(err)), 0);
+	assert_int_equal(strategies_find(b->out, "w")->copy_write, 1);
+	assert_int_equal(strategies_find(b->out, "r")->copy_write, 0);
+	assert_int_equal(strategies_find(b->out, "n")->copy_write, 0);
+	o = strategy_to_json(strategies_find(b->out, "w"));
+	assert_string_equal(json_string_value(json_object_get(o, "copy")), "write");
+	json_decref(o);
+	o = strategy_to_json(strategies_find(b->out, "r"));
+	assert_null(json_object_get(o, "copy"));
+	json_decref(o);
+	expect_invalid(b, DOC("{\"copy\": \"both\"}"),
+		       "point 'order': copy must be \"read\" or \"write\"");
+	expect_invalid(b, DOC("{\"copy\": 1}"),
+		       "point 'order': copy must be \"read\" or \"write\"");
+	expect_invalid(b, DOC("{\"copy\": null}"),
+		       "point 'order': copy must be \"read\" or \"write\"");
+}
+
 /* ---- invalid documents -------------------------------------------------- */
 
 static void test_invalid_fields(void **state)
@@ -536,6 +563,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_round_trip_empty, setup, teardown),
 		cmocka_unit_test(test_strategy_to_json_one),
+		cmocka_unit_test_setup_teardown(test_copy_field, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_find, setup, teardown),
 	};
 

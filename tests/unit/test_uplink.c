@@ -57,6 +57,10 @@ void budget__hb_point(struct loader *l, int id, const struct point_stats *st,
 {
 }
 
+void capture__hb_point(struct loader *l, int id, struct sds_hb_point *hp)
+{
+}
+
 /* ---- the loader and the uplink under test ---------------------------------- */
 
 /* Wall seconds = ring seconds + WALL: ring second 0 is period P0's first. */

@@ -1,0 +1,113 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""
+The capture suite's harness: the target (build/test/targets/copytarget,
+handle_request called on demand), a loader attached to it, and through
+tests/copy/copy_lib.py a real `sds-copy serve` and recording shadows.
+Every process and socket ends with the test, whatever happens.
+"""
+
+import json
+import os
+import struct
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "copy"))
+import sdstest  # noqa: E402
+import copy_lib  # noqa: E402
+from sdstest import SDS, Fail, check, eq, log  # noqa: E402,F401
+
+TARGET = os.path.join(sdstest.BUILD, "test", "targets", "copytarget")
+APP = "copytarget"
+POINT = "req"
+SUITE = sdstest.Suite(timeout=180, strict=True, fail_time=True)
+
+
+def test(fn):
+    return SUITE.test(fn)
+
+
+def body(rnd, i, size):
+    """What copytarget's call @i of round @rnd receives."""
+    h = b"req %d.%d " % (rnd, i)
+    return h + b"x" * (size - len(h) - 1) + b"\n"
+
+
+class Target:
+    """copytarget in its own session; go() makes calls and returns
+    (max call ns, total ns)."""
+
+    def __init__(self, ctx):
+        self.p = subprocess.Popen([TARGET], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, cwd=ctx.tmp,
+                                  start_new_session=True)
+        ctx.others.append(self.p)
+        self.rounds = 0
+
+    def go(self, n, size):
+        self.rounds += 1
+        self.p.stdin.write(b"go %d %d\n" % (n, size))
+        self.p.stdin.flush()
+        line = self.p.stdout.readline().split()
+        check(line[:2] == [b"done", b"%d" % n], "copytarget said %r" % line)
+        return int(line[2]), int(line[3])
+
+
+class Ctx(copy_lib.Ctx):
+    def __init__(self, name):
+        super().__init__(name)
+        self.fakes = []
+
+    def cleanup(self):
+        for f in self.fakes:
+            f.close()
+        super().cleanup()
+
+    def attach(self, specs, extra=(), **kw):
+        return sdstest.AttachProcess(self, ["--app", APP] + list(extra) +
+                                     [TARGET] + list(specs), APP, **kw)
+
+    def target(self):
+        return Target(self)
+
+    def sds(self, args, timeout=60):
+        return sdstest.run_group([SDS] + args, self.env, self.tmp, self.others,
+                                 timeout=timeout)
+
+    def point(self, name=POINT):
+        r = self.sds(["stats", "--json", "--app", APP])
+        check(r.rc == 0, "stats: %r" % r)
+        return sdstest.get_point(json.loads(r.out), name)
+
+    def copy_counts(self, name=POINT):
+        p = self.point(name)
+        check("copy" in p, "stats: point %s has no \"copy\": %r" % (name, p))
+        return p["copy"]
+
+    def wait_copy(self, pred, what, timeout=20, name=POINT):
+        return sdstest.wait_until(
+            lambda: (lambda c: c if pred(c) else None)(self.copy_counts(name)),
+            time.time() + timeout,
+            lambda _: "%s: %r" % (what, self.copy_counts(name)), 0.1)
+
+
+def read_recording(path):
+    """[(ts, app, point, flags, orig_len, data)] of an "SDSr" file."""
+    with open(path, "rb") as f:
+        buf = f.read()
+    check(buf[:4] == b"SDSr", "%s: magic %r" % (path, buf[:4]))
+    eq(struct.unpack_from("<H", buf, 4)[0], 1, "recording version")
+    out, pos = [], 16
+    while pos < len(buf):
+        ts, orig, cap, flags, al, pl = struct.unpack_from("<QIIHBB", buf, pos)
+        o = pos + 20
+        app, point = buf[o:o + al].decode(), buf[o + al:o + al + pl].decode()
+        data = buf[o + al + pl:o + al + pl + cap]
+        check(len(data) == cap, "%s: record at %d cut" % (path, pos))
+        out.append((ts, app, point, flags, orig, data))
+        pos = o + al + pl + cap
+    return out

@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""The admin's copy plans reach the loader through the heartbeat reply
+(a fake sds-admin here, real HTTP): the plan's sample_pct wins over the
+spec, its servers are used without --copy-to, and the heartbeat carries
+the point's copy_captured per period, exactly."""
+
+import http.server
+import json
+import os
+import threading
+import time
+
+import sdstest
+from cap_lib import APP, POINT, body, check, copy_lib, eq, test
+
+
+class FakeAdmin:
+    """Answers every heartbeat with @copy as the reply's "copy" and keeps
+    the heartbeats' points."""
+
+    def __init__(self, ctx, copy):
+        self.copy = copy
+        self.beats = []
+        self.lock = threading.Lock()
+        fake = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                n = int(self.headers.get("Content-Length", "0"))
+                doc = json.loads(self.rfile.read(n))
+                with fake.lock:
+                    fake.beats.append(doc)
+                    reply = {"version": 0, "changed": False,
+                             "strategies": None, "drills": [],
+                             "copy": fake.copy}
+                b = json.dumps(reply).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(b)))
+                self.end_headers()
+                self.wfile.write(b)
+
+            def log_message(self, *args):
+                pass
+
+        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.srv.daemon_threads = True
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+        self.url = "http://127.0.0.1:%d" % self.srv.server_address[1]
+        ctx.fakes.append(self)
+
+    def captured(self):
+        """copy_captured of POINT summed over the heartbeats."""
+        with self.lock:
+            return sum(b["points"].get(POINT, {}).get("copy_captured", 0)
+                       for b in self.beats)
+
+    def close(self):
+        self.srv.shutdown()
+        self.srv.server_close()
+
+
+@test
+def test_plan_from_admin(ctx):
+    """A plan (sample_pct 100, expiring in an hour) for a point whose spec
+    says copy_rate=0, its server from the reply: every call is captured
+    and sent; the heartbeats' copy_captured add up to the calls."""
+    n, size = 2000, 40
+    shadow = ctx.shadow()
+    srv = copy_lib.Server(ctx, [copy_lib.plan("p", [shadow.addr], app=APP,
+                                              points=[POINT])])
+    admin = FakeAdmin(ctx, {"servers": [srv.addr], "plans": [
+        {"id": 1, "name": "p", "sample_pct": 100,
+         "expires_at": int(time.time()) + 3600, "points": [POINT]}]})
+    token = os.path.join(ctx.tmp, "token")
+    sdstest.write_token(token, "t0ken-capture")
+    ctx.attach(["%s=handle_request:copy=1,2:copy_rate=0" % POINT],
+               extra=["--admin", admin.url, "--token-file", token])
+    t = ctx.target()
+    ctx.wait_copy(lambda c: c["rate"] == 100, "the plan's rate", timeout=40)
+    t.go(n, size)
+    c = ctx.wait_copy(lambda c: c["sent"] == n, "all sent")
+    eq(c["captured"], n, "captured")
+    eq(shadow.wait_count(n), n, "shadow received")
+    eq({b for b, _ in shadow.got}, {body(1, i, size) for i in range(n)},
+       "bodies")
+    sdstest.wait_until(lambda: admin.captured() == n, time.time() + 40,
+                       lambda _: "heartbeats' copy_captured %d, not %d"
+                       % (admin.captured(), n), 0.5)
