@@ -17,18 +17,8 @@
 #include "cmd.h"
 #include "copy.skel.h"
 #include "copyrec.h"
+#include "flags.h"
 #include "loader.h"
-
-/*
- * libsds's copy switch in the flags region: guardcopy's loader/flags.c
- * writes it.  Until that is merged this weak no-op stands in (a strong
- * definition replaces it; the declaration matches flags.h's).
- */
-void flags__set_copy(struct flags_region *f, int point, bool on);
-__attribute__((weak)) void flags__set_copy(struct flags_region *f, int point,
-					   bool on)
-{
-}
 
 static uint64_t clock_ns(clockid_t id)
 {
