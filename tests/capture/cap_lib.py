@@ -78,21 +78,22 @@ class Ctx(copy_lib.Ctx):
         return sdstest.run_group([SDS] + args, self.env, self.tmp, self.others,
                                  timeout=timeout)
 
-    def point(self, name=POINT):
-        r = self.sds(["stats", "--json", "--app", APP])
+    def point(self, name=POINT, app=APP):
+        r = self.sds(["stats", "--json", "--app", app])
         check(r.rc == 0, "stats: %r" % r)
         return sdstest.get_point(json.loads(r.out), name)
 
-    def copy_counts(self, name=POINT):
-        p = self.point(name)
+    def copy_counts(self, name=POINT, app=APP):
+        p = self.point(name, app)
         check("copy" in p, "stats: point %s has no \"copy\": %r" % (name, p))
         return p["copy"]
 
-    def wait_copy(self, pred, what, timeout=20, name=POINT):
+    def wait_copy(self, pred, what, timeout=20, name=POINT, app=APP):
         return sdstest.wait_until(
-            lambda: (lambda c: c if pred(c) else None)(self.copy_counts(name)),
+            lambda: (lambda c: c if pred(c) else None)(
+                self.copy_counts(name, app)),
             time.time() + timeout,
-            lambda _: "%s: %r" % (what, self.copy_counts(name)), 0.1)
+            lambda _: "%s: %r" % (what, self.copy_counts(name, app)), 0.1)
 
 
 def read_recording(path):

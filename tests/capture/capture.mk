@@ -7,5 +7,5 @@
 EXTRA_TESTS += capture-tests
 
 .PHONY: capture-tests
-capture-tests: all $(TT_DIR)/copytarget
+capture-tests: all $(TT_DIR)/copytarget $(TT_DIR)/guarded_static
 	$(PYTHON) tests/capture/run.py

@@ -249,5 +249,43 @@ class Ctx(sdstest.ProcDir):
         super().cleanup()
 
 
+
+
+class Admin:
+    """A real sds-admin of @ctx on a free loopback port (tests/copy and
+    tests/capture)."""
+
+    TOKEN = "copy-admin-t0ken"
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.token_file = sdstest.write_token(os.path.join(ctx.tmp, "token"),
+                                             self.TOKEN)
+        admin = sdstest.admin_path()
+        if not os.access(admin, os.X_OK):
+            raise Fail("%s missing: run make" % admin)
+        self.port = sdstest.free_port()
+        argv = sdstest.admin_argv(admin, self.port, os.path.join(ctx.tmp, "admin.db"),
+                                  self.token_file)
+        log(" ".join(argv))
+        self.p = sdstest.spawn(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               stdin=subprocess.DEVNULL)
+        ctx.others.append(self.p)
+        sdstest.wait_until(lambda: sdstest.healthz(self.port), time.time() + 10,
+                           "sds-admin never answered /healthz")
+        self.url = "http://127.0.0.1:%d" % self.port
+
+    def call(self, method, path, body=None, want=200):
+        st, doc = sdstest.http_request(self.port, method, path, body,
+                                       {"Authorization": "Bearer " + self.TOKEN})
+        if st != want:
+            raise Fail("%s %s: status %d, want %d: %r" % (method, path, st, want, doc))
+        return doc
+
+    def stop(self):
+        self.p.send_signal(signal.SIGTERM)
+        eq(self.p.wait(15), 0, "sds-admin exit status")
+
+
 def test(fn):
     return SUITE.test(fn)

@@ -2,49 +2,13 @@
 """sds-copy serve --admin: plans from a real sds-admin, counts back to it."""
 
 import os
-import signal
-import subprocess
 import time
 
 import sdstest
 import sender
-from copy_lib import Server, check, eq, log, test
-from sdstest import Fail
+from copy_lib import Admin, Server, check, eq, test
 
-TOKEN = "copy-admin-t0ken"
 PLANS = "/api/v1/groups/demo/apps/shop/copy-plans"
-
-
-class Admin:
-    """A real sds-admin of @ctx on a free loopback port."""
-
-    def __init__(self, ctx):
-        self.ctx = ctx
-        self.token_file = sdstest.write_token(os.path.join(ctx.tmp, "token"), TOKEN)
-        admin = sdstest.admin_path()
-        if not os.access(admin, os.X_OK):
-            raise Fail("%s missing: run make" % admin)
-        self.port = sdstest.free_port()
-        argv = sdstest.admin_argv(admin, self.port, os.path.join(ctx.tmp, "admin.db"),
-                                  self.token_file)
-        log(" ".join(argv))
-        self.p = sdstest.spawn(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               stdin=subprocess.DEVNULL)
-        ctx.others.append(self.p)
-        sdstest.wait_until(lambda: sdstest.healthz(self.port), time.time() + 10,
-                           "sds-admin never answered /healthz")
-        self.url = "http://127.0.0.1:%d" % self.port
-
-    def call(self, method, path, body=None, want=200):
-        st, doc = sdstest.http_request(self.port, method, path, body,
-                                       {"Authorization": "Bearer " + TOKEN})
-        if st != want:
-            raise Fail("%s %s: status %d, want %d: %r" % (method, path, st, want, doc))
-        return doc
-
-    def stop(self):
-        self.p.send_signal(signal.SIGTERM)
-        eq(self.p.wait(15), 0, "sds-admin exit status")
 
 
 def plan_names(srv):

@@ -84,6 +84,8 @@
  *                     as `call` does and exits; the parent prints its
  *                     "sites ..." and "passed P downgraded D failed F"
  *                     lines, or "error: child ..." as fork_call does
+ *   copy POINT N SIZE N sds_copy() of distinct bodies of SIZE bytes
+ *                     (guarded_copy.c); prints "copied C failed F"
  *   close             sds_client_close()
  *   pid               print the process id
  *   quit              exit 0
@@ -563,6 +565,10 @@ int main(void)
 		} else if (!strcmp(tok[0], "fork_resume") && ntok == 3 &&
 			   (p = point_get(tok[1]))) {
 			rc = guarded_fork_resume(p, strtol(tok[2], NULL, 10));
+		} else if (!strcmp(tok[0], "copy") && ntok == 4 &&
+			   (p = point_get(tok[1]))) {
+			rc = guarded_copy(p, strtol(tok[2], NULL, 10),
+					  strtol(tok[3], NULL, 10));
 		} else if (!strcmp(tok[0], "pid") && ntok == 1) {
 			printf("%ld\n", (long)getpid());
 			rc = 0;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * guarded.h - the guarded target program (tests/targets/guarded.c) and
- * the commands of tests/targets/guarded_harm.c it serves.
+ * the commands of tests/targets/guarded_harm.c and guarded_copy.c it
+ * serves.
  */
 #ifndef SDS_TEST_GUARDED_H
 #define SDS_TEST_GUARDED_H
@@ -23,5 +24,8 @@ void guarded_sites_line(char *buf, size_t len);
 int guarded_seccomp(char **what, int n);
 int guarded_fork_pause(void);
 int guarded_fork_resume(struct sds_point *p, long n);
+
+/* guarded_copy.c: "copy POINT N SIZE", N sds_copy() of distinct bodies. */
+int guarded_copy(struct sds_point *p, long n, long size);
 
 #endif /* SDS_TEST_GUARDED_H */

@@ -79,7 +79,7 @@ $(TT_DIR)/target_endbr: $(TT_SRC)/target.c
 # The guarded targets link the libsds products as users do.
 GT_LIBDIR := $(BUILD)/lib
 GT_PC     := PKG_CONFIG_PATH=$(GT_LIBDIR)/pkgconfig $(or $(PKG_CONFIG),pkg-config)
-GT_SRCS   := $(TT_SRC)/guarded.c $(TT_SRC)/guarded_harm.c
+GT_SRCS   := $(TT_SRC)/guarded.c $(TT_SRC)/guarded_harm.c $(TT_SRC)/guarded_copy.c
 GT_DEPS   := $(GT_SRCS) $(TT_SRC)/guarded.h $(BUILD)/include/sds.h $(GT_LIBDIR)/libsds.a \
 	     $(GT_LIBDIR)/libsds.so $(GT_LIBDIR)/pkgconfig/sds.pc
 
