@@ -27,3 +27,17 @@ $(BUILD)/demo/demo-load: tools/demo/load.c
 demo-copy: deps
 	$(MAKE) all demo-bins
 	python3 tools/demo/copy_demo.py
+
+# The same from the dashboard (tools/demo/copy_admin_demo.py): sds-admin,
+# sds-copy and the source's loader take their plans from it; the operator
+# starts the copy, records and replays.  demo-copy-check scripts those
+# steps and checks every count (run by make test).
+EXTRA_TESTS += demo-copy-check
+.PHONY: demo-copy-admin demo-copy-check
+demo-copy-admin: deps
+	$(MAKE) all demo-bins
+	python3 tools/demo/copy_admin_demo.py
+
+demo-copy-check: deps
+	$(MAKE) all demo-bins
+	python3 tools/demo/copy_admin_demo.py --check
