@@ -15,6 +15,7 @@ what to do there -- start a copy of point "serve" x3 onto the shadow,
 watch received and dispatched on the plan's chart, record with `sds-bpf
 record`, replay with `sds-copy replay --speed 2` -- and shows both
 instances' visits every second until Ctrl-C or DEMO_SECONDS (1800).
+sds-admin listens on 127.0.0.1:DEMO_ADMIN_PORT (8887).
 
 --check: the same steps scripted, the plan made with the request the
 dashboard's "Start copy" sends; exits 1 unless the accounting is exact
@@ -45,8 +46,8 @@ PLANS = "/api/v1/groups/%s/apps/%s/copy-plans" % (GROUP, APP)
 class Admin:
     """sds-admin of the demo: its URL, token and API."""
 
-    def __init__(self, d):
-        self.port = cd.free_port()
+    def __init__(self, d, port=0):
+        self.port = port or cd.free_port()
         self.url = "http://127.0.0.1:%d" % self.port
         self.token = os.urandom(18).hex()
         self.token_file = os.path.join(d.t, "token")
@@ -79,9 +80,10 @@ class Admin:
         return {k: sum(x[k] for x in doc["periods"]) for k in keys}
 
 
-def start_all(d):
-    """sds-admin, the shadow, sds-copy --admin, the source and its loader."""
-    adm = Admin(d)
+def start_all(d, admin_port=0):
+    """sds-admin (on @admin_port, else a free one), the shadow, sds-copy
+    --admin, the source and its loader."""
+    adm = Admin(d, admin_port)
     adm.call("POST", "/api/v1/groups", {"name": GROUP})
     adm.call("POST", "/api/v1/groups/%s/apps" % GROUP,
              {"name": APP, "description": "the demo service (copy source)"})
@@ -102,7 +104,7 @@ def start_all(d):
 
 def guide(d, adm, sh_port):
     env = "SDS_RUN_DIR=%s" % d.env["SDS_RUN_DIR"]
-    rec = os.path.join(d.t, "peak.rec")
+    rec = "peak.rec"    # in the current directory: it outlives the demo
     print("""
 == sds-admin: %s/   (token: %s)
 == in the dashboard: group default, app demo -> Traffic copy:
@@ -218,7 +220,8 @@ def main():
     d = cd.Demo()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
     try:
-        adm, src_port, sh_port = start_all(d)
+        adm, src_port, sh_port = start_all(
+            d, 0 if check else int(os.environ.get("DEMO_ADMIN_PORT", "8887")))
         if check:
             ok = check_run(d, adm, sh_port, src_port)
             print("\n== done: %s" % ("every count exact" if ok else "a count did not match"))
