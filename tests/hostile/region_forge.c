@@ -20,6 +20,7 @@
 #define main guarded_main
 #include "../targets/guarded.c"
 #include "../targets/guarded_harm.c"
+#include "../targets/guarded_copy.c"
 #undef main
 
 #include <fcntl.h>

@@ -9,6 +9,8 @@
 #   test_noloader  the whole library, real sites, no loader (ASan + UBSan)
 #   test_client    the library against a stand-in loader, with counting
 #                  sites in place of sites.S (ASan + UBSan)
+#   test_client_life  the same, the loader's life: stale, dead, late,
+#                  replaced; fork (ASan + UBSan)
 #   test_copy      sds_copy() against the stand-in loader and the
 #                  loader's flags__set_copy(), counting sites (ASan + UBSan)
 #   test_fork      the fork repair of the real sites: /proc/self/mem,
@@ -58,17 +60,15 @@ $(LT_DIR)/test_fork: $(LT_SRC)/test_fork.c $(LT_LIB_SRCS) \
 	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< $(LT_LIB_SRCS) \
 		userspace/sites.S -lcmocka
 
-$(LT_DIR)/test_client: $(LT_SRC)/test_client.c $(LT_SRC)/fakeloader.c \
-		$(LT_SRC)/fake_sites.c loader/flags.c $(LT_LIB_SRCS) $(LT_DEPS)
-	@mkdir -p $(@D)
-	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< $(LT_SRC)/fakeloader.c \
-		$(LT_SRC)/fake_sites.c loader/flags.c $(LT_LIB_SRCS) -lcmocka -lbpf
+# The tests against the stand-in loader: each its own binary, one fixture.
+LT_FAKE := $(LT_SRC)/client_fixture.c $(LT_SRC)/fakeloader.c $(LT_SRC)/fake_sites.c \
+	   loader/flags.c
 
-$(LT_DIR)/test_copy: $(LT_SRC)/test_copy.c $(LT_SRC)/fakeloader.c \
-		$(LT_SRC)/fake_sites.c loader/flags.c $(LT_LIB_SRCS) $(LT_DEPS)
+$(LT_DIR)/test_client $(LT_DIR)/test_client_life $(LT_DIR)/test_copy: \
+		$(LT_DIR)/%: $(LT_SRC)/%.c $(LT_FAKE) $(LT_LIB_SRCS) $(LT_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< $(LT_SRC)/fakeloader.c \
-		$(LT_SRC)/fake_sites.c loader/flags.c $(LT_LIB_SRCS) -lcmocka -lbpf
+	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< $(LT_FAKE) $(LT_LIB_SRCS) \
+		-lcmocka -lbpf
 
 # Programs linked with the products, as users link them.
 LT_PC := PKG_CONFIG_PATH=$(BUILD)/lib/pkgconfig $(PKG_CONFIG)
@@ -120,7 +120,7 @@ $(LT_DIR)/nocost: $(LT_SRC)/nocost.c $(LT_SRC)/fakeloader.c loader/flags.c \
 		$(LIBSDS_A) -lbpf
 
 LT_TESTS := $(LT_DIR)/test_guard $(LT_DIR)/test_limits $(LT_DIR)/test_drill $(LT_DIR)/test_noloader \
-	    $(LT_DIR)/test_fork $(LT_DIR)/test_client $(LT_DIR)/test_copy \
+	    $(LT_DIR)/test_fork $(LT_DIR)/test_client $(LT_DIR)/test_client_life $(LT_DIR)/test_copy \
 	    $(LT_DIR)/test_sites
 
 EXTRA_TESTS += libsds-test

@@ -2,9 +2,9 @@
 /*
  * libsds against a stand-in loader (fakeloader.c) with counting probe
  * sites (fake_sites.c): the registration and its timing, the frames of
- * the hot path (what each call counts, in any order of ends), permits,
- * probes, a loader that goes stale, dies, is replaced or comes late, and
- * fork().  Built with ASan and UBSan.
+ * the hot path (what each call counts, in any order of ends), permits and
+ * probes.  A loader's life (stale, dead, replaced, late) and fork():
+ * test_client_life.c.  Built with ASan and UBSan.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,92 +23,19 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-#include "fake_sites.h"
+#include "client_fixture.h"
 #include "fakeloader.h"
-#include "libsds.h"
 
-#define NS	1000000000ULL
-#define MS	1000000ULL
-
-static char run_dir[] = "/tmp/sds-client-XXXXXX";
-static struct fake_loader fl, fl2;
-
-static int setup(void **state)
-{
-	char uid[16];
-
-	if (!mkdtemp(run_dir))
-		return -1;
-	/* The stand-in loader runs as we do: trust it even if not root. */
-	snprintf(uid, sizeof(uid), "%u", (unsigned)getuid());
-	if (setenv("SDS_LOADER_UID", uid, 1))
-		return -1;
-	return setenv("SDS_RUN_DIR", run_dir, 1);
-}
-
-static int teardown(void **state)
-{
-	rmdir(run_dir);
-	return 0;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-/* Snapshot of the site counters, to compare deltas. */
-struct counts {
-	__u64 n[SITE_KINDS];	/* calls per site, all points */
-};
-
-static struct counts counts_now(void)
-{
-	struct counts c;
-	int k;
-
-	for (k = 0; k < SITE_KINDS; k++)
-		c.n[k] = site_total(k);
-	return c;
-}
-
-static void assert_delta(const struct counts *before, __u64 enter, __u64 exit,
-			 __u64 exc, __u64 down)
-{
-	struct counts now = counts_now();
-
-	assert_int_equal(now.n[SITE_ENTER] - before->n[SITE_ENTER], enter);
-	assert_int_equal(now.n[SITE_EXIT] - before->n[SITE_EXIT], exit);
-	assert_int_equal(now.n[SITE_EXCEPTION] - before->n[SITE_EXCEPTION], exc);
-	assert_int_equal(now.n[SITE_DOWNGRADE] - before->n[SITE_DOWNGRADE], down);
-}
-
-static bool bound(struct sds_point *p)
-{
-	return __atomic_load_n(&p->bind, __ATOMIC_ACQUIRE) != NULL;
-}
-
-/* Wait up to @ms for @p to be bound (@want) or not. */
-static bool wait_bound(struct sds_point *p, bool want, int ms)
-{
-	for (; ms > 0; ms -= 10) {
-		if (bound(p) == want)
-			return true;
-		sleep_ms(10);
-	}
-	return bound(p) == want;
-}
+static struct fake_loader fl;
 
 static void test_register_sync(void **state)
 {
 	struct sds_client *c;
 	struct sds_point *p;
-	struct counts b;
+	struct cfx_counts b;
 	int id;
 
-	assert_int_equal(fake_start(&fl, run_dir, "g", "sync", 1), 0);
+	assert_int_equal(fake_start(&fl, cfx_run_dir, "g", "sync", 1), 0);
 	c = sds_client_open("g", "sync");
 	assert_non_null(c);
 	/* Registered before open returned. */
@@ -121,23 +48,23 @@ static void test_register_sync(void **state)
 	/* The point has its id before sds_point returned ... */
 	id = fake_id(&fl, "order");
 	assert_int_equal(id, 0);
-	assert_true(bound(p));
+	assert_true(cfx_bound(p));
 	/* ... so the very first call counts. */
-	b = counts_now();
+	b = cfx_counts_now();
 	assert_false(sds_should_downgrade(p));
-	assert_delta(&b, 1, 0, 0, 0);
+	cfx_assert_delta(&b, 1, 0, 0, 0);
 	assert_int_equal(site_count(SITE_ENTER, id), 1);
 	assert_true(site_last_key[SITE_ENTER] == fl.key);
 	sds_exception_sign(p);
 	sds_exception_sign(p);		/* one exception per call */
-	assert_delta(&b, 1, 0, 1, 0);
+	cfx_assert_delta(&b, 1, 0, 1, 0);
 	sds_downgrade_finally(p);
-	assert_delta(&b, 1, 1, 1, 0);
+	cfx_assert_delta(&b, 1, 1, 1, 0);
 	assert_true(site_last_key[SITE_EXIT] == fl.key);
 	/* Outside a call: nothing. */
 	sds_exception_sign(p);
 	sds_downgrade_finally(p);
-	assert_delta(&b, 1, 1, 1, 0);
+	cfx_assert_delta(&b, 1, 1, 1, 0);
 
 	/* A second point, and the same one again. */
 	assert_ptr_equal(sds_point(c, "order"), p);
@@ -148,7 +75,7 @@ static void test_register_sync(void **state)
 	/* Closing tells the loader. */
 	sds_client_close(c);
 	for (id = 0; id < 100 && fake_conns(&fl); id++)
-		sleep_ms(10);
+		cfx_sleep_ms(10);
 	assert_int_equal(fake_conns(&fl), 0);
 	fake_stop(&fl);
 }
@@ -159,7 +86,7 @@ static void test_big_key(void **state)
 	struct sds_point *p;
 
 	/* A key with the top bit set, sent as a negative JSON integer. */
-	assert_int_equal(fake_start(&fl, run_dir, "g", "bigkey", 0xdeadbeef), 0);
+	assert_int_equal(fake_start(&fl, cfx_run_dir, "g", "bigkey", 0xdeadbeef), 0);
 	fl.big_key = true;
 	fl.key = 0xfedcba9876543210ULL;
 	c = sds_client_open("g", "bigkey");
@@ -176,10 +103,10 @@ static void test_downgrade(void **state)
 	struct sds_client *c;
 	struct sds_point *p;
 	struct sds_flag *e;
-	struct counts b;
+	struct cfx_counts b;
 	int i;
 
-	assert_int_equal(fake_start(&fl, run_dir, "g", "down", 2), 0);
+	assert_int_equal(fake_start(&fl, cfx_run_dir, "g", "down", 2), 0);
 	c = sds_client_open("g", "down");
 	p = sds_point(c, "order");
 	e = fake_entry(&fl, "order");
@@ -187,13 +114,13 @@ static void test_downgrade(void **state)
 
 	/* The kill switch: every call, from the first. */
 	fake_set(e, SDS_ACT_DOWNGRADE, 100, fake_now() + 10 * NS, 0, 0);
-	b = counts_now();
+	b = cfx_counts_now();
 	for (i = 0; i < 100; i++) {
 		assert_true(sds_should_downgrade(p));
 		sds_exception_sign(p);		/* a downgraded call signs nothing */
 		sds_downgrade_finally(p);	/* and ends with nothing */
 	}
-	assert_delta(&b, 0, 0, 0, 100);
+	cfx_assert_delta(&b, 0, 0, 0, 100);
 	assert_true(site_last_key[SITE_DOWNGRADE] == fl.key);
 
 	/* The loader's map is read-only here: no way to make it writable. */
@@ -206,9 +133,9 @@ static void test_downgrade(void **state)
 
 	/* Lapsed: passes again. */
 	fake_set(e, SDS_ACT_DOWNGRADE, 100, fake_now() - 1, 0, 0);
-	b = counts_now();
+	b = cfx_counts_now();
 	assert_int_equal(SDS_INVOKE(p, -1, 5), 5);
-	assert_delta(&b, 1, 1, 0, 0);
+	cfx_assert_delta(&b, 1, 1, 0, 0);
 	sds_client_close(c);
 	fake_stop(&fl);
 }
@@ -218,11 +145,11 @@ static void test_frames(void **state)
 	struct sds_client *c;
 	struct sds_point *a, *b2;
 	struct sds_flag *ea;
-	struct counts b;
+	struct cfx_counts b;
 	__u64 exit_a, exit_b, exc_b;
 	int ida, idb;
 
-	assert_int_equal(fake_start(&fl, run_dir, "g", "frames", 3), 0);
+	assert_int_equal(fake_start(&fl, cfx_run_dir, "g", "frames", 3), 0);
 	c = sds_client_open("g", "frames");
 	a = sds_point(c, "a");
 	b2 = sds_point(c, "b");
@@ -231,7 +158,7 @@ static void test_frames(void **state)
 	ea = fake_entry(&fl, "a");
 
 	/* Interleaved ends (a, b, end a, end b): each ends its own call. */
-	b = counts_now();
+	b = cfx_counts_now();
 	exit_a = site_count(SITE_EXIT, ida);
 	exit_b = site_count(SITE_EXIT, idb);
 	exc_b = site_count(SITE_EXCEPTION, idb);
@@ -244,42 +171,42 @@ static void test_frames(void **state)
 	assert_int_equal(site_count(SITE_EXCEPTION, idb) - exc_b, 1);
 	sds_downgrade_finally(b2);
 	assert_int_equal(site_count(SITE_EXIT, idb) - exit_b, 1);
-	assert_delta(&b, 2, 2, 1, 0);
+	cfx_assert_delta(&b, 2, 2, 1, 0);
 
 	/* Recursion: outer passes, inner downgraded; the inner end takes
 	 * the inner frame (nothing), the outer end exits. */
-	b = counts_now();
+	b = cfx_counts_now();
 	assert_false(sds_should_downgrade(a));
 	fake_set(ea, SDS_ACT_DOWNGRADE, 100, fake_now() + 10 * NS, 0, 0);
 	assert_true(sds_should_downgrade(a));
 	fake_set(ea, 0, 0, 0, 0, 0);
 	sds_downgrade_finally(a);
-	assert_delta(&b, 1, 0, 0, 1);
+	cfx_assert_delta(&b, 1, 0, 0, 1);
 	sds_exception_sign(a);		/* the outer call's */
 	sds_downgrade_finally(a);
-	assert_delta(&b, 1, 1, 1, 1);
+	cfx_assert_delta(&b, 1, 1, 1, 1);
 
 	/* And the other way round: outer downgraded, inner passes. */
-	b = counts_now();
+	b = cfx_counts_now();
 	fake_set(ea, SDS_ACT_DOWNGRADE, 100, fake_now() + 10 * NS, 0, 0);
 	assert_true(sds_should_downgrade(a));
 	fake_set(ea, 0, 0, 0, 0, 0);
 	assert_false(sds_should_downgrade(a));
 	sds_downgrade_finally(a);	/* the inner: exits */
-	assert_delta(&b, 1, 1, 0, 1);
+	cfx_assert_delta(&b, 1, 1, 0, 1);
 	sds_downgrade_finally(a);	/* the outer: nothing */
-	assert_delta(&b, 1, 1, 0, 1);
+	cfx_assert_delta(&b, 1, 1, 0, 1);
 
 	/* Deeper than the frame stack: each call beyond evicts the oldest
 	 * frame (told to the sites, not as an end) and is counted; the 64
 	 * newest end right, the 10 extra ends find nothing. */
-	b = counts_now();
+	b = cfx_counts_now();
 	for (ida = 0; ida < SDS_MAX_DEPTH + 10; ida++)
 		assert_false(sds_should_downgrade(a));
 	assert_int_equal(site_evicted(fake_id(&fl, "a")), 10);
 	for (ida = 0; ida < SDS_MAX_DEPTH + 10; ida++)
 		sds_downgrade_finally(a);
-	assert_delta(&b, SDS_MAX_DEPTH + 10, SDS_MAX_DEPTH, 0, 0);
+	cfx_assert_delta(&b, SDS_MAX_DEPTH + 10, SDS_MAX_DEPTH, 0, 0);
 	assert_int_equal(site_evicted(fake_id(&fl, "a")), 10);
 	sds_client_close(c);
 	fake_stop(&fl);
@@ -297,12 +224,12 @@ static void test_frames_heal(void **state)
 	struct sds_point *p, *q;
 	struct sds_flag *e, *eq;
 	struct sds_cell *ce;
-	struct counts b;
+	struct cfx_counts b;
 	__u32 *cell;
 	__u64 ev0;
 	int i, id;
 
-	assert_int_equal(fake_start(&fl, run_dir, "g", "heal", 14), 0);
+	assert_int_equal(fake_start(&fl, cfx_run_dir, "g", "heal", 14), 0);
 	c = sds_client_open("g", "heal");
 	p = sds_point(c, "dep");
 	q = sds_point(c, "other");
@@ -315,12 +242,12 @@ static void test_frames_heal(void **state)
 
 	/* 2 permits: 2 leaked calls hold them, 62 are refused and leak. */
 	fake_set(e, SDS_ACT_CONCURRENT, 0, 0, 2, 0);
-	b = counts_now();
+	b = cfx_counts_now();
 	for (i = 0; i < SDS_MAX_DEPTH; i++)
 		assert_int_equal(sds_should_downgrade(p), i >= 2);
 	assert_int_equal(ce->permits, 2);
 	assert_int_equal(*cell, 2);
-	assert_delta(&b, 2, 0, 0, SDS_MAX_DEPTH - 2);
+	cfx_assert_delta(&b, 2, 0, 0, SDS_MAX_DEPTH - 2);
 
 	/* A kill switch on another point: the next call is downgraded
 	 * (not untracked) and evicts the oldest frame, which gives its
@@ -357,9 +284,9 @@ static void test_frames_heal(void **state)
 	assert_false(sds_should_downgrade(p));	/* the probe */
 	for (i = 1; i < SDS_MAX_DEPTH; i++)
 		assert_true(sds_should_downgrade(p));
-	b = counts_now();
+	b = cfx_counts_now();
 	assert_false(SDS_INVOKE(q, true, false));	/* evicts the probe */
-	assert_delta(&b, 1, 1, 0, 0);
+	cfx_assert_delta(&b, 1, 1, 0, 0);
 	assert_int_equal(site_evicted(id) - ev0, 3);
 	assert_int_equal(ce->probes_ok, 0);
 	assert_int_equal(ce->probes_failed, 0);
@@ -375,16 +302,16 @@ static void test_permits(void **state)
 	struct sds_point *p;
 	struct sds_flag *e;
 	__u32 *cell;
-	struct counts b;
+	struct cfx_counts b;
 
-	assert_int_equal(fake_start(&fl, run_dir, "g", "permits", 4), 0);
+	assert_int_equal(fake_start(&fl, cfx_run_dir, "g", "permits", 4), 0);
 	c = sds_client_open("g", "permits");
 	p = sds_point(c, "db");
 	e = fake_entry(&fl, "db");
 	cell = fake_permit(&fl, c->sess->slot, "db");
 	fake_set(e, SDS_ACT_CONCURRENT, 0, 0, 1, 0);
 
-	b = counts_now();
+	b = cfx_counts_now();
 	assert_false(sds_should_downgrade(p));	/* holds the permit */
 	assert_int_equal(fake_cell(&fl, "db")->permits, 1);
 	assert_int_equal(*cell, 1);
@@ -396,7 +323,7 @@ static void test_permits(void **state)
 	sds_downgrade_finally(p);		/* gives it back */
 	assert_int_equal(fake_cell(&fl, "db")->permits, 0);
 	assert_int_equal(*cell, 0);
-	assert_delta(&b, 1, 1, 0, 1);
+	cfx_assert_delta(&b, 1, 1, 0, 1);
 	sds_client_close(c);
 	fake_stop(&fl);
 }
@@ -430,11 +357,11 @@ static void test_permits_threads(void **state)
 	struct sds_client *c;
 	struct sds_point *p;
 	struct sds_flag *e;
-	struct counts b;
+	struct cfx_counts b;
 	int i, refused = 0;
 	__u32 *cell;
 
-	assert_int_equal(fake_start(&fl, run_dir, "g", "threads", 5), 0);
+	assert_int_equal(fake_start(&fl, cfx_run_dir, "g", "threads", 5), 0);
 	c = sds_client_open("g", "threads");
 	p = sds_point(c, "db");
 	e = fake_entry(&fl, "db");
@@ -442,7 +369,7 @@ static void test_permits_threads(void **state)
 	fake_set(e, SDS_ACT_CONCURRENT, 0, 0, TK, 0);
 	pthread_barrier_init(&decided, NULL, TK + TM + 1);
 	pthread_barrier_init(&checked, NULL, TK + TM + 1);
-	b = counts_now();
+	b = cfx_counts_now();
 	for (i = 0; i < TK + TM; i++) {
 		h[i] = (struct holder){ .p = p, .decided = &decided,
 					.checked = &checked };
@@ -459,7 +386,7 @@ static void test_permits_threads(void **state)
 		pthread_join(t[i], NULL);
 	assert_int_equal(fake_cell(&fl, "db")->permits, 0);
 	assert_int_equal(*cell, 0);
-	assert_delta(&b, TK, TK, 0, TM);
+	cfx_assert_delta(&b, TK, TK, 0, TM);
 	pthread_barrier_destroy(&decided);
 	pthread_barrier_destroy(&checked);
 	sds_client_close(c);
@@ -472,7 +399,7 @@ static void test_probe(void **state)
 	struct sds_point *p;
 	struct sds_flag *e;
 
-	assert_int_equal(fake_start(&fl, run_dir, "g", "probe", 6), 0);
+	assert_int_equal(fake_start(&fl, cfx_run_dir, "g", "probe", 6), 0);
 	c = sds_client_open("g", "probe");
 	p = sds_point(c, "dep");
 	e = fake_entry(&fl, "dep");
@@ -498,219 +425,6 @@ static void test_probe(void **state)
 	fake_stop(&fl);
 }
 
-static void test_stale_loader(void **state)
-{
-	struct sds_client *c;
-	struct sds_point *p;
-	struct sds_flag *e;
-	struct counts b;
-	struct sds_flags_header *h;
-	int i;
-
-	assert_int_equal(fake_start(&fl, run_dir, "g", "stale", 7), 0);
-	c = sds_client_open("g", "stale");
-	p = sds_point(c, "x");
-	e = fake_entry(&fl, "x");
-	h = fl.region;
-	fake_set(e, SDS_ACT_DOWNGRADE, 100, fake_now() + 100 * NS, 0, 0);
-	assert_true(SDS_INVOKE(p, true, false));
-
-	/* The loader stops ticking: its flags are no longer obeyed, but
-	 * its probes still count the calls. */
-	__atomic_store_n(&fl.ticking, false, __ATOMIC_RELAXED);
-	sleep_ms(50);
-	__atomic_store_n(&h->tick_ns, fake_now() - SDS_STALE_NS - 1, __ATOMIC_RELAXED);
-	b = counts_now();
-	for (i = 0; i < 10; i++)
-		assert_false(SDS_INVOKE(p, true, false));
-	assert_delta(&b, 10, 10, 0, 0);
-	/* Ticking again: obeyed again. */
-	__atomic_store_n(&fl.ticking, true, __ATOMIC_RELAXED);
-	sleep_ms(100);
-	assert_true(SDS_INVOKE(p, true, false));
-	assert_true(bound(p));
-	sds_client_close(c);
-	fake_stop(&fl);
-}
-
-static void test_loader_dies_and_returns(void **state)
-{
-	struct sds_client *c;
-	struct sds_point *a, *b2;
-	struct sds_flag *e;
-	struct counts b;
-	__u64 old_key;
-	int i;
-
-	assert_int_equal(fake_start(&fl, run_dir, "g", "dies", 8), 0);
-	c = sds_client_open("g", "dies");
-	a = sds_point(c, "a");
-	b2 = sds_point(c, "b");
-	e = fake_entry(&fl, "a");
-	fake_set(e, SDS_ACT_DOWNGRADE, 100, fake_now() + 100 * NS, 0, 0);
-	assert_true(SDS_INVOKE(a, true, false));
-	old_key = fl.key;
-
-	/* A call in progress when the loader dies ... */
-	fake_set(e, 0, 0, 0, 0, 0);
-	b = counts_now();
-	assert_false(sds_should_downgrade(b2));
-	fake_set(e, SDS_ACT_DOWNGRADE, 100, fake_now() + 100 * NS, 0, 0);
-	fake_stop(&fl);
-	/* Its connection closes: detached at once, not after 2 s. */
-	assert_true(wait_bound(a, false, 500));
-	assert_false(bound(b2));
-	for (i = 0; i < 1000; i++)
-		assert_false(SDS_INVOKE(a, true, false));
-	/* ... ends on the session it started on. */
-	sds_downgrade_finally(b2);
-	assert_delta(&b, 1, 1, 0, 0);
-	assert_true(site_last_key[SITE_EXIT] == old_key);
-
-	/* A new loader (new epoch) with other ids: found within a second
-	 * or so, every point registered again. */
-	assert_int_equal(fake_start(&fl2, run_dir, "g", "dies", 9), 0);
-	fake_add_point(&fl2, "zzz");
-	fake_add_point(&fl2, "b");
-	assert_true(wait_bound(a, true, 2500));
-	assert_true(wait_bound(b2, true, 500));
-	assert_int_equal(fake_registers(&fl2), 1);
-	assert_int_equal(fake_id(&fl2, "a"), 2);
-	b = counts_now();
-	assert_false(SDS_INVOKE(a, true, false));
-	assert_true(site_last_key[SITE_ENTER] == fl2.key);
-	fake_set(fake_entry(&fl2, "b"), SDS_ACT_DOWNGRADE, 100,
-		 fake_now() + 100 * NS, 0, 0);
-	assert_true(SDS_INVOKE(b2, true, false));
-	assert_delta(&b, 1, 1, 0, 1);
-	sds_client_close(c);
-	fake_stop(&fl2);
-}
-
-static void test_late_loader(void **state)
-{
-	struct sds_client *c;
-	struct sds_point *p;
-
-	c = sds_client_open("g", "late");
-	p = sds_point(c, "x");
-	assert_false(bound(p));
-	assert_int_equal(fake_start(&fl, run_dir, "g", "late", 10), 0);
-	/* Looked for once a second. */
-	assert_true(wait_bound(p, true, 2500));
-	assert_int_equal(fake_registers(&fl), 1);
-	assert_int_equal(fake_id(&fl, "x"), 0);
-	fake_set(fake_entry(&fl, "x"), SDS_ACT_DOWNGRADE, 100,
-		 fake_now() + 100 * NS, 0, 0);
-	assert_true(SDS_INVOKE(p, true, false));
-	sds_client_close(c);
-	fake_stop(&fl);
-}
-
-static void test_point_limit(void **state)
-{
-	struct sds_client *c;
-	struct sds_point *a, *b2;
-	struct counts b;
-
-	assert_int_equal(fake_start(&fl, run_dir, "g", "limit", 11), 0);
-	fl.max_points = 1;
-	c = sds_client_open("g", "limit");
-	a = sds_point(c, "a");
-	b2 = sds_point(c, "b");		/* refused by the loader */
-	assert_non_null(b2);
-	assert_true(bound(a));
-	assert_false(bound(b2));
-	b = counts_now();
-	assert_false(SDS_INVOKE(b2, true, false));
-	assert_false(SDS_INVOKE(a, true, false));
-	assert_delta(&b, 1, 1, 0, 0);
-	/* The session survives a refusal. */
-	assert_int_equal(fake_conns(&fl), 1);
-	sds_client_close(c);
-	fake_stop(&fl);
-}
-
-static void test_fork(void **state)
-{
-	struct sds_client *c;
-	struct sds_point *p;
-	struct sds_flag *e;
-	struct counts b;
-	int status, i;
-	__u32 slot;
-	pid_t pid;
-
-	assert_int_equal(fake_start(&fl, run_dir, "g", "fork", 12), 0);
-	c = sds_client_open("g", "fork");
-	p = sds_point(c, "x");
-	e = fake_entry(&fl, "x");
-	slot = c->sess->slot;
-	fake_set(e, SDS_ACT_DOWNGRADE, 100, fake_now() + 100 * NS, 0, 0);
-
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		/* Not registered: the parent's session is not ours. */
-		if (bound(p) && p->bind->sess->slot == slot)
-			_exit(2);
-		for (i = 0; i < 300 && !bound(p); i++)
-			sleep_ms(10);
-		if (!bound(p))
-			_exit(3);
-		if (c->sess->slot == slot)
-			_exit(4);
-		if (!SDS_INVOKE(p, true, false))
-			_exit(5);
-		sds_client_close(c);
-		_exit(0);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
-	/* The child registered itself, with its own pid. */
-	assert_int_equal(fake_registers(&fl), 2);
-	assert_int_equal(fl.last_pid, pid);
-	/* The parent's session is untouched. */
-	assert_true(bound(p));
-	assert_int_equal(c->sess->slot, slot);
-	for (i = 0; i < 100 && fake_conns(&fl) != 1; i++)
-		sleep_ms(10);
-	assert_int_equal(fake_conns(&fl), 1);
-	assert_true(SDS_INVOKE(p, true, false));
-	fake_set(e, 0, 0, 0, 0, 0);
-	b = counts_now();
-	assert_false(SDS_INVOKE(p, true, false));
-	assert_delta(&b, 1, 1, 0, 0);
-	sds_client_close(c);
-	fake_stop(&fl);
-}
-
-static void test_close_aborts_hung_register(void **state)
-{
-	struct sds_client *c;
-	struct timespec a, b;
-	double ms;
-	int i;
-
-	c = sds_client_open("g", "hung");
-	sds_point(c, "x");
-	/* A loader that takes the request and never answers: the thread
-	 * waits in its register (up to 5 s) ... */
-	assert_int_equal(fake_start(&fl, run_dir, "g", "hung", 13), 0);
-	fl.hang_register = true;
-	for (i = 0; i < 250 && !fake_registers(&fl); i++)
-		sleep_ms(10);
-	assert_int_equal(fake_registers(&fl), 1);
-	/* ... and close does not wait for it. */
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	sds_client_close(c);
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	ms = (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6;
-	assert_true(ms < 500);
-	fake_stop(&fl);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -722,13 +436,7 @@ int main(void)
 		cmocka_unit_test(test_permits),
 		cmocka_unit_test(test_permits_threads),
 		cmocka_unit_test(test_probe),
-		cmocka_unit_test(test_stale_loader),
-		cmocka_unit_test(test_loader_dies_and_returns),
-		cmocka_unit_test(test_late_loader),
-		cmocka_unit_test(test_point_limit),
-		cmocka_unit_test(test_fork),
-		cmocka_unit_test(test_close_aborts_hung_register),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, cfx_setup, cfx_teardown);
 }

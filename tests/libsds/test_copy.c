@@ -20,65 +20,22 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fake_sites.h"
+#include "client_fixture.h"
 #include "fakeloader.h"
 #include "flags.h"		/* the loader's writer: flags__set_copy() */
 #include "libsds.h"
 
 #define CALLS	1000
 
-static char run_dir[] = "/tmp/sds-copy-XXXXXX";
 static struct fake_loader fl;
 /* The loader's view of the stand-in's region, for flags__set_copy(). */
 static struct flags_region fr;
-
-static int setup(void **state)
-{
-	char uid[16];
-
-	if (!mkdtemp(run_dir))
-		return -1;
-	/* The stand-in loader runs as we do: trust it even if not root. */
-	snprintf(uid, sizeof(uid), "%u", (unsigned)getuid());
-	if (setenv("SDS_LOADER_UID", uid, 1))
-		return -1;
-	return setenv("SDS_RUN_DIR", run_dir, 1);
-}
-
-static int teardown(void **state)
-{
-	rmdir(run_dir);
-	return 0;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-static bool bound(struct sds_point *p)
-{
-	return __atomic_load_n(&p->bind, __ATOMIC_ACQUIRE) != NULL;
-}
-
-/* Wait up to @ms for @p to be bound (@want) or not. */
-static bool wait_bound(struct sds_point *p, bool want, int ms)
-{
-	for (; ms > 0; ms -= 10) {
-		if (bound(p) == want)
-			return true;
-		sleep_ms(10);
-	}
-	return bound(p) == want;
-}
 
 /* Start the stand-in for g.@app; the client and its point @name. */
 static struct sds_point *start(const char *app, const char *name,
 			       struct sds_client **c)
 {
-	assert_int_equal(fake_start(&fl, run_dir, "g", app, 11), 0);
+	assert_int_equal(fake_start(&fl, cfx_run_dir, "g", app, 11), 0);
 	fr.mem = fl.region;
 	*c = sds_client_open("g", app);
 	assert_non_null(*c);
@@ -95,7 +52,7 @@ static void test_copy_off(void **state)
 	int i;
 
 	p = start("off", "req", &c);
-	assert_true(bound(p));
+	assert_true(cfx_bound(p));
 	total = site_copy_total();
 	for (i = 0; i < CALLS; i++)
 		assert_int_equal(sds_copy(p, buf, sizeof(buf)), 0);
@@ -225,7 +182,7 @@ static void test_copy_closed(void **state)
 	assert_int_equal(sds_copy(p, buf, sizeof(buf)), 0);
 	assert_int_equal(site_copy_total() - total, 1);
 	fake_stop(&fl);
-	assert_true(wait_bound(p, false, 500));
+	assert_true(cfx_wait_bound(p, false, 500));
 	assert_int_equal(sds_copy(p, buf, sizeof(buf)), 0);
 	assert_int_equal(site_copy_total() - total, 1);
 	sds_client_close(c);
@@ -233,7 +190,7 @@ static void test_copy_closed(void **state)
 	/* A client that never found a loader. */
 	none = sds_client_open("g", "nobody");
 	lone = sds_point(none, "req");
-	assert_false(bound(lone));
+	assert_false(cfx_bound(lone));
 	assert_int_equal(sds_copy(lone, buf, sizeof(buf)), 0);
 	assert_int_equal(site_copy_total() - total, 1);
 	sds_client_close(none);
@@ -249,5 +206,5 @@ int main(void)
 		cmocka_unit_test(test_copy_closed),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, cfx_setup, cfx_teardown);
 }
