@@ -21,9 +21,10 @@
 #             cost over the bare pair down from their medians
 #
 # Uprobes belong to a file, so each column gets its own byte-identical copy
-# of the driver and all the tools stay attached at once; the rounds then
-# alternate between the copies, so that whatever else the machine is doing
-# weighs on all columns alike.  Each column is the median of its rounds,
+# of the driver and all the tools stay attached at once; each round then
+# runs every copy once, in an order drawn anew every round, so that
+# whatever else the machine is doing, and whatever one column leaves
+# behind for the next, weighs on all columns alike.  Each column is the median of its rounds,
 # each ratio of the medians with the rounds' spread.  A short second pass with
 # kernel.bpf_stats_enabled=1 gives the BPF programs' own run time.  Checked
 # on the way: each function's first bytes (objdump), the site sds-bpf
@@ -214,6 +215,16 @@ counted() {
 	echo "${n:-?}"
 }
 
+# shuffled SEED WORD...: the words, one a line, in an order drawn from SEED
+# (the same for the same SEED: a run can be repeated round by round)
+shuffled() {
+	seed=$1
+	shift
+	printf '%s\n' "$@" |
+		awk -v s="$seed" 'BEGIN { srand(s + 1) } { print rand(), $0 }' |
+		sort -g | cut -d' ' -f2
+}
+
 # median FILE: median of the first column
 median() {
 	sort -g "$1" | awk '{ v[NR] = $1 }
@@ -265,18 +276,16 @@ for k in $KINDS; do
 	done
 	sed -n '/bench_fn/s/^/  sds-bpf: /p' "$T/log.$k.sdsbpf"
 
-	# The timed rounds, rotating the order of the columns every round.
-	order=$TOOLS
+	# The timed rounds, the columns in a new order every round: in a
+	# fixed rotation each column always follows the same one, and what
+	# that one leaves behind weighs on it alone (here ~100 ns per call
+	# on the column after the last one, as much as a breakdown's step).
 	r=0
 	while [ $r -lt "$ROUNDS" ]; do
-		for tool in $order; do
+		for tool in $(shuffled "$r" $TOOLS); do
 			drive "$CP/bench-$k-$tool" "$T/runs.$k.$tool" \
 				-r 1 -t "$ROUND_MS"
 		done
-		set -- $order
-		first=$1
-		shift
-		order="$* $first"
 		r=$((r + 1))
 	done
 
