@@ -34,7 +34,8 @@
 # BENCH_ROUND_MS (default 100), BENCH_CPU (the CPU the driver is pinned to,
 # default the last one), BENCH_KINDS (default "stepped endbr nop5"),
 # BENCH_VARIANT_KINDS (the kinds that get the variant columns, default
-# "nop5": on a trapping site their tens of ns drown in the trap's noise),
+# "nop5": on a trapping site their tens of ns drown in the trap's noise;
+# empty: none),
 # BENCH_VERBOSE=1 (print every round), BENCH_GUARD=0 (skip the guard
 # benchmark, tools/bench/guard.sh, which runs after these tables),
 # BENCH_OVERHEAD=0 (skip tools/bench/overhead.py, the budget's estimate
@@ -57,7 +58,7 @@ HELP="python3 $ROOT/tools/bench/bench.py"
 ROUNDS=${BENCH_ROUNDS:-21}
 ROUND_MS=${BENCH_ROUND_MS:-100}
 KINDS=${BENCH_KINDS:-stepped endbr nop5}
-VKINDS=${BENCH_VARIANT_KINDS:-nop5}
+VKINDS=${BENCH_VARIANT_KINDS-nop5}
 VARIANTS=$($HELP variants)	# sdsbpf-noclock ...: bench.py's breakdown
 
 die() {
@@ -357,7 +358,8 @@ if [ -n "${BENCH_OUT:-}" ]; then
 	cat "$T/report.md"
 	cp "$T/report.md" "$BENCH_OUT/function.md"
 	mkdir -p "$BENCH_OUT/function.raw"
-	cp "$T"/res.* "$T"/runs.* "$T"/site.* "$BENCH_OUT/function.raw/" 2>/dev/null || true
+	cp "$T"/res.* "$T"/runs.* "$T"/site.* "$T"/bpf.* "$T"/calls.* \
+		"$BENCH_OUT/function.raw/" 2>/dev/null || true
 else
 	$HELP report "$T"
 fi
