@@ -288,23 +288,27 @@ def breakdown(d, res, bpf_per_call):
     the variant columns: a table of the columns from sds-bpf down to the
     bare pair, each step the difference of two columns' medians (with the
     rounds' own differences), and the same in the BPF programs' own run
-    time; then one line that sums it up, from this run's medians."""
+    time; then one line that sums it up, from this run's medians.  The
+    bare pair is the one on sds-bpf's own site (at +4 past an endbr64)."""
     cols = [("sdsbpf", "sds-bpf")] + [(v, vl) for v, vl, _ in VARIANTS]
     steps = [what for _, _, what in VARIANTS] + [
         "the rest (slots, gauge, histogram, config)"]
     for k, lbl in KINDS:
         if any(num(d, "res.%s.%s" % (k, v)) is None for v, _, _ in VARIANTS):
             continue
+        base, bl = "bare", "bare pair"
+        if k == "endbr":
+            base, bl = "bare4", "bare pair at +4"
         print("Cost breakdown (%s): sds-bpf's loader built without one part "
               "more at each row (`tools/bench/variants/`), in the same run "
               "and rounds; a step is its row's median less the next row's, "
               "with the spread of the rounds' own differences, and the same "
               "in the BPF programs' own run time (the stats pass):" % lbl)
         print()
-        print("| column | ns/call | ÷ bare pair | next row drops "
+        print("| column | ns/call | ÷ %s | next row drops " % bl +
               "| step, ns/call | step, BPF programs |")
         print("|---|---:|---:|---|---:|---:|")
-        below = [c for c, _ in cols[1:]] + ["bare"]
+        below = [c for c, _ in cols[1:]] + [base]
         parts = []
         for (c, cl), nxt, what in zip(cols, below, steps):
             dm, lo, hi = diffs(d, k, c, nxt)
@@ -315,22 +319,23 @@ def breakdown(d, res, bpf_per_call):
             if lo is not None:
                 step += " (%+.0f…%+.0f)" % (lo, hi)
             print("| %s | %s | %s | %s | %s | %s |" % (
-                cl, fmt(res.get((k, c), num(d, "res.%s.%s" % (k, c)))),
-                fmt_spread(paired(d, k, c, "bare")), what, step,
+                cl, fmt(num(d, "res.%s.%s" % (k, c))),
+                fmt_spread(paired(d, k, c, base)), what, step,
                 "n/a" if prog is None else "%+.1f" % prog))
-        print("| bare pair | %s | 1.000× | | | |" % fmt(res[k, "bare"]))
+        print("| %s | %s | 1.000× | | | |" % (
+            bl, fmt(num(d, "res.%s.%s" % (k, base)))))
         print()
-        total = diffs(d, k, "sdsbpf", "bare")[0]
-        print("Breakdown, %s (medians of this run): sds-bpf %s the bare pair "
+        total = diffs(d, k, "sdsbpf", base)[0]
+        print("Breakdown, %s (medians of this run): sds-bpf %s the %s "
               "per call = %s." % (
-                  lbl.replace("`", ""), fmt(total, "%+.1f ns over"),
+                  lbl.replace("`", ""), fmt(total, "%+.1f ns over"), bl,
                   ", ".join("%s %s" % (w.split(" (")[0], fmt(m, "%+.1f ns"))
                             for w, m, _ in parts)))
-        r0 = paired(d, k, "sdsbpf", "bare")
-        r1 = paired(d, k, VARIANTS[0][0], "bare")
-        print("Without its clock reads sds-bpf is %s the bare pair, with "
+        r0 = paired(d, k, "sdsbpf", base)
+        r1 = paired(d, k, VARIANTS[0][0], base)
+        print("Without its clock reads sds-bpf is %s the %s, with "
               "them %s; in the BPF programs' own time: %s." % (
-                  fmt_spread(r1), fmt_spread(r0),
+                  fmt_spread(r1), bl, fmt_spread(r0),
                   ", ".join("%s %s" % (w.split(" (")[0], fmt(p, "%+.1f ns"))
                             for w, _, p in parts)))
         print()
