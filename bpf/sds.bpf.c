@@ -50,10 +50,11 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
  * (tools/bench/variants/variants.mk builds a loader per variant).  A
  * normal build defines none of them: its instructions are the same as
  * without these lines.  They are for a function point's entry and end
- * (sds_enter, sds_leave); NOFRAMES takes the frame stack from guard points
- * and exit probes too, so a variant serves the benchmark and nothing else:
+ * (sds_enter or sds_enter_exits, sds_leave or sds_exit); NOFRAMES takes
+ * the frame stack from guard points too, so a variant serves the
+ * benchmark and nothing else:
  *
- *   SDS_VARIANT_NOCLOCK   its two clock reads are the constant 0: what
+ *   SDS_VARIANT_NOCLOCK   the two clock reads are the constant 0: what
  *                         measuring latency costs.  Every latency is 0 and
  *                         every call lands in one second long past, so
  *                         only the gauges (calls completed) stay true.
