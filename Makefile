@@ -59,9 +59,13 @@ $(GEN)/vmlinux.h:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp
 	mv $@.tmp $@
 
+# SDS_BPF_VARIANT: bench-only -D switches of bpf/sds.bpf.c, set only by
+# tools/bench/variants/variants.mk on the command line of a build of its
+# own (under build/bench/variants/); empty in every other build.
+SDS_BPF_VARIANT :=
 $(GEN)/sds.bpf.o: bpf/sds.bpf.c $(wildcard bpf/*.h) $(GEN)/vmlinux.h
 	$(CLANG) -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -I$(GEN) -Ibpf \
-		-c $< -o $@
+		$(SDS_BPF_VARIANT) -c $< -o $@
 
 $(GEN)/sds.skel.h: $(GEN)/sds.bpf.o
 	$(BPFTOOL) gen skeleton $< name sds_bpf > $@.tmp

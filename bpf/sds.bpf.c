@@ -46,6 +46,29 @@ const volatile bool atomics = true;
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /*
+ * Bench-only switches, for the cost breakdown of `make bench`
+ * (tools/bench/variants/variants.mk builds a loader per variant).  A
+ * normal build defines none of them: its instructions are the same as
+ * without these lines.  They are for a function point's entry and end
+ * (sds_enter or sds_enter_exits, sds_leave or sds_exit); NOFRAMES takes
+ * the frame stack from guard points too, so a variant serves the
+ * benchmark and nothing else:
+ *
+ *   SDS_VARIANT_NOCLOCK   the two clock reads are the constant 0: what
+ *                         measuring latency costs.  Every latency is 0 and
+ *                         every call lands in one second long past, so
+ *                         only the gauges (calls completed) stay true.
+ *   SDS_VARIANT_NOFRAMES  no per-thread frame stack (task storage): the
+ *                         entry counts, the end counts a completed call
+ *                         of latency 0.
+ */
+#ifdef SDS_VARIANT_NOCLOCK
+#define point_clock()	0ULL
+#else
+#define point_clock()	bpf_ktime_get_ns()
+#endif
+
+/*
  * Point ids the maps hold (the loader sizes them at load, probes.c).  The
  * ring is second-major: slot (sec % SDS_RING_SLOTS) * point_cap + point,
  * so one second of every point is one run of keys, and a tick reads only
@@ -346,6 +369,10 @@ static __always_inline void call_enter(__u32 point, __u64 ts, __u64 sp,
 	g = bpf_map_lookup_elem(&gauges, &point);
 	if (!g)
 		return;
+#ifdef SDS_VARIANT_NOFRAMES
+	ADD(&g->entered, 1);
+	return;
+#endif
 	fr = bpf_task_storage_get(&frames, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!fr)
@@ -431,7 +458,7 @@ static __always_inline int function_enter(struct pt_regs *ctx,
 	__u32 point = bpf_get_attach_cookie(ctx);
 
 	if (point < SDS_MAX_POINTS)
-		call_enter(point, bpf_ktime_get_ns(), PT_REGS_SP(ctx), kind);
+		call_enter(point, point_clock(), PT_REGS_SP(ctx), kind);
 	return 0;
 }
 
@@ -483,10 +510,14 @@ static __always_inline int call_leave(__u32 point, __u64 sp, __u64 rax)
 
 	if (point >= SDS_MAX_POINTS)
 		return 0;
+#ifdef SDS_VARIANT_NOFRAMES
+	call_done(point, point_clock(), 0, true, rax);
+	return 0;
+#endif
 	fr = frames_current(&d);
 	if (!fr)
 		return 0;
-	ts = bpf_ktime_get_ns();
+	ts = point_clock();
 
 	/*
 	 * Find our frame, innermost first.  Frames deeper than ours belong to

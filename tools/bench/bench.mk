@@ -108,3 +108,6 @@ $(BENCH_DIR)/bench-guard: tools/bench/guard.c tools/bench/guard_sites.S \
 # ---- tick lateness under hostile clients (tools/bench/hostile.py) ----------
 # Its TARGET and victim is the hostile suite's loop_victim (hostile.mk).
 BENCH_BINS += $(BUILD)/test/hostile/loop_victim
+
+# ---- the cost breakdown's variant loaders (run.sh, on the nop5 site) -------
+include tools/bench/variants/variants.mk

@@ -9,9 +9,12 @@
                                line: "id name run_cnt run_time_ns"
   bench.py point STATS_JSON P  point P of `sds-bpf stats --json`:
                                "site visits completed"
+  bench.py variants            the columns of the cost breakdown, in order:
+                               sds-bpf's variant loaders (VARIANTS below)
   bench.py report DIR          the tables, from the files run.sh wrote in DIR:
-                               res.KIND.TOOL (ns/call), site.KIND (sds-bpf's
-                               site), bpf.KIND.TOOL (progs, as above) and
+                               res.KIND.TOOL (ns/call), runs.KIND.TOOL (the
+                               rounds), site.KIND (sds-bpf's site),
+                               bpf.KIND.TOOL (progs, as above) and
                                calls.KIND.TOOL (calls during the stats pass)
 """
 import glob
@@ -31,6 +34,13 @@ TARGETS = [("stepped", "sdsbpf", "bare", 1.03),
            ("nop5", "sdsbpf", "bare", 1.10),
            ("nop5", "sdsbpf", "bpftrace", 0.75)]
 SHORT = {"bare": "bare", "bpftrace": "bpftrace"}
+# The cost breakdown: sds-bpf's loader built without one part more at each
+# step (tools/bench/variants/variants.mk), run as more columns on the same
+# site.  (column, label, what the step from the column above removes.)
+# Cumulative, so the steps from sds-bpf down to the bare pair add up.
+VARIANTS = [("sdsbpf-noclock", "sds-bpf, no clock reads", "clock reads"),
+            ("sdsbpf-noframes", "sds-bpf, no clock reads, no frame stack",
+             "frame stack")]
 
 
 def prog_ids(pid):
@@ -125,6 +135,19 @@ def paired(d, k, a, b):
     return r, min(per), max(per)
 
 
+def diffs(d, k, a, b):
+    """(median difference, lo, hi) of a's and b's ns/call: the medians'
+    difference in this run, and the spread of the rounds' own ones."""
+    ma, mb = num(d, "res.%s.%s" % (k, a)), num(d, "res.%s.%s" % (k, b))
+    if ma is None or mb is None:
+        return None, None, None
+    ra, rb = rounds(d, k, a), rounds(d, k, b)
+    if not ra or len(ra) != len(rb):
+        return ma - mb, None, None
+    per = [x - y for x, y in zip(ra, rb)]
+    return ma - mb, min(per), max(per)
+
+
 def fmt_spread(p):
     r, lo, hi = p
     if lo is None:
@@ -177,7 +200,8 @@ def cmd_report(d):
                   b4, fmt_spread(paired(d, "endbr", "sdsbpf", "bare4"))))
     noisy = []
     for k, lbl in KINDS:
-        for t, tl in TOOLS[1:] + [("bare4", "bare pair at +4")]:
+        for t, tl in TOOLS[1:] + [("bare4", "bare pair at +4")] + [
+                (v, vl) for v, vl, _ in VARIANTS]:
             v = sorted(rounds(d, k, t))
             if len(v) >= 4 and v[0] > 0:
                 iqr = (v[(3 * len(v)) // 4] - v[len(v) // 4]) / median(v)
@@ -191,7 +215,8 @@ def cmd_report(d):
     # The programs' own run time, from the stats pass.
     rows = []
     bpf_per_call = {}
-    for t, lbl in TOOLS[1:] + [("bare4", "bare pair at +4")]:
+    for t, lbl in TOOLS[1:] + [("bare4", "bare pair at +4")] + [
+            (v, vl) for v, vl, _ in VARIANTS]:
         per_kind = {}
         for k, _ in KINDS:
             s = read(d, "bpf.%s.%s" % (k, t))
@@ -242,6 +267,7 @@ def cmd_report(d):
         print("  %-34s %+7.1f ns measured, %+7.1f ns in the BPF programs" % (
             lbl.replace("`", "") + ":", a - b, pa - pb))
     print()
+    breakdown(d, res, bpf_per_call)
     for lbl, lim, den_t, r, ok in verdicts:
         k = [k for k, l in KINDS if l == lbl][0]
         line = "target %-34s sds-bpf ≤ %.2f× %-8s: %-6s (%s" % (
@@ -257,11 +283,72 @@ def cmd_report(d):
     return 0
 
 
+def breakdown(d, res, bpf_per_call):
+    """Where sds-bpf's cost over the bare pair goes, on each kind that ran
+    the variant columns: a table of the columns from sds-bpf down to the
+    bare pair, each step the difference of two columns' medians (with the
+    rounds' own differences), and the same in the BPF programs' own run
+    time; then one line that sums it up, from this run's medians.  The
+    bare pair is the one on sds-bpf's own site (at +4 past an endbr64)."""
+    cols = [("sdsbpf", "sds-bpf")] + [(v, vl) for v, vl, _ in VARIANTS]
+    steps = [what for _, _, what in VARIANTS] + [
+        "the rest (slots, gauge, histogram, config)"]
+    for k, lbl in KINDS:
+        if any(num(d, "res.%s.%s" % (k, v)) is None for v, _, _ in VARIANTS):
+            continue
+        base, bl = "bare", "bare pair"
+        if k == "endbr":
+            base, bl = "bare4", "bare pair at +4"
+        print("Cost breakdown (%s): sds-bpf's loader built without one part "
+              "more at each row (`tools/bench/variants/`), in the same run "
+              "and rounds; a step is its row's median less the next row's, "
+              "with the spread of the rounds' own differences, and the same "
+              "in the BPF programs' own run time (the stats pass):" % lbl)
+        print()
+        print("| column | ns/call | ÷ %s | next row drops " % bl +
+              "| step, ns/call | step, BPF programs |")
+        print("|---|---:|---:|---|---:|---:|")
+        below = [c for c, _ in cols[1:]] + [base]
+        parts = []
+        for (c, cl), nxt, what in zip(cols, below, steps):
+            dm, lo, hi = diffs(d, k, c, nxt)
+            pa, pb = bpf_per_call.get((k, c)), bpf_per_call.get((k, nxt))
+            prog = pa - pb if None not in (pa, pb) else None
+            parts.append((what, dm, prog))
+            step = "n/a" if dm is None else "%+.1f" % dm
+            if lo is not None:
+                step += " (%+.0f…%+.0f)" % (lo, hi)
+            print("| %s | %s | %s | %s | %s | %s |" % (
+                cl, fmt(num(d, "res.%s.%s" % (k, c))),
+                fmt_spread(paired(d, k, c, base)), what, step,
+                "n/a" if prog is None else "%+.1f" % prog))
+        print("| %s | %s | 1.000× | | | |" % (
+            bl, fmt(num(d, "res.%s.%s" % (k, base)))))
+        print()
+        total = diffs(d, k, "sdsbpf", base)[0]
+        print("Breakdown, %s (medians of this run): sds-bpf %s the %s "
+              "per call = %s." % (
+                  lbl.replace("`", ""), fmt(total, "%+.1f ns over"), bl,
+                  ", ".join("%s %s" % (w.split(" (")[0], fmt(m, "%+.1f ns"))
+                            for w, m, _ in parts)))
+        r0 = paired(d, k, "sdsbpf", base)
+        r1 = paired(d, k, VARIANTS[0][0], base)
+        print("Without its clock reads sds-bpf is %s the %s, with "
+              "them %s; in the BPF programs' own time: %s." % (
+                  fmt_spread(r1), bl, fmt_spread(r0),
+                  ", ".join("%s %s" % (w.split(" (")[0], fmt(p, "%+.1f ns"))
+                            for w, _, p in parts)))
+        print()
+
+
 def main(argv):
     if len(argv) == 3 and argv[1] == "progs":
         return cmd_progs(int(argv[2]))
     if len(argv) == 4 and argv[1] == "point":
         return cmd_point(argv[2], argv[3])
+    if len(argv) == 2 and argv[1] == "variants":
+        print(" ".join(v for v, _, _ in VARIANTS))
+        return 0
     if len(argv) == 3 and argv[1] == "report":
         return cmd_report(argv[2])
     sys.stderr.write(__doc__)

@@ -13,11 +13,18 @@
 #   bpftrace  count + hist, at +0
 # and on the endbr64 function also
 #   bare4     the bare pair at +4, on sds-bpf's site: what that site costs
+# and on the nop5 function (BENCH_VARIANT_KINDS) the cost breakdown's
+#   sdsbpf-noclock, sdsbpf-noframes
+#             sds-bpf built without its clock reads, and without its frame
+#             stack as well (tools/bench/variants/variants.mk): attached
+#             like sdsbpf, each its own loader; bench.py breaks sds-bpf's
+#             cost over the bare pair down from their medians
 #
 # Uprobes belong to a file, so each column gets its own byte-identical copy
-# of the driver and all the tools stay attached at once; the rounds then
-# alternate between the copies, so that whatever else the machine is doing
-# weighs on all columns alike.  Each column is the median of its rounds,
+# of the driver and all the tools stay attached at once; each round then
+# runs every copy once, in an order drawn anew every round, so that
+# whatever else the machine is doing, and whatever one column leaves
+# behind for the next, weighs on all columns alike.  Each column is the median of its rounds,
 # each ratio of the medians with the rounds' spread.  A short second pass with
 # kernel.bpf_stats_enabled=1 gives the BPF programs' own run time.  Checked
 # on the way: each function's first bytes (objdump), the site sds-bpf
@@ -26,6 +33,9 @@
 # Environment: BUILD (default build), BENCH_ROUNDS (default 21),
 # BENCH_ROUND_MS (default 100), BENCH_CPU (the CPU the driver is pinned to,
 # default the last one), BENCH_KINDS (default "stepped endbr nop5"),
+# BENCH_VARIANT_KINDS (the kinds that get the variant columns, default
+# "nop5": on a trapping site their tens of ns drown in the trap's noise;
+# empty: none),
 # BENCH_VERBOSE=1 (print every round), BENCH_GUARD=0 (skip the guard
 # benchmark, tools/bench/guard.sh, which runs after these tables),
 # BENCH_OVERHEAD=0 (skip tools/bench/overhead.py, the budget's estimate
@@ -48,6 +58,8 @@ HELP="python3 $ROOT/tools/bench/bench.py"
 ROUNDS=${BENCH_ROUNDS:-21}
 ROUND_MS=${BENCH_ROUND_MS:-100}
 KINDS=${BENCH_KINDS:-stepped endbr nop5}
+VKINDS=${BENCH_VARIANT_KINDS-nop5}
+VARIANTS=$($HELP variants)	# sdsbpf-noclock ...: bench.py's breakdown
 
 die() {
 	echo "bench: $*" >&2
@@ -59,6 +71,10 @@ for k in bare $KINDS; do
 	[ -x "$BB/bench-$k" ] || die "$BB/bench-$k missing: run make bench"
 done
 [ -x "$SDS" ] || die "$SDS missing: run make"
+for v in $VARIANTS; do
+	[ -x "$BB/variants/${v#sdsbpf-}/sds-bpf" ] ||
+		die "$BB/variants/${v#sdsbpf-}/sds-bpf missing: run make bench"
+done
 for c in bpftool bpftrace python3 objdump; do
 	command -v $c >/dev/null || die "$c missing: run make deps"
 done
@@ -144,16 +160,19 @@ start() {
 		PIDS="$PIDS $pid"
 		wait_for $pid "grep -q '^ready' '$log'" 10 || return 1
 		;;
-	sdsbpf)
+	sdsbpf|sdsbpf-*)
 		# The driver never forks: the nop5 itself, as the bare pair has it
 		# (by default attach probes past it where fork kills children).
 		# The budget off: the bench measures the probe it would suspend.
+		# A variant (sdsbpf-NAME) is the loader of variants/NAME.
+		loader=$SDS
+		[ "$1" = sdsbpf ] || loader=$BB/variants/${1#sdsbpf-}/sds-bpf
 		spec=bench=bench_fn
 		[ "$2" = nop5 ] && spec=$spec:site=nop5
-		"$SDS" attach --max-overhead 0 "$bin" "$spec" > "$log" 2>&1 &
+		"$loader" attach --max-overhead 0 "$bin" "$spec" > "$log" 2>&1 &
 		pid=$!
 		PIDS="$PIDS $pid"
-		wait_for $pid "[ -S '$SDS_RUN_DIR/default.bench-$2-sdsbpf.sock' ]" 20 ||
+		wait_for $pid "[ -S '$SDS_RUN_DIR/default.bench-$2-$1.sock' ]" 20 ||
 			return 1
 		;;
 	bpftrace)
@@ -170,17 +189,22 @@ uretprobe:$bin:bench_fn /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]);
 }
 
 # counted TOOL KIND: calls TOOL counted on KIND ("?" if it cannot tell).
-# sds-bpf is asked while it runs; the others print their counts when
-# they stop, so call this after stop_all for them.
+# sds-bpf is asked while it runs (its site lands in site.KIND, a
+# variant's in site.KIND.TOOL); the others print their counts when they
+# stop, so call this after stop_all for them.  A variant's visits land in
+# a second long gone (no clock): its calls completed are what it counted.
 counted() {
 	n=
 	case $1 in
-	sdsbpf)
-		"$SDS" stats --app "bench-$2-sdsbpf" --json > "$T/stats.json" \
+	sdsbpf|sdsbpf-*)
+		sf=$T/site.$2
+		[ "$1" = sdsbpf ] || sf=$T/site.$2.$1
+		"$SDS" stats --app "bench-$2-$1" --json > "$T/stats.json" \
 			2> "$T/stats.err" &&
 			$HELP point "$T/stats.json" bench > "$T/point" &&
 			read -r site n c < "$T/point" &&
-			echo "$site" > "$T/site.$2"
+			echo "$site" > "$sf"
+		[ "$1" = sdsbpf ] || n=$c
 		;;
 	bare|bare4)
 		n=$(sed -n 's/^enters \([0-9]*\) leaves.*/\1/p' "$T/log.$2.$1")
@@ -190,6 +214,16 @@ counted() {
 		;;
 	esac
 	echo "${n:-?}"
+}
+
+# shuffled SEED WORD...: the words, one a line, in an order drawn from SEED
+# (the same for the same SEED: a run can be repeated round by round)
+shuffled() {
+	seed=$1
+	shift
+	printf '%s\n' "$@" |
+		awk -v s="$seed" 'BEGIN { srand(s + 1) } { print rand(), $0 }' |
+		sort -g | cut -d' ' -f2
 }
 
 # median FILE: median of the first column
@@ -221,6 +255,7 @@ for k in $KINDS; do
 	objdump -d "$BB/bench-$k" | sed -n '/<bench_fn>:/,/^$/p' | sed -n '2,3p'
 	PROBES="bare sdsbpf bpftrace"
 	[ "$k" != endbr ] || PROBES="bare bare4 sdsbpf bpftrace"
+	case " $VKINDS " in *" $k "*) PROBES="$PROBES $VARIANTS" ;; esac
 	TOOLS="none $PROBES"
 	# The site is what is measured: check the bytes the build produced.
 	bytes=$(objdump -d "$BB/bench-$k" | sed -n '/<bench_fn>:/,/^$/p' |
@@ -242,18 +277,16 @@ for k in $KINDS; do
 	done
 	sed -n '/bench_fn/s/^/  sds-bpf: /p' "$T/log.$k.sdsbpf"
 
-	# The timed rounds, rotating the order of the columns every round.
-	order=$TOOLS
+	# The timed rounds, the columns in a new order every round: in a
+	# fixed rotation each column always follows the same one, and what
+	# that one leaves behind weighs on it alone (here ~100 ns per call
+	# on the column after the last one, as much as a breakdown's step).
 	r=0
 	while [ $r -lt "$ROUNDS" ]; do
-		for tool in $order; do
+		for tool in $(shuffled "$r" $TOOLS); do
 			drive "$CP/bench-$k-$tool" "$T/runs.$k.$tool" \
 				-r 1 -t "$ROUND_MS"
 		done
-		set -- $order
-		first=$1
-		shift
-		order="$* $first"
 		r=$((r + 1))
 	done
 
@@ -270,15 +303,22 @@ for k in $KINDS; do
 	done
 	echo "$STATS_OLD" > "$STATS"
 
-	got_sds=$(counted sdsbpf "$k")
-	[ "$got_sds" != "?" ] || sed 's/^/bench: sds-bpf stats: /' "$T/stats.err" >&2
+	# sds-bpf and its variants are asked while they run.
 	want=$k
 	[ "$k" != endbr ] || want=emulated	# push %rbp at +4
-	site=$(cat "$T/site.$k" 2>/dev/null || echo "?")
-	if [ "$site" != "$want" ]; then
-		echo "bench: sds-bpf reports a $site site on bench-$k, not $want" >&2
-		FAILED=1
-	fi
+	for tool in $PROBES; do
+		case $tool in sdsbpf|sdsbpf-*) ;; *) continue ;; esac
+		counted "$tool" "$k" > "$T/got.$k.$tool"
+		[ "$(cat "$T/got.$k.$tool")" != "?" ] ||
+			sed "s/^/bench: $tool stats: /" "$T/stats.err" >&2
+		sf=$T/site.$k
+		[ "$tool" = sdsbpf ] || sf=$T/site.$k.$tool
+		site=$(cat "$sf" 2>/dev/null || echo "?")
+		if [ "$site" != "$want" ]; then
+			echo "bench: $tool reports a $site site on bench-$k, not $want" >&2
+			FAILED=1
+		fi
+	done
 	stop_all
 	for tool in $TOOLS; do
 		median "$T/runs.$k.$tool" > "$T/res.$k.$tool"
@@ -289,7 +329,7 @@ for k in $KINDS; do
 		chk=
 		case $tool in
 		none) ;;
-		sdsbpf) got=$got_sds ;;
+		sdsbpf|sdsbpf-*) got=$(cat "$T/got.$k.$tool") ;;
 		*) got=$(counted "$tool" "$k") ;;
 		esac
 		if [ "$tool" != none ]; then
@@ -297,7 +337,7 @@ for k in $KINDS; do
 			[ "$got" = "$calls" ] ||
 				{ chk="$chk: MISMATCH"; FAILED=1; }
 		fi
-		printf '  %-9s %10.1f ns/call  (rounds %s..%s)%s\n' "$tool" \
+		printf '  %-15s %10.1f ns/call  (rounds %s..%s)%s\n' "$tool" \
 			"$(cat "$T/res.$k.$tool")" \
 			"$(sort -g "$T/runs.$k.$tool" | head -1 | cut -d' ' -f1)" \
 			"$(sort -g "$T/runs.$k.$tool" | tail -1 | cut -d' ' -f1)" \
@@ -318,7 +358,8 @@ if [ -n "${BENCH_OUT:-}" ]; then
 	cat "$T/report.md"
 	cp "$T/report.md" "$BENCH_OUT/function.md"
 	mkdir -p "$BENCH_OUT/function.raw"
-	cp "$T"/res.* "$T"/runs.* "$T"/site.* "$BENCH_OUT/function.raw/" 2>/dev/null || true
+	cp "$T"/res.* "$T"/runs.* "$T"/site.* "$T"/bpf.* "$T"/calls.* \
+		"$BENCH_OUT/function.raw/" 2>/dev/null || true
 else
 	$HELP report "$T"
 fi
