@@ -32,17 +32,19 @@
  * current weights would need a lock, or n atomic adds per pick (Dubbo's
  * AtomicLong per provider: lock-free but n cache lines bouncing between
  * cores at every pick).  Instead the balancer holds SDS_LB_RR_SLOTS
- * independent states, each on its own cache lines, and a thread picks on
- * its home state (its thread number modulo the count): it claims the state
- * with one exchange of the state's busy word, which it then owns, and
- * gives it back with a store.  A thread never waits: a state found busy
- * (more threads than states, or a signal handler picking inside a pick)
- * is passed over for the next, and if all are busy the pick is a weighted
- * random one.  So each state runs the exact sequence (one thread alone
- * gets a a b a c a a for 5, 1, 1), and what all threads get together is a
- * sum of exact sequences: at most one round per state in use away from
- * the weights at any moment.  A state's words stay on its home thread's
- * core, so two cores picking do not share a line.  Weights that change
+ * independent states, each on its own pair of cache lines, and a thread
+ * picks on its home state (its thread number modulo the count): it claims
+ * the state with one exchange of the state's busy word, which it then
+ * owns, and gives it back with a store.  A thread never waits: a state
+ * found busy (more threads than states, or a signal handler picking inside
+ * a pick) is passed over for the next, and if all are busy the pick is a
+ * weighted random one.  So each state runs the exact sequence (one thread
+ * alone gets a a b a c a a for 5, 1, 1), and what all threads get
+ * together is a sum of exact sequences: after k picks on a state, a
+ * provider's current weight is k * w - W * picked, and it stays within
+ * +-W, so each state is less than one pick per provider off its share,
+ * and the whole less than one per state in use.  A state's words stay on
+ * its home thread's core: two cores picking share no line.  Weights that change
  * (warm-up, downgrades) simply feed the next additions, as in Dubbo; a
  * downgraded provider's current weight is left as it is until it returns.
  *
@@ -62,6 +64,11 @@
 
 #define LD(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
 
+/* Tie lists hold indices in a byte; running sums of weights fit 32 bits. */
+_Static_assert(SDS_LB_MAX <= 256, "indices of providers fit a uint8_t");
+_Static_assert((uint64_t)SDS_LB_MAX * SDS_LB_WEIGHT_MAX < UINT32_MAX,
+	       "sums of weights fit a uint32_t");
+
 /* A round robin state: its busy word, then n current weights. */
 struct rr_slot {
 	uint32_t busy;
@@ -77,6 +84,7 @@ struct sds_lb {
 	struct sds_lb_ring ring;	/* consistent_hash only */
 	unsigned char *rr;		/* round_robin only: the states */
 	size_t rr_stride;		/* bytes of one state, whole lines */
+	uint32_t *cum;			/* their running sums */
 	uint32_t weight[];		/* as set up, 1..SDS_LB_WEIGHT_MAX */
 };
 
@@ -177,37 +185,39 @@ uint32_t sds_lb_warm_weight(uint32_t w, uint64_t start_ns, uint64_t now_ns,
 	return ww < 1 ? 1 : (uint32_t)ww;
 }
 
-/* Provider @i's effective weight: 0 when downgraded. */
+/*
+ * Provider @i's effective weight: 0 when downgraded.  Warming is the rare
+ * case (a start within the warm-up, or in the future), tested with one
+ * compare; the rest is branch-free.
+ */
 static inline uint32_t eff_weight(const struct sds_lb *lb,
 				  const struct sds_lb_load *load, int i,
 				  uint64_t now)
 {
-	uint64_t start;
+	uint64_t start = LD(load[i].start_ns);
+	uint32_t w = lb->weight[i];
 
-	if (!load)
-		return lb->weight[i];
-	if (LD(load[i].downgraded))
-		return 0;
-	start = LD(load[i].start_ns);
-	/* Warm for good past the warm-up: the common case, no division. */
-	if (!lb->warmup_ns || !start ||
-	    (start <= now && now - start >= lb->warmup_ns))
-		return lb->weight[i];
-	return sds_lb_warm_weight(lb->weight[i], start, now, lb->warmup_ns);
+	if (__builtin_expect(start && start + lb->warmup_ns > now, 0))
+		w = sds_lb_warm_weight(w, start, now, lb->warmup_ns);
+	return LD(load[i].downgraded) ? 0 : w;
 }
 
-/* An index of @w[0..n-1] drawn by weight; @total their sum, > 0. */
-static inline int draw(const uint32_t *w, int n, uint64_t total)
+/*
+ * Draw by weight over the running sums @cum[0..n-1] (cum[n-1] > 0): the
+ * index whose interval [cum[i-1], cum[i]) holds the draw is the number of
+ * sums at or below it.  Counted without a branch: a walk that stops at the
+ * drawn provider mispredicts its exit, which costs more than the whole
+ * count at 16 providers.  A provider of weight 0 has an empty interval and
+ * is never the answer.  Sums fit: 256 x 10000 < 2^32.
+ */
+static inline int draw_cum(const uint32_t *cum, int n)
 {
-	uint64_t r = below(total);
-	int i;
+	uint32_t r = (uint32_t)below(cum[n - 1]);
+	int i, k = 0;
 
-	for (i = 0; i < n - 1; i++) {
-		if (r < w[i])
-			return i;
-		r -= w[i];
-	}
-	return n - 1;
+	for (i = 0; i < n; i++)
+		k += cum[i] <= r;
+	return k;
 }
 
 /* ---- the policies ----------------------------------------------------- */
@@ -215,22 +225,18 @@ static inline int draw(const uint32_t *w, int n, uint64_t total)
 static int pick_random(const struct sds_lb *lb, const struct sds_lb_load *load,
 		       uint64_t now)
 {
-	uint32_t w[SDS_LB_MAX];
-	uint64_t total = 0;
+	uint32_t cum[SDS_LB_MAX], total = 0;
 	int i;
 
 	if (!load)
-		return draw(lb->weight, lb->n, lb->total);
+		return draw_cum(lb->cum, lb->n);
 	for (i = 0; i < lb->n; i++) {
-		w[i] = eff_weight(lb, load, i, now);
-		total += w[i];
+		total += eff_weight(lb, load, i, now);
+		cum[i] = total;
 	}
 	if (!total)
 		return -ENOENT;
-	/* Skip the downgraded tail so that it can never be drawn. */
-	while (!w[i - 1])
-		i--;
-	return draw(w, i, total);
+	return draw_cum(cum, lb->n);
 }
 
 static inline uint64_t sat_mul(uint64_t a, uint64_t b)
@@ -240,50 +246,46 @@ static inline uint64_t sat_mul(uint64_t a, uint64_t b)
 	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
 }
 
-/* least_active (@by_latency false) and shortest_response (true). */
-static int pick_least(const struct sds_lb *lb, const struct sds_lb_load *load,
-		      uint64_t now, bool by_latency)
+/*
+ * least_active (@by_latency false) and shortest_response (true): one pass
+ * scores every provider and keeps the least (a provider that does not
+ * pass scores UINT64_MAX and weighs 0), a second gathers the tied with
+ * the running sums of their weights, and one of them is drawn by weight.
+ */
+static __attribute__((always_inline)) inline int
+pick_least(const struct sds_lb *lb, const struct sds_lb_load *load,
+	   uint64_t now, bool by_latency)
 {
-	uint32_t w[SDS_LB_MAX];
-	uint16_t idx[SDS_LB_MAX];
-	uint64_t least = UINT64_MAX, total = 0, score, act;
-	bool same = true;
-	uint32_t wi;
+	uint32_t w[SDS_LB_MAX], cum[SDS_LB_MAX], total = 0, any = 0;
+	uint64_t score[SDS_LB_MAX], least = UINT64_MAX, act, sc;
+	uint8_t idx[SDS_LB_MAX];
 	int i, tied = 0;
 
 	if (!load)
-		return draw(lb->weight, lb->n, lb->total);
+		return draw_cum(lb->cum, lb->n);
 	for (i = 0; i < lb->n; i++) {
-		wi = eff_weight(lb, load, i, now);
-		if (!wi)
-			continue;
+		w[i] = eff_weight(lb, load, i, now);
 		act = LD(load[i].in_flight);
 		if (by_latency)
-			score = sat_mul(LD(load[i].latency_ns),
-					act == UINT64_MAX ? act : act + 1);
+			sc = sat_mul(LD(load[i].latency_ns), act + (act != UINT64_MAX));
 		else
-			score = act;
-		if (score > least && tied)
-			continue;
-		if (score < least || !tied) {
-			least = score;
-			tied = 0;
-			total = 0;
-			same = true;
-		}
-		idx[tied] = i;
-		w[tied] = wi;
-		total += wi;
-		same = same && wi == w[0];
-		tied++;
+			sc = act;
+		sc = w[i] ? sc : UINT64_MAX;
+		score[i] = sc;
+		least = sc < least ? sc : least;
+		any |= w[i];
 	}
-	if (!tied)
+	if (!any)
 		return -ENOENT;
+	for (i = 0; i < lb->n; i++)
+		if (score[i] == least && w[i]) {
+			idx[tied] = i;
+			total += w[i];
+			cum[tied++] = total;
+		}
 	if (tied == 1)
 		return idx[0];
-	if (same)
-		return idx[below(tied)];
-	return idx[draw(w, tied, total)];
+	return idx[draw_cum(cum, tied)];
 }
 
 static inline struct rr_slot *rr_slot_at(const struct sds_lb *lb, unsigned int s)
@@ -310,23 +312,25 @@ static int pick_rr(const struct sds_lb *lb, const struct sds_lb_load *load,
 		   uint64_t now)
 {
 	struct rr_slot *s = rr_take(lb);
-	uint64_t total = 0;
+	int64_t total = 0, top = INT64_MIN, c;
 	int i, best = -1;
 	uint32_t wi;
 
 	if (!s)
 		return pick_random(lb, load, now);
 	for (i = 0; i < lb->n; i++) {
-		wi = eff_weight(lb, load, i, now);
+		wi = load ? eff_weight(lb, load, i, now) : lb->weight[i];
 		if (!wi)
 			continue;
-		s->cur[i] += wi;
+		c = s->cur[i] + wi;
+		s->cur[i] = c;
 		total += wi;
-		if (best < 0 || s->cur[i] > s->cur[best])
-			best = i;
+		/* The first largest, without a branch to mispredict. */
+		best = c > top ? i : best;
+		top = c > top ? c : top;
 	}
 	if (best >= 0)
-		s->cur[best] -= (int64_t)total;
+		s->cur[best] -= total;
 	__atomic_store_n(&s->busy, 0, __ATOMIC_RELEASE);
 	return best < 0 ? -ENOENT : best;
 }
@@ -450,21 +454,26 @@ int sds_lb_new(struct sds_lb **out, const char *policy,
 	if (ret)
 		return ret;
 
-	lb = calloc(1, sizeof(*lb) + n * sizeof(lb->weight[0]));
+	lb = calloc(1, sizeof(*lb) + 2 * n * sizeof(lb->weight[0]));
 	if (!lb)
 		goto nomem;
 	lb->policy = pol;
 	lb->n = n;
 	lb->warmup_ns = warmup_ns;
+	lb->cum = lb->weight + n;
 	for (i = 0; i < n; i++) {
 		lb->weight[i] = p[i].weight;
 		lb->total += p[i].weight;
+		lb->cum[i] = lb->total;
 		names[i] = p[i].name;
 	}
 	if (pol == SDS_LB_ROUND_ROBIN) {
-		/* Whole cache lines: no two states share one. */
-		lb->rr_stride = (sizeof(struct rr_slot) + n * sizeof(int64_t) + 63) & ~(size_t)63;
-		lb->rr = aligned_alloc(64, SDS_LB_RR_SLOTS * lb->rr_stride);
+		/*
+		 * Whole pairs of cache lines: no two states share a line, nor
+		 * a pair (the adjacent-line prefetcher fetches pairs).
+		 */
+		lb->rr_stride = (sizeof(struct rr_slot) + n * sizeof(int64_t) + 127) & ~(size_t)127;
+		lb->rr = aligned_alloc(128, SDS_LB_RR_SLOTS * lb->rr_stride);
 		if (!lb->rr)
 			goto nomem;
 		memset(lb->rr, 0, SDS_LB_RR_SLOTS * lb->rr_stride);

@@ -120,9 +120,12 @@ int sds_lb_rr_current(struct sds_lb *lb, int64_t *cur);
 uint64_t sds_lb_xxh64(const void *p, size_t len, uint64_t seed);
 
 /* SDS_LB_VNODES points per provider, sorted by their hash. */
+#define SDS_LB_RING_BITS	10	/* the index: top bits of a hash */
+
 struct sds_lb_ring {
 	uint64_t *h;		/* the points, ascending */
 	uint16_t *p;		/* the provider of each */
+	uint32_t *index;	/* [k]: the first point whose top bits are >= k */
 	uint32_t n;		/* points */
 };
 

@@ -22,9 +22,12 @@
  * specification (xxhash.h's XXH64, v0.8); the tests compare it with the
  * system's libxxhash where one is installed.
  *
- * The ring is built and sorted once; a pick is one hash and a binary
- * search over n * 160 points (16 steps for 256 providers).  The hashes sit
- * in their own array so the search touches only them.
+ * The ring is built and sorted once, with an index of 2^10 entries: the
+ * first point of each range of the top 10 bits.  A pick is one hash, one
+ * look-up in the index and a binary search of that range only (points are
+ * uniform: 0.5 of them per range for 3 providers, 40 for 256), branch-free
+ * so that its steps cost no misprediction.  The hashes sit in their own
+ * array so the search touches only them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -147,7 +150,8 @@ int sds_lb_ring_build(struct sds_lb_ring *r, const char *const *names, int n)
 	pts = malloc(np * sizeof(*pts));
 	r->h = malloc(np * sizeof(*r->h));
 	r->p = malloc(np * sizeof(*r->p));
-	if (!pts || !r->h || !r->p) {
+	r->index = malloc(((1u << SDS_LB_RING_BITS) + 1) * sizeof(*r->index));
+	if (!pts || !r->h || !r->p || !r->index) {
 		free(pts);
 		sds_lb_ring_free(r);
 		return -ENOMEM;
@@ -165,6 +169,11 @@ int sds_lb_ring_build(struct sds_lb_ring *r, const char *const *names, int n)
 		r->p[i] = pts[i].p;
 	}
 	r->n = np;
+	for (k = 0, i = 0; k <= 1 << SDS_LB_RING_BITS; k++) {
+		while (i < np && (r->h[i] >> (64 - SDS_LB_RING_BITS)) < (uint64_t)k)
+			i++;
+		r->index[k] = i;
+	}
 	free(pts);
 	return 0;
 }
@@ -173,28 +182,41 @@ void sds_lb_ring_free(struct sds_lb_ring *r)
 {
 	free(r->h);
 	free(r->p);
+	free(r->index);
 	memset(r, 0, sizeof(*r));
+}
+
+/* The first of @len points from @a that is >= @h (@a + @len if none). */
+static inline const uint64_t *lower_bound(const uint64_t *a, uint32_t len,
+					  uint64_t h)
+{
+	uint32_t half;
+
+	if (!len)
+		return a;
+	while (len > 1) {
+		half = len / 2;
+		a = a[half] < h ? a + half : a;
+		len -= half;
+	}
+	return a + (*a < h);
 }
 
 int sds_lb_ring_pick(const struct sds_lb_ring *r, const struct sds_lb_load *load,
 		     uint64_t h)
 {
-	uint32_t lo = 0, hi = r->n, mid, k;
+	uint32_t k = h >> (64 - SDS_LB_RING_BITS), lo, n;
 
-	/* The first point >= h; r->n (past the top) wraps to 0. */
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (r->h[mid] < h)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* The first point >= h is in h's range, or else the next range's first. */
+	lo = r->index[k];
+	n = r->index[k + 1] - lo;
+	lo = lower_bound(r->h + lo, n, h) - r->h;
 	if (lo == r->n)
-		lo = 0;
+		lo = 0;		/* past the top: round to the first */
 	if (!load)
 		return r->p[lo];
 	/* Walk on past the downgraded: at most once round. */
-	for (k = 0; k < r->n; k++, lo = lo + 1 == r->n ? 0 : lo + 1)
+	for (n = 0; n < r->n; n++, lo = lo + 1 == r->n ? 0 : lo + 1)
 		if (!__atomic_load_n(&load[r->p[lo]].downgraded, __ATOMIC_RELAXED))
 			return r->p[lo];
 	return -ENOENT;

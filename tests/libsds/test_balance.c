@@ -397,6 +397,53 @@ static void test_hash_downgraded(void **state)
 	sds_lb_free(lb);
 }
 
+/* The first point at or after h, wrapping: the plain way. */
+static int ring_naive(const struct sds_lb_ring *r, uint64_t h)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->n; i++)
+		if (r->h[i] >= h)
+			return r->p[i];
+	return r->p[0];
+}
+
+/* The ring's indexed, branch-free search against a linear scan. */
+static void test_ring_search(void **state)
+{
+	static const char *names[SDS_LB_MAX];
+	static char buf[SDS_LB_MAX][24];
+	static const int sizes[] = { 1, 3, 16, 128, 256 };
+	struct sds_lb_ring r;
+	uint64_t h;
+	uint32_t i;
+	int s, k;
+
+	for (k = 0; k < SDS_LB_MAX; k++) {
+		snprintf(buf[k], sizeof(buf[k]), "node-%d", k);
+		names[k] = buf[k];
+	}
+	sds_lb_seed(SEED);
+	for (s = 0; s < 5; s++) {
+		assert_int_equal(sds_lb_ring_build(&r, names, sizes[s]), 0);
+		assert_int_equal(r.n, sizes[s] * SDS_LB_VNODES);
+		for (i = 1; i < r.n; i++)
+			assert_true(r.h[i - 1] <= r.h[i]);
+		for (i = 0; i < r.n; i++) {
+			assert_int_equal(sds_lb_ring_pick(&r, NULL, r.h[i]), r.p[i]);
+			assert_int_equal(sds_lb_ring_pick(&r, NULL, r.h[i] - 1), ring_naive(&r, r.h[i] - 1));
+			assert_int_equal(sds_lb_ring_pick(&r, NULL, r.h[i] + 1), ring_naive(&r, r.h[i] + 1));
+		}
+		assert_int_equal(sds_lb_ring_pick(&r, NULL, 0), r.p[0]);
+		assert_int_equal(sds_lb_ring_pick(&r, NULL, UINT64_MAX), ring_naive(&r, UINT64_MAX));
+		for (k = 0; k < 20000; k++) {
+			h = sds_lb_random();
+			assert_int_equal(sds_lb_ring_pick(&r, NULL, h), ring_naive(&r, h));
+		}
+		sds_lb_ring_free(&r);
+	}
+}
+
 /* XXH64 against the system's libxxhash, when there is one. */
 static void test_xxh64(void **state)
 {
@@ -589,6 +636,7 @@ int main(void)
 		cmocka_unit_test(test_hash_sticky),
 		cmocka_unit_test(test_hash_remove_add),
 		cmocka_unit_test(test_hash_downgraded),
+		cmocka_unit_test(test_ring_search),
 		cmocka_unit_test(test_xxh64),
 		cmocka_unit_test(test_warmup),
 		cmocka_unit_test(test_downgraded),
