@@ -11,8 +11,8 @@
  * may see two ticks mixed, which picks a provider of one tick or the
  * other, never an index out of range), the clock the caller passed, and
  * this thread's random state.  It never allocates (its scratch arrays are
- * on the stack, SDS_LB_MAX entries at most), never locks and never enters
- * the kernel.
+ * on the stack, SDS_LB_MAX entries at most: 4.3 KB for least active),
+ * never locks and never enters the kernel.
  *
  * Effective weight.  A downgraded provider weighs 0 and is skipped by
  * every policy; a warming one weighs w * uptime / warmup (at least 1);
@@ -338,7 +338,7 @@ static int pick_rr(const struct sds_lb *lb, const struct sds_lb_load *load,
 static int pick_hash(const struct sds_lb *lb, const struct sds_lb_load *load,
 		     const void *key, size_t key_len)
 {
-	uint64_t h = sds_lb_xxh64(key_len ? key : "", key_len, 0);
+	uint64_t h = sds_lb_xxh64(key ? key : "", key ? key_len : 0, 0);
 	int i, p = sds_lb_ring_pick(&lb->ring, NULL, h);
 
 	if (!load || !LD(load[p].downgraded))

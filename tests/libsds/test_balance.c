@@ -312,6 +312,11 @@ static void test_hash_sticky(void **state)
 		len = snprintf(key, sizeof(key), "user-%d", j);
 		first[j] = sds_lb_pick(lb, NULL, NOW, key, len);
 	}
+	/* No key is the empty key, whatever length comes with it. */
+	assert_int_equal(sds_lb_pick(lb, NULL, NOW, NULL, 5),
+			 sds_lb_pick(lb, NULL, NOW, "", 0));
+	assert_int_equal(sds_lb_pick(lb, load, NOW, NULL, 0),
+			 sds_lb_pick(lb, NULL, NOW, "x", 0));
 	for (i = 0; i < 1000; i++)
 		for (j = 0; j < 100; j++) {
 			len = snprintf(key, sizeof(key), "user-%d", j);
