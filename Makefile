@@ -143,7 +143,7 @@ test: deps
 .PHONY: products
 products: $(PRODUCTS)
 
-include tools/bench/bench.mk tools/demo/demo.mk
+include tools/bench/bench.mk tools/bench/lb.mk tools/demo/demo.mk
 
 # Each run's tables and rounds go to tools/bench/results/<UTC time>/
 # (BENCH_OUT); `python3 tools/bench/results.py readme` then writes the

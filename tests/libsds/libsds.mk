@@ -6,6 +6,9 @@
 #                  (ASan + UBSan)
 #   test_limits    its exact limits: semaphore, token bucket (ASan + UBSan)
 #   test_drill     the drill part of that decision (ASan + UBSan)
+#   test_balance   the balancing policies (userspace/balance*.c): each
+#                  against its definition, exact or within a stated
+#                  statistical bound (ASan + UBSan)
 #   test_noloader  the whole library, real sites, no loader (ASan + UBSan)
 #   test_client    the library against a stand-in loader, with counting
 #                  sites in place of sites.S (ASan + UBSan)
@@ -47,6 +50,12 @@ $(LT_DIR)/test_drill: $(LT_SRC)/test_drill.c userspace/guard.c loader/flags.c $(
 	@mkdir -p $(@D)
 	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< userspace/guard.c \
 		loader/flags.c -lcmocka -lm -lbpf
+
+$(LT_DIR)/test_balance: $(LT_SRC)/test_balance.c userspace/balance.c \
+		userspace/balance_hash.c $(LT_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< userspace/balance.c \
+		userspace/balance_hash.c -lcmocka -lm -ldl
 
 $(LT_DIR)/test_noloader: $(LT_SRC)/test_noloader.c $(LT_LIB_SRCS) \
 		userspace/sites.S $(LT_DEPS)
@@ -119,7 +128,8 @@ $(LT_DIR)/nocost: $(LT_SRC)/nocost.c $(LT_SRC)/fakeloader.c loader/flags.c \
 		-std=gnu11 -pthread -o $@ $< $(LT_SRC)/fakeloader.c loader/flags.c \
 		$(LIBSDS_A) -lbpf
 
-LT_TESTS := $(LT_DIR)/test_guard $(LT_DIR)/test_limits $(LT_DIR)/test_drill $(LT_DIR)/test_noloader \
+LT_TESTS := $(LT_DIR)/test_guard $(LT_DIR)/test_limits $(LT_DIR)/test_drill \
+	    $(LT_DIR)/test_balance $(LT_DIR)/test_noloader \
 	    $(LT_DIR)/test_fork $(LT_DIR)/test_client $(LT_DIR)/test_client_life $(LT_DIR)/test_copy \
 	    $(LT_DIR)/test_sites
 
