@@ -263,7 +263,9 @@ def installed_admin_serves_dashboard(ctx):
     check(p.poll() is None, "sds-admin exited %s" % p.poll())
     status, body = sdstest.http_request(port, "GET", "/")
     eq(status, 200, "GET /")
-    eq(body, page, "GET / is the installed index.html")
+    check(body == page, "GET / is not the installed index.html (%d bytes, "
+          "the installed copy's mark %s)"
+          % (len(body), "in it" if mark in body else "not in it"))
     status, body = sdstest.http_request(port, "GET", "/style.css")
     eq(status, 200, "GET /style.css")
     p.send_signal(signal.SIGTERM)
