@@ -10,6 +10,8 @@ uninstall` into a DESTDIR, and the installed products at work.
     run against the installed library;
   * the installed sds-admin serves the installed dashboard;
   * `systemd-analyze verify` on every unit, silent;
+  * sds-admin.service's command line, run as systemd would (its conf,
+    its own user without capabilities, umask 0077);
   * sds-bpf@.service's command line, run as systemd would (its sh -c, an
     app conf, the unit's CapabilityBoundingSet and NoNewPrivileges through
     setpriv): a function point and a guard of another user's program,
@@ -300,6 +302,76 @@ def units_verify(ctx):
     eq(tree(ctx.tmp + "/prefix"), {}, "files left by uninstall of the prefix")
 
 
+@test
+def admin_unit_command_line(ctx):
+    """sds-admin.service's ExecStart= as systemd would run it: the
+    Environment= and the conf's LISTEN and OPTIONS expanded, %S and %d
+    the test's state and credentials dirs, as a user of its own (nobody
+    here) with no capabilities, NoNewPrivileges= and UMask=0077."""
+    ctx.install()
+    unit = ctx.path("usr/lib/systemd/system/sds-admin.service")
+    eq(unit_settings(unit, "CapabilityBoundingSet"), [""],
+       "CapabilityBoundingSet=")
+    eq(unit_settings(unit, "NoNewPrivileges"), ["yes"], "NoNewPrivileges=")
+    eq(unit_settings(unit, "UMask"), ["0077"], "UMask=")
+    port = sdstest.free_port()
+    env = {}
+    for e in unit_settings(unit, "Environment"):
+        k, v = e.split("=", 1)
+        env[k] = v
+    eq(env, {"LISTEN": "127.0.0.1:8887"}, "Environment=")
+    # The installed admin.conf, then the test's port and options.
+    env.update(env_file(ctx.path("etc/sds/admin.conf")))
+    env.update(LISTEN="127.0.0.1:%d" % port,
+               OPTIONS="--threads 3 --retention-days 7")
+    state = os.path.join(ctx.tmp, "lib")
+    creds = os.path.join(ctx.tmp, "creds")
+    for d in (state, os.path.join(state, "sds-admin"), creds):
+        os.mkdir(d, 0o755 if d == state else 0o700)
+    os.chown(os.path.join(state, "sds-admin"), sdstest.NOBODY, sdstest.NOBODY)
+    sdstest.write_token(os.path.join(creds, "token"), "t0ken")
+    os.chmod(os.path.join(creds, "token"), 0o400)
+    for p in (creds, os.path.join(creds, "token")):
+        os.chown(p, sdstest.NOBODY, sdstest.NOBODY)
+    (cmd,) = unit_settings(unit, "ExecStart")
+    argv = []
+    for w in shlex.split(cmd.replace("%S", state).replace("%d", creds)):
+        if re.fullmatch(r"\$[A-Za-z_]+", w):
+            argv += env.get(w[1:], "").split()
+        else:
+            argv.append(re.sub(r"\$\{([A-Za-z_]+)\}",
+                               lambda m: env.get(m.group(1), ""), w))
+    eq(argv[1:], ["--listen", "127.0.0.1:%d" % port, "--db",
+                  state + "/sds-admin/sds.db", "--token-file",
+                  creds + "/token", "--threads", "3", "--retention-days", "7"],
+       "sds-admin's arguments")
+    argv[0] = argv[0].replace("/usr/sbin/", ctx.path("usr/sbin/"))
+    err = open(os.path.join(ctx.tmp, "admin.err"), "wb")
+    p = sdstest.spawn(["setpriv", "--reuid=%d" % sdstest.NOBODY,
+                       "--regid=%d" % sdstest.NOBODY, "--clear-groups",
+                       "--inh-caps=-all", "--bounding-set=-all",
+                       "--no-new-privs", "--", "sh", "-c",
+                       'umask 0077 && exec "$@"', "sh"] + argv,
+                      stdout=subprocess.DEVNULL, stderr=err, cwd="/")
+    ctx.others.append(p)
+    sdstest.wait_until(lambda: sdstest.healthz(port) or p.poll() is not None,
+                       time.time() + 10, "sds-admin on port %d" % port)
+    check(p.poll() is None, "sds-admin exited %s" % p.poll())
+    status, body = sdstest.http_request(port, "GET", "/")
+    eq(status, 200, "GET /")
+    with open(ctx.path("usr/share/sds-admin/web/index.html")) as f:
+        check(body == f.read(), "GET / is not the installed index.html")
+    status, _ = sdstest.http_request(port, "POST", "/api/v1/groups",
+                                     body={"name": "g"},
+                                     headers={"Authorization": "Bearer t0ken"})
+    eq(status, 201, "POST /api/v1/groups with the credential's token")
+    db = os.stat(os.path.join(state, "sds-admin", "sds.db"))
+    eq((db.st_uid, db.st_mode & 0o777), (sdstest.NOBODY, 0o600),
+       "the database's owner and mode")
+    p.send_signal(signal.SIGTERM)
+    eq(p.wait(10), 0, "sds-admin's exit status at SIGTERM")
+
+
 # ---------------------------------------------------------------------------
 # sds-bpf@.service's command line
 
@@ -459,10 +531,17 @@ def unit_function_point_keep_restart(ctx):
     ctx.install()
     sds = ctx.path("usr/sbin/sds-bpf")
     tgt = sdstest.stage(os.path.join(TARGETS, "target_pie"), ctx.tmp, "svc")
-    conf = write_conf(ctx, TARGET=tgt, POINTS="w=work:err=neg", GROUP=GROUP,
+    # Two points (POINTS split on blanks), the installed example
+    # strategies (valid), empty keys (no option).
+    conf = write_conf(ctx, TARGET=tgt, POINTS="w=work:err=neg  n=nap",
+                      GROUP=GROUP,
                       STRATEGIES=ctx.path("etc/sds/strategies/example.json"),
                       ADMIN="", TOKEN_FILE="", OPTIONS="")
     l = UnitLoader(ctx, conf, ctx.app, GROUP)
+    st = json.loads(run([sds, "stats", "--json", "--group", GROUP, "--app",
+                         ctx.app], env=ctx.env).stdout)
+    eq(sorted(p["name"] for p in st["points"]), ["n", "order", "w"],
+       "points (w and n of POINTS, order of the strategies)")
     t = Target(ctx, tgt)
     t.work(5)
     wait_visits(ctx, sds, ctx.app, "w", 5)
