@@ -402,11 +402,14 @@ def unit_settings(path, key):
             if l.startswith(key + "=")]
 
 
-def unit_argv(path, instance):
-    """sds-bpf@INSTANCE's ExecStart= as systemd runs it: its specifiers
-    and $$ resolved, split into words."""
-    (cmd,) = unit_settings(path, "ExecStart")
-    cmd = cmd.replace("%i", instance).replace("%%", "%").replace("$$", "$")
+def unit_argv(path, instance, key="ExecStart", mainpid=None):
+    """sds-bpf@INSTANCE's ExecStart= (or @key) as systemd runs it: its
+    specifiers, $MAINPID and $$ resolved, split into words."""
+    (cmd,) = unit_settings(path, key)
+    cmd = cmd.replace("%i", instance).replace("%%", "%")
+    if mainpid is not None:
+        cmd = re.sub(r"(?<!\$)\$MAINPID", str(mainpid), cmd)
+    cmd = cmd.replace("$$", "$")
     check("%" not in cmd, "a specifier left in ExecStart: %r" % cmd)
     return shlex.split(cmd)
 
@@ -545,6 +548,23 @@ def unit_function_point_keep_restart(ctx):
     t = Target(ctx, tgt)
     t.work(5)
     wait_visits(ctx, sds, ctx.app, "w", 5)
+    # systemctl reload: ExecReload= sends SIGHUP to $MAINPID (shown on a
+    # stand-in that says so), which the loader takes as "read the
+    # strategies again" and serves on.
+    unit = ctx.path("usr/lib/systemd/system/sds-bpf@.service")
+    hup = sdstest.spawn(["sh", "-c", 'trap "echo HUP; exit 0" HUP; echo ready; '
+                         'while :; do sleep 0.05; done'],
+                        stdout=subprocess.PIPE, text=True)
+    ctx.others.append(hup)
+    eq(hup.stdout.readline(), "ready\n", "the stand-in")
+    run(unit_argv(unit, ctx.app, "ExecReload", mainpid=hup.pid))
+    eq(hup.stdout.readline(), "HUP\n", "the stand-in after ExecReload=")
+    run(unit_argv(unit, ctx.app, "ExecReload", mainpid=l.p.pid))
+    time.sleep(0.5)
+    check(l.p.poll() is None, "the loader exited at reload: %r" % l.stderr())
+    st = json.loads(run([sds, "stats", "--json", "--group", GROUP, "--app",
+                         ctx.app], env=ctx.env).stdout)
+    eq(st["strategies_version"], 1, "strategies version after reload")
     # systemctl restart: SIGTERM, then the same command again.  --keep
     # left the probes counting; the new loader adopts them.
     eq(l.stop(), 0, "the loader's exit status at SIGTERM")
