@@ -6,6 +6,7 @@
 #                 + the other suites (guard, e2e, drill, hostile, harm, bindings)
 #   make bench    deps + build + benchmarks (tools/bench)
 #   make demo     deps + build + the demo (tools/demo)
+#   make install  [PREFIX=/usr/local] [DESTDIR=]; make uninstall (docs/INSTALL.md)
 
 BUILD      ?= build
 CC         ?= gcc
@@ -49,6 +50,8 @@ include tests/harm/harm.mk
 include tests/bindings/bindings.mk
 include tests/deploy/deploy.mk
 include copy/copy.mk
+# After every .mk that adds to PRODUCTS: install's prerequisites.
+include packaging/install.mk tests/install/install.mk
 
 deps:
 	@sh tools/install-deps.sh

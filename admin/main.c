@@ -15,9 +15,14 @@
 #include <unistd.h>
 #include "admin.h"
 
+/* The build tree's admin/web (admin.mk): what a program run from build/
+ * serves.  An installed one finds its own first (web_dir_default()). */
 #ifndef SDS_ADMIN_WEB_DIR
-#define SDS_ADMIN_WEB_DIR "/usr/share/sds/web"
+#define SDS_ADMIN_WEB_DIR "admin/web"
 #endif
+/* Where `make install` puts the dashboard, relative to the program's
+ * directory: PREFIX/sbin/sds-admin serves PREFIX/share/sds-admin/web. */
+#define WEB_DIR_REL "../share/sds-admin/web"
 #define JS_DIR "/usr/share/javascript"
 
 static const char usage[] =
@@ -36,7 +41,9 @@ static const char usage[] =
 "  --protect-reads      GET requests of the API need the token too\n"
 "  --threads N          HTTP worker threads (default 2)\n"
 "  --retention-days N   forget statistics older than N days (default 30)\n"
-"  --web-dir DIR        the dashboard's files (default " SDS_ADMIN_WEB_DIR ")\n"
+"  --web-dir DIR        the dashboard's files (default: " WEB_DIR_REL "\n"
+"                       beside the program when it has index.html, as\n"
+"                       installed; else " SDS_ADMIN_WEB_DIR ")\n"
 "  --copy-max-amplification N  most copies a copy plan may make of each\n"
 "                       captured request, 1..1000 (default 20)\n"
 "  --js-dir DIR         Debian's JavaScript libraries, served under /javascript/\n"
@@ -83,6 +90,37 @@ static int read_token(const char *path, struct admin *ad)
 	ad->token[n - start] = '\0';
 	ad->token_len = n - start;
 	return 0;
+}
+
+/*
+ * The dashboard's directory when --web-dir is not given: WEB_DIR_REL from
+ * the directory of the running program (/proc/self/exe, so a symlink to
+ * it or a relative argv[0] does not matter) if it holds index.html, as in
+ * an installed tree (also under a DESTDIR, or a package's /usr); else
+ * the build tree's, compiled in.  Relative to the program rather than to
+ * a PREFIX compiled in: the same binary serves from wherever it was
+ * installed, and the build tree keeps working.
+ */
+static const char *web_dir_default(void)
+{
+	static char dir[PATH_MAX];
+	char exe[PATH_MAX], idx[PATH_MAX + 16];
+	ssize_t n;
+	char *slash;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return SDS_ADMIN_WEB_DIR;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return SDS_ADMIN_WEB_DIR;
+	*slash = '\0';
+	if (snprintf(dir, sizeof(dir), "%s/" WEB_DIR_REL, exe) >= (int)sizeof(dir) ||
+	    snprintf(idx, sizeof(idx), "%s/index.html", dir) >= (int)sizeof(idx) ||
+	    access(idx, R_OK))
+		return SDS_ADMIN_WEB_DIR;
+	return dir;
 }
 
 /* Parse ADDR:PORT (IPv6 in brackets) and listen on it. */
@@ -178,7 +216,7 @@ int main(int argc, char **argv)
 	sigset_t sigs;
 	int c, fd;
 
-	ad.web_dir = SDS_ADMIN_WEB_DIR;
+	ad.web_dir = NULL;
 	ad.js_dir = JS_DIR;
 	ad.max_body = ADMIN_MAX_BODY;
 	ad.copy_max_amp = ADMIN_COPY_MAX_AMP;
@@ -209,6 +247,8 @@ int main(int argc, char **argv)
 	if (!token_file)
 		die("--token-file", "missing: writes and heartbeats need a bearer token");
 	read_token(token_file, &ad);
+	if (!ad.web_dir)
+		ad.web_dir = web_dir_default();
 
 	/* Signals are taken by sigtimedwait() below, not by handlers; the
 	 * mask is inherited by libmicrohttpd's threads. */
