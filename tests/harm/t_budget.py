@@ -149,7 +149,7 @@ def suspend_and_resume(ctx, loop, u, t_hot):
     suspended_rate = got
     r = subprocess.run([SDS, "stats", "--app", "budget_loop"], env=ctx.env,
                        capture_output=True, text=True, timeout=10)
-    check(re.search(r"^hot +stepped .* [\d.]+% suspended: overhead$", r.stdout,
+    check(re.search(r"^hot +stepped .* [\d.]+% +- +suspended: overhead$", r.stdout,
                     re.M), "stats (text) shows no suspension: %r" % r.stdout)
 
     # Slower, within budget: a try measures it and the point resumes.
