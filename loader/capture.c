@@ -138,7 +138,7 @@ int capture__open(struct loader *l, const struct capture_opts *o,
 		if (!c->fn_links[i])
 			return cmd_err("point '%s': attaching the copy probe: %s%s",
 				       p->spec.name, strerror(errno),
-				       probes__perm_hint(errno));
+				       probes__attach_hint(errno));
 	}
 	l->probes.copy_site_prog = c->skel->progs.sds_copy_site;
 	return 0;

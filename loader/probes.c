@@ -23,6 +23,15 @@ const char *probes__perm_hint(int err)
 	return " (run as root, or with CAP_BPF and CAP_PERFMON)";
 }
 
+const char *probes__attach_hint(int err)
+{
+	if (err != EPERM && err != EACCES)
+		return "";
+	/* perf_event_open of the uprobe PMU, measured on Linux 6.18. */
+	return " (opening a uprobe takes root or CAP_SYS_ADMIN: CAP_PERFMON "
+	       "alone is refused)";
+}
+
 int probes__cap_for(int nfunc)
 {
 	int cap = nfunc + PROBES_GUARD_ROOM;
@@ -211,7 +220,7 @@ static void point_fail(const struct probe_point *p, const char *target,
 
 	snprintf(err, errlen, "attaching point '%s' to %s:%s: %s%s",
 		 p->spec.name, target, p->spec.symbol, strerror(e),
-		 e == ESRCH ? " (no such process)" : probes__perm_hint(e));
+		 e == ESRCH ? " (no such process)" : probes__attach_hint(e));
 	errno = e;
 }
 

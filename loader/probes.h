@@ -115,6 +115,8 @@ int probes__configure(struct probes *pr, int id, uint64_t timeout_ns);
 void probes__guard_file_detach(struct guard_file *gf);
 /* " (run as root, ...)" for an EPERM/EACCES @err, else "". */
 const char *probes__perm_hint(int err);
+/* The same for attaching a uprobe (perf_event_open, not the verifier). */
+const char *probes__attach_hint(int err);
 
 /*
  * probes_guard.c: attach the guard programs to the libsds sites @sites of

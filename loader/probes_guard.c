@@ -133,7 +133,7 @@ int probes__guard_add(struct probes *pr, const char *path, dev_t dev,
 	e = guard_file__attach(pr, gf, path, sites);
 	if (e) {
 		snprintf(err, errlen, "attaching libsds sites: %s%s",
-			 strerror(-e), probes__perm_hint(-e));
+			 strerror(-e), probes__attach_hint(-e));
 		errno = -e;
 		return -1;
 	}
@@ -182,7 +182,7 @@ int probes__attach_guards(struct probes *pr, const char *path,
 	e = guard_file__attach(pr, gf, path, sites);
 	if (e) {
 		snprintf(err, errlen, "attaching libsds sites in %s: %s%s",
-			 path, strerror(-e), probes__perm_hint(-e));
+			 path, strerror(-e), probes__attach_hint(-e));
 		return -1;
 	}
 	gf->used = true;

@@ -62,7 +62,12 @@ static long pidfd_pid(int pidfd)
 
 int regproc__alive(const struct regproc *rp)
 {
-	if (sys_pidfd_send_signal(rp->pidfd, 0))
+	/*
+	 * Signal 0 only asks whether the process exists: EPERM says it does
+	 * (of another uid, to a loader without CAP_KILL, as under the
+	 * systemd unit), so it is not a death; the fdinfo's pid decides.
+	 */
+	if (sys_pidfd_send_signal(rp->pidfd, 0) && errno != EPERM)
 		return -1;
 	return pidfd_pid(rp->pidfd) == rp->pid ? 0 : -1;
 }
