@@ -50,7 +50,7 @@ include tests/harm/harm.mk
 include tests/bindings/bindings.mk
 include tests/deploy/deploy.mk
 include copy/copy.mk
-include man/man.mk
+include man/man.mk tests/man/man.mk
 # After every .mk that adds to PRODUCTS: install's prerequisites.
 include packaging/install.mk tests/install/install.mk
 
