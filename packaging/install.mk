@@ -14,6 +14,9 @@
 #   lib/pkgconfig/sds.pc                              0644, prefix=$(PREFIX)
 #   share/sds-admin/web/*                             0644, the dashboard
 #   lib/systemd/system/sds-admin.service, sds-bpf@.service   0644
+#   share/man/man8/sds-bpf.8 sds-admin.8 sds-copy.8,
+#     man3/libsds.3, man5/sds-strategies.5        0644 (build/man, man/man.mk)
+#   share/bash-completion/completions/sds-bpf     0644
 #   $(SYSCONFDIR)/sds/admin.conf, apps/example.conf,
 #     strategies/example.json                         0644, conffiles
 #
@@ -37,11 +40,15 @@ DATADIR    ?= $(PREFIX)/share
 # loader keeps /run/sds and /var/lib/sds whatever the PREFIX.
 SYSCONFDIR ?= /etc
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
+MANDIR     ?= $(DATADIR)/man
+# Where bash-completion looks for a command's completion by its name.
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
 INSTALL    ?= install
 LDCONFIG   ?= ldconfig
 
 # Bad paths stop make before anything is built or written: one line.
-INSTALL_DIRVARS := PREFIX SBINDIR LIBDIR INCLUDEDIR DATADIR SYSCONFDIR UNITDIR
+INSTALL_DIRVARS := PREFIX SBINDIR LIBDIR INCLUDEDIR DATADIR SYSCONFDIR UNITDIR \
+		   MANDIR BASHCOMPDIR
 ifneq ($(filter install uninstall,$(MAKECMDGOALS)),)
 $(foreach v,$(INSTALL_DIRVARS),$(if $(filter-out 1,$(words $($(v)))),\
 	$(error $(v) must be one absolute path, not '$($(v))')))
@@ -53,6 +60,8 @@ LIBSDS_SO_REAL := libsds.so.$(LIBSDS_VERSION)
 INSTALL_WEB    := $(notdir $(wildcard admin/web/*))
 INSTALL_UNITS  := sds-admin.service sds-bpf@.service
 INSTALL_ETC    := admin.conf apps/example.conf strategies/example.json
+# build/man/NAME.SECTION -> $(MANDIR)/manSECTION/NAME.SECTION
+INSTALL_MAN    := $(foreach p,$(MAN_PAGES),man$(subst .,,$(suffix $(p)))/$(notdir $(p)))
 
 # In the .pc a directory under PREFIX is written as ${prefix}/...
 pc_dir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
@@ -65,7 +74,9 @@ install: $(PRODUCTS)
 	$(INSTALL) -d -m 0755 $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(DATADIR)/sds-admin/web \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/sds/apps \
-		$(DESTDIR)$(SYSCONFDIR)/sds/strategies
+		$(DESTDIR)$(SYSCONFDIR)/sds/strategies \
+		$(addprefix $(DESTDIR)$(MANDIR)/,$(sort $(dir $(INSTALL_MAN)))) \
+		$(DESTDIR)$(BASHCOMPDIR)
 	$(INSTALL) -m 0755 $(BIN)/sds-bpf $(BIN)/sds-admin $(BIN)/sds-copy $(DESTDIR)$(SBINDIR)/
 	$(INSTALL) -m 0644 $(LIBSDS_SO0) $(DESTDIR)$(LIBDIR)/$(LIBSDS_SO_REAL)
 	ln -sfn $(LIBSDS_SO_REAL) $(DESTDIR)$(LIBDIR)/libsds.so.0
@@ -86,6 +97,10 @@ install: $(PRODUCTS)
 	chmod 0644 $(DESTDIR)$(LIBDIR)/pkgconfig/sds.pc.tmp
 	mv $(DESTDIR)$(LIBDIR)/pkgconfig/sds.pc.tmp $(DESTDIR)$(LIBDIR)/pkgconfig/sds.pc
 	$(INSTALL) -m 0644 $(addprefix admin/web/,$(INSTALL_WEB)) $(DESTDIR)$(DATADIR)/sds-admin/web/
+	@set -e; for m in $(INSTALL_MAN); do \
+		$(INSTALL) -m 0644 $(MAN_DIR)/$${m#*/} $(DESTDIR)$(MANDIR)/$$m; \
+	done
+	$(INSTALL) -m 0644 packaging/bash-completion/sds-bpf $(DESTDIR)$(BASHCOMPDIR)/sds-bpf
 	@set -e; for u in $(INSTALL_UNITS); do \
 		$(call subst_in,packaging/systemd/$$u.in) > $(DESTDIR)$(UNITDIR)/$$u.tmp; \
 		chmod 0644 $(DESTDIR)$(UNITDIR)/$$u.tmp; \
@@ -113,6 +128,8 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/,sds.h sds.hpp)
 	rm -f $(addprefix $(DESTDIR)$(DATADIR)/sds-admin/web/,$(INSTALL_WEB))
 	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(INSTALL_UNITS))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/,$(INSTALL_MAN))
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/sds-bpf
 	@set -e; for f in $(INSTALL_ETC); do \
 		dst=$(DESTDIR)$(SYSCONFDIR)/sds/$$f; \
 		[ -e $$dst ] || continue; \

@@ -5,7 +5,7 @@ Install tests (issue 17; docs/INSTALL.md): `make install` and `make
 uninstall` into a DESTDIR, and the installed products at work.
 
   * the exact list of files, their modes, the soname links, the .pc and
-    the units written for the PREFIX;
+    the units written for the PREFIX, the man pages and the completion;
   * programs (C, C++, static) built with the installed pkg-config file and
     run against the installed library;
   * the installed sds-admin serves the installed dashboard;
@@ -80,6 +80,11 @@ EXPECTED = {
     "etc/sds/strategies/example.json": 0o644,
 }
 EXPECTED.update({"usr/share/sds-admin/web/" + f: 0o644 for f in WEB})
+# The man pages (man/man.mk) and the bash completion.
+MAN_PAGES = ("man8/sds-bpf.8", "man8/sds-admin.8", "man8/sds-copy.8",
+             "man3/libsds.3", "man5/sds-strategies.5")
+EXPECTED.update({"usr/share/man/" + m: 0o644 for m in MAN_PAGES})
+EXPECTED["usr/share/bash-completion/completions/sds-bpf"] = 0o644
 
 PC = """prefix=/usr
 includedir=${prefix}/include
@@ -178,17 +183,23 @@ def install_files_modes_links(ctx):
           "soname of the installed library: %s" % so.stdout)
     with open(ctx.path("usr/lib/pkgconfig/sds.pc")) as f:
         eq(f.read(), PC, "installed sds.pc")
-    for rel in ("usr/sbin/sds-bpf", "usr/sbin/sds-admin", "usr/sbin/sds-copy",
-                "usr/lib/libsds.a", "usr/include/sds.h", "usr/include/sds.hpp"):
-        src = {"usr/sbin/sds-bpf": "bin/sds-bpf",
-               "usr/sbin/sds-admin": "bin/sds-admin",
-               "usr/sbin/sds-copy": "bin/sds-copy",
-               "usr/lib/libsds.a": "lib/libsds.a",
-               "usr/include/sds.h": "include/sds.h",
-               "usr/include/sds.hpp": "include/sds.hpp"}[rel]
+    copies = {"usr/sbin/sds-bpf": "bin/sds-bpf",
+              "usr/sbin/sds-admin": "bin/sds-admin",
+              "usr/sbin/sds-copy": "bin/sds-copy",
+              "usr/lib/libsds.a": "lib/libsds.a",
+              "usr/include/sds.h": "include/sds.h",
+              "usr/include/sds.hpp": "include/sds.hpp"}
+    copies.update({"usr/share/man/" + m: "man/" + os.path.basename(m)
+                   for m in MAN_PAGES})
+    for rel, src in sorted(copies.items()):
         with open(ctx.path(rel), "rb") as a, \
                 open(os.path.join(BUILD, src), "rb") as b:
             check(a.read() == b.read(), "%s is not %s" % (rel, src))
+    with open(ctx.path("usr/share/bash-completion/completions/sds-bpf"),
+              "rb") as a, open(os.path.join(ROOT, "packaging", "bash-completion",
+                                            "sds-bpf"), "rb") as b:
+        check(a.read() == b.read(), "the installed completion is not "
+              "packaging/bash-completion/sds-bpf")
     # The units and conffiles name the installed paths, nothing left over.
     for rel in ["usr/lib/systemd/system/" + u for u in UNITS] + \
                ["etc/sds/" + e for e in ETC]:
