@@ -12,7 +12,9 @@ Man page and completion tests (issue 17; docs/INSTALL.md):
     prints (its usage lines and the lines that begin with an option) is
     the set the page documents (its option definitions: a line that
     begins with an option, followed by an indented body); a difference is
-    shown both ways;
+    shown both ways; the point options of `attach --help` are the keys
+    THE POINT SPEC defines; sds-strategies(5) defines every field
+    common/strategy.c validates, with its range;
   * packaging/bash-completion/sds-bpf, driven in bash (`complete -p`, the
     function called with COMP_WORDS, COMP_CWORD, COMP_LINE, COMP_POINT):
     exact candidates for the commands, every command's options (the
@@ -99,9 +101,9 @@ def help_commands(text):
     return set(re.findall(r"^  ([a-z][a-z-]*) +\S", text, re.M))
 
 
-def page_sections(path):
-    """{(SH, SS): [the option names of each definition]} of a roff page
-    that scdoc wrote: a definition is a line that begins with \\fB-,
+def page_definitions(path):
+    """{(SH, SS): [the first line of each definition]} of a roff page
+    that scdoc wrote: a definition is a line that begins with \\fB,
     followed by .RS (its body)."""
     with open(path) as f:
         lines = f.read().splitlines()
@@ -114,8 +116,19 @@ def page_sections(path):
         elif line.startswith(".SS "):
             ss = line[4:].strip().strip('"')
             out.setdefault((sh, ss), [])
-        elif line.startswith("\\fB-") and i + 1 < len(lines) and \
+        elif line.startswith("\\fB") and i + 1 < len(lines) and \
                 lines[i + 1].startswith(".RS"):
+            out.setdefault((sh, ss), []).append(line.replace("\\&", ""))
+    return out
+
+
+def page_sections(path):
+    """{(SH, SS): [the option names of each option definition]}: the
+    options a definition line begins with (\\fB-a\\fR, \\fB--app\\fR ...)."""
+    out = {}
+    for key, defs in page_definitions(path).items():
+        out[key] = []
+        for line in defs:
             names = []
             pos = 0
             for m in re.finditer(r"\\fB(%s)\\fR" % OPT, line):
@@ -125,7 +138,8 @@ def page_sections(path):
                 pos = m.end()
                 if line.startswith(", ", pos):
                     pos += 2
-            out.setdefault((sh, ss), []).append(names)
+            if names:
+                out[key].append(names)
     return out
 
 
@@ -203,6 +217,53 @@ def sds_copy_help_equals_page(ctx):
         opts = help_options(help_of([copy, c, "--help"]))
         check(opts, "sds-copy %s --help: no options found" % c)
         same(opts, page_options(sec, "COMMANDS", c), "sds-copy %s" % c)
+
+
+@test
+def point_spec_keys_equal_help(ctx):
+    """The point options of `attach --help` ("  err=neg|zero  ...") are
+    the keys THE POINT SPEC of sds-bpf(8) defines."""
+    text = help_of([os.path.join(BIN, "sds-bpf"), "attach", "--help"])
+    block = text.split("Point options", 1)[1].split("\n\n", 1)[0]
+    keys = set(re.findall(r"^  ([a-z_]+)=", block, re.M))
+    check(len(keys) >= 5, "attach --help's point options: %s" % sorted(keys))
+    defs = page_definitions(os.path.join(MAN, "sds-bpf.8"))[("THE POINT SPEC", None)]
+    page = {m.group(1) for m in (re.match(r"\\fB([a-z_]+)=", d) for d in defs)
+            if m}
+    same(keys, page, "the point spec's keys")
+
+
+def c_number(s):
+    s = s.strip()
+    m = re.fullmatch(r"(\d+)\^(\d+)", s)
+    return int(m.group(1)) ** int(m.group(2)) if m else int(s)
+
+
+@test
+def strategy_fields_equal_validator(ctx):
+    """sds-strategies(5) defines every field common/strategy.c accepts,
+    with the range it validates (F(name, lo, hi); LIMIT_MAX is 2^40),
+    and "copy"."""
+    with open(os.path.join(ROOT, "common", "strategy.c")) as f:
+        src = f.read()
+    limit = re.search(r"#define LIMIT_MAX\s+\(\(int64_t\)1 << (\d+)\)", src)
+    check(limit, "LIMIT_MAX in common/strategy.c")
+    consts = {"LIMIT_MAX": 1 << int(limit.group(1))}
+    fields = {}
+    for name, lo, hi in re.findall(r"^\s*F\((\w+), (\w+), (\w+)\),", src, re.M):
+        fields[name] = tuple(consts.get(v) or int(v) for v in (lo, hi))
+    check(len(fields) >= 10, "fields of common/strategy.c: %s" % sorted(fields))
+    check('"copy"' in src, "common/strategy.c has no \"copy\"")
+    fields["copy"] = None
+    page = {}
+    defs = page_definitions(os.path.join(MAN, "sds-strategies.5"))[("DESCRIPTION", None)]
+    for d in defs:
+        for name, rng in re.findall(r"\\fB(\w+)\\fR \(([^)]*)\)", d):
+            m = re.match(r"([\d^]+)\.\.([\d^]+)", rng)
+            page[name] = (c_number(m.group(1)), c_number(m.group(2))) if m else None
+    same(set(fields), set(page), "the strategy fields")
+    for name in sorted(fields):
+        eq(page[name], fields[name], "the range of %s in the page" % name)
 
 
 # ---------------------------------------------------------------------------
