@@ -1,6 +1,7 @@
 # sds-bpf: `make` builds everything into build/; see README.md.
 #
-#   make          build/bin/sds-bpf and the BPF skeleton
+#   make          build/bin/sds-bpf and the BPF skeleton (and every product:
+#                 libsds, sds-admin, sds-copy, the man pages in build/man)
 #   make deps     install the Debian packages (idempotent)
 #   make test     deps + build + unit tests (ASan/UBSan) + integration tests
 #                 + the other suites (guard, e2e, drill, hostile, harm, bindings)
