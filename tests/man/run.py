@@ -324,6 +324,18 @@ int main(int argc, char **argv) { return handle_order(argc) + handle_refund(argc
 '''
 
 
+CXX = r'''
+namespace shop {
+struct Cart { int add(int x); int add(long x); int total() const; };
+int Cart::add(int x) { return x; }
+int Cart::add(long x) { return (int)x; }
+int Cart::total() const { return 1; }
+int handle(const char *s) { return s != 0; }
+}
+int main() { shop::Cart c; return c.add(1) + c.add(2L) + c.total() + shop::handle("x") - 5; }
+'''
+
+
 @test
 def completion_attach_symbols(ctx):
     """attach TARGET NAME=<TAB>: TARGET's functions (sds-bpf list-symbols
@@ -340,9 +352,24 @@ def completion_attach_symbols(ctx):
     # After the options began: nothing.
     eq(complete(ctx, "sds-bpf attach %s o=handle_order:err=" % exe), [],
        "attach TARGET o=handle_order:err=<TAB>")
+    # C++: a name without its signature where it names one function,
+    # the symbol where it names overloads (or could not stay one word).
+    cxx = os.path.join(ctx.tmp, "shop.cpp")
+    with open(cxx, "w") as f:
+        f.write(CXX)
+    shop = os.path.join(ctx.tmp, "shop")
+    run(["g++", "-O0", "-o", shop, cxx])
+    eq(complete(ctx, "sds-bpf attach %s a=shop::" % shop),
+       ["Cart::total", "handle"], "attach SHOP a=shop::<TAB> (bash replaces "
+       "what follows the last ':')")
+    eq(complete(ctx, "sds-bpf attach %s a=_ZN4shop4Cart3add" % shop),
+       ["_ZN4shop4Cart3addEi", "_ZN4shop4Cart3addEl"],
+       "attach SHOP a=_ZN4shop4Cart3add<TAB> (the overloads)")
     # TARGET itself: files.
     eq(complete(ctx, "sds-bpf attach %s/sv" % ctx.tmp),
        [exe, src], "attach DIR/sv<TAB>")
+    eq(complete(ctx, "sds-bpf list-symbols %s/sh" % ctx.tmp),
+       [shop, cxx], "list-symbols DIR/sh<TAB>")
 
 
 # What `sds-bpf list --json` and `stats --json` print (loader/query.c,
