@@ -45,6 +45,7 @@ PRODUCTS    := $(BIN)/sds-bpf $(BIN)/sds-copy
 EXTRA_TESTS :=
 all: products
 
+include packaging/version.mk
 include userspace/userspace.mk admin/admin.mk tests/drill/drill.mk tests/hostile/hostile.mk
 include tests/crash/crash.mk
 include tests/harm/harm.mk
