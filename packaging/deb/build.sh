@@ -36,8 +36,13 @@ take() {
 
 take sds-bpf usr/sbin usr/share/sds-admin usr/lib/systemd usr/share/bash-completion \
 	usr/share/man/man5 usr/share/man/man8 etc/sds
-take libsds0 $LIB/libsds.so.0 "$LIB/$(cd "$STAGE/$LIB" && ls | grep '^libsds\.so\.0\..*' | head -n 1)"
-take libsds-dev $LIB/libsds.so $LIB/libsds.a $LIB/pkgconfig usr/include usr/share/man/man3
+real=
+for f in "$STAGE/$LIB"/libsds.so.0.*; do
+	real=${f#"$STAGE/"}
+done
+[ -e "$STAGE/$real" ] || { echo "packaging/deb/build.sh: no libsds.so.0.* in $STAGE/$LIB" >&2; exit 1; }
+take libsds0 "$LIB/libsds.so.0" "$real"
+take libsds-dev "$LIB/libsds.so" "$LIB/libsds.a" "$LIB/pkgconfig" usr/include usr/share/man/man3
 left=$(cd "$STAGE" && find . ! -type d)
 if [ -n "$left" ]; then
 	echo "packaging/deb/build.sh: installed but in no package: $left" >&2
@@ -86,15 +91,20 @@ mkdir -p "$SH/debian"
 printf 'Source: sds-bpf\n\nPackage: sds-bpf\nArchitecture: %s\n\nPackage: libsds0\nArchitecture: %s\n' \
 	"$ARCH" "$ARCH" > "$SH/debian/control"
 deps() {
-	(cd "$SH" && dpkg-shlibdeps -O -e"$@" 2>/dev/null) |
+	args=
+	for f in "$@"; do
+		args="$args -e$f"
+	done
+	# shellcheck disable=SC2086 # one -eFILE a word: no blank in these paths
+	(cd "$SH" && dpkg-shlibdeps -O $args 2>/dev/null) |
 		sed -n 's/^shlibs:Depends=//p'
 }
 DEPS_BPF=$(deps "$WORK"/sds-bpf/usr/sbin/*)
-DEPS_LIB=$(deps "$WORK"/libsds0/$LIB/libsds.so.0.*)
-[ -n "$DEPS_BPF" ] && [ -n "$DEPS_LIB" ] || {
+DEPS_LIB=$(deps "$WORK/libsds0/$real")
+if [ -z "$DEPS_BPF" ] || [ -z "$DEPS_LIB" ]; then
 	echo "packaging/deb/build.sh: dpkg-shlibdeps computed no Depends" >&2
 	exit 1
-}
+fi
 
 # $1 package, $2 Section, $3 Depends, then the fields after it; the
 # description from stdin.
