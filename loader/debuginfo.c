@@ -220,6 +220,8 @@ void debuginfo__attach(struct elf_file *ef)
 {
 	char hex[BUILDID_HEX_MAX + 1];
 
+	if (ef->has_symtab)
+		return;
 	buildid__read(ef, hex);
 	ef->dbg = *hex ? by_buildid(ef, hex) : NULL;
 	ef->dbg_how = DEBUGINFO_BY_BUILDID;

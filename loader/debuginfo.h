@@ -19,7 +19,7 @@ struct elf_file;
 const char *debuginfo__root(void);
 
 /*
- * @ef has no .symtab: look for its debug file, in this order (gdb's):
+ * When @ef has no .symtab, look for its debug file, in this order (gdb's):
  *   ROOT/.build-id/xx/yyyy.debug            (NT_GNU_BUILD_ID of @ef)
  *   DIR/LINK, DIR/.debug/LINK, ROOT/DIR/LINK (.gnu_debuglink, CRC32 checked)
  * DIR is the directory of @ef's real path.  The first debug file that

@@ -102,7 +102,7 @@ struct elf_file *elf_file__open(const char *path, char *err, size_t errlen)
 	}
 	ef = elf_file__open_fd(fd, path, err, errlen);
 	/* By path only: a client's file opened by inode needs no symbols. */
-	if (ef && !ef->has_symtab)
+	if (ef)
 		debuginfo__attach(ef);
 	return ef;
 }

@@ -11,7 +11,10 @@ test's own (SDS_DEBUG_ROOT, the tests-only override of /usr/lib/debug).
 
   * by build-id: ROOT/.build-id/xx/yyyy.debug; N calls counted, the
     attach table's "symbols:" line names the debug file and the build-id;
-  * by .gnu_debuglink: beside the binary, and in its .debug/ subdir;
+  * by .gnu_debuglink: beside the binary, in its .debug/ subdir, under
+    ROOT/DIR;
+  * a deploy: a new stripped build moved onto the path is followed
+    through its own debug file, both builds counted exactly;
   * refused: a debug file of another build under the build-id path; a
     debuglink whose CRC32 does not match; a symlink at the build-id path;
     each one line naming the file and why, non-zero exit;
@@ -31,6 +34,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
@@ -164,6 +168,43 @@ def by_debuglink_under_root_counted_exactly(ctx):
     moved = os.path.join(d, os.path.basename(dbg))
     os.rename(dbg, moved)
     counted(ctx, exe, "rootlink", [moved, "by .gnu_debuglink"])
+
+
+def stats(ctx, app):
+    r = sdstest.run_group([SDS, "stats", "--app", app, "--json"], ctx.env,
+                          ctx.tmp, ctx.others, 30)
+    check(r.rc == 0, "stats: %r" % r)
+    return json.loads(r.out)
+
+
+@test
+def deploy_of_stripped_build_counted_exactly(ctx):
+    """attach to a stripped build (symbols by build-id); mv a new
+    stripped build (another build-id, its own debug file) onto the path:
+    the loader follows it through the new debug file; both counted."""
+    exe, dbg, bid = ctx.build("svc", sub="app")
+    ctx.place_buildid(dbg, bid)
+    ld = ctx.attach(exe, "deploy")
+    run_target(ctx, exe, N)
+    eq(get_point(stats(ctx, "deploy"), "w")["total"]["visits"], N, "old build")
+    new, ndbg, nbid = ctx.build("svc.new", salt=7, sub="app")
+    check(nbid != bid, "two builds, one build-id")
+    ctx.place_buildid(ndbg, nbid)
+    os.rename(new, exe)
+    deadline = time.monotonic() + 20
+    while True:
+        b = stats(ctx, "deploy").get("builds", {})
+        if b.get("deploys") == 1:
+            break
+        check(time.monotonic() < deadline and not b.get("rejected"),
+              "the new build was not followed: builds %r; stderr %r"
+              % (b, ld.stderr()))
+        time.sleep(0.2)
+    eq(b.get("current"), nbid, "the current build")
+    run_target(ctx, exe, 500)
+    eq(get_point(stats(ctx, "deploy"), "w")["total"]["visits"], N + 500,
+       "old and new builds")
+    ld.end()
 
 
 @test
