@@ -32,7 +32,7 @@ COMMON_SRCS := $(wildcard common/*.c)
 LOADER_SRCS := $(wildcard loader/*.c)
 # Pure modules the unit tests link (no BPF, no sockets).
 PURE_SRCS   := $(COMMON_SRCS) loader/pointspec.c loader/site.c loader/elfsym.c loader/elfaddr.c loader/chain.c loader/budget.c \
-	       loader/demangle.c loader/lang.c loader/exits.c loader/calib.c \
+	       loader/demangle.c loader/lang.c loader/exits.c loader/calib.c loader/debuginfo.c \
 	       loader/backlog.c loader/backlog_load.c loader/buildid.c \
 	       loader/counters.c loader/snapshot.c loader/engine_eval.c
 
@@ -45,15 +45,18 @@ PRODUCTS    := $(BIN)/sds-bpf $(BIN)/sds-copy
 EXTRA_TESTS :=
 all: products
 
+include packaging/version.mk
 include userspace/userspace.mk admin/admin.mk tests/drill/drill.mk tests/hostile/hostile.mk
 include tests/crash/crash.mk
 include tests/harm/harm.mk
 include tests/bindings/bindings.mk
 include tests/deploy/deploy.mk
+include tests/debuginfo/debuginfo.mk
 include copy/copy.mk
 include man/man.mk tests/man/man.mk
 # After every .mk that adds to PRODUCTS: install's prerequisites.
 include packaging/install.mk tests/install/install.mk
+include packaging/deb.mk tests/deb/deb.mk
 
 deps:
 	@sh tools/install-deps.sh

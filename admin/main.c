@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "admin.h"
+#include "sds_version.h"
 
 /* The build tree's admin/web (admin.mk): what a program run from build/
  * serves.  An installed one finds its own first (web_dir_default()). */
@@ -49,6 +50,7 @@ static const char usage[] =
 "  --js-dir DIR         Debian's JavaScript libraries, served under /javascript/\n"
 "                       (default " JS_DIR ")\n"
 "  -h, --help           this text\n"
+"  -V, --version        print \"sds-admin VERSION\" and exit\n"
 "\n"
 "SIGTERM or SIGINT: stop accepting, finish the requests in flight, exit 0.\n";
 
@@ -205,6 +207,7 @@ int main(int argc, char **argv)
 		{ "js-dir", required_argument, NULL, 'j' },
 		{ "copy-max-amplification", required_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
 	const char *listen_spec = NULL, *db = NULL, *token_file = NULL;
@@ -220,7 +223,7 @@ int main(int argc, char **argv)
 	ad.js_dir = JS_DIR;
 	ad.max_body = ADMIN_MAX_BODY;
 	ad.copy_max_amp = ADMIN_COPY_MAX_AMP;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l': listen_spec = optarg; break;
 		case 'd': db = optarg; break;
@@ -233,6 +236,7 @@ int main(int argc, char **argv)
 		case 'j': ad.js_dir = optarg; break;
 		case 'a': ad.copy_max_amp = num_opt("--copy-max-amplification", optarg, 1, 1000); break;
 		case 'h': fputs(usage, stdout); return 0;
+		case 'V': printf("sds-admin %s\n", SDS_VERSION); return 0;
 		default:
 			fprintf(stderr, "sds-admin: bad usage: try --help\n");
 			return 2;

@@ -14,7 +14,7 @@ COPY_BENCH  := $(BUILD)/bench/copy_load
 
 $(OBJ)/copy-prog/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) -D_GNU_SOURCE -Ibpf -Icommon -Icopy $(CFLAGS) $(WARN) -std=gnu11 -MMD -MP -c $< -o $@
+	$(CC) -D_GNU_SOURCE -Ibpf -Icommon -Icopy -I$(BUILD)/gen $(CFLAGS) $(WARN) -std=gnu11 -MMD -MP -c $< -o $@
 
 $(BIN)/sds-copy: $(COPY_OBJS)
 	@mkdir -p $(@D)

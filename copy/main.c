@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "serve.h"
+#include "sds_version.h"
 
 struct copy_cmd {
 	const char *name;		/* argv[1] */
@@ -22,7 +23,7 @@ static void usage(FILE *f)
 {
 	const struct copy_cmd *c;
 
-	fputs("usage: sds-copy COMMAND [OPTIONS]   (sds-copy COMMAND --help)\n", f);
+	fputs("usage: sds-copy COMMAND [OPTIONS]   (sds-copy COMMAND --help; sds-copy --version)\n", f);
 	for (c = cmds; c->name; c++)
 		fprintf(f, "  %-8s %s\n", c->name, c->what);
 }
@@ -37,6 +38,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		printf("sds-copy %s\n", SDS_VERSION);
 		return 0;
 	}
 	for (c = cmds; c->name; c++)

@@ -24,6 +24,7 @@
 #include "ctl.h"
 #include "attach_table.h"
 #include "calib.h"
+#include "debuginfo.h"
 #include "forkcheck.h"
 #include "lang.h"
 #include "names.h"
@@ -61,6 +62,8 @@ static struct {
 
 /* What TARGET was built from: the hints name that toolchain's options. */
 static struct src_info target_src;
+/* Where TARGET's symbols came from (debuginfo.c), for the table. */
+static char target_syms[2 * 4096 + 512];
 
 /* What probes cost here (calib.h), when there are function points. */
 static struct {
@@ -321,6 +324,7 @@ static int resolve_points(struct probes *pr, const char *target,
 	/* A uretprobe must not break TARGET's exceptions (docs/UNWIND.md). */
 	pr->ret_mode = ret_mode_for(ef, &pr->ret_why);
 	src_info_detect(ef, &target_src);
+	debuginfo__describe(ef, target_syms, sizeof(target_syms));
 	for (i = 0; i < n; i++) {
 		struct probe_point *p = &pr->pts[i];
 
@@ -554,6 +558,7 @@ static int attach_serve(struct attach_run *a)
 			!forkcheck__kills(&fork_check.fc) ? "--fork-safe" :
 			"the fork check; :site=nop5 takes the NOP at that risk",
 		.src = &target_src,
+		.syms_line = target_syms,
 	};
 	struct loop lp;
 	char err[512];

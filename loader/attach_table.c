@@ -20,6 +20,8 @@ void attach_table__print(const struct probes *pr, const struct sds_sites *sites,
 		printf("%s\n", t->fork_line);
 	if (t->costs_line[0])
 		printf("%s\n", t->costs_line);
+	if (t->syms_line && t->syms_line[0])
+		printf("symbols: %s\n", t->syms_line);
 	printf("%-16s %-24s %-10s %-8s %-9s %s\n", "POINT", "SYMBOL", "OFFSET",
 	       "SITE", "COST", "INSTRUCTION");
 	for (i = 0; i < pr->npoints; i++) {

@@ -13,6 +13,7 @@ struct attach_table {
 	const char *costs_line;		/* where the probe costs come from; "": nothing */
 	const char *fork_safe_by;	/* what placed nop5 points past the NOP */
 	const struct src_info *src;	/* what TARGET was built from (the hints) */
+	const char *syms_line;		/* where TARGET's symbols came from (debuginfo.h); "": not known */
 };
 
 /* Print the table of @pr's points and of TARGET's libsds @sites. */

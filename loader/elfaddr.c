@@ -31,13 +31,14 @@ static int elf_file__func_in(struct elf_file *ef, Elf64_Word type,
 			     uint64_t vaddr, const char **name,
 			     uint64_t *start, uint64_t *size)
 {
+	Elf *e = elf_file__table_elf(ef, type);
 	Elf_Scn *scn = NULL;
 	GElf_Shdr shdr;
 	Elf_Data *data;
 	GElf_Sym s;
 	size_t i, n;
 
-	while ((scn = elf_nextscn(ef->elf, scn)))
+	while ((scn = elf_nextscn(e, scn)))
 		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == type)
 			break;
 	if (!scn || !shdr.sh_entsize || !(data = elf_getdata(scn, NULL)))
@@ -53,7 +54,7 @@ static int elf_file__func_in(struct elf_file *ef, Elf64_Word type,
 		    s.st_shndx == SHN_UNDEF || !s.st_size ||
 		    vaddr < s.st_value || vaddr - s.st_value >= s.st_size)
 			continue;
-		*name = elf_strptr(ef->elf, shdr.sh_link, s.st_name);
+		*name = elf_strptr(e, shdr.sh_link, s.st_name);
 		if (!*name)
 			continue;
 		*start = s.st_value;
@@ -75,13 +76,14 @@ int elf_file__func_prefixed(struct elf_file *ef, const char *prefix,
 			    uint64_t *vaddr, uint64_t *off)
 {
 	size_t n = strlen(prefix), i, cnt;
+	Elf *e = elf_file__table_elf(ef, SHT_SYMTAB);
 	Elf_Scn *scn = NULL;
 	unsigned char b;
 	GElf_Shdr shdr;
 	Elf_Data *data;
 	GElf_Sym s;
 
-	while ((scn = elf_nextscn(ef->elf, scn)))
+	while ((scn = elf_nextscn(e, scn)))
 		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_SYMTAB)
 			break;
 	if (!scn || !shdr.sh_entsize || !(data = elf_getdata(scn, NULL)))
@@ -94,7 +96,7 @@ int elf_file__func_prefixed(struct elf_file *ef, const char *prefix,
 			break;
 		if (GELF_ST_TYPE(s.st_info) != STT_FUNC || s.st_shndx == SHN_UNDEF)
 			continue;
-		name = elf_strptr(ef->elf, shdr.sh_link, s.st_name);
+		name = elf_strptr(e, shdr.sh_link, s.st_name);
 		if (!name || strncmp(name, prefix, n))
 			continue;
 		*vaddr = s.st_value;

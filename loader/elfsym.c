@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "debuginfo.h"
 #include "demangle.h"
 #include "elfsym.h"
 #include "elffile.h"
@@ -91,6 +92,7 @@ err_free:
 
 struct elf_file *elf_file__open(const char *path, char *err, size_t errlen)
 {
+	struct elf_file *ef;
 	int fd;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -98,7 +100,11 @@ struct elf_file *elf_file__open(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
-	return elf_file__open_fd(fd, path, err, errlen);
+	ef = elf_file__open_fd(fd, path, err, errlen);
+	/* By path only: a client's file opened by inode needs no symbols. */
+	if (ef)
+		debuginfo__attach(ef);
+	return ef;
 }
 
 /*
@@ -110,6 +116,7 @@ struct elf_file *elf_file__open(const char *path, char *err, size_t errlen)
 static int elf_file__lookup(struct elf_file *ef, Elf64_Word type,
 			    const char *sym, struct elf_func *out)
 {
+	Elf *e = elf_file__table_elf(ef, type);
 	Elf_Scn *scn = NULL;
 	GElf_Shdr shdr;
 	Elf_Data *data;
@@ -118,7 +125,7 @@ static int elf_file__lookup(struct elf_file *ef, Elf64_Word type,
 	size_t i, n;
 
 	memset(&best, 0, sizeof(best));
-	while ((scn = elf_nextscn(ef->elf, scn))) {
+	while ((scn = elf_nextscn(e, scn))) {
 		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == type)
 			break;
 	}
@@ -139,7 +146,7 @@ static int elf_file__lookup(struct elf_file *ef, Elf64_Word type,
 		if ((t != STT_FUNC && t != STT_GNU_IFUNC) ||
 		    s.st_shndx == SHN_UNDEF)
 			continue;
-		name = elf_strptr(ef->elf, shdr.sh_link, s.st_name);
+		name = elf_strptr(e, shdr.sh_link, s.st_name);
 		if (!name || strcmp(name, sym))
 			continue;
 		if (!found || GELF_ST_BIND(best.st_info) == STB_LOCAL)
@@ -207,13 +214,17 @@ int elf_file__func_at(struct elf_file *ef, const char *name, uint64_t vaddr,
 	return 0;
 }
 
-/* The symbol table @type of the file, its header in @shdr; NULL if none. */
+/*
+ * The symbol table @type of the file, its header in @shdr and the libelf
+ * handle that holds it (ours, or the debug file's) in @e; NULL if none.
+ */
 static Elf_Data *elf_file__symtab(struct elf_file *ef, Elf64_Word type,
-				  GElf_Shdr *shdr)
+				  GElf_Shdr *shdr, Elf **e)
 {
 	Elf_Scn *scn = NULL;
 
-	while ((scn = elf_nextscn(ef->elf, scn))) {
+	*e = elf_file__table_elf(ef, type);
+	while ((scn = elf_nextscn(*e, scn))) {
 		if (gelf_getshdr(scn, shdr) && shdr->sh_type == type &&
 		    shdr->sh_entsize)
 			return elf_getdata(scn, NULL);
@@ -225,7 +236,8 @@ static int for_each_in(struct elf_file *ef, Elf64_Word type, bool funcs,
 		       int (*fn)(const struct elf_sym *s, void *ctx), void *ctx)
 {
 	GElf_Shdr shdr;
-	Elf_Data *data = elf_file__symtab(ef, type, &shdr);
+	Elf *e;
+	Elf_Data *data = elf_file__symtab(ef, type, &shdr, &e);
 	struct elf_sym es;
 	GElf_Sym s;
 	size_t i, n;
@@ -238,7 +250,7 @@ static int for_each_in(struct elf_file *ef, Elf64_Word type, bool funcs,
 		if (!gelf_getsym(data, (int)i, &s))
 			break;
 		t = GELF_ST_TYPE(s.st_info);
-		es.name = elf_strptr(ef->elf, shdr.sh_link, s.st_name);
+		es.name = elf_strptr(e, shdr.sh_link, s.st_name);
 		es.vaddr = s.st_value;
 		es.size = s.st_size;
 		es.func = t == STT_FUNC || t == STT_GNU_IFUNC;
@@ -298,8 +310,10 @@ static int elf_file__find_demangled(struct elf_file *ef, const char *sym,
 	}
 	if (!ef->has_symtab) {
 		snprintf(err, errlen,
-			 "symbol '%s' not found in %s: the file is stripped (no .symtab); rebuild without -s or use a binary with symbols",
-			 sym, ef->path);
+			 "symbol '%s' not found in %s: the file is stripped (no .symtab) and has no debug file under %s%s%s; rebuild without -s, install its debug symbols (-dbgsym) or use a binary with symbols",
+			 sym, ef->path, debuginfo__root(),
+			 ef->dbg_refused ? "; refused " : "",
+			 ef->dbg_refused ? ef->dbg_refused : "");
 		goto out;
 	}
 	/* Nothing matched: a second pass for the nearest names. */
@@ -475,14 +489,14 @@ int elf_file__section_bytes(struct elf_file *ef, const char *name, size_t max,
 	return 0;
 }
 
-/* Is @sym in a symbol table of the file, defined or not? */
-static bool elf_file__names(struct elf_file *ef, const char *sym)
+/* Is @sym in a symbol table of @e, defined or not? */
+static bool elf_names(Elf *e, const char *sym)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr shdr;
 	GElf_Sym s;
 
-	while ((scn = elf_nextscn(ef->elf, scn))) {
+	while ((scn = elf_nextscn(e, scn))) {
 		Elf_Data *data;
 		const char *name;
 		size_t i, n;
@@ -497,12 +511,18 @@ static bool elf_file__names(struct elf_file *ef, const char *sym)
 		for (i = 0; i < n; i++) {
 			if (!gelf_getsym(data, (int)i, &s))
 				break;
-			name = elf_strptr(ef->elf, shdr.sh_link, s.st_name);
+			name = elf_strptr(e, shdr.sh_link, s.st_name);
 			if (name && !strcmp(name, sym))
 				return true;
 		}
 	}
 	return false;
+}
+
+/* Is @sym in a symbol table of the file (or of its debug file)? */
+static bool elf_file__names(struct elf_file *ef, const char *sym)
+{
+	return elf_names(ef->elf, sym) || (ef->dbg && elf_names(ef->dbg->elf, sym));
 }
 
 bool elf_file__can_unwind(struct elf_file *ef)
@@ -533,6 +553,8 @@ void elf_file__close(struct elf_file *ef)
 		elf_end(ef->elf);
 	if (ef->fd >= 0)
 		close(ef->fd);
+	elf_file__close(ef->dbg);
+	free(ef->dbg_refused);
 	free(ef->path);
 	free(ef);
 }

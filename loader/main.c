@@ -11,8 +11,7 @@
 #include <string.h>
 #include "cmd.h"
 #include "forkcheck.h"
-
-#define SDS_VERSION "0.1.0"
+#include "sds_version.h"
 
 static const struct cmd {
 	const char *name;			/* the verb */

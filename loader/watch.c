@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
+#include "debuginfo.h"
 #include "elfsym.h"
 #include "forkcheck.h"
 #include "heartbeat.h"
@@ -430,6 +431,8 @@ static void build_follow(struct loader *l, int fd, const struct stat *st,
 		rejected(l, st, err);
 		return;
 	}
+	/* A stripped new build: its own debug file (its build-id is new). */
+	debuginfo__attach(ef);
 	b = build_slot(l);
 	memset(b, 0, sizeof(*b));
 	b->dev = st->st_dev;

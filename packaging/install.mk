@@ -90,7 +90,7 @@ install: $(PRODUCTS)
 		'' \
 		'Name: sds' \
 		'Description: libsds, the guard of sds-bpf (service downgrade with eBPF)' \
-		'Version: $(LIBSDS_VERSION)' \
+		'Version: $(SDS_VERSION)' \
 		'Cflags: -I$${includedir}' \
 		'Libs: -L$${libdir} -lsds' \
 		'Libs.private: -lpthread' > $(DESTDIR)$(LIBDIR)/pkgconfig/sds.pc.tmp

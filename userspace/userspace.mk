@@ -39,6 +39,7 @@ LIBSDS_A      := $(BUILD)/lib/libsds.a
 LIBSDS_SO0    := $(BUILD)/lib/libsds.so.0
 LIBSDS_SO     := $(BUILD)/lib/libsds.so
 LIBSDS_PC     := $(BUILD)/lib/pkgconfig/sds.pc
+# The real name of the .so (an ABI number, not the release: SDS_VERSION).
 LIBSDS_VERSION := 0.1.0
 
 PRODUCTS += $(LIBSDS_HEADER) $(LIBSDS_HPP) $(LIBSDS_A) $(LIBSDS_SO0) $(LIBSDS_SO) $(LIBSDS_PC)
@@ -79,7 +80,7 @@ $(LIBSDS_SO): $(LIBSDS_SO0)
 # The prefix is the build directory (absolute): the .pc describes the
 # libraries where they are built.  -rpath lets a program linked against
 # the .so run from the build tree.
-$(LIBSDS_PC): userspace/userspace.mk
+$(LIBSDS_PC): userspace/userspace.mk $(SDS_VERSION_H)
 	@mkdir -p $(@D)
 	printf '%s\n' \
 		'prefix=$(abspath $(BUILD))' \
@@ -88,7 +89,7 @@ $(LIBSDS_PC): userspace/userspace.mk
 		'' \
 		'Name: sds' \
 		'Description: libsds, the guard of sds-bpf (service downgrade with eBPF)' \
-		'Version: $(LIBSDS_VERSION)' \
+		'Version: $(SDS_VERSION)' \
 		'Cflags: -I$${includedir}' \
 		'Libs: -L$${libdir} -Wl,-rpath,$${libdir} -lsds' \
 		'Libs.private: -lpthread' > $@.tmp

@@ -114,6 +114,8 @@ static int run(const char *fmt, ...)
 
 static int setup(void **state)
 {
+	/* The stripped files' messages name the default debug root. */
+	unsetenv("SDS_DEBUG_ROOT");
 	if (!mkdtemp(dir))
 		return -1;
 	if (write_file("t.c", c_src) || write_file("f.S", asm_src) ||
@@ -371,7 +373,7 @@ static void test_not_found(void **state)
 	find_near(in_dir("libt.so"), "main");
 	/* Stripped, and .dynsym has a few things but not this one. */
 	find_bad(in_dir("libt.stripped.so"), "no_such_fn",
-		 "symbol '%s' not found in %s: the file is stripped (no .symtab); rebuild without -s or use a binary with symbols");
+		 "symbol '%s' not found in %s: the file is stripped (no .symtab) and has no debug file under /usr/lib/debug; rebuild without -s, install its debug symbols (-dbgsym) or use a binary with symbols");
 }
 
 /* The byte libnames.so's function @sym (any name of it) starts with. */
@@ -420,15 +422,15 @@ static void test_demangled(void **state)
 	find_bad(lib, "main::handler::h0000000000000000",
 		 "symbol '%s' not found in %s; nearest: main::handler [_ZN4main7handler17h817acd4767b9a97bE], other::worker [_RNvCs1234_5other6worker], shop::Cart::Cart() [_ZN4shop4CartC2Ev], shop::Cart::add(int) [_ZN4shop4Cart3addEi], shop::Cart::add(long) [_ZN4shop4Cart3addEl]");
 	find_bad(slib, "shop::Cart::sub",
-		 "symbol '%s' not found in %s: the file is stripped (no .symtab); rebuild without -s or use a binary with symbols");
+		 "symbol '%s' not found in %s: the file is stripped (no .symtab) and has no debug file under /usr/lib/debug; rebuild without -s, install its debug symbols (-dbgsym) or use a binary with symbols");
 }
 
 static void test_stripped(void **state)
 {
 	find_bad(in_dir("pie.stripped"), "sds_test_add",
-		 "symbol '%s' not found in %s: the file is stripped (no .symtab); rebuild without -s or use a binary with symbols");
+		 "symbol '%s' not found in %s: the file is stripped (no .symtab) and has no debug file under /usr/lib/debug; rebuild without -s, install its debug symbols (-dbgsym) or use a binary with symbols");
 	find_bad(in_dir("pie.stripped"), "sds_nop5_fn",
-		 "symbol '%s' not found in %s: the file is stripped (no .symtab); rebuild without -s or use a binary with symbols");
+		 "symbol '%s' not found in %s: the file is stripped (no .symtab) and has no debug file under /usr/lib/debug; rebuild without -s, install its debug symbols (-dbgsym) or use a binary with symbols");
 }
 
 static void open_bad(const char *path, const char *why)
@@ -457,7 +459,7 @@ static void test_open_errors(void **state)
 	open_bad("./nope", "No such file or directory");
 	snprintf(rel, sizeof(rel), "%s", "pie.stripped");
 	find_bad(rel, "sds_test_add",
-		 "symbol '%s' not found in %s: the file is stripped (no .symtab); rebuild without -s or use a binary with symbols");
+		 "symbol '%s' not found in %s: the file is stripped (no .symtab) and has no debug file under /usr/lib/debug; rebuild without -s, install its debug symbols (-dbgsym) or use a binary with symbols");
 	assert_int_equal(chdir("/"), 0);
 }
 

@@ -1,0 +1,28 @@
+# packaging/deb.mk - make deb: the Debian packages (packaging/deb/build.sh)
+#
+#   build/deb/sds-bpf_DEBVERSION_amd64.deb     programs, units, man, completion, /etc/sds
+#   build/deb/libsds0_DEBVERSION_amd64.deb     libsds.so.0
+#   build/deb/libsds-dev_DEBVERSION_amd64.deb  headers, libsds.a, libsds.so, sds.pc
+#
+# lintian on them is tests/deb (make deb-tests), which also installs them.
+#
+# DEBVERSION is SDS_VERSION (packaging/version.mk) with '-' as '+', then
+# "-1".  The files are those of `make install PREFIX=/usr SYSCONFDIR=/etc`
+# into a staging dir; no network, no debhelper: dpkg-deb, dpkg-shlibdeps.
+
+DEB_DIR     := $(BUILD)/deb
+DEB_VERSION := $(subst -,+,$(SDS_VERSION))-1
+# libsds goes where Debian keeps a library of this architecture
+# (/usr/lib/x86_64-linux-gnu), which pkg-config and ld.so search.
+DEB_MULTIARCH := $(shell $(CC) -print-multiarch)
+
+.PHONY: deb
+deb: $(PRODUCTS)
+	rm -rf $(DEB_DIR)
+	@test -n "$(DEB_MULTIARCH)" || { echo "make deb: $(CC) -print-multiarch says nothing" >&2; exit 1; }
+	$(MAKE) --no-print-directory install PREFIX=/usr SYSCONFDIR=/etc LDCONFIG=: \
+		LIBDIR=/usr/lib/$(DEB_MULTIARCH) DESTDIR=$(abspath $(DEB_DIR))/stage >/dev/null
+	sh packaging/deb/build.sh $(abspath $(DEB_DIR))/stage $(abspath $(DEB_DIR))/out \
+		$(SDS_VERSION) $(DEB_MULTIARCH)
+	mv $(DEB_DIR)/out/*.deb $(DEB_DIR)/
+	rm -rf $(DEB_DIR)/stage $(DEB_DIR)/out

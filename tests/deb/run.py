@@ -1,0 +1,381 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""
+The Debian packages and the one version (issue 17; packaging/deb.mk,
+packaging/version.mk, docs/INSTALL.md), after `make deb` (which `make
+deb-tests` runs first):
+
+  * sds-bpf, sds-admin and sds-copy --version and sds.pc say the version
+    of tools/version.sh; the script's cases: no git, git without tags, a
+    tag, a commit after it, a dirty tree, an enclosing repository, a bad
+    VERSION;
+  * the three .deb files are named with that version, lintian finds no
+    error and no warning in them;
+  * their fields: computed Depends, conffiles, md5sums that hold, files
+    owned by root;
+  * dpkg -i of the three on this host: the installed programs' --version,
+    /run/sds and /var/lib/sds root's 0755, a guarded program built with
+    the installed pkg-config file and run against the installed library,
+    the installed sds-bpf counting a function exactly, systemd-analyze
+    verify of the installed units; dpkg -r leaves only the conffiles;
+    dpkg -P leaves nothing (every path the packages ship or their scripts
+    make exists after exactly when it existed before).
+
+The install test refuses to run (and fails, saying why) if a package of
+these names is already installed, or if the host has files where the
+packages would put theirs (a `make install` without DESTDIR): it never
+clobbers.  It purges what it installed whatever happens, and puts back
+the loader's caches in /run/sds that purge removes.
+
+Run as root (make deb-tests):
+
+    python3 tests/deb/run.py [-v] [NAME-SUBSTRING...]
+
+The last line is "N passed, M failed".  Python 3 standard library only.
+"""
+
+import glob
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
+import sdstest  # noqa: E402
+from sdstest import BUILD, ROOT, Fail, check, eq, get_point, log  # noqa: E402
+
+SUITE = sdstest.Suite(timeout=300, fail_time=True)
+test = SUITE.test
+PKGS = ("sds-bpf", "libsds0", "libsds-dev")
+MA = "x86_64-linux-gnu"
+CONFFILES = ["/etc/sds/admin.conf", "/etc/sds/apps/example.conf",
+             "/etc/sds/strategies/example.json"]
+# What the maintainer scripts (and sds-admin.service) make, not shipped.
+MADE = ["/run/sds", "/var/lib/sds", "/var/lib/private/sds-admin",
+        "/var/lib/sds-admin"]
+# The loader's caches in /run/sds, which purge removes.
+RUN_CACHES = ["/run/sds/.calib", "/run/sds/.forkcheck"]
+
+
+def run(argv, ok=True, **kw):
+    log(" ".join(argv))
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=240,
+                       **kw)
+    if ok and p.returncode:
+        raise Fail("%s: exit %d: %s%s" % (" ".join(argv), p.returncode,
+                                          p.stdout[-1500:], p.stderr[-1500:]))
+    return p
+
+
+def version():
+    return run(["sh", os.path.join(ROOT, "tools", "version.sh")]).stdout.strip()
+
+
+def deb_version():
+    return version().replace("-", "+") + "-1"
+
+
+def debs():
+    v = deb_version()
+    out = [os.path.join(BUILD, "deb", "%s_%s_amd64.deb" % (p, v)) for p in PKGS]
+    for d in out:
+        check(os.path.isfile(d), "%s missing (make deb)" % d)
+    eq(sorted(glob.glob(os.path.join(BUILD, "deb", "*.deb"))), sorted(out),
+       "the .deb files of build/deb")
+    return out
+
+
+class Ctx(sdstest.ProcDir):
+    def __init__(self, name):
+        super().__init__(name, "sds-deb-")
+
+
+# ---------------------------------------------------------------------------
+# The version
+
+@test
+def version_same_everywhere(ctx):
+    v = version()
+    for prog in ("sds-bpf", "sds-admin", "sds-copy"):
+        eq(run([os.path.join(BUILD, "bin", prog), "--version"]).stdout,
+           "%s %s\n" % (prog, v), "%s --version" % prog)
+    with open(os.path.join(BUILD, "lib", "pkgconfig", "sds.pc")) as f:
+        check("\nVersion: %s\n" % v in f.read(), "sds.pc's Version is not %s" % v)
+
+
+@test
+def version_script_cases(ctx):
+    src = os.path.join(ctx.tmp, "src")
+    os.makedirs(os.path.join(src, "tools"))
+    shutil.copy(os.path.join(ROOT, "tools", "version.sh"),
+                os.path.join(src, "tools"))
+    with open(os.path.join(src, "VERSION"), "w") as f:
+        f.write("2.5.0\n")
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
+
+    def ver(ok=True):
+        return run(["sh", "tools/version.sh"], ok=ok, cwd=src)
+
+    def git(*a):
+        return run(["git", "-c", "init.defaultBranch=main"] + list(a),
+                   cwd=src, env=env).stdout.strip()
+
+    eq(ver().stdout, "2.5.0\n", "no git: VERSION")
+    # A tree inside a tagged repository of another project: its VERSION.
+    outer = ctx.tmp
+    run(["git", "-c", "init.defaultBranch=main", "init", "-q", outer])
+    run(["git", "-C", outer, "commit", "-q", "--allow-empty", "-m", "o"], env=env)
+    run(["git", "-C", outer, "tag", "v9.9.9"])
+    eq(ver().stdout, "2.5.0\n", "inside another repository: VERSION")
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-q", "-m", "one")
+    eq(ver().stdout, "2.5.0\n", "git, no tag: VERSION")
+    git("tag", "v3.0.1")
+    eq(ver().stdout, "3.0.1\n", "at tag v3.0.1")
+    git("commit", "-q", "--allow-empty", "-m", "two")
+    h = git("rev-parse", "--short", "HEAD")
+    eq(ver().stdout, "3.0.1-1-g%s\n" % h, "a commit after the tag")
+    with open(os.path.join(src, "VERSION"), "a") as f:
+        f.write("x\n")
+    eq(ver().stdout, "3.0.1-1-g%s-dirty\n" % h, "a dirty tree")
+    shutil.rmtree(os.path.join(src, ".git"))
+    with open(os.path.join(src, "VERSION"), "w") as f:
+        f.write("2.5 beta\n")
+    r = ver(ok=False)
+    eq((r.returncode, r.stdout), (1, ""), "a bad VERSION: exit, output")
+    eq(r.stderr, "tools/version.sh: bad version '2.5 beta' (VERSION must "
+       "start with a digit; [0-9A-Za-z.+~-] only)\n", "a bad VERSION: message")
+
+
+# ---------------------------------------------------------------------------
+# The packages
+
+@test
+def lintian_clean(ctx):
+    r = run(["lintian", "--fail-on", "error,warning"] + debs(), ok=False)
+    bad = [l for l in r.stdout.splitlines() if re.match(r"[EW]: ", l)]
+    eq((r.returncode, bad), (0, []), "lintian's exit and E:/W: lines")
+
+
+def field(deb, name):
+    return run(["dpkg-deb", "-f", deb, name]).stdout.strip()
+
+
+@test
+def fields_conffiles_md5sums(ctx):
+    d_bpf, d_lib, d_dev = debs()
+    v = deb_version()
+    for d, p in zip((d_bpf, d_lib, d_dev), PKGS):
+        eq((field(d, "Package"), field(d, "Version"), field(d, "Architecture")),
+           (p, v, "amd64"), "%s's name, version, architecture" % p)
+    dep = field(d_bpf, "Depends")
+    for lib in ("libbpf1", "libelf1", "libjansson4", "libcurl4",
+                "libmicrohttpd12", "libsqlite3-0", "libcapstone4", "libc6"):
+        check(re.search(r"(^|, )%s \(>= [^)]+\)" % lib, dep),
+              "sds-bpf's Depends has no versioned %s: %s" % (lib, dep))
+    check(re.fullmatch(r"libc6 \(>= [0-9.]+\)", field(d_lib, "Depends")),
+          "libsds0's Depends: %s" % field(d_lib, "Depends"))
+    eq(field(d_dev, "Depends"), "libsds0 (= %s)" % v, "libsds-dev's Depends")
+    for d, p in zip((d_bpf, d_lib, d_dev), PKGS):
+        x = os.path.join(ctx.tmp, p)
+        run(["dpkg-deb", "-R", d, x])
+        with open(os.path.join(x, "DEBIAN", "md5sums")) as f:
+            listed = sorted(l.split(None, 1)[1].strip() for l in f)
+        files = sorted(os.path.relpath(os.path.join(dp, n), x)
+                       for dp, _, ns in os.walk(x) for n in ns
+                       if not os.path.islink(os.path.join(dp, n))
+                       and not os.path.relpath(dp, x).split("/")[0] in ("DEBIAN", "etc"))
+        eq(listed, files, "%s's md5sums: every file but the conffiles" % p)
+        run(["md5sum", "--quiet", "-c", "DEBIAN/md5sums"], cwd=x)
+        owners = {tuple(l.split()[1].split("/"))
+                  for l in run(["dpkg-deb", "-c", d]).stdout.splitlines()}
+        eq(owners, {("root", "root")}, "%s's owners" % p)
+    with open(os.path.join(ctx.tmp, "sds-bpf", "DEBIAN", "conffiles")) as f:
+        eq(f.read().split(), CONFFILES, "sds-bpf's conffiles")
+    eq(sorted(os.listdir(os.path.join(ctx.tmp, "libsds0", "DEBIAN"))),
+       ["control", "md5sums", "shlibs", "triggers"], "libsds0's control files")
+
+
+# ---------------------------------------------------------------------------
+# dpkg -i, -r, -P on this host
+
+def status(pkg):
+    r = run(["dpkg-query", "-W", "-f=${Status}", pkg], ok=False)
+    return r.stdout.strip() if r.returncode == 0 else ""
+
+
+def shipped(deb_files):
+    """Every path the packages hold (directories too), absolute."""
+    out = set()
+    for d in deb_files:
+        for l in run(["dpkg-deb", "-c", d]).stdout.splitlines():
+            p = l.split(None, 5)[5].split(" -> ")[0]
+            p = "/" + p.lstrip("./").rstrip("/")
+            if p != "/":
+                out.add(p)
+    return out
+
+
+def exists(paths):
+    return {p: os.path.lexists(p) for p in paths}
+
+
+def refuse_if_taken(paths):
+    for p in PKGS:
+        st = status(p)
+        if st and "not-installed" not in st:
+            raise Fail("package %s is already on this host (%s), not by this "
+                       "test: not touching it (dpkg -P %s first)" % (p, st, p))
+    # Files, and the directories only the packages make (/run/sds is the
+    # loader's too: its caches are put back).
+    ours = ("/etc/sds", "/var/lib/sds", "/usr/share/sds-admin",
+            "/var/lib/private/sds-admin", "/var/lib/sds-admin")
+    own = sorted(p for p in paths if os.path.lexists(p) and
+                 (not os.path.isdir(p) or p in ours))
+    if own:
+        raise Fail("files where the packages would put theirs (a make "
+                   "install without DESTDIR?): %s; not clobbering them"
+                   % ", ".join(own[:5]))
+
+
+def save_caches():
+    saved = {}
+    for f in RUN_CACHES:
+        if os.path.isfile(f) and not os.path.islink(f):
+            st = os.stat(f)
+            with open(f, "rb") as fp:
+                saved[f] = (fp.read(), st.st_mode & 0o7777)
+    return saved, os.path.isdir("/run/sds")
+
+
+def restore_caches(files, had_run):
+    """Put back /run/sds (root's, 0755) and the caches purge removed."""
+    if had_run and not os.path.isdir("/run/sds"):
+        os.mkdir("/run/sds", 0o755)
+        os.chmod("/run/sds", 0o755)
+    for f, (data, mode) in files.items():
+        if not os.path.exists(f):
+            fd = os.open(f, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                         mode)
+            with os.fdopen(fd, "wb") as fp:
+                fp.write(data)
+            os.chmod(f, mode)
+
+
+def check_installed(ctx):
+    v = version()
+    for prog in ("sds-bpf", "sds-admin", "sds-copy"):
+        eq(run(["/usr/sbin/" + prog, "--version"]).stdout,
+           "%s %s\n" % (prog, v), "installed %s --version" % prog)
+    for d in ("/run/sds", "/var/lib/sds"):
+        st = os.lstat(d)
+        eq((stat.S_ISDIR(st.st_mode), st.st_uid, st.st_gid,
+            st.st_mode & 0o7777), (True, 0, 0, 0o755), "%s: dir, root's, 0755" % d)
+    # A guarded program, built with the system's pkg-config and the
+    # installed sds.pc, against the installed library.
+    env = dict(os.environ)
+    for k in ("PKG_CONFIG_PATH", "PKG_CONFIG_LIBDIR", "PKG_CONFIG_SYSROOT_DIR"):
+        env.pop(k, None)
+    eq(run(["pkg-config", "--modversion", "sds"], env=env).stdout.strip(), v,
+       "pkg-config --modversion sds")
+    flags = run(["pkg-config", "--cflags", "--libs", "sds"], env=env).stdout.split()
+    eq(flags, ["-lsds"], "pkg-config --cflags --libs sds (system dirs)")
+    exe = os.path.join(ctx.tmp, "hello")
+    run(["gcc", "-o", exe, os.path.join(ROOT, "tests", "install", "hello.c")]
+        + flags)
+    eq(run([exe]).stdout, "pass 3\n", "hello against the installed libsds")
+    ldd = run(["ldd", exe]).stdout
+    check(re.search(r"libsds\.so\.0 => (/usr)?/lib/%s/libsds\.so\.0 " % MA, ldd),
+          "hello does not load the installed libsds.so.0: %s" % ldd)
+    # The installed sds-bpf counts a function of a program exactly.
+    prog = os.path.join(ctx.tmp, "prog")
+    run(["gcc", "-g", "-O2", "-o", prog,
+         os.path.join(ROOT, "tests", "debuginfo", "prog.c")])
+    ld = sdstest.AttachProcess(ctx, ["-a", "debtest", prog, "w=secret_work"],
+                               "debtest", binary="/usr/sbin/sds-bpf")
+    p = subprocess.Popen([prog], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         text=True, cwd=ctx.tmp, start_new_session=True)
+    ctx.others.append(p)
+    eq(p.stdout.readline().strip(), "ready", "prog")
+    p.stdin.write("call 321\n")
+    p.stdin.flush()
+    eq(p.stdout.readline().strip(), "done", "prog after 321 calls")
+    r = sdstest.run_group(["/usr/sbin/sds-bpf", "stats", "--app", "debtest",
+                           "--json"], ctx.env, ctx.tmp, ctx.others, 30)
+    check(r.rc == 0, "stats: %r" % r)
+    eq(get_point(json.loads(r.out), "w")["total"]["visits"], 321,
+       "visits counted by the installed sds-bpf")
+    ld.end()
+    # The installed units (a template through an instance's name).
+    units = os.path.join(ctx.tmp, "units")
+    os.mkdir(units)
+    inst = os.path.join(units, "sds-bpf@shop.service")
+    os.symlink("/usr/lib/systemd/system/sds-bpf@.service", inst)
+    for u in ("/usr/lib/systemd/system/sds-admin.service", inst):
+        r = run(["systemd-analyze", "verify", u], ok=False)
+        eq((r.returncode, r.stdout + r.stderr), (0, ""),
+           "systemd-analyze verify %s" % os.path.basename(u))
+
+
+@test
+def dpkg_install_remove_purge(ctx):
+    deb_files = debs()
+    paths = shipped(deb_files) | set(MADE)
+    refuse_if_taken(paths)
+    before = exists(paths)
+    saved = save_caches()
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    installed = False
+    try:
+        installed = True
+        run(["dpkg", "-i"] + deb_files, env=env)
+        for p in PKGS:
+            eq(status(p), "install ok installed", "dpkg status of %s" % p)
+        missing = sorted(p for p in shipped(deb_files) if not os.path.lexists(p))
+        eq(missing, [], "shipped paths missing after dpkg -i")
+        check_installed(ctx)
+
+        run(["dpkg", "-r"] + list(PKGS), env=env)
+        eq(status("sds-bpf"), "deinstall ok config-files", "sds-bpf after -r")
+        keep = set(CONFFILES) | {"/etc", "/etc/sds", "/etc/sds/apps",
+                                 "/etc/sds/strategies", "/var/lib/sds",
+                                 "/run/sds", "/var/lib"}
+        now = exists(paths)
+        left = sorted(p for p in paths if now[p] and not before[p] and p not in keep)
+        eq(left, [], "paths left by dpkg -r but the conffiles and state")
+        gone = sorted(p for p in CONFFILES if not now[p])
+        eq(gone, [], "conffiles dpkg -r removed")
+
+        run(["dpkg", "-P"] + list(PKGS), env=env)
+        installed = False
+        for p in PKGS:
+            check(status(p) in ("", "unknown ok not-installed"),
+                  "%s after -P: %r" % (p, status(p)))
+        now = exists(paths)
+        diff = sorted(p for p in paths if now[p] != before[p] and
+                      not (p == "/run/sds" and saved[1]))
+        eq(diff, [], "paths whose existence dpkg -i + -P changed")
+    finally:
+        if installed:
+            run(["dpkg", "-P"] + list(PKGS), ok=False, env=env)
+        restore_caches(saved[0], saved[1])
+
+
+def preflight():
+    if os.geteuid() != 0:
+        return "run as root (make deb-tests)"
+    for tool in ("dpkg-deb", "lintian", "pkg-config", "gcc", "git",
+                 "systemd-analyze", "md5sum"):
+        if not shutil.which(tool):
+            return "%s is missing (make deps)" % tool
+    return None
+
+
+if __name__ == "__main__":
+    sys.exit(SUITE.main(sys.argv[1:], Ctx, preflight))
