@@ -10,12 +10,13 @@
  *   lb_inflight    the kernel's in-flight gauge of the point: calls of
  *                  every registered process of the app, entered and not
  *                  returned, at the tick's read;
- *   lb_latency_ns  the mean latency of the calls completed over the last
- *                  second (LBPUB_SPAN_NS): the difference of the point's
+ *   lb_latency_ns  the mean latency of the newest completed calls (at
+ *                  least LBPUB_MIN_CALLS of them, within the last
+ *                  LBPUB_SPAN_NS; lbpub.h): the difference of the point's
  *                  cumulative latency sum (the ring's slots) over the
  *                  difference of its completed calls (the histogram's
- *                  total), between the tick's read and a sample a second
- *                  old.  Exact sums, no bucket rounding: the histogram's
+ *                  total), between the tick's read and an older sample.
+ *                  Exact sums, no bucket rounding: the histogram's
  *                  log2 buckets would be off by up to 2x, and summing
  *                  them is 64 adds a point where this is two subtractions.
  *
@@ -72,21 +73,23 @@ static const struct lbpub_sample *newest(const struct lbpub_point *p)
 }
 
 /*
- * The sample to measure from: the newest one at least a span before
- * @now_ns, else the oldest (the ring is younger than a span: the loader
- * just started, or the ticks are far apart).
+ * The sample to measure @cur from: going back from the newest, the first
+ * with LBPUB_MIN_CALLS completed since, or the last one within the span
+ * (NULL: none yet).
  */
 static const struct lbpub_sample *base(const struct lbpub_point *p,
-				       uint64_t now_ns)
+				       const struct lbpub_sample *cur)
 {
 	const struct lbpub_sample *s, *best = NULL;
 	unsigned int i;
 
-	for (i = 0; i < p->n; i++) {
-		/* Oldest first. */
-		s = &p->s[(p->pos + LBPUB_RING - p->n + i) % LBPUB_RING];
-		if (!best || now_ns - s->at_ns >= LBPUB_SPAN_NS)
-			best = s;
+	for (i = 1; i <= p->n; i++) {
+		s = &p->s[(p->pos + LBPUB_RING - i) % LBPUB_RING];
+		if (best && cur->at_ns - s->at_ns > LBPUB_SPAN_NS)
+			break;
+		best = s;
+		if (cur->done - s->done >= LBPUB_MIN_CALLS)
+			break;
 	}
 	return best;
 }
@@ -99,22 +102,23 @@ uint64_t lbpub_mean(struct lbpub_point *p, const struct point_stats *st,
 		.lat_sum = st->total.latency_sum,
 		.done = st->completed,
 	};
-	const struct lbpub_sample *b = base(p, now_ns), *nw = newest(p);
+	const struct lbpub_sample *nw = newest(p), *b;
 
 	/* Counts that went back (a loader that adopted others): start over. */
 	if (nw && (cur.done < nw->done || cur.lat_sum < nw->lat_sum ||
 		   now_ns < nw->at_ns)) {
 		p->n = 0;
-		b = nw = NULL;
+		nw = NULL;
 	}
+	b = base(p, &cur);
 	if (nw && cur.done != nw->done)
 		p->last_done_ns = now_ns;
 	if (b && cur.done > b->done)
 		p->mean_ns = (cur.lat_sum - b->lat_sum) / (cur.done - b->done);
 	else if (now_ns - p->last_done_ns > LBPUB_FORGET_NS)
 		p->mean_ns = 0;
-	/* Else nothing completed this last second: the last mean stands. */
-	if (!nw || now_ns - nw->at_ns >= LBPUB_SPAN_NS / LBPUB_STEPS) {
+	/* Else nothing completed within the span: the last mean stands. */
+	if (!nw || now_ns - nw->at_ns >= LBPUB_STEP_NS) {
 		p->s[p->pos] = cur;
 		p->pos = (p->pos + 1) % LBPUB_RING;
 		if (p->n < LBPUB_RING)

@@ -15,13 +15,18 @@ struct loader;
 struct point_stats;
 
 /*
- * Samples of a point's cumulative latency sum and completed calls kept
- * per provider: one at most every LBPUB_SPAN_NS / LBPUB_STEPS, so the
- * ring always reaches LBPUB_SPAN_NS back whatever the tick.
+ * The mean is taken over the newest calls: back from the tick's read to
+ * the newest sample with at least LBPUB_MIN_CALLS completed since, but
+ * never further than LBPUB_SPAN_NS.  A busy provider's mean is thus that
+ * of its last tick or two (a provider made 10x slower shows it within two
+ * ticks), a quiet one's that of its last seconds (not the noise of a
+ * call or two).  Samples are kept at most every LBPUB_STEP_NS, in a ring
+ * that reaches a span back.
  */
-#define LBPUB_SPAN_NS	1000000000ULL	/* "recent": the mean over the last second */
-#define LBPUB_STEPS	8		/* samples per span */
-#define LBPUB_RING	(LBPUB_STEPS + 2)
+#define LBPUB_SPAN_NS	2000000000ULL	/* "recent": at most the last 2 s */
+#define LBPUB_MIN_CALLS	16		/* calls a mean wants before it reaches further back */
+#define LBPUB_STEP_NS	50000000ULL	/* samples at most every 50 ms */
+#define LBPUB_RING	(LBPUB_SPAN_NS / LBPUB_STEP_NS + 2)
 /*
  * A provider that completed no call for this long publishes latency 0
  * ("not measured"): shortest_response then tries it again, so a provider
