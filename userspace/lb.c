@@ -57,6 +57,12 @@ struct sds_balancer {
 	uint64_t attempt_timeout_ns;	/* 0: attempts are never too slow */
 	struct sds_point **pts;		/* [n]: point "<dep>@<name>" (the client's) */
 	uint64_t *start_ns;		/* [n]: when each started (warm-up) */
+	/*
+	 * [n]: this process's sds_lb_call() attempts in flight on each
+	 * provider now (atomics; their own lines, away from the read-only
+	 * fields above): a pick counts at least these, see load_read().
+	 */
+	uint32_t *local;
 	/* Written by every sds_lb_call(): a line of its own. */
 	uint64_t budget[LB_BUCKETS] __attribute__((aligned(64)));	/* packed, see above */
 };
@@ -180,8 +186,10 @@ SDS_API struct sds_balancer *sds_lb_open(struct sds_client *c, const char *dep,
 	b->attempt_timeout_ns = o.attempt_timeout_ns;
 	b->pts = calloc(n, sizeof(*b->pts));
 	b->start_ns = calloc(n, sizeof(*b->start_ns));
-	if (!b->pts || !b->start_ns)
+	b->local = aligned_alloc(64, (n * sizeof(*b->local) + 63) & ~(size_t)63);
+	if (!b->pts || !b->start_ns || !b->local)
 		goto nomem;
+	memset(b->local, 0, n * sizeof(*b->local));
 	for (i = 0; i < n; i++) {
 		b->start_ns[i] = m[i].start_ns;
 		b->pts[i] = sds_point(c, names[i]);
@@ -201,6 +209,7 @@ SDS_API void sds_lb_close(struct sds_balancer *b)
 	sds_lb_free(b->core);
 	free(b->pts);
 	free(b->start_ns);
+	free(b->local);
 	free(b);
 }
 
@@ -238,24 +247,47 @@ static bool entry_downgraded(const struct sds_flag *e, uint64_t now)
 }
 
 /*
+ * A measured latency to 4 significant bits (within 12.5% below): two
+ * providers that differ by the noise of a measurement tie, and the tie is
+ * drawn by weight, rather than one taking every pick of shortest_response
+ * until the next tick.  A provider 10x slower stays 10x slower.
+ */
+static uint64_t latency_round(uint64_t ns)
+{
+	int shift;
+
+	if (ns < 16)
+		return ns;
+	shift = 63 - __builtin_clzll(ns) - 3;
+	return ns >> shift << shift;
+}
+
+/*
  * Provider @i's load at @now.  Not bound (no loader, or not yet
  * registered) or a dead loader's region: idle, unmeasured, passing.
+ *
+ * In flight: the loader's count at its last tick, but at least this
+ * process's own calls through sds_lb_call() in flight now -- the tick's
+ * count is up to a tick old, and every pick in between would see the
+ * same numbers and go to the same provider.
  */
 static void load_read(const struct sds_balancer *b, int i, uint64_t now,
 		      struct sds_lb_load *ld)
 {
 	const struct sds_bind *bd = __atomic_load_n(&b->pts[i]->bind, __ATOMIC_ACQUIRE);
+	uint32_t local = LD(b->local[i]);
 	const struct sds_flag *e;
 
 	ld->start_ns = b->start_ns[i];
-	ld->in_flight = 0;
+	ld->in_flight = local;
 	ld->latency_ns = 0;
 	ld->downgraded = 0;
 	if (!bd || sds_guard_stale(bd->hdr, now))
 		return;
 	e = bd->entry;
-	ld->in_flight = LD(e->lb_inflight);
-	ld->latency_ns = LD(e->lb_latency_ns);
+	if (LD(e->lb_inflight) > local)
+		ld->in_flight = LD(e->lb_inflight);
+	ld->latency_ns = latency_round(LD(e->lb_latency_ns));
 	if (LD(e->active) & SDS_ACT_DOWNGRADE)
 		ld->downgraded = entry_downgraded(e, now);
 }
@@ -379,7 +411,9 @@ static int attempt(struct sds_balancer *b, int idx, int (*fn)(int, void *),
 	}
 	if (b->attempt_timeout_ns)
 		t0 = clock_ns();
+	__atomic_fetch_add(&b->local[idx], 1, __ATOMIC_RELAXED);
 	r = fn(idx, arg);
+	__atomic_fetch_sub(&b->local[idx], 1, __ATOMIC_RELAXED);
 	if (r >= 0 && b->attempt_timeout_ns &&
 	    clock_ns() - t0 > b->attempt_timeout_ns)
 		r = -ETIMEDOUT;

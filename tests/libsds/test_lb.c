@@ -335,6 +335,19 @@ static void test_shortest_response(void **state)
 		got[sds_lb_choose(b, NULL, 0)]++;
 	assert_int_equal(got[2], 0);
 	assert_true(got[0] > 0 && got[1] > 0);
+	/*
+	 * Latencies are compared to 4 significant bits: 1.00 and 1.04 ms
+	 * are the same (983,040 ns) and tie, drawn by weight.
+	 */
+	publish(1, 0, 1040000);
+	memset(got, 0, sizeof(got));
+	for (i = 0; i < 10000; i++)
+		got[sds_lb_choose(b, NULL, 0)]++;
+	assert_int_equal(got[2], 0);
+	assert_true(got[0] > 4000 && got[1] > 4000);
+	publish(1, 0, 1100000);		/* 1,048,576: slower */
+	for (i = 0; i < 100; i++)
+		assert_int_equal(sds_lb_choose(b, NULL, 0), 0);
 	/* Expected wait latency x (in flight + 1): 1 ms x 12 > 10 ms x 1. */
 	publish(0, 11, 1000000);
 	publish(1, 11, 1000000);
@@ -364,6 +377,47 @@ static void test_unbound(void **state)
 	assert_true(got[2] > 5500 && got[2] < 6500);
 	sds_lb_close(b);
 	sds_client_close(c);
+}
+
+/*
+ * This process's calls through sds_lb_call() count at once, before any
+ * tick: inside a call on provider i, least_active never picks i while
+ * the others are idle (the tick said 0 for all).
+ */
+struct nested {
+	struct sds_balancer *b;		/* the balancer */
+	int bad;			/* inner picks of the provider in flight */
+};
+
+static int nested_fn(int idx, void *arg)
+{
+	struct nested *n = arg;
+	int i;
+
+	for (i = 0; i < 1000; i++)
+		n->bad += sds_lb_choose(n->b, NULL, 0) == idx;
+	return 0;
+}
+
+static void test_local_inflight(void **state)
+{
+	static const int w[3] = { 1, 1, 1 };
+	struct sds_client *c = lb_client();
+	struct nested n = { lb_open(c, "least_active", w, 3, NULL), 0 };
+	int k;
+
+	(void)state;
+	for (k = 0; k < 3; k++)
+		publish(k, 0, 0);
+	for (k = 0; k < 30; k++)
+		assert_int_equal(sds_lb_call(n.b, NULL, 0, nested_fn, &n, 0), 0);
+	assert_int_equal(n.bad, 0);
+	/* The tick's count wins when it is the larger. */
+	publish(1, 3, 0);
+	publish(2, 3, 0);
+	for (k = 0; k < 100; k++)
+		assert_int_equal(sds_lb_choose(n.b, NULL, 0), 0);
+	close_all(n.b, c);
 }
 
 /* ---- the retry helper ------------------------------------------------------ */
@@ -538,6 +592,7 @@ int main(void)
 		cmocka_unit_test(test_least_active),
 		cmocka_unit_test(test_shortest_response),
 		cmocka_unit_test(test_unbound),
+		cmocka_unit_test(test_local_inflight),
 		cmocka_unit_test(test_call_retries),
 		cmocka_unit_test(test_call_budget),
 		cmocka_unit_test(test_call_timeout),
