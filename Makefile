@@ -120,6 +120,7 @@ unit: $(UNIT_BINS)
 # Test target programs (tests/targets/Makefile.inc lists them).
 include tests/targets/targets.mk
 include tests/backlog/backlog.mk
+include tests/balance/balance.mk
 include tests/capture/capture.mk
 
 integration: all $(TEST_TARGETS)
