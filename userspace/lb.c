@@ -52,6 +52,8 @@ _Static_assert(SDS_LB_NO_WARMUP == SDS_LB_WARMUP_OFF, "sds.h and balance.h agree
 struct sds_balancer {
 	struct sds_lb *core;		/* balance.c: the policy and its state */
 	int n;				/* providers */
+	enum sds_lb_policy policy;	/* the core's policy */
+	bool warm;			/* a provider has a start time: warm-up applies */
 	unsigned int budget_pct;	/* retries <= this % of the window's calls */
 	uint64_t bucket_ns;		/* window / LB_BUCKETS */
 	uint64_t attempt_timeout_ns;	/* 0: attempts are never too slow */
@@ -94,6 +96,20 @@ static inline uint64_t clock_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * LB_NS + ts.tv_nsec;
+}
+
+/*
+ * The pick's clock: CLOCK_MONOTONIC to a jiffy (1-4 ms behind), which is
+ * all that a warm-up of minutes, a downgrade that lapses ticks ahead and a
+ * 2-s staleness need -- and costs 8 ns where the precise clock costs 94
+ * on the development VM (kvm-clock), more than the rest of a pick.
+ */
+static inline uint64_t coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return (uint64_t)ts.tv_sec * LB_NS + ts.tv_nsec;
 }
 
@@ -190,8 +206,10 @@ SDS_API struct sds_balancer *sds_lb_open(struct sds_client *c, const char *dep,
 	if (!b->pts || !b->start_ns || !b->local)
 		goto nomem;
 	memset(b->local, 0, n * sizeof(*b->local));
+	b->policy = sds_lb_policy(b->core);
 	for (i = 0; i < n; i++) {
 		b->start_ns[i] = m[i].start_ns;
+		b->warm |= m[i].start_ns != 0;
 		b->pts[i] = sds_point(c, names[i]);
 		if (!b->pts[i])
 			goto nomem;
@@ -263,8 +281,50 @@ static uint64_t latency_round(uint64_t ns)
 }
 
 /*
+ * The pick's view of a region: a dead loader's (a stale tick) holds
+ * nothing.  Providers of one client share one region, so the last
+ * answer is kept for the pick (@st).
+ */
+struct region_view {
+	const struct sds_flags_header *hdr;	/* the region asked last; NULL: none */
+	bool stale;				/* its answer */
+};
+
+static bool region_stale(struct region_view *v, const struct sds_flags_header *h,
+			 uint64_t now)
+{
+	if (v->hdr != h) {
+		v->hdr = h;
+		v->stale = sds_guard_stale(h, now);
+	}
+	return v->stale;
+}
+
+/* Provider @i's live entry at @now, or NULL (not bound, or a dead loader's). */
+static const struct sds_flag *provider_entry(const struct sds_balancer *b, int i,
+					     uint64_t now, struct region_view *v)
+{
+	const struct sds_bind *bd = __atomic_load_n(&b->pts[i]->bind, __ATOMIC_ACQUIRE);
+
+	if (!bd || region_stale(v, bd->hdr, now))
+		return NULL;
+	return bd->entry;
+}
+
+static bool provider_downgraded(const struct sds_balancer *b, int i,
+				uint64_t now, struct region_view *v)
+{
+	const struct sds_flag *e = provider_entry(b, i, now, v);
+
+	return e && (LD(e->active) & SDS_ACT_DOWNGRADE) && entry_downgraded(e, now);
+}
+
+/*
  * Provider @i's load at @now.  Not bound (no loader, or not yet
- * registered) or a dead loader's region: idle, unmeasured, passing.
+ * registered) or a dead loader's region: idle, unmeasured, passing.  Only
+ * what the policy reads is read (in flight: least_active and
+ * shortest_response; latency: shortest_response): each is a second cache
+ * line of the entry.
  *
  * In flight: the loader's count at its last tick, but at least this
  * process's own calls through sds_lb_call() in flight now -- the tick's
@@ -272,36 +332,58 @@ static uint64_t latency_round(uint64_t ns)
  * same numbers and go to the same provider.
  */
 static void load_read(const struct sds_balancer *b, int i, uint64_t now,
-		      struct sds_lb_load *ld)
+		      struct region_view *v, struct sds_lb_load *ld)
 {
-	const struct sds_bind *bd = __atomic_load_n(&b->pts[i]->bind, __ATOMIC_ACQUIRE);
-	uint32_t local = LD(b->local[i]);
-	const struct sds_flag *e;
+	const struct sds_flag *e = provider_entry(b, i, now, v);
+	uint32_t inflight;
 
 	ld->start_ns = b->start_ns[i];
-	ld->in_flight = local;
+	ld->in_flight = 0;
 	ld->latency_ns = 0;
 	ld->downgraded = 0;
-	if (!bd || sds_guard_stale(bd->hdr, now))
+	if (b->policy == SDS_LB_LEAST_ACTIVE || b->policy == SDS_LB_SHORTEST_RESPONSE) {
+		ld->in_flight = LD(b->local[i]);
+		if (e) {
+			inflight = LD(e->lb_inflight);
+			if (inflight > ld->in_flight)
+				ld->in_flight = inflight;
+		}
+	}
+	if (!e)
 		return;
-	e = bd->entry;
-	if (LD(e->lb_inflight) > local)
-		ld->in_flight = LD(e->lb_inflight);
-	ld->latency_ns = latency_round(LD(e->lb_latency_ns));
+	if (b->policy == SDS_LB_SHORTEST_RESPONSE)
+		ld->latency_ns = latency_round(LD(e->lb_latency_ns));
 	if (LD(e->active) & SDS_ACT_DOWNGRADE)
 		ld->downgraded = entry_downgraded(e, now);
 }
 
-/* A pick with the providers of @skip (a bitmap; NULL: none) left out. */
+/*
+ * A pick with the providers of @skip (a bitmap; NULL: none) left out.
+ *
+ * random and consistent_hash without warm-up read no load but the
+ * downgrades, so they pick first as if none were downgraded and read
+ * only the one picked: if it passes, that is the pick (one entry read,
+ * whatever n).  If not, the pick is made again on every provider's state:
+ * random's draw is then over the passing providers' weights (a draw that
+ * is redrawn when it lands on a downgraded provider is a draw over the
+ * others), and consistent_hash goes on round the ring, as on one pass.
+ */
 static int choose(struct sds_balancer *b, const void *key, size_t keylen,
 		  const uint64_t *skip)
 {
 	struct sds_lb_load ld[SDS_LB_MAX];
-	uint64_t now = clock_ns();
+	struct region_view v = { NULL, false };
+	uint64_t now = coarse_ns();
 	int i, r;
 
+	if (!skip && !b->warm && (b->policy == SDS_LB_RANDOM ||
+				  b->policy == SDS_LB_CONSISTENT_HASH)) {
+		r = sds_lb_pick(b->core, NULL, now, key, keylen);
+		if (r >= 0 && !provider_downgraded(b, r, now, &v))
+			return r;
+	}
 	for (i = 0; i < b->n; i++) {
-		load_read(b, i, now, &ld[i]);
+		load_read(b, i, now, &v, &ld[i]);
 		if (skip && (skip[i / 64] >> (i % 64) & 1))
 			ld[i].downgraded = 1;
 	}
@@ -435,7 +517,7 @@ SDS_API int sds_lb_call(struct sds_balancer *b, const void *key, size_t keylen,
 		errno = EINVAL;
 		return -EINVAL;
 	}
-	budget_add(b, clock_ns(), false);
+	budget_add(b, coarse_ns(), false);
 	idx = choose(b, key, keylen, NULL);
 	if (idx < 0)
 		return -EAGAIN;		/* errno EAGAIN: the fallback's turn */
@@ -451,7 +533,7 @@ SDS_API int sds_lb_call(struct sds_balancer *b, const void *key, size_t keylen,
 		idx = choose(b, key, keylen, tried);
 		if (idx < 0)
 			return r;	/* errno EAGAIN */
-		if (!budget_add(b, clock_ns(), true)) {
+		if (!budget_add(b, coarse_ns(), true)) {
 			errno = EDQUOT;
 			return r;
 		}

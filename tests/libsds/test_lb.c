@@ -241,8 +241,11 @@ static void test_skip_downgraded(void **state)
 		errno = 0;
 		assert_int_equal(sds_lb_choose(b, NULL, 0), -1);
 		assert_int_equal(errno, EAGAIN);
-		/* A downgrade past its expiry holds no more. */
-		fake_set(entry(1), SDS_ACT_DOWNGRADE, 100, fake_now() - 1, 0, 0);
+		/*
+		 * A downgrade past its expiry holds no more (a pick's clock is
+		 * CLOCK_MONOTONIC_COARSE: a jiffy behind at most).
+		 */
+		fake_set(entry(1), SDS_ACT_DOWNGRADE, 100, fake_now() - 20 * MS, 0, 0);
 		assert_int_equal(sds_lb_choose(b, NULL, 0), 1);
 		downgrade(0, false);
 		downgrade(1, false);
