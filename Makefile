@@ -108,6 +108,8 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(TBUILD)/unit/%,$(UNIT_SRCS))
 # names the module here: UNIT_EXTRA_<test> (and depends on it).
 UNIT_EXTRA_test_uplink := loader/uplink.c
 $(TBUILD)/unit/test_uplink: loader/uplink.c
+UNIT_EXTRA_test_lbpub := loader/lbpub.c
+$(TBUILD)/unit/test_lbpub: loader/lbpub.c
 
 $(TBUILD)/unit/%: tests/unit/%.c $(PURE_SRCS) $(wildcard common/*.h loader/*.h bpf/*.h tests/unit/*.h)
 	@mkdir -p $(@D)

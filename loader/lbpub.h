@@ -17,7 +17,8 @@ struct point_stats;
 /*
  * The mean is taken over the newest calls: back from the tick's read to
  * the newest sample with at least LBPUB_MIN_CALLS completed since, but
- * never further than LBPUB_SPAN_NS.  A busy provider's mean is thus that
+ * never further than LBPUB_SPAN_NS (when no call completed within it,
+ * the last mean stands).  A busy provider's mean is thus that
  * of its last tick or two (a provider made 10x slower shows it within two
  * ticks), a quiet one's that of its last seconds (not the noise of a
  * call or two).  Samples are kept at most every LBPUB_STEP_NS, in a ring
