@@ -213,7 +213,8 @@ const char *sds_lb_error(void);
  * one whose point is downgraded while another passes; -1 with errno
  * EAGAIN when every provider is downgraded (run the fallback).  A
  * provider whose point is not bound (no loader yet) counts as idle and
- * unmeasured.  No syscall, no lock, no allocation; thread-safe.
+ * unmeasured.  No syscall, no lock, no allocation; thread-safe.  NULL
+ * @b: -1 with errno EINVAL.
  */
 int sds_lb_choose(struct sds_balancer *b, const void *key, size_t keylen);
 
@@ -232,7 +233,9 @@ struct sds_point *sds_lb_point(struct sds_balancer *b, int idx);
  * attempt's failure (fn's negative result, -ETIMEDOUT for a slow one, or
  * -EAGAIN when no provider could be tried) with errno saying why it
  * stopped: EAGAIN no other provider passes, EDQUOT the retry budget is
- * spent, ERANGE @max_retries retries were made.
+ * spent, ERANGE @max_retries retries were made.  NULL @b or @fn: -EINVAL
+ * (errno EINVAL).  The retry budget counts per balancer, over all its
+ * threads (docs/BALANCE.md, "Retries and the budget").
  */
 int sds_lb_call(struct sds_balancer *b, const void *key, size_t keylen,
 		int (*fn)(int idx, void *arg), void *arg, unsigned int max_retries);
