@@ -110,6 +110,14 @@ static void expect_bad(struct sds_client *c, const char *dep, const char *policy
 	assert_string_equal(sds_lb_error(), msg);
 }
 
+static int never_fn(int idx, void *arg)
+{
+	(void)idx;
+	(void)arg;
+	fail_msg("fn called");
+	return 0;
+}
+
 static void test_bad_input(void **state)
 {
 	static struct sds_lb_member many[SDS_LB_MAX_MEMBERS + 1];
@@ -178,6 +186,18 @@ static void test_bad_input(void **state)
 	assert_int_equal(sds_lb_choose(NULL, NULL, 0), -1);
 	assert_int_equal(errno, EINVAL);
 	assert_null(sds_lb_point(NULL, 0));
+	errno = 0;
+	assert_int_equal(sds_lb_call(NULL, NULL, 0, never_fn, NULL, 1), -EINVAL);
+	assert_int_equal(errno, EINVAL);
+	{
+		struct sds_balancer *b = sds_lb_open(c, "pay", NULL, m, 3, NULL);
+
+		assert_non_null(b);
+		errno = 0;
+		assert_int_equal(sds_lb_call(b, NULL, 0, NULL, NULL, 1), -EINVAL);
+		assert_int_equal(errno, EINVAL);
+		sds_lb_close(b);
+	}
 	sds_lb_close(NULL);
 	sds_client_close(c);
 }
