@@ -10,6 +10,9 @@ latency (loader/lbpub.c) from the kernel's counts:
   * host-wide least active: process A holds K calls in flight on p0;
     process B, another process of the app, never picks p0 once a tick
     has published that -- and picks it again once A lets go;
+  * a provider point downgraded by a strategy ("pay@p1": the kill
+    switch) is never picked, by any policy; all of them: every pick
+    says so;
   * shortest response: of three providers in a closed loop, the one made
     10x slower gets under 10% of the calls once two ticks have passed,
     and its share again once it is fast and its old latency is
@@ -52,8 +55,14 @@ class Ctx(sdstest.ProcDir):
         super().__init__(name, "sds-lb-")
         self.path = sdstest.stage(LBTARGET, self.tmp)
 
-    def attach(self):
-        return Loader(self, ["--app", APP, self.path], APP)
+    def attach(self, strategies=None):
+        args = ["--app", APP]
+        if strategies:
+            path = os.path.join(self.tmp, "strategies.json")
+            with open(path, "w") as f:
+                json.dump(strategies, f)
+            args += ["--strategies", path]
+        return Loader(self, args + [self.path], APP)
 
     def start(self, policy, n=3):
         t = Target(self, self.path)
@@ -110,6 +119,39 @@ def host_wide_least_active(ctx):
     got, none = counts(b.cmd("pick %d" % N)[0])
     check(got[0] > N // 6, "A let go: B's picks %r, want p0 back in its "
           "share (> %d)" % (got, N // 6))
+
+
+@test
+def downgraded_provider_skipped(ctx):
+    """A strategy on provider point pay@p1 (the kill switch) downgrades
+    it from the start: no policy picks it, exactly; with every provider
+    killed the pick says so and the program's fallback runs."""
+    N = 3000
+    ctx.attach({"version": 1, "points": {"pay@p1": {"visit_threshold": 0}}})
+    for policy in ("random", "round_robin", "least_active",
+                   "shortest_response", "consistent_hash"):
+        t = ctx.start(policy)
+        got, none = counts(t.cmd("pick %d keyed" % N)[0])
+        check(got[1] == 0 and none == 0 and got[0] > 0 and got[2] > 0,
+              "%s with pay@p1 killed: %d picks %r (none %d), want p1 "
+              "exactly 0, p0 and p2 both picked" % (policy, N, got, none))
+    # The strategy names the point, so its state shows before any call.
+    p = ctx.point("pay@p1")
+    check((p.get("state") or {}).get("downgraded") is True,
+          "pay@p1's state %r: want downgraded" % p.get("state"))
+
+
+@test
+def all_providers_downgraded(ctx):
+    """Every provider killed: every pick returns -1 (none), exactly."""
+    N = 1000
+    ctx.attach({"version": 1, "points": {
+        "pay@p%d" % i: {"visit_threshold": 0} for i in range(3)}})
+    t = ctx.start("least_active")
+    got, none = counts(t.cmd("pick %d" % N)[0])
+    check(got == [0, 0, 0] and none == N,
+          "all three killed: %d picks %r, none %d: want none %d"
+          % (N, got, none, N))
 
 
 @test

@@ -8,8 +8,10 @@
  *
  *   open GROUP APP POLICY N   the client and a balancer over pay@p0..p(N-1)
  *                             (weight 100 each)
- *   pick N                    N sds_lb_choose(); prints "p0 C0 p1 C1 ..."
- *                             and "none C" (picks that returned -1)
+ *   pick N [keyed]            N sds_lb_choose() (keyed: pick i with the
+ *                             8-byte key i, else no key); prints "p0 C0
+ *                             p1 C1 ..." and "none C" (picks that
+ *                             returned -1)
  *   hold IDX K                K threads enter a guarded call of provider
  *                             IDX's point and stay inside until `release`;
  *                             prints "passed P" once all K have entered
@@ -23,6 +25,8 @@
  *   stop                      stop and join the threads of `start`
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,9 +131,14 @@ static int cmd(char *line)
 			return printf("error: %s\n", sds_lb_error()), 0;
 		np = n;
 	} else if (sscanf(line, "pick %d", &n) == 1) {
+		bool keyed = strstr(line, " keyed") != NULL;
+
 		memset(c, 0, sizeof(c));
 		for (i = 0; i < n; i++) {
-			k = sds_lb_choose(lb, NULL, 0);
+			uint64_t key = (uint64_t)i;
+
+			k = keyed ? sds_lb_choose(lb, &key, sizeof(key)) :
+				    sds_lb_choose(lb, NULL, 0);
 			c[k >= 0 ? k : np]++;
 		}
 		print_counts(c);
