@@ -111,6 +111,8 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(TBUILD)/unit/%,$(UNIT_SRCS))
 # names the module here: UNIT_EXTRA_<test> (and depends on it).
 UNIT_EXTRA_test_uplink := loader/uplink.c
 $(TBUILD)/unit/test_uplink: loader/uplink.c
+UNIT_EXTRA_test_lbpub := loader/lbpub.c
+$(TBUILD)/unit/test_lbpub: loader/lbpub.c
 
 $(TBUILD)/unit/%: tests/unit/%.c $(PURE_SRCS) $(wildcard common/*.h loader/*.h bpf/*.h tests/unit/*.h)
 	@mkdir -p $(@D)
@@ -123,6 +125,7 @@ unit: $(UNIT_BINS)
 # Test target programs (tests/targets/Makefile.inc lists them).
 include tests/targets/targets.mk
 include tests/backlog/backlog.mk
+include tests/balance/balance.mk
 include tests/capture/capture.mk
 
 integration: all $(TEST_TARGETS)

@@ -27,7 +27,7 @@ void stats(struct route *r, const char *g, const char *a)
 	    query_int(r, "from", to - 3600, &from) || query_int(r, "step", 0, &step))
 		return;
 	point = http_query(r->rq->conn, "point");
-	if (point && !sds_name_valid(point)) {
+	if (point && !sds_point_name_valid(point)) {
 		fail(r, 400, "point: bad name (1-64 of [A-Za-z0-9_-])");
 		return;
 	}

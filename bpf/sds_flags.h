@@ -109,7 +109,19 @@ struct sds_flag {
 	 * Older libsds never read it, so it is no layout change.
 	 */
 	__u32 copy;
-	__u8 pad2[64 - 28];
+	/*
+	 * Balancing (loader/lbpub.c, docs/BALANCE.md): for a provider point
+	 * "<dep>@<provider>" only, each a single aligned relaxed store of the
+	 * loader every tick, not under @seq -- a balancer decides on loads a
+	 * tick old anyway, and a torn pair (one field of the last tick, one
+	 * of this) only makes one pick as good as the last tick's.  Older
+	 * libsds never read them and older loaders leave them 0 (load
+	 * unknown), so they are no layout change.
+	 */
+	__u32 lb_inflight;	/* balancing: calls in flight host-wide at the tick (gauge) */
+	__u8 pad_lb[120 - 96];	/* @96..@119: exact trips' limits (another change) */
+	__u32 lb_latency_ns;	/* balancing: recent mean latency, ns, saturated at 2^32-1 */
+	__u8 pad2[128 - 124];
 };
 
 /*
@@ -152,6 +164,10 @@ _Static_assert(__builtin_offsetof(struct sds_flag, drill_kind) == 64,
 	       "the drill's settings start at 64");
 _Static_assert(__builtin_offsetof(struct sds_flag, copy) == 88,
 	       "the copy switch is at 88 (PROTOCOL.md)");
+_Static_assert(__builtin_offsetof(struct sds_flag, lb_inflight) == 92,
+	       "the balancer's in-flight gauge is at 92 (PROTOCOL.md)");
+_Static_assert(__builtin_offsetof(struct sds_flag, lb_latency_ns) == 120,
+	       "the balancer's latency is at 120 (PROTOCOL.md)");
 _Static_assert(__builtin_offsetof(struct sds_cell, drill_faults) == 64,
 	       "the drill's counts start at 64");
 _Static_assert(SDS_PERMIT_ELEMS * SDS_CELL_SIZE >= SDS_MAX_PROCS * SDS_MAX_POINTS * 4,

@@ -40,7 +40,7 @@ struct sds_hb_point *heartbeat_add_point(struct sds_heartbeat *hb,
 	struct sds_hb_point *p;
 	int i;
 
-	if (!sds_name_valid(name))
+	if (!sds_point_name_valid(name))
 		return NULL;
 	for (i = 0; i < hb->n; i++)
 		if (!strcmp(hb->points[i].name, name))
@@ -240,7 +240,7 @@ static int point_from_json(const char *name, json_t *obj, struct sds_hb_point *p
 	size_t i;
 
 	memset(p, 0, sizeof(*p));
-	if (!sds_name_valid(name)) {
+	if (!sds_point_name_valid(name)) {
 		snprintf(err, errlen, "points: bad point name '%.64s' (1-64 of [A-Za-z0-9_-])",
 			 name);
 		return -1;
@@ -483,7 +483,7 @@ static int drill_from_json(json_t *o, size_t i, struct sds_hb_drill *d,
 		snprintf(err, errlen, "drills[%zu].id must be a positive integer", i);
 		return -1;
 	}
-	if (!point || !sds_name_valid(point)) {
+	if (!point || !sds_point_name_valid(point)) {
 		snprintf(err, errlen, "drills[%zu].point: bad name", i);
 		return -1;
 	}

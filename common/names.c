@@ -26,6 +26,30 @@ bool sds_name_valid(const char *s)
 	return true;
 }
 
+bool sds_point_name_valid(const char *s)
+{
+	size_t i, at = 0;
+	bool seen = false;
+
+	if (!s || !*s)
+		return false;
+	for (i = 0; s[i]; i++) {
+		if (i >= SDS_NAME_MAX)
+			return false;
+		if (s[i] != '@') {
+			if (!name_char_ok(s[i]))
+				return false;
+			continue;
+		}
+		/* One '@', with a name on each side. */
+		if (seen || !i)
+			return false;
+		seen = true;
+		at = i;
+	}
+	return !seen || s[at + 1] != '\0';
+}
+
 char *sds_name_sanitize(const char *in, char *out, size_t outlen)
 {
 	size_t i, max;

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
-/* Names of points, apps and groups: [A-Za-z0-9_-], 1..64 characters. */
+/*
+ * Names of points, apps and groups: [A-Za-z0-9_-], 1..64 characters;
+ * a point's may also be "<dep>@<provider>".
+ */
 #ifndef SDS_NAMES_H
 #define SDS_NAMES_H
 
@@ -8,6 +11,13 @@
 #include <stdint.h>
 
 bool sds_name_valid(const char *s);
+
+/*
+ * A point's name: a name as above, or a provider of a dependency for
+ * libsds's balancer, "<dep>@<provider>" (two names joined by one '@'),
+ * 1..64 characters in all (docs/BALANCE.md).  Apps and groups take no '@'.
+ */
+bool sds_point_name_valid(const char *s);
 
 /*
  * Make a valid name out of @in (a file's base name, say): characters

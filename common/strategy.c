@@ -69,7 +69,7 @@ static int point_from_json(const char *name, json_t *obj,
 	const char *key;
 	json_t *v;
 
-	if (!sds_name_valid(name)) {
+	if (!sds_point_name_valid(name)) {
 		snprintf(err, errlen, "point '%.64s': bad name (1-64 of [A-Za-z0-9_-])",
 			 name);
 		return -1;

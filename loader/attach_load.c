@@ -211,6 +211,7 @@ void attach_unload(struct attach_run *a, bool clean)
 	l->keep = NULL;
 	counters__free(&l->counters);
 	snap_pool__free(&l->snaps);
+	lbpub__free(l);
 	watch__close(l);
 	/*
 	 * Pins go first: the links then leave with their last fd.  A clean

@@ -59,7 +59,7 @@ int drill__start(struct loader *l, const char *name, bool create,
 	struct drill_run *r;
 	int id;
 
-	if (!sds_name_valid(name)) {
+	if (!sds_point_name_valid(name)) {
 		snprintf(err, errlen, "bad point name '%.64s'", name);
 		return -1;
 	}

@@ -38,7 +38,7 @@ struct drill_opts {
 static int drill_req(const struct drill_opts *o, const char *point,
 		     char *req, size_t len)
 {
-	if (!sds_name_valid(point))
+	if (!sds_point_name_valid(point))
 		return cmd_err("drill: bad point name '%s': use 1-64 of [A-Za-z0-9_-]", point);
 	if (o->stop) {
 		if (o->error || o->delay_ms >= 0 || o->ratio_set || o->for_s >= 0)

@@ -127,10 +127,11 @@ static void engine_read(struct loader *l, uint64_t now_ns, uint64_t now_sec)
 		return;
 	/*
 	 * The gauges (1 KB a point on 2 CPUs) only when someone reads them
-	 * this tick: the heartbeat's concurrency and histogram marks, or a
-	 * semaphore's permits to bound.
+	 * this tick: the heartbeat's concurrency and histogram marks, a
+	 * provider's load for balancers (lbpub.c), or a semaphore's permits
+	 * to bound.
 	 */
-	if (l->uplink)
+	if (lbpub__wants_gauges(l) || l->uplink)
 		what |= COUNTERS_GAUGES;
 	for (id = 0; !(what & COUNTERS_GAUGES) && id < l->probes.npoints; id++)
 		if (__atomic_load_n(&flags__cell(&l->flags, id)->permits,
@@ -158,6 +159,7 @@ void engine__tick(struct loader *l)
 		drill__take_dirty(l, id);
 		point_tick(l, id, now_ns, now_sec, live);
 	}
+	lbpub__tick(l, now_ns);
 	flags__tick(&l->flags, now_ns);
 	budget__tick(l, now_ns, now_sec);
 	/* The tick's state whole in the pinned copy (keep.c). */

@@ -20,6 +20,7 @@ struct capture;
 #include "events.h"
 #include "flags.h"
 #include "keep.h"
+#include "lbpub.h"
 #include "probes.h"
 #include "register.h"
 #include "snapshot.h"
@@ -163,6 +164,7 @@ struct loader {
 	struct budget budget;		/* --max-overhead: the probes' cost (budget_run.c) */
 	struct watch watch;		/* TARGET's builds across deploys (watch.c) */
 	struct capture *capture;	/* traffic copy (capture.c); NULL: off */
+	struct lbpub *lbpub;		/* providers' load for balancers (lbpub.c); NULL: none yet */
 };
 
 /* engine.c */

@@ -400,7 +400,7 @@ int do_hist(int argc, char **argv)
 	point = argv[optind++];
 	if (optind < argc)
 		return cmd_err("hist: unexpected argument '%s'", argv[optind]), 1;
-	if (!sds_name_valid(point))
+	if (!sds_point_name_valid(point))
 		return cmd_err("hist: bad point name '%s'", point), 1;
 	snprintf(req, sizeof(req), "hist %s", point);
 	rounds = q.interval ? (q.count ? q.count : LONG_MAX) : 1;

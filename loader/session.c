@@ -155,7 +155,7 @@ static char *session_request(struct loader *l, struct session *s, const char *re
 {
 	if (strncmp(req, "point ", 6))
 		return conn__error("unknown session request '%.64s'", req);
-	if (!sds_name_valid(req + 6))
+	if (!sds_point_name_valid(req + 6))
 		return conn__error("bad point name '%.64s' (1-64 of [A-Za-z0-9_-])",
 				   req + 6);
 	return session_point(l, s, req + 6);

@@ -460,7 +460,7 @@ SDS_API struct sds_point *sds_point(struct sds_client *c, const char *name)
 
 	if (!c)
 		return NULL;
-	if (!sds_name_valid(name))
+	if (!sds_point_name_valid(name))
 		return &c->nopoint;
 
 	pthread_mutex_lock(&c->lock);

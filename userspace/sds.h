@@ -143,6 +143,106 @@ int sds_copy(struct sds_point *p, const void *buf, size_t len);
  */
 void sds_client_close(struct sds_client *c);
 
+/* ---- balancing over the providers of a dependency (docs/BALANCE.md) ---- */
+
+/*
+ * A balancer spreads the calls of one dependency @dep over its providers,
+ * with one of Dubbo's policies, on the load the kernel counts for the
+ * whole host.  Each provider is its own guard point "<dep>@<name>" (so it
+ * is counted, limited and downgraded on its own); the loader publishes
+ * each such point's calls in flight and recent mean latency in its flag
+ * entry every tick, and a pick reads them there: no syscall, no lock, no
+ * allocation.
+ *
+ *	struct sds_lb_member m[] = { { "p0", 100, 0 }, { "p1", 100, 0 } };
+ *	struct sds_balancer *b = sds_lb_open(cl, "pay", "least_active", m, 2, NULL);
+ *	...
+ *	int i = sds_lb_choose(b, key, keylen);
+ *	if (i < 0)
+ *		return fallback();		// every provider is downgraded
+ *	struct sds_point *p = sds_lb_point(b, i);
+ *	... guard the call to provider i with p as any guarded call ...
+ *
+ * or let sds_lb_call() do the guarding, retries included.
+ */
+struct sds_balancer;
+typedef struct sds_balancer sds_balancer_t;
+
+#define SDS_LB_MAX_MEMBERS	256	/* providers of one balancer */
+#define SDS_LB_MAX_WEIGHT	10000	/* weights are 1..SDS_LB_MAX_WEIGHT */
+/* sds_lb_opts.warmup_ns: no warm-up at all (0 asks for the default). */
+#define SDS_LB_NO_WARMUP	(~0ULL)
+
+/* One provider of the dependency. */
+struct sds_lb_member {
+	const char *name;		/* the provider: point "<dep>@<name>"; copied */
+	int weight;			/* 1..SDS_LB_MAX_WEIGHT */
+	unsigned long long start_ns;	/* CLOCK_MONOTONIC it started, for warm-up; 0: long ago */
+};
+
+/* Options of a balancer; NULL or all zero: the defaults. */
+struct sds_lb_opts {
+	unsigned long long warmup_ns;	/* 0: 10 min; SDS_LB_NO_WARMUP: none; at most a day */
+	unsigned int retry_budget_pct;	/* sds_lb_call: retries <= this % of calls; 0: 20; 1..100 */
+	unsigned long long retry_window_ns;	/* ... counted over this window; 0: 10 s; 1 s .. 1 h */
+	unsigned long long attempt_timeout_ns;	/* sds_lb_call: an attempt slower than this failed; 0: none */
+};
+
+/*
+ * A balancer over the @n providers @m of dependency @dep (a name of
+ * [A-Za-z0-9_-]) for client @c, with the policy named @policy (NULL:
+ * "random"; else "round_robin", "least_active", "shortest_response",
+ * "consistent_hash").  Looks up each provider's point "<dep>@<name>" with
+ * sds_point() (not for the hot path: open balancers at start-up).  Returns
+ * NULL with errno set (EINVAL for bad input, E2BIG for more than
+ * SDS_LB_MAX_MEMBERS providers, ENOMEM) and sds_lb_error() saying why in
+ * one line.  The balancer lives until sds_lb_close(), and at most as long
+ * as @c.
+ */
+struct sds_balancer *sds_lb_open(struct sds_client *c, const char *dep,
+				 const char *policy,
+				 const struct sds_lb_member *m, size_t n,
+				 const struct sds_lb_opts *opts);
+
+/* Why the calling thread's last sds_lb_open() failed ("" if none did). */
+const char *sds_lb_error(void);
+
+/*
+ * Pick a provider for a call with key @key/@keylen (read by
+ * consistent_hash only; NULL: the empty key): its index, 0..n-1.  Never
+ * one whose point is downgraded while another passes; -1 with errno
+ * EAGAIN when every provider is downgraded (run the fallback).  A
+ * provider whose point is not bound (no loader yet) counts as idle and
+ * unmeasured.  No syscall, no lock, no allocation; thread-safe.  NULL
+ * @b: -1 with errno EINVAL.
+ */
+int sds_lb_choose(struct sds_balancer *b, const void *key, size_t keylen);
+
+/* The guard point of provider @idx (NULL if out of range): guard the call with it. */
+struct sds_point *sds_lb_point(struct sds_balancer *b, int idx);
+
+/*
+ * A guarded call with retries: picks a provider, guards fn(idx, arg) with
+ * the provider's point (sds_enter .. sds_downgrade_finally; a negative
+ * result or an attempt slower than attempt_timeout_ns is signed as an
+ * exception), and on failure tries up to @max_retries other providers
+ * while the retry budget allows (a retry is taken only if the retries of
+ * the window, this one included, stay within retry_budget_pct % of its
+ * calls).  An attempt the guard refuses fails without calling fn:
+ * -EAGAIN when downgraded, -EIO for a fault drill.  Returns the first result >= 0 of fn; else the last
+ * attempt's failure (fn's negative result, -ETIMEDOUT for a slow one, or
+ * -EAGAIN when no provider could be tried) with errno saying why it
+ * stopped: EAGAIN no other provider passes, EDQUOT the retry budget is
+ * spent, ERANGE @max_retries retries were made.  NULL @b or @fn: -EINVAL
+ * (errno EINVAL).  The retry budget counts per balancer, over all its
+ * threads (docs/BALANCE.md, "Retries and the budget").
+ */
+int sds_lb_call(struct sds_balancer *b, const void *key, size_t keylen,
+		int (*fn)(int idx, void *arg), void *arg, unsigned int max_retries);
+
+/* Free @b (its points stay the client's).  No thread may use it any more. */
+void sds_lb_close(struct sds_balancer *b);
+
 /*
  * SDS_INVOKE(p, fallback, expr): a guarded expression.  Evaluates to
  * @fallback if the call is downgraded, else to @expr; evaluates only the

@@ -160,6 +160,55 @@ auto invoke(point p, Fallback &&fallback, Fn &&fn)
 	return std::invoke(std::forward<Fn>(fn));
 }
 
+/*
+ * A balancer over the providers of a dependency (sds_lb_open; sds.h and
+ * docs/BALANCE.md), closed by the destructor.  Move-only.  False when
+ * sds_lb_open() refused its input: sds_lb_error() says why.
+ *
+ *	sds::balancer b(cl, "pay", "least_active", members, 3);
+ *	int i = b.choose();		// -1: all downgraded
+ *	sds::guard g(b.point(i));
+ */
+class balancer {
+public:
+	balancer(const client &c, const char *dep, const char *policy,
+		 const sds_lb_member *m, std::size_t n,
+		 const sds_lb_opts *opts = nullptr) noexcept
+		: b_(sds_lb_open(c.get(), dep, policy, m, n, opts)) {}
+	~balancer() { sds_lb_close(b_); }
+
+	balancer(const balancer &) = delete;
+	balancer &operator=(const balancer &) = delete;
+	balancer(balancer &&o) noexcept : b_(std::exchange(o.b_, nullptr)) {}
+	balancer &operator=(balancer &&o) noexcept
+	{
+		if (this != &o) {
+			sds_lb_close(b_);
+			b_ = std::exchange(o.b_, nullptr);
+		}
+		return *this;
+	}
+
+	explicit operator bool() const noexcept { return b_ != nullptr; }
+
+	/* sds_lb_choose(): a provider's index, or -1 (errno EAGAIN). */
+	int choose(const void *key = nullptr, std::size_t len = 0) const noexcept
+	{
+		return sds_lb_choose(b_, key, len);
+	}
+
+	/* Provider @i's point, to guard the call (the null point if out of range). */
+	sds::point point(int i) const noexcept
+	{
+		return sds::point(sds_lb_point(b_, i));
+	}
+
+	sds_balancer_t *get() const noexcept { return b_; }
+
+private:
+	sds_balancer_t *b_;		/* the C balancer; NULL: refused */
+};
+
 } /* namespace sds */
 
 #endif /* SDS_HPP */

@@ -24,7 +24,7 @@ PKG_CONFIG    ?= pkg-config
 LIBSDS_OBJDIR := $(OBJ)/libsds
 LIBSDS_CSRCS  := userspace/sds.c userspace/guard.c userspace/client.c \
 		 userspace/conn.c userspace/repair.c common/names.c \
-		 userspace/balance.c userspace/balance_hash.c
+		 userspace/balance.c userspace/balance_hash.c userspace/lb.c
 LIBSDS_HDRS   := $(wildcard userspace/*.h) bpf/sds_flags.h bpf/sds_types.h \
 		 common/names.h
 LIBSDS_OBJS   := $(patsubst %.c,$(LIBSDS_OBJDIR)/%.o,$(LIBSDS_CSRCS)) \

@@ -37,7 +37,8 @@ static const char *const sites[] = { "enter", "exit", "exception", "downgrade", 
 static const char *const api[] = {
 	"sds_client_open", "sds_point", "sds_should_downgrade", "sds_enter",
 	"sds_exception_sign", "sds_downgrade_finally", "sds_copy",
-	"sds_client_close", "sds__site_enter", "sds__site_exit",
+	"sds_client_close", "sds_lb_open", "sds_lb_error", "sds_lb_choose",
+	"sds_lb_point", "sds_lb_call", "sds_lb_close", "sds__site_enter", "sds__site_exit",
 	"sds__site_exception", "sds__site_downgrade", "sds__site_copy",
 };
 #define NAPI	(sizeof(api) / sizeof(api[0]))

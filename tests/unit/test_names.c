@@ -40,6 +40,34 @@ static void test_name_valid(void **state)
 	assert_false(sds_name_valid(s));
 }
 
+/* A point may be a provider of a dependency: "<dep>@<provider>". */
+static void test_point_name_valid(void **state)
+{
+	char s[64 + 2];
+
+	(void)state;
+	assert_true(sds_point_name_valid("order"));
+	assert_true(sds_point_name_valid("pay@p0"));
+	assert_true(sds_point_name_valid("a@b"));
+	assert_false(sds_name_valid("pay@p0"));		/* apps and groups: no '@' */
+	assert_false(sds_point_name_valid(NULL));
+	assert_false(sds_point_name_valid(""));
+	assert_false(sds_point_name_valid("@"));
+	assert_false(sds_point_name_valid("@p0"));
+	assert_false(sds_point_name_valid("pay@"));
+	assert_false(sds_point_name_valid("a@b@c"));
+	assert_false(sds_point_name_valid("a@@b"));
+	assert_false(sds_point_name_valid("a@b.c"));
+	/* 64 characters in all, the '@' included. */
+	memset(s, 'x', 64);
+	s[10] = '@';
+	s[64] = '\0';
+	assert_true(sds_point_name_valid(s));
+	s[64] = 'x';
+	s[64 + 1] = '\0';
+	assert_false(sds_point_name_valid(s));
+}
+
 static void test_name_sanitize(void **state)
 {
 	char out[80], in[100];
@@ -183,6 +211,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_name_valid),
+		cmocka_unit_test(test_point_name_valid),
 		cmocka_unit_test(test_name_sanitize),
 		cmocka_unit_test(test_name_sanitize_small_buffer),
 		cmocka_unit_test(test_sock_plain),

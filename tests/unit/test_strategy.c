@@ -256,6 +256,20 @@ static void test_invalid_points(void **state)
 		       "point '': bad name (1-64 of [A-Za-z0-9_-])");
 	expect_invalid(b, "{\"version\": 1, \"points\": {\"a.b\": {}}}",
 		       "point 'a.b': bad name (1-64 of [A-Za-z0-9_-])");
+	/* A provider "<dep>@<provider>" is a point; two '@' are not. */
+	{
+		char err[256] = "";
+
+		assert_int_equal(parse("{\"version\": 1, \"points\": {\"pay@p0\": "
+				       "{\"visit_threshold\": 5}}}", b->out, err,
+				       sizeof(err)), 0);
+		assert_string_equal(b->out->s[0].point, "pay@p0");
+		assert_int_equal(b->out->s[0].visit_threshold, 5);
+	}
+	expect_invalid(b, "{\"version\": 1, \"points\": {\"a@b@c\": {}}}",
+		       "point 'a@b@c': bad name (1-64 of [A-Za-z0-9_-])");
+	expect_invalid(b, "{\"version\": 1, \"points\": {\"pay@\": {}}}",
+		       "point 'pay@': bad name (1-64 of [A-Za-z0-9_-])");
 	/* 65 characters: too long; the message shows the first 64. */
 	memset(name65, 'n', 65);
 	name65[65] = '\0';

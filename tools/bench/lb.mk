@@ -1,20 +1,24 @@
 # tools/bench/lb.mk: ns per pick of the balancing policies
-# (userspace/balance.c), included by the root Makefile next to bench.mk.
+# (userspace/balance.c) and of the API (userspace/lb.c), included by the
+# root Makefile next to bench.mk.
 #
 #   make lb-bench    each policy over 3, 16 and 128 providers, one thread
 #                    and two, beside rand() % n: medians of alternating
-#                    rounds, as a table (docs/BALANCE.md); not (yet) part
-#                    of make bench
+#                    rounds, as two tables, the core's and the API's
+#                    (docs/BALANCE.md); not (yet) part of make bench
 #
 # Linked with build/lib/libsds.a, so it times the library's own objects
 # (their symbols are hidden from the .so, not from a static link).
 
 LB_BENCH := $(BUILD)/bench/lb_pick
 
-$(LB_BENCH): tools/bench/lb_pick.c $(LIBSDS_A) userspace/balance.h
+# The API's rows read a flags region that the tests' stand-in loader
+# serves (tests/libsds/fakeloader.c, with the loader's writer flags.c).
+$(LB_BENCH): tools/bench/lb_pick.c $(LIBSDS_A) userspace/balance.h userspace/sds.h \
+		tests/libsds/fakeloader.c tests/libsds/fakeloader.h loader/flags.c
 	@mkdir -p $(@D)
-	$(CC) -D_GNU_SOURCE -Iuserspace -O2 -g $(WARN) -std=gnu11 -pthread \
-		-o $@ $< $(LIBSDS_A)
+	$(CC) $(CPPFLAGS) -Iuserspace -Itests/libsds -O2 -g $(WARN) -std=gnu11 -pthread \
+		-o $@ $< tests/libsds/fakeloader.c loader/flags.c $(LIBSDS_A) -lbpf
 
 .PHONY: lb-bench
 lb-bench: $(LB_BENCH)
