@@ -35,6 +35,7 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -1005,6 +1006,51 @@ def half_open_n_probes(ctx):
     assert_totals(ctx, "app", P, exp, window=False)
     check_events(ctx.events("app", 2), [(P, "exception", "started"),
                                         (P, "exception", "ended")])
+
+
+@test
+def half_open_two_processes(ctx):
+    """libsds.so, two processes of the app calling every ms at once
+    through a phase of 5 probes that all fail: exactly 5 calls pass
+    between them (their logs and the kernel's counts), and the hold
+    goes on."""
+    P = "dep"
+    l, a, path = setup(ctx, {"version": 1, "points": {
+        P: {"exception_threshold": 1, "delay_ms": 30000,
+            "retry_interval_ms": 1000, "probe_calls": 5,
+            "probe_failure_pct": 20}}}, SHARED)
+    b = ctx.start(path, "app")
+    exp = Exp()
+    a.call(P, 1, exp, err=1)
+    r = a.first_down(P, exp, every_us=100, max_ms=2000, err=1)
+    check(r["elapsed_ns"] >= 0, "did not trip: %r" % r)
+    base = _passed_total(ctx, "app", P)
+    res = {}
+
+    def run(name, t):
+        res[name] = t.call(P, 1500, None, err=1000000, every_us=1000)
+
+    th = [threading.Thread(target=run, args=(n, t)) for n, t in
+          (("a", a), ("b", b))]
+    for x in th:
+        x.start()
+    for x in th:
+        x.join(60)
+    check(set(res) == {"a", "b"}, "a process did not report: %r" % res)
+    for r in res.values():
+        exp.add(r)
+    passed = res["a"]["passed"] + res["b"]["passed"]
+    log("phase over two processes: a passed %d, b passed %d"
+        % (res["a"]["passed"], res["b"]["passed"]))
+    check(passed == 5, "two processes through one phase of 5 probes: "
+          "%d calls passed (%r), want exactly 5" % (passed, res))
+    time.sleep(3 * TICK)
+    got = _passed_total(ctx, "app", P) - base
+    check(got == 5, "the kernel counted %d calls passed, want 5" % got)
+    p = ctx.point("app", P)
+    check(state_of(p)[:2] == (True, "exception"), "5 of 5 probes failed: "
+          "state %r, want still downgraded" % p.get("state"))
+    assert_totals(ctx, "app", P, exp, window=False)
 
 
 @test
