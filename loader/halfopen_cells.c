@@ -20,6 +20,14 @@ void halfopen__cells(struct loader *l, int id, uint64_t now_ns,
 		return;
 	h->reopen = false;
 	c = flags__cell(&l->flags, id);
+	/*
+	 * The tag after the cell's, not only after ours: a loader started
+	 * anew (--keep) counts its tags from 1 again, and a claim read under
+	 * the old loader's tag must still fail.
+	 */
+	h->tag = (uint32_t)(__atomic_load_n(&c->probe_claimed, __ATOMIC_RELAXED) >> 32) + 1;
+	if (!h->tag)
+		h->tag = 1;
 	__atomic_store_n(&c->next_probe_ns, now_ns + fs->probe_interval_ns,
 			 __ATOMIC_RELEASE);
 	__atomic_store_n(&c->probe_claimed, halfopen_claimed0(h->tag),
