@@ -109,7 +109,7 @@ static int chain_probe_verdict(struct chain_state *cs,
 					st->probe_failure_pct > 0 ?
 					(uint64_t)st->probe_failure_pct : 0,
 					in->probes_ok, in->probes_failed,
-					in->slow_total);
+					in->slow_total, in->snap_gen);
 	}
 	if (in->probes_ok > cs->probes_ok_seen)
 		return 1;

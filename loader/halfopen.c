@@ -15,7 +15,7 @@ void halfopen_open(struct halfopen_run *h, uint64_t ok, uint64_t failed,
 }
 
 int halfopen_verdict(struct halfopen_run *h, uint64_t n, uint64_t pct,
-		     uint64_t ok, uint64_t failed, uint64_t slow)
+		     uint64_t ok, uint64_t failed, uint64_t slow, uint64_t gen)
 {
 	uint64_t nok, nfail, nslow, bad;
 
@@ -31,8 +31,12 @@ int halfopen_verdict(struct halfopen_run *h, uint64_t n, uint64_t pct,
 	}
 	if (!h->done_seen) {
 		h->done_seen = true;
+		h->done_gen = gen;
 		return HALFOPEN_WAIT;
 	}
+	/* The same read again (a flush between ticks, a busy pool): wait. */
+	if (gen <= h->done_gen)
+		return HALFOPEN_WAIT;
 	/*
 	 * The kernel cannot tell a slow probe that also failed from two
 	 * probes: such a probe counts twice, which errs toward holding.

@@ -24,7 +24,8 @@
 struct halfopen_run {
 	uint32_t tag;		/* phases opened so far: the high half of cell.probe_claimed */
 	bool open;		/* a phase counts results against the bases below */
-	bool done_seen;		/* the N results were in at the last tick: judge at this one */
+	bool done_seen;		/* the N results were in: judge on a later read of the kernel */
+	uint64_t done_gen;	/* the snapshot (its gen) of the evaluation that saw them */
 	bool reopen;		/* out: the engine must write next_probe_ns and probe_claimed */
 	uint64_t ok_base;	/* the loader's count of probes_ok when the phase opened */
 	uint64_t failed_base;	/* ... of probes_failed */
@@ -45,14 +46,15 @@ void halfopen_open(struct halfopen_run *h, uint64_t ok, uint64_t failed,
 		   uint64_t slow);
 
 /*
- * Judge the open phase of @h: HALFOPEN_WAIT until @n results came (and one
- * tick more, so that the kernel's slow count read at the start of this
- * tick holds every probe's exit: libsds calls the exit site before it
- * counts the probe in its cell); then CLOSE when (failed + slow) * 100 <=
- * @pct * @n, else FAIL; either closes the phase.
+ * Judge the open phase of @h, with @slow read from snapshot @gen:
+ * HALFOPEN_WAIT until @n results came, and until a snapshot newer than
+ * the one of the evaluation that saw them (its kernel counts were read
+ * after those cells, so they hold every probe's exit: libsds calls the
+ * exit site before it counts the probe in its cell); then CLOSE when
+ * (failed + slow) * 100 <= @pct * @n, else FAIL; either closes the phase.
  */
 int halfopen_verdict(struct halfopen_run *h, uint64_t n, uint64_t pct,
-		     uint64_t ok, uint64_t failed, uint64_t slow);
+		     uint64_t ok, uint64_t failed, uint64_t slow, uint64_t gen);
 
 /* The value of cell.probe_claimed that opens phase @tag: none claimed. */
 static inline uint64_t halfopen_claimed0(uint32_t tag)

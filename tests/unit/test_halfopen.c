@@ -16,26 +16,46 @@
 
 /* ---- halfopen_verdict ----------------------------------------------------- */
 
+static uint64_t gen;	/* the fake snapshots' gen: a new read every call */
+
+static int verdict(struct halfopen_run *h, uint64_t n, uint64_t pct,
+		   uint64_t ok, uint64_t failed, uint64_t slow)
+{
+	return halfopen_verdict(h, n, pct, ok, failed, slow, ++gen);
+}
+
+static void test_verdict_same_read(void **state)
+{
+	struct halfopen_run h = { 0 };
+
+	/* 5 results seen on read 7: reads 7 again (a flush) wait, 8 judges. */
+	halfopen_open(&h, 0, 0, 0);
+	assert_int_equal(halfopen_verdict(&h, 5, 20, 5, 0, 0, 7), HALFOPEN_WAIT);
+	assert_int_equal(h.done_gen, 7);
+	assert_int_equal(halfopen_verdict(&h, 5, 20, 5, 0, 0, 7), HALFOPEN_WAIT);
+	assert_int_equal(halfopen_verdict(&h, 5, 20, 5, 0, 0, 8), HALFOPEN_CLOSE);
+}
+
 static void test_verdict_waits_for_n_and_a_tick(void **state)
 {
 	struct halfopen_run h = { 0 };
 
 	/* No phase open: nothing to judge. */
-	assert_int_equal(halfopen_verdict(&h, 5, 20, 9, 9, 9), HALFOPEN_WAIT);
+	assert_int_equal(verdict(&h, 5, 20, 9, 9, 9), HALFOPEN_WAIT);
 	halfopen_open(&h, 10, 3, 100);
 	assert_int_equal(h.tag, 1);
 	assert_true(h.open);
 	assert_true(h.reopen);
 	/* 4 of 5 results: wait. */
-	assert_int_equal(halfopen_verdict(&h, 5, 20, 13, 4, 100), HALFOPEN_WAIT);
+	assert_int_equal(verdict(&h, 5, 20, 13, 4, 100), HALFOPEN_WAIT);
 	/* 5 of 5: wait one tick more for the kernel's slow count... */
-	assert_int_equal(halfopen_verdict(&h, 5, 20, 14, 4, 100), HALFOPEN_WAIT);
+	assert_int_equal(verdict(&h, 5, 20, 14, 4, 100), HALFOPEN_WAIT);
 	assert_true(h.done_seen);
 	/* ... then judge: 1 failed of 5 at 20 %: closed. */
-	assert_int_equal(halfopen_verdict(&h, 5, 20, 14, 4, 100), HALFOPEN_CLOSE);
+	assert_int_equal(verdict(&h, 5, 20, 14, 4, 100), HALFOPEN_CLOSE);
 	assert_false(h.open);
 	/* Judged once: the closed phase says nothing more. */
-	assert_int_equal(halfopen_verdict(&h, 5, 20, 14, 4, 100), HALFOPEN_WAIT);
+	assert_int_equal(verdict(&h, 5, 20, 14, 4, 100), HALFOPEN_WAIT);
 }
 
 static void test_verdict_failures(void **state)
@@ -44,27 +64,27 @@ static void test_verdict_failures(void **state)
 
 	/* 2 of 5 failed at 20 %: a new hold. */
 	halfopen_open(&h, 0, 0, 0);
-	assert_int_equal(halfopen_verdict(&h, 5, 20, 3, 2, 0), HALFOPEN_WAIT);
-	assert_int_equal(halfopen_verdict(&h, 5, 20, 3, 2, 0), HALFOPEN_FAIL);
+	assert_int_equal(verdict(&h, 5, 20, 3, 2, 0), HALFOPEN_WAIT);
+	assert_int_equal(verdict(&h, 5, 20, 3, 2, 0), HALFOPEN_FAIL);
 	/* 0 %: any failure holds (the rule of one probe). */
 	halfopen_open(&h, 3, 2, 0);
 	assert_int_equal(h.tag, 2);
-	assert_int_equal(halfopen_verdict(&h, 5, 0, 7, 3, 0), HALFOPEN_WAIT);
-	assert_int_equal(halfopen_verdict(&h, 5, 0, 7, 3, 0), HALFOPEN_FAIL);
+	assert_int_equal(verdict(&h, 5, 0, 7, 3, 0), HALFOPEN_WAIT);
+	assert_int_equal(verdict(&h, 5, 0, 7, 3, 0), HALFOPEN_FAIL);
 	halfopen_open(&h, 7, 3, 0);
-	assert_int_equal(halfopen_verdict(&h, 5, 0, 12, 3, 0), HALFOPEN_WAIT);
-	assert_int_equal(halfopen_verdict(&h, 5, 0, 12, 3, 0), HALFOPEN_CLOSE);
+	assert_int_equal(verdict(&h, 5, 0, 12, 3, 0), HALFOPEN_WAIT);
+	assert_int_equal(verdict(&h, 5, 0, 12, 3, 0), HALFOPEN_CLOSE);
 	/* 100 %: even all failed closes. */
 	halfopen_open(&h, 0, 0, 0);
-	assert_int_equal(halfopen_verdict(&h, 5, 100, 0, 5, 0), HALFOPEN_WAIT);
-	assert_int_equal(halfopen_verdict(&h, 5, 100, 0, 5, 0), HALFOPEN_CLOSE);
+	assert_int_equal(verdict(&h, 5, 100, 0, 5, 0), HALFOPEN_WAIT);
+	assert_int_equal(verdict(&h, 5, 100, 0, 5, 0), HALFOPEN_CLOSE);
 	/* 40 % of 5 is exactly 2: closes; 3 does not. */
 	halfopen_open(&h, 0, 0, 0);
-	halfopen_verdict(&h, 5, 40, 3, 2, 0);
-	assert_int_equal(halfopen_verdict(&h, 5, 40, 3, 2, 0), HALFOPEN_CLOSE);
+	verdict(&h, 5, 40, 3, 2, 0);
+	assert_int_equal(verdict(&h, 5, 40, 3, 2, 0), HALFOPEN_CLOSE);
 	halfopen_open(&h, 0, 0, 0);
-	halfopen_verdict(&h, 5, 40, 2, 3, 0);
-	assert_int_equal(halfopen_verdict(&h, 5, 40, 2, 3, 0), HALFOPEN_FAIL);
+	verdict(&h, 5, 40, 2, 3, 0);
+	assert_int_equal(verdict(&h, 5, 40, 2, 3, 0), HALFOPEN_FAIL);
 }
 
 static void test_verdict_slow_counts_failed(void **state)
@@ -73,25 +93,25 @@ static void test_verdict_slow_counts_failed(void **state)
 
 	/* 5 succeeded, but 2 were slow (the kernel's timeouts): a new hold. */
 	halfopen_open(&h, 0, 0, 50);
-	halfopen_verdict(&h, 5, 20, 5, 0, 52);
-	assert_int_equal(halfopen_verdict(&h, 5, 20, 5, 0, 52), HALFOPEN_FAIL);
+	verdict(&h, 5, 20, 5, 0, 52);
+	assert_int_equal(verdict(&h, 5, 20, 5, 0, 52), HALFOPEN_FAIL);
 	/* One slow: 20 %, closed. */
 	halfopen_open(&h, 5, 0, 52);
-	halfopen_verdict(&h, 5, 20, 10, 0, 53);
-	assert_int_equal(halfopen_verdict(&h, 5, 20, 10, 0, 53), HALFOPEN_CLOSE);
+	verdict(&h, 5, 20, 10, 0, 53);
+	assert_int_equal(verdict(&h, 5, 20, 10, 0, 53), HALFOPEN_CLOSE);
 	/* Failed and slow add up, capped at the results. */
 	halfopen_open(&h, 10, 0, 53);
-	halfopen_verdict(&h, 5, 100, 10, 5, 63);
-	assert_int_equal(halfopen_verdict(&h, 5, 100, 10, 5, 63), HALFOPEN_CLOSE);
+	verdict(&h, 5, 100, 10, 5, 63);
+	assert_int_equal(verdict(&h, 5, 100, 10, 5, 63), HALFOPEN_CLOSE);
 	/* A slow count that went back (a restart) counts nothing. */
 	halfopen_open(&h, 10, 5, 63);
-	halfopen_verdict(&h, 5, 0, 15, 5, 2);
-	assert_int_equal(halfopen_verdict(&h, 5, 0, 15, 5, 2), HALFOPEN_CLOSE);
+	verdict(&h, 5, 0, 15, 5, 2);
+	assert_int_equal(verdict(&h, 5, 0, 15, 5, 2), HALFOPEN_CLOSE);
 	/* A result that went missing at the judging tick: wait again. */
 	halfopen_open(&h, 0, 0, 0);
-	halfopen_verdict(&h, 5, 0, 5, 0, 0);
+	verdict(&h, 5, 0, 5, 0, 0);
 	assert_true(h.done_seen);
-	assert_int_equal(halfopen_verdict(&h, 5, 0, 4, 0, 0), HALFOPEN_WAIT);
+	assert_int_equal(verdict(&h, 5, 0, 4, 0, 0), HALFOPEN_WAIT);
 	assert_false(h.done_seen);
 }
 
@@ -118,6 +138,7 @@ static bool tick(struct chain_state *cs, struct halfopen_run *h,
 		.probes_failed = failed,
 		.ho = h,
 		.slow_total = slow,
+		.snap_gen = now,	/* a new read every tick */
 	};
 
 	memset(out, 0xee, sizeof(*out));
@@ -329,6 +350,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_verdict_waits_for_n_and_a_tick),
 		cmocka_unit_test(test_verdict_failures),
+		cmocka_unit_test(test_verdict_same_read),
 		cmocka_unit_test(test_verdict_slow_counts_failed),
 		cmocka_unit_test(test_claimed0),
 		cmocka_unit_test(test_chain_phase_fails_then_closes),
