@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * halfopen.h - the half-open phase of a hold with probe_calls >= 2
- * (docs/PROTOCOL.md, "Half-open"): the loader opens a phase (the guards
- * then let exactly N calls through from cell.next_probe_ns on, each
- * claiming cell.probe_claimed), waits for the N results and judges them.
- * Pure logic, no maps and no clock (unit tested in tests/unit/test_chain.c
- * and test_halfopen.c); engine.c writes the cells it asks for.
+ * (docs/PROTOCOL.md, "Half-open phases"): the loader opens a phase (the
+ * guards then let exactly N calls through from cell.next_probe_ns on,
+ * each claiming cell.probe_claimed), waits for the N results and judges
+ * them.  Pure logic, no maps and no clock (tests/unit/test_halfopen.c);
+ * chain.c drives it, halfopen_cells.c writes the cells it asks for.
  *
  * With probe_calls 1 (the default) none of this runs: the hold keeps its
  * one probe per interval (guard.c's probe_take, chain.c's verdict).
@@ -22,7 +22,7 @@
  * without an open phase, and the chain opens a new one at its next tick.
  */
 struct halfopen_run {
-	uint32_t tag;		/* phases opened so far: the high half of cell.probe_claimed */
+	uint32_t tag;		/* the current phase's: the high half of cell.probe_claimed */
 	bool open;		/* a phase counts results against the bases below */
 	bool done_seen;		/* the N results were in: judge on a later read of the kernel */
 	uint64_t done_gen;	/* the snapshot (its gen) of the evaluation that saw them */
@@ -39,8 +39,9 @@ struct halfopen_run {
 
 /*
  * Open a phase of @h at these counts (the guards' probe results as the
- * loader counted them, the kernel's slow calls since attach): a new tag,
- * and ask the engine to write the cells (@h->reopen).
+ * loader counted them, the kernel's slow calls since attach): a new tag
+ * (halfopen__cells() then takes the one after the cell's), and ask the
+ * engine to write the cells (@h->reopen).
  */
 void halfopen_open(struct halfopen_run *h, uint64_t ok, uint64_t failed,
 		   uint64_t slow);
