@@ -53,6 +53,7 @@ enum sds_reason {
 	SDS_REASON_EXCEPTION_RATE = 6,	/* exception_rate_threshold */
 	SDS_REASON_HOLD = 7,		/* delay_ms hold after a trip */
 	SDS_REASON_DRILL = 8,		/* a fault drill (sds_should_downgrade's view of a fault) */
+	SDS_REASON_SLOW_RATE = 9,	/* slow_rate_threshold: share of slow calls */
 	SDS_REASON_MAX,
 };
 
@@ -62,6 +63,13 @@ enum sds_reason {
 #define SDS_ACT_TOKEN		(1u << 2)	/* enforce the token bucket */
 #define SDS_ACT_PROBE		(1u << 3)	/* hold: let one probe call through every @probe_interval_ns */
 #define SDS_ACT_DRILL		(1u << 4)	/* a drill runs: read line 3 */
+/*
+ * With SDS_ACT_PROBE: a half-open phase of @probe_calls probes.  From
+ * cell.next_probe_ns on, calls claim cell.probe_claimed while fewer than
+ * @probe_calls are claimed; the loader opens each phase (never a guard).
+ * Without it a hold lets one probe through per interval (probe_take).
+ */
+#define SDS_ACT_HALFOPEN	(1u << 6)
 
 /* struct sds_flag.drill_kind */
 enum sds_drill_kind {
@@ -121,7 +129,13 @@ struct sds_flag {
 	__u32 lb_inflight;	/* balancing: calls in flight host-wide at the tick (gauge) */
 	__u8 pad_lb[120 - 96];	/* @96..@119: exact trips' limits (another change) */
 	__u32 lb_latency_ns;	/* balancing: recent mean latency, ns, saturated at 2^32-1 */
-	__u8 pad2[128 - 124];
+	/*
+	 * Not under @seq: one aligned store of the loader before it
+	 * publishes SDS_ACT_HALFOPEN, read with one plain load only when that
+	 * bit is set.  Probes of one half-open phase; 0 or 1: one (older
+	 * loaders never write it and never set the bit).
+	 */
+	__u32 probe_calls;
 };
 
 /*
@@ -143,7 +157,16 @@ struct sds_cell {
 	/* ---- line 2: the drill's counts (busy only while a drill runs) ---- */
 	__u64 drill_faults;	/* calls faulted, ever (cumulative) */
 	__u64 drill_delays;	/* calls delayed, ever (cumulative) */
-	__u8 pad2[64 - 16];
+	__u8 pad2[104 - 80];	/* @80..@103: other helpers' fields (BRIEF layout) */
+	/*
+	 * Half-open (SDS_ACT_HALFOPEN): low 32 bits, the probes claimed in
+	 * the current phase (guards CAS it up while below probe_calls); high
+	 * 32 bits, the phase's tag, set by the loader when it opens a phase,
+	 * so that a claim read in an old phase can never succeed in a new one
+	 * (no ABA on a count reset to 0).
+	 */
+	__u64 probe_claimed;
+	__u8 pad3[128 - 112];
 };
 
 /*
@@ -170,6 +193,10 @@ _Static_assert(__builtin_offsetof(struct sds_flag, lb_latency_ns) == 120,
 	       "the balancer's latency is at 120 (PROTOCOL.md)");
 _Static_assert(__builtin_offsetof(struct sds_cell, drill_faults) == 64,
 	       "the drill's counts start at 64");
+_Static_assert(__builtin_offsetof(struct sds_flag, probe_calls) == 124,
+	       "half-open: probe_calls at 124 (PROTOCOL.md)");
+_Static_assert(__builtin_offsetof(struct sds_cell, probe_claimed) == 104,
+	       "half-open: probe_claimed at 104 (PROTOCOL.md)");
 _Static_assert(SDS_PERMIT_ELEMS * SDS_CELL_SIZE >= SDS_MAX_PROCS * SDS_MAX_POINTS * 4,
 	       "the permit table fits");
 #endif

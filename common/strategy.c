@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* strategy.c - the strategies JSON codec and its validation. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,9 +17,11 @@ struct field {
 	size_t off;			/* offset in struct sds_strategy */
 	int64_t min;			/* smallest enabled value */
 	int64_t max;			/* largest value */
+	bool strict;			/* a setting with a default: a negative is refused */
 };
 
-#define F(n, lo, hi) { #n, offsetof(struct sds_strategy, n), lo, hi }
+#define F(n, lo, hi) { #n, offsetof(struct sds_strategy, n), lo, hi, false }
+#define S(n, lo, hi) { #n, offsetof(struct sds_strategy, n), lo, hi, true }
 static const struct field fields[] = {
 	F(visit_threshold, 0, LIMIT_MAX),
 	F(token_rate, 1, 1000000000),	/* 1 ns per token at most */
@@ -32,8 +35,13 @@ static const struct field fields[] = {
 	F(downgrade_rate, 0, 100),
 	F(delay_ms, 0, 86400000),
 	F(retry_interval_ms, 1, 86400000),
+	S(probe_calls, 1, 1000),
+	S(probe_failure_pct, 0, 100),
+	S(slow_rate_threshold, 0, 100),
+	S(slow_rate_start, 0, LIMIT_MAX),
 };
 #undef F
+#undef S
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
 
 static int64_t *field_ptr(struct sds_strategy *st, const struct field *f)
@@ -108,7 +116,8 @@ static int point_from_json(const char *name, json_t *obj,
 		x = json_integer_value(v);
 		if (x < 0) {
 			/* Negative disables (DESIGN.md §4), but not downgrade_rate. */
-			if (f->off == offsetof(struct sds_strategy, downgrade_rate))
+			if (f->strict ||
+			    f->off == offsetof(struct sds_strategy, downgrade_rate))
 				goto bad;
 			x = SDS_OFF;
 		} else if (x < f->min || x > f->max) {
@@ -127,6 +136,12 @@ bad:
 	}
 	if (st->token_rate != SDS_OFF && st->token_bucket == SDS_OFF)
 		st->token_bucket = st->token_rate;
+	/* "Slow" is slower than timeout_ms: without it nothing is slow. */
+	if (st->slow_rate_threshold > 0 && st->timeout_ms == SDS_OFF) {
+		snprintf(err, errlen, "point '%s': slow_rate_threshold needs timeout_ms",
+			 name);
+		return -1;
+	}
 	return 0;
 }
 

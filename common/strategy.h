@@ -8,8 +8,10 @@
  *    "points": {"order": {"visit_threshold": 1000, "downgrade_rate": 100}}}
  *
  * Every limit is optional; a missing or negative value disables it and is
- * stored as -1 (SDS_OFF).  Unknown fields are refused, so a typo cannot
- * silently disable a limit.
+ * stored as -1 (SDS_OFF).  The half-open and slow-rate settings
+ * (probe_calls, probe_failure_pct, slow_rate_*) are no limits that a
+ * negative turns off but settings with a default: a negative is refused.
+ * Unknown fields are refused, so a typo cannot silently disable a limit.
  */
 #ifndef SDS_STRATEGY_H
 #define SDS_STRATEGY_H
@@ -36,7 +38,11 @@ struct sds_strategy {
 	int64_t exception_rate_start;	/* the rate is judged only above this many visits */
 	int64_t downgrade_rate;		/* 0..100, default 100: share of calls downgraded once tripped */
 	int64_t delay_ms;		/* once tripped, stay downgraded this long */
-	int64_t retry_interval_ms;	/* during the hold, let one probe call through this often */
+	int64_t retry_interval_ms;	/* during the hold, open a probe phase this often */
+	int64_t probe_calls;		/* 1..1000 (off: 1): probes of one half-open phase */
+	int64_t probe_failure_pct;	/* 0..100 (off: 0): most failed or slow probes, %, that close */
+	int64_t slow_rate_threshold;	/* 1..100: percent of passed calls slower than timeout_ms; 0: off */
+	int64_t slow_rate_start;	/* the slow rate is judged only above this many visits */
 	int64_t copy_write;		/* "copy": "write" (1) or "read" (0, default): the copy records' write flag */
 };
 
@@ -69,6 +75,12 @@ int strategies_load_file(const char *path, struct sds_strategies *out,
 json_t *strategy_to_json(const struct sds_strategy *st);
 /* The whole document, as strategies_from_json() reads it. */
 json_t *strategies_to_json(const struct sds_strategies *s);
+
+/* Probes of one half-open phase (probe_calls; 1 when off). */
+static inline int64_t strategy_probe_calls(const struct sds_strategy *st)
+{
+	return st && st->probe_calls > 1 ? st->probe_calls : 1;
+}
 
 /* The strategy of @point, or NULL. */
 const struct sds_strategy *strategies_find(const struct sds_strategies *s,

@@ -13,11 +13,31 @@ static const char *const reason_names[SDS_REASON_MAX] = {
 	[SDS_REASON_EXCEPTION_RATE] = "exception_rate",
 	[SDS_REASON_HOLD] = "hold",
 	[SDS_REASON_DRILL] = "drill",
+	[SDS_REASON_SLOW_RATE] = "slow_rate",
 };
 
 const char *chain_reason_name(uint32_t reason)
 {
 	return reason < SDS_REASON_MAX ? reason_names[reason] : "";
+}
+
+/*
+ * Last in the chain: the share of passed calls slower than timeout_ms,
+ * judged as the exception rate is (above slow_rate_start visits, with
+ * calls passed); 0 or no timeout_ms: off.
+ */
+static uint32_t chain_check_slow_rate(const struct sds_strategy *st,
+				      const struct sds_counts *w, uint64_t passed)
+{
+	uint64_t start;
+
+	if (st->slow_rate_threshold <= 0 || st->timeout_ms <= 0)
+		return SDS_REASON_NONE;
+	start = st->slow_rate_start > 0 ? (uint64_t)st->slow_rate_start : 0;
+	if (w->visits > start && passed > 0 &&
+	    w->timeouts * 100 / passed >= (uint64_t)st->slow_rate_threshold)
+		return SDS_REASON_SLOW_RATE;
+	return SDS_REASON_NONE;
 }
 
 uint32_t chain_check(const struct sds_strategy *st, const struct sds_counts *w)
@@ -47,7 +67,14 @@ uint32_t chain_check(const struct sds_strategy *st, const struct sds_counts *w)
 		    (uint64_t)st->exception_rate_threshold)
 			return SDS_REASON_EXCEPTION_RATE;
 	}
-	return SDS_REASON_NONE;
+	return chain_check_slow_rate(st, w, passed);
+}
+
+/* Half-open phases for this strategy and input (probe_calls >= 2). */
+static bool chain_halfopen(const struct chain_input *in)
+{
+	return in->ho && in->st && in->st->retry_interval_ms > 0 &&
+	       strategy_probe_calls(in->st) > 1;
 }
 
 static void hold_start(struct chain_state *cs, const struct chain_input *in)
@@ -55,6 +82,40 @@ static void hold_start(struct chain_state *cs, const struct chain_input *in)
 	cs->hold_until_ns = in->now_ns + (uint64_t)in->st->delay_ms * 1000000ULL;
 	cs->probes_ok_seen = in->probes_ok;
 	cs->probes_failed_seen = in->probes_failed;
+	/* The hold's first phase opens one interval on (engine.c). */
+	if (chain_halfopen(in))
+		halfopen_open(in->ho, in->probes_ok, in->probes_failed,
+			      in->slow_total);
+}
+
+/*
+ * What the hold's probes say: > 0 the dependency is back, < 0 a probe
+ * (phase) failed, 0 nothing yet.  One probe (probe_calls 1): its first
+ * result decides, as it always did.  N probes: the phase's verdict; a
+ * hold without an open phase (after an upgrade with --keep) opens one.
+ */
+static int chain_probe_verdict(struct chain_state *cs,
+			       const struct chain_input *in)
+{
+	const struct sds_strategy *st = in->st;
+
+	if (chain_halfopen(in)) {
+		if (!in->ho->open) {
+			halfopen_open(in->ho, in->probes_ok, in->probes_failed,
+				      in->slow_total);
+			return 0;
+		}
+		return halfopen_verdict(in->ho, strategy_probe_calls(st),
+					st->probe_failure_pct > 0 ?
+					(uint64_t)st->probe_failure_pct : 0,
+					in->probes_ok, in->probes_failed,
+					in->slow_total, in->snap_gen);
+	}
+	if (in->probes_ok > cs->probes_ok_seen)
+		return 1;
+	if (in->probes_failed > cs->probes_failed_seen)
+		return -1;
+	return 0;
 }
 
 bool chain_eval(struct chain_state *cs, const struct chain_input *in,
@@ -68,7 +129,9 @@ bool chain_eval(struct chain_state *cs, const struct chain_input *in,
 	if (!has_hold)
 		cs->hold_until_ns = 0;
 	if (cs->hold_until_ns) {
-		if (in->probes_ok > cs->probes_ok_seen) {
+		int probe = chain_probe_verdict(cs, in);
+
+		if (probe > 0) {
 			/* A probe got through fine: the dependency is back. */
 			cs->hold_until_ns = 0;
 			cs->tripped = false;
@@ -80,7 +143,7 @@ bool chain_eval(struct chain_state *cs, const struct chain_input *in,
 				cs->reason = reason;
 				hold_start(cs, in);
 			}
-		} else if (in->probes_failed > cs->probes_failed_seen) {
+		} else if (probe < 0) {
 			hold_start(cs, in);
 		} else if (in->now_ns >= cs->hold_until_ns) {
 			cs->hold_until_ns = 0;
@@ -100,6 +163,9 @@ bool chain_eval(struct chain_state *cs, const struct chain_input *in,
 	}
 	if (!cs->tripped)
 		cs->reason = SDS_REASON_NONE;
+	/* No hold, no phase: a later hold opens its own. */
+	if (in->ho && !cs->hold_until_ns)
+		in->ho->open = false;
 
 	memset(out, 0, sizeof(*out));
 	out->concurrent_limit = -1;
@@ -111,6 +177,8 @@ bool chain_eval(struct chain_state *cs, const struct chain_input *in,
 		if (cs->hold_until_ns && st->retry_interval_ms > 0) {
 			out->active |= SDS_ACT_PROBE;
 			out->probe_interval_ns = (uint64_t)st->retry_interval_ms * 1000000ULL;
+			if (chain_halfopen(in))
+				out->active |= SDS_ACT_HALFOPEN;
 		}
 	}
 	if (st && st->concurrent_threshold >= 0) {

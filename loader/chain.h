@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "flags.h"
+#include "halfopen.h"
 #include "strategy.h"
 #include "window.h"
 
@@ -32,6 +33,14 @@ struct chain_input {
 	uint64_t now_ns;		/* CLOCK_MONOTONIC */
 	uint64_t probes_ok;		/* guard's cumulative probe results */
 	uint64_t probes_failed;
+	/*
+	 * Half-open phases (probe_calls >= 2): the point's phase state (NULL:
+	 * the hold keeps one probe per interval whatever probe_calls says)
+	 * and the kernel's slow calls of the point since attach.
+	 */
+	struct halfopen_run *ho;
+	uint64_t slow_total;
+	uint64_t snap_gen;		/* the read @slow_total comes from (snapshot gen) */
 };
 
 /* The first window strategy that trips on @w, in the order of §4. */

@@ -43,6 +43,7 @@ int engine__point(struct loader *l, const char *name)
 	if (id < 0)
 		return -1;
 	memset(&l->run[id], 0, sizeof(l->run[id]));
+	memset(&l->halfopen[id], 0, sizeof(l->halfopen[id]));
 	flags__set_kind(&l->flags, id, POINT_GUARD);
 	counters__track(&l->counters, l->probes.npoints);
 	point_configure(l, id);
@@ -95,6 +96,7 @@ static void point_tick(struct loader *l, int id, uint64_t now_ns,
 		.cells = flags__counts(&l->flags, id),
 		.now_ns = now_ns,
 		.now_sec = now_sec,
+		.ho = &l->halfopen[id],
 	};
 	struct engine_eval_out out;
 
@@ -103,6 +105,7 @@ static void point_tick(struct loader *l, int id, uint64_t now_ns,
 	if (out.hold_started)
 		__atomic_store_n(&c->next_probe_ns, now_ns + out.fs.probe_interval_ns,
 				 __ATOMIC_RELEASE);
+	halfopen__cells(l, id, now_ns, &out.fs);
 	drill__tick(l, id, now_ns, &out.fs);
 	flags__publish(&l->flags, id, &out.fs);
 	/* The kernel's count of calls in flight bounds held permits. */
@@ -243,6 +246,8 @@ int engine__apply(struct loader *l, struct sds_strategies *s)
 		if (!strategy_changed(old, s, l->probes.pts[id].spec.name))
 			continue;
 		memset(&l->run[id].cs, 0, sizeof(l->run[id].cs));
+		/* The tag goes on: a claim of an old phase must never fit a new one. */
+		l->halfopen[id] = (struct halfopen_run){ .tag = l->halfopen[id].tag };
 		point_configure(l, id);
 		/* New limits start with a full bucket and no pending probe. */
 		__atomic_store_n(&c->tat_ns, 0, __ATOMIC_RELEASE);

@@ -30,11 +30,16 @@ void engine_eval(struct point_run *r, int id, const struct engine_eval_in *in,
 		.now_ns = in->now_ns,
 		.probes_ok = n->probes_ok,
 		.probes_failed = n->probes_failed,
+		.ho = in->ho,
 	};
+	const struct point_stats *ps = snapshot__point(in->snap, id);
 	uint64_t hold_before = r->cs.hold_until_ns;
 
 	memset(out, 0, sizeof(*out));
 	engine_window(r, in->snap, id, in->now_sec, &ci.window);
+	/* Slow probes are the kernel's to count: the guard has no clock at the end. */
+	ci.slow_total = ps && ps->ok ? ps->total.timeouts : 0;
+	ci.snap_gen = in->snap ? in->snap->gen : 0;
 	if (chain_eval(&r->cs, &ci, &out->fs)) {
 		/* Start the window afresh: what this second counted so far is out. */
 		r->reset_sec = in->now_sec;

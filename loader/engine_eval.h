@@ -39,6 +39,7 @@ struct engine_eval_in {
 	const struct cell_counts *cells;	/* what guards wrote, bounded (flags__counts) */
 	uint64_t now_ns;		/* the clock of the tick */
 	uint64_t now_sec;		/* the ring second of @snap */
+	struct halfopen_run *ho;	/* the point's half-open phase; NULL: none */
 };
 
 /* What the evaluation decided. */

@@ -153,6 +153,7 @@ struct loader {
 	const char *strategies_path;	/* --strategies FILE, or NULL */
 	struct sds_strategies *strategies;	/* in force; NULL: none */
 	struct point_run run[SDS_MAX_POINTS];	/* per point id */
+	struct halfopen_run halfopen[SDS_MAX_POINTS];	/* per point id: its half-open phase */
 	struct session sessions[SDS_MAX_PROCS];	/* slot = index */
 	struct uplink *uplink;		/* heartbeat to sds-admin; NULL without --admin */
 	char cache_path[512];		/* last strategies from the admin, for restarts */

@@ -164,6 +164,46 @@ static bool probe_take(struct sds_cell *c, const struct line1 *l, uint64_t now)
 }
 
 /*
+ * A half-open phase of N probes (SDS_ACT_HALFOPEN): from the phase's
+ * start (next_probe_ns, the loader's) the first N calls claim a probe,
+ * with a CAS on the low half of probe_claimed, so that of the threads and
+ * processes arriving together exactly N win; the loader opens the next
+ * phase.  The claim count is read first (acquire) and the start after:
+ * the loader writes the start, then the count of a new phase (release),
+ * so a guard that sees the new count sees the new start, and the tag in
+ * the high half fails a CAS on a count read in an old phase.
+ */
+static bool halfopen_take(struct sds_cell *c, const struct sds_flag *e,
+			  const struct line1 *l, uint64_t now)
+{
+	__u64 claimed = __atomic_load_n(&c->probe_claimed, __ATOMIC_ACQUIRE);
+	__u64 next = LD(c->next_probe_ns);
+	__u32 n = LD(e->probe_calls), tag;
+	int i;
+
+	if (n < 1)
+		n = 1;
+	/*
+	 * A start beyond any phase's reach is forged: no probe (the loader
+	 * repairs it at its tick).  A guard never moves the start.
+	 */
+	if (now < next || next > sat_add(sat_add(now, l->probe_interval_ns),
+					 TIME_SLACK_NS))
+		return false;
+	tag = claimed >> 32;
+	for (i = 0; i < SDS_CAS_TRIES; i++) {
+		/* A new phase meanwhile: its start was not checked, no probe. */
+		if ((__u32)claimed >= n || claimed >> 32 != tag)
+			return false;
+		if (__atomic_compare_exchange_n(&c->probe_claimed, &claimed,
+						claimed + 1, false,
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			return true;
+	}
+	return false;	/* a cell rewritten under us: no probe this time */
+}
+
+/*
  * GCRA: the bucket is the theoretical arrival time @tat_ns.  A call is
  * allowed if, after adding its interval, tat is at most one bucket ahead
  * of now; so a full bucket lets token_bucket calls through at once and
@@ -284,7 +324,9 @@ unsigned int sds_guard_decide_drill(const struct sds_flag *e, struct sds_cell *c
 		return 0;
 	/* 4: downgraded (or held) until the expiry the loader renews. */
 	if ((l.active & SDS_ACT_DOWNGRADE) && now < l.expires_ns) {
-		if ((l.active & SDS_ACT_PROBE) && probe_take(c, &l, now))
+		if ((l.active & SDS_ACT_PROBE) &&
+		    ((l.active & SDS_ACT_HALFOPEN) ? halfopen_take(c, e, &l, now) :
+		     probe_take(c, &l, now)))
 			how |= SDS_G_PROBE;
 		else if (rate_hit(l.rate, rng))
 			return SDS_G_DOWNGRADE;

@@ -9,8 +9,11 @@ const FIELDS = [
   'visit_threshold', 'token_rate', 'token_bucket', 'concurrent_threshold',
   'timeout_ms', 'timeout_count_threshold', 'exception_threshold',
   'exception_rate_threshold', 'exception_rate_start', 'downgrade_rate',
-  'delay_ms', 'retry_interval_ms',
+  'delay_ms', 'retry_interval_ms', 'probe_calls', 'probe_failure_pct',
+  'slow_rate_threshold', 'slow_rate_start',
 ];
+// Settings with a default (an empty field means the default, not "off").
+const DEFAULTS = { downgrade_rate: '100', probe_calls: '1', probe_failure_pct: '0' };
 const COLORS = {
   visits: '#2563eb', downgrades: '#dc2626', exceptions: '#d97706',
   timeouts: '#7c3aed', max_concurrency: '#059669',
@@ -166,7 +169,7 @@ function buildFields() {
     const i = el('input');
     i.type = 'number';
     i.id = 'f-' + f;
-    i.placeholder = f === 'downgrade_rate' ? '100' : 'off';
+    i.placeholder = DEFAULTS[f] || 'off';
     l.appendChild(i);
     box.appendChild(l);
   }

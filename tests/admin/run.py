@@ -446,6 +446,12 @@ def test_bad_inputs(env):
         ({"downgrade_rate": 101}, "downgrade_rate"),
         ({"downgrade_rate": -1}, "downgrade_rate"),
         ({"exception_rate_threshold": 200}, "exception_rate_threshold"),
+        ({"probe_calls": 0}, "probe_calls"),
+        ({"probe_calls": 1001}, "probe_calls"),
+        ({"probe_failure_pct": 101}, "probe_failure_pct"),
+        ({"slow_rate_threshold": 40}, "slow_rate_threshold needs timeout_ms"),
+        ({"slow_rate_threshold": 40, "timeout_ms": 20, "slow_rate_start": -1},
+         "slow_rate_start"),
         ({"timeout_ms": 1.5}, "timeout_ms"),
         ({"token_bucket": 5}, "token_bucket"),
         ({"visits_threshold": 5}, "visits_threshold"),
@@ -924,6 +930,11 @@ def test_dashboard(env):
             set('ed-point', 'order');
             set('f-visit_threshold', '123');
             set('f-downgrade_rate', '50');
+            set('f-timeout_ms', '200');
+            set('f-probe_calls', '5');
+            set('f-probe_failure_pct', '20');
+            set('f-slow_rate_threshold', '40');
+            set('f-slow_rate_start', '30');
             set('ed-comment', 'from the dashboard');
             document.getElementById('ed-save').click(); })()""")
         deadline = time.time() + 20
@@ -935,7 +946,13 @@ def test_dashboard(env):
         check(st == 200, "strategy never reached the API; page status: %r"
               % b.js("document.getElementById('status').textContent"))
         st = env.ok("GET", APP + "/schemes/default/strategies/order")
-        eq(st, {"visit_threshold": 123, "downgrade_rate": 50}, "strategy saved from the page")
+        eq(st, {"visit_threshold": 123, "downgrade_rate": 50, "timeout_ms": 200,
+                "probe_calls": 5, "probe_failure_pct": 20, "slow_rate_threshold": 40,
+                "slow_rate_start": 30}, "strategy saved from the page")
+        eq(b.js("[document.getElementById('f-probe_calls').placeholder, "
+                "document.getElementById('f-probe_failure_pct').placeholder, "
+                "document.getElementById('f-slow_rate_threshold').placeholder]"),
+           ["1", "0", "off"], "the defaults the editor shows")
         eq(env.ok("GET", APP + "/audit")[0]["comment"], "from the dashboard", "audit comment")
         b.wait_js("document.getElementById('ed-table').textContent.includes('123')",
                   what="editor table updated")

@@ -347,6 +347,50 @@ def counts_accumulate_and_stats_without_app(ctx):
     check(r.rc == 0 and "work" in r.out, "stats (text): %r" % r)
 
 
+def _slow_rate_function(ctx, start):
+    """work() as a function point with slow_rate_threshold 40 and
+    timeout_ms 20: 30 calls, 12 of them sleeping 30 ms (40 % slow).
+    Returns the point's stats a few ticks after the calls."""
+    path = ctx.copy("target_pie")
+    spath = os.path.join(ctx.tmp, "strategies.json")
+    with open(spath, "w") as f:
+        json.dump({"version": 1, "points": {"work": {
+            "timeout_ms": TMO, "slow_rate_threshold": 40,
+            "slow_rate_start": start}}}, f)
+    ctx.attach(["--strategies", spath, path, WORK], "target_pie")
+    t = ctx.start(path)
+    t.cmd("work 30 0 12 %d" % MS)
+    st, p = assert_counts(ctx, "target_pie", "work", 30, 0, 12)
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline and not (p.get("state") or {}).get("downgraded"):
+        time.sleep(0.05)
+        p = get_point(ctx.stats("target_pie"), "work")
+    time.sleep(0.3)
+    return get_point(ctx.stats("target_pie"), "work")
+
+
+@test
+def slow_rate_function_point(ctx):
+    """Function points get the slow-call ratio too (the kernel counts the
+    timeouts): 12 slow of 30 calls (40 %) above slow_rate_start 20 show
+    the point tripped with reason slow_rate."""
+    p = _slow_rate_function(ctx, 20)
+    s = p.get("state") or {}
+    check(s.get("downgraded") is True and s.get("reason") == "slow_rate",
+          "40 %% slow over 30 calls, start 20: state %r, want downgraded, "
+          "reason slow_rate" % s)
+
+
+@test
+def slow_rate_function_point_below_start(ctx):
+    """The same calls below the minimum volume (slow_rate_start 50) do
+    not trip."""
+    p = _slow_rate_function(ctx, 50)
+    s = p.get("state") or {}
+    check(not s.get("downgraded"), "40 %% slow over 30 calls, start 50: "
+          "state %r, want not downgraded" % s)
+
+
 def _shared_lib(ctx, before):
     exe = ctx.copy("target_lib")
     lib = os.path.join(ctx.tmp, "libsdstarget.so")

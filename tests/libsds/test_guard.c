@@ -263,6 +263,119 @@ static void test_probe_race(void **state)
 	pthread_barrier_destroy(&go);
 }
 
+/* ---- half-open phases of N probes (SDS_ACT_HALFOPEN) -------------------- */
+
+#define HALFOPEN_ACT	(SDS_ACT_DOWNGRADE | SDS_ACT_PROBE | SDS_ACT_HALFOPEN)
+
+/* The loader opening phase @tag at @start (halfopen_cells.c's order). */
+static void phase_open(struct sds_flag *e, uint32_t n, uint32_t tag, uint64_t start)
+{
+	e->probe_calls = n;
+	__atomic_store_n(&C(e)->next_probe_ns, start, __ATOMIC_RELEASE);
+	__atomic_store_n(&C(e)->probe_claimed, (uint64_t)tag << 32, __ATOMIC_RELEASE);
+}
+
+static void test_halfopen_n_per_phase(void **state)
+{
+	struct cfg c = { .active = HALFOPEN_ACT, .rate = 100,
+			 .expires_ns = T0 + 100 * NS, .probe_ns = 100 * MS };
+	struct sds_flag *e = entry(40);
+	uint64_t rng = 1, now;
+	unsigned int how;
+	int probes = 0, down = 0;
+
+	publish(e, &c);
+	phase_open(e, 5, 1, T0 + 100 * MS);
+	/* Before the phase's start: nothing passes. */
+	assert_int_equal(decide_at(e, T0 + 99 * MS, &rng), SDS_G_DOWNGRADE);
+	/* A call a millisecond for 1 s from the start: exactly 5 probes, the
+	 * first five, and the guard never moves the start. */
+	for (now = T0 + 100 * MS; now < T0 + 1100 * MS; now += MS) {
+		how = decide_at(e, now, &rng);
+		if (how == SDS_G_PROBE) {
+			assert_int_equal(now, T0 + 100 * MS + probes * MS);
+			probes++;
+			sds_guard_release(C(e), NULL, how | (probes <= 2 ? SDS_G_EXCEPTION : 0));
+		} else {
+			assert_int_equal(how, SDS_G_DOWNGRADE);
+			down++;
+		}
+	}
+	assert_int_equal(probes, 5);
+	assert_int_equal(down, 1000 - 5);
+	assert_int_equal(C(e)->probes_ok, 3);
+	assert_int_equal(C(e)->probes_failed, 2);
+	assert_int_equal(C(e)->probe_claimed, (1ULL << 32) | 5);
+	assert_int_equal(C(e)->next_probe_ns, T0 + 100 * MS);
+	/* The loader opens the next phase: 5 more, one interval on. */
+	phase_open(e, 5, 2, T0 + 1200 * MS);
+	assert_int_equal(decide_at(e, T0 + 1199 * MS, &rng), SDS_G_DOWNGRADE);
+	for (probes = 0, now = T0 + 1200 * MS; now < T0 + 1300 * MS; now += MS)
+		probes += decide_at(e, now, &rng) == SDS_G_PROBE;
+	assert_int_equal(probes, 5);
+	/* probe_calls 0 (an older loader's 0): one probe a phase. */
+	phase_open(e, 0, 3, T0 + 1400 * MS);
+	for (probes = 0, now = T0 + 1400 * MS; now < T0 + 1500 * MS; now += MS)
+		probes += decide_at(e, now, &rng) == SDS_G_PROBE;
+	assert_int_equal(probes, 1);
+}
+
+static void test_halfopen_forged(void **state)
+{
+	struct cfg c = { .active = HALFOPEN_ACT, .rate = 100,
+			 .expires_ns = T0 + 100 * NS, .probe_ns = 100 * MS };
+	struct sds_flag *e = entry(41);
+	uint64_t rng = 1;
+
+	publish(e, &c);
+	/* A claim count beyond N (another client's garbage): no probe. */
+	phase_open(e, 5, 1, T0);
+	C(e)->probe_claimed = (1ULL << 32) | 0xffffffffu;
+	assert_int_equal(decide_at(e, T0, &rng), SDS_G_DOWNGRADE);
+	/* A start an hour ahead: no probe, and the guard leaves it be. */
+	phase_open(e, 5, 2, T0 + 3600 * NS);
+	assert_int_equal(decide_at(e, T0, &rng), SDS_G_DOWNGRADE);
+	assert_int_equal(C(e)->next_probe_ns, T0 + 3600 * NS);
+	assert_int_equal(C(e)->probe_claimed, 2ULL << 32);
+	/* Without the bit the same cells give the one-probe path. */
+	c.active = SDS_ACT_DOWNGRADE | SDS_ACT_PROBE;
+	publish(e, &c);
+	phase_open(e, 5, 3, T0);
+	assert_int_equal(decide_at(e, T0, &rng), SDS_G_PROBE);
+	assert_int_equal(decide_at(e, T0, &rng), SDS_G_DOWNGRADE);
+	assert_int_equal(C(e)->probe_claimed, 3ULL << 32);
+}
+
+static void test_halfopen_race(void **state)
+{
+	struct cfg c = { .active = HALFOPEN_ACT, .rate = 100,
+			 .expires_ns = T0 + 100 * NS, .probe_ns = 100 * MS };
+	struct sds_flag *e = entry(42);
+	struct prober p[8];
+	pthread_barrier_t go;
+	pthread_t t[8];
+	int i, round, probes;
+
+	publish(e, &c);
+	hdr->tick_ns = T0 + 10 * NS;
+	for (round = 0; round < 50; round++) {
+		phase_open(e, 5, round + 1, T0);
+		pthread_barrier_init(&go, NULL, 8);
+		for (i = 0; i < 8; i++) {
+			p[i] = (struct prober){ .e = e, .go = &go };
+			pthread_create(&t[i], NULL, probe_run, &p[i]);
+		}
+		for (i = probes = 0; i < 8; i++) {
+			pthread_join(t[i], NULL);
+			probes += p[i].how == SDS_G_PROBE;
+		}
+		/* Eight callers at the same instant: exactly five probes. */
+		assert_int_equal(probes, 5);
+		pthread_barrier_destroy(&go);
+	}
+	hdr->tick_ns = T0;
+}
+
 static void test_probe_interval_shortened(void **state)
 {
 	struct cfg c = { .active = SDS_ACT_DOWNGRADE | SDS_ACT_PROBE,
@@ -403,6 +516,9 @@ int main(void)
 		cmocka_unit_test(test_seq_stuck_odd),
 		cmocka_unit_test(test_probe_one_per_interval),
 		cmocka_unit_test(test_probe_race),
+		cmocka_unit_test(test_halfopen_n_per_phase),
+		cmocka_unit_test(test_halfopen_forged),
+		cmocka_unit_test(test_halfopen_race),
 		cmocka_unit_test(test_probe_interval_shortened),
 		cmocka_unit_test(test_probe_respects_limits),
 		cmocka_unit_test(test_forged_permits),

@@ -242,17 +242,17 @@ def c_number(s):
 @test
 def strategy_fields_equal_validator(ctx):
     """sds-strategies(5) defines every field common/strategy.c accepts,
-    with the range it validates (F(name, lo, hi); LIMIT_MAX is 2^40),
-    and "copy"."""
+    with the range it validates (F(name, lo, hi), and S(...) for the
+    settings that refuse a negative; LIMIT_MAX is 2^40), and "copy"."""
     with open(os.path.join(ROOT, "common", "strategy.c")) as f:
         src = f.read()
     limit = re.search(r"#define LIMIT_MAX\s+\(\(int64_t\)1 << (\d+)\)", src)
     check(limit, "LIMIT_MAX in common/strategy.c")
     consts = {"LIMIT_MAX": 1 << int(limit.group(1))}
     fields = {}
-    for name, lo, hi in re.findall(r"^\s*F\((\w+), (\w+), (\w+)\),", src, re.M):
+    for name, lo, hi in re.findall(r"^\s*[FS]\((\w+), (\w+), (\w+)\),", src, re.M):
         fields[name] = tuple(consts.get(v) or int(v) for v in (lo, hi))
-    check(len(fields) >= 10, "fields of common/strategy.c: %s" % sorted(fields))
+    check(len(fields) >= 16, "fields of common/strategy.c: %s" % sorted(fields))
     check('"copy"' in src, "common/strategy.c has no \"copy\"")
     fields["copy"] = None
     page = {}

@@ -517,6 +517,83 @@ static void test_strategy_to_json_one(void **state)
 	json_decref(o);
 }
 
+/* ---- half-open and slow rate (issue 14) ---------------------------------- */
+
+static void test_halfopen_slow_fields(void **state)
+{
+	struct bufs *b = *state;
+	char err[256] = "", *text;
+	json_t *o;
+
+	/* Absent: off, and the defaults they stand for. */
+	assert_int_equal(parse(DOC("{}"), b->out, err, sizeof(err)), 0);
+	assert_int_equal(b->out->s[0].probe_calls, SDS_OFF);
+	assert_int_equal(b->out->s[0].probe_failure_pct, SDS_OFF);
+	assert_int_equal(b->out->s[0].slow_rate_threshold, SDS_OFF);
+	assert_int_equal(b->out->s[0].slow_rate_start, SDS_OFF);
+	assert_int_equal(strategy_probe_calls(&b->out->s[0]), 1);
+	assert_int_equal(strategy_probe_calls(NULL), 1);
+
+	/* The bounds, both ends. */
+	assert_int_equal(parse(DOC("{\"probe_calls\": 1, \"probe_failure_pct\": 0,"
+				   " \"slow_rate_threshold\": 0, \"slow_rate_start\": 0}"),
+			       b->out, err, sizeof(err)), 0);
+	assert_int_equal(b->out->s[0].probe_calls, 1);
+	assert_int_equal(b->out->s[0].probe_failure_pct, 0);
+	assert_int_equal(b->out->s[0].slow_rate_threshold, 0);
+	assert_int_equal(b->out->s[0].slow_rate_start, 0);
+	assert_int_equal(parse(DOC("{\"probe_calls\": 1000, \"probe_failure_pct\": 100,"
+				   " \"timeout_ms\": 20, \"slow_rate_threshold\": 100,"
+				   " \"slow_rate_start\": " LIMIT_MAX_S "}"),
+			       b->out, err, sizeof(err)), 0);
+	assert_int_equal(b->out->s[0].probe_calls, 1000);
+	assert_int_equal(strategy_probe_calls(&b->out->s[0]), 1000);
+	assert_int_equal(b->out->s[0].probe_failure_pct, 100);
+	assert_int_equal(b->out->s[0].slow_rate_threshold, 100);
+	assert_int_equal(b->out->s[0].slow_rate_start, 1099511627776LL);
+	assert_string_equal(err, "");
+
+	/* JSON both ways: what was set comes back, nothing else. */
+	assert_int_equal(parse(DOC("{\"probe_calls\": 5, \"probe_failure_pct\": 20,"
+				   " \"timeout_ms\": 20, \"slow_rate_threshold\": 40,"
+				   " \"slow_rate_start\": 30}"),
+			       b->out, err, sizeof(err)), 0);
+	o = strategy_to_json(&b->out->s[0]);
+	text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	assert_string_equal(text, "{\"downgrade_rate\":100,\"probe_calls\":5,"
+			    "\"probe_failure_pct\":20,\"slow_rate_start\":30,"
+			    "\"slow_rate_threshold\":40,\"timeout_ms\":20}");
+	free(text);
+	json_decref(o);
+
+	/* Bad input: one line each, naming point and field. */
+	expect_invalid(b, DOC("{\"probe_calls\": 0}"),
+		       "point 'order': probe_calls must be an integer 1..1000");
+	expect_invalid(b, DOC("{\"probe_calls\": 1001}"),
+		       "point 'order': probe_calls must be an integer 1..1000");
+	expect_invalid(b, DOC("{\"probe_calls\": -1}"),
+		       "point 'order': probe_calls must be an integer 1..1000");
+	expect_invalid(b, DOC("{\"probe_failure_pct\": 101}"),
+		       "point 'order': probe_failure_pct must be an integer 0..100");
+	expect_invalid(b, DOC("{\"probe_failure_pct\": -20}"),
+		       "point 'order': probe_failure_pct must be an integer 0..100");
+	expect_invalid(b, DOC("{\"slow_rate_threshold\": 40}"),
+		       "point 'order': slow_rate_threshold needs timeout_ms");
+	expect_invalid(b, DOC("{\"slow_rate_threshold\": 40, \"timeout_ms\": -1}"),
+		       "point 'order': slow_rate_threshold needs timeout_ms");
+	expect_invalid(b, DOC("{\"slow_rate_threshold\": 101, \"timeout_ms\": 20}"),
+		       "point 'order': slow_rate_threshold must be an integer 0..100");
+	expect_invalid(b, DOC("{\"slow_rate_threshold\": -1, \"timeout_ms\": 20}"),
+		       "point 'order': slow_rate_threshold must be an integer 0..100");
+	expect_invalid(b, DOC("{\"slow_rate_start\": -5}"),
+		       "point 'order': slow_rate_start must be an integer 0.." LIMIT_MAX_S);
+	expect_invalid(b, DOC("{\"probe_calls\": 2.5}"),
+		       "point 'order': probe_calls must be an integer 1..1000");
+	/* 0 is off: no timeout_ms needed. */
+	assert_int_equal(parse(DOC("{\"slow_rate_threshold\": 0}"), b->out, err,
+			       sizeof(err)), 0);
+}
+
 /* ---- lookup --------------------------------------------------------------- */
 
 static void test_find(void **state)
@@ -568,6 +645,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_all_fields_and_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_negative_disables, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_invalid_fields, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_halfopen_slow_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_invalid_points, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_invalid_document, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_invalid_json, setup, teardown),
