@@ -27,6 +27,7 @@
 #include "forkcheck.h"
 #include "lang.h"
 #include "names.h"
+#include "failfast.h"
 #include "loader.h"
 #include "loop.h"
 #include "attach_run.h"
@@ -346,6 +347,8 @@ static int resolve_points(struct probes *pr, const char *target,
 		if (p->ret_mode == RET_EXITS && !pr->catches.n)
 			exits__catch_sites(ef, &pr->catches);
 	}
+	if (failfast__check_points(pr, n))
+		goto out;
 	/* Guard points of libsds linked into TARGET are found, not named. */
 	if (elf_file__sds_sites(ef, sites) < 0) {
 		cmd_err("%s: libsds probe sites incomplete (a damaged or mixed build)", target);

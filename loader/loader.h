@@ -12,6 +12,7 @@
 #include <sys/types.h>
 #include "budget.h"
 struct capture;
+struct failfast;
 #include "chain.h"
 #include "ctl.h"
 #include "counters.h"
@@ -163,6 +164,7 @@ struct loader {
 	struct budget budget;		/* --max-overhead: the probes' cost (budget_run.c) */
 	struct watch watch;		/* TARGET's builds across deploys (watch.c) */
 	struct capture *capture;	/* traffic copy (capture.c); NULL: off */
+	struct failfast *failfast;	/* LSM fail-fast (failfast.c); NULL: no :failfast= point */
 };
 
 /* engine.c */
