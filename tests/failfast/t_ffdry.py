@@ -118,3 +118,15 @@ def dry_gone_with_the_loader(ctx):
                        time.time() + 10,
                        lambda _: "sds_ff programs left: %s"
                        % sdstest.bpftool_progs("sds_ff"))
+
+
+@test
+def dry_only_named_operations(ctx):
+    """fetch connects and sends; with failfast=send only its send counts."""
+    srv = ctx.server()
+    ctx.write_strategies({"fetch": KILL})
+    ctx.attach(["fetch=fetch:failfast=send:err=neg"])
+    t = ctx.target()
+    eq(t.run("fetch", srv.port, 1)[0], {"EAGAIN": 1}, "fetch, dry")
+    f = ff_eq(ctx, "fetch", 1, failing=True)
+    eq(f["ops"], "send", "fetch's operations")
