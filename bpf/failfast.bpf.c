@@ -111,7 +111,7 @@ static __always_inline bool ff_hit(__u32 pct)
  * Whether point @point fails operation @op now: 1 denied by its
  * downgrade, 2 by its drill, 0 passed.
  */
-static __always_inline int ff_point_denies(__u32 point, __u32 op, __u64 now,
+static __always_inline int ff_point_denies(__u32 point, __u32 op, __u64 *now,
 					   struct sds_ff_state **stp)
 {
 	struct sds_ff_state *st;
@@ -121,15 +121,20 @@ static __always_inline int ff_point_denies(__u32 point, __u32 op, __u64 now,
 	if (!st || !(st->ops & op))
 		return 0;
 	*stp = st;
-	if (st->deny && now < st->expires_ns && ff_hit(st->rate)) {
-		if (!ff_probe_claim(point, st, now))
+	/* A passing point costs no clock read: most of a thread's points are. */
+	if (!st->deny && !st->drill_ratio)
+		return 0;
+	if (!*now)
+		*now = bpf_ktime_get_ns();
+	if (st->deny && *now < st->expires_ns && ff_hit(st->rate)) {
+		if (!ff_probe_claim(point, st, *now))
 			return 1;
 		c = bpf_map_lookup_elem(&failfast_count, &point);
 		if (c)
 			ADD(&c->probes, 1);
 		return 0;
 	}
-	if (st->drill_ratio && now < st->drill_expires_ns &&
+	if (st->drill_ratio && *now < st->drill_expires_ns &&
 	    ff_hit(st->drill_ratio))
 		return 2;
 	return 0;
@@ -154,14 +159,14 @@ static __always_inline int ff_check(__u32 op)
 	d = fr->depth;
 	if (!d || d > SDS_MAX_DEPTH)
 		return 0;
-	now = bpf_ktime_get_ns();
+	now = 0;
 	for (i = 0; i < SDS_MAX_DEPTH; i++) {
 		if (i >= d)
 			break;
 		point = ff_frame_at(fr, d - 1 - i)->point;
 		if (point >= SDS_MAX_POINTS)
 			continue;
-		why = ff_point_denies(point, op, now, &st);
+		why = ff_point_denies(point, op, &now, &st);
 		if (!why || !st)
 			continue;
 		c = bpf_map_lookup_elem(&failfast_count, &point);
