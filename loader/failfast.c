@@ -316,6 +316,14 @@ void failfast__tick(struct loader *l, int id, uint64_t now_ns,
 				    &key, &pr, BPF_ANY);
 	}
 	st.probe_interval_ns = probing ? fs->probe_interval_ns : 0;
+	/* An error drill fails its share of the operations the downgrade passes. */
+	if ((fs->active & SDS_ACT_DRILL) && fs->drill_kind == SDS_DRILL_ERROR) {
+		st.drill_ratio = fs->drill_ratio;
+		st.drill_expires_ns = fs->drill_expires_ns;
+	} else {
+		st.drill_ratio = 0;
+		st.drill_expires_ns = 0;
+	}
 	if (!memcmp(&st, &ff->shadow[id], sizeof(st)))
 		return;
 	if (ff_write(ff, id, &st))
@@ -348,6 +356,36 @@ static int ff_count(struct failfast *ff, int id, struct sds_ff_count *sum)
 	return 0;
 }
 
+int failfast__drill_check(struct loader *l, int id, uint32_t kind,
+			  char *err, size_t errlen)
+{
+	const struct probe_point *p = &l->probes.pts[id];
+
+	if (!p->spec.failfast_ops) {
+		snprintf(err, errlen,
+			 "'%s' is a function point without failfast= operations: a drill fails the operations failfast= names (docs/FAILFAST.md)",
+			 p->spec.name);
+		return -1;
+	}
+	if (kind != SDS_DRILL_ERROR) {
+		snprintf(err, errlen,
+			 "'%s' is a function point: only error drills (its failfast= operations fail); a delay cannot be injected there (LSM programs cannot sleep)",
+			 p->spec.name);
+		return -1;
+	}
+	return 0;
+}
+
+uint64_t failfast__drilled(struct loader *l, int id)
+{
+	struct sds_ff_count n;
+
+	if (!l->failfast || id >= l->failfast->cap ||
+	    ff_count(l->failfast, id, &n))
+		return 0;
+	return n.drilled;
+}
+
 json_t *failfast__point_json(struct loader *l, int id)
 {
 	struct failfast *ff = l->failfast;
@@ -361,11 +399,12 @@ json_t *failfast__point_json(struct loader *l, int id)
 	if (ff_count(ff, id, &n))
 		return NULL;
 	failfast_ops_format(st->ops, ops, sizeof(ops));
-	return json_pack("{s:s, s:s, s:s, s:b, s:I, s:I}",
+	return json_pack("{s:s, s:s, s:s, s:b, s:I, s:I, s:I}",
 			 "ops", ops,
 			 "errno_socket", failfast_errno_name(st->sock_errno),
 			 "errno_file", failfast_errno_name(st->file_errno),
 			 "failing", st->deny,
 			 "denied", (json_int_t)n.denied,
+			 "drilled", (json_int_t)n.drilled,
 			 "probes", (json_int_t)n.probes);
 }

@@ -52,6 +52,16 @@ void failfast__tick(struct loader *l, int id, uint64_t now_ns,
 		    const struct flag_state *fs);
 
 /*
+ * May function point @id be drilled with @kind (enum sds_drill_kind)?
+ * Only with error, and only if it has failfast= operations: 0, or -1
+ * with a one-line message in @err.
+ */
+int failfast__drill_check(struct loader *l, int id, uint32_t kind,
+			  char *err, size_t errlen);
+/* Operations of point @id an error drill has failed since attach. */
+uint64_t failfast__drilled(struct loader *l, int id);
+
+/*
  * `stats`: point @id's "failfast" object ({ops, errno, denied, probes});
  * NULL if the point has no :failfast=.
  */

@@ -5,6 +5,7 @@ loads BPF LSM programs; elsewhere each prints a SKIP line with the reason
 (no_bpf_lsm_refused tests the refusal there) and is not counted.
 """
 
+import math
 import os
 import signal
 import time
@@ -73,8 +74,28 @@ def lsm_gone_with_the_loader(ctx):
     eq(res, {"EAGAIN": 1}, "fetch after the loader died")
 
 
+def lsm_drill(ctx):
+    """An error drill at ratio 30 fails that share of fetch_file's opens
+    with its errno, within 5 standard deviations; none after --for."""
+    ctx.attach(SPECS, dry=False)
+    t = ctx.target()
+    r = ctx.sds(["drill", "--app", "fftarget", "ffile", "--error", "--ratio",
+                 "30", "--for", "3"])
+    eq(r.rc, 0, "drill: %r" % r)
+    n = 3000
+    res = t.run("file", ctx.file, n)[0]
+    bound = 5 * math.sqrt(n * 0.3 * 0.7)
+    check(abs(res.get("EACCES", 0) - 0.3 * n) <= bound and
+          res.get("EACCES", 0) + res.get("OK", 0) == n,
+          "fetch_file under a 30%% drill: %r" % res)
+    eq(ctx.ff("ffile")["drilled"], res["EACCES"], "drilled")
+    time.sleep(3.2)
+    eq(t.run("file", ctx.file, 200)[0], {"OK": 200}, "after the drill")
+
+
 _ok, _why = lsm_loads()
-for _fn in (lsm_fetch_fails_fast, lsm_file_errno, lsm_gone_with_the_loader):
+for _fn in (lsm_fetch_fails_fast, lsm_file_errno, lsm_gone_with_the_loader,
+            lsm_drill):
     if _ok:
         test(_fn)
     else:
