@@ -55,6 +55,14 @@ def dry_inside_the_point_only(ctx):
     f = ff_eq(ctx, "ffile", 0, failing=False)
     eq((f["ops"], f["errno_file"]), ("open", "EIO"), "ffile's failfast config")
     eq(ctx.ff("fsend")["errno_socket"], "EPIPE", "fsend's errno")
+    r = ctx.sds(["stats", "--app", "fftarget"])
+    lines = [x for x in r.out.splitlines() if x.startswith("failfast ")]
+    eq(lines, ["failfast fetch: connect,send (ECONNREFUSED, EIO) failed 4, "
+               "drilled 0, probes 0, failing",
+               "failfast ffile: open (ECONNREFUSED, EIO) failed 0, drilled 0, "
+               "probes 0",
+               "failfast fsend: send (EPIPE, EPIPE) failed 0, drilled 0, "
+               "probes 0"], "stats' failfast lines")
 
 
 @test
