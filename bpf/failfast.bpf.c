@@ -146,25 +146,36 @@ static __always_inline int ff_point_denies(__u32 point, __u32 op, __u64 *now,
  */
 static __always_inline int ff_check(__u32 op)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct sds_ff_state *st = NULL;
 	struct sds_ff_count *c;
 	struct sds_frames *fr;
+	struct sds_frame *f;
 	__u32 d, i, point;
-	__u64 now;
+	__u64 now, usp;
 	int why;
 
-	fr = bpf_task_storage_get(&frames, bpf_get_current_task_btf(), 0, 0);
+	fr = bpf_task_storage_get(&frames, task, 0, 0);
 	if (!fr)
 		return 0;
 	d = fr->depth;
 	if (!d || d > SDS_MAX_DEPTH)
 		return 0;
+	/*
+	 * The thread's user stack pointer at the syscall.  A frame is popped
+	 * lazily, at the thread's next probed entry or exit: one left by
+	 * longjmp (or an unwound exception) is still there although its call
+	 * is over.  A call in progress has its frame above the stack pointer;
+	 * one below it is over, and must not fail what the thread does now.
+	 */
+	usp = PT_REGS_SP((struct pt_regs *)bpf_task_pt_regs(task));
 	now = 0;
 	for (i = 0; i < SDS_MAX_DEPTH; i++) {
 		if (i >= d)
 			break;
-		point = ff_frame_at(fr, d - 1 - i)->point;
-		if (point >= SDS_MAX_POINTS)
+		f = ff_frame_at(fr, d - 1 - i);
+		point = f->point;
+		if (point >= SDS_MAX_POINTS || (f->sp && f->sp < usp))
 			continue;
 		why = ff_point_denies(point, op, &now, &st);
 		if (!why || !st)

@@ -138,3 +138,18 @@ def dry_only_named_operations(ctx):
     eq(t.run("fetch", srv.port, 1)[0], {"EAGAIN": 1}, "fetch, dry")
     f = ff_eq(ctx, "fetch", 1, failing=True)
     eq(f["ops"], "send", "fetch's operations")
+
+
+@test
+def dry_left_by_longjmp(ctx):
+    """fetch_escape() longjmps out of itself: its frame stays on the
+    thread's stack until the next probe, but the connect the thread then
+    makes from higher up the stack is outside it and must not fail."""
+    srv = ctx.server()
+    ctx.write_strategies({"esc": KILL})
+    ctx.attach(["esc=fetch_escape:failfast=connect"])
+    t = ctx.target()
+    eq(t.run("escape", srv.port, 5)[0], {"OK": 5}, "escape, then connect")
+    p = ctx.point("esc")
+    eq(p["total"]["visits"], 5, "esc's visits")
+    ff_eq(ctx, "esc", 0, failing=True)

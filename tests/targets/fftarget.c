@@ -11,6 +11,9 @@
  *   connect PORT N    N connects to PORT outside fetch() (same thread)
  *   file PATH N       N calls of fetch_file(): open PATH, read, close
  *   open PATH N       N opens of PATH outside fetch_file()
+ *   escape PORT N     N times: call fetch_escape() from deep in the stack,
+ *                     which longjmps out of itself (its return never
+ *                     comes), then connect from the shallow caller
  *   quit              exit 0
  *
  * Each prints "res NAME=COUNT ... med MED max MAX": the calls' outcomes
@@ -22,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +134,33 @@ static int send_outside(int port)
 	return r;
 }
 
+static jmp_buf escape_env;
+
+/* Leaves by longjmp: a probe sees its entry and never its return. */
+TARGET_FN int fetch_escape(void)
+{
+	asm volatile("");
+	longjmp(escape_env, 1);
+}
+
+/* @depth calls deep, each with a page of stack, then fetch_escape(). */
+TARGET_FN int escape_deep(int depth)
+{
+	volatile char pad[4096];
+
+	pad[0] = (char)depth;
+	if (depth > 0)
+		return escape_deep(depth - 1) + pad[0];
+	return fetch_escape();
+}
+
+static int escape_then_connect(int port)
+{
+	if (!setjmp(escape_env))
+		escape_deep(4);
+	return plain_connect(port);
+}
+
 static int cmp_ull(const void *a, const void *b)
 {
 	unsigned long long x = *(const unsigned long long *)a;
@@ -184,6 +215,8 @@ int main(void)
 				r = fetch_file(arg);
 			else if (!strcmp(cmd, "open"))
 				r = plain_open(arg);
+			else if (!strcmp(cmd, "escape"))
+				r = escape_then_connect(atoi(arg));
 			else
 				break;
 			took[i] = now_ns() - t0;
