@@ -381,7 +381,7 @@ uint64_t failfast__drilled(struct loader *l, int id)
 	struct sds_ff_count n;
 
 	if (!l->failfast || id >= l->failfast->cap ||
-	    ff_count(l->failfast, id, &n))
+	    !l->failfast->shadow[id].ops || ff_count(l->failfast, id, &n))
 		return 0;
 	return n.drilled;
 }
