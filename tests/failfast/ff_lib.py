@@ -151,7 +151,7 @@ class Ctx(sdstest.ProcDir):
     def target(self):
         return Target(self)
 
-    def attach(self, specs, dry=True, wait=True):
+    def attach(self, specs, dry=True, wait=True, extra=()):
         env = dict(self.env)
         if dry:
             env[DRY_ENV] = LIBC
@@ -160,8 +160,8 @@ class Ctx(sdstest.ProcDir):
         saved, self.env = self.env, env
         try:
             self.loader = sdstest.AttachProcess(
-                self, ["--app", APP, "--strategies", self.strategies,
-                       TARGET] + list(specs), APP, wait=wait)
+                self, ["--app", APP, "--strategies", self.strategies] +
+                list(extra) + [TARGET] + list(specs), APP, wait=wait)
         finally:
             self.env = saved
         return self.loader

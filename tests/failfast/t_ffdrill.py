@@ -6,9 +6,15 @@ drill ends at its expiry, and bad drills are refused in one line.
 """
 
 import math
+import os
+import sys
 import time
 
-from ff_lib import check, eq, test
+import sdstest
+from ff_lib import APP, HERE, check, eq, test
+
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "copy"))
+import copy_lib  # noqa: E402  (a real sds-admin)
 
 SPECS = ["ffile=fetch_file:failfast=open:err=neg", "plain=fetch:err=neg"]
 
@@ -59,3 +65,33 @@ def drill_bad_on_function_points(ctx):
            "there (LSM programs cannot sleep)\n"), "delay drill on ffile")
     check(ctx.point("ffile")["drill"] is None and
           ctx.point("plain")["drill"] is None, "a drill was started")
+
+
+@test
+def drill_from_the_admin(ctx):
+    """A drill created in sds-admin on a failfast= function point reaches
+    the loader in a heartbeat reply, fails the operations, and its faults
+    reach the admin's stats."""
+    adm = copy_lib.Admin(ctx)
+    sdstest.http_request(adm.port, "POST", "/api/v1/groups", {"name": "default"},
+                         {"Authorization": "Bearer " + adm.TOKEN})
+    adm.call("POST", "/api/v1/groups/default/apps", {"name": APP}, want=201)
+    ctx.attach(SPECS, extra=["--admin", adm.url, "--token-file", adm.token_file])
+    t = ctx.target()
+    a = "/api/v1/groups/default/apps/%s" % APP
+    d = adm.call("POST", a + "/drills", {"point": "ffile", "kind": "error",
+                                         "ratio": 100, "duration_s": 300,
+                                         "by": "ff-test"}, want=201)
+    p = sdstest.wait_until(lambda: ctx.point("ffile")["drill"],
+                           time.time() + 25,
+                           "the admin's drill never reached the loader", 0.5)
+    eq(p["source"], d["id"], "the drill's source")
+    eq(t.run("file", ctx.file, 50)[0], {"OK": 50}, "fetch_file, dry")
+    eq(ctx.ff("ffile")["drilled"], 50, "drilled by the admin's drill")
+
+    def faults():
+        s = adm.call("GET", a + "/stats?point=ffile")
+        return s["points"].get("ffile", {}).get("total", {}).get("faults")
+    eq(sdstest.wait_until(faults, time.time() + 30,
+                          "no faults in the admin's stats", 0.5), 50,
+       "faults in the admin's stats")
