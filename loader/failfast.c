@@ -53,7 +53,11 @@ static const char *dry_libc(void)
 	return v && v[0] ? v : NULL;
 }
 
-void failfast__autoload_dry(struct sds_ff_bpf *s, bool dry)
+/*
+ * Which programs of the object load: the LSM programs, or (@dry) their
+ * uprobe twins, which take the same decision and only count it.
+ */
+static void ff_autoload(struct sds_ff_bpf *s, bool dry)
 {
 	bpf_program__set_autoload(s->progs.sds_ff_connect, !dry);
 	bpf_program__set_autoload(s->progs.sds_ff_sendmsg, !dry);
@@ -96,7 +100,7 @@ static int lsm_loads(char *why, size_t len)
 			 strerror(errno));
 		return 0;
 	}
-	failfast__autoload_dry(s, false);
+	ff_autoload(s, false);
 	/* A refusal is said in one line below, not in libbpf's words. */
 	old = libbpf_set_print(NULL);
 	e = sds_ff_bpf__load(s);
@@ -197,7 +201,7 @@ static int ff_load(struct loader *l, struct failfast *ff)
 		return cmd_err("opening the failfast BPF object: %s", strerror(errno));
 	ff->cap = l->probes.cap > 0 ? l->probes.cap : SDS_MAX_POINTS;
 	s->rodata->atomics = l->probes.atomics;
-	failfast__autoload_dry(s, dry_libc() != NULL);
+	ff_autoload(s, dry_libc() != NULL);
 	/* The threads' frame stacks are the main object's: one map. */
 	if (bpf_map__reuse_fd(s->maps.frames,
 			      bpf_map__fd(l->probes.skel->maps.frames)) ||

@@ -15,7 +15,6 @@
 struct loader;
 struct probes;
 struct flag_state;
-struct sds_ff_bpf;
 
 /*
  * Is BPF LSM active?  1 yes, 0 no (@why says what was seen).  Reads
@@ -39,13 +38,6 @@ int failfast__check_points(const struct probes *pr, int n);
  */
 int failfast__open(struct loader *l, int n);
 void failfast__close(struct loader *l);
-
-/*
- * Which programs of the object load: the LSM programs, or (@dry, the
- * tests' SDS_FAILFAST_DRYRUN=LIBC) uprobes on libc's connect, send and
- * open that take the same decision and count it, never denying.
- */
-void failfast__autoload_dry(struct sds_ff_bpf *s, bool dry);
 
 /* The tick's decision @fs for point @id, as its LSM state. */
 void failfast__tick(struct loader *l, int id, uint64_t now_ns,
