@@ -89,10 +89,20 @@ $(GEN)/copy.skel.h: $(GEN)/copy.bpf.o
 	$(BPFTOOL) gen skeleton $< name sds_copy_bpf > $@.tmp
 	mv $@.tmp $@
 
+# Fail-fast (bpf/failfast.bpf.c): BPF LSM programs, loaded only when a
+# point has :failfast= (loader/failfast.c).
+$(GEN)/failfast.bpf.o: bpf/failfast.bpf.c bpf/sds_types.h bpf/sds_failfast.h $(GEN)/vmlinux.h
+	$(CLANG) -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -I$(GEN) -Ibpf \
+		-c $< -o $@
+
+$(GEN)/failfast.skel.h: $(GEN)/failfast.bpf.o
+	$(BPFTOOL) gen skeleton $< name sds_ff_bpf > $@.tmp
+	mv $@.tmp $@
+
 # ---- sds-bpf ----------------------------------------------------------------
 LOADER_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(COMMON_SRCS) $(LOADER_SRCS))
 
-$(OBJ)/%.o: %.c $(GEN)/sds.skel.h $(GEN)/copy.skel.h
+$(OBJ)/%.o: %.c $(GEN)/sds.skel.h $(GEN)/copy.skel.h $(GEN)/failfast.skel.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
@@ -127,6 +137,7 @@ include tests/targets/targets.mk
 include tests/backlog/backlog.mk
 include tests/balance/balance.mk
 include tests/capture/capture.mk
+include tests/failfast/failfast.mk
 
 integration: all $(TEST_TARGETS)
 	$(PYTHON) tests/integration/run.py

@@ -28,6 +28,7 @@
 #include "forkcheck.h"
 #include "lang.h"
 #include "names.h"
+#include "failfast.h"
 #include "loader.h"
 #include "loop.h"
 #include "attach_run.h"
@@ -96,6 +97,10 @@ static const char attach_usage[] =
 "  copy_max=BYTES             capture at most BYTES of it (1..65536; 4096)\n"
 "  copy_rate=PCT              capture PCT%% of the calls (0..100; 100); an\n"
 "                             admin copy plan's sample_pct wins\n"
+"  failfast=connect,send,open while the point is downgraded, these calls\n"
+"                             made inside it fail at once (BPF LSM)\n"
+"  errno=NAME                 their errno (ECONNREFUSED for connect and\n"
+"                             send, EIO for open)\n"
 "\n"
 "Options:\n"
 "  -a, --app NAME           app name (default: TARGET's base name)\n"
@@ -350,6 +355,8 @@ static int resolve_points(struct probes *pr, const char *target,
 		if (p->ret_mode == RET_EXITS && !pr->catches.n)
 			exits__catch_sites(ef, &pr->catches);
 	}
+	if (failfast__check_points(pr, n))
+		goto out;
 	/* Guard points of libsds linked into TARGET are found, not named. */
 	if (elf_file__sds_sites(ef, sites) < 0) {
 		cmd_err("%s: libsds probe sites incomplete (a damaged or mixed build)", target);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include "attach_run.h"
 #include "cmd.h"
+#include "failfast.h"
 #include "loader.h"
 
 static uint64_t random_u64(void)
@@ -181,7 +182,7 @@ int attach_load(struct attach_run *a, uint64_t max_overhead)
 		return cmd_err("%s", err);
 	if (flags__create(&l->flags, l->epoch, l->tick_ns))
 		return cmd_err("creating the flags map: %s", strerror(errno));
-	if (capture_start(a))
+	if (capture_start(a) || failfast__open(l, a->npoints))
 		return -1;
 	if (attach_all(a, err, sizeof(err)))
 		return cmd_err("%s", err);
@@ -222,6 +223,7 @@ void attach_unload(struct attach_run *a, bool clean)
 		pins__remove(&a->pins);
 	l->probes.pins = NULL;
 	capture__close(l);
+	failfast__close(l);
 	probes__destroy(&l->probes);
 	flags__destroy(&l->flags);
 	keep__close(&a->keep);

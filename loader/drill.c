@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include "cmd.h"
+#include "failfast.h"
 #include "heartbeat.h"
 #include "loader.h"
 #include "names.h"
@@ -71,11 +72,10 @@ int drill__start(struct loader *l, const char *name, bool create,
 			 name, l->app);
 		return -1;
 	}
-	if (l->probes.pts[id].kind != POINT_GUARD) {
-		snprintf(err, errlen, "'%s' is a function point: drills need a guard point (libsds)",
-			 name);
+	/* A function point is drilled through its failfast= operations. */
+	if (l->probes.pts[id].kind != POINT_GUARD &&
+	    failfast__drill_check(l, id, d->kind, err, errlen))
 		return -1;
-	}
 	if (d->kind != SDS_DRILL_ERROR && d->kind != SDS_DRILL_DELAY) {
 		snprintf(err, errlen, "drill on '%s': kind must be error or delay", name);
 		return -1;
@@ -90,7 +90,8 @@ int drill__start(struct loader *l, const char *name, bool create,
 	if (r->kind)
 		events__add(&l->events, name, SDS_REASON_DRILL, false);
 	*r = *d;
-	r->faults_base = n->drill_faults;
+	r->faults_base = l->probes.pts[id].kind == POINT_GUARD ?
+			 n->drill_faults : failfast__drilled(l, id);
 	r->delays_base = n->drill_delays;
 	events__add(&l->events, name, SDS_REASON_DRILL, true);
 	drill_publish(l, id);
@@ -153,7 +154,9 @@ json_t *drill__json(struct loader *l, int id, uint64_t now_ns)
 		"ratio", (int)r->ratio,
 		"delay_ms", (json_int_t)(r->delay_ns / 1000000),
 		"remaining_ms", (json_int_t)left,
-		"faults", (json_int_t)(n->drill_faults - r->faults_base),
+		"faults", (json_int_t)(l->probes.pts[id].kind == POINT_GUARD ?
+				       n->drill_faults - r->faults_base :
+				       failfast__drilled(l, id) - r->faults_base),
 		"delays", (json_int_t)(n->drill_delays - r->delays_base),
 		"source", r->admin_id ? json_integer(r->admin_id) :
 					json_string("local"));

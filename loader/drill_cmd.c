@@ -24,7 +24,10 @@ static const char drill_usage[] =
 "Rehearse an outage at guard point POINT: a share P% (default 100) of its\n"
 "calls fails (--error: sds_enter() returns SDS_FAULT, sds_should_downgrade()\n"
 "downgrades) or sleeps N ms first (--delay-ms), for S seconds; then the\n"
-"drill ends by itself.  --stop ends it now.  Needs root.\n";
+"drill ends by itself.  --stop ends it now.  Needs root.\n"
+"\n"
+"At a function point with failfast= (docs/FAILFAST.md), --error fails a\n"
+"share P% of the operations failfast= names made inside the function.\n";
 
 /* What the options ask for, before it becomes a request line. */
 struct drill_opts {

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 #include "budget.h"
 struct capture;
+struct failfast;
 #include "chain.h"
 #include "ctl.h"
 #include "counters.h"
@@ -166,6 +167,7 @@ struct loader {
 	struct watch watch;		/* TARGET's builds across deploys (watch.c) */
 	struct capture *capture;	/* traffic copy (capture.c); NULL: off */
 	struct lbpub *lbpub;		/* providers' load for balancers (lbpub.c); NULL: none yet */
+	struct failfast *failfast;	/* LSM fail-fast (failfast.c); NULL: no :failfast= point */
 };
 
 /* engine.c */

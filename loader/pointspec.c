@@ -3,9 +3,11 @@
  * Parsing of function points on the command line:
  *   POINT=SYMBOL[:err=neg|zero|nonzero|none][:ret=32|64][:timeout_ms=N]
  *               [:site=nop5|any][:copy=BUF,LEN[:copy_max=BYTES][:copy_rate=PCT]]
+ *               [:failfast=connect,send,open[:errno=NAME]]
  * SYMBOL may be a C++ or Rust name: "shop::Cart::add(int)",
  * "main::handler"; its options begin at the first ':' that starts one.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,6 +26,8 @@ enum point_opt {
 	OPT_COPY,
 	OPT_COPY_MAX,
 	OPT_COPY_RATE,
+	OPT_FAILFAST,
+	OPT_ERRNO,
 	OPT_NR,
 };
 
@@ -35,6 +39,8 @@ static const char *const opt_names[OPT_NR] = {
 	[OPT_COPY] = "copy",
 	[OPT_COPY_MAX] = "copy_max",
 	[OPT_COPY_RATE] = "copy_rate",
+	[OPT_FAILFAST] = "failfast",
+	[OPT_ERRNO] = "errno",
 };
 
 /* What each option takes, for the "needs a value" message. */
@@ -46,7 +52,108 @@ static const char *const opt_usage[OPT_NR] = {
 	[OPT_COPY] = "copy=BUF,LEN",
 	[OPT_COPY_MAX] = "copy_max=BYTES",
 	[OPT_COPY_RATE] = "copy_rate=PCT",
+	[OPT_FAILFAST] = "failfast=connect,send,open",
+	[OPT_ERRNO] = "errno=NAME",
 };
+
+/* :failfast='s operations, in bit order (SDS_FF_*). */
+static const char *const ff_op_names[] = { "connect", "send", "open" };
+
+/*
+ * The errnos a fast-failed operation may return: what a failing
+ * dependency or file system really returns, so the program's own error
+ * path runs.  Not EINTR or EAGAIN: a program retries those at once, which
+ * turns a fast failure into a busy loop.
+ */
+static const struct { const char *name; int err; } ff_errnos[] = {
+	{ "ECONNREFUSED", ECONNREFUSED }, { "ECONNRESET", ECONNRESET },
+	{ "ECONNABORTED", ECONNABORTED }, { "ETIMEDOUT", ETIMEDOUT },
+	{ "EHOSTUNREACH", EHOSTUNREACH }, { "ENETUNREACH", ENETUNREACH },
+	{ "ENETDOWN", ENETDOWN }, { "EHOSTDOWN", EHOSTDOWN },
+	{ "EPIPE", EPIPE }, { "EIO", EIO }, { "EACCES", EACCES },
+	{ "EPERM", EPERM }, { "ENOENT", ENOENT }, { "ENOSPC", ENOSPC },
+	{ "EROFS", EROFS }, { "EMFILE", EMFILE }, { "ENFILE", ENFILE },
+	{ "ENOMEM", ENOMEM }, { "EBUSY", EBUSY },
+};
+#define FF_ERRNOS_N	(sizeof(ff_errnos) / sizeof(ff_errnos[0]))
+
+const char *failfast_errno_name(int err)
+{
+	size_t i;
+
+	for (i = 0; i < FF_ERRNOS_N; i++)
+		if (ff_errnos[i].err == err)
+			return ff_errnos[i].name;
+	return "?";
+}
+
+int failfast_ops_format(uint32_t ops, char *buf, size_t len)
+{
+	size_t i, n = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < sizeof(ff_op_names) / sizeof(ff_op_names[0]); i++) {
+		if (!(ops & (1u << i)))
+			continue;
+		n += snprintf(buf + n, n < len ? len - n : 0, "%s%s",
+			      n ? "," : "", ff_op_names[i]);
+	}
+	return n < len ? 0 : -1;
+}
+
+/* failfast=OP[,OP...]: each of ff_op_names once. */
+static int failfast_parse(const char *arg, const char *val, size_t vlen,
+			  struct point_spec *ps, char *err, size_t errlen)
+{
+	const char *p = val, *end = val + vlen;
+
+	while (p <= end) {
+		const char *comma = memchr(p, ',', (size_t)(end - p));
+		size_t n = comma ? (size_t)(comma - p) : (size_t)(end - p);
+		size_t i;
+
+		for (i = 0; i < sizeof(ff_op_names) / sizeof(ff_op_names[0]); i++)
+			if (strlen(ff_op_names[i]) == n &&
+			    !memcmp(ff_op_names[i], p, n))
+				break;
+		if (i == sizeof(ff_op_names) / sizeof(ff_op_names[0])) {
+			snprintf(err, errlen,
+				 "bad point '%s': unknown failfast= operation '%.*s' (connect, send, open)",
+				 arg, (int)n, p);
+			return -1;
+		}
+		if (ps->failfast_ops & (1u << i)) {
+			snprintf(err, errlen,
+				 "bad point '%s': failfast= names '%s' twice",
+				 arg, ff_op_names[i]);
+			return -1;
+		}
+		ps->failfast_ops |= 1u << i;
+		if (!comma)
+			break;
+		p = comma + 1;
+	}
+	return 0;
+}
+
+/* errno=NAME: one of ff_errnos, by its name. */
+static int errno_parse(const char *arg, const char *val, size_t vlen,
+		       struct point_spec *ps, char *err, size_t errlen)
+{
+	size_t i;
+
+	for (i = 0; i < FF_ERRNOS_N; i++) {
+		if (strlen(ff_errnos[i].name) == vlen &&
+		    !memcmp(ff_errnos[i].name, val, vlen)) {
+			ps->failfast_errno = ff_errnos[i].err;
+			return 0;
+		}
+	}
+	snprintf(err, errlen,
+		 "bad point '%s': unknown errno= name '%.*s' (ECONNREFUSED, ECONNRESET, ETIMEDOUT, EHOSTUNREACH, EIO, EACCES, ...: docs/FAILFAST.md)",
+		 arg, (int)vlen, val);
+	return -1;
+}
 
 static const char *const err_mode_names[] = {
 	[SDS_ERR_NONE] = "none",
@@ -190,7 +297,7 @@ static int point_opt_apply(const char *arg, const char *opt, size_t len,
 	}
 	if (o == OPT_NR) {
 		snprintf(err, errlen,
-			 "bad point '%s': unknown option '%.*s' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=)",
+			 "bad point '%s': unknown option '%.*s' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=)",
 			 arg, (int)klen, opt);
 		return -1;
 	}
@@ -256,6 +363,10 @@ static int point_opt_apply(const char *arg, const char *opt, size_t len,
 	case OPT_COPY_MAX:
 	case OPT_COPY_RATE:
 		return copy_num_parse(arg, o, val, vlen, ps, err, errlen);
+	case OPT_FAILFAST:
+		return failfast_parse(arg, val, vlen, ps, err, errlen);
+	case OPT_ERRNO:
+		return errno_parse(arg, val, vlen, ps, err, errlen);
 	}
 	return 0;
 }
@@ -398,6 +509,12 @@ int point_spec_parse(const char *arg, struct point_spec *out,
 			 arg, seen[OPT_COPY_MAX] ? "copy_max" : "copy_rate");
 		return -1;
 	}
+	if (seen[OPT_ERRNO] && !ps.failfast_ops) {
+		snprintf(err, errlen,
+			 "bad point '%s': errno= needs failfast=connect,send,open (which operations fail)",
+			 arg);
+		return -1;
+	}
 	/* Only now: a failed parse leaves @out as it was. */
 	*out = ps;
 	return 0;
@@ -411,7 +528,8 @@ int point_spec_check_go(const struct point_spec *ps, const char *arg,
 			char *err, size_t errlen)
 {
 	const char *opt = ps->err_mode != SDS_ERR_NONE ? "err=" :
-			  ps->timeout_ns ? "timeout_ms=" : NULL;
+			  ps->timeout_ns ? "timeout_ms=" :
+			  ps->failfast_ops ? "failfast=" : NULL;
 
 	if (ps->copy) {
 		snprintf(err, errlen,

@@ -3,6 +3,7 @@
  * Parsing of function points on the command line:
  *   POINT=SYMBOL[:err=neg|zero|nonzero|none][:ret=32|64][:timeout_ms=N]
  *               [:copy=BUF,LEN[:copy_max=BYTES][:copy_rate=PCT]]
+ *               [:failfast=connect,send,open[:errno=NAME]]
  * where SYMBOL may hold "::" (C++, Rust): options begin at ":KEY=".
  */
 #ifndef SDS_POINTSPEC_H
@@ -34,6 +35,8 @@ struct point_spec {
 	uint8_t copy_len_arg;		/* argument holding its length, 1..6 */
 	uint32_t copy_max;		/* :copy_max=, bytes 1..SDS_COPY_MAX (default 4096) */
 	uint32_t copy_rate;		/* :copy_rate=, percent 0..100 (default 100) */
+	uint32_t failfast_ops;		/* :failfast=, SDS_FF_* (sds_failfast.h); 0: none */
+	int failfast_errno;		/* :errno=, positive; 0: ECONNREFUSED / EIO by operation */
 };
 
 /*
@@ -54,6 +57,11 @@ int point_spec_parse(const char *arg, struct point_spec *out,
  */
 int point_spec_check_go(const struct point_spec *ps, const char *arg,
 			char *err, size_t errlen);
+
+/* The name of a failfast errno ("ECONNREFUSED"), "?" if not one of ours. */
+const char *failfast_errno_name(int err);
+/* @ops as "connect,send,open" into @buf; -1 if it did not fit. */
+int failfast_ops_format(uint32_t ops, char *buf, size_t len);
 
 /* "none", "neg", "zero", "nonzero" */
 const char *err_mode_name(uint32_t mode);

@@ -264,6 +264,18 @@ int do_stats(int argc, char **argv)
 		       fmt_ns(jint(p, "latency_ns.p99"), b, sizeof(b)),
 		       fmt_pct(p, c, sizeof(c)), d, state_str(p));
 	}
+	/* Fail-fast: a line per point that has it, the table kept as it was. */
+	json_array_foreach(json_object_get(r, "points"), i, p) {
+		json_t *ff = json_object_get(p, "failfast");
+
+		if (!ff)
+			continue;
+		printf("failfast %s: %s (%s, %s) failed %lld, drilled %lld, probes %lld%s\n",
+		       jstr(p, "name"), jstr(ff, "ops"), jstr(ff, "errno_socket"),
+		       jstr(ff, "errno_file"), jint(ff, "denied"),
+		       jint(ff, "drilled"), jint(ff, "probes"),
+		       json_is_true(json_object_get(ff, "failing")) ? ", failing" : "");
+	}
 	json_decref(r);
 	return 0;
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <jansson.h>
 #include "capture.h"
+#include "failfast.h"
 #include "loader.h"
 
 static json_t *counts_json(const struct sds_counts *c, int seconds)
@@ -81,6 +82,10 @@ static json_t *point_json(struct loader *l, int id, const struct snapshot *snap)
 	cp = capture__point_json(l, id);
 	if (cp)
 		json_object_set_new(o, "copy", cp);
+	/* Fail-fast, on points with :failfast=. */
+	cp = failfast__point_json(l, id);
+	if (cp)
+		json_object_set_new(o, "failfast", cp);
 	return o;
 }
 

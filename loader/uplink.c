@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "capture.h"
+#include "failfast.h"
 #include "loader.h"
 #include "uplink.h"
 
@@ -448,7 +449,9 @@ void uplink__tick(struct uplink *u, struct loader *l, uint64_t now_sec)
 	/* What drills injected, into the period it happened in. */
 	for (id = 0; p && id < l->probes.npoints && id < SDS_MAX_POINTS; id++) {
 		const struct cell_counts *n = flags__counts(&l->flags, id);
-		uint64_t f = n->drill_faults;
+		/* A function point's drill fails operations (failfast.c). */
+		uint64_t f = l->probes.pts[id].kind == POINT_FUNCTION ?
+			     failfast__drilled(l, id) : n->drill_faults;
 		uint64_t d = n->drill_delays;
 		struct sds_hb_point *hp;
 

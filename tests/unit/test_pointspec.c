@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <errno.h>
+
 #include "pointspec.h"
+#include "sds_failfast.h"
 
 #define USAGE "expected POINT=SYMBOL[:err=...][:ret=32|64][:timeout_ms=N]"
 
@@ -203,17 +206,17 @@ static void test_bad_timeout(void **state)
 
 static void test_bad_options(void **state)
 {
-	parse_bad("p=f:foo=1", "unknown option 'foo' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=)");
-	parse_bad("p=f:ERR=neg", "unknown option 'ERR' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=)");
-	parse_bad("p=f:timeout=5", "unknown option 'timeout' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=)");
-	parse_bad("p=f:=neg", "unknown option '' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=)");
+	parse_bad("p=f:foo=1", "unknown option 'foo' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=)");
+	parse_bad("p=f:ERR=neg", "unknown option 'ERR' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=)");
+	parse_bad("p=f:timeout=5", "unknown option 'timeout' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=)");
+	parse_bad("p=f:=neg", "unknown option '' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=)");
 	parse_bad("p=f:", "empty option");
 	parse_bad("p=f::err=neg",
 		  "'::' before option 'err': one ':' separates the symbol from its options");
 	parse_bad("p=f:err=neg:", "empty option");
 	/* The first bad option is the one named. */
 	parse_bad("p=f:err=neg:bogus:ret=99",
-		  "unknown option 'bogus' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=)");
+		  "unknown option 'bogus' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=)");
 }
 
 /* C++, Rust and Go names: "::" belongs to the symbol (issue 10). */
@@ -258,7 +261,7 @@ static void test_scoped_bad(void **state)
 		  "'::' before option 'timeout_ms': one ':' separates the symbol from its options");
 	/* A lone ':' still starts the options: the old messages stand. */
 	parse_bad("h=main::handler:foo=1",
-		  "unknown option 'foo' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=)");
+		  "unknown option 'foo' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=)");
 	parse_bad("h=main::handler:err",
 		  "option 'err' needs a value (err=neg|zero|nonzero|none)");
 	parse_bad("h=main::handler:", "empty option");
@@ -420,6 +423,72 @@ static void test_err_mode_name(void **state)
 	assert_string_equal(err_mode_name(UINT32_MAX), "unknown");
 }
 
+/* :failfast= and :errno= (issue 15): values, defaults, refusals. */
+static void ff_ok(const char *arg, uint32_t ops, int err_no)
+{
+	struct point_spec ps;
+	char err[256] = "";
+
+	if (point_spec_parse(arg, &ps, err, sizeof(err)))
+		fail_msg("'%s' refused: %s", arg, err);
+	assert_int_equal(ps.failfast_ops, ops);
+	assert_int_equal(ps.failfast_errno, err_no);
+}
+
+#define FF_OP_WHY(op) "unknown failfast= operation '" op "' (connect, send, open)"
+#define FF_ERRNO_WHY(n) "unknown errno= name '" n "' (ECONNREFUSED, ECONNRESET, ETIMEDOUT, EHOSTUNREACH, EIO, EACCES, ...: docs/FAILFAST.md)"
+
+static void test_failfast(void **state)
+{
+	char buf[32];
+
+	ff_ok("p=f", 0, 0);
+	ff_ok("p=f:failfast=connect", SDS_FF_CONNECT, 0);
+	ff_ok("p=f:failfast=send", SDS_FF_SEND, 0);
+	ff_ok("p=f:failfast=open", SDS_FF_OPEN, 0);
+	ff_ok("p=f:failfast=open,connect,send", SDS_FF_ALL, 0);
+	ff_ok("p=f:err=neg:failfast=connect,send:errno=ETIMEDOUT",
+	      SDS_FF_CONNECT | SDS_FF_SEND, ETIMEDOUT);
+	ff_ok("p=f:errno=EIO:failfast=open", SDS_FF_OPEN, EIO);
+	ff_ok("p=ns::f:failfast=connect", SDS_FF_CONNECT, 0);
+
+	parse_bad("p=f:failfast=", FF_OP_WHY(""));
+	parse_bad("p=f:failfast=read", FF_OP_WHY("read"));
+	parse_bad("p=f:failfast=connect,", FF_OP_WHY(""));
+	parse_bad("p=f:failfast=,open", FF_OP_WHY(""));
+	parse_bad("p=f:failfast=CONNECT", FF_OP_WHY("CONNECT"));
+	parse_bad("p=f:failfast=connect,connect", "failfast= names 'connect' twice");
+	parse_bad("p=f:failfast", "option 'failfast' needs a value (failfast=connect,send,open)");
+	parse_bad("p=f:failfast=open:failfast=send", "duplicate option 'failfast='");
+	parse_bad("p=f:failfast=open:errno=EINTR", FF_ERRNO_WHY("EINTR"));
+	parse_bad("p=f:failfast=open:errno=EAGAIN", FF_ERRNO_WHY("EAGAIN"));
+	parse_bad("p=f:failfast=open:errno=eio", FF_ERRNO_WHY("eio"));
+	parse_bad("p=f:failfast=open:errno=5", FF_ERRNO_WHY("5"));
+	parse_bad("p=f:failfast=open:errno=", FF_ERRNO_WHY(""));
+	parse_bad("p=f:errno=EIO", "errno= needs failfast=connect,send,open (which operations fail)");
+
+	assert_string_equal(failfast_errno_name(ECONNREFUSED), "ECONNREFUSED");
+	assert_string_equal(failfast_errno_name(EIO), "EIO");
+	assert_string_equal(failfast_errno_name(EINTR), "?");
+	assert_int_equal(failfast_ops_format(SDS_FF_ALL, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "connect,send,open");
+	assert_int_equal(failfast_ops_format(SDS_FF_OPEN, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "open");
+	assert_int_equal(failfast_ops_format(SDS_FF_ALL, buf, 8), -1);
+}
+
+/* A Go point has no frame to be inside of: failfast= is refused. */
+static void test_failfast_go(void **state)
+{
+	struct point_spec ps;
+	char err[512];
+	const char *arg = "p=f:failfast=connect";
+
+	assert_int_equal(point_spec_parse(arg, &ps, err, sizeof(err)), 0);
+	assert_int_equal(point_spec_check_go(&ps, arg, err, sizeof(err)), -1);
+	assert_string_equal(err, "bad point 'p=f:failfast=connect': failfast= needs the function's return, and a Go binary gets no return probe (its address would make the Go runtime's stack walk fail and kill the program): Go points count visits only");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -444,6 +513,8 @@ int main(void)
 		cmocka_unit_test(test_copy_go),
 		cmocka_unit_test(test_small_err_buffer),
 		cmocka_unit_test(test_err_mode_name),
+		cmocka_unit_test(test_failfast),
+		cmocka_unit_test(test_failfast_go),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

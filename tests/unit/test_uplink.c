@@ -61,6 +61,12 @@ void capture__hb_point(struct loader *l, int id, struct sds_hb_point *hp)
 {
 }
 
+/* No function point has failfast= here: no drill fails operations. */
+uint64_t failfast__drilled(struct loader *l, int id)
+{
+	return 0;
+}
+
 /* ---- the loader and the uplink under test ---------------------------------- */
 
 /* Wall seconds = ring seconds + WALL: ring second 0 is period P0's first. */

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * failfast.bpf.c - a downgraded function point fails its dependency calls
+ * at once (issue 15, docs/FAILFAST.md).
+ *
+ * A uprobe cannot skip a function or change its return (DESIGN.md §3),
+ * but a BPF LSM program may refuse an operation with an errno.  The
+ * thread's frame stack (task storage `frames`, kept by sds.bpf.c and
+ * shared with this object by the loader) says which function points the
+ * thread is inside; for connect, sendmsg and open, a point on that stack
+ * whose :failfast= names the operation and which the loader says is
+ * downgraded makes the syscall return -errno.  Everything else passes.
+ *
+ * Loaded only when some point has :failfast=: a host without one pays
+ * nothing.  With it, a thread outside every point pays one task-storage
+ * lookup (no create) per operation.  Any lookup that fails passes: this
+ * object must never deny what it was not told to.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "sds_types.h"
+#include "sds_failfast.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Per-CPU adds race only with preemption; the loader says (probes.c). */
+const volatile bool atomics = true;
+
+#define ADD(p, v)						\
+	do {							\
+		if (atomics)					\
+			__sync_fetch_and_add((p), (v));		\
+		else						\
+			*(p) += (v);				\
+	} while (0)
+
+/*
+ * sds.bpf.c's map, given its fd by the loader before the load
+ * (bpf_map__reuse_fd): the declaration must match it exactly.  Only read
+ * here, never created: a thread with no frames is outside every point.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sds_frames);
+} frames SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SDS_MAX_POINTS);
+	__type(key, __u32);
+	__type(value, struct sds_ff_state);
+} failfast_state SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SDS_MAX_POINTS);
+	__type(key, __u32);
+	__type(value, struct sds_ff_probe);
+} failfast_probe SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SDS_MAX_POINTS);
+	__type(key, __u32);
+	__type(value, struct sds_ff_count);
+} failfast_count SEC(".maps");
+
+/* Frame @i of @fr, bounded for the verifier (as sds.bpf.c's frame_at). */
+static __always_inline struct sds_frame *ff_frame_at(struct sds_frames *fr,
+						     __u32 i)
+{
+	asm volatile("" : "+r"(i));
+	return &fr->f[i & (SDS_MAX_DEPTH - 1)];
+}
+
+/*
+ * A hold lets one op through per probe interval: the first thread to
+ * swap the next probe time forward passes, the others are denied.
+ */
+static __always_inline bool ff_probe_claim(__u32 point,
+					   const struct sds_ff_state *st,
+					   __u64 now)
+{
+	struct sds_ff_probe *pr;
+	__u64 next;
+
+	if (!st->probe_interval_ns)
+		return false;
+	pr = bpf_map_lookup_elem(&failfast_probe, &point);
+	if (!pr)
+		return true;	/* fail open */
+	next = pr->next_ns;
+	if (now < next)
+		return false;
+	return __sync_val_compare_and_swap(&pr->next_ns, next,
+					   now + st->probe_interval_ns) == next;
+}
+
+/* Share @pct of 100 hit, by the kernel's PRNG. */
+static __always_inline bool ff_hit(__u32 pct)
+{
+	if (pct >= 100)
+		return true;
+	return pct && bpf_get_prandom_u32() % 100 < pct;
+}
+
+/*
+ * Whether point @point fails operation @op now: 1 denied by its
+ * downgrade, 2 by its drill, 0 passed.
+ */
+static __always_inline int ff_point_denies(__u32 point, __u32 op, __u64 *now,
+					   struct sds_ff_state **stp)
+{
+	struct sds_ff_state *st;
+	struct sds_ff_count *c;
+
+	st = bpf_map_lookup_elem(&failfast_state, &point);
+	if (!st || !(st->ops & op))
+		return 0;
+	*stp = st;
+	/* A passing point costs no clock read: most of a thread's points are. */
+	if (!st->deny && !st->drill_ratio)
+		return 0;
+	if (!*now)
+		*now = bpf_ktime_get_ns();
+	if (st->deny && *now < st->expires_ns && ff_hit(st->rate)) {
+		if (!ff_probe_claim(point, st, *now))
+			return 1;
+		c = bpf_map_lookup_elem(&failfast_count, &point);
+		if (c)
+			ADD(&c->probes, 1);
+		return 0;
+	}
+	if (st->drill_ratio && *now < st->drill_expires_ns &&
+	    ff_hit(st->drill_ratio))
+		return 2;
+	return 0;
+}
+
+/*
+ * The verdict for operation @op of the current thread: 0, or -errno of
+ * the innermost point on its frame stack that fails @op now.
+ */
+static __always_inline int ff_check(__u32 op)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct sds_ff_state *st = NULL;
+	struct sds_ff_count *c;
+	struct sds_frames *fr;
+	struct sds_frame *f;
+	__u32 d, i, point;
+	__u64 now, usp;
+	int why;
+
+	fr = bpf_task_storage_get(&frames, task, 0, 0);
+	if (!fr)
+		return 0;
+	d = fr->depth;
+	if (!d || d > SDS_MAX_DEPTH)
+		return 0;
+	/*
+	 * The thread's user stack pointer at the syscall.  A frame is popped
+	 * lazily, at the thread's next probed entry or exit: one left by
+	 * longjmp (or an unwound exception) is still there although its call
+	 * is over.  A call in progress has its frame above the stack pointer;
+	 * one below it is over, and must not fail what the thread does now.
+	 */
+	usp = PT_REGS_SP((struct pt_regs *)bpf_task_pt_regs(task));
+	now = 0;
+	for (i = 0; i < SDS_MAX_DEPTH; i++) {
+		if (i >= d)
+			break;
+		f = ff_frame_at(fr, d - 1 - i);
+		point = f->point;
+		if (point >= SDS_MAX_POINTS || (f->sp && f->sp < usp))
+			continue;
+		why = ff_point_denies(point, op, &now, &st);
+		if (!why || !st)
+			continue;
+		c = bpf_map_lookup_elem(&failfast_count, &point);
+		if (c) {
+			ADD(&c->denied, 1);
+			if (why == 2)
+				ADD(&c->drilled, 1);
+		}
+		return -(op == SDS_FF_OPEN ? st->file_errno : st->sock_errno);
+	}
+	return 0;
+}
+
+SEC("lsm/socket_connect")
+int BPF_PROG(sds_ff_connect, struct socket *sock, struct sockaddr *address,
+	     int addrlen, int ret)
+{
+	/* An earlier LSM's refusal stands. */
+	if (ret)
+		return ret;
+	return ff_check(SDS_FF_CONNECT);
+}
+
+SEC("lsm/socket_sendmsg")
+int BPF_PROG(sds_ff_sendmsg, struct socket *sock, struct msghdr *msg,
+	     int size, int ret)
+{
+	if (ret)
+		return ret;
+	return ff_check(SDS_FF_SEND);
+}
+
+SEC("lsm/file_open")
+int BPF_PROG(sds_ff_open, struct file *file, int ret)
+{
+	if (ret)
+		return ret;
+	return ff_check(SDS_FF_OPEN);
+}
+
+/*
+ * Dry run, for the tests on kernels that refuse LSM programs (the loader
+ * loads these instead only under SDS_FAILFAST_DRYRUN, docs/FAILFAST.md):
+ * the same decision from a uprobe on libc's connect, send and open,
+ * counted in failfast_count exactly as the LSM programs count it, and
+ * never enforced (a uprobe cannot fail a call).
+ */
+SEC("uprobe")
+int sds_ff_dry_connect(struct pt_regs *ctx)
+{
+	ff_check(SDS_FF_CONNECT);
+	return 0;
+}
+
+SEC("uprobe")
+int sds_ff_dry_send(struct pt_regs *ctx)
+{
+	ff_check(SDS_FF_SEND);
+	return 0;
+}
+
+SEC("uprobe")
+int sds_ff_dry_open(struct pt_regs *ctx)
+{
+	ff_check(SDS_FF_OPEN);
+	return 0;
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * failfast.c - a downgraded function point with :failfast= fails its
+ * connect, send and open calls at once, through BPF LSM
+ * (bpf/failfast.bpf.c, docs/FAILFAST.md).  Loaded only when a point asks.
+ */
+#ifndef SDS_FAILFAST_LOADER_H
+#define SDS_FAILFAST_LOADER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+struct loader;
+struct probes;
+struct flag_state;
+
+/*
+ * Is BPF LSM active?  1 yes, 0 no (@why says what was seen).  Reads
+ * /sys/kernel/security/lsm, mounting securityfs there first if it is not
+ * (the loader is root; the kernel's own list is the only honest answer:
+ * CONFIG_BPF_LSM=y alone does nothing without "bpf" in lsm=).
+ */
+int failfast__lsm_active(char *why, size_t len);
+
+/*
+ * Before anything is loaded: if any of the @n function points of @pr has
+ * :failfast=, BPF LSM must be active (said once) and each such point
+ * must see its calls end (a frame on the thread's stack): 0, or -1 said.
+ */
+int failfast__check_points(const struct probes *pr, int n);
+
+/*
+ * After the main object is loaded: load and attach the LSM programs over
+ * its frames map when some point has :failfast=.  0 (nothing to do, or
+ * done), or -1 said.
+ */
+int failfast__open(struct loader *l, int n);
+void failfast__close(struct loader *l);
+
+/* The tick's decision @fs for point @id, as its LSM state. */
+void failfast__tick(struct loader *l, int id, uint64_t now_ns,
+		    const struct flag_state *fs);
+
+/*
+ * May function point @id be drilled with @kind (enum sds_drill_kind)?
+ * Only with error, and only if it has failfast= operations: 0, or -1
+ * with a one-line message in @err.
+ */
+int failfast__drill_check(struct loader *l, int id, uint32_t kind,
+			  char *err, size_t errlen);
+/* Operations of point @id an error drill has failed since attach. */
+uint64_t failfast__drilled(struct loader *l, int id);
+
+/*
+ * `stats`: point @id's "failfast" object ({ops, errno, denied, probes});
+ * NULL if the point has no :failfast=.
+ */
+json_t *failfast__point_json(struct loader *l, int id);
+
+#endif /* SDS_FAILFAST_LOADER_H */

@@ -1,0 +1,201 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""
+The fail-fast suite's harness: fftarget driven line by line, a local
+server that accepts and never answers, a loader attached with
+:failfast= points (in a dry run unless the test enforces), its
+strategies file and its stats.  Every process, socket and pin ends with
+the test, whatever happens.
+"""
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
+import sdstest  # noqa: E402
+from sdstest import SDS, Fail, check, eq, log  # noqa: E402,F401
+
+TARGET = os.path.join(sdstest.BUILD, "test", "targets", "fftarget")
+APP = "fftarget"
+SUITE = sdstest.Suite(timeout=240, strict=True, fail_time=True)
+DRY_ENV = "SDS_FAILFAST_DRYRUN"
+
+
+def test(fn):
+    return SUITE.test(fn)
+
+
+def _libc():
+    """The libc fftarget runs with (the dry run's uprobes go there)."""
+    try:
+        out = subprocess.run(["ldd", TARGET], capture_output=True,
+                             text=True, timeout=10).stdout
+        m = re.search(r"libc\.so\.6 => (\S+)", out)
+        if m:
+            return os.path.realpath(m.group(1))
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return "/lib/x86_64-linux-gnu/libc.so.6"
+
+
+LIBC = _libc()
+
+
+def lsm_loads():
+    """(True, "") when this kernel loads BPF LSM programs, else (False,
+    why): bpftool's own probe, independent of the loader's."""
+    try:
+        out = subprocess.run(["bpftool", "feature", "probe", "kernel"],
+                             capture_output=True, text=True,
+                             timeout=60).stdout
+    except (OSError, subprocess.SubprocessError) as e:
+        return False, "bpftool feature probe: %s" % e
+    if "eBPF program_type lsm is available" in out:
+        return True, ""
+    return False, "bpftool feature probe kernel: program_type lsm is NOT available"
+
+
+def skip(name, why):
+    """A test that cannot run here says so on its own line: never silent."""
+    print("SKIP %s: %s" % (name, why))
+    sys.stdout.flush()
+
+
+class Server:
+    """127.0.0.1:port that accepts every connection and never answers
+    (the dead dependency); the sockets are held until close()."""
+
+    def __init__(self):
+        self.s = socket.socket()
+        self.s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.s.bind(("127.0.0.1", 0))
+        self.s.listen(1024)
+        self.port = self.s.getsockname()[1]
+        self.held = []
+        self.accepted = 0
+        self.stop = False
+        self.t = threading.Thread(target=self._run, daemon=True)
+        self.t.start()
+
+    def _run(self):
+        self.s.settimeout(0.2)
+        while not self.stop:
+            try:
+                c, _ = self.s.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            self.accepted += 1
+            self.held.append(c)
+
+    def close(self):
+        self.stop = True
+        self.t.join(2)
+        for c in self.held:
+            c.close()
+        self.s.close()
+
+
+class Target:
+    """fftarget in its own session; run() sends one command and returns
+    ({outcome: count}, median ns, max ns)."""
+
+    def __init__(self, ctx):
+        self.p = subprocess.Popen([TARGET], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, cwd=ctx.tmp,
+                                  start_new_session=True)
+        ctx.others.append(self.p)
+        eq(self.p.stdout.readline().strip(), b"ready", "fftarget's first line")
+
+    def run(self, cmd, arg, n):
+        self.p.stdin.write(b"%s %s %d\n" % (cmd.encode(), str(arg).encode(), n))
+        self.p.stdin.flush()
+        line = self.p.stdout.readline().decode().split()
+        check(line and line[0] == "res", "fftarget said %r to %s" % (line, cmd))
+        res = dict(w.split("=") for w in line[1:] if "=" in w)
+        res = {k: int(v) for k, v in res.items()}
+        return res, int(line[-3]), int(line[-1])
+
+
+class Ctx(sdstest.ProcDir):
+    def __init__(self, name):
+        super().__init__(name, "sds-ff-")
+        self.servers = []
+        self.loader = None
+        self.strategies = os.path.join(self.tmp, "strategies.json")
+        self.version = 0
+        self.write_strategies({})
+        self.file = os.path.join(self.tmp, "data")
+        with open(self.file, "w") as f:
+            f.write("data\n")
+
+    def cleanup(self):
+        for s in self.servers:
+            s.close()
+        super().cleanup()
+
+    def server(self):
+        s = Server()
+        self.servers.append(s)
+        return s
+
+    def target(self):
+        return Target(self)
+
+    def attach(self, specs, dry=True, wait=True, extra=()):
+        env = dict(self.env)
+        if dry:
+            env[DRY_ENV] = LIBC
+        else:
+            env.pop(DRY_ENV, None)
+        saved, self.env = self.env, env
+        try:
+            self.loader = sdstest.AttachProcess(
+                self, ["--app", APP, "--strategies", self.strategies] +
+                list(extra) + [TARGET] + list(specs), APP, wait=wait)
+        finally:
+            self.env = saved
+        return self.loader
+
+    def sds(self, args, env=None, timeout=60):
+        return sdstest.run_group([SDS] + args, env or self.env, self.tmp,
+                                 self.others, timeout=timeout)
+
+    def write_strategies(self, points):
+        """A new version of the strategies file; the loader (if any) is
+        told with SIGHUP and must show the version within 5 s."""
+        self.version += 1
+        tmp = self.strategies + ".new"
+        with open(tmp, "w") as f:
+            json.dump({"version": self.version, "points": points}, f)
+        os.rename(tmp, self.strategies)
+        if self.loader is None:
+            return
+        os.kill(self.loader.pid, signal.SIGHUP)
+        sdstest.wait_until(
+            lambda: self.stats().get("strategies_version") == self.version,
+            time.time() + 5, "strategies version %d not in force" % self.version,
+            0.05)
+
+    def stats(self):
+        r = self.sds(["stats", "--json", "--app", APP])
+        check(r.rc == 0, "stats: %r" % r)
+        return json.loads(r.out)
+
+    def point(self, name):
+        return sdstest.get_point(self.stats(), name)
+
+    def ff(self, name):
+        p = self.point(name)
+        check("failfast" in p, "stats: point %s has no \"failfast\": %r"
+              % (name, p))
+        return p["failfast"]
