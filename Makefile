@@ -108,6 +108,11 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(TBUILD)/unit/%,$(UNIT_SRCS))
 # names the module here: UNIT_EXTRA_<test> (and depends on it).
 UNIT_EXTRA_test_uplink := loader/uplink.c
 $(TBUILD)/unit/test_uplink: loader/uplink.c
+# The registry's first user, the balancing policies; the test builds its
+# plugins from tests/unit/ext_plugin.c.
+UNIT_EXTRA_test_ext := userspace/ext_balancer.c userspace/balance.c userspace/balance_hash.c
+$(TBUILD)/unit/test_ext: $(UNIT_EXTRA_test_ext) userspace/ext_balancer.h userspace/sds_ext.h \
+	userspace/balance.h tests/unit/ext_plugin.c
 
 $(TBUILD)/unit/%: tests/unit/%.c $(PURE_SRCS) $(wildcard common/*.h loader/*.h bpf/*.h tests/unit/*.h)
 	@mkdir -p $(@D)
