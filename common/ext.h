@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include "../userspace/sds_ext.h"
 
 #define SDS_EXT_DIR_DEFAULT	"/usr/lib/sds/ext"
@@ -89,6 +90,13 @@ const char *sds_ext_problem(int i);
  * "<@prog>: extensions: <line>").  @prog: the program's name.
  */
 void sds_ext_set_diag(const char *prog, void (*fn)(const char *line));
+
+/*
+ * Print the listing on @f: a table, or one JSON line {"extensions": [...],
+ * "problems": [...]} (@json).  Returns the problems met (each also said
+ * through the diagnostic hook).  ext_print.c; links jansson.
+ */
+int sds_ext_print(FILE *f, bool json);
 
 /* Forget every interface, entry and problem (tests); plugins stay mapped. */
 void sds_ext_reset(void);
