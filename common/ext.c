@@ -25,7 +25,7 @@
 #include <string.h>
 #include "ext_int.h"
 
-struct ext_reg ext_reg = {
+struct sds_ext_reg sds_ext_reg = {
 	.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,
 };
 
@@ -33,13 +33,13 @@ struct ext_reg ext_reg = {
 
 void sds_ext_set_diag(const char *prog, void (*fn)(const char *line))
 {
-	pthread_mutex_lock(&ext_reg.lock);
-	snprintf(ext_reg.prog, sizeof(ext_reg.prog), "%s", prog ? prog : "");
-	ext_reg.diag = fn;
-	pthread_mutex_unlock(&ext_reg.lock);
+	pthread_mutex_lock(&sds_ext_reg.lock);
+	snprintf(sds_ext_reg.prog, sizeof(sds_ext_reg.prog), "%s", prog ? prog : "");
+	sds_ext_reg.diag = fn;
+	pthread_mutex_unlock(&sds_ext_reg.lock);
 }
 
-void ext_problem(const char *fmt, ...)
+void sds_ext_say(const char *fmt, ...)
 {
 	char line[EXT_WHY_MAX];
 	va_list ap;
@@ -47,29 +47,29 @@ void ext_problem(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	if (ext_reg.nproblems < EXT_PROBLEMS)
-		memcpy(ext_reg.problems[ext_reg.nproblems++], line, sizeof(line));
-	if (ext_reg.diag)
-		ext_reg.diag(line);
+	if (sds_ext_reg.nproblems < EXT_PROBLEMS)
+		memcpy(sds_ext_reg.problems[sds_ext_reg.nproblems++], line, sizeof(line));
+	if (sds_ext_reg.diag)
+		sds_ext_reg.diag(line);
 	else
 		fprintf(stderr, "%s: extensions: %s\n",
-			ext_reg.prog[0] ? ext_reg.prog : "sds", line);
+			sds_ext_reg.prog[0] ? sds_ext_reg.prog : "sds", line);
 }
 
 const char *sds_ext_problem(int i)
 {
 	const char *p = NULL;
 
-	pthread_mutex_lock(&ext_reg.lock);
-	if (i >= 0 && i < ext_reg.nproblems)
-		p = ext_reg.problems[i];
-	pthread_mutex_unlock(&ext_reg.lock);
+	pthread_mutex_lock(&sds_ext_reg.lock);
+	if (i >= 0 && i < sds_ext_reg.nproblems)
+		p = sds_ext_reg.problems[i];
+	pthread_mutex_unlock(&sds_ext_reg.lock);
 	return p;
 }
 
-void ext_label(const struct ext_entry *e, char *buf, size_t len)
+void sds_ext_label(const struct ext_entry *e, char *buf, size_t len)
 {
-	const char *ifn = ext_reg.ifaces[e->iface].name;
+	const char *ifn = sds_ext_reg.ifaces[e->iface].name;
 
 	if (e->wrapper)
 		snprintf(buf, len, "%s (%s:%d)", e->name, e->file, e->line);
@@ -79,10 +79,10 @@ void ext_label(const struct ext_entry *e, char *buf, size_t len)
 		snprintf(buf, len, "%s \"%s\" (%s:%d)", ifn, e->name, e->file, e->line);
 }
 
-int ext_check_head(const struct ext_entry *e, const void *p, char *err,
+int sds_ext_check_head(const struct ext_entry *e, const void *p, char *err,
 		   size_t errlen)
 {
-	const struct ext_iface *fi = &ext_reg.ifaces[e->iface];
+	const struct ext_iface *fi = &sds_ext_reg.ifaces[e->iface];
 	const struct sds_ext_head *h = p;
 	uint32_t kind = e->wrapper ? SDS_EXT_WRAPPER : SDS_EXT_IMPL;
 	const char *where = e->builtin ? e->name : e->sym;
@@ -125,8 +125,8 @@ static int find_iface(const char *name)
 {
 	int i;
 
-	for (i = 0; i < ext_reg.nifaces; i++)
-		if (!strcmp(ext_reg.ifaces[i].name, name))
+	for (i = 0; i < sds_ext_reg.nifaces; i++)
+		if (!strcmp(sds_ext_reg.ifaces[i].name, name))
 			return i;
 	return -1;
 }
@@ -139,7 +139,7 @@ int sds_ext_register(const struct sds_ext_iface *i,
 	struct ext_entry *e;
 	int k, ret = -1;
 
-	pthread_mutex_lock(&ext_reg.lock);
+	pthread_mutex_lock(&sds_ext_reg.lock);
 	if (!good_name(i->name, EXT_IFNAME_MAX, false)) {
 		ERR("interface \"%s\": names are [a-z0-9_], 1..%d bytes",
 		    i->name ? i->name : "", EXT_IFNAME_MAX - 1);
@@ -149,8 +149,8 @@ int sds_ext_register(const struct sds_ext_iface *i,
 		ret = 0;
 		goto out;
 	}
-	if (ext_reg.nifaces == SDS_EXT_IFACES ||
-	    ext_reg.nentries + n > SDS_EXT_ENTRIES) {
+	if (sds_ext_reg.nifaces == SDS_EXT_IFACES ||
+	    sds_ext_reg.nentries + n > SDS_EXT_ENTRIES) {
 		ERR("interface %s: more than %d interfaces or %d extensions",
 		    i->name, SDS_EXT_IFACES, SDS_EXT_ENTRIES);
 		goto out;
@@ -162,24 +162,24 @@ int sds_ext_register(const struct sds_ext_iface *i,
 			    SDS_EXT_NAME_MAX - 1);
 			goto out;
 		}
-	fi = &ext_reg.ifaces[ext_reg.nifaces];
+	fi = &sds_ext_reg.ifaces[sds_ext_reg.nifaces];
 	memset(fi, 0, sizeof(*fi));
 	snprintf(fi->name, sizeof(fi->name), "%s", i->name);
 	snprintf(fi->def, sizeof(fi->def), "%s", i->def ? i->def : "");
 	fi->abi = i->abi;
 	for (k = 0; k < n; k++) {
-		e = &ext_reg.entries[ext_reg.nentries++];
+		e = &sds_ext_reg.entries[sds_ext_reg.nentries++];
 		memset(e, 0, sizeof(*e));
-		e->iface = ext_reg.nifaces;
+		e->iface = sds_ext_reg.nifaces;
 		e->builtin = true;
 		e->state = EXT_BUILTIN;
 		e->impl = b[k].impl;
 		snprintf(e->name, sizeof(e->name), "%s", b[k].name);
 	}
-	ext_reg.nifaces++;
+	sds_ext_reg.nifaces++;
 	ret = 0;
 out:
-	pthread_mutex_unlock(&ext_reg.lock);
+	pthread_mutex_unlock(&sds_ext_reg.lock);
 	return ret;
 }
 
@@ -187,10 +187,10 @@ static struct ext_entry *find_entry(int fi, const char *name)
 {
 	int i;
 
-	for (i = 0; i < ext_reg.nentries; i++)
-		if (ext_reg.entries[i].iface == fi && !ext_reg.entries[i].wrapper &&
-		    !strcmp(ext_reg.entries[i].name, name))
-			return &ext_reg.entries[i];
+	for (i = 0; i < sds_ext_reg.nentries; i++)
+		if (sds_ext_reg.entries[i].iface == fi && !sds_ext_reg.entries[i].wrapper &&
+		    !strcmp(sds_ext_reg.entries[i].name, name))
+			return &sds_ext_reg.entries[i];
 	return NULL;
 }
 
@@ -201,33 +201,33 @@ static void unknown(int fi, const char *name, char *err, size_t errlen)
 	size_t len = 0;
 	int i;
 
-	for (i = 0; i < ext_reg.nentries; i++) {
-		const struct ext_entry *e = &ext_reg.entries[i];
+	for (i = 0; i < sds_ext_reg.nentries; i++) {
+		const struct ext_entry *e = &sds_ext_reg.entries[i];
 
 		if (e->iface != fi || e->wrapper || len >= sizeof(known))
 			continue;
 		len += snprintf(known + len, sizeof(known) - len, "%s%s",
 				len ? ", " : "", e->name);
 	}
-	ERR("unknown %s \"%.64s\" (known: %s)", ext_reg.ifaces[fi].name, name,
+	ERR("unknown %s \"%.64s\" (known: %s)", sds_ext_reg.ifaces[fi].name, name,
 	    known);
 }
 
-/* Run a built-in's init (its plugin's ran in ext_load). */
+/* Run a built-in's init (its plugin's ran in sds_ext_load). */
 static int init_builtin(struct ext_entry *e)
 {
 	const struct sds_ext_head *h = e->impl;
 	char why[EXT_WHY_MAX - 128] = "";
 
-	if (ext_check_head(e, e->impl, why, sizeof(why)) ||
-	    (h->init && h->init(e->impl, ext_lookup, why, sizeof(why)))) {
+	if (sds_ext_check_head(e, e->impl, why, sizeof(why)) ||
+	    (h->init && h->init(e->impl, sds_ext_lookup, why, sizeof(why)))) {
 		char lab[160];
 
-		ext_label(e, lab, sizeof(lab));
+		sds_ext_label(e, lab, sizeof(lab));
 		snprintf(e->why, sizeof(e->why), "%.150s: %.300s", lab,
 			 why[0] ? why : "init failed");
 		e->state = EXT_REFUSED;
-		ext_problem("%s", e->why);
+		sds_ext_say("%s", e->why);
 		return -1;
 	}
 	return 0;
@@ -236,34 +236,34 @@ static int init_builtin(struct ext_entry *e)
 /* @impl of @fi wrapped by every wrapper of @fi that loads and agrees. */
 static const void *wrap_all(int fi, const void *impl, const char *name)
 {
-	const struct ext_iface *ifc = &ext_reg.ifaces[fi];
+	const struct ext_iface *ifc = &sds_ext_reg.ifaces[fi];
 	char why[EXT_WHY_MAX - 160], lab[160];
 	const struct sds_ext_wrapper *w;
 	const void *out;
 	int i;
 
-	for (i = 0; i < ext_reg.nentries; i++) {
-		struct ext_entry *e = &ext_reg.entries[i];
+	for (i = 0; i < sds_ext_reg.nentries; i++) {
+		struct ext_entry *e = &sds_ext_reg.entries[i];
 
 		if (e->iface != fi || !e->wrapper || e->state == EXT_REFUSED)
 			continue;
-		if (e->state == EXT_UNLOADED && ext_load(e))
+		if (e->state == EXT_UNLOADED && sds_ext_load(e))
 			continue;
 		if (e->state != EXT_LOADED)
 			continue;
 		w = e->impl;
 		why[0] = '\0';
 		out = w->wrap ? w->wrap(w, impl, why, sizeof(why)) : NULL;
-		ext_label(e, lab, sizeof(lab));
+		sds_ext_label(e, lab, sizeof(lab));
 		if (!out) {
-			ext_problem("%s: did not wrap %s \"%s\": %s", lab,
+			sds_ext_say("%s: did not wrap %s \"%s\": %s", lab,
 				    ifc->name, name, why[0] ? why : "no reason given");
 			continue;
 		}
-		if (ext_check_head(&(struct ext_entry){ .iface = fi, .builtin = true,
+		if (sds_ext_check_head(&(struct ext_entry){ .iface = fi, .builtin = true,
 							 .name = "its result" },
 				   out, why, sizeof(why))) {
-			ext_problem("%s: wrapping %s \"%s\": %s", lab, ifc->name,
+			sds_ext_say("%s: wrapping %s \"%s\": %s", lab, ifc->name,
 				    name, why);
 			continue;
 		}
@@ -280,16 +280,16 @@ const void *sds_ext_get(const char *iface, const char *name, char *err,
 	enum ext_state was;
 	int fi;
 
-	pthread_mutex_lock(&ext_reg.lock);
+	pthread_mutex_lock(&sds_ext_reg.lock);
 	fi = find_iface(iface ? iface : "");
 	if (fi < 0) {
 		ERR("no extension interface \"%.40s\" in this program",
 		    iface ? iface : "");
 		goto out;
 	}
-	ext_scan(fi);
+	sds_ext_scan(fi);
 	if (!name)
-		name = ext_reg.ifaces[fi].def;
+		name = sds_ext_reg.ifaces[fi].def;
 	e = find_entry(fi, name);
 	if (!e) {
 		unknown(fi, name, err, errlen);
@@ -301,7 +301,7 @@ const void *sds_ext_get(const char *iface, const char *name, char *err,
 	}
 	if (e->state == EXT_LOADING) {
 		ERR("%s \"%s\" is asked for while it loads (a cycle of inits)",
-		    ext_reg.ifaces[fi].name, e->name);
+		    sds_ext_reg.ifaces[fi].name, e->name);
 		goto out;
 	}
 	if (e->state == EXT_REFUSED) {
@@ -310,7 +310,7 @@ const void *sds_ext_get(const char *iface, const char *name, char *err,
 	}
 	was = e->state;
 	e->state = EXT_LOADING;
-	if (was == EXT_BUILTIN ? init_builtin(e) : ext_load(e)) {
+	if (was == EXT_BUILTIN ? init_builtin(e) : sds_ext_load(e)) {
 		ERR("%s", e->why);
 		goto out;
 	}
@@ -318,11 +318,11 @@ const void *sds_ext_get(const char *iface, const char *name, char *err,
 	e->user = wrap_all(fi, e->impl, e->name);
 	ret = e->user;
 out:
-	pthread_mutex_unlock(&ext_reg.lock);
+	pthread_mutex_unlock(&sds_ext_reg.lock);
 	return ret;
 }
 
-const void *ext_lookup(const char *iface, const char *name, char *err,
+const void *sds_ext_lookup(const char *iface, const char *name, char *err,
 		       size_t errlen)
 {
 	return sds_ext_get(iface, name, err, errlen);
@@ -350,17 +350,17 @@ int sds_ext_list(void (*fn)(const struct sds_ext_info *e, void *ctx), void *ctx)
 	struct sds_ext_info info;
 	int fi, i, n = 0;
 
-	pthread_mutex_lock(&ext_reg.lock);
-	for (fi = 0; fi < ext_reg.nifaces; fi++)
-		ext_scan(fi);
-	for (fi = 0; fi < ext_reg.nifaces; fi++)
-		for (i = 0; i < ext_reg.nentries; i++) {
-			const struct ext_entry *e = &ext_reg.entries[i];
+	pthread_mutex_lock(&sds_ext_reg.lock);
+	for (fi = 0; fi < sds_ext_reg.nifaces; fi++)
+		sds_ext_scan(fi);
+	for (fi = 0; fi < sds_ext_reg.nifaces; fi++)
+		for (i = 0; i < sds_ext_reg.nentries; i++) {
+			const struct ext_entry *e = &sds_ext_reg.entries[i];
 
 			if (e->iface != fi)
 				continue;
 			info = (struct sds_ext_info){
-				.iface = ext_reg.ifaces[fi].name,
+				.iface = sds_ext_reg.ifaces[fi].name,
 				.name = e->name,
 				.builtin = e->builtin,
 				.file = e->file,
@@ -370,22 +370,22 @@ int sds_ext_list(void (*fn)(const struct sds_ext_info *e, void *ctx), void *ctx)
 				.state = state_name(e),
 				.why = e->state == EXT_REFUSED ? e->why : "",
 				.is_default = !e->wrapper &&
-					!strcmp(e->name, ext_reg.ifaces[fi].def),
+					!strcmp(e->name, sds_ext_reg.ifaces[fi].def),
 			};
 			n++;
 			if (fn)
 				fn(&info, ctx);
 		}
-	pthread_mutex_unlock(&ext_reg.lock);
+	pthread_mutex_unlock(&sds_ext_reg.lock);
 	return n;
 }
 
 void sds_ext_reset(void)
 {
-	pthread_mutex_lock(&ext_reg.lock);
-	ext_reg.nifaces = 0;
-	ext_reg.nentries = 0;
-	ext_reg.nproblems = 0;
-	ext_load_reset();
-	pthread_mutex_unlock(&ext_reg.lock);
+	pthread_mutex_lock(&sds_ext_reg.lock);
+	sds_ext_reg.nifaces = 0;
+	sds_ext_reg.nentries = 0;
+	sds_ext_reg.nproblems = 0;
+	sds_ext_load_reset();
+	pthread_mutex_unlock(&sds_ext_reg.lock);
 }

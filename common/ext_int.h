@@ -29,7 +29,7 @@ struct ext_iface {
 };
 
 struct ext_entry {
-	int iface;			/* index in ext_reg.ifaces */
+	int iface;			/* index in sds_ext_reg.ifaces */
 	char name[SDS_EXT_NAME_MAX];	/* its name; "wrap.<iface>" for a wrapper */
 	bool wrapper;			/* a wrapper, not an implementation */
 	bool builtin;			/* registered by the program */
@@ -43,7 +43,7 @@ struct ext_entry {
 	char why[EXT_WHY_MAX];		/* why refused */
 };
 
-struct ext_reg {
+struct sds_ext_reg {
 	pthread_mutex_t lock;		/* recursive: an init may look others up */
 	struct ext_iface ifaces[SDS_EXT_IFACES];	/* registered interfaces */
 	int nifaces;			/* entries of @ifaces in use */
@@ -55,35 +55,35 @@ struct ext_reg {
 	void (*diag)(const char *line);	/* NULL: stderr */
 };
 
-extern struct ext_reg ext_reg;
+extern struct sds_ext_reg sds_ext_reg;
 
 /* Say a problem once (diagnostic hook) and keep it; printf-like. */
-void ext_problem(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void sds_ext_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Read the manifests of interface @fi (once).  Under the lock. */
-void ext_scan(int fi);
+void sds_ext_scan(int fi);
 
 /*
  * Load entry @e's plugin (probe first, in a child), check its struct and
  * run its init: 0 with e->impl set, else -1 with e->why set.  Under the lock.
  */
-int ext_load(struct ext_entry *e);
+int sds_ext_load(struct ext_entry *e);
 
 /* Forget the plugins refused for their init (sds_ext_reset). */
-void ext_load_reset(void);
+void sds_ext_load_reset(void);
 
 /* "<iface> \"<name>\" (<file>:<line>)": how messages name @e. */
-void ext_label(const struct ext_entry *e, char *buf, size_t len);
+void sds_ext_label(const struct ext_entry *e, char *buf, size_t len);
 
 /*
  * Check the struct at @p for entry @e: interface, ABI version and kind.
  * 0, or -1 with @err.
  */
-int ext_check_head(const struct ext_entry *e, const void *p, char *err,
+int sds_ext_check_head(const struct ext_entry *e, const void *p, char *err,
 		   size_t errlen);
 
 /* The look-up given to inits (sds_ext_get). */
-const void *ext_lookup(const char *iface, const char *name, char *err,
+const void *sds_ext_lookup(const char *iface, const char *name, char *err,
 		       size_t errlen);
 
 #endif /* SDS_EXT_INT_H */

@@ -116,7 +116,7 @@ static bool good_entry_name(const char *s)
 static int parse_line(int fi, const char *path, int ln, char *s, char *err,
 		      size_t errlen)
 {
-	const char *ifn = ext_reg.ifaces[fi].name;
+	const char *ifn = sds_ext_reg.ifaces[fi].name;
 	char *eq = strchr(s, '='), *key, *val, *colon;
 	bool wrapper = false;
 	struct ext_entry *e;
@@ -161,8 +161,8 @@ static int parse_line(int fi, const char *path, int ln, char *s, char *err,
 			 colon + 1, SDS_EXT_SYM_MAX - 1);
 		return -1;
 	}
-	for (i = 0; !wrapper && i < ext_reg.nentries; i++) {
-		e = &ext_reg.entries[i];
+	for (i = 0; !wrapper && i < sds_ext_reg.nentries; i++) {
+		e = &sds_ext_reg.entries[i];
 		if (e->iface == fi && !e->wrapper && !strcmp(e->name, key)) {
 			if (e->builtin)
 				snprintf(err, errlen, "%s \"%s\" is built in already", ifn, key);
@@ -172,11 +172,11 @@ static int parse_line(int fi, const char *path, int ln, char *s, char *err,
 			return -1;
 		}
 	}
-	if (ext_reg.nentries == SDS_EXT_ENTRIES) {
+	if (sds_ext_reg.nentries == SDS_EXT_ENTRIES) {
 		snprintf(err, errlen, "more than %d extensions", SDS_EXT_ENTRIES);
 		return -1;
 	}
-	e = &ext_reg.entries[ext_reg.nentries++];
+	e = &sds_ext_reg.entries[sds_ext_reg.nentries++];
 	memset(e, 0, sizeof(*e));
 	e->iface = fi;
 	e->wrapper = wrapper;
@@ -199,16 +199,16 @@ static void read_manifest(int fi, const char *path)
 
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
-		ext_problem("%s: %s", path, strerror(errno));
+		sds_ext_say("%s: %s", path, strerror(errno));
 		return;
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		ext_problem("%s: not a regular file", path);
+		sds_ext_say("%s: not a regular file", path);
 		close(fd);
 		return;
 	}
 	if (trusted(path, &st, err, sizeof(err))) {
-		ext_problem("%s", err);
+		sds_ext_say("%s", err);
 		close(fd);
 		return;
 	}
@@ -222,12 +222,12 @@ static void read_manifest(int fi, const char *path)
 
 		ln++;
 		if (!strchr(buf, '\n') && !feof(f)) {
-			ext_problem("%s:%d: a line over %d bytes; the rest of the file is skipped",
+			sds_ext_say("%s:%d: a line over %d bytes; the rest of the file is skipped",
 				    path, ln, SDS_EXT_LINE_MAX - 1);
 			break;
 		}
 		if (ln > SDS_EXT_LINES) {
-			ext_problem("%s:%d: more than %d lines; the rest of the file is skipped",
+			sds_ext_say("%s:%d: more than %d lines; the rest of the file is skipped",
 				    path, ln, SDS_EXT_LINES);
 			break;
 		}
@@ -235,7 +235,7 @@ static void read_manifest(int fi, const char *path)
 		if (!*s || *s == '#')
 			continue;
 		if (parse_line(fi, path, ln, s, err, sizeof(err))) {
-			ext_problem("%s:%d: %s; the rest of the file is skipped",
+			sds_ext_say("%s:%d: %s; the rest of the file is skipped",
 				    path, ln, err);
 			break;
 		}
@@ -254,9 +254,9 @@ static int is_manifest(const struct dirent *d)
 	       (d->d_name[k] == '.');
 }
 
-void ext_scan(int fi)
+void sds_ext_scan(int fi)
 {
-	struct ext_iface *ifc = &ext_reg.ifaces[fi];
+	struct ext_iface *ifc = &sds_ext_reg.ifaces[fi];
 	const char *dir = getenv("SDS_EXT_DIR");
 	char path[SDS_EXT_PATH_MAX + 64], err[EXT_WHY_MAX];
 	bool given = dir && *dir;
@@ -271,32 +271,32 @@ void ext_scan(int fi)
 		dir = SDS_EXT_DIR_DEFAULT;
 	if (stat(dir, &st)) {
 		if (given || errno != ENOENT)
-			ext_problem("SDS_EXT_DIR %s: %s", dir, strerror(errno));
+			sds_ext_say("SDS_EXT_DIR %s: %s", dir, strerror(errno));
 		return;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		ext_problem("SDS_EXT_DIR %s: not a directory", dir);
+		sds_ext_say("SDS_EXT_DIR %s: not a directory", dir);
 		return;
 	}
 	if (trusted(dir, &st, err, sizeof(err))) {
-		ext_problem("%s", err);
+		sds_ext_say("%s", err);
 		return;
 	}
 	scan_iface = ifc->name;
 	n = scandir(dir, &list, is_manifest, alphasort);
 	if (n < 0) {
-		ext_problem("SDS_EXT_DIR %s: %s", dir, strerror(errno));
+		sds_ext_say("SDS_EXT_DIR %s: %s", dir, strerror(errno));
 		return;
 	}
 	for (i = 0; i < n; i++) {
 		if (i == SDS_EXT_FILES)
-			ext_problem("%s: more than %d manifests of %s; %s and later are skipped",
+			sds_ext_say("%s: more than %d manifests of %s; %s and later are skipped",
 				    dir, SDS_EXT_FILES, ifc->name, list[i]->d_name);
 		else if (snprintf(path, sizeof(path), "%s/%s", dir, list[i]->d_name) <
 			 SDS_EXT_PATH_MAX)
 			read_manifest(fi, path);
 		else
-			ext_problem("%s/%s: a path over %d bytes", dir,
+			sds_ext_say("%s/%s: a path over %d bytes", dir,
 				    list[i]->d_name, SDS_EXT_PATH_MAX - 1);
 	}
 	for (i = 0; i < n; i++)
@@ -329,12 +329,12 @@ static int load_in(const struct ext_entry *e, const void **out,
 		dlclose(dl);
 		return -1;
 	}
-	if (ext_check_head(e, p, err, errlen)) {
+	if (sds_ext_check_head(e, p, err, errlen)) {
 		dlclose(dl);
 		return -1;
 	}
 	h = p;
-	if (h->init && h->init(p, ext_lookup, why, sizeof(why))) {
+	if (h->init && h->init(p, sds_ext_lookup, why, sizeof(why))) {
 		snprintf(err, errlen, "init failed: %s", why[0] ? why : "no reason given");
 		*init_failed = true;
 		dlclose(dl);
@@ -365,9 +365,9 @@ static void probe_child(const struct ext_entry *e, int fd)
 	/* The lock's owner is the parent's thread id: take it anew. */
 	pthread_mutexattr_init(&a);
 	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
-	pthread_mutex_init(&ext_reg.lock, &a);
-	pthread_mutex_lock(&ext_reg.lock);
-	ext_reg.diag = NULL;
+	pthread_mutex_init(&sds_ext_reg.lock, &a);
+	pthread_mutex_lock(&sds_ext_reg.lock);
+	sds_ext_reg.diag = NULL;
 	if (!load_in(e, &p, &init_failed, err, sizeof(err)))
 		_exit(0);
 	w = write(fd, err, strlen(err));
@@ -450,7 +450,7 @@ static int probe(const struct ext_entry *e, bool *bad, char *err, size_t errlen)
 	return -1;
 }
 
-void ext_load_reset(void)
+void sds_ext_load_reset(void)
 {
 	nbadlibs = 0;
 }
@@ -465,7 +465,7 @@ static const char *badlib(const char *lib)
 	return NULL;
 }
 
-int ext_load(struct ext_entry *e)
+int sds_ext_load(struct ext_entry *e)
 {
 	char lab[SDS_EXT_PATH_MAX + 96], err[EXT_WHY_MAX] = "";
 	const char *bad = badlib(e->lib);
@@ -474,7 +474,7 @@ int ext_load(struct ext_entry *e)
 	const void *p;
 
 	e->state = EXT_LOADING;
-	ext_label(e, lab, sizeof(lab));
+	sds_ext_label(e, lab, sizeof(lab));
 	if (bad) {
 		snprintf(e->why, sizeof(e->why), "%.200s: not loaded: %.280s", lab, bad);
 		goto refused;
@@ -514,6 +514,6 @@ fail:
 	}
 refused:
 	e->state = EXT_REFUSED;
-	ext_problem("%s", e->why);
+	sds_ext_say("%s", e->why);
 	return -1;
 }
