@@ -1092,6 +1092,89 @@ def admin_policy_bad_input(ctx):
                  ["--admin-policy goes with --admin"])
 
 
+def ext_dir(ctx):
+    """A manifest dir of the test's (0755, root's) with libgood.so built
+    from tests/unit/ext_plugin.c as a user would: (dir, lib)."""
+    d = os.path.join(ctx.tmp, "ext")
+    os.mkdir(d, 0o755)
+    lib = os.path.join(d, "libgood.so")
+    src = os.path.join(sdstest.ROOT, "tests", "unit", "ext_plugin.c")
+    r = subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-DPART=1", "-I",
+                        os.path.join(sdstest.ROOT, "userspace"), "-o", lib,
+                        src], capture_output=True, text=True)
+    check(r.returncode == 0, "building the plugin: %s" % r.stderr)
+    os.chmod(lib, 0o755)
+    return d, lib
+
+
+@test
+def ext_list_and_plugin_admin_policy(ctx):
+    """sds-bpf ext list and sds-admin --ext-list show built-ins and what a
+    manifest adds, exactly; a manifest problem is one line and exit 1; a
+    user's policy from a plugin (the last URL that answers) picks the admin
+    of every heartbeat, through the manifest's wrapper (which counts and
+    must change nothing)."""
+    d, lib = ext_dir(ctx)
+    with open(os.path.join(d, "balancer.ext"), "w") as f:
+        f.write("# the test's\nmine = %s:mine_balancer\n"
+                "wrap.balancer = %s:count_wrapper\n" % (lib, lib))
+    with open(os.path.join(d, "store.ext"), "w") as f:
+        f.write("pg = /nonexistent/libpg.so:pg_store\n")
+    env = dict(ctx.env, SDS_EXT_DIR=d)
+    r = ctx.sds(["ext", "list", "--json"], env=env)
+    eq((r.rc, r.err), (0, ""), "ext list --json: exit status, stderr")
+    got = json.loads(r.out)
+    builtin = [{"interface": "balancer", "name": n, "default": n == "random",
+                "origin": "built-in", "state": "built-in", "why": ""}
+               for n in ("random", "round_robin", "least_active",
+                         "shortest_response", "consistent_hash")]
+    m = os.path.join(d, "balancer.ext")
+    eq(got, {"extensions": builtin + [
+        {"interface": "balancer", "name": "mine", "default": False,
+         "origin": "manifest", "state": "not loaded", "why": "", "file": m,
+         "line": 2, "lib": lib, "symbol": "mine_balancer"},
+        {"interface": "balancer", "name": "wrap.balancer", "default": False,
+         "origin": "manifest", "state": "not loaded", "why": "", "file": m,
+         "line": 3, "lib": lib, "symbol": "count_wrapper"}],
+        "problems": []}, "ext list --json")
+    r = sdstest.run_group([ADMIN, "--ext-list", "--json"], env, ctx.tmp,
+                          ctx.procs)
+    eq((r.rc, r.err), (0, ""), "sds-admin --ext-list --json")
+    eq(json.loads(r.out)["extensions"][1],
+       {"interface": "store", "name": "pg", "default": False,
+        "origin": "manifest", "state": "not loaded", "why": "",
+        "file": os.path.join(d, "store.ext"), "line": 1,
+        "lib": "/nonexistent/libpg.so", "symbol": "pg_store"},
+       "sds-admin --ext-list: the manifest's store")
+    bad = os.path.join(d, "balancer.zz.ext")
+    with open(bad, "w") as f:
+        f.write("oops\n")
+    r = ctx.sds(["ext", "list"], env=env)
+    eq(r.rc, 1, "ext list with a bad manifest: exit status")
+    eq(r.err, "sds-bpf: extensions: %s:1: expected NAME = /path/lib.so:symbol;"
+       " the rest of the file is skipped\n" % bad, "ext list: stderr")
+    os.unlink(bad)
+
+    # The plugin as --admin-policy: the last URL, every heartbeat.
+    admins = [CountingAdmin(ctx), CountingAdmin(ctx)]
+    t = ctx.target()
+    l = ctx.attach(admins[0].url + "," + admins[1].url,
+                   extra=["--admin-policy", "mine"], env=env)
+    start = time.time()
+    wait_until(lambda: len(admins[1].snapshot()) >= 2,
+               start + 3 * PERIOD + 12,
+               lambda _: "two heartbeats did not reach the last admin: %r"
+               % [a.snapshot() for a in admins])
+    eq(admins[0].snapshot(), [], "posts to the first admin")
+    a = admin_of(l.stats())
+    eq(a["admin_policy"], "mine", "admin_policy")
+    eq([x["posts"] for x in a["admins"]], [0, len(admins[1].snapshot())],
+       "posts per admin")
+    eq(l.stderr(), "", "attach's stderr")
+    t.cmd("work 1 0 0 0")
+    l.stop()
+
+
 def next_boundary(ctx):
     """An admin, a target and a loader heartbeating to it; the loader's
     host and heartbeat offset, and the next period boundary at least
