@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -344,17 +345,27 @@ static int load_in(const struct ext_entry *e, const void **out,
 	return 0;
 }
 
-/* The probe's child: load, report on @fd, exit 0 (loaded) or 1 (with the line). */
+/* The probe's child says nothing: the parent says what it reports. */
+static void silent(const char *line)
+{
+}
+
+/*
+ * The probe's child: load, and report on @fd one line that starts with
+ * '+' (loaded), '!' (its init said no: the rest is why) or '-' (refused:
+ * why).  A child that dies first reports nothing.  The report, not the
+ * exit status, is what counts: a program that ignores SIGCHLD cannot
+ * wait for the status.
+ */
 static void probe_child(const struct ext_entry *e, int fd)
 {
-	pthread_mutexattr_t a;
-	char err[EXT_WHY_MAX] = "";
-	const void *p;
-	bool init_failed;
-	ssize_t w;
-
 	static const int crash[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+	char err[EXT_WHY_MAX] = "", out[EXT_WHY_MAX + 1];
+	pthread_mutexattr_t a;
+	bool init_failed;
+	const void *p;
 	size_t i;
+	ssize_t w;
 
 	/*
 	 * A crash must show as the signal, not as whatever the program's
@@ -362,17 +373,21 @@ static void probe_child(const struct ext_entry *e, int fd)
 	 */
 	for (i = 0; i < sizeof(crash) / sizeof(crash[0]); i++)
 		signal(crash[i], SIG_DFL);
+	/* A probe's crash is an answer, not something to debug: no core. */
+	setrlimit(RLIMIT_CORE, &(struct rlimit){ 0, 0 });
 	/* The lock's owner is the parent's thread id: take it anew. */
 	pthread_mutexattr_init(&a);
 	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
 	pthread_mutex_init(&sds_ext_reg.lock, &a);
 	pthread_mutex_lock(&sds_ext_reg.lock);
-	sds_ext_reg.diag = NULL;
+	sds_ext_reg.diag = silent;
 	if (!load_in(e, &p, &init_failed, err, sizeof(err)))
-		_exit(0);
-	w = write(fd, err, strlen(err));
+		snprintf(out, sizeof(out), "+");
+	else
+		snprintf(out, sizeof(out), "%c%s", init_failed ? '!' : '-', err);
+	w = write(fd, out, strlen(out));
 	(void)w;
-	_exit(init_failed ? 2 : 1);
+	_exit(0);
 }
 
 static uint64_t mono_ms(void)
@@ -389,10 +404,10 @@ static uint64_t mono_ms(void)
  */
 static int probe(const struct ext_entry *e, bool *bad, char *err, size_t errlen)
 {
-	uint64_t until = mono_ms() + SDS_EXT_PROBE_MS;
-	char msg[EXT_WHY_MAX / 2];
+	uint64_t until = mono_ms() + SDS_EXT_PROBE_MS, now;
+	char msg[EXT_WHY_MAX + 2];
+	int pfd[2], st = 0, r;
 	size_t len = 0;
-	int pfd[2], st = 0;
 	pid_t pid;
 
 	*bad = false;
@@ -413,12 +428,16 @@ static int probe(const struct ext_entry *e, bool *bad, char *err, size_t errlen)
 		probe_child(e, pfd[1]);
 	}
 	close(pfd[1]);
+	/* Until the child closes its end (it exited, or died). */
 	for (;;) {
 		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
-		uint64_t now = mono_ms();
-		ssize_t r;
+		ssize_t n;
 
-		if (now >= until || poll(&p, 1, (int)(until - now)) == 0) {
+		now = mono_ms();
+		r = now < until ? poll(&p, 1, (int)(until - now)) : 0;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0) {
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
 			close(pfd[0]);
@@ -427,26 +446,32 @@ static int probe(const struct ext_entry *e, bool *bad, char *err, size_t errlen)
 			*bad = true;
 			return -1;
 		}
-		r = read(pfd[0], msg + len, sizeof(msg) - 1 - len);
-		if (r < 0 && errno == EINTR)
+		n = read(pfd[0], msg + len, sizeof(msg) - 1 - len);
+		if (n < 0 && errno == EINTR)
 			continue;
-		if (r <= 0 || (len += r) == sizeof(msg) - 1)
+		if (n <= 0)
+			break;
+		len += n;
+		if (len == sizeof(msg) - 1)
 			break;
 	}
 	msg[len] = '\0';
 	close(pfd[0]);
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
-	if (WIFSIGNALED(st)) {
-		snprintf(err, errlen, "init crashed in its probe (signal %d, %s)",
-			 WTERMSIG(st), strsignal(WTERMSIG(st)));
-		*bad = true;
+	if (len && msg[0] == '+')
+		return 0;
+	if (len) {
+		*bad = msg[0] == '!';
+		snprintf(err, errlen, "%.400s", msg + 1);
 		return -1;
 	}
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-		return 0;
-	*bad = WIFEXITED(st) && WEXITSTATUS(st) == 2;
-	snprintf(err, errlen, "%s", len ? msg : "its probe failed");
+	*bad = true;
+	if (WIFSIGNALED(st))
+		snprintf(err, errlen, "init crashed in its probe (signal %d, %s)",
+			 WTERMSIG(st), strsignal(WTERMSIG(st)));
+	else
+		snprintf(err, errlen, "init died in its probe");
 	return -1;
 }
 

@@ -13,10 +13,12 @@
  *                         fine_balancer: good, but from the same file
  *   PART 3 (libcrash.so)  crashing_balancer: init dereferences NULL;
  *                         fine_balancer: good, but from the same file
+ *   PART 4 (libhang.so)   hanging_balancer: init never returns
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "sds_ext.h"
 
 static int last_setup(const struct sds_ext_balancer *self, void **state,
@@ -182,4 +184,17 @@ const struct sds_ext_balancer crashing_balancer =
 	LAST("crashing", crashing_init, SDS_EXT_BALANCER_ABI, SDS_EXT_BALANCER);
 const struct sds_ext_balancer fine_balancer =
 	LAST("fine", NULL, SDS_EXT_BALANCER_ABI, SDS_EXT_BALANCER);
+#endif
+
+#if PART == 4
+static int hanging_init(const void *self, sds_ext_lookup_fn lookup,
+			char *err, size_t errlen)
+{
+	for (;;)
+		pause();
+	return 0;
+}
+
+const struct sds_ext_balancer hanging_balancer =
+	LAST("hanging", hanging_init, SDS_EXT_BALANCER_ABI, SDS_EXT_BALANCER);
 #endif

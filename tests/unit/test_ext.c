@@ -16,6 +16,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,7 @@
 #include "../../userspace/ext_balancer.h"
 
 static char tmp[256];		/* the test's directory: plugins, then a dir per case */
-static char lib_good[300], lib_fail[300], lib_crash[300];
+static char lib_good[300], lib_fail[300], lib_crash[300], lib_hang[300];
 static char dir[300];		/* this case's SDS_EXT_DIR */
 static int ncase;
 
@@ -61,12 +62,15 @@ static int setup_all(void **state)
 	snprintf(lib_good, sizeof(lib_good), "%s/libgood.so", tmp);
 	snprintf(lib_fail, sizeof(lib_fail), "%s/libfail.so", tmp);
 	snprintf(lib_crash, sizeof(lib_crash), "%s/libcrash.so", tmp);
+	snprintf(lib_hang, sizeof(lib_hang), "%s/libhang.so", tmp);
 	build_plugin(1, lib_good);
 	build_plugin(2, lib_fail);
 	build_plugin(3, lib_crash);
+	build_plugin(4, lib_hang);
 	chmod(lib_good, 0755);
 	chmod(lib_fail, 0755);
 	chmod(lib_crash, 0755);
+	chmod(lib_hang, 0755);
 	return 0;
 }
 
@@ -408,6 +412,40 @@ static void refused_plugins(void **state)
 	assert_builtins_work();
 }
 
+/*
+ * An init that never returns is refused after its probe's 5 s; with
+ * SIGCHLD ignored (no exit status to wait for) a good plugin still loads
+ * and a crash is still refused.
+ */
+static void hung_init_and_no_sigchld(void **state)
+{
+	char text[2048], want[1024], err[512];
+	const char *m;
+
+	fresh();
+	snprintf(text, sizeof(text),
+		 "hang = %s:hanging_balancer\n"
+		 "mine = %s:mine_balancer\n"
+		 "boom = %s:crashing_balancer\n",
+		 lib_hang, lib_good, lib_crash);
+	m = manifest("balancer.ext", text);
+	assert_null(sds_ext_balancer("hang", err, sizeof(err)));
+	snprintf(want, sizeof(want), "balancer \"hang\" (%s:1): init did not "
+		 "finish within 5000 ms in its probe; nothing else is loaded from %s",
+		 m, lib_hang);
+	assert_string_equal(err, want);
+	assert_builtins_work();
+
+	signal(SIGCHLD, SIG_IGN);
+	assert_non_null(sds_ext_balancer("mine", err, sizeof(err)));
+	assert_null(sds_ext_balancer("boom", err, sizeof(err)));
+	signal(SIGCHLD, SIG_DFL);
+	snprintf(want, sizeof(want), "balancer \"boom\" (%s:3): init died in its "
+		 "probe; nothing else is loaded from %s", m, lib_crash);
+	assert_string_equal(err, want);
+	assert_builtins_work();
+}
+
 static void untrusted_files(void **state)
 {
 	char text[1024], want[1400], err[512], lib[400], cmd[1400];
@@ -455,6 +493,7 @@ int main(void)
 		cmocka_unit_test(missing_dir),
 		cmocka_unit_test(malformed_lines),
 		cmocka_unit_test(refused_plugins),
+		cmocka_unit_test(hung_init_and_no_sigchld),
 		cmocka_unit_test(untrusted_files),
 	};
 
