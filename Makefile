@@ -110,6 +110,8 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(TBUILD)/unit/%,$(UNIT_SRCS))
 # names the module here: UNIT_EXTRA_<test> (and depends on it).
 UNIT_EXTRA_test_uplink := loader/uplink.c loader/uplink_pick.c $(LOADER_USRC)
 $(TBUILD)/unit/test_uplink: loader/uplink.c loader/uplink_pick.c $(LOADER_USRC)
+UNIT_EXTRA_test_uplink_pick := loader/uplink_pick.c $(LOADER_USRC)
+$(TBUILD)/unit/test_uplink_pick: loader/uplink_pick.c $(LOADER_USRC)
 # The registry's first user, the balancing policies; the test builds its
 # plugins from tests/unit/ext_plugin.c.
 UNIT_EXTRA_test_ext := userspace/ext_balancer.c userspace/balance.c userspace/balance_hash.c

@@ -1063,6 +1063,7 @@ def admin_policy_hung_least_active(ctx):
     eq(hung.accepted, seen_at_two,
        "posts to the hung admin after the second heartbeat")
     st = admin_stats(ctx, app)
+    log("hung admin accepted %d; admins %r" % (hung.accepted, st["admins"]))
     eq(st["admin_policy"], "least_active", "admin_policy")
     h = st["admins"][1]
     eq((h["posts"], h["stored"], h["failures"], h["timed_out"]),
