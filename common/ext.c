@@ -39,6 +39,21 @@ void sds_ext_set_diag(const char *prog, void (*fn)(const char *line))
 	pthread_mutex_unlock(&sds_ext_reg.lock);
 }
 
+/* Keep @line among the problems; say it too when @say. */
+static void keep_line(const char *line, bool say)
+{
+	if (sds_ext_reg.nproblems < EXT_PROBLEMS)
+		snprintf(sds_ext_reg.problems[sds_ext_reg.nproblems++], EXT_WHY_MAX,
+			 "%s", line);
+	if (!say)
+		return;
+	if (sds_ext_reg.diag)
+		sds_ext_reg.diag(line);
+	else
+		fprintf(stderr, "%s: extensions: %s\n",
+			sds_ext_reg.prog[0] ? sds_ext_reg.prog : "sds", line);
+}
+
 void sds_ext_say(const char *fmt, ...)
 {
 	char line[EXT_WHY_MAX];
@@ -47,13 +62,12 @@ void sds_ext_say(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	if (sds_ext_reg.nproblems < EXT_PROBLEMS)
-		memcpy(sds_ext_reg.problems[sds_ext_reg.nproblems++], line, sizeof(line));
-	if (sds_ext_reg.diag)
-		sds_ext_reg.diag(line);
-	else
-		fprintf(stderr, "%s: extensions: %s\n",
-			sds_ext_reg.prog[0] ? sds_ext_reg.prog : "sds", line);
+	keep_line(line, true);
+}
+
+void sds_ext_keep(const char *line)
+{
+	keep_line(line, false);
 }
 
 const char *sds_ext_problem(int i)
@@ -227,7 +241,7 @@ static int init_builtin(struct ext_entry *e)
 		snprintf(e->why, sizeof(e->why), "%.150s: %.300s", lab,
 			 why[0] ? why : "init failed");
 		e->state = EXT_REFUSED;
-		sds_ext_say("%s", e->why);
+		sds_ext_keep(e->why);	/* the caller says it */
 		return -1;
 	}
 	return 0;

@@ -80,8 +80,10 @@ struct sds_ext_info {
 int sds_ext_list(void (*fn)(const struct sds_ext_info *e, void *ctx), void *ctx);
 
 /*
- * The problems met reading manifests and loading plugins, oldest first
- * (each also said once through the diagnostic hook): @i-th, or NULL.
+ * The problems met reading manifests and loading plugins, oldest first:
+ * @i-th, or NULL.  Those no caller is told (a manifest's bad line, a
+ * wrapper refused) are also said once through the diagnostic hook; an
+ * implementation refused is sds_ext_get()'s error, for its caller to say.
  */
 const char *sds_ext_problem(int i);
 

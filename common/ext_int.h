@@ -57,8 +57,13 @@ struct sds_ext_reg {
 
 extern struct sds_ext_reg sds_ext_reg;
 
-/* Say a problem once (diagnostic hook) and keep it; printf-like. */
+/*
+ * Say a problem once (diagnostic hook) and keep it; printf-like: what no
+ * caller is told (a manifest's line, a wrapper).
+ */
 void sds_ext_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Keep a problem unsaid: the caller of sds_ext_get() gets it and says it. */
+void sds_ext_keep(const char *line);
 
 /* Read the manifests of interface @fi (once).  Under the lock. */
 void sds_ext_scan(int fi);

@@ -539,6 +539,10 @@ fail:
 	}
 refused:
 	e->state = EXT_REFUSED;
-	sds_ext_say("%s", e->why);
+	/* An implementation's refusal is its caller's error; a wrapper's no one's. */
+	if (e->wrapper)
+		sds_ext_say("%s", e->why);
+	else
+		sds_ext_keep(e->why);
 	return -1;
 }

@@ -1141,7 +1141,15 @@ def ext_list_and_plugin_admin_policy(ctx):
     r = sdstest.run_group([ADMIN, "--ext-list", "--json"], env, ctx.tmp,
                           ctx.procs)
     eq((r.rc, r.err), (0, ""), "sds-admin --ext-list --json")
-    eq(json.loads(r.out)["extensions"][1],
+    r = sdstest.run_group([ADMIN, "--listen", "127.0.0.1:%d" % free_port(),
+                           "--db", "pg://db1", "--token-file",
+                           ctx.token_file], env, ctx.tmp, ctx.procs)
+    eq((r.rc, r.out, r.err), (1, "", 'sds-admin: pg://db1: store "pg" '
+                              '(%s:1): /nonexistent/libpg.so: No such file '
+                              'or directory\n' % os.path.join(d, "store.ext")),
+       "sds-admin --db pg://db1 (a plugin store whose library is missing)")
+    eq(json.loads(sdstest.run_group([ADMIN, "--ext-list", "--json"], env,
+                                    ctx.tmp, ctx.procs).out)["extensions"][1],
        {"interface": "store", "name": "pg", "default": False,
         "origin": "manifest", "state": "not loaded", "why": "",
         "file": os.path.join(d, "store.ext"), "line": 1,
