@@ -30,6 +30,8 @@ LOADER_LIBS := -lbpf -lelf -lz -ljansson -lcurl -lpthread -lm -liberty -lcapston
 
 COMMON_SRCS := $(wildcard common/*.c)
 LOADER_SRCS := $(wildcard loader/*.c)
+# The balancing policies and their registry (--admin-policy, `ext list`).
+LOADER_USRC := userspace/balance.c userspace/balance_hash.c userspace/ext_balancer.c
 # Pure modules the unit tests link (no BPF, no sockets).
 PURE_SRCS   := $(COMMON_SRCS) loader/pointspec.c loader/site.c loader/elfsym.c loader/elfaddr.c loader/chain.c loader/budget.c \
 	       loader/demangle.c loader/lang.c loader/exits.c loader/calib.c loader/debuginfo.c \
@@ -100,7 +102,7 @@ $(GEN)/failfast.skel.h: $(GEN)/failfast.bpf.o
 	mv $@.tmp $@
 
 # ---- sds-bpf ----------------------------------------------------------------
-LOADER_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(COMMON_SRCS) $(LOADER_SRCS))
+LOADER_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(COMMON_SRCS) $(LOADER_SRCS) $(LOADER_USRC))
 
 $(OBJ)/%.o: %.c $(GEN)/sds.skel.h $(GEN)/copy.skel.h $(GEN)/failfast.skel.h
 	@mkdir -p $(@D)
@@ -119,10 +121,17 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(TBUILD)/unit/%,$(UNIT_SRCS))
 
 # A unit that links one loader module beside fakes of what it reads
 # names the module here: UNIT_EXTRA_<test> (and depends on it).
-UNIT_EXTRA_test_uplink := loader/uplink.c
-$(TBUILD)/unit/test_uplink: loader/uplink.c
+UNIT_EXTRA_test_uplink := loader/uplink.c loader/uplink_pick.c $(LOADER_USRC)
+$(TBUILD)/unit/test_uplink: loader/uplink.c loader/uplink_pick.c $(LOADER_USRC)
 UNIT_EXTRA_test_lbpub := loader/lbpub.c
 $(TBUILD)/unit/test_lbpub: loader/lbpub.c
+UNIT_EXTRA_test_uplink_pick := loader/uplink_pick.c $(LOADER_USRC)
+$(TBUILD)/unit/test_uplink_pick: loader/uplink_pick.c $(LOADER_USRC)
+# The registry's first user, the balancing policies; the test builds its
+# plugins from tests/unit/ext_plugin.c.
+UNIT_EXTRA_test_ext := userspace/ext_balancer.c userspace/balance.c userspace/balance_hash.c
+$(TBUILD)/unit/test_ext: $(UNIT_EXTRA_test_ext) userspace/ext_balancer.h userspace/sds_ext.h \
+	userspace/balance.h tests/unit/ext_plugin.c
 
 $(TBUILD)/unit/%: tests/unit/%.c $(PURE_SRCS) $(wildcard common/*.h loader/*.h bpf/*.h tests/unit/*.h)
 	@mkdir -p $(@D)

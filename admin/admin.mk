@@ -10,7 +10,8 @@
 #   make admin-bench         heartbeats/s, p50, p99 on loopback
 
 ADMIN_SRCS   := $(wildcard admin/*.c)
-ADMIN_COMMON := common/strategy.c common/names.c common/window.c common/heartbeat.c common/heartbeat_copy.c common/sdsjson.c
+ADMIN_COMMON := common/strategy.c common/names.c common/window.c common/heartbeat.c common/heartbeat_copy.c common/sdsjson.c \
+		common/ext.c common/ext_load.c common/ext_print.c
 ADMIN_LIBS   := -lmicrohttpd -ljansson -lsqlite3 -lpthread -lm
 ADMIN_OBJ    := $(BUILD)/obj/admin
 ADMIN_OBJS   := $(patsubst %.c,$(ADMIN_OBJ)/%.o,$(ADMIN_SRCS) $(ADMIN_COMMON))

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "admin.h"
 #include "sds_version.h"
+#include "ext.h"
 
 /* The build tree's admin/web (admin.mk): what a program run from build/
  * serves.  An installed one finds its own first (web_dir_default()). */
@@ -28,6 +29,7 @@
 
 static const char usage[] =
 "usage: sds-admin --listen ADDR:PORT --db FILE --token-file FILE [options]\n"
+"       sds-admin --ext-list [--json]\n"
 "\n"
 "The control plane of sds-bpf: holds groups, apps, schemes and strategies,\n"
 "receives the heartbeats of every `sds-bpf attach --admin`, and serves the\n"
@@ -35,7 +37,9 @@ static const char usage[] =
 "/healthz.\n"
 "\n"
 "  --listen ADDR:PORT   address to serve on, e.g. 127.0.0.1:8887 or [::1]:8887\n"
-"  --db FILE            SQLite database, created if missing (WAL mode)\n"
+"  --db FILE            SQLite database, created if missing (WAL mode);\n"
+"                       STORE://WHERE: the store extension STORE at WHERE\n"
+"                       (sqlite://FILE is FILE)\n"
 "  --token-file FILE    file holding the bearer token that writes and\n"
 "                       heartbeats must present (surrounding whitespace ignored)\n"
 "  --open-reads         GET requests of the API need no token (the default)\n"
@@ -49,6 +53,8 @@ static const char usage[] =
 "                       captured request, 1..1000 (default 20)\n"
 "  --js-dir DIR         Debian's JavaScript libraries, served under /javascript/\n"
 "                       (default " JS_DIR ")\n"
+"  --ext-list           list the store extensions (built in, or from the\n"
+"                       manifests in $SDS_EXT_DIR) and exit; --json: as JSON\n"
 "  -h, --help           this text\n"
 "  -V, --version        print \"sds-admin VERSION\" and exit\n"
 "\n"
@@ -206,6 +212,8 @@ int main(int argc, char **argv)
 		{ "web-dir", required_argument, NULL, 'w' },
 		{ "js-dir", required_argument, NULL, 'j' },
 		{ "copy-max-amplification", required_argument, NULL, 'a' },
+		{ "ext-list", no_argument, NULL, 'E' },
+		{ "json", no_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
@@ -217,6 +225,7 @@ int main(int argc, char **argv)
 	struct MHD_Daemon *d;
 	struct timespec tick = { 60, 0 };
 	sigset_t sigs;
+	bool ext_list = false, json = false;
 	int c, fd;
 
 	ad.web_dir = NULL;
@@ -235,6 +244,8 @@ int main(int argc, char **argv)
 		case 'w': ad.web_dir = optarg; break;
 		case 'j': ad.js_dir = optarg; break;
 		case 'a': ad.copy_max_amp = num_opt("--copy-max-amplification", optarg, 1, 1000); break;
+		case 'E': ext_list = true; break;
+		case 'J': json = true; break;
 		case 'h': fputs(usage, stdout); return 0;
 		case 'V': printf("sds-admin %s\n", SDS_VERSION); return 0;
 		default:
@@ -244,6 +255,14 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		die(argv[optind], "unexpected argument (try --help)");
+	sds_ext_set_diag("sds-admin", NULL);
+	if (json && !ext_list)
+		die("--json", "goes with --ext-list");
+	if (ext_list) {
+		if (store_ext_register(err, sizeof(err)))
+			die("--ext-list", err);
+		return sds_ext_print(stdout, json) ? 1 : 0;
+	}
 	if (!listen_spec)
 		die("--listen", "missing (e.g. --listen 127.0.0.1:8887)");
 	if (!db)
@@ -262,7 +281,7 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	ad.store = store_sqlite_open(db, err);
+	ad.store = store_open(db, err);
 	if (!ad.store)
 		die(db, err);
 	fd = listen_on(listen_spec);

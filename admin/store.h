@@ -238,6 +238,36 @@ struct store {
 /* The SQLite engine: @path is the database file, created if missing. */
 struct store *store_sqlite_open(const char *path, char *err);
 
+/*
+ * The "store" extension interface (docs/EXTENSIONS.md): sds-admin opens
+ * its store by name, the scheme of --db (NAME://WHERE; a value without
+ * "://" is a SQLite file), built-in "sqlite" or a plugin's.  Bump
+ * STORE_EXT_ABI whenever struct store_ops or anything it passes changes:
+ * a plugin built against another version is refused, never called.
+ */
+#include "../userspace/sds_ext.h"
+
+#define STORE_EXT	"store"
+#define STORE_EXT_ABI	1
+
+struct store_ext {
+	struct sds_ext_head head;	/* STORE_EXT, STORE_EXT_ABI, SDS_EXT_IMPL */
+	/* Open the store at @where (the --db value after "NAME://"); NULL with @err. */
+	struct store *(*open)(const struct store_ext *self, const char *where,
+			      char *err);
+};
+
+/*
+ * Open the store --db @db names (store_ext.c): the registry's "store"
+ * @db's scheme names, at @db's rest.  NULL with @err (STORE_ERR_MAX): an
+ * unknown store (listing the known ones), a refused plugin, the store's
+ * own error.
+ */
+struct store *store_open(const char *db, char *err);
+
+/* Register the interface and its built-in, for --ext-list. */
+int store_ext_register(char *err, size_t errlen);
+
 static inline void store_close(struct store *st)
 {
 	if (st)

@@ -47,6 +47,7 @@ static struct attach_env {
 	const char *strategies;	/* --strategies FILE */
 	const char *admin;	/* --admin URL[,URL...] */
 	const char *token_file;	/* --token-file FILE */
+	const char *admin_policy;	/* --admin-policy NAME; NULL: least_active */
 	const char *state_dir;	/* --state-dir DIR */
 	bool fork_safe;		/* --fork-safe: no probe on a 5-byte NOP, whatever the kernel */
 	uint64_t max_overhead;	/* --max-overhead, in CPU ns per s (budget.h); 0: off */
@@ -108,6 +109,9 @@ static const char attach_usage[] =
 "  -p, --pid PID            count only this process\n"
 "  -s, --strategies FILE    strategies JSON (DESIGN.md §4)\n"
 "      --admin URL[,URL...] report to sds-admin every 10 s, take its strategies\n"
+"      --admin-policy NAME  which admin gets each heartbeat: least_active\n"
+"                           (default), shortest_response, consistent_hash (by\n"
+"                           host name), random, round_robin, or an extension\n"
 "      --token-file FILE    the admin's bearer token\n"
 "      --state-dir DIR      kept across restarts (default $SDS_STATE_DIR or\n"
 "                           /var/lib/sds), with --admin: the admin's last\n"
@@ -176,6 +180,7 @@ static int parse_options(int argc, char **argv)
 		{ "strategies", required_argument, NULL, 's' },
 		{ "admin", required_argument, NULL, 'A' },
 		{ "token-file", required_argument, NULL, 'K' },
+		{ "admin-policy", required_argument, NULL, 'P' },
 		{ "state-dir", required_argument, NULL, 'D' },
 		{ "fork-safe", no_argument, NULL, 'F' },
 		{ "max-overhead", required_argument, NULL, 'O' },
@@ -198,6 +203,7 @@ static int parse_options(int argc, char **argv)
 	env.strategies = NULL;
 	env.admin = NULL;
 	env.token_file = NULL;
+	env.admin_policy = NULL;
 	env.fork_safe = false;
 	env.keep = false;
 	env.max_overhead = BUDGET_DEFAULT_NS;
@@ -253,6 +259,9 @@ static int parse_options(int argc, char **argv)
 			break;
 		case 'K':
 			env.token_file = optarg;
+			break;
+		case 'P':
+			env.admin_policy = optarg;
 			break;
 		case 'D':
 			env.state_dir = optarg;
@@ -489,11 +498,15 @@ static int resolve_strategies(struct attach_run *a)
 	if (!env.admin) {
 		if (env.token_file)
 			return cmd_err("--token-file goes with --admin");
+		if (env.admin_policy)
+			return cmd_err("--admin-policy goes with --admin");
 		return 0;
 	}
 	/* The wall offset is set once the programs' clock is (attach_load). */
 	if (uplink__init(&up, env.admin, env.token_file, l->group, l->app, 0,
 			 err, sizeof(err)))
+		return cmd_err("%s", err);
+	if (uplink_pick__init(&up, env.admin_policy, err, sizeof(err)))
 		return cmd_err("%s", err);
 	up.probes = &l->probes;
 	l->uplink = &up;

@@ -45,5 +45,6 @@ int do_drill(int argc, char **argv);
 int do_record(int argc, char **argv);
 int do_list_symbols(int argc, char **argv);
 int do_detach(int argc, char **argv);
+int do_ext(int argc, char **argv);
 
 #endif /* SDS_CMD_H */

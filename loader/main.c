@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cmd.h"
+#include "ext.h"
 #include "forkcheck.h"
 #include "sds_version.h"
 
@@ -27,6 +28,7 @@ static const struct cmd {
 	{ "record", do_record, "record the requests an app's points receive into a file (root)" },
 	{ "drill", do_drill, "start or stop a fault drill at a guard point (root)" },
 	{ "detach", do_detach, "remove the pins (probes, maps, kept state) a stopped loader left (root)" },
+	{ "ext", do_ext, "ext list: the extensions (balancing policies) and where they came from" },
 	{ "list-symbols", do_list_symbols, "TARGET's functions by their C++/Rust/Go names: site, cost, returns (--json)" },
 };
 
@@ -70,6 +72,7 @@ int main(int argc, char **argv)
 {
 	size_t i;
 
+	sds_ext_set_diag("sds-bpf", NULL);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

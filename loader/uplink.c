@@ -494,6 +494,7 @@ void uplink__stop(struct uplink *u)
 	u->count = 0;
 	for (i = 0; i < UPLINK_OPEN; i++)
 		heartbeat_free(u->open[i].hb);
+	uplink_pick__free(u);
 	for (i = 0; i < u->nurls; i++)
 		free(u->urls[i]);
 	u->nurls = 0;
@@ -572,5 +573,6 @@ json_t *uplink__json(struct uplink *u)
 	json_object_set_new(o, "backlog", json_string(u->backlog ? u->backlog->path : ""));
 	json_object_set_new(o, "restored", json_integer(u->restored));
 	pthread_mutex_unlock(&u->lock);
+	uplink_pick__json(u, o);
 	return o;
 }

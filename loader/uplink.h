@@ -5,8 +5,8 @@
  * The main loop accounts every folded second of every point into the
  * natural 10-s period it belongs to (wall clock), closes a period once all
  * its seconds are folded, and queues it.  A sender thread posts the queue
- * oldest first at this host's offset inside the period, failing over
- * across the admin URLs in order; periods it cannot send stay queued
+ * oldest first at this host's offset inside the period, to the admin
+ * the --admin-policy picks (uplink_pick.c), then to its next picks; periods it cannot send stay queued
  * (bounded, oldest dropped first, counted).  Replies carrying new
  * strategies come back to the main loop through an eventfd.  A 200 whose
  * body cannot be used still means the admin stored the period: it is not
@@ -27,6 +27,7 @@
 #include "heartbeat.h"
 #include "probes.h"
 #include "window.h"
+#include "uplink_pick.h"
 
 #define UPLINK_MAX_URLS		8	/* --admin URL,URL,... */
 #define UPLINK_BACKLOG		360	/* periods kept while the admin is away: 1 hour */
@@ -47,8 +48,9 @@ struct uplink_msg {
 
 struct uplink {
 	/* set up once */
-	char *urls[UPLINK_MAX_URLS];	/* admin base URLs, in failover order */
+	char *urls[UPLINK_MAX_URLS];	/* admin base URLs, as given */
 	int nurls;			/* URLs in @urls */
+	struct uplink_pick *pick;	/* --admin-policy (uplink_pick.c); NULL: the order given */
 	char token[512];		/* bearer token */
 	char group[SDS_NAME_MAX + 1];	/* the app's group */
 	char app[SDS_NAME_MAX + 1];	/* the app */

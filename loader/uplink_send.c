@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * uplink_send.c - the heartbeat sender thread: posts the queue's oldest
- * period to the admin URLs in turn, takes the reply's strategies and
+ * period to the admin the --admin-policy picks (uplink_pick.c), then to
+ * its next picks, takes the reply's strategies and
  * drills, and decides what a reply means for the queue (stored, failed,
  * stored but unusable).  The periods and the queue are uplink.c's.
  */
@@ -17,7 +18,7 @@
 #include "loader.h"
 #include "uplink.h"
 
-#define HTTP_TIMEOUT_MS		3000	/* one post; then the next URL */
+#define HTTP_TIMEOUT_MS		3000	/* one post; then the next pick */
 #define RETRY_MS		2000	/* after every URL failed */
 #define REPLY_MAX		(4 << 20)	/* a reply larger than this is refused */
 #define LOG_EVERY_MS		60000	/* unusable replies: a line a minute at most */
@@ -34,6 +35,14 @@ static uint64_t wall_ms(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
@@ -68,7 +77,8 @@ static size_t body_write(char *ptr, size_t size, size_t nmemb, void *ctx)
  */
 static enum post_result post_one(CURL *curl, const char *base,
 				 const char *token, const char *body,
-				 struct sds_hb_reply *r, char *err, size_t errlen)
+				 struct sds_hb_reply *r, bool *timed_out,
+				 char *err, size_t errlen)
 {
 	struct curl_slist *hdrs = NULL;
 	struct body_buf reply = {};
@@ -91,6 +101,7 @@ static enum post_result post_one(CURL *curl, const char *base,
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, body_write);
 	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &reply);
 	cc = curl_easy_perform(curl);
+	*timed_out = cc == CURLE_OPERATION_TIMEDOUT;
 	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
 	if (cc == CURLE_WRITE_ERROR && code == 200) {
 		snprintf(err, errlen, "%s: reply over %d bytes", url, REPLY_MAX);
@@ -202,6 +213,7 @@ static void *sender(void *arg)
 		int64_t start;
 		enum post_result res = POST_FAILED;
 		uint64_t now = wall_ms();
+		bool tried[UPLINK_MAX_URLS];
 		int i;
 
 		if (!u->count || u->queue[u->head].send_at_ms > now) {
@@ -219,10 +231,23 @@ static void *sender(void *arg)
 
 		memset(&r, 0, sizeof(r));
 		r.strategies = malloc(sizeof(*r.strategies));
-		/* A 200 of any kind stored it: no next URL then. */
-		for (i = 0; curl && r.strategies && i < u->nurls && res == POST_FAILED; i++)
-			res = post_one(curl, u->urls[i], u->token, body, &r, err,
-				       sizeof(err));
+		/*
+		 * The policy's pick, then its next picks among the URLs not
+		 * tried; a 200 of any kind stored it: no next URL then.
+		 */
+		memset(tried, 0, sizeof(tried));
+		while (curl && r.strategies && res == POST_FAILED &&
+		       (i = uplink_pick__next(u, tried)) >= 0) {
+			uint64_t t0 = mono_ms();
+			bool timed_out = false;
+
+			tried[i] = true;
+			uplink_pick__begin(u, i);
+			res = post_one(curl, u->urls[i], u->token, body, &r,
+				       &timed_out, err, sizeof(err));
+			uplink_pick__end(u, i, res != POST_FAILED, timed_out,
+					 mono_ms() - t0);
+		}
 
 		pthread_mutex_lock(&u->lock);
 		u->head_busy = false;

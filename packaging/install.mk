@@ -11,6 +11,7 @@
 #   lib/libsds.so.$(LIBSDS_VERSION)                   0644, soname libsds.so.0
 #   lib/libsds.so.0 -> libsds.so.$(LIBSDS_VERSION), lib/libsds.so -> libsds.so.0
 #   lib/libsds.a  include/sds.h include/sds.hpp       0644
+#   include/sds_ext.h                                 0644
 #   lib/pkgconfig/sds.pc                              0644, prefix=$(PREFIX)
 #   share/sds-admin/web/*                             0644, the dashboard
 #   lib/systemd/system/sds-admin.service, sds-bpf@.service   0644
@@ -82,7 +83,7 @@ install: $(PRODUCTS)
 	ln -sfn $(LIBSDS_SO_REAL) $(DESTDIR)$(LIBDIR)/libsds.so.0
 	ln -sfn libsds.so.0 $(DESTDIR)$(LIBDIR)/libsds.so
 	$(INSTALL) -m 0644 $(LIBSDS_A) $(DESTDIR)$(LIBDIR)/
-	$(INSTALL) -m 0644 $(LIBSDS_HEADER) $(LIBSDS_HPP) $(DESTDIR)$(INCLUDEDIR)/
+	$(INSTALL) -m 0644 $(LIBSDS_HEADER) $(LIBSDS_HPP) $(LIBSDS_EXT_H) $(DESTDIR)$(INCLUDEDIR)/
 	printf '%s\n' \
 		'prefix=$(PREFIX)' \
 		'includedir=$(call pc_dir,$(INCLUDEDIR))' \
@@ -125,7 +126,7 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(SBINDIR)/,sds-bpf sds-admin sds-copy)
 	rm -f $(addprefix $(DESTDIR)$(LIBDIR)/,$(LIBSDS_SO_REAL) libsds.so.0 libsds.so libsds.a)
 	rm -f $(DESTDIR)$(LIBDIR)/pkgconfig/sds.pc
-	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/,sds.h sds.hpp)
+	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/,sds.h sds.hpp sds_ext.h)
 	rm -f $(addprefix $(DESTDIR)$(DATADIR)/sds-admin/web/,$(INSTALL_WEB))
 	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(INSTALL_UNITS))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/,$(INSTALL_MAN))

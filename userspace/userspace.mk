@@ -4,6 +4,7 @@
 #
 #   build/include/sds.h            the public header
 #   build/include/sds.hpp          the C++17 header (header only, over sds.h)
+#   build/include/sds_ext.h        what an extension (plugin) builds against
 #   build/lib/libsds.a             static library
 #   build/lib/libsds.so(.0)        shared library, soname libsds.so.0
 #   build/lib/pkgconfig/sds.pc     pkg-config --cflags --libs [--static] sds
@@ -24,9 +25,10 @@ PKG_CONFIG    ?= pkg-config
 LIBSDS_OBJDIR := $(OBJ)/libsds
 LIBSDS_CSRCS  := userspace/sds.c userspace/guard.c userspace/client.c \
 		 userspace/conn.c userspace/repair.c common/names.c \
-		 userspace/balance.c userspace/balance_hash.c userspace/lb.c
+		 userspace/balance.c userspace/balance_hash.c userspace/lb.c \
+		 userspace/ext_balancer.c common/ext.c common/ext_load.c
 LIBSDS_HDRS   := $(wildcard userspace/*.h) bpf/sds_flags.h bpf/sds_types.h \
-		 common/names.h
+		 common/names.h common/ext.h common/ext_int.h
 LIBSDS_OBJS   := $(patsubst %.c,$(LIBSDS_OBJDIR)/%.o,$(LIBSDS_CSRCS)) \
 		 $(LIBSDS_OBJDIR)/userspace/sites.o
 LIBSDS_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -pthread -fPIC \
@@ -35,6 +37,7 @@ LIBSDS_INC    := -Iuserspace
 
 LIBSDS_HEADER := $(BUILD)/include/sds.h
 LIBSDS_HPP    := $(BUILD)/include/sds.hpp
+LIBSDS_EXT_H  := $(BUILD)/include/sds_ext.h
 LIBSDS_A      := $(BUILD)/lib/libsds.a
 LIBSDS_SO0    := $(BUILD)/lib/libsds.so.0
 LIBSDS_SO     := $(BUILD)/lib/libsds.so
@@ -42,7 +45,7 @@ LIBSDS_PC     := $(BUILD)/lib/pkgconfig/sds.pc
 # The real name of the .so (an ABI number, not the release: SDS_VERSION).
 LIBSDS_VERSION := 0.1.0
 
-PRODUCTS += $(LIBSDS_HEADER) $(LIBSDS_HPP) $(LIBSDS_A) $(LIBSDS_SO0) $(LIBSDS_SO) $(LIBSDS_PC)
+PRODUCTS += $(LIBSDS_HEADER) $(LIBSDS_HPP) $(LIBSDS_EXT_H) $(LIBSDS_A) $(LIBSDS_SO0) $(LIBSDS_SO) $(LIBSDS_PC)
 
 $(filter %.o,$(patsubst %.c,$(LIBSDS_OBJDIR)/%.o,$(LIBSDS_CSRCS))): \
 		$(LIBSDS_OBJDIR)/%.o: %.c $(LIBSDS_HDRS)
@@ -58,6 +61,11 @@ $(LIBSDS_HEADER): userspace/sds.h
 	cp $< $@
 
 $(LIBSDS_HPP): userspace/sds.hpp
+	@mkdir -p $(@D)
+	cp $< $@
+
+# What a plugin (a balancing policy, a wrapper) builds against.
+$(LIBSDS_EXT_H): userspace/sds_ext.h
 	@mkdir -p $(@D)
 	cp $< $@
 

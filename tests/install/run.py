@@ -73,6 +73,7 @@ EXPECTED = {
     "usr/lib/pkgconfig/sds.pc": 0o644,
     "usr/include/sds.h": 0o644,
     "usr/include/sds.hpp": 0o644,
+    "usr/include/sds_ext.h": 0o644,
     "usr/lib/systemd/system/sds-admin.service": 0o644,
     "usr/lib/systemd/system/sds-bpf@.service": 0o644,
     "etc/sds/admin.conf": 0o644,
@@ -188,7 +189,8 @@ def install_files_modes_links(ctx):
               "usr/sbin/sds-copy": "bin/sds-copy",
               "usr/lib/libsds.a": "lib/libsds.a",
               "usr/include/sds.h": "include/sds.h",
-              "usr/include/sds.hpp": "include/sds.hpp"}
+              "usr/include/sds.hpp": "include/sds.hpp",
+              "usr/include/sds_ext.h": "include/sds_ext.h"}
     copies.update({"usr/share/man/" + m: "man/" + os.path.basename(m)
                    for m in MAN_PAGES})
     for rel, src in sorted(copies.items()):
