@@ -34,7 +34,7 @@ LOADER_SRCS := $(wildcard loader/*.c)
 PURE_SRCS   := $(COMMON_SRCS) loader/pointspec.c loader/site.c loader/elfsym.c loader/elfaddr.c loader/chain.c loader/budget.c \
 	       loader/demangle.c loader/lang.c loader/exits.c loader/calib.c \
 	       loader/backlog.c loader/backlog_load.c loader/buildid.c \
-	       loader/counters.c loader/snapshot.c loader/engine_eval.c
+	       loader/counters.c loader/snapshot.c loader/engine_eval.c loader/exact.c
 
 .PHONY: all deps test unit integration bench demo demo-admin clean
 # Each part's .mk adds its products to PRODUCTS and its test goals to

@@ -32,6 +32,7 @@ struct chain_input {
 	uint64_t now_ns;		/* CLOCK_MONOTONIC */
 	uint64_t probes_ok;		/* guard's cumulative probe results */
 	uint64_t probes_failed;
+	bool visit_full;		/* exact trips: the guards' visit budget is spent */
 };
 
 /* The first window strategy that trips on @w, in the order of §4. */

@@ -18,6 +18,7 @@ struct capture;
 #include "drill.h"
 #include "engine_eval.h"
 #include "events.h"
+#include "exact.h"
 #include "flags.h"
 #include "keep.h"
 #include "probes.h"
@@ -152,6 +153,7 @@ struct loader {
 	const char *strategies_path;	/* --strategies FILE, or NULL */
 	struct sds_strategies *strategies;	/* in force; NULL: none */
 	struct point_run run[SDS_MAX_POINTS];	/* per point id */
+	struct exact_point exact[SDS_MAX_POINTS];	/* exact trips' marks (exact_run.c) */
 	struct session sessions[SDS_MAX_PROCS];	/* slot = index */
 	struct uplink *uplink;		/* heartbeat to sds-admin; NULL without --admin */
 	char cache_path[512];		/* last strategies from the admin, for restarts */
@@ -164,6 +166,15 @@ struct loader {
 	struct watch watch;		/* TARGET's builds across deploys (watch.c) */
 	struct capture *capture;	/* traffic copy (capture.c); NULL: off */
 };
+
+/*
+ * exact_run.c: before the chain, point @id's exact-trip marks at ring
+ * second @sec (true: its visit budget is spent, a visit trip); after it,
+ * a re-base if the chain reset the window, and SDS_ACT_BUDGET in @fs.
+ */
+bool exact__before(struct loader *l, int id, uint64_t sec);
+void exact__after(struct loader *l, int id, uint64_t sec, bool reset,
+		  struct flag_state *fs);
 
 /* engine.c */
 int engine__point(struct loader *l, const char *name);

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * exact_run.c - exact trips in the engine's tick (exact.h; docs/PROTOCOL.md,
+ * "Exact trips"): per point, the visit and exception marks from the tick's
+ * snapshot and the guards' counts, stored in the flag entry before the
+ * entry's line 1 (which sets SDS_ACT_BUDGET) is published, and whether
+ * the visit budget is spent -- a trip the chain then handles as any other
+ * (hold, probes, events), with the reason "visit".
+ *
+ * The kernel's count of the second a budget ran out stamps the trip: the
+ * guard cannot write events, and the event the tick opens names the
+ * reason; the crossing call itself shows in the ring as the first
+ * downgrade of that second.
+ */
+#include <string.h>
+#include "exact.h"
+#include "loader.h"
+
+#define LD(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
+
+/* The visit threshold the guards count against; -1: none. */
+static int64_t visit_n(const struct sds_strategy *st)
+{
+	return st && st->visit_threshold >= 0 ? st->visit_threshold : -1;
+}
+
+/* The exception threshold the guards count against; -1: none. */
+static int64_t exc_n(const struct sds_strategy *st)
+{
+	return st && st->exception_threshold >= 1 ? st->exception_threshold : -1;
+}
+
+/* The passes and exceptions of ring second @sec so far, since a reset in it. */
+static void current(const struct point_run *r, const struct snapshot *s, int id,
+		    uint64_t sec, struct sds_counts *w)
+{
+	memset(w, 0, sizeof(*w));
+	snapshot__sum(s, id, sec, sec, w);
+	if (r->reset_sec == sec) {
+		w->visits -= r->reset_base.visits;
+		w->exceptions -= r->reset_base.exceptions;
+		w->downgrades -= r->reset_base.downgrades;
+	}
+}
+
+static uint64_t passes(const struct sds_counts *w)
+{
+	return w->visits > w->downgrades ? w->visits - w->downgrades : 0;
+}
+
+/*
+ * Advance point @id's marks at ring second @sec (@rebase: its window was
+ * just reset) and store them in its entry.  Returns whether the visit
+ * budget is spent.
+ */
+static bool marks_tick(struct loader *l, int id, uint64_t sec, bool rebase)
+{
+	const struct sds_strategy *st = l->strategies ?
+		strategies_find(l->strategies, l->probes.pts[id].spec.name) : NULL;
+	struct exact_point *x = &l->exact[id];
+	struct sds_flag *e = flags__entry(&l->flags, id);
+	struct sds_cell *c = flags__cell(&l->flags, id);
+	struct sds_counts closed = {}, cur = {};
+	struct exact_in in = { .sec = sec, .rebase = rebase };
+	uint64_t vu, eu, vspent;
+
+	if (l->snap && (visit_n(st) >= 0 || exc_n(st) >= 0)) {
+		exact_closed(&l->run[id], l->snap, id, sec, &closed);
+		current(&l->run[id], l->snap, id, sec, &cur);
+	}
+	in.threshold = visit_n(st);
+	in.spent = vspent = LD(c->visit_spent);
+	in.closed = passes(&closed);
+	in.cur = passes(&cur);
+	in.capped = true;
+	vu = exact_mark_tick(&x->visit, &in);
+
+	in.threshold = exc_n(st);
+	in.spent = LD(c->exc_spent);
+	in.closed = closed.exceptions;
+	in.cur = cur.exceptions;
+	in.capped = false;
+	eu = exact_mark_tick(&x->exc, &in);
+
+	/* Before line 1: a guard that sees SDS_ACT_BUDGET sees these or later. */
+	__atomic_store_n(&e->visit_upto, vu, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->exc_upto, eu, __ATOMIC_RELEASE);
+	/* Slow calls are not counted in the cell yet: the tick trips them. */
+	__atomic_store_n(&e->slow_upto, UINT64_MAX, __ATOMIC_RELEASE);
+	x->active = vu != UINT64_MAX || eu != UINT64_MAX;
+	/* Spent: the next call is refused (== ; above is a forgery, re-based). */
+	return vu != UINT64_MAX && vspent >= vu;
+}
+
+bool exact__before(struct loader *l, int id, uint64_t sec)
+{
+	return marks_tick(l, id, sec, false);
+}
+
+void exact__after(struct loader *l, int id, uint64_t sec, bool reset,
+		  struct flag_state *fs)
+{
+	if (reset)
+		marks_tick(l, id, sec, true);
+	if (l->exact[id].active)
+		fs->active |= SDS_ACT_BUDGET;
+}
