@@ -121,6 +121,7 @@ unit: $(UNIT_BINS)
 include tests/targets/targets.mk
 include tests/backlog/backlog.mk
 include tests/capture/capture.mk
+include tests/exact/exact.mk
 
 integration: all $(TEST_TARGETS)
 	$(PYTHON) tests/integration/run.py
