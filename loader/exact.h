@@ -33,6 +33,7 @@ struct exact_mark {
 struct exact_point {
 	struct exact_mark visit;	/* visit_threshold: passes */
 	struct exact_mark exc;		/* exception_threshold: exceptions */
+	struct exact_mark slow;		/* timeout_count_threshold: slow calls (BPF counts) */
 	bool active;			/* some mark is in force: SDS_ACT_BUDGET */
 };
 

@@ -12,9 +12,14 @@
  * reason; the crossing call itself shows in the ring as the first
  * downgrade of that second.
  */
+#include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
 #include "exact.h"
 #include "loader.h"
+#include "sds.skel.h"
 
 #define LD(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
 
@@ -30,6 +35,42 @@ static int64_t exc_n(const struct sds_strategy *st)
 	return st && st->exception_threshold >= 1 ? st->exception_threshold : -1;
 }
 
+/* The slow-call threshold the BPF side counts against; -1: none. */
+static int64_t slow_n(const struct loader *l, const struct sds_strategy *st)
+{
+	if (!l->exact_slow || !st || st->timeout_ms <= 0 ||
+	    st->timeout_count_threshold < 1)
+		return -1;
+	return st->timeout_count_threshold;
+}
+
+int exact__share_cells(struct loader *l)
+{
+	struct flags_region *f = &l->flags;
+	struct bpf_map *m = l->probes.skel ? l->probes.skel->maps.cells : NULL;
+	void *mem;
+	int fd;
+
+	if (!m || bpf_map__max_entries(m) != SDS_CELLS_ELEMS ||
+	    bpf_map__value_size(m) != SDS_CELL_SIZE || bpf_map__fd(m) < 0)
+		return -1;
+	fd = fcntl(bpf_map__fd(m), F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return -1;
+	mem = mmap(NULL, f->cells_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (mem == MAP_FAILED) {
+		close(fd);
+		return -1;
+	}
+	/* No guard has the loader's own map yet: the socket is not up. */
+	munmap(f->cells, f->cells_size);
+	close(f->cells_fd);
+	f->cells = mem;
+	f->cells_fd = fd;
+	l->exact_slow = true;
+	return 0;
+}
+
 /* The passes and exceptions of ring second @sec so far, since a reset in it. */
 static void current(const struct point_run *r, const struct snapshot *s, int id,
 		    uint64_t sec, struct sds_counts *w)
@@ -39,6 +80,7 @@ static void current(const struct point_run *r, const struct snapshot *s, int id,
 	if (r->reset_sec == sec) {
 		w->visits -= r->reset_base.visits;
 		w->exceptions -= r->reset_base.exceptions;
+		w->timeouts -= r->reset_base.timeouts;
 		w->downgrades -= r->reset_base.downgrades;
 	}
 }
@@ -62,9 +104,9 @@ static bool marks_tick(struct loader *l, int id, uint64_t sec, bool rebase)
 	struct sds_cell *c = flags__cell(&l->flags, id);
 	struct sds_counts closed = {}, cur = {};
 	struct exact_in in = { .sec = sec, .rebase = rebase };
-	uint64_t vu, eu, vspent;
+	uint64_t vu, eu, su, vspent;
 
-	if (l->snap && (visit_n(st) >= 0 || exc_n(st) >= 0)) {
+	if (l->snap && (visit_n(st) >= 0 || exc_n(st) >= 0 || slow_n(l, st) >= 0)) {
 		exact_closed(&l->run[id], l->snap, id, sec, &closed);
 		current(&l->run[id], l->snap, id, sec, &cur);
 	}
@@ -82,12 +124,17 @@ static bool marks_tick(struct loader *l, int id, uint64_t sec, bool rebase)
 	in.capped = false;
 	eu = exact_mark_tick(&x->exc, &in);
 
+	in.threshold = slow_n(l, st);
+	in.spent = LD(c->slow_spent);
+	in.closed = closed.timeouts;
+	in.cur = cur.timeouts;
+	su = exact_mark_tick(&x->slow, &in);
+
 	/* Before line 1: a guard that sees SDS_ACT_BUDGET sees these or later. */
 	__atomic_store_n(&e->visit_upto, vu, __ATOMIC_RELEASE);
 	__atomic_store_n(&e->exc_upto, eu, __ATOMIC_RELEASE);
-	/* Slow calls are not counted in the cell yet: the tick trips them. */
-	__atomic_store_n(&e->slow_upto, UINT64_MAX, __ATOMIC_RELEASE);
-	x->active = vu != UINT64_MAX || eu != UINT64_MAX;
+	__atomic_store_n(&e->slow_upto, su, __ATOMIC_RELEASE);
+	x->active = vu != UINT64_MAX || eu != UINT64_MAX || su != UINT64_MAX;
 	/* Spent: the next call is refused (== ; above is a forgery, re-based). */
 	return vu != UINT64_MAX && vspent >= vu;
 }

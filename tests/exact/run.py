@@ -17,8 +17,10 @@ the order of the guard's decisions (exactapp.c), so:
   * the loader counted every call (total visits, downgrades).
 
 The same for exception_threshold (every call that passes signs an
-exception: the call after the N-th is downgraded), and both again with
---tick-ms 1000.
+exception: the call after the N-th is downgraded) and for
+timeout_count_threshold (every call that passes sleeps 2 ms, timeout_ms
+1: the call after the N-th slow one ends is downgraded), and all three
+again with --tick-ms 1000.
 
 Run as root:  python3 tests/exact/run.py [-v] [NAME-SUBSTRING...]
 Python 3 standard library only.
@@ -59,17 +61,23 @@ class Ctx(sdstest.ProcDir):
         return json.loads(r.out)
 
 
-def run_case(ctx, field, n, tick_ms, mode):
+def run_case(ctx, field, n, tick_ms, mode, extra=None):
     path = sdstest.stage(EXACTAPP, ctx.tmp)
     spath = os.path.join(ctx.tmp, "strategies.json")
     with open(spath, "w") as f:
-        json.dump({"version": 1, "points": {"exact": {field: n}}}, f)
+        st = {field: n}
+        st.update(extra or {})
+        json.dump({"version": 1, "points": {"exact": st}}, f)
     sdstest.AttachProcess(ctx, ["--app", APP, "--tick-ms", str(tick_ms),
                                 "--strategies", spath, path], APP)
     shm = os.path.join(ctx.tmp, "calls")
     with open(shm, "wb") as f:
         f.truncate(HDR + REC * MAX_CALLS)
-    start = time.monotonic_ns() + 1500 * 1000000
+    # 100 ms into a wall-clock second (the ring's seconds are wall-clock
+    # ones), so that the first N passes do not straddle two seconds:
+    # then exactly N pass again when that second leaves the window.
+    wall = math.floor(time.time()) + 2.1
+    start = int((wall - time.time()) * 1e9) + time.monotonic_ns()
     procs = []
     for i in range(PROCS):
         out = open(os.path.join(ctx.tmp, "app-%d.out" % i), "wb")
@@ -139,6 +147,9 @@ def run_case(ctx, field, n, tick_ms, mode):
     if mode == "exc":
         check(tot["exceptions"] == passed, "stats exceptions %d, want %d"
               % (tot["exceptions"], passed))
+    if mode == "slow":
+        check(tot["timeouts"] == passed, "stats timeouts %d, want %d"
+              % (tot["timeouts"], passed))
 
 
 SUITE = sdstest.Suite(timeout=120, log_total=True)
@@ -163,6 +174,18 @@ def test_exception_threshold_exact(ctx):
 @test
 def test_exception_threshold_exact_tick_1000(ctx):
     run_case(ctx, "exception_threshold", 500, 1000, "exc")
+
+
+@test
+def test_timeout_count_exact(ctx):
+    run_case(ctx, "timeout_count_threshold", 100, 100, "slow",
+             {"timeout_ms": 1})
+
+
+@test
+def test_timeout_count_exact_tick_1000(ctx):
+    run_case(ctx, "timeout_count_threshold", 100, 1000, "slow",
+             {"timeout_ms": 1})
 
 
 def preflight():
