@@ -13,6 +13,7 @@
  * downgrade of that second.
  */
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -23,22 +24,41 @@
 
 #define LD(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
 
+/*
+ * SDS_EXACT_TRIPS=0 in the loader's environment: no marks, the tick
+ * decides as before exact trips.  For the benchmark's "before" column
+ * (tools/bench/exact_bench.py) only; read once.
+ */
+static bool exact_off(void)
+{
+	static int off = -1;
+
+	if (off < 0) {
+		const char *v = getenv("SDS_EXACT_TRIPS");
+
+		off = v && !strcmp(v, "0");
+	}
+	return off;
+}
+
 /* The visit threshold the guards count against; -1: none. */
 static int64_t visit_n(const struct sds_strategy *st)
 {
-	return st && st->visit_threshold >= 0 ? st->visit_threshold : -1;
+	return !exact_off() && st && st->visit_threshold >= 0 ?
+	       st->visit_threshold : -1;
 }
 
 /* The exception threshold the guards count against; -1: none. */
 static int64_t exc_n(const struct sds_strategy *st)
 {
-	return st && st->exception_threshold >= 1 ? st->exception_threshold : -1;
+	return !exact_off() && st && st->exception_threshold >= 1 ?
+	       st->exception_threshold : -1;
 }
 
 /* The slow-call threshold the BPF side counts against; -1: none. */
 static int64_t slow_n(const struct loader *l, const struct sds_strategy *st)
 {
-	if (!l->exact_slow || !st || st->timeout_ms <= 0 ||
+	if (exact_off() || !l->exact_slow || !st || st->timeout_ms <= 0 ||
 	    st->timeout_count_threshold < 1)
 		return -1;
 	return st->timeout_count_threshold;
