@@ -35,6 +35,8 @@ struct exact_point {
 	struct exact_mark exc;		/* exception_threshold: exceptions */
 	struct exact_mark slow;		/* timeout_count_threshold: slow calls (BPF counts) */
 	bool active;			/* some mark is in force: SDS_ACT_BUDGET */
+	uint64_t down_seen;		/* the kernel's total downgrades at the last tick */
+	uint64_t other_seen;		/* the guards' other refusals (raw cells) then */
 };
 
 /* What one tick knows of a count besides the mark's own state. */

@@ -111,6 +111,39 @@ static uint64_t passes(const struct sds_counts *w)
 }
 
 /*
+ * Did a call find the spent budget since the last tick, or is the point
+ * still tripped for it?  A spent budget alone is no trip (exactly N calls
+ * in the window is not past the threshold); a call the budget refused
+ * is.  The guard cannot tell the loader, but the kernel counts it as a
+ * downgrade: downgrades the kernel counted since the last tick beyond the
+ * refusals the guards counted for their other limits (token, semaphore,
+ * error drill) were the budgets', while the loader itself downgrades
+ * nothing.  The guards' counts are the app's own: a forgery only hides
+ * or shows this app's visit trip, whose calls the guards refuse anyway.
+ */
+static bool visit_refused(struct loader *l, int id)
+{
+	const struct point_stats *ps = l->snap ? snapshot__point(l->snap, id) : NULL;
+	const struct chain_state *cs = &l->run[id].cs;
+	struct exact_point *x = &l->exact[id];
+	struct sds_cell *c = flags__cell(&l->flags, id);
+	uint64_t down, other, dd, dother;
+
+	if (!ps)
+		return false;
+	down = ps->total.downgrades;
+	other = LD(c->refused_token) + LD(c->refused_concurrent) +
+		LD(c->drill_faults);
+	dd = down > x->down_seen ? down - x->down_seen : 0;
+	dother = other > x->other_seen ? other - x->other_seen : 0;
+	x->down_seen = down;
+	x->other_seen = other;
+	if (cs->tripped && cs->reason == SDS_REASON_VISIT)
+		return true;
+	return !cs->tripped && dd > dother;
+}
+
+/*
  * Advance point @id's marks at ring second @sec (@rebase: its window was
  * just reset) and store them in its entry.  Returns whether the visit
  * budget is spent.
@@ -125,6 +158,7 @@ static bool marks_tick(struct loader *l, int id, uint64_t sec, bool rebase)
 	struct sds_counts closed = {}, cur = {};
 	struct exact_in in = { .sec = sec, .rebase = rebase };
 	uint64_t vu, eu, su, vspent;
+	bool refused;
 
 	if (l->snap && (visit_n(st) >= 0 || exc_n(st) >= 0 || slow_n(l, st) >= 0)) {
 		exact_closed(&l->run[id], l->snap, id, sec, &closed);
@@ -155,8 +189,9 @@ static bool marks_tick(struct loader *l, int id, uint64_t sec, bool rebase)
 	__atomic_store_n(&e->exc_upto, eu, __ATOMIC_RELEASE);
 	__atomic_store_n(&e->slow_upto, su, __ATOMIC_RELEASE);
 	x->active = vu != UINT64_MAX || eu != UINT64_MAX || su != UINT64_MAX;
-	/* Spent: the next call is refused (== ; above is a forgery, re-based). */
-	return vu != UINT64_MAX && vspent >= vu;
+	/* Every tick: it keeps what it saw for the next one. */
+	refused = visit_refused(l, id);
+	return vu != UINT64_MAX && vspent >= vu && refused;
 }
 
 bool exact__before(struct loader *l, int id, uint64_t sec)

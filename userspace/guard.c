@@ -296,11 +296,14 @@ unsigned int sds_guard_decide_drill(const struct sds_flag *e, struct sds_cell *c
 	/*
 	 * 4b: exact trips.  Refused at once once the exceptions or slow calls
 	 * reached their mark, or no pass is left; checked before the limits
-	 * that spend, so such a call takes no token or permit.
+	 * that spend, so such a call takes no token or permit.  Not while the
+	 * loader's downgrade is in force: it has seen the trip, and its hold,
+	 * probes and downgrade_rate decide, as for any window strategy.
 	 */
 	if (l.active & SDS_ACT_BUDGET) {
 		budget_read(e, &m);
-		if (budget_refuses(c, &m, loader_down) || budget_visit_spent(c, &m))
+		if (!loader_down &&
+		    (budget_refuses(c, &m) || budget_visit_spent(c, &m)))
 			return SDS_G_DOWNGRADE;
 	}
 	/*
@@ -325,8 +328,10 @@ unsigned int sds_guard_decide_drill(const struct sds_flag *e, struct sds_cell *c
 	 * 6b: the pass itself, claimed last so that a call refused for any
 	 * other reason spends none.  Lost to a racing claim: give the permit
 	 * back (the token stays spent, as for a probe the semaphore refuses).
+	 * A call the loader's dial or probe let through claims too, so the
+	 * count keeps up with the passes, but is not refused.
 	 */
-	if (!budget_claim(c, &m)) {
+	if (!budget_claim(c, &m) && !loader_down) {
 		if (how & SDS_G_PERMIT)
 			sds_guard_release(c, permit, SDS_G_PERMIT);
 		return SDS_G_DOWNGRADE;

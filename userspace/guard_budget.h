@@ -53,17 +53,9 @@ static inline bool budget_reached(const __u64 *count, __u64 upto)
 	return n >= upto && n - upto <= SDS_BUDGET_LEAP;
 }
 
-/*
- * The exception and slow-call marks: true if the call must be refused.
- * Not while the loader's own downgrade is in force (@loader_down): then
- * the loader has seen the trip and its hold, probes and downgrade_rate
- * decide, as for any window strategy.
- */
-static inline bool budget_refuses(struct sds_cell *c, const struct budget_marks *m,
-				  bool loader_down)
+/* The exception and slow-call marks: true if the call must be refused. */
+static inline bool budget_refuses(struct sds_cell *c, const struct budget_marks *m)
 {
-	if (loader_down)
-		return false;
 	return budget_reached(&c->exc_spent, m->exc_upto) ||
 	       budget_reached(&c->slow_spent, m->slow_upto);
 }
