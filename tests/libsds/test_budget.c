@@ -4,8 +4,8 @@
  * docs/PROTOCOL.md "Exact trips"), on the region of guard_fixture.h:
  * exactly visit_upto - visit_spent passes under contending threads, the
  * claim taken last (a call the semaphore refuses spends nothing), the
- * exception mark and the loader's downgrade, forged counts and a stale
- * loader failing open.
+ * exception mark and the loader's downgrade (its dial decides), forged
+ * counts and a stale loader failing open.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -129,6 +129,28 @@ static void test_exception_mark(void **state)
 	assert_int_equal(decide_at(e, T0, &rng), 0);
 }
 
+/*
+ * While the loader's downgrade is in force, its dial decides: a call it
+ * lets through passes even with no pass left, and claims one while there
+ * are, so the count keeps up with the passes.
+ */
+static void test_dial_decides_when_tripped(void **state)
+{
+	struct cfg c = { .active = SDS_ACT_DOWNGRADE, .rate = 0,
+			 .expires_ns = T0 + NS };
+	struct sds_flag *e = entry(8);
+	uint64_t rng = 0;
+	int i;
+
+	publish_marks(e, &c, 3, UINT64_MAX);
+	for (i = 0; i < 5; i++)
+		assert_int_equal(decide_at(e, T0, &rng), 0);
+	assert_int_equal(C(e)->visit_spent, 3);
+	/* The downgrade expired: the mark refuses again. */
+	assert_int_equal(decide_at(e, T0 + NS, &rng), SDS_G_DOWNGRADE);
+	assert_int_equal(C(e)->visit_spent, 3);
+}
+
 static void test_forged_and_stale(void **state)
 {
 	struct cfg c = { 0 };
@@ -164,6 +186,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_visit_exact_threads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_claim_last, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exception_mark, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dial_decides_when_tripped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forged_and_stale, setup, teardown),
 	};
 
