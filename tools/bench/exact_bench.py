@@ -11,9 +11,10 @@ The exact trips' benchmark (issue 14; `make exact-bench`, root):
 2. Cost: ns per guarded call (sds_should_downgrade + finally) of a point
    with the budget in place (a visit_threshold no run reaches: line 2's
    marks and one CAS per call) against today's passing call (no
-   strategy), 1 and 2 threads, rounds alternating (bench-exact-cost).
+   strategy), 1 and 2 threads, rounds alternating (bench-exact-cost);
+   and the decision alone, without probes (bench-exact-decide).
 
-Prints two Markdown tables.  Python 3 standard library only.
+Prints three Markdown tables.  Python 3 standard library only.
 """
 
 import json
@@ -32,6 +33,7 @@ from sdstest import BUILD  # noqa: E402
 
 EXACTAPP = os.path.join(BUILD, "test", "targets", "exactapp")
 COST = os.path.join(BUILD, "bench", "bench-exact-cost")
+DECIDE = os.path.join(BUILD, "bench", "bench-exact-decide")
 N = 1000
 REPS = int(os.environ.get("EXACT_BENCH_REPS", "3"))
 RATES = (1000, 10000, 100000)
@@ -131,6 +133,24 @@ def main():
         print("|---|---|---|---|")
         for t in (1, 2):
             c = cost(ctx, t)
+            p, b = c["pass"], c["budget"]
+            print("| %d | %s [%s-%s] | %s [%s-%s] | %+.1f |"
+                  % (t, p["median"], p["min"], p["max"], b["median"],
+                     b["min"], b["max"],
+                     float(b["median"]) - float(p["median"])))
+        print("\nThe decision alone (bench-exact-decide: userspace/guard.c on a "
+              "region in memory, no probes; an active passing entry with a "
+              "semaphore, with and without the budget), ns: median [min-max] "
+              "of 15 alternating rounds of 2,000,000\n")
+        print("| threads | passing decision | with the budget | difference |")
+        print("|---|---|---|---|")
+        for t in (1, 2):
+            r = subprocess.run([DECIDE, str(t), "15", "2000000"],
+                               capture_output=True, text=True, timeout=300)
+            c = {}
+            for line in r.stdout.splitlines():
+                kv = dict(x.split("=", 1) for x in line.split())
+                c[kv["col"]] = kv
             p, b = c["pass"], c["budget"]
             print("| %d | %s [%s-%s] | %s [%s-%s] | %+.1f |"
                   % (t, p["median"], p["min"], p["max"], b["median"],
