@@ -36,7 +36,7 @@ LOADER_USRC := userspace/balance.c userspace/balance_hash.c userspace/ext_balanc
 PURE_SRCS   := $(COMMON_SRCS) loader/pointspec.c loader/site.c loader/elfsym.c loader/elfaddr.c loader/chain.c loader/budget.c \
 	       loader/demangle.c loader/lang.c loader/exits.c loader/calib.c loader/debuginfo.c \
 	       loader/backlog.c loader/backlog_load.c loader/buildid.c \
-	       loader/counters.c loader/snapshot.c loader/engine_eval.c loader/halfopen.c
+	       loader/counters.c loader/snapshot.c loader/engine_eval.c loader/halfopen.c loader/exact.c
 
 .PHONY: all deps test unit integration bench demo demo-admin clean
 # Each part's .mk adds its products to PRODUCTS and its test goals to
@@ -147,6 +147,7 @@ include tests/backlog/backlog.mk
 include tests/balance/balance.mk
 include tests/capture/capture.mk
 include tests/failfast/failfast.mk
+include tests/exact/exact.mk
 
 integration: all $(TEST_TARGETS)
 	$(PYTHON) tests/integration/run.py

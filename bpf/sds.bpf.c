@@ -22,6 +22,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "sds_types.h"
+#include "sds_flags.h"
 
 #define NSEC_PER_SEC	1000000000ULL
 
@@ -96,6 +97,20 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sds_point_cfg);
 } point_cfg SEC(".maps");
+
+/*
+ * The guards' cells (bpf/sds_flags.h): the loader makes the map it hands
+ * the guards this one (loader/exact_run.c), so that a call slower than
+ * its point's timeout spends one of the exact trips' slow_spent as it
+ * ends, where the kernel counts its timeout.  Written only there.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, SDS_CELLS_ELEMS);
+	__type(key, __u32);
+	__type(value, struct sds_cell);
+} cells SEC(".maps");
 
 /* Per CPU: the second last computed, so the hot path divides once a second. */
 struct sds_sec_cache {
@@ -430,8 +445,14 @@ static __always_inline void call_done(__u32 point, __u64 ts, __u64 lat,
 	cfg = bpf_map_lookup_elem(&point_cfg, &point);
 	if (!cfg)
 		return;
-	if (cfg->timeout_ns && lat > cfg->timeout_ns)
+	if (cfg->timeout_ns && lat > cfg->timeout_ns) {
+		struct sds_cell *c = bpf_map_lookup_elem(&cells, &point);
+
 		ADD(&s->timeouts, 1);
+		/* Shared with every guard of the app: always atomic. */
+		if (c)
+			__sync_fetch_and_add(&c->slow_spent, 1);
+	}
 	if (has_ret && is_exception(cfg, rax))
 		ADD(&s->exceptions, 1);
 }

@@ -63,6 +63,7 @@ enum sds_reason {
 #define SDS_ACT_TOKEN		(1u << 2)	/* enforce the token bucket */
 #define SDS_ACT_PROBE		(1u << 3)	/* hold: let one probe call through every @probe_interval_ns */
 #define SDS_ACT_DRILL		(1u << 4)	/* a drill runs: read line 3 */
+#define SDS_ACT_BUDGET		(1u << 5)	/* exact trips: read the *_upto marks of line 2 */
 /*
  * With SDS_ACT_PROBE: a half-open phase of @probe_calls probes.  From
  * cell.next_probe_ns on, calls claim cell.probe_claimed while fewer than
@@ -127,7 +128,15 @@ struct sds_flag {
 	 * unknown), so they are no layout change.
 	 */
 	__u32 lb_inflight;	/* balancing: calls in flight host-wide at the tick (gauge) */
-	__u8 pad_lb[120 - 96];	/* @96..@119: exact trips' limits (another change) */
+	/*
+	 * Exact trips (loader/exact.c, PROTOCOL.md "Exact trips"): marks the
+	 * loader only ever raises while a strategy stands, each one aligned
+	 * store not under @seq, stored before the line 1 that sets
+	 * SDS_ACT_BUDGET is published.  UINT64_MAX: no such threshold.
+	 */
+	__u64 visit_upto;	/* a pass is allowed while cell.visit_spent < this */
+	__u64 exc_upto;		/* calls pass while cell.exc_spent < this */
+	__u64 slow_upto;	/* calls pass while cell.slow_spent < this */
 	__u32 lb_latency_ns;	/* balancing: recent mean latency, ns, saturated at 2^32-1 */
 	/*
 	 * Not under @seq: one aligned store of the loader before it
@@ -157,7 +166,14 @@ struct sds_cell {
 	/* ---- line 2: the drill's counts (busy only while a drill runs) ---- */
 	__u64 drill_faults;	/* calls faulted, ever (cumulative) */
 	__u64 drill_delays;	/* calls delayed, ever (cumulative) */
-	__u8 pad2[104 - 80];	/* @80..@103: other helpers' fields (BRIEF layout) */
+	/*
+	 * Exact trips: cumulative, never reset while a strategy stands (the
+	 * loader re-bases on a new one, or on a value no guard could have
+	 * left: PROTOCOL.md "Exact trips").
+	 */
+	__u64 visit_spent;	/* passes claimed against flag.visit_upto (CAS) */
+	__u64 exc_spent;	/* exceptions signed while SDS_ACT_BUDGET was set */
+	__u64 slow_spent;	/* calls slower than the point's timeout (not yet counted) */
 	/*
 	 * Half-open (SDS_ACT_HALFOPEN): low 32 bits, the probes claimed in
 	 * the current phase (guards CAS it up while below probe_calls); high
@@ -191,6 +207,14 @@ _Static_assert(__builtin_offsetof(struct sds_flag, lb_inflight) == 92,
 	       "the balancer's in-flight gauge is at 92 (PROTOCOL.md)");
 _Static_assert(__builtin_offsetof(struct sds_flag, lb_latency_ns) == 120,
 	       "the balancer's latency is at 120 (PROTOCOL.md)");
+_Static_assert(__builtin_offsetof(struct sds_flag, visit_upto) == 96 &&
+	       __builtin_offsetof(struct sds_flag, exc_upto) == 104 &&
+	       __builtin_offsetof(struct sds_flag, slow_upto) == 112,
+	       "the exact trips' marks are at 96, 104, 112 (PROTOCOL.md)");
+_Static_assert(__builtin_offsetof(struct sds_cell, visit_spent) == 80 &&
+	       __builtin_offsetof(struct sds_cell, exc_spent) == 88 &&
+	       __builtin_offsetof(struct sds_cell, slow_spent) == 96,
+	       "the exact trips' counts are at 80, 88, 96 (PROTOCOL.md)");
 _Static_assert(__builtin_offsetof(struct sds_cell, drill_faults) == 64,
 	       "the drill's counts start at 64");
 _Static_assert(__builtin_offsetof(struct sds_flag, probe_calls) == 124,

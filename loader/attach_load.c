@@ -182,6 +182,8 @@ int attach_load(struct attach_run *a, uint64_t max_overhead)
 		return cmd_err("%s", err);
 	if (flags__create(&l->flags, l->epoch, l->tick_ns))
 		return cmd_err("creating the flags map: %s", strerror(errno));
+	if (!a->adopted)
+		exact__share_cells(l);
 	if (capture_start(a) || failfast__open(l, a->npoints))
 		return -1;
 	if (attach_all(a, err, sizeof(err)))

@@ -126,6 +126,14 @@ bool chain_eval(struct chain_state *cs, const struct chain_input *in,
 	bool reset = false;
 	uint32_t reason = chain_check(st, &in->window);
 
+	/*
+	 * Exact trips: the guards refuse the call past the visit threshold
+	 * themselves, so the window never shows it; a spent budget is the
+	 * trip (visit comes first in the order).
+	 */
+	if (in->visit_full && st && st->visit_threshold >= 0)
+		reason = SDS_REASON_VISIT;
+
 	if (!has_hold)
 		cs->hold_until_ns = 0;
 	if (cs->hold_until_ns) {

@@ -41,6 +41,7 @@ struct chain_input {
 	struct halfopen_run *ho;
 	uint64_t slow_total;
 	uint64_t snap_gen;		/* the read @slow_total comes from (snapshot gen) */
+	bool visit_full;		/* exact trips: the guards' visit budget is spent */
 };
 
 /* The first window strategy that trips on @w, in the order of §4. */

@@ -98,10 +98,12 @@ static void point_tick(struct loader *l, int id, uint64_t now_ns,
 		.now_ns = now_ns,
 		.now_sec = now_sec,
 		.ho = &l->halfopen[id],
+		.visit_full = exact__before(l, id, now_sec),
 	};
 	struct engine_eval_out out;
 
 	engine_eval(&l->run[id], id, &in, &out);
+	exact__after(l, id, now_sec, out.reset, &out.fs);
 	/* A hold that (re)starts lets its first probe through one interval on. */
 	if (out.hold_started)
 		__atomic_store_n(&c->next_probe_ns, now_ns + out.fs.probe_interval_ns,

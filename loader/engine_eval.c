@@ -31,6 +31,7 @@ void engine_eval(struct point_run *r, int id, const struct engine_eval_in *in,
 		.probes_ok = n->probes_ok,
 		.probes_failed = n->probes_failed,
 		.ho = in->ho,
+		.visit_full = in->visit_full,
 	};
 	const struct point_stats *ps = snapshot__point(in->snap, id);
 	uint64_t hold_before = r->cs.hold_until_ns;
@@ -43,6 +44,7 @@ void engine_eval(struct point_run *r, int id, const struct engine_eval_in *in,
 	if (chain_eval(&r->cs, &ci, &out->fs)) {
 		/* Start the window afresh: what this second counted so far is out. */
 		r->reset_sec = in->now_sec;
+		out->reset = true;
 		memset(&r->reset_base, 0, sizeof(r->reset_base));
 		snapshot__sum(in->snap, id, in->now_sec, in->now_sec, &r->reset_base);
 	}

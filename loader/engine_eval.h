@@ -40,12 +40,14 @@ struct engine_eval_in {
 	uint64_t now_ns;		/* the clock of the tick */
 	uint64_t now_sec;		/* the ring second of @snap */
 	struct halfopen_run *ho;	/* the point's half-open phase; NULL: none */
+	bool visit_full;		/* exact trips: the visit budget is spent (exact_run.c) */
 };
 
 /* What the evaluation decided. */
 struct engine_eval_out {
 	struct flag_state fs;		/* the point's flag entry, before its drill */
 	bool hold_started;		/* a hold (re)started: its first probe one interval on */
+	bool reset;			/* the window started afresh (a probe succeeded) */
 	uint32_t shown;			/* the reason `events`/`stats` show; 0: none */
 };
 

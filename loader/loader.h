@@ -19,6 +19,7 @@ struct failfast;
 #include "drill.h"
 #include "engine_eval.h"
 #include "events.h"
+#include "exact.h"
 #include "flags.h"
 #include "keep.h"
 #include "lbpub.h"
@@ -155,6 +156,8 @@ struct loader {
 	struct sds_strategies *strategies;	/* in force; NULL: none */
 	struct point_run run[SDS_MAX_POINTS];	/* per point id */
 	struct halfopen_run halfopen[SDS_MAX_POINTS];	/* per point id: its half-open phase */
+	struct exact_point exact[SDS_MAX_POINTS];	/* exact trips' marks (exact_run.c) */
+	bool exact_slow;		/* the BPF side counts slow calls in the guards' cells */
 	struct session sessions[SDS_MAX_PROCS];	/* slot = index */
 	struct uplink *uplink;		/* heartbeat to sds-admin; NULL without --admin */
 	char cache_path[512];		/* last strategies from the admin, for restarts */
@@ -169,6 +172,21 @@ struct loader {
 	struct lbpub *lbpub;		/* providers' load for balancers (lbpub.c); NULL: none yet */
 	struct failfast *failfast;	/* LSM fail-fast (failfast.c); NULL: no :failfast= point */
 };
+
+/*
+ * exact_run.c: before the chain, point @id's exact-trip marks at ring
+ * second @sec (true: its visit budget is spent, a visit trip); after it,
+ * a re-base if the chain reset the window, and SDS_ACT_BUDGET in @fs.
+ */
+bool exact__before(struct loader *l, int id, uint64_t sec);
+/*
+ * Make the cells map the guards get the BPF programs' (fresh loads only:
+ * adopted links run the old programs), so slow calls count there: 0, or
+ * -1 and the loader's own map stays (timeouts then trip at the tick).
+ */
+int exact__share_cells(struct loader *l);
+void exact__after(struct loader *l, int id, uint64_t sec, bool reset,
+		  struct flag_state *fs);
 
 /* engine.c */
 int engine__point(struct loader *l, const char *name);

@@ -10,6 +10,7 @@
  * kernel.
  */
 #include "guard.h"
+#include "guard_budget.h"
 
 /* sites.S writes this layout into its notes by hand. */
 _Static_assert(SDS_FLAGS_LAYOUT == 4, "userspace/sites.S records layout 4");
@@ -310,7 +311,9 @@ unsigned int sds_guard_decide_drill(const struct sds_flag *e, struct sds_cell *c
 				    __u32 *permit, uint64_t now, uint64_t *rng,
 				    uint64_t *delay_ns)
 {
+	struct budget_marks m = { UINT64_MAX, UINT64_MAX, UINT64_MAX };
 	unsigned int how = 0;
+	bool loader_down;
 	struct line1 l;
 	int r;
 
@@ -323,12 +326,26 @@ unsigned int sds_guard_decide_drill(const struct sds_flag *e, struct sds_cell *c
 	if (sds_guard_stale(h, now))
 		return 0;
 	/* 4: downgraded (or held) until the expiry the loader renews. */
-	if ((l.active & SDS_ACT_DOWNGRADE) && now < l.expires_ns) {
+	loader_down = (l.active & SDS_ACT_DOWNGRADE) && now < l.expires_ns;
+	if (loader_down) {
 		if ((l.active & SDS_ACT_PROBE) &&
 		    ((l.active & SDS_ACT_HALFOPEN) ? halfopen_take(c, e, &l, now) :
 		     probe_take(c, &l, now)))
 			how |= SDS_G_PROBE;
 		else if (rate_hit(l.rate, rng))
+			return SDS_G_DOWNGRADE;
+	}
+	/*
+	 * 4b: exact trips.  Refused at once once the exceptions or slow calls
+	 * reached their mark, or no pass is left; checked before the limits
+	 * that spend, so such a call takes no token or permit.  Not while the
+	 * loader's downgrade is in force: it has seen the trip, and its hold,
+	 * probes and downgrade_rate decide, as for any window strategy.
+	 */
+	if (l.active & SDS_ACT_BUDGET) {
+		budget_read(e, &m);
+		if (!loader_down &&
+		    (budget_refuses(c, &m) || budget_visit_spent(c, &m)))
 			return SDS_G_DOWNGRADE;
 	}
 	/*
@@ -348,6 +365,18 @@ unsigned int sds_guard_decide_drill(const struct sds_flag *e, struct sds_cell *c
 		}
 		if (r > 0)
 			how |= SDS_G_PERMIT;
+	}
+	/*
+	 * 6b: the pass itself, claimed last so that a call refused for any
+	 * other reason spends none.  Lost to a racing claim: give the permit
+	 * back (the token stays spent, as for a probe the semaphore refuses).
+	 * A call the loader's dial or probe let through claims too, so the
+	 * count keeps up with the passes, but is not refused.
+	 */
+	if (!budget_claim(c, &m) && !loader_down) {
+		if (how & SDS_G_PERMIT)
+			sds_guard_release(c, permit, SDS_G_PERMIT);
+		return SDS_G_DOWNGRADE;
 	}
 	/* 7: pass, unless a drill fails or slows the call. */
 	return how | drill_hit(c, &l, now, rng, delay_ns);

@@ -218,6 +218,18 @@ SDS_API enum sds_verdict sds_enter(struct sds_point *p)
 	return enter(p, false);
 }
 
+/*
+ * Exact trips (PROTOCOL.md): an exception signed while the loader counts
+ * exceptions against a mark spends one, before the site counts it, so the
+ * next call of any process of the app already sees it.
+ */
+static inline void exception_spend(const struct sds_bind *b)
+{
+	if ((__atomic_load_n(&b->entry->active, __ATOMIC_RELAXED) & SDS_ACT_BUDGET) &&
+	    __atomic_load_n(&b->entry->exc_upto, __ATOMIC_RELAXED) != UINT64_MAX)
+		__atomic_fetch_add(&b->cell->exc_spent, 1, __ATOMIC_RELAXED);
+}
+
 SDS_API void sds_exception_sign(struct sds_point *p)
 {
 	struct frames *t;
@@ -234,6 +246,7 @@ SDS_API void sds_exception_sign(struct sds_point *p)
 	if (!f->bind || (f->how & (SDS_G_DOWNGRADE | SDS_G_EXCEPTION)))
 		return;
 	f->how |= SDS_G_EXCEPTION;
+	exception_spend(f->bind);
 	sds__site_exception(f->bind->id, f->bind->key);
 }
 

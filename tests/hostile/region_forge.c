@@ -15,7 +15,8 @@
  * "NAME faulted=F of=N" for the writes into the read-only map, then
  * "forged cells=N rows=M" once it has written garbage into every cell of
  * the cells map: permits 2^62, tat_ns, next_probe_ns and every counter
- * 2^63, every permit row of every process 2^30.
+ * (the exact trips' included) 2^63, every permit row of every process
+ * 2^30.
  */
 #define main guarded_main
 #include "../targets/guarded.c"
@@ -182,6 +183,7 @@ static void attack_cells(int cfd, size_t size)
 		c->probes_ok = c->probes_failed = 1ULL << 63;
 		c->refused_concurrent = c->refused_token = 1ULL << 63;
 		c->drill_faults = c->drill_delays = 1ULL << 63;
+		c->visit_spent = c->exc_spent = c->slow_spent = 1ULL << 63;
 	}
 	row = (__u32 *)((char *)m + SDS_PERMITS_OFF);
 	for (i = 0; i < SDS_MAX_PROCS * SDS_MAX_POINTS; i++)

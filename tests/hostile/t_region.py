@@ -32,6 +32,7 @@ STRATEGIES = {"version": 1, "points": {
     "kill": {"visit_threshold": 0},
     "conc": {"concurrent_threshold": 2},
     "tok": {"token_rate": 1, "token_bucket": 3},
+    "vis": {"visit_threshold": 20},
 }}
 
 
@@ -48,7 +49,7 @@ def start(ctx):
                           "--socket-mode", "0666", prog], APP)
     victim = Target(ctx, prog)
     victim.open(APP)
-    for p in ("kill", "free", "conc", "tok", "slow"):
+    for p in ("kill", "free", "conc", "tok", "slow", "vis"):
         victim.cmd("point %s" % p)
     return loader, victim, prog
 
@@ -157,6 +158,24 @@ def region_forged_cells(ctx):
     eq(totals(ctx, "free"), (50, 0), "stats free (visits, downgrades)")
     eq(totals(ctx, "conc"), (8, 2), "stats conc (visits, downgrades)")
     eq(totals(ctx, "tok"), (10, 4), "stats tok (visits, downgrades)")
+
+
+@test
+def region_forged_budget(ctx):
+    """Exact trips (PROTOCOL.md, "Exact trips"): with visit_threshold 20
+    and 10 calls passed, the attacker writes 2^63 into every cell's
+    visit_spent (a count above any mark: forged).  A tick later the loader
+    has re-based it from the kernel's window, which no client writes: of
+    50 calls exactly the 10 left pass."""
+    loader, victim, prog = start(ctx)
+    eq(call(victim, "vis", 10), (10, 0), "vis before (passed, downgraded)")
+    p, rep = forge(ctx, loader, prog, 0)
+    eq(rep.get("forged", {}).get("cells"), "1024", "cells forged")
+    wait_exit(p, "the attacker")
+    time.sleep(3 * TICK + 0.1)
+    eq(call(victim, "vis", 50), (10, 40),
+       "vis after the forgery (passed, downgraded)")
+    eq(totals(ctx, "vis"), (60, 40), "stats vis (visits, downgrades)")
 
 
 @test

@@ -5,6 +5,8 @@
 #   test_guard     the decision logic on a region laid out by the test
 #                  (ASan + UBSan)
 #   test_limits    its exact limits: semaphore, token bucket (ASan + UBSan)
+#   test_budget    exact trips' side of the decision: the visit claim,
+#                  the exception mark, forgeries (ASan + UBSan)
 #   test_drill     the drill part of that decision (ASan + UBSan)
 #   test_balance   the balancing policies (userspace/balance*.c): each
 #                  against its definition, exact or within a stated
@@ -45,6 +47,11 @@ $(LT_DIR)/test_guard: $(LT_SRC)/test_guard.c userspace/guard.c loader/flags.c $(
 		loader/flags.c -lcmocka -lm -lbpf
 
 $(LT_DIR)/test_limits: $(LT_SRC)/test_limits.c userspace/guard.c loader/flags.c $(LT_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< userspace/guard.c \
+		loader/flags.c -lcmocka -lm -lbpf
+
+$(LT_DIR)/test_budget: $(LT_SRC)/test_budget.c userspace/guard.c loader/flags.c $(LT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< userspace/guard.c \
 		loader/flags.c -lcmocka -lm -lbpf
@@ -131,7 +138,7 @@ $(LT_DIR)/nocost: $(LT_SRC)/nocost.c $(LT_SRC)/fakeloader.c loader/flags.c \
 		-std=gnu11 -pthread -o $@ $< $(LT_SRC)/fakeloader.c loader/flags.c \
 		$(LIBSDS_A) -lbpf
 
-LT_TESTS := $(LT_DIR)/test_guard $(LT_DIR)/test_limits $(LT_DIR)/test_drill \
+LT_TESTS := $(LT_DIR)/test_guard $(LT_DIR)/test_limits $(LT_DIR)/test_budget $(LT_DIR)/test_drill \
 	    $(LT_DIR)/test_balance $(LT_DIR)/test_noloader \
 	    $(LT_DIR)/test_fork $(LT_DIR)/test_client $(LT_DIR)/test_client_life $(LT_DIR)/test_copy \
 	    $(LT_DIR)/test_lb \

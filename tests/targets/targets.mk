@@ -18,6 +18,9 @@
 #                    providers of one dependency (tests/balance/run.py)
 #   copytarget       handle_request(req, len) called on demand with distinct
 #                    bodies (tests/capture: traffic copy)
+#   exactapp         exactapp.c linked with libsds.a: numbered calls of one
+#                    point at a rate from threads and processes
+#                    (tests/exact/run.py, tools/bench exact)
 #   target_many      1,024 functions f0000..f1023 with nop5 entries (as
 #                    target_nop5), C generated under build/ by
 #                    tests/integration/gen_many.py (the 1,024-point test)
@@ -38,7 +41,7 @@ TEST_TARGETS := $(TT_DIR)/target_pie $(TT_DIR)/target_nopie \
 		$(TT_DIR)/target_endbr \
 		$(TT_DIR)/guarded_static $(TT_DIR)/guarded_shared \
 		$(TT_DIR)/guarded_shared2 $(TT_DIR)/target_many \
-		$(TT_DIR)/copytarget $(TT_DIR)/lbtarget
+		$(TT_DIR)/copytarget $(TT_DIR)/lbtarget $(TT_DIR)/exactapp
 
 $(TT_DIR)/copytarget: $(TT_SRC)/copytarget.c
 	@mkdir -p $(@D)
@@ -91,6 +94,11 @@ $(TT_DIR)/guarded_static: $(GT_DEPS)
 		$(GT_LIBDIR)/libsds.a $(TARGET_LIBS)
 
 $(TT_DIR)/lbtarget: $(TT_SRC)/lbtarget.c $(BUILD)/include/sds.h $(GT_LIBDIR)/libsds.a
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -fPIE -pie -I$(BUILD)/include -o $@ $< \
+		$(GT_LIBDIR)/libsds.a $(TARGET_LIBS)
+
+$(TT_DIR)/exactapp: $(TT_SRC)/exactapp.c $(BUILD)/include/sds.h $(GT_LIBDIR)/libsds.a
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -fPIE -pie -I$(BUILD)/include -o $@ $< \
 		$(GT_LIBDIR)/libsds.a $(TARGET_LIBS)

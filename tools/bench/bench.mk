@@ -111,3 +111,25 @@ BENCH_BINS += $(BUILD)/test/hostile/loop_victim
 
 # ---- the cost breakdown's variant loaders (run.sh, on the nop5 site) -------
 include tools/bench/variants/variants.mk
+
+# Exact trips (issue 14): the budget's cost per guarded call, and the
+# overshoot beyond visit_threshold with the budget off and on
+# (tools/bench/exact_bench.py; `make exact-bench`, root: it attaches).
+BENCH_BINS += $(BENCH_DIR)/bench-exact-cost $(BENCH_DIR)/bench-exact-decide
+
+# The decision alone, on a region laid out in memory (no loader, no probes).
+$(BENCH_DIR)/bench-exact-decide: tools/bench/exact_decide.c userspace/guard.c \
+		loader/flags.c $(wildcard userspace/*.h bpf/*.h loader/flags.h)
+	@mkdir -p $(@D)
+	$(CC) -O2 -g $(BENCH_WARN) $(CPPFLAGS) -Iuserspace -o $@ $< \
+		userspace/guard.c loader/flags.c -lbpf -lpthread
+
+$(BENCH_DIR)/bench-exact-cost: tools/bench/exact_cost.c $(BUILD)/include/sds.h $(BUILD)/lib/libsds.a
+	@mkdir -p $(@D)
+	$(CC) -O2 -g $(BENCH_WARN) -I$(BUILD)/include -o $@ $< \
+		$(BUILD)/lib/libsds.a -lpthread
+
+.PHONY: exact-bench
+exact-bench: all $(BENCH_DIR)/bench-exact-cost $(BENCH_DIR)/bench-exact-decide \
+		$(BUILD)/test/targets/exactapp
+	$(PYTHON) tools/bench/exact_bench.py

@@ -1,0 +1,12 @@
+# Exact trips (tests/exact/run.py, issue 14).  Included from the root
+# Makefile after tests/targets/targets.mk (exactapp is built there):
+#
+#   make exact-tests    runs the tests (root: they load BPF); ~70 s
+#
+# Added to EXTRA_TESTS, so `make test` runs them too.
+
+.PHONY: exact-tests
+EXTRA_TESTS += exact-tests
+
+exact-tests: all $(TT_DIR)/exactapp
+	$(PYTHON) tests/exact/run.py
