@@ -185,7 +185,9 @@ bench: deps
 	BENCH_OUT=$$($(PYTHON) tools/bench/results.py new) && export BENCH_OUT && \
 		sh tools/bench/run.sh && \
 		$(MAKE) -s admin-bench | tee $$BENCH_OUT/admin.md && \
-		$(MAKE) -s copy-bench | tee $$BENCH_OUT/copy.txt
+		$(MAKE) -s copy-bench | tee $$BENCH_OUT/copy.txt && \
+		$(MAKE) -s exact-bench | tee $$BENCH_OUT/exact.txt && \
+		$(MAKE) -s lb-bench | tee $$BENCH_OUT/lb.txt
 
 demo: deps
 	$(MAKE) all demo-bins
