@@ -14,7 +14,8 @@ import signal
 import time
 
 import sdstest
-from ff_lib import cg_lever, cg_ours, check, eq, skip, test, wait_cg_clean
+from ff_lib import (TARGET, cg_lever, cg_ours, cgroup_root, check, eq, skip,
+                    test, wait_cg_clean)
 
 KILL = {"visit_threshold": 0}
 SPECS = ["fetch=fetch:failfast=connect:err=neg",
@@ -130,6 +131,32 @@ def cg_drill(ctx):
     end(ctx, a, "after the test")
 
 
+def cg_no_cgroup2_mounted(ctx):
+    """A loader that finds no cgroup2 mounted (its own mount namespace,
+    the host's unmounted there) mounts one under its run directory to
+    attach, takes the mount down again, and still fails fetch()."""
+    srv = ctx.server()
+    ctx.write_strategies({"fetch": KILL})
+    wrap = os.path.join(ctx.tmp, "nocg2")
+    with open(wrap, "w") as f:
+        f.write("#!/bin/sh\nexec unshare -m --propagation private sh -c "
+                "'r=$0; s=$1; shift; umount \"$r\" || exit 9; "
+                "exec \"$s\" \"$@\"' %s %s \"$@\"\n"
+                % (cgroup_root(), sdstest.SDS))
+    os.chmod(wrap, 0o700)
+    a = sdstest.AttachProcess(
+        ctx, ["--app", "fftarget", "--strategies", ctx.strategies,
+              TARGET] + SPECS[:1], "fftarget", binary=wrap)
+    ctx.loader = a
+    eq(sorted(cg_ours()), PROGS, "our programs on the cgroup2 root")
+    check(not os.path.exists(os.path.join(ctx.run_dir, "failfast-cgroup2")),
+          "the loader's cgroup2 mount point was left in its run directory")
+    t = ctx.target()
+    eq(t.run("fetch", srv.port, 3)[0], {"ECONNREFUSED": 3}, "fetch")
+    eq(t.run("connect", srv.port, 3)[0], {"OK": 3}, "connects outside fetch")
+    end(ctx, a, "after the test")
+
+
 def refused(ctx, spec, op):
     """attach @spec exits 1 with one line: @op needs BPF LSM, naming the
     kernel support, what the cgroup hooks cover; nothing attached."""
@@ -160,7 +187,7 @@ def cg_refuses_open_and_send(ctx):
 
 _ok, _why = cg_lever()
 for _fn in (cg_fetch_fails_fast, cg_udp_send, cg_gone_with_the_loader,
-            cg_drill, cg_refuses_open_and_send):
+            cg_drill, cg_no_cgroup2_mounted, cg_refuses_open_and_send):
     if _ok:
         test(_fn)
     else:
