@@ -328,6 +328,9 @@ int failfast__open(struct loader *l, int n)
 		want |= l->probes.pts[i].spec.failfast_ops != 0;
 	if (!want)
 		return 0;
+	/* failfast__check_points chooses; without it nothing may load. */
+	if (ff_lever == FF_LEVER_NONE)
+		return cmd_err("failfast: no lever chosen before loading");
 	ff = calloc(1, sizeof(*ff));
 	if (!ff)
 		return cmd_err("out of memory");
