@@ -219,6 +219,52 @@ int BPF_PROG(sds_ff_open, struct file *file, int ret)
 }
 
 /*
+ * The cgroup lever, for kernels that refuse LSM programs (a kernel
+ * without BPF trampolines): the same decision from the cgroup sock_addr
+ * hooks, attached by the loader to the cgroup2 root with bpf_links it
+ * owns.  They run for every socket on the host, in the caller's context:
+ * a connect(2) of a TCP or UDP socket (connect4/6) and a sendmsg(2) of
+ * an unconnected UDP socket, the address named in the call (sendmsg4/6;
+ * a connected socket's sends and TCP's run no hook).  An unconnected
+ * datagram names its peer as a connect does, so it is judged as a
+ * connect.  To deny: the errno as the hook's return value (the caller
+ * sees it instead of the EPERM of a bare 0); 1 passes.
+ */
+static __always_inline int ff_cg(__u32 op)
+{
+	int e = ff_check(op);
+
+	if (!e)
+		return 1;
+	bpf_set_retval(e);
+	return 0;
+}
+
+SEC("cgroup/connect4")
+int sds_ff_cg_connect4(struct bpf_sock_addr *ctx)
+{
+	return ff_cg(SDS_FF_CONNECT);
+}
+
+SEC("cgroup/connect6")
+int sds_ff_cg_connect6(struct bpf_sock_addr *ctx)
+{
+	return ff_cg(SDS_FF_CONNECT);
+}
+
+SEC("cgroup/sendmsg4")
+int sds_ff_cg_sendmsg4(struct bpf_sock_addr *ctx)
+{
+	return ff_cg(SDS_FF_CONNECT);
+}
+
+SEC("cgroup/sendmsg6")
+int sds_ff_cg_sendmsg6(struct bpf_sock_addr *ctx)
+{
+	return ff_cg(SDS_FF_CONNECT);
+}
+
+/*
  * Dry run, for the tests on kernels that refuse LSM programs (the loader
  * loads these instead only under SDS_FAILFAST_DRYRUN, docs/FAILFAST.md):
  * the same decision from a uprobe on libc's connect, send and open,

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * failfast.c - the loader's side of fail-fast (failfast.h): BPF LSM
- * detection, the LSM object loaded over the main object's frames map,
- * and each tick's decision written as the points' LSM state.
+ * failfast.c - the loader's side of fail-fast (failfast.h): the lever
+ * (BPF LSM, else cgroup hooks) chosen, the object loaded over the main
+ * object's frames map, and each tick's decision written as the points'
+ * state.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <bpf/libbpf.h>
 #include "cmd.h"
 #include "failfast.h"
+#include "failfast_cg.h"
 #include "loader.h"
 #include "sds_failfast.h"
 #include "sds.skel.h"
@@ -20,6 +22,7 @@
 
 #define LSM_LIST	"/sys/kernel/security/lsm"
 #define FF_NLINKS	3
+#define FF_NCG		4
 #define FF_DRY_ENV	"SDS_FAILFAST_DRYRUN"
 
 /*
@@ -36,9 +39,23 @@ static const struct {
 };
 #define FF_DRY_N	(sizeof(ff_dry_funcs) / sizeof(ff_dry_funcs[0]))
 
+/*
+ * How this loader fails operations, chosen once by failfast__check_points
+ * before anything is loaded (one loader per process).
+ */
+enum ff_lever {
+	FF_LEVER_NONE,		/* no :failfast= point: nothing loaded */
+	FF_LEVER_LSM,		/* BPF LSM: connect, send, open */
+	FF_LEVER_CG,		/* cgroup sock_addr hooks: connect (and UDP sends) */
+	FF_LEVER_DRY,		/* SDS_FAILFAST_DRYRUN: uprobes that only count */
+};
+
+static enum ff_lever ff_lever;
+
 struct failfast {
-	struct sds_ff_bpf *skel;		/* the LSM programs and their maps */
-	struct bpf_link *links[FF_NLINKS];	/* connect, sendmsg, open */
+	struct sds_ff_bpf *skel;		/* the programs and their maps */
+	struct bpf_link *links[FF_NLINKS];	/* LSM: connect, sendmsg, open */
+	struct bpf_link *cg[FF_NCG];		/* cgroup: connect4/6, sendmsg4/6 */
 	struct bpf_link *dry[FF_DRY_N];		/* dry run: the uprobes on libc */
 	struct sds_ff_state shadow[SDS_MAX_POINTS];	/* what the map holds: write only changes */
 	int ncpu;				/* possible CPUs: the per-CPU counts */
@@ -54,14 +71,23 @@ static const char *dry_libc(void)
 }
 
 /*
- * Which programs of the object load: the LSM programs, or (@dry) their
- * uprobe twins, which take the same decision and only count it.
+ * Which programs of the object load: those of lever @lv only (the LSM
+ * programs, the cgroup ones, or the dry run's uprobe twins, which take the
+ * same decision and only count it).  A kernel that refuses one kind must
+ * not fail the load of another.
  */
-static void ff_autoload(struct sds_ff_bpf *s, bool dry)
+static void ff_autoload(struct sds_ff_bpf *s, enum ff_lever lv)
 {
-	bpf_program__set_autoload(s->progs.sds_ff_connect, !dry);
-	bpf_program__set_autoload(s->progs.sds_ff_sendmsg, !dry);
-	bpf_program__set_autoload(s->progs.sds_ff_open, !dry);
+	bool lsm = lv == FF_LEVER_LSM, cg = lv == FF_LEVER_CG;
+	bool dry = lv == FF_LEVER_DRY;
+
+	bpf_program__set_autoload(s->progs.sds_ff_connect, lsm);
+	bpf_program__set_autoload(s->progs.sds_ff_sendmsg, lsm);
+	bpf_program__set_autoload(s->progs.sds_ff_open, lsm);
+	bpf_program__set_autoload(s->progs.sds_ff_cg_connect4, cg);
+	bpf_program__set_autoload(s->progs.sds_ff_cg_connect6, cg);
+	bpf_program__set_autoload(s->progs.sds_ff_cg_sendmsg4, cg);
+	bpf_program__set_autoload(s->progs.sds_ff_cg_sendmsg6, cg);
 	bpf_program__set_autoload(s->progs.sds_ff_dry_connect, dry);
 	bpf_program__set_autoload(s->progs.sds_ff_dry_send, dry);
 	bpf_program__set_autoload(s->progs.sds_ff_dry_open, dry);
@@ -83,29 +109,36 @@ static void lsm_list(char *buf, size_t len)
 }
 
 /*
- * "bpf" in the list is not the whole answer: a kernel may still refuse
- * the programs themselves (measured: a 6.18 VM that lists bpf refuses
- * every trampoline program, LSM and fentry alike, with EPERM before the
- * verifier).  So load ours once, on maps of its own, and drop it: 1 if
- * the kernel took it.
+ * Does the kernel load lever @lv's programs?  Ours are loaded once, on
+ * maps of their own, and dropped: 0, or the load's -errno.
  */
-static int lsm_loads(char *why, size_t len)
+static int lever_loads(enum ff_lever lv)
 {
 	struct sds_ff_bpf *s = sds_ff_bpf__open();
 	libbpf_print_fn_t old;
 	int e;
 
-	if (!s) {
-		snprintf(why, len, "opening the failfast BPF object: %s",
-			 strerror(errno));
-		return 0;
-	}
-	ff_autoload(s, false);
-	/* A refusal is said in one line below, not in libbpf's words. */
+	if (!s)
+		return -errno;
+	ff_autoload(s, lv);
+	/* A refusal is said in one line by the caller, not in libbpf's words. */
 	old = libbpf_set_print(NULL);
 	e = sds_ff_bpf__load(s);
 	libbpf_set_print(old);
 	sds_ff_bpf__destroy(s);
+	return e;
+}
+
+/*
+ * "bpf" in the list is not the whole answer: a kernel may still refuse
+ * the programs themselves (measured: a 6.18 VM that lists bpf refuses
+ * every trampoline program, LSM and fentry alike, with EPERM before the
+ * verifier).  So load ours once: 1 if the kernel took it.
+ */
+static int lsm_loads(char *why, size_t len)
+{
+	int e = lever_loads(FF_LEVER_LSM);
+
 	if (!e)
 		return 1;
 	snprintf(why, len,
@@ -139,10 +172,31 @@ int failfast__lsm_active(char *why, size_t len)
 	return lsm_loads(why, len);
 }
 
+/*
+ * The cgroup lever covers connect only: a point naming open or send is
+ * refused, naming what is missing, rather than watched failing nothing.
+ */
+static int cg_check_ops(const struct probes *pr, int n, const char *why)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		const struct point_spec *ps = &pr->pts[i].spec;
+		uint32_t lsm_only = ps->failfast_ops & (SDS_FF_OPEN | SDS_FF_SEND);
+
+		if (!lsm_only)
+			continue;
+		return cmd_err("point '%s': failfast=%s needs BPF LSM (a kernel built with CONFIG_BPF_LSM=y, booted with \"bpf\" in lsm=): %s; the cgroup hooks used instead fail connect only (open has none, and TCP sends none); nothing attached",
+			       ps->name, lsm_only & SDS_FF_OPEN ? "open" : "send",
+			       why);
+	}
+	return 0;
+}
+
 int failfast__check_points(const struct probes *pr, int n)
 {
 	char why[320];
-	int i, first = -1;
+	int i, e, first = -1;
 
 	for (i = 0; i < n; i++) {
 		const struct probe_point *p = &pr->pts[i];
@@ -160,14 +214,25 @@ int failfast__check_points(const struct probes *pr, int n)
 	if (first < 0)
 		return 0;
 	if (dry_libc()) {
+		ff_lever = FF_LEVER_DRY;
 		fprintf(stderr, "sds-bpf: failfast dry run (%s=%s): operations are counted, never denied\n",
 			FF_DRY_ENV, dry_libc());
 		return 0;
 	}
-	if (!failfast__lsm_active(why, sizeof(why)))
-		return cmd_err("point '%s': failfast= needs BPF LSM (a kernel built with CONFIG_BPF_LSM=y, booted with \"bpf\" in lsm=) and it is not usable here: %s; nothing attached (watching works without failfast=)",
-			       pr->pts[first].spec.name, why);
-	fprintf(stderr, "sds-bpf: BPF LSM is active: failfast= points fail their operations at once while downgraded\n");
+	if (failfast__lsm_active(why, sizeof(why))) {
+		ff_lever = FF_LEVER_LSM;
+		fprintf(stderr, "sds-bpf: fail-fast: BPF LSM (connect, send, open)\n");
+		return 0;
+	}
+	/* No LSM programs here: the cgroup hooks still cover connect. */
+	e = lever_loads(FF_LEVER_CG);
+	if (e)
+		return cmd_err("point '%s': failfast= needs BPF LSM (a kernel built with CONFIG_BPF_LSM=y, booted with \"bpf\" in lsm=) and it is not usable here: %s; nor are cgroup sock_addr programs (CONFIG_CGROUP_BPF): %s; nothing attached (watching works without failfast=)",
+			       pr->pts[first].spec.name, why, strerror(-e));
+	if (cg_check_ops(pr, n, why))
+		return -1;
+	ff_lever = FF_LEVER_CG;
+	fprintf(stderr, "sds-bpf: fail-fast: cgroup hooks (connect, UDP send; open and TCP send need BPF LSM)\n");
 	return 0;
 }
 
@@ -201,7 +266,7 @@ static int ff_load(struct loader *l, struct failfast *ff)
 		return cmd_err("opening the failfast BPF object: %s", strerror(errno));
 	ff->cap = l->probes.cap > 0 ? l->probes.cap : SDS_MAX_POINTS;
 	s->rodata->atomics = l->probes.atomics;
-	ff_autoload(s, dry_libc() != NULL);
+	ff_autoload(s, ff_lever);
 	/* The threads' frame stacks are the main object's: one map. */
 	if (bpf_map__reuse_fd(s->maps.frames,
 			      bpf_map__fd(l->probes.skel->maps.frames)) ||
@@ -239,6 +304,19 @@ static int ff_attach_dry(struct failfast *ff, const char *libc)
 	return 0;
 }
 
+/* The cgroup lever: its four programs on the cgroup2 root. */
+static int ff_attach_cg(struct failfast *ff)
+{
+	struct bpf_program *progs[FF_NCG] = {
+		ff->skel->progs.sds_ff_cg_connect4,
+		ff->skel->progs.sds_ff_cg_connect6,
+		ff->skel->progs.sds_ff_cg_sendmsg4,
+		ff->skel->progs.sds_ff_cg_sendmsg6,
+	};
+
+	return failfast_cg__attach(progs, FF_NCG, ff->cg);
+}
+
 int failfast__open(struct loader *l, int n)
 {
 	struct bpf_program *progs[FF_NLINKS];
@@ -250,6 +328,9 @@ int failfast__open(struct loader *l, int n)
 		want |= l->probes.pts[i].spec.failfast_ops != 0;
 	if (!want)
 		return 0;
+	/* failfast__check_points chooses; without it nothing may load. */
+	if (ff_lever == FF_LEVER_NONE)
+		return cmd_err("failfast: no lever chosen before loading");
 	ff = calloc(1, sizeof(*ff));
 	if (!ff)
 		return cmd_err("out of memory");
@@ -265,9 +346,11 @@ int failfast__open(struct loader *l, int n)
 			return cmd_err("point '%s': failfast state: %s",
 				       l->probes.pts[i].spec.name, strerror(errno));
 	}
-	if (dry_libc())
+	if (ff_lever == FF_LEVER_DRY)
 		return ff_attach_dry(ff, dry_libc());
 	/* Never pinned: a loader that is gone denies nothing. */
+	if (ff_lever == FF_LEVER_CG)
+		return ff_attach_cg(ff);
 	progs[0] = ff->skel->progs.sds_ff_connect;
 	progs[1] = ff->skel->progs.sds_ff_sendmsg;
 	progs[2] = ff->skel->progs.sds_ff_open;
@@ -290,6 +373,8 @@ void failfast__close(struct loader *l)
 		return;
 	for (i = 0; i < FF_NLINKS; i++)
 		bpf_link__destroy(ff->links[i]);
+	for (i = 0; i < FF_NCG; i++)
+		bpf_link__destroy(ff->cg[i]);
 	for (i = 0; i < (int)FF_DRY_N; i++)
 		bpf_link__destroy(ff->dry[i]);
 	sds_ff_bpf__destroy(ff->skel);

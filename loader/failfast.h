@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * failfast.c - a downgraded function point with :failfast= fails its
- * connect, send and open calls at once, through BPF LSM
- * (bpf/failfast.bpf.c, docs/FAILFAST.md).  Loaded only when a point asks.
+ * connect, send and open calls at once, through BPF LSM, or its connects
+ * through cgroup hooks where LSM programs do not load (bpf/failfast.bpf.c,
+ * docs/FAILFAST.md).  Loaded only when a point asks.
  */
 #ifndef SDS_FAILFAST_LOADER_H
 #define SDS_FAILFAST_LOADER_H
@@ -26,14 +27,16 @@ int failfast__lsm_active(char *why, size_t len);
 
 /*
  * Before anything is loaded: if any of the @n function points of @pr has
- * :failfast=, BPF LSM must be active (said once) and each such point
- * must see its calls end (a frame on the thread's stack): 0, or -1 said.
+ * :failfast=, each such point must see its calls end (a frame on the
+ * thread's stack) and the lever is chosen and said once: BPF LSM, else
+ * the cgroup sock_addr hooks (failfast_cg.h), which fail connect only, so
+ * a point naming open or send is refused there.  0, or -1 said.
  */
 int failfast__check_points(const struct probes *pr, int n);
 
 /*
- * After the main object is loaded: load and attach the LSM programs over
- * its frames map when some point has :failfast=.  0 (nothing to do, or
+ * After the main object is loaded: load and attach the chosen lever's
+ * programs over its frames map when some point has :failfast=.  0 (nothing to do, or
  * done), or -1 said.
  */
 int failfast__open(struct loader *l, int n);

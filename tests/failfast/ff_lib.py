@@ -48,18 +48,67 @@ def _libc():
 LIBC = _libc()
 
 
+_PROBE = []
+
+
+def _feature_probe():
+    """`bpftool feature probe kernel`'s output, run once a suite (slow)."""
+    if not _PROBE:
+        try:
+            _PROBE.append(subprocess.run(
+                ["bpftool", "feature", "probe", "kernel"],
+                capture_output=True, text=True, timeout=60).stdout)
+        except (OSError, subprocess.SubprocessError) as e:
+            _PROBE.append("bpftool feature probe: %s" % e)
+    return _PROBE[0]
+
+
 def lsm_loads():
     """(True, "") when this kernel loads BPF LSM programs, else (False,
     why): bpftool's own probe, independent of the loader's."""
-    try:
-        out = subprocess.run(["bpftool", "feature", "probe", "kernel"],
-                             capture_output=True, text=True,
-                             timeout=60).stdout
-    except (OSError, subprocess.SubprocessError) as e:
-        return False, "bpftool feature probe: %s" % e
+    out = _feature_probe()
     if "eBPF program_type lsm is available" in out:
         return True, ""
     return False, "bpftool feature probe kernel: program_type lsm is NOT available"
+
+
+def cgroup_root():
+    """The cgroup2 root's mount point (root "/" in mountinfo), or None."""
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            pre, _, post = line.partition(" - ")
+            if post.split()[:1] == ["cgroup2"] and pre.split()[3] == "/":
+                return pre.split()[4]
+    return None
+
+
+def cg_lever():
+    """(True, "") when attach's failfast= goes through the cgroup hooks
+    here (no LSM programs, cgroup sock_addr programs load), else (False,
+    why)."""
+    if lsm_loads()[0]:
+        return False, "BPF LSM programs load here: attach uses them instead"
+    if "eBPF program_type cgroup_sock_addr is available" not in _feature_probe():
+        return False, ("bpftool feature probe kernel: program_type "
+                       "cgroup_sock_addr is NOT available")
+    return True, ""
+
+
+def cg_ours():
+    """Our programs attached to the cgroup2 root (`bpftool cgroup show`)."""
+    root = cgroup_root()
+    if not root:
+        return []
+    out = subprocess.run(["bpftool", "cgroup", "show", root],
+                         capture_output=True, text=True, timeout=30).stdout
+    return [w for w in out.split() if w.startswith("sds_ff")]
+
+
+def wait_cg_clean(what):
+    """None of our programs left on the cgroup2 root within 10 s."""
+    sdstest.wait_until(lambda: not cg_ours(), time.time() + 10,
+                       lambda _: "%s: sds_ff programs left on the cgroup2 "
+                       "root: %s" % (what, cg_ours()))
 
 
 def skip(name, why):
@@ -70,9 +119,12 @@ def skip(name, why):
 
 class Server:
     """127.0.0.1:port that accepts every connection and never answers
-    (the dead dependency); the sockets are held until close()."""
+    (the dead dependency); the sockets are held until close().  With
+    @reply, a live one instead: each connection gets a line and is
+    closed."""
 
-    def __init__(self):
+    def __init__(self, reply=False):
+        self.reply = reply
         self.s = socket.socket()
         self.s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.s.bind(("127.0.0.1", 0))
@@ -94,7 +146,11 @@ class Server:
             except OSError:
                 return
             self.accepted += 1
-            self.held.append(c)
+            if self.reply:
+                c.sendall(b"OK\n")
+                c.close()
+            else:
+                self.held.append(c)
 
     def close(self):
         self.stop = True
@@ -143,8 +199,8 @@ class Ctx(sdstest.ProcDir):
             s.close()
         super().cleanup()
 
-    def server(self):
-        s = Server()
+    def server(self, reply=False):
+        s = Server(reply)
         self.servers.append(s)
         return s
 

@@ -2,7 +2,7 @@
 """Bad input: each a one-line error, a non-zero exit, nothing attached."""
 
 import sdstest
-from ff_lib import check, eq, lsm_loads, test
+from ff_lib import cg_lever, check, eq, lsm_loads, test, wait_cg_clean
 
 
 def refused(ctx, spec, why, dry=True):
@@ -52,21 +52,37 @@ def bad_operation_twice(ctx):
 
 
 @test
-def no_bpf_lsm_refused(ctx):
-    """Without usable BPF LSM a failfast= spec is refused naming lsm= and
-    CONFIG_BPF_LSM; with it, attach says once that it is active."""
-    ok, why = lsm_loads()
-    if ok:
+def lever_said_once(ctx):
+    """attach says once which lever fails the operations: BPF LSM, else
+    the cgroup hooks (t_ffcg.py tests them); with neither, a failfast=
+    spec is refused naming lsm=, CONFIG_BPF_LSM and CONFIG_CGROUP_BPF."""
+    if lsm_loads()[0]:
         a = ctx.attach(["fetch=fetch:failfast=connect"], dry=False)
-        eq(a.stderr().count("BPF LSM is active"), 1,
-           "attach's BPF LSM line: %r" % a.stderr())
+        eq(a.stderr().count("sds-bpf: fail-fast: BPF LSM (connect, send, "
+                            "open)\n"), 1,
+           "attach's lever line: %r" % a.stderr())
         return
-    refused(ctx, "fetch=fetch:failfast=connect",
-            "point 'fetch': failfast= needs BPF LSM (a kernel built with "
-            "CONFIG_BPF_LSM=y, booted with \"bpf\" in lsm=) and it is not "
-            "usable here: the kernel lists bpf among its LSMs but refuses to "
-            "load an LSM program: Operation not permitted; nothing attached "
-            "(watching works without failfast=)", dry=False)
+    if cg_lever()[0]:
+        a = ctx.attach(["fetch=fetch:failfast=connect"], dry=False)
+        eq(a.stderr().count("sds-bpf: fail-fast: cgroup hooks (connect, UDP "
+                            "send; open and TCP send need BPF LSM)\n"), 1,
+           "attach's lever line: %r" % a.stderr())
+        a.end()
+        ctx.loader = None
+        wait_cg_clean("after the test")
+        return
+    a = ctx.attach(["fetch=fetch:failfast=connect"], dry=False, wait=False)
+    a.p.wait(30)
+    ctx.loader = None
+    err = a.stderr()
+    eq(a.p.returncode, 1, "attach: exit status")
+    check(err.startswith("sds-bpf: point 'fetch': failfast= needs BPF LSM "
+                         "(a kernel built with CONFIG_BPF_LSM=y, booted with "
+                         "\"bpf\" in lsm=) and it is not usable here: ") and
+          "; nor are cgroup sock_addr programs (CONFIG_CGROUP_BPF): " in err and
+          err.endswith("; nothing attached (watching works without "
+                       "failfast=)\n") and err.count("\n") == 1,
+          "attach: stderr %r" % err)
 
 
 @test

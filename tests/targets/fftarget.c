@@ -11,6 +11,8 @@
  *   connect PORT N    N connects to PORT outside fetch() (same thread)
  *   file PATH N       N calls of fetch_file(): open PATH, read, close
  *   open PATH N       N opens of PATH outside fetch_file()
+ *   udp PORT N        N calls of fetch_udp(): one datagram by sendto() on
+ *                     an unconnected UDP socket to 127.0.0.1:PORT
  *   escape PORT N     N times: call fetch_escape() from deep in the stack,
  *                     which longjmps out of itself (its return never
  *                     comes), then connect from the shallow caller
@@ -18,8 +20,8 @@
  *
  * Each prints "res NAME=COUNT ... med MED max MAX": the calls' outcomes
  * (OK or the errno's name; fetch's receive timeout is EAGAIN) and the
- * median and longest call in ns.  fetch(), fetch_send() and fetch_file()
- * return 0 or -errno (a point's err=neg counts the failures).
+ * median and longest call in ns.  fetch(), fetch_send(), fetch_file() and
+ * fetch_udp() return 0 or -errno (a point's err=neg counts the failures).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -99,6 +101,21 @@ TARGET_FN int fetch_file(const char *path)
 	if (fd < 0)
 		return -errno;
 	if (read(fd, buf, sizeof(buf)) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+/* One datagram to 127.0.0.1:@port from an unconnected UDP socket. */
+TARGET_FN int fetch_udp(int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), r = 0;
+
+	if (fd < 0)
+		return -errno;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (sendto(fd, "GET\n", 4, 0, (struct sockaddr *)&a, sizeof(a)) != 4)
 		r = -errno;
 	close(fd);
 	return r;
@@ -215,6 +232,8 @@ int main(void)
 				r = fetch_file(arg);
 			else if (!strcmp(cmd, "open"))
 				r = plain_open(arg);
+			else if (!strcmp(cmd, "udp"))
+				r = fetch_udp(atoi(arg));
 			else if (!strcmp(cmd, "escape"))
 				r = escape_then_connect(atoi(arg));
 			else

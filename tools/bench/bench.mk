@@ -133,3 +133,17 @@ $(BENCH_DIR)/bench-exact-cost: tools/bench/exact_cost.c $(BUILD)/include/sds.h $
 exact-bench: all $(BENCH_DIR)/bench-exact-cost $(BENCH_DIR)/bench-exact-decide \
 		$(BUILD)/test/targets/exactapp
 	$(PYTHON) tools/bench/exact_bench.py
+
+# ---- fail-fast's cgroup programs on connect(2) (tools/bench/ff_connect.py) --
+BENCH_BINS += $(BENCH_DIR)/bench-ff-connect
+
+$(BENCH_DIR)/bench-ff-connect: tools/bench/ff_connect.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g $(BENCH_WARN) -o $@ $<
+
+# The hook alone: an empty cgroup/connect4 program, attached by the script.
+BENCH_BINS += $(BENCH_DIR)/ff_empty.bpf.o
+
+$(BENCH_DIR)/ff_empty.bpf.o: tools/bench/ff_empty.bpf.c $(GEN)/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) -O2 -g -target bpf -D__TARGET_ARCH_x86 -I$(GEN) -c $< -o $@

@@ -1,0 +1,194 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""
+The cgroup lever: where the kernel refuses LSM programs, attach fails
+connect(2) (and unconnected UDP sends) through cgroup sock_addr programs
+on the cgroup2 root.  Registered only where that is the lever attach uses
+(no LSM programs, cgroup_sock_addr programs load); elsewhere each prints
+a SKIP line with the reason.  Every test ends with none of our programs
+left on the cgroup2 root.
+"""
+
+import math
+import os
+import signal
+import time
+
+import sdstest
+from ff_lib import (TARGET, cg_lever, cg_ours, cgroup_root, check, eq, skip,
+                    test, wait_cg_clean)
+
+KILL = {"visit_threshold": 0}
+SPECS = ["fetch=fetch:failfast=connect:err=neg",
+         "fudp=fetch_udp:failfast=connect:err=neg"]
+LEVER = ("sds-bpf: fail-fast: cgroup hooks (connect, UDP send; open and "
+         "TCP send need BPF LSM)\n")
+PROGS = ["sds_ff_cg_connect4", "sds_ff_cg_connect6", "sds_ff_cg_sendmsg4",
+         "sds_ff_cg_sendmsg6"]
+MS = 1000 * 1000
+
+
+def end(ctx, a, what):
+    """End loader @a (SIGINT) and check its programs left the cgroup."""
+    a.end()
+    ctx.loader = None
+    wait_cg_clean(what)
+
+
+def cg_fetch_fails_fast(ctx):
+    """Kill switch: fetch() returns ECONNREFUSED at once (median of 100
+    under 10 ms) instead of waiting 2 s; the same thread's connects
+    outside fetch() and another process's succeed; counts exact.  Off
+    again: fetch() waits for the server as before."""
+    srv = ctx.server()
+    ctx.write_strategies({"fetch": KILL})
+    a = ctx.attach(SPECS, dry=False)
+    eq(a.stderr().count(LEVER), 1, "attach's lever line: %r" % a.stderr())
+    eq(sorted(cg_ours()), PROGS, "our programs on the cgroup2 root")
+    t = ctx.target()
+    res, med, _ = t.run("fetch", srv.port, 100)
+    eq(res, {"ECONNREFUSED": 100}, "fetch under the kill switch")
+    print("  fetch() under the kill switch: median %.3f ms of 100 "
+          "(the server never answers; 2 s otherwise)" % (med / MS))
+    check(med < 10 * MS, "median fetch %d ns, want < 10 ms" % med)
+    eq(t.run("connect", srv.port, 5)[0], {"OK": 5}, "connects outside fetch")
+    other = ctx.target()
+    eq(other.run("connect", srv.port, 5)[0], {"OK": 5},
+       "another process's connects")
+    f = ctx.ff("fetch")
+    eq((f["denied"], f["probes"], f["failing"]), (100, 0, True),
+       "fetch: denied, probes, failing")
+    p = ctx.point("fetch")
+    eq((p["total"]["visits"], p["total"]["exceptions"]), (100, 100),
+       "fetch's visits and exceptions")
+    eq(srv.accepted, 10, "connections the server saw")
+    ctx.write_strategies({})
+    res, med, _ = t.run("fetch", srv.port, 1)
+    eq(res, {"EAGAIN": 1}, "fetch with the point passing")
+    check(med > 1900 * MS, "fetch took %d ns: not the 2 s wait" % med)
+    eq(ctx.ff("fetch")["denied"], 100, "fetch: denied after recovery")
+    end(ctx, a, "after the test")
+
+
+def cg_udp_send(ctx):
+    """An unconnected UDP sendto() inside fetch_udp() is judged as a
+    connect: refused under the kill switch, sent once it is off."""
+    ctx.write_strategies({"fudp": KILL})
+    a = ctx.attach(SPECS, dry=False)
+    t = ctx.target()
+    port = sdstest.free_port()
+    eq(t.run("udp", port, 20)[0], {"ECONNREFUSED": 20}, "fetch_udp")
+    eq(ctx.ff("fudp")["denied"], 20, "fudp: denied")
+    eq(ctx.ff("fetch")["denied"], 0, "fetch: denied")
+    ctx.write_strategies({})
+    eq(t.run("udp", port, 5)[0], {"OK": 5}, "fetch_udp, passing")
+    eq(ctx.ff("fudp")["denied"], 20, "fudp: denied after recovery")
+    end(ctx, a, "after the test")
+
+
+def cg_gone_with_the_loader(ctx):
+    """A loader killed with SIGKILL denies nothing more: its cgroup links
+    went with its file descriptors, and none of our programs remains on
+    the cgroup2 root."""
+    srv = ctx.server()
+    ctx.write_strategies({"fetch": KILL})
+    a = ctx.attach(SPECS, dry=False)
+    t = ctx.target()
+    eq(t.run("fetch", srv.port, 3)[0], {"ECONNREFUSED": 3}, "fetch")
+    os.kill(a.pid, signal.SIGKILL)
+    a.p.wait(10)
+    ctx.loader = None
+    wait_cg_clean("after SIGKILL")
+    eq(t.run("connect", srv.port, 1)[0], {"OK": 1}, "connect")
+    res, med, _ = t.run("fetch", srv.port, 1)
+    eq(res, {"EAGAIN": 1}, "fetch after the loader died")
+
+
+def cg_drill(ctx):
+    """An error drill at ratio 30 fails that share of fetch()'s connects
+    (a server that answers: the others succeed) within 5 standard
+    deviations, counted exactly; none after --for."""
+    srv = ctx.server(reply=True)
+    a = ctx.attach(SPECS, dry=False)
+    t = ctx.target()
+    t0 = time.monotonic()
+    r = ctx.sds(["drill", "--app", "fftarget", "fetch", "--error", "--ratio",
+                 "30", "--for", "6"])
+    eq(r.rc, 0, "drill: %r" % r)
+    n = 2000
+    res = t.run("fetch", srv.port, n)[0]
+    check(time.monotonic() - t0 < 5.5, "the calls outlasted the drill")
+    bound = 5 * math.sqrt(n * 0.3 * 0.7)
+    refused = res.get("ECONNREFUSED", 0)
+    check(abs(refused - 0.3 * n) <= bound and refused + res.get("OK", 0) == n,
+          "fetch under a 30%% drill: %r, want %d +- %.0f refused, the rest OK"
+          % (res, 0.3 * n, bound))
+    f = ctx.ff("fetch")
+    eq((f["drilled"], f["denied"]), (refused, refused), "drilled, denied")
+    eq(srv.accepted, n - refused, "connections the server saw")
+    time.sleep(max(0, t0 + 6.5 - time.monotonic()))
+    eq(t.run("fetch", srv.port, 200)[0], {"OK": 200}, "after the drill")
+    eq(ctx.ff("fetch")["drilled"], refused, "drilled after the expiry")
+    end(ctx, a, "after the test")
+
+
+def cg_no_cgroup2_mounted(ctx):
+    """A loader that finds no cgroup2 mounted (its own mount namespace,
+    the host's unmounted there) mounts one under its run directory to
+    attach, takes the mount down again, and still fails fetch()."""
+    srv = ctx.server()
+    ctx.write_strategies({"fetch": KILL})
+    wrap = os.path.join(ctx.tmp, "nocg2")
+    with open(wrap, "w") as f:
+        f.write("#!/bin/sh\nexec unshare -m --propagation private sh -c "
+                "'r=$0; s=$1; shift; umount \"$r\" || exit 9; "
+                "exec \"$s\" \"$@\"' %s %s \"$@\"\n"
+                % (cgroup_root(), sdstest.SDS))
+    os.chmod(wrap, 0o700)
+    a = sdstest.AttachProcess(
+        ctx, ["--app", "fftarget", "--strategies", ctx.strategies,
+              TARGET] + SPECS[:1], "fftarget", binary=wrap)
+    ctx.loader = a
+    eq(sorted(cg_ours()), PROGS, "our programs on the cgroup2 root")
+    check(not os.path.exists(os.path.join(ctx.run_dir, "failfast-cgroup2")),
+          "the loader's cgroup2 mount point was left in its run directory")
+    t = ctx.target()
+    eq(t.run("fetch", srv.port, 3)[0], {"ECONNREFUSED": 3}, "fetch")
+    eq(t.run("connect", srv.port, 3)[0], {"OK": 3}, "connects outside fetch")
+    end(ctx, a, "after the test")
+
+
+def refused(ctx, spec, op):
+    """attach @spec exits 1 with one line: @op needs BPF LSM, naming the
+    kernel support, what the cgroup hooks cover; nothing attached."""
+    before = sdstest.KernelSnapshot()
+    a = ctx.attach([spec], dry=False, wait=False)
+    a.p.wait(30)
+    ctx.loader = None
+    eq(a.p.returncode, 1, "attach %s: exit status" % spec)
+    err = a.stderr()
+    name = spec.split("=")[0]
+    head = ("sds-bpf: point '%s': failfast=%s needs BPF LSM (a kernel built "
+            "with CONFIG_BPF_LSM=y, booted with \"bpf\" in lsm=): " % (name, op))
+    tail = ("; the cgroup hooks used instead fail connect only (open has "
+            "none, and TCP sends none); nothing attached\n")
+    check(err.startswith(head) and err.endswith(tail) and err.count("\n") == 1,
+          "attach %s: stderr %r" % (spec, err))
+    check(not sdstest.is_socket(a.sock), "a socket was left: %s" % a.sock)
+    before.assert_nothing_new([a.pid], "refused attach")
+    eq(cg_ours(), [], "our programs on the cgroup2 root")
+
+
+def cg_refuses_open_and_send(ctx):
+    """open has no cgroup hook and TCP send none: a point naming either is
+    refused in one line; connect alone attaches (cg_fetch_fails_fast)."""
+    refused(ctx, "ffile=fetch_file:failfast=open:err=neg", "open")
+    refused(ctx, "fetch=fetch:failfast=connect,send", "send")
+
+
+_ok, _why = cg_lever()
+for _fn in (cg_fetch_fails_fast, cg_udp_send, cg_gone_with_the_loader,
+            cg_drill, cg_no_cgroup2_mounted, cg_refuses_open_and_send):
+    if _ok:
+        test(_fn)
+    else:
+        skip(_fn.__name__, _why)
