@@ -1035,33 +1035,29 @@ def admin_policy_consistent_hash(ctx):
 def admin_policy_hung_least_active(ctx):
     """Three admins, one hung (accepts, never answers), --admin-policy
     least_active (the default, named): the hung one gets at most one
-    heartbeat (timed out, then down and held against it), and none after
-    the second heartbeat; every period is stored once by the others."""
+    heartbeat in all (timed out, then down and held against it), so it
+    stops receiving at the latest one heartbeat after its first post --
+    when that first post comes is least_active's random tie-break among
+    three idle admins, so the test does not ask for it; every period is
+    stored once by the others."""
     good = [CountingAdmin(ctx), CountingAdmin(ctx)]
     hung = HungAdmin(ctx)
     urls = [good[0].url, hung.url, good[1].url]
     _, app = host_loader(ctx, "host-h", urls, "least_active")
     start = time.time()
-    seen_at_two = None
     n = 4
 
     def stored():
         return sorted(p for a in good for _, p in a.snapshot())
     deadline = start + (n + 1) * PERIOD + 15
     while len(stored()) < n:
-        if seen_at_two is None and len(stored()) >= 2:
-            seen_at_two = hung.accepted
         check(time.time() < deadline, "not %d heartbeats stored: %r, hung "
               "accepted %d" % (n, stored(), hung.accepted))
         time.sleep(0.2)
-    if seen_at_two is None:
-        seen_at_two = hung.accepted
     periods = stored()
     eq(len(periods), len(set(periods)), "a period stored twice: %r" % periods)
     check(hung.accepted <= 1, "the hung admin got %d posts (want at most 1)"
           % hung.accepted)
-    eq(hung.accepted, seen_at_two,
-       "posts to the hung admin after the second heartbeat")
     st = admin_stats(ctx, app)
     log("hung admin accepted %d; admins %r" % (hung.accepted, st["admins"]))
     eq(st["admin_policy"], "least_active", "admin_policy")
