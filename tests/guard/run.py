@@ -48,6 +48,12 @@ from guarded import Target, kv  # noqa: E402
 _kill_group = sdstest.kill_group
 TT = os.path.join(BUILD, "test", "targets")
 LIBSDS_SO = os.path.join(BUILD, "lib", "libsds.so")
+# What tests/targets/targets.mk builds the guarded programs from (GT_DEPS).
+GT_DEPS = [os.path.join(sdstest.ROOT, "tests", "targets", f) for f in
+           ("guarded.c", "guarded_harm.c", "guarded_copy.c", "guarded.h")] + \
+          [os.path.join(BUILD, f) for f in
+           ("include/sds.h", "lib/libsds.a", "lib/libsds.so",
+            "lib/pkgconfig/sds.pc")]
 
 STATIC, SHARED, SHARED2 = "guarded_static", "guarded_shared", "guarded_shared2"
 PROGRAMS = (STATIC, SHARED, SHARED2)
@@ -314,6 +320,10 @@ def preflight():
     for t in PROGRAMS:
         if not os.path.exists(os.path.join(TT, t)):
             return "%s missing: run make test-targets" % os.path.join(TT, t)
+        # guarded_static embeds libsds.a: an old one would run old guards.
+        err = sdstest.stale_error(os.path.join(TT, t), GT_DEPS)
+        if err:
+            return err
     for tool in ("setpriv",):
         if not shutil.which(tool):
             return "%s not found in PATH" % tool

@@ -410,6 +410,26 @@ def root_error():
     return None
 
 
+def stale_error(target, deps):
+    """A one-line error if the built @target is older than any of @deps
+    (the prerequisites its make rule names), else None.  `make` builds
+    the libraries but not the test programs linked with them: a runner
+    started directly would test an old libsds linked into an old target
+    and report the new code's features as broken."""
+    try:
+        built = os.stat(target).st_mtime_ns
+    except OSError as e:
+        return "%s: %s: run make test-targets" % (target, e.strerror)
+    for d in deps:
+        try:
+            newer = os.stat(d).st_mtime_ns > built
+        except OSError as e:
+            return "%s: %s" % (d, e.strerror)
+        if newer:
+            return "%s is older than %s: run make test-targets" % (target, d)
+    return None
+
+
 def bpffs_mounted():
     with open("/proc/mounts") as f:
         for line in f:
