@@ -96,3 +96,16 @@ const struct sds_ext_balancer *sds_ext_balancer(const char *name, char *err,
 		return NULL;
 	return sds_ext_get(SDS_EXT_BALANCER, name, err, errlen);
 }
+
+bool sds_ext_balancer_builtin(const struct sds_ext_balancer *b,
+			      enum sds_lb_policy *policy)
+{
+	int i;
+
+	for (i = 0; i < SDS_LB_NPOLICIES; i++)
+		if (b == &builtins[i]) {
+			*policy = (enum sds_lb_policy)i;
+			return true;
+		}
+	return false;
+}

@@ -7,7 +7,9 @@
 #ifndef SDS_EXT_BALANCER_H
 #define SDS_EXT_BALANCER_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include "balance.h"
 #include "sds_ext.h"
 
 /*
@@ -26,5 +28,12 @@ const struct sds_ext_balancer *sds_ext_balancer(const char *name, char *err,
 
 /* Register the interface and its built-ins (idempotent): 0, or -1 with @err. */
 int sds_ext_balancer_register(char *err, size_t errlen);
+
+/*
+ * Is @b one of the five built-ins, unwrapped (no wrap.balancer took it)?
+ * Then *@policy is the one, and balance.c can be called straight.
+ */
+bool sds_ext_balancer_builtin(const struct sds_ext_balancer *b,
+			      enum sds_lb_policy *policy);
 
 #endif /* SDS_EXT_BALANCER_H */

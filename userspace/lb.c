@@ -11,6 +11,12 @@
  * policy's load on the stack and asks balance.c: no syscall (the clock is
  * the vDSO's), no lock, no allocation.
  *
+ * The policy is named through the extension registry (ext_balancer.c):
+ * one of the five built-ins, unwrapped, is balance.c's own, called
+ * straight as above; anything else -- a plugin's policy, or any policy
+ * that a manifest's wrap.balancer wraps -- is asked through lb_ext.c,
+ * on every provider's full load, and its answer checked there.
+ *
  * The retry budget of sds_lb_call() counts calls and retries in
  * LB_BUCKETS buckets of the window, each one 64-bit word (its epoch, its
  * calls, its retries) changed only by CAS, so a count is never lost to a
@@ -24,7 +30,9 @@
 #include <string.h>
 #include <time.h>
 #include "balance.h"
+#include "ext_balancer.h"
 #include "guard.h"
+#include "lb_ext.h"
 #include "libsds.h"
 #include "names.h"
 
@@ -50,9 +58,18 @@ _Static_assert(SDS_LB_NO_WARMUP == SDS_LB_WARMUP_OFF, "sds.h and balance.h agree
 #define LD(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
 
 struct sds_balancer {
-	struct sds_lb *core;		/* balance.c: the policy and its state */
+	/*
+	 * balance.c: the policy and its state; with @ext, its "random" over
+	 * the same providers, the fallback for an answer lb_ext.c refuses.
+	 */
+	struct sds_lb *core;
+	struct sds_lb_ext *ext;		/* NULL: the core's built-in decides */
 	int n;				/* providers */
-	enum sds_lb_policy policy;	/* the core's policy */
+	/*
+	 * The core's policy: what load_read() reads.  With @ext,
+	 * shortest_response: everything, as an extension may read any of it.
+	 */
+	enum sds_lb_policy policy;
 	bool warm;			/* a provider has a start time: warm-up applies */
 	unsigned int budget_pct;	/* retries <= this % of the window's calls */
 	uint64_t bucket_ns;		/* window / LB_BUCKETS */
@@ -159,6 +176,8 @@ SDS_API struct sds_balancer *sds_lb_open(struct sds_client *c, const char *dep,
 {
 	struct sds_lb_provider prov[SDS_LB_MAX];
 	char names[SDS_LB_MAX][SDS_NAME_MAX + 1];
+	const struct sds_ext_balancer *ext;
+	enum sds_lb_policy builtin;
 	struct sds_balancer *b = NULL;
 	struct sds_lb_opts o;
 	char err[sizeof(lb_err)];
@@ -186,13 +205,25 @@ SDS_API struct sds_balancer *sds_lb_open(struct sds_client *c, const char *dep,
 		prov[i].name = m[i].name;
 		prov[i].weight = m[i].weight;
 	}
+	/* Unknown (the line lists the known names), or a plugin refused. */
+	ext = sds_ext_balancer(policy, err, sizeof(err));
+	if (!ext)
+		return lb_fail(EINVAL, "%s", err), NULL;
+	if (!sds_ext_balancer_builtin(ext, &builtin))
+		builtin = SDS_LB_RANDOM;	/* the fallback */
+	else
+		ext = NULL;
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		goto nomem;
-	/* Policy, weights, repeated names, warm-up: balance.c's checks. */
-	r = sds_lb_new(&b->core, policy, prov, (int)n, o.warmup_ns, err,
-		       sizeof(err));
+	/* Weights, repeated names, warm-up: balance.c's checks, for any policy. */
+	r = sds_lb_new(&b->core, sds_lb_policy_name(builtin), prov, (int)n,
+		       o.warmup_ns, err, sizeof(err));
+	if (!r && ext)
+		r = sds_lb_ext_new(&b->ext, ext, prov, (int)n, o.warmup_ns, err,
+				   sizeof(err));
 	if (r) {
+		sds_lb_free(b->core);
 		free(b);
 		return lb_fail(-r, "%s", err), NULL;
 	}
@@ -206,7 +237,7 @@ SDS_API struct sds_balancer *sds_lb_open(struct sds_client *c, const char *dep,
 	if (!b->pts || !b->start_ns || !b->local)
 		goto nomem;
 	memset(b->local, 0, n * sizeof(*b->local));
-	b->policy = sds_lb_policy(b->core);
+	b->policy = b->ext ? SDS_LB_SHORTEST_RESPONSE : sds_lb_policy(b->core);
 	for (i = 0; i < n; i++) {
 		b->start_ns[i] = m[i].start_ns;
 		b->warm |= m[i].start_ns != 0;
@@ -224,6 +255,7 @@ SDS_API void sds_lb_close(struct sds_balancer *b)
 {
 	if (!b)
 		return;
+	sds_lb_ext_free(b->ext);
 	sds_lb_free(b->core);
 	free(b->pts);
 	free(b->start_ns);
@@ -387,12 +419,20 @@ static int choose(struct sds_balancer *b, const void *key, size_t keylen,
 		if (skip && (skip[i / 64] >> (i % 64) & 1))
 			ld[i].downgraded = 1;
 	}
-	r = sds_lb_pick(b->core, ld, now, key, keylen);
+	if (b->ext)
+		r = sds_lb_ext_pick(b->ext, b->core, ld, b->n, now, key, keylen);
+	else
+		r = sds_lb_pick(b->core, ld, now, key, keylen);
 	if (r < 0) {
 		errno = EAGAIN;
 		return -1;
 	}
 	return r;
+}
+
+uint64_t sds_lb_ext_refused(const struct sds_balancer *b)
+{
+	return b ? sds_lb_ext_refused_of(b->ext) : 0;
 }
 
 SDS_API int sds_lb_choose(struct sds_balancer *b, const void *key, size_t keylen)

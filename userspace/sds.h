@@ -192,7 +192,10 @@ struct sds_lb_opts {
  * A balancer over the @n providers @m of dependency @dep (a name of
  * [A-Za-z0-9_-]) for client @c, with the policy named @policy (NULL:
  * "random"; else "round_robin", "least_active", "shortest_response",
- * "consistent_hash").  Looks up each provider's point "<dep>@<name>" with
+ * "consistent_hash", or a plugin's policy named in a manifest of
+ * $SDS_EXT_DIR, see <sds_ext.h>; a plugin's answers are checked, and one
+ * out of range or downgraded is replaced by a random pick that passes).
+ * Looks up each provider's point "<dep>@<name>" with
  * sds_point() (not for the hot path: open balancers at start-up).  Returns
  * NULL with errno set (EINVAL for bad input, E2BIG for more than
  * SDS_LB_MAX_MEMBERS providers, ENOMEM) and sds_lb_error() saying why in

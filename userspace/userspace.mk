@@ -25,7 +25,7 @@ PKG_CONFIG    ?= pkg-config
 LIBSDS_OBJDIR := $(OBJ)/libsds
 LIBSDS_CSRCS  := userspace/sds.c userspace/guard.c userspace/client.c \
 		 userspace/conn.c userspace/repair.c common/names.c \
-		 userspace/balance.c userspace/balance_hash.c userspace/lb.c \
+		 userspace/balance.c userspace/balance_hash.c userspace/lb.c userspace/lb_ext.c \
 		 userspace/ext_balancer.c common/ext.c common/ext_load.c
 LIBSDS_HDRS   := $(wildcard userspace/*.h) bpf/sds_flags.h bpf/sds_types.h \
 		 common/names.h common/ext.h common/ext_int.h

@@ -19,6 +19,9 @@
 #   test_lb        the balancing API of sds.h (userspace/lb.c) against
 #                  the stand-in loader: picks on the published load, the
 #                  retry helper, bad input (ASan + UBSan)
+#   test_lb_ext    the same API with policies of the extension registry:
+#                  a plugin built here and named in a manifest, a
+#                  wrapper, wrong answers refused (ASan + UBSan)
 #   test_copy      sds_copy() against the stand-in loader and the
 #                  loader's flags__set_copy(), counting sites (ASan + UBSan)
 #   test_fork      the fork repair of the real sites: /proc/self/mem,
@@ -83,11 +86,15 @@ $(LT_DIR)/test_fork: $(LT_SRC)/test_fork.c $(LT_LIB_SRCS) \
 LT_FAKE := $(LT_SRC)/client_fixture.c $(LT_SRC)/fakeloader.c $(LT_SRC)/fake_sites.c \
 	   loader/flags.c
 
-$(LT_DIR)/test_client $(LT_DIR)/test_client_life $(LT_DIR)/test_copy $(LT_DIR)/test_lb: \
+$(LT_DIR)/test_client $(LT_DIR)/test_client_life $(LT_DIR)/test_copy $(LT_DIR)/test_lb \
+		$(LT_DIR)/test_lb_ext: \
 		$(LT_DIR)/%: $(LT_SRC)/%.c $(LT_FAKE) $(LT_LIB_SRCS) $(LT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< $(LT_FAKE) $(LT_LIB_SRCS) \
-		-lcmocka -lbpf -lm
+		-lcmocka -lbpf -lm -ldl
+
+# test_lb_ext builds its plugins from here (ext_plugin.c, as a user would).
+$(LT_DIR)/test_lb_ext: tests/unit/ext_plugin.c userspace/sds_ext.h
 
 # Programs linked with the products, as users link them.
 LT_PC := PKG_CONFIG_PATH=$(BUILD)/lib/pkgconfig $(PKG_CONFIG)
@@ -141,7 +148,7 @@ $(LT_DIR)/nocost: $(LT_SRC)/nocost.c $(LT_SRC)/fakeloader.c loader/flags.c \
 LT_TESTS := $(LT_DIR)/test_guard $(LT_DIR)/test_limits $(LT_DIR)/test_budget $(LT_DIR)/test_drill \
 	    $(LT_DIR)/test_balance $(LT_DIR)/test_noloader \
 	    $(LT_DIR)/test_fork $(LT_DIR)/test_client $(LT_DIR)/test_client_life $(LT_DIR)/test_copy \
-	    $(LT_DIR)/test_lb \
+	    $(LT_DIR)/test_lb $(LT_DIR)/test_lb_ext \
 	    $(LT_DIR)/test_sites
 
 EXTRA_TESTS += libsds-test

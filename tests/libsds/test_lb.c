@@ -137,7 +137,7 @@ static void test_bad_input(void **state)
 	expect_bad(c, "pay", NULL, m, 0, NULL, EINVAL, "no provider to balance over");
 	expect_bad(c, "pay", NULL, NULL, 3, NULL, EINVAL, "no provider to balance over");
 	expect_bad(c, "pay", "roundrobin", m, 3, NULL, EINVAL,
-		   "unknown balancing policy \"roundrobin\" (known: random, round_robin, "
+		   "unknown balancer \"roundrobin\" (known: random, round_robin, "
 		   "least_active, shortest_response, consistent_hash)");
 	m[1].weight = 0;
 	expect_bad(c, "pay", NULL, m, 3, NULL, EINVAL,

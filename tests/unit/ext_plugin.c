@@ -14,6 +14,8 @@
  *   PART 3 (libcrash.so)  crashing_balancer: init dereferences NULL;
  *                         fine_balancer: good, but from the same file
  *   PART 4 (libhang.so)   hanging_balancer: init never returns
+ *   PART 5 (libwild.so)   wild_balancer: answers n, -1, then provider 0
+ *                         even when downgraded, in turn (test_lb_ext.c)
  */
 #include <errno.h>
 #include <stdio.h>
@@ -197,4 +199,30 @@ static int hanging_init(const void *self, sds_ext_lookup_fn lookup,
 
 const struct sds_ext_balancer hanging_balancer =
 	LAST("hanging", hanging_init, SDS_EXT_BALANCER_ABI, SDS_EXT_BALANCER);
+#endif
+
+#if PART == 5
+/* An answer out of range (n), a stray error (-1), then provider 0 whatever. */
+static int wild_pick(const struct sds_ext_balancer *self, void *state,
+		     const struct sds_ext_load *load, uint64_t now_ns,
+		     const void *key, size_t key_len)
+{
+	static unsigned long turn;
+	int n = (int)(long)state;
+
+	switch (__atomic_fetch_add(&turn, 1, __ATOMIC_RELAXED) % 3) {
+	case 0:
+		return n;
+	case 1:
+		return -1;
+	default:
+		return 0;
+	}
+}
+
+const struct sds_ext_balancer wild_balancer = {
+	.head = { .iface = SDS_EXT_BALANCER, .abi = SDS_EXT_BALANCER_ABI,
+		  .kind = SDS_EXT_IMPL, .name = "wild" },
+	.setup = last_setup, .pick = wild_pick, .teardown = last_teardown,
+};
 #endif
