@@ -422,6 +422,10 @@ def _window(ctx, variant, strategy, reason, pre, cross, err_after=0,
     check(react <= REACT_MAX, "first downgraded call %.0f ms after the "
           "threshold was crossed, want within %.0f ms (one tick + margin)"
           % (react * 1e3, REACT_MAX * 1e3))
+    # Exact trips: the guards refuse the call after the crossing one at
+    # once, and the loader shows the trip at its next tick: wait for it.
+    ctx.wait_state("app", P, True, 2 * TICK + 1.0,
+                   "the loader's state after the first downgraded call")
     _, p = assert_totals(ctx, "app", P, exp)
     down, why, rate = state_of(p)
     check(down and why == reason and rate == 100,
