@@ -24,10 +24,10 @@ $(HOSTILE_DIR)/%: tests/hostile/%.c $(BUILD)/lib/libsds.a $(BUILD)/include/sds.h
 # what a client makes it do fails the suite.  SAN, CPPFLAGS, WARN and the
 # source lists come from the root Makefile.
 LOADER_ASAN := $(BUILD)/test/sds-bpf-asan
-$(LOADER_ASAN): $(COMMON_SRCS) $(LOADER_SRCS) $(GEN)/sds.skel.h $(GEN)/copy.skel.h $(GEN)/failfast.skel.h $(wildcard common/*.h loader/*.h bpf/*.h)
+$(LOADER_ASAN): $(COMMON_SRCS) $(LOADER_SRCS) $(LOADER_USRC) $(GEN)/sds.skel.h $(GEN)/copy.skel.h $(GEN)/failfast.skel.h $(wildcard common/*.h loader/*.h bpf/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O1 -g $(WARN) -std=gnu11 $(SAN) -o $@ \
-		$(COMMON_SRCS) $(LOADER_SRCS) $(LOADER_LIBS)
+		$(COMMON_SRCS) $(LOADER_SRCS) $(LOADER_USRC) $(LOADER_LIBS)
 
 .PHONY: hostile-bins hostile-tests
 hostile-bins: $(HOSTILE_BINS) $(LOADER_ASAN)
