@@ -64,7 +64,8 @@ def attach_checked(ctx, how):
     l = ctx.attach(["--max-overhead", "0", path, "hot=budget_fn"],
                    "budget_loop")
     c = read_cache(ctx)
-    lines = l.stdout().splitlines()
+    lines = [x for x in l.stdout().splitlines()
+             if not x.startswith("symbols: ")]
     m = re.match(LINE % re.escape(ctx.run_dir), lines[0] if lines else "")
     check(m, "attach's first line: %r" % lines[:1])
     eq(m.group(1), how, "measured or cached")
@@ -138,7 +139,8 @@ def calib_design_figures(ctx):
     path = ctx.program("budget_loop")
     l = ctx.attach(["--max-overhead", "0", path, "hot=budget_fn"],
                    "budget_loop")
-    lines = l.stdout().splitlines()
+    lines = [x for x in l.stdout().splitlines()
+             if not x.startswith("symbols: ")]
     check(lines and lines[0].startswith("POINT "), "first line %r" % lines[:1])
     f = next((x.split() for x in lines if x.startswith("hot ")), None)
     eq(f[3:6], ["stepped", "~20500", "ns"], "hot's SITE and COST")

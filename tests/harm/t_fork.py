@@ -64,7 +64,9 @@ def fine_cache(boot):
 
 
 def out_lines(l):
-    return l.stdout().splitlines()
+    """attach's output lines but its "symbols: " line (where TARGET's
+    symbols came from), which every attach prints before its table."""
+    return [x for x in l.stdout().splitlines() if not x.startswith("symbols: ")]
 
 
 def require_kills(ctx, l, how):
