@@ -164,6 +164,14 @@ def check_run(d, adm, sh_port, src_port):
         time.sleep(0.2)
     print("  the plan reached the source's loader %.1f s later (its next heartbeat)"
           % (time.monotonic() - t0))
+    # sds-copy learns plans from its own heartbeats: a record that reaches
+    # it before its plan does is counted "unmatched", not "received", and
+    # captured = received would not hold.  Both know the plan before load.
+    while not d.copy_stats():
+        if time.monotonic() > end:
+            die("the plan did not reach sds-copy within 40 s")
+        time.sleep(0.2)
+    print("  and sds-copy %.1f s later (its next heartbeat)" % (time.monotonic() - t0))
     load = d.start("load", [LOAD, "--port", str(src_port), "--rate", str(cd.RATE),
                             "--conns", "4", "--seconds", "30"], show=False)
     rec = os.path.join(d.t, "peak.rec")
