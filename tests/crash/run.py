@@ -416,7 +416,7 @@ def test_stale_points_differ(ctx):
 def test_detach_removes_pins(ctx):
     """detach after attach --keep + SIGTERM: the pins, probes and maps
     leave the kernel; a second detach says there is nothing."""
-    snap = sdstest.KernelSnapshot()
+    snap = sdstest.KernelSnapshot([ctx.pin_root])
     l1 = ctx.attach("--keep")
     term(l1)
     check(os.path.isdir(ctx.pin_dir()), "--keep: no pins")
@@ -499,7 +499,7 @@ def test_detach_bad_inputs(ctx):
 
 def test_clean_exit_leaves_nothing(ctx):
     """attach then SIGTERM: nothing pinned, no program left (DESIGN §5)."""
-    snap = sdstest.KernelSnapshot()
+    snap = sdstest.KernelSnapshot([ctx.pin_root])
     l1 = ctx.attach()
     check(os.path.isdir(ctx.pin_dir()), "no pins while attached")
     term(l1)

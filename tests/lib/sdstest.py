@@ -338,6 +338,7 @@ class TestDir:
         # the same figures on every machine, and no measurement in each
         # test's fresh run dir; t_budget and t_calib ask for measured ones.
         self.pin_root = pin_root_for(self.tmp)
+        _OWN_PIN_ROOTS.add(self.pin_root)
         self.env = dict(os.environ, SDS_RUN_DIR=self.run_dir,
                         SDS_STATE_DIR=self.state_dir,
                         SDS_PROBE_COSTS="design",
@@ -345,6 +346,7 @@ class TestDir:
 
     def remove(self):
         remove_pin_root(self.pin_root)
+        _OWN_PIN_ROOTS.discard(self.pin_root)
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
@@ -538,31 +540,108 @@ def remove_pin_root(root):
         pass
 
 
-class KernelSnapshot:
-    """What of ours is in the kernel before a step, to compare after it."""
+def _bpftool_pinned(kind):
+    """bpftool -f's records of every @kind ("prog", "link", "map"): each
+    with its "pinned" paths, wherever on bpffs they are."""
+    r = subprocess.run(["bpftool", "-f", "--json", kind, "show"],
+                       capture_output=True, text=True, timeout=30)
+    check(r.returncode == 0, "bpftool %s show failed: %s"
+          % (kind, r.stderr.strip()))
+    return json.loads(r.stdout or "[]")
 
-    def __init__(self):
-        self.progs = sds_progs()
-        self.pins = bpffs_pins()
+
+def _under(path, roots):
+    return any(path == r or path.startswith(r + "/") for r in roots)
+
+
+def pins_under(roots):
+    """Every path at or below the pin roots @roots (the roots themselves
+    too: a root the step made and left is a leak of its)."""
+    pins = set()
+    for root in roots:
+        if not os.path.isdir(root):
+            continue
+        pins.add(root)
+        for d, dirs, files in os.walk(root):
+            pins.update(os.path.join(d, f) for f in dirs + files)
+    return pins
+
+
+def progs_pinned_under(roots):
+    """{prog id: why} for the programs that something pinned under @roots
+    keeps: the program itself, a link to it, or a map it uses (the
+    loader pins its maps and links there, DESIGN §5)."""
+    own = {}
+    maps = {m["id"] for m in _bpftool_pinned("map")
+            if any(_under(p, roots) for p in m.get("pinned", ()))}
+    for ln in _bpftool_pinned("link"):
+        pinned = [p for p in ln.get("pinned", ()) if _under(p, roots)]
+        if pinned and "prog_id" in ln:
+            own[ln["prog_id"]] = "link " + pinned[0]
+    for pr in _bpftool_pinned("prog"):
+        pinned = [p for p in pr.get("pinned", ()) if _under(p, roots)]
+        if pinned:
+            own[pr["id"]] = "pinned " + pinned[0]
+        elif maps & set(pr.get("map_ids", ())):
+            own.setdefault(pr["id"], "maps %s" % sorted(
+                maps & set(pr["map_ids"])))
+    return own
+
+
+# The pin roots of this process's live TestDirs: what a KernelSnapshot
+# watches unless told otherwise.
+_OWN_PIN_ROOTS = set()
+
+
+class KernelSnapshot:
+    """What of this test's own is in the kernel before a step, to compare
+    after it.  Only its own: pins under its pin roots (@roots, else those
+    of this process's live TestDirs), and programs its own processes hold
+    or that are kept by something pinned under those roots.  Another run
+    of the suites on the machine (CI beside a developer) loads, pins and
+    frees its own meanwhile, under a root of its own: never a failure of
+    this one."""
+
+    def __init__(self, roots=None):
+        if roots is None:
+            roots = _OWN_PIN_ROOTS
+        self.roots = sorted(r.rstrip("/") for r in roots)
+        self.progs = {p["id"] for p in _bpftool_pinned("prog")}
+        self.pins = pins_under(self.roots)
+
+    def leaked_progs(self, dead_pids):
+        """{prog id: why} of the programs loaded since the snapshot that
+        are still ours: held by one of @dead_pids, or kept by a pin under
+        our roots."""
+        holders = prog_holders()
+        own = progs_pinned_under(self.roots)
+        now = {p["id"] for p in _bpftool_pinned("prog")}
+        leaked = {}
+        for i in sorted(now - self.progs):
+            pids = holders.get(i, set()) & dead_pids
+            if pids:
+                leaked[i] = "held by pids %s" % sorted(pids)
+            elif i in own:
+                leaked[i] = own[i]
+        return leaked
 
     def assert_nothing_new(self, dead_pids, what, timeout=5.0):
-        """No sds_* program that appeared since the snapshot is still
-        loaded unless a live process other than @dead_pids holds it (a
-        concurrent user of the machine), and nothing new is pinned.
-        Programs are freed asynchronously, so poll a little."""
+        """No program loaded since the snapshot is still held by one of
+        @dead_pids (our processes, ended) or kept by a pin under our pin
+        roots, and nothing new is pinned under those roots.  Programs are
+        freed asynchronously, so poll a little."""
         dead_pids = set(dead_pids)
         deadline = time.monotonic() + timeout
         while True:
-            now = sds_progs()
-            leaked = {i: sorted(p) for i, p in now.items()
-                      if i not in self.progs and (not p or p & dead_pids)}
-            pins = bpffs_pins() - self.pins
+            leaked = self.leaked_progs(dead_pids)
+            pins = pins_under(self.roots) - self.pins
             if not leaked and not pins:
                 return
             if time.monotonic() > deadline:
-                raise Fail("%s: left behind in the kernel: programs %s "
-                           "(id: holder pids), pins %s"
-                           % (what, leaked, sorted(pins)))
+                raise Fail("%s: left behind in the kernel: %d programs %s "
+                           "(id: what keeps it), %d pins under %s: %s"
+                           % (what, len(leaked), leaked, len(pins),
+                              self.roots, sorted(pins)))
             time.sleep(0.2)
 
 
