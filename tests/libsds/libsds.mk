@@ -8,9 +8,11 @@
 #   test_budget    exact trips' side of the decision: the visit claim,
 #                  the exception mark, forgeries (ASan + UBSan)
 #   test_drill     the drill part of that decision (ASan + UBSan)
-#   test_balance   the balancing policies (userspace/balance*.c): each
+#   test_balance   the balancing policies (userspace/balance.c): each
 #                  against its definition, exact or within a stated
 #                  statistical bound (ASan + UBSan)
+#   test_balance_hash  the consistent hash and its ring
+#                  (userspace/balance_hash.c), XXH64 (ASan + UBSan)
 #   test_noloader  the whole library, real sites, no loader (ASan + UBSan)
 #   test_client    the library against a stand-in loader, with counting
 #                  sites in place of sites.S (ASan + UBSan)
@@ -64,8 +66,8 @@ $(LT_DIR)/test_drill: $(LT_SRC)/test_drill.c userspace/guard.c loader/flags.c $(
 	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< userspace/guard.c \
 		loader/flags.c -lcmocka -lm -lbpf
 
-$(LT_DIR)/test_balance: $(LT_SRC)/test_balance.c userspace/balance.c \
-		userspace/balance_hash.c $(LT_DEPS)
+$(LT_DIR)/test_balance $(LT_DIR)/test_balance_hash: $(LT_DIR)/%: $(LT_SRC)/%.c \
+		userspace/balance.c userspace/balance_hash.c $(LT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< userspace/balance.c \
 		userspace/balance_hash.c -lcmocka -lm -ldl
@@ -146,7 +148,7 @@ $(LT_DIR)/nocost: $(LT_SRC)/nocost.c $(LT_SRC)/fakeloader.c loader/flags.c \
 		$(LIBSDS_A) -lbpf
 
 LT_TESTS := $(LT_DIR)/test_guard $(LT_DIR)/test_limits $(LT_DIR)/test_budget $(LT_DIR)/test_drill \
-	    $(LT_DIR)/test_balance $(LT_DIR)/test_noloader \
+	    $(LT_DIR)/test_balance $(LT_DIR)/test_balance_hash $(LT_DIR)/test_noloader \
 	    $(LT_DIR)/test_fork $(LT_DIR)/test_client $(LT_DIR)/test_client_life $(LT_DIR)/test_copy \
 	    $(LT_DIR)/test_lb $(LT_DIR)/test_lb_ext \
 	    $(LT_DIR)/test_sites
