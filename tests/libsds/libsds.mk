@@ -19,8 +19,10 @@
 #   test_client_life  the same, the loader's life: stale, dead, late,
 #                  replaced; fork (ASan + UBSan)
 #   test_lb        the balancing API of sds.h (userspace/lb.c) against
-#                  the stand-in loader: picks on the published load, the
-#                  retry helper, bad input (ASan + UBSan)
+#                  the stand-in loader: picks on the published load,
+#                  bad input (ASan + UBSan)
+#   test_lb_call   the same API's retry helper: retries, budget,
+#                  per-attempt timeout (ASan + UBSan)
 #   test_lb_ext    the same API with policies of the extension registry:
 #                  a plugin built here and named in a manifest, a
 #                  wrapper, wrong answers refused (ASan + UBSan)
@@ -89,7 +91,7 @@ LT_FAKE := $(LT_SRC)/client_fixture.c $(LT_SRC)/fakeloader.c $(LT_SRC)/fake_site
 	   loader/flags.c
 
 $(LT_DIR)/test_client $(LT_DIR)/test_client_life $(LT_DIR)/test_copy $(LT_DIR)/test_lb \
-		$(LT_DIR)/test_lb_ext: \
+		$(LT_DIR)/test_lb_call $(LT_DIR)/test_lb_ext: \
 		$(LT_DIR)/%: $(LT_SRC)/%.c $(LT_FAKE) $(LT_LIB_SRCS) $(LT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< $(LT_FAKE) $(LT_LIB_SRCS) \
@@ -150,7 +152,7 @@ $(LT_DIR)/nocost: $(LT_SRC)/nocost.c $(LT_SRC)/fakeloader.c loader/flags.c \
 LT_TESTS := $(LT_DIR)/test_guard $(LT_DIR)/test_limits $(LT_DIR)/test_budget $(LT_DIR)/test_drill \
 	    $(LT_DIR)/test_balance $(LT_DIR)/test_balance_hash $(LT_DIR)/test_noloader \
 	    $(LT_DIR)/test_fork $(LT_DIR)/test_client $(LT_DIR)/test_client_life $(LT_DIR)/test_copy \
-	    $(LT_DIR)/test_lb $(LT_DIR)/test_lb_ext \
+	    $(LT_DIR)/test_lb $(LT_DIR)/test_lb_call $(LT_DIR)/test_lb_ext \
 	    $(LT_DIR)/test_sites
 
 EXTRA_TESTS += libsds-test
