@@ -118,16 +118,19 @@ include tools/bench/variants/variants.mk
 BENCH_BINS += $(BENCH_DIR)/bench-exact-cost $(BENCH_DIR)/bench-exact-decide
 
 # The decision alone, on a region laid out in memory (no loader, no probes).
+# Both share the thread harness (bench_threads.c).
 $(BENCH_DIR)/bench-exact-decide: tools/bench/exact_decide.c userspace/guard.c \
-		loader/flags.c $(wildcard userspace/*.h bpf/*.h loader/flags.h)
+		loader/flags.c tools/bench/bench_threads.c tools/bench/bench_threads.h \
+		$(wildcard userspace/*.h bpf/*.h loader/flags.h)
 	@mkdir -p $(@D)
 	$(CC) -O2 -g $(BENCH_WARN) $(CPPFLAGS) -Iuserspace -o $@ $< \
-		userspace/guard.c loader/flags.c -lbpf -lpthread
+		userspace/guard.c loader/flags.c tools/bench/bench_threads.c -lbpf -lpthread
 
-$(BENCH_DIR)/bench-exact-cost: tools/bench/exact_cost.c $(BUILD)/include/sds.h $(BUILD)/lib/libsds.a
+$(BENCH_DIR)/bench-exact-cost: tools/bench/exact_cost.c tools/bench/bench_threads.c \
+		tools/bench/bench_threads.h $(BUILD)/include/sds.h $(BUILD)/lib/libsds.a
 	@mkdir -p $(@D)
 	$(CC) -O2 -g $(BENCH_WARN) -I$(BUILD)/include -o $@ $< \
-		$(BUILD)/lib/libsds.a -lpthread
+		tools/bench/bench_threads.c $(BUILD)/lib/libsds.a -lpthread
 
 .PHONY: exact-bench
 exact-bench: all $(BENCH_DIR)/bench-exact-cost $(BENCH_DIR)/bench-exact-decide \
