@@ -141,6 +141,33 @@ static void assert_problem(int i, const char *want)
 	assert_string_equal(p, want);
 }
 
+/* Problem @i of the registry is the line @fmt says. */
+static void __attribute__((format(printf, 2, 3)))
+assert_problemf(int i, const char *fmt, ...)
+{
+	char want[1400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(want, sizeof(want), fmt, ap);
+	va_end(ap);
+	assert_problem(i, want);
+}
+
+/* Balancer @name is refused with the message @fmt says. */
+static void __attribute__((format(printf, 2, 3)))
+assert_refusedf(const char *name, const char *fmt, ...)
+{
+	char want[1400], err[512];
+	va_list ap;
+
+	assert_null(sds_ext_balancer(name, err, sizeof(err)));
+	va_start(ap, fmt);
+	vsnprintf(want, sizeof(want), fmt, ap);
+	va_end(ap);
+	assert_string_equal(err, want);
+}
+
 static void builtins_by_name(void **state)
 {
 	static const char *const names[] = { "random", "round_robin",
@@ -279,7 +306,7 @@ static void missing_dir(void **state)
 
 static void malformed_lines(void **state)
 {
-	char text[2048], want[1024], err[512], a[400], c[400], *lng;
+	char text[2048], err[512], a[400], c[400], *lng;
 	size_t i;
 
 	fresh();
@@ -303,30 +330,22 @@ static void malformed_lines(void **state)
 	manifest("balancer.z.ext", text);
 
 	assert_builtins_work();
-	snprintf(want, sizeof(want), "%s:3: expected NAME = /path/lib.so:symbol; "
-		 "the rest of the file is skipped", a);
-	assert_problem(0, want);
-	snprintf(want, sizeof(want), "%s/balancer.b.ext:1: bad name \"Bad Name\": "
-		 "names are [a-z0-9_-], 1..63 bytes; the rest of the file is skipped", dir);
-	assert_problem(1, want);
-	snprintf(want, sizeof(want), "%s/balancer.c.ext:1: lib.so: the library's "
-		 "path must be absolute; the rest of the file is skipped", dir);
-	assert_problem(2, want);
-	snprintf(want, sizeof(want), "%s/balancer.d.ext:1: expected "
-		 "/path/lib.so:symbol after '=', not \"/x.so\"; the rest of the file is skipped", dir);
-	assert_problem(3, want);
-	snprintf(want, sizeof(want), "%s/balancer.e.ext:1: bad symbol \"1abc\": "
-		 "a C identifier of 1..127 bytes; the rest of the file is skipped", dir);
-	assert_problem(4, want);
-	snprintf(want, sizeof(want), "%s/balancer.f.ext:1: balancer \"random\" is "
-		 "built in already; the rest of the file is skipped", dir);
-	assert_problem(5, want);
-	snprintf(want, sizeof(want), "%s/balancer.g.ext:1: wrap.store in a manifest "
-		 "of balancer (wrap.balancer only); the rest of the file is skipped", dir);
-	assert_problem(6, want);
-	snprintf(want, sizeof(want), "%s:1: a line over 1023 bytes; the rest of the "
-		 "file is skipped", c);
-	assert_problem(7, want);
+	assert_problemf(0, "%s:3: expected NAME = /path/lib.so:symbol; "
+			"the rest of the file is skipped", a);
+	assert_problemf(1, "%s/balancer.b.ext:1: bad name \"Bad Name\": "
+			"names are [a-z0-9_-], 1..63 bytes; the rest of the file is skipped", dir);
+	assert_problemf(2, "%s/balancer.c.ext:1: lib.so: the library's "
+			"path must be absolute; the rest of the file is skipped", dir);
+	assert_problemf(3, "%s/balancer.d.ext:1: expected "
+			"/path/lib.so:symbol after '=', not \"/x.so\"; the rest of the file is skipped", dir);
+	assert_problemf(4, "%s/balancer.e.ext:1: bad symbol \"1abc\": "
+			"a C identifier of 1..127 bytes; the rest of the file is skipped", dir);
+	assert_problemf(5, "%s/balancer.f.ext:1: balancer \"random\" is "
+			"built in already; the rest of the file is skipped", dir);
+	assert_problemf(6, "%s/balancer.g.ext:1: wrap.store in a manifest "
+			"of balancer (wrap.balancer only); the rest of the file is skipped", dir);
+	assert_problemf(7, "%s:1: a line over 1023 bytes; the rest of the "
+			"file is skipped", c);
 	assert_null(sds_ext_problem(8));
 	assert_non_null(sds_ext_balancer("mine", err, sizeof(err)));
 	assert_non_null(sds_ext_balancer("other", err, sizeof(err)));
@@ -338,7 +357,7 @@ static void malformed_lines(void **state)
 
 static void refused_plugins(void **state)
 {
-	char text[4096], want[1024], err[512];
+	char text[4096];
 	const char *m;
 
 	fresh();
@@ -356,57 +375,38 @@ static void refused_plugins(void **state)
 		 lib_crash, lib_good);
 	m = manifest("balancer.ext", text);
 
-	assert_null(sds_ext_balancer("old", err, sizeof(err)));
-	snprintf(want, sizeof(want), "balancer \"old\" (%s:1): bad_abi is built "
-		 "for balancer ABI 99, this program has 1", m);
-	assert_string_equal(err, want);
+	assert_refusedf("old", "balancer \"old\" (%s:1): bad_abi is built "
+			"for balancer ABI 99, this program has 1", m);
 	assert_builtins_work();
 
-	assert_null(sds_ext_balancer("nosym", err, sizeof(err)));
-	snprintf(want, sizeof(want), "balancer \"nosym\" (%s:2): %s has no symbol no_such",
-		 m, lib_good);
-	assert_string_equal(err, want);
+	assert_refusedf("nosym", "balancer \"nosym\" (%s:2): %s has no symbol no_such",
+			m, lib_good);
 
-	assert_null(sds_ext_balancer("store", err, sizeof(err)));
-	snprintf(want, sizeof(want), "balancer \"store\" (%s:3): not_a_balancer is "
-		 "a store extension, not a balancer", m);
-	assert_string_equal(err, want);
+	assert_refusedf("store", "balancer \"store\" (%s:3): not_a_balancer is "
+			"a store extension, not a balancer", m);
 
-	assert_null(sds_ext_balancer("gone", err, sizeof(err)));
-	snprintf(want, sizeof(want), "balancer \"gone\" (%s:4): /nonexistent/lib.so: "
-		 "No such file or directory", m);
-	assert_string_equal(err, want);
+	assert_refusedf("gone", "balancer \"gone\" (%s:4): /nonexistent/lib.so: "
+			"No such file or directory", m);
 
-	assert_null(sds_ext_balancer("lic", err, sizeof(err)));
-	snprintf(want, sizeof(want), "balancer \"lic\" (%s:5): init failed: no "
-		 "licence; nothing else is loaded from %s", m, lib_fail);
-	assert_string_equal(err, want);
-	assert_null(sds_ext_balancer("fine2", err, sizeof(err)));
-	snprintf(want, sizeof(want), "balancer \"fine2\" (%s:6): not loaded: %s was "
-		 "refused (balancer \"lic\" (%s:5))", m, lib_fail, m);
-	assert_string_equal(err, want);
+	assert_refusedf("lic", "balancer \"lic\" (%s:5): init failed: no "
+			"licence; nothing else is loaded from %s", m, lib_fail);
+	assert_refusedf("fine2", "balancer \"fine2\" (%s:6): not loaded: %s was "
+			"refused (balancer \"lic\" (%s:5))", m, lib_fail, m);
 	assert_builtins_work();
 
-	assert_null(sds_ext_balancer("boom", err, sizeof(err)));
-	snprintf(want, sizeof(want), "balancer \"boom\" (%s:7): init crashed in its "
-		 "probe (signal 11, Segmentation fault); nothing else is loaded from %s",
-		 m, lib_crash);
-	assert_string_equal(err, want);
-	assert_null(sds_ext_balancer("fine3", err, sizeof(err)));
-	snprintf(want, sizeof(want), "balancer \"fine3\" (%s:8): not loaded: %s was "
-		 "refused (balancer \"boom\" (%s:7))", m, lib_crash, m);
-	assert_string_equal(err, want);
+	assert_refusedf("boom", "balancer \"boom\" (%s:7): init crashed in its "
+			"probe (signal 11, Segmentation fault); nothing else is loaded from %s",
+			m, lib_crash);
+	assert_refusedf("fine3", "balancer \"fine3\" (%s:8): not loaded: %s was "
+			"refused (balancer \"boom\" (%s:7))", m, lib_crash, m);
 
-	assert_null(sds_ext_balancer("asw", err, sizeof(err)));
-	snprintf(want, sizeof(want), "balancer \"asw\" (%s:9): count_wrapper is a "
-		 "wrapper, not an implementation", m);
-	assert_string_equal(err, want);
+	assert_refusedf("asw", "balancer \"asw\" (%s:9): count_wrapper is a "
+			"wrapper, not an implementation", m);
 	/* Each said once, as met; asked again, the same line, not said again. */
-	assert_null(sds_ext_balancer("old", err, sizeof(err)));
-	snprintf(want, sizeof(want), "balancer \"old\" (%s:1): bad_abi is built "
-		 "for balancer ABI 99, this program has 1", m);
-	assert_string_equal(err, want);
-	assert_problem(0, want);
+	assert_refusedf("old", "balancer \"old\" (%s:1): bad_abi is built "
+			"for balancer ABI 99, this program has 1", m);
+	assert_problemf(0, "balancer \"old\" (%s:1): bad_abi is built "
+			"for balancer ABI 99, this program has 1", m);
 	assert_non_null(sds_ext_problem(8));
 	assert_null(sds_ext_problem(9));
 	assert_builtins_work();
@@ -419,7 +419,7 @@ static void refused_plugins(void **state)
  */
 static void hung_init_and_no_sigchld(void **state)
 {
-	char text[2048], want[1024], err[512];
+	char text[2048], err[512];
 	const char *m;
 
 	fresh();
@@ -429,26 +429,22 @@ static void hung_init_and_no_sigchld(void **state)
 		 "boom = %s:crashing_balancer\n",
 		 lib_hang, lib_good, lib_crash);
 	m = manifest("balancer.ext", text);
-	assert_null(sds_ext_balancer("hang", err, sizeof(err)));
-	snprintf(want, sizeof(want), "balancer \"hang\" (%s:1): init did not "
-		 "finish within 5000 ms in its probe; nothing else is loaded from %s",
-		 m, lib_hang);
-	assert_string_equal(err, want);
+	assert_refusedf("hang", "balancer \"hang\" (%s:1): init did not "
+			"finish within 5000 ms in its probe; nothing else is loaded from %s",
+			m, lib_hang);
 	assert_builtins_work();
 
 	signal(SIGCHLD, SIG_IGN);
 	assert_non_null(sds_ext_balancer("mine", err, sizeof(err)));
-	assert_null(sds_ext_balancer("boom", err, sizeof(err)));
+	assert_refusedf("boom", "balancer \"boom\" (%s:3): init died in its "
+			"probe; nothing else is loaded from %s", m, lib_crash);
 	signal(SIGCHLD, SIG_DFL);
-	snprintf(want, sizeof(want), "balancer \"boom\" (%s:3): init died in its "
-		 "probe; nothing else is loaded from %s", m, lib_crash);
-	assert_string_equal(err, want);
 	assert_builtins_work();
 }
 
 static void untrusted_files(void **state)
 {
-	char text[1024], want[1400], err[512], lib[400], cmd[1400];
+	char text[1024], err[512], lib[400], cmd[1400];
 	const char *m;
 
 	fresh();
@@ -462,24 +458,20 @@ static void untrusted_files(void **state)
 	manifest("balancer.b.ext", text);
 
 	assert_builtins_work();
-	snprintf(want, sizeof(want), "%s/balancer.a.ext: group-writable: refused "
-		 "(extensions must be writable by their owner only)", dir);
-	assert_problem(0, want);
+	assert_problemf(0, "%s/balancer.a.ext: group-writable: refused "
+			"(extensions must be writable by their owner only)", dir);
 	assert_null(sds_ext_balancer("mine", err, sizeof(err)));
-	assert_null(sds_ext_balancer("gw", err, sizeof(err)));
-	snprintf(want, sizeof(want), "balancer \"gw\" (%s/balancer.b.ext:1): %s: "
-		 "world-writable: refused (extensions must be writable by their owner only)",
-		 dir, lib);
-	assert_string_equal(err, want);
+	assert_refusedf("gw", "balancer \"gw\" (%s/balancer.b.ext:1): %s: "
+			"world-writable: refused (extensions must be writable by their owner only)",
+			dir, lib);
 
 	/* A directory others may write to: nothing in it is read. */
 	fresh();
 	manifest("balancer.ext", text);
 	chmod(dir, 0775);
 	assert_builtins_work();
-	snprintf(want, sizeof(want), "%s: group-writable: refused (extensions must "
-		 "be writable by their owner only)", dir);
-	assert_problem(0, want);
+	assert_problemf(0, "%s: group-writable: refused (extensions must "
+			"be writable by their owner only)", dir);
 	chmod(dir, 0755);
 }
 
