@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * chain_fixture.h - what the units of loader/chain.c share: a strategy
- * with everything off, a window of counts, one chain_check().
+ * with everything off, a window of counts, one chain_check(), one tick
+ * of chain_eval().
  */
 #ifndef SDS_CHAIN_FIXTURE_H
 #define SDS_CHAIN_FIXTURE_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include "chain.h"
 
 #define SEC	1000000000ULL
@@ -38,6 +41,32 @@ static inline uint32_t check(const struct sds_strategy *st, uint64_t visits,
 	struct sds_counts w = counts(visits, exceptions, timeouts, downgrades);
 
 	return chain_check(st, &w);
+}
+
+/*
+ * One tick of @cs at @now: window @w, the probes' results so far, and the
+ * half-open phase state @h (NULL: none) with the kernel's slow count
+ * @slow, read anew every tick.  @out is poisoned first: what the tick
+ * does not set shows.
+ */
+static inline bool tick_ho(struct chain_state *cs, struct halfopen_run *h,
+			   const struct sds_strategy *st, struct sds_counts w,
+			   uint64_t now, uint64_t ok, uint64_t failed,
+			   uint64_t slow, struct flag_state *out)
+{
+	struct chain_input in = {
+		.st = st,
+		.window = w,
+		.now_ns = now,
+		.probes_ok = ok,
+		.probes_failed = failed,
+		.ho = h,
+		.slow_total = slow,
+		.snap_gen = now,	/* a new read every tick */
+	};
+
+	memset(out, 0xee, sizeof(*out));
+	return chain_eval(cs, &in, out);
 }
 
 #endif /* SDS_CHAIN_FIXTURE_H */

@@ -16,21 +16,12 @@
 
 /* ---- chain_eval ----------------------------------------------------------- */
 
-/* One tick. */
+/* One tick, no half-open phase. */
 static bool tick(struct chain_state *cs, const struct sds_strategy *st,
 		 struct sds_counts w, uint64_t now, uint64_t ok, uint64_t failed,
 		 struct flag_state *out)
 {
-	struct chain_input in = {
-		.st = st,
-		.window = w,
-		.now_ns = now,
-		.probes_ok = ok,
-		.probes_failed = failed,
-	};
-
-	memset(out, 0xee, sizeof(*out));
-	return chain_eval(cs, &in, out);
+	return tick_ho(cs, NULL, st, w, now, ok, failed, 0, out);
 }
 
 /* What is published for a point that is not downgraded, without limits. */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * Unit tests of loader/chain.c's chain_check(): which window strategy
- * trips, and in what order (DESIGN.md §4).
+ * trips, and in what order (DESIGN.md §4); the slow-call ratio (issue 14,
+ * "Slow ratio") last.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -196,6 +197,56 @@ static void test_check_order(void **state)
 	assert_int_equal(check(&st, 1000, 1000, 1000, 0), SDS_REASON_TIMEOUT);
 }
 
+/* ---- the slow-call ratio -------------------------------------------------- */
+
+static void test_slow_rate(void **state)
+{
+	struct sds_strategy st = strat();
+
+	st.timeout_ms = 20;
+	st.slow_rate_threshold = 40;
+	st.slow_rate_start = 20;
+	/* 40 % of 30 visits, above the start: trips. */
+	assert_int_equal(check(&st, 30, 0, 12, 0), SDS_REASON_SLOW_RATE);
+	assert_int_equal(check(&st, 30, 0, 11, 0), SDS_REASON_NONE);
+	/* Not above the start: even all slow does not trip. */
+	assert_int_equal(check(&st, 20, 0, 20, 0), SDS_REASON_NONE);
+	assert_int_equal(check(&st, 21, 0, 9, 0), SDS_REASON_SLOW_RATE);
+	/* Of the passed calls: 10 slow of 25 passed (5 downgraded). */
+	assert_int_equal(check(&st, 30, 0, 10, 5), SDS_REASON_SLOW_RATE);
+	/* Nothing passed: no rate. */
+	assert_int_equal(check(&st, 30, 0, 0, 30), SDS_REASON_NONE);
+	/* 0 or no timeout_ms: off. */
+	st.slow_rate_threshold = 0;
+	assert_int_equal(check(&st, 30, 0, 30, 0), SDS_REASON_NONE);
+	st.slow_rate_threshold = SDS_OFF;
+	assert_int_equal(check(&st, 30, 0, 30, 0), SDS_REASON_NONE);
+	st.slow_rate_threshold = 40;
+	st.timeout_ms = SDS_OFF;
+	assert_int_equal(check(&st, 30, 0, 30, 0), SDS_REASON_NONE);
+	/* No start: any visit counts. */
+	st.timeout_ms = 20;
+	st.slow_rate_start = SDS_OFF;
+	assert_int_equal(check(&st, 1, 0, 1, 0), SDS_REASON_SLOW_RATE);
+}
+
+static void test_slow_rate_last(void **state)
+{
+	struct sds_strategy st = strat();
+
+	st.timeout_ms = 20;
+	st.slow_rate_threshold = 10;
+	st.exception_rate_threshold = 50;
+	st.timeout_count_threshold = 100;
+	/* Both rates trip: the exception rate comes first. */
+	assert_int_equal(check(&st, 10, 5, 5, 0), SDS_REASON_EXCEPTION_RATE);
+	assert_int_equal(check(&st, 10, 4, 5, 0), SDS_REASON_SLOW_RATE);
+	/* The timeout count comes before both. */
+	assert_int_equal(check(&st, 200, 200, 150, 0), SDS_REASON_TIMEOUT);
+	assert_string_equal(chain_reason_name(SDS_REASON_SLOW_RATE), "slow_rate");
+	assert_int_equal(SDS_REASON_SLOW_RATE, 9);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -206,6 +257,8 @@ int main(void)
 		cmocka_unit_test(test_check_exception),
 		cmocka_unit_test(test_check_exception_rate),
 		cmocka_unit_test(test_check_order),
+		cmocka_unit_test(test_slow_rate),
+		cmocka_unit_test(test_slow_rate_last),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

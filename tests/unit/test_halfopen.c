@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * Unit tests of the half-open phase of N probes (loader/halfopen.c) and
- * of chain_eval() driving it, and of the slow-call ratio (chain_check):
- * issue 14, "Half-open" and "Slow ratio".
+ * of chain_eval() driving it: issue 14, "Half-open".  The slow-call
+ * ratio (chain_check) is with the other strategies in test_check.c.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -124,27 +124,6 @@ static void test_claimed0(void **state)
 
 /* ---- chain_eval with N probes --------------------------------------------- */
 
-/* One tick of @cs with phase state @h and the kernel's slow count @slow. */
-static bool tick(struct chain_state *cs, struct halfopen_run *h,
-		 const struct sds_strategy *st, struct sds_counts w, uint64_t now,
-		 uint64_t ok, uint64_t failed, uint64_t slow,
-		 struct flag_state *out)
-{
-	struct chain_input in = {
-		.st = st,
-		.window = w,
-		.now_ns = now,
-		.probes_ok = ok,
-		.probes_failed = failed,
-		.ho = h,
-		.slow_total = slow,
-		.snap_gen = now,	/* a new read every tick */
-	};
-
-	memset(out, 0xee, sizeof(*out));
-	return chain_eval(cs, &in, out);
-}
-
 #define HELD	(SDS_ACT_DOWNGRADE | SDS_ACT_PROBE | SDS_ACT_HALFOPEN)
 
 static struct sds_strategy five(void)
@@ -167,7 +146,7 @@ static void test_chain_phase_fails_then_closes(void **state)
 	struct flag_state out;
 
 	/* Trips at 1 s: a hold, its first phase opened. */
-	assert_false(tick(&cs, &h, &st, counts(1, 1, 0, 0), 1 * SEC, 0, 0, 0, &out));
+	assert_false(tick_ho(&cs, &h, &st, counts(1, 1, 0, 0), 1 * SEC, 0, 0, 0, &out));
 	assert_int_equal(out.active, HELD);
 	assert_int_equal(out.reason, SDS_REASON_EXCEPTION);
 	assert_int_equal(out.probe_interval_ns, 1000 * MS);
@@ -176,13 +155,13 @@ static void test_chain_phase_fails_then_closes(void **state)
 	assert_true(h.open && h.reopen);
 	h.reopen = false;	/* what the engine does once it wrote the cells */
 	/* 4 results in: held, no new phase. */
-	assert_false(tick(&cs, &h, &st, counts(10, 3, 0, 6), 2200 * MS, 2, 2, 0, &out));
+	assert_false(tick_ho(&cs, &h, &st, counts(10, 3, 0, 6), 2200 * MS, 2, 2, 0, &out));
 	assert_int_equal(out.active, HELD);
 	assert_false(h.reopen);
 	/* The 5th: 2 of 5 failed.  Judged a tick later: a new hold, new phase. */
-	assert_false(tick(&cs, &h, &st, counts(11, 3, 0, 6), 2300 * MS, 3, 2, 0, &out));
+	assert_false(tick_ho(&cs, &h, &st, counts(11, 3, 0, 6), 2300 * MS, 3, 2, 0, &out));
 	assert_int_equal(cs.hold_until_ns, 31 * SEC);
-	assert_false(tick(&cs, &h, &st, counts(11, 3, 0, 6), 2400 * MS, 3, 2, 0, &out));
+	assert_false(tick_ho(&cs, &h, &st, counts(11, 3, 0, 6), 2400 * MS, 3, 2, 0, &out));
 	assert_int_equal(out.active, HELD);
 	assert_int_equal(cs.hold_until_ns, 2400 * MS + 30 * SEC);
 	assert_int_equal(h.tag, 2);
@@ -191,8 +170,8 @@ static void test_chain_phase_fails_then_closes(void **state)
 	assert_int_equal(h.failed_base, 2);
 	h.reopen = false;
 	/* The next phase: 1 of 5 failed: closed, the window starts afresh. */
-	assert_false(tick(&cs, &h, &st, counts(20, 4, 0, 10), 3500 * MS, 7, 3, 0, &out));
-	assert_true(tick(&cs, &h, &st, counts(20, 4, 0, 10), 3600 * MS, 7, 3, 0, &out));
+	assert_false(tick_ho(&cs, &h, &st, counts(20, 4, 0, 10), 3500 * MS, 7, 3, 0, &out));
+	assert_true(tick_ho(&cs, &h, &st, counts(20, 4, 0, 10), 3600 * MS, 7, 3, 0, &out));
 	assert_false(cs.tripped);
 	assert_int_equal(cs.hold_until_ns, 0);
 	assert_int_equal(out.active, 0);
@@ -208,17 +187,17 @@ static void test_chain_slow_probes(void **state)
 	struct flag_state out;
 
 	st.timeout_ms = 50;
-	tick(&cs, &h, &st, counts(1, 1, 0, 0), 1 * SEC, 0, 0, 40, &out);
+	tick_ho(&cs, &h, &st, counts(1, 1, 0, 0), 1 * SEC, 0, 0, 40, &out);
 	assert_int_equal(h.slow_base, 40);
 	/* All 5 succeeded, 2 slow: a new hold. */
-	tick(&cs, &h, &st, counts(6, 1, 2, 0), 2500 * MS, 5, 0, 42, &out);
-	tick(&cs, &h, &st, counts(6, 1, 2, 0), 2600 * MS, 5, 0, 42, &out);
+	tick_ho(&cs, &h, &st, counts(6, 1, 2, 0), 2500 * MS, 5, 0, 42, &out);
+	tick_ho(&cs, &h, &st, counts(6, 1, 2, 0), 2600 * MS, 5, 0, 42, &out);
 	assert_int_equal(cs.hold_until_ns, 2600 * MS + 30 * SEC);
 	assert_int_equal(h.tag, 2);
 	assert_int_equal(h.slow_base, 42);
 	/* All 5 fast: closed. */
-	tick(&cs, &h, &st, counts(11, 1, 2, 0), 3700 * MS, 10, 0, 42, &out);
-	assert_true(tick(&cs, &h, &st, counts(11, 1, 2, 0), 3800 * MS, 10, 0, 42, &out));
+	tick_ho(&cs, &h, &st, counts(11, 1, 2, 0), 3700 * MS, 10, 0, 42, &out);
+	assert_true(tick_ho(&cs, &h, &st, counts(11, 1, 2, 0), 3800 * MS, 10, 0, 42, &out));
 	assert_int_equal(out.active, 0);
 }
 
@@ -231,25 +210,25 @@ static void test_chain_one_probe_unchanged(void **state)
 
 	/* probe_calls 1: no phase, no bit; the first result decides. */
 	st.probe_calls = 1;
-	tick(&cs, &h, &st, counts(1, 1, 0, 0), 1 * SEC, 0, 0, 0, &out);
+	tick_ho(&cs, &h, &st, counts(1, 1, 0, 0), 1 * SEC, 0, 0, 0, &out);
 	assert_int_equal(out.active, SDS_ACT_DOWNGRADE | SDS_ACT_PROBE);
 	assert_int_equal(h.tag, 0);
 	assert_false(h.open);
 	/* A slow count does not fail a single probe (as before). */
-	assert_true(tick(&cs, &h, &st, counts(2, 1, 1, 0), 2 * SEC, 1, 0, 7, &out));
+	assert_true(tick_ho(&cs, &h, &st, counts(2, 1, 1, 0), 2 * SEC, 1, 0, 7, &out));
 	assert_int_equal(out.active, 0);
 	/* Off (SDS_OFF) is one probe too. */
 	st.probe_calls = SDS_OFF;
-	tick(&cs, &h, &st, counts(3, 2, 1, 0), 3 * SEC, 1, 0, 7, &out);
+	tick_ho(&cs, &h, &st, counts(3, 2, 1, 0), 3 * SEC, 1, 0, 7, &out);
 	assert_int_equal(out.active, SDS_ACT_DOWNGRADE | SDS_ACT_PROBE);
-	tick(&cs, &h, &st, counts(4, 2, 1, 0), 4 * SEC, 1, 1, 7, &out);
+	tick_ho(&cs, &h, &st, counts(4, 2, 1, 0), 4 * SEC, 1, 1, 7, &out);
 	assert_int_equal(cs.hold_until_ns, 34 * SEC);
 	/* No phase state (NULL): one probe whatever probe_calls says. */
 	st.probe_calls = 5;
 	memset(&cs, 0, sizeof(cs));
-	tick(&cs, NULL, &st, counts(1, 1, 0, 0), 1 * SEC, 0, 0, 0, &out);
+	tick_ho(&cs, NULL, &st, counts(1, 1, 0, 0), 1 * SEC, 0, 0, 0, &out);
 	assert_int_equal(out.active, SDS_ACT_DOWNGRADE | SDS_ACT_PROBE);
-	assert_true(tick(&cs, NULL, &st, counts(2, 1, 0, 0), 2 * SEC, 1, 0, 0, &out));
+	assert_true(tick_ho(&cs, NULL, &st, counts(2, 1, 0, 0), 2 * SEC, 1, 0, 0, &out));
 }
 
 static void test_chain_phase_ends_with_hold(void **state)
@@ -260,22 +239,22 @@ static void test_chain_phase_ends_with_hold(void **state)
 	struct flag_state out;
 
 	/* Too little traffic: 3 of 5 results when delay_ms ends. */
-	tick(&cs, &h, &st, counts(1, 1, 0, 0), 1 * SEC, 0, 0, 0, &out);
-	tick(&cs, &h, &st, counts(4, 1, 0, 0), 3 * SEC, 3, 0, 0, &out);
+	tick_ho(&cs, &h, &st, counts(1, 1, 0, 0), 1 * SEC, 0, 0, 0, &out);
+	tick_ho(&cs, &h, &st, counts(4, 1, 0, 0), 3 * SEC, 3, 0, 0, &out);
 	assert_int_equal(out.active, HELD);
 	/* The window no longer trips at the hold's end: closed. */
-	assert_false(tick(&cs, &h, &st, counts(3, 0, 0, 0), 31 * SEC, 3, 0, 0, &out));
+	assert_false(tick_ho(&cs, &h, &st, counts(3, 0, 0, 0), 31 * SEC, 3, 0, 0, &out));
 	assert_int_equal(out.active, 0);
 	assert_false(h.open);
 	/* Tripping again opens a new phase from the counts of now. */
-	tick(&cs, &h, &st, counts(4, 1, 0, 0), 32 * SEC, 3, 0, 0, &out);
+	tick_ho(&cs, &h, &st, counts(4, 1, 0, 0), 32 * SEC, 3, 0, 0, &out);
 	assert_int_equal(out.active, HELD);
 	assert_int_equal(h.tag, 2);
 	assert_int_equal(h.ok_base, 3);
 	/* A hold without an open phase (after an upgrade) opens one. */
 	h.open = false;
 	h.reopen = false;
-	tick(&cs, &h, &st, counts(4, 1, 0, 0), 33 * SEC, 3, 0, 0, &out);
+	tick_ho(&cs, &h, &st, counts(4, 1, 0, 0), 33 * SEC, 3, 0, 0, &out);
 	assert_int_equal(h.tag, 3);
 	assert_true(h.open && h.reopen);
 	assert_int_equal(out.active, HELD);
@@ -289,60 +268,10 @@ static void test_chain_no_retry_no_phase(void **state)
 	struct flag_state out;
 
 	st.retry_interval_ms = SDS_OFF;
-	tick(&cs, &h, &st, counts(1, 1, 0, 0), 1 * SEC, 0, 0, 0, &out);
+	tick_ho(&cs, &h, &st, counts(1, 1, 0, 0), 1 * SEC, 0, 0, 0, &out);
 	assert_int_equal(out.active, SDS_ACT_DOWNGRADE);
 	assert_false(h.open);
 	assert_int_equal(h.tag, 0);
-}
-
-/* ---- the slow-call ratio -------------------------------------------------- */
-
-static void test_slow_rate(void **state)
-{
-	struct sds_strategy st = strat();
-
-	st.timeout_ms = 20;
-	st.slow_rate_threshold = 40;
-	st.slow_rate_start = 20;
-	/* 40 % of 30 visits, above the start: trips. */
-	assert_int_equal(check(&st, 30, 0, 12, 0), SDS_REASON_SLOW_RATE);
-	assert_int_equal(check(&st, 30, 0, 11, 0), SDS_REASON_NONE);
-	/* Not above the start: even all slow does not trip. */
-	assert_int_equal(check(&st, 20, 0, 20, 0), SDS_REASON_NONE);
-	assert_int_equal(check(&st, 21, 0, 9, 0), SDS_REASON_SLOW_RATE);
-	/* Of the passed calls: 10 slow of 25 passed (5 downgraded). */
-	assert_int_equal(check(&st, 30, 0, 10, 5), SDS_REASON_SLOW_RATE);
-	/* Nothing passed: no rate. */
-	assert_int_equal(check(&st, 30, 0, 0, 30), SDS_REASON_NONE);
-	/* 0 or no timeout_ms: off. */
-	st.slow_rate_threshold = 0;
-	assert_int_equal(check(&st, 30, 0, 30, 0), SDS_REASON_NONE);
-	st.slow_rate_threshold = SDS_OFF;
-	assert_int_equal(check(&st, 30, 0, 30, 0), SDS_REASON_NONE);
-	st.slow_rate_threshold = 40;
-	st.timeout_ms = SDS_OFF;
-	assert_int_equal(check(&st, 30, 0, 30, 0), SDS_REASON_NONE);
-	/* No start: any visit counts. */
-	st.timeout_ms = 20;
-	st.slow_rate_start = SDS_OFF;
-	assert_int_equal(check(&st, 1, 0, 1, 0), SDS_REASON_SLOW_RATE);
-}
-
-static void test_slow_rate_last(void **state)
-{
-	struct sds_strategy st = strat();
-
-	st.timeout_ms = 20;
-	st.slow_rate_threshold = 10;
-	st.exception_rate_threshold = 50;
-	st.timeout_count_threshold = 100;
-	/* Both rates trip: the exception rate comes first. */
-	assert_int_equal(check(&st, 10, 5, 5, 0), SDS_REASON_EXCEPTION_RATE);
-	assert_int_equal(check(&st, 10, 4, 5, 0), SDS_REASON_SLOW_RATE);
-	/* The timeout count comes before both. */
-	assert_int_equal(check(&st, 200, 200, 150, 0), SDS_REASON_TIMEOUT);
-	assert_string_equal(chain_reason_name(SDS_REASON_SLOW_RATE), "slow_rate");
-	assert_int_equal(SDS_REASON_SLOW_RATE, 9);
 }
 
 int main(void)
@@ -358,8 +287,6 @@ int main(void)
 		cmocka_unit_test(test_chain_one_probe_unchanged),
 		cmocka_unit_test(test_chain_phase_ends_with_hold),
 		cmocka_unit_test(test_chain_no_retry_no_phase),
-		cmocka_unit_test(test_slow_rate),
-		cmocka_unit_test(test_slow_rate_last),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
