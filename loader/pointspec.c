@@ -272,48 +272,12 @@ static int copy_num_parse(const char *arg, int o, const char *val, size_t vlen,
 }
 
 /*
- * Apply one option, @opt[0..len) ("err=neg", say).  @seen tracks which
- * options came already, so a repeated one is refused instead of the last
- * one silently winning.
+ * The options of the probe itself, @o's value @val[0..vlen): err=, ret=,
+ * timeout_ms=, site=.
  */
-static int point_opt_apply(const char *arg, const char *opt, size_t len,
-			   bool *seen, struct point_spec *ps,
-			   char *err, size_t errlen)
+static int probe_opt_parse(const char *arg, int o, const char *val, size_t vlen,
+			   struct point_spec *ps, char *err, size_t errlen)
 {
-	const char *eq = memchr(opt, '=', len);
-	size_t klen = eq ? (size_t)(eq - opt) : len;
-	const char *val = eq ? eq + 1 : opt + len;
-	size_t vlen = eq ? len - klen - 1 : 0;
-	int o;
-
-	if (!len) {
-		snprintf(err, errlen, "bad point '%s': empty option", arg);
-		return -1;
-	}
-	for (o = 0; o < OPT_NR; o++) {
-		if (strlen(opt_names[o]) == klen &&
-		    !memcmp(opt_names[o], opt, klen))
-			break;
-	}
-	if (o == OPT_NR) {
-		snprintf(err, errlen,
-			 "bad point '%s': unknown option '%.*s' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=)",
-			 arg, (int)klen, opt);
-		return -1;
-	}
-	if (seen[o]) {
-		snprintf(err, errlen, "bad point '%s': duplicate option '%s='",
-			 arg, opt_names[o]);
-		return -1;
-	}
-	seen[o] = true;
-	if (!eq) {
-		snprintf(err, errlen,
-			 "bad point '%s': option '%s' needs a value (%s)",
-			 arg, opt_names[o], opt_usage[o]);
-		return -1;
-	}
-
 	switch (o) {
 	case OPT_ERR:
 		if (err_mode_parse(val, vlen, &ps->err_mode)) {
@@ -358,6 +322,59 @@ static int point_opt_apply(const char *arg, const char *opt, size_t len,
 			return -1;
 		}
 		break;
+	}
+	return 0;
+}
+
+/*
+ * Apply one option, @opt[0..len) ("err=neg", say).  @seen tracks which
+ * options came already, so a repeated one is refused instead of the last
+ * one silently winning.
+ */
+static int point_opt_apply(const char *arg, const char *opt, size_t len,
+			   bool *seen, struct point_spec *ps,
+			   char *err, size_t errlen)
+{
+	const char *eq = memchr(opt, '=', len);
+	size_t klen = eq ? (size_t)(eq - opt) : len;
+	const char *val = eq ? eq + 1 : opt + len;
+	size_t vlen = eq ? len - klen - 1 : 0;
+	int o;
+
+	if (!len) {
+		snprintf(err, errlen, "bad point '%s': empty option", arg);
+		return -1;
+	}
+	for (o = 0; o < OPT_NR; o++) {
+		if (strlen(opt_names[o]) == klen &&
+		    !memcmp(opt_names[o], opt, klen))
+			break;
+	}
+	if (o == OPT_NR) {
+		snprintf(err, errlen,
+			 "bad point '%s': unknown option '%.*s' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=)",
+			 arg, (int)klen, opt);
+		return -1;
+	}
+	if (seen[o]) {
+		snprintf(err, errlen, "bad point '%s': duplicate option '%s='",
+			 arg, opt_names[o]);
+		return -1;
+	}
+	seen[o] = true;
+	if (!eq) {
+		snprintf(err, errlen,
+			 "bad point '%s': option '%s' needs a value (%s)",
+			 arg, opt_names[o], opt_usage[o]);
+		return -1;
+	}
+
+	switch (o) {
+	case OPT_ERR:
+	case OPT_RET:
+	case OPT_TIMEOUT_MS:
+	case OPT_SITE:
+		return probe_opt_parse(arg, o, val, vlen, ps, err, errlen);
 	case OPT_COPY:
 		return copy_args_parse(arg, val, vlen, ps, err, errlen);
 	case OPT_COPY_MAX:
