@@ -4,60 +4,33 @@
 spec, its servers are used without --copy-to, and the heartbeat carries
 the point's copy_captured per period, exactly."""
 
-import http.server
-import json
 import os
-import threading
 import time
 
 import sdstest
+from fake_admin import NOTHING_NEW, FakeAdmin
 from cap_lib import APP, POINT, body, check, copy_lib, eq, test
 
 
-class FakeAdmin:
+class PlanAdmin(FakeAdmin):
     """Answers every heartbeat with @copy as the reply's "copy" and keeps
     the heartbeats' points."""
 
     def __init__(self, ctx, copy):
         self.copy = copy
         self.beats = []
-        self.lock = threading.Lock()
-        fake = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                n = int(self.headers.get("Content-Length", "0"))
-                doc = json.loads(self.rfile.read(n))
-                with fake.lock:
-                    fake.beats.append(doc)
-                    reply = {"version": 0, "changed": False,
-                             "strategies": None, "drills": [],
-                             "copy": fake.copy}
-                b = json.dumps(reply).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(b)))
-                self.end_headers()
-                self.wfile.write(b)
-
-            def log_message(self, *args):
-                pass
-
-        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.srv.daemon_threads = True
-        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
-        self.url = "http://127.0.0.1:%d" % self.srv.server_address[1]
+        super().__init__(self._answer)
         ctx.fakes.append(self)
+
+    def _answer(self, doc):
+        self.beats.append(doc)
+        return dict(NOTHING_NEW, copy=self.copy)
 
     def captured(self):
         """copy_captured of POINT summed over the heartbeats."""
         with self.lock:
             return sum(b["points"].get(POINT, {}).get("copy_captured", 0)
                        for b in self.beats)
-
-    def close(self):
-        self.srv.shutdown()
-        self.srv.server_close()
 
 
 @test
@@ -69,7 +42,7 @@ def test_plan_from_admin(ctx):
     shadow = ctx.shadow()
     srv = copy_lib.Server(ctx, [copy_lib.plan("p", [shadow.addr], app=APP,
                                               points=[POINT])])
-    admin = FakeAdmin(ctx, {"servers": [srv.addr], "plans": [
+    admin = PlanAdmin(ctx, {"servers": [srv.addr], "plans": [
         {"id": 1, "name": "p", "sample_pct": 100,
          "expires_at": int(time.time()) + 3600, "points": [POINT]}]})
     token = os.path.join(ctx.tmp, "token")

@@ -22,7 +22,6 @@ loader left no program and no pin behind.  The last line is "N passed,
 M failed".  Python 3 standard library only.
 """
 
-import http.server
 import json
 import os
 import shutil
@@ -30,13 +29,13 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
 from sdstest import BUILD, SDS, Fail, check, eq  # noqa: E402
+from fake_admin import NOTHING_NEW, FakeAdmin  # noqa: E402
 
 DEPLOY_BIN = os.path.join(BUILD, "test", "deploy")
 GROUP = "deploytest"
@@ -161,8 +160,8 @@ class Ctx(sdstest.ProcDir):
         deadline = time.monotonic() + timeout
         while True:
             progs = sorted(held & set(sdstest.sds_progs()))
-            pins = sorted(p for p in sdstest.bpffs_pins() - self.kernel.pins
-                          if self.app in p)
+            pins = sorted(p for p in sdstest.pins_under(self.kernel.roots)
+                          - self.kernel.pins if self.app in p)
             if not progs and not pins:
                 return
             if time.monotonic() > deadline:
@@ -569,36 +568,20 @@ class Guarded(Svc):
             out.append(got)
 
 
-class FakeAdmin:
-    """An HTTP server on 127.0.0.1 that takes heartbeats, keeps their
-    bodies and answers as the admin does with nothing to change."""
+class BodiesAdmin(FakeAdmin):
+    """A fake sds-admin that keeps the heartbeats' bodies and answers as
+    the admin does with nothing to change."""
 
     def __init__(self):
-        bodies = self.bodies = []
+        self.bodies = []
+        super().__init__(self._answer)
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                n = int(self.headers.get("Content-Length", "0"))
-                bodies.append(json.loads(self.rfile.read(n)))
-                reply = b'{"version":0,"changed":false,"strategies":null,"drills":[]}'
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(reply)))
-                self.end_headers()
-                self.wfile.write(reply)
-
-            def log_message(self, *args):
-                pass
-
-        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.srv.server_address[1]
-        self.thread = threading.Thread(target=self.srv.serve_forever,
-                                       daemon=True)
-        self.thread.start()
+    def _answer(self, doc):
+        self.bodies.append(doc)
+        return NOTHING_NEW
 
     def cleanup(self):
-        self.srv.shutdown()
-        self.srv.server_close()
+        self.close()
 
 
 @test
@@ -606,7 +589,7 @@ def test_heartbeat_build(ctx):
     """Heartbeats carry no "build" before a deploy (older admins refuse
     unknown fields) and {"id": new build-id, "deploys": 1} after it, in
     a period whose visits are exactly the new process's."""
-    admin = FakeAdmin()
+    admin = BodiesAdmin()
     ctx.targets.append(admin)
     token = sdstest.write_token(os.path.join(ctx.tmp, "token"), "deploy-token")
     ctx.stage("svc", "svc")

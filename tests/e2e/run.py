@@ -21,7 +21,6 @@ skipped: a test that cannot run fails and says why.  The last line is
 Python 3 standard library only.
 """
 
-import http.server
 import json
 import os
 import shutil
@@ -37,6 +36,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
 from sdstest import (BUILD, SDS, Fail, KernelSnapshot,  # noqa: E402
                      check, eq, free_port, log, wait_until)
+from fake_admin import NOTHING_NEW, FakeAdmin  # noqa: E402
 
 _kill_group = sdstest.kill_group
 sdstest.log_stamps()
@@ -350,48 +350,30 @@ class Ctx(sdstest.TestDir):
                                  timeout)
 
 
-class BadAdmin:
+class BadAdmin(FakeAdmin):
     """A fake sds-admin (real HTTP on a loopback port) whose heartbeat
     replies are HTTP 200 with a body the loader cannot use: the first
     period it is sent gets @bodies[0], the second @bodies[1], and so on;
     periods past the list get a good reply.  It counts the posts of each
     period (what a real admin would have stored each time)."""
 
-    GOOD = b'{"version": 0, "changed": false, "strategies": null, "drills": []}'
+    GOOD = json.dumps(NOTHING_NEW).encode()
 
     def __init__(self, ctx, bodies):
         self.bodies = bodies
         self.posts = {}         # period_start -> posts
         self.order = []         # period_starts, first post first
-        self.lock = threading.Lock()
-        fake = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                n = int(self.headers.get("Content-Length", "0"))
-                doc = json.loads(self.rfile.read(n))
-                with fake.lock:
-                    p = doc["period_start"]
-                    if p not in fake.posts:
-                        fake.order.append(p)
-                        fake.posts[p] = 0
-                    fake.posts[p] += 1
-                    i = fake.order.index(p)
-                body = fake.bodies[i] if i < len(fake.bodies) else fake.GOOD
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.srv.daemon_threads = True
+        super().__init__(self._answer)
         ctx.servers.append(self.srv)
-        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
-        self.url = "http://127.0.0.1:%d" % self.srv.server_address[1]
+
+    def _answer(self, doc):
+        p = doc["period_start"]
+        if p not in self.posts:
+            self.order.append(p)
+            self.posts[p] = 0
+        self.posts[p] += 1
+        i = self.order.index(p)
+        return self.bodies[i] if i < len(self.bodies) else self.GOOD
 
     def snapshot(self):
         with self.lock:
@@ -880,39 +862,19 @@ def failover_hung_first(ctx):
     l.stop()
 
 
-class CountingAdmin:
+class CountingAdmin(FakeAdmin):
     """A fake sds-admin (real HTTP on a loopback port) that stores every
     heartbeat: it answers a good reply and records (host, period_start)
     of each post, in order."""
 
-    GOOD = BadAdmin.GOOD
-
     def __init__(self, ctx):
         self.posts = []         # (host, period_start), first post first
-        self.lock = threading.Lock()
-        fake = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                n = int(self.headers.get("Content-Length", "0"))
-                doc = json.loads(self.rfile.read(n))
-                with fake.lock:
-                    fake.posts.append((doc["host"], doc["period_start"]))
-                body = fake.GOOD
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.srv.daemon_threads = True
+        super().__init__(self._answer)
         ctx.servers.append(self.srv)
-        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
-        self.url = "http://127.0.0.1:%d" % self.srv.server_address[1]
+
+    def _answer(self, doc):
+        self.posts.append((doc["host"], doc["period_start"]))
+        return NOTHING_NEW
 
     def snapshot(self):
         with self.lock:

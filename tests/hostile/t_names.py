@@ -8,14 +8,13 @@ nothing root opens there follows a symlink; the strategies cache is
 written atomically.
 """
 
-import http.server
 import json
 import os
 import stat
-import threading
 import time
 
 import sdstest
+from fake_admin import FakeAdmin
 from hostile_lib import AS_NOBODY, test
 from sdstest import (NOBODY, SDS, Fail, KernelSnapshot, check, eq,
                      get_point, sock_path)
@@ -92,41 +91,19 @@ def attach_refused(ctx, args, app, wants, group="default", what=""):
     return lines[0]
 
 
-class FakeAdmin:
-    """An HTTP server that answers every heartbeat with @doc as the
+class StrategiesAdmin(FakeAdmin):
+    """A fake sds-admin that answers every heartbeat with @doc as the
     app's strategies (the reply of common/heartbeat.h)."""
 
     def __init__(self, doc):
-        outer = self
         self.doc = doc
         self.posts = 0
+        super().__init__(self._answer)
 
-        class H(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                n = int(self.headers.get("Content-Length") or 0)
-                self.rfile.read(n)
-                outer.posts += 1
-                body = json.dumps({"version": outer.doc["version"],
-                                   "changed": True,
-                                   "strategies": outer.doc,
-                                   "drills": []}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *a):
-                pass
-
-        self.srv = http.server.HTTPServer(("127.0.0.1", 0), H)
-        self.url = "http://127.0.0.1:%d" % self.srv.server_address[1]
-        self.t = threading.Thread(target=self.srv.serve_forever, daemon=True)
-        self.t.start()
-
-    def close(self):
-        self.srv.shutdown()
-        self.srv.server_close()
+    def _answer(self, beat):
+        self.posts += 1
+        return {"version": self.doc["version"], "changed": True,
+                "strategies": self.doc, "drills": []}
 
 
 def admin_args(ctx, url):
@@ -356,7 +333,7 @@ def cache_written_atomically(ctx):
     cache = cache_path(ctx)
     os.symlink(v, cache + ".tmp")
     doc = {"version": 7, "points": {"order": {"visit_threshold": 0}}}
-    admin = FakeAdmin(doc)
+    admin = StrategiesAdmin(doc)
     try:
         l = ctx.attach(admin_args(ctx, admin.url) + ["--app", "app", path], "app")
         sdstest.wait_until(lambda: os.path.exists(cache) and
