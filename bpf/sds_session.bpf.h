@@ -106,8 +106,9 @@ static __always_inline void session_reap(struct task_struct *t,
 static __always_inline int session_enter(struct pt_regs *ctx, __u32 point,
 					 __u64 ts, __u64 *ck)
 {
+	/* Plain loads through BTF pointers: no helper call on the hot path. */
 	struct task_struct *t = bpf_get_current_task_btf();
-	struct uprobe_task *ut = BPF_CORE_READ(t, utask);
+	struct uprobe_task *ut = t->utask;
 	struct sds_gauge *g;
 	struct sds_slot *s;
 
@@ -118,11 +119,11 @@ static __always_inline int session_enter(struct pt_regs *ctx, __u32 point,
 	if (!g)
 		return 1;
 	if (ut) {
-		struct return_instance *ri = BPF_CORE_READ(ut, return_instances);
+		struct return_instance *ri = ut->return_instances;
 
 		if (ri)
 			session_reap(t, ri, PT_REGS_SP(ctx));
-		if (BPF_CORE_READ(ut, depth) >= SDS_SESS_MAX_DEPTH) {
+		if (ut->depth >= SDS_SESS_MAX_DEPTH) {
 			/* Visited, but the kernel keeps no return for it. */
 			ADD(&g->unpaired, 1);
 			return 1;
