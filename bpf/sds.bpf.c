@@ -3,8 +3,10 @@
  * sds.bpf.c - counting for function points and guard points.
  *
  * The same few programs serve every point of a loader; the point id is
- * the BPF cookie (for guard points, libsds's first argument).  A function
- * point's entry (sds_enter) pairs with a uretprobe (sds_leave) or, where
+ * the BPF cookie (for guard points, libsds's first argument).  Where the
+ * kernel has uprobe sessions a function point is one program on one link,
+ * sds_session (sds_session.bpf.h, docs/PROBES.md); else, and for points
+ * with :failfast=, its entry (sds_enter) pairs with a uretprobe (sds_leave) or, where
  * TARGET can unwind, with a probe on each of its rets (sds_enter_exits,
  * sds_exit; calls unwound are counted at the catch, sds_catch); Go and
  * functions whose exits cannot all be found count entries only

@@ -102,7 +102,14 @@ static struct bpf_link *link_of_fd(int fd, int id)
 	}
 	l = bpf_link__open(path);
 	e = errno;
-	unlink(path);
+	/*
+	 * libbpf takes the path for the link's pin: unpinned through it, so
+	 * that the link is pinned where the loader pins points (probes_pin.c).
+	 */
+	if (l)
+		bpf_link__unpin(l);
+	else
+		unlink(path);
 	close(fd);
 	errno = e;
 	return l;
