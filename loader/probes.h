@@ -136,6 +136,8 @@ bool probes__wants_session(const struct probes *pr, const struct probe_point *p)
  */
 int probes__session_attach(struct probes *pr, int id, const char *target,
 			   pid_t pid);
+/* Points 0..@n-1 adopted from their pins: which enter links are sessions. */
+void probes__session_adopted(struct probes *pr, int n);
 /* "session (...)" or "pair (...)": what `attach` and `stats` show. */
 const char *probes__path_text(const struct probes *pr, char *buf, size_t len);
 

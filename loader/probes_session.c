@@ -155,3 +155,23 @@ const char *probes__path_text(const struct probes *pr, char *buf, size_t len)
 			 "uprobe + uretprobe");
 	return buf;
 }
+
+/* The kernel's BPF_LINK_TYPE_UPROBE_MULTI (6.6+), absent from 6.1's uapi. */
+#define SESSION_LINK_TYPE	12
+
+void probes__session_adopted(struct probes *pr, int n)
+{
+	int id;
+
+	for (id = 0; id < n; id++) {
+		struct probe_point *p = &pr->pts[id];
+		struct bpf_link_info info;
+		__u32 len = sizeof(info);
+
+		if (!p->enter || p->leave)
+			continue;
+		memset(&info, 0, sizeof(info));
+		if (!bpf_obj_get_info_by_fd(bpf_link__fd(p->enter), &info, &len))
+			p->session = info.type == SESSION_LINK_TYPE;
+	}
+}
