@@ -172,8 +172,9 @@ start() {
 		wait_for $pid "grep -q '^ready' '$log'" 10 || return 1
 		;;
 	floor)
-		"$BB/bench-floor" "$bin" "$($HELP offset "$bin" bench_fn)" \
-			> "$log" 2>&1 &
+		# The offset first: the log must exist once the tool runs.
+		off=$($HELP offset "$bin" bench_fn) || return 1
+		"$BB/bench-floor" "$bin" "$off" > "$log" 2>&1 &
 		pid=$!
 		PIDS="$PIDS $pid"
 		wait_for $pid "grep -q '^ready' '$log'" 10 || return 1
