@@ -50,10 +50,15 @@ const volatile __u64 session_tag = 0;
 _Static_assert(SDS_MAX_POINTS <= SDS_SESS_PT_MASK + 1,
 	       "a point id must fit the session cookie");
 
+/*
+ * The kernel's structures are read by plain loads through BTF pointers
+ * (the verifier makes them fault-safe): no helper call per field.
+ */
+
 /* The point of return instance @ri if its first consumer is ours, else -1. */
 static __always_inline int session_point_of(struct return_instance *ri)
 {
-	__u64 ck = BPF_CORE_READ(ri, consumer.cookie);
+	__u64 ck = ri->consumer.cookie;
 
 	if ((ck & SDS_SESS_TAG_MASK) != session_tag)
 		return -1;
@@ -88,17 +93,17 @@ static __always_inline void session_reap(struct task_struct *t,
 
 		if (!ri)
 			break;
-		stack = BPF_CORE_READ(ri, stack);
+		stack = ri->stack;
 		if (stack > sp)
 			break;
 		if (stack == sp) {
-			tramp = BPF_CORE_READ(t, mm, uprobes_state.xol_area, vaddr);
+			tramp = t->mm->uprobes_state.xol_area->vaddr;
 			bpf_probe_read_user(&ret, sizeof(ret), (void *)sp);
 			if (ret == tramp)
 				break;
 		}
 		session_drop(ri);
-		ri = BPF_CORE_READ(ri, next);
+		ri = ri->next;
 	}
 }
 
@@ -171,14 +176,14 @@ static __always_inline void session_thread_exit(struct task_struct *task)
 
 	if (!session_tag)
 		return;
-	ut = BPF_CORE_READ(task, utask);
+	ut = task->utask;
 	if (ut)
-		ri = BPF_CORE_READ(ut, return_instances);
+		ri = ut->return_instances;
 	for (i = 0; i < SDS_SESS_MAX_DEPTH; i++) {
 		if (!ri)
 			break;
 		session_drop(ri);
-		ri = BPF_CORE_READ(ri, next);
+		ri = ri->next;
 	}
 }
 
