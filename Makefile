@@ -149,6 +149,7 @@ include tests/capture/capture.mk
 include tests/failfast/failfast.mk
 include tests/exact/exact.mk
 include tests/lib/testlib.mk
+include tests/probepath/probepath.mk
 
 integration: all $(TEST_TARGETS)
 	$(PYTHON) tests/integration/run.py

@@ -3,8 +3,10 @@
  * sds.bpf.c - counting for function points and guard points.
  *
  * The same few programs serve every point of a loader; the point id is
- * the BPF cookie (for guard points, libsds's first argument).  A function
- * point's entry (sds_enter) pairs with a uretprobe (sds_leave) or, where
+ * the BPF cookie (for guard points, libsds's first argument).  Where the
+ * kernel has uprobe sessions a function point is one program on one link,
+ * sds_session (sds_session.bpf.h, docs/PROBES.md); else, and for points
+ * with :failfast=, its entry (sds_enter) pairs with a uretprobe (sds_leave) or, where
  * TARGET can unwind, with a probe on each of its rets (sds_enter_exits,
  * sds_exit; calls unwound are counted at the catch, sds_catch); Go and
  * functions whose exits cannot all be found count entries only
@@ -21,6 +23,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include "sds_types.h"
 #include "sds_flags.h"
 
@@ -226,141 +229,8 @@ static __always_inline bool is_exception(const struct sds_point_cfg *cfg,
 	return false;
 }
 
-/*
- * Frame @i of @fr, bounded for the verifier.  The empty asm hides what the
- * compiler knows of @i, so the mask is really applied and the address is
- * computed from it (else clang strength-reduces the loop into a pointer
- * increment the verifier cannot bound).
- */
-static __always_inline struct sds_frame *frame_at(struct sds_frames *fr,
-						  __u32 i)
-{
-	asm volatile("" : "+r"(i));
-	return &fr->f[i & (SDS_MAX_DEPTH - 1)];
-}
-
-/* A frame given up: its call will never be seen returning. */
-static __always_inline void frame_drop(__u32 point)
-{
-	struct sds_gauge *g;
-
-	g = bpf_map_lookup_elem(&gauges, &point);
-	if (!g)
-		return;
-	ADD(&g->dropped, 1);
-}
-
-/*
- * Frame @f is below the stack pointer of a call entering or leaving at
- * @ts: its call is over without being seen to end.  A pair's was left by
- * longjmp or past the kernel's return-probe depth; a call whose every ret
- * is probed left by unwinding, an exception (or longjmp, which C++ and
- * Rust code rarely uses): counted as one.
- */
-__noinline int sds_count_exception(__u32 point, __u64 ts)
-{
-	struct sds_slot *s;
-
-	/*
-	 * A global function, verified once on its own: inlined into the
-	 * loops that give frames up it multiplies the verifier's states
-	 * past its limit.
-	 */
-	if (point >= SDS_MAX_POINTS)
-		return 0;
-	s = slot_get(point, sec_of(ts));
-	if (s)
-		ADD(&s->exceptions, 1);
-	return 0;
-}
-
-static __always_inline void frame_unwound(const struct sds_frame *f, __u64 ts)
-{
-	frame_drop(f->point);
-	if (f->exits)
-		sds_count_exception(f->point, ts);
-}
-
-/*
- * Remove frame @idx of the @d frames of @fr, closing the gap (the frames
- * above it are still live); returns the new depth.
- */
-static __always_inline __u32 frame_remove(struct sds_frames *fr, __u32 d,
-					  __u32 idx)
-{
-	__u32 i;
-
-	for (i = idx; i < SDS_MAX_DEPTH; i++) {
-		if (i + 1 >= d)
-			break;
-		*frame_at(fr, i) = *frame_at(fr, i + 1);
-	}
-	fr->depth = d - 1;
-	return d - 1;
-}
-
-/*
- * The oldest of the @d frames of @fr that is a guard frame of @point (of
- * any point if @point is SDS_MAX_POINTS), or SDS_MAX_DEPTH if none.
- */
-static __always_inline __u32 guard_oldest(struct sds_frames *fr, __u32 d,
-					  __u32 point)
-{
-	__u32 i;
-
-	for (i = 0; i < SDS_MAX_DEPTH; i++) {
-		struct sds_frame *f;
-
-		if (i >= d)
-			break;
-		f = frame_at(fr, i);
-		if (f->guard && (point >= SDS_MAX_POINTS || f->point == point))
-			return i;
-	}
-	return SDS_MAX_DEPTH;
-}
-
-/*
- * Give up guard frame @idx of the @d frames of @fr (its call leaked: a
- * missed finally, an exception, a longjmp), returning the new depth.
- * libsds does the same to its own stack when it is full, so the two stay
- * in step and the in-flight gauge counts the call as dropped.
- */
-static __always_inline __u32 guard_evict(struct sds_frames *fr, __u32 d,
-					 __u32 idx)
-{
-	frame_drop(frame_at(fr, idx)->point);
-	return frame_remove(fr, d, idx);
-}
-
-/*
- * Drop the frames on top of @fr that cannot be live when a call enters
- * with stack pointer @sp, and return the new depth.  A live caller's frame
- * is at a higher address; one at a lower address was left by longjmp or
- * by a return the kernel did not report.  At the same address only a tail
- * call (a different function jumped to with the caller's frame) can be
- * live: the same point there means its earlier call was left by longjmp.
- */
-static __always_inline __u32 frames_unwind(struct sds_frames *fr, __u64 sp,
-					   __u32 point, __u64 ts)
-{
-	__u32 d = fr->depth, i;
-
-	for (i = 0; i < SDS_MAX_DEPTH; i++) {
-		struct sds_frame *top;
-
-		if (d == 0 || d > SDS_MAX_DEPTH)
-			break;
-		top = frame_at(fr, d - 1);
-		/* A guard frame is ended by its own exit, never unwound. */
-		if (top->guard || top->sp > sp || (top->sp == sp && top->point != point))
-			break;
-		frame_unwound(top, ts);
-		d--;
-	}
-	fr->depth = d;
-	return d;
-}
+/* The frame stack: sds_frames.bpf.h. */
+#include "sds_frames.bpf.h"
 
 /*
  * Count the entry of a call of @point at @ts and push its frame.  Function
@@ -626,6 +496,9 @@ int sds_catch(struct pt_regs *ctx)
 	return 0;
 }
 
+/* The session path of function points: no frames (sds_session.bpf.h). */
+#include "sds_session.bpf.h"
+
 /* libsds's guard points: their programs share the frames above. */
 #include "sds_guard.bpf.h"
 
@@ -639,6 +512,7 @@ int BPF_PROG(sds_thread_exit, struct task_struct *task)
 	struct sds_frames *fr;
 	__u32 i, d;
 
+	session_thread_exit(task);
 	fr = bpf_task_storage_get(&frames, task, 0, 0);
 	if (!fr)
 		return 0;

@@ -13,8 +13,8 @@
 void attach_table__print(const struct probes *pr, const struct sds_sites *sites,
 			 bool needs_libsds, const struct attach_table *t)
 {
-	char guard_cost[16];
-	int i;
+	char guard_cost[16], path[192];
+	int i, pairs = 0;
 
 	if (t->fork_line[0])
 		printf("%s\n", t->fork_line);
@@ -56,6 +56,10 @@ void attach_table__print(const struct probes *pr, const struct sds_sites *sites,
 		else if (p->ret_mode == RET_EXITS)
 			printf("%16s returns: a probe on each of its %d ret%s (the target can unwind: no return probe); an exit not seen is an exception\n",
 			       "", p->exits.n, p->exits.n == 1 ? "" : "s");
+		else if (p->ret_mode == RET_PAIR && !p->session && pr->path.session)
+			printf("%16s returns: the pair (failfast= reads the per-thread frame stack)\n", "");
+		if (p->ret_mode == RET_PAIR)
+			pairs++;
 	}
 	/* A guarded call fires two nop5 probes: sds__site_enter, sds__site_exit. */
 	snprintf(guard_cost, sizeof(guard_cost), "~%u ns",
@@ -68,5 +72,8 @@ void attach_table__print(const struct probes *pr, const struct sds_sites *sites,
 	else if (needs_libsds)
 		printf("%-16s %-24s %-10s %-8s %-9s libsds guard points in libsds.so, attached as the app registers (a guarded call: entry + exit)\n",
 		       "(guards)", "sds__site_enter", "-", "nop5", guard_cost);
+	/* How entry and return of the points with both are seen (docs/PROBES.md). */
+	if (pairs)
+		printf("probe path: %s\n", probes__path_text(pr, path, sizeof(path)));
 	fflush(stdout);
 }

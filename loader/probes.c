@@ -58,10 +58,12 @@ int probes__size_maps(struct probes *pr)
 	return 0;
 }
 
-int probes__load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
-		 char *err, size_t errlen)
+/* Open the object and set it up for pr->cap points and this loader. */
+static int probes_open(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
+		       char *err, size_t errlen)
 {
 	int e;
+
 	pr->skel = sds_bpf__open();
 	if (!pr->skel) {
 		e = errno;
@@ -78,7 +80,27 @@ int probes__load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
 	pr->skel->rodata->sec_offset_ns = sec_offset_ns;
 	pr->atomics = sds_kernel_preemptible();
 	pr->skel->rodata->atomics = pr->atomics;
+	probes__session_prepare(pr, key);
+	return 0;
+}
+
+int probes__load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
+		 char *err, size_t errlen)
+{
+	int e;
+
+	if (probes__path_parse(&pr->path, err, errlen) ||
+	    probes_open(pr, key, sec_offset_ns, err, errlen))
+		return -1;
 	e = sds_bpf__load(pr->skel);
+	/* A kernel without uprobe sessions: the pair, without them. */
+	if (e && probes__session_retry(pr, -e)) {
+		sds_bpf__destroy(pr->skel);
+		pr->skel = NULL;
+		if (probes_open(pr, key, sec_offset_ns, err, errlen))
+			return -1;
+		e = sds_bpf__load(pr->skel);
+	}
 	if (e) {
 		e = -e;
 		snprintf(err, errlen, "loading BPF programs: %s%s",
@@ -205,6 +227,7 @@ static void point_detach(struct probe_point *p)
 
 	bpf_link__destroy(p->enter);
 	p->enter = NULL;
+	p->session = false;
 	bpf_link__destroy(p->leave);
 	p->leave = NULL;
 	for (i = 0; i < EXITS_MAX; i++) {
@@ -285,6 +308,18 @@ int probes__resume(struct probes *pr, int id, const char *target, pid_t pid,
 			 p->spec.name, p->spec.symbol, target);
 		return -1;
 	}
+	/* One link for both ends where the kernel has sessions. */
+	if (probes__wants_session(pr, p)) {
+		int r = probes__session_attach(pr, id, target, pid);
+
+		if (r < 0)
+			goto fail;
+		if (r == 0) {
+			if (pr->pins)
+				probes__pin_links(pr, pr->pins, err, errlen);
+			return 0;
+		}
+	}
 	/* The ends first, for the same reason as in point_detach(). */
 	if (!point_attach_ends(pr, id, target, pid)) {
 		p->enter = point_link(point_entry_prog(pr, p), id, false,
@@ -298,11 +333,11 @@ int probes__resume(struct probes *pr, int id, const char *target, pid_t pid,
 		if (p->enter)
 			return 0;
 	}
+fail:
 	point_fail(p, target, err, errlen);
 	point_detach(p);
 	return -1;
 }
-
 
 /* The ends of copy @p (as point_attach_ends() for pr->pts[id]). */
 static int copy_attach_ends(struct probes *pr, struct probe_point *p, int id,

@@ -40,6 +40,7 @@ struct probe_point {
 	struct bpf_link *exit_links[EXITS_MAX];	/* a uprobe on each (RET_EXITS) */
 	char exits_why[160];		/* why it has no exit probes (RET_WHY_NO_EXITS) */
 	bool unresolved;		/* not in the build TARGET now is (watch.c): nothing to attach */
+	bool session;			/* @enter is a uprobe session link (probes_session.c) */
 };
 
 #define PROBES_MAX_GUARD_FILES	16	/* distinct files holding libsds sites */
@@ -65,6 +66,20 @@ struct guard_file {
 	struct bpf_link *copy_link;	/* capture's program on the copy site; NULL: none */
 };
 
+/* SDS_PROBE_PATH: how function points see their calls end. */
+enum probe_path_mode {
+	PROBE_PATH_AUTO,	/* the session where the kernel has it, else the pair */
+	PROBE_PATH_SESSION,	/* the session or fail */
+	PROBE_PATH_PAIR,	/* uprobe + uretprobe, whatever the kernel */
+};
+
+/* Which path the loader's function points take (docs/PROBES.md). */
+struct probe_path {
+	enum probe_path_mode mode;	/* asked by SDS_PROBE_PATH */
+	bool session;			/* the session program is loaded and attaches */
+	char why[160];			/* the pair's reason, when not the session */
+};
+
 struct probes {
 	struct sds_bpf *skel;		/* loaded programs and maps */
 	int nfiles;			/* guard files attached (used slots) */
@@ -80,6 +95,7 @@ struct probes {
 	const struct pins *pins;	/* where links are pinned (probes_pin.c); NULL: nowhere */
 	int cap;			/* point ids the maps hold (set before probes__load; 0: SDS_MAX_POINTS) */
 	struct bpf_program *copy_site_prog;	/* capture.c's sds_copy_site; NULL: no capture */
+	struct probe_path path;		/* session or pair, and why (probes_session.c) */
 };
 
 /*
@@ -101,6 +117,29 @@ int probes__size_maps(struct probes *pr);
  */
 int probes__load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
 		 char *err, size_t errlen);
+
+/*
+ * probes_session.c: SDS_PROBE_PATH into @pp (0, or -1 with a message for
+ * a bad value); before the load, set the session program up or leave it
+ * out; after a failed load in auto mode, whether to load again without
+ * it (the reason kept in pr->path.why).
+ */
+int probes__path_parse(struct probe_path *pp, char *err, size_t errlen);
+void probes__session_prepare(struct probes *pr, uint64_t key);
+bool probes__session_retry(struct probes *pr, int load_err);
+/* Whether function point @p goes on the session path. */
+bool probes__wants_session(const struct probes *pr, const struct probe_point *p);
+/*
+ * Attach point @id as a uprobe session at its attach_off: p->enter is the
+ * session link.  0; 1: the kernel refused it in auto mode (the pair
+ * from now on, the reason kept); -1 with errno.
+ */
+int probes__session_attach(struct probes *pr, int id, const char *target,
+			   pid_t pid);
+/* Points 0..@n-1 adopted from their pins: which enter links are sessions. */
+void probes__session_adopted(struct probes *pr, int n);
+/* "session (...)" or "pair (...)": what `attach` and `stats` show. */
+const char *probes__path_text(const struct probes *pr, char *buf, size_t len);
 
 /* Find a point by name: its id, or -1. */
 int probes__find(const struct probes *pr, const char *name);

@@ -80,9 +80,14 @@ static int link_pin(const struct pins *p, const char *name,
 	return bpf_link__pin(link, path) ? -1 : 0;
 }
 
-int probes__adopt_load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
-		       bool atomics, const struct pins *p, char *err,
-		       size_t errlen)
+/*
+ * Load over the pinned maps, on the path pr->path asks for: 0, -1 with a
+ * message, or 1 when the kernel refused the session program in auto mode
+ * (load again: the pair this time).
+ */
+static int adopt_load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
+		      bool atomics, const struct pins *p, char *err,
+		      size_t errlen)
 {
 	struct bpf_map *maps[6];
 	char path[512], name[64];
@@ -100,6 +105,7 @@ int probes__adopt_load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
 	pr->skel->rodata->sec_offset_ns = sec_offset_ns;
 	pr->skel->rodata->atomics = atomics;
 	pr->atomics = atomics;
+	probes__session_prepare(pr, key);
 	pinned_maps(pr->skel, maps);
 	for (i = 0; maps[i]; i++) {
 		snprintf(name, sizeof(name), "map_%s", bpf_map__name(maps[i]));
@@ -115,6 +121,8 @@ int probes__adopt_load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
 		close(fd);	/* reuse_fd took a duplicate */
 	}
 	e = sds_bpf__load(pr->skel);
+	if (e && probes__session_retry(pr, -e))
+		return 1;
 	if (e)
 		return snprintf(err, errlen, "loading BPF programs over the pinned maps: %s",
 				strerror(-e)), -1;
@@ -125,6 +133,24 @@ int probes__adopt_load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
 		return snprintf(err, errlen, "attaching sched_process_exit: %s",
 				strerror(errno)), -1;
 	return 0;
+}
+
+int probes__adopt_load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
+		       bool atomics, const struct pins *p, char *err,
+		       size_t errlen)
+{
+	int r;
+
+	if (probes__path_parse(&pr->path, err, errlen))
+		return -1;
+	r = adopt_load(pr, key, sec_offset_ns, atomics, p, err, errlen);
+	if (r <= 0)
+		return r;
+	/* No uprobe sessions here (auto): the pair, loaded anew. */
+	sds_bpf__destroy(pr->skel);
+	pr->skel = NULL;
+	r = adopt_load(pr, key, sec_offset_ns, atomics, p, err, errlen);
+	return r > 0 ? -1 : r;
 }
 
 /* The names of point @id's links: "p<id>_<what>". */
@@ -157,6 +183,7 @@ void probes__adopt_points(struct probes *pr, const struct pins *p, int n)
 		snprintf(name, sizeof(name), "catch%d", k);
 		link_open(p, name, &pr->catch_links[k]);
 	}
+	probes__session_adopted(pr, n);
 }
 
 int probes__adopt_guards(struct probes *pr, const struct pins *p,

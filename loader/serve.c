@@ -45,6 +45,9 @@ static json_t *point_json(struct loader *l, int id, const struct snapshot *snap)
 		json_object_set_new(o, "site", json_string(site_kind_name(p->site.kind)));
 		/* How its calls are seen ending (docs/UNWIND.md). */
 		json_object_set_new(o, "returns", json_string(ret_mode_name(p->ret_mode)));
+		/* Its entry and return: one session link or the pair (docs/PROBES.md). */
+		if (p->ret_mode == RET_PAIR)
+			json_object_set_new(o, "probe", json_string(p->session ? "session" : "pair"));
 		if (p->ret_mode == RET_EXITS)
 			json_object_set_new(o, "exit_sites", json_integer(p->exits.n));
 		if (p->ret_mode == RET_ENTRY_ONLY)

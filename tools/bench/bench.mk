@@ -26,6 +26,23 @@ $(BENCH_DIR)/bench-bare: tools/bench/bare.c tools/bench/bare_counts.h \
 	$(CC) -O2 -g $(BENCH_WARN) -I$(BENCH_DIR) -Icommon -o $@ $< \
 		common/preempt.c -lbpf -lelf -lz
 
+# The session floor (issue 14): counter, two clock reads and a histogram
+# on one uprobe session, nothing else (floor.bpf.c, floor.c).
+BENCH_BINS += $(BENCH_DIR)/bench-floor
+
+$(BENCH_DIR)/floor.bpf.o: tools/bench/floor.bpf.c $(GEN)/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) -O2 -g -target bpf -D__TARGET_ARCH_x86 -I$(GEN) -c $< -o $@
+
+$(BENCH_DIR)/floor.skel.h: $(BENCH_DIR)/floor.bpf.o
+	$(BPFTOOL) gen skeleton $< name floor_bpf > $@.tmp
+	mv $@.tmp $@
+
+$(BENCH_DIR)/bench-floor: tools/bench/floor.c common/upsession.h \
+		$(BENCH_DIR)/floor.skel.h common/preempt.c
+	$(CC) -O2 -g $(BENCH_WARN) -I$(BENCH_DIR) -Icommon -o $@ $< \
+		common/preempt.c -lbpf -lelf -lz
+
 # The drivers: the same loop, linked with bench_fn built three ways.  Only
 # the function's object carries the site's flags; the loop is plain -O2.
 $(BENCH_DIR)/driver.o: tools/bench/driver.c

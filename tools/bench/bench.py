@@ -11,6 +11,8 @@
                                "site visits completed"
   bench.py variants            the columns of the cost breakdown, in order:
                                sds-bpf's variant loaders (VARIANTS below)
+  bench.py offset BIN SYMBOL   SYMBOL's file offset in BIN (for bench-floor,
+                               whose session link takes one)
   bench.py report DIR          the tables, from the files run.sh wrote in DIR:
                                res.KIND.TOOL (ns/call), runs.KIND.TOOL (the
                                rounds), site.KIND (sds-bpf's site),
@@ -163,6 +165,65 @@ def verdict(p, lim):
     return "met" if worst <= lim else "missed"
 
 
+# The probe paths of a function point (issue 14), on the nop5 site: every
+# row against the session floor (bench-floor).  (column, label)
+PATHS = [("sdsbpf", "sds-bpf, default path"),
+         ("sdsbpf-pair", "sds-bpf, SDS_PROBE_PATH=pair"),
+         ("floor", "session floor: counter + 2 clock reads + histogram"),
+         ("bare", "bare uprobe + uretprobe pair, one counter each"),
+         ("bpftrace", "bpftrace count + hist")]
+PATH_TARGET = 1.05
+# The path table's columns the site table has not.
+EXTRA = [("sdsbpf-pair", "sds-bpf, pair path"), ("floor", "session floor")]
+
+
+def quartiles(v):
+    v = sorted(v)
+    if len(v) < 4:
+        return None, None
+    return v[len(v) // 4], v[(3 * len(v)) // 4]
+
+
+def cmd_paths(d, k="nop5"):
+    """The probe-path table: median ns, the rounds' spread, and the ratio
+    to the floor with the quartiles and extremes of the rounds' own
+    ratios (each round runs every column once)."""
+    if num(d, "res.%s.floor" % k) is None:
+        return
+    path = read(d, "path.%s" % k) or "n/a"
+    print("Probe paths on the %s site (sds-bpf's default path here: %s):" % (k, path.strip()))
+    print()
+    print("| probe | ns/call (median) | rounds min–max | ÷ floor | rounds' ÷ floor p25–p75 (min–max) |")
+    print("|---|---:|---:|---:|---:|")
+    fl = rounds(d, k, "floor")
+    for t, lbl in PATHS:
+        m = num(d, "res.%s.%s" % (k, t))
+        v = rounds(d, k, t)
+        if m is None or not v:
+            continue
+        r = ratio(m, num(d, "res.%s.floor" % k))
+        per = [x / y for x, y in zip(v, fl)] if len(v) == len(fl) and all(fl) else []
+        q1, q3 = quartiles(per)
+        spread = ("%s–%s (%s–%s)" % (fmt_ratio(q1), fmt_ratio(q3), fmt_ratio(min(per)),
+                                    fmt_ratio(max(per)))) if q1 is not None else "n/a"
+        print("| %s | %.1f | %.1f–%.1f | %s | %s |" % (lbl, m, min(v), max(v),
+                                                      fmt_ratio(r), spread))
+    r = ratio(num(d, "res.%s.sdsbpf" % k), num(d, "res.%s.floor" % k))
+    print()
+    print("Target: sds-bpf ≤ %.2f× the floor (medians): %s (%s)." % (
+        PATH_TARGET, "met" if r is not None and r <= PATH_TARGET else "missed",
+        fmt_ratio(r)))
+    print()
+
+
+def cmd_offset(path, sym):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    "..", "..", "tests", "lib"))
+    import sdstest  # noqa: E402
+    print(sdstest.symbol_file_offset(path, sym))
+    return 0
+
+
 def cmd_report(d):
     res = {(k, t): num(d, "res.%s.%s" % (k, t)) for k, _ in KINDS
            for t, _ in TOOLS}
@@ -201,7 +262,7 @@ def cmd_report(d):
     noisy = []
     for k, lbl in KINDS:
         for t, tl in TOOLS[1:] + [("bare4", "bare pair at +4")] + [
-                (v, vl) for v, vl, _ in VARIANTS]:
+                (v, vl) for v, vl, _ in VARIANTS] + EXTRA:
             v = sorted(rounds(d, k, t))
             if len(v) >= 4 and v[0] > 0:
                 iqr = (v[(3 * len(v)) // 4] - v[len(v) // 4]) / median(v)
@@ -212,11 +273,13 @@ def cmd_report(d):
               "(%s); other load on the machine? Rerun it quiet." % ", ".join(noisy))
     print()
 
+    cmd_paths(d)
+
     # The programs' own run time, from the stats pass.
     rows = []
     bpf_per_call = {}
     for t, lbl in TOOLS[1:] + [("bare4", "bare pair at +4")] + [
-            (v, vl) for v, vl, _ in VARIANTS]:
+            (v, vl) for v, vl, _ in VARIANTS] + EXTRA:
         per_kind = {}
         for k, _ in KINDS:
             s = read(d, "bpf.%s.%s" % (k, t))
@@ -228,8 +291,9 @@ def cmd_report(d):
                 _, name, cnt, ns = line.split()
                 cnt, ns = int(cnt), int(ns)
                 # per-call programs only (not, say, a thread-exit hook)
+                # per call, not per run: a session program runs twice a call
                 if calls and cnt >= calls / 2:
-                    progs.append((name, ns / cnt))
+                    progs.append((name, ns / calls))
             per_kind[k] = progs
         nprog = max((len(p) for p in per_kind.values()), default=0)
         for i in range(nprog):
@@ -247,8 +311,9 @@ def cmd_report(d):
             rows.append(["%s: **per call**" % lbl] + [
                 fmt(sum(a for _, a in per_kind[k])) if per_kind.get(k)
                 else "n/a" for k, _ in KINDS])
-    print("BPF programs' own run time, ns per run (kernel.bpf_stats_enabled=1,")
-    print("run_time_ns / run_cnt from bpftool prog show --json, separate short pass):")
+    print("BPF programs' own run time, ns per call (kernel.bpf_stats_enabled=1,")
+    print("run_time_ns from bpftool prog show --json over the calls the driver made,")
+    print("separate short pass; a session program runs twice a call):")
     print()
     print("| program | " + " | ".join(lbl for _, lbl in KINDS) + " |")
     print("|---|" + "---:|" * len(KINDS))
@@ -351,6 +416,10 @@ def main(argv):
         return 0
     if len(argv) == 3 and argv[1] == "report":
         return cmd_report(argv[2])
+    if len(argv) == 3 and argv[1] == "paths":
+        return cmd_paths(argv[2])
+    if len(argv) == 4 and argv[1] == "offset":
+        return cmd_offset(argv[2], argv[3])
     sys.stderr.write(__doc__)
     return 2
 

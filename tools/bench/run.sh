@@ -19,6 +19,12 @@
 #             stack as well (tools/bench/variants/variants.mk): attached
 #             like sdsbpf, each its own loader; bench.py breaks sds-bpf's
 #             cost over the bare pair down from their medians
+# and on the nop5 function (BENCH_PATH_KINDS) the probe paths' (issue 14)
+#   sdsbpf-pair  sds-bpf with SDS_PROBE_PATH=pair (sdsbpf is the default,
+#             auto: the session where the kernel has it)
+#   floor     the session floor, bench-floor: counter, two clock reads and
+#             a log2 histogram on one uprobe session, nothing else
+#             (bench.py's path table: every row against it)
 #
 # Uprobes belong to a file, so each column gets its own byte-identical copy
 # of the driver and all the tools stay attached at once; each round then
@@ -36,6 +42,8 @@
 # BENCH_VARIANT_KINDS (the kinds that get the variant columns, default
 # "nop5": on a trapping site their tens of ns drown in the trap's noise;
 # empty: none),
+# BENCH_PATH_KINDS (the kinds that get sdsbpf-pair and floor, default
+# "nop5"; empty: none),
 # BENCH_VERBOSE=1 (print every round), BENCH_GUARD=0 (skip the guard
 # benchmark, tools/bench/guard.sh, which runs after these tables),
 # BENCH_OVERHEAD=0 (skip tools/bench/overhead.py, the budget's estimate
@@ -59,6 +67,7 @@ ROUNDS=${BENCH_ROUNDS:-21}
 ROUND_MS=${BENCH_ROUND_MS:-100}
 KINDS=${BENCH_KINDS:-stepped endbr nop5}
 VKINDS=${BENCH_VARIANT_KINDS-nop5}
+PKINDS=${BENCH_PATH_KINDS-nop5}
 VARIANTS=$($HELP variants)	# sdsbpf-noclock ...: bench.py's breakdown
 
 die() {
@@ -67,10 +76,12 @@ die() {
 }
 
 [ "$(id -u)" = 0 ] || die "needs root (BPF and kernel.bpf_stats_enabled)"
-for k in bare $KINDS; do
+for k in bare floor $KINDS; do
 	[ -x "$BB/bench-$k" ] || die "$BB/bench-$k missing: run make bench"
 done
 [ -x "$SDS" ] || die "$SDS missing: run make"
+# The variant loaders only where a kind gets their columns.
+[ -n "$VKINDS" ] || VARIANTS=
 for v in $VARIANTS; do
 	[ -x "$BB/variants/${v#sdsbpf-}/sds-bpf" ] ||
 		die "$BB/variants/${v#sdsbpf-}/sds-bpf missing: run make bench"
@@ -160,16 +171,32 @@ start() {
 		PIDS="$PIDS $pid"
 		wait_for $pid "grep -q '^ready' '$log'" 10 || return 1
 		;;
+	floor)
+		# The offset first: the log must exist once the tool runs.
+		off=$($HELP offset "$bin" bench_fn) || return 1
+		"$BB/bench-floor" "$bin" "$off" > "$log" 2>&1 &
+		pid=$!
+		PIDS="$PIDS $pid"
+		wait_for $pid "grep -q '^ready' '$log'" 10 || return 1
+		;;
 	sdsbpf|sdsbpf-*)
 		# The driver never forks: the nop5 itself, as the bare pair has it
 		# (by default attach probes past it where fork kills children).
 		# The budget off: the bench measures the probe it would suspend.
 		# A variant (sdsbpf-NAME) is the loader of variants/NAME.
+		# sdsbpf-pair is sds-bpf on the pair path; the variants break
+		# the pair path's cost down, so they take it too.
 		loader=$SDS
-		[ "$1" = sdsbpf ] || loader=$BB/variants/${1#sdsbpf-}/sds-bpf
+		path=auto
+		case $1 in
+		sdsbpf) ;;
+		sdsbpf-pair) path=pair ;;
+		*) loader=$BB/variants/${1#sdsbpf-}/sds-bpf; path=pair ;;
+		esac
 		spec=bench=bench_fn
 		[ "$2" = nop5 ] && spec=$spec:site=nop5
-		"$loader" attach --max-overhead 0 "$bin" "$spec" > "$log" 2>&1 &
+		SDS_PROBE_PATH=$path "$loader" attach --max-overhead 0 "$bin" \
+			"$spec" > "$log" 2>&1 &
 		pid=$!
 		PIDS="$PIDS $pid"
 		wait_for $pid "[ -S '$SDS_RUN_DIR/default.bench-$2-$1.sock' ]" 20 ||
@@ -204,9 +231,9 @@ counted() {
 			$HELP point "$T/stats.json" bench > "$T/point" &&
 			read -r site n c < "$T/point" &&
 			echo "$site" > "$sf"
-		[ "$1" = sdsbpf ] || n=$c
+		case $1 in sdsbpf|sdsbpf-pair) ;; *) n=$c ;; esac
 		;;
-	bare|bare4)
+	bare|bare4|floor)
 		n=$(sed -n 's/^enters \([0-9]*\) leaves.*/\1/p' "$T/log.$2.$1")
 		;;
 	bpftrace)
@@ -256,6 +283,7 @@ for k in $KINDS; do
 	PROBES="bare sdsbpf bpftrace"
 	[ "$k" != endbr ] || PROBES="bare bare4 sdsbpf bpftrace"
 	case " $VKINDS " in *" $k "*) PROBES="$PROBES $VARIANTS" ;; esac
+	case " $PKINDS " in *" $k "*) PROBES="$PROBES sdsbpf-pair floor" ;; esac
 	TOOLS="none $PROBES"
 	# The site is what is measured: check the bytes the build produced.
 	bytes=$(objdump -d "$BB/bench-$k" | sed -n '/<bench_fn>:/,/^$/p' |
@@ -276,6 +304,8 @@ for k in $KINDS; do
 		fi
 	done
 	sed -n '/bench_fn/s/^/  sds-bpf: /p' "$T/log.$k.sdsbpf"
+	sed -n '/^probe path/s/^/  sds-bpf: /p' "$T/log.$k.sdsbpf"
+	sed -n 's/^probe path: //p' "$T/log.$k.sdsbpf" > "$T/path.$k"
 
 	# The timed rounds, the columns in a new order every round: in a
 	# fixed rotation each column always follows the same one, and what
@@ -358,7 +388,7 @@ if [ -n "${BENCH_OUT:-}" ]; then
 	cat "$T/report.md"
 	cp "$T/report.md" "$BENCH_OUT/function.md"
 	mkdir -p "$BENCH_OUT/function.raw"
-	cp "$T"/res.* "$T"/runs.* "$T"/site.* "$T"/bpf.* "$T"/calls.* \
+	cp "$T"/res.* "$T"/runs.* "$T"/site.* "$T"/bpf.* "$T"/calls.* "$T"/path.* \
 		"$BENCH_OUT/function.raw/" 2>/dev/null || true
 else
 	$HELP report "$T"

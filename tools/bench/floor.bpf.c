@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The session floor of the benchmark (issue 14): the cheapest probe that
+ * measures latency on this kernel, nothing else.  One program attached as
+ * a uprobe session: on entry a counter and the time into the session
+ * cookie; on return a counter, the second clock read and a log2 histogram.
+ * Counts per CPU like bare.bpf.c (plain adds where a uprobe program cannot
+ * be preempted).  The loader sets the expected attach type (57) before the
+ * load: libbpf 1.1 has no section name for it.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+extern __u64 *bpf_session_cookie(void) __ksym;
+extern bool bpf_session_is_return(void) __ksym;
+
+const volatile bool atomics = true;
+
+/* Key 0: calls entered; key 1: calls returned.  Per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u64);
+} counts SEC(".maps");
+
+/* The log2 latency histogram, 64 buckets, per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, __u64);
+} hist SEC(".maps");
+
+static __always_inline void add(void *map, __u32 key)
+{
+	__u64 *c = bpf_map_lookup_elem(map, &key);
+
+	if (!c)
+		return;
+	if (atomics)
+		__sync_fetch_and_add(c, 1);
+	else
+		*c += 1;
+}
+
+/* floor(log2(v)) by shifts: clang 14 crashes on __builtin_clzll in BPF. */
+static __always_inline __u32 log2_u64(__u64 v)
+{
+	__u32 r = 0, shift;
+
+	shift = (v > 0xFFFFFFFFULL) << 5; v >>= shift; r |= shift;
+	shift = (v > 0xFFFF) << 4; v >>= shift; r |= shift;
+	shift = (v > 0xFF) << 3; v >>= shift; r |= shift;
+	shift = (v > 0xF) << 2; v >>= shift; r |= shift;
+	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
+	r |= (v >> 1);
+	return r;
+}
+
+SEC("kprobe")
+int floor_session(void *ctx)
+{
+	__u64 *ck = bpf_session_cookie();
+
+	if (!bpf_session_is_return()) {
+		add(&counts, 0);
+		*ck = bpf_ktime_get_ns();
+		return 0;
+	}
+	add(&counts, 1);
+	add(&hist, log2_u64(bpf_ktime_get_ns() - *ck));
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
