@@ -186,6 +186,9 @@ static __always_inline int ff_check(__u32 op)
 			if (why == 2)
 				ADD(&c->drilled, 1);
 		}
+		/* A drill may rehearse another failure than the point's own. */
+		if (why == 2 && st->drill_errno > 0)
+			return -st->drill_errno;
 		return -(op == SDS_FF_OPEN ? st->file_errno : st->sock_errno);
 	}
 	return 0;

@@ -409,9 +409,11 @@ void failfast__tick(struct loader *l, int id, uint64_t now_ns,
 	if ((fs->active & SDS_ACT_DRILL) && fs->drill_kind == SDS_DRILL_ERROR) {
 		st.drill_ratio = fs->drill_ratio;
 		st.drill_expires_ns = fs->drill_expires_ns;
+		st.drill_errno = l->run[id].drill.err;
 	} else {
 		st.drill_ratio = 0;
 		st.drill_expires_ns = 0;
+		st.drill_errno = 0;
 	}
 	if (!memcmp(&st, &ff->shadow[id], sizeof(st)))
 		return;
