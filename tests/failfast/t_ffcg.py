@@ -103,32 +103,73 @@ def cg_gone_with_the_loader(ctx):
     eq(res, {"EAGAIN": 1}, "fetch after the loader died")
 
 
+def drill(ctx, *args):
+    r = ctx.sds(["drill", "--app", "fftarget"] + list(args))
+    eq(r.rc, 0, "drill %s: %r" % (" ".join(args), r))
+    return r
+
+
 def cg_drill(ctx):
-    """An error drill at ratio 30 fails that share of fetch()'s connects
-    (a server that answers: the others succeed) within 5 standard
-    deviations, counted exactly; none after --for."""
+    """An error drill at ratio 30 with --errno ETIMEDOUT fails that share
+    of 10,000 fetch() connects (a server that answers: the others
+    succeed) with ETIMEDOUT, within 5 standard deviations of 3,000; stats'
+    counts equal what the program saw, exactly.  Stopped, nothing more
+    fails; a drill without --errno uses the point's ECONNREFUSED and ends
+    by itself at --for."""
     srv = ctx.server(reply=True)
     a = ctx.attach(SPECS, dry=False)
     t = ctx.target()
     t0 = time.monotonic()
-    r = ctx.sds(["drill", "--app", "fftarget", "fetch", "--error", "--ratio",
-                 "30", "--for", "6"])
-    eq(r.rc, 0, "drill: %r" % r)
-    n = 2000
+    drill(ctx, "fetch", "--error", "--errno", "ETIMEDOUT", "--ratio", "30",
+          "--for", "300")
+    n = 10000
     res = t.run("fetch", srv.port, n)[0]
-    check(time.monotonic() - t0 < 5.5, "the calls outlasted the drill")
+    print("  10,000 fetch() under a 30%% drill: %r in %.1f s"
+          % (res, time.monotonic() - t0))
     bound = 5 * math.sqrt(n * 0.3 * 0.7)
-    refused = res.get("ECONNREFUSED", 0)
-    check(abs(refused - 0.3 * n) <= bound and refused + res.get("OK", 0) == n,
-          "fetch under a 30%% drill: %r, want %d +- %.0f refused, the rest OK"
-          % (res, 0.3 * n, bound))
+    failed = res.get("ETIMEDOUT", 0)
+    check(abs(failed - 0.3 * n) <= bound and failed + res.get("OK", 0) == n,
+          "fetch under a 30%% drill: %r, want %d +- %.0f ETIMEDOUT, the rest "
+          "OK" % (res, 0.3 * n, bound))
     f = ctx.ff("fetch")
-    eq((f["drilled"], f["denied"]), (refused, refused), "drilled, denied")
-    eq(srv.accepted, n - refused, "connections the server saw")
-    time.sleep(max(0, t0 + 6.5 - time.monotonic()))
-    eq(t.run("fetch", srv.port, 200)[0], {"OK": 200}, "after the drill")
-    eq(ctx.ff("fetch")["drilled"], refused, "drilled after the expiry")
+    eq((f["drilled"], f["denied"]), (failed, failed), "drilled, denied")
+    d = ctx.point("fetch")["drill"]
+    eq((d["faults"], d["errno"], d["ratio"]), (failed, "ETIMEDOUT", 30),
+       "stats' drill: faults, errno, ratio")
+    p = ctx.point("fetch")
+    eq((p["total"]["visits"], p["total"]["exceptions"]), (n, failed),
+       "fetch's visits and exceptions")
+    eq(srv.accepted, n - failed, "connections the server saw")
+    drill(ctx, "fetch", "--stop")
+    eq(t.run("fetch", srv.port, 200)[0], {"OK": 200}, "after --stop")
+    t0 = time.monotonic()
+    drill(ctx, "fetch", "--error", "--for", "2")
+    eq(t.run("fetch", srv.port, 20)[0], {"ECONNREFUSED": 20},
+       "a drill with the point's errno")
+    check("errno" not in ctx.point("fetch")["drill"], "stats' drill: %r"
+          % ctx.point("fetch")["drill"])
+    time.sleep(max(0, t0 + 2.5 - time.monotonic()))
+    eq(t.run("fetch", srv.port, 200)[0], {"OK": 200}, "after the expiry")
+    check(ctx.point("fetch")["drill"] is None, "the drill outlived --for")
+    eq(ctx.ff("fetch")["drilled"], failed + 20, "drilled after the expiry")
     end(ctx, a, "after the test")
+
+
+def cg_drill_gone_with_the_loader(ctx):
+    """A drill never survives its loader: SIGKILL in the middle of a
+    300 s drill at ratio 100, and nothing is denied any more."""
+    srv = ctx.server(reply=True)
+    a = ctx.attach(SPECS, dry=False)
+    t = ctx.target()
+    drill(ctx, "fetch", "--error", "--errno", "ECONNRESET", "--for", "300")
+    eq(t.run("fetch", srv.port, 20)[0], {"ECONNRESET": 20}, "fetch, drilled")
+    os.kill(a.pid, signal.SIGKILL)
+    a.p.wait(10)
+    ctx.loader = None
+    wait_cg_clean("after SIGKILL")
+    eq(t.run("fetch", srv.port, 200)[0], {"OK": 200},
+       "fetch after the loader died")
+    eq(srv.accepted, 200, "connections the server saw")
 
 
 def cg_no_cgroup2_mounted(ctx):
@@ -187,7 +228,8 @@ def cg_refuses_open_and_send(ctx):
 
 _ok, _why = cg_lever()
 for _fn in (cg_fetch_fails_fast, cg_udp_send, cg_gone_with_the_loader,
-            cg_drill, cg_no_cgroup2_mounted, cg_refuses_open_and_send):
+            cg_drill, cg_drill_gone_with_the_loader, cg_no_cgroup2_mounted,
+            cg_refuses_open_and_send):
     if _ok:
         test(_fn)
     else:
