@@ -172,6 +172,58 @@ def cg_drill_gone_with_the_loader(ctx):
     eq(srv.accepted, 200, "connections the server saw")
 
 
+def cg_hold_probes(ctx):
+    """A hold (exception_threshold, delay_ms 600 s, retry_interval_ms
+    3 s) lets one fetch() through per interval as its probe, every
+    operation of that call; the others fail fast.  A probe that fails
+    (the server never answers: EAGAIN after 2 s) renews the hold from its
+    end, so no probe comes 3 s after the claim; one that succeeds ends the
+    hold and fetch() reaches the server again.  Counts exact."""
+    dead = ctx.server()
+    live = ctx.server(reply=True)
+    closed = sdstest.free_port()
+    ctx.write_strategies({"fetch": {"exception_threshold": 5,
+                                    "delay_ms": 600000,
+                                    "retry_interval_ms": 3000}})
+    a = ctx.attach(SPECS, dry=False)
+    t = ctx.target()
+    eq(t.run("fetch", closed, 5)[0], {"ECONNREFUSED": 5},
+       "fetch to a closed port (real refusals)")
+    sdstest.wait_until(lambda: ctx.ff("fetch")["failing"], time.time() + 5,
+                       "the hold never started", 0.05)
+    t0 = time.monotonic()
+    eq(t.run("fetch", live.port, 10)[0], {"ECONNREFUSED": 10},
+       "fetch in the hold's first interval")
+    eq(live.accepted, 0, "connections the live server saw")
+    time.sleep(max(0, t0 + 3.2 - time.monotonic()))
+    # The probe: let through to the dead server, EAGAIN after its 2 s.
+    claim = time.monotonic()
+    eq(t.run("fetch", dead.port, 3)[0], {"EAGAIN": 1, "ECONNREFUSED": 2},
+       "fetch when a probe is due (the dead server)")
+    eq((dead.accepted, ctx.ff("fetch")["probes"]), (1, 1),
+       "the dead server's connections, probes")
+    # Renewed from its end (~claim + 2 s): nothing due at claim + 3.5 s.
+    time.sleep(max(0, claim + 3.5 - time.monotonic()))
+    eq(t.run("fetch", live.port, 1)[0], {"ECONNREFUSED": 1},
+       "fetch 3.5 s after the failed probe's claim (renewed hold)")
+    eq(live.accepted, 0, "connections the live server saw")
+    time.sleep(max(0, claim + 5.4 - time.monotonic()))
+    eq(t.run("fetch", live.port, 1)[0], {"OK": 1},
+       "fetch when the next probe is due (the live server)")
+    sdstest.wait_until(lambda: not ctx.ff("fetch")["failing"],
+                       time.time() + 5, "the probe did not end the hold", 0.05)
+    eq(t.run("fetch", live.port, 20)[0], {"OK": 20}, "fetch after the hold")
+    eq(live.accepted, 21, "connections the live server saw")
+    f = ctx.ff("fetch")
+    eq((f["denied"], f["probes"], f["failing"]), (13, 2, False),
+       "fetch: denied, probes, failing")
+    p = ctx.point("fetch")
+    eq((p["total"]["visits"], p["total"]["exceptions"]), (5 + 10 + 3 + 1 + 1 + 20,
+                                                         5 + 10 + 3 + 1),
+       "fetch's visits and exceptions")
+    end(ctx, a, "after the test")
+
+
 def cg_no_cgroup2_mounted(ctx):
     """A loader that finds no cgroup2 mounted (its own mount namespace,
     the host's unmounted there) mounts one under its run directory to
@@ -228,7 +280,8 @@ def cg_refuses_open_and_send(ctx):
 
 _ok, _why = cg_lever()
 for _fn in (cg_fetch_fails_fast, cg_udp_send, cg_gone_with_the_loader,
-            cg_drill, cg_drill_gone_with_the_loader, cg_no_cgroup2_mounted,
+            cg_drill, cg_drill_gone_with_the_loader, cg_hold_probes,
+            cg_no_cgroup2_mounted,
             cg_refuses_open_and_send):
     if _ok:
         test(_fn)
