@@ -107,10 +107,15 @@ static __always_inline bool ff_hit(__u32 pct)
 	return pct && bpf_get_prandom_u32() % 100 < pct;
 }
 
-/*
- * Whether point @point fails operation @op now: 1 denied by its
- * downgrade, 2 by its drill, 0 passed.
- */
+/* What ff_point_denies decided. */
+enum ff_why {
+	FF_PASS = 0,		/* the operation runs */
+	FF_DENY = 1,		/* failed: the point is downgraded */
+	FF_DRILL = 2,		/* failed: the point's error drill */
+	FF_PROBE = 3,		/* runs: the hold's probe, claimed now */
+};
+
+/* What point @point does to operation @op now (enum ff_why). */
 static __always_inline int ff_point_denies(__u32 point, __u32 op, __u64 *now,
 					   struct sds_ff_state **stp)
 {
@@ -128,16 +133,16 @@ static __always_inline int ff_point_denies(__u32 point, __u32 op, __u64 *now,
 		*now = bpf_ktime_get_ns();
 	if (st->deny && *now < st->expires_ns && ff_hit(st->rate)) {
 		if (!ff_probe_claim(point, st, *now))
-			return 1;
+			return FF_DENY;
 		c = bpf_map_lookup_elem(&failfast_count, &point);
 		if (c)
 			ADD(&c->probes, 1);
-		return 0;
+		return FF_PROBE;
 	}
 	if (st->drill_ratio && *now < st->drill_expires_ns &&
 	    ff_hit(st->drill_ratio))
-		return 2;
-	return 0;
+		return FF_DRILL;
+	return FF_PASS;
 }
 
 /*
@@ -153,7 +158,7 @@ static __always_inline int ff_check(__u32 op)
 	struct sds_frame *f;
 	__u32 d, i, point;
 	__u64 now, usp;
-	int why;
+	enum ff_why why;
 
 	fr = bpf_task_storage_get(&frames, task, 0, 0);
 	if (!fr)
@@ -177,15 +182,27 @@ static __always_inline int ff_check(__u32 op)
 		point = f->point;
 		if (point >= SDS_MAX_POINTS || (f->sp && f->sp < usp))
 			continue;
+		/*
+		 * A hold's probe is a call, not one operation: every operation
+		 * of the call the probe was claimed in runs, so that its
+		 * outcome (reported at its end, sds.bpf.c) is the dependency's.
+		 */
+		if (f->ff_probe)
+			continue;
 		why = ff_point_denies(point, op, &now, &st);
-		if (!why || !st)
+		if (why == FF_PROBE)
+			f->ff_probe = 1;
+		if (why == FF_PASS || why == FF_PROBE || !st)
 			continue;
 		c = bpf_map_lookup_elem(&failfast_count, &point);
 		if (c) {
 			ADD(&c->denied, 1);
-			if (why == 2)
+			if (why == FF_DRILL)
 				ADD(&c->drilled, 1);
 		}
+		/* A drill may rehearse another failure than the point's own. */
+		if (why == FF_DRILL && st->drill_errno > 0)
+			return -st->drill_errno;
 		return -(op == SDS_FF_OPEN ? st->file_errno : st->sock_errno);
 	}
 	return 0;

@@ -280,6 +280,7 @@ static __always_inline void call_enter(__u32 point, __u64 ts, __u64 sp,
 	fr->f[d].point = point;
 	fr->f[d].guard = kind == SDS_FRAME_GUARD;
 	fr->f[d].exits = kind == SDS_FRAME_EXITS;
+	fr->f[d].ff_probe = 0;
 	fr->depth = d + 1;
 	ADD(&g->entered, 1);
 	return;
@@ -390,6 +391,28 @@ int sds_enter_only(struct pt_regs *ctx)
 }
 
 /*
+ * A call a fail-fast hold let through as its probe (bpf/failfast.bpf.c
+ * marked its frame) has ended with @rax: judged by err= as a guard's
+ * probe is by sds_exception_sign(), and counted in the point's cell where
+ * a guard counts its probes, so the loader ends or renews the hold from
+ * the same counts (chain.c).  Slow probes are the kernel's timeouts, as
+ * for guards.
+ */
+static __always_inline void ff_probe_done(__u32 point, __u64 rax)
+{
+	struct sds_point_cfg *cfg = bpf_map_lookup_elem(&point_cfg, &point);
+	struct sds_cell *c = bpf_map_lookup_elem(&cells, &point);
+
+	if (!cfg || !c)
+		return;
+	/* Shared with every guard of the app: always atomic. */
+	if (is_exception(cfg, rax))
+		__sync_fetch_and_add(&c->probes_failed, 1);
+	else
+		__sync_fetch_and_add(&c->probes_ok, 1);
+}
+
+/*
  * A call of function point @point ends at stack pointer @sp (where its
  * return address was at entry) with return value @rax.
  */
@@ -398,6 +421,7 @@ static __always_inline int call_leave(__u32 point, __u64 sp, __u64 rax)
 	struct sds_frames *fr;
 	__u64 ts, lat;
 	__u32 d, i, found = SDS_MAX_DEPTH;
+	bool probe;
 
 	if (point >= SDS_MAX_POINTS)
 		return 0;
@@ -439,8 +463,11 @@ static __always_inline int call_leave(__u32 point, __u64 sp, __u64 rax)
 		frame_unwound(frame_at(fr, i), ts);
 	}
 	lat = ts - frame_at(fr, found)->ts;
+	probe = frame_at(fr, found)->ff_probe;
 	fr->depth = found;
 	call_done(point, ts, lat, true, rax);
+	if (probe)
+		ff_probe_done(point, rax);
 	return 0;
 }
 

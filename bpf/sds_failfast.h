@@ -31,6 +31,8 @@ struct sds_ff_state {
 	__u32 drill_ratio;	/* 0..100: share denied by an error drill until @drill_expires_ns */
 	__s32 sock_errno;	/* positive errno for connect and send */
 	__s32 file_errno;	/* positive errno for open */
+	__s32 drill_errno;	/* positive errno of the drill (--errno); 0: the two above */
+	__u32 pad;		/* explicit: the loader writes the value whole */
 	__u64 expires_ns;	/* CLOCK_MONOTONIC: @deny lapses then unless renewed */
 	__u64 probe_interval_ns;	/* a hold: one op passes per interval (0: none) */
 	__u64 drill_expires_ns;	/* CLOCK_MONOTONIC: the drill ends then */

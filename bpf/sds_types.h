@@ -77,8 +77,10 @@ struct sds_frame {
 	__u64 ts;		/* bpf_ktime_get_ns() at entry */
 	__u32 point;		/* point id */
 	__u16 guard;		/* a guard point's call: paired by point, not sp */
-	__u16 exits;		/* ended by an exit probe on a ret (loader/exits.c):
+	__u8 exits;		/* ended by an exit probe on a ret (loader/exits.c):
 				 * a frame unwound without one left by an exception */
+	__u8 ff_probe;		/* a fail-fast hold let this call through as its probe
+				 * (bpf/failfast.bpf.c): its end reports the outcome */
 };
 
 /* What kind of call a frame is: how its end is seen. */

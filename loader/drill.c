@@ -13,6 +13,7 @@
 #include "heartbeat.h"
 #include "loader.h"
 #include "names.h"
+#include "pointspec.h"
 
 _Static_assert(DRILL_MAX_DELAY_MS * 1000000ULL == SDS_DRILL_DELAY_MAX_NS,
 	       "the guards clamp a delay to the loader's own limit");
@@ -80,6 +81,12 @@ int drill__start(struct loader *l, const char *name, bool create,
 		snprintf(err, errlen, "drill on '%s': kind must be error or delay", name);
 		return -1;
 	}
+	if (d->err && l->probes.pts[id].kind == POINT_GUARD) {
+		snprintf(err, errlen,
+			 "'%s' is a guard point: --errno is for function points with failfast= (a guard's drill makes sds_enter() return SDS_FAULT)",
+			 name);
+		return -1;
+	}
 	if (d->ratio > 100) {
 		snprintf(err, errlen, "drill on '%s': ratio %u out of range 0..100",
 			 name, d->ratio);
@@ -145,11 +152,12 @@ json_t *drill__json(struct loader *l, int id, uint64_t now_ns)
 	/* The loader's own bounded counts: a forged cell cannot wrap them. */
 	const struct cell_counts *n = flags__counts(&l->flags, id);
 	uint64_t left;
+	json_t *o;
 
 	if (!r->kind)
 		return json_null();
 	left = r->expires_ns > now_ns ? (r->expires_ns - now_ns) / 1000000 : 0;
-	return json_pack("{s:s, s:i, s:I, s:I, s:I, s:I, s:o}",
+	o = json_pack("{s:s, s:i, s:I, s:I, s:I, s:I, s:o}",
 		"kind", kind_name(r->kind),
 		"ratio", (int)r->ratio,
 		"delay_ms", (json_int_t)(r->delay_ns / 1000000),
@@ -160,6 +168,11 @@ json_t *drill__json(struct loader *l, int id, uint64_t now_ns)
 		"delays", (json_int_t)(n->drill_delays - r->delays_base),
 		"source", r->admin_id ? json_integer(r->admin_id) :
 					json_string("local"));
+	/* Only a drill that names its own errno says so: others use the point's. */
+	if (o && r->err)
+		json_object_set_new(o, "errno",
+				    json_string(failfast_errno_name(r->err)));
+	return o;
 }
 
 static char *reply_json(json_t *o)
@@ -177,10 +190,10 @@ static char *reply_err(const char *msg)
 
 char *drill__request(struct loader *l, const char *args)
 {
-	char name[SDS_NAME_MAX + 2], kind[16], err[256];
+	char name[SDS_NAME_MAX + 2], kind[16], err[256], ename[24];
 	unsigned long ratio, delay_ms, for_s;
 	struct drill_run d = {};
-	int n = 0, id;
+	int n = 0, m = 0, id;
 
 	if (sscanf(args, "%65s stop%n", name, &n) == 1 && n > 0 && !args[n]) {
 		if (drill__stop(l, name, err, sizeof(err)))
@@ -189,11 +202,20 @@ char *drill__request(struct loader *l, const char *args)
 	}
 	n = 0;
 	if (sscanf(args, "%65s %15s %lu %lu %lu%n", name, kind, &ratio,
-		   &delay_ms, &for_s, &n) != 5 || !n || args[n])
-		return reply_err("expected 'drill POINT error|delay RATIO DELAY_MS FOR_S' or 'drill POINT stop'");
+		   &delay_ms, &for_s, &n) != 5 || !n ||
+	    (args[n] && (sscanf(args + n, " %23s%n", ename, &m) != 1 ||
+			 args[n + m])))
+		return reply_err("expected 'drill POINT error|delay RATIO DELAY_MS FOR_S [ERRNO]' or 'drill POINT stop'");
 	d.kind = kind_parse(kind);
 	if (!d.kind)
 		return reply_err("drill kind must be error or delay");
+	if (m) {
+		d.err = failfast_errno_parse(ename);
+		if (!d.err)
+			return reply_err("unknown errno name (ECONNREFUSED, ECONNRESET, ETIMEDOUT, EHOSTUNREACH, EIO, EACCES, ...: docs/FAILFAST.md)");
+		if (d.kind != SDS_DRILL_ERROR)
+			return reply_err("an errno is for error drills only");
+	}
 	if (ratio > 100)
 		return reply_err("ratio out of range 0..100");
 	if (for_s < 1 || for_s > DRILL_MAX_S)

@@ -26,6 +26,7 @@ struct drill_run {
 	uint64_t delay_ns;		/* SDS_DRILL_DELAY */
 	uint64_t expires_ns;		/* CLOCK_MONOTONIC */
 	int64_t admin_id;		/* the admin's drill id; 0: started locally */
+	int32_t err;			/* --errno: positive, failfast points only; 0: the point's */
 	uint64_t faults_base;		/* entry's drill_faults when it started */
 	uint64_t delays_base;		/* entry's drill_delays when it started */
 };
@@ -57,7 +58,7 @@ json_t *drill__json(struct loader *l, int id, uint64_t now_ns);
 
 /*
  * The control socket's `drill ...` requests (the caller checked root):
- *   drill POINT error|delay RATIO DELAY_MS FOR_S
+ *   drill POINT error|delay RATIO DELAY_MS FOR_S [ERRNO]
  *   drill POINT stop
  */
 char *drill__request(struct loader *l, const char *args);

@@ -15,10 +15,11 @@
 #include "ctl.h"
 #include "drill.h"
 #include "names.h"
+#include "pointspec.h"
 
 static const char drill_usage[] =
-"Usage: sds-bpf drill [--group G] [--app NAME] POINT (--error | --delay-ms N)\n"
-"                     [--ratio P] --for S\n"
+"Usage: sds-bpf drill [--group G] [--app NAME] POINT (--error [--errno NAME]\n"
+"                     | --delay-ms N) [--ratio P] --for S\n"
 "       sds-bpf drill [--group G] [--app NAME] POINT --stop\n"
 "\n"
 "Rehearse an outage at guard point POINT: a share P% (default 100) of its\n"
@@ -27,13 +28,15 @@ static const char drill_usage[] =
 "drill ends by itself.  --stop ends it now.  Needs root.\n"
 "\n"
 "At a function point with failfast= (docs/FAILFAST.md), --error fails a\n"
-"share P% of the operations failfast= names made inside the function.\n";
+"share P% of the operations failfast= names made inside the function, with\n"
+"the point's errno= or --errno NAME (ECONNREFUSED, ETIMEDOUT, EIO, ...).\n";
 
 /* What the options ask for, before it becomes a request line. */
 struct drill_opts {
 	long delay_ms;		/* -1: no --delay-ms */
 	long ratio;
 	long for_s;		/* -1: no --for */
+	const char *errno_name;	/* --errno NAME, checked; NULL: the point's */
 	bool error, stop, ratio_set;
 };
 
@@ -44,8 +47,9 @@ static int drill_req(const struct drill_opts *o, const char *point,
 	if (!sds_point_name_valid(point))
 		return cmd_err("drill: bad point name '%s': use 1-64 of [A-Za-z0-9_-]", point);
 	if (o->stop) {
-		if (o->error || o->delay_ms >= 0 || o->ratio_set || o->for_s >= 0)
-			return cmd_err("drill: --stop takes no --error, --delay-ms, --ratio or --for");
+		if (o->error || o->delay_ms >= 0 || o->ratio_set || o->for_s >= 0 ||
+		    o->errno_name)
+			return cmd_err("drill: --stop takes no --error, --errno, --delay-ms, --ratio or --for");
 		snprintf(req, len, "drill %s stop", point);
 		return 0;
 	}
@@ -53,11 +57,14 @@ static int drill_req(const struct drill_opts *o, const char *point,
 		return cmd_err("drill: --error and --delay-ms exclude each other: give one");
 	if (!o->error && o->delay_ms < 0)
 		return cmd_err("drill: give --error or --delay-ms N (or --stop)");
+	if (o->errno_name && !o->error)
+		return cmd_err("drill: --errno is for --error drills (at function points with failfast=)");
 	if (o->for_s < 0)
 		return cmd_err("drill: --for S is required: a drill always ends by itself");
-	snprintf(req, len, "drill %s %s %ld %ld %ld", point,
+	snprintf(req, len, "drill %s %s %ld %ld %ld%s%s", point,
 		 o->error ? "error" : "delay", o->ratio,
-		 o->error ? 0 : o->delay_ms, o->for_s);
+		 o->error ? 0 : o->delay_ms, o->for_s,
+		 o->errno_name ? " " : "", o->errno_name ? o->errno_name : "");
 	return 0;
 }
 
@@ -67,6 +74,7 @@ int do_drill(int argc, char **argv)
 		{ "group", required_argument, NULL, 'g' },
 		{ "app", required_argument, NULL, 'a' },
 		{ "error", no_argument, NULL, 'e' },
+		{ "errno", required_argument, NULL, 'E' },
 		{ "delay-ms", required_argument, NULL, 'd' },
 		{ "ratio", required_argument, NULL, 'r' },
 		{ "for", required_argument, NULL, 'f' },
@@ -82,7 +90,7 @@ int do_drill(int argc, char **argv)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "g:a:ed:r:f:sh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "g:a:eE:d:r:f:sh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'g':
 			if (!sds_name_valid(optarg))
@@ -96,6 +104,12 @@ int do_drill(int argc, char **argv)
 			break;
 		case 'e':
 			o.error = true;
+			break;
+		case 'E':
+			if (!failfast_errno_parse(optarg))
+				return cmd_err("drill: unknown --errno '%s' (ECONNREFUSED, ECONNRESET, ECONNABORTED, ETIMEDOUT, EHOSTUNREACH, ENETUNREACH, ENETDOWN, EHOSTDOWN, EPIPE, EIO, EACCES, EPERM, ENOENT, ENOSPC, EROFS, EMFILE, ENFILE, ENOMEM, EBUSY)",
+					       optarg), 1;
+			o.errno_name = optarg;
 			break;
 		case 'd':
 			if (cmd_parse_long(optarg, 1, DRILL_MAX_DELAY_MS, &o.delay_ms))

@@ -110,7 +110,7 @@ static void point_tick(struct loader *l, int id, uint64_t now_ns,
 				 __ATOMIC_RELEASE);
 	halfopen__cells(l, id, now_ns, &out.fs);
 	drill__tick(l, id, now_ns, &out.fs);
-	failfast__tick(l, id, now_ns, &out.fs);
+	failfast__tick(l, id, now_ns, &out.fs, out.hold_started);
 	flags__publish(&l->flags, id, &out.fs);
 	/* The kernel's count of calls in flight bounds held permits. */
 	flags__repair(&l->flags, id, &out.fs, now_ns, live,

@@ -383,7 +383,7 @@ void failfast__close(struct loader *l)
 }
 
 void failfast__tick(struct loader *l, int id, uint64_t now_ns,
-		    const struct flag_state *fs)
+		    const struct flag_state *fs, bool hold_started)
 {
 	struct failfast *ff = l->failfast;
 	struct sds_ff_state st;
@@ -396,8 +396,12 @@ void failfast__tick(struct loader *l, int id, uint64_t now_ns,
 	st.rate = st.deny ? fs->rate : 0;
 	st.expires_ns = st.deny ? fs->expires_ns : 0;
 	probing = st.deny && (fs->active & SDS_ACT_PROBE);
-	/* A hold that starts lets its first probe through one interval on. */
-	if (probing && !ff->shadow[id].probe_interval_ns) {
+	/*
+	 * A hold that starts, or that a failed probe renews, lets its first
+	 * probe through one interval on (the probe's own claim had moved it
+	 * one interval past the claim: the renewal counts from its end).
+	 */
+	if (probing && (hold_started || !ff->shadow[id].probe_interval_ns)) {
 		struct sds_ff_probe pr = { .next_ns = now_ns + fs->probe_interval_ns };
 		__u32 key = id;
 
@@ -409,9 +413,11 @@ void failfast__tick(struct loader *l, int id, uint64_t now_ns,
 	if ((fs->active & SDS_ACT_DRILL) && fs->drill_kind == SDS_DRILL_ERROR) {
 		st.drill_ratio = fs->drill_ratio;
 		st.drill_expires_ns = fs->drill_expires_ns;
+		st.drill_errno = l->run[id].drill.err;
 	} else {
 		st.drill_ratio = 0;
 		st.drill_expires_ns = 0;
+		st.drill_errno = 0;
 	}
 	if (!memcmp(&st, &ff->shadow[id], sizeof(st)))
 		return;

@@ -42,9 +42,13 @@ int failfast__check_points(const struct probes *pr, int n);
 int failfast__open(struct loader *l, int n);
 void failfast__close(struct loader *l);
 
-/* The tick's decision @fs for point @id, as its LSM state. */
+/*
+ * The tick's decision @fs for point @id, as its LSM state.  @hold_started:
+ * a hold began or was renewed (a probe failed) this tick: its first probe
+ * comes one interval on, as a guard's does.
+ */
 void failfast__tick(struct loader *l, int id, uint64_t now_ns,
-		    const struct flag_state *fs);
+		    const struct flag_state *fs, bool hold_started);
 
 /*
  * May function point @id be drilled with @kind (enum sds_drill_kind)?

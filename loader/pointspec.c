@@ -87,6 +87,16 @@ const char *failfast_errno_name(int err)
 	return "?";
 }
 
+int failfast_errno_parse(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < FF_ERRNOS_N; i++)
+		if (!strcmp(ff_errnos[i].name, name))
+			return ff_errnos[i].err;
+	return 0;
+}
+
 int failfast_ops_format(uint32_t ops, char *buf, size_t len)
 {
 	size_t i, n = 0;

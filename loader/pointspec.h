@@ -60,6 +60,8 @@ int point_spec_check_go(const struct point_spec *ps, const char *arg,
 
 /* The name of a failfast errno ("ECONNREFUSED"), "?" if not one of ours. */
 const char *failfast_errno_name(int err);
+/* The errno named @name (one of failfast_errno_name's), or 0 if none is. */
+int failfast_errno_parse(const char *name);
 /* @ops as "connect,send,open" into @buf; -1 if it did not fit. */
 int failfast_ops_format(uint32_t ops, char *buf, size_t len);
 

@@ -258,6 +258,9 @@ def test_bad_input(ctx):
         ([POINT, "--delay-ms", "0", "--for", "5"], "--delay-ms"),
         ([POINT, "--stop", "--error"], "--stop takes no"),
         (["bad name!", "--error", "--for", "5"], "bad point name"),
+        ([POINT, "--error", "--errno", "EIO", "--for", "5"],
+         "'%s' is a guard point: --errno is for function points with "
+         "failfast=" % POINT),
         ([], "missing POINT"),
     ]
     for args, want in cases:

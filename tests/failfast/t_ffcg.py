@@ -103,31 +103,124 @@ def cg_gone_with_the_loader(ctx):
     eq(res, {"EAGAIN": 1}, "fetch after the loader died")
 
 
+def drill(ctx, *args):
+    r = ctx.sds(["drill", "--app", "fftarget"] + list(args))
+    eq(r.rc, 0, "drill %s: %r" % (" ".join(args), r))
+    return r
+
+
 def cg_drill(ctx):
-    """An error drill at ratio 30 fails that share of fetch()'s connects
-    (a server that answers: the others succeed) within 5 standard
-    deviations, counted exactly; none after --for."""
+    """An error drill at ratio 30 with --errno ETIMEDOUT fails that share
+    of 10,000 fetch() connects (a server that answers: the others
+    succeed) with ETIMEDOUT, within 5 standard deviations of 3,000; stats'
+    counts equal what the program saw, exactly.  Stopped, nothing more
+    fails; a drill without --errno uses the point's ECONNREFUSED and ends
+    by itself at --for."""
     srv = ctx.server(reply=True)
     a = ctx.attach(SPECS, dry=False)
     t = ctx.target()
     t0 = time.monotonic()
-    r = ctx.sds(["drill", "--app", "fftarget", "fetch", "--error", "--ratio",
-                 "30", "--for", "6"])
-    eq(r.rc, 0, "drill: %r" % r)
-    n = 2000
+    drill(ctx, "fetch", "--error", "--errno", "ETIMEDOUT", "--ratio", "30",
+          "--for", "300")
+    n = 10000
     res = t.run("fetch", srv.port, n)[0]
-    check(time.monotonic() - t0 < 5.5, "the calls outlasted the drill")
+    print("  10,000 fetch() under a 30%% drill: %r in %.1f s"
+          % (res, time.monotonic() - t0))
     bound = 5 * math.sqrt(n * 0.3 * 0.7)
-    refused = res.get("ECONNREFUSED", 0)
-    check(abs(refused - 0.3 * n) <= bound and refused + res.get("OK", 0) == n,
-          "fetch under a 30%% drill: %r, want %d +- %.0f refused, the rest OK"
-          % (res, 0.3 * n, bound))
+    failed = res.get("ETIMEDOUT", 0)
+    check(abs(failed - 0.3 * n) <= bound and failed + res.get("OK", 0) == n,
+          "fetch under a 30%% drill: %r, want %d +- %.0f ETIMEDOUT, the rest "
+          "OK" % (res, 0.3 * n, bound))
     f = ctx.ff("fetch")
-    eq((f["drilled"], f["denied"]), (refused, refused), "drilled, denied")
-    eq(srv.accepted, n - refused, "connections the server saw")
-    time.sleep(max(0, t0 + 6.5 - time.monotonic()))
-    eq(t.run("fetch", srv.port, 200)[0], {"OK": 200}, "after the drill")
-    eq(ctx.ff("fetch")["drilled"], refused, "drilled after the expiry")
+    eq((f["drilled"], f["denied"]), (failed, failed), "drilled, denied")
+    d = ctx.point("fetch")["drill"]
+    eq((d["faults"], d["errno"], d["ratio"]), (failed, "ETIMEDOUT", 30),
+       "stats' drill: faults, errno, ratio")
+    p = ctx.point("fetch")
+    eq((p["total"]["visits"], p["total"]["exceptions"]), (n, failed),
+       "fetch's visits and exceptions")
+    eq(srv.accepted, n - failed, "connections the server saw")
+    drill(ctx, "fetch", "--stop")
+    eq(t.run("fetch", srv.port, 200)[0], {"OK": 200}, "after --stop")
+    t0 = time.monotonic()
+    drill(ctx, "fetch", "--error", "--for", "2")
+    eq(t.run("fetch", srv.port, 20)[0], {"ECONNREFUSED": 20},
+       "a drill with the point's errno")
+    check("errno" not in ctx.point("fetch")["drill"], "stats' drill: %r"
+          % ctx.point("fetch")["drill"])
+    time.sleep(max(0, t0 + 2.5 - time.monotonic()))
+    eq(t.run("fetch", srv.port, 200)[0], {"OK": 200}, "after the expiry")
+    check(ctx.point("fetch")["drill"] is None, "the drill outlived --for")
+    eq(ctx.ff("fetch")["drilled"], failed + 20, "drilled after the expiry")
+    end(ctx, a, "after the test")
+
+
+def cg_drill_gone_with_the_loader(ctx):
+    """A drill never survives its loader: SIGKILL in the middle of a
+    300 s drill at ratio 100, and nothing is denied any more."""
+    srv = ctx.server(reply=True)
+    a = ctx.attach(SPECS, dry=False)
+    t = ctx.target()
+    drill(ctx, "fetch", "--error", "--errno", "ECONNRESET", "--for", "300")
+    eq(t.run("fetch", srv.port, 20)[0], {"ECONNRESET": 20}, "fetch, drilled")
+    os.kill(a.pid, signal.SIGKILL)
+    a.p.wait(10)
+    ctx.loader = None
+    wait_cg_clean("after SIGKILL")
+    eq(t.run("fetch", srv.port, 200)[0], {"OK": 200},
+       "fetch after the loader died")
+    eq(srv.accepted, 200, "connections the server saw")
+
+
+def cg_hold_probes(ctx):
+    """A hold (exception_threshold, delay_ms 600 s, retry_interval_ms
+    3 s) lets one fetch() through per interval as its probe, every
+    operation of that call; the others fail fast.  A probe that fails
+    (the server never answers: EAGAIN after 2 s) renews the hold from its
+    end, so no probe comes 3 s after the claim; one that succeeds ends the
+    hold and fetch() reaches the server again.  Counts exact."""
+    dead = ctx.server()
+    live = ctx.server(reply=True)
+    closed = sdstest.free_port()
+    ctx.write_strategies({"fetch": {"exception_threshold": 5,
+                                    "delay_ms": 600000,
+                                    "retry_interval_ms": 3000}})
+    a = ctx.attach(SPECS, dry=False)
+    t = ctx.target()
+    eq(t.run("fetch", closed, 5)[0], {"ECONNREFUSED": 5},
+       "fetch to a closed port (real refusals)")
+    sdstest.wait_until(lambda: ctx.ff("fetch")["failing"], time.time() + 5,
+                       "the hold never started", 0.05)
+    t0 = time.monotonic()
+    eq(t.run("fetch", live.port, 10)[0], {"ECONNREFUSED": 10},
+       "fetch in the hold's first interval")
+    eq(live.accepted, 0, "connections the live server saw")
+    time.sleep(max(0, t0 + 3.2 - time.monotonic()))
+    # The probe: let through to the dead server, EAGAIN after its 2 s.
+    claim = time.monotonic()
+    eq(t.run("fetch", dead.port, 3)[0], {"EAGAIN": 1, "ECONNREFUSED": 2},
+       "fetch when a probe is due (the dead server)")
+    eq((dead.accepted, ctx.ff("fetch")["probes"]), (1, 1),
+       "the dead server's connections, probes")
+    # Renewed from its end (~claim + 2 s): nothing due at claim + 3.5 s.
+    time.sleep(max(0, claim + 3.5 - time.monotonic()))
+    eq(t.run("fetch", live.port, 1)[0], {"ECONNREFUSED": 1},
+       "fetch 3.5 s after the failed probe's claim (renewed hold)")
+    eq(live.accepted, 0, "connections the live server saw")
+    time.sleep(max(0, claim + 5.4 - time.monotonic()))
+    eq(t.run("fetch", live.port, 1)[0], {"OK": 1},
+       "fetch when the next probe is due (the live server)")
+    sdstest.wait_until(lambda: not ctx.ff("fetch")["failing"],
+                       time.time() + 5, "the probe did not end the hold", 0.05)
+    eq(t.run("fetch", live.port, 20)[0], {"OK": 20}, "fetch after the hold")
+    eq(live.accepted, 21, "connections the live server saw")
+    f = ctx.ff("fetch")
+    eq((f["denied"], f["probes"], f["failing"]), (13, 2, False),
+       "fetch: denied, probes, failing")
+    p = ctx.point("fetch")
+    eq((p["total"]["visits"], p["total"]["exceptions"]), (5 + 10 + 3 + 1 + 1 + 20,
+                                                         5 + 10 + 3 + 1),
+       "fetch's visits and exceptions")
     end(ctx, a, "after the test")
 
 
@@ -187,7 +280,9 @@ def cg_refuses_open_and_send(ctx):
 
 _ok, _why = cg_lever()
 for _fn in (cg_fetch_fails_fast, cg_udp_send, cg_gone_with_the_loader,
-            cg_drill, cg_no_cgroup2_mounted, cg_refuses_open_and_send):
+            cg_drill, cg_drill_gone_with_the_loader, cg_hold_probes,
+            cg_no_cgroup2_mounted,
+            cg_refuses_open_and_send):
     if _ok:
         test(_fn)
     else:

@@ -11,7 +11,7 @@ import sys
 import time
 
 import sdstest
-from ff_lib import APP, HERE, check, eq, test
+from ff_lib import APP, HERE, check, ctl_request, eq, test
 
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "copy"))
 import copy_lib  # noqa: E402  (a real sds-admin)
@@ -65,6 +65,47 @@ def drill_bad_on_function_points(ctx):
            "there (LSM programs cannot sleep)\n"), "delay drill on ffile")
     check(ctx.point("ffile")["drill"] is None and
           ctx.point("plain")["drill"] is None, "a drill was started")
+
+
+@test
+def drill_bad_errno_ratio_duration(ctx):
+    """--errno with an unknown name, --errno without --error, a ratio or
+    duration out of range: one line each, exit 1, nothing started (the
+    name is checked before any loader is asked, and again by the loader)."""
+    ctx.attach(SPECS)
+    names = ("ECONNREFUSED, ECONNRESET, ECONNABORTED, ETIMEDOUT, "
+             "EHOSTUNREACH, ENETUNREACH, ENETDOWN, EHOSTDOWN, EPIPE, EIO, "
+             "EACCES, EPERM, ENOENT, ENOSPC, EROFS, EMFILE, ENFILE, ENOMEM, "
+             "EBUSY")
+    cases = [
+        (["--error", "--errno", "ETIMEOUT", "--for", "5"],
+         "drill: unknown --errno 'ETIMEOUT' (%s)" % names),
+        (["--error", "--errno", "EINTR", "--for", "5"],
+         "drill: unknown --errno 'EINTR' (%s)" % names),
+        (["--delay-ms", "5", "--errno", "EIO", "--for", "5"],
+         "drill: --errno is for --error drills (at function points with "
+         "failfast=)"),
+        (["--stop", "--errno", "EIO"],
+         "drill: --stop takes no --error, --errno, --delay-ms, --ratio or "
+         "--for"),
+        (["--error", "--ratio", "101", "--for", "5"],
+         "drill: bad --ratio '101': expected a percentage 0..100"),
+        (["--error", "--ratio", "-1", "--for", "5"],
+         "drill: bad --ratio '-1': expected a percentage 0..100"),
+        (["--error", "--for", "0"],
+         "drill: bad --for '0': expected seconds 1..86400"),
+        (["--error", "--for", "86401"],
+         "drill: bad --for '86401': expected seconds 1..86400"),
+    ]
+    for args, want in cases:
+        r = drill(ctx, ["ffile"] + args)
+        eq((r.rc, r.err), (1, "sds-bpf: %s\n" % want), "drill ffile %s" % args)
+    # The loader's own check, for a client that skips the command's.
+    r = ctl_request(ctx.loader.sock, "drill ffile error 30 0 5 EAGAIN")
+    eq(r, {"error": "unknown errno name (ECONNREFUSED, ECONNRESET, ETIMEDOUT, "
+                    "EHOSTUNREACH, EIO, EACCES, ...: docs/FAILFAST.md)"},
+       "the loader's reply to an unknown errno")
+    check(ctx.point("ffile")["drill"] is None, "a drill was started")
 
 
 @test

@@ -153,3 +153,35 @@ def dry_left_by_longjmp(ctx):
     p = ctx.point("esc")
     eq(p["total"]["visits"], 5, "esc's visits")
     ff_eq(ctx, "esc", 0, failing=True)
+
+
+@test
+def dry_hold_probe_outcome(ctx):
+    """The probe call's return, judged by err=, ends or renews the hold as
+    a guard's probe does: a failed one (ENOENT) keeps the point failing
+    and the next probe an interval on, a good one ends the hold."""
+    missing = os.path.join(ctx.tmp, "missing")
+    ctx.write_strategies({"ffile": {"exception_threshold": 3,
+                                    "delay_ms": 600000,
+                                    "retry_interval_ms": 1000}})
+    ctx.attach(SPECS)
+    t = ctx.target()
+    eq(t.run("file", missing, 3)[0], {"ENOENT": 3}, "fetch_file, missing")
+    sdstest.wait_until(lambda: ctx.ff("ffile")["failing"], time.time() + 5,
+                       "the hold never started", 0.05)
+    t0 = time.monotonic()
+    eq(t.run("file", missing, 5)[0], {"ENOENT": 5}, "in the first interval")
+    ff_eq(ctx, "ffile", 5, probes=0, failing=True)
+    time.sleep(max(0, t0 + 1.2 - time.monotonic()))
+    eq(t.run("file", missing, 3)[0], {"ENOENT": 3}, "a failing probe")
+    ff_eq(ctx, "ffile", 7, probes=1)
+    time.sleep(0.5)
+    ff_eq(ctx, "ffile", 7, probes=1, failing=True)
+    time.sleep(1.0)
+    eq(t.run("file", ctx.file, 1)[0], {"OK": 1}, "a good probe")
+    sdstest.wait_until(lambda: not ctx.ff("ffile")["failing"],
+                       time.time() + 5, "the good probe did not end the hold",
+                       0.05)
+    ff_eq(ctx, "ffile", 7, probes=2, failing=False)
+    eq(t.run("file", ctx.file, 10)[0], {"OK": 10}, "after the hold")
+    ff_eq(ctx, "ffile", 7, probes=2)

@@ -62,3 +62,18 @@ demo-lb: deps
 demo-lb-check: deps
 	$(MAKE) all demo-bins
 	python3 tools/demo/lb_demo.py --check
+
+# Fail-fast inside Debian's nginx (tools/demo/ff_demo.py, docs/FAILFAST.md
+# "The nginx demo"): a reverse proxy to an upstream that never answers,
+# its connect failed fast under the kill switch (502 at once), then the
+# kill switch off.  demo-failfast-check asserts every count exactly (run
+# by make test: ~7 s).  Needs root (BPF) and nginx (make deps).
+EXTRA_TESTS += demo-failfast-check
+.PHONY: demo-failfast demo-failfast-check
+demo-failfast: deps
+	$(MAKE) all
+	python3 tools/demo/ff_demo.py
+
+demo-failfast-check: deps
+	$(MAKE) all
+	python3 tools/demo/ff_demo.py --check
