@@ -148,6 +148,7 @@ include tests/balance/balance.mk
 include tests/capture/capture.mk
 include tests/failfast/failfast.mk
 include tests/exact/exact.mk
+include tests/metrics/metrics.mk
 
 integration: all $(TEST_TARGETS)
 	$(PYTHON) tests/integration/run.py
