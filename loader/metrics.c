@@ -178,7 +178,9 @@ int metrics__render(const struct metrics_data *d, char **buf, size_t *len,
 void metrics__copy(struct loader *l, struct metrics_data *d)
 {
 	static const struct point_stats none;
-	struct snapshot *snap = engine__query_snapshot(l);
+	/* The tick's read, with the gauges it took for us; else a read of our own. */
+	struct snapshot *snap = l->snap && l->snap->gauges ?
+		snapshot__get(l->snap) : engine__query_snapshot(l);
 	uint32_t reason, rate;
 	int i;
 
@@ -202,6 +204,11 @@ void metrics__copy(struct loader *l, struct metrics_data *d)
 		memcpy(p->hist, st->hist, sizeof(p->hist));
 	}
 	snapshot__put(snap);
+}
+
+bool metrics__wants(const struct loader *l)
+{
+	return l->metrics && metrics__waiting(l->metrics);
 }
 
 void metrics__tick(struct loader *l)

@@ -63,6 +63,8 @@ struct metrics_data {
 int metrics__open(struct metrics **out, const char *spec, char *err, size_t errlen);
 /* Start serving (after the loop blocked its signals); 0, or -1 with @err. */
 int metrics__start(struct metrics *m, char *err, size_t errlen);
+/* A scrape waits: the tick reads the gauges too (engine.c), for metrics__tick. */
+bool metrics__wants(const struct loader *l);
 /* The loop's hook, after each tick: copy the counters if a scrape waits. */
 void metrics__tick(struct loader *l);
 /* Stop the thread, close every socket; NULL is fine. */
@@ -79,6 +81,8 @@ int metrics__render(const struct metrics_data *d, char **buf, size_t *len,
 void metrics__copy(struct loader *l, struct metrics_data *d);
 
 /* metrics_http.c: the thread's half, for metrics.c */
+/* A scrape waits for a copy. */
+bool metrics__waiting(const struct metrics *m);
 /* The buffer the tick copies into, with its lock; NULL while a scrape has not asked. */
 struct metrics_data *metrics__want(struct metrics *m);
 /* The copy is complete: hand it to the thread and unlock. */

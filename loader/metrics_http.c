@@ -434,6 +434,11 @@ static void *serve(void *arg)
 
 /* ---- the loop's side --------------------------------------------------- */
 
+bool metrics__waiting(const struct metrics *m)
+{
+	return atomic_load(&m->want);
+}
+
 struct metrics_data *metrics__want(struct metrics *m)
 {
 	if (!atomic_load(&m->want))

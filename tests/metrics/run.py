@@ -216,6 +216,50 @@ def test_guard_point_equals_stats(ctx):
 
 
 @test
+def test_histogram_buckets_and_concurrency(ctx):
+    """90 fast calls and 10 of 20 ms: each side of 2^24 ns (16.8 ms, wide
+    margins on a loaded VM); 4 naps in flight."""
+    port = sdstest.free_port()
+    t = guarded.Target(ctx, TARGET)
+    attach(ctx, "mhist", port, TARGET, ["work=work", "nap=nap"])
+    out = t.cmd("work 100 0 10 20")
+    took_max = int(out[0].split()[2])
+    check(took_max < 2 ** 30, "the slowest call took %d ns" % took_max)
+    time.sleep(1.5)
+    parsed = parse(scrape(port))
+    lab = dict(app="mhist", point="work")
+    bucket = {d["le"]: v for d, v in series(
+        parsed, "sds_point_latency_seconds_bucket", **lab)}
+    # A 20-ms call is over 2^24 ns; a call that does nothing is far under.
+    eq(bucket["1.073741824"], 100, "calls under 2^30 ns")
+    eq(bucket["0.016777216"], 90, "calls under 2^24 ns")
+    eq(bucket["+Inf"], 100, "+Inf")
+    s = one(parsed, "sds_point_latency_seconds_sum", **lab)
+    check(0.2 <= s < 10 * 1.073741824 + 90 * 0.016777216,
+          "_sum %.9f for 10 calls of 20 ms and 90 fast ones" % s)
+    # Four threads inside nap() for 3 s: the gauge, as stats says.
+    t.p.stdin.write(b"tnap 4 3000\n")
+    t.p.stdin.flush()
+    time.sleep(1.5)
+    parsed = parse(scrape(port))
+    p = get_point(ctx.stats("mhist"), "nap")
+    eq(p["concurrency"], 4, "stats concurrency of nap")
+    eq(one(parsed, "sds_point_concurrency", app="mhist", point="nap"), 4,
+       "sds_point_concurrency of nap")
+    eq(t.readline(30), "done", "tnap")
+    time.sleep(1.5)
+    parsed = parse(scrape(port))
+    eq(one(parsed, "sds_point_concurrency", app="mhist", point="nap"), 0,
+       "sds_point_concurrency after the naps")
+    eq(one(parsed, "sds_point_latency_seconds_count", app="mhist",
+           point="nap"), 4, "naps completed")
+    eq(one(parsed, "sds_point_latency_seconds_bucket", app="mhist",
+           point="nap", le="2.147483648"), 0, "naps under 2^31 ns")
+    eq(one(parsed, "sds_point_latency_seconds_bucket", app="mhist",
+           point="nap", le="4.294967296"), 4, "naps under 2^32 ns")
+
+
+@test
 def test_only_get_metrics(ctx):
     port = sdstest.free_port()
     attach(ctx, "mpaths", port, TARGET, ["work=work"])
