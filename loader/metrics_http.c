@@ -254,7 +254,9 @@ static void client_write(struct mclient *c)
 		client_close(c);
 		return;
 	}
-	w = writev(c->fd, iov, n);
+	/* MSG_NOSIGNAL: a client gone meanwhile is an error, not a SIGPIPE. */
+	w = sendmsg(c->fd, &(struct msghdr){ .msg_iov = iov, .msg_iovlen = n },
+		    MSG_NOSIGNAL);
 	if (w < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (w <= 0) {
@@ -307,6 +309,12 @@ static void accept_all(struct metrics *m, uint64_t now)
 		c->stage = MC_READ;
 		c->accepted_ns = now;
 		c->due_ns = now + METRICS_READ_NS;
+		/*
+		 * What came with the connection is read now: a scraper's
+		 * request is whole before the next accept of the burst
+		 * could take its slot.
+		 */
+		client_read(m, c, now);
 	}
 }
 
