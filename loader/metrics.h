@@ -70,13 +70,15 @@ void metrics__tick(struct loader *l);
 /* Stop the thread, close every socket; NULL is fine. */
 void metrics__close(struct metrics *m);
 
-/* metrics.c: the text format */
+/* metrics_text.c: the text format */
 /*
  * Append the exposition of @d to @buf (malloc'd, grown; *@len bytes used,
  * *@cap allocated): 0, or -1 when memory ran out.
  */
 int metrics__render(const struct metrics_data *d, char **buf, size_t *len,
 		    size_t *cap);
+
+/* metrics.c: the loop's side */
 /* Fill @d from the loader's state now (the loop's thread only). */
 void metrics__copy(struct loader *l, struct metrics_data *d);
 
