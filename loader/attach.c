@@ -616,7 +616,7 @@ static int attach_serve(struct attach_run *a)
 		goto out;
 	}
 	/* After loop__open: the thread starts with the signals blocked. */
-	if (l->metrics && metrics__start(l->metrics, err, sizeof(err))) {
+	if (l->metrics && metrics__start(l->metrics, l->tick_ns, err, sizeof(err))) {
 		cmd_err("%s", err);
 		unlink(a->paths.sock);
 		goto out;

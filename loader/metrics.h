@@ -61,8 +61,11 @@ struct metrics_data {
  * with a one-line reason in @err.
  */
 int metrics__open(struct metrics **out, const char *spec, char *err, size_t errlen);
-/* Start serving (after the loop blocked its signals); 0, or -1 with @err. */
-int metrics__start(struct metrics *m, char *err, size_t errlen);
+/*
+ * Start serving (after the loop blocked its signals); a scrape waits for
+ * the next tick, so for up to @tick_ns.  0, or -1 with @err.
+ */
+int metrics__start(struct metrics *m, uint64_t tick_ns, char *err, size_t errlen);
 /* A scrape waits: the tick reads the gauges too (engine.c), for metrics__tick. */
 bool metrics__wants(const struct loader *l);
 /* The loop's hook, after each tick: copy the counters if a scrape waits. */

@@ -32,7 +32,7 @@
 #define METRICS_CLIENTS		16	/* connections at once; Prometheus needs 1 */
 #define METRICS_REQ_MAX		4096	/* request line and headers, bytes (Prometheus sends ~300) */
 #define METRICS_READ_NS		5000000000ULL	/* the whole request within this of the accept */
-#define METRICS_WAIT_NS		5000000000ULL	/* the loop's copy within this (it comes at the next tick) */
+#define METRICS_WAIT_NS		5000000000ULL	/* the loop's copy within this past a tick (it comes at the next one) */
 #define METRICS_WRITE_NS	10000000000ULL	/* the answer taken whole within this */
 #define METRICS_ACCEPT_BURST	64	/* accepts per wakeup */
 
@@ -64,6 +64,7 @@ struct metrics {
 	int stop_fd;			/* eventfd: metrics__close asks the thread to end */
 	int pub_fd;			/* eventfd: the tick published a copy */
 	pthread_t thread;		/* serves the clients */
+	uint64_t tick_ns;		/* --tick-ms: a copy comes at the next tick */
 	bool started;			/* @thread runs */
 	atomic_bool want;		/* a scrape waits for a copy */
 	pthread_mutex_t lock;		/* guards @shared */
@@ -213,7 +214,7 @@ static void client_request(struct metrics *m, struct mclient *c, uint64_t now)
 		return;
 	}
 	c->stage = MC_WAIT;
-	c->due_ns = now + METRICS_WAIT_NS;
+	c->due_ns = now + m->tick_ns + METRICS_WAIT_NS;
 	atomic_store(&m->want, true);
 }
 
@@ -500,9 +501,12 @@ int metrics__open(struct metrics **out, const char *spec, char *err, size_t errl
 	return 0;
 }
 
-int metrics__start(struct metrics *m, char *err, size_t errlen)
+int metrics__start(struct metrics *m, uint64_t tick_ns, char *err, size_t errlen)
 {
-	int rc = pthread_create(&m->thread, NULL, serve, m);
+	int rc;
+
+	m->tick_ns = tick_ns;
+	rc = pthread_create(&m->thread, NULL, serve, m);
 
 	if (rc) {
 		snprintf(err, errlen, "--metrics: starting its thread: %s", strerror(rc));
