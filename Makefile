@@ -125,6 +125,8 @@ UNIT_EXTRA_test_uplink := loader/uplink.c loader/uplink_pick.c $(LOADER_USRC)
 $(TBUILD)/unit/test_uplink: loader/uplink.c loader/uplink_pick.c $(LOADER_USRC)
 UNIT_EXTRA_test_lbpub := loader/lbpub.c
 $(TBUILD)/unit/test_lbpub: loader/lbpub.c
+UNIT_EXTRA_test_metrics := loader/metrics_text.c
+$(TBUILD)/unit/test_metrics: loader/metrics_text.c
 UNIT_EXTRA_test_uplink_pick := loader/uplink_pick.c $(LOADER_USRC)
 $(TBUILD)/unit/test_uplink_pick: loader/uplink_pick.c $(LOADER_USRC)
 # The registry's first user, the balancing policies; the test builds its
@@ -150,6 +152,7 @@ include tests/failfast/failfast.mk
 include tests/exact/exact.mk
 include tests/lib/testlib.mk
 include tests/probepath/probepath.mk
+include tests/metrics/metrics.mk
 
 integration: all $(TEST_TARGETS)
 	$(PYTHON) tests/integration/run.py

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "admin.h"
+#include "metrics_fleet.h"
 
 #if MHD_VERSION < 0x00097002
 typedef int MHD_RESULT;
@@ -263,6 +264,9 @@ static MHD_RESULT send_metrics(struct admin *ad, struct MHD_Connection *c)
 			   "# HELP sds_admin_hosts Hosts that ever sent a heartbeat.\n"
 			   "# TYPE sds_admin_hosts gauge\nsds_admin_hosts %lld\n",
 			(long long)sc.groups, (long long)sc.apps, (long long)sc.hosts);
+	/* The fleet's sums; the admin's own counters stand without them. */
+	if (fleet_metrics(ad->store, time(NULL), f, err))
+		fprintf(f, "# fleet sums unavailable: %s\n", err);
 	if (fclose(f)) {
 		free(buf);
 		return send_error(ad, c, 500, "out of memory");

@@ -31,6 +31,7 @@
 #include "failfast.h"
 #include "loader.h"
 #include "loop.h"
+#include "metrics.h"
 #include "attach_run.h"
 
 #define TICK_MS_DEFAULT	100
@@ -53,6 +54,7 @@ static struct attach_env {
 	uint64_t max_overhead;	/* --max-overhead, in CPU ns per s (budget.h); 0: off */
 	bool keep;		/* --keep: leave the pins (probes counting) at exit */
 	struct capture_opts copy;	/* --copy-to, --copy-ring (capture.h) */
+	const char *metrics;	/* --metrics ADDR:PORT; NULL: off */
 } env;
 
 /* The fork self-test's answer, when a function point starts with a nop5. */
@@ -102,6 +104,7 @@ static int parse_options(int argc, char **argv)
 		{ "keep", no_argument, NULL, 'k' },
 		{ "copy-to", required_argument, NULL, 'C' },
 		{ "copy-ring", required_argument, NULL, 'R' },
+		{ "metrics", required_argument, NULL, 'X' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -123,6 +126,7 @@ static int parse_options(int argc, char **argv)
 	env.keep = false;
 	env.max_overhead = BUDGET_DEFAULT_NS;
 	env.copy.copy_to = NULL;
+	env.metrics = NULL;
 	env.copy.ring_bytes = CAPTURE_RING_DEFAULT;
 	env.state_dir = getenv("SDS_STATE_DIR");
 	if (!env.state_dir || !*env.state_dir)
@@ -202,6 +206,9 @@ static int parse_options(int argc, char **argv)
 				return cmd_err("bad --copy-ring '%s': expected a power of 2, 4096..1073741824 (bytes)",
 					       optarg);
 			env.copy.ring_bytes = (uint32_t)v;
+			break;
+		case 'X':
+			env.metrics = optarg;
 			break;
 		case 'v':
 			env.verbose = true;
@@ -445,6 +452,7 @@ static int resolve_strategies(struct attach_run *a)
 static int attach_resolve(struct attach_run *a, int argc, char **argv)
 {
 	struct loader *l = a->l;
+	char err[512];
 
 	if (parse_options(argc, argv))
 		return -1;
@@ -463,6 +471,9 @@ static int attach_resolve(struct attach_run *a, int argc, char **argv)
 	a->npoints = argc - optind;
 	if (resolve_probes(a, argv + optind) || resolve_strategies(a))
 		return -1;
+	/* Listening before anything loads: a bad --metrics leaves nothing. */
+	if (env.metrics && metrics__open(&l->metrics, env.metrics, err, sizeof(err)))
+		return cmd_err("%s", err);
 	libbpf_set_print(libbpf_print);
 	return 0;
 }
@@ -471,6 +482,8 @@ static void attach_unresolve(struct attach_run *a)
 {
 	struct loader *l = a->l;
 
+	metrics__close(l->metrics);
+	l->metrics = NULL;
 	free(l->probes.pts);	/* NULL once attach_unload() ran */
 	l->probes.pts = NULL;
 	free(l->strategies);
@@ -513,11 +526,19 @@ static int attach_serve(struct attach_run *a)
 		cmd_err("%s: %s", a->paths.sock, strerror(errno));
 		goto out;
 	}
+	/* After loop__open: the thread starts with the signals blocked. */
+	if (l->metrics && metrics__start(l->metrics, l->tick_ns, err, sizeof(err))) {
+		cmd_err("%s", err);
+		unlink(a->paths.sock);
+		goto out;
+	}
 	ret = loop__run(&lp, l, lfd) ? 1 : 0;
 	unlink(a->paths.sock);
 out:
 	if (lfd >= 0)
 		close(lfd);
+	metrics__close(l->metrics);
+	l->metrics = NULL;
 	loop__close(&lp);
 	session__close_all(l);
 	return ret;

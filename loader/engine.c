@@ -15,6 +15,7 @@
 #include "cmd.h"
 #include "failfast.h"
 #include "loader.h"
+#include "metrics.h"
 
 static const struct sds_strategy *point_strategy(struct loader *l, int id)
 {
@@ -138,7 +139,7 @@ static void engine_read(struct loader *l, uint64_t now_ns, uint64_t now_sec)
 	 * provider's load for balancers (lbpub.c), or a semaphore's permits
 	 * to bound.
 	 */
-	if (lbpub__wants_gauges(l) || l->uplink)
+	if (lbpub__wants_gauges(l) || l->uplink || metrics__wants(l))
 		what |= COUNTERS_GAUGES;
 	for (id = 0; !(what & COUNTERS_GAUGES) && id < l->probes.npoints; id++)
 		if (__atomic_load_n(&flags__cell(&l->flags, id)->permits,

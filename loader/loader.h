@@ -13,6 +13,7 @@
 #include "budget.h"
 struct capture;
 struct failfast;
+struct metrics;
 #include "chain.h"
 #include "ctl.h"
 #include "counters.h"
@@ -171,6 +172,7 @@ struct loader {
 	struct capture *capture;	/* traffic copy (capture.c); NULL: off */
 	struct lbpub *lbpub;		/* providers' load for balancers (lbpub.c); NULL: none yet */
 	struct failfast *failfast;	/* LSM fail-fast (failfast.c); NULL: no :failfast= point */
+	struct metrics *metrics;	/* --metrics (metrics.h); NULL: off */
 };
 
 /*

@@ -17,6 +17,7 @@
 #include "capture.h"
 #include "loader.h"
 #include "loop.h"
+#include "metrics.h"
 
 static int signal_fd(void)
 {
@@ -295,6 +296,7 @@ int loop__run(struct loop *lp, struct loader *l, int lfd)
 				tick_late_note(l, lp->tfd, expirations);
 				engine__tick(l);
 				watch__tick(l);
+				metrics__tick(l);
 			}
 		}
 		if ((pfd[PFD_WATCH].revents & POLLIN) && watch_hit(lp->wfd, lp->wbase))

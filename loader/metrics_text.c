@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * metrics_text.c - the loader's points in the Prometheus text format
+ * 0.0.4 (docs/METRICS.md), from the tick's copy (metrics.h).  Pure: the
+ * unit tests link it alone.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "metrics.h"
+
+/* Room a series line needs at most: labels of 4 names of 64, a number. */
+#define LINE_MAX_BYTES	512
+
+/* printf onto the buffer, growing it; -1 when memory ran out. */
+static int __attribute__((format(printf, 4, 5)))
+out(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*cap - *len < LINE_MAX_BYTES) {
+		size_t ncap = *cap ? *cap * 2 : 65536;
+		char *t = realloc(*buf, ncap);
+
+		if (!t)
+			return -1;
+		*buf = t;
+		*cap = ncap;
+	}
+	va_start(ap, fmt);
+	n = vsnprintf(*buf + *len, *cap - *len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= *cap - *len)
+		return -1;	/* a line longer than LINE_MAX_BYTES: never */
+	*len += n;
+	return 0;
+}
+
+/*
+ * @ns as decimal seconds, exactly ("0.000000256", "68.719476736"): a
+ * float's %g would print 2^k ns with rounding noise, and `le` values are
+ * compared as text by dashboards.
+ */
+static void fmt_seconds(uint64_t ns, char *s, size_t n)
+{
+	char frac[16];
+	int i;
+
+	snprintf(frac, sizeof(frac), "%09" PRIu64, (uint64_t)(ns % 1000000000ULL));
+	for (i = 8; i > 0 && frac[i] == '0'; i--)
+		frac[i] = '\0';
+	snprintf(s, n, "%" PRIu64 ".%s", (uint64_t)(ns / 1000000000ULL), frac);
+}
+
+/* The four labels of every series of @p (names are [A-Za-z0-9_-]: no escapes). */
+static void fmt_labels(const struct metrics_data *d, const struct metrics_point *p,
+		       char *s, size_t n)
+{
+	snprintf(s, n, "group=\"%s\",app=\"%s\",point=\"%s\",kind=\"%s\"",
+		 d->group, d->app, p->name, p->guard ? "guard" : "function");
+}
+
+/* Counters and gauges: one family at a time, every point. */
+struct family {
+	const char *name;	/* the series' name */
+	const char *type;	/* "counter" or "gauge" */
+	const char *help;	/* its HELP text */
+};
+
+#define SINCE " since the loader started counting (a loader that adopted kept probes with --keep goes on from their counts)"
+
+static const struct family families[] = {
+	{ "sds_point_visits_total", "counter",
+	  "Calls that entered the point, downgraded ones included," SINCE "." },
+	{ "sds_point_exceptions_total", "counter",
+	  "Calls whose return the point's err= option (or libsds's sds_exception_sign) counts as failed," SINCE "." },
+	{ "sds_point_timeouts_total", "counter",
+	  "Calls slower than the point's timeout (the strategy's timeout_ms, else :timeout_ms=)," SINCE "." },
+	{ "sds_point_downgrades_total", "counter",
+	  "Calls a guard refused (downgraded)," SINCE "." },
+	{ "sds_point_concurrency", "gauge",
+	  "Calls in flight now: entered and neither returned nor given up." },
+	{ "sds_point_downgraded", "gauge",
+	  "1 while the point is downgraded (a strategy tripped, a hold, a drill), else 0." },
+};
+
+static uint64_t family_value(int f, const struct metrics_point *p)
+{
+	switch (f) {
+	case 0: return p->total.visits;
+	case 1: return p->total.exceptions;
+	case 2: return p->total.timeouts;
+	case 3: return p->total.downgrades;
+	case 5: return p->downgraded;
+	}
+	return 0;
+}
+
+static int render_families(const struct metrics_data *d, char **buf,
+			   size_t *len, size_t *cap)
+{
+	char lab[LINE_MAX_BYTES / 2];
+	size_t f;
+	int i;
+
+	for (f = 0; f < sizeof(families) / sizeof(families[0]); f++) {
+		const struct family *fa = &families[f];
+
+		if (out(buf, len, cap, "# HELP %s %s\n# TYPE %s %s\n", fa->name,
+			fa->help, fa->name, fa->type))
+			return -1;
+		for (i = 0; i < d->npoints; i++) {
+			const struct metrics_point *p = &d->pts[i];
+			int r;
+
+			fmt_labels(d, p, lab, sizeof(lab));
+			if (f == 4)
+				r = out(buf, len, cap, "%s{%s} %" PRId64 "\n", fa->name,
+					lab, p->concurrency);
+			else
+				r = out(buf, len, cap, "%s{%s} %" PRIu64 "\n", fa->name,
+					lab, family_value(f, p));
+			if (r)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* One point's histogram: cumulative buckets, +Inf, _sum, _count. */
+static int render_hist(const struct metrics_data *d, const struct metrics_point *p,
+		       char **buf, size_t *len, size_t *cap)
+{
+	static const char *name = "sds_point_latency_seconds";
+	char lab[LINE_MAX_BYTES / 2], le[32], sum[32];
+	uint64_t cum = 0;
+	int i, k;
+
+	fmt_labels(d, p, lab, sizeof(lab));
+	/* Bucket i is below 2^(i+1) ns: le=2^k holds buckets 0..k-1. */
+	for (i = 0; i < METRICS_LE_MIN; i++)
+		cum += p->hist[i];
+	for (k = METRICS_LE_MIN; k <= METRICS_LE_MAX; k++) {
+		if (k > METRICS_LE_MIN)
+			cum += p->hist[k - 1];
+		fmt_seconds(1ULL << k, le, sizeof(le));
+		if (out(buf, len, cap, "%s_bucket{%s,le=\"%s\"} %" PRIu64 "\n",
+			name, lab, le, cum))
+			return -1;
+	}
+	for (i = METRICS_LE_MAX; i < SDS_HIST_BUCKETS; i++)
+		cum += p->hist[i];
+	fmt_seconds(p->total.latency_sum, sum, sizeof(sum));
+	return out(buf, len, cap, "%s_bucket{%s,le=\"+Inf\"} %" PRIu64 "\n"
+		   "%s_sum{%s} %s\n%s_count{%s} %" PRIu64 "\n",
+		   name, lab, cum, name, lab, sum, name, lab, cum);
+}
+
+int metrics__render(const struct metrics_data *d, char **buf, size_t *len,
+		    size_t *cap)
+{
+	int i;
+
+	if (render_families(d, buf, len, cap))
+		return -1;
+	if (out(buf, len, cap, "# HELP sds_point_latency_seconds Latency of the point's completed calls (downgraded calls are not timed), by log2 buckets;" SINCE ". Entry-only points (no returns seen) have none.\n"
+		"# TYPE sds_point_latency_seconds histogram\n"))
+		return -1;
+	for (i = 0; i < d->npoints; i++)
+		if (d->pts[i].latency && render_hist(d, &d->pts[i], buf, len, cap))
+			return -1;
+	return 0;
+}

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Unit tests of loader/metrics_text.c: the Prometheus text of the tick's
+ * copy (docs/METRICS.md) — exact le text, cumulative buckets on the log2
+ * bounds, +Inf == _count, _sum in exact decimal seconds, no histogram for
+ * an entry-only point, every family's HELP and TYPE once.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "metrics.h"
+
+static struct metrics_data d;
+
+/* Render @d; the text, NUL-terminated (free it). */
+static char *render(void)
+{
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+
+	assert_int_equal(metrics__render(&d, &buf, &len, &cap), 0);
+	assert_true(len < cap);
+	buf[len] = '\0';
+	return buf;
+}
+
+/* Occurrences of @needle in @hay. */
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	while ((hay = strstr(hay, needle))) {
+		n++;
+		hay += strlen(needle);
+	}
+	return n;
+}
+
+static void setup_two_points(void)
+{
+	memset(&d, 0, sizeof(d));
+	strcpy(d.group, "g");
+	strcpy(d.app, "a");
+	d.npoints = 2;
+	strcpy(d.pts[0].name, "pay");
+	d.pts[0].latency = true;
+	d.pts[0].total = (struct sds_counts){ .visits = 1234, .exceptions = 17,
+		.timeouts = 3, .downgrades = 4, .latency_sum = 1500000123ULL };
+	d.pts[0].hist[0] = 1;		/* [1, 2) ns */
+	d.pts[0].hist[7] = 2;		/* [128, 256) ns: under le=256 ns */
+	d.pts[0].hist[8] = 1000;	/* [256, 512) ns */
+	d.pts[0].hist[22] = 200;	/* [4.19, 8.39) ms */
+	d.pts[0].hist[36] = 20;		/* [68.7, 137) s: only +Inf */
+	d.pts[0].hist[63] = 3;
+	strcpy(d.pts[1].name, "go_handler");
+	d.pts[1].guard = true;
+	d.pts[1].latency = false;	/* as if entry-only: no histogram */
+	d.pts[1].downgraded = true;
+	d.pts[1].concurrency = 7;
+}
+
+static void test_counters_and_gauges(void **state)
+{
+	char *t;
+
+	setup_two_points();
+	t = render();
+	assert_non_null(strstr(t, "sds_point_visits_total{group=\"g\",app=\"a\",point=\"pay\",kind=\"function\"} 1234\n"));
+	assert_non_null(strstr(t, "sds_point_exceptions_total{group=\"g\",app=\"a\",point=\"pay\",kind=\"function\"} 17\n"));
+	assert_non_null(strstr(t, "sds_point_timeouts_total{group=\"g\",app=\"a\",point=\"pay\",kind=\"function\"} 3\n"));
+	assert_non_null(strstr(t, "sds_point_downgrades_total{group=\"g\",app=\"a\",point=\"pay\",kind=\"function\"} 4\n"));
+	assert_non_null(strstr(t, "sds_point_concurrency{group=\"g\",app=\"a\",point=\"go_handler\",kind=\"guard\"} 7\n"));
+	assert_non_null(strstr(t, "sds_point_downgraded{group=\"g\",app=\"a\",point=\"go_handler\",kind=\"guard\"} 1\n"));
+	assert_non_null(strstr(t, "sds_point_downgraded{group=\"g\",app=\"a\",point=\"pay\",kind=\"function\"} 0\n"));
+	/* Seven families, each announced once. */
+	assert_int_equal(count(t, "# TYPE "), 7);
+	assert_int_equal(count(t, "# HELP "), 7);
+	assert_int_equal(count(t, "# TYPE sds_point_visits_total counter\n"), 1);
+	assert_int_equal(count(t, "# TYPE sds_point_concurrency gauge\n"), 1);
+	assert_int_equal(count(t, "# TYPE sds_point_latency_seconds histogram\n"), 1);
+	free(t);
+}
+
+static void test_histogram(void **state)
+{
+	const char *lab = "group=\"g\",app=\"a\",point=\"pay\",kind=\"function\"";
+	char want[512], *t;
+
+	setup_two_points();
+	t = render();
+	/* le=2^8 ns holds buckets 0..7: 1 + 2. */
+	snprintf(want, sizeof(want), "sds_point_latency_seconds_bucket{%s,le=\"0.000000256\"} 3\n", lab);
+	assert_non_null(strstr(t, want));
+	snprintf(want, sizeof(want), "sds_point_latency_seconds_bucket{%s,le=\"0.000000512\"} 1003\n", lab);
+	assert_non_null(strstr(t, want));
+	snprintf(want, sizeof(want), "sds_point_latency_seconds_bucket{%s,le=\"0.004194304\"} 1003\n", lab);
+	assert_non_null(strstr(t, want));
+	snprintf(want, sizeof(want), "sds_point_latency_seconds_bucket{%s,le=\"0.008388608\"} 1203\n", lab);
+	assert_non_null(strstr(t, want));
+	/* Bucket 36 is over 2^36 ns: in +Inf only. */
+	snprintf(want, sizeof(want), "sds_point_latency_seconds_bucket{%s,le=\"68.719476736\"} 1203\n", lab);
+	assert_non_null(strstr(t, want));
+	snprintf(want, sizeof(want), "sds_point_latency_seconds_bucket{%s,le=\"+Inf\"} 1226\n", lab);
+	assert_non_null(strstr(t, want));
+	snprintf(want, sizeof(want), "sds_point_latency_seconds_count{%s} 1226\n", lab);
+	assert_non_null(strstr(t, want));
+	snprintf(want, sizeof(want), "sds_point_latency_seconds_sum{%s} 1.500000123\n", lab);
+	assert_non_null(strstr(t, want));
+	/* 29 bounds (2^8 .. 2^36) and +Inf for the timed point; none for the other. */
+	assert_int_equal(count(t, "sds_point_latency_seconds_bucket{"), 30);
+	assert_null(strstr(t, "sds_point_latency_seconds_count{group=\"g\",app=\"a\",point=\"go_handler\""));
+	free(t);
+}
+
+static void test_many_points_grow_the_buffer(void **state)
+{
+	char *t;
+	int i;
+
+	memset(&d, 0, sizeof(d));
+	strcpy(d.group, "g");
+	strcpy(d.app, "a");
+	d.npoints = SDS_MAX_POINTS;
+	for (i = 0; i < SDS_MAX_POINTS; i++) {
+		snprintf(d.pts[i].name, sizeof(d.pts[i].name), "p%04d_%s", i,
+			 "0123456789012345678901234567890123456789012345678");
+		d.pts[i].latency = true;
+		d.pts[i].total.visits = i;
+	}
+	t = render();
+	assert_int_equal(count(t, "sds_point_visits_total{"), SDS_MAX_POINTS);
+	assert_int_equal(count(t, "le=\"+Inf\""), SDS_MAX_POINTS);
+	assert_non_null(strstr(t, "point=\"p1023_0123456789012345678901234567890123456789012345678\",kind=\"function\"} 1023\n"));
+	free(t);
+}
+
+static void test_no_points(void **state)
+{
+	char *t;
+
+	memset(&d, 0, sizeof(d));
+	t = render();
+	/* Families without series are still announced: promtool accepts it. */
+	assert_int_equal(count(t, "# TYPE "), 7);
+	assert_null(strstr(t, "{"));
+	free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_counters_and_gauges),
+		cmocka_unit_test(test_histogram),
+		cmocka_unit_test(test_many_points_grow_the_buffer),
+		cmocka_unit_test(test_no_points),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
