@@ -29,7 +29,7 @@ typedef enum MHD_Result MHD_RESULT;
 struct conn_ctx {
 	char *body;
 	size_t len, cap;
-	bool too_big;			/* the body passed --max-body: 413 at the end */
+	bool too_big;			/* the body passed ad->max_body: 413 at the end */
 	bool counted;			/* in ad->inflight */
 	const struct admin_token *tok;	/* the token presented, if it matched */
 };
