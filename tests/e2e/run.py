@@ -1313,7 +1313,17 @@ def admin_reply_unusable(ctx):
                        % (fake.snapshot(), admin_of(l.stats())))
     # A resend would come 2 s after a failed post.
     time.sleep(3.0)
-    posts, order = fake.snapshot()
+
+    def settled():
+        # Every closed period posted, and the next boundary over 1 s away:
+        # nothing pending whatever this host's offset (its name's hash).
+        now = time.time()
+        posts, order = fake.snapshot()
+        if order[-1] >= period_of(now) - PERIOD and period_of(now) + PERIOD - now > 1.0:
+            return posts, order
+        return None
+    posts, order = wait_until(settled, time.time() + 2 * PERIOD + 2,
+                              lambda _: "posts never settled: %r" % (fake.snapshot(),))
     p0 = order[0]
     eq(order[:3], [p0, p0 + PERIOD, p0 + 2 * PERIOD], "periods posted, in order")
     eq(posts, {p: 1 for p in order}, "posts per period")
