@@ -121,8 +121,8 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(TBUILD)/unit/%,$(UNIT_SRCS))
 
 # A unit that links one loader module beside fakes of what it reads
 # names the module here: UNIT_EXTRA_<test> (and depends on it).
-UNIT_EXTRA_test_uplink := loader/uplink.c loader/uplink_pick.c $(LOADER_USRC)
-$(TBUILD)/unit/test_uplink: loader/uplink.c loader/uplink_pick.c $(LOADER_USRC)
+UNIT_EXTRA_test_uplink := loader/uplink.c loader/uplink_pick.c loader/hostid.c $(LOADER_USRC)
+$(TBUILD)/unit/test_uplink: loader/uplink.c loader/uplink_pick.c loader/hostid.c $(LOADER_USRC)
 UNIT_EXTRA_test_lbpub := loader/lbpub.c
 $(TBUILD)/unit/test_lbpub: loader/lbpub.c
 UNIT_EXTRA_test_metrics := loader/metrics_text.c

@@ -15,11 +15,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>
+#include "auth.h"
 #include "store.h"
 
 #define ADMIN_MAX_BODY		(1 << 20)	/* 1 MiB; larger bodies get 413 */
 #define ADMIN_TEXT_MAX		4096		/* descriptions, comments: bytes */
-#define ADMIN_TOKEN_MAX		4096
+#define ADMIN_TOKEN_MAX		SDS_TOKEN_MAX
+#define ADMIN_CONNS_PER_CLIENT	64		/* --max-conns-per-client's default */
 #define ADMIN_COPY_MAX_AMP	20		/* --copy-max-amplification's default */
 
 struct admin_metrics {
@@ -30,13 +32,19 @@ struct admin_metrics {
 	atomic_ullong heartbeat_points;		/* points stored */
 	atomic_ullong heartbeat_usec;		/* time spent handling heartbeats */
 	atomic_ullong unauthorized;		/* 401s */
+	atomic_ullong forbidden;		/* 403s: a token of another role */
+	atomic_ullong misdirected;		/* 421s: a Host not allowed */
 };
 
 struct admin {
 	struct store *store;
-	char token[ADMIN_TOKEN_MAX + 1];
-	size_t token_len;
-	bool protect_reads;		/* GETs under /api/ need the token too */
+	struct admin_token tokens[ADMIN_TOKENS_MAX];	/* every role's, in option order */
+	int ntokens;			/* entries of @tokens */
+	char *allow_host[ADMIN_HOSTS_MAX];	/* Host names answered, lowercase */
+	int nallow_host;		/* entries of @allow_host */
+	unsigned int port;		/* the listening port, for Host's ":PORT" */
+	unsigned int conns_per_client;	/* --max-conns-per-client, 0: no cap */
+	bool protect_reads;		/* GETs under /api/ need a token too */
 	const char *web_dir;		/* the dashboard's files */
 	const char *js_dir;		/* Debian's /usr/share/javascript */
 	size_t max_body;
@@ -53,6 +61,7 @@ struct api_req {
 	const char *body;
 	size_t len;
 	void *conn;			/* struct MHD_Connection *, for query args */
+	const struct admin_token *tok;	/* the token presented, NULL if none matched */
 };
 
 /* What the API answers: status and a JSON body (owned). */
@@ -73,8 +82,5 @@ struct MHD_Daemon *http_start(struct admin *ad, int fd, unsigned threads, char *
 			      size_t errlen);
 /* Stop accepting, let requests in flight finish (at most @wait_ms), stop. */
 void http_stop(struct admin *ad, struct MHD_Daemon *d, int wait_ms);
-
-/* Constant-time comparison of a presented token with the configured one. */
-bool admin_token_ok(const struct admin *ad, const char *given, size_t len);
 
 #endif /* SDS_ADMIN_H */

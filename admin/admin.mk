@@ -11,7 +11,7 @@
 
 ADMIN_SRCS   := $(wildcard admin/*.c)
 ADMIN_COMMON := common/strategy.c common/names.c common/window.c common/heartbeat.c common/heartbeat_copy.c common/sdsjson.c \
-		common/ext.c common/ext_load.c common/ext_print.c
+		common/ext.c common/ext_load.c common/ext_print.c common/tokfile.c
 ADMIN_LIBS   := -lmicrohttpd -ljansson -lsqlite3 -lpthread -lm
 ADMIN_OBJ    := $(BUILD)/obj/admin
 ADMIN_OBJS   := $(patsubst %.c,$(ADMIN_OBJ)/%.o,$(ADMIN_SRCS) $(ADMIN_COMMON))

@@ -58,7 +58,7 @@ void listing(struct route *r, const char *g, const char *a, const char *what);
 void heartbeat(struct route *r);
 
 /* api_drills.c: drills, and the token fingerprint audit rows carry */
-void token_id(const struct admin *ad, char out[24]);
+void token_id(const struct route *r, char out[24]);
 void drills(struct route *r, const char *g, const char *a);
 void drill_stop(struct route *r, const char *g, const char *a,
 		const char *ids);

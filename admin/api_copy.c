@@ -239,7 +239,7 @@ void copy_plans(struct route *r, const char *g, const char *a)
 	if (body_object(r) || plan_fields(r, &p, &shadows))
 		goto out;
 	p.shadows = shadows;
-	token_id(r->ad, tid);
+	token_id(r, tid);
 	p.token_id = tid;
 	if (!store_rc(r, st->ops->copy_plan_create(st, g, a, &p, now_s(), &id, r->err)))
 		plan_reply(r, g, a, id, 201);
@@ -278,7 +278,7 @@ static void plan_update(struct route *r, const char *g, const char *a, int64_t i
 	if (plan_fields(r, &p, &shadows))
 		goto out;
 	p.shadows = shadows;
-	token_id(r->ad, tid);
+	token_id(r, tid);
 	p.token_id = tid;
 	if (!store_rc(r, st->ops->copy_plan_update(st, g, a, id, &p, now_s(), r->err)))
 		plan_reply(r, g, a, id, 200);
@@ -303,7 +303,7 @@ static void plan_stop(struct route *r, const char *g, const char *a, int64_t id)
 		fail(r, 400, "by: required, 1-256 bytes (who stops the plan, free text)");
 		return;
 	}
-	token_id(r->ad, tid);
+	token_id(r, tid);
 	if (!store_rc(r, st->ops->copy_plan_stop(st, g, a, id, by, tid, now_s(), r->err)))
 		plan_reply(r, g, a, id, 200);
 }

@@ -11,17 +11,12 @@
 /* ---- drills --------------------------------------------------------------- */
 
 /*
- * Which token wrote: a fingerprint (FNV-1a 64 of it), so the audit log
- * can tell tokens apart across a rotation without holding a secret.
+ * Which token wrote: its fingerprint (auth.c), so the audit log can tell
+ * tokens apart across a rotation without holding a secret.
  */
-void token_id(const struct admin *ad, char out[24])
+void token_id(const struct route *r, char out[24])
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-	size_t i;
-
-	for (i = 0; i < ad->token_len; i++)
-		h = (h ^ (unsigned char)ad->token[i]) * 0x100000001b3ULL;
-	snprintf(out, 24, "fnv:%08llx", (unsigned long long)(h >> 32));
+	snprintf(out, 24, "%s", r->rq->tok ? r->rq->tok->fp : "none");
 }
 
 static int drill_int(struct route *r, const char *key, int64_t min, int64_t max,
@@ -90,7 +85,7 @@ void drills(struct route *r, const char *g, const char *a)
 	d.ratio = ratio;
 	d.delay_ms = delay;
 	d.duration_s = dur;
-	token_id(r->ad, tid);
+	token_id(r, tid);
 	d.token_id = tid;
 	if (store_rc(r, st->ops->drill_create(st, g, a, &d, now_s(), &id, r->err)))
 		return;
@@ -123,7 +118,7 @@ void drill_stop(struct route *r, const char *g, const char *a,
 		fail(r, 400, "by: required, 1-256 bytes (who stops the drill, free text)");
 		return;
 	}
-	token_id(r->ad, tid);
+	token_id(r, tid);
 	if (!store_rc(r, st->ops->drill_stop(st, g, a, id, by, tid, now_s(), r->err)))
 		reply(r, 200, json_pack("{s:I, s:b}", "id", (json_int_t)id, "stopped", 1));
 }

@@ -30,23 +30,10 @@ typedef enum MHD_Result MHD_RESULT;
 struct conn_ctx {
 	char *body;
 	size_t len, cap;
-	bool too_big;
-	bool counted;
+	bool too_big;			/* the body passed ad->max_body: 413 at the end */
+	bool counted;			/* in ad->inflight */
+	const struct admin_token *tok;	/* the token presented, if it matched */
 };
-
-bool admin_token_ok(const struct admin *ad, const char *given, size_t len)
-{
-	volatile unsigned char diff = 0;
-	size_t i;
-
-	if (!ad->token_len)
-		return false;
-	/* Same work whatever the input: length and content compared together. */
-	diff |= (unsigned char)(len != ad->token_len);
-	for (i = 0; i < ad->token_len; i++)
-		diff |= (unsigned char)(ad->token[i] ^ (i < len ? given[i] : 0));
-	return diff == 0;
-}
 
 const char *http_query(void *conn, const char *key)
 {
@@ -59,6 +46,10 @@ static void count_status(struct admin *ad, unsigned status)
 		atomic_fetch_add(&ad->m.requests[status / 100], 1);
 	if (status == 401)
 		atomic_fetch_add(&ad->m.unauthorized, 1);
+	if (status == 403)
+		atomic_fetch_add(&ad->m.forbidden, 1);
+	if (status == 421)
+		atomic_fetch_add(&ad->m.misdirected, 1);
 }
 
 static MHD_RESULT send_buf(struct admin *ad, struct MHD_Connection *c, unsigned status,
@@ -243,6 +234,12 @@ static MHD_RESULT send_metrics(struct admin *ad, struct MHD_Connection *c)
 		   "# HELP sds_admin_unauthorized_total Requests refused for a missing or wrong token.\n"
 		   "# TYPE sds_admin_unauthorized_total counter\n"
 		   "sds_admin_unauthorized_total %llu\n"
+		   "# HELP sds_admin_forbidden_total Requests refused for a token of another role.\n"
+		   "# TYPE sds_admin_forbidden_total counter\n"
+		   "sds_admin_forbidden_total %llu\n"
+		   "# HELP sds_admin_misdirected_total Requests refused for a Host header not allowed.\n"
+		   "# TYPE sds_admin_misdirected_total counter\n"
+		   "sds_admin_misdirected_total %llu\n"
 		   "# HELP sds_admin_inflight_requests Requests being served.\n"
 		   "# TYPE sds_admin_inflight_requests gauge\n"
 		   "sds_admin_inflight_requests %d\n"
@@ -255,6 +252,8 @@ static MHD_RESULT send_metrics(struct admin *ad, struct MHD_Connection *c)
 		(unsigned long long)atomic_load(&ad->m.heartbeat_points),
 		atomic_load(&ad->m.heartbeat_usec) / 1e6,
 		(unsigned long long)atomic_load(&ad->m.unauthorized),
+		(unsigned long long)atomic_load(&ad->m.forbidden),
+		(unsigned long long)atomic_load(&ad->m.misdirected),
 		atomic_load(&ad->inflight), (long long)ad->started);
 	if (!ad->store->ops->counts(ad->store, &sc, err))
 		fprintf(f, "# HELP sds_admin_groups Groups stored.\n"
@@ -282,24 +281,63 @@ static bool is_body_method(const char *m)
 	return !strcmp(m, "POST") || !strcmp(m, "PUT") || !strcmp(m, "PATCH");
 }
 
-static bool needs_token(const struct admin *ad, const char *method)
-{
-	if (!strcmp(method, "GET") || !strcmp(method, "HEAD"))
-		return ad->protect_reads;
-	return true;
-}
-
-static bool bearer_ok(struct admin *ad, struct MHD_Connection *c)
+/* The token the request presents (Authorization: Bearer), or NULL. */
+static const struct admin_token *bearer(struct admin *ad, struct MHD_Connection *c)
 {
 	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						    MHD_HTTP_HEADER_AUTHORIZATION);
 
 	if (!h || strncasecmp(h, "Bearer ", 7))
-		return false;
+		return NULL;
 	h += 7;
 	while (*h == ' ')
 		h++;
-	return admin_token_ok(ad, h, strlen(h));
+	return admin_auth_lookup(ad, h, strlen(h));
+}
+
+/*
+ * Headers only, before a byte of the body is read: the Host, then the
+ * token and its role, then the size and type.  MHD_YES to go on reading,
+ * or the result of queueing the refusal (the body is then never read).
+ */
+static MHD_RESULT check_headers(struct admin *ad, struct MHD_Connection *c,
+				struct conn_ctx *cx, const char *url, const char *method)
+{
+	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						       MHD_HTTP_HEADER_HOST);
+	enum admin_need need;
+	const char *cl;
+
+	/* /healthz tells a page nothing: load balancers probe it by address. */
+	if (strcmp(url, "/healthz") && !admin_host_ok(ad, host))
+		return send_error(ad, c, 421, "Host not allowed here (see --allow-host)");
+	if (strncmp(url, "/api/v1/", 8))
+		return MHD_YES;
+	need = admin_auth_need(ad, method, url);
+	cx->tok = bearer(ad, c);
+	if (need != ADMIN_NEED_NONE && !cx->tok) {
+		if (need == ADMIN_NEED_HEARTBEAT && !strcmp(url, "/api/v1/heartbeat"))
+			atomic_fetch_add(&ad->m.heartbeat_rejected, 1);
+		return send_error(ad, c, 401, "missing or wrong bearer token");
+	}
+	if (cx->tok && !admin_role_may(cx->tok->role, need)) {
+		if (need == ADMIN_NEED_WRITE || need == ADMIN_NEED_HEARTBEAT)
+			admin_auth_audit_denied(ad, cx->tok, method, url);
+		return send_error(ad, c, 403, need == ADMIN_NEED_WRITE ?
+				  "this token's role may not write: an operator token is needed" :
+				  "this token's role may not do this");
+	}
+	cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (cl && strtoull(cl, NULL, 10) > ad->max_body)
+		return send_error(ad, c, 413, "body larger than 1 MiB");
+	if (is_body_method(method)) {
+		const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+							     MHD_HTTP_HEADER_CONTENT_TYPE);
+
+		if (ct && strncasecmp(ct, "application/json", 16))
+			return send_error(ad, c, 415, "Content-Type must be application/json");
+	}
+	return MHD_YES;
 }
 
 static MHD_RESULT on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -311,34 +349,13 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *c, const char *ur
 	bool api = !strncmp(url, "/api/v1/", 8);
 
 	if (!cx) {
-		const char *cl;
-
 		cx = calloc(1, sizeof(*cx));
 		if (!cx)
 			return MHD_NO;
 		*con_cls = cx;
 		atomic_fetch_add(&ad->inflight, 1);
 		cx->counted = true;
-		if (!api)
-			return MHD_YES;
-		/* Before a byte of the body is read: the token, then the size. */
-		if (needs_token(ad, method) && !bearer_ok(ad, c)) {
-			if (!strcmp(url, "/api/v1/heartbeat"))
-				atomic_fetch_add(&ad->m.heartbeat_rejected, 1);
-			return send_error(ad, c, 401, "missing or wrong bearer token");
-		}
-		cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-						 MHD_HTTP_HEADER_CONTENT_LENGTH);
-		if (cl && strtoull(cl, NULL, 10) > ad->max_body)
-			return send_error(ad, c, 413, "body larger than 1 MiB");
-		if (is_body_method(method)) {
-			const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-								     MHD_HTTP_HEADER_CONTENT_TYPE);
-
-			if (ct && strncasecmp(ct, "application/json", 16))
-				return send_error(ad, c, 415, "Content-Type must be application/json");
-		}
-		return MHD_YES;
+		return check_headers(ad, c, cx, url, method);
 	}
 	if (*upload_size) {
 		/* Chunked bodies have no Content-Length: count as they come. */
@@ -374,7 +391,7 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *c, const char *ur
 	if (api) {
 		struct api_req rq = {
 			.method = method, .path = url + 8, .body = cx->body ? cx->body : "",
-			.len = cx->len, .conn = c,
+			.len = cx->len, .conn = c, .tok = cx->tok,
 		};
 		struct api_resp rs = { .status = 500 };
 
@@ -429,6 +446,8 @@ struct MHD_Daemon *http_start(struct admin *ad, int fd, unsigned threads, char *
 			     MHD_OPTION_THREAD_POOL_SIZE, threads,
 			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30,
 			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)4096,
+			     /* One client (one address) cannot take every connection. */
+			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, ad->conns_per_client,
 			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
 			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, ad,
 			     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,

@@ -40,12 +40,23 @@ static const char usage[] =
 "  --db FILE            SQLite database, created if missing (WAL mode);\n"
 "                       STORE://WHERE: the store extension STORE at WHERE\n"
 "                       (sqlite://FILE is FILE)\n"
-"  --token-file FILE    file holding the bearer token that writes and\n"
-"                       heartbeats must present (surrounding whitespace ignored)\n"
+"  --token-file FILE    an operator's bearer token: every write, and heartbeats\n"
+"                       (repeatable; surrounding whitespace ignored)\n"
+"  --heartbeat-token-file FILE  a loader's or sds-copy's token: heartbeats and\n"
+"                       reads of strategies only; a write with it is 403,\n"
+"                       audited (repeatable)\n"
+"  --read-token-file FILE  a reader's token: GETs of the API (repeatable)\n"
+"                       Token files must be 0600 or 0400 and the running user's.\n"
 "  --open-reads         GET requests of the API need no token (the default)\n"
-"  --protect-reads      GET requests of the API need the token too\n"
+"  --protect-reads      GET requests of the API need a token too\n"
+"  --allow-host NAME    answer requests whose Host header names NAME too\n"
+"                       (repeatable; always: the --listen address, localhost,\n"
+"                       127.0.0.1, [::1]; with or without the port); else 421\n"
+"  --max-conns-per-client N  connections one client address may hold,\n"
+"                       0 for no cap (default 64)\n"
 "  --threads N          HTTP worker threads (default 2)\n"
-"  --retention-days N   forget statistics older than N days (default 30)\n"
+"  --retention-days N   forget statistics, hosts not seen and audit rows older\n"
+"                       than N days, 0 to keep all (default 30)\n"
 "  --web-dir DIR        the dashboard's files (default: " WEB_DIR_REL "\n"
 "                       beside the program when it has index.html, as\n"
 "                       installed; else " SDS_ADMIN_WEB_DIR ")\n"
@@ -66,38 +77,54 @@ static void die(const char *what, const char *why)
 	exit(1);
 }
 
-static int read_token(const char *path, struct admin *ad)
+/* Read a token file of @role; on error, its one line and exit 1. */
+static void add_token(struct admin *ad, const char *opt, const char *path,
+		      enum admin_role role)
 {
-	char buf[ADMIN_TOKEN_MAX + 2];
-	size_t n, i, start = 0;
-	FILE *f;
+	char err[600];
 
-	f = fopen(path, "r");
-	if (!f)
-		die(path, strerror(errno));
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	if (ferror(f)) {
-		fclose(f);
-		die(path, "read error");
+	if (admin_auth_add(ad, opt, path, role, err, sizeof(err))) {
+		fprintf(stderr, "sds-admin: %s\n", err);
+		exit(1);
 	}
-	fclose(f);
-	if (n > ADMIN_TOKEN_MAX)
-		die(path, "token longer than 4096 bytes");
-	buf[n] = '\0';
-	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ' ||
-		     buf[n - 1] == '\t'))
-		buf[--n] = '\0';
-	while (buf[start] == ' ' || buf[start] == '\t' || buf[start] == '\n')
-		start++;
-	if (start == n)
-		die(path, "no token in the file");
-	for (i = start; i < n; i++)
-		if ((unsigned char)buf[i] < 0x21 || (unsigned char)buf[i] > 0x7e)
-			die(path, "the token must be printable ASCII without spaces");
-	memcpy(ad->token, buf + start, n - start);
-	ad->token[n - start] = '\0';
-	ad->token_len = n - start;
-	return 0;
+}
+
+/*
+ * The Host names answered by default: the listening address and the
+ * loopback names, so a loopback admin answers to its own names and to
+ * no name a page's DNS can point at it.
+ */
+static void default_hosts(struct admin *ad, const char *listen_spec)
+{
+	static const char *const loop[] = { "localhost", "127.0.0.1", "[::1]" };
+	const char *colon = strrchr(listen_spec, ':');
+	char host[INET6_ADDRSTRLEN + 3], err[200];
+	size_t i, hl = colon - listen_spec;
+
+	if (hl < sizeof(host)) {
+		memcpy(host, listen_spec, hl);
+		host[hl] = '\0';
+		if (strchr(host, ':') && host[0] != '[')
+			snprintf(host + 0, sizeof(host), "[%.*s]", (int)hl, listen_spec);
+		admin_host_allow(ad, host, err, sizeof(err));
+	}
+	for (i = 0; i < sizeof(loop) / sizeof(loop[0]); i++)
+		admin_host_allow(ad, loop[i], err, sizeof(err));
+}
+
+/* Forget what is older than the retention; @days 0 keeps everything. */
+static void prune(struct admin *ad, long days)
+{
+	struct store *st = ad->store;
+	int64_t before = (int64_t)time(NULL) - days * 86400;
+	char err[STORE_ERR_MAX];
+
+	if (!days)
+		return;
+	if (st->ops->prune(st, before, err))
+		fprintf(stderr, "sds-admin: pruning old statistics: %s\n", err);
+	if (st->ops->prune_meta && st->ops->prune_meta(st, before, err))
+		fprintf(stderr, "sds-admin: pruning old hosts and audit rows: %s\n", err);
 }
 
 /*
@@ -205,6 +232,10 @@ int main(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "db", required_argument, NULL, 'd' },
 		{ "token-file", required_argument, NULL, 't' },
+		{ "heartbeat-token-file", required_argument, NULL, 'H' },
+		{ "read-token-file", required_argument, NULL, 'R' },
+		{ "allow-host", required_argument, NULL, 'A' },
+		{ "max-conns-per-client", required_argument, NULL, 'C' },
 		{ "open-reads", no_argument, NULL, 'o' },
 		{ "protect-reads", no_argument, NULL, 'p' },
 		{ "threads", required_argument, NULL, 'n' },
@@ -218,29 +249,46 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
-	const char *listen_spec = NULL, *db = NULL, *token_file = NULL;
+	const char *listen_spec = NULL, *db = NULL;
 	static struct admin ad;
 	long threads = 2, retention = 30;
 	char err[STORE_ERR_MAX];
 	struct MHD_Daemon *d;
 	struct timespec tick = { 60, 0 };
 	sigset_t sigs;
-	bool ext_list = false, json = false;
+	bool ext_list = false, json = false, operator = false;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
 	int c, fd;
 
 	ad.web_dir = NULL;
 	ad.js_dir = JS_DIR;
 	ad.max_body = ADMIN_MAX_BODY;
 	ad.copy_max_amp = ADMIN_COPY_MAX_AMP;
+	ad.conns_per_client = ADMIN_CONNS_PER_CLIENT;
 	while ((c = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l': listen_spec = optarg; break;
 		case 'd': db = optarg; break;
-		case 't': token_file = optarg; break;
+		case 't':
+			add_token(&ad, "--token-file", optarg, ADMIN_ROLE_OPERATOR);
+			operator = true;
+			break;
+		case 'H':
+			add_token(&ad, "--heartbeat-token-file", optarg, ADMIN_ROLE_HEARTBEAT);
+			break;
+		case 'R': add_token(&ad, "--read-token-file", optarg, ADMIN_ROLE_READ); break;
+		case 'A':
+			if (admin_host_allow(&ad, optarg, err, sizeof(err)))
+				die("--allow-host", err);
+			break;
+		case 'C':
+			ad.conns_per_client = num_opt("--max-conns-per-client", optarg, 0, 4096);
+			break;
 		case 'o': ad.protect_reads = false; break;
 		case 'p': ad.protect_reads = true; break;
 		case 'n': threads = num_opt("--threads", optarg, 1, 64); break;
-		case 'r': retention = num_opt("--retention-days", optarg, 1, 3650); break;
+		case 'r': retention = num_opt("--retention-days", optarg, 0, 3650); break;
 		case 'w': ad.web_dir = optarg; break;
 		case 'j': ad.js_dir = optarg; break;
 		case 'a': ad.copy_max_amp = num_opt("--copy-max-amplification", optarg, 1, 1000); break;
@@ -267,9 +315,9 @@ int main(int argc, char **argv)
 		die("--listen", "missing (e.g. --listen 127.0.0.1:8887)");
 	if (!db)
 		die("--db", "missing (e.g. --db sds.db)");
-	if (!token_file)
-		die("--token-file", "missing: writes and heartbeats need a bearer token");
-	read_token(token_file, &ad);
+	if (!operator)
+		die("--token-file", "missing: writes need an operator's bearer token");
+	default_hosts(&ad, listen_spec);
 	if (!ad.web_dir)
 		ad.web_dir = web_dir_default();
 
@@ -284,7 +332,12 @@ int main(int argc, char **argv)
 	ad.store = store_open(db, err);
 	if (!ad.store)
 		die(db, err);
+	prune(&ad, retention);
 	fd = listen_on(listen_spec);
+	if (!getsockname(fd, (struct sockaddr *)&ss, &sl))
+		ad.port = ntohs(ss.ss_family == AF_INET6 ?
+				((struct sockaddr_in6 *)&ss)->sin6_port :
+				((struct sockaddr_in *)&ss)->sin_port);
 	ad.started = (int64_t)time(NULL);
 	d = http_start(&ad, fd, (unsigned)threads, err, sizeof(err));
 	if (!d)
@@ -295,10 +348,8 @@ int main(int argc, char **argv)
 
 		if (sig == SIGTERM || sig == SIGINT)
 			break;
-		if (sig < 0 && errno == EAGAIN &&
-		    ad.store->ops->prune(ad.store, (int64_t)time(NULL) - retention * 86400,
-					 err))
-			fprintf(stderr, "sds-admin: pruning old statistics: %s\n", err);
+		if (sig < 0 && errno == EAGAIN)
+			prune(&ad, retention);
 	}
 	/* http_stop() closes the listening socket. */
 	http_stop(&ad, d, 10000);

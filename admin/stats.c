@@ -225,7 +225,10 @@ int stats_query(struct store *st, const char *g, const char *a, const char *poin
 	ag->from = from;
 	ag->step = step;
 	ag->nsteps = (int)((to - from) / step);
-	ret = st->ops->stats_scan(st, g, a, point, from, to, agg_row, ag, err);
+	/* Apart from the heartbeats' lock when the store can: a long scan
+	 * must not hold the fleet's heartbeats. */
+	ret = (st->ops->stats_scan_apart ? st->ops->stats_scan_apart :
+	       st->ops->stats_scan)(st, g, a, point, from, to, agg_row, ag, err);
 	if (!ret && point && !ag->n && !ag->too_big) {
 		/* A point asked for by name answers with zeros, not absence. */
 		snprintf(ag->s[0].name, sizeof(ag->s[0].name), "%s", point);

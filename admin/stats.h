@@ -11,7 +11,7 @@
 #include <jansson.h>
 #include "store.h"
 
-#define STATS_MAX_RANGE		(366 * 86400)	/* widest range asked for */
+#define STATS_MAX_RANGE		(31 * 86400)	/* widest range: a scan is bounded */
 #define STATS_TARGET_STEPS	360		/* the auto step aims at this many */
 #define STATS_MAX_STEPS		2000		/* an explicit step may give this many */
 #define STATS_MAX_CELLS		50000		/* points x steps in one answer */

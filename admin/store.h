@@ -229,6 +229,24 @@ struct store_ops {
 
 	int (*prune)(struct store *st, int64_t before, char *err);
 	int (*counts)(struct store *st, struct store_counts *out, char *err);
+
+	/*
+	 * Roles and retention (issue 16).  A store may leave any of these
+	 * NULL: the admin then logs refusals to stderr, keeps hosts and the
+	 * audit log, and scans statistics with stats_scan.
+	 *
+	 * audit_denied: a refused write to app @g/@a, as an audit row with
+	 * action "denied", @detail ("METHOD PATH") and @who (role and token
+	 * fingerprint) as its comment; STORE_NOTFOUND when there is no such app.
+	 */
+	int (*audit_denied)(struct store *st, const char *g, const char *a,
+			    const char *detail, const char *who, char *err);
+	/* Forget hosts last seen before @before and audit rows older than it. */
+	int (*prune_meta)(struct store *st, int64_t before, char *err);
+	/* stats_scan, without holding what heartbeats wait for. */
+	int (*stats_scan_apart)(struct store *st, const char *g, const char *a,
+				const char *point, int64_t from, int64_t to,
+				store_stat_cb cb, void *ctx, char *err);
 };
 
 struct store {
@@ -248,7 +266,7 @@ struct store *store_sqlite_open(const char *path, char *err);
 #include "../userspace/sds_ext.h"
 
 #define STORE_EXT	"store"
-#define STORE_EXT_ABI	1
+#define STORE_EXT_ABI	2
 
 struct store_ext {
 	struct sds_ext_head head;	/* STORE_EXT, STORE_EXT_ABI, SDS_EXT_IMPL */

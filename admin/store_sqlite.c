@@ -480,6 +480,9 @@ static const struct store_ops sqlite_ops = {
 	.copy_server_list = sq_copy_server_list,
 	.prune = sq_prune,
 	.counts = sq_counts,
+	.audit_denied = sq_audit_denied,
+	.prune_meta = sq_prune_meta,
+	.stats_scan_apart = sq_stats_scan_apart,
 };
 
 /* ---- open --------------------------------------------------------------- */

@@ -28,48 +28,16 @@
 #include <jansson.h>
 
 #include "serve.h"
+#include "tokfile.h"
 
 #define ADMIN_REPLY_MAX		(4u << 20)	/* bytes of a reply taken */
 #define ADMIN_TIMEOUT_MS	5000		/* one POST, connect included */
 #define ADMIN_TOKEN_MAX		4096
 
-/* The token file: printable ASCII, surrounding white space ignored. */
+/* The token file, checked like ssh checks a key (common/tokfile.c). */
 static int token_read(const char *path, char *out, char *err, size_t errlen)
 {
-	char buf[ADMIN_TOKEN_MAX + 2];
-	size_t start = 0, i;
-	struct stat st;
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "--token-file %s: %s", path,
-			 fd < 0 ? strerror(errno) : "not a regular file");
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n < 0 || n > ADMIN_TOKEN_MAX)
-		return snprintf(err, errlen, "--token-file %s: %s", path,
-				n < 0 ? strerror(errno) : "longer than 4096 bytes"), -1;
-	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ' ||
-		     buf[n - 1] == '\t'))
-		n--;
-	while ((ssize_t)start < n && (buf[start] == ' ' || buf[start] == '\t' ||
-				      buf[start] == '\n'))
-		start++;
-	for (i = start; i < (size_t)n; i++)
-		if ((unsigned char)buf[i] < 0x21 || (unsigned char)buf[i] > 0x7e)
-			return snprintf(err, errlen, "--token-file %s: the token must be printable ASCII without spaces",
-					path), -1;
-	if ((ssize_t)start == n)
-		return snprintf(err, errlen, "--token-file %s: no token in the file", path), -1;
-	memcpy(out, buf + start, n - start);
-	out[n - start] = '\0';
-	return 0;
+	return sds_token_file_read("--token-file", path, out, err, errlen);
 }
 
 int copy_admin_init(struct copy_admin *a, const char *urls, const char *token_file,

@@ -49,6 +49,7 @@ struct backlog {
 	char group[SDS_NAME_MAX + 1];	/* whose periods the file may hold */
 	char app[SDS_NAME_MAX + 1];
 	char host[SDS_HB_HOST_MAX + 1];
+	char plain_host[SDS_HB_HOST_MAX + 1];	/* the host's name before the host id; "" none */
 	int fd;				/* the file we wrote, read-write; -1: none yet */
 	off_t size;			/* bytes in the file */
 	off_t live;			/* bytes of the pending records' lines */

@@ -110,7 +110,8 @@ static const char *scan_period(struct scan *s, const struct backlog *b,
 	if (heartbeat_parse(p, len, s->hb, err, sizeof(err)))
 		return err;
 	if (strcmp(s->hb->group, b->group) || strcmp(s->hb->app, b->app) ||
-	    strcmp(s->hb->host, b->host))
+	    (strcmp(s->hb->host, b->host) &&
+	     (!b->plain_host[0] || strcmp(s->hb->host, b->plain_host))))
 		return "another app's or host's heartbeat";
 	if (s->hb->period_start != *start)
 		return "period differs from its heartbeat's";

@@ -16,6 +16,8 @@
 #include "failfast.h"
 #include "loader.h"
 #include "uplink.h"
+#include "tokfile.h"
+#include "hostid.h"
 
 
 /* FNV-1a of the host name: the offset a fleet spreads its heartbeats by. */
@@ -47,27 +49,20 @@ static void host_ip(char *ip, size_t len)
 	freeifaddrs(ifa);
 }
 
+/* The token file, checked like ssh checks a key (common/tokfile.c). */
 static int read_token(const char *path, char *buf, size_t len, char *err,
 		      size_t errlen)
 {
-	size_t n;
-	FILE *f = fopen(path, "re");
+	char tok[SDS_TOKEN_MAX + 1];
 
-	if (!f) {
-		snprintf(err, errlen, "--token-file %s: %s", path, strerror(errno));
+	if (sds_token_file_read("--token-file", path, tok, err, errlen))
+		return -1;
+	if (strlen(tok) >= len) {
+		snprintf(err, errlen, "--token-file %s: token longer than %zu bytes", path,
+			 len - 1);
 		return -1;
 	}
-	n = fread(buf, 1, len - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' ||
-		     buf[n - 1] == ' ' || buf[n - 1] == '\t'))
-		buf[--n] = '\0';
-	if (!n || strpbrk(buf, "\r\n")) {
-		snprintf(err, errlen, "--token-file %s: expected one line with the token",
-			 path);
-		return -1;
-	}
+	memcpy(buf, tok, strlen(tok) + 1);
 	return 0;
 }
 
@@ -119,8 +114,7 @@ int uplink__init(struct uplink *u, const char *urls, const char *token_file,
 		goto fail;
 	snprintf(u->group, sizeof(u->group), "%s", group);
 	snprintf(u->app, sizeof(u->app), "%s", app);
-	if (gethostname(u->host, sizeof(u->host)) || !heartbeat_host_valid(u->host))
-		snprintf(u->host, sizeof(u->host), "localhost");
+	hostid__name(UPLINK_MACHINE_ID, u->host, u->plain_host, sizeof(u->host));
 	host_ip(u->ip, sizeof(u->ip));
 	u->offset_ms = 2000 + host_hash(u->host) % 7000;
 	clock_gettime(CLOCK_REALTIME, &real);
@@ -345,6 +339,8 @@ int uplink__backlog(struct uplink *u, const char *state_dir, char *msg,
 		free(b);
 		return -1;
 	}
+	/* Periods a loader before the host id wrote are this host's too. */
+	snprintf(b->plain_host, sizeof(b->plain_host), "%s", u->plain_host);
 	if (backlog__load(b, restore_one, u, msg, msglen) < 0) {
 		snprintf(err, errlen, "reading the heartbeat backlog %s: out of memory",
 			 b->path);

@@ -46,6 +46,9 @@ struct uplink_msg {
 	char *body;			/* the heartbeat JSON */
 };
 
+/* Where this host's identity is read (machine-id(5)). */
+#define UPLINK_MACHINE_ID	"/etc/machine-id"
+
 struct uplink {
 	/* set up once */
 	char *urls[UPLINK_MAX_URLS];	/* admin base URLs, as given */
@@ -54,7 +57,8 @@ struct uplink {
 	char token[512];		/* bearer token */
 	char group[SDS_NAME_MAX + 1];	/* the app's group */
 	char app[SDS_NAME_MAX + 1];	/* the app */
-	char host[SDS_HB_HOST_MAX + 1];	/* this host's name */
+	char host[SDS_HB_HOST_MAX + 1];	/* this host's heartbeat name, "NAME_ID" (hostid.c) */
+	char plain_host[SDS_HB_HOST_MAX + 1];	/* NAME alone, as loaders before the id sent */
 	char ip[SDS_HB_IP_MAX + 1];	/* this host's address, or "" */
 	int64_t wall_offset;		/* Unix seconds minus the ring's seconds */
 	uint32_t offset_ms;		/* this host's offset inside the period */

@@ -87,7 +87,7 @@ static char *build_request(int id, size_t *len, size_t *host_at)
 	body = json_dumps(doc, JSON_COMPACT);
 	json_decref(doc);
 	heartbeat_free(hb);
-	if (asprintf(&req, "POST /api/v1/heartbeat HTTP/1.1\r\nHost: bench\r\n"
+	if (asprintf(&req, "POST /api/v1/heartbeat HTTP/1.1\r\nHost: localhost\r\n"
 		     "Authorization: Bearer %s\r\nContent-Type: application/json\r\n"
 		     "Content-Length: %zu\r\n\r\n%s", token, strlen(body), body) < 0)
 		exit(1);

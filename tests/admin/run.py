@@ -37,6 +37,7 @@ import sdstest  # noqa: E402
 from sdstest import BUILD, Fail, check, eq, free_port  # noqa: E402
 import t_copy  # noqa: E402
 from t_copy import COPY_TESTS  # noqa: E402
+from t_roles import ROLE_TESTS  # noqa: E402
 
 ADMIN = sdstest.admin_path()
 
@@ -137,7 +138,7 @@ def headers_only(env, path, length, token=True):
     s = socket.create_connection(("127.0.0.1", env.port), timeout=10)
     try:
         auth = "Authorization: Bearer %s\r\n" % TOKEN if token else ""
-        s.sendall(("POST %s HTTP/1.1\r\nHost: x\r\n%sContent-Type: application/json\r\n"
+        s.sendall(("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%sContent-Type: application/json\r\n"
                    "Content-Length: %d\r\n\r\n" % (path, auth, length)).encode())
         resp = b""
         while b"\r\n" not in resp:
@@ -185,8 +186,7 @@ def test_command_line(env):
         (["--listen", "127.0.0.1:1", "--db", "/nonexistent/dir/x.db", "--token-file",
           env.token_file], "/nonexistent/dir/x.db"),
     ]
-    empty = os.path.join(env.tmp, "empty")
-    open(empty, "w").close()
+    empty = sdstest.write_token(os.path.join(env.tmp, "empty"), "", fmt="%s")
     cases.append((["--listen", "127.0.0.1:1", "--db", db, "--token-file", empty], "no token"))
     busy = socket.socket()
     busy.bind(("127.0.0.1", 0))
@@ -543,7 +543,7 @@ def test_sigterm_finishes_inflight(env):
     body = json.dumps(heartbeat("web-1", T0, {"order": pt(5)})).encode()
     s = socket.create_connection(("127.0.0.1", env.port), timeout=10)
     try:
-        s.sendall(b"POST /api/v1/heartbeat HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+        s.sendall(b"POST /api/v1/heartbeat HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n"
                   b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
                   % (TOKEN.encode(), len(body), body[:20]))
         time.sleep(0.3)
@@ -1010,6 +1010,7 @@ TESTS = [test_command_line, test_organisation, test_heartbeat_aggregation, test_
          test_bad_inputs, test_sigterm_finishes_inflight, test_static_and_metrics,
          test_point_budget_state, test_point_budget_old_database, test_dashboard]
 TESTS += COPY_TESTS
+TESTS += ROLE_TESTS
 
 # Seconds per test: a stuck guard, loader or browser fails its test
 # instead of hanging `make test` (the slowest admin test (a browser) takes ~6 s).

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "stats.h"
@@ -308,6 +309,66 @@ static void test_ranges(void **state)
 	assert_int_equal(stats_range(&from, &to, &step, err, sizeof(err)), -1);
 }
 
+/*
+ * Issue 16: the scan on its own connection sees what the locked one sees;
+ * refused writes are audited; retention forgets exactly the old hosts,
+ * then the old audit rows.  After test_heartbeats_and_stats: h1's period
+ * T0 + 10 (order, pay) is left, h1 was last seen at T0 + 30, h2 at T0 + 13.
+ */
+static void test_apart_and_retention(void **state)
+{
+	json_t *o;
+	int n = 0, m = 0;
+
+	assert_int_equal(st->ops->stats_scan(st, "g1", "shop", NULL, T0, T0 + 20,
+					     count_rows, &m, err), STORE_OK);
+	assert_int_equal(st->ops->stats_scan_apart(st, "g1", "shop", NULL, T0, T0 + 20,
+						   count_rows, &n, err), STORE_OK);
+	assert_int_equal(n, m);
+	assert_int_equal(n, 2);
+	n = m = 0;
+	assert_int_equal(st->ops->stats_scan_apart(st, "g1", "shop", "order", T0, T0 + 20,
+						   count_rows, &n, err), STORE_OK);
+	assert_int_equal(st->ops->stats_scan(st, "g1", "shop", "order", T0, T0 + 20,
+					     count_rows, &m, err), STORE_OK);
+	assert_int_equal(n, m);
+	assert_int_equal(n, 1);
+	assert_int_equal(st->ops->stats_scan_apart(st, "g1", "nope", NULL, T0, T0 + 20,
+						   count_rows, &n, err), STORE_NOTFOUND);
+	assert_non_null(strstr(err, "nope"));
+
+	assert_int_equal(st->ops->audit_denied(st, "g1", "shop", "PUT /api/v1/x",
+					       "heartbeat token fnv:12345678", err), STORE_OK);
+	assert_int_equal(st->ops->audit_denied(st, "g1", "nope", "PUT /api/v1/x",
+					       "heartbeat token fnv:12345678", err),
+			 STORE_NOTFOUND);
+	assert_int_equal(st->ops->audit(st, "g1", "shop", 1, &o, err), STORE_OK);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(o, 0), "action")),
+			    "denied");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(o, 0), "comment")),
+			    "heartbeat token fnv:12345678");
+	json_decref(o);
+
+	/* Hosts last seen before T0 + 20: h2 only; no audit row is that old. */
+	assert_int_equal(st->ops->prune_meta(st, T0 + 20, err), STORE_OK);
+	assert_int_equal(st->ops->host_list(st, "g1", "shop", &o, err), STORE_OK);
+	assert_int_equal(json_array_size(o), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(o, 0), "host")),
+			    "h1");
+	json_decref(o);
+	assert_int_equal(st->ops->audit(st, "g1", "shop", 100, &o, err), STORE_OK);
+	assert_true(json_array_size(o) > 1);
+	json_decref(o);
+	/* Everything before a minute from now: every audit row and host. */
+	assert_int_equal(st->ops->prune_meta(st, time(NULL) + 60, err), STORE_OK);
+	assert_int_equal(st->ops->audit(st, "g1", "shop", 100, &o, err), STORE_OK);
+	assert_int_equal(json_array_size(o), 0);
+	json_decref(o);
+	assert_int_equal(st->ops->host_list(st, "g1", "shop", &o, err), STORE_OK);
+	assert_int_equal(json_array_size(o), 0);
+	json_decref(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -316,6 +377,7 @@ int main(void)
 		cmocka_unit_test(test_heartbeats_and_stats),
 		cmocka_unit_test(test_reopen),
 		cmocka_unit_test(test_ranges),
+		cmocka_unit_test(test_apart_and_retention),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -84,7 +84,10 @@ def t_admin_refuses_and_bad_options(ctx):
     check(err[0].startswith("sds-copy: admin: %s: HTTP 401" % adm.url), "stderr %r" % err)
     srv.stop()
 
+    loose = sdstest.write_token(os.path.join(ctx.tmp, "loose"), "t", mode=0o644)
     for args, rc, msg in [
+            (["--admin", adm.url, "--token-file", loose], 1,
+             "--token-file %s: mode 0644 is too open: must be 0600 or 0400" % loose),
             (["--admin", adm.url], 1, "--admin needs --token-file (the admin's bearer token)"),
             (["--admin", "ftp://x", "--token-file", bad_tok], 1,
              "--admin ftp://x: not an http:// or https:// URL"),

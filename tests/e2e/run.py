@@ -93,6 +93,7 @@ class Admin:
         self.port = port
         self.p = None
         self.runs = 0
+        self.extra = []         # more sds-admin arguments
 
     @property
     def url(self):
@@ -115,7 +116,7 @@ class Admin:
                 self.port = free_port()
             self.runs += 1
             argv = sdstest.admin_argv(ADMIN, self.port, self.db,
-                                      self.ctx.token_file)
+                                      self.ctx.token_file, self.extra)
             log(" ".join(argv))
             with open(self._errpath(), "wb") as e:
                 self.p = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
@@ -873,7 +874,7 @@ class CountingAdmin(FakeAdmin):
         ctx.servers.append(self.srv)
 
     def _answer(self, doc):
-        self.posts.append((doc["host"], doc["period_start"]))
+        self.posts.append((host_name(doc["host"]), doc["period_start"]))
         return NOTHING_NEW
 
     def snapshot(self):
@@ -909,23 +910,39 @@ class HungAdmin:
             c.close()
 
 
-def host_loader(ctx, host, urls, policy):
+def host_name(host):
+    """The host name in a loader's heartbeat host "NAME_ID" (loader/hostid.c)."""
+    name, sep, hid = host.rpartition("_")
+    check(sep and len(hid) == 12 and all(c in "0123456789abcdef" for c in hid),
+          "heartbeat host %r is not NAME_ID" % host)
+    return name
+
+
+def host_loader(ctx, host, urls, policy, app=None, machine_id=None,
+                token_file=None, tag=None):
     """`sds-bpf attach` as host @host (its own UTS namespace: the loader
-    reports gethostname()), app "h_<host>" on its own copy of the target,
-    heartbeating to @urls with --admin-policy @policy."""
-    d = os.path.join(ctx.tmp, host)
+    reports gethostname()), app @app (default "h_<host>") on its own copy
+    of the target, heartbeating to @urls with --admin-policy @policy.
+    @machine_id: a file bind-mounted on /etc/machine-id (its own mount
+    namespace too).  @tag names its directory (default @host)."""
+    d = os.path.join(ctx.tmp, tag or host)
     os.mkdir(d)
     path = os.path.join(d, APP)
     shutil.copy2(TARGET, path)
-    app = "h_" + host.replace("-", "_")
+    app = app or "h_" + host.replace("-", "_")
     env = dict(ctx.env)
     env["SDS_STATE_DIR"] = os.path.join(d, "state")
     os.mkdir(env["SDS_STATE_DIR"])
     args = ["--app", app, "--admin", ",".join(urls), "--admin-policy", policy,
-            "--token-file", ctx.token_file, "--state-dir",
+            "--token-file", token_file or ctx.token_file, "--state-dir",
             env["SDS_STATE_DIR"], path, "w=work"]
-    cmd = ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"',
-           host, SDS, "attach"] + args
+    if machine_id:
+        cmd = ["unshare", "--uts", "--mount", "sh", "-c",
+               'hostname "$0" && mount --bind "$1" /etc/machine-id && shift && exec "$@"',
+               host, machine_id, SDS, "attach"] + args
+    else:
+        cmd = ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"',
+               host, SDS, "attach"] + args
     log(" ".join(cmd))
     err = open(os.path.join(d, "attach.err"), "wb")
     ctx.files.append(err)
@@ -1258,7 +1275,17 @@ def admin_reply_unusable(ctx):
                        % (fake.snapshot(), admin_of(l.stats())))
     # A resend would come 2 s after a failed post.
     time.sleep(3.0)
-    posts, order = fake.snapshot()
+
+    def settled():
+        # Every closed period posted, and the next boundary over 1 s away:
+        # nothing pending whatever this host's offset (its name's hash).
+        now = time.time()
+        posts, order = fake.snapshot()
+        if order[-1] >= period_of(now) - PERIOD and period_of(now) + PERIOD - now > 1.0:
+            return posts, order
+        return None
+    posts, order = wait_until(settled, time.time() + 2 * PERIOD + 2,
+                              lambda _: "posts never settled: %r" % (fake.snapshot(),))
     p0 = order[0]
     eq(order[:3], [p0, p0 + PERIOD, p0 + 2 * PERIOD], "periods posted, in order")
     eq(posts, {p: 1 for p in order}, "posts per period")
@@ -1334,6 +1361,81 @@ def preflight():
     if not shutil.which("bpftool"):
         return "bpftool not found in PATH"
     return None
+
+
+# ---------------------------------------------------------------------------
+# Host identity and the loader's token (issue 16)
+
+def host_id(machine_id):
+    """The ID loader/hostid.c derives from @machine_id (32 hex digits)."""
+    h = 0xcbf29ce484222325
+    for b in b"sds-bpf host id v1:" + machine_id.encode():
+        h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
+    return "%012x" % (h >> 16)
+
+
+@test
+def hosts_by_machine_id(ctx):
+    """Two hosts both named localhost, with different machine ids, one
+    after the other on one app, each holding only a heartbeat token: the
+    admin keeps two hosts, named "localhost_ID", each with its periods."""
+    hbt = sdstest.write_token(os.path.join(ctx.tmp, "hb.token"), "hb-" + TOKEN)
+    admin = Admin(ctx)
+    admin.extra = ["--heartbeat-token-file", hbt]
+    admin.start()
+    ids = ["0123456789abcdef0123456789abcdef", "FEDCBA9876543210FEDCBA9876543210"]
+    names = ["localhost_" + host_id(m.lower()) for m in ids]
+    check(names[0] != names[1], "the two ids are one: %r" % names)
+    hosts_path = "/api/v1/groups/%s/apps/h_local/hosts" % GROUP
+
+    def hosts():
+        st, doc = admin.req("GET", hosts_path)
+        return sorted(h["host"] for h in doc) if st == 200 else []
+    for i, mid in enumerate(ids):
+        f = os.path.join(ctx.tmp, "machine-id-%d" % i)
+        with open(f, "w") as o:
+            o.write(mid + "\n")
+        p, app = host_loader(ctx, "localhost", [admin.url], "least_active",
+                             app="h_local", machine_id=f, token_file=hbt,
+                             tag="m%d" % i)
+        eq(admin_stats(ctx, app)["host"], names[i], "the loader's host")
+        # One period, the offset (< 9 s), a margin.
+        wait_until(lambda: names[i] in hosts(), time.time() + PERIOD + 9 + 5,
+                   lambda _: "host %s not at the admin: %r" % (names[i], hosts()))
+        os.kill(p.pid, signal.SIGINT)
+        eq(p.wait(15), 0, "attach %d's exit status" % i)
+    eq(hosts(), sorted(names), "the admin's hosts")
+    # The heartbeat token never wrote: the app's audit log holds its
+    # registration only.
+    eq([a["action"] for a in admin.ok("GET", "/groups/%s/apps/h_local/audit" % GROUP)],
+       ["app.register"], "the app's audit log")
+    admin.stop()
+
+
+@test
+def loader_token_file_modes(ctx):
+    """attach refuses a token file others may read, or another user's, in
+    one line naming the file and its mode; nothing is attached."""
+    admin = ctx.admin()
+    path = os.path.join(ctx.tmp, APP)
+    shutil.copy2(TARGET, path)
+    cases = [(0o644, "mode 0644"), (0o640, "mode 0640"), (0o604, "mode 0604"),
+             (0o600, "owned by uid %d" % sdstest.NOBODY)]
+    for mode, word in cases:
+        f = sdstest.write_token(os.path.join(ctx.tmp, "loose"), TOKEN, mode=mode)
+        if mode == 0o600:
+            os.chown(f, sdstest.NOBODY, sdstest.NOBODY)
+        r = ctx.sds(["attach", "--admin", admin.url, "--token-file", f, path,
+                     "w=work"])
+        check(r.rc not in (0, None), "attach with %s: exit %r" % (word, r.rc))
+        lines = r.err.strip().split("\n")
+        eq(len(lines), 1, "attach with %s: stderr %r" % (word, r.err))
+        check(f in lines[0] and word in lines[0] and "--token-file" in lines[0],
+              "attach with %s: %r does not name the file and why" % (word, lines[0]))
+        check(not os.path.exists(os.path.join(ctx.run_dir, "%s.%s.sock" % (GROUP, APP))),
+              "a socket after a refused token file")
+        os.unlink(f)
+    admin.stop()
 
 
 def main(argv):

@@ -236,9 +236,12 @@ def wait_until(fn, deadline, what, interval=0.2):
         time.sleep(interval)
 
 
-def write_token(path, token, fmt="%s\n"):
-    with open(path, "w") as f:
+def write_token(path, token, fmt="%s\n", mode=0o600):
+    """A token file as the programs accept it: the caller's, 0600."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    with os.fdopen(fd, "w") as f:
         f.write(fmt % token)
+    os.chmod(path, mode)
     return path
 
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -88,6 +89,7 @@ static int setup(void **state)
 	f = fopen(token, "w");
 	fputs("t0ken\n", f);
 	fclose(f);
+	chmod(token, 0600);	/* a token file others may read is refused */
 	memset(&l, 0, sizeof(l));
 	memset(fake_st, 0, sizeof(fake_st));
 	memset(fake_cells, 0, sizeof(fake_cells));

@@ -55,7 +55,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
-head -c 18 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$T/token"
+(umask 077; head -c 18 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$T/token")
 TOKEN=$(cat "$T/token")
 
 "$ADMIN" --listen "127.0.0.1:$APORT" --db "$T/sds.db" --token-file "$T/token" \

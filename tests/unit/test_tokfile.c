@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Unit tests of common/tokfile.c: token files are read like ssh reads a
+ * key.  Runs as root (make unit): the other-owner case chowns to nobody.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tokfile.h"
+
+static char dir[64], path[128];
+static char tok[SDS_TOKEN_MAX + 1], err[600];
+
+static void put(const char *text, size_t len, mode_t mode)
+{
+	FILE *f;
+
+	unlink(path);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, len, f), len);
+	fclose(f);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+static int rd(void)
+{
+	return sds_token_file_read("--token-file", path, tok, err, sizeof(err));
+}
+
+static void test_modes(void **state)
+{
+	static const mode_t bad[] = { 0644, 0640, 0604, 0660, 0700, 0606, 0000, 04600 };
+	char want[200];
+	size_t i;
+
+	put("  t0k\n", 6, 0600);
+	assert_int_equal(rd(), 0);
+	assert_string_equal(tok, "t0k");
+	put("t0k", 3, 0400);
+	assert_int_equal(rd(), 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		put("t0k", 3, bad[i]);
+		assert_int_equal(rd(), -1);
+		snprintf(want, sizeof(want), "--token-file %s: mode %04o is too open: must be 0600 or 0400",
+			 path, (unsigned int)bad[i]);
+		assert_string_equal(err, want);
+	}
+}
+
+static void test_owner(void **state)
+{
+	char want[200];
+
+	if (geteuid() != 0)
+		fail_msg("test_owner needs root (chown)");
+	put("t0k", 3, 0600);
+	assert_int_equal(chown(path, 65534, 65534), 0);
+	assert_int_equal(rd(), -1);
+	snprintf(want, sizeof(want), "--token-file %s: owned by uid 65534, not by uid 0 that reads it",
+		 path);
+	assert_string_equal(err, want);
+}
+
+static void test_content(void **state)
+{
+	char big[SDS_TOKEN_MAX + 2];
+
+	put("\n \t\n", 4, 0600);
+	assert_int_equal(rd(), -1);
+	assert_non_null(strstr(err, "no token in the file"));
+	put("a b", 3, 0600);
+	assert_int_equal(rd(), -1);
+	assert_non_null(strstr(err, "printable ASCII without spaces"));
+	memset(big, 'x', sizeof(big));
+	put(big, SDS_TOKEN_MAX, 0600);
+	assert_int_equal(rd(), 0);
+	assert_int_equal(strlen(tok), SDS_TOKEN_MAX);
+	put(big, SDS_TOKEN_MAX + 1, 0600);
+	assert_int_equal(rd(), -1);
+	assert_non_null(strstr(err, "token longer than 4096 bytes"));
+	unlink(path);
+	assert_int_equal(rd(), -1);
+	assert_non_null(strstr(err, "No such file or directory"));
+	/* A FIFO is never opened for a read that could hang. */
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(rd(), -1);
+	assert_non_null(strstr(err, "not a regular file"));
+	unlink(path);
+}
+
+static int setup(void **state)
+{
+	snprintf(dir, sizeof(dir), "/tmp/test_tokfile.XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(path, sizeof(path), "%s/token", dir);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	unlink(path);
+	rmdir(dir);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_modes),
+		cmocka_unit_test(test_owner),
+		cmocka_unit_test(test_content),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
