@@ -282,8 +282,9 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	ad.store = store_open(db, err);
+	/* A URL may hold a password: the store's message names what it can. */
 	if (!ad.store)
-		die(db, err);
+		die(strstr(db, "://") ? "--db" : db, err);
 	fd = listen_on(listen_spec);
 	ad.started = (int64_t)time(NULL);
 	d = http_start(&ad, fd, (unsigned)threads, err, sizeof(err));
