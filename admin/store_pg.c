@@ -193,6 +193,8 @@ static void pg_alive(struct pg_store *s)
 	for (i = 0; i < NQ; i++)
 		if (s->q[i])
 			s->q[i]->prepared = false;
+	if (PGX(s)->hb_fast)
+		PGX(s)->hb_fast->prepared = false;
 }
 
 /* The statement @id, reset and unbound; prepared at its first step. */
@@ -436,6 +438,7 @@ static void pgx_close(struct store *st)
 
 	for (i = 0; i < NQ; i++)
 		pgc_finalize(p->s.q[i]);
+	pgc_finalize(p->hb_fast);
 	PQfinish(p->conn.conn);
 	pthread_mutex_destroy(&p->s.lock);
 	free(p);

@@ -22,6 +22,7 @@ struct pgx_store {
 	struct pgc_db conn;		/* s.db points here */
 	char where[256];		/* "HOST:PORT/DB" for messages, never the password */
 	int64_t day_ready;		/* a day whose partitions exist (a hint: see pgx_partitions) */
+	struct pgc_stmt *hb_fast;	/* store_pg_hb.c's one-statement heartbeat */
 };
 
 #define PGX(st) ((struct pgx_store *)(st))

@@ -40,7 +40,7 @@
 #define SQLITE_STATIC		((void (*)(void *))0)
 #define SQLITE_TRANSIENT	((void (*)(void *))-1)
 
-#define PGC_MAXPARAM	16	/* the most ?N any query of the table binds */
+#define PGC_MAXPARAM	20	/* the most $N a statement binds (the heartbeat's 18) */
 
 /* One connection: what sqlite3 * is in the query files. */
 struct pgc_db {
