@@ -4,7 +4,8 @@
  * the SQLite store is the built-in "sqlite" (the default), a user's store
  * comes from a manifest store[.x].ext in $SDS_EXT_DIR; --db's scheme
  * picks one.  A --db without a scheme is a SQLite file, as it always was;
- * postgresql:// (or postgres://) is the PostgreSQL store, built in.
+ * postgresql:// (or postgres://, the same store) is the PostgreSQL store,
+ * built in.
  */
 #include <stdio.h>
 #include <string.h>
@@ -43,13 +44,6 @@ static const struct store_ext pg_store = {
 	.open = pg_open,
 };
 
-/* The same, under the scheme's other name. */
-static const struct store_ext pg_store_alias = {
-	.head = { .iface = STORE_EXT, .abi = STORE_EXT_ABI,
-		  .kind = SDS_EXT_IMPL, .name = "postgres" },
-	.open = pg_open,
-};
-
 int store_ext_register(char *err, size_t errlen)
 {
 	static const struct sds_ext_iface iface = {
@@ -58,10 +52,9 @@ int store_ext_register(char *err, size_t errlen)
 	static const struct sds_ext_builtin builtins[] = {
 		{ "sqlite", &sqlite_store },
 		{ "postgresql", &pg_store },
-		{ "postgres", &pg_store_alias },
 	};
 
-	return sds_ext_register(&iface, builtins, 3, err, errlen);
+	return sds_ext_register(&iface, builtins, 2, err, errlen);
 }
 
 struct store *store_open(const char *db, char *err)
@@ -80,6 +73,9 @@ struct store *store_open(const char *db, char *err)
 	}
 	memcpy(name, db, sep - db);
 	name[sep - db] = '\0';
+	/* libpq's URLs take either scheme; the registry lists one store. */
+	if (!strcmp(name, "postgres"))
+		strcpy(name, "postgresql");
 	x = sds_ext_get(STORE_EXT, name, err, STORE_ERR_MAX);
 	return x ? x->open(x, sep + 3, err) : NULL;
 }

@@ -183,7 +183,7 @@ void seterr(char *err, const char *fmt, ...)
 }
 
 /* A connection that broke (the server restarted) is reset once per call. */
-static void pg_alive(struct pg_store *s)
+void pgx_alive(struct pg_store *s)
 {
 	int i;
 
@@ -255,7 +255,7 @@ int exec0(struct pg_store *s, int id, char *err)
 void lock(struct store *st)
 {
 	pthread_mutex_lock(&SS(st)->lock);
-	pg_alive(SS(st));
+	pgx_alive(SS(st));
 }
 
 void unlock(struct store *st)

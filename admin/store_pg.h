@@ -27,6 +27,9 @@ struct pgx_store {
 
 #define PGX(st) ((struct pgx_store *)(st))
 
+/* store_pg.c: reconnect if the connection broke, statements to prepare again */
+void pgx_alive(struct pg_store *s);
+
 /* store_pg_schema.c */
 int pgx_migrate(struct pgx_store *p, char *err);
 /* Make sure day @day's (a multiple of PG_DAY) partitions exist; 0 or STORE_ERROR. */

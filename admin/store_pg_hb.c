@@ -17,7 +17,8 @@
  * Races between admins end in a retry, not an error: two admins
  * registering one new app (a unique violation: the second reads the
  * first's), a heartbeat whose day partition another admin's retention
- * dropped, or that no admin created yet (the partition is created).
+ * dropped, or that no admin created yet (the partition is created), a
+ * connection the server dropped (reconnected).
  */
 #include <endian.h>
 #include <inttypes.h>
@@ -323,15 +324,20 @@ int pgx_heartbeat(struct store *st, const struct sds_heartbeat *hb,
 		res->duplicate = false;
 		res->created = false;
 		ret = pgx_partitions(p, day, err);
-		if (ret)
-			break;
-		ret = has_copy_counts(hb) ? STORE_NOTFOUND : hb_fast(p, hb, now, &r, res, err);
+		if (!ret)
+			ret = has_copy_counts(hb) ? STORE_NOTFOUND :
+			      hb_fast(p, hb, now, &r, res, err);
 		if (ret == STORE_NOTFOUND)
 			ret = hb_write(s, hb, now, &r, res, err);
 		if (ret == STORE_EXISTS)
 			continue;	/* another admin registered the app first */
 		if (ret && !strcmp(s->db->sqlstate, "23514")) {
 			p->day_ready = 0;	/* no partition for the row: create it */
+			continue;
+		}
+		if (ret && PQstatus(s->db->conn) != CONNECTION_OK) {
+			/* The server dropped us (restart, failover): nothing was committed. */
+			pgx_alive(s);
 			continue;
 		}
 		break;

@@ -118,4 +118,19 @@ def test_pg_bad_urls(env):
         check(secret not in r.stderr and pg.password not in r.stderr, "password printed")
 
 
-PG_TESTS = [test_pg_two_admins, test_pg_newer_schema, test_pg_bad_urls]
+
+
+
+def test_pg_reconnects(env):
+    """A connection the server dropped is reconnected: the heartbeat
+    that finds it so is retried, and answered."""
+    env.start_admin()
+    on(env, env.port, "POST", "/heartbeat", hb("web-1", T0, 1))
+    db = env.db_arg().rsplit("/", 1)[1]
+    env.pg.sql(db, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+               " WHERE datname = current_database() AND pid <> pg_backend_pid()")
+    on(env, env.port, "POST", "/heartbeat", hb("web-1", T0 + 10, 2))
+    s = on(env, env.port, "GET", APP + "/stats?from=%d&to=%d&step=10" % (T0, T0 + 20))
+    eq(s["points"]["order"]["visits"], [1, 2], "visits across the reconnect")
+    env.stop_admin()
+PG_TESTS = [test_pg_two_admins, test_pg_newer_schema, test_pg_bad_urls, test_pg_reconnects]
