@@ -212,7 +212,9 @@ sqlite3_stmt *Q(struct pg_store *s, int id)
 		s->q[id] = q;
 		return q;
 	}
-	pgc_reset(q);
+	/* A prefetched result waits for its step (pgc_prefetch()). */
+	if (!q->prefetched)
+		pgc_reset(q);
 	pgc_clear_bindings(q);
 	return q;
 }

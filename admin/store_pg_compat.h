@@ -65,6 +65,9 @@ struct pgc_stmt {
 	int row;			/* the current row of @res */
 	unsigned char *blob;		/* the last column_blob() decoded, owned */
 	size_t bloblen;			/* its length */
+	bool prefetched;		/* @res came from pgc_prefetch(), not stepped yet */
+	char *pre[PGC_MAXPARAM];	/* the values it ran with, owned */
+	int npre;			/* their count */
 };
 
 typedef struct pgc_db sqlite3;
@@ -85,6 +88,13 @@ const unsigned char *pgc_column_text(struct pgc_stmt *q, int i);
 int pgc_column_type(struct pgc_stmt *q, int i);
 const void *pgc_column_blob(struct pgc_stmt *q, int i);
 int pgc_column_bytes(struct pgc_stmt *q, int i);
+/*
+ * Run the @n bound statements @qs in one round trip (libpq's pipeline);
+ * each keeps its result for its first step, which uses it only if the
+ * statement is bound to the same values again by then (else it runs as
+ * usual): a prefetch can save time, never change an answer.
+ */
+void pgc_prefetch(struct pgc_db *db, struct pgc_stmt **qs, int n);
 /* Record @r's outcome on @db (changes, last id, error); 0 or SQLITE_ERROR. */
 int pgc_result(struct pgc_db *db, PGresult *r);
 

@@ -291,11 +291,34 @@ fail:
 	return ret;
 }
 
+/*
+ * The reads of the answer below, bound as drills_active() and
+ * copy_for_app() bind them, in one round trip instead of three.
+ */
+static void hb_prefetch(struct pg_store *s, int64_t app, int64_t now)
+{
+	struct pgc_stmt *qs[3] = {
+		Q(s, Q_DRILL_ACTIVE), Q(s, Q_COPY_ACTIVE_APP), Q(s, Q_COPY_SRV_LIVE),
+	};
+
+	if (!qs[0] || !qs[1] || !qs[2])
+		return;
+	pgc_bind_int64(qs[0], 1, app);
+	pgc_bind_int64(qs[0], 2, now);
+	pgc_bind_int64(qs[1], 1, app);
+	pgc_bind_int64(qs[1], 2, now);
+	pgc_bind_int64(qs[2], 1, now - STORE_COPY_LIVE_S);
+	pgc_prefetch(s->db, qs, 3);
+}
+
 /* After the commit: what the loader should enforce (as SQLite's store). */
 static int hb_answer(struct pg_store *s, const struct sds_heartbeat *hb, int64_t now,
 		     const struct app_ref *r, struct store_hb_result *res, char *err)
 {
 	int ret = 0;
+
+	if (res->drills && res->copy)
+		hb_prefetch(s, r->id, now);
 
 	res->version = r->version;
 	res->ndrills = 0;

@@ -93,10 +93,96 @@ int pgc_result(struct pgc_db *db, PGresult *r)
 	return SQLITE_ERROR;
 }
 
+static void drop_prefetch(struct pgc_stmt *q)
+{
+	int i;
+
+	for (i = 0; i < q->npre; i++)
+		free(q->pre[i]);
+	q->npre = 0;
+	q->prefetched = false;
+}
+
+/* Bound now to what the prefetch ran with? */
+static bool same_binds(const struct pgc_stmt *q)
+{
+	int i;
+
+	if (q->npre != q->nparam)
+		return false;
+	for (i = 0; i < q->nparam; i++) {
+		if (!q->val[i] != !q->pre[i] || q->fmt[i])
+			return false;
+		if (q->val[i] && strcmp(q->val[i], q->pre[i]))
+			return false;
+	}
+	return true;
+}
+
+void pgc_prefetch(struct pgc_db *db, struct pgc_stmt **qs, int n)
+{
+	PGconn *c = db->conn;
+	int i, k, sent = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!qs[i]->prepared) {
+			PGresult *r = PQprepare(c, qs[i]->name, qs[i]->sql, 0, NULL);
+
+			qs[i]->prepared = !pgc_result(db, r);
+			PQclear(r);
+			if (!qs[i]->prepared)
+				return;
+		}
+		pgc_reset(qs[i]);
+	}
+	if (!PQenterPipelineMode(c))
+		return;
+	for (i = 0; i < n; i++, sent++)
+		if (!PQsendQueryPrepared(c, qs[i]->name, qs[i]->nparam,
+					 (const char *const *)qs[i]->val, qs[i]->len,
+					 qs[i]->fmt, 0))
+			break;
+	if (PQpipelineSync(c)) {
+		for (i = 0; i < sent; i++) {
+			PGresult *r = PQgetResult(c);
+
+			if (r && PQresultStatus(r) == PGRES_TUPLES_OK) {
+				struct pgc_stmt *q = qs[i];
+
+				q->res = r;
+				q->row = -1;
+				q->prefetched = true;
+				for (k = 0; k < q->nparam; k++)
+					q->pre[k] = q->val[k] ? strdup(q->val[k]) : NULL;
+				q->npre = q->nparam;
+			} else {
+				PQclear(r);
+			}
+			/* Each query's results end with a NULL. */
+			while ((r = PQgetResult(c)))
+				PQclear(r);
+		}
+		/* The PGRES_PIPELINE_SYNC. */
+		PQclear(PQgetResult(c));
+	}
+	PQexitPipelineMode(c);
+}
+
 int pgc_step(struct pgc_stmt *q)
 {
 	struct pgc_db *db = q->db;
 
+	if (q->prefetched) {
+		bool same = same_binds(q);
+
+		drop_prefetch(q);
+		if (same) {
+			q->row = 0;
+			return q->row < PQntuples(q->res) ? SQLITE_ROW : SQLITE_DONE;
+		}
+		PQclear(q->res);
+		q->res = NULL;
+	}
 	if (!q->res) {
 		const char *vals[PGC_MAXPARAM];
 		int i;
@@ -128,6 +214,7 @@ int pgc_step(struct pgc_stmt *q)
 
 int pgc_reset(struct pgc_stmt *q)
 {
+	drop_prefetch(q);
 	PQclear(q->res);
 	q->res = NULL;
 	PQfreemem(q->blob);
