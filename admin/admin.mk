@@ -5,6 +5,7 @@
 #   make                     build/bin/sds-admin
 #   make admin-unit          cmocka units (ASan/UBSan) of the codec, validation, store
 #   make admin-integration   the API, heartbeats and dashboard against a real sds-admin
+#   make admin-unit-pg, admin-integration-pg   the same on PostgreSQL (docs/ADMIN.md)
 #   make admin-fuzz-smoke    the libFuzzer target for FUZZ_SMOKE_SECONDS (60) from the corpus
 #   make fuzz                the same for FUZZ_SECONDS (default 600)
 #   make admin-bench         heartbeats/s, p50, p99 on loopback
@@ -102,5 +103,6 @@ admin-bench: $(BUILD)/bin/sds-admin $(ADMIN_BENCH)
 admin-unit-pg: $(ADMIN_UNIT_BINS)
 	$(PYTHON) tests/admin/with_pg.py $(ADMIN_UNIT_BINS)
 
-admin-integration-pg: $(BUILD)/bin/sds-admin
+admin-integration-pg: $(BUILD)/bin/sds-admin $(ADMIN_ASAN)
 	SDS_TEST_STORE=pg $(PYTHON) tests/admin/run.py
+	SDS_TEST_STORE=pg SDS_ADMIN=$(ADMIN_ASAN) $(PYTHON) tests/admin/run.py
