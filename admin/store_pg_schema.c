@@ -278,6 +278,7 @@ int pgx_prune(struct store *st, int64_t before, char *err)
 	int i, ret = 0;
 
 	pthread_mutex_lock(&p->s.lock);
+	pgx_alive(&p->s);
 	r = PQexec(p->conn.conn,
 		   "SELECT c.relname, pg_get_expr(c.relpartbound, c.oid)"
 		   " FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"
