@@ -511,10 +511,18 @@ static void describe(struct pgx_store *p, const char *url)
 
 struct store *store_pg_open(const char *url, char *err)
 {
-	struct pgx_store *p = calloc(1, sizeof(*p));
+	struct pgx_store *p;
 	char *perr = NULL;
 	PQconninfoOption *o;
+	int i;
 
+	/* A statement id added for SQLite needs its SQL here too: say so, never run NULL. */
+	for (i = 0; i < NQ; i++)
+		if (!sql[i]) {
+			seterr(err, "statement %d has no PostgreSQL SQL in store_pg.c", i);
+			return NULL;
+		}
+	p = calloc(1, sizeof(*p));
 	if (!p) {
 		seterr(err, "out of memory");
 		return NULL;
