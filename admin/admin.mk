@@ -5,6 +5,7 @@
 #   make                     build/bin/sds-admin
 #   make admin-unit          cmocka units (ASan/UBSan) of the codec, validation, store
 #   make admin-integration   the API, heartbeats and dashboard against a real sds-admin
+#   make admin-unit-pg, admin-integration-pg   the same on PostgreSQL (docs/ADMIN.md)
 #   make admin-fuzz-smoke    the libFuzzer target for FUZZ_SMOKE_SECONDS (60) from the corpus
 #   make fuzz                the same for FUZZ_SECONDS (default 600)
 #   make admin-bench         heartbeats/s, p50, p99 on loopback
@@ -12,11 +13,11 @@
 ADMIN_SRCS   := $(wildcard admin/*.c)
 ADMIN_COMMON := common/strategy.c common/names.c common/window.c common/heartbeat.c common/heartbeat_copy.c common/sdsjson.c \
 		common/ext.c common/ext_load.c common/ext_print.c common/tokfile.c
-ADMIN_LIBS   := -lmicrohttpd -ljansson -lsqlite3 -lpthread -lm
+ADMIN_LIBS   := -lmicrohttpd -ljansson -lsqlite3 -lpq -lpthread -lm
 ADMIN_OBJ    := $(BUILD)/obj/admin
 ADMIN_OBJS   := $(patsubst %.c,$(ADMIN_OBJ)/%.o,$(ADMIN_SRCS) $(ADMIN_COMMON))
 ADMIN_WEB    := $(CURDIR)/admin/web
-ADMIN_CPP    := $(CPPFLAGS) -Iadmin -DSDS_ADMIN_WEB_DIR='"$(ADMIN_WEB)"'
+ADMIN_CPP    := $(CPPFLAGS) -Iadmin -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql) -DSDS_ADMIN_WEB_DIR='"$(ADMIN_WEB)"'
 ATEST        := $(BUILD)/test/admin
 FUZZ_SECONDS ?= 600
 FUZZ_SMOKE_SECONDS ?= 60
@@ -37,8 +38,10 @@ $(BUILD)/bin/sds-admin: $(ADMIN_OBJS)
 # ---- units: everything but main.c and http.c, with sanitizers -------------
 ADMIN_UNIT_SRCS := $(wildcard tests/admin/test_*.c)
 ADMIN_UNIT_BINS := $(patsubst tests/admin/%.c,$(ATEST)/%,$(ADMIN_UNIT_SRCS))
-# The store is store_sqlite.c and its store_sqlite_*.c parts.
-ADMIN_LIB_SRCS  := $(wildcard admin/store_sqlite*.c) admin/stats.c $(ADMIN_COMMON)
+# The store is store_sqlite.c and its store_sqlite_*.c parts, store_pg*.c
+# (PostgreSQL) and the registry that picks one by --db's scheme.
+ADMIN_LIB_SRCS  := $(wildcard admin/store_sqlite*.c admin/store_pg*.c) admin/store_ext.c \
+		   admin/stats.c $(ADMIN_COMMON)
 
 $(ATEST)/test_%: tests/admin/test_%.c $(ADMIN_LIB_SRCS) $(wildcard admin/*.h common/*.h tests/admin/*.h)
 	@mkdir -p $(@D)
@@ -92,3 +95,14 @@ $(ADMIN_BENCH): admin/bench/hb_bench.c $(ADMIN_COMMON) $(wildcard common/*.h)
 
 admin-bench: $(BUILD)/bin/sds-admin $(ADMIN_BENCH)
 	$(PYTHON) admin/bench/run.py
+
+# ---- PostgreSQL ----------------------------------------------------------------
+# The store's units and the integration suite again, on a PostgreSQL server
+# the runner starts in a temp dir and removes after (tests/lib/pgtest.py).
+.PHONY: admin-unit-pg admin-integration-pg
+admin-unit-pg: $(ADMIN_UNIT_BINS)
+	$(PYTHON) tests/admin/with_pg.py $(ADMIN_UNIT_BINS)
+
+admin-integration-pg: $(BUILD)/bin/sds-admin $(ADMIN_ASAN)
+	SDS_TEST_STORE=pg $(PYTHON) tests/admin/run.py
+	SDS_TEST_STORE=pg SDS_ADMIN=$(ADMIN_ASAN) $(PYTHON) tests/admin/run.py

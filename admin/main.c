@@ -38,6 +38,8 @@ static const char usage[] =
 "\n"
 "  --listen ADDR:PORT   address to serve on, e.g. 127.0.0.1:8887 or [::1]:8887\n"
 "  --db FILE            SQLite database, created if missing (WAL mode);\n"
+"                       postgresql://USER[:PW]@HOST[:PORT]/DB (or postgres://):\n"
+"                       PostgreSQL, which several admins can share;\n"
 "                       STORE://WHERE: the store extension STORE at WHERE\n"
 "                       (sqlite://FILE is FILE)\n"
 "  --token-file FILE    an operator's bearer token: every write, and heartbeats\n"
@@ -56,7 +58,8 @@ static const char usage[] =
 "                       0 for no cap (default 64)\n"
 "  --threads N          HTTP worker threads (default 2)\n"
 "  --retention-days N   forget statistics, hosts not seen and audit rows older\n"
-"                       than N days, 0 to keep all (default 30)\n"
+"                       than N days, 0 to keep all (default 30; PostgreSQL\n"
+"                       drops whole days, its day partitions)\n"
 "  --web-dir DIR        the dashboard's files (default: " WEB_DIR_REL "\n"
 "                       beside the program when it has index.html, as\n"
 "                       installed; else " SDS_ADMIN_WEB_DIR ")\n"
@@ -330,9 +333,11 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	ad.store = store_open(db, err);
+	/* A URL may hold a password: the store's message names what it can. */
 	if (!ad.store)
-		die(db, err);
-	prune(&ad, retention);
+"  --retention-days N   forget statistics, hosts not seen and audit rows older\n"
+"                       than N days, 0 to keep all (default 30; PostgreSQL\n"
+"                       drops whole days, its day partitions)\n"
 	fd = listen_on(listen_spec);
 	if (!getsockname(fd, (struct sockaddr *)&ss, &sl))
 		ad.port = ntohs(ss.ss_family == AF_INET6 ?

@@ -227,6 +227,11 @@ struct store_ops {
 				     int64_t now, json_t **plans, char *err);
 	int (*copy_server_list)(struct store *st, int64_t now, json_t **out, char *err);
 
+	/*
+	 * Forget statistics of periods before @before.  SQLite deletes those
+	 * rows; PostgreSQL drops the day partitions that end by @before, so it
+	 * keeps up to a day more (dropping is free, deleting rows is not).
+	 */
 	int (*prune)(struct store *st, int64_t before, char *err);
 	int (*counts)(struct store *st, struct store_counts *out, char *err);
 
@@ -255,6 +260,9 @@ struct store {
 
 /* The SQLite engine: @path is the database file, created if missing. */
 struct store *store_sqlite_open(const char *path, char *err);
+
+/* The PostgreSQL engine (store_pg.c): @url is postgresql://USER[:PW]@HOST[:PORT]/DB. */
+struct store *store_pg_open(const char *url, char *err);
 
 /*
  * The "store" extension interface (docs/EXTENSIONS.md): sds-admin opens

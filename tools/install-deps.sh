@@ -9,7 +9,7 @@ set -eu
 # postinst enables a Prometheus server (port 9090) where systemd runs.
 PKGS="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config \
 libjansson-dev libcmocka-dev libmicrohttpd-dev libcurl4-openssl-dev \
-libsqlite3-dev binutils curl libclang-rt-14-dev bpftrace python3 chromium libjs-chart.js \
+libsqlite3-dev libpq-dev postgresql-15 binutils curl libclang-rt-14-dev bpftrace python3 chromium libjs-chart.js \
 g++ rustc cargo golang-go libcapstone-dev libiberty-dev systemd \
 scdoc mandoc man-db dpkg-dev lintian nginx-light prometheus"
 

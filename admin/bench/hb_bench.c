@@ -2,14 +2,16 @@
 /*
  * hb_bench - load generator for sds-admin's heartbeat endpoint.
  *
- *   admin-bench --addr 127.0.0.1:PORT --token-file FILE [--conns N]
- *               [--seconds S] [--points P]
+ *   admin-bench --addr 127.0.0.1:PORT [--addr ...] --token-file FILE
+ *               [--conns N] [--seconds S] [--points P]
  *
  * N closed-loop keep-alive connections (one thread each) post heartbeats
  * of P points (default 20) built with the shared codec, each from a new
  * (host, period) so that every one is stored, never deduplicated.  Prints
  * heartbeats/s and the latency percentiles of the whole run, one line of
- * "key value" pairs; exits non-zero if any request failed.
+ * "key value" pairs; exits non-zero if any request failed.  With several
+ * --addr (admins sharing one database), connection i goes to the
+ * (i mod count)-th: the load spread as the loaders spread it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -33,7 +35,10 @@ struct worker {
 	unsigned long errors;
 };
 
-static struct sockaddr_in addr;
+#define MAX_ADDRS	8
+
+static struct sockaddr_in addrs[MAX_ADDRS];
+static int naddrs;
 static char token[512];
 static int npoints = 20;
 static volatile int stop;
@@ -46,14 +51,16 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static int connect_admin(void)
+/* Connection @id's admin. */
+static int connect_admin(int id)
 {
+	const struct sockaddr_in *addr = &addrs[id % naddrs];
 	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
 
 	if (fd < 0)
 		return -1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr))) {
+	if (connect(fd, (const struct sockaddr *)addr, sizeof(*addr))) {
 		close(fd);
 		return -1;
 	}
@@ -143,7 +150,7 @@ static void *run(void *arg)
 	int fd;
 
 	req = build_request(w->id, &len, &host_at);
-	fd = connect_admin();
+	fd = connect_admin(w->id);
 	while (!stop && fd >= 0) {
 		double t0, t1;
 
@@ -160,7 +167,7 @@ static void *run(void *arg)
 		if (sent < len || read_response(fd, resp, sizeof(resp)) != 200) {
 			w->errors++;
 			close(fd);
-			fd = connect_admin();
+			fd = connect_admin(w->id);
 			continue;
 		}
 		t1 = now_ms();
@@ -198,7 +205,7 @@ int main(int argc, char **argv)
 		{ 0 },
 	};
 	int conns = 8, seconds = 10, c, i;
-	const char *a = NULL, *tf = NULL;
+	const char *a[MAX_ADDRS], *tf = NULL;
 	struct worker *w;
 	unsigned long errors = 0;
 	double t0, el, *all;
@@ -209,7 +216,13 @@ int main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
-		case 'a': a = optarg; break;
+		case 'a':
+			if (naddrs == MAX_ADDRS) {
+				fprintf(stderr, "admin-bench: at most %d --addr\n", MAX_ADDRS);
+				return 2;
+			}
+			a[naddrs++] = optarg;
+			break;
 		case 't': tf = optarg; break;
 		case 'c': conns = atoi(optarg); break;
 		case 's': seconds = atoi(optarg); break;
@@ -217,17 +230,20 @@ int main(int argc, char **argv)
 		default: return 2;
 		}
 	}
-	if (!a || !tf || sscanf(a, "%63[^:]:%d", host, &port) != 2 || conns < 1 ||
-	    conns > 100 || seconds < 1 || npoints < 1 || npoints > SDS_HB_MAX_POINTS) {
-		fprintf(stderr, "usage: admin-bench --addr 127.0.0.1:PORT --token-file FILE"
-			" [--conns N] [--seconds S] [--points P]\n");
+	if (!naddrs || !tf || conns < 1 || conns > 100 || seconds < 1 || npoints < 1 ||
+	    npoints > SDS_HB_MAX_POINTS) {
+		fprintf(stderr, "usage: admin-bench --addr 127.0.0.1:PORT [--addr ...]"
+			" --token-file FILE [--conns N] [--seconds S] [--points P]\n");
 		return 2;
 	}
-	addr.sin_family = AF_INET;
-	addr.sin_port = htons(port);
-	if (inet_pton(AF_INET, host, &addr.sin_addr) != 1) {
-		fprintf(stderr, "admin-bench: %s: not an IPv4 address\n", host);
-		return 2;
+	for (i = 0; i < naddrs; i++) {
+		addrs[i].sin_family = AF_INET;
+		if (sscanf(a[i], "%63[^:]:%d", host, &port) != 2 ||
+		    inet_pton(AF_INET, host, &addrs[i].sin_addr) != 1) {
+			fprintf(stderr, "admin-bench: %s: not IPV4:PORT\n", a[i]);
+			return 2;
+		}
+		addrs[i].sin_port = htons(port);
 	}
 	f = fopen(tf, "r");
 	if (!f || !fgets(token, sizeof(token), f)) {

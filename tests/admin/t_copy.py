@@ -7,7 +7,6 @@ exact.  Imported by run.py (its Env: one sds-admin per test).
 
 import json
 import os
-import sqlite3
 import time
 
 import sdstest
@@ -203,10 +202,7 @@ def test_copy_plans_api(env):
               if a["action"].startswith("copy.")), "audit comments name who")
 
     # A copy server not heard for 30 s is no longer offered to loaders.
-    db = sqlite3.connect(os.path.join(env.tmp, "sds.db"), timeout=10)
-    db.execute("UPDATE copy_servers SET last_seen = last_seen - 31")
-    db.commit()
-    db.close()
+    env.sql("UPDATE copy_servers SET last_seen = last_seen - 31")
     r = env.ok("POST", "/heartbeat", hb(now_p + 30, {}))
     eq(r["copy"]["servers"], [], "stale copy server")
     env.stop_admin()

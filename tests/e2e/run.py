@@ -1123,8 +1123,9 @@ def ext_list_and_plugin_admin_policy(ctx):
                               '(%s:1): /nonexistent/libpg.so: No such file '
                               'or directory\n' % os.path.join(d, "store.ext")),
        "sds-admin --db pg://db1 (a plugin store whose library is missing)")
+    # After the built-ins (sqlite, postgresql).
     eq(json.loads(sdstest.run_group([ADMIN, "--ext-list", "--json"], env,
-                                    ctx.tmp, ctx.procs).out)["extensions"][1],
+                                    ctx.tmp, ctx.procs).out)["extensions"][2],
        {"interface": "store", "name": "pg", "default": False,
         "origin": "manifest", "state": "not loaded", "why": "",
         "file": os.path.join(d, "store.ext"), "line": 1,
