@@ -58,7 +58,7 @@ include copy/copy.mk
 include man/man.mk tests/man/man.mk
 # After every .mk that adds to PRODUCTS: install's prerequisites.
 include packaging/install.mk tests/install/install.mk
-include packaging/deb.mk tests/deb/deb.mk
+include packaging/deb.mk tests/deb/deb.mk tests/cleanroot/cleanroot.mk
 
 deps:
 	@sh tools/install-deps.sh
