@@ -10,13 +10,13 @@ scope to ask systemd for).  nspawn then makes its cgroups under its own,
 so the container is started in a cgroup of its own,
 sds-cleanroot-PID, in every hierarchy the host mounts, removed at stop.
 
-What nspawn takes away that the loader needs (docs/INSTALL.md, "Under
-a real systemd"):
-  * CAP_BPF and CAP_PERFMON are not in its default capability set:
-    --capability= gives them (CAP_SYS_ADMIN it keeps);
-  * its seccomp filter answers bpf() with EPERM whatever the
-    capabilities: --system-call-filter=bpf adds it (perf_event_open is
-    allowed already, named for older versions);
+What nspawn takes away that the loader needs (measured with Debian 12's
+systemd 252 on Linux 6.18; docs/INSTALL.md, "Under a real systemd"):
+  * its seccomp filter answers both bpf() and perf_event_open() with
+    EPERM, whatever the capabilities: --system-call-filter= adds them;
+  * CAP_BPF and CAP_PERFMON are not in its capability set (CAP_SYS_ADMIN
+    is, and is enough on this kernel): --capability= gives them, so the
+    unit's bounding set holds what it names and each can be dropped;
   * it mounts no bpffs: the test mounts a new one on /sys/fs/bpf inside
     (a new instance: its pins are the container's, gone with it).
 """
