@@ -3,6 +3,8 @@
 #   build/deb/sds-bpf_DEBVERSION_amd64.deb     programs, units, man, completion, /etc/sds
 #   build/deb/libsds0_DEBVERSION_amd64.deb     libsds.so.0
 #   build/deb/libsds-dev_DEBVERSION_amd64.deb  headers, libsds.a, libsds.so, sds.pc
+#   build/deb/sds-bpf-dbgsym_..., libsds0-dbgsym_...
+#                                              their debug files, by build-id
 #
 # lintian on them is tests/deb (make deb-tests), which also installs them.
 #
