@@ -110,7 +110,7 @@ $(OBJ)/%.o: %.c $(GEN)/sds.skel.h $(GEN)/copy.skel.h $(GEN)/failfast.skel.h
 
 $(BIN)/sds-bpf: $(LOADER_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LOADER_LIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LOADER_LIBS)
 
 -include $(LOADER_OBJS:.o=.d)
 

@@ -11,7 +11,7 @@ deb-tests` runs first):
     VERSION;
   * the five .deb files (sds-bpf, libsds0, libsds-dev and the -dbgsym
     of the first two) are named with that version, lintian finds no
-    error and no warning in them;
+    error and no warning in them, nor a hardening-no-* tag;
   * their fields: computed Depends, conffiles, md5sums that hold, files
     owned by root; each -dbgsym holds one debug file per ELF file of its
     package, at its build-id path, and says so in Build-Ids;
@@ -167,6 +167,11 @@ def lintian_clean(ctx):
     r = run(["lintian", "--fail-on", "error,warning"] + debs(), ok=False)
     bad = [l for l in r.stdout.splitlines() if re.match(r"[EW]: ", l)]
     eq((r.returncode, bad), (0, []), "lintian's exit and E:/W: lines")
+    # Its informational hardening checks too: make deb builds with
+    # dpkg-buildflags' hardening=+all (packaging/deb.mk).
+    r = run(["lintian", "-I", "--tag-display-limit", "0"] + debs(), ok=False)
+    eq([l for l in r.stdout.splitlines() if "hardening-no-" in l], [],
+       "lintian's hardening-no-* tags")
 
 
 def field(deb, name):
