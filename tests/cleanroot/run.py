@@ -20,7 +20,9 @@ and tests/cleanroot/mkroot.sh (which `make cleanroot-tests` runs first):
     `systemctl kill -s KILL` without losing a call; then each capability
     of the unit's set is dropped in turn (a drop-in) and what it takes
     is checked: exactly CAP_SYS_ADMIN, CAP_DAC_READ_SEARCH and CAP_CHOWN
-    are needed here.
+    are needed here;
+  * mkroot_unreachable_mirror_fails: tests/cleanroot/mkroot.sh without a
+    mirror: one line, exit 1, nothing left.
 
 No network beyond the Debian mirror; no silent skip: a root that could
 not be built fails every test, saying why.  Run as root:
@@ -34,6 +36,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 import time
 import urllib.request
 
@@ -327,6 +330,27 @@ def units_under_systemd(ctx):
     v0 = wait_loader(c, "with every capability again")
     call(c, 9)
     eq(visits(c) - v0, 9, "visits with the unit's set again")
+
+
+@test
+def mkroot_unreachable_mirror_fails(ctx):
+    """No mirror: mkroot.sh says so in one line, exit 1, and leaves no
+    tar, no work dir and no mount (the suite's roots are not touched)."""
+    d = tempfile.mkdtemp(prefix="sds-mkroot-")
+    try:
+        r = run(["sh", os.path.join(HERE, "mkroot.sh"), os.path.join(d, "c")],
+                ok=False, env=dict(os.environ,
+                                   DEBIAN_MIRROR="http://127.0.0.1:1/debian"))
+        eq(r.returncode, 1, "mkroot.sh's exit without a mirror")
+        eq(len(r.stderr.splitlines()), 1, "its error lines: %r" % r.stderr)
+        check(r.stderr.startswith("tests/cleanroot/mkroot.sh: debootstrap failed "
+                                  "(is http://127.0.0.1:1/debian reachable?)"),
+              "its error: %r" % r.stderr)
+        eq(sorted(os.listdir(os.path.join(d, "c"))), ["archives"],
+           "what it left in its dir")
+        eq(croot.mounts_under(d), [], "mounts left under it")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def preflight():
