@@ -58,7 +58,7 @@ include copy/copy.mk
 include man/man.mk tests/man/man.mk
 # After every .mk that adds to PRODUCTS: install's prerequisites.
 include packaging/install.mk tests/install/install.mk
-include packaging/deb.mk tests/deb/deb.mk
+include packaging/deb.mk tests/deb/deb.mk tests/cleanroot/cleanroot.mk
 
 deps:
 	@sh tools/install-deps.sh
@@ -110,7 +110,7 @@ $(OBJ)/%.o: %.c $(GEN)/sds.skel.h $(GEN)/copy.skel.h $(GEN)/failfast.skel.h
 
 $(BIN)/sds-bpf: $(LOADER_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LOADER_LIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LOADER_LIBS)
 
 -include $(LOADER_OBJS:.o=.d)
 
@@ -207,5 +207,10 @@ demo-admin: deps
 bench-bins: $(BENCH_BINS)
 demo-bins: $(DEMO_BINS)
 
+# tests/cleanroot binds /dev and /proc into roots under $(BUILD)/cleanroot
+# and undoes it whatever happens; should one stay (its LEAK line), rm
+# must not go through it into the host's /dev.
 clean:
-	rm -rf $(BUILD)
+	@! grep -qF " $(abspath $(BUILD))/" /proc/self/mountinfo || \
+		{ echo "make clean: something is mounted under $(BUILD) (see /proc/self/mountinfo): umount it first" >&2; exit 1; }
+	rm -rf --one-file-system $(BUILD)

@@ -31,7 +31,7 @@ $(ADMIN_OBJ)/%.o: %.c
 
 $(BUILD)/bin/sds-admin: $(ADMIN_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ADMIN_LIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(ADMIN_LIBS)
 
 -include $(ADMIN_OBJS:.o=.d)
 

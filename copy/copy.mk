@@ -18,7 +18,7 @@ $(OBJ)/copy-prog/%.o: %.c
 
 $(BIN)/sds-copy: $(COPY_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $^ $(COPY_LIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(COPY_LIBS)
 
 -include $(COPY_OBJS:.o=.d)
 

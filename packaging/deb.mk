@@ -3,6 +3,8 @@
 #   build/deb/sds-bpf_DEBVERSION_amd64.deb     programs, units, man, completion, /etc/sds
 #   build/deb/libsds0_DEBVERSION_amd64.deb     libsds.so.0
 #   build/deb/libsds-dev_DEBVERSION_amd64.deb  headers, libsds.a, libsds.so, sds.pc
+#   build/deb/sds-bpf-dbgsym_..., libsds0-dbgsym_...
+#                                              their debug files, by build-id
 #
 # lintian on them is tests/deb (make deb-tests), which also installs them.
 #
@@ -16,11 +18,24 @@ DEB_VERSION := $(subst -,+,$(SDS_VERSION))-1
 # (/usr/lib/x86_64-linux-gnu), which pkg-config and ld.so search.
 DEB_MULTIARCH := $(shell $(CC) -print-multiarch)
 
+# The packages' programs and library are built apart, in $(DEB_BUILD),
+# with Debian's hardening flags (dpkg-buildflags, hardening=+all):
+# -fstack-protector-strong, -D_FORTIFY_SOURCE=2, -Wformat
+# -Werror=format-security, PIE, -z relro -z now; the tree's own build
+# (and its ASan tests) keeps CFLAGS.  _FORTIFY_SOURCE goes in CFLAGS: a
+# CPPFLAGS on make's command line would replace the tree's -I flags.
+DEB_BUILD   := $(BUILD)/debbuild
+DEB_FLAGS    = $(shell DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get $(1))
+
 .PHONY: deb
-deb: $(PRODUCTS)
+deb:
 	rm -rf $(DEB_DIR)
 	@test -n "$(DEB_MULTIARCH)" || { echo "make deb: $(CC) -print-multiarch says nothing" >&2; exit 1; }
-	$(MAKE) --no-print-directory install PREFIX=/usr SYSCONFDIR=/etc LDCONFIG=: \
+	@test -n "$(call DEB_FLAGS,CFLAGS)" || { echo "make deb: dpkg-buildflags says nothing (make deps)" >&2; exit 1; }
+	$(MAKE) --no-print-directory BUILD=$(DEB_BUILD) \
+		CFLAGS="$(call DEB_FLAGS,CFLAGS) $(call DEB_FLAGS,CPPFLAGS)" \
+		LDFLAGS="$(call DEB_FLAGS,LDFLAGS)" \
+		install PREFIX=/usr SYSCONFDIR=/etc LDCONFIG=: \
 		LIBDIR=/usr/lib/$(DEB_MULTIARCH) DESTDIR=$(abspath $(DEB_DIR))/stage >/dev/null
 	sh packaging/deb/build.sh $(abspath $(DEB_DIR))/stage $(abspath $(DEB_DIR))/out \
 		$(SDS_VERSION) $(DEB_MULTIARCH)

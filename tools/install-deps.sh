@@ -11,7 +11,8 @@ PKGS="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config \
 libjansson-dev libcmocka-dev libmicrohttpd-dev libcurl4-openssl-dev \
 libsqlite3-dev libpq-dev postgresql-15 binutils curl libclang-rt-14-dev bpftrace python3 chromium libjs-chart.js \
 g++ rustc cargo golang-go libcapstone-dev libiberty-dev systemd \
-scdoc mandoc man-db dpkg-dev lintian nginx-light prometheus"
+scdoc mandoc man-db dpkg-dev lintian nginx-light prometheus \
+debootstrap systemd-container"
 
 missing=""
 for p in $PKGS; do

@@ -79,7 +79,7 @@ $(LIBSDS_A): $(LIBSDS_OBJS)
 $(LIBSDS_SO0): $(LIBSDS_OBJS)
 	@mkdir -p $(@D)
 	$(CC) -shared -pthread -Wl,-soname,libsds.so.0 -Wl,-Bsymbolic-functions \
-		-Wl,--no-undefined -Wl,-z,noexecstack -Wl,-z,relro,-z,now \
+		-Wl,--no-undefined -Wl,-z,noexecstack -Wl,-z,relro,-z,now $(LDFLAGS) \
 		-o $@ $^
 
 $(LIBSDS_SO): $(LIBSDS_SO0)

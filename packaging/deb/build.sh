@@ -8,6 +8,8 @@
 #                /etc/sds (conffiles)
 #   libsds0      libsds.so.0 (what a guarded program needs at run time)
 #   libsds-dev   sds.h, sds.hpp, libsds.a, libsds.so, sds.pc, libsds(3)
+#   sds-bpf-dbgsym, libsds0-dbgsym
+#                the debug info of their ELF files, by build-id
 #
 # into OUT/PKG_DEBVERSION_amd64.deb, with dpkg-deb alone (no debhelper):
 # stripped ELF files, gzipped man pages and changelog, md5sums, computed
@@ -60,6 +62,25 @@ changelog() {
 	cat "$HERE/changelog"
 }
 
+# $1 package, $2 an ELF file of it: its debug info where Debian's
+# -dbgsym packages put it, /usr/lib/debug/.build-id/XX/YYYY.debug (what
+# gdb and sds-bpf attach look up by build-id), in $1-dbgsym; the build-id
+# appended to $WORK/$1.ids.  libsds-dev's libsds.a keeps its own.
+keep_debug() {
+	[ "$1" = libsds-dev ] && return 0
+	id=$(readelf -n "$2" | sed -n 's/^ *Build ID: *//p')
+	if [ -z "$id" ]; then
+		echo "packaging/deb/build.sh: $2 has no build-id" >&2
+		exit 1
+	fi
+	d=$WORK/$1-dbgsym/usr/lib/debug/.build-id/$(printf %s "$id" | cut -c 1-2)
+	mkdir -p "$d"
+	objcopy --only-keep-debug --compress-debug-sections \
+		"$2" "$d/$(printf %s "$id" | cut -c 3-).debug"
+	chmod 0644 "$d/$(printf %s "$id" | cut -c 3-).debug"
+	printf '%s\n' "$id" >> "$WORK/$1.ids"
+}
+
 for pkg in sds-bpf libsds0 libsds-dev; do
 	R=$WORK/$pkg
 	doc=$R/usr/share/doc/$pkg
@@ -69,11 +90,13 @@ for pkg in sds-bpf libsds0 libsds-dev; do
 	if [ -f "$HERE/overrides/$pkg" ]; then
 		install -D -m 0644 "$HERE/overrides/$pkg" "$R/usr/share/lintian/overrides/$pkg"
 	fi
-	# Man pages gzipped; ELF files stripped (the build keeps its -g copy).
+	# Man pages gzipped; ELF files stripped (the build keeps its -g copy),
+	# their debug info first kept in PKG-dbgsym (dbgsym below).
 	find "$R/usr/share/man" -type f -name '*.[0-9]' -exec gzip -9n {} + 2>/dev/null || true
-	find "$R" -type f | while read -r f; do
+	find "$R" -type f | LC_ALL=C sort | while read -r f; do
 		case $(head -c 4 "$f" | od -An -c | tr -d ' ') in
 		177ELF)
+			keep_debug "$pkg" "$f"
 			strip --strip-unneeded --remove-section=.comment \
 				--remove-section=.note "$f" ;;
 		esac
@@ -163,7 +186,22 @@ Description: service downgrade with eBPF: the guard library (development)
  pkg-config file (sds) and libsds(3).
 DESC
 
-for pkg in sds-bpf libsds0 libsds-dev; do
+# The -dbgsym packages as debhelper makes them: Section debug, the
+# package's exact version, Auto-Built-Package and Build-Ids, their doc
+# dir a link to the package's.
+for pkg in sds-bpf libsds0; do
+	R=$WORK/$pkg-dbgsym
+	mkdir -p "$R/usr/share/doc"
+	ln -s "$pkg" "$R/usr/share/doc/$pkg-dbgsym"
+	find "$R" -type d -exec chmod 0755 {} +
+	ids=$(LC_ALL=C sort "$WORK/$pkg.ids" | tr '\n' ' ' | sed 's/ $//')
+	control "$pkg-dbgsym" debug "$pkg (= $DEBVER)" "Auto-Built-Package: debug-symbols" \
+		"Build-Ids: $ids" <<DESC
+Description: debug symbols for $pkg
+DESC
+done
+
+for pkg in sds-bpf libsds0 libsds-dev sds-bpf-dbgsym libsds0-dbgsym; do
 	dpkg-deb --root-owner-group -Zxz --build "$WORK/$pkg" \
 		"$OUT/${pkg}_${DEBVER}_${ARCH}.deb" >/dev/null
 	echo "built $OUT/${pkg}_${DEBVER}_${ARCH}.deb"

@@ -9,14 +9,18 @@ deb-tests` runs first):
     of tools/version.sh; the script's cases: no git, git without tags, a
     tag, a commit after it, a dirty tree, an enclosing repository, a bad
     VERSION;
-  * the three .deb files are named with that version, lintian finds no
-    error and no warning in them;
+  * the five .deb files (sds-bpf, libsds0, libsds-dev and the -dbgsym
+    of the first two) are named with that version, lintian finds no
+    error and no warning in them, nor a hardening-no-* tag;
   * their fields: computed Depends, conffiles, md5sums that hold, files
-    owned by root;
-  * dpkg -i of the three on this host: the installed programs' --version,
+    owned by root; each -dbgsym holds one debug file per ELF file of its
+    package, at its build-id path, and says so in Build-Ids;
+  * dpkg -i of the five on this host: the installed programs' --version,
     /run/sds and /var/lib/sds root's 0755, a guarded program built with
     the installed pkg-config file and run against the installed library,
-    the installed sds-bpf counting a function exactly, systemd-analyze
+    the installed sds-bpf counting a function exactly, and a static
+    function of the stripped libsds.so.0 through libsds0-dbgsym's
+    build-id file (4 runs of hello, 4 calls), systemd-analyze
     verify of the installed units; dpkg -r leaves only the conffiles;
     dpkg -P leaves nothing (every path the packages ship or their scripts
     make exists after exactly when it existed before).
@@ -50,7 +54,9 @@ from sdstest import BUILD, ROOT, Fail, check, eq, get_point, log  # noqa: E402
 
 SUITE = sdstest.Suite(timeout=300, fail_time=True)
 test = SUITE.test
-PKGS = ("sds-bpf", "libsds0", "libsds-dev")
+PKGS = ("sds-bpf", "libsds0", "libsds-dev", "sds-bpf-dbgsym", "libsds0-dbgsym")
+# A static (non-exported) function of libsds: only its debug file names it.
+LIBSDS_STATIC = "atfork_register"
 MA = "x86_64-linux-gnu"
 CONFFILES = ["/etc/sds/admin.conf", "/etc/sds/apps/example.conf",
              "/etc/sds/strategies/example.json"]
@@ -161,6 +167,11 @@ def lintian_clean(ctx):
     r = run(["lintian", "--fail-on", "error,warning"] + debs(), ok=False)
     bad = [l for l in r.stdout.splitlines() if re.match(r"[EW]: ", l)]
     eq((r.returncode, bad), (0, []), "lintian's exit and E:/W: lines")
+    # Its informational hardening checks too: make deb builds with
+    # dpkg-buildflags' hardening=+all (packaging/deb.mk).
+    r = run(["lintian", "-I", "--tag-display-limit", "0"] + debs(), ok=False)
+    eq([l for l in r.stdout.splitlines() if "hardening-no-" in l], [],
+       "lintian's hardening-no-* tags")
 
 
 def field(deb, name):
@@ -169,9 +180,9 @@ def field(deb, name):
 
 @test
 def fields_conffiles_md5sums(ctx):
-    d_bpf, d_lib, d_dev = debs()
+    d_bpf, d_lib, d_dev, d_bdbg, d_ldbg = debs()
     v = deb_version()
-    for d, p in zip((d_bpf, d_lib, d_dev), PKGS):
+    for d, p in zip(debs(), PKGS):
         eq((field(d, "Package"), field(d, "Version"), field(d, "Architecture")),
            (p, v, "amd64"), "%s's name, version, architecture" % p)
     dep = field(d_bpf, "Depends")
@@ -182,7 +193,7 @@ def fields_conffiles_md5sums(ctx):
     check(re.fullmatch(r"libc6 \(>= [0-9.]+\)", field(d_lib, "Depends")),
           "libsds0's Depends: %s" % field(d_lib, "Depends"))
     eq(field(d_dev, "Depends"), "libsds0 (= %s)" % v, "libsds-dev's Depends")
-    for d, p in zip((d_bpf, d_lib, d_dev), PKGS):
+    for d, p in zip(debs(), PKGS):
         x = os.path.join(ctx.tmp, p)
         run(["dpkg-deb", "-R", d, x])
         with open(os.path.join(x, "DEBIAN", "md5sums")) as f:
@@ -200,6 +211,41 @@ def fields_conffiles_md5sums(ctx):
         eq(f.read().split(), CONFFILES, "sds-bpf's conffiles")
     eq(sorted(os.listdir(os.path.join(ctx.tmp, "libsds0", "DEBIAN"))),
        ["control", "md5sums", "shlibs", "triggers"], "libsds0's control files")
+    check_dbgsym(ctx.tmp, v, (d_bdbg, d_ldbg))
+
+
+def build_id(path):
+    out = run(["readelf", "-n", path]).stdout
+    m = re.search(r"Build ID: ([0-9a-f]+)", out)
+    check(m, "%s has no build-id" % path)
+    return m.group(1)
+
+
+def check_dbgsym(tmp, v, deb_files):
+    """PKG-dbgsym: debhelper's fields, and exactly one debug file for each
+    ELF file of PKG, at its build-id path, whose build-id it has."""
+    for d, pkg in zip(deb_files, ("sds-bpf", "libsds0")):
+        eq((field(d, "Section"), field(d, "Depends"),
+            field(d, "Auto-Built-Package")),
+           ("debug", "%s (= %s)" % (pkg, v), "debug-symbols"),
+           "%s-dbgsym's Section, Depends, Auto-Built-Package" % pkg)
+        x = os.path.join(tmp, pkg)
+        elfs = sorted(os.path.join(dp, n) for dp, _, ns in os.walk(x)
+                      for n in ns if not os.path.islink(os.path.join(dp, n))
+                      and open(os.path.join(dp, n), "rb").read(4) == b"\x7fELF")
+        ids = sorted(build_id(f) for f in elfs)
+        eq(len(elfs), {"sds-bpf": 3, "libsds0": 1}[pkg], "%s's ELF files" % pkg)
+        eq(field(d, "Build-Ids").split(), ids, "%s-dbgsym's Build-Ids" % pkg)
+        y = os.path.join(tmp, pkg + "-dbgsym")
+        got = sorted(os.path.relpath(os.path.join(dp, n), y)
+                     for dp, _, ns in os.walk(os.path.join(y, "usr/lib/debug"))
+                     for n in ns)
+        eq(got, ["usr/lib/debug/.build-id/%s/%s.debug" % (i[:2], i[2:])
+                 for i in ids], "%s-dbgsym's debug files" % pkg)
+        for i in ids:
+            eq(build_id(os.path.join(y, "usr/lib/debug/.build-id/%s/%s.debug"
+                                     % (i[:2], i[2:]))), i,
+               "the build-id of %s's debug file" % i)
 
 
 # ---------------------------------------------------------------------------
@@ -311,6 +357,28 @@ def check_installed(ctx):
     check(r.rc == 0, "stats: %r" % r)
     eq(get_point(json.loads(r.out), "w")["total"]["visits"], 321,
        "visits counted by the installed sds-bpf")
+    ld.end()
+    # The stripped libsds0's static function, found through
+    # libsds0-dbgsym's build-id file (docs/INSTALL.md, "Separate debug
+    # info"): called once by each process that opens a client, so once
+    # by each run of hello.
+    lib = "/usr/lib/%s/libsds.so.0" % MA
+    check(".symtab" not in run(["readelf", "-S", lib]).stdout,
+          "the installed libsds.so.0 is not stripped")
+    ld = sdstest.AttachProcess(ctx, ["-a", "debdbg", lib, "r=" + LIBSDS_STATIC],
+                               "debdbg", binary="/usr/sbin/sds-bpf")
+    bid = build_id(lib)
+    sym = [l for l in ld.stdout().splitlines() if l.startswith("symbols: ")]
+    eq(len(sym), 1, "symbols: lines of attach %s" % lib)
+    check("/usr/lib/debug/.build-id/%s/%s.debug" % (bid[:2], bid[2:]) in sym[0],
+          "attach took libsds's symbols elsewhere: %r" % sym[0])
+    for _ in range(4):
+        eq(run([exe]).stdout, "pass 3\n", "hello under the attached libsds")
+    r = sdstest.run_group(["/usr/sbin/sds-bpf", "stats", "--app", "debdbg",
+                           "--json"], ctx.env, ctx.tmp, ctx.others, 30)
+    check(r.rc == 0, "stats: %r" % r)
+    eq(get_point(json.loads(r.out), "r")["total"]["visits"], 4,
+       "%s of the stripped libsds counted (4 runs of hello)" % LIBSDS_STATIC)
     ld.end()
     # The installed units (a template through an instance's name).
     units = os.path.join(ctx.tmp, "units")
