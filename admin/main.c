@@ -335,9 +335,8 @@ int main(int argc, char **argv)
 	ad.store = store_open(db, err);
 	/* A URL may hold a password: the store's message names what it can. */
 	if (!ad.store)
-"  --retention-days N   forget statistics, hosts not seen and audit rows older\n"
-"                       than N days, 0 to keep all (default 30; PostgreSQL\n"
-"                       drops whole days, its day partitions)\n"
+		die(strstr(db, "://") ? "--db" : db, err);
+	prune(&ad, retention);
 	fd = listen_on(listen_spec);
 	if (!getsockname(fd, (struct sockaddr *)&ss, &sl))
 		ad.port = ntohs(ss.ss_family == AF_INET6 ?
