@@ -23,7 +23,7 @@ FUZZ_SECONDS ?= 600
 FUZZ_SMOKE_SECONDS ?= 60
 
 PRODUCTS    += $(BUILD)/bin/sds-admin
-EXTRA_TESTS += admin-unit admin-integration admin-fuzz-smoke
+EXTRA_TESTS += admin-unit admin-integration admin-unit-pg admin-integration-pg admin-fuzz-smoke
 
 $(ADMIN_OBJ)/%.o: %.c
 	@mkdir -p $(@D)

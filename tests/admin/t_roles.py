@@ -9,7 +9,6 @@ run.py (its Env: one sds-admin per test).
 
 import os
 import socket
-import sqlite3
 import subprocess
 import time
 
@@ -291,18 +290,16 @@ def test_retention(env):
         env.ok("POST", "/heartbeat", hb(h, T0, i + 1))
     for s in ("s1", "s2", "s3"):
         env.ok("POST", APP + "/schemes", {"name": s}, want=201)
+    eq(len(env.ok("GET", APP + "/audit")), 4, "audit rows: app.register and 3 scheme.create")
     env.stop_admin()
     now = int(time.time())
-    db = sqlite3.connect(os.path.join(env.tmp, "sds.db"))
-    with db:
-        db.execute("UPDATE hosts SET last_seen = ? WHERE host = 'web-1'", (now - 31 * 86400,))
-        db.execute("UPDATE hosts SET last_seen = ? WHERE host = 'web-2'", (now - 29 * 86400,))
-        ids = [r[0] for r in db.execute("SELECT id FROM audit ORDER BY id")]
-        eq(len(ids), 4, "audit rows: app.register and 3 scheme.create")
-        db.execute("UPDATE audit SET time = ? WHERE id IN (?, ?)",
-                   (now - 40 * 86400, ids[0], ids[1]))
-        db.execute("UPDATE audit SET time = ? WHERE id = ?", (now - 29 * 86400, ids[2]))
-    db.close()
+    # Through env.sql: the same statements on SQLite and on PostgreSQL.
+    env.sql("UPDATE hosts SET last_seen = %d WHERE host = 'web-1'" % (now - 31 * 86400))
+    env.sql("UPDATE hosts SET last_seen = %d WHERE host = 'web-2'" % (now - 29 * 86400))
+    env.sql("UPDATE audit SET time = %d WHERE id IN"
+            " (SELECT id FROM audit ORDER BY id LIMIT 2)" % (now - 40 * 86400))
+    env.sql("UPDATE audit SET time = %d WHERE id ="
+            " (SELECT id FROM audit ORDER BY id LIMIT 1 OFFSET 2)" % (now - 29 * 86400))
     # 0 keeps everything.
     env.start_admin("--retention-days", "0")
     eq(len(env.ok("GET", APP + "/hosts")), 3, "hosts kept with 0")
