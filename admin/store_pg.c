@@ -171,17 +171,6 @@ static const char *const sql[NQ] = {
 	[Q_COPY_SRV_LIST] = "SELECT name, addr, first_seen, last_seen FROM copy_servers ORDER BY name",
 };
 
-void seterr(char *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, STORE_ERR_MAX, fmt, ap);
-	va_end(ap);
-}
-
 /* A connection that broke (the server restarted) is reset once per call. */
 void pgx_alive(struct pg_store *s)
 {
@@ -285,150 +274,21 @@ void rollback(struct pg_store *s)
 		exec0(s, Q_ROLLBACK, NULL);
 }
 
-void bind_text(sqlite3_stmt *q, int i, const char *t)
-{
-	pgc_bind_text(q, i, t ? t : "", -1, SQLITE_STATIC);
-}
-
-const char *col_text(sqlite3_stmt *q, int i)
-{
-	const unsigned char *t = pgc_column_text(q, i);
-
-	return t ? (const char *)t : "";
-}
-
-/* ---- name resolution (as store_sqlite.c's) ------------------------------ */
-
-/* The first column of @q's one row into *id, or NOTFOUND (@err untouched). */
-static int lookup(struct pg_store *s, sqlite3_stmt *q, int64_t *id, char *err)
-{
-	int rc = pgc_step(q);
-
-	if (rc == SQLITE_ROW)
-		*id = pgc_column_int64(q, 0);
-	pgc_reset(q);
-	if (rc == SQLITE_ROW)
-		return 0;
-	return rc == SQLITE_DONE ? STORE_NOTFOUND : dberr(s, err);
-}
-
-int group_id(struct pg_store *s, const char *g, int64_t *id, char *err)
-{
-	sqlite3_stmt *q = Q(s, Q_GROUP_ID);
-	int ret;
-
-	if (!q)
-		return dberr(s, err);
-	bind_text(q, 1, g);
-	ret = lookup(s, q, id, err);
-	if (ret == STORE_NOTFOUND)
-		seterr(err, "group '%s' not found", g);
-	return ret;
-}
-
-int app_ref(struct pg_store *s, const char *g, const char *a,
-	    struct app_ref *r, char *err)
-{
-	sqlite3_stmt *q = Q(s, Q_APP_ID);
-	int rc;
-
-	if (!q)
-		return dberr(s, err);
-	bind_text(q, 1, g);
-	bind_text(q, 2, a);
-	rc = pgc_step(q);
-	if (rc == SQLITE_ROW) {
-		r->id = pgc_column_int64(q, 0);
-		r->version = pgc_column_int64(q, 1);
-		r->active = pgc_column_int64(q, 2);
-	}
-	pgc_reset(q);
-	if (rc == SQLITE_ROW)
-		return 0;
-	if (rc != SQLITE_DONE)
-		return dberr(s, err);
-	seterr(err, "app '%s' not found in group '%s'", a, g);
-	return STORE_NOTFOUND;
-}
-
-int scheme_id(struct pg_store *s, int64_t app, const char *name,
-	      int64_t *id, char *err)
-{
-	sqlite3_stmt *q = Q(s, Q_SCHEME_ID);
-	int ret;
-
-	if (!q)
-		return dberr(s, err);
-	pgc_bind_int64(q, 1, app);
-	bind_text(q, 2, name);
-	ret = lookup(s, q, id, err);
-	if (ret == STORE_NOTFOUND)
-		seterr(err, "scheme '%s' not found", name);
-	return ret;
-}
-
-int audit_add(struct pg_store *s, int64_t app, const char *action,
-	      const char *detail, const char *comment, char *err)
-{
-	sqlite3_stmt *q = Q(s, Q_AUDIT_INS);
-
-	if (!q)
-		return dberr(s, err);
-	pgc_bind_int64(q, 1, app);
-	pgc_bind_int64(q, 2, now_s());
-	bind_text(q, 3, action);
-	bind_text(q, 4, detail);
-	bind_text(q, 5, comment);
-	return run(s, q, err);
-}
+/* Name resolution, audit rows and row helpers: store_sqlite_rows.c, shared. */
 
 /* Bump the app's version, atomically (UPDATE ... RETURNING); *version gets it. */
 int bump(struct pg_store *s, int64_t app, int64_t *version, char *err)
 {
-	int64_t v;
-	int ret = lookup(s, Qk(s, Q_APP_BUMP, app), &v, err);
-
-	if (ret == STORE_NOTFOUND)
-		return dberr(s, err);
-	if (!ret && version)
-		*version = v;
-	return ret;
-}
-
-int rows(struct pg_store *s, sqlite3_stmt *q, json_t *(*row)(sqlite3_stmt *),
-	 json_t **out, char *err)
-{
-	json_t *arr;
-	int rc;
-
-	if (!q)
-		return dberr(s, err);
-	arr = json_array();
-	while ((rc = pgc_step(q)) == SQLITE_ROW)
-		json_array_append_new(arr, row(q));
-	pgc_reset(q);
-	if (rc != SQLITE_DONE) {
-		json_decref(arr);
-		return dberr(s, err);
-	}
-	*out = arr;
-	return 0;
-}
-
-int one(struct pg_store *s, sqlite3_stmt *q, json_t *(*row)(sqlite3_stmt *),
-	json_t **out, char *err)
-{
+	sqlite3_stmt *q = Qk(s, Q_APP_BUMP, app);
 	int rc;
 
 	if (!q)
 		return dberr(s, err);
 	rc = pgc_step(q);
-	if (rc == SQLITE_ROW)
-		*out = row(q);
+	if (rc == SQLITE_ROW && version)
+		*version = pgc_column_int64(q, 0);
 	pgc_reset(q);
-	if (rc == SQLITE_ROW)
-		return 0;
-	return rc == SQLITE_DONE ? STORE_NOTFOUND : dberr(s, err);
+	return rc == SQLITE_ROW ? 0 : dberr(s, err);
 }
 
 /* ---- open --------------------------------------------------------------- */

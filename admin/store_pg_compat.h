@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * store_pg_compat.h - the PostgreSQL store runs the SQLite store's query
- * logic (store_sqlite_{org,schemes,drills,stats,copy,copy_servers}.c),
+ * logic (store_sqlite_{rows,org,schemes,drills,stats,copy,copy_servers}.c),
  * compiled a second time with this header forced in first (admin.mk).
  *
  * Why: both engines must give the same API results, exactly; one copy of

@@ -7,6 +7,7 @@
  */
 #include "store_pg_compat.h"
 
+#include "store_sqlite_rows.c"
 #include "store_sqlite_org.c"
 #include "store_sqlite_schemes.c"
 #include "store_sqlite_drills.c"

@@ -23,7 +23,6 @@
 
 /* ---- prepared statements ------------------------------------------------ */
 
-
 static const char *const sql[NQ] = {
 	[Q_BEGIN] = "BEGIN IMMEDIATE",
 	[Q_COMMIT] = "COMMIT",
@@ -165,18 +164,6 @@ static const char *const sql[NQ] = {
 	[Q_COPY_SRV_LIST] = "SELECT name, addr, first_seen, last_seen FROM copy_servers ORDER BY name",
 };
 
-
-void seterr(char *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, STORE_ERR_MAX, fmt, ap);
-	va_end(ap);
-}
-
 /* The cached statement @id, reset and unbound, or NULL. */
 sqlite3_stmt *Q(struct sqlite_store *s, int id)
 {
@@ -267,103 +254,7 @@ void rollback(struct sqlite_store *s)
 		exec0(s, Q_ROLLBACK, NULL);
 }
 
-void bind_text(sqlite3_stmt *q, int i, const char *t)
-{
-	sqlite3_bind_text(q, i, t ? t : "", -1, SQLITE_STATIC);
-}
-
-const char *col_text(sqlite3_stmt *q, int i)
-{
-	const unsigned char *t = sqlite3_column_text(q, i);
-
-	return t ? (const char *)t : "";
-}
-
-/* ---- name resolution ---------------------------------------------------- */
-
-int group_id(struct sqlite_store *s, const char *g, int64_t *id, char *err)
-{
-	sqlite3_stmt *q = Q(s, Q_GROUP_ID);
-	int rc;
-
-	if (!q)
-		return dberr(s, err);
-	bind_text(q, 1, g);
-	rc = sqlite3_step(q);
-	if (rc == SQLITE_ROW) {
-		*id = sqlite3_column_int64(q, 0);
-		sqlite3_reset(q);
-		return 0;
-	}
-	sqlite3_reset(q);
-	if (rc != SQLITE_DONE)
-		return dberr(s, err);
-	seterr(err, "group '%s' not found", g);
-	return STORE_NOTFOUND;
-}
-
-int app_ref(struct sqlite_store *s, const char *g, const char *a,
-	    struct app_ref *r, char *err)
-{
-	sqlite3_stmt *q = Q(s, Q_APP_ID);
-	int rc;
-
-	if (!q)
-		return dberr(s, err);
-	bind_text(q, 1, g);
-	bind_text(q, 2, a);
-	rc = sqlite3_step(q);
-	if (rc == SQLITE_ROW) {
-		r->id = sqlite3_column_int64(q, 0);
-		r->version = sqlite3_column_int64(q, 1);
-		r->active = sqlite3_column_int64(q, 2);
-		sqlite3_reset(q);
-		return 0;
-	}
-	sqlite3_reset(q);
-	if (rc != SQLITE_DONE)
-		return dberr(s, err);
-	seterr(err, "app '%s' not found in group '%s'", a, g);
-	return STORE_NOTFOUND;
-}
-
-int scheme_id(struct sqlite_store *s, int64_t app, const char *name,
-	      int64_t *id, char *err)
-{
-	sqlite3_stmt *q = Q(s, Q_SCHEME_ID);
-	int rc;
-
-	if (!q)
-		return dberr(s, err);
-	sqlite3_bind_int64(q, 1, app);
-	bind_text(q, 2, name);
-	rc = sqlite3_step(q);
-	if (rc == SQLITE_ROW) {
-		*id = sqlite3_column_int64(q, 0);
-		sqlite3_reset(q);
-		return 0;
-	}
-	sqlite3_reset(q);
-	if (rc != SQLITE_DONE)
-		return dberr(s, err);
-	seterr(err, "scheme '%s' not found", name);
-	return STORE_NOTFOUND;
-}
-
-int audit_add(struct sqlite_store *s, int64_t app, const char *action,
-	      const char *detail, const char *comment, char *err)
-{
-	sqlite3_stmt *q = Q(s, Q_AUDIT_INS);
-
-	if (!q)
-		return dberr(s, err);
-	sqlite3_bind_int64(q, 1, app);
-	sqlite3_bind_int64(q, 2, now_s());
-	bind_text(q, 3, action);
-	bind_text(q, 4, detail);
-	bind_text(q, 5, comment);
-	return run(s, q, err);
-}
+/* Name resolution, audit rows and row helpers: store_sqlite_rows.c. */
 
 /* Bump the app's version; *version gets the new one. */
 int bump(struct sqlite_store *s, int64_t app, int64_t *version, char *err)
@@ -384,47 +275,6 @@ int bump(struct sqlite_store *s, int64_t app, int64_t *version, char *err)
 	sqlite3_step(q);
 	sqlite3_reset(q);
 	return 0;
-}
-
-/* Collect every row of @q into a new array via @row. */
-int rows(struct sqlite_store *s, sqlite3_stmt *q, json_t *(*row)(sqlite3_stmt *),
-	 json_t **out, char *err)
-{
-	json_t *arr;
-	int rc;
-
-	if (!q)
-		return dberr(s, err);
-	arr = json_array();
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW)
-		json_array_append_new(arr, row(q));
-	sqlite3_reset(q);
-	if (rc != SQLITE_DONE) {
-		json_decref(arr);
-		return dberr(s, err);
-	}
-	*out = arr;
-	return 0;
-}
-
-/* The one row of @q via @row, or NOTFOUND with @what. */
-int one(struct sqlite_store *s, sqlite3_stmt *q, json_t *(*row)(sqlite3_stmt *),
-	json_t **out, char *err)
-{
-	int rc;
-
-	if (!q)
-		return dberr(s, err);
-	rc = sqlite3_step(q);
-	if (rc == SQLITE_ROW) {
-		*out = row(q);
-		sqlite3_reset(q);
-		return 0;
-	}
-	sqlite3_reset(q);
-	if (rc != SQLITE_DONE)
-		return dberr(s, err);
-	return STORE_NOTFOUND;
 }
 
 static void sq_close(struct store *st)

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * store_sqlite_rows.c - what every query file of the store leans on:
+ * error text, text binds and columns, names resolved to ids (group, app,
+ * scheme), audit rows, and a statement's rows as JSON.
+ *
+ * Engine-neutral through the sqlite3_* calls it makes: compiled as is for
+ * SQLite, and a second time over libpq for PostgreSQL (store_pg_shared.c,
+ * store_pg_compat.h), so the two engines resolve names and report "not
+ * found" in the same words.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include "store_sqlite.h"
+
+void seterr(char *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, STORE_ERR_MAX, fmt, ap);
+	va_end(ap);
+}
+
+void bind_text(sqlite3_stmt *q, int i, const char *t)
+{
+	sqlite3_bind_text(q, i, t ? t : "", -1, SQLITE_STATIC);
+}
+
+const char *col_text(sqlite3_stmt *q, int i)
+{
+	const unsigned char *t = sqlite3_column_text(q, i);
+
+	return t ? (const char *)t : "";
+}
+
+int group_id(struct sqlite_store *s, const char *g, int64_t *id, char *err)
+{
+	sqlite3_stmt *q = Q(s, Q_GROUP_ID);
+	int rc;
+
+	if (!q)
+		return dberr(s, err);
+	bind_text(q, 1, g);
+	rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW) {
+		*id = sqlite3_column_int64(q, 0);
+		sqlite3_reset(q);
+		return 0;
+	}
+	sqlite3_reset(q);
+	if (rc != SQLITE_DONE)
+		return dberr(s, err);
+	seterr(err, "group '%s' not found", g);
+	return STORE_NOTFOUND;
+}
+
+int app_ref(struct sqlite_store *s, const char *g, const char *a,
+	    struct app_ref *r, char *err)
+{
+	sqlite3_stmt *q = Q(s, Q_APP_ID);
+	int rc;
+
+	if (!q)
+		return dberr(s, err);
+	bind_text(q, 1, g);
+	bind_text(q, 2, a);
+	rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW) {
+		r->id = sqlite3_column_int64(q, 0);
+		r->version = sqlite3_column_int64(q, 1);
+		r->active = sqlite3_column_int64(q, 2);
+		sqlite3_reset(q);
+		return 0;
+	}
+	sqlite3_reset(q);
+	if (rc != SQLITE_DONE)
+		return dberr(s, err);
+	seterr(err, "app '%s' not found in group '%s'", a, g);
+	return STORE_NOTFOUND;
+}
+
+int scheme_id(struct sqlite_store *s, int64_t app, const char *name,
+	      int64_t *id, char *err)
+{
+	sqlite3_stmt *q = Q(s, Q_SCHEME_ID);
+	int rc;
+
+	if (!q)
+		return dberr(s, err);
+	sqlite3_bind_int64(q, 1, app);
+	bind_text(q, 2, name);
+	rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW) {
+		*id = sqlite3_column_int64(q, 0);
+		sqlite3_reset(q);
+		return 0;
+	}
+	sqlite3_reset(q);
+	if (rc != SQLITE_DONE)
+		return dberr(s, err);
+	seterr(err, "scheme '%s' not found", name);
+	return STORE_NOTFOUND;
+}
+
+int audit_add(struct sqlite_store *s, int64_t app, const char *action,
+	      const char *detail, const char *comment, char *err)
+{
+	sqlite3_stmt *q = Q(s, Q_AUDIT_INS);
+
+	if (!q)
+		return dberr(s, err);
+	sqlite3_bind_int64(q, 1, app);
+	sqlite3_bind_int64(q, 2, now_s());
+	bind_text(q, 3, action);
+	bind_text(q, 4, detail);
+	bind_text(q, 5, comment);
+	return run(s, q, err);
+}
+
+/* Collect every row of @q into a new array via @row. */
+int rows(struct sqlite_store *s, sqlite3_stmt *q, json_t *(*row)(sqlite3_stmt *),
+	 json_t **out, char *err)
+{
+	json_t *arr;
+	int rc;
+
+	if (!q)
+		return dberr(s, err);
+	arr = json_array();
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW)
+		json_array_append_new(arr, row(q));
+	sqlite3_reset(q);
+	if (rc != SQLITE_DONE) {
+		json_decref(arr);
+		return dberr(s, err);
+	}
+	*out = arr;
+	return 0;
+}
+
+/* The one row of @q via @row, or NOTFOUND with @what. */
+int one(struct sqlite_store *s, sqlite3_stmt *q, json_t *(*row)(sqlite3_stmt *),
+	json_t **out, char *err)
+{
+	int rc;
+
+	if (!q)
+		return dberr(s, err);
+	rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW) {
+		*out = row(q);
+		sqlite3_reset(q);
+		return 0;
+	}
+	sqlite3_reset(q);
+	if (rc != SQLITE_DONE)
+		return dberr(s, err);
+	return STORE_NOTFOUND;
+}
