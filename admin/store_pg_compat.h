@@ -136,6 +136,7 @@ int pgc_result(struct pgc_db *db, PGresult *r);
 #define bump			pg_bump
 #define rows			pg_rows
 #define one			pg_one
+#define stat_row_emit		pg_stat_row_emit
 #define app_insert		pg_app_insert
 #define scheme_insert		pg_scheme_insert
 #define strategies_read		pg_strategies_read

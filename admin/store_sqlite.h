@@ -82,6 +82,8 @@ int rows(struct sqlite_store *s, sqlite3_stmt *q, json_t *(*row)(sqlite3_stmt *)
 	 json_t **out, char *err);
 int one(struct sqlite_store *s, sqlite3_stmt *q, json_t *(*row)(sqlite3_stmt *),
 	json_t **out, char *err);
+/* The current row of a statistics scan to @cb (nonzero from it: stop). */
+int stat_row_emit(sqlite3_stmt *q, store_stat_cb cb, void *ctx);
 
 /* store_sqlite_org.c: groups, apps, audit */
 int sq_group_list(struct store *st, json_t **out, char *err);

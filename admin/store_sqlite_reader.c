@@ -11,7 +11,6 @@
  * temporary database (no file name) has no second connection: it scans
  * under the mutex as before.
  */
-#include <endian.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,40 +27,6 @@ static const char scan_sql[] =
 static const char app_sql[] =
 	"SELECT 1 FROM apps a JOIN groups g ON g.id = a.group_id"
 	" WHERE g.name = ?1 AND a.name = ?2";
-
-/* One row of @q to the callback's struct. */
-static int row_out(sqlite3_stmt *q, store_stat_cb cb, void *ctx)
-{
-	uint64_t hist[SDS_HIST_BUCKETS];
-	struct store_stat_row row = {
-		.period_start = sqlite3_column_int64(q, 0),
-		.point = col_text(q, 1),
-		.host = col_text(q, 2),
-		.visits = sqlite3_column_int64(q, 3),
-		.exceptions = sqlite3_column_int64(q, 4),
-		.timeouts = sqlite3_column_int64(q, 5),
-		.downgrades = sqlite3_column_int64(q, 6),
-		.max_concurrency = sqlite3_column_int64(q, 7),
-		.faults = sqlite3_column_int64(q, 9),
-		.delays = sqlite3_column_int64(q, 10),
-		.suspended = sqlite3_column_int(q, 11) != 0,
-		.overhead_milli = sqlite3_column_int64(q, 12),
-		.hist = hist,
-	};
-	const unsigned char *b = sqlite3_column_blob(q, 8);
-	int n = sqlite3_column_bytes(q, 8) / 8, j;
-
-	if (n > SDS_HIST_BUCKETS)
-		n = SDS_HIST_BUCKETS;
-	for (j = 0; j < n; j++) {
-		uint64_t x;
-
-		memcpy(&x, b + j * 8, 8);
-		hist[j] = le64toh(x);
-	}
-	row.nhist = n;
-	return cb(&row, ctx);
-}
 
 /* Does app @g/@a exist?  0, STORE_NOTFOUND or STORE_ERROR. */
 static int app_exists(sqlite3 *db, const char *g, const char *a, char *err)
@@ -115,7 +80,7 @@ static int scan(sqlite3 *db, const char *g, const char *a, const char *point,
 	else
 		sqlite3_bind_null(q, 5);
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW)
-		if (row_out(q, cb, ctx))
+		if (stat_row_emit(q, cb, ctx))
 			break;
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
 		seterr(err, "database: %s", sqlite3_errmsg(db));

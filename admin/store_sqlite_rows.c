@@ -9,8 +9,10 @@
  * store_pg_compat.h), so the two engines resolve names and report "not
  * found" in the same words.
  */
+#include <endian.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include "store_sqlite.h"
 
 void seterr(char *err, const char *fmt, ...)
@@ -159,4 +161,41 @@ int one(struct sqlite_store *s, sqlite3_stmt *q, json_t *(*row)(sqlite3_stmt *),
 	if (rc != SQLITE_DONE)
 		return dberr(s, err);
 	return STORE_NOTFOUND;
+}
+
+/*
+ * Hand the current row of a statistics scan (the columns of stats_scan's
+ * SELECT, in its order) to @cb; its result: nonzero stops the scan.
+ */
+int stat_row_emit(sqlite3_stmt *q, store_stat_cb cb, void *ctx)
+{
+	uint64_t hist[SDS_HIST_BUCKETS];
+	struct store_stat_row row = {
+		.period_start = sqlite3_column_int64(q, 0),
+		.point = col_text(q, 1),
+		.host = col_text(q, 2),
+		.visits = sqlite3_column_int64(q, 3),
+		.exceptions = sqlite3_column_int64(q, 4),
+		.timeouts = sqlite3_column_int64(q, 5),
+		.downgrades = sqlite3_column_int64(q, 6),
+		.max_concurrency = sqlite3_column_int64(q, 7),
+		.faults = sqlite3_column_int64(q, 9),
+		.delays = sqlite3_column_int64(q, 10),
+		.suspended = sqlite3_column_int(q, 11) != 0,
+		.overhead_milli = sqlite3_column_int64(q, 12),
+		.hist = hist,
+	};
+	const unsigned char *b = sqlite3_column_blob(q, 8);
+	int n = sqlite3_column_bytes(q, 8) / 8, j;
+
+	if (n > SDS_HIST_BUCKETS)
+		n = SDS_HIST_BUCKETS;
+	for (j = 0; j < n; j++) {
+		uint64_t x;
+
+		memcpy(&x, b + j * 8, 8);
+		hist[j] = le64toh(x);
+	}
+	row.nhist = n;
+	return cb(&row, ctx);
 }

@@ -187,38 +187,9 @@ int sq_stats_scan(struct store *st, const char *g, const char *a,
 	sqlite3_bind_int64(q, 3, to);
 	if (point)
 		bind_text(q, 4, point);
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		uint64_t hist[SDS_HIST_BUCKETS];
-		struct store_stat_row row = {
-			.period_start = sqlite3_column_int64(q, 0),
-			.point = col_text(q, 1),
-			.host = col_text(q, 2),
-			.visits = sqlite3_column_int64(q, 3),
-			.exceptions = sqlite3_column_int64(q, 4),
-			.timeouts = sqlite3_column_int64(q, 5),
-			.downgrades = sqlite3_column_int64(q, 6),
-			.max_concurrency = sqlite3_column_int64(q, 7),
-			.faults = sqlite3_column_int64(q, 9),
-			.delays = sqlite3_column_int64(q, 10),
-			.suspended = sqlite3_column_int(q, 11) != 0,
-			.overhead_milli = sqlite3_column_int64(q, 12),
-			.hist = hist,
-		};
-		const unsigned char *b = sqlite3_column_blob(q, 8);
-		int n = sqlite3_column_bytes(q, 8) / 8, j;
-
-		if (n > SDS_HIST_BUCKETS)
-			n = SDS_HIST_BUCKETS;
-		for (j = 0; j < n; j++) {
-			uint64_t x;
-
-			memcpy(&x, b + j * 8, 8);
-			hist[j] = le64toh(x);
-		}
-		row.nhist = n;
-		if (cb(&row, ctx))
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW)
+		if (stat_row_emit(q, cb, ctx))
 			break;
-	}
 	sqlite3_reset(q);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
 		ret = dberr(s, err);
