@@ -347,7 +347,7 @@ static const struct store_ops pg_ops = {
 	.copy_server_list = sq_copy_server_list,
 	.prune = pgx_prune,
 	.counts = sq_counts,
-	.audit_denied = pgx_audit_denied,
+	.audit_denied = sq_audit_denied,
 	.prune_meta = pgx_prune_meta,
 	/* No stats_scan_apart: one connection per admin, so a scan holds it. */
 };

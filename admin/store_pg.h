@@ -38,9 +38,7 @@ int pgx_prune(struct store *st, int64_t before, char *err);
 /* Run @sql (no parameters, no rows wanted); 0 or STORE_ERROR with @err. */
 int pgx_exec(struct pgx_store *p, const char *sql, char *err);
 
-/* store_pg_retention.c: refused writes audited, hosts and audit forgotten */
-int pgx_audit_denied(struct store *st, const char *g, const char *a,
-		     const char *detail, const char *who, char *err);
+/* store_pg_retention.c: hosts and audit rows forgotten */
 int pgx_prune_meta(struct store *st, int64_t before, char *err);
 
 /* store_pg_hb.c */

@@ -157,6 +157,7 @@ int pgc_result(struct pgc_db *db, PGresult *r);
 #define sq_app_update		pg_app_update
 #define sq_app_delete		pg_app_delete
 #define sq_audit		pg_audit
+#define sq_audit_denied		pg_audit_denied
 #define sq_scheme_list		pg_scheme_list
 #define sq_scheme_get		pg_scheme_get
 #define sq_scheme_create	pg_scheme_create

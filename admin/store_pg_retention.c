@@ -1,30 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * store_pg_retention.c - the PostgreSQL store's audit of refused writes
- * and the retention of hosts and the audit log: the same rows as
- * store_sqlite_retention.c deletes or adds, through the shared query
- * files' app_ref() and audit_add() (compiled over libpq, store_pg_shared.c).
+ * store_pg_retention.c - the PostgreSQL store's retention of hosts and
+ * the audit log: the same rows as store_sqlite_retention.c deletes.
  *
  * Statistics are not here: they live in day partitions that pgx_prune()
  * drops whole.  hosts and audit are plain tables, deleted by row.
  */
 #include <stdio.h>
 #include "store_pg.h"
-
-int pgx_audit_denied(struct store *st, const char *g, const char *a,
-		     const char *detail, const char *who, char *err)
-{
-	struct pg_store *s = SS(st);
-	struct app_ref r;
-	int ret;
-
-	lock(st);
-	ret = app_ref(s, g, a, &r, err);
-	if (!ret)
-		ret = audit_add(s, r.id, "denied", detail, who, err);
-	unlock(st);
-	return ret;
-}
 
 int pgx_prune_meta(struct store *st, int64_t before, char *err)
 {

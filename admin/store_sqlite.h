@@ -195,7 +195,7 @@ int sq_events(struct store *st, const char *g, const char *a, int64_t from,
 	      int64_t to, int limit, json_t **out, char *err);
 int sq_prune(struct store *st, int64_t before, char *err);
 int sq_counts(struct store *st, struct store_counts *out, char *err);
-/* store_sqlite_retention.c, store_sqlite_reader.c (issue 16) */
+/* store_sqlite_org.c (audit_denied), _retention.c, _reader.c */
 int sq_audit_denied(struct store *st, const char *g, const char *a,
 		    const char *detail, const char *who, char *err);
 int sq_prune_meta(struct store *st, int64_t before, char *err);

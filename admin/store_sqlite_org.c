@@ -364,3 +364,18 @@ out:
 	return ret;
 }
 
+/* A refused write to app @g/@a (admin/auth.c), as an audit row "denied". */
+int sq_audit_denied(struct store *st, const char *g, const char *a,
+		    const char *detail, const char *who, char *err)
+{
+	struct sqlite_store *s = SS(st);
+	struct app_ref r;
+	int ret;
+
+	lock(st);
+	ret = app_ref(s, g, a, &r, err);
+	if (!ret)
+		ret = audit_add(s, r.id, "denied", detail, who, err);
+	unlock(st);
+	return ret;
+}

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * store_sqlite_retention.c - the SQLite store's audit of refused writes
- * and the retention of hosts and the audit log (issue 16).
+ * store_sqlite_retention.c - the SQLite store's retention of hosts and
+ * the audit log (the audit of refused writes is store_sqlite_org.c's).
  *
  * Its statements are prepared per call, not in the shared cache: they run
- * once a minute (retention) or on a refusal, where a prepare costs nothing
+ * once a minute, where a prepare costs nothing
  * that matters, and the cache's table stays as it is.
  */
 #include <stdio.h>
@@ -21,21 +21,6 @@ static int run_before(struct sqlite_store *s, const char *sql, int64_t before, c
 	sqlite3_bind_int64(q, 1, before);
 	ret = run(s, q, err);
 	sqlite3_finalize(q);
-	return ret;
-}
-
-int sq_audit_denied(struct store *st, const char *g, const char *a,
-		    const char *detail, const char *who, char *err)
-{
-	struct sqlite_store *s = SS(st);
-	struct app_ref r;
-	int ret;
-
-	lock(st);
-	ret = app_ref(s, g, a, &r, err);
-	if (!ret)
-		ret = audit_add(s, r.id, "denied", detail, who, err);
-	unlock(st);
 	return ret;
 }
 
