@@ -203,6 +203,52 @@ int sq_stats_scan_apart(struct store *st, const char *g, const char *a,
 			const char *point, int64_t from, int64_t to,
 			store_stat_cb cb, void *ctx, char *err);
 
+/*
+ * The store ops both engines take from the query files as they are (the
+ * PostgreSQL store compiles them over libpq, where these names are its
+ * own: store_pg_compat.h); each engine adds close, heartbeat and
+ * retention of its own.
+ */
+#define SQ_QUERY_OPS \
+	.group_list = sq_group_list, \
+	.group_get = sq_group_get, \
+	.group_create = sq_group_create, \
+	.group_update = sq_group_update, \
+	.group_delete = sq_group_delete, \
+	.app_list = sq_app_list, \
+	.app_get = sq_app_get, \
+	.app_create = sq_app_create, \
+	.app_update = sq_app_update, \
+	.app_delete = sq_app_delete, \
+	.scheme_list = sq_scheme_list, \
+	.scheme_get = sq_scheme_get, \
+	.scheme_create = sq_scheme_create, \
+	.scheme_update = sq_scheme_update, \
+	.scheme_delete = sq_scheme_delete, \
+	.scheme_activate = sq_scheme_activate, \
+	.strategies_get = sq_strategies_get, \
+	.strategies_put = sq_strategies_put, \
+	.strategy_put = sq_strategy_put, \
+	.strategy_delete = sq_strategy_delete, \
+	.host_list = sq_host_list, \
+	.stats_scan = sq_stats_scan, \
+	.point_list = sq_point_list, \
+	.events = sq_events, \
+	.audit = sq_audit, \
+	.drill_create = sq_drill_create, \
+	.drill_list = sq_drill_list, \
+	.drill_stop = sq_drill_stop, \
+	.copy_plan_create = sq_copy_plan_create, \
+	.copy_plan_update = sq_copy_plan_update, \
+	.copy_plan_list = sq_copy_plan_list, \
+	.copy_plan_get = sq_copy_plan_get, \
+	.copy_plan_stop = sq_copy_plan_stop, \
+	.copy_plan_stats = sq_copy_plan_stats, \
+	.copy_server_heartbeat = sq_copy_server_heartbeat, \
+	.copy_server_list = sq_copy_server_list, \
+	.counts = sq_counts, \
+	.audit_denied = sq_audit_denied
+
 static inline int64_t now_s(void)
 {
 	return (int64_t)time(NULL);
