@@ -129,7 +129,7 @@ def run(e2e, ctx, say):
                                for h in HOSTS),
                    last + P + 9 + 4,
                    lambda _: "period %d not stored for every host" % last)
-    out = {"p0": p0, "last": last, "calls": calls, "events": ev, "hosts": {}}
+    out = {"urls": urls, "p0": p0, "last": last, "calls": calls, "events": ev, "hosts": {}}
     for h in HOSTS:
         app = apps[h]
         rows = _hb_periods(pg, "sds", app)
