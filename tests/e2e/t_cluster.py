@@ -99,7 +99,7 @@ def run(e2e, ctx, say):
     for k in range(1, PERIODS + 1):
         p = p0 + k * P
         for s in SLOTS:
-            e2e.sleep_until(p + s)
+            _until(e2e, ctx, p + s, ev.get("write"))
             if (k, s) == WRITE_AT:
                 ev["write"] = _write(e2e, ctx, admins, apps, say)
             if (k, s) == KILL_AT:
@@ -117,8 +117,6 @@ def run(e2e, ctx, say):
                 w["visits"] += RATE[h]
             check(e2e.period_of(time.time()) == p,
                   "calls of slot %.1f spilled out of period %d" % (s, p))
-            if "write" in ev and "seen" not in ev["write"]:
-                _seen(e2e, ctx, ev["write"])
     last = p0 + PERIODS * P
     check("seen" in ev["write"], "strategy version %d not in force at %s by "
           "the end of the run" % (ev["write"]["version"], ev["write"]["host"]))
@@ -157,6 +155,12 @@ def run(e2e, ctx, say):
         hs = [a.ok("GET", "/groups/%s/apps/%s/hosts" % (e2e.GROUP, app))
               for a in admins]
         eq(hs[1:], [hs[0], hs[0]], "%s: hosts JSON of every admin" % app)
+        if h == "host-a":
+            k = ev["kill"]["admin"]
+            check(ad["admins"][k]["posts"] > ad["admins"][k]["stored"] and
+                  stored > ad["admins"][k]["stored"],
+                  "host-a did not fail over from killed admin %d: %r"
+                  % (k, ad["admins"]))
         out["hosts"][h] = {"periods": len(got), "visits": calls[h],
                            "posts": [x["posts"] for x in ad["admins"]],
                            "stored": [x["stored"] for x in ad["admins"]]}
@@ -167,6 +171,14 @@ def run(e2e, ctx, say):
     say("every admin returns the same hosts and stats JSON")
     log("cluster summary %r" % out)
     return out
+
+
+def _until(e2e, ctx, t, wr):
+    """Sleep until @t, meanwhile watching for the written strategy."""
+    while time.time() < t:
+        if wr and "seen" not in wr:
+            _seen(e2e, ctx, wr)
+        time.sleep(max(0, min(0.2, t - time.time())))
 
 
 def _write(e2e, ctx, admins, apps, say):
