@@ -319,6 +319,8 @@ class Ctx(sdstest.TestDir):
             srv.server_close()
         for f in self.files + self.socks:
             f.close()
+        if getattr(self, "pg", None):
+            self.pg.stop()      # after the admins using it are reaped
         self.remove()
 
     def target(self):
@@ -1451,6 +1453,19 @@ def loader_token_file_modes(ctx):
               "a socket after a refused token file")
         os.unlink(f)
     admin.stop()
+
+
+# ---------------------------------------------------------------------------
+# Several admins on one PostgreSQL (issue 16; tests/e2e/t_cluster.py)
+
+CLUSTER_TIMEOUT = 150           # seconds: PostgreSQL, 8 periods, checks
+
+
+@test
+def cluster_admin_killed(ctx):
+    import t_cluster
+    signal.alarm(CLUSTER_TIMEOUT)   # longer than TEST_TIMEOUT: 8 periods
+    t_cluster.run(sys.modules[__name__], ctx, log)
 
 
 def main(argv):
