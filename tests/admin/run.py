@@ -999,6 +999,7 @@ def test_dashboard(env):
         b.js("""(() => {
             const set = (id, v) => { document.getElementById(id).value = v; };
             set('dr-point', 'order'); set('dr-kind', 'error'); set('dr-ratio', '30');
+            set('dr-errno', 'ETIMEDOUT');
             set('dr-for', '60'); set('dr-by', 'ops from the page');
             document.getElementById('dr-start').click(); })()""")
         deadline = time.time() + 20
@@ -1009,8 +1010,9 @@ def test_dashboard(env):
         check(len(drills) == 1, "drill never reached the API; page status: %r"
               % b.js("document.getElementById('status').textContent"))
         d = drills[0]
-        eq((d["point"], d["kind"], d["ratio"], d["started_by"][:17]),
-           ("order", "error", 30, "ops from the page"), "drill started from the page")
+        eq((d["point"], d["kind"], d["ratio"], d["errno"], d["started_by"][:17]),
+           ("order", "error", 30, "ETIMEDOUT", "ops from the page"),
+           "drill started from the page")
         check(58 <= d["expires_at"] - d["created"] <= 60, "drill lasts 60 s")
         r = env.ok("POST", "/heartbeat", heartbeat("web-1", now, {"order": pt(1)}))
         eq([x["id"] for x in r["drills"]], [d["id"]], "heartbeat carries the drill")
