@@ -2,6 +2,7 @@
 /*
  * api_drills.c - the routes of fault drills.
  */
+#include "errnames.h"
 #include "names.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,8 +44,35 @@ static int drill_int(struct route *r, const char *key, int64_t min, int64_t max,
 	return 0;
 }
 
+/*
+ * "errno": an error drill's errno at a function point with failfast=, by
+ * the loader's names (common/errnames.c); absent or null: the point's own.
+ */
+static int drill_errno(struct route *r, struct store_drill *d)
+{
+	json_t *v = json_object_get(r->doc, "errno");
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_string(v)) {
+		fail(r, 400, "errno must be an errno name (ECONNREFUSED, ETIMEDOUT, EIO, ...)");
+		return -1;
+	}
+	d->err = sds_errno_parse(json_string_value(v));
+	if (!d->err) {
+		fail(r, 400, "errno: unknown name '%.32s' (ECONNREFUSED, ECONNRESET, ECONNABORTED, ETIMEDOUT, EHOSTUNREACH, ENETUNREACH, ENETDOWN, EHOSTDOWN, EPIPE, EIO, EACCES, EPERM, ENOENT, ENOSPC, EROFS, EMFILE, ENFILE, ENOMEM, EBUSY)",
+		     json_string_value(v));
+		return -1;
+	}
+	if (d->kind != SDS_DRILL_ERROR) {
+		fail(r, 400, "errno is for error drills (a delay drill fails nothing)");
+		return -1;
+	}
+	return 0;
+}
+
 static const char *const f_drill[] = {
-	"point", "kind", "ratio", "delay_ms", "duration_s", "by", NULL
+	"point", "kind", "ratio", "delay_ms", "duration_s", "by", "errno", NULL
 };
 
 void drills(struct route *r, const char *g, const char *a)
@@ -82,6 +110,8 @@ void drills(struct route *r, const char *g, const char *a)
 		fail(r, 400, "by: required, 1-256 bytes (who starts the drill, free text)");
 		return;
 	}
+	if (drill_errno(r, &d))
+		return;
 	d.ratio = ratio;
 	d.delay_ms = delay;
 	d.duration_s = dur;
@@ -89,10 +119,12 @@ void drills(struct route *r, const char *g, const char *a)
 	d.token_id = tid;
 	if (store_rc(r, st->ops->drill_create(st, g, a, &d, now_s(), &id, r->err)))
 		return;
-	reply(r, 201, json_pack("{s:I, s:s, s:s, s:i, s:I, s:I}", "id", (json_int_t)id,
+	reply(r, 201, json_pack("{s:I, s:s, s:s, s:i, s:I, s:I, s:o}", "id", (json_int_t)id,
 				"point", d.point, "kind", kind, "ratio", (int)ratio,
 				"delay_ms", (json_int_t)delay,
-				"expires_at", (json_int_t)(now_s() + dur)));
+				"expires_at", (json_int_t)(now_s() + dur),
+				"errno", d.err ? json_string(sds_errno_name(d.err)) :
+						 json_null()));
 }
 
 static const char *const f_drill_stop[] = { "by", NULL };

@@ -69,6 +69,7 @@ struct store_drill {
 	int64_t duration_s;		/* it ends by itself then */
 	const char *by;			/* who, as they said (free text) */
 	const char *token_id;		/* which token: a fingerprint, never the token */
+	int32_t err;			/* error drills on failfast points: errno; 0: the point's */
 };
 
 #define STORE_COPY_LIVE_S	30	/* a copy server heard within this is offered to loaders */

@@ -119,11 +119,11 @@ static const char *const sql[NQ] = {
 		" (SELECT id FROM schemes WHERE app_id = $1)",
 	[Q_DEL_APP_SCHEMES] = "DELETE FROM schemes WHERE app_id = $1",
 	[Q_DRILL_INS] = "INSERT INTO drills (app_id, point, kind, ratio, delay_ms, created,"
-		" expires_at, started_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+		" expires_at, started_by, errno) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
 	[Q_DRILL_LIST] = "SELECT id, point, kind, ratio, delay_ms, created, expires_at,"
-		" stopped_at, started_by, stopped_by FROM drills WHERE app_id = $1"
+		" stopped_at, started_by, stopped_by, errno FROM drills WHERE app_id = $1"
 		" ORDER BY id DESC LIMIT 200",
-	[Q_DRILL_ACTIVE] = "SELECT id, point, kind, ratio, delay_ms, expires_at FROM drills"
+	[Q_DRILL_ACTIVE] = "SELECT id, point, kind, ratio, delay_ms, expires_at, errno FROM drills"
 		" WHERE app_id = $1 AND stopped_at IS NULL AND expires_at > $2 ORDER BY id",
 	[Q_DRILL_GET] = "SELECT point, stopped_at, expires_at FROM drills"
 		" WHERE app_id = $1 AND id = $2",

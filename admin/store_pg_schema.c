@@ -144,6 +144,8 @@ static const char *const migrations[] = {
 	"  addr " T " NOT NULL,"
 	"  first_seen BIGINT NOT NULL,"
 	"  last_seen BIGINT NOT NULL);",
+	/* 2: an error drill's errno (SQLite's schema 5); NULL: the point's own */
+	"ALTER TABLE drills ADD COLUMN errno " T ";",
 };
 #define PG_SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "errnames.h"
 #include "store_sqlite.h"
 
 /* ---- drills ------------------------------------------------------------- */
@@ -31,6 +32,9 @@ int drills_active(struct sqlite_store *s, int64_t app, int64_t now,
 		d->ratio = sqlite3_column_int(q, 3);
 		d->delay_ms = sqlite3_column_int64(q, 4);
 		d->expires_at = sqlite3_column_int64(q, 5);
+		/* The API checked the name; one this build lacks is the point's. */
+		d->err = sqlite3_column_type(q, 6) == SQLITE_NULL ? 0 :
+			 sds_errno_parse(col_text(q, 6));
 	}
 	sqlite3_reset(q);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
@@ -67,6 +71,10 @@ int sq_drill_create(struct store *st, const char *g, const char *a,
 	sqlite3_bind_int64(q, 7, now + d->duration_s);
 	snprintf(who, sizeof(who), "%s (token %s)", d->by, d->token_id);
 	bind_text(q, 8, who);
+	if (d->err)
+		bind_text(q, 9, sds_errno_name(d->err));
+	else
+		sqlite3_bind_null(q, 9);
 	ret = run(s, q, err);
 	if (ret)
 		goto fail;
@@ -76,8 +84,10 @@ int sq_drill_create(struct store *st, const char *g, const char *a,
 			 (long long)*id, d->point, (long long)d->delay_ms, d->ratio,
 			 (long long)d->duration_s);
 	else
-		snprintf(detail, sizeof(detail), "drill %lld on %s: error, ratio %u, for %lld s",
-			 (long long)*id, d->point, d->ratio, (long long)d->duration_s);
+		snprintf(detail, sizeof(detail), "drill %lld on %s: error%s%s, ratio %u, for %lld s",
+			 (long long)*id, d->point, d->err ? " " : "",
+			 d->err ? sds_errno_name(d->err) : "", d->ratio,
+			 (long long)d->duration_s);
 	ret = audit_add(s, r.id, "drill.start", detail, who, err);
 	if (ret)
 		goto fail;
@@ -107,6 +117,9 @@ static json_t *drill_row(sqlite3_stmt *q)
 			    json_null() : json_integer(sqlite3_column_int64(q, 7)));
 	json_object_set_new(o, "stopped_by", sqlite3_column_type(q, 9) == SQLITE_NULL ?
 			    json_null() : json_string(col_text(q, 9)));
+	/* null: the point's own errno (and every delay drill) */
+	json_object_set_new(o, "errno", sqlite3_column_type(q, 10) == SQLITE_NULL ?
+			    json_null() : json_string(col_text(q, 10)));
 	return o;
 }
 

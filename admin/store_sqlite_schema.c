@@ -133,6 +133,11 @@ static const char *const migrations[] = {
 	"  addr TEXT NOT NULL,"
 	"  first_seen INTEGER NOT NULL,"
 	"  last_seen INTEGER NOT NULL) WITHOUT ROWID;",
+	/*
+	 * 5: an error drill's errno on a failfast point (issue 15), by name;
+	 * NULL, as every drill stored before: the point's own errno.
+	 */
+	"ALTER TABLE drills ADD COLUMN errno TEXT;",
 };
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 

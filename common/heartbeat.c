@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "errnames.h"
 #include "heartbeat.h"
 #include "sdsjson.h"
 #include "names.h"
@@ -443,13 +444,20 @@ json_t *heartbeat_drills_to_json(const struct sds_hb_drill *d, int n)
 	json_t *a = json_array();
 	int i;
 
-	for (i = 0; a && i < n; i++)
-		json_array_append_new(a, json_pack("{s:I, s:s, s:s, s:i, s:I, s:I}",
+	for (i = 0; a && i < n; i++) {
+		json_t *o = json_pack("{s:I, s:s, s:s, s:i, s:I, s:I}",
 			"id", (json_int_t)d[i].id, "point", d[i].point,
 			"kind", d[i].kind == SDS_DRILL_DELAY ? "delay" : "error",
 			"ratio", (int)d[i].ratio,
 			"delay_ms", (json_int_t)d[i].delay_ms,
-			"expires_at", (json_int_t)d[i].expires_at));
+			"expires_at", (json_int_t)d[i].expires_at);
+
+		/* Only a drill that names an errno says so: older loaders never see it. */
+		if (o && d[i].err)
+			json_object_set_new(o, "errno",
+					    json_string(sds_errno_name(d[i].err)));
+		json_array_append_new(a, o);
+	}
 	return a;
 }
 
@@ -462,6 +470,25 @@ static int int_in(json_t *o, const char *key, int64_t min, int64_t max,
 	    json_integer_value(v) > max)
 		return -1;
 	*out = json_integer_value(v);
+	return 0;
+}
+
+/* A drill's optional "errno": absent or null is the point's own. */
+static int drill_errno_from_json(json_t *o, size_t i, struct sds_hb_drill *d,
+				 char *err, size_t errlen)
+{
+	json_t *v = json_object_get(o, "errno");
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (json_is_string(v))
+		d->err = sds_errno_parse(json_string_value(v));
+	if (!d->err || d->kind != SDS_DRILL_ERROR) {
+		snprintf(err, errlen,
+			 "drills[%zu].errno must be an errno name (ETIMEDOUT, ...) of an error drill", i);
+		d->err = 0;
+		return -1;
+	}
 	return 0;
 }
 
@@ -508,7 +535,7 @@ static int drill_from_json(json_t *o, size_t i, struct sds_hb_drill *d,
 		snprintf(err, errlen, "drills[%zu].expires_at must be Unix seconds", i);
 		return -1;
 	}
-	return 0;
+	return drill_errno_from_json(o, i, d, err, errlen);
 }
 
 int heartbeat_reply_parse(const char *text, size_t len, struct sds_hb_reply *r,

@@ -100,6 +100,7 @@ struct sds_hb_drill {
 	uint32_t ratio;			/* 0..100 */
 	int64_t delay_ms;		/* delay drills: 1..60000 */
 	int64_t expires_at;		/* Unix seconds: it ends then */
+	int32_t err;			/* "errno" of an error drill on a failfast point; 0: the point's */
 };
 
 #define SDS_HB_COPY_SERVERS	8		/* copy servers in one reply */

@@ -270,6 +270,7 @@ void drill__apply_admin(struct loader *l, const struct sds_hb_drill *dr, int n,
 		d.expires_ns = now_ns + (uint64_t)(dr[i].expires_at - now_unix) *
 					1000000000ULL;
 		d.admin_id = dr[i].id;
+		d.err = dr[i].err;	/* 0: the point's own errno */
 		if (drill__start(l, dr[i].point, true, &d, err, sizeof(err)))
 			cmd_err("drill %" PRId64 " from the admin: %s", dr[i].id, err);
 	}

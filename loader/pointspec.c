@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "errnames.h"
 #include "names.h"
 #include "pointspec.h"
 
@@ -59,42 +60,15 @@ static const char *const opt_usage[OPT_NR] = {
 /* :failfast='s operations, in bit order (SDS_FF_*). */
 static const char *const ff_op_names[] = { "connect", "send", "open" };
 
-/*
- * The errnos a fast-failed operation may return: what a failing
- * dependency or file system really returns, so the program's own error
- * path runs.  Not EINTR or EAGAIN: a program retries those at once, which
- * turns a fast failure into a busy loop.
- */
-static const struct { const char *name; int err; } ff_errnos[] = {
-	{ "ECONNREFUSED", ECONNREFUSED }, { "ECONNRESET", ECONNRESET },
-	{ "ECONNABORTED", ECONNABORTED }, { "ETIMEDOUT", ETIMEDOUT },
-	{ "EHOSTUNREACH", EHOSTUNREACH }, { "ENETUNREACH", ENETUNREACH },
-	{ "ENETDOWN", ENETDOWN }, { "EHOSTDOWN", EHOSTDOWN },
-	{ "EPIPE", EPIPE }, { "EIO", EIO }, { "EACCES", EACCES },
-	{ "EPERM", EPERM }, { "ENOENT", ENOENT }, { "ENOSPC", ENOSPC },
-	{ "EROFS", EROFS }, { "EMFILE", EMFILE }, { "ENFILE", ENFILE },
-	{ "ENOMEM", ENOMEM }, { "EBUSY", EBUSY },
-};
-#define FF_ERRNOS_N	(sizeof(ff_errnos) / sizeof(ff_errnos[0]))
-
+/* The table is common/errnames.c: sds-admin validates drill errnos by it. */
 const char *failfast_errno_name(int err)
 {
-	size_t i;
-
-	for (i = 0; i < FF_ERRNOS_N; i++)
-		if (ff_errnos[i].err == err)
-			return ff_errnos[i].name;
-	return "?";
+	return sds_errno_name(err);
 }
 
 int failfast_errno_parse(const char *name)
 {
-	size_t i;
-
-	for (i = 0; i < FF_ERRNOS_N; i++)
-		if (!strcmp(ff_errnos[i].name, name))
-			return ff_errnos[i].err;
-	return 0;
+	return sds_errno_parse(name);
 }
 
 int failfast_ops_format(uint32_t ops, char *buf, size_t len)
@@ -146,18 +120,18 @@ static int failfast_parse(const char *arg, const char *val, size_t vlen,
 	return 0;
 }
 
-/* errno=NAME: one of ff_errnos, by its name. */
+/* errno=NAME: one of common/errnames.c's, by its name. */
 static int errno_parse(const char *arg, const char *val, size_t vlen,
 		       struct point_spec *ps, char *err, size_t errlen)
 {
-	size_t i;
+	char name[24];
 
-	for (i = 0; i < FF_ERRNOS_N; i++) {
-		if (strlen(ff_errnos[i].name) == vlen &&
-		    !memcmp(ff_errnos[i].name, val, vlen)) {
-			ps->failfast_errno = ff_errnos[i].err;
+	if (vlen < sizeof(name)) {
+		memcpy(name, val, vlen);
+		name[vlen] = '\0';
+		ps->failfast_errno = sds_errno_parse(name);
+		if (ps->failfast_errno)
 			return 0;
-		}
 	}
 	snprintf(err, errlen,
 		 "bad point '%s': unknown errno= name '%.*s' (ECONNREFUSED, ECONNRESET, ETIMEDOUT, EHOSTUNREACH, EIO, EACCES, ...: docs/FAILFAST.md)",

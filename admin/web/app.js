@@ -271,7 +271,8 @@ async function loadDrills() {
   const now = Date.now() / 1000;
   fillTable('drills', state.drills.map((d) => {
     const left = drillEnd(d) - now;
-    const what = d.kind + ' ' + d.ratio + '%' + (d.kind === 'delay' ? ' ' + d.delay_ms + ' ms' : '');
+    const what = d.kind + ' ' + d.ratio + '%' + (d.kind === 'delay' ? ' ' + d.delay_ms + ' ms' : '') +
+                 (d.errno ? ' ' + d.errno : '');
     let stop = '';
     if (left > 0) {
       stop = el('button', 'Stop', 'danger');
@@ -287,6 +288,8 @@ async function startDrill() {
                  ratio: Number($('dr-ratio').value), duration_s: Number($('dr-for').value),
                  by: $('dr-by').value.trim() };
   if (body.kind === 'delay') body.delay_ms = Number($('dr-delay').value);
+  // Empty: the point's own errno= (a guard point takes none).
+  if (body.kind === 'error' && $('dr-errno').value) body.errno = $('dr-errno').value;
   try {
     const d = await api('POST', appPath(state.sel) + '/drills', body);
     setStatus('drill ' + d.id + ' started: it reaches the hosts with their next heartbeat');
@@ -429,6 +432,7 @@ function start() {
   $('scheme-activate').addEventListener('click', activateScheme);
   $('ed-load').addEventListener('click', () => loadPointIntoEditor().catch((e) => setStatus(e.message, true)));
   $('ed-scheme').addEventListener('change', () => loadEditorTable().catch((e) => setStatus(e.message, true)));
+  $('dr-kind').addEventListener('change', () => { $('dr-errno').disabled = $('dr-kind').value !== 'error'; });
   $('ed-save').addEventListener('click', saveStrategy);
   $('ed-delete').addEventListener('click', deleteStrategy);
   $('dr-start').addEventListener('click', startDrill);

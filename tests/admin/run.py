@@ -38,6 +38,7 @@ from sdstest import BUILD, Fail, check, eq, free_port  # noqa: E402
 import t_copy  # noqa: E402
 from t_copy import COPY_TESTS  # noqa: E402
 from t_roles import ROLE_TESTS  # noqa: E402
+from t_drill_errno import DRILL_ERRNO_TESTS  # noqa: E402
 import pgtest  # noqa: E402
 
 ADMIN = sdstest.admin_path()
@@ -680,9 +681,11 @@ def test_point_budget_old_database(env):
     env.stop_admin()
     db = sqlite3.connect(os.path.join(env.tmp, "sds.db"))
     try:
-        eq(db.execute("PRAGMA user_version").fetchone()[0], 4, "schema version")
-        # Schema 2 is schema 4 without the copy tables (4) and the two columns (3).
-        db.executescript("DROP TABLE copy_loader_stats; DROP TABLE copy_server_stats;"
+        eq(db.execute("PRAGMA user_version").fetchone()[0], 5, "schema version")
+        # Schema 2 is schema 5 without drills' errno (5), the copy tables (4)
+        # and the two columns (3).
+        db.executescript("ALTER TABLE drills DROP COLUMN errno;"
+                         "DROP TABLE copy_loader_stats; DROP TABLE copy_server_stats;"
                          "DROP TABLE copy_servers; DROP TABLE copy_plans;"
                          "ALTER TABLE stats DROP COLUMN suspended;"
                          "ALTER TABLE stats DROP COLUMN overhead_milli;"
@@ -700,7 +703,7 @@ def test_point_budget_old_database(env):
     env.stop_admin()
     db = sqlite3.connect(os.path.join(env.tmp, "sds.db"))
     try:
-        eq(db.execute("PRAGMA user_version").fetchone()[0], 4, "schema version after migrating")
+        eq(db.execute("PRAGMA user_version").fetchone()[0], 5, "schema version after migrating")
     finally:
         db.close()
 
@@ -996,6 +999,7 @@ def test_dashboard(env):
         b.js("""(() => {
             const set = (id, v) => { document.getElementById(id).value = v; };
             set('dr-point', 'order'); set('dr-kind', 'error'); set('dr-ratio', '30');
+            set('dr-errno', 'ETIMEDOUT');
             set('dr-for', '60'); set('dr-by', 'ops from the page');
             document.getElementById('dr-start').click(); })()""")
         deadline = time.time() + 20
@@ -1006,8 +1010,9 @@ def test_dashboard(env):
         check(len(drills) == 1, "drill never reached the API; page status: %r"
               % b.js("document.getElementById('status').textContent"))
         d = drills[0]
-        eq((d["point"], d["kind"], d["ratio"], d["started_by"][:17]),
-           ("order", "error", 30, "ops from the page"), "drill started from the page")
+        eq((d["point"], d["kind"], d["ratio"], d["errno"], d["started_by"][:17]),
+           ("order", "error", 30, "ETIMEDOUT", "ops from the page"),
+           "drill started from the page")
         check(58 <= d["expires_at"] - d["created"] <= 60, "drill lasts 60 s")
         r = env.ok("POST", "/heartbeat", heartbeat("web-1", now, {"order": pt(1)}))
         eq([x["id"] for x in r["drills"]], [d["id"]], "heartbeat carries the drill")
@@ -1044,6 +1049,7 @@ TESTS = [test_command_line, test_organisation, test_heartbeat_aggregation, test_
          test_point_budget_state, test_point_budget_old_database, test_dashboard]
 TESTS += COPY_TESTS
 TESTS += ROLE_TESTS
+TESTS += DRILL_ERRNO_TESTS
 import t_pg  # noqa: E402  (its tests use the suite's Env)
 t_pg.T0, t_pg.TOKEN, t_pg.ADMIN = T0, TOKEN, ADMIN
 PG_TESTS = t_pg.PG_TESTS
@@ -1069,7 +1075,7 @@ def main(argv):
         return SUITE.main(argv, lambda name: Env(), preflight)
     # SQLite's own migration test has no PostgreSQL form; said, not skipped silently.
     SUITE.tests = [t for t in TESTS if t is not test_point_budget_old_database] + PG_TESTS
-    print("NOTE: test_point_budget_old_database is SQLite's schema 2 -> 4 migration,"
+    print("NOTE: test_point_budget_old_database is SQLite's schema 2 -> 5 migration,"
           " not run on PostgreSQL (whose schema is test_pg_newer_schema's)")
     if pgtest.available():
         return SUITE.main(argv, lambda name: Env(), preflight)

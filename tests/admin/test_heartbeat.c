@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* Unit tests of common/heartbeat.c: encode, parse, every validation rule. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -352,6 +353,42 @@ static void test_reply(void **state)
 	free(got);
 }
 
+/* An error drill's "errno": out only when set, back as the same errno. */
+static void test_reply_drill_errno(void **state)
+{
+	struct sds_hb_drill d[2] = {
+		{ .id = 7, .point = "fetch", .kind = SDS_DRILL_ERROR, .ratio = 30,
+		  .expires_at = 1700000060, .err = ETIMEDOUT },
+		{ .id = 8, .point = "other", .kind = SDS_DRILL_ERROR, .ratio = 100,
+		  .expires_at = 1700000060 },
+	};
+	struct sds_hb_reply r = { 0 };
+	json_t *a = heartbeat_drills_to_json(d, 2), *doc;
+	const char *bad;
+	char *text;
+
+	doc = json_pack("{s:i, s:b, s:n, s:o}", "version", 1, "changed", 0,
+			"strategies", "drills", a);
+	text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(doc);
+	assert_non_null(strstr(text, "\"errno\":\"ETIMEDOUT\""));
+	assert_null(strstr(strstr(text, "\"other\""), "errno"));
+	assert_int_equal(heartbeat_reply_parse(text, strlen(text), &r, err, sizeof(err)), 0);
+	free(text);
+	assert_int_equal(r.ndrills, 2);
+	assert_int_equal(r.drills[0].err, ETIMEDOUT);
+	assert_int_equal(r.drills[1].err, 0);
+
+	bad = "{\"version\":1,\"changed\":false,\"drills\":[{\"id\":1,\"point\":\"p\","
+	      "\"kind\":\"error\",\"ratio\":3,\"delay_ms\":0,\"expires_at\":9,\"errno\":\"EINTR\"}]}";
+	assert_int_equal(heartbeat_reply_parse(bad, strlen(bad), &r, err, sizeof(err)), -1);
+	assert_string_equal(err, "drills[0].errno must be an errno name (ETIMEDOUT, ...) of an error drill");
+	bad = "{\"version\":1,\"changed\":false,\"drills\":[{\"id\":1,\"point\":\"p\","
+	      "\"kind\":\"delay\",\"ratio\":3,\"delay_ms\":5,\"expires_at\":9,\"errno\":\"EIO\"}]}";
+	assert_int_equal(heartbeat_reply_parse(bad, strlen(bad), &r, err, sizeof(err)), -1);
+	assert_string_equal(err, "drills[0].errno must be an errno name (ETIMEDOUT, ...) of an error drill");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -364,6 +401,7 @@ int main(void)
 		cmocka_unit_test(test_budget_fields),
 		cmocka_unit_test(test_build_field),
 		cmocka_unit_test(test_reply),
+		cmocka_unit_test(test_reply_drill_errno),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -132,16 +132,25 @@ static void test_newer_schema(void **state)
 	need_pg();
 	store_close(st);
 	st = NULL;
-	exec("UPDATE sds_schema SET version = 2");
+	exec("UPDATE sds_schema SET version = 3");
 	assert_null(fixture_open());
-	assert_non_null(strstr(err, ": schema version 2 is newer than this sds-admin knows (1)"));
+	assert_non_null(strstr(err, ": schema version 3 is newer than this sds-admin knows (2)"));
 	assert_non_null(strstr(err, "database '"));
 	got = query("SELECT version FROM sds_schema");
-	assert_string_equal(got, "2");
+	assert_string_equal(got, "3");
 	free(got);
+	/* A schema 1 database (before drills' errno) upgrades at open. */
+	exec("ALTER TABLE drills DROP COLUMN errno");
 	exec("UPDATE sds_schema SET version = 1");
 	st = fixture_open();
 	assert_non_null(st);
+	got = query("SELECT version FROM sds_schema");
+	assert_string_equal(got, "2");
+	free(got);
+	got = query("SELECT count(*) FROM information_schema.columns"
+		    " WHERE table_name = 'drills' AND column_name = 'errno'");
+	assert_string_equal(got, "1");
+	free(got);
 }
 
 int main(void)
