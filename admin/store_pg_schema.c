@@ -4,11 +4,12 @@
  * version, counted in table sds_schema (SQLite's PRAGMA user_version), and
  * the day partitions of the statistics with their retention.
  *
- * The tables are SQLite's (store_sqlite_schema.c, at its version 4) in
- * PostgreSQL's types.  stats and heartbeats are partitioned by range of
- * period_start, one partition per UTC day named stats_pYYYYMMDD and
- * heartbeats_pYYYYMMDD: retention drops whole partitions, which costs
- * nothing however many rows they hold, where DELETE would rewrite them.
+ * The tables are SQLite's (store_sqlite_schema.c: its version 4 is our 1,
+ * its 5 (drills.errno) our 2) in PostgreSQL's types.  stats and
+ * heartbeats are partitioned by range of period_start, one partition per
+ * UTC day named stats_pYYYYMMDD and heartbeats_pYYYYMMDD: retention drops
+ * whole partitions, which costs nothing however many rows they hold,
+ * where DELETE would rewrite them.
  *
  * Several admins may open one database at once: migrations and partition
  * DDL run under one transaction-scoped advisory lock, so they serialize.
