@@ -18,8 +18,9 @@
 #include "pointspec.h"
 
 static const char drill_usage[] =
-"Usage: sds-bpf drill [--group G] [--app NAME] POINT (--error [--errno NAME]\n"
-"                     | --delay-ms N) [--ratio P] --for S\n"
+"Usage: sds-bpf drill [--group G] [--app NAME] POINT --error [--errno NAME]\n"
+"                     [--ratio P] --for S\n"
+"       sds-bpf drill [--group G] [--app NAME] POINT --delay-ms N [--ratio P] --for S\n"
 "       sds-bpf drill [--group G] [--app NAME] POINT --stop\n"
 "\n"
 "Rehearse an outage at guard point POINT: a share P% (default 100) of its\n"
