@@ -116,11 +116,15 @@ $(BENCH_DIR)/bench-bare-up: tools/bench/bare_up.c tools/bench/bare_counts.h \
 	$(CC) -O2 -g $(BENCH_WARN) -I$(BENCH_DIR) -Icommon -o $@ $< \
 		common/preempt.c -lbpf -lelf -lz
 
-$(BENCH_DIR)/bench-guard: tools/bench/guard.c tools/bench/guard_sites.S \
+# guard.c: options and main; one mode in each of guard_cost.c,
+# guard_react.c, guard_exact.c (conc and token).
+BENCH_GUARD_SRCS := tools/bench/guard.c tools/bench/guard_cost.c \
+	tools/bench/guard_react.c tools/bench/guard_exact.c tools/bench/guard_sites.S
+$(BENCH_DIR)/bench-guard: $(BENCH_GUARD_SRCS) tools/bench/guard.h \
 		$(LIBSDS_A) $(LIBSDS_HEADER)
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -D_GNU_SOURCE $(BENCH_WARN) -I$(BUILD)/include -pthread \
-		-o $@ tools/bench/guard.c tools/bench/guard_sites.S $(LIBSDS_A)
+		-o $@ $(BENCH_GUARD_SRCS) $(LIBSDS_A)
 
 # ---- tick lateness under hostile clients (tools/bench/hostile.py) ----------
 # Its TARGET and victim is the hostile suite's loop_victim (hostile.mk).
