@@ -132,7 +132,11 @@ int bg_react(const char *path, int trials, long threshold, long pace_us,
 		if (jitter_us > 0)
 			usleep((useconds_t)((rng * 2685821657736338717ULL >> 11) %
 					    (uint64_t)jitter_us));
-		/* (T+1) passed calls, then up to 2 s for the downgrade */
+		/*
+		 * Call T+1 crosses the threshold: the reaction is from it to the
+		 * first downgraded call, 0 when it is downgraded itself (exact
+		 * trips); up to 2 s after it for the downgrade.
+		 */
 		next = now_ns();
 		deadline = next + 2000000000ULL + (uint64_t)(threshold + 1) * pace_us * 1000;
 		for (;;) {
@@ -142,13 +146,13 @@ int bg_react(const char *path, int trials, long threshold, long pace_us,
 			t = now_ns();
 			down = sds_should_downgrade(p);
 			sds_downgrade_finally(p);
-			calls++;
+			if (++calls == threshold + 1)
+				t_cross = t;
 			if (down) {
 				t_down = t;
 				break;
 			}
-			if (++passed == threshold + 1)
-				t_cross = t;
+			passed++;
 			if (t > deadline)
 				break;
 			next += (uint64_t)pace_us * 1000;

@@ -250,7 +250,8 @@ def main(d, tick_ms):
           "downgraded call")
     print()
     print("`%s` (tick %d ms; a new strategies version and a new point per trial, "
-          "started at a random phase of the tick)" % (cmd(d, "react"), tick_ms))
+          "started at a random phase of the tick; 0 when the crossing call is itself "
+          "the downgraded one, as exact trips make it)" % (cmd(d, "react"), tick_ms))
     print()
     print("| visit_threshold | calls every | trials | p50 | p90 | p99 | max | target | met |")
     print("|---:|---:|---:|---:|---:|---:|---:|---|---|")
