@@ -120,7 +120,7 @@ $(BENCH_DIR)/bench-bare-up: tools/bench/bare_up.c tools/bench/bare_counts.h \
 # guard_react.c, guard_exact.c (conc and token).
 BENCH_GUARD_SRCS := tools/bench/guard.c tools/bench/guard_cost.c \
 	tools/bench/guard_react.c tools/bench/guard_exact.c tools/bench/guard_sites.S
-$(BENCH_DIR)/bench-guard: $(BENCH_GUARD_SRCS) tools/bench/guard.h \
+$(BENCH_DIR)/bench-guard: $(BENCH_GUARD_SRCS) tools/bench/bench_guard.h \
 		$(LIBSDS_A) $(LIBSDS_HEADER)
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -D_GNU_SOURCE $(BENCH_WARN) -I$(BUILD)/include -pthread \

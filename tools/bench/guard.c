@@ -72,7 +72,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "guard.h"
+#include "bench_guard.h"
 
 const char *bg_app = "bench-guard";
 unsigned int bg_threads = 1;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sds.h>
-#include "guard.h"
+#include "bench_guard.h"
 
 void bench_site_a(uint32_t id, uint64_t key);
 void bench_site_b(uint32_t id, uint64_t key);

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sds.h>
-#include "guard.h"
+#include "bench_guard.h"
 
 /* ---- a spinning barrier (lock-step rounds need less than a futex) ------ */
 

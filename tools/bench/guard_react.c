@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sds.h>
-#include "guard.h"
+#include "bench_guard.h"
 
 /* The loader's answer to @req on its control socket, in @buf. */
 static int ctl_ask(const char *req, char *buf, size_t size)

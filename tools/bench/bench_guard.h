@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * guard.h - what the modes of bench-guard share (guard.c: the options,
+ * bench_guard.h - what the modes of bench-guard share (guard.c: the options,
  * main and the usage of every mode; guard_cost.c, guard_react.c,
  * guard_exact.c: one mode each, exact for conc and token).
  */
