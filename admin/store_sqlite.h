@@ -53,7 +53,10 @@ struct app_ref {
 	int64_t active;		/* scheme id */
 };
 
-/* store_sqlite.c: errors, statement cache, transactions, name resolution */
+/*
+ * store_sqlite.c (and store_pg.c: one per engine): Q, dberr, run, lock,
+ * rollback; store_sqlite_rows.c (shared): the rest of this block.
+ */
 void seterr(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Migrate @db's schema forward to this sds-admin's; 0, or -1 with @err (store_sqlite_schema.c). */
