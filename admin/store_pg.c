@@ -108,6 +108,8 @@ static const char *const sql[NQ] = {
 		" ORDER BY id DESC LIMIT $2",
 	[Q_PRUNE_STATS] = "DELETE FROM stats WHERE period_start < $1",
 	[Q_PRUNE_HB] = "DELETE FROM heartbeats WHERE period_start < $1",
+	[Q_PRUNE_HOSTS] = "DELETE FROM hosts WHERE last_seen < $1",
+	[Q_PRUNE_AUDIT] = "DELETE FROM audit WHERE time < $1",
 	[Q_COUNT_GROUPS] = "SELECT count(*) FROM groups",
 	[Q_COUNT_APPS] = "SELECT count(*) FROM apps",
 	[Q_COUNT_HOSTS] = "SELECT count(*) FROM hosts",
@@ -263,7 +265,7 @@ static const struct store_ops pg_ops = {
 	SQ_QUERY_OPS,
 	.heartbeat = pgx_heartbeat,
 	.prune = pgx_prune,
-	.prune_meta = pgx_prune_meta,
+	.prune_meta = sq_prune_meta,	/* store_sqlite_retention.c, shared */
 	/* No stats_scan_apart: one connection per admin, so a scan holds it. */
 };
 

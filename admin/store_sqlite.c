@@ -103,6 +103,8 @@ static const char *const sql[NQ] = {
 		" ORDER BY id DESC LIMIT ?2",
 	[Q_PRUNE_STATS] = "DELETE FROM stats WHERE period_start < ?1",
 	[Q_PRUNE_HB] = "DELETE FROM heartbeats WHERE period_start < ?1",
+	[Q_PRUNE_HOSTS] = "DELETE FROM hosts WHERE last_seen < ?1",
+	[Q_PRUNE_AUDIT] = "DELETE FROM audit WHERE time < ?1",
 	[Q_COUNT_GROUPS] = "SELECT count(*) FROM groups",
 	[Q_COUNT_APPS] = "SELECT count(*) FROM apps",
 	[Q_COUNT_HOSTS] = "SELECT count(*) FROM hosts",
