@@ -167,7 +167,15 @@ int seg_name(struct route *r, int i, const char *what)
 	return 0;
 }
 
-/* An integer query argument; @def when absent. */
+/*
+ * The bound of an integer query argument: JSON's exact integers.  Every
+ * one (times, steps, limits) is far inside it, and the routes add days
+ * and steps to what they get (to - 3600, a range rounded up to its step)
+ * where a value near INT64_MAX would overflow.
+ */
+#define QUERY_INT_MAX	9007199254740991LL	/* 2^53 - 1 */
+
+/* An integer query argument, |x| <= QUERY_INT_MAX; @def when absent. */
 int query_int(struct route *r, const char *key, int64_t def, int64_t *out)
 {
 	const char *v = http_query(r->rq->conn, key);
@@ -180,8 +188,8 @@ int query_int(struct route *r, const char *key, int64_t def, int64_t *out)
 	}
 	errno = 0;
 	x = strtoll(v, &end, 10);
-	if (errno || *end || end == v) {
-		fail(r, 400, "%s must be an integer", key);
+	if (errno || *end || end == v || x > QUERY_INT_MAX || x < -QUERY_INT_MAX) {
+		fail(r, 400, "%s must be an integer, at most 2^53-1 either side of 0", key);
 		return -1;
 	}
 	*out = x;

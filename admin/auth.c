@@ -246,11 +246,12 @@ bool admin_host_ok(const struct admin *ad, const char *host)
 	/* A trailing dot names the same host (an absolute name). */
 	if (l > 1 && name[l - 1] == '.' && name[0] != '[')
 		name[l - 1] = '\0';
+	/* Digits only: strtoul() alone takes "+8887" and " 8887" too. */
 	if (port) {
-		char *e;
-		unsigned long pn = strtoul(port, &e, 10);
+		size_t nd = strspn(port, "0123456789");
+		unsigned long pn = strtoul(port, NULL, 10);
 
-		if (!*port || *e || pn != ad->port)
+		if (!nd || nd > 5 || port[nd] || pn != ad->port)
 			return false;
 	}
 	for (i = 0; i < ad->nallow_host; i++)

@@ -102,8 +102,9 @@ static void default_hosts(struct admin *ad, const char *listen_spec)
 	static const char *const loop[] = { "localhost", "127.0.0.1", "[::1]" };
 	const char *colon = strrchr(listen_spec, ':');
 	char host[INET6_ADDRSTRLEN + 3], err[200];
-	size_t i, hl = colon - listen_spec;
+	size_t i, hl = colon ? (size_t)(colon - listen_spec) : sizeof(host);
 
+	/* No colon: listen_on() refuses the address with its own message. */
 	if (hl < sizeof(host)) {
 		memcpy(host, listen_spec, hl);
 		host[hl] = '\0';
@@ -229,134 +230,183 @@ static long num_opt(const char *opt, const char *v, long lo, long hi)
 	return x;
 }
 
-int main(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "listen", required_argument, NULL, 'l' },
-		{ "db", required_argument, NULL, 'd' },
-		{ "token-file", required_argument, NULL, 't' },
-		{ "heartbeat-token-file", required_argument, NULL, 'H' },
-		{ "read-token-file", required_argument, NULL, 'R' },
-		{ "allow-host", required_argument, NULL, 'A' },
-		{ "max-conns-per-client", required_argument, NULL, 'C' },
-		{ "open-reads", no_argument, NULL, 'o' },
-		{ "protect-reads", no_argument, NULL, 'p' },
-		{ "threads", required_argument, NULL, 'n' },
-		{ "retention-days", required_argument, NULL, 'r' },
-		{ "web-dir", required_argument, NULL, 'w' },
-		{ "js-dir", required_argument, NULL, 'j' },
-		{ "copy-max-amplification", required_argument, NULL, 'a' },
-		{ "ext-list", no_argument, NULL, 'E' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ 0 },
-	};
-	const char *listen_spec = NULL, *db = NULL;
-	static struct admin ad;
-	long threads = 2, retention = 30;
-	char err[STORE_ERR_MAX];
-	struct MHD_Daemon *d;
-	struct timespec tick = { 60, 0 };
-	sigset_t sigs;
-	bool ext_list = false, json = false, operator = false;
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-	int c, fd;
+/* What the command line asks for, beside what goes into struct admin. */
+struct opts {
+	const char *listen;		/* --listen ADDR:PORT */
+	const char *db;			/* --db FILE or URL */
+	long threads;			/* --threads */
+	long retention;			/* --retention-days, 0: keep all */
+	bool ext_list;			/* --ext-list: list and exit */
+	bool json;			/* --json, with --ext-list */
+	bool operator;			/* an operator's --token-file was given */
+};
 
-	ad.web_dir = NULL;
-	ad.js_dir = JS_DIR;
-	ad.max_body = ADMIN_MAX_BODY;
-	ad.copy_max_amp = ADMIN_COPY_MAX_AMP;
-	ad.conns_per_client = ADMIN_CONNS_PER_CLIENT;
-	while ((c = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
+static const struct option long_opts[] = {
+	{ "listen", required_argument, NULL, 'l' },
+	{ "db", required_argument, NULL, 'd' },
+	{ "token-file", required_argument, NULL, 't' },
+	{ "heartbeat-token-file", required_argument, NULL, 'H' },
+	{ "read-token-file", required_argument, NULL, 'R' },
+	{ "allow-host", required_argument, NULL, 'A' },
+	{ "max-conns-per-client", required_argument, NULL, 'C' },
+	{ "open-reads", no_argument, NULL, 'o' },
+	{ "protect-reads", no_argument, NULL, 'p' },
+	{ "threads", required_argument, NULL, 'n' },
+	{ "retention-days", required_argument, NULL, 'r' },
+	{ "web-dir", required_argument, NULL, 'w' },
+	{ "js-dir", required_argument, NULL, 'j' },
+	{ "copy-max-amplification", required_argument, NULL, 'a' },
+	{ "ext-list", no_argument, NULL, 'E' },
+	{ "json", no_argument, NULL, 'J' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ 0 },
+};
+
+/* Option @c (getopt's) with @arg into @ad and @o; dies on a bad value. */
+static void take_opt(struct admin *ad, struct opts *o, int c, const char *arg)
+{
+	char err[200];
+
+	switch (c) {
+	case 'l': o->listen = arg; break;
+	case 'd': o->db = arg; break;
+	case 't':
+		add_token(ad, "--token-file", arg, ADMIN_ROLE_OPERATOR);
+		o->operator = true;
+		break;
+	case 'H': add_token(ad, "--heartbeat-token-file", arg, ADMIN_ROLE_HEARTBEAT); break;
+	case 'R': add_token(ad, "--read-token-file", arg, ADMIN_ROLE_READ); break;
+	case 'A':
+		if (admin_host_allow(ad, arg, err, sizeof(err)))
+			die("--allow-host", err);
+		break;
+	case 'C':
+		ad->conns_per_client = num_opt("--max-conns-per-client", arg, 0, 4096);
+		break;
+	case 'o': ad->protect_reads = false; break;
+	case 'p': ad->protect_reads = true; break;
+	case 'n': o->threads = num_opt("--threads", arg, 1, 64); break;
+	case 'r': o->retention = num_opt("--retention-days", arg, 0, 3650); break;
+	case 'w': ad->web_dir = arg; break;
+	case 'j': ad->js_dir = arg; break;
+	case 'a': ad->copy_max_amp = num_opt("--copy-max-amplification", arg, 1, 1000); break;
+	case 'E': o->ext_list = true; break;
+	case 'J': o->json = true; break;
+	}
+}
+
+/*
+ * The command line into @ad and @o.  -1 to go on, else the exit status:
+ * --help and --version are done (0), an unknown option is 2; a bad value
+ * or a missing option dies with its one line.
+ */
+static int parse_args(int argc, char **argv, struct admin *ad, struct opts *o)
+{
+	int c;
+
+	while ((c = getopt_long(argc, argv, "hV", long_opts, NULL)) != -1) {
 		switch (c) {
-		case 'l': listen_spec = optarg; break;
-		case 'd': db = optarg; break;
-		case 't':
-			add_token(&ad, "--token-file", optarg, ADMIN_ROLE_OPERATOR);
-			operator = true;
-			break;
-		case 'H':
-			add_token(&ad, "--heartbeat-token-file", optarg, ADMIN_ROLE_HEARTBEAT);
-			break;
-		case 'R': add_token(&ad, "--read-token-file", optarg, ADMIN_ROLE_READ); break;
-		case 'A':
-			if (admin_host_allow(&ad, optarg, err, sizeof(err)))
-				die("--allow-host", err);
-			break;
-		case 'C':
-			ad.conns_per_client = num_opt("--max-conns-per-client", optarg, 0, 4096);
-			break;
-		case 'o': ad.protect_reads = false; break;
-		case 'p': ad.protect_reads = true; break;
-		case 'n': threads = num_opt("--threads", optarg, 1, 64); break;
-		case 'r': retention = num_opt("--retention-days", optarg, 0, 3650); break;
-		case 'w': ad.web_dir = optarg; break;
-		case 'j': ad.js_dir = optarg; break;
-		case 'a': ad.copy_max_amp = num_opt("--copy-max-amplification", optarg, 1, 1000); break;
-		case 'E': ext_list = true; break;
-		case 'J': json = true; break;
 		case 'h': fputs(usage, stdout); return 0;
 		case 'V': printf("sds-admin %s\n", SDS_VERSION); return 0;
-		default:
+		case '?':
 			fprintf(stderr, "sds-admin: bad usage: try --help\n");
 			return 2;
+		default: take_opt(ad, o, c, optarg);
 		}
 	}
 	if (optind < argc)
 		die(argv[optind], "unexpected argument (try --help)");
-	sds_ext_set_diag("sds-admin", NULL);
-	if (json && !ext_list)
+	if (o->json && !o->ext_list)
 		die("--json", "goes with --ext-list");
-	if (ext_list) {
-		if (store_ext_register(err, sizeof(err)))
-			die("--ext-list", err);
-		return sds_ext_print(stdout, json) ? 1 : 0;
-	}
-	if (!listen_spec)
+	if (o->ext_list)
+		return -1;
+	if (!o->listen)
 		die("--listen", "missing (e.g. --listen 127.0.0.1:8887)");
-	if (!db)
+	if (!o->db)
 		die("--db", "missing (e.g. --db sds.db)");
-	if (!operator)
+	if (!o->operator)
 		die("--token-file", "missing: writes need an operator's bearer token");
-	default_hosts(&ad, listen_spec);
+	return -1;
+}
+
+/* --ext-list: the store extensions, as text or JSON; the exit status. */
+static int ext_list(bool json)
+{
+	char err[STORE_ERR_MAX];
+
+	if (store_ext_register(err, sizeof(err)))
+		die("--ext-list", err);
+	return sds_ext_print(stdout, json) ? 1 : 0;
+}
+
+/* Serve on @fd until SIGTERM or SIGINT (blocked in @sigs), pruning each minute. */
+static void serve(struct admin *ad, const struct opts *o, int fd, sigset_t *sigs)
+{
+	struct timespec tick = { 60, 0 };
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char err[STORE_ERR_MAX];
+	struct MHD_Daemon *d;
+
+	if (!getsockname(fd, (struct sockaddr *)&ss, &sl))
+		ad->port = ntohs(ss.ss_family == AF_INET6 ?
+				 ((struct sockaddr_in6 *)&ss)->sin6_port :
+				 ((struct sockaddr_in *)&ss)->sin_port);
+	ad->started = (int64_t)time(NULL);
+	d = http_start(ad, fd, (unsigned)o->threads, err, sizeof(err));
+	if (!d)
+		die("http", err);
+	for (;;) {
+		int sig = sigtimedwait(sigs, NULL, &tick);
+
+		if (sig == SIGTERM || sig == SIGINT)
+			break;
+		if (sig < 0 && errno == EAGAIN)
+			prune(ad, o->retention);
+	}
+	/* http_stop() closes the listening socket. */
+	http_stop(ad, d, 10000);
+}
+
+int main(int argc, char **argv)
+{
+	static struct admin ad = {
+		.js_dir = JS_DIR,
+		.max_body = ADMIN_MAX_BODY,
+		.copy_max_amp = ADMIN_COPY_MAX_AMP,
+		.conns_per_client = ADMIN_CONNS_PER_CLIENT,
+	};
+	struct opts o = { .threads = 2, .retention = 30 };
+	char err[STORE_ERR_MAX];
+	sigset_t sigs;
+	int ret, fd;
+
+	ret = parse_args(argc, argv, &ad, &o);
+	if (ret >= 0)
+		return ret;
+	sds_ext_set_diag("sds-admin", NULL);
+	if (o.ext_list)
+		return ext_list(o.json);
+	default_hosts(&ad, o.listen);
 	if (!ad.web_dir)
 		ad.web_dir = web_dir_default();
 
-	/* Signals are taken by sigtimedwait() below, not by handlers; the
-	 * mask is inherited by libmicrohttpd's threads. */
+	/* Signals are taken by sigtimedwait() in serve(), not by handlers;
+	 * the mask is inherited by libmicrohttpd's threads. */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	ad.store = store_open(db, err);
+	ad.store = store_open(o.db, err);
 	/* A URL may hold a password: the store's message names what it can. */
 	if (!ad.store)
-		die(strstr(db, "://") ? "--db" : db, err);
-	prune(&ad, retention);
-	fd = listen_on(listen_spec);
-	if (!getsockname(fd, (struct sockaddr *)&ss, &sl))
-		ad.port = ntohs(ss.ss_family == AF_INET6 ?
-				((struct sockaddr_in6 *)&ss)->sin6_port :
-				((struct sockaddr_in *)&ss)->sin_port);
-	ad.started = (int64_t)time(NULL);
-	d = http_start(&ad, fd, (unsigned)threads, err, sizeof(err));
-	if (!d)
-		die("http", err);
-
-	for (;;) {
-		int sig = sigtimedwait(&sigs, NULL, &tick);
-
-		if (sig == SIGTERM || sig == SIGINT)
-			break;
-		if (sig < 0 && errno == EAGAIN)
-			prune(&ad, retention);
-	}
-	/* http_stop() closes the listening socket. */
-	http_stop(&ad, d, 10000);
+		die(strstr(o.db, "://") ? "--db" : o.db, err);
+	prune(&ad, o.retention);
+	fd = listen_on(o.listen);
+	serve(&ad, &o, fd, &sigs);
 	store_close(ad.store);
 	return 0;
 }

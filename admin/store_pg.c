@@ -108,6 +108,8 @@ static const char *const sql[NQ] = {
 		" ORDER BY id DESC LIMIT $2",
 	[Q_PRUNE_STATS] = "DELETE FROM stats WHERE period_start < $1",
 	[Q_PRUNE_HB] = "DELETE FROM heartbeats WHERE period_start < $1",
+	[Q_PRUNE_HOSTS] = "DELETE FROM hosts WHERE last_seen < $1",
+	[Q_PRUNE_AUDIT] = "DELETE FROM audit WHERE time < $1",
 	[Q_COUNT_GROUPS] = "SELECT count(*) FROM groups",
 	[Q_COUNT_APPS] = "SELECT count(*) FROM apps",
 	[Q_COUNT_HOSTS] = "SELECT count(*) FROM hosts",
@@ -208,15 +210,6 @@ sqlite3_stmt *Q(struct pg_store *s, int id)
 	return q;
 }
 
-sqlite3_stmt *Qk(struct pg_store *s, int id, int64_t key)
-{
-	sqlite3_stmt *q = Q(s, id);
-
-	if (q)
-		pgc_bind_int64(q, 1, key);
-	return q;
-}
-
 int dberr(struct pg_store *s, char *err)
 {
 	seterr(err, "database: %s", s->db->msg[0] ? s->db->msg : "out of memory");
@@ -238,34 +231,10 @@ int run(struct pg_store *s, sqlite3_stmt *q, char *err)
 	return !strcmp(s->db->sqlstate, "23505") ? STORE_EXISTS : dberr(s, err);
 }
 
-int exec0(struct pg_store *s, int id, char *err)
-{
-	return run(s, Q(s, id), err);
-}
-
 void lock(struct store *st)
 {
 	pthread_mutex_lock(&SS(st)->lock);
 	pgx_alive(SS(st));
-}
-
-void unlock(struct store *st)
-{
-	pthread_mutex_unlock(&SS(st)->lock);
-}
-
-int begin(struct pg_store *s, char *err)
-{
-	return exec0(s, Q_BEGIN, err);
-}
-
-int commit(struct pg_store *s, char *err)
-{
-	int ret = exec0(s, Q_COMMIT, err);
-
-	if (ret)
-		exec0(s, Q_ROLLBACK, NULL);
-	return ret;
 }
 
 void rollback(struct pg_store *s)
@@ -274,22 +243,7 @@ void rollback(struct pg_store *s)
 		exec0(s, Q_ROLLBACK, NULL);
 }
 
-/* Name resolution, audit rows and row helpers: store_sqlite_rows.c, shared. */
-
-/* Bump the app's version, atomically (UPDATE ... RETURNING); *version gets it. */
-int bump(struct pg_store *s, int64_t app, int64_t *version, char *err)
-{
-	sqlite3_stmt *q = Qk(s, Q_APP_BUMP, app);
-	int rc;
-
-	if (!q)
-		return dberr(s, err);
-	rc = pgc_step(q);
-	if (rc == SQLITE_ROW && version)
-		*version = pgc_column_int64(q, 0);
-	pgc_reset(q);
-	return rc == SQLITE_ROW ? 0 : dberr(s, err);
-}
+/* Qk, exec0, unlock, begin, commit, bump and the row helpers: store_sqlite_rows.c, shared. */
 
 /* ---- open --------------------------------------------------------------- */
 
@@ -311,7 +265,7 @@ static const struct store_ops pg_ops = {
 	SQ_QUERY_OPS,
 	.heartbeat = pgx_heartbeat,
 	.prune = pgx_prune,
-	.prune_meta = pgx_prune_meta,
+	.prune_meta = sq_prune_meta,	/* store_sqlite_retention.c, shared */
 	/* No stats_scan_apart: one connection per admin, so a scan holds it. */
 };
 

@@ -38,9 +38,6 @@ int pgx_prune(struct store *st, int64_t before, char *err);
 /* Run @sql (no parameters, no rows wanted); 0 or STORE_ERROR with @err. */
 int pgx_exec(struct pgx_store *p, const char *sql, char *err);
 
-/* store_pg_retention.c: hosts and audit rows forgotten */
-int pgx_prune_meta(struct store *st, int64_t before, char *err);
-
 /* store_pg_hb.c */
 int pgx_heartbeat(struct store *st, const struct sds_heartbeat *hb,
 		  int64_t now, struct store_hb_result *res, char *err);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * store_pg_compat.h - the PostgreSQL store runs the SQLite store's query
- * logic (store_sqlite_{rows,org,schemes,drills,stats,copy,copy_servers}.c),
+ * logic (store_sqlite_{rows,org,schemes,drills,stats,copy,copy_servers,
+ * retention}.c),
  * compiled a second time with this header forced in first (admin.mk).
  *
  * Why: both engines must give the same API results, exactly; one copy of
@@ -158,6 +159,7 @@ int pgc_result(struct pgc_db *db, PGresult *r);
 #define sq_app_delete		pg_app_delete
 #define sq_audit		pg_audit
 #define sq_audit_denied		pg_audit_denied
+#define sq_prune_meta		pg_prune_meta
 #define sq_scheme_list		pg_scheme_list
 #define sq_scheme_get		pg_scheme_get
 #define sq_scheme_create	pg_scheme_create

@@ -14,3 +14,4 @@
 #include "store_sqlite_stats.c"
 #include "store_sqlite_copy.c"
 #include "store_sqlite_copy_servers.c"
+#include "store_sqlite_retention.c"

@@ -103,6 +103,8 @@ static const char *const sql[NQ] = {
 		" ORDER BY id DESC LIMIT ?2",
 	[Q_PRUNE_STATS] = "DELETE FROM stats WHERE period_start < ?1",
 	[Q_PRUNE_HB] = "DELETE FROM heartbeats WHERE period_start < ?1",
+	[Q_PRUNE_HOSTS] = "DELETE FROM hosts WHERE last_seen < ?1",
+	[Q_PRUNE_AUDIT] = "DELETE FROM audit WHERE time < ?1",
 	[Q_COUNT_GROUPS] = "SELECT count(*) FROM groups",
 	[Q_COUNT_APPS] = "SELECT count(*) FROM apps",
 	[Q_COUNT_HOSTS] = "SELECT count(*) FROM hosts",
@@ -180,20 +182,6 @@ sqlite3_stmt *Q(struct sqlite_store *s, int id)
 	return q;
 }
 
-/*
- * The cached statement @id with ?1 bound to @key, or NULL.  Most queries
- * are keyed by one row id; run(), rows() and one() take the NULL and report
- * the database error, so a caller with one key needs no check of its own.
- */
-sqlite3_stmt *Qk(struct sqlite_store *s, int id, int64_t key)
-{
-	sqlite3_stmt *q = Q(s, id);
-
-	if (q)
-		sqlite3_bind_int64(q, 1, key);
-	return q;
-}
-
 int dberr(struct sqlite_store *s, char *err)
 {
 	seterr(err, "database: %s", sqlite3_errmsg(s->db));
@@ -219,33 +207,9 @@ int run(struct sqlite_store *s, sqlite3_stmt *q, char *err)
 	return 0;
 }
 
-int exec0(struct sqlite_store *s, int id, char *err)
-{
-	return run(s, Q(s, id), err);
-}
-
 void lock(struct store *st)
 {
 	pthread_mutex_lock(&SS(st)->lock);
-}
-
-void unlock(struct store *st)
-{
-	pthread_mutex_unlock(&SS(st)->lock);
-}
-
-int begin(struct sqlite_store *s, char *err)
-{
-	return exec0(s, Q_BEGIN, err);
-}
-
-int commit(struct sqlite_store *s, char *err)
-{
-	int ret = exec0(s, Q_COMMIT, err);
-
-	if (ret)
-		exec0(s, Q_ROLLBACK, NULL);
-	return ret;
 }
 
 void rollback(struct sqlite_store *s)
@@ -254,28 +218,7 @@ void rollback(struct sqlite_store *s)
 		exec0(s, Q_ROLLBACK, NULL);
 }
 
-/* Name resolution, audit rows and row helpers: store_sqlite_rows.c. */
-
-/* Bump the app's version; *version gets the new one. */
-int bump(struct sqlite_store *s, int64_t app, int64_t *version, char *err)
-{
-	sqlite3_stmt *q = Q(s, Q_APP_BUMP);
-	int rc;
-
-	if (!q)
-		return dberr(s, err);
-	sqlite3_bind_int64(q, 1, app);
-	rc = sqlite3_step(q);
-	if (rc != SQLITE_ROW) {
-		sqlite3_reset(q);
-		return dberr(s, err);
-	}
-	if (version)
-		*version = sqlite3_column_int64(q, 0);
-	sqlite3_step(q);
-	sqlite3_reset(q);
-	return 0;
-}
+/* Qk, exec0, unlock, begin, commit, bump and the row helpers: store_sqlite_rows.c. */
 
 static void sq_close(struct store *st)
 {

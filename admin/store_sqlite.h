@@ -26,7 +26,7 @@ enum {
 	Q_HB_INS, Q_STAT_INS, Q_HOST_UPSERT,
 	Q_HOST_LIST, Q_STAT_SCAN, Q_STAT_SCAN_POINT, Q_POINT_LIST, Q_EVENTS,
 	Q_AUDIT_INS, Q_AUDIT_LIST,
-	Q_PRUNE_STATS, Q_PRUNE_HB,
+	Q_PRUNE_STATS, Q_PRUNE_HB, Q_PRUNE_HOSTS, Q_PRUNE_AUDIT,
 	Q_COUNT_GROUPS, Q_COUNT_APPS, Q_COUNT_HOSTS,
 	Q_DEL_APP_STATS, Q_DEL_APP_HB, Q_DEL_APP_HOSTS, Q_DEL_APP_AUDIT,
 	Q_DEL_APP_SCHEMES, Q_DEL_APP_STRATS,
@@ -53,7 +53,10 @@ struct app_ref {
 	int64_t active;		/* scheme id */
 };
 
-/* store_sqlite.c: errors, statement cache, transactions, name resolution */
+/*
+ * store_sqlite.c (and store_pg.c: one per engine): Q, dberr, run, lock,
+ * rollback; store_sqlite_rows.c (shared): the rest of this block.
+ */
 void seterr(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Migrate @db's schema forward to this sds-admin's; 0, or -1 with @err (store_sqlite_schema.c). */

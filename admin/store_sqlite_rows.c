@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * store_sqlite_rows.c - what every query file of the store leans on:
- * error text, text binds and columns, names resolved to ids (group, app,
- * scheme), audit rows, and a statement's rows as JSON.
+ * error text, keyed statements, transactions, version bumps, text binds
+ * and columns, names resolved to ids (group, app, scheme), audit rows, and
+ * a statement's rows as JSON.  What differs per engine (the statement
+ * cache Q(), run()'s error mapping, lock() and rollback()) is in
+ * store_sqlite.c and store_pg.c.
  *
  * Engine-neutral through the sqlite3_* calls it makes: compiled as is for
  * SQLite, and a second time over libpq for PostgreSQL (store_pg_shared.c,
@@ -26,6 +29,62 @@ void seterr(char *err, const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * The cached statement @id with ?1 bound to @key, or NULL.  Most queries
+ * are keyed by one row id; run(), rows() and one() take the NULL and report
+ * the database error, so a caller with one key needs no check of its own.
+ */
+sqlite3_stmt *Qk(struct sqlite_store *s, int id, int64_t key)
+{
+	sqlite3_stmt *q = Q(s, id);
+
+	if (q)
+		sqlite3_bind_int64(q, 1, key);
+	return q;
+}
+
+int exec0(struct sqlite_store *s, int id, char *err)
+{
+	return run(s, Q(s, id), err);
+}
+
+void unlock(struct store *st)
+{
+	pthread_mutex_unlock(&SS(st)->lock);
+}
+
+int begin(struct sqlite_store *s, char *err)
+{
+	return exec0(s, Q_BEGIN, err);
+}
+
+int commit(struct sqlite_store *s, char *err)
+{
+	int ret = exec0(s, Q_COMMIT, err);
+
+	if (ret)
+		exec0(s, Q_ROLLBACK, NULL);
+	return ret;
+}
+
+/*
+ * Bump the app's version (UPDATE ... RETURNING: atomic on both engines,
+ * whose changes are all made by the first step); *version gets the new one.
+ */
+int bump(struct sqlite_store *s, int64_t app, int64_t *version, char *err)
+{
+	sqlite3_stmt *q = Qk(s, Q_APP_BUMP, app);
+	int rc;
+
+	if (!q)
+		return dberr(s, err);
+	rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW && version)
+		*version = sqlite3_column_int64(q, 0);
+	sqlite3_reset(q);
+	return rc == SQLITE_ROW ? 0 : dberr(s, err);
+}
+
 void bind_text(sqlite3_stmt *q, int i, const char *t)
 {
 	sqlite3_bind_text(q, i, t ? t : "", -1, SQLITE_STATIC);
@@ -38,6 +97,19 @@ const char *col_text(sqlite3_stmt *q, int i)
 	return t ? (const char *)t : "";
 }
 
+/* The id in column 0 of @q's one row: 0, STORE_NOTFOUND (no row, no message) or STORE_ERROR. */
+static int id_row(struct sqlite_store *s, sqlite3_stmt *q, int64_t *id, char *err)
+{
+	int rc = sqlite3_step(q);
+
+	if (rc == SQLITE_ROW)
+		*id = sqlite3_column_int64(q, 0);
+	sqlite3_reset(q);
+	if (rc == SQLITE_ROW)
+		return 0;
+	return rc == SQLITE_DONE ? STORE_NOTFOUND : dberr(s, err);
+}
+
 int group_id(struct sqlite_store *s, const char *g, int64_t *id, char *err)
 {
 	sqlite3_stmt *q = Q(s, Q_GROUP_ID);
@@ -46,17 +118,10 @@ int group_id(struct sqlite_store *s, const char *g, int64_t *id, char *err)
 	if (!q)
 		return dberr(s, err);
 	bind_text(q, 1, g);
-	rc = sqlite3_step(q);
-	if (rc == SQLITE_ROW) {
-		*id = sqlite3_column_int64(q, 0);
-		sqlite3_reset(q);
-		return 0;
-	}
-	sqlite3_reset(q);
-	if (rc != SQLITE_DONE)
-		return dberr(s, err);
-	seterr(err, "group '%s' not found", g);
-	return STORE_NOTFOUND;
+	rc = id_row(s, q, id, err);
+	if (rc == STORE_NOTFOUND)
+		seterr(err, "group '%s' not found", g);
+	return rc;
 }
 
 int app_ref(struct sqlite_store *s, const char *g, const char *a,
@@ -94,17 +159,10 @@ int scheme_id(struct sqlite_store *s, int64_t app, const char *name,
 		return dberr(s, err);
 	sqlite3_bind_int64(q, 1, app);
 	bind_text(q, 2, name);
-	rc = sqlite3_step(q);
-	if (rc == SQLITE_ROW) {
-		*id = sqlite3_column_int64(q, 0);
-		sqlite3_reset(q);
-		return 0;
-	}
-	sqlite3_reset(q);
-	if (rc != SQLITE_DONE)
-		return dberr(s, err);
-	seterr(err, "scheme '%s' not found", name);
-	return STORE_NOTFOUND;
+	rc = id_row(s, q, id, err);
+	if (rc == STORE_NOTFOUND)
+		seterr(err, "scheme '%s' not found", name);
+	return rc;
 }
 
 int audit_add(struct sqlite_store *s, int64_t app, const char *action,

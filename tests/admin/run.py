@@ -519,6 +519,16 @@ def test_bad_inputs(env):
                      ("from=100&to=50", "from"), ("from=0&to=99999999", "from/to"),
                      ("step=10&from=0&to=86400", "step"), ("point=a%20b", "point")]:
         env.bad("GET", APP + "/stats?" + q, field=field)
+    # Near INT64_MAX, to's rounding up to the step, or from's default
+    # (to - 3600), would overflow: refused where the number is read.
+    for q, key in [("from=9223372036854775000&to=9223372036854775807", "to"),
+                   ("to=-9223372036854775808", "to"), ("from=-9007199254740992", "from")]:
+        eq(env.bad("GET", APP + "/stats?" + q)["error"],
+           "%s must be an integer, at most 2^53-1 either side of 0" % key, q)
+    eq(env.bad("GET", APP + "/events?to=-9223372036854775807")["error"],
+       "to must be an integer, at most 2^53-1 either side of 0", "events' to")
+    eq(env.ok("GET", APP + "/stats?from=9007199254739991&to=9007199254740991&step=10")
+       ["step"], 10, "the bound itself")
     env.bad("GET", APP + "/events?limit=0", field="limit")
     env.bad("GET", APP + "/audit?limit=x", field="limit")
     env.bad("POST", "/groups", raw=b"name=x", headers={"Content-Type": "text/plain"}, want=415)

@@ -199,7 +199,8 @@ def test_host_header(env):
              ("[fd00::1]:%d" % p, 200),
              ("evil.example", 421), ("evil.example:%d" % p, 421),
              ("127.0.0.1:%d" % (p + 1), 421), ("localhost:", 421),
-             ("localhost:%dx" % p, 421), ("admin.example.evil", 421),
+             ("localhost:%dx" % p, 421), ("localhost:+%d" % p, 421),
+             ("localhost:-%d" % p, 421), ("admin.example.evil", 421),
              ("127.0.0.1.nip.io", 421), ("[::2]", 421), ("", 421)]
     for host, want in cases:
         for path in ("/api/v1/apps", "/", "/metrics"):
@@ -214,7 +215,7 @@ def test_host_header(env):
     eq(raw_status(p, b"GET /healthz HTTP/1.1\r\nHost: lb.internal\r\nConnection: close\r\n\r\n"),
        200, "/healthz, any Host")
     m = env.req("GET", "/metrics", token=False)[1]
-    n = 9 * 3 + 2
+    n = 11 * 3 + 2      # the 421 cases on three paths, the POST, HTTP/1.0
     check("sds_admin_misdirected_total %d\n" % n in m, "metrics: %d misdirected:\n%s" % (n, m))
     env.stop_admin()
     # A malformed --allow-host is refused.
