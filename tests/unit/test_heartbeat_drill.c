@@ -3,7 +3,7 @@
  * Unit tests of common/heartbeat_drill.c: the reply's "drills" as every
  * loader parses them from the admin — each field's bound, the optional
  * "errno" (an error drill's, one of errnames.c's), the array's size, and
- * the round trip of what sds-admin writes.
+ * the round trip of what sds-admin writes; and errnames.c's list of names.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errnames.h"
 #include "heartbeat.h"
 
 static struct sds_hb_reply r;
@@ -136,6 +137,23 @@ static void test_round_trip(void **state)
 	assert_memory_equal(&r.drills[1], &d[1], sizeof(d[1]));
 }
 
+/* The names the messages list are the table's, in its order, cut to fit. */
+static void test_errno_names(void **state)
+{
+	char all[512], cut[20];
+
+	sds_errno_names(all, sizeof(all));
+	assert_string_equal(all, "ECONNREFUSED, ECONNRESET, ECONNABORTED, ETIMEDOUT, "
+			    "EHOSTUNREACH, ENETUNREACH, ENETDOWN, EHOSTDOWN, EPIPE, EIO, "
+			    "EACCES, EPERM, ENOENT, ENOSPC, EROFS, EMFILE, ENFILE, ENOMEM, "
+			    "EBUSY");
+	sds_errno_names(cut, sizeof(cut));
+	assert_string_equal(cut, "ECONNREFUSED, ECONN");
+	assert_int_equal(sds_errno_parse("EBUSY"), EBUSY);
+	assert_int_equal(sds_errno_parse("EINTR"), 0);
+	assert_string_equal(sds_errno_name(EAGAIN), "?");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -143,6 +161,7 @@ int main(void)
 		cmocka_unit_test(test_bad_fields),
 		cmocka_unit_test(test_too_many),
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_errno_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
