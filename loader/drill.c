@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include "cmd.h"
+#include "errnames.h"
 #include "failfast.h"
 #include "heartbeat.h"
 #include "loader.h"
@@ -171,7 +172,7 @@ json_t *drill__json(struct loader *l, int id, uint64_t now_ns)
 	/* Only a drill that names its own errno says so: others use the point's. */
 	if (o && r->err)
 		json_object_set_new(o, "errno",
-				    json_string(failfast_errno_name(r->err)));
+				    json_string(sds_errno_name(r->err)));
 	return o;
 }
 
@@ -203,14 +204,14 @@ char *drill__request(struct loader *l, const char *args)
 	n = 0;
 	if (sscanf(args, "%65s %15s %lu %lu %lu%n", name, kind, &ratio,
 		   &delay_ms, &for_s, &n) != 5 || !n ||
-	    (args[n] && (sscanf(args + n, " %23s%n", ename, &m) != 1 ||
-			 args[n + m])))
+	    (args[n] && (args[n] != ' ' ||
+			 sscanf(args + n, " %23s%n", ename, &m) != 1 || args[n + m])))
 		return reply_err("expected 'drill POINT error|delay RATIO DELAY_MS FOR_S [ERRNO]' or 'drill POINT stop'");
 	d.kind = kind_parse(kind);
 	if (!d.kind)
 		return reply_err("drill kind must be error or delay");
 	if (m) {
-		d.err = failfast_errno_parse(ename);
+		d.err = sds_errno_parse(ename);
 		if (!d.err)
 			return reply_err("unknown errno name (ECONNREFUSED, ECONNRESET, ETIMEDOUT, EHOSTUNREACH, EIO, EACCES, ...: docs/FAILFAST.md)");
 		if (d.kind != SDS_DRILL_ERROR)
