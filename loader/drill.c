@@ -258,9 +258,18 @@ void drill__apply_admin(struct loader *l, const struct sds_hb_drill *dr, int n,
 	}
 	for (i = 0; i < n; i++) {
 		struct drill_run d = {};
+		int64_t left_s = dr[i].expires_at - now_unix;
 
-		if (dr[i].expires_at <= now_unix)
+		if (left_s <= 0)
 			continue;
+		/*
+		 * The reply may say up to 2^40 s: with an admin whose clock
+		 * is far ahead, or a reply not from sds-admin, left_s * 1e9
+		 * would wrap.  A drill ends within DRILL_MAX_S, whoever
+		 * started it, as sds-admin's own duration_s allows.
+		 */
+		if (left_s > DRILL_MAX_S)
+			left_s = DRILL_MAX_S;
 		id = probes__find(&l->probes, dr[i].point);
 		if (id >= 0 && l->run[id].drill.kind &&
 		    l->run[id].drill.admin_id == dr[i].id)
@@ -268,8 +277,7 @@ void drill__apply_admin(struct loader *l, const struct sds_hb_drill *dr, int n,
 		d.kind = dr[i].kind;
 		d.ratio = dr[i].ratio;
 		d.delay_ns = (uint64_t)dr[i].delay_ms * 1000000ULL;
-		d.expires_ns = now_ns + (uint64_t)(dr[i].expires_at - now_unix) *
-					1000000000ULL;
+		d.expires_ns = now_ns + (uint64_t)left_s * 1000000000ULL;
 		d.admin_id = dr[i].id;
 		d.err = dr[i].err;	/* 0: the point's own errno */
 		if (drill__start(l, dr[i].point, true, &d, err, sizeof(err)))
