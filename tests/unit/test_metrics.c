@@ -80,6 +80,7 @@ static void setup_two_points(void)
 	d.pts[0].hist[22] = 200;	/* [4.19, 8.39) ms */
 	d.pts[0].hist[36] = 20;		/* [68.7, 137) s: only +Inf */
 	d.pts[0].hist[63] = 3;
+	d.pts[0].concurrency = -2;	/* an int64_t gauge: printed signed */
 	strcpy(d.pts[1].name, "go_handler");
 	d.pts[1].guard = true;
 	d.pts[1].latency = false;	/* as if entry-only: no histogram */
@@ -98,7 +99,7 @@ static void test_counters_and_gauges(void **state)
 	assert_line(t, "sds_point_timeouts_total{" PAY "} 3");
 	assert_line(t, "sds_point_downgrades_total{" PAY "} 4");
 	assert_line(t, "sds_point_concurrency{" GO "} 7");
-	assert_line(t, "sds_point_concurrency{" PAY "} 0");
+	assert_line(t, "sds_point_concurrency{" PAY "} -2");
 	assert_line(t, "sds_point_downgraded{" GO "} 1");
 	assert_line(t, "sds_point_downgraded{" PAY "} 0");
 	/* Seven families, each announced once. */
