@@ -112,7 +112,7 @@ int do_drill(int argc, char **argv)
 
 				sds_errno_names(names, sizeof(names));
 				return cmd_err("drill: unknown --errno '%s' (%s)", optarg,
-					       names), 1;
+					       names);
 			}
 			o.errno_name = optarg;
 			break;
