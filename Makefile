@@ -123,6 +123,8 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(TBUILD)/unit/%,$(UNIT_SRCS))
 # names the module here: UNIT_EXTRA_<test> (and depends on it).
 UNIT_EXTRA_test_uplink := loader/uplink.c loader/uplink_pick.c loader/hostid.c $(LOADER_USRC)
 $(TBUILD)/unit/test_uplink: loader/uplink.c loader/uplink_pick.c loader/hostid.c $(LOADER_USRC)
+UNIT_EXTRA_test_hostid := loader/hostid.c
+$(TBUILD)/unit/test_hostid: loader/hostid.c
 UNIT_EXTRA_test_lbpub := loader/lbpub.c
 $(TBUILD)/unit/test_lbpub: loader/lbpub.c
 UNIT_EXTRA_test_metrics := loader/metrics_text.c

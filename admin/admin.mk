@@ -11,7 +11,7 @@
 #   make admin-bench         heartbeats/s, p50, p99 on loopback
 
 ADMIN_SRCS   := $(wildcard admin/*.c)
-ADMIN_COMMON := common/strategy.c common/names.c common/errnames.c common/window.c common/heartbeat.c common/heartbeat_copy.c common/sdsjson.c \
+ADMIN_COMMON := common/strategy.c common/names.c common/errnames.c common/window.c common/heartbeat.c common/heartbeat_copy.c common/heartbeat_drill.c common/sdsjson.c \
 		common/ext.c common/ext_load.c common/ext_print.c common/tokfile.c
 ADMIN_LIBS   := -lmicrohttpd -ljansson -lsqlite3 -lpq -lpthread -lm
 ADMIN_OBJ    := $(BUILD)/obj/admin

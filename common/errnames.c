@@ -3,6 +3,7 @@
  * errnames.c - the failfast errno names (errnames.h).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include "errnames.h"
 
@@ -42,4 +43,19 @@ int sds_errno_parse(const char *name)
 		if (!strcmp(sds_errnos[i].name, name))
 			return sds_errnos[i].err;
 	return 0;
+}
+
+void sds_errno_names(char *buf, size_t len)
+{
+	size_t i, at = 0;
+	int n;
+
+	buf[0] = '\0';
+	for (i = 0; i < SDS_ERRNOS_N && at < len; i++) {
+		n = snprintf(buf + at, len - at, "%s%s", i ? ", " : "",
+			     sds_errnos[i].name);
+		if (n < 0)
+			break;
+		at += n;
+	}
 }

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "errnames.h"
 #include "heartbeat.h"
 #include "sdsjson.h"
 #include "names.h"
@@ -439,105 +438,6 @@ json_t *heartbeat_reply_to_json(int64_t version, bool changed,
 			 "changed", changed, "strategies", st, "drills");
 }
 
-json_t *heartbeat_drills_to_json(const struct sds_hb_drill *d, int n)
-{
-	json_t *a = json_array();
-	int i;
-
-	for (i = 0; a && i < n; i++) {
-		json_t *o = json_pack("{s:I, s:s, s:s, s:i, s:I, s:I}",
-			"id", (json_int_t)d[i].id, "point", d[i].point,
-			"kind", d[i].kind == SDS_DRILL_DELAY ? "delay" : "error",
-			"ratio", (int)d[i].ratio,
-			"delay_ms", (json_int_t)d[i].delay_ms,
-			"expires_at", (json_int_t)d[i].expires_at);
-
-		/* Only a drill that names an errno says so: older loaders never see it. */
-		if (o && d[i].err)
-			json_object_set_new(o, "errno",
-					    json_string(sds_errno_name(d[i].err)));
-		json_array_append_new(a, o);
-	}
-	return a;
-}
-
-static int int_in(json_t *o, const char *key, int64_t min, int64_t max,
-		  int64_t *out)
-{
-	json_t *v = json_object_get(o, key);
-
-	if (!json_is_integer(v) || json_integer_value(v) < min ||
-	    json_integer_value(v) > max)
-		return -1;
-	*out = json_integer_value(v);
-	return 0;
-}
-
-/* A drill's optional "errno": absent or null is the point's own. */
-static int drill_errno_from_json(json_t *o, size_t i, struct sds_hb_drill *d,
-				 char *err, size_t errlen)
-{
-	json_t *v = json_object_get(o, "errno");
-
-	if (!v || json_is_null(v))
-		return 0;
-	if (json_is_string(v))
-		d->err = sds_errno_parse(json_string_value(v));
-	if (!d->err || d->kind != SDS_DRILL_ERROR) {
-		snprintf(err, errlen,
-			 "drills[%zu].errno must be an errno name (ETIMEDOUT, ...) of an error drill", i);
-		d->err = 0;
-		return -1;
-	}
-	return 0;
-}
-
-/* One entry of a reply's "drills"; @err names the field. */
-static int drill_from_json(json_t *o, size_t i, struct sds_hb_drill *d,
-			   char *err, size_t errlen)
-{
-	const char *point, *kind;
-	int64_t ratio;
-
-	memset(d, 0, sizeof(*d));
-	if (!json_is_object(o)) {
-		snprintf(err, errlen, "drills[%zu] must be an object", i);
-		return -1;
-	}
-	point = json_string_value(json_object_get(o, "point"));
-	kind = json_string_value(json_object_get(o, "kind"));
-	if (int_in(o, "id", 1, INT64_MAX, &d->id)) {
-		snprintf(err, errlen, "drills[%zu].id must be a positive integer", i);
-		return -1;
-	}
-	if (!point || !sds_point_name_valid(point)) {
-		snprintf(err, errlen, "drills[%zu].point: bad name", i);
-		return -1;
-	}
-	snprintf(d->point, sizeof(d->point), "%s", point);
-	if (!kind || (strcmp(kind, "error") && strcmp(kind, "delay"))) {
-		snprintf(err, errlen, "drills[%zu].kind must be \"error\" or \"delay\"", i);
-		return -1;
-	}
-	d->kind = strcmp(kind, "error") ? SDS_DRILL_DELAY : SDS_DRILL_ERROR;
-	if (int_in(o, "ratio", 0, 100, &ratio)) {
-		snprintf(err, errlen, "drills[%zu].ratio must be an integer 0..100", i);
-		return -1;
-	}
-	d->ratio = ratio;
-	if (int_in(o, "delay_ms", 0, SDS_HB_DRILL_DELAY_MAX, &d->delay_ms) ||
-	    (d->kind == SDS_DRILL_DELAY && d->delay_ms < 1)) {
-		snprintf(err, errlen, "drills[%zu].delay_ms must be an integer %d..%d",
-			 i, d->kind == SDS_DRILL_DELAY, SDS_HB_DRILL_DELAY_MAX);
-		return -1;
-	}
-	if (int_in(o, "expires_at", 0, SDS_HB_TIME_MAX, &d->expires_at)) {
-		snprintf(err, errlen, "drills[%zu].expires_at must be Unix seconds", i);
-		return -1;
-	}
-	return drill_errno_from_json(o, i, d, err, errlen);
-}
-
 int heartbeat_reply_parse(const char *text, size_t len, struct sds_hb_reply *r,
 			  char *err, size_t errlen)
 {
@@ -566,19 +466,8 @@ int heartbeat_reply_parse(const char *text, size_t len, struct sds_hb_reply *r,
 		goto out;
 	}
 	r->changed = json_is_true(v);
-	v = json_object_get(doc, "drills");
-	if (v && !json_is_array(v)) {
-		snprintf(err, errlen, "drills must be an array");
+	if (heartbeat_drills_from_json(json_object_get(doc, "drills"), r, err, errlen))
 		goto out;
-	}
-	if (v && json_array_size(v) > SDS_HB_MAX_DRILLS) {
-		snprintf(err, errlen, "drills: at most %d", SDS_HB_MAX_DRILLS);
-		goto out;
-	}
-	for (r->ndrills = 0; v && (size_t)r->ndrills < json_array_size(v); r->ndrills++)
-		if (drill_from_json(json_array_get(v, r->ndrills), r->ndrills,
-				    &r->drills[r->ndrills], err, errlen))
-			goto out;
 	v = json_object_get(doc, "copy");
 	if (v) {
 		if (heartbeat_copy_from_json(v, &r->copy, err, errlen))

@@ -185,6 +185,12 @@ json_t *heartbeat_reply_to_json(int64_t version, bool changed,
 				const struct sds_strategies *s);
 /* The "drills" array of a reply (new reference; NULL: out of memory). */
 json_t *heartbeat_drills_to_json(const struct sds_hb_drill *d, int n);
+/*
+ * A reply's "drills" (@v; NULL: none) into @r->drills and @r->ndrills
+ * (heartbeat_drill.c); -1 with @err naming the field.
+ */
+int heartbeat_drills_from_json(json_t *v, struct sds_hb_reply *r, char *err,
+			       size_t errlen);
 
 /*
  * Parse a reply.  If it carries strategies and @r->strategies is non-NULL,

@@ -42,7 +42,8 @@ static int mode_ok(const char *opt, const char *path, const struct stat *st,
 int sds_token_file_read(const char *opt, const char *path, char *out,
 			char *err, size_t errlen)
 {
-	char buf[SDS_TOKEN_MAX + 2];
+	/* Room for the longest token and the white space around it. */
+	char buf[SDS_TOKEN_MAX + 64];
 	size_t start = 0, i;
 	struct stat st;
 	ssize_t n;
@@ -69,11 +70,9 @@ int sds_token_file_read(const char *opt, const char *path, char *out,
 		snprintf(err, errlen, "%s %s: %s", opt, path, strerror(errno));
 		return -1;
 	}
-	if (n > SDS_TOKEN_MAX) {
-		snprintf(err, errlen, "%s %s: token longer than %d bytes", opt, path,
-			 SDS_TOKEN_MAX);
-		return -1;
-	}
+	/* A full buffer: the file may go on, past any token we take. */
+	if ((size_t)n == sizeof(buf) - 1)
+		goto too_long;
 	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ' ||
 		     buf[n - 1] == '\t'))
 		n--;
@@ -84,6 +83,8 @@ int sds_token_file_read(const char *opt, const char *path, char *out,
 		snprintf(err, errlen, "%s %s: no token in the file", opt, path);
 		return -1;
 	}
+	if (n - start > SDS_TOKEN_MAX)
+		goto too_long;
 	for (i = start; i < (size_t)n; i++) {
 		if ((unsigned char)buf[i] < 0x21 || (unsigned char)buf[i] > 0x7e) {
 			snprintf(err, errlen,
@@ -95,4 +96,8 @@ int sds_token_file_read(const char *opt, const char *path, char *out,
 	memcpy(out, buf + start, n - start);
 	out[n - start] = '\0';
 	return 0;
+too_long:
+	snprintf(err, errlen, "%s %s: token longer than %d bytes", opt, path,
+		 SDS_TOKEN_MAX);
+	return -1;
 }

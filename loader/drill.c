@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include "cmd.h"
+#include "errnames.h"
 #include "failfast.h"
 #include "heartbeat.h"
 #include "loader.h"
@@ -171,7 +172,7 @@ json_t *drill__json(struct loader *l, int id, uint64_t now_ns)
 	/* Only a drill that names its own errno says so: others use the point's. */
 	if (o && r->err)
 		json_object_set_new(o, "errno",
-				    json_string(failfast_errno_name(r->err)));
+				    json_string(sds_errno_name(r->err)));
 	return o;
 }
 
@@ -203,14 +204,14 @@ char *drill__request(struct loader *l, const char *args)
 	n = 0;
 	if (sscanf(args, "%65s %15s %lu %lu %lu%n", name, kind, &ratio,
 		   &delay_ms, &for_s, &n) != 5 || !n ||
-	    (args[n] && (sscanf(args + n, " %23s%n", ename, &m) != 1 ||
-			 args[n + m])))
+	    (args[n] && (args[n] != ' ' ||
+			 sscanf(args + n, " %23s%n", ename, &m) != 1 || args[n + m])))
 		return reply_err("expected 'drill POINT error|delay RATIO DELAY_MS FOR_S [ERRNO]' or 'drill POINT stop'");
 	d.kind = kind_parse(kind);
 	if (!d.kind)
 		return reply_err("drill kind must be error or delay");
 	if (m) {
-		d.err = failfast_errno_parse(ename);
+		d.err = sds_errno_parse(ename);
 		if (!d.err)
 			return reply_err("unknown errno name (ECONNREFUSED, ECONNRESET, ETIMEDOUT, EHOSTUNREACH, EIO, EACCES, ...: docs/FAILFAST.md)");
 		if (d.kind != SDS_DRILL_ERROR)
@@ -257,9 +258,18 @@ void drill__apply_admin(struct loader *l, const struct sds_hb_drill *dr, int n,
 	}
 	for (i = 0; i < n; i++) {
 		struct drill_run d = {};
+		int64_t left_s = dr[i].expires_at - now_unix;
 
-		if (dr[i].expires_at <= now_unix)
+		if (left_s <= 0)
 			continue;
+		/*
+		 * The reply may say up to 2^40 s: with an admin whose clock
+		 * is far ahead, or a reply not from sds-admin, left_s * 1e9
+		 * would wrap.  A drill ends within DRILL_MAX_S, whoever
+		 * started it, as sds-admin's own duration_s allows.
+		 */
+		if (left_s > DRILL_MAX_S)
+			left_s = DRILL_MAX_S;
 		id = probes__find(&l->probes, dr[i].point);
 		if (id >= 0 && l->run[id].drill.kind &&
 		    l->run[id].drill.admin_id == dr[i].id)
@@ -267,8 +277,7 @@ void drill__apply_admin(struct loader *l, const struct sds_hb_drill *dr, int n,
 		d.kind = dr[i].kind;
 		d.ratio = dr[i].ratio;
 		d.delay_ns = (uint64_t)dr[i].delay_ms * 1000000ULL;
-		d.expires_ns = now_ns + (uint64_t)(dr[i].expires_at - now_unix) *
-					1000000000ULL;
+		d.expires_ns = now_ns + (uint64_t)left_s * 1000000000ULL;
 		d.admin_id = dr[i].id;
 		d.err = dr[i].err;	/* 0: the point's own errno */
 		if (drill__start(l, dr[i].point, true, &d, err, sizeof(err)))

@@ -14,8 +14,8 @@
 #include "cmd.h"
 #include "ctl.h"
 #include "drill.h"
+#include "errnames.h"
 #include "names.h"
-#include "pointspec.h"
 
 static const char drill_usage[] =
 "Usage: sds-bpf drill [--group G] [--app NAME] POINT --error [--errno NAME]\n"
@@ -107,9 +107,13 @@ int do_drill(int argc, char **argv)
 			o.error = true;
 			break;
 		case 'E':
-			if (!failfast_errno_parse(optarg))
-				return cmd_err("drill: unknown --errno '%s' (ECONNREFUSED, ECONNRESET, ECONNABORTED, ETIMEDOUT, EHOSTUNREACH, ENETUNREACH, ENETDOWN, EHOSTDOWN, EPIPE, EIO, EACCES, EPERM, ENOENT, ENOSPC, EROFS, EMFILE, ENFILE, ENOMEM, EBUSY)",
-					       optarg), 1;
+			if (!sds_errno_parse(optarg)) {
+				char names[512];
+
+				sds_errno_names(names, sizeof(names));
+				return cmd_err("drill: unknown --errno '%s' (%s)", optarg,
+					       names);
+			}
 			o.errno_name = optarg;
 			break;
 		case 'd':

@@ -6,10 +6,10 @@
  * identities: every host whose name is unset is "localhost", and cloned
  * VMs share a name; their periods were merged and counted once (a
  * (host, period) is idempotent).  /etc/machine-id is unique per install.
- * It goes into the name as "NAME_ID": an underscore never appears in a
- * host name (RFC 1123), so NAME stays readable and the split is
- * unambiguous, and the heartbeat's fields do not change, so every admin,
- * old or new, accepts it.
+ * It goes into the name as "NAME_ID": NAME stays readable, the split is
+ * at the last underscore (ID has none; NAME may, as Linux allows one
+ * though RFC 1123 does not), and the heartbeat's fields do not change, so
+ * every admin, old or new, accepts it.
  *
  * The id is not the machine id itself: machine-id(5) asks that it not be
  * sent over the network.  ID is a keyed hash of it (FNV-1a 64 of a fixed

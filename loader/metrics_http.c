@@ -193,12 +193,17 @@ static void client_answer(struct mclient *c, int code, const char *reason,
 	c->due_ns = now + METRICS_WRITE_NS;
 }
 
-/* A whole request is in: judge its first line. */
+/*
+ * A whole request is in: judge its first line, and only it (the headers
+ * are never looked at: a space in one is not the line's).
+ */
 static void client_request(struct metrics *m, struct mclient *c, uint64_t now)
 {
-	char *sp1 = strchr(c->in, ' '), *sp2, *q;
+	char *sp1, *sp2, *q;
 	size_t plen;
 
+	c->in[strcspn(c->in, "\r\n")] = '\0';
+	sp1 = strchr(c->in, ' ');
 	if (!sp1 || !(sp2 = strchr(sp1 + 1, ' ')) || strncmp(sp2 + 1, "HTTP/1.", 7)) {
 		client_answer(c, 400, "Bad Request", "bad request\n", now);
 		return;

@@ -6,6 +6,7 @@
  */
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,36 +69,36 @@ struct family {
 	const char *name;	/* the series' name */
 	const char *type;	/* "counter" or "gauge" */
 	const char *help;	/* its HELP text */
+	uint64_t (*value)(const struct metrics_point *p);	/* a point's number */
+	bool sgn;		/* @value is an int64_t (a gauge that may dip below 0) */
 };
 
 #define SINCE " since the loader started counting (a loader that adopted kept probes with --keep goes on from their counts)"
 
+static uint64_t v_visits(const struct metrics_point *p) { return p->total.visits; }
+static uint64_t v_exceptions(const struct metrics_point *p) { return p->total.exceptions; }
+static uint64_t v_timeouts(const struct metrics_point *p) { return p->total.timeouts; }
+static uint64_t v_downgrades(const struct metrics_point *p) { return p->total.downgrades; }
+static uint64_t v_concurrency(const struct metrics_point *p) { return (uint64_t)p->concurrency; }
+static uint64_t v_downgraded(const struct metrics_point *p) { return p->downgraded; }
+
 static const struct family families[] = {
 	{ "sds_point_visits_total", "counter",
-	  "Calls that entered the point, downgraded ones included," SINCE "." },
+	  "Calls that entered the point, downgraded ones included," SINCE ".", v_visits, false },
 	{ "sds_point_exceptions_total", "counter",
-	  "Calls whose return the point's err= option (or libsds's sds_exception_sign) counts as failed," SINCE "." },
+	  "Calls whose return the point's err= option (or libsds's sds_exception_sign) counts as failed," SINCE ".",
+	  v_exceptions, false },
 	{ "sds_point_timeouts_total", "counter",
-	  "Calls slower than the point's timeout (the strategy's timeout_ms, else :timeout_ms=)," SINCE "." },
+	  "Calls slower than the point's timeout (the strategy's timeout_ms, else :timeout_ms=)," SINCE ".",
+	  v_timeouts, false },
 	{ "sds_point_downgrades_total", "counter",
-	  "Calls a guard refused (downgraded)," SINCE "." },
+	  "Calls a guard refused (downgraded)," SINCE ".", v_downgrades, false },
 	{ "sds_point_concurrency", "gauge",
-	  "Calls in flight now: entered and neither returned nor given up." },
+	  "Calls in flight now: entered and neither returned nor given up.", v_concurrency, true },
 	{ "sds_point_downgraded", "gauge",
-	  "1 while the point is downgraded (a strategy tripped, a hold, a drill), else 0." },
+	  "1 while the point is downgraded (a strategy tripped, a hold, a drill), else 0.",
+	  v_downgraded, false },
 };
-
-static uint64_t family_value(int f, const struct metrics_point *p)
-{
-	switch (f) {
-	case 0: return p->total.visits;
-	case 1: return p->total.exceptions;
-	case 2: return p->total.timeouts;
-	case 3: return p->total.downgrades;
-	case 5: return p->downgraded;
-	}
-	return 0;
-}
 
 static int render_families(const struct metrics_data *d, char **buf,
 			   size_t *len, size_t *cap)
@@ -114,15 +115,16 @@ static int render_families(const struct metrics_data *d, char **buf,
 			return -1;
 		for (i = 0; i < d->npoints; i++) {
 			const struct metrics_point *p = &d->pts[i];
+			uint64_t v = fa->value(p);
 			int r;
 
 			fmt_labels(d, p, lab, sizeof(lab));
-			if (f == 4)
+			if (fa->sgn)
 				r = out(buf, len, cap, "%s{%s} %" PRId64 "\n", fa->name,
-					lab, p->concurrency);
+					lab, (int64_t)v);
 			else
 				r = out(buf, len, cap, "%s{%s} %" PRIu64 "\n", fa->name,
-					lab, family_value(f, p));
+					lab, v);
 			if (r)
 				return -1;
 		}

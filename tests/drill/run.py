@@ -33,6 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
 from sdstest import BUILD, SDS, Fail, check, eq  # noqa: E402
+from fake_admin import FakeAdmin  # noqa: E402
 
 sdstest.log_stamps()
 ADMIN = sdstest.admin_path(env=False)
@@ -540,11 +541,38 @@ def test_admin_stop_reaches_loader(ctx):
                   0.5), 50, "faults in the admin's stats")
 
 
+def test_admin_drill_far_expiry_ends_within_a_day(ctx):
+    """A reply whose drill expires in 2^40 s (an admin's clock far ahead,
+    or not sds-admin at all) runs the drill for DRILL_MAX_S, a day, like
+    any other: its expiry does not wrap to a past or random time."""
+    far = (1 << 40) - 1           # SDS_HB_TIME_MAX - 1: the most a reply may say
+
+    def answer(doc):
+        return {"version": 0, "changed": False, "strategies": None,
+                "drills": [{"id": 5, "point": POINT, "kind": "error",
+                            "ratio": 100, "delay_ms": 0, "expires_at": far}]}
+    adm = FakeAdmin(answer)
+    try:
+        tok = sdstest.write_token(os.path.join(ctx.tmp, "token"), "t0k")
+        ctx.attach("--admin", adm.url, "--token-file", tok)
+        a = ctx.app()
+        p = wait_until(lambda: ctx.point()["drill"], time.time() + 25,
+                       "the fake admin's drill never reached the loader", 0.5)
+        eq(p["source"], 5, "drill source")
+        left = p["remaining_ms"]
+        check(86400000 - 30000 < left <= 86400000,
+              "remaining_ms %r, want just under 86,400,000" % left)
+        eq(run_calls(a, 50)["fault"], 50, "faults of the far drill")
+    finally:
+        adm.close()
+
+
 TESTS = [test_error_ratio_two_processes, test_delay_p50_and_timeout,
          test_stop_and_expiry, test_bad_input,
          test_app_choice_several_loaders, test_app_choice_bad_input,
          test_admin_drill_reaches_loader_and_expires_without_admin,
-         test_admin_stop_reaches_loader]
+         test_admin_stop_reaches_loader,
+         test_admin_drill_far_expiry_ends_within_a_day]
 
 # Seconds per test: a stuck guard, loader or browser fails its test
 # instead of hanging `make test` (the slowest drill test takes ~31 s).

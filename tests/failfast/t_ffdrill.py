@@ -105,6 +105,11 @@ def drill_bad_errno_ratio_duration(ctx):
     eq(r, {"error": "unknown errno name (ECONNREFUSED, ECONNRESET, ETIMEDOUT, "
                     "EHOSTUNREACH, EIO, EACCES, ...: docs/FAILFAST.md)"},
        "the loader's reply to an unknown errno")
+    # The errno is a word of its own, not the tail of FOR_S.
+    r = ctl_request(ctx.loader.sock, "drill ffile error 30 0 5ETIMEDOUT")
+    eq(r, {"error": "expected 'drill POINT error|delay RATIO DELAY_MS FOR_S "
+                    "[ERRNO]' or 'drill POINT stop'"},
+       "the loader's reply to an errno glued to FOR_S")
     check(ctx.point("ffile")["drill"] is None, "a drill was started")
 
 

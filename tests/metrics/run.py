@@ -10,7 +10,9 @@ Prometheus metrics (issue 16; docs/METRICS.md): `sds-bpf attach
     them downgraded by a kill switch, 5 failing);
   * the histogram's buckets are cumulative, its le bounds the log2
     bounds, +Inf == _count == visits - downgrades (== latency_ns.count);
-  * only GET /metrics is served (404, 405, 400);
+  * only GET /metrics is served (404, 405, 400), judged on the request
+    line alone; a request of METRICS_REQ_MAX bytes is served, one that
+    has not ended by then is a 431;
   * hostile clients (100 idle connections, a slowloris, a 1 MiB request)
     neither delay the tick nor keep a scraper waiting;
   * bad --metrics values: one line, exit non-zero, nothing attached;
@@ -39,6 +41,7 @@ TARGET = os.path.join(BUILD, "test", "targets", "target_pie")
 GUARDED = os.path.join(BUILD, "test", "targets", "guarded_static")
 PROMTOOL = shutil.which("promtool") or "/usr/bin/promtool"
 LE_MIN, LE_MAX = 8, 36          # loader/metrics.h: le = 2^k ns
+REQ_MAX = 4096                  # loader/metrics_http.c: METRICS_REQ_MAX
 
 SERIES = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
@@ -268,10 +271,35 @@ def test_only_get_metrics(ctx):
     eq(http_get(port, "/metrics", "POST")[0], 405, "POST /metrics")
     eq(http_get(port, "/metrics", "HEAD")[0], 405, "HEAD /metrics")
     eq(http_get(port, "/metrics?x=1")[0], 200, "GET /metrics?x=1")
+    eq(raw_status(port, b"\x16\x03\x01 not http at all\r\n\r\n"), b"400",
+       "garbage")
+    # The path and version of a line that has neither are not a header's.
+    eq(raw_status(port, b"GET /metrics\r\nX-A: HTTP/1.1\r\n\r\n"), b"400",
+       "a request line without a version")
+    # The limit, exactly: the whole request in REQ_MAX bytes is served...
+    line = b"GET /metrics HTTP/1.1\r\nX-Pad: "
+    pad = b"a" * (REQ_MAX - len(line) - 4)
+    eq(raw_status(port, line + pad + b"\r\n\r\n"), b"200",
+       "a request of %d bytes" % REQ_MAX)
+    # ...and REQ_MAX bytes without the end of the headers is a 431.
+    eq(raw_status(port, line + pad + b"xxxx"), b"431",
+       "%d bytes without the end of the headers" % REQ_MAX)
+
+
+def raw_status(port, req):
+    """The status code of the answer to the bytes @req, as bytes."""
     s = socket.create_connection(("127.0.0.1", port), timeout=10)
-    s.sendall(b"\x16\x03\x01 not http at all\r\n\r\n")
-    eq(s.recv(100)[:12], b"HTTP/1.1 400", "garbage")
-    s.close()
+    try:
+        s.sendall(req)
+        data = b""
+        while len(data) < 12:
+            b = s.recv(100)
+            if not b:
+                break
+            data += b
+    finally:
+        s.close()
+    return data[9:12] if data.startswith(b"HTTP/1.1 ") else data[:40]
 
 
 def tick_late(ctx, app):

@@ -41,6 +41,29 @@ static int count(const char *hay, const char *needle)
 	return n;
 }
 
+/*
+ * Exactly one whole line "@fmt..." in @t: anchored at a line start, so a
+ * series never passes by matching the tail of another one.
+ */
+static void assert_line(const char *t, const char *fmt, ...)
+{
+	char want[512];
+	va_list ap;
+	int n;
+
+	want[0] = '\n';
+	va_start(ap, fmt);
+	n = vsnprintf(want + 1, sizeof(want) - 2, fmt, ap);
+	va_end(ap);
+	assert_true(n > 0 && (size_t)n < sizeof(want) - 2);
+	strcat(want, "\n");
+	if (count(t, want) != 1)
+		fail_msg("want once: %s", want + 1);
+}
+
+#define PAY	"group=\"g\",app=\"a\",point=\"pay\",kind=\"function\""
+#define GO	"group=\"g\",app=\"a\",point=\"go_handler\",kind=\"guard\""
+
 static void setup_two_points(void)
 {
 	memset(&d, 0, sizeof(d));
@@ -57,6 +80,7 @@ static void setup_two_points(void)
 	d.pts[0].hist[22] = 200;	/* [4.19, 8.39) ms */
 	d.pts[0].hist[36] = 20;		/* [68.7, 137) s: only +Inf */
 	d.pts[0].hist[63] = 3;
+	d.pts[0].concurrency = -2;	/* an int64_t gauge: printed signed */
 	strcpy(d.pts[1].name, "go_handler");
 	d.pts[1].guard = true;
 	d.pts[1].latency = false;	/* as if entry-only: no histogram */
@@ -70,13 +94,14 @@ static void test_counters_and_gauges(void **state)
 
 	setup_two_points();
 	t = render();
-	assert_non_null(strstr(t, "sds_point_visits_total{group=\"g\",app=\"a\",point=\"pay\",kind=\"function\"} 1234\n"));
-	assert_non_null(strstr(t, "sds_point_exceptions_total{group=\"g\",app=\"a\",point=\"pay\",kind=\"function\"} 17\n"));
-	assert_non_null(strstr(t, "sds_point_timeouts_total{group=\"g\",app=\"a\",point=\"pay\",kind=\"function\"} 3\n"));
-	assert_non_null(strstr(t, "sds_point_downgrades_total{group=\"g\",app=\"a\",point=\"pay\",kind=\"function\"} 4\n"));
-	assert_non_null(strstr(t, "sds_point_concurrency{group=\"g\",app=\"a\",point=\"go_handler\",kind=\"guard\"} 7\n"));
-	assert_non_null(strstr(t, "sds_point_downgraded{group=\"g\",app=\"a\",point=\"go_handler\",kind=\"guard\"} 1\n"));
-	assert_non_null(strstr(t, "sds_point_downgraded{group=\"g\",app=\"a\",point=\"pay\",kind=\"function\"} 0\n"));
+	assert_line(t, "sds_point_visits_total{" PAY "} 1234");
+	assert_line(t, "sds_point_exceptions_total{" PAY "} 17");
+	assert_line(t, "sds_point_timeouts_total{" PAY "} 3");
+	assert_line(t, "sds_point_downgrades_total{" PAY "} 4");
+	assert_line(t, "sds_point_concurrency{" GO "} 7");
+	assert_line(t, "sds_point_concurrency{" PAY "} -2");
+	assert_line(t, "sds_point_downgraded{" GO "} 1");
+	assert_line(t, "sds_point_downgraded{" PAY "} 0");
 	/* Seven families, each announced once. */
 	assert_int_equal(count(t, "# TYPE "), 7);
 	assert_int_equal(count(t, "# HELP "), 7);
@@ -88,32 +113,27 @@ static void test_counters_and_gauges(void **state)
 
 static void test_histogram(void **state)
 {
-	const char *lab = "group=\"g\",app=\"a\",point=\"pay\",kind=\"function\"";
-	char want[512], *t;
+	/* Cumulative counts at some bounds: le=2^8 ns holds buckets 0..7 (1 + 2). */
+	static const struct { const char *le; int n; } want[] = {
+		{ "0.000000256", 3 }, { "0.000000512", 1003 },
+		{ "0.004194304", 1003 }, { "0.008388608", 1203 },
+		/* Bucket 36 is over 2^36 ns: in +Inf only. */
+		{ "68.719476736", 1203 }, { "+Inf", 1226 },
+	};
+	char *t;
+	size_t i;
 
 	setup_two_points();
 	t = render();
-	/* le=2^8 ns holds buckets 0..7: 1 + 2. */
-	snprintf(want, sizeof(want), "sds_point_latency_seconds_bucket{%s,le=\"0.000000256\"} 3\n", lab);
-	assert_non_null(strstr(t, want));
-	snprintf(want, sizeof(want), "sds_point_latency_seconds_bucket{%s,le=\"0.000000512\"} 1003\n", lab);
-	assert_non_null(strstr(t, want));
-	snprintf(want, sizeof(want), "sds_point_latency_seconds_bucket{%s,le=\"0.004194304\"} 1003\n", lab);
-	assert_non_null(strstr(t, want));
-	snprintf(want, sizeof(want), "sds_point_latency_seconds_bucket{%s,le=\"0.008388608\"} 1203\n", lab);
-	assert_non_null(strstr(t, want));
-	/* Bucket 36 is over 2^36 ns: in +Inf only. */
-	snprintf(want, sizeof(want), "sds_point_latency_seconds_bucket{%s,le=\"68.719476736\"} 1203\n", lab);
-	assert_non_null(strstr(t, want));
-	snprintf(want, sizeof(want), "sds_point_latency_seconds_bucket{%s,le=\"+Inf\"} 1226\n", lab);
-	assert_non_null(strstr(t, want));
-	snprintf(want, sizeof(want), "sds_point_latency_seconds_count{%s} 1226\n", lab);
-	assert_non_null(strstr(t, want));
-	snprintf(want, sizeof(want), "sds_point_latency_seconds_sum{%s} 1.500000123\n", lab);
-	assert_non_null(strstr(t, want));
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		assert_line(t, "sds_point_latency_seconds_bucket{" PAY ",le=\"%s\"} %d",
+			    want[i].le, want[i].n);
+	assert_line(t, "sds_point_latency_seconds_count{" PAY "} 1226");
+	assert_line(t, "sds_point_latency_seconds_sum{" PAY "} 1.500000123");
 	/* 29 bounds (2^8 .. 2^36) and +Inf for the timed point; none for the other. */
 	assert_int_equal(count(t, "sds_point_latency_seconds_bucket{"), 30);
-	assert_null(strstr(t, "sds_point_latency_seconds_count{group=\"g\",app=\"a\",point=\"go_handler\""));
+	assert_int_equal(count(t, "sds_point_latency_seconds_count{"), 1);
+	assert_int_equal(count(t, "sds_point_latency_seconds_sum{"), 1);
 	free(t);
 }
 
