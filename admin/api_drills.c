@@ -60,8 +60,10 @@ static int drill_errno(struct route *r, struct store_drill *d)
 	}
 	d->err = sds_errno_parse(json_string_value(v));
 	if (!d->err) {
-		fail(r, 400, "errno: unknown name '%.32s' (ECONNREFUSED, ECONNRESET, ECONNABORTED, ETIMEDOUT, EHOSTUNREACH, ENETUNREACH, ENETDOWN, EHOSTDOWN, EPIPE, EIO, EACCES, EPERM, ENOENT, ENOSPC, EROFS, EMFILE, ENFILE, ENOMEM, EBUSY)",
-		     json_string_value(v));
+		char names[512];
+
+		sds_errno_names(names, sizeof(names));
+		fail(r, 400, "errno: unknown name '%.32s' (%s)", json_string_value(v), names);
 		return -1;
 	}
 	if (d->kind != SDS_DRILL_ERROR) {
