@@ -63,7 +63,13 @@ class Root:
         self.dir = os.path.join(self.top, "root")
         os.mkdir(self.dir)
         self.mounted = []
-        run(["tar", "--numeric-owner", "-xpf", tar, "-C", self.dir])
+        try:
+            run(["tar", "--numeric-owner", "-xpf", tar, "-C", self.dir])
+        except BaseException:
+            # No Root for the caller to clean up: the half-unpacked
+            # tree (hundreds of MB in the cache dir) goes here.
+            shutil.rmtree(self.top, ignore_errors=True)
+            raise
 
     def path(self, p):
         return os.path.join(self.dir, p.lstrip("/"))

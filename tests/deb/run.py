@@ -243,9 +243,14 @@ def check_dbgsym(tmp, v, deb_files):
         eq(got, ["usr/lib/debug/.build-id/%s/%s.debug" % (i[:2], i[2:])
                  for i in ids], "%s-dbgsym's debug files" % pkg)
         for i in ids:
-            eq(build_id(os.path.join(y, "usr/lib/debug/.build-id/%s/%s.debug"
-                                     % (i[:2], i[2:]))), i,
-               "the build-id of %s's debug file" % i)
+            f = os.path.join(y, "usr/lib/debug/.build-id/%s/%s.debug"
+                             % (i[:2], i[2:]))
+            eq(build_id(f), i, "the build-id of %s's debug file" % i)
+            # Not an empty shell (the note alone): the symbols and DWARF
+            # a stripped file's debugger and attach look for.
+            secs = re.findall(r"\] (\.\S+)", run(["readelf", "-SW", f]).stdout)
+            eq([x for x in (".symtab", ".debug_info", ".debug_line")
+                if x not in secs], [], "sections missing from %s" % f)
 
 
 # ---------------------------------------------------------------------------

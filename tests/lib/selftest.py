@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 """The test library's own checks (`make testlib-test`, root, bpffs).
 
 KernelSnapshot looks only at its own test's objects: a program pinned

@@ -33,20 +33,19 @@ failure or Ctrl-C.
 
 import json
 import os
-import shutil
 import signal
 import socket
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD = os.environ.get("BUILD", "build")
-if not os.path.isabs(BUILD):
-    BUILD = os.path.join(ROOT, BUILD)
-SDS = os.path.join(BUILD, "bin", "sds-bpf")
+import demo_lib
+from demo_lib import ROOT, SDS
+
+sys.path.insert(0, os.path.join(ROOT, "tests", "failfast"))
+from ff_lib import Server, cg_ours  # noqa: E402
+from sdstest import free_port  # noqa: E402
+
 NGINX = os.environ.get("SDS_DEMO_NGINX", "/usr/sbin/nginx")
 APP = "ffnginx"
 SYMBOL = os.environ.get("SDS_DEMO_NGINX_SYMBOL", "ngx_event_connect_peer")
@@ -81,65 +80,15 @@ http {{
 
 
 def die(msg):
-    print("ff-demo: " + msg, file=sys.stderr)
-    sys.exit(1)
+    demo_lib.die("ff-demo", msg)
 
 
-class Upstream:
-    """127.0.0.1:port that accepts every connection, counts it exactly
-    and never answers (the sockets are held until close())."""
-
-    def __init__(self):
-        self.s = socket.socket()
-        self.s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.s.bind(("127.0.0.1", 0))
-        self.s.listen(1024)
-        self.port = self.s.getsockname()[1]
-        self.held = []
-        self.accepted = 0
-        self.stopping = False
-        self.t = threading.Thread(target=self._run, daemon=True)
-        self.t.start()
-
-    def _run(self):
-        self.s.settimeout(0.2)
-        while not self.stopping:
-            try:
-                c, _ = self.s.accept()
-            except socket.timeout:
-                continue
-            except OSError:
-                return
-            self.held.append(c)
-            self.accepted += 1
-
-    def close(self):
-        self.stopping = True
-        self.t.join(2)
-        for c in self.held:
-            c.close()
-        self.s.close()
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-class Run:
+class Run(demo_lib.Run):
     """The temp dir, the upstream and the processes of one run; stop()
     ends them all."""
 
     def __init__(self):
-        self.t = tempfile.mkdtemp(prefix="sds-ffdemo.")
-        self.env = dict(os.environ, SDS_RUN_DIR=os.path.join(self.t, "run"),
-                        SDS_STATE_DIR=os.path.join(self.t, "state"))
-        for d in ("run", "state", "logs", "tmp"):
-            os.mkdir(os.path.join(self.t, d))
-        self.procs = []
+        super().__init__("ff-demo", ("logs", "tmp"))
         self.up = None
         self.loader = None
         self.strategies = os.path.join(self.t, "strategies.json")
@@ -148,32 +97,12 @@ class Run:
     def start(self, args, out):
         # In our process group: a test that kills the group on a timeout
         # takes nginx, its workers and the loader with us.
-        p = subprocess.Popen(args, env=self.env, stdin=subprocess.DEVNULL,
-                             stdout=out, stderr=subprocess.STDOUT)
-        self.procs.append(p)
-        return p
+        return super().start(args, out, own_session=False)
 
     def stop(self):
-        for p in reversed(self.procs):
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
-        self.procs = []
+        super().stop()
         if self.up:
             self.up.close()
-        shutil.rmtree(self.t, ignore_errors=True)
-
-    def sds(self, *args):
-        r = subprocess.run([SDS] + list(args), env=self.env, text=True,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           timeout=30)
-        if r.returncode:
-            die("sds-bpf %s: %s" % (" ".join(args), r.stdout.strip()))
-        return r.stdout
 
     def point(self):
         s = json.loads(self.sds("stats", "--json", "--app", APP))
@@ -200,7 +129,7 @@ class Run:
 
 
 def start_nginx(run):
-    run.up = Upstream()
+    run.up = Server()
     port = free_port()
     conf = os.path.join(run.t, "nginx.conf")
     with open(conf, "w") as f:
@@ -344,22 +273,6 @@ def kill_switch_off(run, port):
               "visits %d, still %d failed fast, not failing"
               % (KILL_N + OFF_N, KILL_N))
     return ok
-
-
-def cg_ours():
-    """Our programs on the cgroup2 root (the cgroup lever's), if any."""
-    root = None
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            pre, _, post = line.partition(" - ")
-            if post.split()[:1] == ["cgroup2"] and pre.split()[3] == "/":
-                root = pre.split()[4]
-                break
-    if not root:
-        return []
-    out = subprocess.run(["bpftool", "cgroup", "show", root], text=True,
-                         capture_output=True, timeout=30).stdout
-    return [w for w in out.split() if w.startswith("sds_ff")]
 
 
 def loader_gone(run):

@@ -32,19 +32,15 @@ failure or Ctrl-C.
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD = os.environ.get("BUILD", "build")
-if not os.path.isabs(BUILD):
-    BUILD = os.path.join(ROOT, BUILD)
-SDS = os.path.join(BUILD, "bin", "sds-bpf")
+import demo_lib
+from demo_lib import BUILD, SDS, Run
+
 LBDEMO = os.path.join(BUILD, "demo", "lb-demo")
 APP = "lbdemo"                 # sds_client_open("default", "lbdemo")
 BREAK, SWITCH, HEAL, SECONDS = 2, 8, 16, 26   # as in lb_demo.c
@@ -64,47 +60,7 @@ POINT = re.compile(r"^point (pay@p\d): visits (\d+) calls (\d+) errors (\d+) "
 
 
 def die(msg):
-    print("lb-demo: " + msg, file=sys.stderr)
-    sys.exit(1)
-
-
-class Run:
-    """The temp dir and the processes of one run; stop() ends them all."""
-
-    def __init__(self):
-        self.t = tempfile.mkdtemp(prefix="sds-lbdemo.")
-        self.env = dict(os.environ, SDS_RUN_DIR=os.path.join(self.t, "run"),
-                        SDS_STATE_DIR=os.path.join(self.t, "state"))
-        for d in ("run", "state"):
-            os.mkdir(os.path.join(self.t, d))
-        self.procs = []
-
-    def start(self, args, out):
-        p = subprocess.Popen(args, env=self.env, stdin=subprocess.DEVNULL,
-                             stdout=out, stderr=subprocess.STDOUT,
-                             start_new_session=True)
-        self.procs.append(p)
-        return p
-
-    def stop(self):
-        for p in reversed(self.procs):
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
-        self.procs = []
-        shutil.rmtree(self.t, ignore_errors=True)
-
-    def sds(self, *args):
-        r = subprocess.run([SDS] + list(args), env=self.env, text=True,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           timeout=30)
-        if r.returncode:
-            die("sds-bpf %s: %s" % (" ".join(args), r.stdout.strip()))
-        return r.stdout
+    demo_lib.die("lb-demo", msg)
 
 
 def attach(run):
@@ -257,7 +213,7 @@ def main():
     for p in (SDS, LBDEMO):
         if not os.access(p, os.X_OK):
             die("%s missing: run make demo-bins" % p)
-    run = Run()
+    run = Run("lb-demo")
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(143))
     try:
         attach(run)
