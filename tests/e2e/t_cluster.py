@@ -26,11 +26,13 @@ import pgtest  # noqa: E402
 
 HOSTS = ("host-a", "host-b")
 RATE = {"host-a": 7, "host-b": 11}   # calls per driven second
-SLOTS = (1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5)  # seconds into a period
+# Seconds into a period: inside e2e's safe span (wait_safe: 2.0-6.5 s),
+# so a slot's calls belong to its period even when the machine is slow.
+SLOTS = (2.0, 2.5, 3.0, 3.5, 4.5, 5.0, 5.5, 6.0)
 PERIODS = 6                 # driven periods P1..P6 after the attach period
 KILL_AT = (3, 5.5)          # (driven period, seconds into it)
-RESTART_AT = (5, 8.5)
-WRITE_AT = (2, 1.5)         # the strategy change through another admin
+RESTART_AT = (5, 6.0)
+WRITE_AT = (2, 2.0)         # the strategy change through another admin
 LIMIT = 100000              # visit_threshold written: never trips here
 MIDS = {"host-a": "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1",
         "host-b": "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2"}
