@@ -124,9 +124,8 @@ static __always_inline int session_enter(struct pt_regs *ctx, __u32 point,
 	g = bpf_map_lookup_elem(&gauges, &point);
 	if (!g)
 		return 1;
-	if (ut) {
-		struct return_instance *ri = ut->return_instances;
-
+	/* No return instance on the thread (the common case): depth 0. */
+	if (ut && ut->return_instances) {
 		/*
 		 * Visited, but the kernel keeps no return for it, and so frees
 		 * no dead instance either: they stay the thread's (until its
@@ -137,8 +136,7 @@ static __always_inline int session_enter(struct pt_regs *ctx, __u32 point,
 			ADD(&g->unpaired, 1);
 			return 1;
 		}
-		if (ri)
-			session_reap(t, ri, PT_REGS_SP(ctx));
+		session_reap(t, ut->return_instances, PT_REGS_SP(ctx));
 	}
 	ADD(&g->entered, 1);
 	*ck = session_tag | ((__u64)point << SDS_SESS_PT_SHIFT) |
