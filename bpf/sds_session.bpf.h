@@ -12,7 +12,9 @@
  *
  *   - a longjmp out of the call: the kernel drops the dead instances at
  *     the next entry of a return-probed function on that thread, right
- *     after its handlers ran; our entry finds them first (session_reap)
+ *     after its handlers ran, all of them, and only when it keeps a
+ *     return for that entry (below its depth limit); our entry finds
+ *     them first (session_reap), under the same condition
  *   - a thread that dies inside the call: sds_thread_exit walks the
  *     thread's live instances (sched_process_exit runs before exit_mm
  *     frees them on this kernel: the tracepoint has its group_dead
@@ -41,8 +43,6 @@ extern bool bpf_session_is_return(void) __ksym __weak;
 #define SDS_SESS_TAG_MASK	(~0ULL << 58)
 /* The kernel's MAX_URETPROBE_DEPTH: no return instance past it. */
 #define SDS_SESS_MAX_DEPTH	64
-/* Dead instances given back per entry, and live ones walked at exit. */
-#define SDS_SESS_REAP_MAX	8
 
 /* This loader's tag in bits 58-63 (set at load, never 0). */
 const volatile __u64 session_tag = 0;
@@ -88,7 +88,8 @@ static __always_inline void session_reap(struct task_struct *t,
 	__u64 tramp = 0, ret = 0;
 	__u32 i;
 
-	for (i = 0; i < SDS_SESS_REAP_MAX; i++) {
+	/* The kernel frees every dead one: at most its depth limit. */
+	for (i = 0; i < SDS_SESS_MAX_DEPTH; i++) {
 		__u64 stack;
 
 		if (!ri)
@@ -123,16 +124,19 @@ static __always_inline int session_enter(struct pt_regs *ctx, __u32 point,
 	g = bpf_map_lookup_elem(&gauges, &point);
 	if (!g)
 		return 1;
-	if (ut) {
-		struct return_instance *ri = ut->return_instances;
-
-		if (ri)
-			session_reap(t, ri, PT_REGS_SP(ctx));
+	/* No return instance on the thread (the common case): depth 0. */
+	if (ut && ut->return_instances) {
+		/*
+		 * Visited, but the kernel keeps no return for it, and so frees
+		 * no dead instance either: they stay the thread's (until its
+		 * exit, sds_thread_exit), and giving them back here would give
+		 * them back again at every later entry.
+		 */
 		if (ut->depth >= SDS_SESS_MAX_DEPTH) {
-			/* Visited, but the kernel keeps no return for it. */
 			ADD(&g->unpaired, 1);
 			return 1;
 		}
+		session_reap(t, ut->return_instances, PT_REGS_SP(ctx));
 	}
 	ADD(&g->entered, 1);
 	*ck = session_tag | ((__u64)point << SDS_SESS_PT_SHIFT) |
@@ -141,23 +145,28 @@ static __always_inline int session_enter(struct pt_regs *ctx, __u32 point,
 }
 
 /*
- * Every function point on the session path: the cookie is the point id.
- * The return handler has the call's own cookie, whatever the recursion.
+ * Every function point on the session path: the link's cookie is the
+ * point id.  The return handler has the call's own session cookie,
+ * whatever the recursion, and reads the point from it: one helper call
+ * fewer than asking the link again.
  */
 SEC("kprobe")
 int sds_session(struct pt_regs *ctx)
 {
-	__u32 point = bpf_get_attach_cookie(ctx);
 	__u64 *ck, ts, lat;
+	__u32 point;
 
-	if (point >= SDS_MAX_POINTS)
-		return 1;
 	ck = bpf_session_cookie();
 	if (!ck)
 		return 1;
 	ts = point_clock();
-	if (!bpf_session_is_return())
+	if (!bpf_session_is_return()) {
+		point = bpf_get_attach_cookie(ctx);
+		if (point >= SDS_MAX_POINTS)
+			return 1;
 		return session_enter(ctx, point, ts, ck);
+	}
+	point = (*ck >> SDS_SESS_PT_SHIFT) & SDS_SESS_PT_MASK;
 #ifdef SDS_VARIANT_NOCLOCK
 	lat = 0;
 #else

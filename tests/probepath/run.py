@@ -20,6 +20,7 @@ import importlib.util
 import json
 import os
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 _spec = importlib.util.spec_from_file_location(
@@ -109,6 +110,50 @@ def longjmp_and_thread_death(ctx, path):
         check(q["total"]["visits"] == visits and q["latency_ns"]["count"] == 0,
               "%s: want %d visits, 0 completed: %s" % (name, visits, json.dumps(q)))
     it.assert_counts(ctx, "target_pie", "work", 10, 0, 0)
+
+
+@on_both
+def longjmp_out_of_deep_recursion(ctx, path):
+    """One longjmp out of diver() 20 deep: the next work() entry gives
+    all 20 back (the kernel frees them all there, not 8).  Then one out
+    of 70 deep (past the kernel's 64 return instances): the kernel keeps
+    the 64 dead ones and no return for this thread's later calls, so on
+    the session path they stay in flight, given back once, not at every
+    entry, when the process is killed.  Exact: dive 90 visits, none
+    completed, 0 in flight at the end; work 15 visits, the 5 before the
+    deep longjmp completed."""
+    p = ctx.copy("target_pie")
+    t = ctx.start(p)
+    ctx.attach([p, "dive=diver", "work=work"], "target_pie")
+    t.cmd("deepjmp 20")
+    t.cmd("work 5 0 0 0")
+    it.wait_point(ctx, "target_pie", "dive",
+                  lambda q: q.get("concurrency") == 0,
+                  "dive's in-flight gauge back to 0 after 20")
+    it.assert_counts(ctx, "target_pie", "work", 5, 0, 0)
+    t.cmd("deepjmp 70")
+    t.cmd("work 5 0 0 0")
+    t.cmd("work 5 0 0 0")
+    if path == "session":
+        q = it.wait_point(ctx, "target_pie", "dive",
+                          lambda q: q["total"]["visits"] == 90,
+                          "dive's 90 visits")
+        check(q.get("concurrency") == 64,
+              "session: want the kernel's 64 dead instances in flight, "
+              "once: %s" % json.dumps(q))
+    t.kill()
+    q = it.wait_point(ctx, "target_pie", "dive",
+                      lambda q: q.get("concurrency") == 0,
+                      "dive's in-flight gauge back to 0 after the kill")
+    time.sleep(0.5)
+    q = get_point(ctx.stats("target_pie"), "dive")
+    check(q.get("concurrency") == 0 and q["total"]["visits"] == 90
+          and q["latency_ns"]["count"] == 0,
+          "dive: want 0 in flight, 90 visits, 0 completed: %s" % json.dumps(q))
+    w = get_point(ctx.stats("target_pie"), "work")
+    check(w.get("concurrency") == 0 and w["total"]["visits"] == 15
+          and w["latency_ns"]["count"] == 5,
+          "work: want 0 in flight, 15 visits, 5 completed: %s" % json.dumps(w))
 
 
 @on_both

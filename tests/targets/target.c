@@ -30,6 +30,8 @@
  *                     upper half of rax clear (an int -1, a long 4294967295)
  *   longjmp N         N times: call jumper(), which longjmps back out of
  *                     itself (an entry whose return never comes)
+ *   deepjmp D         call diver() D deep; the innermost longjmps out of
+ *                     all D at once (D entries whose returns never come)
  *   threadexit N      N threads, each calling exiter(), which calls
  *                     pthread_exit() inside itself; joined before "done"
  *   tnap K MS         K threads, each calling nap(MS) at the same time;
@@ -105,6 +107,25 @@ TARGET_FN int jumper(int v)
 {
 	asm volatile("" ::: "memory");
 	longjmp(jenv, v ? v : 1);
+}
+
+/* Always 1: diver() could return, so the compiler keeps its frames. */
+static volatile int dive_jumps = 1;
+
+TARGET_FN int diver(int depth)
+{
+	int r = 0;
+
+	asm volatile("" ::: "memory");
+	if (depth <= 1) {
+		if (dive_jumps)
+			longjmp(jenv, 1);
+	} else {
+		r = diver(depth - 1);
+	}
+	/* As in recurse(): a real call, no accumulator loop. */
+	asm volatile("" : "+r"(r));
+	return r + 1;
 }
 
 TARGET_FN void exiter(void)
@@ -236,6 +257,16 @@ static __attribute__((noinline)) void run_longjmp(long n)
 			jumper(pad[0] + 1);
 }
 
+/* deepjmp D: diver() D deep, left by one longjmp, as jumper() 512 bytes deeper. */
+static __attribute__((noinline)) void run_deepjmp(long d)
+{
+	volatile char pad[512];
+
+	pad[0] = 0;
+	if (!setjmp(jenv))
+		diver(pad[0] + (int)d);
+}
+
 /* K threads running @fn(@arg), joined.  -1 if one could not start. */
 static int run_threads_fn(long k, void *(*fn)(void *), void *arg)
 {
@@ -299,6 +330,8 @@ int main(void)
 				neg32();
 		} else if (sscanf(line, "longjmp %ld", &n) == 1) {
 			run_longjmp(n);
+		} else if (sscanf(line, "deepjmp %ld", &n) == 1) {
+			run_deepjmp(n);
 		} else if (sscanf(line, "threadexit %ld", &n) == 1) {
 			rc = run_threads_fn(n, exiter_main, NULL);
 		} else if (sscanf(line, "tnap %ld %d", &k, &ms) == 2) {

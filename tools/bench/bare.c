@@ -10,36 +10,18 @@
  * where sds-bpf places it).
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <bpf/libbpf.h>
 #include "bare_counts.h"
-
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	stop = 1;
-}
-
-static int print_nothing(enum libbpf_print_level level, const char *fmt,
-			 va_list ap)
-{
-	if (level == LIBBPF_WARN)
-		return vfprintf(stderr, fmt, ap);
-	return 0;
-}
 
 int main(int argc, char **argv)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo);
 	struct bare_bpf *skel = NULL;
 	struct bpf_link *l_enter = NULL, *l_leave = NULL;
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigset_t block, old;
+	sigset_t old;
 	size_t offset = 0;
 	int err = 1;
 
@@ -49,14 +31,7 @@ int main(int argc, char **argv)
 	}
 	if (argc == 4)
 		offset = strtoul(argv[3], NULL, 0);
-	libbpf_set_print(print_nothing);
-	/* Block the signals until we wait for them, so none is lost. */
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigprocmask(SIG_BLOCK, &block, &old);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	bench_probe_init(&old);
 
 	skel = bare_open_and_load();
 	if (!skel) {
@@ -80,13 +55,10 @@ int main(int argc, char **argv)
 			argv[2], strerror(errno));
 		goto out;
 	}
-	printf("ready\n");
-	fflush(stdout);
-	while (!stop)
-		sigsuspend(&old);
+	bench_probe_wait(&old);
 	printf("enters %llu leaves %llu\n",
-	       bare_count(skel, 0),
-	       bare_count(skel, 1));
+	       bench_percpu_sum(skel->maps.counts, 0),
+	       bench_percpu_sum(skel->maps.counts, 1));
 	err = 0;
 out:
 	bpf_link__destroy(l_leave);

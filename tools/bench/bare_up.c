@@ -9,24 +9,10 @@
  * "a N b M" and detaches.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <bpf/libbpf.h>
 #include "bare_counts.h"
-
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	stop = 1;
-}
-
-static int print_warnings(enum libbpf_print_level level, const char *fmt,
-			  va_list ap)
-{
-	return level == LIBBPF_WARN ? vfprintf(stderr, fmt, ap) : 0;
-}
 
 static struct bpf_link *attach(struct bpf_program *prog, const char *bin,
 			       const char *func)
@@ -42,24 +28,16 @@ static struct bpf_link *attach(struct bpf_program *prog, const char *bin,
 
 int main(int argc, char **argv)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
 	struct bpf_link *la = NULL, *lb = NULL;
 	struct bare_bpf *skel;
-	sigset_t block, old;
+	sigset_t old;
 	int err = 1;
 
 	if (argc != 4) {
 		fprintf(stderr, "usage: %s BINARY FUNC_A FUNC_B\n", argv[0]);
 		return 2;
 	}
-	libbpf_set_print(print_warnings);
-	/* Blocked until we wait for them, so none is lost. */
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigprocmask(SIG_BLOCK, &block, &old);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	bench_probe_init(&old);
 
 	skel = bare_open_and_load();
 	if (!skel) {
@@ -70,12 +48,9 @@ int main(int argc, char **argv)
 	lb = la ? attach(skel->progs.bare_leave, argv[1], argv[3]) : NULL;
 	if (!lb)
 		goto out;
-	printf("ready\n");
-	fflush(stdout);
-	while (!stop)
-		sigsuspend(&old);
-	printf("a %llu b %llu\n", bare_count(skel, 0),
-	       bare_count(skel, 1));
+	bench_probe_wait(&old);
+	printf("a %llu b %llu\n", bench_percpu_sum(skel->maps.counts, 0),
+	       bench_percpu_sum(skel->maps.counts, 1));
 	err = 0;
 out:
 	bpf_link__destroy(lb);

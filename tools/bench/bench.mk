@@ -22,6 +22,7 @@ $(BENCH_DIR)/bare.skel.h: $(BENCH_DIR)/bare.bpf.o
 	mv $@.tmp $@
 
 $(BENCH_DIR)/bench-bare: tools/bench/bare.c tools/bench/bare_counts.h \
+		tools/bench/bench_probe.h \
 		$(BENCH_DIR)/bare.skel.h common/preempt.c
 	$(CC) -O2 -g $(BENCH_WARN) -I$(BENCH_DIR) -Icommon -o $@ $< \
 		common/preempt.c -lbpf -lelf -lz
@@ -39,6 +40,7 @@ $(BENCH_DIR)/floor.skel.h: $(BENCH_DIR)/floor.bpf.o
 	mv $@.tmp $@
 
 $(BENCH_DIR)/bench-floor: tools/bench/floor.c common/upsession.h \
+		tools/bench/bench_probe.h \
 		$(BENCH_DIR)/floor.skel.h common/preempt.c
 	$(CC) -O2 -g $(BENCH_WARN) -I$(BENCH_DIR) -Icommon -o $@ $< \
 		common/preempt.c -lbpf -lelf -lz
@@ -112,6 +114,7 @@ BENCH_BINS += $(BENCH_DIR)/bench-guard $(BENCH_DIR)/bench-bare-up
 BENCH_BINS += $(BUILD)/test/targets/target_many
 
 $(BENCH_DIR)/bench-bare-up: tools/bench/bare_up.c tools/bench/bare_counts.h \
+		tools/bench/bench_probe.h \
 		$(BENCH_DIR)/bare.skel.h common/preempt.c
 	$(CC) -O2 -g $(BENCH_WARN) -I$(BENCH_DIR) -Icommon -o $@ $< \
 		common/preempt.c -lbpf -lelf -lz

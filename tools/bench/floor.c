@@ -9,52 +9,20 @@
  * offset, and libbpf 1.1 resolves symbols only inside its own attach.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "bench_probe.h"
 #include "floor.skel.h"
 #include "preempt.h"
 #include "upsession.h"
 
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	stop = 1;
-}
-
-static int print_warnings(enum libbpf_print_level level, const char *fmt,
-			  va_list ap)
-{
-	return level == LIBBPF_WARN ? vfprintf(stderr, fmt, ap) : 0;
-}
-
-/* Counter @key (0: entered, 1: returned) summed over the CPUs. */
-static unsigned long long floor_count(struct floor_bpf *skel, __u32 key)
-{
-	int ncpu = libbpf_num_possible_cpus(), i;
-	unsigned long long sum = 0;
-	__u64 *v;
-
-	if (ncpu <= 0)
-		return 0;
-	v = calloc(ncpu, sizeof(*v));
-	if (v && !bpf_map_lookup_elem(bpf_map__fd(skel->maps.counts), &key, v))
-		for (i = 0; i < ncpu; i++)
-			sum += v[i];
-	free(v);
-	return sum;
-}
-
 int main(int argc, char **argv)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
 	struct floor_bpf *skel;
-	sigset_t block, old;
+	sigset_t old;
 	unsigned long off;
 	uint64_t cookie = 0;
 	int fd = -1, err = 1;
@@ -64,14 +32,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	off = strtoul(argv[2], NULL, 0);
-	libbpf_set_print(print_warnings);
-	/* Blocked until we wait for them, so none is lost. */
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigprocmask(SIG_BLOCK, &block, &old);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	bench_probe_init(&old);
 
 	skel = floor_bpf__open();
 	if (!skel) {
@@ -92,12 +53,10 @@ int main(int argc, char **argv)
 			off, strerror(errno));
 		goto out;
 	}
-	printf("ready\n");
-	fflush(stdout);
-	while (!stop)
-		sigsuspend(&old);
-	printf("enters %llu leaves %llu\n", floor_count(skel, 0),
-	       floor_count(skel, 1));
+	bench_probe_wait(&old);
+	printf("enters %llu leaves %llu\n",
+	       bench_percpu_sum(skel->maps.counts, 0),
+	       bench_percpu_sum(skel->maps.counts, 1));
 	err = 0;
 out:
 	if (fd >= 0)
