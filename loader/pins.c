@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -18,12 +19,40 @@
 #include "pins.h"
 
 #define BPF_FS_MAGIC_	0xcafe4a11	/* linux/magic.h's BPF_FS_MAGIC */
+#define SYSFS_MAGIC_	0x62656572	/* and SYSFS_MAGIC: nothing mounted */
 
 const char *pins_root(void)
 {
 	const char *r = getenv("SDS_PIN_ROOT");
 
 	return r && *r ? r : PINS_ROOT_DEFAULT;
+}
+
+/*
+ * The default root's bpffs, mounted when nothing is mounted at
+ * /sys/fs/bpf (a host without systemd, a fresh VM), as bpftool and
+ * Cilium's agent do, with one line saying so: the pins that keep the
+ * counts across a restart need one, and that is where every tool looks.
+ * Mode 0700, root's.  Only over sysfs's empty directory, and only for the
+ * default root: a file system or an SDS_PIN_ROOT the operator chose is
+ * never mounted over.
+ */
+static int bpffs_ensure(char *err, size_t errlen)
+{
+	static const char mnt[] = "/sys/fs/bpf";
+	struct statfs sf;
+
+	if (statfs(mnt, &sf))
+		return snprintf(err, errlen, "pin root %s: %s: %s", PINS_ROOT_DEFAULT,
+				mnt, strerror(errno)), -1;
+	/* Another file system there is the operator's: root_check says so. */
+	if ((unsigned long)sf.f_type != SYSFS_MAGIC_)
+		return 0;
+	if (mount("bpf", mnt, "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0700"))
+		return snprintf(err, errlen, "pin root %s: nothing mounted at %s and mounting bpffs there failed: %s (mount -t bpf bpf %s, or set SDS_PIN_ROOT)",
+				PINS_ROOT_DEFAULT, mnt, strerror(errno), mnt), -1;
+	fprintf(stderr, "sds-bpf: mounted bpffs at %s (nothing was mounted there)\n", mnt);
+	return 0;
 }
 
 /* @dir: a directory of root's on bpffs that only root can write. */
@@ -66,6 +95,8 @@ int pins__init(struct pins *p, const char *group, const char *app,
 		 root, stem);
 	if (!create && access(root, F_OK) && errno == ENOENT)
 		return 0;	/* no root, no pins */
+	if (create && !strcmp(root, PINS_ROOT_DEFAULT) && bpffs_ensure(err, errlen))
+		return -1;
 	if (mkdir(root, 0700) && errno != EEXIST)
 		return snprintf(err, errlen, "pin root %s: %s", root,
 				strerror(errno)), -1;

@@ -497,6 +497,56 @@ def test_detach_bad_inputs(ctx):
           "SDS_PIN_ROOT off bpffs: %r" % r.stderr)
 
 
+BPFFS_SCRIPT = r"""
+set -u
+# A mount namespace of our own: what we unmount and the loader mounts
+# stays in it, and goes with it.
+while mountpoint -q /sys/fs/bpf; do umount /sys/fs/bpf || exit 9; done
+echo "before: $(stat -f -c %T /sys/fs/bpf)"
+"$@" 2>"$ERR" >/dev/null &
+loader=$!
+i=0
+while [ ! -S "$SOCK" ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done
+echo "after: $(stat -f -c %T /sys/fs/bpf) $(stat -c %a /sys/fs/bpf)"
+ls /sys/fs/bpf/sds
+kill -TERM $loader
+wait $loader
+echo "loader: $?"
+[ -e /sys/fs/bpf/sds ] && echo "pin root left"
+exit 0
+"""
+
+
+def test_bpffs_mounted_when_missing(ctx):
+    """No bpffs at /sys/fs/bpf (a fresh VM): the default root's is mounted,
+    0700 (bpffs adds the sticky bit), with one line; a tmpfs there is the
+    operator's and refused."""
+    env = dict(ctx.env, ERR=os.path.join(ctx.tmp, "loader.err"), SOCK=ctx.sock())
+    del env["SDS_PIN_ROOT"]
+    argv = [SDS, "attach", "--group", GROUP, "--app", ctx.app, ctx.target,
+            "%s=crash_work" % FPOINT]
+    r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                        BPFFS_SCRIPT, "sh"] + argv, env=env, capture_output=True,
+                       text=True, timeout=60)
+    with open(env["ERR"]) as f:
+        err = f.read()
+    eq(r.stdout.split("\n"), ["before: sysfs", "after: bpf_fs 1700",
+                               "%s:%s" % (GROUP, ctx.app), "loader: 0", ""],
+       "bpffs mounted by the loader (stderr %r)" % (r.stderr + err))
+    check("sds-bpf: mounted bpffs at /sys/fs/bpf (nothing was mounted there)\n"
+          in err, "the mount's line: %r" % err)
+    # Another file system there is the operator's: never mounted over.
+    script = ("while mountpoint -q /sys/fs/bpf; do umount /sys/fs/bpf || exit 9; done;"
+              "mount -t tmpfs none /sys/fs/bpf && exec \"$@\"")
+    r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                        script, "sh"] + argv, env=env, capture_output=True,
+                       text=True, timeout=60)
+    eq(r.returncode, 1, "tmpfs at /sys/fs/bpf: exit status")
+    eq(r.stderr.strip().split("\n")[-1],
+       "sds-bpf: pin root /sys/fs/bpf/sds: not on bpffs (mount -t bpf bpf "
+       "/sys/fs/bpf, or set SDS_PIN_ROOT)", "tmpfs at /sys/fs/bpf")
+
+
 def test_clean_exit_leaves_nothing(ctx):
     """attach then SIGTERM: nothing pinned, no program left (DESIGN §5)."""
     snap = sdstest.KernelSnapshot([ctx.pin_root])
@@ -622,6 +672,7 @@ for _fn in [test_kill9_counts_exact, test_kill_switch_back,
             test_stale_layout,
             test_stale_points_differ, test_detach_removes_pins,
             test_detach_picks_the_one_app, test_detach_live_refused, test_detach_bad_inputs,
+            test_bpffs_mounted_when_missing,
             test_clean_exit_leaves_nothing, test_admin_sums_across_kill9,
             test_admin_down_across_kill9]:
     SUITE.test(_fn)
