@@ -9,7 +9,9 @@
  * partition are store_pg_schema.c's, the batched heartbeat store_pg_hb.c's.
  *
  * One connection per admin, serialized by a mutex, statements prepared
- * once per connection.  Nothing is cached but the statements: every read
+ * once per connection; the long reads the API serves (statistics scans,
+ * events, the point list) have a second one (store_pg_reader.c), so that
+ * they never hold a heartbeat.  Nothing is cached but the statements: every read
  * goes to the database, so several admins can serve one database and a
  * change made through one is what the others return at once.  Writes run
  * in transactions; versions bump with UPDATE ... RETURNING, atomically.
@@ -256,17 +258,23 @@ static void pgx_close(struct store *st)
 		pgc_finalize(p->s.q[i]);
 	pgc_finalize(p->hb_fast);
 	PQfinish(p->conn.conn);
+	pgx_reader_close(p);
+	pthread_mutex_destroy(&p->reader_lock);
 	pthread_mutex_destroy(&p->s.lock);
+	free(p->url);
 	free(p);
 }
 
 static const struct store_ops pg_ops = {
 	.close = pgx_close,
 	SQ_QUERY_OPS,
+	/* The long reads: on the reader's connection (store_pg_reader.c). */
+	.events = pgx_events,
+	.point_list = pgx_point_list,
+	.stats_scan_apart = pgx_stats_scan_apart,
 	.heartbeat = pgx_heartbeat,
 	.prune = pgx_prune,
 	.prune_meta = sq_prune_meta,	/* store_sqlite_retention.c, shared */
-	/* No stats_scan_apart: one connection per admin, so a scan holds it. */
 };
 
 /* "HOST:PORT/DB" of @c, for messages: never the user's password. */
@@ -321,6 +329,12 @@ struct store *store_pg_open(const char *url, char *err)
 	p->s.base.ops = &pg_ops;
 	p->s.db = &p->conn;
 	pthread_mutex_init(&p->s.lock, NULL);
+	pthread_mutex_init(&p->reader_lock, NULL);
+	p->url = strdup(url);
+	if (!p->url) {
+		seterr(err, "out of memory");
+		goto fail;
+	}
 	p->conn.conn = PQconnectdb(url);
 	if (PQstatus(p->conn.conn) != CONNECTION_OK) {
 		const char *m = PQerrorMessage(p->conn.conn);
@@ -346,7 +360,9 @@ struct store *store_pg_open(const char *url, char *err)
 	return &p->s.base;
 fail:
 	PQfinish(p->conn.conn);
+	pthread_mutex_destroy(&p->reader_lock);
 	pthread_mutex_destroy(&p->s.lock);
+	free(p->url);
 	free(p);
 	return NULL;
 }
