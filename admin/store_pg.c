@@ -175,7 +175,19 @@ static const char *const sql[NQ] = {
 	[Q_COPY_SRV_LIST] = "SELECT name, addr, first_seen, last_seen FROM copy_servers ORDER BY name",
 };
 
-/* A connection that broke (the server restarted) is reset once per call. */
+/*
+ * As SQLite's synchronous=NORMAL: a commit does not wait for its WAL
+ * flush, so a server crash can lose the last commits, never corrupt
+ * anything (a loader re-sends a period it got no answer for).  Notices
+ * ("already exists, skipping") are not for the admin's stderr.
+ */
+static const char main_session[] = "SET synchronous_commit = off;"
+				   " SET client_min_messages = warning";
+
+/*
+ * A connection that broke (the server restarted) is reset once per call,
+ * its session's settings set again (a new server process has none).
+ */
 void pgx_alive(struct pg_store *s)
 {
 	int i;
@@ -183,6 +195,8 @@ void pgx_alive(struct pg_store *s)
 	if (PQstatus(s->db->conn) == CONNECTION_OK)
 		return;
 	PQreset(s->db->conn);
+	if (PQstatus(s->db->conn) == CONNECTION_OK && PGX(s)->session)
+		PQclear(PQexec(s->db->conn, PGX(s)->session));
 	for (i = 0; i < NQ; i++)
 		if (s->q[i])
 			s->q[i]->prepared = false;
@@ -347,15 +361,8 @@ struct store *store_pg_open(const char *url, char *err)
 		       (int)strcspn(m, "\n"), m);
 		goto fail;
 	}
-	/*
-	 * As SQLite's synchronous=NORMAL: a commit does not wait for its WAL
-	 * flush, so a server crash can lose the last commits, never corrupt
-	 * anything (a loader re-sends a period it got no answer for).  Notices
-	 * ("already exists, skipping") are not for the admin's stderr.
-	 */
-	if (pgx_exec(p, "SET synchronous_commit = off;"
-		     " SET client_min_messages = warning", err) ||
-	    pgx_migrate(p, err))
+	p->session = main_session;
+	if (pgx_exec(p, main_session, err) || pgx_migrate(p, err))
 		goto fail;
 	return &p->s.base;
 fail:

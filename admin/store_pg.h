@@ -23,6 +23,7 @@ struct pgx_store {
 	char where[256];		/* "HOST:PORT/DB" for messages, never the password */
 	int64_t day_ready;		/* a day whose partitions exist (a hint: see pgx_partitions) */
 	struct pgc_stmt *hb_fast;	/* store_pg_hb.c's one-statement heartbeat */
+	const char *session;		/* the SETs of its session, run again after a reset */
 	char *url;			/* --db's URL, to open the reader (holds the password: never printed) */
 	pthread_mutex_t reader_lock;	/* serializes opening the reader */
 	struct pgx_store *reader;	/* long reads' connection (store_pg_reader.c), NULL until the first */

@@ -18,17 +18,15 @@
 #include "store_pg.h"
 
 /*
- * Settings of the reader's session, in the connection's options so that
- * a PQreset() keeps them: it never writes, and notices are not for the
- * admin's stderr.
+ * The reader's session (set again by pgx_alive() after a reset): it never
+ * writes, and notices are not for the admin's stderr.
  */
-#define READER_OPTIONS "-c default_transaction_read_only=on -c client_min_messages=warning"
+static const char reader_session[] = "SET default_transaction_read_only = on;"
+				     " SET client_min_messages = warning";
 
 /* A new reader on @url; NULL with @err (never naming the password). */
 static struct pgx_store *reader_open(struct pgx_store *p, char *err)
 {
-	const char *const keys[] = { "dbname", "options", NULL };
-	const char *const vals[] = { p->url, READER_OPTIONS, NULL };
 	struct pgx_store *r = calloc(1, sizeof(*r));
 	const char *m;
 
@@ -36,12 +34,19 @@ static struct pgx_store *reader_open(struct pgx_store *p, char *err)
 		seterr(err, "out of memory");
 		return NULL;
 	}
-	r->conn.conn = PQconnectdbParams(keys, vals, 1);
+	r->conn.conn = PQconnectdb(p->url);
 	if (PQstatus(r->conn.conn) == CONNECTION_OK) {
 		r->s.base.ops = p->s.base.ops;
 		r->s.db = &r->conn;
+		r->session = reader_session;
+		memcpy(r->where, p->where, sizeof(r->where));
 		pthread_mutex_init(&r->s.lock, NULL);
-		return r;
+		if (!pgx_exec(r, reader_session, err))
+			return r;
+		pthread_mutex_destroy(&r->s.lock);
+		PQfinish(r->conn.conn);
+		free(r);
+		return NULL;
 	}
 	m = PQerrorMessage(r->conn.conn);
 	m = strstr(m, "FATAL:") ? strstr(m, "FATAL:") + 6 : m;
