@@ -30,7 +30,8 @@ row per --interval (default 10 s) and the verdict.  The target is met
 when every interval has p99 < 50 ms, heartbeats answered >= 99 % of R
 per second and no error, and the backlog does not grow: the senders'
 lag at the last interval's end is under 1 s and at most the first
-interval's + 100 ms.  The database's size is printed at the end.
+interval's + 100 ms.  The database's size and the CPU per heartbeat of
+the admins and of the database are printed at the end.
 """
 import argparse
 import os
@@ -178,6 +179,8 @@ def sustain(args, tmp, tok):
                   % (len(ports), args.rate, args.points, args.conns))
             print("|---|---|---|---|---|---|---|---|")
             rows, summary = [], {}
+            apids = [a.pid for a in admins]
+            a0, d0 = cpu_of(apids), cpu_of(server_pids(pg.pid()))
             p = subprocess.Popen(argv, stdout=subprocess.PIPE, universal_newlines=True)
             for line in p.stdout:
                 kv = line.split()
@@ -192,6 +195,7 @@ def sustain(args, tmp, tok):
                 else:
                     summary = d
             rc = p.wait()
+            a1, d1 = cpu_of(apids), cpu_of(server_pids(pg.pid()))
         finally:
             stop_admins(admins)
         size = pg.sql("sustain", "SELECT pg_database_size('sustain'),"
@@ -201,8 +205,11 @@ def sustain(args, tmp, tok):
                  summary.get("p50_ms"), summary.get("p99_ms"), summary.get("max_ms"),
                  summary.get("errors")))
         print()
-        print("hosts %s; database after the run: %.1f MB, %s statistics rows"
-              % (summary.get("hosts"), int(size[0]) / 1e6, size[1]))
+        n = max(int(summary.get("heartbeats", 0)), 1)
+        print("hosts %s; database after the run: %.1f MB, %s statistics rows;"
+              " CPU per heartbeat: admins %.0f us, database %.0f us"
+              % (summary.get("hosts"), int(size[0]) / 1e6, size[1],
+                 cpu_delta(a0, a1) / n * 1e6, cpu_delta(d0, d1) / n * 1e6))
         met, why = verdict(rows, args.rate)
         print("sustained target (every %d-s interval: p99 < 50 ms, >= 99 %% of %d/s, no error;"
               " lag at the end < 1 s and <= the first's + 100 ms) over %d s: %s"
