@@ -9,6 +9,8 @@
 #   make admin-fuzz-smoke    the libFuzzer target for FUZZ_SMOKE_SECONDS (60) from the corpus
 #   make fuzz                the same for FUZZ_SECONDS (default 600)
 #   make admin-bench         heartbeats/s, p50, p99 on loopback
+#   make admin-bench-sustain three admins on PostgreSQL, open loop at 2,000/s
+#                            for SUSTAIN_SECONDS (600), the verdict per interval
 
 ADMIN_SRCS   := $(wildcard admin/*.c)
 ADMIN_COMMON := common/strategy.c common/names.c common/errnames.c common/window.c common/heartbeat.c common/heartbeat_copy.c common/heartbeat_drill.c common/sdsjson.c \
@@ -49,7 +51,7 @@ $(ATEST)/test_%: tests/admin/test_%.c $(ADMIN_LIB_SRCS) $(wildcard admin/*.h com
 		-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \
 		-o $@ $< $(ADMIN_LIB_SRCS) -lcmocka $(ADMIN_LIBS)
 
-.PHONY: admin-unit admin-integration admin-fuzz-smoke fuzz admin-bench
+.PHONY: admin-unit admin-integration admin-fuzz-smoke fuzz admin-bench admin-bench-sustain
 admin-unit: $(ADMIN_UNIT_BINS)
 	@set -e; for t in $(ADMIN_UNIT_BINS); do echo "== $$t"; $$t; done
 
@@ -89,12 +91,19 @@ fuzz: $(FUZZ_BIN)
 
 # ---- benchmark ---------------------------------------------------------------
 ADMIN_BENCH := $(BUILD)/bench/admin-bench
-$(ADMIN_BENCH): admin/bench/hb_bench.c $(ADMIN_COMMON) $(wildcard common/*.h)
+$(ADMIN_BENCH): admin/bench/hb_bench.c admin/bench/hb_open.c admin/bench/hb_bench.h \
+		$(ADMIN_COMMON) $(wildcard common/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(ADMIN_CPP) $(ALL_CFLAGS) -o $@ $< $(ADMIN_COMMON) -ljansson -lpthread -lm
+	$(CC) $(ADMIN_CPP) $(ALL_CFLAGS) -o $@ admin/bench/hb_bench.c admin/bench/hb_open.c \
+		$(ADMIN_COMMON) -ljansson -lpthread -lm
 
 admin-bench: $(BUILD)/bin/sds-admin $(ADMIN_BENCH)
 	$(PYTHON) admin/bench/run.py
+
+# Issue 16's sustained run (admin/bench/run.py --sustain): needs postgresql-15.
+SUSTAIN_SECONDS ?= 600
+admin-bench-sustain: $(BUILD)/bin/sds-admin $(ADMIN_BENCH)
+	$(PYTHON) admin/bench/run.py --sustain $(SUSTAIN_SECONDS)
 
 # ---- PostgreSQL ----------------------------------------------------------------
 # The store's units and the integration suite again, on a PostgreSQL server

@@ -9,7 +9,9 @@
  * partition are store_pg_schema.c's, the batched heartbeat store_pg_hb.c's.
  *
  * One connection per admin, serialized by a mutex, statements prepared
- * once per connection.  Nothing is cached but the statements: every read
+ * once per connection; the long reads the API serves (statistics scans,
+ * events, the point list) have a second one (store_pg_reader.c), so that
+ * they never hold a heartbeat.  Nothing is cached but the statements: every read
  * goes to the database, so several admins can serve one database and a
  * change made through one is what the others return at once.  Writes run
  * in transactions; versions bump with UPDATE ... RETURNING, atomically.
@@ -173,7 +175,19 @@ static const char *const sql[NQ] = {
 	[Q_COPY_SRV_LIST] = "SELECT name, addr, first_seen, last_seen FROM copy_servers ORDER BY name",
 };
 
-/* A connection that broke (the server restarted) is reset once per call. */
+/*
+ * As SQLite's synchronous=NORMAL: a commit does not wait for its WAL
+ * flush, so a server crash can lose the last commits, never corrupt
+ * anything (a loader re-sends a period it got no answer for).  Notices
+ * ("already exists, skipping") are not for the admin's stderr.
+ */
+static const char main_session[] = "SET synchronous_commit = off;"
+				   " SET client_min_messages = warning";
+
+/*
+ * A connection that broke (the server restarted) is reset once per call,
+ * its session's settings set again (a new server process has none).
+ */
 void pgx_alive(struct pg_store *s)
 {
 	int i;
@@ -181,6 +195,8 @@ void pgx_alive(struct pg_store *s)
 	if (PQstatus(s->db->conn) == CONNECTION_OK)
 		return;
 	PQreset(s->db->conn);
+	if (PQstatus(s->db->conn) == CONNECTION_OK && PGX(s)->session)
+		PQclear(PQexec(s->db->conn, PGX(s)->session));
 	for (i = 0; i < NQ; i++)
 		if (s->q[i])
 			s->q[i]->prepared = false;
@@ -256,17 +272,23 @@ static void pgx_close(struct store *st)
 		pgc_finalize(p->s.q[i]);
 	pgc_finalize(p->hb_fast);
 	PQfinish(p->conn.conn);
+	pgx_reader_close(p);
+	pthread_mutex_destroy(&p->reader_lock);
 	pthread_mutex_destroy(&p->s.lock);
+	free(p->url);
 	free(p);
 }
 
 static const struct store_ops pg_ops = {
 	.close = pgx_close,
 	SQ_QUERY_OPS,
+	/* The long reads: on the reader's connection (store_pg_reader.c). */
+	.events = pgx_events,
+	.point_list = pgx_point_list,
+	.stats_scan_apart = pgx_stats_scan_apart,
 	.heartbeat = pgx_heartbeat,
 	.prune = pgx_prune,
 	.prune_meta = sq_prune_meta,	/* store_sqlite_retention.c, shared */
-	/* No stats_scan_apart: one connection per admin, so a scan holds it. */
 };
 
 /* "HOST:PORT/DB" of @c, for messages: never the user's password. */
@@ -321,6 +343,12 @@ struct store *store_pg_open(const char *url, char *err)
 	p->s.base.ops = &pg_ops;
 	p->s.db = &p->conn;
 	pthread_mutex_init(&p->s.lock, NULL);
+	pthread_mutex_init(&p->reader_lock, NULL);
+	p->url = strdup(url);
+	if (!p->url) {
+		seterr(err, "out of memory");
+		goto fail;
+	}
 	p->conn.conn = PQconnectdb(url);
 	if (PQstatus(p->conn.conn) != CONNECTION_OK) {
 		const char *m = PQerrorMessage(p->conn.conn);
@@ -333,20 +361,15 @@ struct store *store_pg_open(const char *url, char *err)
 		       (int)strcspn(m, "\n"), m);
 		goto fail;
 	}
-	/*
-	 * As SQLite's synchronous=NORMAL: a commit does not wait for its WAL
-	 * flush, so a server crash can lose the last commits, never corrupt
-	 * anything (a loader re-sends a period it got no answer for).  Notices
-	 * ("already exists, skipping") are not for the admin's stderr.
-	 */
-	if (pgx_exec(p, "SET synchronous_commit = off;"
-		     " SET client_min_messages = warning", err) ||
-	    pgx_migrate(p, err))
+	p->session = main_session;
+	if (pgx_exec(p, main_session, err) || pgx_migrate(p, err))
 		goto fail;
 	return &p->s.base;
 fail:
 	PQfinish(p->conn.conn);
+	pthread_mutex_destroy(&p->reader_lock);
 	pthread_mutex_destroy(&p->s.lock);
+	free(p->url);
 	free(p);
 	return NULL;
 }

@@ -23,6 +23,10 @@ struct pgx_store {
 	char where[256];		/* "HOST:PORT/DB" for messages, never the password */
 	int64_t day_ready;		/* a day whose partitions exist (a hint: see pgx_partitions) */
 	struct pgc_stmt *hb_fast;	/* store_pg_hb.c's one-statement heartbeat */
+	const char *session;		/* the SETs of its session, run again after a reset */
+	char *url;			/* --db's URL, to open the reader (holds the password: never printed) */
+	pthread_mutex_t reader_lock;	/* serializes opening the reader */
+	struct pgx_store *reader;	/* long reads' connection (store_pg_reader.c), NULL until the first */
 };
 
 #define PGX(st) ((struct pgx_store *)(st))
@@ -41,5 +45,16 @@ int pgx_exec(struct pgx_store *p, const char *sql, char *err);
 /* store_pg_hb.c */
 int pgx_heartbeat(struct store *st, const struct sds_heartbeat *hb,
 		  int64_t now, struct store_hb_result *res, char *err);
+
+/* store_pg_reader.c: the scans the API serves, on a connection of their own */
+int pgx_stats_scan_apart(struct store *st, const char *g, const char *a,
+			 const char *point, int64_t from, int64_t to,
+			 store_stat_cb cb, void *ctx, char *err);
+int pgx_events(struct store *st, const char *g, const char *a, int64_t from,
+	       int64_t to, int limit, json_t **out, char *err);
+int pgx_point_list(struct store *st, const char *g, const char *a,
+		   json_t **out, char *err);
+/* Close the reader, if it was opened. */
+void pgx_reader_close(struct pgx_store *p);
 
 #endif /* SDS_ADMIN_STORE_PG_H */

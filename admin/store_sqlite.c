@@ -235,6 +235,8 @@ static void sq_close(struct store *st)
 static const struct store_ops sqlite_ops = {
 	.close = sq_close,
 	SQ_QUERY_OPS,
+	.point_list = sq_point_list,
+	.events = sq_events,
 	.heartbeat = sq_heartbeat,
 	.prune = sq_prune,
 	.prune_meta = sq_prune_meta,

@@ -210,7 +210,8 @@ int sq_stats_scan_apart(struct store *st, const char *g, const char *a,
  * The store ops both engines take from the query files as they are (the
  * PostgreSQL store compiles them over libpq, where these names are its
  * own: store_pg_compat.h); each engine adds close, heartbeat and
- * retention of its own.
+ * retention of its own, and the long reads (point_list, events,
+ * stats_scan_apart): PostgreSQL runs them on a second connection.
  */
 #define SQ_QUERY_OPS \
 	.group_list = sq_group_list, \
@@ -235,8 +236,6 @@ int sq_stats_scan_apart(struct store *st, const char *g, const char *a,
 	.strategy_delete = sq_strategy_delete, \
 	.host_list = sq_host_list, \
 	.stats_scan = sq_stats_scan, \
-	.point_list = sq_point_list, \
-	.events = sq_events, \
 	.audit = sq_audit, \
 	.drill_create = sq_drill_create, \
 	.drill_list = sq_drill_list, \

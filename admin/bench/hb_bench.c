@@ -3,7 +3,7 @@
  * hb_bench - load generator for sds-admin's heartbeat endpoint.
  *
  *   admin-bench --addr 127.0.0.1:PORT [--addr ...] --token-file FILE
- *               [--conns N] [--seconds S] [--points P]
+ *               [--conns N] [--seconds S] [--points P] [--rate R [--interval S]]
  *
  * N closed-loop keep-alive connections (one thread each) post heartbeats
  * of P points (default 20) built with the shared codec, each from a new
@@ -12,6 +12,10 @@
  * "key value" pairs; exits non-zero if any request failed.  With several
  * --addr (admins sharing one database), connection i goes to the
  * (i mod count)-th: the load spread as the loaders spread it.
+ *
+ * With --rate R the load is open-loop instead (hb_open.c): R heartbeats/s
+ * over all connections, each on its own schedule, latency measured from
+ * the scheduled send time, and with --interval S one line per S seconds.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -25,7 +29,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-#include "heartbeat.h"
+#include "hb_bench.h"
 
 struct worker {
 	pthread_t th;
@@ -35,15 +39,13 @@ struct worker {
 	unsigned long errors;
 };
 
-#define MAX_ADDRS	8
-
 static struct sockaddr_in addrs[MAX_ADDRS];
 static int naddrs;
 static char token[512];
 static int npoints = 20;
-static volatile int stop;
+volatile int bench_stop;
 
-static double now_ms(void)
+double now_ms(void)
 {
 	struct timespec ts;
 
@@ -52,7 +54,7 @@ static double now_ms(void)
 }
 
 /* Connection @id's admin. */
-static int connect_admin(int id)
+int connect_admin(int id)
 {
 	const struct sockaddr_in *addr = &addrs[id % naddrs];
 	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
@@ -68,7 +70,7 @@ static int connect_admin(int id)
 }
 
 /* The request with a fixed-width host name at *host_at to rewrite. */
-static char *build_request(int id, size_t *len, size_t *host_at)
+char *build_request(int id, size_t *len, size_t *host_at)
 {
 	struct sds_heartbeat *hb = heartbeat_new();
 	char name[32], *body, *req;
@@ -107,7 +109,7 @@ static char *build_request(int id, size_t *len, size_t *host_at)
 }
 
 /* Read one response; returns the status or -1. */
-static int read_response(int fd, char *buf, size_t cap)
+int read_response(int fd, char *buf, size_t cap)
 {
 	size_t have = 0, need = 0;
 	char *hdr_end = NULL;
@@ -151,7 +153,7 @@ static void *run(void *arg)
 
 	req = build_request(w->id, &len, &host_at);
 	fd = connect_admin(w->id);
-	while (!stop && fd >= 0) {
+	while (!bench_stop && fd >= 0) {
 		double t0, t1;
 
 		snprintf(num, sizeof(num), "%09lu", seq++ % 1000000000UL);
@@ -187,7 +189,7 @@ static void *run(void *arg)
 	return NULL;
 }
 
-static int cmp_double(const void *a, const void *b)
+int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 
@@ -202,9 +204,12 @@ int main(int argc, char **argv)
 		{ "conns", required_argument, NULL, 'c' },
 		{ "seconds", required_argument, NULL, 's' },
 		{ "points", required_argument, NULL, 'p' },
+		{ "rate", required_argument, NULL, 'r' },
+		{ "interval", required_argument, NULL, 'i' },
 		{ 0 },
 	};
-	int conns = 8, seconds = 10, c, i;
+	int conns = 8, seconds = 10, interval = 0, c, i;
+	double rate = 0;
 	const char *a[MAX_ADDRS], *tf = NULL;
 	struct worker *w;
 	unsigned long errors = 0;
@@ -227,13 +232,17 @@ int main(int argc, char **argv)
 		case 'c': conns = atoi(optarg); break;
 		case 's': seconds = atoi(optarg); break;
 		case 'p': npoints = atoi(optarg); break;
+		case 'r': rate = atof(optarg); break;
+		case 'i': interval = atoi(optarg); break;
 		default: return 2;
 		}
 	}
 	if (!naddrs || !tf || conns < 1 || conns > 100 || seconds < 1 || npoints < 1 ||
-	    npoints > SDS_HB_MAX_POINTS) {
+	    npoints > SDS_HB_MAX_POINTS || rate < 0 || rate > 1e6 || interval < 0 ||
+	    (interval && !rate)) {
 		fprintf(stderr, "usage: admin-bench --addr 127.0.0.1:PORT [--addr ...]"
-			" --token-file FILE [--conns N] [--seconds S] [--points P]\n");
+			" --token-file FILE [--conns N] [--seconds S] [--points P]"
+			" [--rate R [--interval S]]\n");
 		return 2;
 	}
 	for (i = 0; i < naddrs; i++) {
@@ -252,6 +261,8 @@ int main(int argc, char **argv)
 	}
 	fclose(f);
 	token[strcspn(token, "\r\n")] = '\0';
+	if (rate)
+		return open_loop(conns, seconds, rate, interval);
 
 	w = calloc(conns, sizeof(*w));
 	t0 = now_ms();
@@ -260,7 +271,7 @@ int main(int argc, char **argv)
 		pthread_create(&w[i].th, NULL, run, &w[i]);
 	}
 	sleep(seconds);
-	stop = 1;
+	bench_stop = 1;
 	for (i = 0; i < conns; i++) {
 		pthread_join(w[i].th, NULL);
 		total += w[i].n;

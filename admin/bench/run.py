@@ -17,9 +17,21 @@ CPU per heartbeat is measured apart for the admins and for the database
 the run, divided by the heartbeats stored.
 
     python3 admin/bench/run.py [--seconds S] [--conns N] [--points P] [--only sqlite|pg]
+    python3 admin/bench/run.py --sustain SECONDS [--rate R] [--interval S] [--conns N]
 
 Targets: SQLite (issue 4) and three admins on PostgreSQL (issue 16) at
 least 2000 heartbeats/s with p99 under 50 ms.
+
+--sustain is issue 16's sustained run: three admins on one PostgreSQL
+database, admin-bench open-loop at --rate R (default 2000) heartbeats/s
+of 10 x R hosts (each once per 10-s period) over --conns connections
+(default 48 here), for SECONDS (make admin-bench-sustain: 600), a table
+row per --interval (default 10 s) and the verdict.  The target is met
+when every interval has p99 < 50 ms, heartbeats answered >= 99 % of R
+per second and no error, and the backlog does not grow: the senders'
+lag at the last interval's end is under 1 s and at most the first
+interval's + 100 ms.  The database's size and the CPU per heartbeat of
+the admins and of the database are printed at the end.
 """
 import argparse
 import os
@@ -77,17 +89,7 @@ def run_row(args, tok, dbs, pg=None):
     """One setup: an admin per entry of @dbs; its result dict."""
     admins = []
     try:
-        ports = []
-        for db in dbs:
-            port = free_port()
-            admins.append(subprocess.Popen(admin_argv(os.path.join(BUILD, "bin", "sds-admin"),
-                                                      port, db, tok)))
-            ports.append(port)
-        for port in ports:
-            for _ in range(200):
-                if healthz(port):
-                    break
-                time.sleep(0.05)
+        admins, ports = start_admins(dbs, tok)
         apids = [a.pid for a in admins]
         dpids = server_pids(pg.pid()) if pg else []
         a0, d0 = cpu_of(apids), cpu_of(dpids)
@@ -107,23 +109,138 @@ def run_row(args, tok, dbs, pg=None):
         r["db_us"] = "%.0f" % (cpu_delta(d0, d1) / n * 1e6) if pg else "(in the admin)"
         return r
     finally:
-        for a in admins:
-            a.send_signal(signal.SIGTERM)
-        for a in admins:
-            try:
-                a.wait(10)
-            except subprocess.TimeoutExpired:
-                a.kill()
-                a.wait()
+        stop_admins(admins)
+
+
+def start_admins(dbs, tok):
+    """An admin per entry of @dbs, each answering /healthz; (procs, ports)."""
+    admins, ports = [], []
+    for db in dbs:
+        port = free_port()
+        admins.append(subprocess.Popen(admin_argv(os.path.join(BUILD, "bin", "sds-admin"),
+                                                  port, db, tok)))
+        ports.append(port)
+    for port in ports:
+        for _ in range(200):
+            if healthz(port):
+                break
+            time.sleep(0.05)
+    return admins, ports
+
+
+def stop_admins(admins):
+    for a in admins:
+        a.send_signal(signal.SIGTERM)
+    for a in admins:
+        try:
+            a.wait(10)
+        except subprocess.TimeoutExpired:
+            a.kill()
+            a.wait()
+
+
+def verdict(rows, rate):
+    """(met, why not) of the sustained run's interval rows."""
+    why = []
+    if not rows:
+        return False, ["no interval completed"]
+    for r in rows:
+        if r["p99_ms"] >= 50:
+            why.append("interval %d: p99 %.2f ms >= 50" % (r["interval"], r["p99_ms"]))
+        if r["sent_per_s"] < 0.99 * rate:
+            why.append("interval %d: %d/s < 99 %% of %d" % (r["interval"], r["sent_per_s"], rate))
+        if r["errors"]:
+            why.append("interval %d: %d errors" % (r["interval"], r["errors"]))
+    first, last = rows[0]["lag_ms"], rows[-1]["lag_ms"]
+    if last >= 1000 or last > first + 100:
+        why.append("backlog grows: lag %.1f ms at the end, %.1f ms after the first interval"
+                   % (last, first))
+    return not why, why
+
+
+def sustain(args, tmp, tok):
+    """Issue 16's sustained run on three admins and one PostgreSQL database."""
+    why = pgtest.available()
+    if why:
+        print("sustained run not run: %s" % why)
+        return 1
+    with pgtest.PgCluster() as pg:
+        url = pg.create_db("sustain")
+        admins, ports = start_admins([url] * 3, tok)
+        try:
+            argv = [os.path.join(BUILD, "bench", "admin-bench"), "--token-file", tok,
+                    "--seconds", str(args.sustain), "--conns", str(args.conns),
+                    "--points", str(args.points), "--rate", str(args.rate),
+                    "--interval", str(args.interval)]
+            for port in ports:
+                argv += ["--addr", "127.0.0.1:%d" % port]
+            print("| %d admins, PostgreSQL 15, open loop at %d/s, %d points, %d conns "
+                  "| t s | heartbeats/s | p50 ms | p99 ms | max ms | lag ms | errors |"
+                  % (len(ports), args.rate, args.points, args.conns))
+            print("|---|---|---|---|---|---|---|---|")
+            rows, summary = [], {}
+            apids = [a.pid for a in admins]
+            a0, d0 = cpu_of(apids), cpu_of(server_pids(pg.pid()))
+            p = subprocess.Popen(argv, stdout=subprocess.PIPE, universal_newlines=True)
+            for line in p.stdout:
+                kv = line.split()
+                d = dict(zip(kv[0::2], kv[1::2]))
+                if kv and kv[0] == "interval":
+                    r = {k: float(v) for k, v in d.items()}
+                    r["interval"] = int(r["interval"])
+                    rows.append(r)
+                    print("| interval %d | %.0f | %.0f | %.2f | %.2f | %.2f | %.1f | %d |"
+                          % (r["interval"], r["t"], r["sent_per_s"], r["p50_ms"],
+                             r["p99_ms"], r["max_ms"], r["lag_ms"], r["errors"]), flush=True)
+                else:
+                    summary = d
+            rc = p.wait()
+            a1, d1 = cpu_of(apids), cpu_of(server_pids(pg.pid()))
+        finally:
+            stop_admins(admins)
+        size = pg.sql("sustain", "SELECT pg_database_size('sustain'),"
+                                 " (SELECT count(*) FROM stats)").strip().split("|")
+        print("| whole run | %s | %s | %s | %s | %s | | %s |"
+              % (summary.get("seconds"), summary.get("heartbeats_per_s"),
+                 summary.get("p50_ms"), summary.get("p99_ms"), summary.get("max_ms"),
+                 summary.get("errors")))
+        print()
+        n = max(int(summary.get("heartbeats", 0)), 1)
+        print("hosts %s; database after the run: %.1f MB, %s statistics rows;"
+              " CPU per heartbeat: admins %.0f us, database %.0f us"
+              % (summary.get("hosts"), int(size[0]) / 1e6, size[1],
+                 cpu_delta(a0, a1) / n * 1e6, cpu_delta(d0, d1) / n * 1e6))
+        met, why = verdict(rows, args.rate)
+        print("sustained target (every %d-s interval: p99 < 50 ms, >= 99 %% of %d/s, no error;"
+              " lag at the end < 1 s and <= the first's + 100 ms) over %d s: %s"
+              % (args.interval, args.rate, args.sustain, "met" if met else "NOT met"))
+        for w in why:
+            print("  " + w)
+        return 0 if rc == 0 and met else 1
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=int, default=10)
-    ap.add_argument("--conns", type=int, default=8)
+    ap.add_argument("--conns", type=int)
     ap.add_argument("--points", type=int, default=20)
     ap.add_argument("--only", choices=("sqlite", "pg"))
+    ap.add_argument("--sustain", type=int, metavar="SECONDS")
+    ap.add_argument("--rate", type=int, default=2000)
+    ap.add_argument("--interval", type=int, default=10)
     args = ap.parse_args()
+    if args.sustain is not None and (args.sustain < args.interval or args.interval < 1
+                                     or args.rate < 1):
+        ap.error("--sustain needs SECONDS >= --interval >= 1 and --rate >= 1")
+    if args.conns is None:
+        args.conns = 48 if args.sustain else 8
+    if args.sustain:
+        tmp = tempfile.mkdtemp(prefix="sds-admin-bench.")
+        try:
+            return sustain(args, tmp, write_token(os.path.join(tmp, "token"),
+                                                  "bench-token-0123456789"))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     tmp = tempfile.mkdtemp(prefix="sds-admin-bench.")
     rows = []
     rc = 0

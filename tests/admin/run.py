@@ -1060,6 +1060,9 @@ TESTS = [test_command_line, test_organisation, test_heartbeat_aggregation, test_
 TESTS += COPY_TESTS
 TESTS += ROLE_TESTS
 TESTS += DRILL_ERRNO_TESTS
+import t_scan_apart  # noqa: E402
+t_scan_apart.T0, t_scan_apart.TOKEN, t_scan_apart.STORE = T0, TOKEN, STORE
+TESTS += t_scan_apart.SCAN_APART_TESTS
 import t_pg  # noqa: E402  (its tests use the suite's Env)
 t_pg.T0, t_pg.TOKEN, t_pg.ADMIN = T0, TOKEN, ADMIN
 PG_TESTS = t_pg.PG_TESTS
@@ -1090,6 +1093,7 @@ def main(argv):
     if pgtest.available():
         return SUITE.main(argv, lambda name: Env(), preflight)
     with pgtest.PgCluster() as PG:
+        t_scan_apart.PG = PG
         return SUITE.main(argv, lambda name: Env(), preflight)
 
 

@@ -123,10 +123,16 @@ def test_pg_bad_urls(env):
 
 def test_pg_reconnects(env):
     """A connection the server dropped is reconnected: the heartbeat
-    that finds it so is retried, and answered."""
+    that finds it so is retried, and answered; so is the statistics
+    query that finds the scans' own connection so."""
     env.start_admin()
     on(env, env.port, "POST", "/heartbeat", hb("web-1", T0, 1))
+    s = on(env, env.port, "GET", APP + "/stats?from=%d&to=%d&step=10" % (T0, T0 + 20))
+    eq(s["points"]["order"]["visits"], [1, 0], "visits before the reconnect")
     db = env.db_arg().rsplit("/", 1)[1]
+    eq(env.pg.sql(db, "SELECT count(*) FROM pg_stat_activity WHERE datname ="
+                      " current_database() AND pid <> pg_backend_pid()").strip(), "2",
+       "the admin's connections: heartbeats and every call, and the scans'")
     env.pg.sql(db, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
                " WHERE datname = current_database() AND pid <> pg_backend_pid()")
     on(env, env.port, "POST", "/heartbeat", hb("web-1", T0 + 10, 2))

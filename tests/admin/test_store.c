@@ -318,7 +318,7 @@ static void test_ranges(void **state)
  */
 static void test_apart_and_retention(void **state)
 {
-	/* As stats.c: a store without a scan apart (PostgreSQL) scans in place. */
+	/* As stats.c: a store without a scan apart would scan in place. */
 	typeof(st->ops->stats_scan) scan_apart = st->ops->stats_scan_apart ?
 						 st->ops->stats_scan_apart :
 						 st->ops->stats_scan;

@@ -216,8 +216,9 @@ def install_files_modes_links(ctx):
           "sds-bpf@.service names /usr/sbin and /etc: %s" % unit)
     with open(ctx.path("usr/lib/systemd/system/sds-admin.service")) as f:
         unit = f.read()
-    check("ExecStart=/usr/sbin/sds-admin " in unit
-          and "LoadCredential=token:/etc/sds/admin.token" in unit,
+    check("ExecStart=/bin/sh -c " in unit and "exec /usr/sbin/sds-admin " in unit
+          and "LoadCredential=token:/etc/sds/admin.token" in unit
+          and "LoadCredential=heartbeat-token:/etc/sds/admin-heartbeat.token" in unit,
           "sds-admin.service names /usr/sbin and /etc: %s" % unit)
     # Every conf line is what an EnvironmentFile= reads.
     for e in ("admin.conf", "apps/example.conf"):
@@ -320,13 +321,21 @@ def admin_unit_command_line(ctx):
     """sds-admin.service's ExecStart= as systemd would run it: the
     Environment= and the conf's LISTEN and OPTIONS expanded, %S and %d
     the test's state and credentials dirs, as a user of its own (nobody
-    here) with no capabilities, NoNewPrivileges= and UMask=0077."""
+    here) with no capabilities, NoNewPrivileges= and UMask=0077.  The
+    credentials as systemd makes them when admin-heartbeat.token exists
+    and admin-read.token does not (its SetCredential= default, a blank
+    line): the heartbeat token is passed, the reader's is not."""
     ctx.install()
     unit = ctx.path("usr/lib/systemd/system/sds-admin.service")
     eq(unit_settings(unit, "CapabilityBoundingSet"), [""],
        "CapabilityBoundingSet=")
     eq(unit_settings(unit, "NoNewPrivileges"), ["yes"], "NoNewPrivileges=")
     eq(unit_settings(unit, "UMask"), ["0077"], "UMask=")
+    eq(unit_settings(unit, "LoadCredential"),
+       ["token:/etc/sds/admin.token", "heartbeat-token:/etc/sds/admin-heartbeat.token",
+        "read-token:/etc/sds/admin-read.token"], "LoadCredential=")
+    eq(unit_settings(unit, "SetCredential"), ["heartbeat-token:\\n", "read-token:\\n"],
+       "SetCredential= (the role tokens' defaults)")
     port = sdstest.free_port()
     env = {}
     for e in unit_settings(unit, "Environment"):
@@ -342,10 +351,13 @@ def admin_unit_command_line(ctx):
     for d in (state, os.path.join(state, "sds-admin"), creds):
         os.mkdir(d, 0o755 if d == state else 0o700)
     os.chown(os.path.join(state, "sds-admin"), sdstest.NOBODY, sdstest.NOBODY)
-    sdstest.write_token(os.path.join(creds, "token"), "t0ken")
-    os.chmod(os.path.join(creds, "token"), 0o400)
-    for p in (creds, os.path.join(creds, "token")):
-        os.chown(p, sdstest.NOBODY, sdstest.NOBODY)
+    for name, text in (("token", "t0ken\n"), ("heartbeat-token", "hb-t0ken\n"),
+                       ("read-token", "\n")):
+        with open(os.path.join(creds, name), "w") as f:
+            f.write(text)
+        os.chmod(os.path.join(creds, name), 0o400)
+        os.chown(os.path.join(creds, name), sdstest.NOBODY, sdstest.NOBODY)
+    os.chown(creds, sdstest.NOBODY, sdstest.NOBODY)
     (cmd,) = unit_settings(unit, "ExecStart")
     argv = []
     for w in shlex.split(cmd.replace("%S", state).replace("%d", creds)):
@@ -354,11 +366,8 @@ def admin_unit_command_line(ctx):
         else:
             argv.append(re.sub(r"\$\{([A-Za-z_]+)\}",
                                lambda m: env.get(m.group(1), ""), w))
-    eq(argv[1:], ["--listen", "127.0.0.1:%d" % port, "--db",
-                  state + "/sds-admin/sds.db", "--token-file",
-                  creds + "/token", "--threads", "3", "--retention-days", "7"],
-       "sds-admin's arguments")
-    argv[0] = argv[0].replace("/usr/sbin/", ctx.path("usr/sbin/"))
+    eq(argv[:2], ["/bin/sh", "-c"], "ExecStart= runs the role tokens' shell line")
+    argv = [w.replace("/usr/sbin/", ctx.path("usr/sbin/")) for w in argv]
     err = open(os.path.join(ctx.tmp, "admin.err"), "wb")
     p = sdstest.spawn(["setpriv", "--reuid=%d" % sdstest.NOBODY,
                        "--regid=%d" % sdstest.NOBODY, "--clear-groups",
@@ -370,6 +379,14 @@ def admin_unit_command_line(ctx):
     sdstest.wait_until(lambda: sdstest.healthz(port) or p.poll() is not None,
                        time.time() + 10, "sds-admin on port %d" % port)
     check(p.poll() is None, "sds-admin exited %s" % p.poll())
+    # The shells exec'd: the pid is sds-admin's, its arguments are these.
+    with open("/proc/%d/cmdline" % p.pid) as f:
+        eq(f.read().split("\0")[:-1],
+           [ctx.path("usr/sbin/sds-admin"), "--listen", "127.0.0.1:%d" % port, "--db",
+            state + "/sds-admin/sds.db", "--token-file", creds + "/token",
+            "--threads", "3", "--retention-days", "7",
+            "--heartbeat-token-file", creds + "/heartbeat-token"],
+           "sds-admin's arguments")
     status, body = sdstest.http_request(port, "GET", "/")
     eq(status, 200, "GET /")
     with open(ctx.path("usr/share/sds-admin/web/index.html")) as f:
@@ -378,6 +395,10 @@ def admin_unit_command_line(ctx):
                                      body={"name": "g"},
                                      headers={"Authorization": "Bearer t0ken"})
     eq(status, 201, "POST /api/v1/groups with the credential's token")
+    status, _ = sdstest.http_request(port, "POST", "/api/v1/groups",
+                                     body={"name": "h"},
+                                     headers={"Authorization": "Bearer hb-t0ken"})
+    eq(status, 403, "POST /api/v1/groups with the heartbeat token")
     db = os.stat(os.path.join(state, "sds-admin", "sds.db"))
     eq((db.st_uid, db.st_mode & 0o777), (sdstest.NOBODY, 0o600),
        "the database's owner and mode")
