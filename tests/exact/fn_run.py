@@ -11,14 +11,15 @@ each call's CLOCK_MONOTONIC entry time; every test runs once with
 SDS_PROBE_PATH=session and once with =pair:
 
   * visit_threshold 1000: calls 1..1000 at 2,000/s, 50 ms of nothing,
-    call 1001, 99 more: the event is within 2 ms of call 1001 (the tick
-    would date it up to 1 s late), 50 ms after call 1000;
+    call 1001, 50 ms of nothing, 99 more: the event is within 2 ms of call
+    1001 (the tick would date it up to 1 s late), 50 ms from calls 1000
+    and 1002;
   * exception_threshold 5 (err=neg) and timeout_count_threshold 5
     (timeout_ms 1, a bad call sleeps 2 ms): 5 bad calls 10 ms apart, 30 ms
-    of nothing, then good calls: the crossing is the 6th call (the call
-    after the 5th bad one), unless the tick came between the 5th bad
-    call and the 6th (then no call crossed yet: the tick dates it, not at
-    the call, between the two);
+    of nothing, the 6th call, 30 ms of nothing, good calls: the crossing
+    is the 6th call (the call after the 5th bad one), unless the tick
+    came between the 5th bad call and the 6th (then no call crossed yet:
+    the tick dates it, not at the call, between the two);
   * a hostile client's crossing time in the cell (rewritten every ms
     while the calls run), far in the past or in the future, is not
     believed: the tick dates the event, after call 1001.
@@ -111,13 +112,16 @@ def one_start(ctx, reason):
     return ev[0]
 
 
-def check_at_call(ctx, ev, at_ns, before_ns, what):
-    """@ev is dated by the call entering at @at_ns (not the one at
-    @before_ns), and stats' crossed says the same."""
-    t = wall_ms(at_ns)
+def check_at_call(ctx, ev, ts, i, what):
+    """@ev is dated by call @i (0-based) of the entry times @ts, the calls
+    before and after it 30 ms or more away, and stats' crossed says the
+    same."""
+    t = wall_ms(ts[i])
     check(ev.get("at_call") is True and abs(ev["time_ms"] - t) <= TOL_MS,
-          "%s: event %r, want at_call and time_ms within %d ms of %.3f "
-          "(the previous call %.3f)" % (what, ev, TOL_MS, t, wall_ms(before_ns)))
+          "%s: event %r, want at_call and time_ms within %d ms of call %d "
+          "at %.3f (calls %d, %d at %.3f, %.3f)"
+          % (what, ev, TOL_MS, i + 1, t, i, i + 2, wall_ms(ts[i - 1]),
+             wall_ms(ts[i + 1])))
     st = get_point(ctx.stats(), "fn")["state"]
     check(st.get("downgraded") is True and st.get("crossed") ==
           {"reason": ev["reason"], "time_ms": ev["time_ms"]},
@@ -142,7 +146,7 @@ def visit_at_call_1001(ctx, path):
     target, _ = attach(ctx, path, "", {"visit_threshold": 1000})
     ts = calls(ctx, target, 1100, 2000, 0, 1001, 50, "visit")
     ev = one_start(ctx, "visit")
-    check_at_call(ctx, ev, ts[1000], ts[999], "visit 1000")
+    check_at_call(ctx, ev, ts, 1000, "visit 1000")
     p = get_point(ctx.stats(), "fn")
     check(p["total"]["visits"] == 1100 and p["total"]["downgrades"] == 0,
           "stats total %r, want 1100 visits, 0 downgrades" % p["total"])
@@ -150,11 +154,11 @@ def visit_at_call_1001(ctx, path):
 
 def bad_calls_case(ctx, path, spec, strategy, reason, mode, field):
     target, _ = attach(ctx, path, spec, strategy)
-    # 5 bad calls 10 ms apart, 30 ms more before the 6th, 10 good ones.
+    # 5 bad calls 10 ms apart, 30 ms more before the 6th and the 7th.
     ts = calls(ctx, target, 16, 100, 5, 6, 30, mode)
     ev = one_start(ctx, reason)
     if ev.get("at_call"):
-        check_at_call(ctx, ev, ts[5], ts[4], "%s 5" % reason)
+        check_at_call(ctx, ev, ts, 5, "%s 5" % reason)
     else:
         # The tick came before any call after the 5th bad one ended.
         lo, hi = wall_ms(ts[4]), wall_ms(ts[5])

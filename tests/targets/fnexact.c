@@ -7,7 +7,8 @@
  *
  * Makes COUNT calls of fn_point() from one thread, RATE calls/s on an
  * absolute CLOCK_MONOTONIC schedule from START_NS, with GAP_MS ms more
- * before the call of 1-based index GAP_AT (0: none).  The first BAD calls
+ * before the call of 1-based index GAP_AT (0: none) and again before the
+ * next one, so that call stands alone in time.  The first BAD calls
  * are bad: MODE exc, they return -5 (err=neg); slow, they sleep 2 ms
  * first (timeout_ms=1); visit, none are.  Writes to FILE, one line per
  * call, the CLOCK_MONOTONIC ns just before it entered fn_point(), then
@@ -75,7 +76,7 @@ int main(int argc, char **argv)
 	step = 1000000000ULL / rate;
 	at = start;
 	for (i = 0; i < count; i++) {
-		if (gap_at && i + 1 == gap_at)
+		if (gap_at && (i + 1 == gap_at || i == gap_at))
 			at += gap_ns;
 		sleep_until(at);
 		at += step;
