@@ -39,7 +39,8 @@ struct exact_point {
 	uint64_t down_seen;		/* the kernel's total downgrades at the last tick */
 	uint64_t other_seen;		/* the guards' other refusals (raw cells) then */
 	/* Function points (exact_fn.c): */
-	uint64_t tick_ns;		/* CLOCK_MONOTONIC of the point's last tick */
+	uint64_t snap_ns;		/* the read (snapshot) the point's last tick evaluated */
+	uint64_t prev_ns;		/* the read before it: a stamp must be later */
 	uint64_t cross_ns;		/* the open trip's crossing call (CLOCK_MONOTONIC); 0: none */
 	uint64_t cross_ms;		/* ... as Unix ms, as its event says */
 	uint32_t cross_reason;		/* ... and the reason it crossed */

@@ -109,11 +109,19 @@ uint64_t exact_fn__tick(struct loader *l, int id, uint32_t was,
 					 SDS_REASON_TIMEOUT };
 	struct exact_point *x = &l->exact[id];
 	struct sds_cell *c = flags__cell(&l->flags, id);
-	uint64_t prev = x->tick_ns;
+	uint64_t snap = l->snap ? l->snap->taken_ns : now_ns, prev;
 	__u64 s, *w;
 	int i;
 
-	x->tick_ns = now_ns;
+	/*
+	 * The last tick is the last new read of the counters: a drill's
+	 * re-evaluation between ticks (engine__flush) reuses the tick's.
+	 */
+	if (snap != x->snap_ns) {
+		x->prev_ns = x->snap_ns;
+		x->snap_ns = snap;
+	}
+	prev = x->prev_ns;
 	if (!exact_fn__armed(l, id))
 		return 0;
 	if (shown != was) {
