@@ -162,7 +162,11 @@ struct sds_cell {
 	__u64 probes_failed;	/* probe calls that failed */
 	__u64 refused_concurrent;	/* calls refused by the semaphore */
 	__u64 refused_token;	/* calls refused by the bucket */
-	__u8 pad1[64 - 56];
+	/*
+	 * Function points' exact trips (below): CLOCK_MONOTONIC entry of the
+	 * first call that found slow_spent at slow_upto; 0: none this trip.
+	 */
+	__u64 slow_cross_ns;
 	/* ---- line 2: the drill's counts (busy only while a drill runs) ---- */
 	__u64 drill_faults;	/* calls faulted, ever (cumulative) */
 	__u64 drill_delays;	/* calls delayed, ever (cumulative) */
@@ -182,7 +186,15 @@ struct sds_cell {
 	 * (no ABA on a count reset to 0).
 	 */
 	__u64 probe_claimed;
-	__u8 pad3[128 - 112];
+	/*
+	 * Function points only (bpf/sds.bpf.c, PROTOCOL.md "Exact trips"):
+	 * the CLOCK_MONOTONIC entry of the call that crossed a mark, written
+	 * once by the BPF side with a compare-and-swap from 0 (first writer
+	 * wins), cleared by the loader per trip.  Writable by every client,
+	 * so the loader believes a stamp only within (last tick, now].
+	 */
+	__u64 visit_cross_ns;	/* the first call that found visit_spent at visit_upto */
+	__u64 exc_cross_ns;	/* the first call after the exc_upto-th exception */
 };
 
 /*
@@ -215,6 +227,10 @@ _Static_assert(__builtin_offsetof(struct sds_cell, visit_spent) == 80 &&
 	       __builtin_offsetof(struct sds_cell, exc_spent) == 88 &&
 	       __builtin_offsetof(struct sds_cell, slow_spent) == 96,
 	       "the exact trips' counts are at 80, 88, 96 (PROTOCOL.md)");
+_Static_assert(__builtin_offsetof(struct sds_cell, slow_cross_ns) == 56 &&
+	       __builtin_offsetof(struct sds_cell, visit_cross_ns) == 112 &&
+	       __builtin_offsetof(struct sds_cell, exc_cross_ns) == 120,
+	       "function points' crossings at 56, 112, 120 (PROTOCOL.md)");
 _Static_assert(__builtin_offsetof(struct sds_cell, drill_faults) == 64,
 	       "the drill's counts start at 64");
 _Static_assert(__builtin_offsetof(struct sds_flag, probe_calls) == 124,

@@ -57,6 +57,8 @@ __noinline int sds_count_exception(__u32 point, __u64 ts)
 	s = slot_get(point, sec_of(ts));
 	if (s)
 		ADD(&s->exceptions, 1);
+	/* An exception as the kernel counts it: the exact trips' too. */
+	fn_marks_exception(point);
 	return 0;
 }
 

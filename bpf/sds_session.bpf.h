@@ -118,6 +118,8 @@ static __always_inline int session_enter(struct pt_regs *ctx, __u32 point,
 	struct sds_gauge *g;
 	struct sds_slot *s;
 
+	/* Before the visit: a tick that counted it sees the crossing too. */
+	fn_marks_enter(point, ts);
 	s = slot_get(point, sec_of(ts));
 	if (s)
 		ADD(&s->visits, 1);

@@ -71,6 +71,25 @@ struct sds_point_cfg {
 	__u32 ret64;		/* judge the full 64-bit return, not the int */
 };
 
+/*
+ * Exact trips of a function point (docs/PROTOCOL.md "Exact trips"): the
+ * loader's marks for the BPF side, in the programs' global fn_marks[]
+ * (bpf/sds.bpf.c), written by the loader only (clients never see them).
+ * The loader stores the marks, then @armed (release); 0 (the zeroed
+ * start): no mark, and the entry pays one load for it.
+ */
+#define SDS_FN_VISIT		(1u << 0)	/* visit_upto is a mark */
+#define SDS_FN_EXC		(1u << 1)	/* exc_upto is a mark */
+#define SDS_FN_SLOW		(1u << 2)	/* slow_upto is a mark */
+
+struct sds_fn_marks {
+	__u32 armed;		/* SDS_FN_* bits of the marks in force */
+	__u32 pad;
+	__u64 visit_upto;	/* a call past it (cell.visit_spent before its add) crosses */
+	__u64 exc_upto;		/* a call entering with cell.exc_spent at it crosses */
+	__u64 slow_upto;	/* a call entering with cell.slow_spent at it crosses */
+};
+
 /* One call that has entered and not yet returned. */
 struct sds_frame {
 	__u64 sp;		/* stack pointer at entry: the return sees sp + 8; 0 for guards */

@@ -52,17 +52,26 @@ int engine__point(struct loader *l, const char *name)
 	return id;
 }
 
-/* Open or close the point's event as its visible state changes. */
-static void point_events(struct loader *l, int id, uint32_t reason)
+/*
+ * Open or close the point's event as its visible state changes.  A
+ * function point's trip opens at the call that crossed its mark, when
+ * that call left its time (exact_fn.c); else at the tick.
+ */
+static void point_events(struct loader *l, int id, uint32_t reason,
+			 uint64_t now_ns)
 {
 	struct point_run *r = &l->run[id];
 	const char *name = l->probes.pts[id].spec.name;
+
+	uint64_t at = exact_fn__tick(l, id, r->shown_reason, reason, now_ns);
 
 	if (reason == r->shown_reason)
 		return;
 	if (r->shown_reason)
 		events__add(&l->events, name, r->shown_reason, false);
-	if (reason)
+	if (reason && at)
+		events__add_at_call(&l->events, name, reason, l->exact[id].cross_ms);
+	else if (reason)
 		events__add(&l->events, name, reason, true);
 	r->shown_reason = reason;
 }
@@ -117,7 +126,7 @@ static void point_tick(struct loader *l, int id, uint64_t now_ns,
 	flags__repair(&l->flags, id, &out.fs, now_ns, live,
 		      __atomic_load_n(&c->permits, __ATOMIC_RELAXED) > 0 ?
 		      point_inflight(l, id) : -1);
-	point_events(l, id, out.shown);
+	point_events(l, id, out.shown, now_ns);
 }
 
 /*

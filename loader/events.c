@@ -25,8 +25,20 @@ void events__add(struct events *ev, const char *point, uint32_t reason,
 	e->reason = reason;
 	e->started = started;
 	e->budget = false;
+	e->at_call = false;
 	e->deploy = DEPLOY_NONE;
 	e->old_build[0] = e->new_build[0] = e->detail[0] = '\0';
+}
+
+void events__add_at_call(struct events *ev, const char *point, uint32_t reason,
+			 uint64_t time_ms)
+{
+	struct event *e;
+
+	events__add(ev, point, reason, true);
+	e = &ev->ring[(ev->next_seq - 1) % EVENTS_MAX];
+	e->time_ms = time_ms;
+	e->at_call = true;
 }
 
 void events__add_budget(struct events *ev, const char *point, bool suspended)
@@ -92,7 +104,7 @@ static const char *event_name(const struct event *e)
 json_t *events__json(const struct events *ev, uint64_t since)
 {
 	uint64_t first = ev->next_seq > EVENTS_MAX ? ev->next_seq - EVENTS_MAX : 1;
-	json_t *o = json_object(), *arr = json_array();
+	json_t *o = json_object(), *arr = json_array(), *o2;
 	uint64_t s;
 
 	if (since < 1)
@@ -108,12 +120,16 @@ json_t *events__json(const struct events *ev, uint64_t since)
 			json_array_append_new(arr, deploy_json(e));
 			continue;
 		}
-		json_array_append_new(arr, json_pack("{s:I, s:I, s:s, s:s, s:s}",
+		o2 = json_pack("{s:I, s:I, s:s, s:s, s:s}",
 			"seq", (json_int_t)e->seq,
 			"time_ms", (json_int_t)e->time_ms,
 			"point", e->point,
 			"reason", e->budget ? "overhead" : chain_reason_name(e->reason),
-			"event", event_name(e)));
+			"event", event_name(e));
+		/* Only where true: dated by the crossing call (exact trips). */
+		if (e->at_call)
+			json_object_set_new(o2, "at_call", json_true());
+		json_array_append_new(arr, o2);
 	}
 	json_object_set_new(o, "next", json_integer(ev->next_seq));
 	json_object_set_new(o, "events", arr);

@@ -31,6 +31,7 @@ struct event {
 	uint32_t reason;		/* enum sds_reason */
 	bool started;			/* true: downgrading began (or suspended); false: it ended (resumed) */
 	bool budget;			/* the budget's: suspended/resumed for overhead */
+	bool at_call;			/* started: @time_ms is the crossing call's, not the tick's */
 	enum deploy_event deploy;	/* a deploy's event (then @reason, @started unused) */
 	char old_build[BUILDID_HEX_MAX + 1];	/* deploy: the build-id before, "" if none */
 	char new_build[BUILDID_HEX_MAX + 1];	/* deploy: the build-id after, "" if none */
@@ -45,6 +46,12 @@ struct events {
 void events__init(struct events *ev);
 void events__add(struct events *ev, const char *point, uint32_t reason,
 		 bool started);
+/*
+ * A downgrade of function point @point started at the call that crossed
+ * its mark, at Unix @time_ms (loader/exact_fn.c), not at the tick.
+ */
+void events__add_at_call(struct events *ev, const char *point, uint32_t reason,
+			 uint64_t time_ms);
 /* Point @point's probes were suspended (@suspended) or resumed: overhead. */
 void events__add_budget(struct events *ev, const char *point, bool suspended);
 /*

@@ -75,10 +75,12 @@ uint64_t exact_mark_tick(struct exact_mark *m, const struct exact_in *in)
 
 	if (in->threshold < 0) {
 		memset(m, 0, sizeof(*m));
+		m->rebased = true;
 		return UINT64_MAX;
 	}
-	if (!m->based || in->rebase || in->threshold != m->threshold ||
-	    forged(m, in))
+	m->rebased = !m->based || in->rebase || in->threshold != m->threshold ||
+		     forged(m, in);
+	if (m->rebased)
 		rebase(m, in);
 	else if (in->sec != m->base_sec) {
 		/* The last tick read @prev in an earlier second. */

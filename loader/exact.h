@@ -27,6 +27,7 @@ struct exact_mark {
 	uint64_t extra;		/* what the kernel counted in @base_sec before the re-base */
 	uint64_t base_sec;	/* ring second @base and @extra are for */
 	uint64_t prev;		/* spent read at the last tick */
+	bool rebased;		/* the last tick re-based (or dropped) the mark */
 };
 
 /* A point's marks (loader.h: l->exact[id]). */
@@ -37,6 +38,12 @@ struct exact_point {
 	bool active;			/* some mark is in force: SDS_ACT_BUDGET */
 	uint64_t down_seen;		/* the kernel's total downgrades at the last tick */
 	uint64_t other_seen;		/* the guards' other refusals (raw cells) then */
+	/* Function points (exact_fn.c): */
+	uint64_t snap_ns;		/* the read (snapshot) the point's last tick evaluated */
+	uint64_t prev_ns;		/* the read before it: a stamp must be later */
+	uint64_t cross_ns;		/* the open trip's crossing call (CLOCK_MONOTONIC); 0: none */
+	uint64_t cross_ms;		/* ... as Unix ms, as its event says */
+	uint32_t cross_reason;		/* ... and the reason it crossed */
 };
 
 /* What one tick knows of a count besides the mark's own state. */

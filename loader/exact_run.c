@@ -168,7 +168,8 @@ static bool marks_tick(struct loader *l, int id, uint64_t sec, bool rebase)
 	in.spent = vspent = LD(c->visit_spent);
 	in.closed = passes(&closed);
 	in.cur = passes(&cur);
-	in.capped = true;
+	/* A function point refuses nothing: its BPF side counts every call. */
+	in.capped = l->probes.pts[id].kind != POINT_FUNCTION;
 	vu = exact_mark_tick(&x->visit, &in);
 
 	in.threshold = exc_n(st);
@@ -189,6 +190,9 @@ static bool marks_tick(struct loader *l, int id, uint64_t sec, bool rebase)
 	__atomic_store_n(&e->exc_upto, eu, __ATOMIC_RELEASE);
 	__atomic_store_n(&e->slow_upto, su, __ATOMIC_RELEASE);
 	x->active = vu != UINT64_MAX || eu != UINT64_MAX || su != UINT64_MAX;
+	exact_fn__publish(l, id, (const uint64_t[3]){ vu, eu, su },
+			  (const bool[3]){ x->visit.rebased, x->exc.rebased,
+					   x->slow.rebased });
 	/* Every tick: it keeps what it saw for the next one. */
 	refused = visit_refused(l, id);
 	return vu != UINT64_MAX && vspent >= vu && refused;

@@ -190,6 +190,27 @@ int exact__share_cells(struct loader *l);
 void exact__after(struct loader *l, int id, uint64_t sec, bool reset,
 		  struct flag_state *fs);
 
+/*
+ * exact_fn.c: function points' exact trips.  Publish point @id's marks
+ * (visit, exceptions, slow calls; UINT64_MAX: none) to the BPF side,
+ * clearing the crossing of a mark @rebased; a no-op where the BPF side
+ * cannot have them (exact_fn__armed false: not a function point, or
+ * links adopted from pins).
+ */
+bool exact_fn__armed(const struct loader *l, int id);
+void exact_fn__publish(struct loader *l, int id, const uint64_t upto[3],
+		       const bool rebased[3]);
+/*
+ * After point @id's tick at @now_ns, whose shown reason went from @was
+ * to @shown: the CLOCK_MONOTONIC time of the call that crossed the mark
+ * of a trip opening now (0: none, or not believed: the tick dates it),
+ * and the crossings a trip's end or a stale stamp leave are cleared.
+ */
+uint64_t exact_fn__tick(struct loader *l, int id, uint32_t was,
+			uint32_t shown, uint64_t now_ns);
+/* `stats`' "crossed" of point @id: {"reason", "time_ms"} or null. */
+json_t *exact_fn__json(const struct loader *l, int id);
+
 /* engine.c */
 int engine__point(struct loader *l, const char *name);
 void engine__tick(struct loader *l);

@@ -21,11 +21,12 @@ static const char events_usage[] =
 "then follows; stops after N events with --count.  --json prints one\n"
 "object per line.\n";
 
-/* The rest of a deploy event's line: " OLD -> NEW: detail". */
+/* The rest of a line: a deploy's " OLD -> NEW: detail", or " (at the call)". */
 static void print_deploy(json_t *e)
 {
 	if (strcmp(query_jstr(e, "reason"), "deploy")) {
-		putchar('\n');
+		/* A function point's trip dated by its crossing call. */
+		puts(json_is_true(json_object_get(e, "at_call")) ? " (at the call)" : "");
 		return;
 	}
 	printf(" %s -> %s: %s\n", query_short_build(query_jstr(e, "old_build")),

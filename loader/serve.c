@@ -78,6 +78,9 @@ static json_t *point_json(struct loader *l, int id, const struct snapshot *snap)
 	json_object_set_new(state, "reason",
 			    down ? json_string(chain_reason_name(reason)) : json_null());
 	json_object_set_new(state, "rate", json_integer(rate));
+	/* A function point's open trip: the call that crossed its mark (exact_fn.c). */
+	if (p->kind == POINT_FUNCTION)
+		json_object_set_new(state, "crossed", exact_fn__json(l, id));
 	json_object_set_new(o, "state", state);
 	json_object_set_new(o, "drill", drill__json(l, id, flags_now_ns()));
 	json_object_set_new(o, "overhead", budget__point_json(l, id, stp));

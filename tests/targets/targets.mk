@@ -21,6 +21,8 @@
 #   exactapp         exactapp.c linked with libsds.a: numbered calls of one
 #                    point at a rate from threads and processes
 #                    (tests/exact/run.py, tools/bench exact)
+#   fnexact          fn_point() called on a schedule, the entry time of
+#                    each call recorded (tests/exact/fn_run.py)
 #   target_many      1,024 functions f0000..f1023 with nop5 entries (as
 #                    target_nop5), C generated under build/ by
 #                    tests/integration/gen_many.py (the 1,024-point test)
@@ -41,9 +43,14 @@ TEST_TARGETS := $(TT_DIR)/target_pie $(TT_DIR)/target_nopie \
 		$(TT_DIR)/target_endbr \
 		$(TT_DIR)/guarded_static $(TT_DIR)/guarded_shared \
 		$(TT_DIR)/guarded_shared2 $(TT_DIR)/target_many \
-		$(TT_DIR)/copytarget $(TT_DIR)/lbtarget $(TT_DIR)/exactapp
+		$(TT_DIR)/copytarget $(TT_DIR)/lbtarget $(TT_DIR)/exactapp \
+		$(TT_DIR)/fnexact
 
 $(TT_DIR)/copytarget: $(TT_SRC)/copytarget.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -fPIE -pie -o $@ $<
+
+$(TT_DIR)/fnexact: $(TT_SRC)/fnexact.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -fPIE -pie -o $@ $<
 

@@ -230,6 +230,49 @@ static void test_chain_visit_full(void **state)
 	assert_int_equal(fs.reason, SDS_REASON_EXCEPTION);
 }
 
+/*
+ * Function points (capped false: every call counts, past the mark too):
+ * a count past the mark is honest, no re-base, and the mark follows it;
+ * `rebased` says which ticks re-based (their crossing stamps are cleared,
+ * loader/exact_fn.c): the first, a new threshold, a count gone back, a
+ * dropped mark; never an ordinary tick.
+ */
+static void test_uncapped_and_rebased(void **state)
+{
+	struct exact_mark m = {};
+	struct exact_in in;
+
+	(void)state;
+	in = in_at(1000, 0, 50, 0, 0);
+	in.capped = false;
+	assert_int_equal(exact_mark_tick(&m, &in), 1000);
+	assert_true(m.rebased);
+	/* 1,100 calls in the second: 100 past the mark, believed. */
+	in.spent = 1100;
+	assert_int_equal(exact_mark_tick(&m, &in), 1100);
+	assert_false(m.rebased);
+	assert_int_equal(m.base, 0);
+	/* A new threshold re-bases at the count. */
+	in.threshold = 2000;
+	assert_int_equal(exact_mark_tick(&m, &in), 3100);
+	assert_true(m.rebased);
+	/* A count gone back is forged: re-based. */
+	in.spent = 5;
+	assert_int_equal(exact_mark_tick(&m, &in), 2005);
+	assert_true(m.rebased);
+	/* No threshold: no mark, and whatever was stamped goes. */
+	in.threshold = -1;
+	assert_int_equal(exact_mark_tick(&m, &in), UINT64_MAX);
+	assert_true(m.rebased);
+	/* Capped (guards): the same count past the mark is forged. */
+	memset(&m, 0, sizeof(m));
+	in = in_at(1000, 0, 50, 0, 0);
+	exact_mark_tick(&m, &in);
+	in.spent = 1100;
+	assert_int_equal(exact_mark_tick(&m, &in), 2100);
+	assert_true(m.rebased);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -237,6 +280,7 @@ int main(void)
 		cmocka_unit_test(test_rebase),
 		cmocka_unit_test(test_sim_rates),
 		cmocka_unit_test(test_chain_visit_full),
+		cmocka_unit_test(test_uncapped_and_rebased),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
