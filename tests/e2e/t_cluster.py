@@ -2,7 +2,7 @@
 """
 Several admins on one PostgreSQL, one killed (issue 16): a real
 PostgreSQL (tests/lib/pgtest.py), three real sds-admin processes on it,
-two hosts (own UTS and mount namespaces, own machine-id: run.py's
+two hosts (own UTS and mount namespaces, own machine-id: e2e_lib's
 host_loader) each running `sds-bpf attach` with all three URLs and
 --admin-policy consistent_hash, their targets driven at a known rate.
 Mid-run the admin host-a posts to is SIGKILLed, later restarted on its
@@ -10,8 +10,10 @@ port.  Exact: every period of each host stored once, the visits of each
 period, a strategy written through one admin in force at a loader that
 heartbeats to another within one period, the same JSON from every admin.
 
-Shared by tests/e2e/run.py (test cluster_admin_killed) and
-tools/demo/cluster_demo.py (make demo-cluster[-check]): run(e2e, ctx, say).
+Shared by tests/e2e/t_5_hosts.py (test cluster_admin_killed, which
+passes e2e_lib) and tools/demo/cluster_demo.py (make
+demo-cluster[-check], which passes run.py: it holds e2e_lib's names):
+run(e2e, ctx, say).  It registers no test of its own.
 """
 
 import json
