@@ -354,13 +354,20 @@ def breakdown(d, res, bpf_per_call):
     bare pair, each step the difference of two columns' medians (with the
     rounds' own differences), and the same in the BPF programs' own run
     time; then one line that sums it up, from this run's medians.  The
-    bare pair is the one on sds-bpf's own site (at +4 past an endbr64)."""
-    cols = [("sdsbpf", "sds-bpf")] + [(v, vl) for v, vl, _ in VARIANTS]
+    bare pair is the one on sds-bpf's own site (at +4 past an endbr64).
+    The variants run on the pair path (run.sh), so the breakdown starts
+    from sds-bpf on the pair path where that column ran: a session-path
+    row above pair-path variants would put the paths' difference into the
+    first step."""
     steps = [what for _, _, what in VARIANTS] + [
         "the rest (slots, gauge, histogram, config)"]
     for k, lbl in KINDS:
         if any(num(d, "res.%s.%s" % (k, v)) is None for v, _, _ in VARIANTS):
             continue
+        top = ("sdsbpf-pair", "sds-bpf, pair path")
+        if num(d, "res.%s.sdsbpf-pair" % k) is None:
+            top = ("sdsbpf", "sds-bpf")
+        cols = [top] + [(v, vl) for v, vl, _ in VARIANTS]
         base, bl = "bare", "bare pair"
         if k == "endbr":
             base, bl = "bare4", "bare pair at +4"
@@ -390,17 +397,17 @@ def breakdown(d, res, bpf_per_call):
         print("| %s | %s | 1.000× | | | |" % (
             bl, fmt(num(d, "res.%s.%s" % (k, base)))))
         print()
-        total = diffs(d, k, "sdsbpf", base)[0]
-        print("Breakdown, %s (medians of this run): sds-bpf %s the %s "
+        total = diffs(d, k, top[0], base)[0]
+        print("Breakdown, %s (medians of this run): %s %s the %s "
               "per call = %s." % (
-                  lbl.replace("`", ""), fmt(total, "%+.1f ns over"), bl,
+                  lbl.replace("`", ""), top[1], fmt(total, "%+.1f ns over"), bl,
                   ", ".join("%s %s" % (w.split(" (")[0], fmt(m, "%+.1f ns"))
                             for w, m, _ in parts)))
-        r0 = paired(d, k, "sdsbpf", base)
+        r0 = paired(d, k, top[0], base)
         r1 = paired(d, k, VARIANTS[0][0], base)
-        print("Without its clock reads sds-bpf is %s the %s, with "
+        print("Without its clock reads %s is %s the %s, with "
               "them %s; in the BPF programs' own time: %s." % (
-                  fmt_spread(r1), bl, fmt_spread(r0),
+                  top[1], fmt_spread(r1), bl, fmt_spread(r0),
                   ", ".join("%s %s" % (w.split(" (")[0], fmt(p, "%+.1f ns"))
                             for w, _, p in parts)))
         print()
