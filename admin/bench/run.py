@@ -164,7 +164,7 @@ def sustain(args, tmp, tok):
     if why:
         print("sustained run not run: %s" % why)
         return 1
-    with pgtest.PgCluster() as pg:
+    with pgtest.PgCluster(args.pg_setting) as pg:
         url = pg.create_db("sustain")
         admins, ports = start_admins([url] * 3, tok)
         try:
@@ -198,6 +198,8 @@ def sustain(args, tmp, tok):
             a1, d1 = cpu_of(apids), cpu_of(server_pids(pg.pid()))
         finally:
             stop_admins(admins)
+            if args.pg_log:
+                shutil.copy(os.path.join(pg.dir, "log"), args.pg_log)
         size = pg.sql("sustain", "SELECT pg_database_size('sustain'),"
                                  " (SELECT count(*) FROM stats)").strip().split("|")
         print("| whole run | %s | %s | %s | %s | %s | | %s |"
@@ -228,6 +230,10 @@ def main():
     ap.add_argument("--sustain", type=int, metavar="SECONDS")
     ap.add_argument("--rate", type=int, default=2000)
     ap.add_argument("--interval", type=int, default=10)
+    ap.add_argument("--pg-setting", action="append", default=[], metavar="NAME=VALUE",
+                    help="a PostgreSQL server setting for the sustained run (repeatable)")
+    ap.add_argument("--pg-log", metavar="FILE",
+                    help="copy the PostgreSQL server's log there after the sustained run")
     args = ap.parse_args()
     if args.sustain is not None and (args.sustain < args.interval or args.interval < 1
                                      or args.rate < 1):
