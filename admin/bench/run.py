@@ -178,7 +178,7 @@ def sustain(args, tmp, tok):
                   "| t s | heartbeats/s | p50 ms | p99 ms | max ms | lag ms | errors |"
                   % (len(ports), args.rate, args.points, args.conns))
             print("|---|---|---|---|---|---|---|---|")
-            rows, summary = [], {}
+            rows, summary, p = [], {}, None
             apids = [a.pid for a in admins]
             a0, d0 = cpu_of(apids), cpu_of(server_pids(pg.pid()))
             p = subprocess.Popen(argv, stdout=subprocess.PIPE, universal_newlines=True)
@@ -197,6 +197,9 @@ def sustain(args, tmp, tok):
             rc = p.wait()
             a1, d1 = cpu_of(apids), cpu_of(server_pids(pg.pid()))
         finally:
+            if p and p.poll() is None:
+                p.kill()
+                p.wait()
             stop_admins(admins)
             if args.pg_log:
                 shutil.copy(os.path.join(pg.dir, "log"), args.pg_log)
@@ -289,5 +292,14 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def on_term(signum, frame):
+    """SIGTERM or SIGHUP (a timeout, a closed terminal): unwind as Ctrl-C
+    does, so that every finally stops the admins and the PostgreSQL
+    server and removes their temp dirs."""
+    raise SystemExit(128 + signum)
+
+
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGHUP, on_term)
     sys.exit(main())
