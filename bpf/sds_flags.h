@@ -38,7 +38,8 @@
 /* Cells elements: one per point, then the permit table. */
 #define SDS_PERMIT_ELEMS	((SDS_MAX_PROCS * SDS_MAX_POINTS * 4 + SDS_CELL_SIZE - 1) / SDS_CELL_SIZE)
 #define SDS_CELLS_ELEMS		(SDS_MAX_POINTS + SDS_PERMIT_ELEMS)
-#define SDS_STALE_NS		2000000000ULL	/* a loader whose tick is older is gone */
+#define SDS_STALE_NS		2000000000ULL	/* a tick this late: the loader is gone */
+#define SDS_TICK_MAX_NS		10000000000ULL	/* the longest tick (--tick-ms 10000) */
 /* The longest sleep of a delay drill (the loader's limit; libsds clamps too). */
 #define SDS_DRILL_DELAY_MAX_NS	60000000000ULL
 

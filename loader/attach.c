@@ -150,7 +150,7 @@ static int parse_options(int argc, char **argv)
 			env.pid = (pid_t)v;
 			break;
 		case 'T':
-			if (cmd_parse_long(optarg, 1, 10000, &v))
+			if (cmd_parse_long(optarg, 1, SDS_TICK_MAX_NS / 1000000, &v))
 				return cmd_err("bad --tick-ms '%s': expected 1..10000", optarg);
 			env.tick_ms = v;
 			break;

@@ -181,7 +181,7 @@ bool chain_eval(struct chain_state *cs, const struct chain_input *in,
 		out->active |= SDS_ACT_DOWNGRADE;
 		out->reason = cs->reason;
 		out->rate = st ? (uint32_t)st->downgrade_rate : 100;
-		out->expires_ns = in->now_ns + CHAIN_EXPIRY_NS;
+		out->expires_ns = in->now_ns + in->tick_ns + CHAIN_EXPIRY_NS;
 		if (cs->hold_until_ns && st->retry_interval_ms > 0) {
 			out->active |= SDS_ACT_PROBE;
 			out->probe_interval_ns = (uint64_t)st->retry_interval_ms * 1000000ULL;

@@ -15,7 +15,13 @@
 #include "strategy.h"
 #include "window.h"
 
-#define CHAIN_EXPIRY_NS	1000000000ULL	/* a published downgrade lives 1 s unless renewed */
+/*
+ * A published downgrade lives one tick + this unless renewed: the next
+ * tick renews it with a second to spare, however long the tick (--tick-ms
+ * up to 10 s), and a loader that stops ticking lets it lapse that much
+ * after its next tick was due -- as the guards' staleness (sds_guard_stale).
+ */
+#define CHAIN_EXPIRY_NS	1000000000ULL
 
 /* What the loader remembers of one point between ticks. */
 struct chain_state {
@@ -31,6 +37,7 @@ struct chain_input {
 	const struct sds_strategy *st;	/* NULL: no strategy, nothing trips */
 	struct sds_counts window;	/* the sliding window (since a reset) */
 	uint64_t now_ns;		/* CLOCK_MONOTONIC */
+	uint64_t tick_ns;		/* the loader's tick (--tick-ms) */
 	uint64_t probes_ok;		/* guard's cumulative probe results */
 	uint64_t probes_failed;
 	/*

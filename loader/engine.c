@@ -106,6 +106,7 @@ static void point_tick(struct loader *l, int id, uint64_t now_ns,
 		/* What guards wrote, as counts the loader bounded: never instructions. */
 		.cells = flags__counts(&l->flags, id),
 		.now_ns = now_ns,
+		.tick_ns = l->tick_ns,
 		.now_sec = now_sec,
 		.ho = &l->halfopen[id],
 		.visit_full = exact__before(l, id, now_sec),

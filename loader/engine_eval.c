@@ -28,6 +28,7 @@ void engine_eval(struct point_run *r, int id, const struct engine_eval_in *in,
 	struct chain_input ci = {
 		.st = in->st,
 		.now_ns = in->now_ns,
+		.tick_ns = in->tick_ns,
 		.probes_ok = n->probes_ok,
 		.probes_failed = n->probes_failed,
 		.ho = in->ho,

@@ -38,6 +38,7 @@ struct engine_eval_in {
 	const struct snapshot *snap;	/* the tick's read */
 	const struct cell_counts *cells;	/* what guards wrote, bounded (flags__counts) */
 	uint64_t now_ns;		/* the clock of the tick */
+	uint64_t tick_ns;		/* the tick's interval (--tick-ms) */
 	uint64_t now_sec;		/* the ring second of @snap */
 	struct halfopen_run *ho;	/* the point's half-open phase; NULL: none */
 	bool visit_full;		/* exact trips: the visit budget is spent (exact_run.c) */

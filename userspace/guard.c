@@ -297,6 +297,31 @@ static unsigned int drill_hit(struct sds_cell *c, const struct line1 *l,
 	return 0;
 }
 
+/*
+ * No whole copy of line 1 came (the loader preempted in the middle of its
+ * write, on a busy host): the call passes, as it always did, but not past
+ * an exact budget of a loader that is still ticking, or a threshold of N
+ * would let N + 1 through.  The marks are words of their own outside
+ * @seq, stored before any line 1 that sets SDS_ACT_BUDGET; @active is one
+ * word too, so read alone it is the old line's or the new one's, and
+ * either way says whether marks are there to obey.  Without line 1 the
+ * loader's own downgrade is unknown: the budget alone may refuse a call
+ * its dial or probe would have let through, never pass one it would have
+ * refused.  Tokens and permits are line 1's: not applied (fail-open).
+ */
+static unsigned int decide_unread(const struct sds_flag *e, struct sds_cell *c,
+				  const struct sds_flags_header *h, uint64_t now)
+{
+	struct budget_marks m;
+
+	if (!(LD(e->active) & SDS_ACT_BUDGET) || sds_guard_stale(h, now))
+		return 0;
+	budget_read(e, &m);
+	if (budget_refuses(c, &m) || !budget_claim(c, &m))
+		return SDS_G_DOWNGRADE;
+	return 0;
+}
+
 unsigned int sds_guard_decide(const struct sds_flag *e, struct sds_cell *c,
 			      const struct sds_flags_header *h, __u32 *permit,
 			      uint64_t now, uint64_t *rng)
@@ -319,8 +344,10 @@ unsigned int sds_guard_decide_drill(const struct sds_flag *e, struct sds_cell *c
 
 	*delay_ns = 0;
 
-	/* 1, 2: a whole copy of the loader's line, or pass. */
-	if (!line1_read(e, &l) || !l.active)
+	/* 1, 2: a whole copy of the loader's line, or only its budgets. */
+	if (!line1_read(e, &l))
+		return decide_unread(e, c, h, now);
+	if (!l.active)
 		return 0;
 	/* 3: a dead loader's flags are not obeyed. */
 	if (sds_guard_stale(h, now))

@@ -31,22 +31,32 @@
 /*
  * Retries of the read of the loader's line under its sequence counter.  A
  * loader killed in the middle of a write leaves the counter odd for good:
- * after this many tries the guard gives up and passes (fail-open).
+ * after this many tries the guard gives up and passes (fail-open) -- but
+ * not past an exact budget of a loader still ticking (guard.c).
  */
 #define SDS_SEQ_TRIES	64
 
 /*
- * The region of a loader whose tick is more than SDS_STALE_NS from @now.
- * Either way: a tick written just after we read the clock is a little
- * ahead and fresh, but one far ahead is no tick of a loader on this
- * host's clock, and garbage must not keep flags in force.
+ * The region of a loader whose next tick is more than SDS_STALE_NS late
+ * at @now: its last tick is older than its interval + SDS_STALE_NS (2.1 s
+ * at the default 100 ms, 12 s at the longest tick; a fixed 2 s would
+ * call a loader ticking every 3 s dead between its ticks).  The interval
+ * is the loader's, bounded all the same.  A tick written just after we
+ * read the clock is a little ahead and fresh, but one more than
+ * SDS_STALE_NS ahead is no tick of a loader on this host's clock, and
+ * garbage must not keep flags in force.
  */
 static inline bool sds_guard_stale(const struct sds_flags_header *h,
 				   uint64_t now)
 {
 	uint64_t tick = __atomic_load_n(&h->tick_ns, __ATOMIC_RELAXED);
+	uint64_t iv = __atomic_load_n(&h->tick_interval_ns, __ATOMIC_RELAXED);
 
-	return now - tick + SDS_STALE_NS > 2 * SDS_STALE_NS;
+	if (iv > SDS_TICK_MAX_NS)
+		iv = SDS_TICK_MAX_NS;
+	if (now >= tick)
+		return now - tick > iv + SDS_STALE_NS;
+	return tick - now > SDS_STALE_NS;
 }
 
 /*

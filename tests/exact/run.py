@@ -20,7 +20,8 @@ The same for exception_threshold (every call that passes signs an
 exception: the call after the N-th is downgraded) and for
 timeout_count_threshold (every call that passes sleeps 2 ms, timeout_ms
 1: the call after the N-th slow one ends is downgraded), and all three
-again with --tick-ms 1000.
+again with --tick-ms 1000.  And a long tick (3 s) does not let a
+downgrade lapse, or the guards take the loader for dead, between ticks.
 
 Run as root:  python3 tests/exact/run.py [-v] [NAME-SUBSTRING...]
 Python 3 standard library only.
@@ -44,7 +45,6 @@ APP = "exact"
 EXACTAPP = os.path.join(BUILD, "test", "targets", "exactapp")
 PROCS, THREADS, RATE = 2, 2, 5000      # 20,000 calls/s in all
 SECONDS = 13                           # past the first window's end
-MAX_CALLS = PROCS * THREADS * RATE * (SECONDS + 1)
 HDR, REC = 64, 16
 MARGIN = 1.0                           # s, for recovery (loaded VM)
 
@@ -61,18 +61,20 @@ class Ctx(sdstest.ProcDir):
         return json.loads(r.out)
 
 
-def run_case(ctx, field, n, tick_ms, mode, extra=None):
+def run_apps(ctx, strategy, tick_ms, mode, seconds=SECONDS):
+    """attach with @strategy, run the two exactapps for @seconds; return
+    the calls' records (wall ns, verdict) in decision order and the worst
+    `visits - downgrades` of the stats windows polled meanwhile."""
     path = sdstest.stage(EXACTAPP, ctx.tmp)
     spath = os.path.join(ctx.tmp, "strategies.json")
     with open(spath, "w") as f:
-        st = {field: n}
-        st.update(extra or {})
-        json.dump({"version": 1, "points": {"exact": st}}, f)
+        json.dump({"version": 1, "points": {"exact": strategy}}, f)
     sdstest.AttachProcess(ctx, ["--app", APP, "--tick-ms", str(tick_ms),
                                 "--strategies", spath, path], APP)
+    max_calls = PROCS * THREADS * RATE * (seconds + 1)
     shm = os.path.join(ctx.tmp, "calls")
     with open(shm, "wb") as f:
-        f.truncate(HDR + REC * MAX_CALLS)
+        f.truncate(HDR + REC * max_calls)
     # 100 ms into a wall-clock second (the ring's seconds are wall-clock
     # ones), so that the first N passes do not straddle two seconds:
     # then exactly N pass again when that second leaves the window.
@@ -82,7 +84,7 @@ def run_case(ctx, field, n, tick_ms, mode, extra=None):
     for i in range(PROCS):
         out = open(os.path.join(ctx.tmp, "app-%d.out" % i), "wb")
         p = subprocess.Popen([path, APP, shm, str(THREADS), str(RATE),
-                              str(SECONDS), str(start), mode],
+                              str(seconds), str(start), mode],
                              stdout=out, stderr=subprocess.STDOUT,
                              env=ctx.env, cwd=ctx.tmp, start_new_session=True)
         ctx.others.append(p)
@@ -105,12 +107,19 @@ def run_case(ctx, field, n, tick_ms, mode, extra=None):
         mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         ncalls = struct.unpack_from("<Q", mm, 8)[0]
         recs = [struct.unpack_from("<QQ", mm, HDR + REC * i)
-                for i in range(min(ncalls, MAX_CALLS))]
+                for i in range(min(ncalls, max_calls))]
         mm.close()
-    log("%d calls, worst stats window %d" % (len(recs), worst))
-    check(len(recs) > PROCS * THREADS * RATE * (SECONDS - 3),
+    check(len(recs) > PROCS * THREADS * RATE * (seconds - 3),
           "only %d calls were made (the VM is too slow?)" % len(recs))
     check(all(v in (1, 2) for _, v in recs), "a call without a verdict")
+    return recs, worst
+
+
+def run_case(ctx, field, n, tick_ms, mode, extra=None):
+    st = {field: n}
+    st.update(extra or {})
+    recs, worst = run_apps(ctx, st, tick_ms, mode)
+    log("%d calls, worst stats window %d" % (len(recs), worst))
     # 1: the first N pass, the N+1st is the first downgraded.
     first_down = next(i for i, (_, v) in enumerate(recs) if v == 2)
     check(first_down == n, "call %d is the first downgraded, want call %d "
@@ -186,6 +195,33 @@ def test_timeout_count_exact(ctx):
 def test_timeout_count_exact_tick_1000(ctx):
     run_case(ctx, "timeout_count_threshold", 100, 1000, "slow",
              {"timeout_ms": 1})
+
+
+@test
+def test_long_tick_keeps_downgrade(ctx):
+    """A window strategy the guards do not count (the exception ratio) at
+    --tick-ms 3000: once a call is downgraded, every later one is, while
+    the exceptions stay in the window -- the downgrade published at one
+    tick lives until the next (it used to lapse 1 s after its tick, and
+    the guards took a loader 2 s past its tick for dead)."""
+    st = {"exception_rate_threshold": 50, "exception_rate_start": 100}
+    recs, _ = run_apps(ctx, st, 3000, "exc", seconds=9)
+    first_down = next((i for i, (_, v) in enumerate(recs) if v == 2), None)
+    check(first_down is not None, "no call was downgraded")
+    # The trip comes at the first tick with more than 100 calls counted.
+    at = (recs[first_down][0] - recs[0][0]) / 1e9
+    check(at <= 3.0 + MARGIN, "first downgrade %.3f s after the first call, "
+          "want <= %.1f (one tick + margin)" % (at, 3.0 + MARGIN))
+    late = [(ns - recs[0][0]) / 1e9 for ns, v in recs[first_down:] if v == 1]
+    check(not late, "%d calls passed after the first downgrade (at %.3f s), "
+          "the first at %.3f s" % (len(late), at, late[0] if late else 0))
+    # And the loader counted them all.
+    tot = get_point(ctx.stats(), "exact")["total"]
+    check(tot["visits"] == len(recs) and
+          tot["downgrades"] == len(recs) - first_down and
+          tot["exceptions"] == first_down,
+          "stats total %r, want visits %d downgrades %d exceptions %d"
+          % (tot, len(recs), len(recs) - first_down, first_down))
 
 
 def preflight():

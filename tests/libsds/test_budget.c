@@ -172,12 +172,50 @@ static void test_forged_and_stale(void **state)
 	C(e)->visit_spent = 100;
 	assert_int_equal(decide_at(e, T0, &rng), SDS_G_DOWNGRADE);
 	hdr->tick_ns = T0;
-	assert_int_equal(sds_guard_decide(e, C(e), hdr, NULL, T0 + SDS_STALE_NS + 1,
-					  &rng), 0);
+	assert_int_equal(sds_guard_decide(e, C(e), hdr, NULL,
+					  T0 + 100 * MS + SDS_STALE_NS + 1, &rng), 0);
 	/* Without SDS_ACT_BUDGET the marks are not read. */
 	c = (struct cfg){ 0 };
 	publish(e, &c);
 	assert_int_equal(decide_at(e, T0, &rng), 0);
+}
+
+/*
+ * No whole line 1 (the loader preempted in the middle of its write): the
+ * budgets still hold while the loader is alive -- else one call too many.
+ */
+static void test_seq_odd_keeps_budget(void **state)
+{
+	struct cfg c = { 0 };
+	struct sds_flag *e = entry(9);
+	uint64_t rng = 0;
+
+	publish_marks(e, &c, 2, 3);
+	e->seq++;		/* odd: the loader is writing */
+	assert_int_equal(decide_at(e, T0, &rng), 0);
+	assert_int_equal(decide_at(e, T0, &rng), 0);
+	assert_int_equal(C(e)->visit_spent, 2);
+	assert_int_equal(decide_at(e, T0, &rng), SDS_G_DOWNGRADE);
+	assert_int_equal(C(e)->visit_spent, 2);
+	/* The exception mark too. */
+	e->visit_upto = 10;
+	C(e)->exc_spent = 3;
+	assert_int_equal(decide_at(e, T0, &rng), SDS_G_DOWNGRADE);
+	C(e)->exc_spent = 2;
+	assert_int_equal(decide_at(e, T0, &rng), 0);
+	assert_int_equal(C(e)->visit_spent, 3);
+	/* A dead loader's marks are not obeyed, line or no line. */
+	C(e)->exc_spent = 3;
+	hdr->tick_ns = T0;
+	assert_int_equal(sds_guard_decide(e, C(e), hdr, NULL,
+					  T0 + 100 * MS + SDS_STALE_NS + 1, &rng), 0);
+	/* Marks without SDS_ACT_BUDGET (old or new line) are not read. */
+	e->seq++;
+	c = (struct cfg){ 0 };
+	publish(e, &c);
+	e->seq++;
+	assert_int_equal(decide_at(e, T0, &rng), 0);
+	e->seq++;
 }
 
 int main(void)
@@ -188,6 +226,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_exception_mark, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dial_decides_when_tripped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forged_and_stale, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_seq_odd_keeps_budget, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -48,7 +48,8 @@ static void test_stale_loader(void **state)
 	 * its probes still count the calls. */
 	__atomic_store_n(&fl.ticking, false, __ATOMIC_RELAXED);
 	cfx_sleep_ms(50);
-	__atomic_store_n(&h->tick_ns, fake_now() - SDS_STALE_NS - 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->tick_ns, fake_now() - h->tick_interval_ns - SDS_STALE_NS - 1,
+			 __ATOMIC_RELAXED);
 	b = cfx_counts_now();
 	for (i = 0; i < 10; i++)
 		assert_false(SDS_INVOKE(p, true, false));

@@ -154,11 +154,26 @@ static void test_stale_header(void **state)
 	uint64_t rng = 7;
 
 	publish(e, &c);
-	hdr->tick_ns = T0 - SDS_STALE_NS - 1;
+	/* The next tick (100 ms on) 2 s late: gone. */
+	hdr->tick_ns = T0 - 100 * MS - SDS_STALE_NS - 1;
 	assert_int_equal(sds_guard_decide(e, C(e), hdr, NULL, T0, &rng), 0);
-	/* Exactly SDS_STALE_NS old is still alive. */
-	hdr->tick_ns = T0 - SDS_STALE_NS;
+	/* Exactly that late is still alive. */
+	hdr->tick_ns = T0 - 100 * MS - SDS_STALE_NS;
 	assert_int_equal(sds_guard_decide(e, C(e), hdr, NULL, T0, &rng), SDS_G_DOWNGRADE);
+	/* A loader ticking every 3 s is alive 4 s after its tick ... */
+	hdr->tick_interval_ns = 3 * NS;
+	hdr->tick_ns = T0 - 4 * NS;
+	assert_int_equal(sds_guard_decide(e, C(e), hdr, NULL, T0, &rng), SDS_G_DOWNGRADE);
+	/* ... and gone 5 s + 1 ns after it. */
+	hdr->tick_ns = T0 - 5 * NS - 1;
+	assert_int_equal(sds_guard_decide(e, C(e), hdr, NULL, T0, &rng), 0);
+	/* No interval keeps a region alive longer than the longest tick's. */
+	hdr->tick_interval_ns = UINT64_MAX;
+	hdr->tick_ns = T0 - SDS_TICK_MAX_NS - SDS_STALE_NS;
+	assert_int_equal(sds_guard_decide(e, C(e), hdr, NULL, T0, &rng), SDS_G_DOWNGRADE);
+	hdr->tick_ns = T0 - SDS_TICK_MAX_NS - SDS_STALE_NS - 1;
+	assert_int_equal(sds_guard_decide(e, C(e), hdr, NULL, T0, &rng), 0);
+	hdr->tick_interval_ns = 100 * MS;
 	/* A tick written after our clock read (ahead of now) is fresh ... */
 	hdr->tick_ns = T0 + 5;
 	assert_int_equal(sds_guard_decide(e, C(e), hdr, NULL, T0, &rng), SDS_G_DOWNGRADE);

@@ -14,6 +14,7 @@
 
 #define SEC	1000000000ULL
 #define MS	1000000ULL
+#define TICK	(100 * MS)	/* the loader's default tick */
 
 static inline struct sds_strategy strat(void)
 {
@@ -58,6 +59,7 @@ static inline bool tick_ho(struct chain_state *cs, struct halfopen_run *h,
 		.st = st,
 		.window = w,
 		.now_ns = now,
+		.tick_ns = TICK,
 		.probes_ok = ok,
 		.probes_failed = failed,
 		.ho = h,

@@ -45,7 +45,7 @@ static void assert_down(const struct flag_state *out, uint32_t active,
 	assert_int_equal(out->active, active);
 	assert_int_equal(out->reason, reason);
 	assert_int_equal(out->rate, rate);
-	assert_int_equal(out->expires_ns, now + CHAIN_EXPIRY_NS);
+	assert_int_equal(out->expires_ns, now + TICK + CHAIN_EXPIRY_NS);
 	assert_int_equal(out->concurrent_limit, -1);
 	assert_int_equal(out->token_interval_ns, 0);
 	assert_int_equal(out->token_burst_ns, 0);
@@ -95,7 +95,7 @@ static void test_eval_trip_and_recover(void **state)
 	/* Over it: downgraded at the strategy's rate, for one expiry. */
 	assert_false(tick(&cs, &st, counts(11, 0, 0, 0), 6 * SEC, 0, 0, &out));
 	assert_down(&out, SDS_ACT_DOWNGRADE, SDS_REASON_VISIT, 30, 6 * SEC, 0);
-	assert_int_equal(out.expires_ns, 7 * SEC);
+	assert_int_equal(out.expires_ns, 7 * SEC + TICK);
 	assert_true(cs.tripped);
 	assert_int_equal(cs.reason, SDS_REASON_VISIT);
 	assert_int_equal(cs.hold_until_ns, 0);
@@ -147,7 +147,36 @@ static void test_eval_rates(void **state)
 	memset(&cs, 0, sizeof(cs));
 	assert_false(tick(&cs, &st, counts(4, 2, 0, 0), 1, 0, 0, &out));
 	assert_down(&out, SDS_ACT_DOWNGRADE, SDS_REASON_EXCEPTION_RATE, 75, 1, 0);
-	assert_int_equal(out.expires_ns, 1 + SEC);
+	assert_int_equal(out.expires_ns, 1 + SEC + TICK);
+}
+
+/*
+ * A downgrade outlives the tick that published it by a second, however
+ * long the tick: with --tick-ms 10000 a fixed 1-s expiry would let calls
+ * through for 9 s of every 10.
+ */
+static void test_eval_expiry_follows_tick(void **state)
+{
+	struct sds_strategy st = strat();
+	struct chain_state cs;
+	struct flag_state out;
+	struct chain_input in = {
+		.st = &st,
+		.window = counts(11, 0, 0, 0),
+		.now_ns = 50 * SEC,
+		.tick_ns = 10 * SEC,
+	};
+
+	(void)state;
+	st.visit_threshold = 10;
+	memset(&cs, 0, sizeof(cs));
+	assert_false(chain_eval(&cs, &in, &out));
+	assert_int_equal(out.active, SDS_ACT_DOWNGRADE);
+	assert_int_equal(out.expires_ns, 61 * SEC);
+	in.tick_ns = 1000 * MS;
+	in.now_ns = 52 * SEC;
+	assert_false(chain_eval(&cs, &in, &out));
+	assert_int_equal(out.expires_ns, 54 * SEC);
 }
 
 static void test_eval_kill_switch(void **state)
@@ -200,7 +229,7 @@ static void test_eval_limits(void **state)
 			 SDS_ACT_DOWNGRADE | SDS_ACT_CONCURRENT | SDS_ACT_TOKEN);
 	assert_int_equal(out.reason, SDS_REASON_VISIT);
 	assert_int_equal(out.rate, 60);
-	assert_int_equal(out.expires_ns, 6 * SEC);
+	assert_int_equal(out.expires_ns, 6 * SEC + TICK);
 	assert_int_equal(out.concurrent_limit, 8);
 	assert_int_equal(out.token_interval_ns, 333333333);
 	assert_int_equal(out.token_burst_ns, 1666666665);
@@ -544,6 +573,7 @@ int main(void)
 		cmocka_unit_test(test_eval_no_strategy),
 		cmocka_unit_test(test_eval_trip_and_recover),
 		cmocka_unit_test(test_eval_rates),
+		cmocka_unit_test(test_eval_expiry_follows_tick),
 		cmocka_unit_test(test_eval_kill_switch),
 		cmocka_unit_test(test_eval_limits),
 		cmocka_unit_test(test_eval_hold),

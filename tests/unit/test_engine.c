@@ -55,6 +55,7 @@ static struct engine_eval_out eval(const struct sds_strategy *st, uint64_t now_n
 		.snap = &snap,
 		.cells = &cells,
 		.now_ns = now_ns,
+		.tick_ns = 100 * MS,
 		.now_sec = snap.sec,
 	};
 	struct engine_eval_out out;
@@ -116,7 +117,7 @@ static void test_trip_and_release(void **state)
 	o = eval(&st, 10 * SEC + 100 * MS);
 	assert_int_equal(o.shown, SDS_REASON_EXCEPTION);
 	assert_true(o.fs.active & SDS_ACT_DOWNGRADE);
-	assert_int_equal(o.fs.expires_ns, 11 * SEC + 100 * MS);
+	assert_int_equal(o.fs.expires_ns, 11 * SEC + 200 * MS);
 	tick_to(T0 + 10);	/* the exceptions slid out */
 	o = eval(&st, 20 * SEC);
 	assert_int_equal(o.shown, 0);
