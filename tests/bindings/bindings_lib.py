@@ -138,12 +138,8 @@ class Ctx(sdstest.ProcDir):
                                  self.others, timeout=timeout)
 
     def stats(self, app):
-        r = self.sds(["stats", "--group", GROUP, "--app", app, "--json"])
-        check(r.rc == 0, "sds-bpf stats --app %s: %r" % (app, r))
-        try:
-            return json.loads(r.out)
-        except ValueError as e:
-            raise Fail("stats --json is not JSON (%s): %r" % (e, r.out))
+        args = ["stats", "--group", GROUP, "--app", app, "--json"]
+        return sdstest.json_out(self.sds(args), "sds-bpf " + " ".join(args))
 
     def wait_version(self, app, version, timeout=3.0):
         deadline = time.monotonic() + timeout

@@ -262,12 +262,9 @@ class Loader:
             return f.read()
 
     def stats(self):
-        r = self.ctx.sds(["stats", "--app", APP, "--json"], quiet=True)
-        check(r.rc == 0, "sds-bpf stats --app %s --json: %r" % (APP, r))
-        try:
-            return json.loads(r.out)
-        except ValueError as e:
-            raise Fail("stats --json is not JSON (%s): %r" % (e, r.out))
+        args = ["stats", "--app", APP, "--json"]
+        return sdstest.json_out(self.ctx.sds(args, quiet=True),
+                                "sds-bpf " + " ".join(args))
 
     def stop(self, timeout=10):
         """SIGINT: attach detaches and exits 0."""

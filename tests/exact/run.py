@@ -39,7 +39,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
-from sdstest import BUILD, SDS, Fail, check, get_point, log  # noqa: E402
+from sdstest import BUILD, SDS, check, get_point, log  # noqa: E402
 
 APP = "exact"
 EXACTAPP = os.path.join(BUILD, "test", "targets", "exactapp")
@@ -54,11 +54,11 @@ class Ctx(sdstest.ProcDir):
         super().__init__(name, "sds-exact-")
 
     def stats(self):
-        r = sdstest.run_group([SDS, "stats", "--app", APP, "--json"],
-                              self.env, self.tmp, self.others, 10,
-                              fail_on_timeout=False)
-        check(r.rc == 0, "stats --json: %r" % r)
-        return json.loads(r.out)
+        args = [SDS, "stats", "--app", APP, "--json"]
+        return sdstest.json_out(sdstest.run_group(args, self.env, self.tmp,
+                                                  self.others, 10,
+                                                  fail_on_timeout=False),
+                                " ".join(args[1:]))
 
 
 def run_apps(ctx, strategy, tick_ms, mode, seconds=SECONDS):

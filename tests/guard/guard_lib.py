@@ -189,12 +189,7 @@ class Ctx(sdstest.ProcDir):
 
     def stats(self, app):
         args = ["stats", "--app", app, "--json"]
-        r = self.sds(args)
-        check(r.rc == 0, "sds-bpf %s: %r" % (" ".join(args), r))
-        try:
-            return json.loads(r.out)
-        except ValueError as e:
-            raise Fail("stats --json is not JSON (%s): %r" % (e, r.out))
+        return sdstest.json_out(self.sds(args), "sds-bpf " + " ".join(args))
 
     def point(self, app, name):
         return get_point(self.stats(app), name)

@@ -66,12 +66,8 @@ class Ctx(sdstest.ProcDir):
 
     def stats(self, app, group="default"):
         """`sds-bpf stats --json` of @app, parsed."""
-        r = self.sds(["stats", "--group", group, "--app", app, "--json"])
-        check(r.rc == 0, "sds-bpf stats --app %s: %r" % (app, r))
-        try:
-            return json.loads(r.out)
-        except ValueError as e:
-            raise Fail("stats --json is not JSON (%s): %r" % (e, r.out))
+        args = ["stats", "--group", group, "--app", app, "--json"]
+        return sdstest.json_out(self.sds(args), "sds-bpf " + " ".join(args))
 
 
 # ELF helpers are the shared harness's (sdstest).

@@ -163,12 +163,7 @@ class Ctx(sdstest.ProcDir):
         if app:
             args += ["--app", app]
         args.append("--json")
-        r = self.sds(args)
-        check(r.rc == 0, "sds-bpf %s: %r" % (" ".join(args), r))
-        try:
-            return json.loads(r.out)
-        except ValueError as e:
-            raise Fail("stats --json is not JSON (%s): %r" % (e, r.out))
+        return sdstest.json_out(self.sds(args), "sds-bpf " + " ".join(args))
 
     def run_dir_sockets(self):
         if not os.path.isdir(self.run_dir):

@@ -245,6 +245,16 @@ def write_token(path, token, fmt="%s\n", mode=0o600):
     return path
 
 
+def json_out(r, what):
+    """The JSON document a command printed (@r from run_group), or Fail
+    naming the command (@what) if it failed or printed something else."""
+    check(r.rc == 0, "%s: %r" % (what, r))
+    try:
+        return json.loads(r.out)
+    except ValueError as e:
+        raise Fail("%s printed no JSON (%s): %r" % (what, e, r.out))
+
+
 def get_point(st, name, required=True):
     """The point @name of a stats document (`sds-bpf stats --json`);
     None when it has none and not @required."""
