@@ -63,7 +63,7 @@ $(BENCH_DIR)/bench-multilink: tools/bench/multilink.c tools/bench/multilink.h \
 		-lbpf -lelf -lz
 
 # make multilink-bench: attach and detach time, fds and ns per call both
-# ways, in the same rounds (tools/bench/multilink.py).  Root; ~2 minutes.
+# ways, in the same rounds (tools/bench/multilink.py).  Root; ~4 minutes.
 .PHONY: multilink-bench
 multilink-bench: $(BENCH_DIR)/bench-multilink
 	$(PYTHON) tools/bench/multilink.py

@@ -24,8 +24,8 @@ Prints a markdown table: medians with the rounds' p25–p75, and each "1
 link" figure against "N links" as the median (p25–p75) of the rounds' own
 ratios.  With BENCH_OUT=DIR, also DIR/multilink.md and
 DIR/multilink.raw.json (results.py); `multilink.py --raw
-DIR/multilink.raw.json` prints the table again from the kept rounds.  Takes about 3 minutes, most of it
-waiting for the kernel's grace periods: ~1 minute of CPU.
+DIR/multilink.raw.json` prints the table again from the kept rounds.
+Takes about 4 minutes, half of it waiting for the kernel's grace periods.
 """
 
 import json
