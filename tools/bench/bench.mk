@@ -45,6 +45,29 @@ $(BENCH_DIR)/bench-floor: tools/bench/floor.c common/upsession.h \
 	$(CC) -O2 -g $(BENCH_WARN) -I$(BENCH_DIR) -Icommon -o $@ $< \
 		common/preempt.c -lbpf -lelf -lz
 
+# One session link per point (the loader's way) or one link for all the
+# points of a binary (issue 14): the floor's program on N of 64 nop5
+# functions of the bench binary itself (multilink.c, multilink_fns.c).
+BENCH_BINS += $(BENCH_DIR)/bench-multilink
+
+$(BENCH_DIR)/multilink_fns.o: tools/bench/multilink_fns.c tools/bench/multilink.h
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fno-pie -pg -mfentry -mnop-mcount -fcf-protection=none \
+		-falign-functions=64 $(BENCH_WARN) -c $< -o $@
+
+$(BENCH_DIR)/bench-multilink: tools/bench/multilink.c tools/bench/multilink.h \
+		common/upsession.h tools/bench/bench_probe.h \
+		$(BENCH_DIR)/floor.skel.h $(BENCH_DIR)/multilink_fns.o common/preempt.c
+	$(CC) -O2 -g -fno-pie -no-pie $(BENCH_WARN) -I$(BENCH_DIR) -Icommon \
+		-o $@ $< $(BENCH_DIR)/multilink_fns.o common/preempt.c \
+		-lbpf -lelf -lz
+
+# make multilink-bench: attach and detach time, fds and ns per call both
+# ways, in the same rounds (tools/bench/multilink.py).  Root; ~4 minutes.
+.PHONY: multilink-bench
+multilink-bench: $(BENCH_DIR)/bench-multilink
+	$(PYTHON) tools/bench/multilink.py
+
 # The drivers: the same loop, linked with bench_fn built three ways.  Only
 # the function's object carries the site's flags; the loop is plain -O2.
 $(BENCH_DIR)/driver.o: tools/bench/driver.c
