@@ -185,6 +185,21 @@ static const char main_session[] = "SET synchronous_commit = off;"
 				   " SET client_min_messages = warning";
 
 /*
+ * libpq waits for a server that accepts and never answers for as long as
+ * the socket lives, and a heartbeat or an API call would wait with it:
+ * unless the URL sets its own connect_timeout, give up after 10 s.  The
+ * URL is expanded in place of "dbname", after our default, so its
+ * parameters win; PQreset() reuses them all.
+ */
+PGconn *pgx_connect(const char *url)
+{
+	static const char *const keys[] = { "connect_timeout", "dbname", NULL };
+	const char *const vals[] = { "10", url, NULL };
+
+	return PQconnectdbParams(keys, vals, 1);
+}
+
+/*
  * A connection that broke (the server restarted) is reset once per call,
  * its session's settings set again (a new server process has none).
  */
@@ -349,7 +364,7 @@ struct store *store_pg_open(const char *url, char *err)
 		seterr(err, "out of memory");
 		goto fail;
 	}
-	p->conn.conn = PQconnectdb(url);
+	p->conn.conn = pgx_connect(url);
 	if (PQstatus(p->conn.conn) != CONNECTION_OK) {
 		const char *m = PQerrorMessage(p->conn.conn);
 		const char *f = strstr(m, "FATAL:");

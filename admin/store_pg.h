@@ -33,6 +33,8 @@ struct pgx_store {
 
 /* store_pg.c: reconnect if the connection broke, statements to prepare again */
 void pgx_alive(struct pg_store *s);
+/* A new connection to @url, given up after 10 s unless @url says otherwise. */
+PGconn *pgx_connect(const char *url);
 
 /* store_pg_schema.c */
 int pgx_migrate(struct pgx_store *p, char *err);

@@ -34,7 +34,7 @@ static struct pgx_store *reader_open(struct pgx_store *p, char *err)
 		seterr(err, "out of memory");
 		return NULL;
 	}
-	r->conn.conn = PQconnectdb(p->url);
+	r->conn.conn = pgx_connect(p->url);
 	if (PQstatus(r->conn.conn) == CONNECTION_OK) {
 		r->s.base.ops = p->s.base.ops;
 		r->s.db = &r->conn;

@@ -6,8 +6,10 @@ run on PostgreSQL: several admins on one database, a schema newer than
 the binary, bad database URLs.  env.pg is the server (tests/lib/pgtest.py).
 """
 
+import socket
 import subprocess
 import threading
+import time
 
 import sdstest
 from sdstest import Fail, check, eq
@@ -118,6 +120,30 @@ def test_pg_bad_urls(env):
         check(secret not in r.stderr and pg.password not in r.stderr, "password printed")
 
 
+def test_pg_silent_server(env):
+    """A server that accepts and never answers: given up after the URL's
+    connect_timeout, else after 10 s (libpq alone would wait for as long
+    as the socket lives); one line, exit 1."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        port = silent.getsockname()[1]
+        want = ("sds-admin: --db: cannot connect to database 'x' on 127.0.0.1:%d:"
+                " connection to server at \"127.0.0.1\", port %d failed: timeout"
+                " expired\n" % (port, port))
+        for query, lo, hi in (("?connect_timeout=2", 1.5, 6), ("", 9.5, 16)):
+            t = time.monotonic()
+            r = subprocess.run([ADMIN, "--listen", "127.0.0.1:1", "--db",
+                                "postgresql://sds:pw@127.0.0.1:%d/x%s" % (port, query),
+                                "--token-file", env.token_file], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
+            took = time.monotonic() - t
+            eq(r.returncode, 1, "%r: exit status" % query)
+            eq(r.stderr, want, "%r: stderr" % query)
+            check(lo <= took <= hi, "%r: gave up after %.1f s, want %.1f..%.0f"
+                  % (query, took, lo, hi))
+
+
 
 
 
@@ -139,4 +165,5 @@ def test_pg_reconnects(env):
     s = on(env, env.port, "GET", APP + "/stats?from=%d&to=%d&step=10" % (T0, T0 + 20))
     eq(s["points"]["order"]["visits"], [1, 2], "visits across the reconnect")
     env.stop_admin()
-PG_TESTS = [test_pg_two_admins, test_pg_newer_schema, test_pg_bad_urls, test_pg_reconnects]
+PG_TESTS = [test_pg_two_admins, test_pg_newer_schema, test_pg_bad_urls,
+            test_pg_silent_server, test_pg_reconnects]
