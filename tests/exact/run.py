@@ -20,8 +20,10 @@ The same for exception_threshold (every call that passes signs an
 exception: the call after the N-th is downgraded) and for
 timeout_count_threshold (every call that passes sleeps 2 ms, timeout_ms
 1: the call after the N-th slow one ends is downgraded), and all three
-again with --tick-ms 1000.  And a long tick (3 s) does not let a
-downgrade lapse, or the guards take the loader for dead, between ticks.
+again with --tick-ms 1000, once with the loader stopped for 1.5 s in
+the middle (SIGSTOP: as a stalled VM or a starved loader would be).  And
+a long tick (3 s) does not let a downgrade lapse, or the guards take the
+loader for dead, between ticks.
 
 Run as root:  python3 tests/exact/run.py [-v] [NAME-SUBSTRING...]
 Python 3 standard library only.
@@ -31,6 +33,7 @@ import json
 import math
 import mmap
 import os
+import signal
 import struct
 import subprocess
 import sys
@@ -61,16 +64,19 @@ class Ctx(sdstest.ProcDir):
                                 " ".join(args[1:]))
 
 
-def run_apps(ctx, strategy, tick_ms, mode, seconds=SECONDS):
+def run_apps(ctx, strategy, tick_ms, mode, seconds=SECONDS, pause=None):
     """attach with @strategy, run the two exactapps for @seconds; return
     the calls' records (wall ns, verdict) in decision order and the worst
-    `visits - downgrades` of the stats windows polled meanwhile."""
+    `visits - downgrades` of the stats windows polled meanwhile.  @pause
+    (AT, FOR): the loader is stopped (SIGSTOP) AT s after the first call
+    for FOR s."""
     path = sdstest.stage(EXACTAPP, ctx.tmp)
     spath = os.path.join(ctx.tmp, "strategies.json")
     with open(spath, "w") as f:
         json.dump({"version": 1, "points": {"exact": strategy}}, f)
-    sdstest.AttachProcess(ctx, ["--app", APP, "--tick-ms", str(tick_ms),
-                                "--strategies", spath, path], APP)
+    loader = sdstest.AttachProcess(ctx, ["--app", APP, "--tick-ms",
+                                         str(tick_ms), "--strategies", spath,
+                                         path], APP)
     max_calls = PROCS * THREADS * RATE * (seconds + 1)
     shm = os.path.join(ctx.tmp, "calls")
     with open(shm, "wb") as f:
@@ -92,6 +98,13 @@ def run_apps(ctx, strategy, tick_ms, mode, seconds=SECONDS):
     # The loader's windows while the calls run.
     worst = 0
     while any(p.poll() is None for p, _ in procs):
+        if pause and time.time() >= wall + pause[0]:
+            os.kill(loader.p.pid, signal.SIGSTOP)
+            try:
+                time.sleep(pause[1])
+            finally:
+                os.kill(loader.p.pid, signal.SIGCONT)
+            pause = None
         w = get_point(ctx.stats(), "exact", required=False)
         if w:
             win = w["window"]
@@ -115,10 +128,10 @@ def run_apps(ctx, strategy, tick_ms, mode, seconds=SECONDS):
     return recs, worst
 
 
-def run_case(ctx, field, n, tick_ms, mode, extra=None):
+def run_case(ctx, field, n, tick_ms, mode, extra=None, pause=None):
     st = {field: n}
     st.update(extra or {})
-    recs, worst = run_apps(ctx, st, tick_ms, mode)
+    recs, worst = run_apps(ctx, st, tick_ms, mode, pause=pause)
     log("%d calls, worst stats window %d" % (len(recs), worst))
     # 1: the first N pass, the N+1st is the first downgraded.
     first_down = next(i for i, (_, v) in enumerate(recs) if v == 2)
@@ -183,6 +196,15 @@ def test_exception_threshold_exact(ctx):
 @test
 def test_exception_threshold_exact_tick_1000(ctx):
     run_case(ctx, "exception_threshold", 500, 1000, "exc")
+
+
+@test
+def test_exception_threshold_loader_paused_tick_1000(ctx):
+    """The loader stopped for 1.5 s (as a VM that stalls, or a loader
+    starved of CPU, would be) in the middle of the trip: guards still take
+    it for alive (its next tick is not yet 2 s late) and keep its budget,
+    so not one call more passes."""
+    run_case(ctx, "exception_threshold", 500, 1000, "exc", pause=(3.0, 1.5))
 
 
 @test
