@@ -59,11 +59,13 @@ $(BENCH_DIR)/bench-multilink: tools/bench/multilink.c tools/bench/multilink.h \
 		common/upsession.h tools/bench/bench_probe.h \
 		$(BENCH_DIR)/floor.skel.h $(BENCH_DIR)/multilink_fns.o common/preempt.c
 	$(CC) -O2 -g -fno-pie -no-pie $(BENCH_WARN) -I$(BENCH_DIR) -Icommon \
-		-o $@ $< $(BENCH_DIR)/multilink_fns.o common/preempt.c \
+		-pthread -o $@ $< $(BENCH_DIR)/multilink_fns.o common/preempt.c \
 		-lbpf -lelf -lz
 
 # make multilink-bench: attach and detach time, fds and ns per call both
-# ways, in the same rounds (tools/bench/multilink.py).  Root; ~4 minutes.
+# ways, in the same rounds, and detach by threads closing the links at once
+# (tools/bench/multilink.py).  Root; ~4 minutes; `tools/bench/multilink.py
+# --only detach` runs the attach and detach rounds alone (~2 minutes).
 .PHONY: multilink-bench
 multilink-bench: $(BENCH_DIR)/bench-multilink
 	$(PYTHON) tools/bench/multilink.py

@@ -11,14 +11,25 @@
  *   links  N links, each with one offset and one cookie
  *   one    one link with the N offsets and N cookies (one u64 per offset)
  *
- *   bench-multilink [-a ROUNDS] [-r ROUNDS] [-c CALLS]
+ * and, for detach only, with N >= 2:
  *
- * Attach: for N = 1, 8, 64, -a rounds (default 21): the wall time of
+ *   parT   the N links of "links", closed by T threads at once (each
+ *          closing every T-th fd), so that their grace periods can overlap
+ *
+ *   bench-multilink [-a ROUNDS] [-r ROUNDS] [-c CALLS] [-n N,...] [-t T,...]
+ *
+ * Attach: for N = 1, 8, 64 (-n), -a rounds (default 21): the wall time of
  * the BPF_LINK_CREATE calls, the fds they hold, and the wall time of
  * closing them (the kernel detaches in close(): the link's release waits
- * for a grace period before it returns).
+ * for a grace period before it returns).  The parT ways (-t, default 4,16;
+ * T is at most N) attach as "links" does; their threads are made after the
+ * attach and wait at a barrier, and the time is from their release until
+ * the last close returned.  The ways of a round come in the order of a
+ * Williams square: over the rounds, each way comes in each place and after
+ * each other way equally often (exactly so for an even number of ways
+ * and a multiple of that many rounds).
  *
- * Per call: for N = 1, 64, -r rounds (default 11): attach, warm up
+ * Per call: for N = 1, 64, -r rounds (default 11; 0: none): attach, warm up
  * (the first hit turns the NOP into a call), -c calls (default 2,000,000)
  * of the first function timed, the program's enter and leave counts
  * checked against the calls made, detach.
@@ -36,6 +47,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,9 +60,22 @@
 #include "preempt.h"
 #include "upsession.h"
 
+/* A way: ML_LINKS, ML_ONE, or T >= 2 for "links" closed by T threads. */
 enum ml_way { ML_LINKS, ML_ONE };
 
-static const char *const ml_way_name[] = { "links", "one" };
+#define ML_MAX_WAYS	8
+
+static const char *ml_way_name(int way)
+{
+	static char name[16];
+
+	if (way == ML_LINKS)
+		return "links";
+	if (way == ML_ONE)
+		return "one";
+	snprintf(name, sizeof(name), "par%d", way);
+	return name;
+}
 
 struct ml_bench {
 	struct floor_bpf *skel;
@@ -126,8 +151,7 @@ static int ml_count_fds(void)
  * registration of a burst can wait for the kernel where the next ones do
  * not, and the table says how much.
  */
-static int ml_attach(struct ml_bench *b, enum ml_way way, int n,
-		     long long *first)
+static int ml_attach(struct ml_bench *b, int way, int n, long long *first)
 {
 	int i, e;
 
@@ -161,9 +185,70 @@ static void ml_detach(struct ml_bench *b, int nfds)
 		close(b->fds[i]);
 }
 
-static int ml_attach_round(struct ml_bench *b, enum ml_way way, int n, int r)
+/* One of the threads of a parallel detach. */
+struct ml_closer {
+	pthread_t th;
+	struct ml_bench *b;
+	pthread_barrier_t *ready, *go, *done;
+	int tid, nt, nfds;
+};
+
+static void *ml_closer_run(void *arg)
 {
-	long long t0, t1, t2, first;
+	struct ml_closer *c = arg;
+	int i;
+
+	pthread_barrier_wait(c->ready);
+	pthread_barrier_wait(c->go);
+	for (i = c->tid; i < c->nfds; i += c->nt)
+		close(c->b->fds[i]);
+	pthread_barrier_wait(c->done);
+	return NULL;
+}
+
+/*
+ * Close @nfds fds by @nt threads at once; the ns from their release until
+ * the last close returned, or -1 with errno (nothing closed then).  The
+ * threads are made, and wait, before the clock starts.
+ */
+static long long ml_detach_threads(struct ml_bench *b, int nfds, int nt)
+{
+	struct ml_closer c[ML_FNS];
+	pthread_barrier_t ready, go, done;
+	long long t0, t1;
+	int i, e;
+
+	pthread_barrier_init(&ready, NULL, nt + 1);
+	pthread_barrier_init(&go, NULL, nt + 1);
+	pthread_barrier_init(&done, NULL, nt + 1);
+	for (i = 0; i < nt; i++) {
+		c[i] = (struct ml_closer){ .b = b, .ready = &ready, .go = &go,
+					   .done = &done, .tid = i, .nt = nt,
+					   .nfds = nfds };
+		e = pthread_create(&c[i].th, NULL, ml_closer_run, &c[i]);
+		if (e) {
+			/* The barriers wait for nt + 1: none can go on. */
+			fprintf(stderr, "bench-multilink: thread %d: %s\n", i,
+				strerror(e));
+			exit(1);
+		}
+	}
+	pthread_barrier_wait(&ready);
+	t0 = now_ns();
+	pthread_barrier_wait(&go);
+	pthread_barrier_wait(&done);
+	t1 = now_ns();
+	for (i = 0; i < nt; i++)
+		pthread_join(c[i].th, NULL);
+	pthread_barrier_destroy(&ready);
+	pthread_barrier_destroy(&go);
+	pthread_barrier_destroy(&done);
+	return t1 - t0;
+}
+
+static int ml_attach_round(struct ml_bench *b, int way, int n, int r)
+{
+	long long t0, t1, t2, first, closed;
 	int nfds, fds0, fds;
 
 	fds0 = ml_count_fds();
@@ -172,14 +257,19 @@ static int ml_attach_round(struct ml_bench *b, enum ml_way way, int n, int r)
 	t1 = now_ns();
 	if (nfds < 0) {
 		fprintf(stderr, "bench-multilink: %d point(s), %s: %s\n", n,
-			ml_way_name[way], strerror(errno));
+			ml_way_name(way), strerror(errno));
 		return -1;
 	}
 	fds = ml_count_fds() - fds0;
-	t2 = now_ns();
-	ml_detach(b, nfds);
-	printf("attach %s %d %d %lld %lld %d %lld\n", ml_way_name[way], n, r,
-	       t1 - t0, now_ns() - t2, fds, first - t0);
+	if (way > ML_ONE) {
+		closed = ml_detach_threads(b, nfds, way);
+	} else {
+		t2 = now_ns();
+		ml_detach(b, nfds);
+		closed = now_ns() - t2;
+	}
+	printf("attach %s %d %d %lld %lld %d %lld\n", ml_way_name(way), n, r,
+	       t1 - t0, closed, fds, first - t0);
 	return 0;
 }
 
@@ -194,7 +284,7 @@ static double ml_loop(long calls)
 	return (double)(now_ns() - t0) / calls;
 }
 
-static int ml_call_round(struct ml_bench *b, enum ml_way way, int n, int r,
+static int ml_call_round(struct ml_bench *b, int way, int n, int r,
 			 long calls)
 {
 	const long warm = 10000;
@@ -208,7 +298,7 @@ static int ml_call_round(struct ml_bench *b, enum ml_way way, int n, int r,
 	nfds = ml_attach(b, way, n, &first);
 	if (nfds < 0) {
 		fprintf(stderr, "bench-multilink: %d point(s), %s: %s\n", n,
-			ml_way_name[way], strerror(errno));
+			ml_way_name(way), strerror(errno));
 		return -1;
 	}
 	ml_loop(warm);
@@ -219,11 +309,11 @@ static int ml_call_round(struct ml_bench *b, enum ml_way way, int n, int r,
 	/* Every call is one hit of ml_fn_00's point, never of another's. */
 	if (in != (unsigned long long)(warm + calls) || out != in) {
 		fprintf(stderr, "bench-multilink: %d point(s), %s: %llu enters, "
-			"%llu leaves for %ld calls\n", n, ml_way_name[way],
+			"%llu leaves for %ld calls\n", n, ml_way_name(way),
 			in, out, warm + calls);
 		return -1;
 	}
-	printf("call %s %d %d %.2f\n", ml_way_name[way], n, r, ns);
+	printf("call %s %d %d %.2f\n", ml_way_name(way), n, r, ns);
 	fflush(stdout);
 	return 0;
 }
@@ -273,14 +363,68 @@ static int ml_setup(struct ml_bench *b)
 	return 0;
 }
 
+/* "1,8,64" into @v (at most @max values in 1..ML_FNS); the count, -1 if bad. */
+static int ml_list(const char *arg, int *v, int max)
+{
+	char *end;
+	long x;
+	int n = 0;
+
+	do {
+		x = strtol(arg, &end, 10);
+		if (end == arg || x < 1 || x > ML_FNS || n == max ||
+		    (*end && *end != ','))
+			return -1;
+		v[n++] = (int)x;
+		arg = end + 1;
+	} while (*end);
+	return n;
+}
+
+/*
+ * The ways of N points: "links" and "one", then "links" closed by each
+ * thread count of @threads (at most N; a count already there, or 1, is
+ * not added again).  Their number.
+ */
+static int ml_ways(int n, const int *threads, int nthreads,
+		   int way[ML_MAX_WAYS])
+{
+	int k = 0, i, j, t;
+
+	way[k++] = ML_LINKS;
+	way[k++] = ML_ONE;
+	for (i = 0; i < nthreads && k < ML_MAX_WAYS; i++) {
+		t = threads[i] < n ? threads[i] : n;
+		for (j = 2; j < k && way[j] != t; j++)
+			;
+		if (t >= 2 && j == k)
+			way[k++] = t;
+	}
+	return k;
+}
+
+/*
+ * The way in place @j of round @r of @k ways: a Williams square (0, 1,
+ * k-1, 2, k-2, ... shifted by r), for k = 2 the alternation A B, B A.
+ */
+static int ml_order(int k, int r, int j)
+{
+	int first = j & 1 ? (j + 1) / 2 : (k - j / 2) % k;
+
+	return (first + r) % k;
+}
+
 int main(int argc, char **argv)
 {
-	static const int attach_n[] = { 1, 8, 64 }, call_n[] = { 1, 64 };
+	static const int call_n[] = { 1, 64 };
+	int attach_n[ML_MAX_WAYS] = { 1, 8, 64 }, n_attach = 3;
+	int threads[ML_MAX_WAYS] = { 4, 16 }, n_threads = 2;
+	int way[ML_MAX_WAYS], k, j;
 	struct ml_bench b = { 0 };
 	int attach_rounds = 21, call_rounds = 11, opt, i, r, err = 1;
 	long calls = 2000000;
 
-	while ((opt = getopt(argc, argv, "a:r:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "a:r:c:n:t:")) != -1) {
 		switch (opt) {
 		case 'a':
 			attach_rounds = atoi(optarg);
@@ -291,14 +435,22 @@ int main(int argc, char **argv)
 		case 'c':
 			calls = atol(optarg);
 			break;
+		case 'n':
+			n_attach = ml_list(optarg, attach_n, ML_MAX_WAYS);
+			break;
+		case 't':
+			n_threads = ml_list(optarg, threads, ML_MAX_WAYS);
+			break;
 		default:
 			fprintf(stderr, "usage: %s [-a ROUNDS] [-r ROUNDS] "
-				"[-c CALLS]\n", argv[0]);
+				"[-c CALLS] [-n N,...] [-t THREADS,...]\n",
+				argv[0]);
 			return 2;
 		}
 	}
-	if (attach_rounds < 0 || call_rounds < 0 || calls < 1) {
-		fprintf(stderr, "bench-multilink: bad -a, -r or -c\n");
+	if (attach_rounds < 0 || call_rounds < 0 || calls < 1 ||
+	    n_attach < 0 || n_threads < 0) {
+		fprintf(stderr, "bench-multilink: bad -a, -r, -c, -n or -t\n");
 		return 2;
 	}
 	libbpf_set_print(bench_print_warnings);
@@ -306,18 +458,21 @@ int main(int argc, char **argv)
 		goto out;
 
 	/*
-	 * Both ways in every round, so drift hits them alike; which goes
-	 * first alternates (A B, B A), so each comes as often after the
-	 * other's detach: a link's release leaves the kernel waiting on
-	 * grace periods that the next attach can meet.
+	 * All the ways in every round, so drift hits them alike; their order
+	 * changes from round to round (A B, B A for two), so each comes as
+	 * often after each other's detach: a link's release leaves the
+	 * kernel waiting on grace periods that the next attach can meet.
 	 */
-	for (i = 0; i < (int)(sizeof(attach_n) / sizeof(attach_n[0])); i++)
+	for (i = 0; i < n_attach; i++) {
+		k = ml_ways(attach_n[i], threads, n_threads, way);
 		for (r = 0; r < attach_rounds; r++)
-			if (ml_attach_round(&b, r & 1, attach_n[i], r) ||
-			    ml_attach_round(&b, !(r & 1), attach_n[i], r))
-				goto out;
+			for (j = 0; j < k; j++)
+				if (ml_attach_round(&b, way[ml_order(k, r, j)],
+						    attach_n[i], r))
+					goto out;
+	}
 	fflush(stdout);
-	for (i = 0; i < (int)(sizeof(call_n) / sizeof(call_n[0])); i++)
+	for (i = 0; call_rounds && i < (int)(sizeof(call_n) / sizeof(call_n[0])); i++)
 		for (r = 0; r < call_rounds; r++)
 			if (ml_call_round(&b, r & 1, call_n[i], r, calls) ||
 			    ml_call_round(&b, !(r & 1), call_n[i], r, calls))

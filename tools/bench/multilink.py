@@ -14,19 +14,27 @@ ways in every round (A B A B):
 
 and measures the wall time of the BPF_LINK_CREATE calls and of closing
 the fds (the kernel detaches in close()), and the fds held, for N = 1, 8,
-64 (BENCH_ML_ATTACH_ROUNDS rounds, default 21); then ns per call of the
+64 (BENCH_ML_ATTACH_ROUNDS rounds, default 21).  For detach only, with
+N >= 2, the same rounds also close the N links from T threads at once
+(BENCH_ML_THREADS, default 4,16; T at most N), timed from the threads'
+release at a barrier until the last close returned; then ns per call of the
 first function, attached either way, for N = 1 and 64 (BENCH_ML_ROUNDS
 rounds, default 11, of BENCH_ML_CALLS calls, default 2,000,000), each
 round's enter and leave counts checked against the calls made.  Pinned to
 the last CPU (BENCH_CPU) when taskset is there.
 
 Prints a markdown table: medians with the rounds' p25–p75, and each "1
-link" figure against "N links" as the median (p25–p75) of the rounds' own
-ratios.  With BENCH_OUT=DIR, also DIR/multilink.md and
+link" (or threads') figure against "N links" as the median (p25–p75) of
+the rounds' own ratios.  With BENCH_OUT=DIR, also DIR/multilink.md and
 DIR/multilink.raw.json (results.py); `multilink.py --raw
 DIR/multilink.raw.json` prints the table again from the kept rounds.
-Takes about 4 minutes, half of it waiting for the kernel's grace periods.
+Takes about 4 minutes, half of it waiting for the kernel's grace periods
+(measured before the threads' closes were added, which add about half a
+minute).  `multilink.py --only detach`: the attach and detach rounds
+alone, no calls (about 2 minutes).
 """
+
+import argparse
 
 import json
 import os
@@ -46,13 +54,28 @@ BIN = os.path.join(BUILD, "bench", "bench-multilink")
 ATTACH_ROUNDS = int(os.environ.get("BENCH_ML_ATTACH_ROUNDS", "21"))
 ROUNDS = int(os.environ.get("BENCH_ML_ROUNDS", "11"))
 CALLS = int(os.environ.get("BENCH_ML_CALLS", "2000000"))
+THREADS = os.environ.get("BENCH_ML_THREADS", "4,16")
 WAYS = ("links", "one")
 NO_WAIT_US = 2000
 
 
+def threads_of(way):
+    """T of a way "parT" (N links closed by T threads), else 0."""
+    return int(way[3:]) if way.startswith("par") else 0
+
+
 def way_title(way, n):
+    if threads_of(way):
+        return "%d links, closed by %d threads" % (n, threads_of(way))
     return "%d link%s" % (n, "" if n == 1 else "s") if way == "links" \
         else "1 link, %d offset%s" % (n, "" if n == 1 else "s")
+
+
+def ways_of(attach, n):
+    """The ways measured at @n: links, one, then by thread count."""
+    ws = {w for w, m in attach if m == n}
+    return [w for w in WAYS if w in ws] + sorted(
+        (w for w in ws if threads_of(w)), key=threads_of)
 
 
 def quartiles(xs):
@@ -79,7 +102,8 @@ def ratio_cell(a, b):
 
 
 def run():
-    cmd = [BIN, "-a", str(ATTACH_ROUNDS), "-r", str(ROUNDS), "-c", str(CALLS)]
+    cmd = [BIN, "-a", str(ATTACH_ROUNDS), "-r", str(ROUNDS), "-c", str(CALLS),
+           "-t", THREADS]
     if shutil.which("taskset"):
         cpu = os.environ.get("BENCH_CPU", str((os.cpu_count() or 1) - 1))
         cmd = ["taskset", "-c", cpu] + cmd
@@ -101,20 +125,32 @@ def run():
 
 def report(attach, call):
     ns = sorted({n for _, n in attach} | {n for _, n in call})
+    calls = "%d rounds of %s calls" % (ROUNDS, format(CALLS, ",")) \
+        if ROUNDS else "no calls (`--only detach`)"
     out = ["One uprobe session link per point against one link per binary: "
            "the session floor's program on N nop5 functions of one running "
-           "binary, both ways in every round; %d attach rounds, %d rounds of "
-           "%s calls; medians [p25–p75]." % (ATTACH_ROUNDS, ROUNDS,
-                                             format(CALLS, ",")),
+           "binary, %s ways in every round; %d attach rounds, %s; medians "
+           "[p25–p75]." % ("both" if len({w for w, _ in attach}) == 2
+                           else "all", ATTACH_ROUNDS, calls),
            "",
            "| N | way | attach µs | ÷ N links | detach µs | ÷ N links | fds "
            "| ns/call | ÷ N links |",
            "|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
     for n in ns:
-        a = {w: attach.get((w, n), []) for w in WAYS}
-        c = {w: call.get((w, n), []) for w in WAYS}
-        for w in WAYS:
+        ws = ways_of(attach, n) or list(WAYS)
+        a = {w: attach.get((w, n), []) for w in ws}
+        c = {w: call.get((w, n), []) for w in ws}
+        for w in ws:
             row = ["%d" % n, way_title(w, n)]
+            if threads_of(w):
+                # Detach only: the links are made as "N links" makes them.
+                close = [x[1] / 1e3 for x in a[w]]
+                row += ["", "", us_cell(close),
+                        ratio_cell([x[1] for x in a["links"]],
+                                   [x[1] for x in a[w]]),
+                        "%d" % statistics.median(x[2] for x in a[w]), "", ""]
+                out.append("| " + " | ".join(row) + " |")
+                continue
             if a[w]:
                 create = [x[0] / 1e3 for x in a[w]]
                 close = [x[1] / 1e3 for x in a[w]]
@@ -138,6 +174,12 @@ def report(attach, call):
                "(the kernel unregisters the uprobes and waits for a grace "
                "period in each link's close); ÷ N links: the rounds' own "
                "ratios, each round running both ways.")
+    if any(threads_of(w) for w, _ in attach):
+        out[-1] = out[-1][:-len("both ways.")] + (
+            "every way.  N links, closed by T threads: the N links made as "
+            "\"N links\" makes them, their fds closed by T threads at once "
+            "(every T-th fd each), timed from the threads' release at a "
+            "barrier until the last close returned; detach only.")
     out += split_lines(attach)
     return "\n".join(out)
 
@@ -145,6 +187,7 @@ def report(attach, call):
 def split_lines(attach):
     """Where the attach time goes: the first BPF_LINK_CREATE of a round
     against the links after it."""
+    attach = {k: v for k, v in attach.items() if k[0] in WAYS}
     first = [x[3] / 1e3 for k, v in attach.items() for x in v]
     out = ["", "The first BPF_LINK_CREATE of a round (of one link: its "
            "only one), either way, any N: %s µs (all %d rounds)."
@@ -168,17 +211,27 @@ def split_lines(attach):
 
 
 def main():
-    if sys.argv[1:2] == ["--raw"] and len(sys.argv) == 3:
+    ap = argparse.ArgumentParser(description="make multilink-bench")
+    ap.add_argument("--raw", metavar="FILE",
+                    help="print the table again from a run's "
+                    "multilink.raw.json")
+    ap.add_argument("--only", choices=("detach",),
+                    help="detach: the attach and detach rounds alone, "
+                    "no calls")
+    args = ap.parse_args()
+    global ATTACH_ROUNDS, ROUNDS, CALLS
+    if args.raw:
         # The table again from the rounds a run kept (multilink.raw.json).
-        with open(sys.argv[2]) as f:
+        with open(args.raw) as f:
             raw = json.load(f)
-        global ATTACH_ROUNDS, ROUNDS, CALLS
         ATTACH_ROUNDS, ROUNDS, CALLS = (raw["attach_rounds"], raw["rounds"],
                                         raw["calls"])
         key = lambda k: (k.split("/")[0], int(k.split("/")[1]))  # noqa: E731
         print(report({key(k): v for k, v in raw["attach"].items()},
                      {key(k): v for k, v in raw["call"].items()}))
         return 0
+    if args.only == "detach":
+        ROUNDS = 0
     if os.geteuid():
         sys.exit("multilink: needs root (it attaches uprobes)")
     if not os.access(BIN, os.X_OK):
@@ -186,10 +239,14 @@ def main():
     attach, call = run()
     text = report(attach, call)
     print(text)
-    results.save("multilink", text, {
-        "attach_rounds": ATTACH_ROUNDS, "rounds": ROUNDS, "calls": CALLS,
-        "attach": {"%s/%d" % k: v for k, v in attach.items()},
-        "call": {"%s/%d" % k: v for k, v in call.items()}})
+    raw = {"attach_rounds": ATTACH_ROUNDS, "rounds": ROUNDS, "calls": CALLS,
+           "attach": {"%s/%d" % k: v for k, v in attach.items()},
+           "call": {"%s/%d" % k: v for k, v in call.items()}}
+    if any(threads_of(w) for w, _ in attach):
+        raw["threads"] = THREADS
+    if args.only:
+        raw["only"] = args.only
+    results.save("multilink", text, raw)
     return 0
 
 
