@@ -18,8 +18,9 @@
 /*
  * A published downgrade lives one tick + this unless renewed: the next
  * tick renews it with a second to spare, however long the tick (--tick-ms
- * up to 10 s), and a loader that stops ticking lets it lapse that much
- * after its next tick was due -- as the guards' staleness (sds_guard_stale).
+ * up to 10 s), and a loader that stops ticking lets it lapse a second
+ * after its next tick was due (the guards take such a loader for gone a
+ * second later still: sds_guard_stale).
  */
 #define CHAIN_EXPIRY_NS	1000000000ULL
 
