@@ -430,7 +430,9 @@ int probes__gauges_fd(const struct probes *pr)
  * their grace periods (docs/PROBES.md, "One link per point, or one per
  * binary": 64 links closed by 16 threads in 275 ms), so the points are
  * detached by DETACH_THREADS threads, each taking every DETACH_THREADS-th
- * point and its links in point_detach()'s order.
+ * point and its links in point_detach()'s order.  That helps the session
+ * path's links (1,024 points: 55 s -> 4.3 s); the pair path's perf-event
+ * uprobes the kernel detaches one after another whatever the threads.
  */
 #define DETACH_THREADS		16
 #define DETACH_STACK		(128 * 1024)
