@@ -821,12 +821,35 @@ class Suite:
         self.tests.append(fn)
         return fn
 
+    def selected(self, sel):
+        """The tests to run: those whose name holds one of @sel (all when
+        @sel is empty), and of those, with SDS_TEST_SHARD=K/N, every N-th
+        from the K-th (tests/lanes.py splits a long suite that way)."""
+        tests = [fn for fn in self.tests
+                 if not sel or any(s in fn.__name__ for s in sel)]
+        shard = os.environ.get("SDS_TEST_SHARD")
+        if not shard:
+            return tests
+        try:
+            k, n = (int(x) for x in shard.split("/"))
+        except ValueError:
+            k = n = 0
+        if not 1 <= k <= n:
+            raise SystemExit("SDS_TEST_SHARD=%r: want K/N with 1 <= K <= N"
+                             % shard)
+        return tests[k - 1::n]
+
     def _alarm(self, signum, frame):
         raise Timeout("test timed out after %d s" % self.timeout)
 
     def main(self, argv, new_ctx, preflight=None):
         """Run the tests @argv selects, each with new_ctx(name) (cleaned
         up whatever happens); print "N passed, M failed"; the exit status."""
+        if "--list" in argv:
+            # make test-inventory: the names, one a line, nothing run.
+            for fn in self.selected([]):
+                print(fn.__name__)
+            return 0
         if self.strict:
             sel = [a for a in argv if not a.startswith("-")]
             set_verbose("-v" in argv)
@@ -842,10 +865,8 @@ class Suite:
         t_all = time.monotonic()
         if self.timeout:
             signal.signal(signal.SIGALRM, self._alarm)
-        for fn in self.tests:
+        for fn in self.selected(sel):
             name = fn.__name__
-            if sel and not any(s in name for s in sel):
-                continue
             if err:
                 failed += 1
                 print("FAIL %s: %s" % (name, err))
