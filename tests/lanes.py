@@ -51,6 +51,7 @@ LOGS = os.path.join(BUILD, "test", "lanes")
 RE_SUITE = re.compile(r"^(?:[\w-]+: )?(\d+) passed(?:, (\d+) failed)?"
                       r"(?:, (\d+) skipped)?\s*$")
 RE_SKIP = re.compile(r"^SKIP \S+")
+RE_NAME = re.compile(r"^[A-Za-z_]\w*$")
 RE_CMOCKA = re.compile(r"^\[\s*(PASSED|FAILED|SKIPPED)\s*\] (\d+) test")
 RE_CMOCKA_TEST = re.compile(r"\bcmocka_unit_test\w*\s*\(")
 
@@ -145,7 +146,10 @@ def listing(s, env):
         return None, "--list exit %d: %s" % (p.returncode,
                                              (p.stderr.strip().splitlines()
                                               or [""])[-1])
-    return len([ln for ln in p.stdout.splitlines() if ln.strip()]), None
+    # A test's name a line, and the SKIP lines of tests that cannot run
+    # here (counted as skipped when it runs); NOTEs and the like are not.
+    return len([ln for ln in p.stdout.splitlines()
+                if RE_NAME.match(ln) or RE_SKIP.match(ln)]), None
 
 
 def unassigned():
