@@ -252,7 +252,8 @@ def start_admin(c, tries=5):
         c.sh(["systemctl", "restart", "sds-admin.service"])
 
         def up():
-            if _try(http, port, "/healthz") == "ok\n" and admin_listens(c, port):
+            # Its own listener first: a port's other holder is not asked.
+            if admin_listens(c, port) and _try(http, port, "/healthz") == "ok\n":
                 return "up"
             j = c.sh(["journalctl", "-q", "-o", "cat", "--since", "@" + since,
                       "-u", "sds-admin"], ok=False).stdout

@@ -437,8 +437,9 @@ def start_admin(ctx, argv_for, tries=5):
                               stderr=err, cwd="/")
         ctx.others.append(p)
         sdstest.wait_until(
-            lambda: (sdstest.healthz(port) and listening(p.pid, port))
-            or p.poll() is not None,
+            # Its own listener first: a port's other holder is not asked.
+            lambda: p.poll() is not None
+            or (listening(p.pid, port) and sdstest.healthz(port)),
             time.time() + 10, "sds-admin on port %d" % port)
         if p.poll() is not None and "Address already in use" in read(errpath):
             log("port %d taken: another" % port)

@@ -167,7 +167,8 @@ def start_on_port(d, name, argv_for, ready, port=0, tries=5):
         at = port or free_port()
         p = d.start(name, argv_for(at))
         end = time.monotonic() + 20
-        while p.poll() is None and not (ready(at) and demo_lib.listening(p.pid, at)):
+        # Its own listener first: a port's other holder is not asked.
+        while p.poll() is None and not (demo_lib.listening(p.pid, at) and ready(at)):
             if time.monotonic() > end:
                 sys.stderr.write(d.output(name))
                 die("%s: not serving on port %d within 20 s" % (name, at))
