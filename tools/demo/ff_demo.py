@@ -18,7 +18,8 @@ nginx answers 502 at once instead of waiting on its upstream.  Then the
 kill switch goes off and requests reach the upstream again.
 
 --check asserts (exit 1 otherwise), exactly:
-  * kill switch on: 200 requests, each a 502, p99 under 50 ms; the
+  * kill switch on: 200 requests, each a 502 within 1 s (at once, not
+    after the upstream's timeouts: the time is printed, not held); the
     upstream accepts none; nginx's error log says "connect() ... failed
     (111: Connection refused)" 200 times; sds-bpf counts 200 visits of
     "up" and 200 connects failed fast;
@@ -56,7 +57,12 @@ APP = "ffnginx"
 SYMBOL = os.environ.get("SDS_DEMO_NGINX_SYMBOL", "ngx_event_connect_peer")
 SPEC = "up=%s:failfast=connect" % SYMBOL
 KILL_N = 200            # requests under the kill switch
-KILL_P99_MS = 50        # their p99 must stay under this
+# Each must be answered within this: a functional bound, not a speed.
+# Refused at connect(), nginx answers 502 at once; let through, it waits
+# on the silent upstream (proxy_read_timeout 10 s, or the client's 3 s).
+# 1 s tells the two apart with room for a loaded machine; how fast the
+# 502 comes is measured and printed (p50, p99, max), never asserted.
+KILL_MAX_MS = 1000
 OFF_N = 20              # requests once it is off, sent at once
 CLIENT_WAIT_S = 1.5     # how long a client waits for those
 
@@ -247,7 +253,9 @@ def kill_switch_on(run, port):
         len(refused), refused[-1].split("] ", 1)[-1].strip()
         if refused else "(nothing)"))
     ok = say(codes == {"502": KILL_N}, "all %d answered 502" % KILL_N)
-    ok &= say(p99 < KILL_P99_MS, "p99 %.2f ms < %d ms" % (p99, KILL_P99_MS))
+    ok &= say(max(ms) < KILL_MAX_MS, "each answered within %d ms (max "
+              "%.2f ms), not after the upstream's timeouts"
+              % (KILL_MAX_MS, max(ms)))
     ok &= say(run.up.accepted == before, "the upstream accepted none")
     ok &= say(len(refused) == KILL_N, "nginx logged connect() refused %d "
               "times" % KILL_N)
