@@ -465,11 +465,13 @@ def mount_bpffs():
     return None
 
 
-def prog_holders():
+def prog_holders(pids=None):
     """{prog id: set of pids} from /proc/*/fdinfo: every process holding a
-    program fd or a link to it.  (bpftool here may lack pid iterators.)"""
+    program fd or a link to it, or only those of @pids.  (bpftool here may
+    lack pid iterators.)"""
     holders = {}
-    for pid in os.listdir("/proc"):
+    names = os.listdir("/proc") if pids is None else [str(p) for p in pids]
+    for pid in names:
         if not pid.isdigit():
             continue
         d = "/proc/%s/fdinfo" % pid
@@ -580,10 +582,12 @@ def pins_under(roots):
     return pins
 
 
-def progs_pinned_under(roots):
+def progs_pinned_under(roots, progs=None):
     """{prog id: why} for the programs that something pinned under @roots
     keeps: the program itself, a link to it, or a map it uses (the
-    loader pins its maps and links there, DESIGN §5)."""
+    loader pins its maps and links there, DESIGN §5).  @progs: the
+    records of _bpftool_pinned("prog") to judge (else all of them, asked
+    for here)."""
     own = {}
     maps = {m["id"] for m in _bpftool_pinned("map")
             if any(_under(p, roots) for p in m.get("pinned", ()))}
@@ -591,7 +595,7 @@ def progs_pinned_under(roots):
         pinned = [p for p in ln.get("pinned", ()) if _under(p, roots)]
         if pinned and "prog_id" in ln:
             own[ln["prog_id"]] = "link " + pinned[0]
-    for pr in _bpftool_pinned("prog"):
+    for pr in _bpftool_pinned("prog") if progs is None else progs:
         pinned = [p for p in pr.get("pinned", ()) if _under(p, roots)]
         if pinned:
             own[pr["id"]] = "pinned " + pinned[0]
@@ -625,12 +629,17 @@ class KernelSnapshot:
     def leaked_progs(self, dead_pids):
         """{prog id: why} of the programs loaded since the snapshot that
         are still ours: held by one of @dead_pids, or kept by a pin under
-        our roots."""
-        holders = prog_holders()
-        own = progs_pinned_under(self.roots)
-        now = {p["id"] for p in _bpftool_pinned("prog")}
+        our roots.  One bpftool call per kind, and none but the programs'
+        when no program is new; only @dead_pids' fds are read (a holder
+        outside them is no leak of ours)."""
+        progs = _bpftool_pinned("prog")
+        new = [p for p in progs if p["id"] not in self.progs]
+        if not new:
+            return {}
+        holders = prog_holders(dead_pids)
+        own = progs_pinned_under(self.roots, new)
         leaked = {}
-        for i in sorted(now - self.progs):
+        for i in sorted(p["id"] for p in new):
             pids = holders.get(i, set()) & dead_pids
             if pids:
                 leaked[i] = "held by pids %s" % sorted(pids)

@@ -5,9 +5,13 @@
 KernelSnapshot looks only at its own test's objects: a program pinned
 under another run's pin root is none of its business (CI beside a
 developer's run), one pinned under its own root is a leak, reported with
-exact numbers.  Programs come from build/gen/copy.bpf.o (bpftool prog
-loadall), so the build must have run."""
+exact numbers; one still held by an fd of a process that should have
+ended is a leak too, one held by anybody else is not.  Programs come from
+build/gen/copy.bpf.o (bpftool prog loadall), so the build must have
+run."""
 
+import ctypes
+import json
 import os
 import subprocess
 import sys
@@ -27,6 +31,61 @@ def load_pinned(root):
     check(r.returncode == 0, "bpftool prog loadall %s: %s"
           % (OBJ, r.stderr.strip()))
     return len(os.listdir(root + "/p"))
+
+
+def bpf_obj_get(path):
+    """An fd of the pinned object @path (bpf(2), BPF_OBJ_GET)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    cpath = ctypes.create_string_buffer(path.encode())
+    attr = (ctypes.c_uint8 * 128)()
+    ctypes.c_uint64.from_buffer(attr, 0).value = ctypes.addressof(cpath)
+    fd = libc.syscall(321, 7, attr, 128)      # __NR_bpf, BPF_OBJ_GET
+    check(fd >= 0, "BPF_OBJ_GET %s: %s"
+          % (path, os.strerror(ctypes.get_errno())))
+    return fd
+
+
+def prog_id(path):
+    r = subprocess.run(["bpftool", "--json", "prog", "show", "pinned", path],
+                       capture_output=True, text=True, timeout=30)
+    check(r.returncode == 0, "bpftool prog show pinned %s: %s"
+          % (path, r.stderr.strip()))
+    return json.loads(r.stdout)["id"]
+
+
+def snapshot_holders():
+    """A program loaded after the snapshot and held only by an fd (its pin
+    gone): a leak when the holder is among the dead pids, not otherwise
+    (another run's process); freed, the check passes again."""
+    mine = sdstest.TestDir("mine", "sds-testlib-")
+    fd = -1
+    try:
+        snap = sdstest.KernelSnapshot()
+        load_pinned(mine.pin_root)
+        pin = os.path.join(mine.pin_root, "p",
+                           sorted(os.listdir(mine.pin_root + "/p"))[0])
+        pid = prog_id(pin)
+        fd = bpf_obj_get(pin)
+        sdstest.remove_pin_root(mine.pin_root)
+        snap.assert_nothing_new({os.getpid() + 1}, "held by another",
+                                timeout=1)
+        try:
+            snap.assert_nothing_new({os.getpid()}, "held", timeout=1)
+        except Fail as e:
+            msg = str(e)
+        else:
+            raise Fail("a program held by a dead pid: not reported")
+        want = ("held: left behind in the kernel: 1 programs {%d: 'held by "
+                "pids [%d]'} (id: what keeps it), 0 pins under ['%s']: []"
+                % (pid, os.getpid(), mine.pin_root))
+        eq(msg, want, "the report")
+        os.close(fd)
+        fd = -1
+        snap.assert_nothing_new({os.getpid()}, "closed")
+    finally:
+        if fd >= 0:
+            os.close(fd)
+        mine.remove()
 
 
 def snapshot_isolation():
@@ -65,7 +124,8 @@ def snapshot_isolation():
 def main():
     check(os.path.exists(OBJ), "%s missing: run make first" % OBJ)
     snapshot_isolation()
-    print("testlib: 1 passed")
+    snapshot_holders()
+    print("testlib: 2 passed")
 
 
 if __name__ == "__main__":
