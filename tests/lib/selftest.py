@@ -8,11 +8,14 @@ developer's run), one pinned under its own root is a leak, reported with
 exact numbers; one still held by an fd of a process that should have
 ended is a leak too, one held by anybody else is not.  Programs come from
 build/gen/copy.bpf.o (bpftool prog loadall), so the build must have
-run."""
+run.  A server started on a free port is ours: when another process
+takes the port first, it starts again on another."""
 
 import ctypes
+import errno
 import json
 import os
+import socket
 import subprocess
 import sys
 
@@ -121,11 +124,90 @@ def snapshot_isolation():
        "the roots after remove()")
 
 
+# A server of ours: binds 127.0.0.1:PORT as sds-admin does (SO_REUSEADDR),
+# listens, lives until killed; exits 3 at once when argv[2] says so.
+SERVER = """import socket, sys, time
+if sys.argv[2] == "fail":
+    sys.exit(3)
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen()
+time.sleep(60)
+"""
+
+
+def ports():
+    """serve_on_free_port: a port another process took before our server
+    bound it is given up for another, and the server found up is ours; a
+    server that fails for another reason is a Fail.  dead_port: refused,
+    and nobody can bind it."""
+    procs, taken = [], []
+
+    def start(port, how="ok"):
+        if len(procs) == 0 and how == "ok":
+            # Another run's server takes the port first.
+            o = socket.socket()
+            o.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            o.bind(("127.0.0.1", port))
+            o.listen()
+            taken.append((o, port))
+        p = sdstest.spawn([sys.executable, "-c", SERVER, str(port), how],
+                          stderr=subprocess.DEVNULL)
+        procs.append(p)
+        return p
+
+    try:
+        port, p = sdstest.serve_on_free_port(start, "the server")
+        eq(len(procs), 2, "servers started")
+        eq(procs[0].wait(10), 1, "the first one's exit (EADDRINUSE)")
+        check(port != taken[0][1], "the taken port %d again" % port)
+        check(sdstest.listens(p, port), "the server does not listen")
+        check(not sdstest.listens(procs[0], taken[0][1]),
+              "the other's socket taken for the first server's")
+        try:
+            sdstest.serve_on_free_port(lambda n: start(n, "fail"), "bad")
+        except Fail as e:
+            msg = str(e)
+        else:
+            raise Fail("a server that exits 3: no Fail")
+        check(msg.startswith("bad exited with 3 before it listened on port "),
+              "the message: %r" % msg)
+        eq(len(procs), 3, "servers started after one exits 3")
+        sock, dead = sdstest.dead_port()
+        try:
+            c = socket.socket()
+            eq(c.connect_ex(("127.0.0.1", dead)), errno.ECONNREFUSED,
+               "connect to the dead port")
+            c.close()
+            b = socket.socket()
+            b.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            eq(_bind_errno(b, dead), errno.EADDRINUSE,
+               "bind of the dead port")
+            b.close()
+        finally:
+            sock.close()
+    finally:
+        for p in procs:
+            sdstest.reap(p)
+        for o, _ in taken:
+            o.close()
+
+
+def _bind_errno(s, port):
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError as e:
+        return e.errno
+    return 0
+
+
 def main():
     check(os.path.exists(OBJ), "%s missing: run make first" % OBJ)
     snapshot_isolation()
     snapshot_holders()
-    print("testlib: 2 passed")
+    ports()
+    print("testlib: 3 passed")
 
 
 if __name__ == "__main__":
