@@ -181,7 +181,7 @@ def cg_hold_probes(ctx):
     hold and fetch() reaches the server again.  Counts exact."""
     dead = ctx.server()
     live = ctx.server(reply=True)
-    closed = sdstest.free_port()
+    _hold, closed = sdstest.dead_port()     # refused for the whole test
     ctx.write_strategies({"fetch": {"exception_threshold": 5,
                                     "delay_ms": 600000,
                                     "retry_interval_ms": 3000}})
