@@ -116,7 +116,7 @@ SUITES = [
     Suite("debuginfo", "wait2", [_py("tests/debuginfo/run.py")], budget=90),
     Suite("failfast", "wait2", [_py("tests/failfast/run.py")], budget=200),
     Suite("testlib", "wait2", [_py("tests/lib/selftest.py")], budget=60,
-          count="suite", listing=1),
+          count="suite", listing=3),
 
     # heavy: compilers, fuzzer, ASan, packaging.
     Suite("unit", "heavy", [[b] for b in UNIT], count="cmocka", budget=120),

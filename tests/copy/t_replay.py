@@ -179,6 +179,7 @@ def t_replay_bad_args(ctx):
         r = ctx.run(["replay", path] + args)
         check(r.rc == 2 and r.err.count("\n") == 1 and want in r.err,
               "%r: %r" % (args, r))
-    port = sdstest.free_port()
+    hold, port = sdstest.dead_port()
     r = ctx.run(["replay", path, "--to", "127.0.0.1:%d" % port])
+    hold.close()
     check(r.rc == 1 and "Connection refused; nothing sent" in r.err, "dead target: %r" % r)

@@ -417,14 +417,13 @@ def test_app_choice_bad_input(ctx):
 class Admin:
     def __init__(self, ctx):
         self.ctx = ctx
-        self.port = sdstest.free_port()
         self.token = "drill-t0ken_%d" % os.getpid()
         self.token_file = sdstest.write_token(
             os.path.join(ctx.tmp, "token"), self.token)
-        self.p = ctx.spawn(sdstest.admin_argv(ADMIN, self.port,
-                                              os.path.join(ctx.tmp, "sds.db"),
-                                              self.token_file),
-                           stdout=subprocess.DEVNULL)
+        self.port, self.p = sdstest.serve_on_free_port(
+            lambda port: ctx.spawn(sdstest.admin_argv(
+                ADMIN, port, os.path.join(ctx.tmp, "sds.db"),
+                self.token_file), stdout=subprocess.DEVNULL), "sds-admin")
         wait_until(lambda: self._up(), time.time() + 10, "sds-admin never up")
 
     @property

@@ -315,14 +315,18 @@ ADMIN_TOKEN = "harm-t0ken"
 
 def start_admin(ctx):
     """A real sds-admin on a free loopback port, killed at cleanup: its port."""
-    port = sdstest.free_port()
     tok = sdstest.write_token(os.path.join(ctx.tmp, "token"), ADMIN_TOKEN)
-    argv = sdstest.admin_argv(sdstest.admin_path(), port,
-                              os.path.join(ctx.tmp, "sds.db"), tok)
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-                         cwd=ctx.tmp, start_new_session=True)
-    ctx.others.append(p)
+
+    def start(port):
+        argv = sdstest.admin_argv(sdstest.admin_path(), port,
+                                  os.path.join(ctx.tmp, "sds.db"), tok)
+        p = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL,
+                             stdin=subprocess.DEVNULL, cwd=ctx.tmp,
+                             start_new_session=True)
+        ctx.others.append(p)
+        return p
+    port, p = sdstest.serve_on_free_port(start, "sds-admin")
 
     def healthy():
         try:
