@@ -43,7 +43,7 @@ APPBIN = os.path.join(BUILD, "test", "drill", "drillapp")
 GROUP = "default"
 APP = "drillapp"
 POINT = "order"
-READY_TIMEOUT = 10.0
+READY_TIMEOUT = 30.0
 VERBOSE = False
 
 

@@ -779,7 +779,9 @@ class AttachProcess:
     output in files of the test's temp dir; ready once its socket
     (sock_path(): GROUP.APP.sock, or hashed) is in the run dir."""
 
-    READY_TIMEOUT = 10.0
+    # A hang, not speed: a loader verifying fail-fast programs beside
+    # other suites has taken 20 s to open its socket here.
+    READY_TIMEOUT = 30.0
 
     def __init__(self, ctx, args, app, group="default", wait=True,
                  stale_inode=None, binary=None):
