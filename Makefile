@@ -167,6 +167,16 @@ guard-tests: all $(TEST_TARGETS)
 e2e: all $(TEST_TARGETS)
 	$(PYTHON) tests/e2e/run.py
 
+# Everything any suite's runner needs, built in one make (-j2) so that the
+# runners can then be run without re-entering make: the products, every
+# test binary and target, the ASan loader and admin, the fuzz binary, the
+# demo programs.  Not the .deb or the install staging (their own goals).
+.PHONY: test-bins
+test-bins: products test-targets $(UNIT_BINS) $(ADMIN_UNIT_BINS) libsds-tests \
+	hostile-bins harm-bins bindings-bins deploy-bins $(LOADER_ASAN) $(ADMIN_ASAN) \
+	$(FUZZ_BIN) $(DRILL_DIR)/drillapp $(CRASH_DIR)/crashapp $(FF_TARGET) \
+	$(GEN)/copy.bpf.o demo-bins
+
 test: deps
 	$(MAKE) all
 	$(MAKE) unit
