@@ -70,8 +70,14 @@ pc_dir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
 # $(call subst_in,SRC): SRC with @SBINDIR@ and @SYSCONFDIR@ replaced, on stdout.
 subst_in = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $(1)
 
+# What install builds first: every product.  tests/install/install.mk's
+# install-stage, whose own prerequisites are these, runs install with
+# INSTALL_DEPS= so that its make only copies (it builds nothing, and so
+# never writes build/ beside the make that runs it).
+INSTALL_DEPS = $(PRODUCTS)
+
 .PHONY: install uninstall
-install: $(PRODUCTS)
+install: $(INSTALL_DEPS)
 	$(INSTALL) -d -m 0755 $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 		$(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(DATADIR)/sds-admin/web \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/sds/apps \

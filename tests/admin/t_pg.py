@@ -99,7 +99,7 @@ def test_pg_bad_urls(env):
     """One line naming host and database, never the password; exit 1."""
     pg = env.pg
     secret = "not-the-pw-31337"
-    dead = sdstest.free_port()
+    _hold, dead = sdstest.dead_port()       # refused for the whole test
     cases = [
         (pg.url("postgres", password=secret),
          "sds-admin: --db: cannot connect to database 'postgres' on 127.0.0.1:%d:"

@@ -39,7 +39,7 @@ import zlib
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
-from sdstest import (BUILD, SDS, Fail, check, eq, free_port,  # noqa: E402
+from sdstest import (BUILD, SDS, Fail, check, eq,  # noqa: E402
                      log, wait_until)
 
 sdstest.log_stamps()
@@ -77,7 +77,10 @@ class Admin:
 
     def __init__(self, ctx):
         self.ctx = ctx
-        self.port = free_port()
+        # Held (bound, not listening) until start(): the loaders given the
+        # URL meanwhile are refused as by an admin that is down, and no
+        # other run's server can take the port.
+        self.hold, self.port = sdstest.dead_port()
         self.db = os.path.join(ctx.tmp, "sds.db")
         self.p = None
 
@@ -89,10 +92,18 @@ class Admin:
         argv = sdstest.admin_argv(ADMIN, self.port, self.db, self.ctx.token)
         log(" ".join(argv))
         self.err = open(os.path.join(self.ctx.tmp, "admin.err"), "wb")
+        self.hold.close()
         self.p = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
                                   stderr=self.err, stdin=subprocess.DEVNULL,
                                   cwd=self.ctx.tmp, start_new_session=True)
         self.ctx.others.append(self.p)
+        # The one answering /healthz must be this admin.
+        wait_until(lambda: sdstest.listens(self.p, self.port)
+                   or self.p.poll() is not None, time.time() + 10,
+                   "sds-admin on port %d: not listening within 10 s"
+                   % self.port)
+        check(self.p.poll() is None, "sds-admin on port %d exited with %s"
+              % (self.port, self.p.returncode))
         wait_until(lambda: sdstest.healthz(self.port), time.time() + 10,
                    "sds-admin on port %d: no /healthz within 10 s" % self.port)
 

@@ -43,6 +43,7 @@ LBTARGET = os.path.join(BUILD, "test", "targets", "lbtarget")
 APP = "lb"
 TICK = 0.100                  # the loader's default tick
 PUBLISHED = 2 * TICK + 0.150  # two ticks and a margin: the load is published
+TICK_WINDOW = 10              # s of ticks stats' tick_late_ms reports
 TEST_TIMEOUT = 120
 
 
@@ -69,11 +70,38 @@ class Ctx(sdstest.ProcDir):
         t.cmd("open default %s %s %d" % (APP, policy, n))
         return t
 
-    def point(self, name):
+    def stats(self):
         r = sdstest.run_group([SDS, "stats", "--app", APP, "--json"],
                               self.env, self.tmp, self.others)
         check(r.rc == 0, "sds-bpf stats: %r" % r)
-        return get_point(json.loads(r.out), name)
+        return json.loads(r.out)
+
+    def point(self, name):
+        return get_point(self.stats(), name)
+
+    def ticks(self):
+        """The loader's ticks so far, from its own report: stats'
+        tick_count where the loader has it, else tick_late_ms.ticks (the
+        ticks of the last 10 s, one noted per tick served), which counts
+        every tick only while the loader is younger than that window."""
+        st = self.stats()
+        if "tick_count" in st:
+            return st["tick_count"]
+        n = st["tick_late_ms"]["ticks"]
+        check(n < TICK_WINDOW / TICK - 5, "tick_late_ms.ticks %d: the "
+              "loader is older than its %d-s window, which no longer counts "
+              "every tick" % (n, TICK_WINDOW))
+        return n
+
+    def wait_published(self, what):
+        """Two ticks of the loader's after now, so one whole tick has
+        read the kernel's gauges and published them (lbpub.c), whatever
+        the machine's load: a wait for the loader, not a fixed sleep."""
+        t0 = self.ticks()
+        sdstest.wait_until(lambda: self.ticks() >= t0 + 2,
+                           time.time() + 10, "%s: the loader did not tick "
+                           "twice in 10 s (ticks %d then %d)"
+                           % (what, t0, self.ticks()), 0.02)
 
 
 def counts(line):
@@ -107,7 +135,7 @@ def host_wide_least_active(ctx):
             raise Fail("pay@p0 in flight %r, want %d while A holds"
                        % (ctx.point("pay@p0").get("concurrency"), K))
         time.sleep(0.05)
-    time.sleep(PUBLISHED)
+    ctx.wait_published("A holds %d on p0" % K)
     got, none = counts(b.cmd("pick %d" % N)[0])
     check(got[0] == 0 and none == 0 and got[1] + got[2] == N,
           "A holds %d calls on p0: B's %d least_active picks %r (none %d): "
@@ -115,7 +143,7 @@ def host_wide_least_active(ctx):
     check(got[1] > 0 and got[2] > 0, "p1 and p2 are tied at 0 in flight: "
           "both must be drawn, got %r" % got)
     a.cmd("release")
-    time.sleep(PUBLISHED)
+    ctx.wait_published("A let go")
     got, none = counts(b.cmd("pick %d" % N)[0])
     check(got[0] > N // 6, "A let go: B's picks %r, want p0 back in its "
           "share (> %d)" % (got, N // 6))

@@ -3,6 +3,7 @@
 copy_max cuts requests and flags them truncated; `sds-bpf record`."""
 
 import os
+import signal
 import subprocess
 import time
 
@@ -32,20 +33,46 @@ def test_ring_full_drops(ctx):
     check(total / n < CALL_MEAN_MAX_NS, "mean call %d ns" % (total / n))
 
 
+# A ring of 256 KiB holds 3 captures of the 64-KiB size class (each
+# 65,536 bytes + its header, 8-byte aligned, + the ring's 8-byte header:
+# 4 would need 262,304), so with nothing draining it the first calls are
+# captured and the rest dropped.
+SMALL_RING = 262144
+SMALL_RING_HOLDS = 3
+
+
+def stopped(pid):
+    """Process @pid is stopped (state T in /proc/PID/stat)."""
+    with open("/proc/%d/stat" % pid) as f:
+        return f.read().rsplit(")", 1)[1].split()[0] == "T"
+
+
 @test
 def test_ring_small_some_drops(ctx):
-    """A 256 KiB ring, 30,000-byte requests at full speed: whatever the
-    loader keeps up with, captured + dropped == calls, exactly."""
+    """A 256 KiB ring, 30,000-byte requests at full speed while the loader
+    is stopped (SIGSTOP: nothing drains the ring): captured + dropped ==
+    calls, exactly: the 3 captures the ring holds, the rest dropped (a
+    ring that drops all, or none, fails); the call never waits for the
+    loader."""
     n, size = 3000, 30000
-    ctx.attach(["%s=handle_request:copy=1,2:copy_max=65536" % POINT],
-               extra=["--copy-to", "127.0.0.1:9", "--copy-ring", "262144"])
+    l = ctx.attach(["%s=handle_request:copy=1,2:copy_max=65536" % POINT],
+                   extra=["--copy-to", "127.0.0.1:9", "--copy-ring",
+                          str(SMALL_RING)])
     t = ctx.target()
     ctx.wait_copy(lambda c: c["rate"] == 100, "capturing")
-    mx, total = t.go(n, size)
+    os.kill(l.pid, signal.SIGSTOP)
+    try:
+        sdstest.wait_until(lambda: stopped(l.pid), time.time() + 5,
+                           "the loader did not stop", 0.01)
+        mx, total = t.go(n, size)
+    finally:
+        os.kill(l.pid, signal.SIGCONT)
     c = ctx.wait_copy(lambda c: c["captured"] + c["dropped"] == n,
                       "captured + dropped == %d" % n)
     sdstest.log("captured %d dropped %d, mean call %d ns"
                 % (c["captured"], c["dropped"], total / n))
+    eq((c["captured"], c["dropped"]), (SMALL_RING_HOLDS, n - SMALL_RING_HOLDS),
+       "captured (what a %d-byte ring holds), dropped" % SMALL_RING)
     eq(c["truncated"], 0, "truncated")
     check(total / n < CALL_MEAN_MAX_NS, "mean call %d ns" % (total / n))
 

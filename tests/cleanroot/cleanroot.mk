@@ -7,6 +7,10 @@
 #                          the first time, a few minutes; fails, saying
 #                          why, without root, debootstrap or the mirror),
 #                          then tests/cleanroot/run.py (root)
+#
+# The packages are the ones of build/deb that tests/deb reads too: make
+# test builds them once (make deb, in its build phase); neither runner
+# calls make.
 
 CLEANROOT_DIR := $(BUILD)/cleanroot
 EXTRA_TESTS += cleanroot-tests

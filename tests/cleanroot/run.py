@@ -25,7 +25,11 @@ and tests/cleanroot/mkroot.sh (which `make cleanroot-tests` runs first):
     mirror: one line, exit 1, nothing left.
 
 No network beyond the Debian mirror; no silent skip: a root that could
-not be built fails every test, saying why.  Run as root:
+not be built fails every test, saying why.  The packages are build/deb's
+(make deb), the ones tests/deb checks: this runner never calls make (nor
+does mkroot.sh).  The container shares the host's network: sds-admin's
+port is given up for another if some other process took it first.  Run
+as root:
 
     python3 tests/cleanroot/run.py [-v] [NAME-SUBSTRING...]
 
@@ -209,26 +213,75 @@ def http(port, path):
         return f.read().decode()
 
 
-def admin_and_shop(c, port):
+def tcp_listeners(port):
+    """The socket inodes ("socket:[N]") listening on 127.0.0.1:@port: the
+    container shares the host's network, so the host's /proc/net/tcp."""
+    out = set()
+    with open("/proc/net/tcp") as f:
+        next(f)
+        for line in f:
+            w = line.split()
+            if w[1] == "0100007F:%04X" % port and w[3] == "0A":
+                out.add("socket:[%s]" % w[9])
+    return out
+
+
+def admin_listens(c, port):
+    """True when sds-admin.service's own process holds the listener on
+    @port (not some other process of the host that took the port)."""
+    pid = unit_state(c, "sds-admin.service")["MainPID"]
+    if pid == "0":
+        return False
+    r = c.sh(["sh", "-c", "readlink /proc/%s/fd/*" % pid], ok=False)
+    return bool(set(r.stdout.split()) & tcp_listeners(port))
+
+
+def start_admin(c, tries=5):
+    """sds-admin.service on a free port (LISTEN= in admin.conf), answering
+    from its own socket: the port.  A port another process of the host
+    took before the admin's bind ("Address already in use": suites run
+    side by side) is given up for another, @tries times."""
+    conf = c.root.path("/etc/sds/admin.conf")
+    with open(conf) as f:
+        base = f.read()
+    for _ in range(tries):
+        port = sdstest.free_port()
+        with open(conf, "w") as f:
+            f.write(base + "LISTEN=127.0.0.1:%d\n" % port)
+        since = c.sh(["date", "+%s"]).stdout.strip()
+        c.sh(["systemctl", "restart", "sds-admin.service"])
+
+        def up():
+            # Its own listener first: a port's other holder is not asked.
+            if admin_listens(c, port) and _try(http, port, "/healthz") == "ok\n":
+                return "up"
+            j = c.sh(["journalctl", "-q", "-o", "cat", "--since", "@" + since,
+                      "-u", "sds-admin"], ok=False).stdout
+            return "taken" if "Address already in use" in j else None
+        if sdstest.wait_until(up, time.time() + 30,
+                              "sds-admin does not answer on its port") == "up":
+            return port
+        c.sh(["systemctl", "stop", "sds-admin.service"])
+        sdstest.log("port %d taken: another" % port)
+    raise Fail("sds-admin: every port of %d tries was taken" % tries)
+
+
+def admin_and_shop(c):
     token = os.urandom(16).hex()
     with open(c.root.path("/etc/sds/admin.token"), "w") as f:
         f.write(token + "\n")
     os.chmod(c.root.path("/etc/sds/admin.token"), 0o600)
-    with open(c.root.path("/etc/sds/admin.conf"), "a") as f:
-        f.write("LISTEN=127.0.0.1:%d\n" % port)
-    c.sh(["systemctl", "start", "sds-admin.service"])
-    sdstest.wait_until(lambda: c.sh(["systemctl", "is-active", "sds-admin"],
-                                    ok=False).stdout.strip() == "active",
-                       time.time() + 30, "sds-admin.service is not active")
-    eq(sdstest.wait_until(lambda: _try(http, port, "/healthz"),
-                          time.time() + 30, "sds-admin does not answer"),
-       "ok\n", "sds-admin's /healthz")
+    port = start_admin(c)
+    eq(c.sh(["systemctl", "is-active", "sds-admin"], ok=False).stdout,
+       "active\n", "sds-admin.service is-active")
+    eq(http(port, "/healthz"), "ok\n", "sds-admin's /healthz")
     eq(json.loads(http(port, "/api/v1/apps")), [], "apps before the loader")
     with open(c.root.path("/etc/sds/apps/shop.conf"), "w") as f:
         f.write(SHOP_CONF % port)
     # The target: nobody's, 0700 (root reads it with CAP_DAC_READ_SEARCH).
     os.chown(c.root.path("/usr/local/bin/prog"), 65534, 65534)
     os.chmod(c.root.path("/usr/local/bin/prog"), 0o700)
+    return port
 
 
 def _try(fn, *a):
@@ -291,8 +344,7 @@ def units_under_systemd(ctx):
         eq((v.returncode, v.stdout + v.stderr), (0, ""),
            "systemd-analyze verify %s under the container's systemd" % u)
     c.sh(["mount", "-t", "bpf", "bpf", "/sys/fs/bpf"])
-    port = sdstest.free_port()
-    admin_and_shop(c, port)
+    port = admin_and_shop(c)
 
     c.sh(["systemctl", "enable", "--now", "sds-bpf@shop"])
     eq(c.sh(["systemctl", "is-enabled", "sds-bpf@shop"]).stdout, "enabled\n",

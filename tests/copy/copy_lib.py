@@ -153,23 +153,29 @@ class Server:
     def __init__(self, ctx, plans, extra=(), name="default", wait=True, admin=None):
         self.ctx = ctx
         self.name = name
-        self.port = sdstest.free_port()
-        self.addr = "127.0.0.1:%d" % self.port
         self.plans_path = os.path.join(ctx.tmp, "plans-%s.json" % name)
         self.write_plans(plans)
         self.sock = os.path.join(ctx.run_dir, "copy-%s.sock" % name)
         self.errpath = os.path.join(ctx.tmp, "serve-%s.err" % name)
         source = list(admin) if admin is not None else ["--plans", self.plans_path]
-        argv = [COPY, "serve", "--listen", self.addr] + source + ["--name", name] + \
-            list(extra)
-        log(" ".join(argv))
-        with open(self.errpath, "wb") as e:
-            self.p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=e,
-                                      stdin=subprocess.DEVNULL, env=ctx.env,
-                                      start_new_session=True)
-        ctx.others.append(self.p)
+
+        def start(port):
+            self.port = port
+            self.addr = "127.0.0.1:%d" % port
+            argv = [COPY, "serve", "--listen", self.addr] + source + \
+                ["--name", name] + list(extra)
+            log(" ".join(argv))
+            with open(self.errpath, "wb") as e:
+                self.p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=e,
+                                          stdin=subprocess.DEVNULL, env=ctx.env,
+                                          start_new_session=True)
+            ctx.others.append(self.p)
+            return self.p
         if wait:
+            sdstest.serve_on_free_port(start, "sds-copy serve")
             self.wait_ready()
+        else:
+            start(sdstest.free_port())
 
     def write_plans(self, plans):
         text = plans if isinstance(plans, str) else json.dumps({"plans": plans})
@@ -264,13 +270,16 @@ class Admin:
         admin = sdstest.admin_path()
         if not os.access(admin, os.X_OK):
             raise Fail("%s missing: run make" % admin)
-        self.port = sdstest.free_port()
-        argv = sdstest.admin_argv(admin, self.port, os.path.join(ctx.tmp, "admin.db"),
-                                  self.token_file)
-        log(" ".join(argv))
-        self.p = sdstest.spawn(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               stdin=subprocess.DEVNULL)
-        ctx.others.append(self.p)
+
+        def start(port):
+            argv = sdstest.admin_argv(admin, port, os.path.join(ctx.tmp, "admin.db"),
+                                      self.token_file)
+            log(" ".join(argv))
+            p = sdstest.spawn(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              stdin=subprocess.DEVNULL)
+            ctx.others.append(p)
+            return p
+        self.port, self.p = sdstest.serve_on_free_port(start, "sds-admin")
         sdstest.wait_until(lambda: sdstest.healthz(self.port), time.time() + 10,
                            "sds-admin never answered /healthz")
         self.url = "http://127.0.0.1:%d" % self.port

@@ -21,7 +21,7 @@ def t_unreachable_shadow(ctx):
     shadow gets every one of its copies meanwhile (sent in chunks its
     queue holds)."""
     live = ctx.shadow()
-    dead = sdstest.free_port()
+    hold, dead = sdstest.dead_port()    # refused for the whole test
     srv = Server(ctx, [plan("dead", ["127.0.0.1:%d" % dead], app="a", amplification=3),
                        plan("live", [live.addr], app="b", amplification=3)],
                  extra=["--queue", "1000"])
@@ -48,6 +48,7 @@ def t_unreachable_shadow(ctx):
     eq(r.rc, 0, "stats exit")
     check("dead" in r.out and "127.0.0.1:%d" % dead in r.out, "stats table: %r" % r.out)
     srv.stop()
+    hold.close()
 
 
 @test

@@ -6,7 +6,7 @@ import time
 
 import sdstest
 import sender
-from copy_lib import check, eq, test
+from copy_lib import Shadow, check, eq, test
 
 MS = 1000000
 
@@ -38,20 +38,72 @@ def t_replay_order_and_times(ctx):
     eq([b for b, _ in sh2.got], bodies * 3, "three passes in order")
 
 
+class TimedShadow(Shadow):
+    """A raw Shadow that also stamps each request's arrival
+    (time.monotonic()): .at, beside .got.  The pace is read from these
+    stamps, not from the replay process's wall time, which holds its
+    start-up and exit too."""
+
+    def __init__(self):
+        self.at = []
+        super().__init__()
+
+    def _raw(self, c):
+        buf = b""
+        while True:
+            d = c.recv(65536)
+            if not d:
+                return
+            now = time.monotonic()
+            buf += d
+            *lines, buf = buf.split(b"\n")
+            with self.lock:
+                self.got.extend((l + b"\n", None) for l in lines)
+                self.at.extend(now for _ in lines)
+
+
+def timed_shadow(ctx):
+    sh = TimedShadow()
+    ctx.shadows.append(sh)
+    return sh
+
+
+# The pace's bounds, as the shadow sees it, and why they are what they
+# are.  Early: sds-copy sleeps to each record's offset from its own start
+# (CLOCK_MONOTONIC, absolute), so no record may arrive ahead of its time
+# counted from the first one's arrival; EARLY_S is what the first one's
+# own delay (connect, this shadow's thread) may take off that.  Late: a
+# deadline, not a speed: the span of a --speed 2 replay must stay closer
+# to its 1 s than to --speed 1's 2 s, so LATE is half the span again.
+EARLY_S = 0.2
+LATE = 1.5
+
+
 @test
 def t_replay_speed(ctx):
-    """A recording spanning 2 s replayed with --speed 2 takes 1 s (+-10%),
-    and with --speed 1 takes 2 s."""
-    sh = ctx.shadow()
-    path, _ = recording(ctx, 101, 20)        # span 100 x 20 ms = 2 s
-    for speed, want in (("2", 1.0), ("1", 2.0)):
-        t0 = time.monotonic()
-        r = ctx.run(["replay", path, "--to", sh.addr, "--speed", speed])
-        took = time.monotonic() - t0
-        check(r.rc == 0, "replay: %r" % r)
-        check(abs(took - want) <= 0.1 * want,
-              "--speed %s: %.3f s, want %.1f s +-10%%" % (speed, took, want))
-    eq(sh.wait_count(202), 202, "requests")
+    """A recording spanning 2 s (101 records 20 ms apart) replayed with
+    --speed 2 arrives over 1 s, with --speed 1 over 2 s: no record ahead
+    of the recorded pace (each at least I x 20 ms / speed after the
+    first), the last within 1.5x the span, timed by the shadow's
+    arrivals."""
+    path, bodies = recording(ctx, 101, 20)        # span 100 x 20 ms = 2 s
+    for speed, want in ((2, 1.0), (1, 2.0)):
+        sh = timed_shadow(ctx)
+        r = ctx.run(["replay", path, "--to", sh.addr, "--speed", str(speed)])
+        check(r.rc == 0 and not r.out and not r.err, "replay: %r" % r)
+        eq(sh.wait_count(101), 101, "--speed %d: requests" % speed)
+        eq([b for b, _ in sh.got], bodies, "--speed %d: bodies in order" % speed)
+        at = [t - sh.at[0] for t in sh.at]
+        sdstest.log("--speed %d: the last of 101 %.3f s after the first, "
+                    "want %.1f s" % (speed, at[-1], want))
+        ahead = [(i, round(t, 3)) for i, t in enumerate(at)
+                 if t < i * 0.020 / speed - EARLY_S]
+        check(not ahead, "--speed %d: %d records ahead of the pace; the "
+              "first (index, s after the first record): %r"
+              % (speed, len(ahead), ahead[:5]))
+        check(at[-1] <= LATE * want, "--speed %d: the last record %.3f s "
+              "after the first, want %.1f s (at most %.1f)"
+              % (speed, at[-1], want, LATE * want))
 
 
 @test
@@ -127,6 +179,7 @@ def t_replay_bad_args(ctx):
         r = ctx.run(["replay", path] + args)
         check(r.rc == 2 and r.err.count("\n") == 1 and want in r.err,
               "%r: %r" % (args, r))
-    port = sdstest.free_port()
+    hold, port = sdstest.dead_port()
     r = ctx.run(["replay", path, "--to", "127.0.0.1:%d" % port])
+    hold.close()
     check(r.rc == 1 and "Connection refused; nothing sent" in r.err, "dead target: %r" % r)

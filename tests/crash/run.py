@@ -270,14 +270,20 @@ def test_kill_switch_back(ctx):
     term(l2)
 
 
+DRILL_S = 12
+
+
 def test_drill_keeps_expiry(ctx):
     """A drill started before kill -9 continues after the restart and
-    ends at its original expiry (within a tick and the polling)."""
+    ends at its original expiry (within a tick and the polling).  12 s:
+    the kill comes 1.5 s in, the restart 1 s later, and the new loader's
+    attach (a stepped site's first second, more on a loaded machine) must
+    end before the drill does, or there is nothing left to check."""
     l1 = ctx.attach()
     a = ctx.run_app()
     t0 = time.monotonic()
     ctx.sds("drill", "--group", GROUP, "--app", ctx.app, GPOINT, "--error",
-            "--ratio", "100", "--for", "6")
+            "--ratio", "100", "--for", str(DRILL_S))
     t1 = time.monotonic()
     time.sleep(1.5)
     kill9(l1)
@@ -290,15 +296,18 @@ def test_drill_keeps_expiry(ctx):
     eq(d["kind"], "error", "drill kind after restart")
     end_lo, end_hi = before + d["remaining_ms"] / 1000.0, \
         after + d["remaining_ms"] / 1000.0
-    check(end_hi >= t0 + 6 - 0.1 and end_lo <= t1 + 6 + 0.1,
-          "drill ends in [%.2f, %.2f] s, started for 6 s in [%.2f, %.2f]"
-          % (end_lo - t0, end_hi - t0, 0, t1 - t0))
+    check(end_hi >= t0 + DRILL_S - 0.1 and end_lo <= t1 + DRILL_S + 0.1,
+          "drill ends in [%.2f, %.2f] s, started for %d s in [%.2f, %.2f]"
+          % (end_lo - t0, end_hi - t0, DRILL_S, 0, t1 - t0))
     while ctx.point(GPOINT)["drill"] is not None:
-        check(time.monotonic() < t1 + 6 + 0.3,
-              "drill still on %.2f s after it was started for 6 s"
-              % (time.monotonic() - t0))
+        # The expiry itself is checked above, from remaining_ms; here
+        # only that it comes: a poll is an exec of `sds-bpf stats`, which
+        # takes a few hundred ms on a loaded machine.
+        check(time.monotonic() < t1 + DRILL_S + 1.0,
+              "drill still on %.2f s after it was started for %d s"
+              % (time.monotonic() - t0, DRILL_S))
         time.sleep(0.05)
-    check(time.monotonic() >= t0 + 6 - 0.1, "drill ended early")
+    check(time.monotonic() >= t0 + DRILL_S - 0.1, "drill ended early")
     app_say(a, "quit")
     term(l2)
 

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 """
 The Debian packages and the one version (issue 17; packaging/deb.mk,
-packaging/version.mk, docs/INSTALL.md), after `make deb` (which `make
-deb-tests` runs first):
+packaging/version.mk, docs/INSTALL.md), after `make all deb` (which
+`make deb-tests` runs first):
 
   * sds-bpf, sds-admin and sds-copy --version and sds.pc say the version
     of tools/version.sh; the script's cases: no git, git without tags, a
@@ -15,21 +15,25 @@ deb-tests` runs first):
   * their fields: computed Depends, conffiles, md5sums that hold, files
     owned by root; each -dbgsym holds one debug file per ELF file of its
     package, at its build-id path, and says so in Build-Ids;
-  * dpkg -i of the five on this host: the installed programs' --version,
-    /run/sds and /var/lib/sds root's 0755, a guarded program built with
-    the installed pkg-config file and run against the installed library,
-    the installed sds-bpf counting a function exactly, and a static
-    function of the stripped libsds.so.0 through libsds0-dbgsym's
-    build-id file (4 runs of hello, 4 calls), systemd-analyze
-    verify of the installed units; dpkg -r leaves only the conffiles;
-    dpkg -P leaves nothing (every path the packages ship or their scripts
-    make exists after exactly when it existed before).
+  * dpkg -i of the five in a chroot of the test's own (an overlay of
+    this host's / on a tmpfs, in a private mount namespace: the host's
+    /usr, /etc, /run and dpkg database are never written): the installed
+    programs' --version, /run/sds and /var/lib/sds root's 0755, a guarded
+    program built with the installed pkg-config file and run against the
+    installed library, the installed sds-bpf counting a function exactly,
+    and a static function of the stripped libsds.so.0 through
+    libsds0-dbgsym's build-id file (4 runs of hello, 4 calls),
+    systemd-analyze verify of the installed units; dpkg -r leaves only
+    the conffiles; dpkg -P leaves nothing (every path the packages ship
+    or their scripts make exists after exactly when it existed before).
 
-The install test refuses to run (and fails, saying why) if a package of
-these names is already installed, or if the host has files where the
-packages would put theirs (a `make install` without DESTDIR): it never
-clobbers.  It purges what it installed whatever happens, and puts back
-the loader's caches in /run/sds that purge removes.
+The chroot starts as a copy of this host: the install test fails, saying
+why, if a package of these names is installed here, or if the host has
+files where the packages would put theirs (a `make install` without
+DESTDIR).  Its mounts go with the test (and with this process's mount
+namespace whatever happens); one that stays is a LEAK line that fails
+the run.  The runner never calls make: it reads build/deb (make deb) and
+build/bin, build/lib (make all).
 
 Run as root (make deb-tests):
 
@@ -38,6 +42,7 @@ Run as root (make deb-tests):
 The last line is "N passed, M failed".  Python 3 standard library only.
 """
 
+import ctypes
 import glob
 import json
 import os
@@ -46,6 +51,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
@@ -63,8 +69,7 @@ CONFFILES = ["/etc/sds/admin.conf", "/etc/sds/apps/example.conf",
 # What the maintainer scripts (and sds-admin.service) make, not shipped.
 MADE = ["/run/sds", "/var/lib/sds", "/var/lib/private/sds-admin",
         "/var/lib/sds-admin"]
-# The loader's caches in /run/sds, which purge removes.
-RUN_CACHES = ["/run/sds/.calib", "/run/sds/.forkcheck"]
+LEAKS = []
 
 
 def run(argv, ok=True, **kw):
@@ -98,6 +103,19 @@ def debs():
 class Ctx(sdstest.ProcDir):
     def __init__(self, name):
         super().__init__(name, "sds-deb-")
+        self.chroot = None
+
+    def cleanup(self):
+        # The processes first (they run in the chroot), then its mounts.
+        for l in self.loaders:
+            l.cleanup()
+        for p in self.others:
+            sdstest.reap(p)
+        err = self.chroot.close() if self.chroot else None
+        if err:
+            print("LEAK %s: %s" % (self.name, err))
+            LEAKS.append(err)
+        super().cleanup()
 
 
 # ---------------------------------------------------------------------------
@@ -164,13 +182,15 @@ def version_script_cases(ctx):
 
 @test
 def lintian_clean(ctx):
-    r = run(["lintian", "--fail-on", "error,warning"] + debs(), ok=False)
-    bad = [l for l in r.stdout.splitlines() if re.match(r"[EW]: ", l)]
+    # One run: -I adds the informational tags (the hardening checks: make
+    # deb builds with dpkg-buildflags' hardening=+all, packaging/deb.mk)
+    # to the errors and warnings --fail-on judges; every tag is shown.
+    r = run(["lintian", "-I", "--fail-on", "error,warning",
+             "--tag-display-limit", "0"] + debs(), ok=False)
+    lines = r.stdout.splitlines()
+    bad = [l for l in lines if re.match(r"[EW]: ", l)]
     eq((r.returncode, bad), (0, []), "lintian's exit and E:/W: lines")
-    # Its informational hardening checks too: make deb builds with
-    # dpkg-buildflags' hardening=+all (packaging/deb.mk).
-    r = run(["lintian", "-I", "--tag-display-limit", "0"] + debs(), ok=False)
-    eq([l for l in r.stdout.splitlines() if "hardening-no-" in l], [],
+    eq([l for l in lines if "hardening-no-" in l], [],
        "lintian's hardening-no-* tags")
 
 
@@ -254,10 +274,103 @@ def check_dbgsym(tmp, v, deb_files):
 
 
 # ---------------------------------------------------------------------------
-# dpkg -i, -r, -P on this host
+# dpkg -i, -r, -P in a chroot of the test's own
 
-def status(pkg):
-    r = run(["dpkg-query", "-W", "-f=${Status}", pkg], ok=False)
+# unshare(2)'s flag for a mount namespace of one's own.
+CLONE_NEWNS = 0x00020000
+# What runs in the chroot: no PKG_CONFIG_* of the caller, the system's
+# tools first (as a root shell on the host has them).
+CHROOT_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8",
+              "HOME": "/root", "DEBIAN_FRONTEND": "noninteractive"}
+_PRIVATE = []
+
+
+def private_mounts():
+    """This process (and all it starts) in a mount namespace of its own,
+    nothing propagated to the host's: whatever the test mounts goes when
+    the last of them exits, even after a SIGKILL.  Once per process."""
+    if _PRIVATE:
+        return
+    err = sdstest.mount_bpffs()     # the host's, before the namespace
+    check(err is None, err)
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(CLONE_NEWNS) != 0:
+        raise Fail("unshare(CLONE_NEWNS): %s" % os.strerror(ctypes.get_errno()))
+    run(["mount", "--make-rprivate", "/"])
+    _PRIVATE.append(1)
+
+
+def mounts_under(path):
+    """Mount points at or under @path, innermost (last mounted) first."""
+    out = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            mp = line.split()[4].replace("\\040", " ")
+            if mp == path or mp.startswith(path + "/"):
+                out.append(mp)
+    return out[::-1]
+
+
+class Chroot:
+    """A copy of this host's / that dpkg may change: an overlay whose
+    lower layer is / (read only) and whose upper layer is a tmpfs of its
+    own, in this process's private mount namespace; a fresh tmpfs /run
+    (nothing of the host's: no /run/sds, no systemd to talk to), the
+    host's /proc, /sys (its bpffs: the test's pin root) and /dev, and the
+    test's temp dir at its own path.  The host's /usr, /etc, /var/lib/dpkg
+    and ld.so.cache are never written."""
+
+    def __init__(self, ctx):
+        private_mounts()
+        self.top = tempfile.mkdtemp(prefix="sds-deb-root-")
+        self.dir = os.path.join(self.top, "root")
+        self.closed = False
+        run(["mount", "-t", "tmpfs", "-o", "mode=0755,size=4g", "sds-deb",
+             self.top])
+        for d in ("upper", "work", "root"):
+            os.mkdir(os.path.join(self.top, d))
+        run(["mount", "-t", "overlay", "sds-deb", "-o",
+             "lowerdir=/,upperdir=%s/upper,workdir=%s/work"
+             % (self.top, self.top), self.dir])
+        run(["mount", "-t", "proc", "proc", self.path("/proc")])
+        run(["mount", "--rbind", "/sys", self.path("/sys")])
+        run(["mount", "--rbind", "/dev", self.path("/dev")])
+        run(["mount", "-t", "tmpfs", "-o", "mode=0755", "sds-deb-run",
+             self.path("/run")])
+        run(["mount", "--bind", ctx.tmp, self.path(ctx.tmp)])
+        # sds-bpf run in the chroot, for AttachProcess and stats.
+        self.sds = os.path.join(ctx.tmp, "sds-bpf-in-chroot")
+        with open(self.sds, "w") as f:
+            f.write('#!/bin/sh\nexec chroot %s /usr/sbin/sds-bpf "$@"\n'
+                    % self.dir)
+        os.chmod(self.sds, 0o755)
+
+    def path(self, p):
+        return os.path.join(self.dir, p.lstrip("/"))
+
+    def run(self, argv, ok=True, **kw):
+        kw.setdefault("env", CHROOT_ENV)
+        return run(["chroot", self.dir] + argv, ok=ok, **kw)
+
+    def close(self):
+        """Everything unmounted and the top dir removed (rmdir, never rm
+        -r: nothing is deleted through a mount); an error string if a
+        mount stayed."""
+        if self.closed:
+            return None
+        self.closed = True
+        for mp in mounts_under(self.top):
+            if run(["umount", mp], ok=False).returncode:
+                run(["umount", "-l", mp], ok=False)
+        left = mounts_under(self.top)
+        if left:
+            return "still mounted: %s" % ", ".join(left)
+        os.rmdir(self.top)
+        return None
+
+
+def status(root, pkg):
+    r = root.run(["dpkg-query", "-W", "-f=${Status}", pkg], ok=False)
     return r.stdout.strip() if r.returncode == 0 else ""
 
 
@@ -273,92 +386,71 @@ def shipped(deb_files):
     return out
 
 
-def exists(paths):
-    return {p: os.path.lexists(p) for p in paths}
+def exists(root, paths):
+    return {p: os.path.lexists(root.path(p)) for p in paths}
 
 
-def refuse_if_taken(paths):
+def refuse_if_taken(root, paths):
+    """The chroot starts as a copy of this host: packages of these names,
+    or files where they put theirs (a make install without DESTDIR),
+    would make the before/after comparison meaningless."""
     for p in PKGS:
-        st = status(p)
+        st = status(root, p)
         if st and "not-installed" not in st:
-            raise Fail("package %s is already on this host (%s), not by this "
-                       "test: not touching it (dpkg -P %s first)" % (p, st, p))
-    # Files, and the directories only the packages make (/run/sds is the
-    # loader's too: its caches are put back).
+            raise Fail("package %s is installed on this host (%s), so in "
+                       "the test's copy of it too: dpkg -P %s first"
+                       % (p, st, p))
+    # Files, and the directories only the packages make.
     ours = ("/etc/sds", "/var/lib/sds", "/usr/share/sds-admin",
             "/var/lib/private/sds-admin", "/var/lib/sds-admin")
-    own = sorted(p for p in paths if os.path.lexists(p) and
-                 (not os.path.isdir(p) or p in ours))
+    own = sorted(p for p in paths if os.path.lexists(root.path(p)) and
+                 (not os.path.isdir(root.path(p)) or p in ours))
     if own:
         raise Fail("files where the packages would put theirs (a make "
-                   "install without DESTDIR?): %s; not clobbering them"
+                   "install without DESTDIR on this host?): %s"
                    % ", ".join(own[:5]))
 
 
-def save_caches():
-    saved = {}
-    for f in RUN_CACHES:
-        if os.path.isfile(f) and not os.path.islink(f):
-            st = os.stat(f)
-            with open(f, "rb") as fp:
-                saved[f] = (fp.read(), st.st_mode & 0o7777)
-    return saved, os.path.isdir("/run/sds")
-
-
-def restore_caches(files, had_run):
-    """Put back /run/sds (root's, 0755) and the caches purge removed."""
-    if had_run and not os.path.isdir("/run/sds"):
-        os.mkdir("/run/sds", 0o755)
-        os.chmod("/run/sds", 0o755)
-    for f, (data, mode) in files.items():
-        if not os.path.exists(f):
-            fd = os.open(f, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-                         mode)
-            with os.fdopen(fd, "wb") as fp:
-                fp.write(data)
-            os.chmod(f, mode)
-
-
-def check_installed(ctx):
+def check_installed(ctx, root):
     v = version()
     for prog in ("sds-bpf", "sds-admin", "sds-copy"):
-        eq(run(["/usr/sbin/" + prog, "--version"]).stdout,
+        eq(root.run(["/usr/sbin/" + prog, "--version"]).stdout,
            "%s %s\n" % (prog, v), "installed %s --version" % prog)
     for d in ("/run/sds", "/var/lib/sds"):
-        st = os.lstat(d)
+        st = os.lstat(root.path(d))
         eq((stat.S_ISDIR(st.st_mode), st.st_uid, st.st_gid,
             st.st_mode & 0o7777), (True, 0, 0, 0o755), "%s: dir, root's, 0755" % d)
     # A guarded program, built with the system's pkg-config and the
     # installed sds.pc, against the installed library.
-    env = dict(os.environ)
-    for k in ("PKG_CONFIG_PATH", "PKG_CONFIG_LIBDIR", "PKG_CONFIG_SYSROOT_DIR"):
-        env.pop(k, None)
-    eq(run(["pkg-config", "--modversion", "sds"], env=env).stdout.strip(), v,
+    eq(root.run(["pkg-config", "--modversion", "sds"]).stdout.strip(), v,
        "pkg-config --modversion sds")
-    flags = run(["pkg-config", "--cflags", "--libs", "sds"], env=env).stdout.split()
+    flags = root.run(["pkg-config", "--cflags", "--libs", "sds"]).stdout.split()
     eq(flags, ["-lsds"], "pkg-config --cflags --libs sds (system dirs)")
     exe = os.path.join(ctx.tmp, "hello")
-    run(["gcc", "-o", exe, os.path.join(ROOT, "tests", "install", "hello.c")]
-        + flags)
-    eq(run([exe]).stdout, "pass 3\n", "hello against the installed libsds")
-    ldd = run(["ldd", exe]).stdout
+    src = os.path.join(ctx.tmp, "hello.c")
+    shutil.copy(os.path.join(ROOT, "tests", "install", "hello.c"), src)
+    root.run(["gcc", "-o", exe, src] + flags)
+    eq(root.run([exe]).stdout, "pass 3\n", "hello against the installed libsds")
+    ldd = root.run(["ldd", exe]).stdout
     check(re.search(r"libsds\.so\.0 => (/usr)?/lib/%s/libsds\.so\.0 " % MA, ldd),
           "hello does not load the installed libsds.so.0: %s" % ldd)
     # The installed sds-bpf counts a function of a program exactly.
     prog = os.path.join(ctx.tmp, "prog")
-    run(["gcc", "-g", "-O2", "-o", prog,
-         os.path.join(ROOT, "tests", "debuginfo", "prog.c")])
+    src = os.path.join(ctx.tmp, "prog.c")
+    shutil.copy(os.path.join(ROOT, "tests", "debuginfo", "prog.c"), src)
+    root.run(["gcc", "-g", "-O2", "-o", prog, src])
     ld = sdstest.AttachProcess(ctx, ["-a", "debtest", prog, "w=secret_work"],
-                               "debtest", binary="/usr/sbin/sds-bpf")
-    p = subprocess.Popen([prog], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         text=True, cwd=ctx.tmp, start_new_session=True)
+                               "debtest", binary=root.sds)
+    p = subprocess.Popen(["chroot", root.dir, prog], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True, cwd=ctx.tmp,
+                         env=CHROOT_ENV, start_new_session=True)
     ctx.others.append(p)
     eq(p.stdout.readline().strip(), "ready", "prog")
     p.stdin.write("call 321\n")
     p.stdin.flush()
     eq(p.stdout.readline().strip(), "done", "prog after 321 calls")
-    r = sdstest.run_group(["/usr/sbin/sds-bpf", "stats", "--app", "debtest",
-                           "--json"], ctx.env, ctx.tmp, ctx.others, 30)
+    r = sdstest.run_group([root.sds, "stats", "--app", "debtest", "--json"],
+                          ctx.env, ctx.tmp, ctx.others, 30)
     check(r.rc == 0, "stats: %r" % r)
     eq(get_point(json.loads(r.out), "w")["total"]["visits"], 321,
        "visits counted by the installed sds-bpf")
@@ -368,19 +460,19 @@ def check_installed(ctx):
     # info"): called once by each process that opens a client, so once
     # by each run of hello.
     lib = "/usr/lib/%s/libsds.so.0" % MA
-    check(".symtab" not in run(["readelf", "-S", lib]).stdout,
+    check(".symtab" not in run(["readelf", "-S", root.path(lib)]).stdout,
           "the installed libsds.so.0 is not stripped")
     ld = sdstest.AttachProcess(ctx, ["-a", "debdbg", lib, "r=" + LIBSDS_STATIC],
-                               "debdbg", binary="/usr/sbin/sds-bpf")
-    bid = build_id(lib)
+                               "debdbg", binary=root.sds)
+    bid = build_id(root.path(lib))
     sym = [l for l in ld.stdout().splitlines() if l.startswith("symbols: ")]
     eq(len(sym), 1, "symbols: lines of attach %s" % lib)
     check("/usr/lib/debug/.build-id/%s/%s.debug" % (bid[:2], bid[2:]) in sym[0],
           "attach took libsds's symbols elsewhere: %r" % sym[0])
     for _ in range(4):
-        eq(run([exe]).stdout, "pass 3\n", "hello under the attached libsds")
-    r = sdstest.run_group(["/usr/sbin/sds-bpf", "stats", "--app", "debdbg",
-                           "--json"], ctx.env, ctx.tmp, ctx.others, 30)
+        eq(root.run([exe]).stdout, "pass 3\n", "hello under the attached libsds")
+    r = sdstest.run_group([root.sds, "stats", "--app", "debdbg", "--json"],
+                          ctx.env, ctx.tmp, ctx.others, 30)
     check(r.rc == 0, "stats: %r" % r)
     eq(get_point(json.loads(r.out), "r")["total"]["visits"], 4,
        "%s of the stripped libsds counted (4 runs of hello)" % LIBSDS_STATIC)
@@ -391,7 +483,7 @@ def check_installed(ctx):
     inst = os.path.join(units, "sds-bpf@shop.service")
     os.symlink("/usr/lib/systemd/system/sds-bpf@.service", inst)
     for u in ("/usr/lib/systemd/system/sds-admin.service", inst):
-        r = run(["systemd-analyze", "verify", u], ok=False)
+        r = root.run(["systemd-analyze", "verify", u], ok=False)
         eq((r.returncode, r.stdout + r.stderr), (0, ""),
            "systemd-analyze verify %s" % os.path.basename(u))
 
@@ -399,56 +491,59 @@ def check_installed(ctx):
 @test
 def dpkg_install_remove_purge(ctx):
     deb_files = debs()
+    root = ctx.chroot = Chroot(ctx)
+    inside = os.path.join(ctx.tmp, "debs")
+    os.mkdir(inside)
+    for d in deb_files:
+        shutil.copy(d, inside)
+    inside = [os.path.join(inside, os.path.basename(d)) for d in deb_files]
     paths = shipped(deb_files) | set(MADE)
-    refuse_if_taken(paths)
-    before = exists(paths)
-    saved = save_caches()
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    installed = False
-    try:
-        installed = True
-        run(["dpkg", "-i"] + deb_files, env=env)
-        for p in PKGS:
-            eq(status(p), "install ok installed", "dpkg status of %s" % p)
-        missing = sorted(p for p in shipped(deb_files) if not os.path.lexists(p))
-        eq(missing, [], "shipped paths missing after dpkg -i")
-        check_installed(ctx)
+    refuse_if_taken(root, paths)
+    before = exists(root, paths)
+    root.run(["dpkg", "-i"] + inside)
+    for p in PKGS:
+        eq(status(root, p), "install ok installed", "dpkg status of %s" % p)
+    missing = sorted(p for p in shipped(deb_files)
+                     if not os.path.lexists(root.path(p)))
+    eq(missing, [], "shipped paths missing after dpkg -i")
+    check_installed(ctx, root)
 
-        run(["dpkg", "-r"] + list(PKGS), env=env)
-        eq(status("sds-bpf"), "deinstall ok config-files", "sds-bpf after -r")
-        keep = set(CONFFILES) | {"/etc", "/etc/sds", "/etc/sds/apps",
-                                 "/etc/sds/strategies", "/var/lib/sds",
-                                 "/run/sds", "/var/lib"}
-        now = exists(paths)
-        left = sorted(p for p in paths if now[p] and not before[p] and p not in keep)
-        eq(left, [], "paths left by dpkg -r but the conffiles and state")
-        gone = sorted(p for p in CONFFILES if not now[p])
-        eq(gone, [], "conffiles dpkg -r removed")
+    root.run(["dpkg", "-r"] + list(PKGS))
+    eq(status(root, "sds-bpf"), "deinstall ok config-files", "sds-bpf after -r")
+    keep = set(CONFFILES) | {"/etc", "/etc/sds", "/etc/sds/apps",
+                             "/etc/sds/strategies", "/var/lib/sds",
+                             "/run/sds", "/var/lib"}
+    now = exists(root, paths)
+    left = sorted(p for p in paths if now[p] and not before[p] and p not in keep)
+    eq(left, [], "paths left by dpkg -r but the conffiles and state")
+    gone = sorted(p for p in CONFFILES if not now[p])
+    eq(gone, [], "conffiles dpkg -r removed")
 
-        run(["dpkg", "-P"] + list(PKGS), env=env)
-        installed = False
-        for p in PKGS:
-            check(status(p) in ("", "unknown ok not-installed"),
-                  "%s after -P: %r" % (p, status(p)))
-        now = exists(paths)
-        diff = sorted(p for p in paths if now[p] != before[p] and
-                      not (p == "/run/sds" and saved[1]))
-        eq(diff, [], "paths whose existence dpkg -i + -P changed")
-    finally:
-        if installed:
-            run(["dpkg", "-P"] + list(PKGS), ok=False, env=env)
-        restore_caches(saved[0], saved[1])
+    root.run(["dpkg", "-P"] + list(PKGS))
+    for p in PKGS:
+        check(status(root, p) in ("", "unknown ok not-installed"),
+              "%s after -P: %r" % (p, status(root, p)))
+    now = exists(root, paths)
+    diff = sorted(p for p in paths if now[p] != before[p])
+    eq(diff, [], "paths whose existence dpkg -i + -P changed")
+    # What ran in the chroot ended, nothing keeps its mounts busy.
+    for l in ctx.loaders:
+        l.cleanup()
+    for p in ctx.others:
+        sdstest.reap(p)
+    eq(root.close(), None, "the chroot's mounts after the test")
 
 
 def preflight():
     if os.geteuid() != 0:
         return "run as root (make deb-tests)"
     for tool in ("dpkg-deb", "lintian", "pkg-config", "gcc", "git",
-                 "systemd-analyze", "md5sum"):
+                 "systemd-analyze", "md5sum", "mount", "umount", "chroot"):
         if not shutil.which(tool):
             return "%s is missing (make deps)" % tool
     return None
 
 
 if __name__ == "__main__":
-    sys.exit(SUITE.main(sys.argv[1:], Ctx, preflight))
+    rc = SUITE.main(sys.argv[1:], Ctx, preflight)
+    sys.exit(1 if LEAKS else rc)

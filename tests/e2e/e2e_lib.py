@@ -37,7 +37,7 @@ GROUP = "default"
 A = "/groups/%s/apps/%s" % (GROUP, APP)
 TOKEN = "e2e-t0ken_%d" % os.getpid()
 PERIOD = 10
-READY_TIMEOUT = 10.0            # seconds for the loader's socket to appear
+READY_TIMEOUT = 30.0            # seconds for the loader's socket to appear (a hang)
 TEST_TIMEOUT = 100              # seconds for a whole test
 N, E, TS, MS, TMO = 1000, 137, 5, 30, 20
 

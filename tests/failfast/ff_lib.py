@@ -94,21 +94,79 @@ def cg_lever():
     return True, ""
 
 
-def cg_ours():
-    """Our programs attached to the cgroup2 root (`bpftool cgroup show`)."""
+def cg_progs():
+    """{id: name} of the sds_ff* programs attached to the cgroup2 root
+    (`bpftool cgroup show --json`), whoever's they are."""
     root = cgroup_root()
     if not root:
-        return []
-    out = subprocess.run(["bpftool", "cgroup", "show", root],
-                         capture_output=True, text=True, timeout=30).stdout
-    return [w for w in out.split() if w.startswith("sds_ff")]
+        return {}
+    r = subprocess.run(["bpftool", "cgroup", "show", root, "--json"],
+                       capture_output=True, text=True, timeout=30)
+    check(r.returncode == 0, "bpftool cgroup show %s: %s"
+          % (root, r.stderr.strip()))
+    return {p["id"]: p.get("name", "") for p in json.loads(r.stdout.strip() or "[]")
+            if p.get("name", "").startswith("sds_ff")}
 
 
-def wait_cg_clean(what):
-    """None of our programs left on the cgroup2 root within 10 s."""
-    sdstest.wait_until(lambda: not cg_ours(), time.time() + 10,
+class CgWatch:
+    """This run's own programs on the cgroup2 root, whatever other runs
+    (suites side by side, a developer's loader, a demo) attach there
+    meanwhile.  @pids() gives the pids of this run's loaders still
+    running: a program one of them holds is this run's, and stays so
+    after the loader is gone (ours() notes it each time it is called:
+    attach() calls it once the loader serves)."""
+
+    def __init__(self, pids):
+        self.pids = pids
+        self.before = set(cg_progs())
+        self.ids = set()
+
+    def ours(self):
+        """Names of this run's programs on the root now (sorted)."""
+        progs = cg_progs()
+        holders = sdstest.prog_holders()
+        live = set(self.pids())
+        self.ids.update(i for i in progs if holders.get(i, set()) & live)
+        return sorted(progs[i] for i in progs if i in self.ids)
+
+    def left(self):
+        """ours(), and the programs that came onto the root since this run
+        began and that no process holds: a loader of this run that is
+        gone left them (another run's loader holds its own)."""
+        own = self.ours()
+        progs = cg_progs()
+        holders = sdstest.prog_holders()
+        new = [progs[i] for i in progs if i not in self.before
+               and i not in self.ids and not holders.get(i)]
+        return sorted(own + new)
+
+
+# The running test's CgWatch (its Ctx's); None outside a test.
+_WATCH = []
+
+
+def cg_ours():
+    """This test's programs on the cgroup2 root (CgWatch.ours); outside a
+    test (tools/bench), every sds_ff* program there."""
+    if _WATCH:
+        return _WATCH[0].ours()
+    return sorted(cg_progs().values())
+
+
+def cg_left():
+    """What of this test's is on the cgroup2 root (CgWatch.left)."""
+    if _WATCH:
+        return _WATCH[0].left()
+    return sorted(cg_progs().values())
+
+
+def wait_cg_clean(what, watch=None):
+    """Nothing of this test's (or @watch's) left on the cgroup2 root
+    within 10 s (programs leave asynchronously after their links close)."""
+    left = watch.left if watch else cg_left
+    sdstest.wait_until(lambda: not left(), time.time() + 10,
                        lambda _: "%s: sds_ff programs left on the cgroup2 "
-                       "root: %s" % (what, cg_ours()))
+                       "root: %s" % (what, left()))
 
 
 def skip(name, why):
@@ -193,11 +251,17 @@ class Ctx(sdstest.ProcDir):
         self.file = os.path.join(self.tmp, "data")
         with open(self.file, "w") as f:
             f.write("data\n")
+        self.cg = CgWatch(lambda: [l.pid for l in self.loaders
+                                   if l.p.poll() is None])
+        _WATCH[:] = [self.cg]
 
     def cleanup(self):
         for s in self.servers:
             s.close()
         super().cleanup()
+        for s in getattr(self, "held", ()):
+            s.close()
+        _WATCH[:] = []
 
     def server(self, reply=False):
         s = Server(reply)
@@ -220,6 +284,8 @@ class Ctx(sdstest.ProcDir):
                 list(extra) + [TARGET] + list(specs), APP, wait=wait)
         finally:
             self.env = saved
+        if wait and not dry:
+            self.cg.ours()      # what it attached is this test's from now on
         return self.loader
 
     def sds(self, args, env=None, timeout=60):

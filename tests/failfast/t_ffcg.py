@@ -4,13 +4,16 @@ The cgroup lever: where the kernel refuses LSM programs, attach fails
 connect(2) (and unconnected UDP sends) through cgroup sock_addr programs
 on the cgroup2 root.  Registered only where that is the lever attach uses
 (no LSM programs, cgroup_sock_addr programs load); elsewhere each prints
-a SKIP line with the reason.  Every test ends with none of our programs
-left on the cgroup2 root.
+a SKIP line with the reason.  Every test ends with none of its own programs
+left on the cgroup2 root (ff_lib.CgWatch: those its loaders held, and any
+that came since it began that no process holds; other runs' programs
+there are not its business).
 """
 
 import math
 import os
 import signal
+import socket
 import time
 
 import sdstest
@@ -25,6 +28,17 @@ LEVER = ("sds-bpf: fail-fast: cgroup hooks (connect, UDP send; open and "
 PROGS = ["sds_ff_cg_connect4", "sds_ff_cg_connect6", "sds_ff_cg_sendmsg4",
          "sds_ff_cg_sendmsg6"]
 MS = 1000 * 1000
+
+
+def held_port(ctx, kind=socket.SOCK_STREAM):
+    """A port of 127.0.0.1 bound by the test and held until it ends, never
+    listening: a TCP connect there is refused, a UDP datagram goes
+    nowhere, and no other process can take it meanwhile (a port that
+    free_port() closed could be bound by another run before its use)."""
+    s = socket.socket(socket.AF_INET, kind)
+    s.bind(("127.0.0.1", 0))
+    ctx.held = getattr(ctx, "held", []) + [s]
+    return s.getsockname()[1]
 
 
 def end(ctx, a, what):
@@ -75,7 +89,7 @@ def cg_udp_send(ctx):
     ctx.write_strategies({"fudp": KILL})
     a = ctx.attach(SPECS, dry=False)
     t = ctx.target()
-    port = sdstest.free_port()
+    port = held_port(ctx, socket.SOCK_DGRAM)
     eq(t.run("udp", port, 20)[0], {"ECONNREFUSED": 20}, "fetch_udp")
     eq(ctx.ff("fudp")["denied"], 20, "fudp: denied")
     eq(ctx.ff("fetch")["denied"], 0, "fetch: denied")
@@ -181,7 +195,7 @@ def cg_hold_probes(ctx):
     hold and fetch() reaches the server again.  Counts exact."""
     dead = ctx.server()
     live = ctx.server(reply=True)
-    closed = sdstest.free_port()
+    closed = held_port(ctx)
     ctx.write_strategies({"fetch": {"exception_threshold": 5,
                                     "delay_ms": 600000,
                                     "retry_interval_ms": 3000}})
@@ -268,7 +282,7 @@ def refused(ctx, spec, op):
           "attach %s: stderr %r" % (spec, err))
     check(not sdstest.is_socket(a.sock), "a socket was left: %s" % a.sock)
     before.assert_nothing_new([a.pid], "refused attach")
-    eq(cg_ours(), [], "our programs on the cgroup2 root")
+    wait_cg_clean("refused attach")
 
 
 def cg_refuses_open_and_send(ctx):

@@ -32,7 +32,7 @@ GT_DEPS = [os.path.join(sdstest.ROOT, "tests", "targets", f) for f in
 STATIC, SHARED, SHARED2 = "guarded_static", "guarded_shared", "guarded_shared2"
 PROGRAMS = (STATIC, SHARED, SHARED2)
 GROUP = "default"
-READY_TIMEOUT = 10.0          # seconds for a loader's socket to appear
+READY_TIMEOUT = 30.0          # seconds for a loader's socket to appear (a hang)
 TEST_TIMEOUT = 120            # seconds for a whole test
 
 TICK = 0.100                  # the loader's default tick

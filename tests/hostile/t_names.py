@@ -11,6 +11,7 @@ written atomically.
 import json
 import os
 import stat
+import subprocess
 import time
 
 import sdstest
@@ -71,9 +72,11 @@ def attach_refused(ctx, args, app, wants, group="default", what=""):
     no program, no pin, no socket in the run dir."""
     snap = KernelSnapshot()
     l = ctx.attach(args, app, group, wait=False)
+    # Only the wait's own expiry is "still runs": the suite's per-test
+    # Timeout (an Exception too) must go through as itself.
     try:
         rc = l.p.wait(15)
-    except Exception:
+    except subprocess.TimeoutExpired:
         raise Fail("%s: attach still runs after 15 s; stderr %r"
                    % (what, l.stderr()))
     err = l.stderr()
@@ -256,7 +259,8 @@ def state_dir_not_roots_refused(ctx):
     """With --admin, a group-writable state dir or one owned by nobody is
     refused before anything is loaded; a missing one is created 0755."""
     path = staged_target(ctx)
-    dead = "http://127.0.0.1:%d" % sdstest.free_port()
+    hold, port = sdstest.dead_port()    # refused for the whole test
+    dead = "http://127.0.0.1:%d" % port
     args = admin_args(ctx, dead) + ["--app", "app", path]
     os.chmod(ctx.state_dir, 0o775)
     attach_refused(ctx, args, "app", ["state directory %s" % ctx.state_dir,
@@ -364,7 +368,8 @@ def cache_symlink_or_fifo_not_read(ctx):
     a FIFO is not read: attach starts at once (no hang on the FIFO), says
     it ignores it, and no cached strategy is in force."""
     path = staged_target(ctx)
-    dead = "http://127.0.0.1:%d" % sdstest.free_port()
+    hold, port = sdstest.dead_port()    # refused for the whole test
+    dead = "http://127.0.0.1:%d" % port
     cache = cache_path(ctx)
     planted = write_json(ctx, "planted.json", KILL)
     os.symlink(planted, cache)

@@ -25,8 +25,14 @@ systemd is not PID 1 on the test machines, so the unit's run dir, state
 dir and pin root are the test's own (SDS_RUN_DIR, SDS_STATE_DIR,
 SDS_PIN_ROOT), not RuntimeDirectory= and StateDirectory=.
 
-Run as root from anywhere (after `make all test-targets`, which `make
-install-tests` does):
+make install and make uninstall themselves run in the build (make
+install-stage, tests/install/install.mk: into build/install-stage), not
+here: this runner never calls make.  It checks what they wrote, and runs
+the installed products from a copy of the staged tree in each test's own
+temp dir.
+
+Run as root from anywhere (after `make all test-targets install-stage`,
+which `make install-tests` does):
 
     python3 tests/install/run.py [-v] [NAME-SUBSTRING...]
 
@@ -54,6 +60,13 @@ from sdstest import BUILD, ROOT, Fail, check, eq, log  # noqa: E402
 SUITE = sdstest.Suite(timeout=180, fail_time=True)
 test = SUITE.test
 TARGETS = os.path.join(BUILD, "test", "targets")
+# What make install-stage wrote (tests/install/install.mk): every run of
+# make install and make uninstall this suite checks, done in the build.
+STAGE = os.path.join(BUILD, "install-stage")
+# The bad PREFIXes, in install-stage's order (bad/GOAL-N.*).
+BAD_PREFIXES = (("usr", "an absolute path, not 'usr'"),
+                ("", "one absolute path, not ''"),
+                ("/usr /opt", "one absolute path, not '/usr /opt'"))
 GROUP = "installtest"
 VERSION = "0.1.0"               # userspace/userspace.mk LIBSDS_VERSION
 UNITS = ("sds-admin.service", "sds-bpf@.service")
@@ -100,27 +113,14 @@ Libs.private: -lpthread
 """ % VERSION
 
 
-def make_env():
-    """The environment of a make run by the test: not the jobserver of
-    the make that runs the suite."""
-    env = dict(os.environ)
-    for k in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"):
-        env.pop(k, None)
-    return env
+def staged(*rel):
+    """A path under install-stage's output (tests/install/install.mk)."""
+    return os.path.join(STAGE, *rel)
 
 
-def make(*args, ok=True):
-    """make -C ROOT ARGS (and the suite's BUILD, when $BUILD says one)."""
-    argv = ["make", "-s", "--no-print-directory", "-C", ROOT] + \
-        (["BUILD=" + os.environ["BUILD"]] if os.environ.get("BUILD") else []) + \
-        list(args)
-    log(" ".join(argv))
-    p = subprocess.run(argv, env=make_env(), capture_output=True,
-                       text=True, timeout=600)
-    if ok and p.returncode:
-        raise Fail("%s: exit %d: %s" % (" ".join(args), p.returncode,
-                                         p.stderr.strip()[-2000:]))
-    return p
+def read(path):
+    with open(path) as f:
+        return f.read()
 
 
 def tree(root):
@@ -154,11 +154,11 @@ class Ctx(sdstest.ProcDir):
         self.dest = os.path.join(self.tmp, "dest")
         self.app = "inst%d" % os.getpid()
 
-    def install(self, *extra):
-        return make("install", "DESTDIR=" + self.dest, "PREFIX=/usr", *extra)
-
-    def uninstall(self):
-        return make("uninstall", "DESTDIR=" + self.dest, "PREFIX=/usr")
+    def install(self):
+        """The tree make install DESTDIR=... PREFIX=/usr wrote, copied
+        (modes and symlinks as they are) into the test's own DESTDIR,
+        which the test may change."""
+        shutil.copytree(staged("usr"), self.dest, symlinks=True)
 
     def path(self, rel):
         return os.path.join(self.dest, rel)
@@ -177,7 +177,8 @@ class Ctx(sdstest.ProcDir):
 
 @test
 def install_files_modes_links(ctx):
-    ctx.install()
+    # What make install wrote itself, not a copy (read only).
+    ctx.dest = staged("usr")
     eq(tree(ctx.dest), EXPECTED, "files under DESTDIR")
     so = run(["readelf", "-d", ctx.path("usr/lib/libsds.so.%s" % VERSION)])
     check("Library soname: [libsds.so.0]" in so.stdout,
@@ -268,15 +269,9 @@ def installed_admin_serves_dashboard(ctx):
     with open(os.path.join(web, "index.html")) as f:
         page = f.read()
     token = sdstest.write_token(os.path.join(ctx.tmp, "token"), "t0ken")
-    port = sdstest.free_port()
-    err = open(os.path.join(ctx.tmp, "admin.err"), "wb")
-    p = sdstest.spawn(sdstest.admin_argv(ctx.path("usr/sbin/sds-admin"), port,
-                                         os.path.join(ctx.tmp, "sds.db"), token),
-                      stdout=subprocess.DEVNULL, stderr=err, cwd="/")
-    ctx.others.append(p)
-    sdstest.wait_until(lambda: sdstest.healthz(port) or p.poll() is not None,
-                       time.time() + 10, "sds-admin on port %d" % port)
-    check(p.poll() is None, "sds-admin exited %s" % p.poll())
+    p, port = start_admin(ctx, lambda port: sdstest.admin_argv(
+        ctx.path("usr/sbin/sds-admin"), port, os.path.join(ctx.tmp, "sds.db"),
+        token))
     status, body = sdstest.http_request(port, "GET", "/")
     eq(status, 200, "GET /")
     check(body == page, "GET / is not the installed index.html (%d bytes, "
@@ -291,29 +286,31 @@ def installed_admin_serves_dashboard(ctx):
 @test
 def units_verify(ctx):
     # Units whose ExecStart= programs exist on this host: installed
-    # without DESTDIR into a prefix of the test's own (systemd-analyze
-    # checks the commands), with LDCONFIG=: (the host's cache stays).
-    prefix = os.path.join(ctx.tmp, "prefix")
-    etc = os.path.join(ctx.tmp, "etc")
-    make("install", "PREFIX=" + prefix, "SYSCONFDIR=" + etc, "LDCONFIG=:")
+    # without DESTDIR into a prefix of install-stage's own (prefix/,
+    # etc/; systemd-analyze checks the commands), with LDCONFIG=: (the
+    # host's cache stays).  The template through an instance's name: a
+    # link in the test's dir (the staged tree is only read).
+    prefix = staged("prefix")
+    etc = staged("etc")
     unitdir = os.path.join(prefix, "lib", "systemd", "system")
-    inst = os.path.join(unitdir, "sds-bpf@shop.service")
-    os.symlink("sds-bpf@.service", inst)
+    units = os.path.join(ctx.tmp, "units")
+    os.mkdir(units)
+    inst = os.path.join(units, "sds-bpf@shop.service")
+    os.symlink(os.path.join(unitdir, "sds-bpf@.service"), inst)
     for u in (os.path.join(unitdir, "sds-admin.service"), inst):
         p = run(["systemd-analyze", "verify", u], ok=False)
         eq((p.returncode, p.stdout + p.stderr), (0, ""),
            "systemd-analyze verify %s" % os.path.basename(u))
     # The PREFIX=/usr units are the same but for the paths.
-    ctx.install()
     for u in UNITS:
-        with open(os.path.join(unitdir, u)) as f:
-            mine = f.read().replace(prefix + "/sbin", "/usr/sbin").replace(
-                etc, "/etc")
-        with open(ctx.path("usr/lib/systemd/system/" + u)) as f:
-            eq(f.read(), mine, "%s for /usr and for the test's prefix" % u)
-    os.unlink(inst)
-    make("uninstall", "PREFIX=" + prefix, "SYSCONFDIR=" + etc, "LDCONFIG=:")
-    eq(tree(ctx.tmp + "/prefix"), {}, "files left by uninstall of the prefix")
+        mine = read(os.path.join(unitdir, u)).replace(
+            prefix + "/sbin", "/usr/sbin").replace(etc, "/etc")
+        eq(read(staged("usr", "usr/lib/systemd/system", u)), mine,
+           "%s for /usr and for the test's prefix" % u)
+    # make uninstall of the same PREFIX and SYSCONFDIR after its install
+    # (gone/): nothing left of it.
+    eq(tree(staged("gone", "prefix")), {}, "files left by uninstall of the prefix")
+    eq(tree(staged("gone", "etc")), {}, "files left by uninstall of SYSCONFDIR")
 
 
 @test
@@ -336,16 +333,15 @@ def admin_unit_command_line(ctx):
         "read-token:/etc/sds/admin-read.token"], "LoadCredential=")
     eq(unit_settings(unit, "SetCredential"), ["heartbeat-token:\\n", "read-token:\\n"],
        "SetCredential= (the role tokens' defaults)")
-    port = sdstest.free_port()
     env = {}
     for e in unit_settings(unit, "Environment"):
         k, v = e.split("=", 1)
         env[k] = v
     eq(env, {"LISTEN": "127.0.0.1:8887"}, "Environment=")
-    # The installed admin.conf, then the test's port and options.
+    # The installed admin.conf, then the test's options (and port, in
+    # argv_for below).
     env.update(env_file(ctx.path("etc/sds/admin.conf")))
-    env.update(LISTEN="127.0.0.1:%d" % port,
-               OPTIONS="--threads 3 --retention-days 7")
+    env.update(OPTIONS="--threads 3 --retention-days 7")
     state = os.path.join(ctx.tmp, "lib")
     creds = os.path.join(ctx.tmp, "creds")
     for d in (state, os.path.join(state, "sds-admin"), creds):
@@ -359,26 +355,25 @@ def admin_unit_command_line(ctx):
         os.chown(os.path.join(creds, name), sdstest.NOBODY, sdstest.NOBODY)
     os.chown(creds, sdstest.NOBODY, sdstest.NOBODY)
     (cmd,) = unit_settings(unit, "ExecStart")
-    argv = []
-    for w in shlex.split(cmd.replace("%S", state).replace("%d", creds)):
-        if re.fullmatch(r"\$[A-Za-z_]+", w):
-            argv += env.get(w[1:], "").split()
-        else:
-            argv.append(re.sub(r"\$\{([A-Za-z_]+)\}",
-                               lambda m: env.get(m.group(1), ""), w))
-    eq(argv[:2], ["/bin/sh", "-c"], "ExecStart= runs the role tokens' shell line")
-    argv = [w.replace("/usr/sbin/", ctx.path("usr/sbin/")) for w in argv]
-    err = open(os.path.join(ctx.tmp, "admin.err"), "wb")
-    p = sdstest.spawn(["setpriv", "--reuid=%d" % sdstest.NOBODY,
-                       "--regid=%d" % sdstest.NOBODY, "--clear-groups",
-                       "--inh-caps=-all", "--bounding-set=-all",
-                       "--no-new-privs", "--", "sh", "-c",
-                       'umask 0077 && exec "$@"', "sh"] + argv,
-                      stdout=subprocess.DEVNULL, stderr=err, cwd="/")
-    ctx.others.append(p)
-    sdstest.wait_until(lambda: sdstest.healthz(port) or p.poll() is not None,
-                       time.time() + 10, "sds-admin on port %d" % port)
-    check(p.poll() is None, "sds-admin exited %s" % p.poll())
+
+    def argv_for(port):
+        env["LISTEN"] = "127.0.0.1:%d" % port
+        argv = []
+        for w in shlex.split(cmd.replace("%S", state).replace("%d", creds)):
+            if re.fullmatch(r"\$[A-Za-z_]+", w):
+                argv += env.get(w[1:], "").split()
+            else:
+                argv.append(re.sub(r"\$\{([A-Za-z_]+)\}",
+                                   lambda m: env.get(m.group(1), ""), w))
+        eq(argv[:2], ["/bin/sh", "-c"],
+           "ExecStart= runs the role tokens' shell line")
+        argv = [w.replace("/usr/sbin/", ctx.path("usr/sbin/")) for w in argv]
+        return ["setpriv", "--reuid=%d" % sdstest.NOBODY,
+                "--regid=%d" % sdstest.NOBODY, "--clear-groups",
+                "--inh-caps=-all", "--bounding-set=-all",
+                "--no-new-privs", "--", "sh", "-c",
+                'umask 0077 && exec "$@"', "sh"] + argv
+    p, port = start_admin(ctx, argv_for)
     # The shells exec'd: the pid is sds-admin's, its arguments are these.
     with open("/proc/%d/cmdline" % p.pid) as f:
         eq(f.read().split("\0")[:-1],
@@ -404,6 +399,55 @@ def admin_unit_command_line(ctx):
        "the database's owner and mode")
     p.send_signal(signal.SIGTERM)
     eq(p.wait(10), 0, "sds-admin's exit status at SIGTERM")
+
+
+def listening(pid, port):
+    """True when process @pid holds the socket listening on 127.0.0.1:@port
+    (/proc/net/tcp's inode of it among @pid's fds)."""
+    inodes = set()
+    with open("/proc/net/tcp") as f:
+        next(f)
+        for line in f:
+            w = line.split()
+            if w[1] == "0100007F:%04X" % port and w[3] == "0A":
+                inodes.add("socket:[%s]" % w[9])
+    try:
+        fds = os.listdir("/proc/%d/fd" % pid)
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink("/proc/%d/fd/%s" % (pid, fd)) in inodes:
+                return True
+        except OSError:
+            pass
+    return False
+
+
+def start_admin(ctx, argv_for, tries=5):
+    """sds-admin started by @argv_for(port) on a free port, answering
+    /healthz from its own socket: (process, port).  A port that another
+    process took between free_port() and the admin's bind ("Address
+    already in use": suites run side by side) is given up for another."""
+    for n in range(tries):
+        port = sdstest.free_port()
+        errpath = os.path.join(ctx.tmp, "admin-%d.err" % n)
+        with open(errpath, "wb") as err:
+            p = sdstest.spawn(argv_for(port), stdout=subprocess.DEVNULL,
+                              stderr=err, cwd="/")
+        ctx.others.append(p)
+        sdstest.wait_until(
+            # Its own listener first: a port's other holder is not asked.
+            lambda: p.poll() is not None
+            or (listening(p.pid, port) and sdstest.healthz(port)),
+            time.time() + 10, "sds-admin on port %d" % port)
+        if p.poll() is not None and "Address already in use" in read(errpath):
+            log("port %d taken: another" % port)
+            continue
+        check(p.poll() is None, "sds-admin exited %s: %s"
+              % (p.poll(), read(errpath)))
+        return p, port
+    raise Fail("sds-admin: every port of %d tries was taken" % tries)
 
 
 # ---------------------------------------------------------------------------
@@ -728,57 +772,62 @@ def unit_conf_without_target(ctx):
 
 @test
 def uninstall_leaves_nothing(ctx):
-    ctx.install()
-    p = ctx.uninstall()
-    eq(tree(ctx.dest), {}, "files left by uninstall")
-    eq(sorted(p.stdout.splitlines()),
-       sorted("removed %s" % ctx.path("etc/sds/" + e) for e in ETC),
+    # make install, then make uninstall, of DESTDIR uninstalled/.
+    dest = staged("uninstalled")
+    eq(tree(dest), {}, "files left by uninstall")
+    eq(sorted(read(staged("uninstalled.out")).splitlines()),
+       sorted("removed %s" % os.path.join(dest, "etc/sds", e) for e in ETC),
        "uninstall's lines")
-    check(not os.path.exists(ctx.path("etc/sds")),
+    check(not os.path.exists(os.path.join(dest, "etc/sds")),
           "uninstall left etc/sds")
-    check(not os.path.exists(ctx.path("usr/share/sds-admin")),
+    check(not os.path.exists(os.path.join(dest, "usr/share/sds-admin")),
           "uninstall left share/sds-admin")
 
 
 @test
 def conffiles_changed_are_kept(ctx):
-    ctx.install()
-    changed = ctx.path("etc/sds/apps/example.conf")
-    mine = ctx.path("etc/sds/apps/shop.conf")
-    with open(changed, "a") as f:
-        f.write("# changed by the operator\n")
-    shutil.copy(changed, mine)
-    with open(changed) as f:
-        text = f.read()
+    # install-stage's conffiles/: make install; the operator adds a line
+    # to apps/example.conf (conffiles.changed: the file then) and writes
+    # an apps/shop.conf of their own; make install again; make uninstall.
+    dest = staged("conffiles")
+    changed = os.path.join(dest, "etc/sds/apps/example.conf")
+    text = read(staged("conffiles.changed"))
+    eq(text, subst_etc("apps/example.conf") + "# changed by the operator\n",
+       "the conffile as the operator left it")
     # install again: the changed conffile stays as the operator left it.
-    p = ctx.install()
-    check("kept %s: changed since it was installed" % changed in p.stdout,
-          "install's lines: %r" % p.stdout)
-    with open(changed) as f:
-        eq(f.read(), text, "the changed conffile after install")
-    p = ctx.uninstall()
-    check("kept %s: changed since it was installed" % changed in p.stdout,
-          "uninstall's lines: %r" % p.stdout)
-    eq(tree(ctx.dest), {"etc/sds/apps/example.conf": 0o644,
-                        "etc/sds/apps/shop.conf": 0o644},
+    out = read(staged("conffiles.install.out"))
+    check("kept %s: changed since it was installed" % changed in out,
+          "install's lines: %r" % out)
+    out = read(staged("conffiles.uninstall.out"))
+    check("kept %s: changed since it was installed" % changed in out,
+          "uninstall's lines: %r" % out)
+    eq(read(changed), text, "the changed conffile after install and uninstall")
+    eq(tree(dest), {"etc/sds/apps/example.conf": 0o644,
+                    "etc/sds/apps/shop.conf": 0o644},
        "files left by uninstall: the changed conffile and the operator's")
+
+
+def subst_etc(rel):
+    """packaging/etc/@rel as install writes it for PREFIX=/usr."""
+    return read(os.path.join(ROOT, "packaging", "etc", rel)).replace(
+        "@" + "SBINDIR@", "/usr/sbin").replace("@" + "SYSCONFDIR@", "/etc")
 
 
 @test
 def bad_prefix(ctx):
-    for prefix, why in (("usr", "an absolute path, not 'usr'"),
-                        ("", "one absolute path, not ''"),
-                        ("/usr /opt", "one absolute path, not '/usr /opt'")):
+    # make GOAL DESTDIR=bad/dest PREFIX=..., a make of its own each.
+    for n, (prefix, why) in enumerate(BAD_PREFIXES):
         for goal in ("install", "uninstall"):
-            p = make(goal, "DESTDIR=" + ctx.dest, "PREFIX=" + prefix, ok=False)
-            check(p.returncode != 0, "%s PREFIX=%r succeeded" % (goal, prefix))
-            lines = p.stderr.splitlines()
+            f = staged("bad", "%s-%d" % (goal, n))
+            rc = int(read(f + ".rc"))
+            check(rc != 0, "%s PREFIX=%r succeeded" % (goal, prefix))
+            lines = read(f + ".err").splitlines()
             check(len(lines) == 1 and lines[0].endswith(
                 "*** PREFIX must be %s.  Stop." % why),
-                "%s PREFIX=%r: %r" % (goal, prefix, p.stderr))
-            eq(p.stdout, "", "%s PREFIX=%r's output" % (goal, prefix))
-            check(not os.path.exists(ctx.dest),
-                  "%s PREFIX=%r wrote DESTDIR" % (goal, prefix))
+                "%s PREFIX=%r: %r" % (goal, prefix, lines))
+            eq(read(f + ".out"), "", "%s PREFIX=%r's output" % (goal, prefix))
+    check(not os.path.exists(staged("bad", "dest")),
+          "a bad PREFIX wrote DESTDIR")
 
 
 def preflight():
@@ -791,6 +840,15 @@ def preflight():
               "test/targets/target_pie"):
         if not os.path.exists(os.path.join(BUILD, f)):
             return "%s/%s is missing (make all test-targets)" % (BUILD, f)
+    for f in ("usr", "prefix", "gone", "uninstalled", "conffiles",
+              "bad/install-0.rc", "bad/uninstall-2.rc"):
+        if not os.path.exists(staged(f)):
+            return "%s is missing (make install-stage)" % staged(f)
+    # A stage older than the programs would test an old install.
+    if os.stat(staged("usr.out")).st_mtime < os.stat(
+            os.path.join(BUILD, "bin", "sds-bpf")).st_mtime:
+        return "%s is older than %s/bin/sds-bpf (make install-stage)" % (
+            STAGE, BUILD)
     return None
 
 

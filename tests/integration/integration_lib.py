@@ -28,7 +28,7 @@ _kill_group = sdstest.kill_group
 TT = os.path.join(BUILD, "test", "targets")
 
 SITES = ("nop5", "emulated", "stepped")
-READY_TIMEOUT = 10.0          # seconds for the socket to appear
+READY_TIMEOUT = 30.0          # seconds for the socket to appear (a hang, not speed)
 TEST_TIMEOUT = 180            # seconds for a whole test
 N, E, T, MS, TMO = 1000, 137, 5, 30, 20
 WORK = "work=work:err=neg:timeout_ms=%d" % TMO

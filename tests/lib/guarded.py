@@ -92,10 +92,11 @@ class Target(sdstest.LineReader):
         return out
 
     def call(self, point, n, exp=None, timeouts=False, **opts):
-        """N guarded calls (opts: err, sleep_ms, every_us, times=True)."""
+        """N guarded calls (opts: err, sleep_ms, every_us, times=True,
+        since_mark=True: the times since the last `mark`)."""
         args = ["call", point, str(n)]
         for k, v in opts.items():
-            if k in ("times", "all"):
+            if k in ("times", "all", "since_mark"):
                 if v:
                     args.append(k)
             else:

@@ -215,11 +215,115 @@ def inode_of(path):
 
 
 def free_port():
+    """A port that was free a moment ago: closed before anyone binds it,
+    so another run's server (parallel lanes) may take it first.  Start a
+    server with serve_on_free_port(); for a port where nothing listens,
+    hold dead_port()'s socket."""
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()
     return port
+
+
+def dead_port():
+    """(sock, port): a port where nothing listens, for as long as @sock
+    lives: bound by it (no SO_REUSEADDR) and never listening, so a connect
+    is refused and no other process can bind the port meanwhile."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    return s, s.getsockname()[1]
+
+
+def _tcp_sockets(port, listening):
+    """Inodes of the TCP sockets (IPv4, IPv6) of this network namespace
+    bound to local @port: those in LISTEN when @listening, else all."""
+    inodes = set()
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(name) as f:
+                lines = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            w = line.split()
+            if (len(w) > 9 and int(w[1].rsplit(":", 1)[1], 16) == port
+                    and (w[3] == "0A" or not listening)):
+                inodes.add(int(w[9]))
+    return inodes
+
+
+def _group_pids(pgid):
+    """The pids of process group @pgid (a process spawn()ed in its own
+    session, and what it started)."""
+    pids = set()
+    for pid in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/stat" % pid) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[2]) == pgid:
+            pids.add(int(pid))
+    return pids
+
+
+def listens(p, port):
+    """True when @p (a Popen), or a process of the group it leads, holds
+    the socket listening on @port: the server there is ours."""
+    want = _tcp_sockets(port, True)
+    if not want:
+        return False
+    for pid in {p.pid} | _group_pids(p.pid):
+        try:
+            fds = os.listdir("/proc/%d/fd" % pid)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                link = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+            except OSError:
+                continue
+            if link.startswith("socket:[") and int(link[8:-1]) in want:
+                return True
+    return False
+
+
+def serve_on_free_port(start, what, tries=8, timeout=10.0):
+    """(port, server): a server of ours listening on a port of the
+    kernel's choice.  @start(port) starts it and returns its Popen, or an
+    object whose .p is one; it is up once that process (or its group)
+    holds the listening socket of the port.  A free_port() can be taken
+    by another run's process before the server binds it: when the server
+    exits first (or @start raises Fail) and something else is bound to
+    the port, the start is tried again on another port, @tries times at
+    most.  Any other exit is a Fail saying so."""
+    for _ in range(tries):
+        port = free_port()
+        try:
+            srv = start(port)
+        except Fail:
+            if _tcp_sockets(port, False):
+                log("%s: port %d taken, another one" % (what, port))
+                continue
+            raise
+        p = getattr(srv, "p", srv)
+        deadline = time.monotonic() + timeout
+        while not listens(p, port):
+            if p.poll() is not None:
+                break
+            if time.monotonic() > deadline:
+                raise Fail("%s: not listening on port %d after %.0f s"
+                           % (what, port, timeout))
+            time.sleep(0.05)
+        else:
+            return port, srv
+        if not _tcp_sockets(port, False):
+            raise Fail("%s exited with %s before it listened on port %d"
+                       % (what, p.returncode, port))
+        log("%s: port %d taken, another one" % (what, port))
+    raise Fail("%s: %d ports in a row taken before it bound one"
+               % (what, tries))
 
 
 def wait_until(fn, deadline, what, interval=0.2):
@@ -465,11 +569,13 @@ def mount_bpffs():
     return None
 
 
-def prog_holders():
+def prog_holders(pids=None):
     """{prog id: set of pids} from /proc/*/fdinfo: every process holding a
-    program fd or a link to it.  (bpftool here may lack pid iterators.)"""
+    program fd or a link to it, or only those of @pids.  (bpftool here may
+    lack pid iterators.)"""
     holders = {}
-    for pid in os.listdir("/proc"):
+    names = os.listdir("/proc") if pids is None else [str(p) for p in pids]
+    for pid in names:
         if not pid.isdigit():
             continue
         d = "/proc/%s/fdinfo" % pid
@@ -580,10 +686,12 @@ def pins_under(roots):
     return pins
 
 
-def progs_pinned_under(roots):
+def progs_pinned_under(roots, progs=None):
     """{prog id: why} for the programs that something pinned under @roots
     keeps: the program itself, a link to it, or a map it uses (the
-    loader pins its maps and links there, DESIGN §5)."""
+    loader pins its maps and links there, DESIGN §5).  @progs: the
+    records of _bpftool_pinned("prog") to judge (else all of them, asked
+    for here)."""
     own = {}
     maps = {m["id"] for m in _bpftool_pinned("map")
             if any(_under(p, roots) for p in m.get("pinned", ()))}
@@ -591,7 +699,7 @@ def progs_pinned_under(roots):
         pinned = [p for p in ln.get("pinned", ()) if _under(p, roots)]
         if pinned and "prog_id" in ln:
             own[ln["prog_id"]] = "link " + pinned[0]
-    for pr in _bpftool_pinned("prog"):
+    for pr in _bpftool_pinned("prog") if progs is None else progs:
         pinned = [p for p in pr.get("pinned", ()) if _under(p, roots)]
         if pinned:
             own[pr["id"]] = "pinned " + pinned[0]
@@ -625,12 +733,17 @@ class KernelSnapshot:
     def leaked_progs(self, dead_pids):
         """{prog id: why} of the programs loaded since the snapshot that
         are still ours: held by one of @dead_pids, or kept by a pin under
-        our roots."""
-        holders = prog_holders()
-        own = progs_pinned_under(self.roots)
-        now = {p["id"] for p in _bpftool_pinned("prog")}
+        our roots.  One bpftool call per kind, and none but the programs'
+        when no program is new; only @dead_pids' fds are read (a holder
+        outside them is no leak of ours)."""
+        progs = _bpftool_pinned("prog")
+        new = [p for p in progs if p["id"] not in self.progs]
+        if not new:
+            return {}
+        holders = prog_holders(dead_pids)
+        own = progs_pinned_under(self.roots, new)
         leaked = {}
-        for i in sorted(now - self.progs):
+        for i in sorted(p["id"] for p in new):
             pids = holders.get(i, set()) & dead_pids
             if pids:
                 leaked[i] = "held by pids %s" % sorted(pids)
@@ -666,7 +779,9 @@ class AttachProcess:
     output in files of the test's temp dir; ready once its socket
     (sock_path(): GROUP.APP.sock, or hashed) is in the run dir."""
 
-    READY_TIMEOUT = 10.0
+    # A hang, not speed: a loader verifying fail-fast programs beside
+    # other suites has taken 20 s to open its socket here.
+    READY_TIMEOUT = 30.0
 
     def __init__(self, ctx, args, app, group="default", wait=True,
                  stale_inode=None, binary=None):
@@ -821,12 +936,35 @@ class Suite:
         self.tests.append(fn)
         return fn
 
+    def selected(self, sel):
+        """The tests to run: those whose name holds one of @sel (all when
+        @sel is empty), and of those, with SDS_TEST_SHARD=K/N, every N-th
+        from the K-th (tests/lanes.py splits a long suite that way)."""
+        tests = [fn for fn in self.tests
+                 if not sel or any(s in fn.__name__ for s in sel)]
+        shard = os.environ.get("SDS_TEST_SHARD")
+        if not shard:
+            return tests
+        try:
+            k, n = (int(x) for x in shard.split("/"))
+        except ValueError:
+            k = n = 0
+        if not 1 <= k <= n:
+            raise SystemExit("SDS_TEST_SHARD=%r: want K/N with 1 <= K <= N"
+                             % shard)
+        return tests[k - 1::n]
+
     def _alarm(self, signum, frame):
         raise Timeout("test timed out after %d s" % self.timeout)
 
     def main(self, argv, new_ctx, preflight=None):
         """Run the tests @argv selects, each with new_ctx(name) (cleaned
         up whatever happens); print "N passed, M failed"; the exit status."""
+        if "--list" in argv:
+            # make test-inventory: the names, one a line, nothing run.
+            for fn in self.selected([]):
+                print(fn.__name__)
+            return 0
         if self.strict:
             sel = [a for a in argv if not a.startswith("-")]
             set_verbose("-v" in argv)
@@ -842,10 +980,8 @@ class Suite:
         t_all = time.monotonic()
         if self.timeout:
             signal.signal(signal.SIGALRM, self._alarm)
-        for fn in self.tests:
+        for fn in self.selected(sel):
             name = fn.__name__
-            if sel and not any(s in name for s in sel):
-                continue
             if err:
                 failed += 1
                 print("FAIL %s: %s" % (name, err))

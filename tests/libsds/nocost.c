@@ -5,10 +5,15 @@
  * with no loader, attached to a stand-in loader with the point passing,
  * and downgraded; and beside it sds_copy() with copying off, detached and
  * attached (the loader's copy word 0, as flags__set_copy leaves it).
- * Prints ns per call.  Exit 1 if a decision was wrong, or if the idle
- * guard (no loader) or sds_copy() off takes more than NOCOST_MAX_NS: the
- * best of 5 runs, measured again up to NOCOST_TRIES times before a miss
- * counts (the machine is shared).
+ * Prints ns per call, and for the idle guard (no loader) and sds_copy()
+ * off whether they held NOCOST_MAX_NS: the best of 5 runs, measured again
+ * up to NOCOST_TRIES times before a miss is said (the machine is shared).
+ *
+ * Exit 1 only if a decision was wrong (a downgraded point that passed, a
+ * passing one that was refused, an sds_copy() that did not return 0):
+ * the built library's decisions, which libsds-test checks with few
+ * CALLS.  A missed target is printed, never an exit status: speed is
+ * make bench's (tools/bench/run.sh runs this with the default CALLS).
  *
  *	nocost [CALLS]
  */
@@ -21,8 +26,8 @@
 #include "fakeloader.h"
 #include "flags.h"		/* the loader's writer: flags__set_copy() */
 
-#define NOCOST_MAX_NS	5.0	/* the idle guard's and copy-off's budget */
-#define NOCOST_TRIES	3	/* measurements before a miss counts */
+#define NOCOST_MAX_NS	5.0	/* the idle guard's and copy-off's target */
+#define NOCOST_TRIES	3	/* measurements before a miss is said */
 
 static double now_s(void)
 {
@@ -97,14 +102,16 @@ static double copy_m(struct sds_point *p, long n, bool want)
 	return measure_copy(p, n);
 }
 
-static bool met(const char *what, double t)
+/* The target line: met or missed; false only for a wrong decision. */
+static bool target(const char *what, double t)
 {
-	bool ok = t >= 0 && t <= NOCOST_MAX_NS;
-
-	if (!ok)
-		fprintf(stderr, "nocost: %s: %.2f ns, above %.0f ns\n", what, t,
-			NOCOST_MAX_NS);
-	return ok;
+	if (t < 0) {
+		fprintf(stderr, "nocost: %s: a wrong decision\n", what);
+		return false;
+	}
+	printf("target %-28s <= %.0f ns: %s (%.2f ns)\n", what, NOCOST_MAX_NS,
+	       t <= NOCOST_MAX_NS ? "met" : "missed", t);
+	return true;
 }
 
 int main(int argc, char **argv)
@@ -154,8 +161,11 @@ int main(int argc, char **argv)
 	printf("guarded call, attached, downgraded: %6.2f ns (no probes attached)\n", down);
 	printf("sds_copy, no loader:                %6.2f ns\n", copy_none);
 	printf("sds_copy, attached, copy off:       %6.2f ns\n", copy_off);
-	ok = met("guarded call, no loader", none) &
-	     met("sds_copy, no loader", copy_none) &
-	     met("sds_copy, attached, copy off", copy_off);
+	ok = target("guarded call, no loader", none) &
+	     target("sds_copy, no loader", copy_none) &
+	     target("sds_copy, attached, copy off", copy_off);
+	if (pass < 0 || down < 0)
+		fprintf(stderr, "nocost: attached, %s: a wrong decision\n",
+			pass < 0 ? "passing" : "downgraded");
 	return !ok || pass < 0 || down < 0;
 }

@@ -14,6 +14,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "../unit/cmocka_timeout.h"	/* a per-test timeout */
 
 #include <errno.h>
 #include <fcntl.h>

@@ -13,6 +13,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "../unit/cmocka_timeout.h"	/* a per-test timeout */
 
 #include <errno.h>
 #include <math.h>

@@ -16,6 +16,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "../unit/cmocka_timeout.h"	/* a per-test timeout */
 
 #include <dlfcn.h>
 #include <errno.h>

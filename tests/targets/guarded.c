@@ -20,7 +20,7 @@
  *                     opened before, if any)
  *   point NAME        sds_point(NAME) (done implicitly by the commands
  *                     below; points are looked up once and kept)
- *   call POINT N [err=E] [sleep_ms=S] [every_us=U] [all] [times]
+ *   call POINT N [err=E] [sleep_ms=S] [every_us=U] [all] [times] [since_mark]
  *                     N guarded calls; the first E calls that pass sign an
  *                     exception; each call that passes sleeps S ms inside
  *                     the guarded call; call i starts at i*U us after the
@@ -32,6 +32,8 @@
  *                     "passed P downgraded D failed F" (F: exceptions
  *                     signed), and with `times` a line "times T..." with
  *                     the start of each passed call in ns since the first
+ *                     (with `since_mark`: since the last `mark`, this
+ *                     program's clock across commands; an error if none)
  *   hold POINT K      K threads enter a guarded call of POINT; those that
  *                     pass stay inside until `release`, the others end
  *                     their call at once.  Prints "refused R" once all K
@@ -45,7 +47,8 @@
  *                     most (the smallest of the threads' longest gaps
  *                     between two calls): a token bucket of a longer
  *                     burst cannot have overflowed
- *   mark              remember now (for first_down's since_mark_ns)
+ *   mark              remember now (for first_down's since_mark_ns and
+ *                     call's since_mark)
  *   first_down POINT [every_us=U] [max_ms=M] [err=1]
  *                     call POINT every U us (100) until the first
  *                     downgraded call, at most M ms (10000); with err=1
@@ -216,20 +219,23 @@ static int cmd_call(struct sds_point *p, long n, char **opt, int nopt)
 	long e = 0, ms = 0, us = 0, i, passed = 0, down = 0, failed = 0;
 	int times = opt_flag(opt, nopt, "times");
 	int all = opt_flag(opt, nopt, "all");
-	long long t0, start;
+	int since_mark = opt_flag(opt, nopt, "since_mark");
+	long long t0, start, base;
 
 	if (opt_long(opt, nopt, "err", &e) < 0 ||
 	    opt_long(opt, nopt, "sleep_ms", &ms) < 0 ||
-	    opt_long(opt, nopt, "every_us", &us) < 0 || n < 0)
+	    opt_long(opt, nopt, "every_us", &us) < 0 || n < 0 ||
+	    (since_mark && mark_ns < 0))
 		return -1;
 	t0 = now_ns();
+	base = since_mark ? mark_ns : t0;
 	for (i = 0; i < n; i++) {
 		if (us > 0)
 			sleep_until(t0 + i * us * 1000LL);
 		start = now_ns();
 		if (guarded_call_all(p, failed < e, ms, all)) {
 			if (times && passed < MAX_TIMES)
-				times_buf[passed] = start - t0;
+				times_buf[passed] = start - base;
 			if (failed < e)
 				failed++;
 			passed++;

@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "cmocka_timeout.h"	/* a per-test timeout */
 
 #include <stdio.h>
 #include <string.h>

@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "cmocka_timeout.h"	/* a per-test timeout */
 
 #include <string.h>
 

@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "cmocka_timeout.h"	/* a per-test timeout */
 
 #include <errno.h>
 #include <stdio.h>

@@ -154,6 +154,11 @@ $(BENCH_DIR)/bench-guard: $(BENCH_GUARD_SRCS) tools/bench/bench_guard.h \
 	$(CC) -O2 -g -D_GNU_SOURCE $(BENCH_WARN) -I$(BUILD)/include -pthread \
 		-o $@ $(BENCH_GUARD_SRCS) $(LIBSDS_A)
 
+# ---- nocost: the idle guard and sds_copy() off, ns per call (run.sh) -------
+# Built by tests/libsds/libsds.mk (libsds-test runs it for its decisions
+# alone, with few calls); its 5-ns targets are measured here.
+BENCH_BINS += $(BUILD)/test/libsds/nocost
+
 # ---- tick lateness under hostile clients (tools/bench/hostile.py) ----------
 # Its TARGET and victim is the hostile suite's loop_victim (hostile.mk).
 BENCH_BINS += $(BUILD)/test/hostile/loop_victim

@@ -51,7 +51,9 @@
 # BENCH_LOADER=0 (skip tools/bench/loader_cost.py, the loader's CPU, RSS
 # and stats latency at 10-1,024 points, old code beside new),
 # BENCH_COPY_COST=0 (skip tools/bench/copy_cost.py, traffic copy's cost
-# per call), BENCH_HOSTILE=0 (skip tools/bench/hostile.py, tick lateness under
+# per call), BENCH_NOCOST=0 (skip nocost, the idle guard's and sds_copy()
+# off's ns per call against their 5-ns targets, tests/libsds/nocost.c),
+# BENCH_HOSTILE=0 (skip tools/bench/hostile.py, tick lateness under
 # hostile clients, which runs last; BENCH_HOSTILE_ROUNDS).  Needs
 # root.  Exits non-zero if a check fails, not if a target is missed: it is
 # a benchmark, not a test.
@@ -398,6 +400,17 @@ fi
 # its own loaders and tables, after these.  BENCH_GUARD=0 skips it.
 if [ "${BENCH_GUARD:-1}" != 0 ]; then
 	sh "$ROOT/tools/bench/guard.sh" || FAILED=1
+fi
+
+# The idle guard (no loader) and sds_copy() off, ns per call against their
+# 5-ns targets (tests/libsds/nocost.c; a missed target is printed, a wrong
+# decision fails the run).  BENCH_NOCOST=0 skips it.
+if [ "${BENCH_NOCOST:-1}" != 0 ]; then
+	echo
+	echo "== nocost"
+	"$BUILD/test/libsds/nocost" > "$T/nocost.txt" || FAILED=1
+	cat "$T/nocost.txt"
+	[ -z "${BENCH_OUT:-}" ] || cp "$T/nocost.txt" "$BENCH_OUT/nocost.txt"
 fi
 
 # The probe-cost budget's estimate beside the measured cost, on the demo

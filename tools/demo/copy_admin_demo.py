@@ -47,21 +47,23 @@ class Admin:
     """sds-admin of the demo: its URL, token and API."""
 
     def __init__(self, d, port=0):
-        self.port = port or cd.free_port()
-        self.url = "http://127.0.0.1:%d" % self.port
         self.token = os.urandom(18).hex()
         self.token_file = os.path.join(d.t, "token")
         with open(os.open(self.token_file, os.O_WRONLY | os.O_CREAT, 0o600),
                   "w") as f:
             f.write(self.token + "\n")
-        p = d.start("sds-admin", [ADMIN, "--listen", "127.0.0.1:%d" % self.port,
-                                  "--db", os.path.join(d.t, "sds.db"),
-                                  "--token-file", self.token_file])
-        d.wait_for("did not answer /healthz within 20 s", self.up, p, "sds-admin")
+        _, self.port = cd.start_on_port(
+            d, "sds-admin", lambda port: [
+                ADMIN, "--listen", "127.0.0.1:%d" % port,
+                "--db", os.path.join(d.t, "sds.db"),
+                "--token-file", self.token_file], self.up, port)
+        self.url = "http://127.0.0.1:%d" % self.port
 
-    def up(self):
+    @staticmethod
+    def up(port):
         try:
-            return urllib.request.urlopen(self.url + "/healthz", timeout=1).status == 200
+            return urllib.request.urlopen("http://127.0.0.1:%d/healthz" % port,
+                                          timeout=1).status == 200
         except OSError:
             return False
 
@@ -90,12 +92,11 @@ def start_all(d, admin_port=0):
     sh_p, sh_port = cd.start_demo(d, "shadow", "demo-shadow")
     src_p, src_port = cd.start_demo(d, "source", APP)
     cd.start_loader(d, "attach-shadow", "demo-shadow", sh_p.pid, ["req=handle_request"])
-    cport = cd.free_port()
-    cp = d.start("sds-copy", [COPY, "serve", "--listen", "127.0.0.1:%d" % cport,
-                              "--admin", adm.url, "--token-file", adm.token_file,
-                              "--name", cd.COPY_NAME])
-    d.wait_for("never reached sds-admin", lambda: any(
-        s["live"] for s in adm.call("GET", "/api/v1/copy-servers")), cp, "sds-copy")
+    cd.start_on_port(
+        d, "sds-copy", lambda port: [
+            COPY, "serve", "--listen", "127.0.0.1:%d" % port, "--admin",
+            adm.url, "--token-file", adm.token_file, "--name", cd.COPY_NAME],
+        lambda port: any(s["live"] for s in adm.call("GET", "/api/v1/copy-servers")))
     cd.start_loader(d, "attach-source", APP, src_p.pid,
                     ["req=handle_request", "serve=serve_request:copy=2,3"],
                     ["--admin", adm.url, "--token-file", adm.token_file])
@@ -227,23 +228,26 @@ def main():
             die("%s missing: run make all demo-bins" % f)
     d = cd.Demo()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
+    rc = 130
     try:
         adm, src_port, sh_port = start_all(
             d, 0 if check else int(os.environ.get("DEMO_ADMIN_PORT", "8887")))
         if check:
             ok = check_run(d, adm, sh_port, src_port)
             print("\n== done: %s" % ("every count exact" if ok else "a count did not match"))
-            return 0 if ok else 1
-        guide(d, adm, sh_port)
-        d.start("load", [LOAD, "--port", str(src_port), "--rate", str(cd.RATE),
-                         "--conns", "4", "--seconds",
-                         os.environ.get("DEMO_SECONDS", "1800")], show=False)
-        live(d, int(os.environ.get("DEMO_SECONDS", "1800")))
-        return 0
+            rc = 0 if ok else 1
+        else:
+            guide(d, adm, sh_port)
+            d.start("load", [LOAD, "--port", str(src_port), "--rate", str(cd.RATE),
+                             "--conns", "4", "--seconds",
+                             os.environ.get("DEMO_SECONDS", "1800")], show=False)
+            live(d, int(os.environ.get("DEMO_SECONDS", "1800")))
+            rc = 0
     except KeyboardInterrupt:
-        return 130
+        pass
     finally:
-        d.cleanup()
+        clean = d.cleanup()
+    return rc if clean else 1
 
 
 if __name__ == "__main__":

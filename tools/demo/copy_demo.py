@@ -17,8 +17,13 @@ loader captured (= serve_request's visits when it dropped none), the
 copies dispatched = 3 x received, the shadow's handle_request visits =
 dispatched.  Exit 1 on a mismatch.
 
-Cleans up every process and its temporary directory, also when
-interrupted.  Talks to nothing but 127.0.0.1.  Needs root (BPF).
+Runs copies of build/demo/demo in its temporary directory (the binary its
+loaders probe: no other process on the host is touched) and pins under a
+root of its own (SDS_PIN_ROOT /sys/fs/bpf/sds-demo-*); a pin left there
+once everything stopped fails the run (a LEAK line).  sds-copy's port is
+given up for another if something else took it first.  Cleans up every
+process, its temporary directory and pin root, also when interrupted.
+Talks to nothing but 127.0.0.1.  Needs root (BPF).
 """
 
 import json
@@ -30,6 +35,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import demo_lib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("BUILD", "build")
@@ -55,17 +62,16 @@ class Demo:
 
     def __init__(self):
         self.t = tempfile.mkdtemp(prefix="sds-demo-copy.")
-        self.env = dict(os.environ, SDS_RUN_DIR=os.path.join(self.t, "run"),
-                        SDS_STATE_DIR=os.path.join(self.t, "state"))
-        os.makedirs(self.env["SDS_RUN_DIR"])
-        os.makedirs(self.env["SDS_STATE_DIR"])
+        self.env = demo_lib.own_env(self.t)
         self.procs = []     # (name, Popen), in start order
+        # The service both loaders probe: the run's own copy.
+        self.demo = demo_lib.stage(DEMO, self.t)
 
     def start(self, name, argv, show=True):
         """Start @argv in the background, its output in T/@name.out."""
         if show:
-            print("$ %s &" % " ".join(os.path.basename(a) if a.startswith(BUILD)
-                                      else a for a in argv))
+            print("$ %s &" % " ".join(os.path.basename(a) if a.startswith(
+                (BUILD, self.t)) else a for a in argv))
         out = open(os.path.join(self.t, name + ".out"), "w")
         p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
                              env=self.env, start_new_session=True)
@@ -101,9 +107,13 @@ class Demo:
         return p.returncode
 
     def cleanup(self):
+        """Every process stopped, the temp dir and the pin root removed:
+        True when no pin was left (else a LEAK line)."""
         for _, p in reversed(self.procs):
             self.stop(p)
         shutil.rmtree(self.t, ignore_errors=True)
+        return demo_lib.say_leaks("demo-copy", self.env,
+                                  demo_lib.pins_left(self.env))
 
     def run(self, argv):
         r = subprocess.run(argv, env=self.env, capture_output=True, text=True,
@@ -148,9 +158,32 @@ def free_port():
     return port
 
 
+def start_on_port(d, name, argv_for, ready, port=0, tries=5):
+    """@argv_for(port) started as @name on @port, else on a free one: (its
+    Popen, the port) once @ready(port) and it listens there itself.  A
+    free port another process took before its bind ("Address already in
+    use") is given up for another, @tries times."""
+    for _ in range(1 if port else tries):
+        at = port or free_port()
+        p = d.start(name, argv_for(at))
+        end = time.monotonic() + 20
+        # Its own listener first: a port's other holder is not asked.
+        while p.poll() is None and not (demo_lib.listening(p.pid, at) and ready(at)):
+            if time.monotonic() > end:
+                sys.stderr.write(d.output(name))
+                die("%s: not serving on port %d within 20 s" % (name, at))
+            time.sleep(0.1)
+        if p.poll() is None:
+            return p, at
+        if port or "Address already in use" not in d.output(name):
+            sys.stderr.write(d.output(name))
+            die("%s: exited %d" % (name, p.returncode))
+    die("%s: every port of %d tries was taken" % (name, tries))
+
+
 def start_demo(d, name, app):
     port_file = os.path.join(d.t, name + ".port")
-    p = d.start(name, [DEMO, "--app", app, "--port-file", port_file,
+    p = d.start(name, [d.demo, "--app", app, "--port-file", port_file,
                        "--fail-pct", "0", "--sleep-us", "200"])
     d.wait_for("did not start", lambda: os.path.exists(port_file), p, name)
     with open(port_file) as f:
@@ -160,7 +193,7 @@ def start_demo(d, name, app):
 def start_loader(d, name, app, pid, points, extra=()):
     sock = os.path.join(d.env["SDS_RUN_DIR"], "default.%s.sock" % app)
     p = d.start(name, [SDS, "attach", "--app", app, "--pid", str(pid)] +
-                list(extra) + [DEMO] + points)
+                list(extra) + [d.demo] + points)
     d.wait_for("did not start serving within 20 s",
                lambda: os.path.exists(sock), p, name)
     return p
@@ -234,12 +267,14 @@ def main():
             die("%s missing: run make all demo-bins" % f)
     d = Demo()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
+    rc = 130
     try:
-        return run(d)
+        rc = run(d)
     except KeyboardInterrupt:
-        return 130
+        pass
     finally:
-        d.cleanup()
+        clean = d.cleanup()
+    return rc if clean else 1
 
 
 def run(d):
@@ -250,7 +285,6 @@ def run(d):
     src_p, src_port = start_demo(d, "source", "demo")
     start_loader(d, "attach-shadow", "demo-shadow", sh_p.pid, ["req=handle_request"])
 
-    cport = free_port()
     plans = os.path.join(d.t, "plans.json")
     with open(plans, "w") as f:
         json.dump({"plans": [{
@@ -261,11 +295,12 @@ def run(d):
     print("$ cat plans.json")
     with open(plans) as f:
         print("  " + f.read())
-    cp = d.start("sds-copy", [COPY, "serve", "--listen", "127.0.0.1:%d" % cport,
-                              "--plans", plans, "--name", COPY_NAME])
     sock = os.path.join(d.env["SDS_RUN_DIR"], "copy-%s.sock" % COPY_NAME)
-    d.wait_for("no control socket within 20 s", lambda: os.path.exists(sock),
-               cp, "sds-copy")
+    _, cport = start_on_port(
+        d, "sds-copy", lambda port: [COPY, "serve", "--listen",
+                                     "127.0.0.1:%d" % port, "--plans", plans,
+                                     "--name", COPY_NAME],
+        lambda port: os.path.exists(sock))
     start_loader(d, "attach-source", "demo", src_p.pid,
                  ["req=handle_request", "serve=serve_request:copy=2,3"],
                  ["--copy-to", "127.0.0.1:%d" % cport])

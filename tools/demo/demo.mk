@@ -38,14 +38,19 @@ demo-copy: deps
 # sds-copy and the source's loader take their plans from it; the operator
 # starts the copy, records and replays.  demo-copy-check scripts those
 # steps and checks every count (run by make test).
+#
+# The checks (demo-copy-check, demo-lb-check) take what they run from
+# prerequisites (all demo-bins: make test's build phase makes them) and
+# never call make; each runs copies of the demo binaries in its temp dir
+# and pins under its own SDS_PIN_ROOT (tools/demo/demo_lib.py), so they
+# run beside the suites and beside a developer's demo.
 EXTRA_TESTS += demo-copy-check
 .PHONY: demo-copy-admin demo-copy-check
 demo-copy-admin: deps
 	$(MAKE) all demo-bins
 	python3 tools/demo/copy_admin_demo.py
 
-demo-copy-check: deps
-	$(MAKE) all demo-bins
+demo-copy-check: all demo-bins
 	python3 tools/demo/copy_admin_demo.py --check
 
 # Balancing (tools/demo/lb_demo.py, docs/BALANCE.md "The demo"): a service
@@ -59,23 +64,22 @@ demo-lb: deps
 	$(MAKE) all demo-bins
 	python3 tools/demo/lb_demo.py
 
-demo-lb-check: deps
-	$(MAKE) all demo-bins
+demo-lb-check: all demo-bins
 	python3 tools/demo/lb_demo.py --check
 
 # Fail-fast inside Debian's nginx (tools/demo/ff_demo.py, docs/FAILFAST.md
 # "The nginx demo"): a reverse proxy to an upstream that never answers,
 # its connect failed fast under the kill switch (502 at once), then the
-# kill switch off.  demo-failfast-check asserts every count exactly (run
-# by make test: ~7 s).  Needs root (BPF) and nginx (make deps).
-EXTRA_TESTS += demo-failfast-check
+# kill switch off.  demo-failfast-check asserts every count exactly
+# (~7 s); make test runs the same check once, as tests/failfast's
+# nginx_demo, not here a second time.  Needs root (BPF) and nginx (make
+# deps).
 .PHONY: demo-failfast demo-failfast-check
 demo-failfast: deps
 	$(MAKE) all
 	python3 tools/demo/ff_demo.py
 
-demo-failfast-check: deps
-	$(MAKE) all
+demo-failfast-check: all
 	python3 tools/demo/ff_demo.py --check
 
 # Several admins on one PostgreSQL (tools/demo/cluster_demo.py, docs/ADMIN.md

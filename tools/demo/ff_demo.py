@@ -18,17 +18,23 @@ nginx answers 502 at once instead of waiting on its upstream.  Then the
 kill switch goes off and requests reach the upstream again.
 
 --check asserts (exit 1 otherwise), exactly:
-  * kill switch on: 200 requests, each a 502, p99 under 50 ms; the
+  * kill switch on: 200 requests, each a 502 within 1 s (at once, not
+    after the upstream's timeouts: the time is printed, not held); the
     upstream accepts none; nginx's error log says "connect() ... failed
     (111: Connection refused)" 200 times; sds-bpf counts 200 visits of
     "up" and 200 connects failed fast;
   * kill switch off: 20 requests at once all reach the upstream (it counts
     20 accepted connections) and wait on it (no answer within the
     client's 1.5 s); no more connects fail;
-  * the loader stopped: none of its programs stays on the cgroup2 root.
+  * the loader stopped: none of its programs stays on the cgroup2 root
+    (those it held; other runs' programs there are not this run's).
 
-Needs root (BPF).  Cleans up every process and its temp dir, also on
-failure or Ctrl-C.
+nginx runs, and is probed, as a copy in the run's temp dir: the uprobes
+touch no other nginx on the host.  The loader pins under a root of its
+own (SDS_PIN_ROOT /sys/fs/bpf/sds-demo-*); a pin left there after it
+stopped fails the run (a LEAK line).  nginx's port is given up for
+another if something else took it first.  Needs root (BPF).  Cleans up
+every process, its temp dir and pin root, also on failure or Ctrl-C.
 """
 
 import json
@@ -43,15 +49,20 @@ import demo_lib
 from demo_lib import ROOT, SDS
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "failfast"))
-from ff_lib import Server, cg_ours  # noqa: E402
-from sdstest import free_port  # noqa: E402
+from ff_lib import CgWatch, Server, wait_cg_clean  # noqa: E402
+from sdstest import Fail, free_port  # noqa: E402
 
 NGINX = os.environ.get("SDS_DEMO_NGINX", "/usr/sbin/nginx")
 APP = "ffnginx"
 SYMBOL = os.environ.get("SDS_DEMO_NGINX_SYMBOL", "ngx_event_connect_peer")
 SPEC = "up=%s:failfast=connect" % SYMBOL
 KILL_N = 200            # requests under the kill switch
-KILL_P99_MS = 50        # their p99 must stay under this
+# Each must be answered within this: a functional bound, not a speed.
+# Refused at connect(), nginx answers 502 at once; let through, it waits
+# on the silent upstream (proxy_read_timeout 10 s, or the client's 3 s).
+# 1 s tells the two apart with room for a loaded machine; how fast the
+# 502 comes is measured and printed (p50, p99, max), never asserted.
+KILL_MAX_MS = 1000
 OFF_N = 20              # requests once it is off, sent at once
 CLIENT_WAIT_S = 1.5     # how long a client waits for those
 
@@ -93,6 +104,11 @@ class Run(demo_lib.Run):
         self.loader = None
         self.strategies = os.path.join(self.t, "strategies.json")
         self.version = 0
+        # The nginx the demo runs and the loader probes: the run's copy.
+        self.nginx = demo_lib.stage(NGINX, self.t)
+        # This run's programs on the cgroup2 root: the loader's.
+        self.cg = CgWatch(lambda: [self.loader.pid] if self.loader and
+                          self.loader.poll() is None else [])
 
     def start(self, args, out):
         # In our process group: a test that kills the group on a timeout
@@ -100,9 +116,10 @@ class Run(demo_lib.Run):
         return super().start(args, out, own_session=False)
 
     def stop(self):
-        super().stop()
+        clean = super().stop()
         if self.up:
             self.up.close()
+        return clean
 
     def point(self):
         s = json.loads(self.sds("stats", "--json", "--app", APP))
@@ -128,41 +145,45 @@ class Run(demo_lib.Run):
             time.sleep(0.05)
 
 
-def start_nginx(run):
+def start_nginx(run, tries=5):
+    """nginx listening on a free port (its master holding the socket): the
+    port.  One that another process took before nginx's bind ("Address
+    already in use") is given up for another, @tries times."""
     run.up = Server()
-    port = free_port()
-    conf = os.path.join(run.t, "nginx.conf")
-    with open(conf, "w") as f:
-        f.write(NGINX_CONF.format(t=run.t, port=port, up=run.up.port))
-    print("$ %s -p %s -c nginx.conf   (proxy to 127.0.0.1:%d, which "
-          "accepts and never answers)" % (NGINX, run.t, run.up.port))
-    log = open(os.path.join(run.t, "nginx.out"), "w")
-    # -e: the error log before the config is read is ours too, not /var/log.
-    p = run.start([NGINX, "-e", os.path.join(run.t, "logs", "error.log"),
-                   "-p", run.t, "-c", conf], log)
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), 1).close()
-            break
-        except OSError:
-            pass
-        if p.poll() is not None or time.monotonic() > deadline:
-            die("nginx did not listen within 20 s:\n" +
-                open(log.name).read() +
-                open(os.path.join(run.t, "logs", "error.log")).read())
-        time.sleep(0.1)
-    return port
+    errlog = os.path.join(run.t, "logs", "error.log")
+    for _ in range(tries):
+        port = free_port()
+        conf = os.path.join(run.t, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write(NGINX_CONF.format(t=run.t, port=port, up=run.up.port))
+        print("$ %s -p %s -c nginx.conf   (proxy to 127.0.0.1:%d, which "
+              "accepts and never answers)" % (run.nginx, run.t, run.up.port))
+        log = open(os.path.join(run.t, "nginx.out"), "w")
+        # -e: the error log before the config is read is ours too, not
+        # /var/log.
+        p = run.start([run.nginx, "-e", errlog, "-p", run.t, "-c", conf], log)
+        deadline = time.monotonic() + 20
+        while p.poll() is None and not demo_lib.listening(p.pid, port):
+            if time.monotonic() > deadline:
+                die("nginx did not listen within 20 s:\n" +
+                    open(log.name).read() + open(errlog).read())
+            time.sleep(0.1)
+        if p.poll() is None:
+            return port
+        if "Address already in use" not in open(errlog).read():
+            die("nginx exited %d:\n%s%s" % (p.returncode, open(log.name).read(),
+                                            open(errlog).read()))
+    die("nginx: every port of %d tries was taken" % tries)
 
 
 def attach(run):
     print("$ cat strategies.json")
     print(open(run.strategies).read())
     print("$ sds-bpf attach --app %s --strategies strategies.json %s '%s' &"
-          % (APP, NGINX, SPEC))
+          % (APP, run.nginx, SPEC))
     log = open(os.path.join(run.t, "attach.out"), "w")
     run.loader = run.start([SDS, "attach", "--app", APP, "--strategies",
-                            run.strategies, NGINX, SPEC], log)
+                            run.strategies, run.nginx, SPEC], log)
     sock = os.path.join(run.t, "run", "default.%s.sock" % APP)
     deadline = time.monotonic() + 30
     while not os.path.exists(sock):
@@ -170,6 +191,7 @@ def attach(run):
             die("sds-bpf attach did not start serving within 30 s:\n" +
                 open(log.name).read())
         time.sleep(0.1)
+    run.cg.ours()       # what it attached to the cgroup2 root is this run's
     print(open(log.name).read(), end="")
 
 
@@ -231,7 +253,9 @@ def kill_switch_on(run, port):
         len(refused), refused[-1].split("] ", 1)[-1].strip()
         if refused else "(nothing)"))
     ok = say(codes == {"502": KILL_N}, "all %d answered 502" % KILL_N)
-    ok &= say(p99 < KILL_P99_MS, "p99 %.2f ms < %d ms" % (p99, KILL_P99_MS))
+    ok &= say(max(ms) < KILL_MAX_MS, "each answered within %d ms (max "
+              "%.2f ms), not after the upstream's timeouts"
+              % (KILL_MAX_MS, max(ms)))
     ok &= say(run.up.accepted == before, "the upstream accepted none")
     ok &= say(len(refused) == KILL_N, "nginx logged connect() refused %d "
               "times" % KILL_N)
@@ -279,10 +303,11 @@ def loader_gone(run):
     print("\n== the loader stopped (SIGINT)")
     run.loader.send_signal(signal.SIGINT)
     rc = run.loader.wait(30)
-    deadline = time.monotonic() + 10
-    while cg_ours() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    left = cg_ours()
+    try:
+        wait_cg_clean("the loader stopped", run.cg)
+    except Fail:
+        pass
+    left = run.cg.left()
     ok = say(rc == 0, "sds-bpf attach exited %d" % rc)
     ok &= say(not left, "none of its programs on the cgroup2 root%s"
               % (": %s left" % left if left else ""))
@@ -319,7 +344,8 @@ def main():
         ok &= loader_gone(run)
         run.loader = None
     finally:
-        run.stop()
+        clean = run.stop()
+    ok &= clean
     print("ff-demo: %s" % ("all checks passed" if ok else "FAILED"))
     return 0 if ok else 1
 

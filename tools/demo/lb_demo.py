@@ -25,8 +25,11 @@ counts.
     service's calls + refusals, refusals, errors (exact);
   * a bad argument to lb-demo: its usage line, exit 2.
 
-Needs root (BPF).  Cleans up every process and its temp dir, also on
-failure or Ctrl-C.
+Needs root (BPF).  Runs a copy of build/demo/lb-demo in its temp dir and
+pins under a root of its own (SDS_PIN_ROOT /sys/fs/bpf/sds-demo-*): a
+pin left there after the loader stopped fails the run (a LEAK line).
+Cleans up every process, its temp dir and pin root, also on failure or
+Ctrl-C.
 """
 
 import json
@@ -71,9 +74,9 @@ def attach(run):
     print("$ cat strategies.json")
     print(open(path).read())
     print("$ sds-bpf attach --app %s --strategies strategies.json %s &"
-          % (APP, LBDEMO))
+          % (APP, run.bin))
     log = open(os.path.join(run.t, "attach.out"), "w")
-    p = run.start([SDS, "attach", "--app", APP, "--strategies", path, LBDEMO],
+    p = run.start([SDS, "attach", "--app", APP, "--strategies", path, run.bin],
                   log)
     sock = os.path.join(run.t, "run", "default.%s.sock" % APP)
     deadline = time.monotonic() + 20
@@ -86,8 +89,8 @@ def attach(run):
 
 def demo(run):
     """Run the service to its end, echoing its table; its lines."""
-    print("$ %s   (%d s)" % (LBDEMO, SECONDS))
-    p = run.start([LBDEMO, "--seconds", str(SECONDS)], subprocess.PIPE)
+    print("$ %s   (%d s)" % (run.bin, SECONDS))
+    p = run.start([run.bin, "--seconds", str(SECONDS)], subprocess.PIPE)
     lines = []
     # A service that hangs, silent, is killed: readline() then returns.
     hung = []
@@ -193,9 +196,9 @@ def check_shares(rows):
     return ok
 
 
-def check_usage():
+def check_usage(run):
     """A bad argument: one line, exit 2, nothing started."""
-    r = subprocess.run([LBDEMO, "--seconds", "0"], stdout=subprocess.PIPE,
+    r = subprocess.run([run.bin, "--seconds", "0"], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, text=True, timeout=10)
     want = "usage: lb-demo [--seconds N]  (N >= 1)\n"
     ok = r.returncode == 2 and r.stderr == want and r.stdout == ""
@@ -214,7 +217,11 @@ def main():
         if not os.access(p, os.X_OK):
             die("%s missing: run make demo-bins" % p)
     run = Run("lb-demo")
+    # The service the loader probes: a copy of the run's own (uprobes on
+    # build/demo/lb-demo would count another run's calls too).
+    run.bin = demo_lib.stage(LBDEMO, run.t)
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(143))
+    clean = False
     try:
         attach(run)
         lines = demo(run)
@@ -224,9 +231,10 @@ def main():
         ok = accounting(run, lines)
         if check:
             ok &= check_shares(shares(lines))
-            ok &= check_usage()
+            ok &= check_usage(run)
     finally:
-        run.stop()
+        clean = run.stop()
+    ok &= clean
     print("lb-demo: %s" % ("all checks passed" if ok else "FAILED"))
     return 0 if ok else 1
 

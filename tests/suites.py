@@ -1,0 +1,160 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""
+Every suite `make test` runs, and the lane it runs in: the one table
+tests/lanes.py reads (docs/TESTING.md "Lanes").
+
+A suite is a name, a lane, the commands that run it (argv lists, run
+from the repository's root one after another; "{build}" is the build
+directory), how its output is counted, and a budget in seconds.  The
+lanes run side by side after one build (`make test-bins`); the suites of
+a lane run one after another, each to its end whatever the others did.
+
+Lanes:
+  quiet   timing-sensitive suites: exact trips, windows, holds, probe
+          budgets, hostile loops.  Nothing CPU-heavy runs at their
+          priority, so their deadlines see an idle machine's scheduler.
+  wait1,  suites that mostly wait: heartbeat periods, drills' lives,
+  wait2   crash-only restarts.  Cheap on the CPU, long in the wall.
+  heavy   CPU-heavy suites that time nothing: compilers, cargo and go,
+          the fuzzer, ASan units, lintian, browsers, apt in a chroot.
+          Run at `nice 19` (and idle I/O class), so they fill what the
+          other lanes leave of the two cores and never delay a tick.
+
+How output is counted ("count"):
+  suite   the runner's last "N passed, M failed[, K skipped]" line, and
+          every "SKIP name: why" line as a skipped test;
+  cmocka  cmocka's "[  PASSED  ] N test(s)." / "[  FAILED  ] N" /
+          "[  SKIPPED ] N" lines, summed over the binaries;
+  exit    one check: passed when every command exited 0 (a demo's
+          --check, the fuzzer).
+
+The budget is what the suite takes here with room to spare: past 1.25
+times it the table says so (growth, not a failure); past twice it the
+suite is killed and failed (a hang, not slowness).
+
+Python 3 standard library only.
+"""
+
+import glob
+import os
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+LANES = ("quiet", "wait1", "wait2", "heavy")
+# The lanes whose suites run at the lowest CPU and I/O priority.
+NICE_LANES = ("heavy",)
+
+
+class Suite:
+    def __init__(self, name, lane, cmds, count="suite", budget=300, env=None,
+                 listing=None):
+        self.name = name
+        self.lane = lane
+        self.cmds = cmds
+        self.count = count
+        self.budget = budget
+        self.env = env or {}
+        # How `make test-inventory` lists its tests: "suite" (the runner's
+        # --list), "cmocka" (the binaries' sources' cmocka_unit_test
+        # entries), or a number.
+        self.listing = listing if listing is not None else count
+
+    def argv(self, build):
+        return [[a.replace("{build}", build) for a in c] for c in self.cmds]
+
+
+def _py(path, *args):
+    return ["python3", path] + list(args)
+
+
+def cmocka_bins(src_dir, out_dir):
+    """The test binaries of @src_dir's test_*.c, as the .mk files name
+    them (one per source, in @out_dir): from the sources, so a binary the
+    build failed to make is a failed command, not a suite that shrank."""
+    return ["{build}/%s/%s" % (out_dir, os.path.basename(p)[:-2])
+            for p in sorted(glob.glob(os.path.join(ROOT, src_dir, "test_*.c")))]
+
+
+def cmocka_sources(src_dir):
+    return sorted(glob.glob(os.path.join(ROOT, src_dir, "test_*.c")))
+
+
+UNIT = cmocka_bins("tests/unit", "test/unit")
+LIBSDS = cmocka_bins("tests/libsds", "test/libsds")
+ADMIN_UNIT = cmocka_bins("tests/admin", "test/admin")
+ADMIN_ASAN = {"SDS_ADMIN": "{build}/test/admin/sds-admin-asan"}
+
+SUITES = [
+    # quiet: timing-sensitive, in the order that leaves the longest last.
+    Suite("integration", "quiet", [_py("tests/integration/run.py")], budget=240),
+    Suite("probepath", "quiet", [_py("tests/probepath/run.py")], budget=120),
+    Suite("balance", "quiet", [_py("tests/balance/run.py")], budget=90),
+    Suite("hostile", "quiet", [_py("tests/hostile/run.py")], budget=240),
+    Suite("guard", "quiet", [_py("tests/guard/run.py")], budget=300),
+    Suite("exact", "quiet", [_py("tests/exact/run.py")], budget=240),
+    Suite("exact-fn", "quiet", [_py("tests/exact/fn_run.py")], budget=150),
+    Suite("harm", "quiet", [_py("tests/harm/run.py")], budget=300),
+
+    # wait1 / wait2: heartbeats and lives; e2e split in two shards.
+    Suite("e2e-1", "wait1", [_py("tests/e2e/run.py")], budget=420,
+          env={"SDS_TEST_SHARD": "1/2"}),
+    Suite("backlog", "wait1", [_py("tests/backlog/run.py")], budget=200),
+    Suite("drill", "wait1", [_py("tests/drill/run.py")], budget=200),
+    Suite("metrics", "wait1", [_py("tests/metrics/run.py")], budget=120),
+    Suite("copy", "wait1", [_py("tests/copy/run.py")], budget=120),
+    Suite("demo-lb", "wait1", [_py("tools/demo/lb_demo.py", "--check")],
+          count="exit", budget=90),
+    Suite("demo-copy", "wait1", [_py("tools/demo/copy_admin_demo.py", "--check")],
+          count="exit", budget=120),
+
+    Suite("e2e-2", "wait2", [_py("tests/e2e/run.py")], budget=420,
+          env={"SDS_TEST_SHARD": "2/2"}),
+    Suite("crash", "wait2", [_py("tests/crash/run.py")], budget=300),
+    Suite("capture", "wait2", [_py("tests/capture/run.py")], budget=200),
+    Suite("deploy", "wait2", [_py("tests/deploy/run.py")], budget=240,
+          env={"SDS_DEPLOY_LOADER": "{build}/test/sds-bpf-asan"}),
+    Suite("debuginfo", "wait2", [_py("tests/debuginfo/run.py")], budget=90),
+    Suite("failfast", "wait2", [_py("tests/failfast/run.py")], budget=200),
+    Suite("testlib", "wait2", [_py("tests/lib/selftest.py")], budget=60,
+          count="suite", listing=3),
+
+    # heavy: compilers, fuzzer, ASan, packaging.
+    Suite("unit", "heavy", [[b] for b in UNIT], count="cmocka", budget=120),
+    # nocost: the built library's decisions at -O2 on real sites (its
+    # speed is make bench's); a wrong decision is its non-zero exit.
+    Suite("libsds", "heavy", [[b] for b in LIBSDS]
+          + [["{build}/test/libsds/nocost", "100000"]], count="cmocka", budget=120),
+    Suite("admin-unit", "heavy", [[b] for b in ADMIN_UNIT], count="cmocka",
+          budget=90),
+    Suite("admin-unit-pg", "heavy", [_py("tests/admin/with_pg.py", *ADMIN_UNIT)],
+          count="cmocka", budget=120, listing="cmocka"),
+    Suite("admin", "heavy", [_py("tests/admin/run.py")], budget=300,
+          env=ADMIN_ASAN),
+    Suite("admin-pg", "heavy", [_py("tests/admin/run.py")], budget=300,
+          env=dict(ADMIN_ASAN, SDS_TEST_STORE="pg")),
+    Suite("bindings", "heavy", [_py("tests/bindings/run.py")], budget=300),
+    Suite("fuzz-smoke", "heavy",
+          [["sh", "-c", "mkdir -p {build}/fuzz/corpus {build}/fuzz/artifacts && "
+            "exec {build}/fuzz/fuzz_parsers -max_total_time=60 -max_len=8192 "
+            "-timeout=10 -rss_limit_mb=1024 -artifact_prefix={build}/fuzz/artifacts/ "
+            "-print_final_stats=1 {build}/fuzz/corpus tests/admin/corpus"]],
+          count="exit", budget=120),
+    Suite("man", "heavy", [_py("tests/man/run.py")], budget=90),
+    Suite("install", "heavy", [_py("tests/install/run.py")], budget=240),
+    Suite("deb", "heavy", [_py("tests/deb/run.py")], budget=240),
+    Suite("cleanroot", "heavy",
+          [["sh", "tests/cleanroot/mkroot.sh", "{build}/cleanroot"],
+           _py("tests/cleanroot/run.py")], budget=600),
+]
+
+# The cmocka suites' sources, for their listing.
+CMOCKA_SOURCES = {
+    "unit": cmocka_sources("tests/unit"),
+    "libsds": cmocka_sources("tests/libsds"),
+    "admin-unit": cmocka_sources("tests/admin"),
+    "admin-unit-pg": cmocka_sources("tests/admin"),
+}
+
+
+def by_name():
+    return {s.name: s for s in SUITES}
