@@ -38,6 +38,12 @@ PURE_SRCS   := $(COMMON_SRCS) loader/pointspec.c loader/site.c loader/elfsym.c l
 	       loader/backlog.c loader/backlog_load.c loader/buildid.c \
 	       loader/counters.c loader/snapshot.c loader/engine_eval.c loader/halfopen.c loader/exact.c
 
+# The loader's sources (and the unit tests' mains) under ASan/UBSan, each
+# compiled once into $(ASAN_OBJ) and linked by every unit test that uses
+# it and by the ASan loader (tests/hostile/hostile.mk): $(call asan_objs,SRCS).
+ASAN_OBJ    := $(BUILD)/test/asan
+asan_objs    = $(patsubst %.c,$(ASAN_OBJ)/%.o,$(1))
+
 .PHONY: all deps test unit integration bench demo demo-admin clean
 # Each part's .mk adds its products to PRODUCTS and its test goals to
 # EXTRA_TESTS (run by `make test` after the unit and integration tests).
@@ -120,26 +126,35 @@ UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(TBUILD)/unit/%,$(UNIT_SRCS))
 
 # A unit that links one loader module beside fakes of what it reads
-# names the module here: UNIT_EXTRA_<test> (and depends on it).
+# names the module here: UNIT_EXTRA_<test> (its object is then linked in).
 UNIT_EXTRA_test_uplink := loader/uplink.c loader/uplink_pick.c loader/hostid.c $(LOADER_USRC)
-$(TBUILD)/unit/test_uplink: loader/uplink.c loader/uplink_pick.c loader/hostid.c $(LOADER_USRC)
 UNIT_EXTRA_test_hostid := loader/hostid.c
-$(TBUILD)/unit/test_hostid: loader/hostid.c
 UNIT_EXTRA_test_lbpub := loader/lbpub.c
-$(TBUILD)/unit/test_lbpub: loader/lbpub.c
 UNIT_EXTRA_test_metrics := loader/metrics_text.c
-$(TBUILD)/unit/test_metrics: loader/metrics_text.c
 UNIT_EXTRA_test_uplink_pick := loader/uplink_pick.c $(LOADER_USRC)
-$(TBUILD)/unit/test_uplink_pick: loader/uplink_pick.c $(LOADER_USRC)
 # The registry's first user, the balancing policies; the test builds its
 # plugins from tests/unit/ext_plugin.c.
 UNIT_EXTRA_test_ext := userspace/ext_balancer.c userspace/balance.c userspace/balance_hash.c
-$(TBUILD)/unit/test_ext: $(UNIT_EXTRA_test_ext) userspace/ext_balancer.h userspace/sds_ext.h \
-	userspace/balance.h tests/unit/ext_plugin.c
+$(TBUILD)/unit/test_ext: userspace/ext_balancer.h userspace/sds_ext.h userspace/balance.h \
+	tests/unit/ext_plugin.c
+$(foreach t,$(UNIT_BINS),$(eval $(t): $(call asan_objs,$(UNIT_EXTRA_$(notdir $(t))))))
 
-$(TBUILD)/unit/%: tests/unit/%.c $(PURE_SRCS) $(wildcard common/*.h loader/*.h bpf/*.h tests/unit/*.h)
+# One rule for every ASan object: the flags the unit tests always had;
+# -MMD -MP: a header change rebuilds what includes it.  The loader's own
+# modules include the skeletons and the version header, which must exist
+# before their first build (the .d files name them after).
+ASAN_OBJS := $(call asan_objs,$(sort $(COMMON_SRCS) $(LOADER_SRCS) $(LOADER_USRC) $(UNIT_SRCS)))
+$(ASAN_OBJ)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -O1 -g $(WARN) -std=gnu11 $(SAN) -o $@ $< $(UNIT_EXTRA_$*) $(PURE_SRCS) \
+	$(CC) $(CPPFLAGS) -O1 -g $(WARN) -std=gnu11 $(SAN) -MMD -MP -c $< -o $@
+$(call asan_objs,$(filter-out $(PURE_SRCS),$(LOADER_SRCS))): | \
+	$(GEN)/sds.skel.h $(GEN)/copy.skel.h $(GEN)/failfast.skel.h $(SDS_VERSION_H)
+-include $(ASAN_OBJS:.o=.d)
+
+UNIT_PURE_OBJS := $(call asan_objs,$(PURE_SRCS))
+$(TBUILD)/unit/%: $(ASAN_OBJ)/tests/unit/%.o $(UNIT_PURE_OBJS)
+	@mkdir -p $(@D)
+	$(CC) -O1 -g $(SAN) -o $@ $< $(call asan_objs,$(UNIT_EXTRA_$*)) $(UNIT_PURE_OBJS) \
 		-lcmocka -lelf -lz -ljansson -lm -liberty -lcapstone
 
 unit: $(UNIT_BINS)
@@ -166,6 +181,16 @@ guard-tests: all $(TEST_TARGETS)
 
 e2e: all $(TEST_TARGETS)
 	$(PYTHON) tests/e2e/run.py
+
+# Everything any suite's runner needs, built in one make (-j2) so that the
+# runners can then be run without re-entering make: the products, every
+# test binary and target, the ASan loader and admin, the fuzz binary, the
+# demo programs.  Not the .deb or the install staging (their own goals).
+.PHONY: test-bins
+test-bins: products test-targets $(UNIT_BINS) $(ADMIN_UNIT_BINS) libsds-tests \
+	hostile-bins harm-bins bindings-bins deploy-bins $(LOADER_ASAN) $(ADMIN_ASAN) \
+	$(FUZZ_BIN) $(DRILL_DIR)/drillapp $(CRASH_DIR)/crashapp $(FF_TARGET) \
+	$(GEN)/copy.bpf.o demo-bins
 
 test: deps
 	$(MAKE) all

@@ -5,7 +5,8 @@ Integration tests of sds-admin: a real sds-admin on a free loopback port
 with a fresh SQLite file per test, driven over HTTP; heartbeats are posted
 by the test itself (a fake loader) and the statistics the admin returns are
 checked exactly; the dashboard is checked in a real headless Debian
-chromium driven over the DevTools protocol (a tiny websocket client below).
+chromium driven over the DevTools protocol (a tiny websocket client below):
+one chromium for the run, a page of its own for each test.
 
     python3 tests/admin/run.py [-v] [NAME-SUBSTRING...]
 
@@ -43,8 +44,10 @@ import pgtest  # noqa: E402
 
 ADMIN = sdstest.admin_path()
 # SDS_TEST_STORE=pg (make admin-integration-pg): every admin of the suite
-# stores in PostgreSQL, one database per test and --db name, on a server
-# the suite starts first and removes last.
+# stores in PostgreSQL, one database per test and --db name, on the
+# server SDS_TEST_PG_SERVER describes (one for the whole `make test`),
+# else on a server the suite starts first and removes last
+# (tests/lib/pgtest.py cluster()).  No server: every test fails.
 STORE = os.environ.get("SDS_TEST_STORE", "sqlite")
 PG = None
 
@@ -816,37 +819,80 @@ class WebSocket:
             pass
 
 
-class Browser:
-    def __init__(self, env):
-        self.env = env
-        self.profile = os.path.join(env.tmp, "chromium-profile")
-        os.mkdir(self.profile)
-        self.proc = env.spawn([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
-                               "--disable-quic", "--no-first-run",
-                               "--disable-background-networking", "--disable-component-update",
-                               "--disable-sync", "--disable-dev-shm-usage",
-                               "--user-data-dir=" + self.profile,
-                               "--remote-debugging-port=0", "--window-size=1400,1300",
-                               "about:blank"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        port_file = os.path.join(self.profile, "DevToolsActivePort")
+class Chromium:
+    """One headless chromium for the whole run, started by the first
+    dashboard test and stopped when the suite ends (main): each Browser
+    is a page (a tab) of its own in it, closed after its test.  Each
+    test's admin has a port of its own, so its page is an origin of its
+    own (storage, cache).  Started again if it died."""
+    proc = None
+    tmp = None
+    port = None
+
+    @classmethod
+    def devtools_port(cls):
+        if cls.proc is not None and cls.proc.poll() is None and cls.port:
+            return cls.port
+        cls.stop()
+        cls.tmp = tempfile.mkdtemp(prefix="sds-admin-chromium.")
+        profile = os.path.join(cls.tmp, "profile")
+        os.mkdir(profile)
+        cls.proc = sdstest.spawn([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+                                  "--disable-quic", "--no-first-run",
+                                  "--disable-background-networking",
+                                  "--disable-component-update",
+                                  "--disable-sync", "--disable-dev-shm-usage",
+                                  "--user-data-dir=" + profile,
+                                  "--remote-debugging-port=0", "--window-size=1400,1300",
+                                  "about:blank"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        port_file = os.path.join(profile, "DevToolsActivePort")
         deadline = time.time() + 30
         while time.time() < deadline:
             if os.path.exists(port_file):
                 lines = open(port_file).read().split("\n")
                 if len(lines) >= 2 and lines[1]:
                     break
-            if self.proc.poll() is not None:
-                raise Fail("chromium exited with %d" % self.proc.returncode)
+            if cls.proc.poll() is not None:
+                raise Fail("chromium exited with %d" % cls.proc.returncode)
             time.sleep(0.1)
         else:
             raise Fail("chromium did not open its DevTools port in 30 s")
-        port = int(lines[0])
-        c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-        c.request("GET", "/json/list")
-        targets = json.loads(c.getresponse().read())
-        c.close()
-        page = [t for t in targets if t.get("type") == "page"][0]
+        cls.port = int(lines[0])
+        return cls.port
+
+    @classmethod
+    def devtools(cls, method, path):
+        c = http.client.HTTPConnection("127.0.0.1", cls.devtools_port(), timeout=10)
+        try:
+            c.request(method, path)
+            r = c.getresponse()
+            body = r.read()
+            if r.status != 200:
+                raise Fail("chromium %s %s: %d %r" % (method, path, r.status, body[:200]))
+            return body
+        finally:
+            c.close()
+
+    @classmethod
+    def stop(cls):
+        if cls.proc is not None:
+            sdstest.reap(cls.proc, always=True)
+            cls.proc = None
+        cls.port = None
+        if cls.tmp:
+            shutil.rmtree(cls.tmp, ignore_errors=True)
+            cls.tmp = None
+
+
+class Browser:
+    """A page of its own in the run's chromium (Chromium), driven over
+    the DevTools protocol."""
+
+    def __init__(self, env):
+        self.env = env
+        page = json.loads(Chromium.devtools("PUT", "/json/new?about:blank"))
+        self.target = page["id"]
         self.ws = WebSocket(page["webSocketDebuggerUrl"])
         self.next_id = 0
         self.events = []
@@ -911,6 +957,10 @@ class Browser:
 
     def close(self):
         self.ws.close()
+        try:
+            Chromium.devtools("GET", "/json/close/" + self.target)
+        except (OSError, Fail):
+            pass        # chromium is gone: started again by the next Browser
 
 
 t_copy.Browser = Browser     # its dashboard test drives the same browser
@@ -1092,10 +1142,24 @@ def main(argv):
           " not run on PostgreSQL (whose schema is test_pg_newer_schema's)")
     if pgtest.available():
         return SUITE.main(argv, lambda name: Env(), preflight)
-    with pgtest.PgCluster() as PG:
+    try:
+        PG = pgtest.cluster()
+        PG.start()
+    except (RuntimeError, OSError, subprocess.CalledProcessError) as e:
+        if PG:
+            PG.stop()
+        return SUITE.main(argv, lambda name: Env(), lambda: "no PostgreSQL: %s"
+                          % str(e).strip().splitlines()[0])
+    try:
         t_scan_apart.PG = PG
         return SUITE.main(argv, lambda name: Env(), preflight)
+    finally:
+        PG.stop()
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        rc = main(sys.argv[1:])
+    finally:
+        Chromium.stop()
+    sys.exit(rc)

@@ -10,8 +10,9 @@
 #
 # The suite builds the Rust and Go examples itself, with Debian's
 # /usr/bin/cargo, /usr/bin/rustc and go, their caches under
-# build/bindings (nothing written outside the tree); a missing toolchain
-# fails its tests, never skips them.
+# build/bindings, and Go's build cache in build/gocache, the one
+# tests/harm/harm.mk builds with (nothing written outside the tree); a
+# missing toolchain fails its tests, never skips them.
 
 BUILD   ?= build
 CXX     ?= g++

@@ -79,9 +79,11 @@ def cargo(args, extra_env=None, timeout=600):
 
 def go(args, timeout=600):
     """go ARGS in bindings/go, offline, GOCACHE and GOPATH under the
-    build, sds.pc of the build (cgo: `#cgo pkg-config: sds`)."""
+    build, sds.pc of the build (cgo: `#cgo pkg-config: sds`).  GOCACHE
+    is build/gocache, the one tests/harm/harm.mk builds with: the
+    standard library and cgo are compiled once for both suites."""
     need_tool(GO, "golang-go")
-    env = dict(os.environ, GOCACHE=os.path.join(CACHE, "gocache"),
+    env = dict(os.environ, GOCACHE=os.path.join(BUILD, "gocache"),
                GOPATH=os.path.join(CACHE, "gopath"), GOPROXY="off",
                GOFLAGS="-buildvcs=false", CGO_ENABLED="1",
                PKG_CONFIG_PATH=os.path.join(BUILD, "lib", "pkgconfig"),

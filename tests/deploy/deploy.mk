@@ -3,8 +3,8 @@
 #
 #   make deploy-tests   builds four builds of tests/deploy/svc.c into
 #                       build/test/deploy/ (and the test targets: a
-#                       guarded one) and runs the suite (root), with
-#                       the loader as built and with its ASan build
+#                       guarded one) and runs the suite (root) with
+#                       the loader's ASan build
 #
 # The builds differ in code before work() (its offset moves) and in
 # whether other() exists (a vanished symbol); each has a build-id.
@@ -30,8 +30,10 @@ EXTRA_TESTS += deploy-tests
 
 .PHONY: deploy-tests deploy-bins
 deploy-bins: $(DEPLOY_BINS)
-# Twice: the loader as built, then under ASan/LSan/UBSan (hostile.mk's
-# build of it): a deploy allocates and frees a build's points and links.
+# Once, under ASan/LSan/UBSan (hostile.mk's build of the loader): a
+# deploy allocates and frees a build's points and links.  The ASan build
+# is the same code as the product, so its pass checks every assertion of
+# the suite and memory besides; the product loader runs in every other
+# suite.
 deploy-tests: all test-targets $(DEPLOY_BINS) $(BUILD)/test/sds-bpf-asan
-	$(PYTHON) tests/deploy/run.py
 	SDS_DEPLOY_LOADER=$(BUILD)/test/sds-bpf-asan $(PYTHON) tests/deploy/run.py

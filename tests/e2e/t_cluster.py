@@ -67,18 +67,21 @@ def run(e2e, ctx, say):
     P = e2e.PERIOD
     why = pgtest.available()
     check(why is None, "no PostgreSQL for the cluster: %s" % why)
-    pg = pgtest.PgCluster()
+    # The run's shared server (SDS_TEST_PG_SERVER) or one of its own;
+    # either way a database of its own, dropped after.
+    pg = pgtest.cluster()
     ctx.pg = pg             # stopped by Ctx.cleanup, pass or fail
     pg.start()
-    url = pg.create_db("sds")
+    db = pgtest.unique_name("sds_cluster")
+    url = pg.create_db(db)
     admins = []
     for i in range(3):
         a = e2e.Admin(ctx)
         a.db = url
         a.start()
         admins.append(a)
-        say("admin %d: %s/  (pid %d, --db postgresql://...@127.0.0.1:%d/sds)"
-            % (i, a.url, a.p.pid, pg.port))
+        say("admin %d: %s/  (pid %d, --db postgresql://...@127.0.0.1:%d/%s)"
+            % (i, a.url, a.p.pid, pg.port, db))
     urls = [a.url for a in admins]
     apps = {h: "h_" + h.replace("-", "_") for h in HOSTS}
     for h in HOSTS:
@@ -137,7 +140,7 @@ def run(e2e, ctx, say):
     out = {"urls": urls, "p0": p0, "last": last, "calls": calls, "events": ev, "hosts": {}}
     for h in HOSTS:
         app = apps[h]
-        rows = _hb_periods(pg, "sds", app)
+        rows = _hb_periods(pg, db, app)
         eq(sorted(rows), [names[h]], "%s: hosts in heartbeats" % app)
         got = [x for x in rows[names[h]] if x <= last]
         # The first is the period its loader started in: the one before or

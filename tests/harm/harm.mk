@@ -47,10 +47,12 @@ $(HARM_DIR)/%: tests/harm/%.rs
 		echo "harm.mk: no $(RUSTC) (Debian package rustc: make deps): $@ not built, its test will fail"; \
 	fi
 
-# Go (Debian's golang-go, from make deps), its cache inside the build dir.
+# Go (Debian's golang-go, from make deps), its cache inside the build dir:
+# $(BUILD)/gocache, the one tests/bindings' go test and go build use too
+# (bindings_lib.py), so the standard library and cgo are compiled once.
 $(HARM_DIR)/%: tests/harm/%.go
 	@mkdir -p $(@D)
-	cd $(<D) && GOCACHE=$(abspath $(HARM_DIR))/gocache GOFLAGS=-buildvcs=false \
+	cd $(<D) && GOCACHE=$(abspath $(BUILD))/gocache GOFLAGS=-buildvcs=false \
 		MAKEFLAGS= go build -o $(abspath $@) $(<F)
 
 .PHONY: harm-bins harm-tests

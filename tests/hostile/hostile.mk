@@ -21,13 +21,13 @@ $(HOSTILE_DIR)/%: tests/hostile/%.c $(BUILD)/lib/libsds.a $(BUILD)/include/sds.h
 		-Ibpf -Iuserspace -Icommon -o $@ $< $(BUILD)/lib/libsds.a -lpthread
 
 # The loader under ASan/LSan/UBSan (t_asan.py): a leak or a bad access in
-# what a client makes it do fails the suite.  SAN, CPPFLAGS, WARN and the
-# source lists come from the root Makefile.
+# what a client makes it do fails the suite.  SAN, the source lists and
+# asan_objs (the ASan objects the unit tests link too) come from the root
+# Makefile.
 LOADER_ASAN := $(BUILD)/test/sds-bpf-asan
-$(LOADER_ASAN): $(COMMON_SRCS) $(LOADER_SRCS) $(LOADER_USRC) $(GEN)/sds.skel.h $(GEN)/copy.skel.h $(GEN)/failfast.skel.h $(wildcard common/*.h loader/*.h bpf/*.h)
+$(LOADER_ASAN): $(call asan_objs,$(COMMON_SRCS) $(LOADER_SRCS) $(LOADER_USRC))
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -O1 -g $(WARN) -std=gnu11 $(SAN) -o $@ \
-		$(COMMON_SRCS) $(LOADER_SRCS) $(LOADER_USRC) $(LOADER_LIBS)
+	$(CC) -O1 -g $(SAN) -o $@ $^ $(LOADER_LIBS)
 
 .PHONY: hostile-bins hostile-tests
 hostile-bins: $(HOSTILE_BINS) $(LOADER_ASAN)

@@ -47,46 +47,37 @@ LT_CFLAGS  := -O1 -g $(WARN) -std=gnu11 -pthread
 LT_CPP     := $(CPPFLAGS) -Iuserspace -I$(LT_SRC)
 LT_DEPS    := $(LIBSDS_HDRS) $(wildcard $(LT_SRC)/*.h)
 
-# The library's sources, built again with the sanitizers.
+# The library's sources, built again with the sanitizers: each source
+# (the library's, the stand-in loader's, the tests' mains) is compiled once
+# into $(LT_DIR)/obj (-MMD -MP: a header change rebuilds what includes
+# it) and linked by every test that uses it.
 LT_LIB_SRCS := $(LIBSDS_CSRCS)
+LT_OBJ      := $(LT_DIR)/obj
+lt_objs      = $(patsubst %,$(LT_OBJ)/%.o,$(basename $(1)))
 
-$(LT_DIR)/test_guard: $(LT_SRC)/test_guard.c userspace/guard.c loader/flags.c $(LT_DEPS)
+$(LT_OBJ)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< userspace/guard.c \
-		loader/flags.c -lcmocka -lm -lbpf
+	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -MMD -MP -c $< -o $@
 
-$(LT_DIR)/test_limits: $(LT_SRC)/test_limits.c userspace/guard.c loader/flags.c $(LT_DEPS)
+$(LT_OBJ)/%.o: %.S
 	@mkdir -p $(@D)
-	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< userspace/guard.c \
-		loader/flags.c -lcmocka -lm -lbpf
+	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -c $< -o $@
 
-$(LT_DIR)/test_budget: $(LT_SRC)/test_budget.c userspace/guard.c loader/flags.c $(LT_DEPS)
+# $(filter %.o,$^): the objects, in the order the prerequisites name them.
+$(LT_DIR)/test_guard $(LT_DIR)/test_limits $(LT_DIR)/test_budget $(LT_DIR)/test_drill: \
+		$(LT_DIR)/%: $(LT_OBJ)/$(LT_SRC)/%.o $(call lt_objs,userspace/guard.c loader/flags.c)
 	@mkdir -p $(@D)
-	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< userspace/guard.c \
-		loader/flags.c -lcmocka -lm -lbpf
+	$(CC) $(LT_CFLAGS) $(LT_SAN) -o $@ $(filter %.o,$^) -lcmocka -lm -lbpf
 
-$(LT_DIR)/test_drill: $(LT_SRC)/test_drill.c userspace/guard.c loader/flags.c $(LT_DEPS)
+$(LT_DIR)/test_balance $(LT_DIR)/test_balance_hash: $(LT_DIR)/%: $(LT_OBJ)/$(LT_SRC)/%.o \
+		$(call lt_objs,userspace/balance.c userspace/balance_hash.c)
 	@mkdir -p $(@D)
-	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< userspace/guard.c \
-		loader/flags.c -lcmocka -lm -lbpf
+	$(CC) $(LT_CFLAGS) $(LT_SAN) -o $@ $(filter %.o,$^) -lcmocka -lm -ldl
 
-$(LT_DIR)/test_balance $(LT_DIR)/test_balance_hash: $(LT_DIR)/%: $(LT_SRC)/%.c \
-		userspace/balance.c userspace/balance_hash.c $(LT_DEPS)
+$(LT_DIR)/test_noloader $(LT_DIR)/test_fork: $(LT_DIR)/%: $(LT_OBJ)/$(LT_SRC)/%.o \
+		$(call lt_objs,$(LT_LIB_SRCS) userspace/sites.S)
 	@mkdir -p $(@D)
-	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< userspace/balance.c \
-		userspace/balance_hash.c -lcmocka -lm -ldl
-
-$(LT_DIR)/test_noloader: $(LT_SRC)/test_noloader.c $(LT_LIB_SRCS) \
-		userspace/sites.S $(LT_DEPS)
-	@mkdir -p $(@D)
-	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< $(LT_LIB_SRCS) \
-		userspace/sites.S -lcmocka
-
-$(LT_DIR)/test_fork: $(LT_SRC)/test_fork.c $(LT_LIB_SRCS) \
-		userspace/sites.S $(LT_DEPS)
-	@mkdir -p $(@D)
-	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< $(LT_LIB_SRCS) \
-		userspace/sites.S -lcmocka
+	$(CC) $(LT_CFLAGS) $(LT_SAN) -o $@ $(filter %.o,$^) -lcmocka
 
 # The tests against the stand-in loader: each its own binary, one fixture.
 LT_FAKE := $(LT_SRC)/client_fixture.c $(LT_SRC)/fakeloader.c $(LT_SRC)/fake_sites.c \
@@ -94,10 +85,12 @@ LT_FAKE := $(LT_SRC)/client_fixture.c $(LT_SRC)/fakeloader.c $(LT_SRC)/fake_site
 
 $(LT_DIR)/test_client $(LT_DIR)/test_client_life $(LT_DIR)/test_copy $(LT_DIR)/test_lb \
 		$(LT_DIR)/test_lb_call $(LT_DIR)/test_lb_ext: \
-		$(LT_DIR)/%: $(LT_SRC)/%.c $(LT_FAKE) $(LT_LIB_SRCS) $(LT_DEPS)
+		$(LT_DIR)/%: $(LT_OBJ)/$(LT_SRC)/%.o $(call lt_objs,$(LT_FAKE) $(LT_LIB_SRCS))
 	@mkdir -p $(@D)
-	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< $(LT_FAKE) $(LT_LIB_SRCS) \
-		-lcmocka -lbpf -lm -ldl
+	$(CC) $(LT_CFLAGS) $(LT_SAN) -o $@ $(filter %.o,$^) -lcmocka -lbpf -lm -ldl
+
+-include $(patsubst %.o,%.d,$(call lt_objs,$(sort $(LT_LIB_SRCS) $(LT_FAKE) \
+	$(wildcard $(LT_SRC)/test_*.c))))
 
 # test_lb_ext builds its plugins from here (ext_plugin.c, as a user would).
 $(LT_DIR)/test_lb_ext: tests/unit/ext_plugin.c userspace/sds_ext.h
