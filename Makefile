@@ -3,8 +3,8 @@
 #   make          build/bin/sds-bpf and the BPF skeleton (and every product:
 #                 libsds, sds-admin, sds-copy, the man pages in build/man)
 #   make deps     install the Debian packages (idempotent)
-#   make test     deps + build + unit tests (ASan/UBSan) + integration tests
-#                 + the other suites (guard, e2e, drill, hostile, harm, bindings)
+#   make test     deps + one build + every suite in parallel lanes
+#                 (tests/suites.py, tests/lanes.py); make test-inventory
 #   make bench    deps + build + benchmarks (tools/bench)
 #   make demo     deps + build + the demo (tools/demo)
 #   make install  [PREFIX=/usr/local] [DESTDIR=]; make uninstall (docs/INSTALL.md)
@@ -45,8 +45,9 @@ ASAN_OBJ    := $(BUILD)/test/asan
 asan_objs    = $(patsubst %.c,$(ASAN_OBJ)/%.o,$(1))
 
 .PHONY: all deps test unit integration bench demo demo-admin clean
-# Each part's .mk adds its products to PRODUCTS and its test goals to
-# EXTRA_TESTS (run by `make test` after the unit and integration tests).
+# Each part's .mk adds its products to PRODUCTS and its suites' goals to
+# EXTRA_TESTS (each builds what its suite needs and runs it alone; `make
+# test` runs them all from tests/suites.py instead).
 # `include`, never `-include`: a renamed or missing .mk is an error, not a
 # suite that silently stops running.
 PRODUCTS    := $(BIN)/sds-bpf $(BIN)/sds-copy
@@ -192,17 +193,17 @@ test-bins: products test-targets $(UNIT_BINS) $(ADMIN_UNIT_BINS) libsds-tests \
 	$(FUZZ_BIN) $(DRILL_DIR)/drillapp $(CRASH_DIR)/crashapp $(FF_TARGET) \
 	$(GEN)/copy.bpf.o demo-bins
 
+# One build (-j2), then every suite of tests/suites.py in its lane, side
+# by side (tests/lanes.py, docs/TESTING.md "Lanes"): no suite re-enters
+# make, each runs to its end, and one table at the end says what passed.
+.PHONY: test-inventory
 test: deps
-	$(MAKE) all
-	$(MAKE) unit
-	$(MAKE) integration
-	$(MAKE) guard-tests
-	$(MAKE) e2e
-	$(MAKE) drill-tests
-	$(MAKE) hostile-tests
-	$(MAKE) harm-tests
-	$(MAKE) bindings-tests
-	@set -e; for g in $(EXTRA_TESTS); do $(MAKE) $$g; done
+	$(MAKE) -j2 test-bins deb install-stage
+	BUILD=$(BUILD) $(PYTHON) tests/lanes.py
+
+# Every suite and its test count; fails when a runner is in no suite.
+test-inventory:
+	@BUILD=$(BUILD) $(PYTHON) tests/lanes.py --inventory
 
 .PHONY: products
 products: $(PRODUCTS)
