@@ -61,15 +61,18 @@ def _no_loader(ctx, variant):
     check(r["downgraded"] == 0, "no loader: %r" % r)
     spath = ctx.write_strategies({"version": 1, "points": {
         "order": {"visit_threshold": 0}}})
-    t.cmd("mark")
     ctx.attach(path, "app", spath)
+    # From the loader's socket, not its start: how long a loader takes to
+    # start (BPF loads, attaches; longer beside other suites) is not what
+    # this checks, libsds's finding a loader that serves (its 1-s poll) is.
+    t.cmd("mark")
     r = t.first_down("order", None, every_us=1000, max_ms=6000)
     check(r["elapsed_ns"] >= 0, "a loader started after the program: not "
           "obeyed within 6 s")
     found = r["since_mark_ns"] / 1e9
-    log("found the loader %.2f s after starting it" % found)
+    log("found the loader %.2f s after its socket appeared" % found)
     check(found <= FIND_MAX, "a loader started after the program was obeyed "
-          "%.2f s after it started, want within ~1-2 s (%.1f)"
+          "%.2f s after its socket appeared, want within ~1-2 s (%.1f)"
           % (found, FIND_MAX))
     exp = Exp()
     exp.add({"downgraded": 1})
