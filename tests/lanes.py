@@ -189,7 +189,7 @@ class Runner:
             print("[%s] %s" % (time.strftime("%H:%M:%S"), text), flush=True)
 
     def run_cmd(self, s, cmd, env, log, deadline):
-        if s.lane in suites.NICE_LANES:
+        if s.nice:
             cmd = ["nice", "-n", "19", "ionice", "-c3"] + cmd
         log.write("== %s\n" % " ".join(cmd))
         log.flush()

@@ -18,7 +18,9 @@ Lanes:
   heavy   CPU-heavy suites that time nothing: compilers, cargo and go,
           the fuzzer, ASan units, lintian, browsers, apt in a chroot.
           Run at `nice 19` (and idle I/O class), so they fill what the
-          other lanes leave of the two cores and never delay a tick.
+          other lanes leave of the two cores and never delay a tick; then,
+          at the normal priority, a shard of e2e and failfast, which
+          would have had to wait behind the others.
 
 How output is counted ("count"):
   suite   the runner's last "N passed, M failed[, K skipped]" line, and
@@ -41,15 +43,19 @@ import os
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 LANES = ("quiet", "wait1", "wait2", "heavy")
-# The lanes whose suites run at the lowest CPU and I/O priority.
+# The lane whose suites run at the lowest CPU and I/O priority, unless a
+# suite says otherwise.
 NICE_LANES = ("heavy",)
 
 
 class Suite:
     def __init__(self, name, lane, cmds, count="suite", budget=300, env=None,
-                 listing=None):
+                 listing=None, nice=None):
         self.name = name
         self.lane = lane
+        # At the lowest CPU and I/O priority: the heavy lane's suites, but
+        # those that come after its heavy work (they time things).
+        self.nice = lane in NICE_LANES if nice is None else nice
         self.cmds = cmds
         self.count = count
         self.budget = budget
@@ -94,8 +100,8 @@ SUITES = [
     Suite("exact-fn", "quiet", [_py("tests/exact/fn_run.py")], budget=150),
 
     # wait1 / wait2: heartbeats and lives; e2e split in two shards.
-    Suite("e2e-1", "wait1", [_py("tests/e2e/run.py")], budget=420,
-          env={"SDS_TEST_SHARD": "1/2"}),
+    Suite("e2e-1", "wait1", [_py("tests/e2e/run.py")], budget=300,
+          env={"SDS_TEST_SHARD": "1/3"}),
     Suite("backlog", "wait1", [_py("tests/backlog/run.py")], budget=200),
     Suite("drill", "wait1", [_py("tests/drill/run.py")], budget=200),
     Suite("metrics", "wait1", [_py("tests/metrics/run.py")], budget=120),
@@ -109,14 +115,13 @@ SUITES = [
     Suite("probepath", "wait1", [_py("tests/probepath/run.py")], budget=120),
     Suite("harm", "wait1", [_py("tests/harm/run.py")], budget=300),
 
-    Suite("e2e-2", "wait2", [_py("tests/e2e/run.py")], budget=420,
-          env={"SDS_TEST_SHARD": "2/2"}),
+    Suite("e2e-2", "wait2", [_py("tests/e2e/run.py")], budget=300,
+          env={"SDS_TEST_SHARD": "2/3"}),
     Suite("crash", "wait2", [_py("tests/crash/run.py")], budget=300),
     Suite("capture", "wait2", [_py("tests/capture/run.py")], budget=200),
     Suite("deploy", "wait2", [_py("tests/deploy/run.py")], budget=240,
           env={"SDS_DEPLOY_LOADER": "{build}/test/sds-bpf-asan"}),
     Suite("debuginfo", "wait2", [_py("tests/debuginfo/run.py")], budget=90),
-    Suite("failfast", "wait2", [_py("tests/failfast/run.py")], budget=200),
     Suite("testlib", "wait2", [_py("tests/lib/selftest.py")], budget=60,
           count="suite", listing=3),
 
@@ -147,6 +152,11 @@ SUITES = [
     Suite("cleanroot", "heavy",
           [["sh", "tests/cleanroot/mkroot.sh", "{build}/cleanroot"],
            _py("tests/cleanroot/run.py")], budget=600),
+    # After the heavy work, at the normal priority.
+    Suite("e2e-3", "heavy", [_py("tests/e2e/run.py")], budget=300,
+          env={"SDS_TEST_SHARD": "3/3"}, nice=False),
+    Suite("failfast", "heavy", [_py("tests/failfast/run.py")], budget=300,
+          nice=False),
 ]
 
 # The cmocka suites' sources, for their listing.

@@ -50,6 +50,19 @@ def preflight():
     return None
 
 
+# Seconds each test took in a run of make test (2026-12-01; the rest take
+# about 20 s or much less), for tests/lanes.py's shards (SDS_TEST_SHARD).
+e2e_lib.SUITE.weights = {
+    "cluster_admin_killed": 81, "admin_down_two_periods": 60,
+    "admin_policy_hung_least_active": 57, "admin_reply_unusable": 40,
+    "admin_policy_consistent_hash": 36, "period_boundary": 31,
+    "hold_survives_unrelated_change": 30, "period_boundary_hist": 30,
+    "failover_hung_first": 23, "loader_restart_admin_down": 13,
+    "bad_input": 1, "admin_policy_bad_input": 1,
+    "bad_admin_url_without_host": 1, "loader_token_file_modes": 1,
+}
+
+
 def main(argv):
     return e2e_lib.SUITE.main(argv, e2e_lib.Ctx, preflight)
 

@@ -927,6 +927,8 @@ class Suite:
     def __init__(self, timeout=None, strict=True, fail_time=False,
                  log_total=False):
         self.tests = []
+        # Seconds a test takes, for SDS_TEST_SHARD's split (selected()).
+        self.weights = {}
         self.timeout = timeout
         self.strict = strict
         self.fail_time = fail_time
@@ -952,7 +954,19 @@ class Suite:
         if not 1 <= k <= n:
             raise SystemExit("SDS_TEST_SHARD=%r: want K/N with 1 <= K <= N"
                              % shard)
-        return tests[k - 1::n]
+        # Longest first, each to the shard with the least so far (ties to
+        # the lower shard): the same split on every machine, from the
+        # seconds a suite gives its long tests in self.weights (others 20).
+        load = [0.0] * n
+        mine = set()
+        for i, fn in sorted(enumerate(tests),
+                            key=lambda e: (-self.weights.get(e[1].__name__, 20),
+                                           e[0])):
+            j = load.index(min(load))
+            load[j] += self.weights.get(fn.__name__, 20)
+            if j == k - 1:
+                mine.add(i)
+        return [fn for i, fn in enumerate(tests) if i in mine]
 
     def _alarm(self, signum, frame):
         raise Timeout("test timed out after %d s" % self.timeout)
