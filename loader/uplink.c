@@ -149,11 +149,11 @@ int uplink__init(struct uplink *u, const char *urls, const char *token_file,
 	host_ip(u->ip, sizeof(u->ip));
 	if (offset_pick(u, err, errlen))
 		goto fail;
+	/* Until uplink__begin says when counting began. */
 	clock_gettime(CLOCK_REALTIME, &real);
 	u->wall_offset = wall_offset;
 	u->closed_upto = ((int64_t)real.tv_sec / 10) * 10;
 	u->first_period = u->closed_upto;
-	/* The histograms are all zero at attach: the first period's base. */
 	u->mark_at = u->closed_upto;
 	u->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	pthread_mutex_init(&u->lock, NULL);
@@ -169,6 +169,23 @@ fail:
 		free(u->urls[i]);
 	u->nurls = 0;
 	return -1;
+}
+
+void uplink__begin(struct uplink *u, int64_t wall_offset, uint64_t first_sec)
+{
+	int64_t wall = (int64_t)first_sec + wall_offset;
+
+	/*
+	 * Not the period open when the options were read: the start-up
+	 * (loading, attaching) takes seconds, and a period that ended
+	 * meanwhile, with nothing counted, would go only at the first tick,
+	 * after its time.
+	 */
+	u->wall_offset = wall_offset;
+	u->closed_upto = wall - wall % SDS_HB_PERIOD_S;
+	u->first_period = u->closed_upto;
+	/* The histograms are all zero at attach: the first period's base. */
+	u->mark_at = u->closed_upto;
 }
 
 static struct uplink_period *period_get(struct uplink *u, int64_t start)

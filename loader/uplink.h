@@ -67,7 +67,7 @@ struct uplink {
 	char ip[SDS_HB_IP_MAX + 1];	/* this host's address, or "" */
 	int64_t wall_offset;		/* Unix seconds minus the ring's seconds */
 	uint32_t offset_ms;		/* this host's offset inside the period */
-	int64_t first_period;		/* the period open at uplink__init: the first sent */
+	int64_t first_period;		/* the period counting began in: the first sent */
 	int event_fd;			/* readable when a reply brought strategies */
 	const struct probes *probes;	/* the loader's points, for their names */
 
@@ -124,6 +124,13 @@ struct uplink {
 int uplink__init(struct uplink *u, const char *urls, const char *token_file,
 		 const char *group, const char *app, int64_t wall_offset,
 		 char *err, size_t errlen);
+/*
+ * Counting begins at ring second @first_sec (counters__init's): the first
+ * period is the one it falls in, @wall_offset maps ring seconds to Unix
+ * seconds.  Before the loop's first tick; an adopted loader's kept state
+ * (keep.c) then puts back the periods it was accounting.
+ */
+void uplink__begin(struct uplink *u, int64_t wall_offset, uint64_t first_sec);
 int uplink__start(struct uplink *u);
 
 /*

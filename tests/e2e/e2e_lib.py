@@ -270,11 +270,11 @@ class Loader:
                                 "sds-bpf " + " ".join(args))
 
     def first_period(self):
-        """The loader's first period (`admin.first_period`: the one open
-        when it set up its uplink, the first it sends), in the periods of
-        its spawn and of its socket's appearance.  Not period_of(spawn):
-        spawned just before a boundary, it starts its first period after
-        it, and sends it a period later."""
+        """The loader's first period (`admin.first_period`: the one its
+        counting began in, the first it sends), in the periods of its
+        spawn and of its socket's appearance.  Not period_of(spawn): the
+        start-up takes seconds, and spawned late in a period the loader
+        begins with the next one, sent a period later."""
         fp = admin_of(self.stats())["first_period"]
         check(period_of(self.spawned) <= fp <= period_of(self.ready),
               "admin.first_period %r outside the periods of spawn (%.2f) "

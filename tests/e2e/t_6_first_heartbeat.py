@@ -2,9 +2,9 @@
 """
 The first heartbeat goes at the end of the loader's first period + its
 offset, whatever the phase of the period the loader is attached in:
-0.05 s, 5 s, 9.95 s and 9.99 s into it (then the start-up crosses the
-boundary, and the first period may be the next one: stats --json says
-which, as admin.first_period).  Also stats --json's tick_count and folded_through,
+0.05 s, 5 s, 9.95 s and 9.99 s into it.  The first period is the one
+counting began in (stats --json: admin.first_period), after seconds of
+start-up: spawned late in a period, mostly the next one.  Also stats --json's tick_count and folded_through,
 and SDS_HB_OFFSET_MS.
 """
 
@@ -65,8 +65,8 @@ def first_heartbeat(ctx, phase):
     l, p = spawn_at(ctx, fake.url, phase)
     off = offset_s(l)
     fp = l.first_period()
-    if phase < 9.0:
-        # Start-up (ms to the uplink's set-up) does not reach the boundary.
+    if phase < 1.0:
+        # Start-up (1.5-5 s to counting here) does not reach the boundary.
         eq(fp, p, "admin.first_period of a loader spawned %.2f s into "
            "period %d" % (phase, p))
     due = fp + PERIOD + off
@@ -110,15 +110,15 @@ def first_heartbeat_5_s_into_period(ctx):
 @test
 def first_heartbeat_9_95_s_into_period(ctx):
     """The start-up crosses the boundary: the first period is the one
-    the uplink was set up in, either."""
+    counting began in, either."""
     first_heartbeat(ctx, 9.95)
 
 
 @test
 def first_heartbeat_9_99_s_into_period(ctx):
-    """Spawned 10 ms before the boundary (issue 39's case): the uplink is
-    set up after it, mostly, and then the first period is the next one,
-    sent a period later than period_of(spawn) would say."""
+    """Spawned 10 ms before the boundary (issue 39's case): counting
+    begins after it, and the first period is the next one, sent a period
+    later than period_of(spawn) would say."""
     first_heartbeat(ctx, 9.99)
 
 

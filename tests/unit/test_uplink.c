@@ -397,6 +397,43 @@ static void test_json_queue(void **state)
 	json_decref(o);
 }
 
+/*
+ * The first period is the one counting began in (uplink__begin), not the
+ * one open when the options were read: begun in a period's last second,
+ * that period goes at its end + the offset; begun at the next one's first
+ * second, nothing of the period before is sent.
+ */
+static void test_begin(void **state)
+{
+	json_t *o;
+
+	uplink__begin(&u, WALL, 29);
+	assert_int_equal(u.first_period, P0 + 20);
+	assert_int_equal(u.closed_upto, P0 + 20);
+	second(0, 29, 4, 0);
+	tick(30);
+	assert_int_equal(u.count, 0);
+	tick(31);
+	assert_int_equal(u.count, 1);
+	assert_int_equal(u.queue[u.head].period_start, P0 + 20);
+	assert_int_equal(u.queue[u.head].send_at_ms,
+			 (uint64_t)(P0 + 30) * 1000 + u.offset_ms);
+	o = uplink__json(&u);
+	assert_int_equal(json_integer_value(json_object_get(o, "first_period")), P0 + 20);
+	json_decref(o);
+	assert_int_equal(ack_head(), P0 + 20);
+
+	uplink__begin(&u, WALL, 40);
+	assert_int_equal(u.first_period, P0 + 40);
+	tick(41);
+	tick(49);
+	assert_int_equal(u.count, 0);	/* not P0 + 30: nothing counted there */
+	second(0, 40, 1, 0);
+	tick(51);
+	assert_int_equal(u.count, 1);
+	assert_int_equal(u.queue[u.head].period_start, P0 + 40);
+}
+
 /* FNV-1a, as DESIGN.md spreads a fleet's heartbeats by the host's name. */
 static uint32_t fnv1a(const char *s)
 {
@@ -460,6 +497,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_backlog_ack_restore, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_json_queue, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_begin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_offset_env, setup, teardown),
 	};
 
