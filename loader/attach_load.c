@@ -148,7 +148,9 @@ static int start_engine(struct attach_run *a)
 	struct loader *l = a->l;
 
 	if (l->uplink) {
-		l->uplink->wall_offset = l->wall_offset;
+		/* Counting began at counters__init: the second after folded_sec. */
+		uplink__begin(l->uplink, l->wall_offset,
+			      l->counters.acc[0].folded_sec + 1);
 		l->counters.on_second = uplink__on_second;
 		l->counters.hook_ctx = l->uplink;
 	}

@@ -347,6 +347,8 @@ static void restore_uplink(struct uplink *u, int npoints,
 	if (!a->uplink)
 		return;
 	u->closed_upto = a->closed_upto;
+	/* The dead loader's open periods are this one's to send first. */
+	u->first_period = a->closed_upto;
 	u->mark_at = a->mark_at;
 	for (i = 0; i < npoints; i++) {
 		memcpy(u->hist_base[i], kp[i].hist_base, sizeof(kp[i].hist_base));

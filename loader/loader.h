@@ -116,6 +116,7 @@ struct tick_late {
 	uint64_t at_ns[TICK_LATE_RING];	/* CLOCK_MONOTONIC when it was served */
 	uint32_t pos;			/* next sample goes there */
 	uint32_t n;			/* samples in the ring */
+	uint64_t done;			/* ticks done since start (stats: tick_count) */
 };
 
 /* struct point_run, what the engine keeps per point: engine_eval.h. */

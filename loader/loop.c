@@ -295,6 +295,8 @@ int loop__run(struct loop *lp, struct loader *l, int lfd)
 				tick = true;
 				tick_late_note(l, lp->tfd, expirations);
 				engine__tick(l);
+				/* After the tick's work: a test that sees it grow sees its effects. */
+				l->tick_late.done++;
 				watch__tick(l);
 				metrics__tick(l);
 			}

@@ -131,6 +131,32 @@ static json_t *tick_late_json(const struct tick_late *t)
 			 "max", n ? v[n - 1] / 1e3 : 0.0);
 }
 
+/*
+ * The newest second every point has folded into its totals (and the
+ * heartbeat into its periods), in Unix seconds as the periods are: the
+ * ring's seconds plus the wall offset.  Before the first fold, the second
+ * before attach (nothing before it counts).
+ */
+static json_t *folded_json(const struct loader *l)
+{
+	const struct counters *c = &l->counters;
+	uint64_t f = UINT64_MAX;
+	int i;
+
+	if (!c->acc)
+		return json_null();
+	for (i = 0; i < c->npoints; i++)
+		if (c->acc[i].folded_sec < f)
+			f = c->acc[i].folded_sec;
+	/* No point yet: the tick folds what is complete, up to its second - 2. */
+	if (f == UINT64_MAX) {
+		if (!l->snap || l->snap->sec < 2)
+			return json_null();
+		f = l->snap->sec - 2;
+	}
+	return json_integer((json_int_t)f + l->wall_offset);
+}
+
 static json_t *head_json(struct loader *l)
 {
 	json_t *o = json_object();
@@ -145,6 +171,8 @@ static json_t *head_json(struct loader *l)
 	json_object_set_new(o, "admin", l->uplink ? uplink__json(l->uplink) : json_null());
 	json_object_set_new(o, "refused", refused_json(&l->refused));
 	json_object_set_new(o, "tick_late_ms", tick_late_json(&l->tick_late));
+	json_object_set_new(o, "tick_count", json_integer(l->tick_late.done));
+	json_object_set_new(o, "folded_through", folded_json(l));
 	json_object_set_new(o, "budget", budget__json(l));
 	json_object_set_new(o, "builds", watch__json(l));
 	return o;

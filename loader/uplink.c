@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* uplink.c - periods and the heartbeat queue (the sender thread: uplink_send.c). */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -28,6 +29,36 @@ static uint32_t host_hash(const char *s)
 	while (*s)
 		h = (h ^ (unsigned char)*s++) * 16777619u;
 	return h;
+}
+
+/*
+ * This host's offset inside the period: a hash of its name spreads a
+ * fleet's heartbeats over 2-9 s after the period ends; SDS_HB_OFFSET_MS
+ * (tests) fixes it, so that suites wait the same on every machine.
+ */
+static int offset_pick(struct uplink *u, char *err, size_t errlen)
+{
+	const char *v = getenv(UPLINK_OFFSET_ENV);
+	char *end;
+	long ms;
+
+	if (!v) {
+		u->offset_ms = UPLINK_OFFSET_MIN_MS + host_hash(u->host) %
+			       (UPLINK_OFFSET_MAX_MS - UPLINK_OFFSET_MIN_MS);
+		return 0;
+	}
+	errno = 0;
+	ms = strtol(v, &end, 10);
+	/* Digits only: strtol would take a sign and leading blanks too. */
+	if (!isdigit((unsigned char)*v) || errno || *end || ms < UPLINK_OFFSET_MIN_MS ||
+	    ms > UPLINK_OFFSET_MAX_MS) {
+		snprintf(err, errlen, "%s=%.40s: not a number of ms in %d..%d",
+			 UPLINK_OFFSET_ENV, v, UPLINK_OFFSET_MIN_MS,
+			 UPLINK_OFFSET_MAX_MS);
+		return -1;
+	}
+	u->offset_ms = ms;
+	return 0;
 }
 
 static void host_ip(char *ip, size_t len)
@@ -116,11 +147,13 @@ int uplink__init(struct uplink *u, const char *urls, const char *token_file,
 	snprintf(u->app, sizeof(u->app), "%s", app);
 	hostid__name(UPLINK_MACHINE_ID, u->host, u->plain_host, sizeof(u->host));
 	host_ip(u->ip, sizeof(u->ip));
-	u->offset_ms = 2000 + host_hash(u->host) % 7000;
+	if (offset_pick(u, err, errlen))
+		goto fail;
+	/* Until uplink__begin says when counting began. */
 	clock_gettime(CLOCK_REALTIME, &real);
 	u->wall_offset = wall_offset;
 	u->closed_upto = ((int64_t)real.tv_sec / 10) * 10;
-	/* The histograms are all zero at attach: the first period's base. */
+	u->first_period = u->closed_upto;
 	u->mark_at = u->closed_upto;
 	u->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	pthread_mutex_init(&u->lock, NULL);
@@ -136,6 +169,23 @@ fail:
 		free(u->urls[i]);
 	u->nurls = 0;
 	return -1;
+}
+
+void uplink__begin(struct uplink *u, int64_t wall_offset, uint64_t first_sec)
+{
+	int64_t wall = (int64_t)first_sec + wall_offset;
+
+	/*
+	 * Not the period open when the options were read: the start-up
+	 * (loading, attaching) takes seconds, and a period that ended
+	 * meanwhile, with nothing counted, would go only at the first tick,
+	 * after its time.
+	 */
+	u->wall_offset = wall_offset;
+	u->closed_upto = wall - wall % SDS_HB_PERIOD_S;
+	u->first_period = u->closed_upto;
+	/* The histograms are all zero at attach: the first period's base. */
+	u->mark_at = u->closed_upto;
 }
 
 static struct uplink_period *period_get(struct uplink *u, int64_t start)
@@ -289,6 +339,11 @@ out:
 int64_t uplink__pop_head(struct uplink *u)
 {
 	int64_t start = u->queue[u->head].period_start;
+	struct timespec real;
+
+	clock_gettime(CLOCK_REALTIME, &real);
+	u->last_sent = start;
+	u->last_sent_ms = (uint64_t)real.tv_sec * 1000 + real.tv_nsec / 1000000;
 
 	free(u->queue[u->head].body);
 	u->head = (u->head + 1) % UPLINK_BACKLOG;
@@ -551,7 +606,7 @@ int uplink__take_copy(struct uplink *u, struct sds_hb_copy *out)
 
 json_t *uplink__json(struct uplink *u)
 {
-	json_t *o = json_object(), *urls = json_array();
+	json_t *o = json_object(), *urls = json_array(), *queue;
 	int i;
 
 	for (i = 0; i < u->nurls; i++)
@@ -559,9 +614,25 @@ json_t *uplink__json(struct uplink *u)
 	json_object_set_new(o, "urls", urls);
 	json_object_set_new(o, "host", json_string(u->host));
 	json_object_set_new(o, "offset_ms", json_integer(u->offset_ms));
+	json_object_set_new(o, "first_period", json_integer(u->first_period));
+	/* The main loop's, and so is this call's: no lock. */
+	json_object_set_new(o, "open_period", json_integer(u->closed_upto));
 	pthread_mutex_lock(&u->lock);
 	json_object_set_new(o, "sent", json_integer(u->sent));
+	json_object_set_new(o, "last_sent", u->last_sent ?
+			    json_pack("{s:I, s:I}", "period", (json_int_t)u->last_sent,
+				      "at_ms", (json_int_t)u->last_sent_ms) :
+			    json_null());
 	json_object_set_new(o, "pending", json_integer(u->count));
+	queue = json_array();
+	for (i = 0; i < u->count; i++) {
+		const struct uplink_msg *m = &u->queue[(u->head + i) % UPLINK_BACKLOG];
+
+		json_array_append_new(queue, json_pack("{s:I, s:I}",
+			"period", (json_int_t)m->period_start,
+			"send_at_ms", (json_int_t)m->send_at_ms));
+	}
+	json_object_set_new(o, "queue", queue);
 	json_object_set_new(o, "dropped", json_integer(u->dropped));
 	json_object_set_new(o, "failures", json_integer(u->failures));
 	json_object_set_new(o, "admin_errors", json_integer(u->admin_errors));

@@ -32,6 +32,11 @@
 #define UPLINK_MAX_URLS		8	/* --admin URL,URL,... */
 #define UPLINK_BACKLOG		360	/* periods kept while the admin is away: 1 hour */
 #define UPLINK_OPEN		4	/* periods being accounted at once */
+/* This host's offset inside the period: 2000 + a hash of its name % 7000. */
+#define UPLINK_OFFSET_MIN_MS	2000
+#define UPLINK_OFFSET_MAX_MS	9000	/* SDS_HB_OFFSET_MS may say 9000 itself */
+/* Test-only: a fixed offset, the same on every machine (sds-bpf(8)). */
+#define UPLINK_OFFSET_ENV	"SDS_HB_OFFSET_MS"
 
 /* A period being accounted. */
 struct uplink_period {
@@ -62,6 +67,7 @@ struct uplink {
 	char ip[SDS_HB_IP_MAX + 1];	/* this host's address, or "" */
 	int64_t wall_offset;		/* Unix seconds minus the ring's seconds */
 	uint32_t offset_ms;		/* this host's offset inside the period */
+	int64_t first_period;		/* the period counting began in: the first sent */
 	int event_fd;			/* readable when a reply brought strategies */
 	const struct probes *probes;	/* the loader's points, for their names */
 
@@ -88,6 +94,8 @@ struct uplink {
 	bool head_busy;			/* the sender is posting the head */
 	uint64_t sent, dropped, failures;	/* periods delivered, dropped, failed posts */
 	uint64_t admin_errors;		/* 200 replies that could not be used */
+	int64_t last_sent;		/* the period stored last, 0: none yet */
+	uint64_t last_sent_ms;		/* wall clock when its reply came */
 	struct backlog *backlog;	/* the queue on disk; NULL: none */
 	uint64_t restored;		/* periods an earlier loader left, queued at start */
 	bool backlog_said;		/* a backlog write failed and was said (once) */
@@ -109,12 +117,20 @@ struct uplink {
 
 /*
  * Set up from --admin URL[,URL...] and --token-file; @err names what is
- * wrong (an unreadable token file, a bad URL).
+ * wrong (an unreadable token file, a bad URL, an SDS_HB_OFFSET_MS that is
+ * not a number of ms in UPLINK_OFFSET_MIN_MS..UPLINK_OFFSET_MAX_MS).
  */
 /* @wall_offset: Unix seconds minus the ring's seconds (counters_now_sec). */
 int uplink__init(struct uplink *u, const char *urls, const char *token_file,
 		 const char *group, const char *app, int64_t wall_offset,
 		 char *err, size_t errlen);
+/*
+ * Counting begins at ring second @first_sec (counters__init's): the first
+ * period is the one it falls in, @wall_offset maps ring seconds to Unix
+ * seconds.  Before the loop's first tick; an adopted loader's kept state
+ * (keep.c) then puts back the periods it was accounting.
+ */
+void uplink__begin(struct uplink *u, int64_t wall_offset, uint64_t first_sec);
 int uplink__start(struct uplink *u);
 
 /*
@@ -166,9 +182,12 @@ int uplink__take_drills(struct uplink *u, struct sds_hb_drill *out);
 int uplink__take_copy(struct uplink *u, struct sds_hb_copy *out);
 
 /*
- * {"urls", "host", "offset_ms", "sent", "pending", "dropped", "failures",
- * "admin_errors", "last_error", "backlog", "restored"}: "backlog" is the
- * file ("" without one), "restored" the periods queued from it at start.
+ * {"urls", "host", "offset_ms", "first_period", "open_period", "sent",
+ * "last_sent", "pending", "queue", "dropped", "failures", "admin_errors",
+ * "last_error", "backlog", "restored"}: "backlog" is the file ("" without
+ * one), "restored" the periods queued from it at start; "open_period" the
+ * oldest period not closed yet, "queue" the queued periods oldest first,
+ * each {"period", "send_at_ms"}; "last_sent" {"period", "at_ms"} or null.
  */
 json_t *uplink__json(struct uplink *u);
 

@@ -14,6 +14,20 @@ from cap_lib import APP, POINT, body, check, copy_lib, eq, test
 PLANS = "/api/v1/groups/default/apps/%s/copy-plans" % APP
 
 
+def loader_admin(ctx):
+    """The loader's `stats --json` "admin" object: its first period and
+    offset, which say when it posts (sdstest.heartbeat_after)."""
+    return sdstest.json_out(ctx.sds(["stats", "--json", "--app", APP]),
+                            "sds-bpf stats --json")["admin"]
+
+
+def beat_in(ctx, slack=3.0):
+    """Seconds until the loader's next post, + @slack for the post and
+    the tick that applies its reply."""
+    return sdstest.heartbeat_after(loader_admin(ctx), time.time()) + slack \
+        - time.time()
+
+
 def plan_totals(adm, pid):
     doc = adm.call("GET", PLANS + "/%d/stats?from=0&to=%d"
                    % (pid, time.time() + 60))
@@ -48,8 +62,9 @@ def test_chain_admin_loader_copy(ctx):
     ctx.attach(["%s=handle_request:copy=1,2:copy_rate=0" % POINT],
                extra=["--admin", adm.url, "--token-file", adm.token_file])
     t = ctx.target()
+    # The plan is in the reply to the loader's first heartbeat.
     ctx.wait_copy(lambda c: c["rate"] == 100, "the plan's rate at the loader",
-                  timeout=40)
+                  timeout=beat_in(ctx))
     sdstest.wait_until(lambda: srv.plan_stats("x3"), time.time() + 20,
                        "the plan never reached sds-copy")
     t.go(n, size)
@@ -70,7 +85,7 @@ def test_chain_admin_loader_copy(ctx):
     eq(got, want, "the plan's stats at the admin")
     adm.call("POST", PLANS + "/%d/stop" % p["id"], {"by": "t_capchain"})
     ctx.wait_copy(lambda c: c["rate"] == 0, "the stop at the loader",
-                  timeout=40)
+                  timeout=beat_in(ctx))
     t.go(100, size)
     time.sleep(0.5)
     eq(ctx.copy_counts()["captured"], n, "captured after the stop")

@@ -12,6 +12,20 @@ from fake_admin import NOTHING_NEW, FakeAdmin
 from cap_lib import APP, POINT, body, check, copy_lib, eq, test
 
 
+def loader_admin(ctx):
+    """The loader's `stats --json` "admin" object: its first period and
+    offset, which say when it posts (sdstest.heartbeat_after)."""
+    return sdstest.json_out(ctx.sds(["stats", "--json", "--app", APP]),
+                            "sds-bpf stats --json")["admin"]
+
+
+def beat_in(ctx, slack=3.0):
+    """Seconds until the loader's next post, + @slack for the post and
+    the tick that applies its reply."""
+    return sdstest.heartbeat_after(loader_admin(ctx), time.time()) + slack \
+        - time.time()
+
+
 class PlanAdmin(FakeAdmin):
     """Answers every heartbeat with @copy as the reply's "copy" and keeps
     the heartbeats' points."""
@@ -50,13 +64,19 @@ def test_plan_from_admin(ctx):
     ctx.attach(["%s=handle_request:copy=1,2:copy_rate=0" % POINT],
                extra=["--admin", admin.url, "--token-file", token])
     t = ctx.target()
-    ctx.wait_copy(lambda c: c["rate"] == 100, "the plan's rate", timeout=40)
+    # The plan is in the reply to the loader's first heartbeat.
+    ctx.wait_copy(lambda c: c["rate"] == 100, "the plan's rate",
+                  timeout=beat_in(ctx))
     t.go(n, size)
     c = ctx.wait_copy(lambda c: c["sent"] == n, "all sent")
     eq(c["captured"], n, "captured")
     eq(shadow.wait_count(n), n, "shadow received")
     eq({b for b, _ in shadow.got}, {body(1, i, size) for i in range(n)},
        "bodies")
-    sdstest.wait_until(lambda: admin.captured() == n, time.time() + 40,
+    # Counted at the close of the period they were captured in, which
+    # goes at its end + the offset.
+    sdstest.wait_until(lambda: admin.captured() == n,
+                       sdstest.period_sent_at(loader_admin(ctx), time.time())
+                       + 3.0,
                        lambda _: "heartbeats' copy_captured %d, not %d"
                        % (admin.captured(), n), 0.5)

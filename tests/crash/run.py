@@ -614,13 +614,18 @@ def test_admin_sums_across_kill9(ctx):
     a = ctx.run_app()
     first = e2e.period_of(time.time())
     off = admin_pending(ctx)["offset_ms"] / 1000.0
-    # A period whose predecessor is at the admin: nothing queued.
+    # A period whose predecessor is at the admin: nothing queued.  The
+    # loader's first period is this one or the one before (spawned late
+    # in it), so the soonest is the next period, its offset + 0.3 s in;
+    # a period later if that post was slow.
     sdstest.wait_until(
         lambda: (time.time() - e2e.period_of(time.time()) >= min(off, 8.8)
                  + 0.3 and e2e.period_of(time.time()) > first and
                  admin_pending(ctx)["pending"] == 0
                  and admin_pending(ctx)["sent"] >= 1),
-        time.time() + 40, "no period sent with nothing pending", 0.1)
+        first + 2 * e2e.PERIOD + min(off, 8.8) + 1.3,
+        lambda _: "no period sent with nothing pending: %r"
+        % admin_pending(ctx), 0.1)
     killed_in = e2e.period_of(time.time())
     kill9(l1)
     time.sleep(1)

@@ -491,8 +491,11 @@ def test_admin_drill_reaches_loader_and_expires_without_admin(ctx):
         "by": "drill-test"})
     eq(st, 201, "create drill: %r" % (d,))
     t_end = time.time() + 28
-    p = wait_until(lambda: ctx.point()["drill"], time.time() + 25,
-                   "the admin's drill never reached the loader", 0.5)
+    # In the reply to the first heartbeat posted after it (the loader's
+    # numbers), applied at the next tick; 3 s for the post and the tick.
+    p = wait_until(lambda: ctx.point()["drill"],
+                   sdstest.heartbeat_after(ctx.stats()["admin"], time.time())
+                   + 3.0, "the admin's drill never reached the loader", 0.5)
     eq(p["kind"], "error", "drill kind from the admin")
     eq(p["source"], d["id"], "drill source")
     eq(run_calls(a, 200)["fault"], 200, "faults from the admin's drill")
@@ -524,14 +527,16 @@ def test_admin_stop_reaches_loader(ctx):
         "point": POINT, "kind": "error", "ratio": 100, "duration_s": 300,
         "by": "alice"})
     eq(st, 201, "create drill")
-    wait_until(lambda: ctx.point()["drill"], time.time() + 25,
+    wait_until(lambda: ctx.point()["drill"],
+               sdstest.heartbeat_after(ctx.stats()["admin"], time.time()) + 3.0,
                "the admin's drill never reached the loader", 0.5)
     eq(run_calls(a, 50)["fault"], 50, "faults")
     st, r = adm.req("POST", A + "/drills/%d/stop" % d["id"], {"by": "bob"})
     eq(st, 200, "stop: %r" % (r,))
     st, r = adm.req("POST", A + "/drills/%d/stop" % d["id"], {"by": "bob"})
     eq(st, 409, "second stop")
-    wait_until(lambda: ctx.point()["drill"] is None, time.time() + 25,
+    wait_until(lambda: ctx.point()["drill"] is None,
+               sdstest.heartbeat_after(ctx.stats()["admin"], time.time()) + 3.0,
                "the stop never reached the loader", 0.5)
     eq(run_calls(a, 50)["pass"], 50, "calls pass after the stop")
     st, lst = adm.req("GET", A + "/drills")
@@ -545,8 +550,11 @@ def test_admin_stop_reaches_loader(ctx):
         if st != 200:
             return None
         return s["points"].get(POINT, {}).get("total", {}).get("faults")
-    eq(wait_until(faults, time.time() + 30, "no faults in the admin's stats",
-                  0.5), 50, "faults in the admin's stats")
+    # In the heartbeat of the period the calls were made in.
+    eq(wait_until(faults, sdstest.period_sent_at(ctx.stats()["admin"],
+                                                 time.time()) + 3.0,
+                  "no faults in the admin's stats", 0.5), 50,
+       "faults in the admin's stats")
 
 
 def test_admin_drill_far_expiry_ends_within_a_day(ctx):
@@ -564,7 +572,9 @@ def test_admin_drill_far_expiry_ends_within_a_day(ctx):
         tok = sdstest.write_token(os.path.join(ctx.tmp, "token"), "t0k")
         ctx.attach("--admin", adm.url, "--token-file", tok)
         a = ctx.app()
-        p = wait_until(lambda: ctx.point()["drill"], time.time() + 25,
+        p = wait_until(lambda: ctx.point()["drill"],
+                       sdstest.heartbeat_after(ctx.stats()["admin"],
+                                               time.time()) + 3.0,
                        "the fake admin's drill never reached the loader", 0.5)
         eq(p["source"], 5, "drill source")
         left = p["remaining_ms"]

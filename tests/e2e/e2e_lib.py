@@ -234,10 +234,12 @@ class Loader:
         self.errpath = os.path.join(ctx.tmp, "attach-%d.err" % n)
         self.sock = os.path.join(ctx.run_dir, "%s.%s.sock" % (GROUP, APP))
         log("sds-bpf attach " + " ".join(args))
+        self.spawned = time.time()
         with open(self.outpath, "wb") as o, open(self.errpath, "wb") as e:
+            self.env = env or ctx.env
             self.p = subprocess.Popen([SDS, "attach"] + args, stdout=o,
                                       stderr=e, stdin=subprocess.DEVNULL,
-                                      env=env or ctx.env, cwd=ctx.tmp,
+                                      env=self.env, cwd=ctx.tmp,
                                       start_new_session=True)
         self.started = time.time()
         ctx.procs.append(self.p)
@@ -250,6 +252,7 @@ class Loader:
                            "appeared; stderr: %s" % (" ".join(args), rc,
                                                      self.stderr().strip()))
             if os.path.exists(self.sock):
+                self.ready = time.time()
                 break
             if time.monotonic() > deadline:
                 raise Fail("sds-bpf attach %s: no socket after %.0f s; "
@@ -265,6 +268,22 @@ class Loader:
         args = ["stats", "--app", APP, "--json"]
         return sdstest.json_out(self.ctx.sds(args, quiet=True),
                                 "sds-bpf " + " ".join(args))
+
+    def first_period(self):
+        """The loader's first period (`admin.first_period`: the one its
+        counting began in, the first it sends), in the periods of its
+        spawn and of its socket's appearance.  Not period_of(spawn): the
+        start-up takes seconds, and spawned late in a period the loader
+        begins with the next one, sent a period later."""
+        fp = admin_of(self.stats())["first_period"]
+        check(period_of(self.spawned) <= fp <= period_of(self.ready),
+              "admin.first_period %r outside the periods of spawn (%.2f) "
+              "and ready (%.2f)" % (fp, self.spawned, self.ready))
+        return fp
+
+    def first_send(self):
+        """When the loader sends its first period: its end + the offset."""
+        return self.first_period() + PERIOD + offset_s(self)
 
     def stop(self, timeout=10):
         """SIGINT: attach detaches and exits 0."""
@@ -310,22 +329,24 @@ class Ctx(sdstest.TestDir):
             self.pg.stop()      # after the admins using it are reaped
         self.remove()
 
-    def target(self):
+    def target_file(self):
         """A private copy of target_pie (its own inode: only our calls hit
-        our probes), started."""
+        our probes), made once."""
         if not self.target_path:
             self.target_path = os.path.join(self.tmp, APP)
             shutil.copy2(TARGET, self.target_path)
-        return Target(self, self.target_path)
+        return self.target_path
+
+    def target(self):
+        """The private copy of target_pie, started."""
+        return Target(self, self.target_file())
 
     def admin(self):
         return Admin(self).start()
 
     def attach(self, admin_urls, extra=(), point="w=work:err=neg", env=None,
                state_dir=True):
-        if not self.target_path:
-            self.target_path = os.path.join(self.tmp, APP)
-            shutil.copy2(TARGET, self.target_path)
+        self.target_file()
         args = ["--admin", admin_urls, "--token-file", self.token_file]
         if state_dir:
             args += ["--state-dir", self.state_dir]
@@ -360,7 +381,8 @@ def need_point(st, name):
 def admin_of(st):
     a = st.get("admin")
     check(isinstance(a, dict), "stats --json: no \"admin\" object: %r" % st)
-    for k in ("urls", "host", "offset_ms", "sent", "pending", "dropped",
+    for k in ("urls", "host", "offset_ms", "first_period", "open_period",
+              "sent", "last_sent", "pending", "queue", "dropped",
               "failures", "admin_errors", "last_error"):
         check(k in a, "stats --json admin: no %r in %r" % (k, a))
     return a
@@ -371,13 +393,16 @@ def totals(p):
 
 
 def offset_s(loader):
-    """This host's heartbeat offset inside the period, in seconds
-    (DESIGN.md §7: 2-9 s after the period ends)."""
+    """The loader's heartbeat offset inside the period, in seconds: the
+    test runner's SDS_HB_OFFSET_MS (sdstest sets 2000 when unset), else
+    the host name's (2-9 s after the period ends)."""
     st = loader.stats()
-    off = admin_of(st)["offset_ms"] / 1000.0
-    check(2.0 <= off < 9.0, "admin.offset_ms %r outside 2000..8999"
-          % admin_of(st)["offset_ms"])
-    return off
+    ms = admin_of(st)["offset_ms"]
+    env = (loader.env or os.environ).get("SDS_HB_OFFSET_MS")
+    if env is not None:
+        eq(ms, int(env), "admin.offset_ms under SDS_HB_OFFSET_MS=%s" % env)
+    check(2000 <= ms <= 9000, "admin.offset_ms %r outside 2000..9000" % ms)
+    return ms / 1000.0
 
 
 def sent_upto(admin, loader, host, period):
@@ -497,11 +522,11 @@ def assert_w_limit(ctx, loader, t, what):
 # ---------------------------------------------------------------------------
 # Helpers of several test modules (and of t_cluster.py)
 
-def attach_fails(ctx, args, names):
+def attach_fails(ctx, args, names, env=None):
     snap = KernelSnapshot()
     what = "attach %s" % " ".join(args)
     try:
-        r = ctx.sds(["attach"] + args, timeout=5)
+        r = ctx.sds(["attach"] + args, timeout=5, env=env)
     except Fail:
         raise Fail("%s: accepted (still running after 5 s, killed), want a "
                    "non-zero exit naming %s" % (what, " and ".join(names)))

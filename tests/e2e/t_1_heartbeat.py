@@ -14,7 +14,7 @@ from e2e_lib import (A, APP, COUNTS, E, GROUP, KILL, MS, N, PERIOD, TMO, TS,
                      assert_w_limit, get_point, make_app, need_point, offset_s,
                      per_period, period_of, sent_upto, strategy_doc, test,
                      totals, wait_safe, wait_strategy)
-from sdstest import check, eq, log, wait_until
+from sdstest import check, eq, heartbeat_after, log, wait_until
 
 
 @test
@@ -32,9 +32,11 @@ def strategy_through_heartbeat(ctx):
     cache = os.path.join(ctx.state_dir, "%s.%s.strategies.json" % (GROUP, APP))
     check(not os.path.exists(cache), "cache %s exists before any heartbeat"
           % cache)
-    off = offset_s(l)
-    # One period (the one open at attach) + the offset + 3 s of margin.
-    deadline = period_of(l.started) + PERIOD + off + 3.0
+    # The loader's first period (the one open when it started, which is
+    # the next one when it was spawned just before a boundary) is sent at
+    # its end + the offset; 3 s of margin for the post and the tick that
+    # applies the reply.
+    deadline = l.first_send() + 3.0
     check(deadline - l.started <= 25, "deadline %.1f s > 25 s" %
           (deadline - l.started))
     st = wait_strategy(l, v, deadline)
@@ -61,10 +63,8 @@ def strategy_through_heartbeat(ctx):
     v2 = doc["version"]
     eq(v2, v + 1, "version after the change")
     want2 = strategy_doc(admin)
-    now = time.time()
-    send = period_of(now) + off
-    if send <= now:
-        send += PERIOD
+    # The first heartbeat posted after the change carries it.
+    send = heartbeat_after(admin_of(l.stats()), time.time())
     st = wait_until(
         lambda: (lambda s: s if s.get("strategies_version") == v2 else None)(
             l.stats()),
@@ -89,7 +89,7 @@ def statistics_equal(ctx):
     admin = ctx.admin()
     t = ctx.target()
     l = ctx.attach(admin.url, point="w=work:err=neg:timeout_ms=%d" % TMO)
-    first = period_of(l.started)
+    first = l.first_period()
     off = offset_s(l)
     host = admin_of(l.stats())["host"]
     p = wait_safe()

@@ -159,7 +159,7 @@ def admin_reply_unusable(ctx):
         posts, order = fake.snapshot()
         return order if len(order) >= 3 else None
     order = wait_until(three_periods,
-                       period_of(l.started) + 3 * PERIOD + off + 4.0,
+                       l.first_period() + 3 * PERIOD + off + 4.0,
                        lambda _: "3 periods not posted: %r; loader %r"
                        % (fake.snapshot(), admin_of(l.stats())))
     # A resend would come 2 s after a failed post.
@@ -203,7 +203,7 @@ def hold_survives_unrelated_change(ctx):
     l = ctx.attach(admin.url)
     off = offset_s(l)
     wait_until(lambda: l.stats().get("strategies_version") == v,
-               period_of(l.started) + PERIOD + off + 3.0,
+               l.first_period() + PERIOD + off + 3.0,
                lambda _: "version %d not in force: %r" % (v, l.stats()))
     t.cmd("work %d 0 0 0" % (W_LIMIT + 1))
     tripped = time.time()

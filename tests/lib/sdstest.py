@@ -48,6 +48,12 @@ def admin_path(env=True):
             or os.path.join(BUILD, "bin", "sds-admin"))
 
 
+# The heartbeat offset of every loader the suites start (sds-bpf(8),
+# SDS_HB_OFFSET_MS, test-only): 2 s after each period ends, on every
+# machine, as the lane runner sets it; the host name's offset would be
+# 2-9 s.  Subprocesses inherit it through os.environ and TestDir.env.
+os.environ.setdefault("SDS_HB_OFFSET_MS", "2000")
+
 NOBODY = 65534
 PROG_PREFIX = "sds_"          # sds_enter, sds_leave, sds_thread_exit
 
@@ -338,6 +344,37 @@ def wait_until(fn, deadline, what, interval=0.2):
         if time.time() > deadline:
             raise Fail("%s" % (what(last) if callable(what) else what))
         time.sleep(interval)
+
+
+def wait_ticks(stats, n, timeout=30.0):
+    """Until the loader has done @n ticks more than when called (`stats
+    --json`'s tick_count, counted after each tick's work); @stats()
+    returns its stats document.  The last document."""
+    t0 = stats()["tick_count"]
+    return wait_until(
+        lambda: (lambda st: st if st["tick_count"] >= t0 + n else None)(
+            stats()), time.time() + timeout,
+        "the loader did not tick %d times within %.0f s (tick_count was %d)"
+        % (n, timeout, t0), 0.02)
+
+
+def heartbeat_after(admin, t):
+    """When the loader whose `stats --json` "admin" object is @admin sends
+    the first period it sends at or after wall time @t: period P goes at
+    P + 10 s + admin.offset_ms, from admin.first_period on (the period
+    open when it started)."""
+    off = admin["offset_ms"] / 1000.0
+    p = admin["first_period"]
+    while p + 10 + off < t:
+        p += 10
+    return p + 10 + off
+
+
+def period_sent_at(admin, t):
+    """When that loader sends the period holding wall time @t (or its
+    first period, if @t is before it)."""
+    return heartbeat_after(admin, max(int(t) // 10 * 10, admin["first_period"])
+                           + 10 + admin["offset_ms"] / 1000.0)
 
 
 def write_token(path, token, fmt="%s\n", mode=0o600):

@@ -105,6 +105,7 @@ static int setup(void **state)
 	/* The fake clock: attach at ring second 0, the start of period P0. */
 	u.closed_upto = P0;
 	u.mark_at = P0;
+	u.first_period = P0;
 	*state = &u;
 	return 0;
 }
@@ -342,6 +343,153 @@ static void test_bound(void **state)
 	u.head_busy = false;
 }
 
+/* Wall clock in ms, as the sender stamps a period sent. */
+static uint64_t wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * stats --json's "admin": the first and the open period, every queued
+ * period's start and send time (its end + the offset), the last one sent.
+ */
+static void test_json_queue(void **state)
+{
+	json_t *o, *q, *e;
+	uint64_t t0, t1;
+
+	second(0, 3, 1, 0);
+	second(0, 13, 2, 0);
+	tick(20);
+	assert_int_equal(u.count, 1);	/* P0 + 10's second 19 is not folded */
+	tick(21);
+	o = uplink__json(&u);
+	assert_int_equal(json_integer_value(json_object_get(o, "first_period")), P0);
+	assert_int_equal(json_integer_value(json_object_get(o, "open_period")), P0 + 20);
+	assert_int_equal(json_integer_value(json_object_get(o, "pending")), 2);
+	assert_true(json_is_null(json_object_get(o, "last_sent")));
+	q = json_object_get(o, "queue");
+	assert_int_equal(json_array_size(q), 2);
+	e = json_array_get(q, 0);
+	assert_int_equal(json_integer_value(json_object_get(e, "period")), P0);
+	assert_int_equal(json_integer_value(json_object_get(e, "send_at_ms")),
+			 (P0 + 10) * 1000 + u.offset_ms);
+	e = json_array_get(q, 1);
+	assert_int_equal(json_integer_value(json_object_get(e, "period")), P0 + 10);
+	assert_int_equal(json_integer_value(json_object_get(e, "send_at_ms")),
+			 (P0 + 20) * 1000 + u.offset_ms);
+	json_decref(o);
+
+	t0 = wall_ms();
+	assert_int_equal(ack_head(), P0);
+	t1 = wall_ms();
+	o = uplink__json(&u);
+	e = json_object_get(o, "last_sent");
+	assert_int_equal(json_integer_value(json_object_get(e, "period")), P0);
+	assert_in_range(json_integer_value(json_object_get(e, "at_ms")), t0, t1);
+	q = json_object_get(o, "queue");
+	assert_int_equal(json_array_size(q), 1);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(q, 0),
+							    "period")), P0 + 10);
+	assert_int_equal(json_integer_value(json_object_get(o, "sent")), 1);
+	json_decref(o);
+}
+
+/*
+ * The first period is the one counting began in (uplink__begin), not the
+ * one open when the options were read: begun in a period's last second,
+ * that period goes at its end + the offset; begun at the next one's first
+ * second, nothing of the period before is sent.
+ */
+static void test_begin(void **state)
+{
+	json_t *o;
+
+	uplink__begin(&u, WALL, 29);
+	assert_int_equal(u.first_period, P0 + 20);
+	assert_int_equal(u.closed_upto, P0 + 20);
+	second(0, 29, 4, 0);
+	tick(30);
+	assert_int_equal(u.count, 0);
+	tick(31);
+	assert_int_equal(u.count, 1);
+	assert_int_equal(u.queue[u.head].period_start, P0 + 20);
+	assert_int_equal(u.queue[u.head].send_at_ms,
+			 (uint64_t)(P0 + 30) * 1000 + u.offset_ms);
+	o = uplink__json(&u);
+	assert_int_equal(json_integer_value(json_object_get(o, "first_period")), P0 + 20);
+	json_decref(o);
+	assert_int_equal(ack_head(), P0 + 20);
+
+	uplink__begin(&u, WALL, 40);
+	assert_int_equal(u.first_period, P0 + 40);
+	tick(41);
+	tick(49);
+	assert_int_equal(u.count, 0);	/* not P0 + 30: nothing counted there */
+	second(0, 40, 1, 0);
+	tick(51);
+	assert_int_equal(u.count, 1);
+	assert_int_equal(u.queue[u.head].period_start, P0 + 40);
+}
+
+/* FNV-1a, as DESIGN.md spreads a fleet's heartbeats by the host's name. */
+static uint32_t fnv1a(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+/*
+ * SDS_HB_OFFSET_MS (tests): the offset, 2000..9000 ms; anything else
+ * refused, naming the variable and the range; unset, the host's hash.
+ */
+static void test_offset_env(void **state)
+{
+	static const char *const bad[] = {
+		"1999", "9001", "0", "", "abc", "2000x", " 2000", "+2000",
+		"-2000", "2000 ", "99999999999999999999",
+	};
+	static const struct { const char *v; uint32_t ms; } good[] = {
+		{ "2000", 2000 }, { "9000", 9000 }, { "4321", 4321 }, { "02500", 2500 },
+	};
+	const char *was = getenv(UPLINK_OFFSET_ENV);
+	char *saved = was ? strdup(was) : NULL;
+	char token[128], err[256];
+	size_t i;
+
+	snprintf(token, sizeof(token), "%s/token", dir);
+	uplink__stop(&u);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		setenv(UPLINK_OFFSET_ENV, bad[i], 1);
+		err[0] = '\0';
+		assert_int_equal(uplink__init(&u, "http://127.0.0.1:1", token, "grp",
+					      "shop", WALL, err, sizeof(err)), -1);
+		assert_non_null(strstr(err, "SDS_HB_OFFSET_MS="));
+		assert_non_null(strstr(err, "2000..9000"));
+		uplink__stop(&u);
+	}
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		setenv(UPLINK_OFFSET_ENV, good[i].v, 1);
+		assert_int_equal(uplink__init(&u, "http://127.0.0.1:1", token, "grp",
+					      "shop", WALL, err, sizeof(err)), 0);
+		assert_int_equal(u.offset_ms, good[i].ms);
+		uplink__stop(&u);
+	}
+	unsetenv(UPLINK_OFFSET_ENV);
+	assert_int_equal(uplink__init(&u, "http://127.0.0.1:1", token, "grp",
+				      "shop", WALL, err, sizeof(err)), 0);
+	assert_int_equal(u.offset_ms, 2000 + fnv1a(u.host) % 7000);
+	if (saved)
+		setenv(UPLINK_OFFSET_ENV, saved, 1);
+	free(saved);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -349,6 +497,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hist_conc_drills, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_backlog_ack_restore, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bound, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_json_queue, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_begin, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_offset_env, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
