@@ -151,6 +151,8 @@ $(ASAN_OBJ)/%.o: %.c
 $(call asan_objs,$(filter-out $(PURE_SRCS),$(LOADER_SRCS))): | \
 	$(GEN)/sds.skel.h $(GEN)/copy.skel.h $(GEN)/failfast.skel.h $(SDS_VERSION_H)
 -include $(ASAN_OBJS:.o=.d)
+# Kept, not deleted as intermediates: the next build relinks nothing.
+.SECONDARY: $(ASAN_OBJS)
 
 UNIT_PURE_OBJS := $(call asan_objs,$(PURE_SRCS))
 $(TBUILD)/unit/%: $(ASAN_OBJ)/tests/unit/%.o $(UNIT_PURE_OBJS)

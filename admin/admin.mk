@@ -59,6 +59,8 @@ $(ADMIN_ASAN_OBJ)/%.o: %.c
 # The first build has no .d files yet.
 $(ADMIN_ASAN_OBJ)/admin/main.o: | $(SDS_VERSION_H)
 -include $(ADMIN_ASAN_OBJS:.o=.d)
+# Kept, not deleted as intermediates: the next build relinks nothing.
+.SECONDARY: $(ADMIN_ASAN_OBJS)
 
 $(ATEST)/test_%: $(ADMIN_ASAN_OBJ)/tests/admin/test_%.o $(call admin_asan_objs,$(ADMIN_LIB_SRCS))
 	@mkdir -p $(@D)
