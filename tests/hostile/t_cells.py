@@ -1,0 +1,165 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""
+Shared limits only among the uids the operator trusts together (issue 30
+finding 7; docs/TRUST.md, "Shared limits").
+
+One root loader with --socket-mode 0666 attached to a staged copy of
+cells_squat (tests/hostile/cells_squat.c; root's file, so by default only
+root's processes share the app's cells).  The attacker, that very TARGET
+run as nobody, registers as libsds does and sets every point's permits to
+2^40 and every permit row to 2^30 in a loop, faster than any tick's
+repair.  The victim, the same program run as root, makes guarded calls
+under a concurrency limit of 2: it must see exactly the limit, and only
+its own calls, while the attacker squats.  With --share-uid naming
+nobody, nobody's processes share the app's cells again and the squat
+refuses every call, as every shared limit allows (and as every process of
+the app did before this rule).
+"""
+
+import json
+import os
+import subprocess
+import time
+
+import sdstest
+from sdstest import NOBODY, SDS, Fail, check, eq, get_point, log
+from hostile_lib import AS_NOBODY, test
+from guarded import Target
+
+APP = "cells"
+TICK = 0.100
+N = 200
+STRATEGIES = {"version": 1, "points": {"conc": {"concurrent_threshold": 2}}}
+
+
+def start(ctx, extra=()):
+    """The loader on a staged cells_squat, and a root victim of it."""
+    prog = ctx.hostile("cells_squat")
+    spath = os.path.join(ctx.tmp, "strategies.json")
+    with open(spath, "w") as f:
+        json.dump(STRATEGIES, f)
+    loader = sdstest.AttachProcess(
+        ctx, ["--app", APP, "--strategies", spath, "--socket-mode", "0666"]
+        + list(extra) + [prog], APP)
+    victim = Target(ctx, prog)
+    victim.open(APP)
+    victim.cmd("point conc")
+    return loader, victim, prog
+
+
+def squat(ctx, loader, prog):
+    """Start the attacker as nobody; return it once it writes the cells,
+    and has done so for a few of the loader's ticks."""
+    p = ctx.spawn([prog, "squat", loader.sock], nobody=True,
+                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    line = p.stdout.readline().decode(errors="replace").strip()
+    log("squat: " + line)
+    if not line.startswith("squatting"):
+        raise Fail("the attacker did not squat: %r (exit %s)"
+                   % (line, p.poll()))
+    time.sleep(3 * TICK)
+    check(p.poll() is None, "the attacker exited: %s" % p.poll())
+    return p
+
+
+def stop(p):
+    p.kill()
+    p.wait(10)
+
+
+def totals(ctx, name):
+    r = sdstest.run_group([SDS, "stats", "--app", APP, "--json"], ctx.env,
+                          ctx.tmp, ctx.others)
+    check(r.rc == 0, "sds-bpf stats: %r" % r)
+    t = get_point(json.loads(r.out), name).get("total", {})
+    return t.get("visits"), t.get("downgrades")
+
+
+def calls(victim, n):
+    r = victim.call("conc", n)
+    return r["passed"], r["downgraded"]
+
+
+@test
+def cells_other_uid_cannot_squat(ctx):
+    """nobody, running TARGET, rewrites the cells it got in a loop; root's
+    victim makes N calls one at a time under a limit of 2: N passed, 0
+    refused; 3 holders: exactly 1 refused, 2 holders: 0.  stats count
+    exactly the victim's calls and refusals."""
+    loader, victim, prog = start(ctx)
+    p = squat(ctx, loader, prog)
+    eq(calls(victim, N), (N, 0),
+       "root's calls while nobody squats (passed, downgraded)")
+    eq(victim.hold("conc", 3), 1, "refused of 3 holders, limit 2")
+    victim.release()
+    eq(victim.hold("conc", 2), 0, "refused of 2 holders, limit 2")
+    victim.release()
+    eq(calls(victim, N), (N, 0), "root's calls after the holds")
+    check(p.poll() is None, "the attacker exited: %s" % p.poll())
+    stop(p)
+    eq(totals(ctx, "conc"), (2 * N + 5, 1), "stats conc (visits, downgrades)")
+
+
+@test
+def cells_other_uid_own_limits(ctx):
+    """A guarded process of nobody (not squatting: libsds) gets limits of
+    its own: while root's victim holds both permits of a limit of 2,
+    nobody's 3 holders see exactly 1 refused, and root's third holder is
+    refused as before."""
+    loader, victim, prog = start(ctx)
+    other = Target(ctx, prog, prefix=AS_NOBODY)
+    other.open(APP)
+    other.cmd("point conc")
+    eq(victim.hold("conc", 2), 0, "root: refused of 2 holders")
+    eq(other.hold("conc", 3), 1,
+       "nobody: refused of 3 holders while root holds 2, limit 2")
+    other.release()
+    victim.release()
+    eq(victim.hold("conc", 3), 1, "root: refused of 3 holders")
+    victim.release()
+
+
+@test
+def cells_share_uid_shares(ctx):
+    """--share-uid naming nobody: nobody's processes share the app's cells
+    with root's, so a squat holds every permit: of N calls of root's
+    victim, N are refused, and a guarded process of nobody's shares root's
+    limit (root holds 2 of 2, nobody's 1 holder is refused).  Once the
+    attacker is gone the loader's repair gives the limit back: N pass."""
+    loader, victim, prog = start(ctx, ["--share-uid", str(NOBODY)])
+    other = Target(ctx, prog, prefix=AS_NOBODY)
+    other.open(APP)
+    other.cmd("point conc")
+    eq(victim.hold("conc", 2), 0, "root: refused of 2 holders")
+    eq(other.hold("conc", 1), 1, "nobody: refused of 1 holder, root holds 2")
+    other.release()
+    victim.release()
+    p = squat(ctx, loader, prog)
+    eq(calls(victim, N), (0, N),
+       "root's calls while a shared nobody squats (passed, downgraded)")
+    stop(p)
+    time.sleep(3 * TICK + 0.1)
+    eq(calls(victim, N), (N, 0), "root's calls after the squat")
+
+
+@test
+def cells_share_bad_input(ctx):
+    """--share-uid/--share-gid with no such user or group, or nothing:
+    one line on stderr and a non-zero exit, before anything is loaded."""
+    prog = ctx.hostile("cells_squat")
+    for args, want in (
+            (["--share-uid", "no-such-user-sds"],
+             "bad --share-uid 'no-such-user-sds': no such user"),
+            (["--share-gid", "no-such-group-sds"],
+             "bad --share-gid 'no-such-group-sds': no such group"),
+            (["--share-uid", ","], "bad --share-uid ','"),
+            (["--share-uid", "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17"],
+             "at most 16")):
+        r = subprocess.run([SDS, "attach", "--app", APP] + args + [prog],
+                           env=ctx.env, cwd=ctx.tmp, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True, timeout=30)
+        lines = r.stderr.strip().splitlines()
+        check(r.returncode != 0 and len(lines) == 1 and want in lines[0],
+              "attach %r: exit %d, stderr %r, want one line with %r"
+              % (args, r.returncode, r.stderr, want))
