@@ -32,9 +32,12 @@ N = 200
 STRATEGIES = {"version": 1, "points": {"conc": {"concurrent_threshold": 2}}}
 
 
-def start(ctx, extra=()):
-    """The loader on a staged cells_squat, and a root victim of it."""
+def start(ctx, extra=(), owner=None):
+    """The loader on a staged cells_squat (@owner's file when given), and
+    a root victim of it."""
     prog = ctx.hostile("cells_squat")
+    if owner is not None:
+        os.chown(prog, owner, owner)
     spath = os.path.join(ctx.tmp, "strategies.json")
     with open(spath, "w") as f:
         json.dump(STRATEGIES, f)
@@ -140,6 +143,42 @@ def cells_share_uid_shares(ctx):
     stop(p)
     time.sleep(3 * TICK + 0.1)
     eq(calls(victim, N), (N, 0), "root's calls after the squat")
+
+
+def shares_with_root(ctx, victim, prog, prefix):
+    """Does a guarded process run with @prefix share root's limit of 2?
+    Root holds both permits; the other's one holder: refused (1) or not."""
+    other = Target(ctx, prog, prefix=prefix)
+    other.open(APP)
+    other.cmd("point conc")
+    eq(victim.hold("conc", 2), 0, "root: refused of 2 holders")
+    refused = other.hold("conc", 1)
+    other.release()
+    victim.release()
+    return refused
+
+
+@test
+def cells_share_gid(ctx):
+    """--share-gid 12345: a nobody process with supplementary group 12345
+    shares root's limit (its 1 holder refused while root holds 2 of 2),
+    one without it does not (0 refused)."""
+    loader, victim, prog = start(ctx, ["--share-gid", "12345"])
+    with_group = ["setpriv", "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY,
+                  "--groups=12345"]
+    eq(shares_with_root(ctx, victim, prog, with_group), 1,
+       "nobody in group 12345: refused of 1 holder, root holds 2 of 2")
+    eq(shares_with_root(ctx, victim, prog, AS_NOBODY), 0,
+       "nobody in no group: refused of 1 holder, root holds 2 of 2")
+
+
+@test
+def cells_target_owner_shares(ctx):
+    """No option, TARGET nobody's file: nobody's processes share its
+    limits with root's (1 holder refused while root holds 2 of 2)."""
+    loader, victim, prog = start(ctx, owner=NOBODY)
+    eq(shares_with_root(ctx, victim, prog, AS_NOBODY), 1,
+       "nobody, TARGET nobody's: refused of 1 holder, root holds 2 of 2")
 
 
 @test
