@@ -202,3 +202,48 @@ def cells_share_bad_input(ctx):
         check(r.returncode != 0 and len(lines) == 1 and want in lines[0],
               "attach %r: exit %d, stderr %r, want one line with %r"
               % (args, r.returncode, r.stderr, want))
+
+
+@test
+def cells_own_leave_nothing_asan(ctx):
+    """The loader under ASan/LSan/UBSan (build/test/sds-bpf-asan): two
+    guarded processes of nobody share one cells map of their own (each
+    refused 1 of 3 holders with the other gone: the limit is theirs), a
+    third comes after both left (a new map), the squatter writes its own
+    in a loop and is killed; SIGINT: exit 0 and nothing reported."""
+    asan = os.path.join(sdstest.BUILD, "test", "sds-bpf-asan")
+    check(os.path.exists(asan), "%s missing: run make hostile-bins" % asan)
+    prog = ctx.hostile("cells_squat")
+    spath = os.path.join(ctx.tmp, "strategies.json")
+    with open(spath, "w") as f:
+        json.dump(STRATEGIES, f)
+    loader = sdstest.AttachProcess(
+        ctx, ["--app", APP, "--strategies", spath, "--socket-mode", "0666",
+              prog], APP, binary=asan)
+    a = Target(ctx, prog, prefix=AS_NOBODY)
+    a.open(APP)
+    a.cmd("point conc")
+    b = Target(ctx, prog, prefix=AS_NOBODY)
+    b.open(APP)
+    b.cmd("point conc")
+    eq(a.hold("conc", 1), 0, "nobody a: refused of 1 holder")
+    eq(b.hold("conc", 2), 1, "nobody b: refused of 2 while a holds 1 of 2")
+    b.release()
+    a.release()
+    p = squat(ctx, loader, prog)
+    stop(p)
+    a.cleanup()
+    b.cleanup()
+    time.sleep(3 * TICK)
+    c = Target(ctx, prog, prefix=AS_NOBODY)
+    c.open(APP)
+    c.cmd("point conc")
+    eq(c.hold("conc", 3), 1, "nobody c: refused of 3 holders, limit 2")
+    c.release()
+    c.cleanup()
+    loader.end()
+    err = loader.stderr()
+    eq(loader.p.returncode, 0, "the ASan loader's exit status (stderr: %s)"
+       % err[-4000:])
+    check("Sanitizer" not in err and "runtime error" not in err,
+          "the sanitizers reported: %s" % err[-4000:])
