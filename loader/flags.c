@@ -157,17 +157,21 @@ static void own_free(struct flags_region *f, int i)
  * A memfd, not a BPF map: nothing in the kernel counts into these cells
  * (bpf/sds.bpf.c writes the shared map), and a memfd costs only the
  * pages its guards touch.  The processes it is sent to run as one uid.
+ * Sealed against resizing: a client that could shrink it would have the
+ * loader's next repair of it fault (SIGBUS).
  */
 static struct flags_own *own_new(struct flags_region *f, uid_t uid)
 {
+	const int seals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
 	struct flags_own *o = calloc(1, sizeof(*o));
 	int err;
 
 	if (!o)
 		return NULL;
 	o->uid = uid;
-	o->fd = memfd_create("sds_cells_own", MFD_CLOEXEC);
-	if (o->fd < 0 || ftruncate(o->fd, f->cells_size))
+	o->fd = memfd_create("sds_cells_own", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (o->fd < 0 || ftruncate(o->fd, f->cells_size) ||
+	    fcntl(o->fd, F_ADD_SEALS, seals))
 		goto fail;
 	o->cells = mmap(NULL, f->cells_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 			o->fd, 0);
