@@ -15,6 +15,12 @@
  *
  * It prints "squatting cells_size=N" once it writes, then "writes=N"
  * every 2^16 rounds.
+ *
+ *   cells_squat resize SOCKET registers, then tries to shrink and grow
+ *                             the cells fd it got (a cells
+ *                             map of its own is the loader's mapping too),
+ *                             prints "shrink errno=E grow errno=E", and
+ *                             waits to be killed
  */
 #define main guarded_main
 #include "../targets/guarded.c"
@@ -113,9 +119,32 @@ static int squat_main(const char *sock)
 	return 0;
 }
 
+static int resize_main(const char *sock)
+{
+	char reply[512];
+	size_t size;
+	int fds[2], fd, e1, e2;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	fd = squat_register(sock, reply, sizeof(reply), fds);
+	if (fd < 0 || fds[0] < 0 || fds[1] < 0 || strstr(reply, "error")) {
+		printf("register failed: %s\n", fd < 0 ? strerror(errno) : reply);
+		return 2;
+	}
+	size = json_num(reply, "cells_size");
+	e1 = ftruncate(fds[1], 0) ? errno : 0;
+	e2 = ftruncate(fds[1], (off_t)size * 2) ? errno : 0;
+	printf("shrink errno=%d grow errno=%d\n", e1, e2);
+	for (;;)
+		pause();
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "squat"))
 		return squat_main(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "resize"))
+		return resize_main(argv[2]);
 	return guarded_main();
 }

@@ -16,6 +16,7 @@ refuses every call, as every shared limit allows (and as every process of
 the app did before this rule).
 """
 
+import errno
 import json
 import os
 import subprocess
@@ -179,6 +180,27 @@ def cells_target_owner_shares(ctx):
     loader, victim, prog = start(ctx, owner=NOBODY)
     eq(shares_with_root(ctx, victim, prog, AS_NOBODY), 1,
        "nobody, TARGET nobody's: refused of 1 holder, root holds 2 of 2")
+
+
+@test
+def cells_own_cannot_resize(ctx):
+    """The cells map of a uid's own is a memfd the loader maps too: nobody
+    can neither shrink nor grow it (EPERM: sealed), and the loader, which
+    repairs it every tick, lives on: 5 ticks later root's N calls pass and
+    3 holders see exactly 1 refused."""
+    loader, victim, prog = start(ctx)
+    p = ctx.spawn([prog, "resize", loader.sock], nobody=True,
+                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    line = p.stdout.readline().decode(errors="replace").strip()
+    log("resize: " + line)
+    eq(line, "shrink errno=%d grow errno=%d" % (errno.EPERM, errno.EPERM),
+       "nobody's resizes of its own cells")
+    time.sleep(5 * TICK)
+    check(loader.p.poll() is None, "the loader exited: %s" % loader.p.poll())
+    eq(calls(victim, N), (N, 0), "root's calls (passed, downgraded)")
+    eq(victim.hold("conc", 3), 1, "refused of 3 holders, limit 2")
+    victim.release()
+    stop(p)
 
 
 @test
