@@ -164,11 +164,15 @@ static struct flags_own *own_new(struct flags_region *f, uid_t uid)
 {
 	const int seals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
 	struct flags_own *o = calloc(1, sizeof(*o));
+	uint32_t p;
 	int err;
 
 	if (!o)
 		return NULL;
 	o->uid = uid;
+	/* New cells start full, as the shared ones did: no reset owed. */
+	for (p = 0; p < SDS_MAX_POINTS; p++)
+		o->gen[p] = LD(flags__entry(f, p)->gen);
 	o->fd = memfd_create("sds_cells_own", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (o->fd < 0 || ftruncate(o->fd, f->cells_size) ||
 	    fcntl(o->fd, F_ADD_SEALS, seals))
@@ -427,6 +431,41 @@ static void cell_repair(void *cells, uint8_t *excess, uint32_t point,
 	permits_repair(cells, excess, point, live, inflight);
 }
 
+/*
+ * What the loader writes in the shared cells of @point on its own (a new
+ * strategy's full bucket, a hold's first probe one interval on, a
+ * half-open phase), done in @o too, from what only the loader writes: the
+ * entry's gen, the published state, the shared phase's tag.
+ */
+static void own_follow(struct flags_region *f, struct flags_own *o,
+		       uint32_t point, const struct flag_state *st,
+		       uint64_t now_ns)
+{
+	struct sds_cell *c = cell_at(o->cells, point);
+	const struct sds_cell *sc = cell_at(f->cells, point);
+	uint32_t gen = LD(flags__entry(f, point)->gen);
+	uint64_t claimed = LD(sc->probe_claimed);
+	bool hold = st->active & SDS_ACT_PROBE;
+
+	if (gen != o->gen[point]) {
+		o->gen[point] = gen;
+		__atomic_store_n(&c->tat_ns, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&c->next_probe_ns, 0, __ATOMIC_RELEASE);
+	}
+	if (hold && !o->hold[point])
+		__atomic_store_n(&c->next_probe_ns, now_ns + st->probe_interval_ns,
+				 __ATOMIC_RELEASE);
+	o->hold[point] = hold;
+	if ((st->active & SDS_ACT_HALFOPEN) && claimed >> 32 != o->tag[point]) {
+		o->tag[point] = claimed >> 32;
+		/* The start, then the count (release): as halfopen_cells.c. */
+		__atomic_store_n(&c->next_probe_ns, LD(sc->next_probe_ns),
+				 __ATOMIC_RELEASE);
+		__atomic_store_n(&c->probe_claimed, claimed & ~0xffffffffULL,
+				 __ATOMIC_RELEASE);
+	}
+}
+
 void flags__repair(struct flags_region *f, uint32_t point,
 		   const struct flag_state *st, uint64_t now_ns,
 		   uint64_t live, int64_t inflight)
@@ -440,6 +479,7 @@ void flags__repair(struct flags_region *f, uint32_t point,
 		if (!o)
 			continue;
 		own_slots |= o->slots;
+		own_follow(f, o, point, st, now_ns);
 		/* The kernel's count is every process's: it bounds these too. */
 		cell_repair(o->cells, &o->excess[point], point, st, now_ns,
 			    live & o->slots, inflight);

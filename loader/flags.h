@@ -45,7 +45,8 @@ struct cell_counts {
  * one uid that the loader does not let share the app's cells get a cells
  * map of their own, shared only among them, which no other process maps.
  * Same layout and size as the shared one; the loader repairs it as it
- * does the shared one but reads nothing else from it.
+ * does the shared one, starts its buckets, holds and half-open phases
+ * afresh when it does the shared ones', but reads nothing else from it.
  */
 #define FLAGS_OWN_MAX	SDS_MAX_PROCS	/* at most one per session */
 #define FLAGS_OWN_NONE	0xff		/* own_of: no cells at all (none could be made) */
@@ -55,6 +56,10 @@ struct flags_own {
 	uint64_t slots;			/* bit s: session slot s maps it */
 	void *cells;			/* mapped, cells_size bytes */
 	uint8_t excess[SDS_MAX_POINTS];	/* as flags_region.excess */
+	/* What the loader last did to the shared cells, done here too (own_follow). */
+	uint32_t gen[SDS_MAX_POINTS];	/* the entry's gen: a new strategy */
+	uint32_t tag[SDS_MAX_POINTS];	/* the half-open phase's tag */
+	uint8_t hold[SDS_MAX_POINTS];	/* SDS_ACT_PROBE was set */
 };
 
 struct flags_region {
