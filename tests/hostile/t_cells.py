@@ -204,6 +204,45 @@ def cells_own_cannot_resize(ctx):
 
 
 @test
+def cells_own_new_strategy_full_bucket(ctx):
+    """A new strategy starts the bucket of a uid's own cells full, as it
+    does the shared one's: nobody's process takes 3 of 5 calls of a bucket
+    of 3 (rate 1/s); version 2 makes it a bucket of 8: 8 of 8 pass (a
+    bucket left as it was would let about 5 through)."""
+    prog = ctx.hostile("cells_squat")
+    spath = os.path.join(ctx.tmp, "strategies.json")
+
+    def write(version, bucket):
+        with open(spath + ".new", "w") as f:
+            json.dump({"version": version, "points": {
+                "tok": {"token_rate": 1, "token_bucket": bucket}}}, f)
+        os.rename(spath + ".new", spath)
+
+    write(1, 3)
+    sdstest.AttachProcess(ctx, ["--app", APP, "--strategies", spath,
+                                "--socket-mode", "0666", prog], APP)
+    other = Target(ctx, prog, prefix=AS_NOBODY)
+    other.open(APP)
+    other.cmd("point tok")
+    r = other.call("tok", 5)
+    eq((r["passed"], r["downgraded"]), (3, 2),
+       "nobody, bucket 3 (passed, downgraded)")
+    write(2, 8)
+    deadline = time.monotonic() + 10
+    while True:
+        r = sdstest.run_group([SDS, "stats", "--app", APP, "--json"],
+                              ctx.env, ctx.tmp, ctx.others)
+        if r.rc == 0 and json.loads(r.out).get("strategies_version") == 2:
+            break
+        check(time.monotonic() < deadline, "version 2 not taken in 10 s")
+        time.sleep(0.05)
+    time.sleep(2 * TICK)
+    r = other.call("tok", 8)
+    eq((r["passed"], r["downgraded"]), (8, 0),
+       "nobody, a new bucket of 8 (passed, downgraded)")
+
+
+@test
 def cells_share_bad_input(ctx):
     """--share-uid/--share-gid with no such user or group, or nothing:
     one line on stderr and a non-zero exit, before anything is loaded."""
