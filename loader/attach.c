@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <grp.h>
 #include <limits.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,10 @@ static struct attach_env {
 	bool keep;		/* --keep: leave the pins (probes counting) at exit */
 	struct capture_opts copy;	/* --copy-to, --copy-ring (capture.h) */
 	const char *metrics;	/* --metrics ADDR:PORT; NULL: off */
+	int nshare_uid;		/* --share-uid: who shares the app's cells (register.h) */
+	uid_t share_uid[REG_SHARE_MAX];
+	int nshare_gid;		/* --share-gid */
+	gid_t share_gid[REG_SHARE_MAX];
 } env;
 
 /* The fork self-test's answer, when a function point starts with a nop5. */
@@ -85,6 +90,44 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 	return vfprintf(stderr, fmt, ap);
 }
 
+/*
+ * --share-uid USER[,USER...] (@gid false) or --share-gid GROUP[,GROUP...]:
+ * names or numbers, added to @ids (at most REG_SHARE_MAX in all).
+ */
+static int parse_share(const char *arg, bool gid, unsigned int *ids, int *n)
+{
+	const char *opt = gid ? "--share-gid" : "--share-uid";
+	char buf[256], *save = NULL, *tok, *end;
+
+	if (strlen(arg) >= sizeof(buf) || !*arg)
+		return cmd_err("bad %s '%s': expected %s[,%s...]", opt, arg,
+			       gid ? "GROUP" : "USER", gid ? "GROUP" : "USER");
+	strcpy(buf, arg);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(tok, &end, 10);
+		if (*tok >= '0' && *tok <= '9' && !*end && !errno && v < UINT32_MAX) {
+			/* a number */
+		} else if (!gid && getpwnam(tok)) {
+			v = getpwnam(tok)->pw_uid;
+		} else if (gid && getgrnam(tok)) {
+			v = getgrnam(tok)->gr_gid;
+		} else {
+			return cmd_err("bad %s '%s': no such %s", opt, tok,
+				       gid ? "group" : "user");
+		}
+		if (*n >= REG_SHARE_MAX)
+			return cmd_err("bad %s '%s': at most %d", opt, arg, REG_SHARE_MAX);
+		ids[(*n)++] = (unsigned int)v;
+	}
+	if (!*n)
+		return cmd_err("bad %s '%s': expected %s[,%s...]", opt, arg,
+			       gid ? "GROUP" : "USER", gid ? "GROUP" : "USER");
+	return 0;
+}
+
 static int parse_options(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -105,6 +148,8 @@ static int parse_options(int argc, char **argv)
 		{ "copy-to", required_argument, NULL, 'C' },
 		{ "copy-ring", required_argument, NULL, 'R' },
 		{ "metrics", required_argument, NULL, 'X' },
+		{ "share-uid", required_argument, NULL, 'U' },
+		{ "share-gid", required_argument, NULL, 'W' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -127,6 +172,7 @@ static int parse_options(int argc, char **argv)
 	env.max_overhead = BUDGET_DEFAULT_NS;
 	env.copy.copy_to = NULL;
 	env.metrics = NULL;
+	env.nshare_uid = env.nshare_gid = 0;
 	env.copy.ring_bytes = CAPTURE_RING_DEFAULT;
 	env.state_dir = getenv("SDS_STATE_DIR");
 	if (!env.state_dir || !*env.state_dir)
@@ -209,6 +255,14 @@ static int parse_options(int argc, char **argv)
 			break;
 		case 'X':
 			env.metrics = optarg;
+			break;
+		case 'U':
+			if (parse_share(optarg, false, env.share_uid, &env.nshare_uid))
+				return -1;
+			break;
+		case 'W':
+			if (parse_share(optarg, true, env.share_gid, &env.nshare_gid))
+				return -1;
 			break;
 		case 'v':
 			env.verbose = true;
@@ -350,6 +404,11 @@ static int resolve_app(struct attach_run *a, const char *target)
 	l->reg.target_ino = st.st_ino;
 	l->reg.sock_mode = env.sock_mode;
 	l->reg.sock_gid = env.sock_gid != (gid_t)-1 ? env.sock_gid : getegid();
+	l->reg.target_uid = st.st_uid;
+	l->reg.nshare_uid = env.nshare_uid;
+	memcpy(l->reg.share_uid, env.share_uid, sizeof(env.share_uid));
+	l->reg.nshare_gid = env.nshare_gid;
+	memcpy(l->reg.share_gid, env.share_gid, sizeof(env.share_gid));
 	l->tick_ns = (uint64_t)env.tick_ms * 1000000ULL;
 	base = strrchr(target, '/');
 	snprintf(l->app, sizeof(l->app), "%s",

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -125,14 +126,119 @@ fail:
 	return -1;
 }
 
+/* Cell @point of the cells mapped at @cells. */
+static struct sds_cell *cell_at(void *cells, uint32_t point)
+{
+	return (struct sds_cell *)((char *)cells + (size_t)point * SDS_CELL_SIZE);
+}
+
+/* Process @slot's permit row for @point in the cells mapped at @cells. */
+static int32_t *permit_at(void *cells, uint32_t slot, uint32_t point)
+{
+	return (int32_t *)((char *)cells + SDS_PERMITS_OFF) +
+	       SDS_PERMIT_IDX(slot, point);
+}
+
+static void own_free(struct flags_region *f, int i)
+{
+	struct flags_own *o = f->own[i];
+
+	if (!o)
+		return;
+	if (o->cells)
+		munmap(o->cells, f->cells_size);
+	if (o->fd >= 0)
+		close(o->fd);
+	free(o);
+	f->own[i] = NULL;
+}
+
+/*
+ * A memfd, not a BPF map: nothing in the kernel counts into these cells
+ * (bpf/sds.bpf.c writes the shared map), and a memfd costs only the
+ * pages its guards touch.  The processes it is sent to run as one uid.
+ * Sealed against resizing: a client that could shrink it would have the
+ * loader's next repair of it fault (SIGBUS).
+ */
+static struct flags_own *own_new(struct flags_region *f, uid_t uid)
+{
+	const int seals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+	struct flags_own *o = calloc(1, sizeof(*o));
+	uint32_t p;
+	int err;
+
+	if (!o)
+		return NULL;
+	o->uid = uid;
+	/* New cells start full, as the shared ones did: no reset owed. */
+	for (p = 0; p < SDS_MAX_POINTS; p++)
+		o->gen[p] = LD(flags__entry(f, p)->gen);
+	o->fd = memfd_create("sds_cells_own", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (o->fd < 0 || ftruncate(o->fd, f->cells_size) ||
+	    fcntl(o->fd, F_ADD_SEALS, seals))
+		goto fail;
+	o->cells = mmap(NULL, f->cells_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			o->fd, 0);
+	if (o->cells == MAP_FAILED) {
+		o->cells = NULL;
+		goto fail;
+	}
+	return o;
+fail:
+	err = errno;
+	if (o->fd >= 0)
+		close(o->fd);
+	free(o);
+	errno = err;
+	return NULL;
+}
+
+int flags__own_join(struct flags_region *f, int slot, uid_t uid)
+{
+	int i, free_i = -1;
+	uint32_t p;
+
+	if (slot < 0 || slot >= SDS_MAX_PROCS)
+		return errno = EINVAL, -1;
+	flags__release_slot(f, slot);
+	for (i = 0; i < FLAGS_OWN_MAX; i++) {
+		if (!f->own[i]) {
+			if (free_i < 0)
+				free_i = i;
+			continue;
+		}
+		if (f->own[i]->uid == uid)
+			break;
+	}
+	if (i == FLAGS_OWN_MAX) {
+		/* At most one per session: a slot is always free here. */
+		if (free_i < 0 || !(f->own[free_i] = own_new(f, uid))) {
+			f->own_of[slot] = FLAGS_OWN_NONE;
+			return -1;
+		}
+		i = free_i;
+	}
+	f->own[i]->slots |= 1ULL << slot;
+	f->own_of[slot] = i + 1;
+	/* A row an earlier session of this uid left in the slot is stale. */
+	for (p = 0; p < SDS_MAX_POINTS; p++)
+		__atomic_store_n(permit_at(f->own[i]->cells, slot, p), 0,
+				 __ATOMIC_RELAXED);
+	return 0;
+}
+
 void flags__destroy(struct flags_region *f)
 {
+	int i;
+
 	if (f->mem) {
 		/* Guards that still map it must see a dead loader at once. */
 		__atomic_store_n(&((struct sds_flags_header *)f->mem)->tick_ns, 0,
 				 __ATOMIC_RELEASE);
 		munmap(f->mem, f->size);
 	}
+	for (i = 0; i < FLAGS_OWN_MAX; i++)
+		own_free(f, i);
 	if (f->cells)
 		munmap(f->cells, f->cells_size);
 	if (f->fd > 0)
@@ -145,10 +251,16 @@ void flags__destroy(struct flags_region *f)
 	f->fd = f->ro_fd = f->cells_fd = -1;
 }
 
-int flags__client_fds(const struct flags_region *f, int fds[FLAGS_CLIENT_FDS])
+int flags__client_fds(const struct flags_region *f, int slot,
+		      int fds[FLAGS_CLIENT_FDS])
 {
+	uint8_t own = slot >= 0 && slot < SDS_MAX_PROCS ? f->own_of[slot] : 0;
+
+	/* Closed for privilege: no own cells, not the shared ones either. */
+	if (own == FLAGS_OWN_NONE || (own && !f->own[own - 1]))
+		return 0;
 	fds[0] = f->ro_fd;
-	fds[1] = f->cells_fd;
+	fds[1] = own ? f->own[own - 1]->fd : f->cells_fd;
 	return 2;
 }
 
@@ -159,13 +271,12 @@ struct sds_flag *flags__entry(struct flags_region *f, uint32_t point)
 
 struct sds_cell *flags__cell(struct flags_region *f, uint32_t point)
 {
-	return (struct sds_cell *)((char *)f->cells + (size_t)point * SDS_CELL_SIZE);
+	return cell_at(f->cells, point);
 }
 
 int32_t *flags__permit(struct flags_region *f, uint32_t slot, uint32_t point)
 {
-	return (int32_t *)((char *)f->cells + SDS_PERMITS_OFF) +
-	       SDS_PERMIT_IDX(slot, point);
+	return permit_at(f->cells, slot, point);
 }
 
 void flags__set_kind(struct flags_region *f, uint32_t point, uint32_t kind)
@@ -259,16 +370,19 @@ static void cas_u64(__u64 *cell, __u64 old, __u64 new)
 				    __ATOMIC_RELAXED);
 }
 
-/* The permits of @point against what live processes can be holding. */
-static void permits_repair(struct flags_region *f, uint32_t point,
+/*
+ * The permits of @point in the cells at @cells against what the live
+ * processes that map them (bit s of @live: slot s) can be holding.
+ */
+static void permits_repair(void *cells, uint8_t *excess, uint32_t point,
 			   uint64_t live, int64_t inflight)
 {
-	struct sds_cell *c = flags__cell(f, point);
+	struct sds_cell *c = cell_at(cells, point);
 	int64_t p = LD(c->permits), rows = 0, cap;
 	uint32_t s;
 
 	if (p <= 0) {
-		f->excess[point] = 0;
+		*excess = 0;
 		/* Below 0 only if given back twice (a forged or stale row). */
 		if (p < 0)
 			cas_u64((__u64 *)&c->permits, (__u64)p, 0);
@@ -280,31 +394,32 @@ static void permits_repair(struct flags_region *f, uint32_t point,
 
 		if (!(live >> s & 1))
 			continue;
-		n = LD(*flags__permit(f, s, point));
+		n = LD(*permit_at(cells, s, point));
 		if (n > 0)
 			rows += n;
 	}
 	/* Rows can be forged by any client: the kernel's count bounds them. */
 	cap = inflight >= 0 && inflight < rows ? inflight : rows;
 	if (p <= cap) {
-		f->excess[point] = 0;
+		*excess = 0;
 		return;
 	}
 	/*
 	 * A call between its permit and its entry site is not in flight
 	 * yet: one tick's excess may be honest, two in a row are not.
 	 */
-	if (++f->excess[point] < 2)
+	if (++*excess < 2)
 		return;
-	f->excess[point] = 0;
+	*excess = 0;
 	cas_u64((__u64 *)&c->permits, (__u64)p, (__u64)cap);
 }
 
-void flags__repair(struct flags_region *f, uint32_t point,
-		   const struct flag_state *st, uint64_t now_ns,
-		   uint64_t live, int64_t inflight)
+/* The times and permits of @point in the cells at @cells. */
+static void cell_repair(void *cells, uint8_t *excess, uint32_t point,
+			const struct flag_state *st, uint64_t now_ns,
+			uint64_t live, int64_t inflight)
 {
-	struct sds_cell *c = flags__cell(f, point);
+	struct sds_cell *c = cell_at(cells, point);
 	uint64_t tat = LD(c->tat_ns), next = LD(c->next_probe_ns);
 
 	/* GCRA never puts tat more than a bucket past a guard's now. */
@@ -313,23 +428,85 @@ void flags__repair(struct flags_region *f, uint32_t point,
 	/* A probe claim moves it one interval past a guard's now. */
 	if (next > sat_add(sat_add(now_ns, st->probe_interval_ns), FLAGS_TIME_SLACK_NS))
 		cas_u64(&c->next_probe_ns, next, now_ns + st->probe_interval_ns);
-	permits_repair(f, point, live, inflight);
+	permits_repair(cells, excess, point, live, inflight);
+}
+
+/*
+ * What the loader writes in the shared cells of @point on its own (a new
+ * strategy's full bucket, a hold's first probe one interval on, a
+ * half-open phase), done in @o too, from what only the loader writes: the
+ * entry's gen, the published state, the shared phase's tag.
+ */
+static void own_follow(struct flags_region *f, struct flags_own *o,
+		       uint32_t point, const struct flag_state *st,
+		       uint64_t now_ns)
+{
+	struct sds_cell *c = cell_at(o->cells, point);
+	const struct sds_cell *sc = cell_at(f->cells, point);
+	uint32_t gen = LD(flags__entry(f, point)->gen);
+	uint64_t claimed = LD(sc->probe_claimed);
+	bool hold = st->active & SDS_ACT_PROBE;
+
+	if (gen != o->gen[point]) {
+		o->gen[point] = gen;
+		__atomic_store_n(&c->tat_ns, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&c->next_probe_ns, 0, __ATOMIC_RELEASE);
+	}
+	if (hold && !o->hold[point])
+		__atomic_store_n(&c->next_probe_ns, now_ns + st->probe_interval_ns,
+				 __ATOMIC_RELEASE);
+	o->hold[point] = hold;
+	if ((st->active & SDS_ACT_HALFOPEN) && claimed >> 32 != o->tag[point]) {
+		o->tag[point] = claimed >> 32;
+		/* The start, then the count (release): as halfopen_cells.c. */
+		__atomic_store_n(&c->next_probe_ns, LD(sc->next_probe_ns),
+				 __ATOMIC_RELEASE);
+		__atomic_store_n(&c->probe_claimed, claimed & ~0xffffffffULL,
+				 __ATOMIC_RELEASE);
+	}
+}
+
+void flags__repair(struct flags_region *f, uint32_t point,
+		   const struct flag_state *st, uint64_t now_ns,
+		   uint64_t live, int64_t inflight)
+{
+	uint64_t own_slots = 0;
+	int i;
+
+	for (i = 0; i < FLAGS_OWN_MAX; i++) {
+		struct flags_own *o = f->own[i];
+
+		if (!o)
+			continue;
+		own_slots |= o->slots;
+		own_follow(f, o, point, st, now_ns);
+		/* The kernel's count is every process's: it bounds these too. */
+		cell_repair(o->cells, &o->excess[point], point, st, now_ns,
+			    live & o->slots, inflight);
+	}
+	cell_repair(f->cells, &f->excess[point], point, st, now_ns,
+		    live & ~own_slots, inflight);
 }
 
 void flags__release_slot(struct flags_region *f, uint32_t slot)
 {
+	uint8_t own = slot < SDS_MAX_PROCS ? f->own_of[slot] : 0;
+	struct flags_own *o = own && own != FLAGS_OWN_NONE ? f->own[own - 1] : NULL;
+	void *cells = o ? o->cells : f->cells;
 	uint32_t p;
 	int i;
 
+	if (slot >= SDS_MAX_PROCS)
+		return;
 	for (p = 0; p < SDS_MAX_POINTS; p++) {
-		int32_t *held = flags__permit(f, slot, p);
+		int32_t *held = permit_at(cells, slot, p);
 		int32_t n = __atomic_exchange_n(held, 0, __ATOMIC_ACQ_REL);
 		struct sds_cell *c;
 		int64_t cur, want;
 
 		if (n <= 0)
 			continue;
-		c = flags__cell(f, p);
+		c = cell_at(cells, p);
 		cur = LD(c->permits);
 		/* Bounded: a client rewriting the cell cannot keep us here. */
 		for (i = 0; i < 64; i++) {
@@ -340,4 +517,11 @@ void flags__release_slot(struct flags_region *f, uint32_t slot)
 				break;
 		}
 	}
+	f->own_of[slot] = 0;
+	if (!o)
+		return;
+	o->slots &= ~(1ULL << slot);
+	/* Its guards may still map it: their mapping keeps it, ours goes. */
+	if (!o->slots)
+		own_free(f, own - 1);
 }

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "sds_flags.h"
 
 /*
@@ -39,6 +40,28 @@ struct cell_counts {
  */
 #define FLAGS_TIME_SLACK_NS	1000000000ULL
 
+/*
+ * Cells of their own (docs/TRUST.md, "Shared limits"): the processes of
+ * one uid that the loader does not let share the app's cells get a cells
+ * map of their own, shared only among them, which no other process maps.
+ * Same layout and size as the shared one; the loader repairs it as it
+ * does the shared one, starts its buckets, holds and half-open phases
+ * afresh when it does the shared ones', but reads nothing else from it.
+ */
+#define FLAGS_OWN_MAX	SDS_MAX_PROCS	/* at most one per session */
+#define FLAGS_OWN_NONE	0xff		/* own_of: no cells at all (none could be made) */
+struct flags_own {
+	int fd;				/* a memfd, read-write: sent to that uid's guards */
+	uid_t uid;			/* whose processes map it */
+	uint64_t slots;			/* bit s: session slot s maps it */
+	void *cells;			/* mapped, cells_size bytes */
+	uint8_t excess[SDS_MAX_POINTS];	/* as flags_region.excess */
+	/* What the loader last did to the shared cells, done here too (own_follow). */
+	uint32_t gen[SDS_MAX_POINTS];	/* the entry's gen: a new strategy */
+	uint32_t tag[SDS_MAX_POINTS];	/* the half-open phase's tag */
+	uint8_t hold[SDS_MAX_POINTS];	/* SDS_ACT_PROBE was set */
+};
+
 struct flags_region {
 	int fd;				/* the flags memfd, read-write (the loader's), sealed */
 	int ro_fd;			/* the same, reopened O_RDONLY: sent to guards */
@@ -51,6 +74,9 @@ struct flags_region {
 	struct cell_counts seen[SDS_MAX_POINTS];	/* cell counters at the last fold */
 	struct cell_counts totals[SDS_MAX_POINTS];	/* what the loader counted */
 	uint8_t excess[SDS_MAX_POINTS];	/* ticks in a row permits exceeded what live holders can hold */
+	/* Cells of their own for processes outside the shared set (flags__own_join). */
+	struct flags_own *own[FLAGS_OWN_MAX];
+	uint8_t own_of[SDS_MAX_PROCS];	/* slot's cells: 0 the shared, i + 1 own[i], FLAGS_OWN_NONE none */
 };
 
 /* What the loader publishes for one point (line 1 of its entry). */
@@ -77,8 +103,18 @@ struct flag_state {
 
 int flags__create(struct flags_region *f, uint64_t epoch, uint64_t tick_ns);
 void flags__destroy(struct flags_region *f);
-/* The fds a registering guard gets, in @fds; returns how many. */
-int flags__client_fds(const struct flags_region *f, int fds[FLAGS_CLIENT_FDS]);
+/*
+ * The fds the guard of session @slot gets, in @fds; returns how many
+ * (0: a slot whose own cells could not be made gets none).
+ */
+int flags__client_fds(const struct flags_region *f, int slot,
+		      int fds[FLAGS_CLIENT_FDS]);
+/*
+ * Session @slot (registering now, of uid @uid) gets cells of its own,
+ * shared with the other sessions of @uid that have them, never with the
+ * shared set: 0, or -1 (errno) and the slot gets no cells at all.
+ */
+int flags__own_join(struct flags_region *f, int slot, uid_t uid);
 
 struct sds_flag *flags__entry(struct flags_region *f, uint32_t point);
 struct sds_cell *flags__cell(struct flags_region *f, uint32_t point);
@@ -113,7 +149,9 @@ void flags__set_copy(struct flags_region *f, int point, bool on);
 void flags__tick(struct flags_region *f, uint64_t now_ns);
 /*
  * Give back the permits process @slot held (it died or left): its row,
- * bounded by the permits there are (a forged row gives back at most all).
+ * bounded by the permits there are (a forged row gives back at most all),
+ * in the cells it had; a slot with cells of its own leaves them (the last
+ * one out frees them) and is back on the shared cells.
  */
 void flags__release_slot(struct flags_region *f, uint32_t slot);
 

@@ -146,6 +146,31 @@ static bool uid_allowed(const struct reg_policy *pol,
 }
 
 /*
+ * May @peer share the app's cells (docs/TRUST.md, "Shared limits")?
+ * Root may: it can write any process's memory anyway.  Then the uids and
+ * groups (its egid or a supplementary one) of --share-uid/--share-gid;
+ * with none named, TARGET's owner, who decides what TARGET runs.
+ */
+static bool may_share(const struct reg_policy *pol,
+		      const struct reg_peer *peer, const struct regproc *rp)
+{
+	int i;
+
+	if (peer->uid == 0)
+		return true;
+	if (!pol->nshare_uid && !pol->nshare_gid)
+		return peer->uid == pol->target_uid;
+	for (i = 0; i < pol->nshare_uid; i++)
+		if (peer->uid == pol->share_uid[i])
+			return true;
+	for (i = 0; i < pol->nshare_gid; i++)
+		if (peer->gid == pol->share_gid[i] ||
+		    regproc__in_group(rp, pol->share_gid[i]) == 1)
+			return true;
+	return false;
+}
+
+/*
  * The file @rp maps at @addr, by inode: parse it unless attached already,
  * attach its sites for @uid.  Returns the guard file index, or -1 with
  * @err set for the client.
@@ -292,7 +317,7 @@ static int parse_addr(const char *arg, uint64_t *addr)
 	return errno || *end || arg[2] == '-' || arg[2] == '+' ? -1 : 0;
 }
 
-int register__attach(struct loader *l, const struct reg_peer *peer,
+int register__attach(struct loader *l, struct reg_peer *peer,
 		     const char *arg, char *err, size_t errlen)
 {
 	struct regproc rp = { .dir = -1 };
@@ -318,6 +343,7 @@ int register__attach(struct loader *l, const struct reg_peer *peer,
 		l->refused.denied++;
 		goto out;
 	}
+	peer->shares = may_share(&l->reg, peer, &rp);
 	file = attach_file(l, &rp, peer->uid, &m, addr, err, errlen);
 	/* Still the process that connected, whose maps we read. */
 	if (file >= 0 && regproc__alive(&rp)) {
@@ -339,9 +365,17 @@ void register__release(struct loader *l, int file)
 	probes__guard_put(&l->probes, file);
 }
 
-char *register__reply(struct loader *l, int slot)
+char *register__reply(struct loader *l, int slot, const struct reg_peer *peer)
 {
 	json_t *o;
+
+	/* Fail open for the app (its calls pass), closed for the cells. */
+	if (!peer->shares && flags__own_join(&l->flags, slot, peer->uid)) {
+		reg_log("pid %d uid %u: no cells of its own: %s", (int)peer->pid,
+			(unsigned int)peer->uid, strerror(errno));
+		return conn__error("register: no cells of its own for uid %u",
+				   (unsigned int)peer->uid);
+	}
 
 	/* The fds follow in this order: flags (read-only), cells. */
 	o = json_pack("{s:i, s:I, s:I, s:i, s:I, s:I}", "slot", slot,

@@ -112,7 +112,7 @@ void session__register(struct loader *l, struct pending *c, const char *arg)
 	}
 	/* A permit row left by an earlier holder of the slot is stale. */
 	flags__release_slot(&l->flags, slot);
-	session_take(l, c, slot, file, register__reply(l, slot));
+	session_take(l, c, slot, file, register__reply(l, slot, &peer));
 out:
 	if (peer.pidfd >= 0)
 		close(peer.pidfd);
@@ -202,7 +202,7 @@ void session__event(struct loader *l, int slot, short revents)
 	}
 	if (!s->io.out)
 		return;
-	nfds = s->io.fds_due ? flags__client_fds(&l->flags, fds) : 0;
+	nfds = s->io.fds_due ? flags__client_fds(&l->flags, slot, fds) : 0;
 	if (conn_io__flush(&s->io, s->fd, fds, nfds) < 0)
 		session__close(l, slot, false);
 }

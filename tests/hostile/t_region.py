@@ -8,7 +8,8 @@ One root loader attached to a staged copy of region_forge
 program in its guarded.c mode, run as root) and an attacker (`forge`, run
 as nobody) that registers as libsds does, then tries every way to write
 the loader's read-only flags map and writes garbage into every cell of the
-writable cells map.  The victim must see exactly what the strategies say,
+writable cells map, which it shares with the victim (--share-uid: see
+t_cells.py for a uid that does not).  The victim must see exactly what the strategies say,
 up to the app's documented shared limits while the attacker lives, and
 exactly again a tick or two after it is gone; numbers come from the
 victim's own reports and `sds-bpf stats --json`.
@@ -45,8 +46,11 @@ def start(ctx):
     spath = os.path.join(ctx.tmp, "strategies.json")
     with open(spath, "w") as f:
         json.dump(STRATEGIES, f)
+    # nobody shares the app's cells (docs/TRUST.md "Shared limits"): the
+    # forgery reaches the victim's cells, which the loader must repair.
     loader = Loader(ctx, ["--app", APP, "--strategies", spath,
-                          "--socket-mode", "0666", prog], APP)
+                          "--socket-mode", "0666",
+                          "--share-uid", str(sdstest.NOBODY), prog], APP)
     victim = Target(ctx, prog)
     victim.open(APP)
     for p in ("kill", "free", "conc", "tok", "slow", "vis"):
