@@ -20,4 +20,8 @@
 int sds_token_file_read(const char *opt, const char *path, char *out,
 			char *err, size_t errlen);
 
+/* The same rules for a password (sds-admin's --db-password-file): 1 byte or more. */
+int sds_password_file_read(const char *opt, const char *path, char *out,
+			   char *err, size_t errlen);
+
 #endif /* SDS_TOKFILE_H */

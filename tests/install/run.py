@@ -89,7 +89,7 @@ EXPECTED = {
     "usr/include/sds_ext.h": 0o644,
     "usr/lib/systemd/system/sds-admin.service": 0o644,
     "usr/lib/systemd/system/sds-bpf@.service": 0o644,
-    "etc/sds/admin.conf": 0o644,
+    "etc/sds/admin.conf": 0o640,
     "etc/sds/apps/example.conf": 0o644,
     "etc/sds/strategies/example.json": 0o644,
 }
