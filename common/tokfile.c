@@ -6,8 +6,10 @@
  * holds: the file must be a regular file owned by the effective user and
  * give nobody else any access (0600 or 0400).  Anything else is refused
  * before a byte is read, naming the file and its mode, so a loose file
- * is fixed rather than silently used.  A password (sds-admin's
- * --db-password-file) is read by the same rules.
+ * is fixed rather than silently used.  A token has SDS_TOKEN_MIN bytes or
+ * more: the audit log shows 32 bits of a hash of every token it refuses,
+ * and a short token is found from those, or guessed, at once.  A password
+ * (sds-admin's --db-password-file) is read by the same rules, of any length.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -87,11 +89,6 @@ static int secret_read(const char *opt, const char *path, char *out, size_t min,
 	}
 	if (n - start > SDS_TOKEN_MAX)
 		goto too_long;
-	if ((size_t)(n - start) < min) {
-		snprintf(err, errlen, "%s %s: a %s of %zu bytes: at least %zu are needed",
-			 opt, path, what, (size_t)(n - start), min);
-		return -1;
-	}
 	for (i = start; i < (size_t)n; i++) {
 		if ((unsigned char)buf[i] < 0x21 || (unsigned char)buf[i] > 0x7e) {
 			snprintf(err, errlen,
@@ -99,6 +96,12 @@ static int secret_read(const char *opt, const char *path, char *out, size_t min,
 				 opt, path, what);
 			return -1;
 		}
+	}
+	if ((size_t)(n - start) < min) {
+		snprintf(err, errlen, "%s %s: a %s of %zu bytes: at least %zu are needed%s",
+			 opt, path, what, (size_t)(n - start), min,
+			 min > 1 ? " (e.g. head -c 24 /dev/urandom | base64)" : "");
+		return -1;
 	}
 	memcpy(out, buf + start, n - start);
 	out[n - start] = '\0';
@@ -112,7 +115,7 @@ too_long:
 int sds_token_file_read(const char *opt, const char *path, char *out,
 			char *err, size_t errlen)
 {
-	return secret_read(opt, path, out, 1, "token", err, errlen);
+	return secret_read(opt, path, out, SDS_TOKEN_MIN, "token", err, errlen);
 }
 
 int sds_password_file_read(const char *opt, const char *path, char *out,

@@ -428,7 +428,7 @@ def fleet_hb(host, period, app, points):
 @test
 def test_admin_fleet_sums(ctx):
     """Three hosts, two apps: /metrics sums the last complete period."""
-    token = sdstest.write_token(os.path.join(ctx.tmp, "token"), "metrics-t0k3n")
+    token = sdstest.write_token(os.path.join(ctx.tmp, "token"), "metrics-t0k3n_for.tests")
     os.chmod(token, 0o600)
 
     def start(port):
@@ -450,7 +450,7 @@ def test_admin_fleet_sums(ctx):
              "h2": {"shop": {"pay": (200, 5, 0, 20, 6)}},
              "h3": {"shop": {"pay": (1, 0, 0, 1, 1)},
                     "stock": {"get": (9, 9, 9, 0, 3)}}}
-    auth = {"Authorization": "Bearer metrics-t0k3n"}
+    auth = {"Authorization": "Bearer metrics-t0k3n_for.tests"}
     for period in range(first - 10, first + 40, 10):
         for host, apps in hosts.items():
             for app, points in apps.items():
