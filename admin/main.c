@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <libpq-fe.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -16,6 +17,7 @@
 #include "admin.h"
 #include "sds_version.h"
 #include "ext.h"
+#include "tokfile.h"
 
 /* The build tree's admin/web (admin.mk): what a program run from build/
  * serves.  An installed one finds its own first (web_dir_default()). */
@@ -42,6 +44,9 @@ static const char usage[] =
 "                       PostgreSQL, which several admins can share;\n"
 "                       STORE://WHERE: the store extension STORE at WHERE\n"
 "                       (sqlite://FILE is FILE)\n"
+"  --db-password-file FILE  the PostgreSQL password (checked as token files;\n"
+"                       PGPASSFILE works too); a password in the URL is\n"
+"                       used, with a warning: every local user can read it\n"
 "  --token-file FILE    an operator's bearer token: every write, and heartbeats\n"
 "                       (repeatable; surrounding whitespace ignored)\n"
 "  --heartbeat-token-file FILE  a loader's or sds-copy's token: heartbeats and\n"
@@ -234,6 +239,7 @@ static long num_opt(const char *opt, const char *v, long lo, long hi)
 struct opts {
 	const char *listen;		/* --listen ADDR:PORT */
 	const char *db;			/* --db FILE or URL */
+	const char *pwfile;		/* --db-password-file */
 	long threads;			/* --threads */
 	long retention;			/* --retention-days, 0: keep all */
 	bool ext_list;			/* --ext-list: list and exit */
@@ -244,6 +250,7 @@ struct opts {
 static const struct option long_opts[] = {
 	{ "listen", required_argument, NULL, 'l' },
 	{ "db", required_argument, NULL, 'd' },
+	{ "db-password-file", required_argument, NULL, 'P' },
 	{ "token-file", required_argument, NULL, 't' },
 	{ "heartbeat-token-file", required_argument, NULL, 'H' },
 	{ "read-token-file", required_argument, NULL, 'R' },
@@ -271,6 +278,7 @@ static void take_opt(struct admin *ad, struct opts *o, int c, const char *arg)
 	switch (c) {
 	case 'l': o->listen = arg; break;
 	case 'd': o->db = arg; break;
+	case 'P': o->pwfile = arg; break;
 	case 't':
 		add_token(ad, "--token-file", arg, ADMIN_ROLE_OPERATOR);
 		o->operator = true;
@@ -328,6 +336,72 @@ static int parse_args(int argc, char **argv, struct admin *ad, struct opts *o)
 	if (!o->operator)
 		die("--token-file", "missing: writes need an operator's bearer token");
 	return -1;
+}
+
+static bool pg_url(const char *db)
+{
+	return !strncmp(db, "postgresql://", 13) || !strncmp(db, "postgres://", 11);
+}
+
+/*
+ * The URL's password, if any, in argv: overwritten, so that
+ * /proc/PID/cmdline shows it only until here (every local user reads it).
+ */
+static void mask_password(char *url)
+{
+	char *auth = strstr(url, "://") + 3, *at, *colon;
+	size_t alen = strcspn(auth, "/?");
+
+	for (at = auth + alen; at > auth && *at != '@'; at--)
+		;
+	if (*at != '@')
+		return;
+	colon = memchr(auth, ':', at - auth);
+	if (colon)
+		memset(colon + 1, '*', at - colon - 1);
+}
+
+/*
+ * The PostgreSQL password: from --db-password-file into PGPASSWORD, which
+ * libpq reads and only our uid can see (/proc/PID/environ); or from the
+ * URL, said to be visible and masked in argv.  @db is argv's.
+ */
+static const char *pg_password(struct opts *o, char *db)
+{
+	char err[600], pw[SDS_TOKEN_MAX + 1];
+	PQconninfoOption *ci, *i;
+	bool in_url = false;
+	char *copy;
+
+	if (o->pwfile && !pg_url(db))
+		die("--db-password-file", "goes with a postgresql:// --db");
+	if (!pg_url(db))
+		return db;
+	ci = PQconninfoParse(db, NULL);
+	for (i = ci; i && i->keyword; i++)
+		if (!strcmp(i->keyword, "password") && i->val && *i->val)
+			in_url = true;
+	PQconninfoFree(ci);
+	if (o->pwfile) {
+		if (in_url)
+			die("--db-password-file", "the --db URL holds a password too: take it out");
+		if (sds_password_file_read("--db-password-file", o->pwfile, pw, err,
+					   sizeof(err))) {
+			fprintf(stderr, "sds-admin: %s\n", err);
+			exit(1);
+		}
+		setenv("PGPASSWORD", pw, 1);
+		memset(pw, 0, sizeof(pw));
+		return db;
+	}
+	if (!in_url)
+		return db;
+	fprintf(stderr, "sds-admin: --db: warning: the password in the URL is visible to every local user while sds-admin starts; use --db-password-file or PGPASSFILE\n");
+	copy = strdup(db);
+	if (!copy)
+		die("--db", "out of memory");
+	mask_password(db);
+	return copy;
 }
 
 /* --ext-list: the store extensions, as text or JSON; the exit status. */
@@ -400,6 +474,7 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	o.db = pg_password(&o, (char *)o.db);
 	ad.store = store_open(o.db, err);
 	/* A URL may hold a password: the store's message names what it can. */
 	if (!ad.store)

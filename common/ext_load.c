@@ -10,6 +10,13 @@
  * (or by the user running the program, who could run the code anyway) and
  * writable by their owner only; anything else is refused and said.  Paths
  * in manifests are absolute: no search path decides what is loaded.
+ * Every directory above them counts too (sshd's StrictModes, as the
+ * loader checks its run directory): whoever can write one can rename
+ * another root-owned object, or a directory of their own, into place.  A
+ * plugin is opened once (O_NOFOLLOW), checked through that descriptor and
+ * the directories of its real path, and loaded from the descriptor
+ * (/proc/self/fd/N) in the probe and in the program: what was checked is
+ * what runs, whatever happens to the name meanwhile.
  *
  * A plugin that crashes.  dlopen() runs the object's constructors and we
  * then run its init; either may crash, and a crash in the loader would
@@ -33,6 +40,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -69,6 +77,45 @@ static int trusted(const char *path, const struct stat *st, char *err,
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * 0, or -1 with @err: a directory of @rp (a real path: no symlinks, no
+ * "..") or one above it is not owned by root (or us) or is writable by
+ * group or others.  A world-writable parent may be root's and sticky
+ * (/tmp): nobody else can then rename what is in it.  @rp is consumed.
+ */
+static int parents_trusted(char *rp, const char *what, char *err, size_t errlen)
+{
+	bool parent = false;
+	struct stat st;
+	char *s;
+
+	for (;;) {
+		if (lstat(rp, &st)) {
+			snprintf(err, errlen, "%s: %s: %s", what, rp, strerror(errno));
+			return -1;
+		}
+		if (st.st_uid != 0 && st.st_uid != geteuid()) {
+			snprintf(err, errlen, "%s: directory %s is owned by uid %u: refused (every directory above an extension must be owned by root)",
+				 what, rp, (unsigned int)st.st_uid);
+			return -1;
+		}
+		if ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
+		    !(parent && st.st_uid == 0 && (st.st_mode & S_ISVTX))) {
+			snprintf(err, errlen, "%s: directory %s is %s-writable: refused (every directory above an extension must be writable by its owner only)",
+				 what, rp, st.st_mode & S_IWOTH ? "world" : "group");
+			return -1;
+		}
+		if (!strcmp(rp, "/"))
+			return 0;
+		s = strrchr(rp, '/');
+		if (s == rp)
+			s[1] = '\0';
+		else
+			*s = '\0';
+		parent = true;
+	}
 }
 
 static char *trim(char *s)
@@ -258,8 +305,9 @@ static int is_manifest(const struct dirent *d)
 void sds_ext_scan(int fi)
 {
 	struct ext_iface *ifc = &sds_ext_reg.ifaces[fi];
-	const char *dir = getenv("SDS_EXT_DIR");
-	char path[SDS_EXT_PATH_MAX + 64], err[EXT_WHY_MAX];
+	/* A setuid program's caller must not pick what it loads. */
+	const char *dir = secure_getenv("SDS_EXT_DIR");
+	char path[SDS_EXT_PATH_MAX + 64], err[EXT_WHY_MAX], rp[PATH_MAX];
 	bool given = dir && *dir;
 	struct dirent **list = NULL;
 	struct stat st;
@@ -280,6 +328,14 @@ void sds_ext_scan(int fi)
 		return;
 	}
 	if (trusted(dir, &st, err, sizeof(err))) {
+		sds_ext_say("%s", err);
+		return;
+	}
+	if (!realpath(dir, rp)) {
+		sds_ext_say("SDS_EXT_DIR %s: %s", dir, strerror(errno));
+		return;
+	}
+	if (parents_trusted(rp, dir, err, sizeof(err))) {
 		sds_ext_say("%s", err);
 		return;
 	}
@@ -311,7 +367,7 @@ void sds_ext_scan(int fi)
  * dlopen, dlsym, check, init: what both the probe and the real load do.
  * 0 and *@out, or -1 with @err (and @init_failed set when init said no).
  */
-static int load_in(const struct ext_entry *e, const void **out,
+static int load_in(const struct ext_entry *e, const char *lib, const void **out,
 		   bool *init_failed, char *err, size_t errlen)
 {
 	const struct sds_ext_head *h;
@@ -319,7 +375,7 @@ static int load_in(const struct ext_entry *e, const void **out,
 	void *dl, *p;
 
 	*init_failed = false;
-	dl = dlopen(e->lib, RTLD_NOW | RTLD_LOCAL);
+	dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 	if (!dl) {
 		snprintf(err, errlen, "dlopen: %s", dlerror());
 		return -1;
@@ -357,7 +413,7 @@ static void silent(const char *line)
  * exit status, is what counts: a program that ignores SIGCHLD cannot
  * wait for the status.
  */
-static void probe_child(const struct ext_entry *e, int fd)
+static void probe_child(const struct ext_entry *e, const char *lib, int fd)
 {
 	static const int crash[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
 	char err[EXT_WHY_MAX] = "", out[EXT_WHY_MAX + 1];
@@ -381,7 +437,7 @@ static void probe_child(const struct ext_entry *e, int fd)
 	pthread_mutex_init(&sds_ext_reg.lock, &a);
 	pthread_mutex_lock(&sds_ext_reg.lock);
 	sds_ext_reg.diag = silent;
-	if (!load_in(e, &p, &init_failed, err, sizeof(err)))
+	if (!load_in(e, lib, &p, &init_failed, err, sizeof(err)))
 		snprintf(out, sizeof(out), "+");
 	else
 		snprintf(out, sizeof(out), "%c%s", init_failed ? '!' : '-', err);
@@ -402,7 +458,8 @@ static uint64_t mono_ms(void)
  * Load @e in a forked child first: 0 when it loaded there, else -1 with
  * @err; @bad set when nothing more may come from its file.
  */
-static int probe(const struct ext_entry *e, bool *bad, char *err, size_t errlen)
+static int probe(const struct ext_entry *e, const char *lib, bool *bad, char *err,
+		 size_t errlen)
 {
 	uint64_t until = mono_ms() + SDS_EXT_PROBE_MS, now;
 	char msg[EXT_WHY_MAX + 2];
@@ -425,7 +482,7 @@ static int probe(const struct ext_entry *e, bool *bad, char *err, size_t errlen)
 	}
 	if (!pid) {
 		close(pfd[0]);
-		probe_child(e, pfd[1]);
+		probe_child(e, lib, pfd[1]);
 	}
 	close(pfd[1]);
 	/* Until the child closes its end (it exited, or died). */
@@ -494,9 +551,12 @@ int sds_ext_load(struct ext_entry *e)
 {
 	char lab[SDS_EXT_PATH_MAX + 96], err[EXT_WHY_MAX] = "";
 	const char *bad = badlib(e->lib);
+	char fdpath[32], rp[PATH_MAX];
 	bool init_failed = false, nomore = false;
+	int lfd = -1;
 	struct stat st;
 	const void *p;
+	ssize_t n;
 
 	e->state = EXT_LOADING;
 	sds_ext_label(e, lab, sizeof(lab));
@@ -504,7 +564,13 @@ int sds_ext_load(struct ext_entry *e)
 		snprintf(e->why, sizeof(e->why), "%.200s: not loaded: %.280s", lab, bad);
 		goto refused;
 	}
-	if (stat(e->lib, &st)) {
+	lfd = open(e->lib, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (lfd < 0) {
+		snprintf(err, sizeof(err), "%s: %s", e->lib,
+			 errno == ELOOP ? "a symlink: refused (name the file itself)" : strerror(errno));
+		goto fail;
+	}
+	if (fstat(lfd, &st)) {
 		snprintf(err, sizeof(err), "%s: %s", e->lib, strerror(errno));
 		goto fail;
 	}
@@ -514,17 +580,38 @@ int sds_ext_load(struct ext_entry *e)
 	}
 	if (trusted(e->lib, &st, err, sizeof(err)))
 		goto fail;
-	if (probe(e, &nomore, err, sizeof(err)))
+	/* The directories the file really is in, from the descriptor. */
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", lfd);
+	n = readlink(fdpath, rp, sizeof(rp) - 1);
+	if (n <= 0 || rp[0] != '/') {
+		snprintf(err, sizeof(err), "%s: %s: %s", e->lib, fdpath,
+			 n < 0 ? strerror(errno) : "not a path");
 		goto fail;
-	if (load_in(e, &p, &init_failed, err, sizeof(err))) {
+	}
+	rp[n] = '\0';
+	*strrchr(rp, '/') = '\0';
+	if (!rp[0])
+		strcpy(rp, "/");
+	if (parents_trusted(rp, e->lib, err, sizeof(err)))
+		goto fail;
+	if (probe(e, fdpath, &nomore, err, sizeof(err)))
+		goto fail;
+	if (load_in(e, fdpath, &p, &init_failed, err, sizeof(err))) {
 		nomore = init_failed;
 		goto fail;
 	}
+	/*
+	 * Kept open while the plugin is loaded: dlopen() knows an object by
+	 * the name it was given first, and a later plugin opened at this
+	 * number would be taken for this one.
+	 */
 	e->impl = p;
 	e->state = EXT_LOADED;
 	return 0;
 
 fail:
+	if (lfd >= 0)
+		close(lfd);
 	if (nomore) {
 		snprintf(e->why, sizeof(e->why), "%.150s: %.200s; nothing else is loaded from %.120s",
 			 lab, err, e->lib);

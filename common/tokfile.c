@@ -6,7 +6,10 @@
  * holds: the file must be a regular file owned by the effective user and
  * give nobody else any access (0600 or 0400).  Anything else is refused
  * before a byte is read, naming the file and its mode, so a loose file
- * is fixed rather than silently used.
+ * is fixed rather than silently used.  A token has SDS_TOKEN_MIN bytes or
+ * more: the audit log shows 32 bits of a hash of every token it refuses,
+ * and a short token is found from those, or guessed, at once.  A password
+ * (sds-admin's --db-password-file) is read by the same rules, of any length.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,8 +42,9 @@ static int mode_ok(const char *opt, const char *path, const struct stat *st,
 	return 0;
 }
 
-int sds_token_file_read(const char *opt, const char *path, char *out,
-			char *err, size_t errlen)
+/* A token or password of at least @min bytes from @path into @out. */
+static int secret_read(const char *opt, const char *path, char *out, size_t min,
+		       const char *what, char *err, size_t errlen)
 {
 	/* Room for the longest token and the white space around it. */
 	char buf[SDS_TOKEN_MAX + 64];
@@ -80,7 +84,7 @@ int sds_token_file_read(const char *opt, const char *path, char *out,
 				      buf[start] == '\n' || buf[start] == '\r'))
 		start++;
 	if ((ssize_t)start == n) {
-		snprintf(err, errlen, "%s %s: no token in the file", opt, path);
+		snprintf(err, errlen, "%s %s: no %s in the file", opt, path, what);
 		return -1;
 	}
 	if (n - start > SDS_TOKEN_MAX)
@@ -88,16 +92,34 @@ int sds_token_file_read(const char *opt, const char *path, char *out,
 	for (i = start; i < (size_t)n; i++) {
 		if ((unsigned char)buf[i] < 0x21 || (unsigned char)buf[i] > 0x7e) {
 			snprintf(err, errlen,
-				 "%s %s: the token must be printable ASCII without spaces",
-				 opt, path);
+				 "%s %s: the %s must be printable ASCII without spaces",
+				 opt, path, what);
 			return -1;
 		}
+	}
+	if ((size_t)(n - start) < min) {
+		snprintf(err, errlen, "%s %s: a %s of %zu bytes: at least %zu are needed%s",
+			 opt, path, what, (size_t)(n - start), min,
+			 min > 1 ? " (e.g. head -c 24 /dev/urandom | base64)" : "");
+		return -1;
 	}
 	memcpy(out, buf + start, n - start);
 	out[n - start] = '\0';
 	return 0;
 too_long:
-	snprintf(err, errlen, "%s %s: token longer than %d bytes", opt, path,
+	snprintf(err, errlen, "%s %s: %s longer than %d bytes", opt, path, what,
 		 SDS_TOKEN_MAX);
 	return -1;
+}
+
+int sds_token_file_read(const char *opt, const char *path, char *out,
+			char *err, size_t errlen)
+{
+	return secret_read(opt, path, out, SDS_TOKEN_MIN, "token", err, errlen);
+}
+
+int sds_password_file_read(const char *opt, const char *path, char *out,
+			   char *err, size_t errlen)
+{
+	return secret_read(opt, path, out, 1, "password", err, errlen);
 }

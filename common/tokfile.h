@@ -11,13 +11,19 @@
 #include <stddef.h>
 
 #define SDS_TOKEN_MAX	4096	/* bytes of a token */
+#define SDS_TOKEN_MIN	16	/* ... at least */
 
 /*
  * Read the token in @path into @out (SDS_TOKEN_MAX + 1 bytes): printable
- * ASCII without spaces, surrounding white space ignored.  0, or -1 with a
+ * ASCII without spaces, SDS_TOKEN_MIN bytes or more, surrounding white
+ * space ignored.  0, or -1 with a
  * one-line message in @err that starts with "@opt @path: ".
  */
 int sds_token_file_read(const char *opt, const char *path, char *out,
 			char *err, size_t errlen);
+
+/* The same rules for a password (sds-admin's --db-password-file): 1 byte or more. */
+int sds_password_file_read(const char *opt, const char *path, char *out,
+			   char *err, size_t errlen);
 
 #endif /* SDS_TOKFILE_H */

@@ -6,8 +6,12 @@
  * reads nothing of the loader but the copy the tick hands it.  Everything
  * a client can make it hold is bounded: METRICS_CLIENTS slots (when they
  * are full, the oldest connection that has not sent a whole request
- * yet makes room: a slowloris loses its slot to a real scraper), a
- * request of METRICS_REQ_MAX bytes, a deadline for each stage.  Only
+ * yet makes room: a slowloris loses its slot to a real scraper; failing
+ * that, the oldest one being answered: a client that sent its request
+ * and never reads, when the answer is more than the socket buffers,
+ * would else hold its slot for METRICS_WRITE_NS), METRICS_PEER_CLIENTS
+ * of them for one address (its next connection takes its own oldest's
+ * slot), a request of METRICS_REQ_MAX bytes, a deadline for each stage.  Only
  * `GET /metrics` is served; each answer closes its connection.
  */
 #include <errno.h>
@@ -30,6 +34,7 @@
 #include "metrics.h"
 
 #define METRICS_CLIENTS		16	/* connections at once; Prometheus needs 1 */
+#define METRICS_PEER_CLIENTS	8	/* ... of one address */
 #define METRICS_REQ_MAX		4096	/* request line and headers, bytes (Prometheus sends ~300) */
 #define METRICS_READ_NS		5000000000ULL	/* the whole request within this of the accept */
 #define METRICS_WAIT_NS		5000000000ULL	/* the loop's copy within this past a tick (it comes at the next one) */
@@ -50,6 +55,7 @@ struct mclient {
 	int fd;				/* -1 when @stage is MC_FREE */
 	enum mstage stage;		/* what it waits for */
 	uint64_t accepted_ns;		/* when accepted: the eviction order */
+	struct sockaddr_storage peer;	/* its address (the port zeroed) */
 	uint64_t due_ns;		/* the current stage must end by then */
 	char in[METRICS_REQ_MAX + 1];	/* request bytes so far, NUL-terminated */
 	size_t in_len;			/* bytes in @in */
@@ -277,22 +283,59 @@ static void client_write(struct mclient *c)
 	}
 }
 
-/* A free slot, or the oldest client still sending its request; NULL: none. */
-static struct mclient *client_slot(struct metrics *m)
+/* The address of @ss without its port: what "one peer" is. */
+static void peer_of(struct sockaddr_storage *ss)
 {
-	struct mclient *old = NULL;
-	int i;
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = 0;
+	else if (ss->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)ss)->sin6_port = 0;
+}
+
+static bool same_peer(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	if (a->ss_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr, 16);
+	return true;
+}
+
+/*
+ * A slot for a new client of @peer, made free if need be: the oldest of
+ * @peer's own when it holds METRICS_PEER_CLIENTS; else a free one; else
+ * the oldest still sending its request; else the oldest being answered.
+ */
+static struct mclient *client_slot(struct metrics *m, const struct sockaddr_storage *peer)
+{
+	struct mclient *free_c = NULL, *reading = NULL, *any = NULL, *mine = NULL, *c;
+	int i, nmine = 0;
 
 	for (i = 0; i < METRICS_CLIENTS; i++) {
-		if (m->c[i].stage == MC_FREE)
-			return &m->c[i];
-		if (m->c[i].stage == MC_READ &&
-		    (!old || m->c[i].accepted_ns < old->accepted_ns))
-			old = &m->c[i];
+		c = &m->c[i];
+		if (c->stage == MC_FREE) {
+			if (!free_c)
+				free_c = c;
+			continue;
+		}
+		if (same_peer(&c->peer, peer)) {
+			nmine++;
+			if (!mine || c->accepted_ns < mine->accepted_ns)
+				mine = c;
+		}
+		if (c->stage == MC_READ && (!reading || c->accepted_ns < reading->accepted_ns))
+			reading = c;
+		if (!any || c->accepted_ns < any->accepted_ns)
+			any = c;
 	}
-	if (old)
-		client_close(old);
-	return old;
+	c = nmine >= METRICS_PEER_CLIENTS ? mine : free_c ? free_c : reading ? reading : any;
+	if (c->stage != MC_FREE)
+		client_close(c);
+	return c;
 }
 
 static void accept_all(struct metrics *m, uint64_t now)
@@ -300,18 +343,18 @@ static void accept_all(struct metrics *m, uint64_t now)
 	int i, fd;
 
 	for (i = 0; i < METRICS_ACCEPT_BURST; i++) {
+		struct sockaddr_storage peer = { 0 };
+		socklen_t pl = sizeof(peer);
 		struct mclient *c;
 
-		fd = accept4(m->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		fd = accept4(m->lfd, (struct sockaddr *)&peer, &pl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
-		c = client_slot(m);
-		if (!c) {
-			close(fd);	/* every slot is being answered: come back later */
-			continue;
-		}
+		peer_of(&peer);
+		c = client_slot(m, &peer);
 		memset(c, 0, sizeof(*c));
 		c->fd = fd;
+		c->peer = peer;
 		c->stage = MC_READ;
 		c->accepted_ns = now;
 		c->due_ns = now + METRICS_READ_NS;

@@ -12,30 +12,53 @@
 #include <string.h>
 #include "metrics.h"
 
-/* Room a series line needs at most: labels of 4 names of 64, a number. */
+/* Room kept free before a line is printed; a longer line grows the buffer to fit. */
 #define LINE_MAX_BYTES	512
 
-/* printf onto the buffer, growing it; -1 when memory ran out. */
+static int grow(char **buf, size_t *cap, size_t need)
+{
+	size_t ncap = *cap ? *cap : 65536;
+	char *t;
+
+	while (ncap < need)
+		ncap *= 2;
+	if (ncap == *cap)
+		return 0;
+	t = realloc(*buf, ncap);
+	if (!t)
+		return -1;
+	*buf = t;
+	*cap = ncap;
+	return 0;
+}
+
+/*
+ * printf onto the buffer, growing it; -1 when memory ran out.  A line may
+ * be longer than LINE_MAX_BYTES (a histogram's last line holds three label
+ * sets of 64-byte names): then it is printed again into a buffer that fits.
+ */
 static int __attribute__((format(printf, 4, 5)))
 out(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
 
-	if (*cap - *len < LINE_MAX_BYTES) {
-		size_t ncap = *cap ? *cap * 2 : 65536;
-		char *t = realloc(*buf, ncap);
-
-		if (!t)
-			return -1;
-		*buf = t;
-		*cap = ncap;
-	}
+	if (*cap - *len < LINE_MAX_BYTES && grow(buf, cap, *cap ? *cap * 2 : 65536))
+		return -1;
 	va_start(ap, fmt);
 	n = vsnprintf(*buf + *len, *cap - *len, fmt, ap);
 	va_end(ap);
-	if (n < 0 || (size_t)n >= *cap - *len)
-		return -1;	/* a line longer than LINE_MAX_BYTES: never */
+	if (n < 0)
+		return -1;
+	if ((size_t)n >= *cap - *len) {
+		if (grow(buf, cap, *len + n + 1))
+			return -1;
+		va_start(ap, fmt);
+		n = vsnprintf(*buf + *len, *cap - *len, fmt, ap);
+		va_end(ap);
+		if (n < 0 || (size_t)n >= *cap - *len)
+			return -1;
+	}
 	*len += n;
 	return 0;
 }

@@ -49,13 +49,19 @@ static int bpffs_ensure(char *err, size_t errlen)
 	if ((unsigned long)sf.f_type != SYSFS_MAGIC_)
 		return 0;
 	if (mount("bpf", mnt, "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0700"))
-		return snprintf(err, errlen, "pin root %s: nothing mounted at %s and mounting bpffs there failed: %s (mount -t bpf bpf %s, or set SDS_PIN_ROOT)",
+		return snprintf(err, errlen, "pin root %s: nothing mounted at %s and mounting bpffs there failed: %s (mount -t bpf -o mode=0700 bpf %s, or set SDS_PIN_ROOT)",
 				PINS_ROOT_DEFAULT, mnt, strerror(errno), mnt), -1;
 	fprintf(stderr, "sds-bpf: mounted bpffs at %s (nothing was mounted there)\n", mnt);
 	return 0;
 }
 
-/* @dir: a directory of root's on bpffs that only root can write. */
+/*
+ * @dir: a directory of root's on bpffs that only root can write.  bpffs
+ * mounted without mode= is 1777: any user may then make the root first,
+ * and every attach would be refused; the line says how to mount it.
+ */
+#define MODE_HINT "mount -t bpf -o mode=0700 bpf /sys/fs/bpf"
+
 static int root_check(const char *dir, char *err, size_t errlen)
 {
 	struct statfs sf;
@@ -64,11 +70,17 @@ static int root_check(const char *dir, char *err, size_t errlen)
 	if (lstat(dir, &st))
 		return snprintf(err, errlen, "pin root %s: %s", dir,
 				strerror(errno)), -1;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022))
-		return snprintf(err, errlen, "pin root %s: not a directory of root's that only root can write (set SDS_PIN_ROOT)",
+	if (!S_ISDIR(st.st_mode))
+		return snprintf(err, errlen, "pin root %s: not a directory: remove it (and " MODE_HINT "), or set SDS_PIN_ROOT",
 				dir), -1;
+	if (st.st_uid != 0)
+		return snprintf(err, errlen, "pin root %s: made by uid %u, not root (bpffs mounted without -o mode=0700 lets anyone): remove it and " MODE_HINT ", or set SDS_PIN_ROOT",
+				dir, (unsigned int)st.st_uid), -1;
+	if (st.st_mode & 022)
+		return snprintf(err, errlen, "pin root %s: writable by group or others (mode %04o): remove it and " MODE_HINT ", or set SDS_PIN_ROOT",
+				dir, (unsigned int)(st.st_mode & 07777)), -1;
 	if (statfs(dir, &sf) || (unsigned long)sf.f_type != BPF_FS_MAGIC_)
-		return snprintf(err, errlen, "pin root %s: not on bpffs (mount -t bpf bpf /sys/fs/bpf, or set SDS_PIN_ROOT)",
+		return snprintf(err, errlen, "pin root %s: not on bpffs (" MODE_HINT ", or set SDS_PIN_ROOT)",
 				dir), -1;
 	return 0;
 }

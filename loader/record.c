@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <jansson.h>
 #include "cmd.h"
@@ -37,8 +38,9 @@ static const char record_usage[] =
 "after --for S seconds (1..86400) or at Ctrl-C, then says how many records\n"
 "and bytes it wrote and how many the loader dropped (a recorder that does\n"
 "not keep up loses records; the app never waits).  Root only: requests\n"
-"may hold anything.  FILE is created or truncated (mode 0600), never\n"
-"through a symlink.\n";
+"may hold anything.  FILE must not exist: it is made new (mode 0600,\n"
+"root's) once the loader starts the recording, never through a symlink,\n"
+"and a file already there is refused and left as it was.\n";
 
 static volatile sig_atomic_t stop_asked;
 
@@ -58,7 +60,8 @@ static uint64_t mono_ns(void)
 /* What one recording run holds. */
 struct rec_run {
 	int fd;			/* the connection */
-	FILE *out;		/* --out */
+	const char *path;	/* --out */
+	FILE *out;		/* @path, once the loader said yes */
 	uint8_t *buf;		/* COPYREC_MAX_LEN + 4096 bytes from the loader */
 	size_t len;		/* bytes in @buf */
 	bool header;		/* the loader's first line was read */
@@ -68,6 +71,8 @@ struct rec_run {
 };
 
 #define REC_BUF (COPYREC_MAX_LEN + 4096)
+
+static int open_out(struct rec_run *r);
 
 static int rec_connect(const char *group, const char *app, const char *req)
 {
@@ -114,7 +119,7 @@ static int rec_first_line(struct rec_run *r)
 	memmove(r->buf, r->buf + n, r->len - n);
 	r->len -= n;
 	r->header = true;
-	return 1;
+	return open_out(r) ? -1 : 1;
 }
 
 /* Write the whole records in @buf to the file; -1 on a bad stream. */
@@ -175,6 +180,8 @@ static int rec_loop(struct rec_run *r, const char *path, uint64_t until_ns)
 			continue;
 		if (n < 0)
 			return cmd_err("record: %s", strerror(errno));
+		if (n == 0 && !r->header)
+			return cmd_err("record: the loader went away");
 		if (n == 0)
 			return r->end ? 0 : cmd_err("record: the loader went away; %s holds the %llu records before",
 						    path, (unsigned long long)r->records);
@@ -268,24 +275,52 @@ static char *build_request(int argc, char **argv)
 	return req;
 }
 
-static int open_out(const char *path, FILE **out)
+#define EXISTS_WHY "exists: name a new file (a file already there is never written into)"
+
+/*
+ * --out is made only when the loader starts the recording, with O_EXCL: a
+ * file already there (someone else's, 0666, held open) is refused, never
+ * written into, so nobody but root reads what root records; and nothing
+ * is ever unlinked by name, since the name may by then be someone else's
+ * file.  The fstat is what O_EXCL promises, checked.
+ */
+static int out_absent(const char *path)
+{
+	struct stat st;
+
+	if (!lstat(path, &st))
+		return cmd_err("record: %s " EXISTS_WHY, path);
+	if (errno != ENOENT)
+		return cmd_err("record: %s: %s", path, strerror(errno));
+	return 0;
+}
+
+static int open_out(struct rec_run *r)
 {
 	uint8_t hdr[COPYREC_FILEHDR_LEN];
 	struct timespec ts;
+	struct stat st;
 	int fd;
 
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = open(r->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST)
+		return cmd_err("record: %s " EXISTS_WHY, r->path);
 	if (fd < 0)
-		return cmd_err("record: %s: %s", path, strerror(errno));
-	*out = fdopen(fd, "w");
-	if (!*out) {
+		return cmd_err("record: %s: %s", r->path, strerror(errno));
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    st.st_nlink != 1) {
 		close(fd);
-		return cmd_err("record: %s: %s", path, strerror(errno));
+		return cmd_err("record: %s: not a new regular file of ours", r->path);
+	}
+	r->out = fdopen(fd, "w");
+	if (!r->out) {
+		close(fd);
+		return cmd_err("record: %s: %s", r->path, strerror(errno));
 	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	copyrec_filehdr_encode(hdr, (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec);
-	if (fwrite(hdr, 1, sizeof(hdr), *out) != sizeof(hdr))
-		return cmd_err("record: %s: %s", path, strerror(errno));
+	if (fwrite(hdr, 1, sizeof(hdr), r->out) != sizeof(hdr))
+		return cmd_err("record: %s: %s", r->path, strerror(errno));
 	return 0;
 }
 
@@ -304,22 +339,18 @@ int do_record(int argc, char **argv)
 	req = build_request(argc, argv);
 	if (!req)
 		return 1;
+	r.path = path;
 	r.buf = malloc(REC_BUF);
-	if (!r.buf || open_out(path, &r.out))
+	if (!r.buf || out_absent(path))
 		goto out;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	r.fd = rec_connect(group, app, req);
-	if (r.fd < 0) {
-		unlink(path);
+	if (r.fd < 0)
 		goto out;
-	}
-	if (rec_loop(&r, path, for_s ? mono_ns() + (uint64_t)for_s * 1000000000ULL : 0)) {
-		if (!r.header)
-			unlink(path);	/* refused: no recording was made */
+	if (rec_loop(&r, path, for_s ? mono_ns() + (uint64_t)for_s * 1000000000ULL : 0))
 		goto out;
-	}
 	if (fflush(r.out)) {
 		cmd_err("record: %s: %s", path, strerror(errno));
 		goto out;

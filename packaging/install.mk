@@ -18,7 +18,9 @@
 #   share/man/man8/sds-bpf.8 sds-admin.8 sds-copy.8,
 #     man3/libsds.3, man5/sds-strategies.5        0644 (build/man, man/man.mk)
 #   share/bash-completion/completions/sds-bpf     0644
-#   $(SYSCONFDIR)/sds/admin.conf, apps/example.conf,
+#   $(SYSCONFDIR)/sds/admin.conf                      0640 (its OPTIONS may name
+#                                                     the database), conffile
+#   $(SYSCONFDIR)/sds/apps/example.conf,
 #     strategies/example.json                         0644, conffiles
 #
 # Conffiles (the files under $(SYSCONFDIR)) are treated as Debian treats
@@ -117,7 +119,7 @@ install: $(INSTALL_DEPS)
 	@set -e; for f in $(INSTALL_ETC); do \
 		dst=$(DESTDIR)$(SYSCONFDIR)/sds/$$f; \
 		$(call subst_in,packaging/etc/$$f) > $$dst.sds-new; \
-		chmod 0644 $$dst.sds-new; \
+		case $$f in admin.conf) chmod 0640 $$dst.sds-new;; *) chmod 0644 $$dst.sds-new;; esac; \
 		if [ -e $$dst ] && ! cmp -s $$dst.sds-new $$dst; then \
 			rm -f $$dst.sds-new; \
 			echo "kept $$dst: changed since it was installed (the new one is packaging/etc/$$f)"; \

@@ -84,7 +84,8 @@ class Env:
         if name not in self.pg_dbs:
             PG.create_db(name)
             self.pg_dbs.append(name)
-        return PG.url(name)
+        # No password in argv (sds-admin warns of one): PGPASSFILE, set by main().
+        return "postgresql://%s@127.0.0.1:%d/%s" % (pgtest.USER, PG.port, name)
 
     def sql(self, statement, db="sds.db"):
         """Run @statement in the store's database, whichever engine."""
@@ -1110,6 +1111,8 @@ TESTS = [test_command_line, test_organisation, test_heartbeat_aggregation, test_
 TESTS += COPY_TESTS
 TESTS += ROLE_TESTS
 TESTS += DRILL_ERRNO_TESTS
+from t_pwfile import PWFILE_TESTS  # noqa: E402
+TESTS += PWFILE_TESTS
 import t_scan_apart  # noqa: E402
 t_scan_apart.T0, t_scan_apart.TOKEN, t_scan_apart.STORE = T0, TOKEN, STORE
 TESTS += t_scan_apart.SCAN_APART_TESTS
@@ -1152,6 +1155,10 @@ def main(argv):
                           % str(e).strip().splitlines()[0])
     try:
         t_scan_apart.PG = PG
+        passfile = os.path.join(PG.dir, "pgpass")
+        sdstest.write_token(passfile, "127.0.0.1:%d:*:%s:%s" % (PG.port, pgtest.USER,
+                                                              PG.password))
+        os.environ["PGPASSFILE"] = passfile
         return SUITE.main(argv, lambda name: Env(), preflight)
     finally:
         PG.stop()

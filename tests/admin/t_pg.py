@@ -15,6 +15,10 @@ import sdstest
 from sdstest import Fail, check, eq
 
 APP = "/groups/demo/apps/shop"
+# What sds-admin says first of a password in the --db URL.
+URL_PW_WARNING = ("sds-admin: --db: warning: the password in the URL is visible to "
+                  "every local user while sds-admin starts; use --db-password-file "
+                  "or PGPASSFILE\n")
 # Set by run.py (which imports this file): its T0, bearer token, sds-admin.
 T0 = TOKEN = ADMIN = None
 
@@ -116,7 +120,7 @@ def test_pg_bad_urls(env):
                             "--token-file", env.token_file], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, universal_newlines=True, timeout=30)
         eq(r.returncode, 1, "%s: exit status" % want)
-        eq(r.stderr, want, "stderr")
+        eq(r.stderr, URL_PW_WARNING + want, "stderr")
         check(secret not in r.stderr and pg.password not in r.stderr, "password printed")
 
 
@@ -139,7 +143,7 @@ def test_pg_silent_server(env):
                                stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
             took = time.monotonic() - t
             eq(r.returncode, 1, "%r: exit status" % query)
-            eq(r.stderr, want, "%r: stderr" % query)
+            eq(r.stderr, URL_PW_WARNING + want, "%r: stderr" % query)
             check(lo <= took <= hi, "%r: gave up after %.1f s, want %.1f..%.0f"
                   % (query, took, lo, hi))
 

@@ -48,7 +48,7 @@ TARGET = os.path.join(BUILD, "test", "targets", "target_pie")
 GROUP = "bl%d" % os.getpid()
 APP = "blsvc"
 A = "/groups/%s/apps/%s" % (GROUP, APP)
-TOKEN = "backlog-t0ken_%d" % os.getpid()
+TOKEN = "backlog-t0ken.for_tests_%d" % os.getpid()
 PERIOD = 10
 COUNTS = ("visits", "exceptions", "timeouts", "downgrades")
 

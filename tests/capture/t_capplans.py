@@ -60,7 +60,7 @@ def test_plan_from_admin(ctx):
         {"id": 1, "name": "p", "sample_pct": 100,
          "expires_at": int(time.time()) + 3600, "points": [POINT]}]})
     token = os.path.join(ctx.tmp, "token")
-    sdstest.write_token(token, "t0ken-capture")
+    sdstest.write_token(token, "t0ken-capture_for.tests")
     ctx.attach(["%s=handle_request:copy=1,2:copy_rate=0" % POINT],
                extra=["--admin", admin.url, "--token-file", token])
     t = ctx.target()

@@ -72,7 +72,7 @@ def t_admin_refuses_and_bad_options(ctx):
     """A wrong token: sds-copy keeps serving (no plans), counts the error
     and says it once; bad options are one line and exit 1 or 2."""
     adm = Admin(ctx)
-    bad_tok = sdstest.write_token(os.path.join(ctx.tmp, "bad"), "wrong")
+    bad_tok = sdstest.write_token(os.path.join(ctx.tmp, "bad"), "wrong-t0ken_for.tests")
     srv = Server(ctx, None, name="tok", admin=["--admin", adm.url, "--token-file", bad_tok])
     sdstest.wait_until(lambda: srv.stats()["admin"]["errors"] >= 2, time.time() + 20,
                        lambda _: "no refused heartbeat: %r" % srv.stats())

@@ -564,8 +564,8 @@ def test_bpffs_mounted_when_missing(ctx):
                        text=True, timeout=60)
     eq(r.returncode, 1, "tmpfs at /sys/fs/bpf: exit status")
     eq(r.stderr.strip().split("\n")[-1],
-       "sds-bpf: pin root /sys/fs/bpf/sds: not on bpffs (mount -t bpf bpf "
-       "/sys/fs/bpf, or set SDS_PIN_ROOT)", "tmpfs at /sys/fs/bpf")
+       "sds-bpf: pin root /sys/fs/bpf/sds: not on bpffs (mount -t bpf -o "
+       "mode=0700 bpf /sys/fs/bpf, or set SDS_PIN_ROOT)", "tmpfs at /sys/fs/bpf")
 
 
 def test_clean_exit_leaves_nothing(ctx):

@@ -591,7 +591,7 @@ def test_heartbeat_build(ctx):
     a period whose visits are exactly the new process's."""
     admin = BodiesAdmin()
     ctx.targets.append(admin)
-    token = sdstest.write_token(os.path.join(ctx.tmp, "token"), "deploy-token")
+    token = sdstest.write_token(os.path.join(ctx.tmp, "token"), "deploy-t0ken_for.tests")
     ctx.stage("svc", "svc")
     ctx.attach("w=work", opts=("--admin", "http://127.0.0.1:%d" % admin.port,
                                "--token-file", token))

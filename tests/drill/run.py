@@ -417,7 +417,7 @@ def test_app_choice_bad_input(ctx):
 class Admin:
     def __init__(self, ctx):
         self.ctx = ctx
-        self.token = "drill-t0ken_%d" % os.getpid()
+        self.token = "drill-t0ken.for_tests_%d" % os.getpid()
         self.token_file = sdstest.write_token(
             os.path.join(ctx.tmp, "token"), self.token)
         self.port, self.p = sdstest.serve_on_free_port(
@@ -569,7 +569,7 @@ def test_admin_drill_far_expiry_ends_within_a_day(ctx):
                             "ratio": 100, "delay_ms": 0, "expires_at": far}]}
     adm = FakeAdmin(answer)
     try:
-        tok = sdstest.write_token(os.path.join(ctx.tmp, "token"), "t0k")
+        tok = sdstest.write_token(os.path.join(ctx.tmp, "token"), "t0k-of.a_fake_admin")
         ctx.attach("--admin", adm.url, "--token-file", tok)
         a = ctx.app()
         p = wait_until(lambda: ctx.point()["drill"],

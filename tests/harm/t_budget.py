@@ -310,7 +310,7 @@ def test_budget_bad_max_overhead(ctx):
            "--max-overhead %r" % bad)
 
 
-ADMIN_TOKEN = "harm-t0ken"
+ADMIN_TOKEN = "harm-t0ken_for.tests"
 
 
 def start_admin(ctx):

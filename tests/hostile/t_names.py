@@ -110,7 +110,7 @@ class StrategiesAdmin(FakeAdmin):
 
 
 def admin_args(ctx, url):
-    token = sdstest.write_token(os.path.join(ctx.tmp, "token"), "t0ken")
+    token = sdstest.write_token(os.path.join(ctx.tmp, "token"), "t0ken_for.hostile-tests")
     return ["--admin", url, "--token-file", token, "--state-dir",
             ctx.state_dir]
 

@@ -89,7 +89,7 @@ EXPECTED = {
     "usr/include/sds_ext.h": 0o644,
     "usr/lib/systemd/system/sds-admin.service": 0o644,
     "usr/lib/systemd/system/sds-bpf@.service": 0o644,
-    "etc/sds/admin.conf": 0o644,
+    "etc/sds/admin.conf": 0o640,
     "etc/sds/apps/example.conf": 0o644,
     "etc/sds/strategies/example.json": 0o644,
 }
@@ -268,7 +268,7 @@ def installed_admin_serves_dashboard(ctx):
         f.write(mark)
     with open(os.path.join(web, "index.html")) as f:
         page = f.read()
-    token = sdstest.write_token(os.path.join(ctx.tmp, "token"), "t0ken")
+    token = sdstest.write_token(os.path.join(ctx.tmp, "token"), "t0ken_for.install-tests")
     p, port = start_admin(ctx, lambda port: sdstest.admin_argv(
         ctx.path("usr/sbin/sds-admin"), port, os.path.join(ctx.tmp, "sds.db"),
         token))
@@ -347,7 +347,7 @@ def admin_unit_command_line(ctx):
     for d in (state, os.path.join(state, "sds-admin"), creds):
         os.mkdir(d, 0o755 if d == state else 0o700)
     os.chown(os.path.join(state, "sds-admin"), sdstest.NOBODY, sdstest.NOBODY)
-    for name, text in (("token", "t0ken\n"), ("heartbeat-token", "hb-t0ken\n"),
+    for name, text in (("token", "t0ken_for.install-tests\n"), ("heartbeat-token", "hb-t0ken_for.install-tests\n"),
                        ("read-token", "\n")):
         with open(os.path.join(creds, name), "w") as f:
             f.write(text)
@@ -388,11 +388,11 @@ def admin_unit_command_line(ctx):
         check(body == f.read(), "GET / is not the installed index.html")
     status, _ = sdstest.http_request(port, "POST", "/api/v1/groups",
                                      body={"name": "g"},
-                                     headers={"Authorization": "Bearer t0ken"})
+                                     headers={"Authorization": "Bearer t0ken_for.install-tests"})
     eq(status, 201, "POST /api/v1/groups with the credential's token")
     status, _ = sdstest.http_request(port, "POST", "/api/v1/groups",
                                      body={"name": "h"},
-                                     headers={"Authorization": "Bearer hb-t0ken"})
+                                     headers={"Authorization": "Bearer hb-t0ken_for.install-tests"})
     eq(status, 403, "POST /api/v1/groups with the heartbeat token")
     db = os.stat(os.path.join(state, "sds-admin", "sds.db"))
     eq((db.st_uid, db.st_mode & 0o777), (sdstest.NOBODY, 0o600),

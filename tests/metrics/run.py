@@ -14,7 +14,8 @@ Prometheus metrics (issue 16; docs/METRICS.md): `sds-bpf attach
     line alone; a request of METRICS_REQ_MAX bytes is served, one that
     has not ended by then is a 431;
   * hostile clients (100 idle connections, a slowloris, a 1 MiB request)
-    neither delay the tick nor keep a scraper waiting;
+    neither delay the tick nor keep a scraper waiting; nor do 16 clients
+    of nobody's that never read a several-MB answer;
   * bad --metrics values: one line, exit non-zero, nothing attached;
   * sds-admin's fleet sums of the last complete period (t_admin.py).
 
@@ -428,7 +429,7 @@ def fleet_hb(host, period, app, points):
 @test
 def test_admin_fleet_sums(ctx):
     """Three hosts, two apps: /metrics sums the last complete period."""
-    token = sdstest.write_token(os.path.join(ctx.tmp, "token"), "metrics-t0k3n")
+    token = sdstest.write_token(os.path.join(ctx.tmp, "token"), "metrics-t0k3n_for.tests")
     os.chmod(token, 0o600)
 
     def start(port):
@@ -450,7 +451,7 @@ def test_admin_fleet_sums(ctx):
              "h2": {"shop": {"pay": (200, 5, 0, 20, 6)}},
              "h3": {"shop": {"pay": (1, 0, 0, 1, 1)},
                     "stock": {"get": (9, 9, 9, 0, 3)}}}
-    auth = {"Authorization": "Bearer metrics-t0k3n"}
+    auth = {"Authorization": "Bearer metrics-t0k3n_for.tests"}
     for period in range(first - 10, first + 40, 10):
         for host, apps in hosts.items():
             for app, points in apps.items():
@@ -477,6 +478,53 @@ def test_admin_fleet_sums(ctx):
     eq(one(parsed, "sds_fleet_series_truncated"), 0, "truncated")
     admin.send_signal(15)
     eq(admin.wait(10), 0, "sds-admin's exit on SIGTERM")
+
+
+# As nobody: N connections that shrink their receive buffer, send a whole
+# GET /metrics and never read; "held N" once all are sent, then wait.
+UNREAD = r"""
+import socket, sys, time
+port, n = int(sys.argv[1]), int(sys.argv[2])
+held = []
+for _ in range(n):
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.connect(("127.0.0.1", port))
+    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+    held.append(s)
+print("held %d" % n, flush=True)
+time.sleep(600)
+"""
+
+
+@test
+def test_unread_answers_hold_no_slot(ctx):
+    """16 clients of nobody's send a whole GET /metrics and never read an
+    answer larger than the socket buffers (1,024 points: several MB):
+    scrapers are still answered, 5 of 5, each with all 1,024 points (they
+    were closed at accept while the 16 held every slot)."""
+    many = os.path.join(ctx.tmp, "many")
+    shutil.copy2(os.path.join(BUILD, "test", "targets", "target_many"), many)
+    os.chmod(many, 0o755)
+    port = attach(ctx, "munread", many, ["p%04d=f%04d" % (i, i) for i in range(1024)],
+                  extra=["--max-overhead", "0"])
+    body = scrape(port)
+    eq(body.count("\nsds_point_visits_total{"), 1024, "points in a scrape")
+    check(len(body) > 4 << 20, "a body of %d bytes: not past the socket "
+          "buffers, the test shows nothing" % len(body))
+    p = subprocess.Popen(["setpriv", "--reuid=%d" % sdstest.NOBODY,
+                          "--regid=%d" % sdstest.NOBODY, "--clear-groups",
+                          sys.executable, "-c", UNREAD, str(port), "16"],
+                         stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                         start_new_session=True)
+    ctx.others.append(p)
+    eq(p.stdout.readline(), b"held 16\n", "nobody's clients")
+    time.sleep(3)           # answered by the next tick: all in their write stage
+    got = []
+    for _ in range(5):
+        st, text = http_get(port, timeout=30)
+        got.append((st, text.count("\nsds_point_visits_total{")))
+    eq(got, [(200, 1024)] * 5, "scrapes among 16 clients that never read")
 
 
 def preflight():

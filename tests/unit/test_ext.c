@@ -476,6 +476,71 @@ static void untrusted_files(void **state)
 	chmod(dir, 0755);
 }
 
+/*
+ * A root-owned plugin in a directory someone else owns or may write: that
+ * someone could rename another object there between the check and the
+ * load, so it is refused, and refused the same for SDS_EXT_DIR itself.
+ */
+static void untrusted_parents(void **state)
+{
+	char text[1024], err[512], vend[280], libdir[300], lib[320], cmd[1400];
+
+	snprintf(vend, sizeof(vend), "%s/vendor%d", tmp, ncase);
+	snprintf(libdir, sizeof(libdir), "%s/lib", vend);
+	snprintf(lib, sizeof(lib), "%s/libv.so", libdir);
+	assert_int_equal(mkdir(vend, 0755), 0);
+	assert_int_equal(mkdir(libdir, 0755), 0);
+	snprintf(cmd, sizeof(cmd), "cp %s %s && chmod 0755 %s", lib_good, lib, lib);
+	assert_int_equal(system(cmd), 0);
+	snprintf(text, sizeof(text), "v = %s:mine_balancer\n", lib);
+
+	/* Owned by nobody (the file and the directory under it are root's). */
+	fresh();
+	manifest("balancer.ext", text);
+	assert_int_equal(chown(vend, 65534, 65534), 0);
+	assert_refusedf("v", "balancer \"v\" (%s/balancer.ext:1): %s: directory %s "
+			"is owned by uid 65534: refused (every directory above an "
+			"extension must be owned by root)", dir, lib, vend);
+	assert_int_equal(chown(vend, 0, 0), 0);
+
+	/* Root's, group-writable. */
+	fresh();
+	manifest("balancer.ext", text);
+	chmod(vend, 0775);
+	assert_refusedf("v", "balancer \"v\" (%s/balancer.ext:1): %s: directory %s "
+			"is group-writable: refused (every directory above an "
+			"extension must be writable by its owner only)", dir, lib, vend);
+	chmod(vend, 0755);
+
+	/* Through a symlink: refused, not followed. */
+	fresh();
+	snprintf(cmd, sizeof(cmd), "ln -s %s %s/link.so", lib, vend);
+	assert_int_equal(system(cmd), 0);
+	snprintf(text, sizeof(text), "v = %s/link.so:mine_balancer\n", vend);
+	manifest("balancer.ext", text);
+	assert_refusedf("v", "balancer \"v\" (%s/balancer.ext:1): %s/link.so: "
+			"a symlink: refused (name the file itself)", dir, vend);
+
+	/* All root's and 0755: loaded. */
+	fresh();
+	snprintf(text, sizeof(text), "v = %s:mine_balancer\n", lib);
+	manifest("balancer.ext", text);
+	assert_non_null(sds_ext_balancer("v", err, sizeof(err)));
+
+	/* SDS_EXT_DIR in a directory of nobody's: no manifest is read. */
+	fresh();
+	snprintf(dir, sizeof(dir), "%s/ext", vend);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	setenv("SDS_EXT_DIR", dir, 1);
+	manifest("balancer.ext", text);
+	assert_int_equal(chown(vend, 65534, 65534), 0);
+	assert_builtins_work();
+	assert_null(sds_ext_balancer("v", err, sizeof(err)));
+	assert_problemf(0, "%s: directory %s is owned by uid 65534: refused (every "
+			"directory above an extension must be owned by root)", dir, vend);
+	assert_int_equal(chown(vend, 0, 0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -488,6 +553,7 @@ int main(void)
 		cmocka_unit_test(refused_plugins),
 		cmocka_unit_test(hung_init_and_no_sigchld),
 		cmocka_unit_test(untrusted_files),
+		cmocka_unit_test(untrusted_parents),
 	};
 
 	return cmocka_run_group_tests(tests, setup_all, teardown_all);

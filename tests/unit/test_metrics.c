@@ -160,6 +160,40 @@ static void test_many_points_grow_the_buffer(void **state)
 	free(t);
 }
 
+/*
+ * Names at their longest (64 bytes each): a histogram's last line holds
+ * three label sets, longer than the room kept free before a line, so
+ * whether it fits depended on where the buffer happened to be.  Every
+ * point count from 1 to 256 renders, with every point's +Inf bucket.
+ */
+static void test_longest_names_every_count(void **state)
+{
+	char name[SDS_NAME_MAX + 1], tail[200];
+	char *t;
+	int n, i;
+
+	memset(&d, 0, sizeof(d));
+	memset(d.group, 'g', SDS_NAME_MAX);
+	memset(d.app, 'a', SDS_NAME_MAX);
+	for (n = 1; n <= 256; n++) {
+		d.npoints = n;
+		for (i = 0; i < n; i++) {
+			memset(name, 'p', SDS_NAME_MAX);
+			name[SDS_NAME_MAX] = '\0';
+			snprintf(name, sizeof(name), "%04d", i);
+			name[4] = 'p';
+			memcpy(d.pts[i].name, name, sizeof(name));
+			d.pts[i].latency = true;
+			d.pts[i].total.visits = i;
+		}
+		t = render();
+		assert_int_equal(count(t, "le=\"+Inf\""), n);
+		snprintf(tail, sizeof(tail), "%04dp", n - 1);
+		assert_non_null(strstr(t, tail));
+		free(t);
+	}
+}
+
 static void test_no_points(void **state)
 {
 	char *t;
@@ -179,6 +213,7 @@ int main(void)
 		cmocka_unit_test(test_histogram),
 		cmocka_unit_test(test_many_points_grow_the_buffer),
 		cmocka_unit_test(test_no_points),
+		cmocka_unit_test(test_longest_names_every_count),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

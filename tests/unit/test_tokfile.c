@@ -38,19 +38,21 @@ static int rd(void)
 	return sds_token_file_read("--token-file", path, tok, err, sizeof(err));
 }
 
+#define T16	"sixteen-byte-t0k"	/* the shortest token taken */
+
 static void test_modes(void **state)
 {
 	static const mode_t bad[] = { 0644, 0640, 0604, 0660, 0700, 0606, 0000, 04600 };
 	char want[200];
 	size_t i;
 
-	put("  t0k\n", 6, 0600);
+	put("  " T16 "\n", 19, 0600);
 	assert_int_equal(rd(), 0);
-	assert_string_equal(tok, "t0k");
-	put("t0k", 3, 0400);
+	assert_string_equal(tok, T16);
+	put(T16, 16, 0400);
 	assert_int_equal(rd(), 0);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		put("t0k", 3, bad[i]);
+		put(T16, 16, bad[i]);
 		assert_int_equal(rd(), -1);
 		snprintf(want, sizeof(want), "--token-file %s: mode %04o is too open: must be 0600 or 0400",
 			 path, (unsigned int)bad[i]);
@@ -64,7 +66,7 @@ static void test_owner(void **state)
 
 	if (geteuid() != 0)
 		fail_msg("test_owner needs root (chown)");
-	put("t0k", 3, 0600);
+	put(T16, 16, 0600);
 	assert_int_equal(chown(path, 65534, 65534), 0);
 	assert_int_equal(rd(), -1);
 	snprintf(want, sizeof(want), "--token-file %s: owned by uid 65534, not by uid 0 that reads it",
@@ -92,6 +94,12 @@ static void test_content(void **state)
 	refused("the token must be printable ASCII without spaces");
 	put("t\x7fk", 3, 0600);
 	refused("the token must be printable ASCII without spaces");
+	/* 16 bytes at least: 15 is refused, 16 taken. */
+	put(T16, 15, 0600);
+	refused("a token of 15 bytes: at least 16 are needed (e.g. head -c 24 /dev/urandom | base64)");
+	put("\n" T16 "\n", 18, 0600);
+	assert_int_equal(rd(), 0);
+	assert_string_equal(tok, T16);
 	/* The longest token, alone or in white space, is taken whole. */
 	memset(big, 'x', sizeof(big));
 	put(big, SDS_TOKEN_MAX, 0600);
