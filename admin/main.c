@@ -454,6 +454,7 @@ int main(int argc, char **argv)
 	struct opts o = { .threads = 2, .retention = 30 };
 	char err[STORE_ERR_MAX];
 	sigset_t sigs;
+	const char *argv_db;
 	int ret, fd;
 
 	ret = parse_args(argc, argv, &ad, &o);
@@ -474,6 +475,7 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	argv_db = o.db;
 	o.db = pg_password(&o, (char *)o.db);
 	ad.store = store_open(o.db, err);
 	/* A URL may hold a password: the store's message names what it can. */
@@ -483,5 +485,8 @@ int main(int argc, char **argv)
 	fd = listen_on(o.listen);
 	serve(&ad, &o, fd, &sigs);
 	store_close(ad.store);
+	/* pg_password()'s copy, when it masked the password in argv. */
+	if (o.db != argv_db)
+		free((char *)o.db);
 	return 0;
 }

@@ -1153,15 +1153,18 @@ def main(argv):
             PG.stop()
         return SUITE.main(argv, lambda name: Env(), lambda: "no PostgreSQL: %s"
                           % str(e).strip().splitlines()[0])
+    # The run's own dir: a server the lane runner shares has no dir of ours.
+    passdir = tempfile.mkdtemp(prefix="sds-admin-pgpass.")
     try:
         t_scan_apart.PG = PG
-        passfile = os.path.join(PG.dir, "pgpass")
+        passfile = os.path.join(passdir, "pgpass")
         sdstest.write_token(passfile, "127.0.0.1:%d:*:%s:%s" % (PG.port, pgtest.USER,
                                                               PG.password))
         os.environ["PGPASSFILE"] = passfile
         return SUITE.main(argv, lambda name: Env(), preflight)
     finally:
         PG.stop()
+        shutil.rmtree(passdir, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -52,8 +52,10 @@ def start(env, argv):
 
 def stop(p):
     p.terminate()
-    eq(p.wait(15), 0, "sds-admin's exit status after SIGTERM")
-    return p.stderr.read()
+    rc = p.wait(15)
+    err = p.stderr.read()
+    eq(rc, 0, "sds-admin's exit status after SIGTERM (stderr %r)" % err[-2000:])
+    return err
 
 
 def test_db_password_file(env):
