@@ -113,6 +113,8 @@ void capture__set_plans(struct loader *l, const struct sds_hb_copy *c);
 void capture__counts(const struct loader *l, int id, struct sds_copy_count *n);
 /* `stats`: the point's "copy" object, or NULL when it cannot copy. */
 struct json_t *capture__point_json(const struct loader *l, int id);
+/* The stream to the servers: {servers, server, connects, failures, refused}. */
+struct json_t *capture__out_json(const struct loader *l);
 /* Heartbeat: the point's copy_* of the period (deltas since the last). */
 void capture__hb_point(struct loader *l, int id, struct sds_hb_point *hp);
 

@@ -42,6 +42,7 @@ struct copyout {
 	struct copyout_addr addrs[COPYOUT_SERVERS];	/* failover order */
 	int naddrs;			/* servers in @addrs; 0: nowhere to send */
 	int cur;			/* the server tried or connected */
+	int first;			/* where this host starts in @addrs */
 	int fd;				/* the connection; -1: none */
 	bool connected;			/* connect() completed */
 	uint64_t connect_due_ns;	/* a pending connect fails at this time */
@@ -57,21 +58,32 @@ struct copyout {
 	size_t partial;			/* bytes of q[qh] already sent */
 	uint64_t connects;		/* connections made */
 	uint64_t failures;		/* connects or connections that failed */
+	/* The admin's list as last applied: parsed again only when it changes. */
+	char admin_list[COPYOUT_SERVERS * (SDS_HB_ADDR_MAX + 1)];
+	bool admin_set;			/* @admin_list was applied */
+	uint64_t refused;		/* admin's servers refused: not numeric */
 };
 
 int copyout__init(struct copyout *o);
 void copyout__free(struct copyout *o);
 
 /*
- * Parse "HOST:PORT[,HOST:PORT...]" (at most COPYOUT_SERVERS; numeric or
- * resolvable hosts, [V6]:PORT) into @addrs; -1 with a one-line message.
+ * Parse "HOST:PORT[,HOST:PORT...]" (at most COPYOUT_SERVERS; [V6]:PORT)
+ * into @addrs; -1 with a one-line message.  @numeric: addresses only, a
+ * name is refused (never resolved: what runs on the loop must not wait
+ * for a resolver); else names are resolved (--copy-to, before the loop).
  */
-int copyout__parse(const char *list, struct copyout_addr *addrs, int *n,
-		   char *err, size_t errlen);
+int copyout__parse(const char *list, bool numeric, struct copyout_addr *addrs,
+		   int *n, char *err, size_t errlen);
+/* One numeric "HOST:PORT" (the admin's servers); -1 with a one-line message. */
+int copyout__parse_one(const char *s, struct copyout_addr *a, char *err,
+		       size_t errlen);
 
 /*
- * Use @addrs from now on (a plan's servers changed); the connection stays
- * when the server it goes to is still first in the list.
+ * Use @addrs from now on (a plan's servers changed).  The first server
+ * tried is chosen by a stable hash of this host's name (never the list's
+ * first: whoever sorts first would get every loader), then the others in
+ * order; the connection stays when it goes to that server already.
  */
 void copyout__set(struct copyout *o, const struct copyout_addr *addrs, int n);
 
