@@ -104,6 +104,7 @@ static int parse_options(int argc, char **argv)
 		{ "keep", no_argument, NULL, 'k' },
 		{ "copy-to", required_argument, NULL, 'C' },
 		{ "copy-ring", required_argument, NULL, 'R' },
+		{ "copy-token-file", required_argument, NULL, 'W' },
 		{ "metrics", required_argument, NULL, 'X' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -126,6 +127,7 @@ static int parse_options(int argc, char **argv)
 	env.keep = false;
 	env.max_overhead = BUDGET_DEFAULT_NS;
 	env.copy.copy_to = NULL;
+	env.copy.token_file = NULL;
 	env.metrics = NULL;
 	env.copy.ring_bytes = CAPTURE_RING_DEFAULT;
 	env.state_dir = getenv("SDS_STATE_DIR");
@@ -198,6 +200,11 @@ static int parse_options(int argc, char **argv)
 			break;
 		case 'C':
 			env.copy.copy_to = optarg;
+			if (capture__check_opts(&env.copy))
+				return -1;
+			break;
+		case 'W':
+			env.copy.token_file = optarg;
 			if (capture__check_opts(&env.copy))
 				return -1;
 			break;

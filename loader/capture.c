@@ -34,8 +34,13 @@ int capture__check_opts(const struct capture_opts *o)
 	char err[256];
 	int n;
 
+	static char tok[SDS_TOKEN_MAX + 1];
+
 	if (o->copy_to && copyout__parse(o->copy_to, false, a, &n, err, sizeof(err)))
 		return cmd_err("bad --copy-to: %s", err);
+	if (o->token_file &&
+	    sds_token_file_read("--copy-token-file", o->token_file, tok, err, sizeof(err)))
+		return cmd_err("%s", err);
 	return 0;
 }
 
@@ -108,6 +113,12 @@ int capture__open(struct loader *l, const struct capture_opts *o,
 	c->ncpu = libbpf_num_possible_cpus();
 	c->real_offset_ns = (int64_t)(clock_ns(CLOCK_REALTIME) -
 				      clock_ns(CLOCK_MONOTONIC));
+	if (o->token_file) {
+		if (sds_token_file_read("--copy-token-file", o->token_file, c->out.token,
+					err, sizeof(err)))
+			return cmd_err("%s", err);
+		c->out.token_len = strlen(c->out.token);
+	}
 	if (o->copy_to) {
 		if (copyout__parse(o->copy_to, false, c->copy_to_addrs, &c->ncopy_to,
 				   err, sizeof(err)))

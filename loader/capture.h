@@ -80,6 +80,7 @@ struct capture {
 struct capture_opts {
 	const char *copy_to;		/* --copy-to HOST:PORT[,...]; NULL: none */
 	uint32_t ring_bytes;		/* --copy-ring, a power of 2 >= 4096 */
+	const char *token_file;		/* --copy-token-file; NULL: none */
 };
 
 /* Parse --copy-to early (nothing loaded yet): 0, or -1 (said). */

@@ -244,7 +244,7 @@ static void copyout_connect(struct copyout *o, uint64_t now_ns, uint64_t *lost)
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
 	o->fd = fd;
-	o->hello_left = COPYREC_HELLO_LEN;
+	o->hello_left = COPYREC_HELLO_LEN + (int)o->token_len;
 	o->connect_due_ns = now_ns + COPYOUT_CONNECT_NS;
 	if (connect(fd, (const struct sockaddr *)&a->sa, a->salen) == 0) {
 		o->connected = true;
@@ -255,15 +255,27 @@ static void copyout_connect(struct copyout *o, uint64_t now_ns, uint64_t *lost)
 	o->connects++;
 }
 
-/* Write what the socket takes: the hello, then records. */
+/*
+ * Write what the socket takes: the hello, then records.  With a token the
+ * hello is version COPYREC_HELLO_TOKEN: its length in place of the zero,
+ * then the token (sds-copy --stream-token-file checks it).
+ */
 static int copyout_send(struct copyout *o, uint64_t *sent)
 {
-	uint8_t hello[COPYREC_HELLO_LEN];
+	uint8_t hello[COPYREC_HELLO_LEN + SDS_TOKEN_MAX];
+	size_t hlen = COPYREC_HELLO_LEN + o->token_len;
 	ssize_t n;
 
 	if (o->hello_left) {
 		copyrec_hello_encode(hello);
-		n = send(o->fd, hello + COPYREC_HELLO_LEN - o->hello_left,
+		if (o->token_len) {
+			hello[4] = COPYREC_HELLO_TOKEN;
+			hello[5] = 0;
+			hello[6] = (uint8_t)o->token_len;
+			hello[7] = (uint8_t)(o->token_len >> 8);
+			memcpy(hello + COPYREC_HELLO_LEN, o->token, o->token_len);
+		}
+		n = send(o->fd, hello + hlen - o->hello_left,
 			 o->hello_left, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0)
 			return errno == EAGAIN ? 0 : -1;

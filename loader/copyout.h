@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include "heartbeat.h"
+#include "tokfile.h"
 #include "sds_types.h"
 
 #define COPYOUT_BUF		(4u << 20)	/* bytes queued for the servers */
@@ -49,6 +50,8 @@ struct copyout {
 	uint64_t retry_ns;		/* no connect before this time */
 	uint64_t backoff_ns;		/* the next failure's wait */
 	int hello_left;			/* hello bytes not sent yet on @fd */
+	char token[SDS_TOKEN_MAX + 1];	/* --copy-token-file's; "": a version 1 hello */
+	size_t token_len;		/* strlen(token) */
 	uint8_t *buf;			/* COPYOUT_BUF bytes: queued records */
 	size_t head;			/* first unsent byte */
 	size_t len;			/* bytes queued from @head */

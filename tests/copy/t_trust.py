@@ -8,14 +8,21 @@ have a hello deadline, a cap per address and a token."""
 import json
 import os
 import socket
+import struct
+import sys
 import threading
 import time
 
 import sdstest
 import guarded
 from fake_admin import FakeAdmin
-from copy_lib import Fail, check, eq, log, test
+import copy_lib
+import sender
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "capture"))
+import cap_lib  # noqa: E402
+from copy_lib import check, eq, log, test
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 TT = os.path.join(sdstest.BUILD, "test", "targets")
 KILL = {"version": 1, "points": {"order": {"visit_threshold": 0}}}
 NAMES = ["copy-%d.fleet.invalid:7070" % i for i in range(8)]
@@ -87,6 +94,10 @@ def loader_stats(ctx, app):
     return json.loads(r.out)
 
 
+def loader_point(ctx, app=cap_lib.APP, name=cap_lib.POINT):
+    return sdstest.get_point(loader_stats(ctx, app), name)
+
+
 @test
 def copy_admin_names_never_resolved(ctx):
     """A loader under the kill switch whose admin names 8 copy servers by
@@ -124,3 +135,112 @@ def copy_admin_names_never_resolved(ctx):
     finally:
         admin.close()
         res.close()
+
+
+# ---------------------------------------------------------------------------
+# sds-copy's senders: deadlines, a cap per address, the stream token
+
+STREAM_TOKEN = "copy-stream.t0ken-for-tests"
+
+
+def idle_from(addr, n, port):
+    """@n TCP connections from source @addr to the server, sending nothing."""
+    out = []
+    for _ in range(n):
+        s = socket.socket()
+        s.bind((addr, 0))
+        s.connect(("127.0.0.1", port))
+        out.append(s)
+    return out
+
+
+def closed_by_peer(s, timeout=10):
+    """True once the server closed @s (recv gives EOF or a reset)."""
+    s.settimeout(timeout)
+    try:
+        return s.recv(1) == b""
+    except ConnectionResetError:
+        return True
+    except socket.timeout:
+        return False
+
+
+def token_hello(tok):
+    t = tok.encode()
+    return sender.STREAM_MAGIC + struct.pack("<HH", 2, len(t)) + t
+
+
+@test
+def copy_idle_senders_do_not_lock_out(ctx):
+    """64 idle connections from 127.0.0.2 hold 8 slots (the cap per
+    address: 56 refused), a real loader on 127.0.0.1 with the stream
+    token gets in at once and its 300 records arrive, exactly; the 8 idle
+    ones are closed at the 1-s hello deadline (timed_out 8)."""
+    n, size = 300, 40
+    shadow = ctx.shadow()
+    tokf = sdstest.write_token(os.path.join(ctx.tmp, "stream.token"), STREAM_TOKEN)
+    srv = copy_lib.Server(ctx, [copy_lib.plan("p", [shadow.addr], app=cap_lib.APP,
+                                              points=[cap_lib.POINT])],
+                          extra=["--stream-token-file", tokf, "--hello-timeout", "1"])
+    idle = idle_from("127.0.0.2", 64, srv.port)
+    try:
+        st = sdstest.wait_until(lambda: (lambda x: x if x["refused"] == 56 else None)(
+            srv.stats()), time.time() + 10, lambda _: "stats %r" % srv.stats(), 0.1)
+        eq((st["senders"], st["refused_addr"]), (8, 56), "senders, refused_addr")
+        sdstest.AttachProcess(ctx, ["--app", cap_lib.APP, "--copy-to", srv.addr,
+                                    "--copy-token-file", tokf, cap_lib.TARGET,
+                                    "%s=handle_request:copy=1,2" % cap_lib.POINT],
+                              cap_lib.APP)
+        t = cap_lib.Target(ctx)
+        sdstest.wait_until(lambda: loader_point(ctx)["copy"]["rate"] == 100,
+                           time.time() + 20, lambda _: "copy rate: %r"
+                           % loader_point(ctx)["copy"], 0.1)
+        t.go(n, size)
+        eq(shadow.wait_count(n), n, "records of the loader at the shadow")
+        eq({b for b, _ in shadow.got}, {cap_lib.body(1, i, size) for i in range(n)},
+           "bodies")
+        eq(sum(closed_by_peer(s) for s in idle[:8]), 8, "idle senders closed")
+        st = srv.stats()
+        eq((st["timed_out"], st["auth_failed"], st["bad_streams"]), (8, 0, 0),
+           "timed_out, auth_failed, bad_streams")
+    finally:
+        for s in idle:
+            s.close()
+
+
+@test
+def copy_stream_token_checked(ctx):
+    """With --stream-token-file: a wrong token, a version 1 hello (no
+    token) and a token of the right length but one byte off are each
+    closed and counted in auth_failed (3), their records never reach the
+    plan; the right token's 50 records do, exactly."""
+    shadow = ctx.shadow()
+    tokf = sdstest.write_token(os.path.join(ctx.tmp, "stream.token"), STREAM_TOKEN)
+    srv = copy_lib.Server(ctx, [copy_lib.plan("p", [shadow.addr])],
+                          extra=["--stream-token-file", tokf])
+    recs = b"".join(sender.record("app", "pt", b"r%d\n" % i) for i in range(50))
+    bad = [token_hello("nope-not-the-token"), sender.hello(),
+           token_hello(STREAM_TOKEN[:-1] + "X")]
+    for h in bad:
+        s = socket.create_connection(("127.0.0.1", srv.port))
+        try:
+            s.sendall(h + recs)
+            check(closed_by_peer(s), "hello %r: not closed" % h[:12])
+        finally:
+            s.close()
+    s = socket.create_connection(("127.0.0.1", srv.port))
+    try:
+        s.sendall(token_hello(STREAM_TOKEN) + recs)
+        eq(shadow.wait_count(50), 50, "records with the token")
+    finally:
+        s.close()
+    st = srv.stats()
+    eq((st["auth_failed"], st["bad_streams"], st["records"]), (3, 0, 50),
+       "auth_failed, bad_streams, records")
+    # A token file sds-copy cannot trust: one line, exit 1.
+    os.chmod(tokf, 0o644)
+    r = ctx.run(["serve", "--listen", "127.0.0.1:1", "--plans", srv.plans_path,
+                 "--stream-token-file", tokf, "--name", "other"])
+    eq(r.rc, 1, "serve with a 0644 token file: exit status")
+    eq(len(r.err.strip().splitlines()), 1, "one line: %r" % r.err)
+    check("--stream-token-file" in r.err, "names the option: %r" % r.err)
