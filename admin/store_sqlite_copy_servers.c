@@ -81,7 +81,7 @@ static int server_owner_check(struct sqlite_store *s, const struct store_copy_hb
 	sqlite3_reset(q);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return dberr(s, err);
-	if (owner[0] && strcmp(owner, hb->owner) && !hb->operator) {
+	if (owner[0] && strcmp(owner, hb->owner ? hb->owner : "") && !hb->operator) {
 		snprintf(err, STORE_ERR_MAX,
 			 "copy server '%s' is registered by another token (%s): not re-pointed",
 			 hb->name, owner);
