@@ -124,7 +124,7 @@ int capture__open(struct loader *l, const struct capture_opts *o,
 				   err, sizeof(err)))
 			return cmd_err("bad --copy-to: %s", err);
 		c->copy_to = true;
-		copyout__set(&c->out, c->copy_to_addrs, c->ncopy_to);
+		copyout__set(&c->out, c->copy_to_addrs, c->ncopy_to, false);
 	}
 	if (capture_load(l, c, o))
 		return -1;
@@ -352,7 +352,7 @@ static void servers_apply(struct capture *c)
 	}
 	snprintf(c->out.admin_list, sizeof(c->out.admin_list), "%s", list);
 	c->out.admin_set = true;
-	copyout__set(&c->out, a, n);
+	copyout__set(&c->out, a, n, true);
 }
 
 json_t *capture__out_json(const struct loader *l)

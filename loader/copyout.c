@@ -145,19 +145,23 @@ static uint32_t fnv32(const char *s)
 	return h;
 }
 
-void copyout__set(struct copyout *o, const struct copyout_addr *addrs, int n)
+void copyout__set(struct copyout *o, const struct copyout_addr *addrs, int n,
+		  bool spread)
 {
 	char host[256] = "";
-	int first;
+	int first = 0;
 	bool same;
 
 	/*
-	 * Not the first of the list: whoever sorts first would get every
-	 * loader.  A stable hash of this host spreads the loaders over the
-	 * servers; failover goes on in the order given from there.
+	 * The admin's list (@spread): not its first, or whoever came first
+	 * would get every loader.  A stable hash of this host spreads the
+	 * loaders over the servers; failover goes on in the order given from
+	 * there.  --copy-to is the operator's failover order: its first.
 	 */
-	gethostname(host, sizeof(host) - 1);
-	first = n > 0 ? (int)(fnv32(host) % (uint32_t)n) : 0;
+	if (spread && n > 0) {
+		gethostname(host, sizeof(host) - 1);
+		first = (int)(fnv32(host) % (uint32_t)n);
+	}
 	same = n > 0 && o->naddrs > 0 && o->cur < o->naddrs &&
 	       !strcmp(addrs[first].text, o->addrs[o->cur].text);
 	memcpy(o->addrs, addrs, n * sizeof(addrs[0]));

@@ -83,12 +83,15 @@ int copyout__parse_one(const char *s, struct copyout_addr *a, char *err,
 		       size_t errlen);
 
 /*
- * Use @addrs from now on (a plan's servers changed).  The first server
- * tried is chosen by a stable hash of this host's name (never the list's
- * first: whoever sorts first would get every loader), then the others in
- * order; the connection stays when it goes to that server already.
+ * Use @addrs from now on (a plan's servers changed).  With @spread (the
+ * admin's list) the first server tried is chosen by a stable hash of this
+ * host's name (never the list's first: whoever came first would get every
+ * loader), else it is the first (--copy-to, the operator's order); then
+ * the others in order.  The connection stays when it goes to that server
+ * already.
  */
-void copyout__set(struct copyout *o, const struct copyout_addr *addrs, int n);
+void copyout__set(struct copyout *o, const struct copyout_addr *addrs, int n,
+		  bool spread);
 
 /*
  * Queue one encoded record of point @point; false (the caller counts a

@@ -26,6 +26,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TT = os.path.join(sdstest.BUILD, "test", "targets")
 KILL = {"version": 1, "points": {"order": {"visit_threshold": 0}}}
 NAMES = ["copy-%d.fleet.invalid:7070" % i for i in range(8)]
+NUMERIC = ["127.0.0.1:7071", "[::1]:7072", "127.0.0.3:7073"]
+
+
+def fnv32(s):
+    h = 2166136261
+    for b in s.encode():
+        h = ((h ^ b) * 16777619) & 0xffffffff
+    return h
 
 
 class SilentResolver:
@@ -105,7 +113,10 @@ def copy_admin_names_never_resolved(ctx):
     query reaches the resolver, the 8 names are refused once (the list is
     parsed again only when it changes, however many replies repeat it),
     every tick is on time (tick_late_ms max under 100 ms over 3 replies)
-    and 200 of 200 guarded calls are downgraded."""
+    and 200 of 200 guarded calls are downgraded.  Then a list of 5 of
+    those names and 3 numeric servers: parsed once more (5 refused more,
+    13 in all), the 3 kept, and the one tried first is the one a stable
+    hash of the host name picks (FNV-1a 32 mod 3), not the list's first."""
     res = SilentResolver()
     admin = NamesAdmin(NAMES)
     try:
@@ -132,6 +143,18 @@ def copy_admin_names_never_resolved(ctx):
         eq((r["passed"], r["downgraded"]), (0, 200), "calls under the kill switch")
         eq(l.stderr().count("copy server from the admin refused"), len(NAMES),
            "refusal lines")
+
+        with admin.lock:
+            admin.servers = NAMES[:5] + NUMERIC
+            seen = admin.posts
+        sdstest.wait_until(lambda: admin.posts >= seen + 3, time.time() + 60,
+                           lambda _: "%d heartbeats, not %d" % (admin.posts, seen + 3), 0.2)
+        out = loader_stats(ctx, "app")["copy_out"]
+        eq((out["refused"], out["servers"]), (13, 3), "copy_out refused, servers")
+        eq(out["server"], NUMERIC[fnv32(socket.gethostname()) % len(NUMERIC)],
+           "copy_out.server (host %s)" % socket.gethostname())
+        eq(res.queries, 0, "DNS queries at the resolver")
+        eq(l.stderr().count("copy server from the admin refused"), 13, "refusal lines")
     finally:
         admin.close()
         res.close()
