@@ -267,3 +267,50 @@ def copy_stream_token_checked(ctx):
     eq(r.rc, 1, "serve with a 0644 token file: exit status")
     eq(len(r.err.strip().splitlines()), 1, "one line: %r" % r.err)
     check("--stream-token-file" in r.err, "names the option: %r" % r.err)
+
+
+@test
+def copy_admin_shadow_names_left_out(ctx):
+    """sds-copy --admin under a resolver that never answers (as the
+    loader above): a plan whose shadow is a host name is left out with
+    one line and no query, the plan beside it with a numeric shadow is
+    taken; the server's heartbeats keep coming (3 more in 30 s)."""
+    res = SilentResolver()
+    try:
+        adm = copy_lib.Admin(ctx)
+        sh = ctx.shadow()
+        plans = "/api/v1/groups/demo/apps/shop/copy-plans"
+        adm.call("POST", "/api/v1/groups", {"name": "demo"}, want=201)
+        adm.call("POST", "/api/v1/groups/demo/apps", {"name": "shop"}, want=201)
+        for name, shadow in (("named", "shadow-1.fleet.invalid:9"), ("num", sh.addr)):
+            adm.call("POST", plans, {"name": name, "points": ["p_" + name],
+                                     "amplification": 1, "shadows": [shadow],
+                                     "duration_s": 600, "by": "t_trust"}, want=201)
+        conf = os.path.join(ctx.tmp, "resolv.conf")
+        in_resolver_ns(ctx, res)
+        w = os.path.join(ctx.tmp, "sds-copy-ns")
+        with open(w, "w") as f:
+            f.write("#!/bin/sh\nexec unshare -m --propagation private sh -c "
+                    "'mount --bind \"$0\" /etc/resolv.conf && exec \"$@\"' "
+                    "%s %s \"$@\"\n" % (conf, copy_lib.COPY))
+        os.chmod(w, 0o755)
+        old = copy_lib.COPY
+        copy_lib.COPY = w
+        try:
+            srv = copy_lib.Server(ctx, None, name="adm",
+                                  admin=["--admin", adm.url, "--token-file", adm.token_file])
+        finally:
+            copy_lib.COPY = old
+        sdstest.wait_until(lambda: [p["name"] for p in srv.stats()["plans"]] == ["num"],
+                           time.time() + 15, lambda _: "plans: %r" % srv.stats(), 0.2)
+        hb0 = srv.stats()["admin"]["heartbeats"]
+        sdstest.wait_until(lambda: srv.stats()["admin"]["heartbeats"] >= hb0 + 3,
+                           time.time() + 45, lambda _: "heartbeats: %r" % srv.stats()["admin"],
+                           0.5)
+        eq(res.queries, 0, "DNS queries at the resolver")
+        lines = srv.stderr().splitlines()
+        eq(lines, ["sds-copy: admin: plans left out: plan 0 (named): shadows[0]: "
+                   "shadow-1.fleet.invalid:9: not a numeric address (names from the "
+                   "admin are not resolved)"], "sds-copy stderr")
+    finally:
+        res.close()
