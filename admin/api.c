@@ -47,6 +47,9 @@ int store_rc(struct route *r, int rc)
 	case STORE_CONFLICT:
 		fail(r, 409, "%s", r->err);
 		break;
+	case STORE_FORBIDDEN:
+		fail(r, 403, "%s", r->err);
+		break;
 	default:
 		fprintf(stderr, "sds-admin: store: %s\n", r->err);
 		fail(r, 500, "storage error");

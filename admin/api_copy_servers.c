@@ -11,7 +11,15 @@
  *    "plans": {"x5": {"received": 10, "dispatched": 50, "shadow_errors": 0,
  *                     "dropped": 0}}}
  *   -> {"plans": [{"name", "app", "points", ...}]}
+ *
+ * Only a copy-server token (--copy-token-file) or an operator's may post
+ * it: what a server registers is where every loader streams its captured
+ * requests.  A name is bound to the token that registered it (another
+ * token's re-point is refused, 403), "addr" is numeric (loaders never
+ * resolve it), and the reply carries every app's plans, which is why a
+ * loader's heartbeat token is not enough (docs/TRUST.md).
  */
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +75,30 @@ static int counts_of(struct route *r, const char *name, json_t *o,
 	return 0;
 }
 
+/* "IPV4:PORT" or "[IPV6]:PORT": loaders take numeric addresses only. */
+static bool addr_numeric(const char *addr)
+{
+	const char *colon = strrchr(addr, ':');
+	char host[64], buf[sizeof(struct in6_addr)];
+	size_t l;
+
+	if (!colon)
+		return false;
+	l = (size_t)(colon - addr);
+	if (l >= 2 && addr[0] == '[' && addr[l - 1] == ']') {
+		if (l - 2 >= sizeof(host))
+			return false;
+		memcpy(host, addr + 1, l - 2);
+		host[l - 2] = '\0';
+		return inet_pton(AF_INET6, host, buf) == 1;
+	}
+	if (l >= sizeof(host))
+		return false;
+	memcpy(host, addr, l);
+	host[l] = '\0';
+	return inet_pton(AF_INET, host, buf) == 1;
+}
+
 static int hb_header(struct route *r, struct store_copy_hb *hb)
 {
 	const char *addr;
@@ -77,6 +109,11 @@ static int hb_header(struct route *r, struct store_copy_hb *hb)
 		return -1;
 	if (!addr || !heartbeat_copy_addr_valid(addr)) {
 		fail(r, 400, "addr: not HOST:PORT or [IPV6]:PORT (where loaders reach the server)");
+		return -1;
+	}
+	if (!addr_numeric(addr)) {
+		fail(r, 400, "addr: '%.80s' is not a numeric IPV4:PORT or [IPV6]:PORT (loaders do not resolve names)",
+		     addr);
 		return -1;
 	}
 	hb->addr = addr;
@@ -104,6 +141,9 @@ static void server_heartbeat(struct route *r)
 		return not_allowed(r, "POST");
 	if (body_object(r) || hb_header(r, &hb))
 		return;
+	/* Every POST under /api/v1/ carries a token (auth.c): its fingerprint owns the name. */
+	hb.owner = r->rq->tok ? r->rq->tok->fp : "";
+	hb.operator = r->rq->tok && r->rq->tok->role == ADMIN_ROLE_OPERATOR;
 	pl = json_object_get(r->doc, "plans");
 	if (!json_is_object(pl) || json_object_size(pl) > COPY_HB_PLANS_MAX) {
 		fail(r, 400, "plans must be an object of plan name -> counts (at most %d)",

@@ -35,6 +35,7 @@ const char *admin_role_name(enum admin_role r)
 	case ADMIN_ROLE_READ: return "read";
 	case ADMIN_ROLE_HEARTBEAT: return "heartbeat";
 	case ADMIN_ROLE_OPERATOR: return "operator";
+	case ADMIN_ROLE_COPY: return "copy-server";
 	}
 	return "?";
 }
@@ -150,9 +151,15 @@ enum admin_need admin_auth_need(const struct admin *ad, const char *method,
 			return ADMIN_NEED_NONE;
 		return strategies_path(p) ? ADMIN_NEED_STRATEGIES : ADMIN_NEED_READ;
 	}
-	if (!strcmp(method, "POST") &&
-	    (!strcmp(p, "heartbeat") || !strcmp(p, "copy-servers/heartbeat")))
+	if (!strcmp(method, "POST") && !strcmp(p, "heartbeat"))
 		return ADMIN_NEED_HEARTBEAT;
+	/*
+	 * Not the loaders' heartbeat token: a copy server registers where
+	 * every loader streams captured requests, and its reply is every
+	 * app's plans.
+	 */
+	if (!strcmp(method, "POST") && !strcmp(p, "copy-servers/heartbeat"))
+		return ADMIN_NEED_COPY_SERVER;
 	return ADMIN_NEED_WRITE;
 }
 
@@ -168,6 +175,8 @@ bool admin_role_may(enum admin_role have, enum admin_need need)
 	case ADMIN_NEED_HEARTBEAT:
 		/* The operator's token heartbeats too: one token, as before roles. */
 		return have == ADMIN_ROLE_HEARTBEAT || have == ADMIN_ROLE_OPERATOR;
+	case ADMIN_NEED_COPY_SERVER:
+		return have == ADMIN_ROLE_COPY || have == ADMIN_ROLE_OPERATOR;
 	case ADMIN_NEED_WRITE:
 		return have == ADMIN_ROLE_OPERATOR;
 	}

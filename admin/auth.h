@@ -20,6 +20,7 @@ enum admin_role {
 	ADMIN_ROLE_READ = 1,		/* --read-token-file: GETs of the API */
 	ADMIN_ROLE_HEARTBEAT,		/* --heartbeat-token-file: heartbeats, strategies */
 	ADMIN_ROLE_OPERATOR,		/* --token-file: everything */
+	ADMIN_ROLE_COPY,		/* --copy-token-file: a copy server's heartbeat */
 };
 
 /* What a request needs.  Not a ladder: read and heartbeat overlap only on strategies. */
@@ -27,7 +28,8 @@ enum admin_need {
 	ADMIN_NEED_NONE = 0,		/* open: no token needed */
 	ADMIN_NEED_READ,		/* a GET of the API, reads protected */
 	ADMIN_NEED_STRATEGIES,		/* a GET of an app's strategies, reads protected */
-	ADMIN_NEED_HEARTBEAT,		/* POST of a loader's or copy server's heartbeat */
+	ADMIN_NEED_HEARTBEAT,		/* POST of a loader's heartbeat */
+	ADMIN_NEED_COPY_SERVER,		/* POST of a copy server's heartbeat */
 	ADMIN_NEED_WRITE,		/* every other method: an operator's */
 };
 

@@ -321,10 +321,13 @@ static MHD_RESULT check_headers(struct admin *ad, struct MHD_Connection *c,
 		return send_error(ad, c, 401, "missing or wrong bearer token");
 	}
 	if (cx->tok && !admin_role_may(cx->tok->role, need)) {
-		if (need == ADMIN_NEED_WRITE || need == ADMIN_NEED_HEARTBEAT)
+		if (need == ADMIN_NEED_WRITE || need == ADMIN_NEED_HEARTBEAT ||
+		    need == ADMIN_NEED_COPY_SERVER)
 			admin_auth_audit_denied(ad, cx->tok, method, url);
 		return send_error(ad, c, 403, need == ADMIN_NEED_WRITE ?
 				  "this token's role may not write: an operator token is needed" :
+				  need == ADMIN_NEED_COPY_SERVER ?
+				  "this token's role may not register copy servers: a copy-server token (--copy-token-file) is needed" :
 				  "this token's role may not do this");
 	}
 	cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);

@@ -49,9 +49,12 @@ static const char usage[] =
 "                       used, with a warning: every local user can read it\n"
 "  --token-file FILE    an operator's bearer token: every write, and heartbeats\n"
 "                       (repeatable; surrounding whitespace ignored)\n"
-"  --heartbeat-token-file FILE  a loader's or sds-copy's token: heartbeats and\n"
-"                       reads of strategies only; a write with it is 403,\n"
-"                       audited (repeatable)\n"
+"  --heartbeat-token-file FILE  a loader's token: heartbeats and reads of\n"
+"                       strategies only; a write with it is 403, audited\n"
+"                       (repeatable)\n"
+"  --copy-token-file FILE  an sds-copy server's token: its heartbeat\n"
+"                       (copy-servers/heartbeat) only; a name stays bound to\n"
+"                       the token that registered it (repeatable)\n"
 "  --read-token-file FILE  a reader's token: GETs of the API (repeatable)\n"
 "                       Token files must be 0600 or 0400 and the running user's.\n"
 "  --open-reads         GET requests of the API need no token (the default)\n"
@@ -62,8 +65,9 @@ static const char usage[] =
 "  --max-conns-per-client N  connections one client address may hold,\n"
 "                       0 for no cap (default 64)\n"
 "  --threads N          HTTP worker threads (default 2)\n"
-"  --retention-days N   forget statistics, hosts not seen and audit rows older\n"
-"                       than N days, 0 to keep all (default 30; PostgreSQL\n"
+"  --retention-days N   forget statistics, hosts and copy servers not seen and\n"
+"                       audit rows older than N days, 0 to keep all (default\n"
+"                       30; PostgreSQL\n"
 "                       drops whole days, its day partitions)\n"
 "  --web-dir DIR        the dashboard's files (default: " WEB_DIR_REL "\n"
 "                       beside the program when it has index.html, as\n"
@@ -254,6 +258,7 @@ static const struct option long_opts[] = {
 	{ "token-file", required_argument, NULL, 't' },
 	{ "heartbeat-token-file", required_argument, NULL, 'H' },
 	{ "read-token-file", required_argument, NULL, 'R' },
+	{ "copy-token-file", required_argument, NULL, 'K' },
 	{ "allow-host", required_argument, NULL, 'A' },
 	{ "max-conns-per-client", required_argument, NULL, 'C' },
 	{ "open-reads", no_argument, NULL, 'o' },
@@ -285,6 +290,7 @@ static void take_opt(struct admin *ad, struct opts *o, int c, const char *arg)
 		break;
 	case 'H': add_token(ad, "--heartbeat-token-file", arg, ADMIN_ROLE_HEARTBEAT); break;
 	case 'R': add_token(ad, "--read-token-file", arg, ADMIN_ROLE_READ); break;
+	case 'K': add_token(ad, "--copy-token-file", arg, ADMIN_ROLE_COPY); break;
 	case 'A':
 		if (admin_host_allow(ad, arg, err, sizeof(err)))
 			die("--allow-host", err);

@@ -31,6 +31,7 @@ enum {
 	STORE_EXISTS = -2,	/* 409: the name is taken */
 	STORE_CONFLICT = -3,	/* 409: e.g. deleting the active scheme */
 	STORE_ERROR = -4,	/* 500: the engine failed */
+	STORE_FORBIDDEN = -5,	/* 403: e.g. a copy server name another token holds */
 };
 
 /* One stored row of statistics: one point of one host in one period. */
@@ -73,6 +74,7 @@ struct store_drill {
 };
 
 #define STORE_COPY_LIVE_S	30	/* a copy server heard within this is offered to loaders */
+#define STORE_COPY_SERVERS_PER_TOKEN 16	/* copy server names one token may hold */
 
 /* A copy plan to start or its new settings (validated by the API). */
 struct store_copy_plan {
@@ -100,6 +102,8 @@ struct store_copy_hb_plan {
 struct store_copy_hb {
 	const char *name;		/* the server's --name */
 	const char *addr;		/* where loaders reach it, "HOST:PORT" */
+	const char *owner;		/* fingerprint of the token that sent it */
+	bool operator;			/* an operator's token: may re-point any name */
 	int64_t period_start;		/* the 10-s period the counts are of */
 	int nplans;			/* entries of @plans */
 	const struct store_copy_hb_plan *plans;

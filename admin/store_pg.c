@@ -169,10 +169,18 @@ static const char *const sql[NQ] = {
 		"  UNION ALL SELECT period_start, 0, 0, received, dispatched, shadow_errors, dropped"
 		"  FROM copy_server_stats WHERE plan_id = $1 AND period_start >= $2 AND period_start < $3) AS u"
 		" GROUP BY period_start ORDER BY period_start",
-	[Q_COPY_SRV_UPSERT] = "INSERT INTO copy_servers (name, addr, first_seen, last_seen)"
-		" VALUES ($1, $2, $3, $3) ON CONFLICT (name) DO UPDATE SET addr = $2, last_seen = $3",
-	[Q_COPY_SRV_LIVE] = "SELECT addr FROM copy_servers WHERE last_seen >= $1 ORDER BY name",
-	[Q_COPY_SRV_LIST] = "SELECT name, addr, first_seen, last_seen FROM copy_servers ORDER BY name",
+	/* The owner checked first (Q_COPY_SRV_OWNER): a row without one is claimed. */
+	[Q_COPY_SRV_UPSERT] = "INSERT INTO copy_servers (name, addr, first_seen, last_seen, owner)"
+		" VALUES ($1, $2, $3, $3, $4) ON CONFLICT (name) DO UPDATE SET addr = $2,"
+		" last_seen = $3, owner = COALESCE(copy_servers.owner, $4)",
+	/* Registration order, as the operator started them: never by name. */
+	[Q_COPY_SRV_LIVE] = "SELECT addr FROM copy_servers WHERE last_seen >= $1"
+		" ORDER BY first_seen, name",
+	[Q_COPY_SRV_LIST] = "SELECT name, addr, first_seen, last_seen, owner FROM copy_servers"
+		" ORDER BY first_seen, name",
+	[Q_COPY_SRV_OWNER] = "SELECT owner FROM copy_servers WHERE name = $1",
+	[Q_COPY_SRV_OWNED] = "SELECT count(*) FROM copy_servers WHERE owner = $1",
+	[Q_COPY_SRV_PRUNE] = "DELETE FROM copy_servers WHERE last_seen < $1",
 };
 
 /*

@@ -147,6 +147,8 @@ static const char *const migrations[] = {
 	"  last_seen BIGINT NOT NULL);",
 	/* 2: an error drill's errno (SQLite's schema 5); NULL: the point's own */
 	"ALTER TABLE drills ADD COLUMN errno " T ";",
+	/* 3: a copy server's owner, a token fingerprint (SQLite's schema 6) */
+	"ALTER TABLE copy_servers ADD COLUMN owner " T ";",
 };
 #define PG_SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 

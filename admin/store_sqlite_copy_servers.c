@@ -55,6 +55,58 @@ static int server_counts(struct sqlite_store *s, const struct store_copy_hb *hb,
 	return run(s, q, err);
 }
 
+/*
+ * May @hb's token take or keep its name (transaction held)?  A name is
+ * bound to the token that first registered it: another copy-server token
+ * cannot re-point it (STORE_FORBIDDEN), an operator's can.  A token holds
+ * at most STORE_COPY_SERVERS_PER_TOKEN names (STORE_CONFLICT), so one
+ * cannot fill the table or every loader's list.
+ */
+static int server_owner_check(struct sqlite_store *s, const struct store_copy_hb *hb,
+			      char *err)
+{
+	sqlite3_stmt *q = Q(s, Q_COPY_SRV_OWNER);
+	char owner[64] = "";
+	bool found;
+	int64_t held;
+	int rc;
+
+	if (!q)
+		return dberr(s, err);
+	bind_text(q, 1, hb->name);
+	rc = sqlite3_step(q);
+	found = rc == SQLITE_ROW;
+	if (found && sqlite3_column_type(q, 0) != SQLITE_NULL)
+		snprintf(owner, sizeof(owner), "%s", col_text(q, 0));
+	sqlite3_reset(q);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return dberr(s, err);
+	if (owner[0] && strcmp(owner, hb->owner ? hb->owner : "") && !hb->operator) {
+		snprintf(err, STORE_ERR_MAX,
+			 "copy server '%s' is registered by another token (%s): not re-pointed",
+			 hb->name, owner);
+		return STORE_FORBIDDEN;
+	}
+	if (found || hb->operator)
+		return 0;
+	q = Q(s, Q_COPY_SRV_OWNED);
+	if (!q)
+		return dberr(s, err);
+	bind_text(q, 1, hb->owner);
+	rc = sqlite3_step(q);
+	held = rc == SQLITE_ROW ? sqlite3_column_int64(q, 0) : 0;
+	sqlite3_reset(q);
+	if (rc != SQLITE_ROW)
+		return dberr(s, err);
+	if (held >= STORE_COPY_SERVERS_PER_TOKEN) {
+		snprintf(err, STORE_ERR_MAX,
+			 "copy server '%s': this token already holds %d names (at most %d)",
+			 hb->name, (int)held, STORE_COPY_SERVERS_PER_TOKEN);
+		return STORE_CONFLICT;
+	}
+	return 0;
+}
+
 int sq_copy_server_heartbeat(struct store *st, const struct store_copy_hb *hb,
 			     int64_t now, json_t **plans, char *err)
 {
@@ -67,12 +119,16 @@ int sq_copy_server_heartbeat(struct store *st, const struct store_copy_hb *hb,
 	ret = begin(s, err);
 	if (ret)
 		goto out;
+	ret = server_owner_check(s, hb, err);
+	if (ret)
+		goto fail;
 	q = Q(s, Q_COPY_SRV_UPSERT);
 	if (!q)
 		goto dbfail;
 	bind_text(q, 1, hb->name);
 	bind_text(q, 2, hb->addr);
 	sqlite3_bind_int64(q, 3, now);
+	bind_text(q, 4, hb->owner);
 	ret = run(s, q, err);
 	for (i = 0; !ret && i < hb->nplans; i++)
 		ret = server_counts(s, hb, &hb->plans[i], err);
@@ -97,10 +153,12 @@ out:
 
 static json_t *server_row(sqlite3_stmt *q)
 {
-	return json_pack("{s:s, s:s, s:I, s:I}", "name", col_text(q, 0),
+	return json_pack("{s:s, s:s, s:I, s:I, s:s?}", "name", col_text(q, 0),
 			 "addr", col_text(q, 1),
 			 "first_seen", (json_int_t)sqlite3_column_int64(q, 2),
-			 "last_seen", (json_int_t)sqlite3_column_int64(q, 3));
+			 "last_seen", (json_int_t)sqlite3_column_int64(q, 3),
+			 "owner", sqlite3_column_type(q, 4) == SQLITE_NULL ? NULL :
+				  col_text(q, 4));
 }
 
 int sq_copy_server_list(struct store *st, int64_t now, json_t **out, char *err)

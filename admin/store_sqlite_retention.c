@@ -21,6 +21,9 @@ int sq_prune_meta(struct store *st, int64_t before, char *err)
 	ret = run(s, Qk(s, Q_PRUNE_HOSTS, before), err);
 	if (!ret)
 		ret = run(s, Qk(s, Q_PRUNE_AUDIT, before), err);
+	/* Copy servers not heard since: a name registered once is not kept forever. */
+	if (!ret)
+		ret = run(s, Qk(s, Q_COPY_SRV_PRUNE, before), err);
 	if (ret)
 		rollback(s);
 	else

@@ -138,6 +138,12 @@ static const char *const migrations[] = {
 	 * NULL, as every drill stored before: the point's own errno.
 	 */
 	"ALTER TABLE drills ADD COLUMN errno TEXT;",
+	/*
+	 * 6: the copy server's owner, the fingerprint of the token that
+	 * registered its name (no other copy-server token may re-point it);
+	 * NULL, as every row stored before: claimed by the next heartbeat.
+	 */
+	"ALTER TABLE copy_servers ADD COLUMN owner TEXT;",
 };
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 

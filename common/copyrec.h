@@ -32,6 +32,12 @@
 #define COPYREC_PAYLOAD_MAX	65536	/* captured bytes of one record */
 #define COPYREC_HDR_LEN		20	/* fixed part of a record */
 #define COPYREC_HELLO_LEN	8	/* stream hello */
+/*
+ * A stream with a token: the hello's version is COPYREC_HELLO_TOKEN and
+ * its second u16 the token's length (1..4096), the token right after it;
+ * sds-copy serve --stream-token-file checks it (docs/COPY.md).
+ */
+#define COPYREC_HELLO_TOKEN	2
 #define COPYREC_FILEHDR_LEN	16	/* file header */
 /* The longest record: header, two longest names, the longest payload. */
 #define COPYREC_MAX_LEN		(COPYREC_HDR_LEN + 2 * SDS_NAME_MAX + COPYREC_PAYLOAD_MAX)

@@ -8,14 +8,20 @@
 #include "plan.h"
 
 /*
- * Resolved when the plans are loaded, never on the copy path: a slow
- * resolver must not stall receiving.  "[v6]:port" for IPv6 literals.
+ * Resolved when the options or the operator's plans file are read (at
+ * start, on SIGHUP); the admin's plans come on the loop every 10 s and
+ * are numeric only (@numeric: a name is refused, no resolver is asked),
+ * since a slow resolver must not stall receiving.  "[v6]:port" for IPv6
+ * literals.
  */
-int copy_addr_parse(const char *s, struct copy_addr *a, char *err,
-		    size_t errlen)
+int copy_addr_resolve(const char *s, bool numeric, struct copy_addr *a,
+		      char *err, size_t errlen)
 {
 	char host[COPY_ADDR_MAX + 1], *end;
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
+	struct addrinfo hints = {
+		.ai_socktype = SOCK_STREAM,
+		.ai_flags = numeric ? AI_NUMERICHOST | AI_NUMERICSERV : 0,
+	}, *res = NULL;
 	const char *colon, *h = host;
 	size_t hlen;
 	long port;
@@ -43,6 +49,9 @@ int copy_addr_parse(const char *s, struct copy_addr *a, char *err,
 		return snprintf(err, errlen, "%s: an IPv6 address goes in brackets", s), -1;
 	}
 	rc = getaddrinfo(h, colon + 1, &hints, &res);
+	if (rc == EAI_NONAME && numeric)
+		return snprintf(err, errlen, "%s: not a numeric address (names from the admin are not resolved)",
+				s), -1;
 	if (rc || !res)
 		return snprintf(err, errlen, "%s: %s", s, gai_strerror(rc)), -1;
 	memcpy(&a->sa, res->ai_addr, res->ai_addrlen);
@@ -50,4 +59,10 @@ int copy_addr_parse(const char *s, struct copy_addr *a, char *err,
 	freeaddrinfo(res);
 	snprintf(a->text, sizeof(a->text), "%s", s);
 	return 0;
+}
+
+int copy_addr_parse(const char *s, struct copy_addr *a, char *err,
+		    size_t errlen)
+{
+	return copy_addr_resolve(s, false, a, err, errlen);
 }

@@ -119,8 +119,8 @@ static int points_parse(json_t *o, struct copy_plan_cfg *c, char *err,
 }
 
 /* A shadow: "HOST:PORT", or {"addr": "HOST:PORT", "weight": W}. */
-static int shadow_parse(json_t *v, size_t i, struct copy_shadow_cfg *s,
-			char *err, size_t errlen)
+static int shadow_parse(json_t *v, size_t i, bool numeric,
+			struct copy_shadow_cfg *s, char *err, size_t errlen)
 {
 	char why[256];
 	long long w = 1;
@@ -139,7 +139,7 @@ static int shadow_parse(json_t *v, size_t i, struct copy_shadow_cfg *s,
 	}
 	if (!addr)
 		return snprintf(err, errlen, "shadows[%zu] not \"HOST:PORT\" or {\"addr\", \"weight\"}", i), -1;
-	if (copy_addr_parse(addr, &s->addr, why, sizeof(why)))
+	if (copy_addr_resolve(addr, numeric, &s->addr, why, sizeof(why)))
 		return snprintf(err, errlen, "shadows[%zu]: %s", i, why), -1;
 	s->weight = (int)w;
 	return 0;
@@ -165,7 +165,7 @@ static int keys_check(json_t *o, char *err, size_t errlen)
 	return 0;
 }
 
-static int plan_parse(json_t *o, int max_amp, int64_t now,
+static int plan_parse(json_t *o, int max_amp, int64_t now, bool numeric,
 		      struct copy_plan_cfg *c, char *err, size_t errlen)
 {
 	json_t *a, *v;
@@ -192,7 +192,7 @@ static int plan_parse(json_t *o, int max_amp, int64_t now,
 		return snprintf(err, errlen, "\"shadows\" not a list of 1..%d endpoints",
 				COPY_SHADOWS_MAX), -1;
 	json_array_foreach(a, i, v)
-		if (shadow_parse(v, i, &c->shadows[i], err, errlen))
+		if (shadow_parse(v, i, numeric, &c->shadows[i], err, errlen))
 			return -1;
 	c->nshadows = (int)i;
 	v = json_object_get(o, "framing");
@@ -284,7 +284,8 @@ static int plans_take(json_t *a, const char *what, int max_amp, int64_t now,
 		struct copy_plan_cfg *c = &p->plans[p->n];
 
 		memset(c, 0, sizeof(*c));
-		if (!plan_parse(v, max_amp, now, c, why, sizeof(why)) &&
+		/* The admin's plans (@skip) arrive on the loop: numeric only. */
+		if (!plan_parse(v, max_amp, now, skip, c, why, sizeof(why)) &&
 		    !overlap_check(&(struct copy_plans){ p->plans, p->n + 1 }, p->n,
 				   why, sizeof(why))) {
 			/* Skipping, a plan over the connections bound goes alone. */

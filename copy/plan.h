@@ -85,5 +85,12 @@ const char *copy_framing_name(enum copy_framing f);
 /* Resolve "HOST:PORT" / "[V6]:PORT" into @a; 0 or -1 with @err. */
 int copy_addr_parse(const char *s, struct copy_addr *a, char *err,
 		    size_t errlen);
+/*
+ * copy_addr_parse(), and with @numeric a host name is refused rather than
+ * resolved: what the admin sends is parsed on the epoll loop, where a
+ * resolver that does not answer would stop receiving.
+ */
+int copy_addr_resolve(const char *s, bool numeric, struct copy_addr *a,
+		      char *err, size_t errlen);
 
 #endif /* COPY_PLAN_H */

@@ -2,10 +2,15 @@
 /*
  * sender.c - the connections loaders push records on.  A sender is
  * untrusted: it gets a bounded buffer, at most --max-senders of them are
- * served at once, and the first bad byte (hello or record) ends its
- * connection (counted), since a stream cannot be resynchronised.
+ * served at once and --max-senders-per-addr of one address, its hello is
+ * due within --hello-timeout and a sender silent for --idle-timeout is
+ * closed (else idle connections would hold every slot and lock the
+ * loaders out), with --stream-token-file its hello must carry the token,
+ * and the first bad byte (hello or record) ends its connection
+ * (counted), since a stream cannot be resynchronised.
  */
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -31,17 +36,53 @@ static void sender_close(struct copy_server *s, struct copy_sender *snd)
 	s->nsenders--;
 }
 
+/* Same host: the address without the port. */
+static bool same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	if (a->ss_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr,
+			       sizeof(struct in6_addr));
+	return false;
+}
+
+static int senders_of(const struct copy_server *s, const struct sockaddr_storage *peer)
+{
+	const struct copy_sender *x;
+	int n = 0;
+
+	for (x = s->senders; x; x = x->next)
+		n += same_addr(&x->peer, peer);
+	return n;
+}
+
 void copy_sender_accept(struct copy_server *s)
 {
 	struct copy_sender *snd;
+	struct sockaddr_storage peer;
+	socklen_t pl;
 	int fd;
 
 	for (;;) {
-		fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		pl = sizeof(peer);
+		memset(&peer, 0, sizeof(peer));
+		fd = accept4(s->lfd, (struct sockaddr *)&peer, &pl,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
 		if (s->nsenders >= s->max_senders) {
 			s->refused++;
+			close(fd);
+			continue;
+		}
+		if (senders_of(s, &peer) >= s->max_per_addr) {
+			s->refused++;
+			s->refused_addr++;
 			close(fd);
 			continue;
 		}
@@ -58,13 +99,59 @@ void copy_sender_accept(struct copy_server *s)
 		}
 		snd->ev.kind = COPY_EV_SENDER;
 		snd->fd = fd;
+		snd->peer = peer;
+		snd->accepted_ms = snd->last_ms = copy_now_ms();
 		snd->next = s->senders;
 		s->senders = snd;
 		s->nsenders++;
 	}
 }
 
-/* Decode what @snd's buffer holds; -1 when the stream is bad. */
+/* Same work whatever the input: length and content compared together. */
+static bool token_same(const struct copy_server *s, const uint8_t *t, size_t len)
+{
+	volatile unsigned char diff = 0;
+	size_t i;
+
+	diff |= (unsigned char)(len != s->stream_token_len);
+	for (i = 0; i < s->stream_token_len; i++)
+		diff |= (unsigned char)(s->stream_token[i] ^ (i < len ? t[i] : 0));
+	return diff == 0;
+}
+
+/*
+ * The hello: version 1 ("SDSc" 1 0), or with a token ("SDSc" 2 LEN, the
+ * token).  With --stream-token-file only the token's own hello is let in
+ * (-2: counted as auth_failed); without, a token is read and ignored.
+ * Bytes of the hello, 0 (need more), -1 (bad), -2 (wrong token).
+ */
+static int hello_parse(struct copy_server *s, struct copy_sender *snd)
+{
+	const uint8_t *p = snd->buf;
+	const char *why;
+	size_t at, tl;
+	int n;
+
+	if (snd->len >= 6 && !memcmp(p, "SDSc", 4) &&
+	    (p[4] | p[5] << 8) == COPYREC_HELLO_TOKEN) {
+		if (snd->len < COPYREC_HELLO_LEN)
+			return 0;
+		tl = p[6] | p[7] << 8;
+		if (!tl || tl > SDS_TOKEN_MAX)
+			return -1;
+		if (snd->len < COPYREC_HELLO_LEN + tl)
+			return 0;
+		if (s->stream_token_len && !token_same(s, p + COPYREC_HELLO_LEN, tl))
+			return -2;
+		return (int)(COPYREC_HELLO_LEN + tl);
+	}
+	n = copyrec_hello_decode(snd->buf, snd->len, &why, &at);
+	if (n > 0 && s->stream_token_len)
+		return -2;		/* no token where one is needed */
+	return n;
+}
+
+/* Decode what @snd's buffer holds; -1 when the stream is bad, -2 unauthenticated. */
 static int sender_parse(struct copy_server *s, struct copy_sender *snd)
 {
 	struct copyrec r;
@@ -73,7 +160,7 @@ static int sender_parse(struct copy_server *s, struct copy_sender *snd)
 	int n;
 
 	if (!snd->hello) {
-		n = copyrec_hello_decode(snd->buf, snd->len, &why, &at);
+		n = hello_parse(s, snd);
 		if (n <= 0)
 			return n;
 		snd->hello = true;
@@ -116,13 +203,32 @@ void copy_sender_event(struct copy_server *s, struct copy_sender *snd)
 			return;
 		}
 		snd->len += n;
-		if (sender_parse(s, snd)) {
-			s->bad_streams++;
+		snd->last_ms = copy_now_ms();
+		n = sender_parse(s, snd);
+		if (n) {
+			if (n == -2)
+				s->auth_failed++;
+			else
+				s->bad_streams++;
 			sender_close(s, snd);
 			break;
 		}
 	}
 	copy_pump_all(s);
+}
+
+void copy_senders_tick(struct copy_server *s, uint64_t now_ms)
+{
+	struct copy_sender *x = s->senders, *next;
+
+	for (; x; x = next) {
+		next = x->next;
+		if ((!x->hello && now_ms >= x->accepted_ms + (uint64_t)s->hello_ms) ||
+		    (s->idle_s && now_ms >= x->last_ms + (uint64_t)s->idle_s * 1000)) {
+			s->timed_out++;
+			sender_close(s, x);
+		}
+	}
 }
 
 void copy_senders_free(struct copy_server *s)

@@ -51,6 +51,11 @@ static const char serve_usage[] =
 	"  --queue N               copies queued per endpoint before drops (65536)\n"
 	"  --queue-bytes N         bytes of queued requests in all (268435456)\n"
 	"  --max-senders N         sender connections at once (64)\n"
+	"  --max-senders-per-addr N  sender connections of one address (8)\n"
+	"  --hello-timeout S       a sender's hello within S seconds (5)\n"
+	"  --idle-timeout S        close a sender silent for S seconds, 0: never (300)\n"
+	"  --stream-token-file FILE  senders must present this token in their\n"
+	"                          hello (attach --copy-token-file); else closed\n"
 	"  Runs until SIGINT or SIGTERM; `sds-copy stats` shows its counters.\n";
 
 static int num_arg(const char *opt, const char *v, long long lo, long long hi,
@@ -74,6 +79,7 @@ struct serve_opts {
 	const char *admin;		/* --admin */
 	const char *token_file;		/* --token-file */
 	const char *advertise;		/* --advertise */
+	const char *stream_token_file;	/* --stream-token-file */
 };
 
 static int serve_args(struct copy_server *s, int argc, char **argv,
@@ -90,6 +96,10 @@ static int serve_args(struct copy_server *s, int argc, char **argv,
 		{ "admin", required_argument, NULL, 'A' },
 		{ "token-file", required_argument, NULL, 'T' },
 		{ "advertise", required_argument, NULL, 'V' },
+		{ "max-senders-per-addr", required_argument, NULL, 'P' },
+		{ "hello-timeout", required_argument, NULL, 'H' },
+		{ "idle-timeout", required_argument, NULL, 'I' },
+		{ "stream-token-file", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -124,6 +134,22 @@ static int serve_args(struct copy_server *s, int argc, char **argv,
 				return 2;
 			s->max_senders = (int)v;
 			break;
+		case 'P':
+			if (num_arg("--max-senders-per-addr", optarg, 1, 4096, &v))
+				return 2;
+			s->max_per_addr = (int)v;
+			break;
+		case 'H':
+			if (num_arg("--hello-timeout", optarg, 1, 3600, &v))
+				return 2;
+			s->hello_ms = (int)v * 1000;
+			break;
+		case 'I':
+			if (num_arg("--idle-timeout", optarg, 0, 86400, &v))
+				return 2;
+			s->idle_s = (int)v;
+			break;
+		case 'S': o->stream_token_file = optarg; break;
 		case 'h': fputs(serve_usage, stdout); return 0;
 		default: fputs(serve_usage, stderr); return 2;
 		}
@@ -207,6 +233,7 @@ static void tick(struct copy_server *s)
 
 	copy_plans_expire(s, time(NULL));
 	copy_admin_tick(s);
+	copy_senders_tick(s, copy_now_ms());
 	for (i = 0; i < s->nplans; i++)
 		for (e = 0; e < s->plans[i].neps; e++)
 			copy_endpoint_tick(s, &s->plans[i].eps[e], copy_now_ms());
@@ -281,6 +308,8 @@ int copy_serve_main(int argc, char **argv)
 		.epfd = -1, .lfd = -1, .cfd = -1, .ctl_lock = -1, .sfd = -1,
 		.max_amp = COPY_AMP_MAX_DEFAULT, .qcap = COPY_QUEUE_DEFAULT,
 		.mem_max = COPY_MEM_DEFAULT, .max_senders = COPY_SENDERS_DEFAULT,
+		.max_per_addr = COPY_PER_ADDR_DEFAULT, .hello_ms = COPY_HELLO_MS_DEFAULT,
+		.idle_s = COPY_IDLE_S_DEFAULT,
 		.listen_ev.kind = COPY_EV_LISTEN, .ctl_ev.kind = COPY_EV_CTL,
 		.sig_ev.kind = COPY_EV_SIGNAL,
 	};
@@ -296,6 +325,14 @@ int copy_serve_main(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	rc = 1;
+	if (o.stream_token_file) {
+		if (sds_token_file_read("--stream-token-file", o.stream_token_file,
+					s.stream_token, err, sizeof(err))) {
+			fprintf(stderr, "sds-copy: serve: %s\n", err);
+			return 1;
+		}
+		s.stream_token_len = strlen(s.stream_token);
+	}
 	if (o.admin) {
 		if (copy_admin_init(&admin, o.admin, o.token_file, err, sizeof(err)) ||
 		    copy_addr_parse(o.advertise ? o.advertise : o.listen_at, &adv, err,

@@ -17,6 +17,7 @@
 
 #include "copyrec.h"
 #include "plan.h"
+#include "tokfile.h"
 #include "wrr.h"
 
 #define COPY_BATCH		256	/* raw copies written by one writev */
@@ -25,6 +26,9 @@
 #define COPY_QUEUE_DEFAULT	65536	/* copies queued per endpoint */
 #define COPY_MEM_DEFAULT	(256u << 20)	/* bytes of queued bodies */
 #define COPY_SENDERS_DEFAULT	64	/* sender connections at once */
+#define COPY_PER_ADDR_DEFAULT	8	/* sender connections of one address */
+#define COPY_HELLO_MS_DEFAULT	5000	/* a sender's hello within this */
+#define COPY_IDLE_S_DEFAULT	300	/* a sender that sends nothing this long is closed */
 #define COPY_TIMEOUT_MS		5000	/* connect / HTTP response */
 #define COPY_RETRY_MIN_MS	100	/* first reconnect delay */
 #define COPY_RETRY_MAX_MS	2000	/* longest reconnect delay */
@@ -163,6 +167,9 @@ struct copy_sender {
 	struct copy_ev ev;		/* COPY_EV_SENDER */
 	int fd;				/* the connection */
 	bool hello;			/* its hello was read */
+	uint64_t accepted_ms;		/* copy_now_ms() at accept */
+	uint64_t last_ms;		/* ... at its last bytes */
+	struct sockaddr_storage peer;	/* who: the cap per address */
 	uint8_t *buf;			/* COPY_SENDER_BUF bytes */
 	size_t len;			/* bytes held */
 	uint64_t off;			/* stream offset of buf[0] */
@@ -186,13 +193,21 @@ struct copy_server {
 	uint64_t mem;			/* bytes of bodies alive */
 	int max_senders;		/* --max-senders */
 	int nsenders;			/* senders connected */
+	int max_per_addr;		/* --max-senders-per-addr */
+	int hello_ms;			/* --hello-timeout, in ms */
+	int idle_s;			/* --idle-timeout; 0: none */
+	char stream_token[SDS_TOKEN_MAX + 1];	/* --stream-token-file; "": none */
+	size_t stream_token_len;	/* strlen(stream_token) */
 	struct copy_sender *senders;	/* their list */
 	struct copy_plan *plans;	/* the current plans */
 	int nplans;			/* entries of @plans */
 	uint64_t records;		/* records received, any plan or none */
 	uint64_t unmatched;		/* records of no plan */
 	uint64_t bad_streams;		/* senders cut off for a bad hello/record */
-	uint64_t refused;		/* senders refused (--max-senders) */
+	uint64_t refused;		/* senders refused (--max-senders, per address) */
+	uint64_t refused_addr;		/* ... of them: --max-senders-per-addr */
+	uint64_t timed_out;		/* senders closed: no hello in time, or idle */
+	uint64_t auth_failed;		/* senders closed: a wrong or missing token */
 	uint64_t reloads;		/* plans reloaded by SIGHUP */
 	uint64_t reload_errors;		/* reloads refused (old plans kept) */
 	bool stop;			/* SIGINT/SIGTERM */
@@ -228,6 +243,8 @@ void copy_conn_event(struct copy_server *s, struct copy_conn *c,
 
 /* sender.c */
 void copy_sender_accept(struct copy_server *s);
+/* Close senders past their hello deadline or idle timeout (each tick). */
+void copy_senders_tick(struct copy_server *s, uint64_t now_ms);
 void copy_sender_event(struct copy_server *s, struct copy_sender *snd);
 void copy_senders_free(struct copy_server *s);
 

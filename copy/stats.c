@@ -69,12 +69,15 @@ char *copy_stats_json(const struct copy_server *s)
 
 	for (i = 0; i < s->nplans; i++)
 		json_array_append_new(plans, plan_json(&s->plans[i]));
-	root = json_pack("{s:s, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
+	root = json_pack("{s:s, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
 			 "listen", s->listen_text, "senders", s->nsenders,
 			 "records", (json_int_t)s->records,
 			 "unmatched", (json_int_t)s->unmatched,
 			 "bad_streams", (json_int_t)s->bad_streams,
 			 "refused", (json_int_t)s->refused,
+			 "refused_addr", (json_int_t)s->refused_addr,
+			 "timed_out", (json_int_t)s->timed_out,
+			 "auth_failed", (json_int_t)s->auth_failed,
 			 "reloads", (json_int_t)s->reloads,
 			 "reload_errors", (json_int_t)s->reload_errors,
 			 "queued_bytes", (json_int_t)s->mem, "plans", plans);

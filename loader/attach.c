@@ -147,6 +147,7 @@ static int parse_options(int argc, char **argv)
 		{ "keep", no_argument, NULL, 'k' },
 		{ "copy-to", required_argument, NULL, 'C' },
 		{ "copy-ring", required_argument, NULL, 'R' },
+		{ "copy-token-file", required_argument, NULL, 'W' },
 		{ "metrics", required_argument, NULL, 'X' },
 		{ "share-uid", required_argument, NULL, 'U' },
 		{ "share-gid", required_argument, NULL, 'W' },
@@ -171,6 +172,7 @@ static int parse_options(int argc, char **argv)
 	env.keep = false;
 	env.max_overhead = BUDGET_DEFAULT_NS;
 	env.copy.copy_to = NULL;
+	env.copy.token_file = NULL;
 	env.metrics = NULL;
 	env.nshare_uid = env.nshare_gid = 0;
 	env.copy.ring_bytes = CAPTURE_RING_DEFAULT;
@@ -244,6 +246,11 @@ static int parse_options(int argc, char **argv)
 			break;
 		case 'C':
 			env.copy.copy_to = optarg;
+			if (capture__check_opts(&env.copy))
+				return -1;
+			break;
+		case 'W':
+			env.copy.token_file = optarg;
 			if (capture__check_opts(&env.copy))
 				return -1;
 			break;

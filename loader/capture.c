@@ -34,8 +34,13 @@ int capture__check_opts(const struct capture_opts *o)
 	char err[256];
 	int n;
 
-	if (o->copy_to && copyout__parse(o->copy_to, a, &n, err, sizeof(err)))
+	static char tok[SDS_TOKEN_MAX + 1];
+
+	if (o->copy_to && copyout__parse(o->copy_to, false, a, &n, err, sizeof(err)))
 		return cmd_err("bad --copy-to: %s", err);
+	if (o->token_file &&
+	    sds_token_file_read("--copy-token-file", o->token_file, tok, err, sizeof(err)))
+		return cmd_err("%s", err);
 	return 0;
 }
 
@@ -108,12 +113,18 @@ int capture__open(struct loader *l, const struct capture_opts *o,
 	c->ncpu = libbpf_num_possible_cpus();
 	c->real_offset_ns = (int64_t)(clock_ns(CLOCK_REALTIME) -
 				      clock_ns(CLOCK_MONOTONIC));
+	if (o->token_file) {
+		if (sds_token_file_read("--copy-token-file", o->token_file, c->out.token,
+					err, sizeof(err)))
+			return cmd_err("%s", err);
+		c->out.token_len = strlen(c->out.token);
+	}
 	if (o->copy_to) {
-		if (copyout__parse(o->copy_to, c->copy_to_addrs, &c->ncopy_to,
+		if (copyout__parse(o->copy_to, false, c->copy_to_addrs, &c->ncopy_to,
 				   err, sizeof(err)))
 			return cmd_err("bad --copy-to: %s", err);
 		c->copy_to = true;
-		copyout__set(&c->out, c->copy_to_addrs, c->ncopy_to);
+		copyout__set(&c->out, c->copy_to_addrs, c->ncopy_to, false);
 	}
 	if (capture_load(l, c, o))
 		return -1;
@@ -310,11 +321,17 @@ static void point_apply(struct loader *l, int id, int64_t now)
 	cp->rate = rate;
 }
 
-/* The servers: --copy-to's, else those of the admin's last reply. */
+/*
+ * The servers: --copy-to's, else those of the admin's last reply.  This
+ * runs on the loop: the admin's addresses must be numeric (a name is
+ * refused with one line and counted, never resolved: a resolver that
+ * does not answer would hold the tick for seconds per name), and the
+ * list is parsed only when it differs from the last one applied.
+ */
 static void servers_apply(struct capture *c)
 {
 	static struct copyout_addr a[COPYOUT_SERVERS];
-	char list[COPYOUT_SERVERS * (SDS_HB_ADDR_MAX + 1)] = "", err[256];
+	char list[sizeof(c->out.admin_list)] = "", err[256];
 	int i, n = 0;
 	size_t off = 0;
 
@@ -323,12 +340,34 @@ static void servers_apply(struct capture *c)
 	for (i = 0; i < c->plans.nservers && i < COPYOUT_SERVERS; i++)
 		off += snprintf(list + off, sizeof(list) - off, "%s%s",
 				i ? "," : "", c->plans.servers[i]);
-	if (c->plans.nservers &&
-	    copyout__parse(list, a, &n, err, sizeof(err))) {
-		fprintf(stderr, "sds-bpf: copy servers from the admin: %s\n", err);
-		n = 0;
+	if (c->out.admin_set && !strcmp(list, c->out.admin_list))
+		return;
+	for (i = 0; i < c->plans.nservers && i < COPYOUT_SERVERS; i++) {
+		if (!copyout__parse_one(c->plans.servers[i], &a[n], err, sizeof(err))) {
+			n++;
+			continue;
+		}
+		c->out.refused++;
+		fprintf(stderr, "sds-bpf: copy server from the admin refused: %s\n", err);
 	}
-	copyout__set(&c->out, a, n);
+	snprintf(c->out.admin_list, sizeof(c->out.admin_list), "%s", list);
+	c->out.admin_set = true;
+	copyout__set(&c->out, a, n, true);
+}
+
+json_t *capture__out_json(const struct loader *l)
+{
+	const struct capture *c = l->capture;
+	const struct copyout *o;
+
+	if (!c)
+		return json_null();
+	o = &c->out;
+	return json_pack("{s:i, s:s?, s:I, s:I, s:I}", "servers", o->naddrs,
+			 "server", o->naddrs ? o->addrs[o->cur].text : NULL,
+			 "connects", (json_int_t)o->connects,
+			 "failures", (json_int_t)o->failures,
+			 "refused", (json_int_t)o->refused);
 }
 
 void capture__set_plans(struct loader *l, const struct sds_hb_copy *cp)

@@ -80,6 +80,7 @@ struct capture {
 struct capture_opts {
 	const char *copy_to;		/* --copy-to HOST:PORT[,...]; NULL: none */
 	uint32_t ring_bytes;		/* --copy-ring, a power of 2 >= 4096 */
+	const char *token_file;		/* --copy-token-file; NULL: none */
 };
 
 /* Parse --copy-to early (nothing loaded yet): 0, or -1 (said). */
@@ -113,6 +114,8 @@ void capture__set_plans(struct loader *l, const struct sds_hb_copy *c);
 void capture__counts(const struct loader *l, int id, struct sds_copy_count *n);
 /* `stats`: the point's "copy" object, or NULL when it cannot copy. */
 struct json_t *capture__point_json(const struct loader *l, int id);
+/* The stream to the servers: {servers, server, connects, failures, refused}. */
+struct json_t *capture__out_json(const struct loader *l);
 /* Heartbeat: the point's copy_* of the period (deltas since the last). */
 void capture__hb_point(struct loader *l, int id, struct sds_hb_point *hp);
 

@@ -51,11 +51,18 @@ void copyout__free(struct copyout *o)
 	o->q = NULL;
 }
 
-/* One "HOST:PORT" or "[V6]:PORT" of @len bytes at @s. */
-static int addr_parse(const char *s, size_t len, struct copyout_addr *a,
-		      char *err, size_t errlen)
+/*
+ * One "HOST:PORT" or "[V6]:PORT" of @len bytes at @s.  @numeric: a name
+ * is refused, not resolved (AI_NUMERICHOST never asks a resolver, so it
+ * cannot block the loop).
+ */
+static int addr_parse(const char *s, size_t len, bool numeric,
+		      struct copyout_addr *a, char *err, size_t errlen)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res;
+	struct addrinfo hints = {
+		.ai_socktype = SOCK_STREAM,
+		.ai_flags = numeric ? AI_NUMERICHOST | AI_NUMERICSERV : 0,
+	}, *res;
 	char host[SDS_HB_ADDR_MAX + 1];
 	const char *colon, *h = s;
 	size_t hlen;
@@ -79,6 +86,11 @@ static int addr_parse(const char *s, size_t len, struct copyout_addr *a,
 	memcpy(host, h, hlen);
 	host[hlen] = '\0';
 	e = getaddrinfo(host, colon + 1, &hints, &res);
+	if (e == EAI_NONAME && numeric) {
+		snprintf(err, errlen, "copy server '%s': not a numeric address (names are not resolved here)",
+			 a->text);
+		return -1;
+	}
 	if (e) {
 		snprintf(err, errlen, "copy server '%s': %s", a->text,
 			 gai_strerror(e));
@@ -94,8 +106,8 @@ bad:
 	return -1;
 }
 
-int copyout__parse(const char *list, struct copyout_addr *addrs, int *n,
-		   char *err, size_t errlen)
+int copyout__parse(const char *list, bool numeric, struct copyout_addr *addrs,
+		   int *n, char *err, size_t errlen)
 {
 	const char *p = list;
 
@@ -108,7 +120,7 @@ int copyout__parse(const char *list, struct copyout_addr *addrs, int *n,
 				 COPYOUT_SERVERS);
 			return -1;
 		}
-		if (addr_parse(p, len, &addrs[*n], err, errlen))
+		if (addr_parse(p, len, numeric, &addrs[*n], err, errlen))
 			return -1;
 		(*n)++;
 		if (!p[len])
@@ -117,19 +129,52 @@ int copyout__parse(const char *list, struct copyout_addr *addrs, int *n,
 	}
 }
 
-void copyout__set(struct copyout *o, const struct copyout_addr *addrs, int n)
+int copyout__parse_one(const char *s, struct copyout_addr *a, char *err,
+		       size_t errlen)
 {
-	bool same = n > 0 && o->naddrs > 0 && o->cur < o->naddrs &&
-		    !strcmp(addrs[0].text, o->addrs[o->cur].text);
+	return addr_parse(s, strlen(s), true, a, err, errlen);
+}
 
+/* FNV-1a 32 of @s: the same host starts at the same server every time. */
+static uint32_t fnv32(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+void copyout__set(struct copyout *o, const struct copyout_addr *addrs, int n,
+		  bool spread)
+{
+	char host[256] = "";
+	int first = 0;
+	bool same;
+
+	/*
+	 * The admin's list (@spread): not its first, or whoever came first
+	 * would get every loader.  A stable hash of this host spreads the
+	 * loaders over the servers; failover goes on in the order given from
+	 * there.  --copy-to is the operator's failover order: its first.
+	 */
+	if (spread && n > 0) {
+		gethostname(host, sizeof(host) - 1);
+		first = (int)(fnv32(host) % (uint32_t)n);
+	}
+	same = n > 0 && o->naddrs > 0 && o->cur < o->naddrs &&
+	       !strcmp(addrs[first].text, o->addrs[o->cur].text);
 	memcpy(o->addrs, addrs, n * sizeof(addrs[0]));
 	o->naddrs = n;
-	if (same && o->cur == 0)
+	o->first = first;
+	if (same) {
+		o->cur = first;
 		return;
-	/* Another server first: start over with it. */
-	if (o->fd >= 0 && !same)
+	}
+	/* Another server to start at: start over with it. */
+	if (o->fd >= 0)
 		copyout_close(o);
-	o->cur = 0;
+	o->cur = first;
 	o->retry_ns = 0;
 	o->backoff_ns = COPYOUT_BACKOFF_MIN_NS;
 }
@@ -182,7 +227,7 @@ static void copyout_fail(struct copyout *o, uint64_t now_ns, uint64_t *lost)
 	copyout_close(o);
 	o->failures++;
 	o->cur = (o->cur + 1) % (o->naddrs ? o->naddrs : 1);
-	if (o->cur == 0) {
+	if (o->cur == o->first) {
 		/* The whole list failed: wait before going round again. */
 		o->retry_ns = now_ns + o->backoff_ns;
 		o->backoff_ns *= 2;
@@ -203,7 +248,7 @@ static void copyout_connect(struct copyout *o, uint64_t now_ns, uint64_t *lost)
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
 	o->fd = fd;
-	o->hello_left = COPYREC_HELLO_LEN;
+	o->hello_left = COPYREC_HELLO_LEN + (int)o->token_len;
 	o->connect_due_ns = now_ns + COPYOUT_CONNECT_NS;
 	if (connect(fd, (const struct sockaddr *)&a->sa, a->salen) == 0) {
 		o->connected = true;
@@ -214,15 +259,27 @@ static void copyout_connect(struct copyout *o, uint64_t now_ns, uint64_t *lost)
 	o->connects++;
 }
 
-/* Write what the socket takes: the hello, then records. */
+/*
+ * Write what the socket takes: the hello, then records.  With a token the
+ * hello is version COPYREC_HELLO_TOKEN: its length in place of the zero,
+ * then the token (sds-copy --stream-token-file checks it).
+ */
 static int copyout_send(struct copyout *o, uint64_t *sent)
 {
-	uint8_t hello[COPYREC_HELLO_LEN];
+	uint8_t hello[COPYREC_HELLO_LEN + SDS_TOKEN_MAX];
+	size_t hlen = COPYREC_HELLO_LEN + o->token_len;
 	ssize_t n;
 
 	if (o->hello_left) {
 		copyrec_hello_encode(hello);
-		n = send(o->fd, hello + COPYREC_HELLO_LEN - o->hello_left,
+		if (o->token_len) {
+			hello[4] = COPYREC_HELLO_TOKEN;
+			hello[5] = 0;
+			hello[6] = (uint8_t)o->token_len;
+			hello[7] = (uint8_t)(o->token_len >> 8);
+			memcpy(hello + COPYREC_HELLO_LEN, o->token, o->token_len);
+		}
+		n = send(o->fd, hello + hlen - o->hello_left,
 			 o->hello_left, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0)
 			return errno == EAGAIN ? 0 : -1;

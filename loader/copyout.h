@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include "heartbeat.h"
+#include "tokfile.h"
 #include "sds_types.h"
 
 #define COPYOUT_BUF		(4u << 20)	/* bytes queued for the servers */
@@ -42,12 +43,15 @@ struct copyout {
 	struct copyout_addr addrs[COPYOUT_SERVERS];	/* failover order */
 	int naddrs;			/* servers in @addrs; 0: nowhere to send */
 	int cur;			/* the server tried or connected */
+	int first;			/* where this host starts in @addrs */
 	int fd;				/* the connection; -1: none */
 	bool connected;			/* connect() completed */
 	uint64_t connect_due_ns;	/* a pending connect fails at this time */
 	uint64_t retry_ns;		/* no connect before this time */
 	uint64_t backoff_ns;		/* the next failure's wait */
 	int hello_left;			/* hello bytes not sent yet on @fd */
+	char token[SDS_TOKEN_MAX + 1];	/* --copy-token-file's; "": a version 1 hello */
+	size_t token_len;		/* strlen(token) */
 	uint8_t *buf;			/* COPYOUT_BUF bytes: queued records */
 	size_t head;			/* first unsent byte */
 	size_t len;			/* bytes queued from @head */
@@ -57,23 +61,37 @@ struct copyout {
 	size_t partial;			/* bytes of q[qh] already sent */
 	uint64_t connects;		/* connections made */
 	uint64_t failures;		/* connects or connections that failed */
+	/* The admin's list as last applied: parsed again only when it changes. */
+	char admin_list[COPYOUT_SERVERS * (SDS_HB_ADDR_MAX + 1)];
+	bool admin_set;			/* @admin_list was applied */
+	uint64_t refused;		/* admin's servers refused: not numeric */
 };
 
 int copyout__init(struct copyout *o);
 void copyout__free(struct copyout *o);
 
 /*
- * Parse "HOST:PORT[,HOST:PORT...]" (at most COPYOUT_SERVERS; numeric or
- * resolvable hosts, [V6]:PORT) into @addrs; -1 with a one-line message.
+ * Parse "HOST:PORT[,HOST:PORT...]" (at most COPYOUT_SERVERS; [V6]:PORT)
+ * into @addrs; -1 with a one-line message.  @numeric: addresses only, a
+ * name is refused (never resolved: what runs on the loop must not wait
+ * for a resolver); else names are resolved (--copy-to, before the loop).
  */
-int copyout__parse(const char *list, struct copyout_addr *addrs, int *n,
-		   char *err, size_t errlen);
+int copyout__parse(const char *list, bool numeric, struct copyout_addr *addrs,
+		   int *n, char *err, size_t errlen);
+/* One numeric "HOST:PORT" (the admin's servers); -1 with a one-line message. */
+int copyout__parse_one(const char *s, struct copyout_addr *a, char *err,
+		       size_t errlen);
 
 /*
- * Use @addrs from now on (a plan's servers changed); the connection stays
- * when the server it goes to is still first in the list.
+ * Use @addrs from now on (a plan's servers changed).  With @spread (the
+ * admin's list) the first server tried is chosen by a stable hash of this
+ * host's name (never the list's first: whoever came first would get every
+ * loader), else it is the first (--copy-to, the operator's order); then
+ * the others in order.  The connection stays when it goes to that server
+ * already.
  */
-void copyout__set(struct copyout *o, const struct copyout_addr *addrs, int n);
+void copyout__set(struct copyout *o, const struct copyout_addr *addrs, int n,
+		  bool spread);
 
 /*
  * Queue one encoded record of point @point; false (the caller counts a

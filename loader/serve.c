@@ -173,6 +173,7 @@ static json_t *head_json(struct loader *l)
 	json_object_set_new(o, "tick_late_ms", tick_late_json(&l->tick_late));
 	json_object_set_new(o, "tick_count", json_integer(l->tick_late.done));
 	json_object_set_new(o, "folded_through", folded_json(l));
+	json_object_set_new(o, "copy_out", capture__out_json(l));
 	json_object_set_new(o, "budget", budget__json(l));
 	json_object_set_new(o, "builds", watch__json(l));
 	return o;

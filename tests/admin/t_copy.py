@@ -232,6 +232,102 @@ def test_copy_server_bad_heartbeats(env):
     env.stop_admin()
 
 
+HB_TOKEN = "hb-t0ken.for_loaders"
+C1_TOKEN = "c1-t0ken.for_copy_servers"
+C2_TOKEN = "c2-t0ken.for_copy_servers"
+
+
+def fp(token):
+    """The audit log's fingerprint of @token (admin/auth.c)."""
+    h = 0xcbf29ce484222325
+    for b in token.encode():
+        h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
+    return "fnv:%08x" % (h >> 32)
+
+
+def test_copy_server_roles(env):
+    """Only a copy-server token registers a copy server: a loader's
+    heartbeat token gets 403 and no loader's reply lists its address; a
+    name is bound to the token that registered it (another copy-server
+    token's re-point is 403, the address stays; the operator's goes);
+    addresses are numeric; a token holds at most 16 names; a server not
+    heard for --retention-days is forgotten at the next start."""
+    files = []
+    for opt, name, tok in (("--heartbeat-token-file", "hb", HB_TOKEN),
+                           ("--copy-token-file", "c1", C1_TOKEN),
+                           ("--copy-token-file", "c2", C2_TOKEN)):
+        files += [opt, sdstest.write_token(os.path.join(env.tmp, name + ".token"), tok)]
+    files += ["--copy-max-amplification", "8"]
+    env.start_admin(*files)
+    HB, C1, C2 = ("Bearer " + t for t in (HB_TOKEN, C1_TOKEN, C2_TOKEN))
+    now_p = (int(time.time()) // 10) * 10 - 10
+    env.ok("POST", "/heartbeat", hb(PERIOD, {"order": {"visits": 1}}))
+    env.ok("POST", PLANS, GOOD, want=201)
+
+    def srv(name, addr):
+        return {"name": name, "addr": addr, "period_start": now_p, "plans": {}}
+
+    def servers():
+        return env.ok("POST", "/heartbeat", hb(now_p, {}), token=HB)["copy"]["servers"]
+
+    # The review's attack: a loader's token registers "-" (sorts first).
+    e = env.bad("POST", "/copy-servers/heartbeat", srv("-", "10.9.9.9:7070"), token=HB,
+                want=403)
+    eq(e["error"], "this token's role may not register copy servers: a copy-server token "
+       "(--copy-token-file) is needed", "403 of the heartbeat token")
+    eq(servers(), [], "loader reply after the heartbeat token's POST")
+    eq(env.ok("GET", "/copy-servers"), [], "copy servers after the heartbeat token's POST")
+
+    # A copy-server token registers; the reply has the plans.
+    c = env.ok("POST", "/copy-servers/heartbeat", srv("copy-1", "127.0.0.1:7070"), token=C1)
+    eq([p["name"] for p in c["plans"]], ["x5"], "copy server reply")
+    eq(servers(), ["127.0.0.1:7070"], "loader reply with copy-1")
+    # Another copy-server token cannot re-point it.
+    e = env.bad("POST", "/copy-servers/heartbeat", srv("copy-1", "10.9.9.9:7070"), token=C2,
+                want=403)
+    eq(e["error"], "copy server 'copy-1' is registered by another token (%s): not re-pointed"
+       % fp(C1_TOKEN), "re-point error")
+    eq(servers(), ["127.0.0.1:7070"], "loader reply after the re-point")
+    eq([(s["name"], s["addr"], s["owner"]) for s in env.ok("GET", "/copy-servers")],
+       [("copy-1", "127.0.0.1:7070", fp(C1_TOKEN))], "copy servers after the re-point")
+    # Its own token may move it.
+    env.ok("POST", "/copy-servers/heartbeat", srv("copy-1", "127.0.0.2:7070"), token=C1)
+    eq(servers(), ["127.0.0.2:7070"], "loader reply after its own token moved it")
+    # A name is not an address: loaders do not resolve.
+    e = env.bad("POST", "/copy-servers/heartbeat", srv("copy-9", "copy-9.fleet.internal:7070"),
+                token=C2)
+    eq(e["error"], "addr: 'copy-9.fleet.internal:7070' is not a numeric IPV4:PORT or "
+       "[IPV6]:PORT (loaders do not resolve names)", "name error")
+    # 16 names a token, the 17th 409.
+    for i in range(16):
+        env.ok("POST", "/copy-servers/heartbeat", srv("c2-%02d" % i, "127.0.1.%d:7070" % i),
+               token=C2)
+    e = env.bad("POST", "/copy-servers/heartbeat", srv("c2-16", "127.0.1.16:7070"), token=C2,
+                want=409)
+    eq(e["error"], "copy server 'c2-16': this token already holds 16 names (at most 16)",
+       "cap error")
+    eq(len(env.ok("GET", "/copy-servers")), 17, "copy servers after the cap")
+    # The operator's token re-points any name (the owner stays).
+    env.ok("POST", "/copy-servers/heartbeat", srv("copy-1", "127.0.0.3:7070"))
+    eq([(s["addr"], s["owner"]) for s in env.ok("GET", "/copy-servers")
+        if s["name"] == "copy-1"], [("127.0.0.3:7070", fp(C1_TOKEN))], "operator re-point")
+    # The heartbeat token's refusal names no app: one line on stderr.
+    env.admin.terminate()
+    eq(env.admin.wait(15), 0, "sds-admin exit status")
+    eq(env.admin.stderr.read().splitlines(),
+       ["sds-admin: refused heartbeat token %s: POST /api/v1/copy-servers/heartbeat (403)"
+        % fp(HB_TOKEN)], "sds-admin stderr")
+
+    # Retention: rows not heard for 31 days go at start, those of 29 stay.
+    t = int(time.time())
+    env.sql("UPDATE copy_servers SET last_seen = %d WHERE name LIKE 'c2-%%'" % (t - 31 * 86400))
+    env.sql("UPDATE copy_servers SET last_seen = %d WHERE name = 'copy-1'" % (t - 29 * 86400))
+    env.start_admin(*files, "--retention-days", "30")
+    eq([s["name"] for s in env.ok("GET", "/copy-servers")], ["copy-1"],
+       "copy servers after retention")
+    env.stop_admin()
+
+
 Browser = None     # run.py's
 
 
@@ -308,4 +404,5 @@ def test_copy_dashboard(env):
     env.stop_admin()
 
 
-COPY_TESTS = [test_copy_plans_api, test_copy_server_bad_heartbeats, test_copy_dashboard]
+COPY_TESTS = [test_copy_plans_api, test_copy_server_bad_heartbeats, test_copy_dashboard,
+              test_copy_server_roles]

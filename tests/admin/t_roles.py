@@ -63,9 +63,9 @@ def test_roles(env):
     env.bad("POST", "/heartbeat", hb("web-3", T0, 5), token=RD, want=403)
     for tok in (False, "Bearer nope", bearer(HB_TOKEN + "x"), HB_TOKEN):
         env.bad("POST", "/heartbeat", hb("web-4", T0, 6), token=tok, want=401)
-    # sds-copy's heartbeat: past the token check with the heartbeat token
-    # (an empty body is then a 400), 403 with a reader's.
-    env.bad("POST", "/copy-servers/heartbeat", {}, token=HB, want=400)
+    # sds-copy's heartbeat: a copy-server token's (t_copy.py), 403 with
+    # a loader's heartbeat token or a reader's.
+    env.bad("POST", "/copy-servers/heartbeat", {}, token=HB, want=403)
     env.bad("POST", "/copy-servers/heartbeat", {}, token=RD, want=403)
     # Writes: the operator only; heartbeat and read tokens get 403.
     writes = [("PUT", APP + "/schemes/default/strategies/order", {"visit_threshold": 5}),
@@ -116,12 +116,14 @@ def test_roles(env):
     eq(env.ok("GET", APP + "/drills", token=OP)[0]["started_by"],
        "alice (token %s)" % fp(TOKEN), "started_by")
     m = env.req("GET", "/metrics", token=False)[1]
-    # 403: 1 heartbeat + 1 copy heartbeat + 10 writes + 5 reads.
-    check("sds_admin_forbidden_total 17\n" in m, "metrics: 17 forbidden:\n" + m)
+    # 403: 1 heartbeat + 2 copy heartbeats + 10 writes + 5 reads.
+    check("sds_admin_forbidden_total 18\n" in m, "metrics: 18 forbidden:\n" + m)
     check("sds_admin_unauthorized_total 17\n" in m, "metrics: 17 unauthorized:\n" + m)
     # The refused posts that name no app are said on stderr, once each.
     err = stop_with_stderr(env)
     eq(err, ["sds-admin: refused read token %s: POST /api/v1/heartbeat (403)" % fp(RD_TOKEN),
+             "sds-admin: refused heartbeat token %s: POST /api/v1/copy-servers/heartbeat (403)"
+             % fp(HB_TOKEN),
              "sds-admin: refused read token %s: POST /api/v1/copy-servers/heartbeat (403)"
              % fp(RD_TOKEN),
              "sds-admin: refused heartbeat token %s: POST /api/v1/groups (403)" % fp(HB_TOKEN),

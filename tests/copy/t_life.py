@@ -229,7 +229,8 @@ def t_control_socket(ctx):
     eq((stat.S_IMODE(st.st_mode), st.st_uid), (0o600, 0), "socket mode, owner")
     doc = srv.stats()
     eq(sorted(doc), sorted(["listen", "senders", "records", "unmatched", "bad_streams",
-                            "refused", "reloads", "reload_errors", "queued_bytes",
+                            "refused", "refused_addr", "timed_out", "auth_failed",
+                            "reloads", "reload_errors", "queued_bytes",
                             "plans"]), "stats keys")
     second = Server(ctx, [plan("c", [sh.addr])], wait=False)
     eq(second.p.wait(10), 1, "second server's exit")
