@@ -150,7 +150,7 @@ static int parse_options(int argc, char **argv)
 		{ "copy-token-file", required_argument, NULL, 'W' },
 		{ "metrics", required_argument, NULL, 'X' },
 		{ "share-uid", required_argument, NULL, 'U' },
-		{ "share-gid", required_argument, NULL, 'W' },
+		{ "share-gid", required_argument, NULL, 'Y' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -267,7 +267,7 @@ static int parse_options(int argc, char **argv)
 			if (parse_share(optarg, false, env.share_uid, &env.nshare_uid))
 				return -1;
 			break;
-		case 'W':
+		case 'Y':
 			if (parse_share(optarg, true, env.share_gid, &env.nshare_gid))
 				return -1;
 			break;
