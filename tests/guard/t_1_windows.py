@@ -11,7 +11,7 @@ import time
 from guard_lib import (Exp, REACT_MAX, RECOVER_MAX, RECOVER_MIN, SHARED,
                        STATIC, TICK, assert_totals, check_events, mismatches,
                        setup, state_of, test)
-from sdstest import check, get_point, log
+from sdstest import check, get_point, log, wait_ticks
 
 
 # ---------------------------------------------------------------------------
@@ -78,9 +78,8 @@ def _window(ctx, variant, strategy, reason, pre, cross, err_after=0,
     pre(t, exp)
     check(exp.downgrades == 0, "calls were downgraded before the "
           "threshold was crossed: %r" % exp)
-    # At the threshold but not past it: nothing trips over a few ticks.
-    time.sleep(3 * TICK)
-    p = ctx.point("app", P)
+    # At the threshold but not past it: nothing trips over 3 ticks.
+    p = get_point(wait_ticks(lambda: ctx.stats("app"), 3), P)
     check(not state_of(p)[0], "at the threshold but not past it, the point "
           "is downgraded: %s (counts %r)" % (json.dumps(p), exp))
     cross(t, exp)
@@ -212,8 +211,8 @@ def exception_rate_needs_start(ctx):
     exp = Exp()
     r = t.call(P, 30, exp, err=30)
     check(r["passed"] == 30, "%r" % r)
-    time.sleep(3 * TICK)
-    p = ctx.point("app", P)
+    # 3 ticks done: at least 2 began after the calls, and one would trip.
+    p = get_point(wait_ticks(lambda: ctx.stats("app"), 3), P)
     check(not state_of(p)[0], "30 visits (not above exception_rate_start "
           "30), all failed: downgraded already: %s" % json.dumps(p))
     r = t.first_down(P, exp, every_us=100, max_ms=3000, err=1)

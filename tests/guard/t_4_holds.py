@@ -10,7 +10,7 @@ import time
 
 from guard_lib import (Exp, REACT_MAX, SHARED, TICK, assert_totals,
                        check_events, setup, state_of, test)
-from sdstest import check, log
+from sdstest import check, get_point, log, wait_ticks
 
 # How late a probe may come past its time, and why there is a bound at
 # all: a hold that let its probe through an interval late (or never)
@@ -19,6 +19,13 @@ from sdstest import check, log
 # times are the target's own clock (`mark`, first_down's since_mark_ns,
 # call's `since_mark`), so no Python round trip sits inside them.
 PROBE_LATE_S = 0.25
+
+
+def _ticks(ctx, n):
+    """@n ticks of the loader done from now (at least @n - 1 begun after
+    it): a check that something did not happen waits for them, not for a
+    time.  Its last stats."""
+    return wait_ticks(lambda: ctx.stats("app"), n)
 
 
 # ---------------------------------------------------------------------------
@@ -88,7 +95,7 @@ def hold_probes(ctx):
     # The window starts afresh: the old exceptions do not trip it again.
     r = t.call(P, 200, exp)
     check(r["passed"] == 200, "after the hold ended: %r, want all passed" % r)
-    time.sleep(3 * TICK)
+    _ticks(ctx, 3)
     r = t.call(P, 10, exp)
     check(r["passed"] == 10, "3 ticks after the hold ended: %r, want all "
           "passed (the window was not started afresh?)" % r)
@@ -208,7 +215,7 @@ def half_open_n_probes(ctx):
           "phase 1 opened %.3f s after the trip, want one interval "
           "(%.1f s), at most a tick more (+%.2f s)"
           % (times[0] - trip, IV, PROBE_LATE_S))
-    time.sleep(3 * TICK)
+    _ticks(ctx, 3)              # the verdict on phase 1 is in
     got = _passed_total(ctx, "app", P) - base
     check(got == 5, "phase 1: the kernel counted %d calls passed, want 5"
           % got)
@@ -275,7 +282,7 @@ def half_open_two_processes(ctx):
         % (res["a"]["passed"], res["b"]["passed"]))
     check(passed == 5, "two processes through one phase of 5 probes: "
           "%d calls passed (%r), want exactly 5" % (passed, res))
-    time.sleep(3 * TICK)
+    _ticks(ctx, 3)              # the verdict on the phase is in
     got = _passed_total(ctx, "app", P) - base
     check(got == 5, "the kernel counted %d calls passed, want 5" % got)
     p = ctx.point("app", P)
@@ -302,8 +309,7 @@ def half_open_slow_probes(ctx):
     # sleeps still covers only the first phase.
     r, _ = _phase(ctx, t, P, exp, 0, "slow phase", sleep_ms=30)
     check(r["passed"] == 5 and r["failed"] == 0, "slow phase: %r" % r)
-    time.sleep(3 * TICK)
-    p = ctx.point("app", P)
+    p = get_point(_ticks(ctx, 3), P)        # the verdict on the phase is in
     check(state_of(p)[:2] == (True, "exception"), "5 slow probes: state %r, "
           "want still downgraded" % p.get("state"))
     check(p["total"]["timeouts"] == 5, "timeouts %r, want the 5 probes"
@@ -339,8 +345,8 @@ def slow_rate(ctx):
           % p.get("state"))
     check(p["window"]["timeouts"] == 12 and p["window"]["visits"] == 30,
           "window %r" % p["window"])
-    time.sleep(5 * TICK)
-    q = ctx.point("app", Q)
+    # P tripped at a tick that saw all of Q's calls too; 3 ticks more.
+    q = get_point(_ticks(ctx, 3), Q)
     check(not state_of(q)[0], "30 calls, 40 %% slow, below slow_rate_start "
           "50: state %r, want not downgraded" % q.get("state"))
     for x in (P, Q):

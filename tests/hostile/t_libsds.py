@@ -199,7 +199,11 @@ def libsds_fork_repair_impossible_disables_child(ctx):
           "no optimized site in the parent (%r): nothing to repair" % ps)
     t.seccomp("pwrite", "mprotect_wx")
     t.fork_pause()
-    time.sleep(1.5)     # a child that registered would have by now
+    # A child that registered would have by now: its own thread's time
+    # to connect, then 3 of the loader's ticks, so the loader has served
+    # whatever came meanwhile (it registers a client between ticks).
+    time.sleep(1.5)
+    sdstest.wait_ticks(lambda: _stats(ctx, "app"), 3)
     sites, r = t.fork_resume("order", 10)
     log("child's sites: %r" % sites)
     for k in ("enter", "exit", "downgrade"):

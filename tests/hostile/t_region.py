@@ -27,7 +27,6 @@ from hostile_lib import test
 from guarded import Target
 
 APP = "region"
-TICK = 0.100
 # Strategies of the victim's points; "free" has none.
 STRATEGIES = {"version": 1, "points": {
     "kill": {"visit_threshold": 0},
@@ -149,7 +148,7 @@ def region_forged_cells(ctx):
     eq(call(victim, "kill", 50), (0, 50), "kill switch, cells forged")
     eq(call(victim, "free", 50), (50, 0), "free point, cells forged")
     wait_exit(p, "the attacker")
-    time.sleep(3 * TICK + 0.1)
+    sdstest.wait_ticks(lambda: stats(ctx), 3)     # its cells re-based
     eq(victim.hold("conc", 3), 1,
        "conc: refused of 3 holders, limit 2, after the attacker left")
     victim.release()
@@ -176,7 +175,7 @@ def region_forged_budget(ctx):
     p, rep = forge(ctx, loader, prog, 0)
     eq(rep.get("forged", {}).get("cells"), "1024", "cells forged")
     wait_exit(p, "the attacker")
-    time.sleep(3 * TICK + 0.1)
+    sdstest.wait_ticks(lambda: stats(ctx), 3)     # its cells re-based
     eq(call(victim, "vis", 50), (10, 40),
        "vis after the forgery (passed, downgraded)")
     eq(totals(ctx, "vis"), (60, 40), "stats vis (visits, downgrades)")
@@ -197,8 +196,9 @@ def region_drill_delay_unreachable(ctx):
     eq(int(rep["writes"]["faulted"]), int(rep["writes"]["of"]),
        "stores into the drill's settings that faulted")
     # The loader folds a forged leap (and whatever honest counts share its
-    # tick) as nothing: let it see the leap first.
-    time.sleep(2 * TICK + 0.1)
+    # tick) as nothing: let it see the leap first (of 2 ticks done, one
+    # began after the forgery).
+    sdstest.wait_ticks(lambda: stats(ctx), 2)
     t0 = time.monotonic()
     r = victim.call("slow", 4, times=True)
     took = time.monotonic() - t0

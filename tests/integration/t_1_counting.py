@@ -10,12 +10,11 @@ import json
 import os
 import signal
 import subprocess
-import time
 
 from integration_lib import (E, MS, N, T, TMO, WORK, _kill_group, _mismatches,
                              assert_counts, assert_point_meta,
                              symbol_file_offset, test)
-from sdstest import SDS, check, get_point, log
+from sdstest import SDS, check, get_point, log, wait_ticks
 
 
 # ---------------------------------------------------------------------------
@@ -72,7 +71,8 @@ def counts_accumulate_and_stats_without_app(ctx):
 def _slow_rate_function(ctx, start):
     """work() as a function point with slow_rate_threshold 40 and
     timeout_ms 20: 30 calls, 12 of them sleeping 30 ms (40 % slow).
-    Returns the point's stats a few ticks after the calls."""
+    Returns the point's stats 3 ticks after the calls (the tick after
+    the calls judges them: 3 done ticks hold at least 2 wholly after)."""
     path = ctx.copy("target_pie")
     spath = os.path.join(ctx.tmp, "strategies.json")
     with open(spath, "w") as f:
@@ -82,13 +82,8 @@ def _slow_rate_function(ctx, start):
     ctx.attach(["--strategies", spath, path, WORK], "target_pie")
     t = ctx.start(path)
     t.cmd("work 30 0 12 %d" % MS)
-    st, p = assert_counts(ctx, "target_pie", "work", 30, 0, 12)
-    deadline = time.monotonic() + 1.0
-    while time.monotonic() < deadline and not (p.get("state") or {}).get("downgraded"):
-        time.sleep(0.05)
-        p = get_point(ctx.stats("target_pie"), "work")
-    time.sleep(0.3)
-    return get_point(ctx.stats("target_pie"), "work")
+    assert_counts(ctx, "target_pie", "work", 30, 0, 12)
+    return get_point(wait_ticks(lambda: ctx.stats("target_pie"), 3), "work")
 
 
 @test

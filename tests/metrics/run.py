@@ -171,6 +171,17 @@ def check_point(parsed, st, app, point, kind, visits, exc, downs):
           % (s, count))
 
 
+def folded(ctx, app):
+    """Until the loader has folded the second now running (and so every
+    call made before) into its totals: stats' folded_through, 1-2 s on
+    (a tick folds its second - 2)."""
+    sec = int(time.time())
+    return sdstest.wait_until(
+        lambda: (lambda st: st if (st.get("folded_through") or 0) >= sec
+                 else None)(ctx.stats(app)), time.time() + 10,
+        "the loader did not fold second %d within 10 s" % sec, 0.05)
+
+
 SUITE = sdstest.Suite(timeout=180, log_total=True)
 test = SUITE.test
 
@@ -181,7 +192,7 @@ def test_function_point_equals_stats(ctx):
     t = guarded.Target(ctx, TARGET)
     port = attach(ctx, "mfunc", TARGET, ["work=work:err=neg"])
     t.cmd("work 1234 17 0 0")
-    time.sleep(1.5)     # the second of the calls folded into the totals
+    folded(ctx, "mfunc")    # the second of the calls folded into the totals
     text = scrape(port)
     promtool(text, "the loader's /metrics")
     check_point(parse(text), ctx.stats("mfunc"), "mfunc", "work", "function",
@@ -216,7 +227,7 @@ def test_guard_point_equals_stats(ctx):
     r = t.call("pay", 299)
     eq(r["downgraded"], 299, "downgraded after the switch")
     made["downgraded"] += 299
-    time.sleep(1.5)
+    folded(ctx, "mguard")
     text = scrape(port)
     promtool(text, "the loader's /metrics (guard)")
     parsed = parse(text)
@@ -237,7 +248,7 @@ def test_histogram_buckets_and_concurrency(ctx):
     out = t.cmd("work 100 0 10 20")
     took_max = int(out[0].split()[2])
     check(took_max < 2 ** 30, "the slowest call took %d ns" % took_max)
-    time.sleep(1.5)
+    folded(ctx, "mhist")
     parsed = parse(scrape(port))
     lab = dict(app="mhist", point="work")
     bucket = {d["le"]: v for d, v in series(
@@ -252,14 +263,18 @@ def test_histogram_buckets_and_concurrency(ctx):
     # Four threads inside nap() for 3 s: the gauge, as stats says.
     t.p.stdin.write(b"tnap 4 3000\n")
     t.p.stdin.flush()
-    time.sleep(1.5)
+    # The threads' time to enter nap(), seen in stats (the kernel's gauge);
+    # a scrape is served from a tick after it is asked.
+    sdstest.wait_until(
+        lambda: get_point(ctx.stats("mhist"), "nap")["concurrency"] == 4,
+        time.time() + 2.5, lambda _: "stats concurrency of nap %r, want 4 "
+        "within 2.5 s of tnap 4" % get_point(ctx.stats("mhist"),
+                                             "nap")["concurrency"], 0.05)
     parsed = parse(scrape(port))
-    p = get_point(ctx.stats("mhist"), "nap")
-    eq(p["concurrency"], 4, "stats concurrency of nap")
     eq(one(parsed, "sds_point_concurrency", app="mhist", point="nap"), 4,
        "sds_point_concurrency of nap")
     eq(t.readline(30), "done", "tnap")
-    time.sleep(1.5)
+    folded(ctx, "mhist")
     parsed = parse(scrape(port))
     eq(one(parsed, "sds_point_concurrency", app="mhist", point="nap"), 0,
        "sds_point_concurrency after the naps")
