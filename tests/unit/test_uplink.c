@@ -88,7 +88,7 @@ static int setup(void **state)
 	assert_non_null(mkdtemp(dir));
 	snprintf(token, sizeof(token), "%s/token", dir);
 	f = fopen(token, "w");
-	fputs("t0ken\n", f);
+	fputs("t0ken-of-16-bytes-or-more\n", f);
 	fclose(f);
 	chmod(token, 0600);	/* a token file others may read is refused */
 	memset(&l, 0, sizeof(l));
