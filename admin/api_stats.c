@@ -158,6 +158,22 @@ void heartbeat(struct route *r)
 		fail(r, 400, "period_start is more than an hour in the future");
 		goto out;
 	}
+	/*
+	 * A scoped heartbeat token (--heartbeat-token-file FILE:GROUP[/APP])
+	 * speaks for its apps only: outside them it creates no app and reads
+	 * no strategies, drills or plans.
+	 */
+	if (r->rq->tok && !admin_auth_in_scope(r->rq->tok, hb->group, hb->app)) {
+		char scope[2 * ADMIN_NAME_MAX + 2], more[4 * ADMIN_NAME_MAX + 64];
+
+		admin_auth_scope_name(r->rq->tok, scope, sizeof(scope));
+		snprintf(more, sizeof(more), "for %s/%s (scope %s)", hb->group, hb->app, scope);
+		admin_auth_audit_denied_app(r->ad, r->rq->tok, "POST", "/api/v1/heartbeat",
+					    hb->group, hb->app, more);
+		fail(r, 403, "this heartbeat token is for %s only: %s/%s is outside it",
+		     scope, hb->group, hb->app);
+		goto out;
+	}
 	if (store_rc(r, st->ops->heartbeat(st, hb, now_s(), &res, r->err)))
 		goto out;
 	if (res.duplicate) {

@@ -17,6 +17,7 @@
 #include <strings.h>
 #include <time.h>
 #include "admin.h"
+#include "names.h"
 
 /* Fingerprint: FNV-1a 64 of the token, the audit log's "fnv:" id. */
 static void fingerprint(const char *tok, size_t len, char out[ADMIN_FP_MAX])
@@ -40,8 +41,28 @@ const char *admin_role_name(enum admin_role r)
 	return "?";
 }
 
+/* "GROUP" or "GROUP/APP", each a valid name, into @t's scope. */
+static int scope_set(struct admin_token *t, const char *scope)
+{
+	const char *slash = strchr(scope, '/');
+	size_t gl = slash ? (size_t)(slash - scope) : strlen(scope);
+
+	if (!gl || gl > ADMIN_NAME_MAX)
+		return -1;
+	memcpy(t->scope_group, scope, gl);
+	t->scope_group[gl] = '\0';
+	if (!sds_name_valid(t->scope_group))
+		return -1;
+	if (!slash)
+		return 0;
+	if (strlen(slash + 1) > ADMIN_NAME_MAX)
+		return -1;
+	strcpy(t->scope_app, slash + 1);
+	return sds_name_valid(t->scope_app) ? 0 : -1;
+}
+
 int admin_auth_add(struct admin *ad, const char *opt, const char *path,
-		   enum admin_role role, char *err, size_t errlen)
+		   const char *scope, enum admin_role role, char *err, size_t errlen)
 {
 	struct admin_token *t;
 	int i;
@@ -56,6 +77,12 @@ int admin_auth_add(struct admin *ad, const char *opt, const char *path,
 		return -1;
 	t->len = strlen(t->tok);
 	t->role = role;
+	if (scope && scope_set(t, scope)) {
+		snprintf(err, errlen, "%s %s:%.200s: expected FILE:GROUP or FILE:GROUP/APP (names of [A-Za-z0-9_-], 1..64)",
+			 opt, path, scope);
+		memset(t, 0, sizeof(*t));
+		return -1;
+	}
 	/* One token, one role: else which one a request has is a guess. */
 	for (i = 0; i < ad->ntokens; i++) {
 		if (ad->tokens[i].len == t->len && !memcmp(ad->tokens[i].tok, t->tok, t->len)) {
@@ -68,6 +95,19 @@ int admin_auth_add(struct admin *ad, const char *opt, const char *path,
 	fingerprint(t->tok, t->len, t->fp);
 	ad->ntokens++;
 	return 0;
+}
+
+bool admin_auth_in_scope(const struct admin_token *t, const char *g, const char *a)
+{
+	if (!t->scope_group[0])
+		return true;
+	return !strcmp(t->scope_group, g) && (!t->scope_app[0] || !strcmp(t->scope_app, a));
+}
+
+void admin_auth_scope_name(const struct admin_token *t, char *out, size_t outlen)
+{
+	snprintf(out, outlen, "%s%s%s", t->scope_group, t->scope_app[0] ? "/" : "",
+		 t->scope_app);
 }
 
 /* Same work whatever the input: length and content compared together. */
@@ -288,6 +328,15 @@ static bool app_of(const char *p, char g[65], char a[65])
 	return true;
 }
 
+bool admin_auth_url_in_scope(const struct admin_token *t, const char *url)
+{
+	char g[65], a[65];
+
+	if (!t->scope_group[0])
+		return true;
+	return app_of(url + 8, g, a) && admin_auth_in_scope(t, g, a);
+}
+
 /* At most 10 stderr lines a minute. */
 static bool log_budget(void)
 {
@@ -307,17 +356,29 @@ static bool log_budget(void)
 	return ok;
 }
 
-void admin_auth_audit_denied(struct admin *ad, const struct admin_token *t,
-			     const char *method, const char *url)
+void admin_auth_audit_denied_app(struct admin *ad, const struct admin_token *t,
+				 const char *method, const char *url,
+				 const char *g, const char *a, const char *more)
 {
-	char g[65], a[65], detail[400], who[64], err[STORE_ERR_MAX];
+	char detail[600], who[64], err[STORE_ERR_MAX];
 	struct store *st = ad->store;
 
-	snprintf(detail, sizeof(detail), "%.8s %.300s", method, url);
+	snprintf(detail, sizeof(detail), "%.8s %.300s%s%.200s", method, url,
+		 more ? " " : "", more ? more : "");
 	snprintf(who, sizeof(who), "%s token %s", admin_role_name(t->role), t->fp);
-	if (app_of(url + 8, g, a) && st->ops->audit_denied &&
+	if (g && st->ops->audit_denied &&
 	    st->ops->audit_denied(st, g, a, detail, who, err) == STORE_OK)
 		return;
 	if (log_budget())
 		fprintf(stderr, "sds-admin: refused %s: %s (403)\n", who, detail);
+}
+
+void admin_auth_audit_denied(struct admin *ad, const struct admin_token *t,
+			     const char *method, const char *url)
+{
+	char g[65], a[65];
+	bool named = app_of(url + 8, g, a);
+
+	admin_auth_audit_denied_app(ad, t, method, url, named ? g : NULL,
+				    named ? a : NULL, NULL);
 }

@@ -14,6 +14,7 @@
 #define ADMIN_HOSTS_MAX		32	/* --allow-host names */
 #define ADMIN_HOST_MAX		255	/* bytes of one Host value we keep */
 #define ADMIN_FP_MAX		24	/* "fnv:" + 8 hex digits, NUL */
+#define ADMIN_NAME_MAX		64	/* a group's or an app's name (names.h) */
 
 /* What a token may do: the option that named its file. */
 enum admin_role {
@@ -39,13 +40,33 @@ struct admin_token {
 	size_t len;			/* strlen(tok) */
 	enum admin_role role;		/* from the option that named its file */
 	char fp[ADMIN_FP_MAX];		/* fingerprint for the audit log */
+	/*
+	 * A heartbeat token's scope (--heartbeat-token-file FILE:GROUP[/APP]):
+	 * the group, and the app ("" for every app of the group), it may
+	 * heartbeat and read strategies of.  "" and "": unscoped, every app.
+	 */
+	char scope_group[ADMIN_NAME_MAX + 1];
+	char scope_app[ADMIN_NAME_MAX + 1];
 };
 
 struct admin;
 
-/* Read @path (opt names it in errors) as a token of @role; 0 or -1 with @err. */
+/*
+ * Read @path (opt names it in errors) as a token of @role; 0 or -1 with
+ * @err.  @scope: NULL, or "GROUP" or "GROUP/APP", what a heartbeat token
+ * is limited to (admin_auth_in_scope).
+ */
 int admin_auth_add(struct admin *ad, const char *opt, const char *path,
-		   enum admin_role role, char *err, size_t errlen);
+		   const char *scope, enum admin_role role, char *err, size_t errlen);
+
+/* May @t act for app @a of group @g?  True for every unscoped token. */
+bool admin_auth_in_scope(const struct admin_token *t, const char *g, const char *a);
+
+/* Does @url ("/api/v1/groups/G/apps/A/...") name an app in @t's scope? */
+bool admin_auth_url_in_scope(const struct admin_token *t, const char *url);
+
+/* "GROUP" or "GROUP/APP" of a scoped @t into @out, "" if unscoped. */
+void admin_auth_scope_name(const struct admin_token *t, char *out, size_t outlen);
 
 /* The token @given matches (constant time over every token), or NULL. */
 const struct admin_token *admin_auth_lookup(const struct admin *ad,
@@ -73,5 +94,15 @@ bool admin_host_ok(const struct admin *ad, const char *host);
  */
 void admin_auth_audit_denied(struct admin *ad, const struct admin_token *t,
 			     const char *method, const char *url);
+
+/*
+ * The same for a request whose body names the app (a heartbeat refused
+ * for an app outside @t's scope): the row goes to app @a of group @g if
+ * it exists (it is never created), else to stderr; @detail is said after
+ * @method @url.
+ */
+void admin_auth_audit_denied_app(struct admin *ad, const struct admin_token *t,
+				 const char *method, const char *url,
+				 const char *g, const char *a, const char *detail);
 
 #endif /* SDS_ADMIN_AUTH_H */

@@ -330,6 +330,9 @@ static MHD_RESULT check_headers(struct admin *ad, struct MHD_Connection *c,
 				  "this token's role may not register copy servers: a copy-server token (--copy-token-file) is needed" :
 				  "this token's role may not do this");
 	}
+	/* A scoped heartbeat token reads its own apps' strategies only. */
+	if (need == ADMIN_NEED_STRATEGIES && cx->tok && !admin_auth_url_in_scope(cx->tok, url))
+		return send_error(ad, c, 403, "this heartbeat token's scope does not hold this app");
 	cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	if (cl && strtoull(cl, NULL, 10) > ad->max_body)
 		return send_error(ad, c, 413, "body larger than 1 MiB");

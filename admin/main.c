@@ -49,9 +49,11 @@ static const char usage[] =
 "                       used, with a warning: every local user can read it\n"
 "  --token-file FILE    an operator's bearer token: every write, and heartbeats\n"
 "                       (repeatable; surrounding whitespace ignored)\n"
-"  --heartbeat-token-file FILE  a loader's token: heartbeats and reads of\n"
-"                       strategies only; a write with it is 403, audited\n"
-"                       (repeatable)\n"
+"  --heartbeat-token-file FILE[:GROUP[/APP]]  a loader's token: heartbeats\n"
+"                       and reads of strategies only; a write with it is 403,\n"
+"                       audited (repeatable).  With :GROUP or :GROUP/APP only\n"
+"                       for that group's apps or that app (else 403, audited);\n"
+"                       without, for every app, and it may create apps\n"
 "  --copy-token-file FILE  an sds-copy server's token: its heartbeat\n"
 "                       (copy-servers/heartbeat) only; a name stays bound to\n"
 "                       the token that registered it (repeatable)\n"
@@ -95,7 +97,33 @@ static void add_token(struct admin *ad, const char *opt, const char *path,
 {
 	char err[600];
 
-	if (admin_auth_add(ad, opt, path, role, err, sizeof(err))) {
+	if (admin_auth_add(ad, opt, path, NULL, role, err, sizeof(err))) {
+		fprintf(stderr, "sds-admin: %s\n", err);
+		exit(1);
+	}
+}
+
+/*
+ * --heartbeat-token-file FILE[:GROUP[/APP]]: the token may heartbeat (and
+ * read the strategies of) that group's apps, or that one app, only.  The
+ * last ':' starts the scope (names hold no ':'), so a FILE whose path has
+ * a ':' is given with its scope.
+ */
+static void add_heartbeat_token(struct admin *ad, const char *arg)
+{
+	const char *colon = strrchr(arg, ':');
+	char path[4096], err[600];
+
+	if (!colon) {
+		add_token(ad, "--heartbeat-token-file", arg, ADMIN_ROLE_HEARTBEAT);
+		return;
+	}
+	if ((size_t)(colon - arg) >= sizeof(path))
+		die("--heartbeat-token-file", "path too long");
+	memcpy(path, arg, colon - arg);
+	path[colon - arg] = '\0';
+	if (admin_auth_add(ad, "--heartbeat-token-file", path, colon + 1,
+			   ADMIN_ROLE_HEARTBEAT, err, sizeof(err))) {
 		fprintf(stderr, "sds-admin: %s\n", err);
 		exit(1);
 	}
@@ -288,7 +316,7 @@ static void take_opt(struct admin *ad, struct opts *o, int c, const char *arg)
 		add_token(ad, "--token-file", arg, ADMIN_ROLE_OPERATOR);
 		o->operator = true;
 		break;
-	case 'H': add_token(ad, "--heartbeat-token-file", arg, ADMIN_ROLE_HEARTBEAT); break;
+	case 'H': add_heartbeat_token(ad, arg); break;
 	case 'R': add_token(ad, "--read-token-file", arg, ADMIN_ROLE_READ); break;
 	case 'K': add_token(ad, "--copy-token-file", arg, ADMIN_ROLE_COPY); break;
 	case 'A':

@@ -39,6 +39,7 @@ from sdstest import BUILD, Fail, check, eq, free_port  # noqa: E402
 import t_copy  # noqa: E402
 from t_copy import COPY_TESTS  # noqa: E402
 from t_roles import ROLE_TESTS  # noqa: E402
+from t_scope import SCOPE_TESTS  # noqa: E402
 from t_drill_errno import DRILL_ERRNO_TESTS  # noqa: E402
 import pgtest  # noqa: E402
 
@@ -1110,6 +1111,7 @@ TESTS = [test_command_line, test_organisation, test_heartbeat_aggregation, test_
          test_point_budget_state, test_point_budget_old_database, test_dashboard]
 TESTS += COPY_TESTS
 TESTS += ROLE_TESTS
+TESTS += SCOPE_TESTS
 TESTS += DRILL_ERRNO_TESTS
 from t_pwfile import PWFILE_TESTS  # noqa: E402
 TESTS += PWFILE_TESTS
