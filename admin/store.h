@@ -9,10 +9,11 @@
  * writes a one-line message into @err (STORE_ERR_MAX bytes) that names the
  * thing, e.g. "app 'shop' not found in group 'default'".
  *
- * Organisation (DESIGN.md §7): group -> app -> schemes (one active per app)
- * -> per-point strategies.  Each app has a strategies version that starts
- * at 1 and grows by one whenever what its hosts should enforce changes:
- * switching the active scheme, or changing the active scheme's strategies.
+ * Organisation (docs/DESIGN.md §7): group -> app -> schemes (one active
+ * per app) -> per-point strategies.  Each app has a strategies version
+ * that starts at 1 and grows by one whenever what its hosts should enforce
+ * changes: switching the active scheme, or changing the active scheme's
+ * strategies.
  */
 #ifndef SDS_ADMIN_STORE_H
 #define SDS_ADMIN_STORE_H

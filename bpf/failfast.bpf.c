@@ -3,7 +3,7 @@
  * failfast.bpf.c - a downgraded function point fails its dependency calls
  * at once (issue 15, docs/FAILFAST.md).
  *
- * A uprobe cannot skip a function or change its return (DESIGN.md §3),
+ * A uprobe cannot skip a function or change its return (docs/DESIGN.md §3),
  * but a BPF LSM program may refuse an operation with an errno.  The
  * thread's frame stack (task storage `frames`, kept by sds.bpf.c and
  * shared with this object by the loader) says which function points the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * The flags region (DESIGN.md §2, docs/PROTOCOL.md "Flags region"): two
+ * The flags region (docs/DESIGN.md §2, docs/PROTOCOL.md "Flags region"): two
  * shared mappings that the loader creates and every guarded process maps
  * (the fds come over the control socket with SCM_RIGHTS, in this order):
  *

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* heartbeat.c - the heartbeat JSON codec and its validation (DESIGN.md §7). */
+/* heartbeat.c - the heartbeat JSON codec, validated (docs/DESIGN.md §7). */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * The heartbeat (DESIGN.md §7): what a loader reports to sds-admin once per
- * natural 10-s period, and the admin's reply.  One codec for both sides:
- * the loader fills a struct sds_heartbeat and calls heartbeat_to_json();
- * the admin parses it with heartbeat_from_json(), which validates every
- * field.  The loader reads the reply with heartbeat_reply_parse().
+ * The heartbeat (docs/DESIGN.md §7): what a loader reports to sds-admin
+ * once per natural 10-s period, and the admin's reply.  One codec for both
+ * sides: the loader fills a struct sds_heartbeat and calls
+ * heartbeat_to_json(); the admin parses it with heartbeat_from_json(),
+ * which validates every field.  The loader reads the reply with
+ * heartbeat_reply_parse().
  *
  *   {"group": "default", "app": "shop", "host": "web-1", "ip": "10.0.0.7",
  *    "period_start": 1700000000, "period_s": 10, "version": 3,

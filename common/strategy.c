@@ -115,7 +115,10 @@ static int point_from_json(const char *name, json_t *obj,
 			goto bad;
 		x = json_integer_value(v);
 		if (x < 0) {
-			/* Negative disables (DESIGN.md §4), but not downgrade_rate. */
+			/*
+			 * Negative disables (docs/DESIGN.md §4), but not
+			 * downgrade_rate.
+			 */
 			if (f->strict ||
 			    f->off == offsetof(struct sds_strategy, downgrade_rate))
 				goto bad;

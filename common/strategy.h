@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * Strategies (DESIGN.md §4): the per-point limits of one app, versioned as
+ * Strategies (docs/DESIGN.md §4): the per-point limits of one app, versioned as
  * a whole.  The JSON codec here is the one the loader (strategy file,
  * heartbeat replies) and the admin (API bodies, storage) share.
  *

@@ -76,7 +76,7 @@ static char target_syms[2 * 4096 + 512];
 
 /* What probes cost here (calib.h), when there are function points. */
 static struct {
-	struct calib c;		/* measured this boot, or DESIGN.md §3's */
+	struct calib c;		/* measured this boot, or docs/DESIGN.md §3's */
 	char line[PATH_MAX + 256];	/* what attach says of it; "": nothing */
 } probe_costs;
 

@@ -37,7 +37,7 @@ const char attach_usage[] =
 "  -a, --app NAME           app name (default: TARGET's base name)\n"
 "  -g, --group GROUP        group name (default: default)\n"
 "  -p, --pid PID            count only this process\n"
-"  -s, --strategies FILE    strategies JSON (DESIGN.md §4)\n"
+"  -s, --strategies FILE    strategies JSON (sds-strategies(5))\n"
 "      --admin URL[,URL...] report to sds-admin every 10 s, take its strategies\n"
 "      --admin-policy NAME  which admin gets each heartbeat: least_active\n"
 "                           (default), shortest_response, consistent_hash (by\n"

@@ -167,7 +167,7 @@ void calib__describe(const struct calib *c, const char *run_dir, char *out,
 
 	if (!s->measured) {
 		snprintf(out, outlen,
-			 "probe costs: DESIGN.md §3's figures (%s): a pair ~%u ns on a nop5, ~%u emulated, ~%u stepped",
+			 "probe costs: docs/DESIGN.md §3's figures (%s): a pair ~%u ns on a nop5, ~%u emulated, ~%u stepped",
 			 c->detail, s->probe_ns[SITE_NOP5] + s->uret_ns,
 			 s->probe_ns[SITE_EMULATED] + s->uret_ns,
 			 s->probe_ns[SITE_STEPPED] + s->uret_ns);

@@ -5,7 +5,7 @@
  * helper process (calib_run.c), cached in the run directory, and given
  * to site_costs_set() so that `attach`'s table, the budget and the
  * per-point overhead estimate in `stats` use them.  When the measurement
- * cannot be made the figures of DESIGN.md §3 stay (site.c).
+ * cannot be made the figures of docs/DESIGN.md §3 stay (site.c).
  */
 #ifndef SDS_CALIB_H
 #define SDS_CALIB_H
@@ -16,7 +16,7 @@
 #include "site.h"
 
 #define CALIB_FILE	".calib"	/* the cache, in the run directory */
-/* SDS_PROBE_COSTS=design: no measurement, DESIGN.md §3's figures. */
+/* SDS_PROBE_COSTS=design: no measurement, docs/DESIGN.md §3's figures. */
 #define CALIB_ENV	"SDS_PROBE_COSTS"
 
 /*
@@ -80,7 +80,7 @@ void calib__describe(const struct calib *c, const char *run_dir, char *out,
 
 /*
  * This boot's costs, into @c: from @run_dir's cache, else measured now
- * (and cached), else DESIGN.md §3's with one line on stderr saying why;
+ * (and cached), else docs/DESIGN.md §3's with one line on stderr saying why;
  * SDS_PROBE_COSTS=design asks for §3's without measuring.  Then
  * site_costs_set() with them.  Never fails; returns whether `attach`
  * should say which costs it uses (false: the user chose §3's).

@@ -340,7 +340,7 @@ bool calib__get(const char *run_dir, struct calib *c)
 		return true;
 	}
 	if (calib__measure(&c->costs, c->detail, sizeof(c->detail))) {
-		fprintf(stderr, "sds-bpf: measuring the probe costs: %s: using DESIGN.md §3's figures\n",
+		fprintf(stderr, "sds-bpf: measuring the probe costs: %s: using docs/DESIGN.md §3's figures\n",
 			c->detail);
 		c->costs = *site_costs_get();
 		return true;

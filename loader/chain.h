@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * The strategy chain of DESIGN.md §4, evaluated by the loader every tick
+ * The strategy chain of docs/DESIGN.md §4, evaluated by the loader every tick
  * for one point: which window strategy trips, the delay_ms hold with its
  * probe calls, and what to publish in the point's flag entry.  Pure logic
  * (no maps, no clock): unit tested in tests/unit/test_chain.c.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * The control socket of a running `sds-bpf attach` (DESIGN.md §2):
+ * The control socket of a running `sds-bpf attach` (docs/DESIGN.md §2):
  * $SDS_RUN_DIR/<group>.<app>.sock (a hashed name when that is too long for
  * a UNIX socket: common/names.h), default /run/sds.  One request line per
  * connection ("stats", "hist POINT", "info"), one JSON document back.

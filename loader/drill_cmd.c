@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * drill_cmd.c - `sds-bpf drill`: start or stop a fault drill at a guard
- * point of a running app (DESIGN.md §5).  The loader checks that the
+ * point of a running app (docs/DESIGN.md §5).  The loader checks that the
  * caller is root; this checks everything it can before asking, so that
  * bad input gets its message without a loader, and it chooses the one
  * loader the drill is for before any loader is sent it.

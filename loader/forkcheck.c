@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * forkcheck.c - does this kernel kill a child forked after a nop5 uprobe
- * fired?  Tried, not looked up by version (DESIGN.md §3, issue 9):
+ * fired?  Tried, not looked up by version (docs/DESIGN.md §3, issue 9):
  *
  *   the loader                         sds-bpf __forkcheck (exec'd)
  *   fork + exec /proc/self/exe  --->   "r": ready, waits on stdin

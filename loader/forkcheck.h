@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * The fork self-test (issue 9, DESIGN.md §3): does this kernel kill a
+ * The fork self-test (issue 9, docs/DESIGN.md §3): does this kernel kill a
  * child forked (without exec) after a uprobe on a 5-byte NOP fired?
  * Linux 6.18 does (the optimized probe is a call into a trampoline page
  * that fork() does not copy).  Found out by trying, once per boot, and

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * Probe sites: what the kernel will do with the instruction a uprobe sits
- * on (DESIGN.md §3).  This is not a disassembler: it knows the handful of
+ * on (docs/DESIGN.md §3).  This is not a disassembler: it knows the handful of
  * instructions the kernel treats specially and calls everything else
  * "stepped", which is what the kernel does too.
  */
@@ -197,7 +197,7 @@ const char *site_kind_name(enum site_kind kind)
 }
 
 /*
- * DESIGN.md §3's figures (`make bench` on the development machines): a
+ * docs/DESIGN.md §3's figures (`make bench` on the development machines): a
  * pair costs ~700 ns on a nop5, ~1,000 emulated, ~20,500 stepped, of which
  * the return half is ~400.
  */
@@ -240,7 +240,7 @@ static int hint_c(enum site_kind kind, bool clang, char *buf, size_t len)
 
 	/*
 	 * gcc -fpatchable-function-entry=5 pads with five 1-byte NOPs and
-	 * clang's with 0f 1f 44 00 08: both only emulated (DESIGN.md §3).
+	 * clang's with 0f 1f 44 00 08: both only emulated (docs/DESIGN.md §3).
 	 */
 	if (clang)
 		return snprintf(buf, len,
@@ -287,7 +287,7 @@ void site_hint(const struct site *s, const struct src_info *src, char *buf,
 		n = hint_c(s->kind, src->clang, buf, len);
 		break;
 	}
-	/* CET builds: say that endbr64 cost nothing (DESIGN.md §3). */
+	/* CET builds: say that endbr64 cost nothing (docs/DESIGN.md §3). */
 	if (s->skip == 4 && n > 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n,
 			 "; the leading endbr64 is skipped, the probe sits 4 bytes in");

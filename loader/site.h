@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * Probe sites: what the kernel will do with the instruction a uprobe sits
- * on (DESIGN.md §3), decoded from the instruction bytes.
+ * on (docs/DESIGN.md §3), decoded from the instruction bytes.
  */
 #ifndef SDS_SITE_H
 #define SDS_SITE_H
@@ -53,7 +53,8 @@ const char *site_kind_name(enum site_kind kind);
  * What probes cost the target on this machine, in ns per firing: one
  * uprobe on a site of each kind (with sds-bpf's entry program), and a
  * uretprobe's return (with its exit program).  Measured once per boot
- * where the loader can (site_costs_set()), else the figures of DESIGN.md §3.
+ * where the loader can (site_costs_set()), else the figures of
+ * docs/DESIGN.md §3.
  */
 struct site_costs {
 	unsigned int probe_ns[3];	/* by enum site_kind */

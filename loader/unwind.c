@@ -20,7 +20,7 @@
 /*
  * Go: a uretprobe's planted return address (the trampoline) is a pc the
  * Go runtime does not know; its stack walk (growth, GC, panics) fails
- * with "unexpected return pc" and the service exits (DESIGN.md §3).
+ * with "unexpected return pc" and the service exits (docs/DESIGN.md §3).
  */
 enum ret_mode ret_mode_for(struct elf_file *ef, enum ret_why *why)
 {

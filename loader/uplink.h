@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * uplink.h - the loader's heartbeat to sds-admin (DESIGN.md §7).
+ * uplink.h - the loader's heartbeat to sds-admin (docs/DESIGN.md §7).
  *
  * The main loop accounts every folded second of every point into the
  * natural 10-s period it belongs to (wall clock), closes a period once all

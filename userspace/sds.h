@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * libsds: guard the call sites of an application with sds-bpf (DESIGN.md
+ * libsds: guard the call sites of an application with sds-bpf (docs/DESIGN.md
  * §6).  The counting is done by eBPF uprobes on the library's probe sites;
  * the guard only reads the flags a running `sds-bpf attach` writes, so a
  * guarded call costs a few ns, and without a loader it never downgrades.

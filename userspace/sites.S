@@ -9,7 +9,7 @@
  * (uint32_t id, const void *buf, size_t len), for the loader's copy
  * program (docs/COPY.md) to read the buffer from.  The 5-byte NOP is the only
  * first instruction the kernel turns into a call to a uprobe trampoline
- * (~260 ns a hit instead of an int3 trap, DESIGN.md §3), and only if it
+ * (~260 ns a hit instead of an int3 trap, docs/DESIGN.md §3), and only if it
  * does not cross a page: hence the 16-byte alignment.  It is the whole
  * function, never inside a body, because the optimized probe writes below
  * the stack pointer and would corrupt a leaf function's red zone.

@@ -76,7 +76,7 @@ class Ctx:
         self.env["SDS_STATE_DIR"] = os.path.join(self.tmp, "state")
         self.pin_root = sdstest.pin_root_for(self.tmp)
         self.env["SDS_PIN_ROOT"] = self.pin_root
-        # DESIGN.md §3's probe costs: no calibration in each test.
+        # docs/DESIGN.md §3's probe costs: no calibration in each test.
         self.env["SDS_PROBE_COSTS"] = "design"
         os.makedirs(self.env["SDS_STATE_DIR"])
         Ctx.n_app += 1
@@ -569,7 +569,8 @@ def test_bpffs_mounted_when_missing(ctx):
 
 
 def test_clean_exit_leaves_nothing(ctx):
-    """attach then SIGTERM: nothing pinned, no program left (DESIGN §5)."""
+    """attach then SIGTERM: nothing pinned, no program left
+    (docs/DESIGN.md §5)."""
     snap = sdstest.KernelSnapshot([ctx.pin_root])
     l1 = ctx.attach()
     check(os.path.isdir(ctx.pin_dir()), "no pins while attached")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 """
-End-to-end tests of the heartbeat (DESIGN.md §4, §5, §7; issue 4,
+End-to-end tests of the heartbeat (docs/DESIGN.md §4, §5, §7; issue 4,
 "Integration"): a real sds-admin on a free loopback port with its own
 SQLite file, a real `sds-bpf attach --admin` on a private copy of
 target_pie (tests/targets/target.c), real uprobes, exact numbers.

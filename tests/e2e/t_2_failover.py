@@ -109,7 +109,7 @@ def loader_restart_admin_down(ctx):
     v = make_app(admin, {"order": KILL, "w": {"visit_threshold": W_LIMIT}})
     want = strategy_doc(admin)
     t = ctx.target()
-    # The state dir from $SDS_STATE_DIR (DESIGN.md §5), no --state-dir.
+    # The state dir from $SDS_STATE_DIR (docs/DESIGN.md §5), no --state-dir.
     l1 = ctx.attach(admin.url, state_dir=False)
     off = offset_s(l1)
     wait_strategy(l1, v, l1.first_period() + PERIOD + off + 3.0)

@@ -194,7 +194,7 @@ def admin_reply_unusable(ctx):
 
 @test
 def hold_survives_unrelated_change(ctx):
-    """DESIGN.md §4: once tripped, a point stays downgraded for delay_ms.
+    """docs/DESIGN.md §4: once tripped, a point stays downgraded for delay_ms.
     A new version that leaves w's strategy as it was must not end w's
     hold."""
     admin = ctx.admin()

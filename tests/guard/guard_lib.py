@@ -39,7 +39,7 @@ TICK = 0.100                  # the loader's default tick
 REACT_MAX = TICK + 0.300      # a window strategy trips within a tick + margin
 RECOVER_MIN = 8.9             # a call stays in the 10-s window >= 9 s
 RECOVER_MAX = 12.0            # ... and must have cleared by then
-FAIL_OPEN_MAX = 3.0           # DESIGN.md §2: downgrades lapse within 3 s
+FAIL_OPEN_MAX = 3.0           # docs/DESIGN.md §2: downgrades lapse within 3 s
 FIND_MAX = 2.5                # a loader that appears later is found (~1-2 s)
 
 # Threads that contend for one guard: more than the CPUs.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 """
-Integration tests of enforcement (issue 3, "Tests"; DESIGN.md §2, §4-§6):
+Integration tests of enforcement (issue 3, "Tests"; docs/DESIGN.md §2, §4-§6):
 applications linked with libsds, guarded by a real `sds-bpf attach
 --strategies FILE`, with real BPF programs and real processes, exact
 numbers.

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 """
-Fail-open (DESIGN.md §2): a loader killed (static and shared libsds),
+Fail-open (docs/DESIGN.md §2): a loader killed (static and shared libsds),
 one that exits, one whose ticks stop: its downgrades lapse within
 FAIL_OPEN_MAX and the program keeps running.
 """

@@ -10,7 +10,7 @@ for the table's COST, the budget and `stats`' overhead estimate.
   column and stats' cost_ns agree exactly; no helper is left;
 - a damaged, foreign or other boot's cache, or a symlink in its place:
   measured again, the cache rewritten (the symlink's target untouched);
-- SDS_PROBE_COSTS=design (the harness's default): DESIGN.md §3's
+- SDS_PROBE_COSTS=design (the harness's default): docs/DESIGN.md §3's
   figures, no line, no cache.
 """
 

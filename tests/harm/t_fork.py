@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 """
-Fork safety (issue 9; DESIGN.md §3): on Linux 6.18 a uprobe on a 5-byte
+Fork safety (issue 9; docs/DESIGN.md §3): on Linux 6.18 a uprobe on a 5-byte
 NOP becomes a call into a trampoline page that fork() does not copy, so
 a child forked (without exec) after the probe fired dies at its next
 call of the function.  `attach` finds out by a self-test once per boot

@@ -488,7 +488,7 @@ class TestDir:
         self.state_dir = os.path.join(self.tmp, "state")
         os.mkdir(self.run_dir, 0o755)
         os.mkdir(self.state_dir, 0o755)
-        # DESIGN.md §3's probe costs, not this boot's (loader/calib.h):
+        # docs/DESIGN.md §3's probe costs, not this boot's (loader/calib.h):
         # the same figures on every machine, and no measurement in each
         # test's fresh run dir; t_budget and t_calib ask for measured ones.
         self.pin_root = pin_root_for(self.tmp)
@@ -726,7 +726,7 @@ def pins_under(roots):
 def progs_pinned_under(roots, progs=None):
     """{prog id: why} for the programs that something pinned under @roots
     keeps: the program itself, a link to it, or a map it uses (the
-    loader pins its maps and links there, DESIGN §5).  @progs: the
+    loader pins its maps and links there, docs/DESIGN.md §5).  @progs: the
     records of _bpftool_pinned("prog") to judge (else all of them, asked
     for here)."""
     own = {}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * strategy_fixture.h - what the units of common/strategy.c share: the
- * example of DESIGN.md §4, the output buffers, and the checks of a
+ * example of docs/DESIGN.md §4, the output buffers, and the checks of a
  * refused document and of every field.
  */
 #ifndef SDS_STRATEGY_FIXTURE_H
@@ -13,7 +13,7 @@
 
 #define LIMIT_MAX_S	"1099511627776"		/* 1 << 40, strategy.c's LIMIT_MAX */
 
-/* The example of DESIGN.md §4, verbatim. */
+/* The example of docs/DESIGN.md §4, verbatim. */
 static const char __attribute__((unused)) design_example[] =
 	"{\"version\": 3,\n"
 	" \"points\": {\"order\": {\"visit_threshold\": 1000, \"exception_rate_threshold\": 40,\n"

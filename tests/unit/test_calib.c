@@ -188,7 +188,7 @@ static void test_describe(void **state)
 	c.costs = *site_costs_get();
 	snprintf(c.detail, sizeof(c.detail), "loading BPF programs: Operation not permitted");
 	calib__describe(&c, "/run/sds", line, sizeof(line));
-	assert_string_equal(line, "probe costs: DESIGN.md §3's figures (loading BPF programs: Operation not permitted): a pair ~700 ns on a nop5, ~1000 emulated, ~20500 stepped");
+	assert_string_equal(line, "probe costs: docs/DESIGN.md §3's figures (loading BPF programs: Operation not permitted): a pair ~700 ns on a nop5, ~1000 emulated, ~20500 stepped");
 
 	/* site_costs_set() then serves them to the budget. */
 	site_costs_set(&measured);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * Unit tests of common/strategy.c: the strategies JSON codec of
- * DESIGN.md §4 — parsing, defaults, round trip and lookup (the documents
+ * docs/DESIGN.md §4 — parsing, defaults, round trip and lookup (the documents
  * it refuses: test_strategy_invalid.c; loading a file:
  * test_strategy_file.c).
  */

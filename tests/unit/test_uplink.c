@@ -435,7 +435,7 @@ static void test_begin(void **state)
 	assert_int_equal(u.queue[u.head].period_start, P0 + 40);
 }
 
-/* FNV-1a, as DESIGN.md spreads a fleet's heartbeats by the host's name. */
+/* FNV-1a of the host's name, as docs/DESIGN.md §7 spreads a fleet. */
 static uint32_t fnv1a(const char *s)
 {
 	uint32_t h = 2166136261u;

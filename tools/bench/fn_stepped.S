@@ -2,7 +2,8 @@
 /*
  * bench_fn for the single-stepped site: its first instruction, a register
  * move, is neither a NOP, push, call nor jump, so the kernel can only
- * execute it out of line and single-step it (~20 us on the VM, DESIGN §3).
+ * execute it out of line and single-step it (~20 us on the VM,
+ * docs/DESIGN.md §3).
  */
 	.text
 	.globl	bench_fn

@@ -3,7 +3,7 @@
 #
 # tools/bench/run.sh: per-call cost of a function point (make bench).
 #
-# For each kind of probe site (DESIGN.md §3) a driver calls a trivial
+# For each kind of probe site (docs/DESIGN.md §3) a driver calls a trivial
 # function, bench_fn, in a tight loop and prints ns per call.  Side by side:
 #   none      no probe
 #   bare      a bare uprobe + uretprobe pair, one counter each (bench-bare),
