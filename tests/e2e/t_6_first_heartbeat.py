@@ -10,8 +10,8 @@ and SDS_HB_OFFSET_MS.
 
 import time
 
-from e2e_lib import (PERIOD, admin_of, attach_fails, offset_s, period_of,
-                     sleep_until, test)
+from e2e_lib import (PERIOD, TOKEN, admin_of, attach_fails, offset_s,
+                     period_of, sleep_until, test)
 from sdstest import Fail, check, eq, log, wait_ticks, wait_until
 from fake_admin import FakeAdmin, NOTHING_NEW
 
@@ -25,7 +25,9 @@ class ClockAdmin(FakeAdmin):
 
     def __init__(self, ctx):
         self.posts = []         # (arrival, period_start), first first
-        super().__init__(self._answer)
+        # Only this suite's loaders (e2e_lib.TOKEN): another's, posting
+        # to a port it had before, is refused.
+        super().__init__(self._answer, token=TOKEN)
         ctx.servers.append(self.srv)
 
     def _answer(self, doc):

@@ -17,16 +17,31 @@ class FakeAdmin:
     daemon threads until close().  Each heartbeat (a POST's JSON body) is
     given to @answer(doc), called under self.lock, whose result is the
     200 reply: bytes as they are, anything else as JSON.  Subclasses keep
-    what they record under the same lock."""
+    what they record under the same lock.
 
-    def __init__(self, answer):
+    With @token, a post without that bearer token is answered 401, as the
+    real admin would, and only counted (self.foreign): a port is reused
+    once freed, and a loader of another test or suite still posting to
+    the admin it had there must not pass for this test's loader."""
+
+    def __init__(self, answer, token=None):
         self.lock = threading.Lock()
+        self.foreign = 0
         fake = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self):
                 n = int(self.headers.get("Content-Length") or 0)
-                doc = json.loads(self.rfile.read(n))
+                body = self.rfile.read(n)
+                if token is not None and \
+                        self.headers.get("Authorization") != "Bearer " + token:
+                    with fake.lock:
+                        fake.foreign += 1
+                    self.send_response(401)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                doc = json.loads(body)
                 with fake.lock:
                     body = answer(doc)
                 if not isinstance(body, bytes):
