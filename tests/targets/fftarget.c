@@ -16,6 +16,10 @@
  *   escape PORT N     N times: call fetch_escape() from deep in the stack,
  *                     which longjmps out of itself (its return never
  *                     comes), then connect from the shallow caller
+ *   exec PORT N       call fetch_exec(): N connects to PORT inside it, their
+ *                     line, then execve() of ffexec (beside this program),
+ *                     which connects N times more and prints its own line
+ *                     (fetch_exec's return never comes; the process ends)
  *   quit              exit 0
  *
  * Each prints "res NAME=COUNT ... med MED max MAX": the calls' outcomes
@@ -178,6 +182,43 @@ static int escape_then_connect(int port)
 	return plain_connect(port);
 }
 
+static unsigned long long took[MAX_CALLS];
+static int outcome[4096];
+static void report(int n);
+
+/*
+ * @n connects to @port from inside this point, reported, then the thread
+ * execs ffexec PORT N: this call never returns, so the thread's frame of
+ * it is still there when ffexec connects.  Returns only if the exec fails.
+ */
+TARGET_FN int fetch_exec(int port, int n)
+{
+	char helper[4096], ports[16], ns[16];
+	char *argv[] = { helper, ports, ns, NULL };
+	ssize_t len;
+	char *slash;
+	int i, r;
+
+	for (i = 0; i < n; i++) {
+		unsigned long long t0 = now_ns();
+
+		r = plain_connect(port);
+		took[i] = now_ns() - t0;
+		outcome[r < 0 && -r < 4096 ? -r : 0]++;
+	}
+	report(n);
+	len = readlink("/proc/self/exe", helper, sizeof(helper) - 8);
+	if (len < 0)
+		return -errno;
+	helper[len] = 0;
+	slash = strrchr(helper, '/');
+	strcpy(slash ? slash + 1 : helper, "ffexec");
+	snprintf(ports, sizeof(ports), "%d", port);
+	snprintf(ns, sizeof(ns), "%d", n);
+	execve(helper, argv, environ);
+	return -errno;
+}
+
 static int cmp_ull(const void *a, const void *b)
 {
 	unsigned long long x = *(const unsigned long long *)a;
@@ -185,9 +226,6 @@ static int cmp_ull(const void *a, const void *b)
 
 	return x < y ? -1 : x > y;
 }
-
-static unsigned long long took[MAX_CALLS];
-static int outcome[4096];
 
 static void report(int n)
 {
@@ -217,6 +255,11 @@ int main(void)
 		if (sscanf(line, "%15s %4095s %d", cmd, arg, &n) != 3 ||
 		    n < 1 || n > MAX_CALLS) {
 			printf("error: %s", line);
+			continue;
+		}
+		if (!strcmp(cmd, "exec")) {
+			r = fetch_exec(atoi(arg), n);
+			printf("error: exec: %s\n", strerror(-r));
 			continue;
 		}
 		for (i = 0; i < n; i++) {
