@@ -6,8 +6,9 @@ the program it execs is inside no point, and nothing it does may fail
 fast.  fftarget's fetch_exec() connects N times from inside the point,
 then execs ffexec, which connects N times more from a stack below any the
 exec'ing program had (so a surviving frame would count whatever ASLR
-chose).  The dry run's test runs on every kernel; the cgroup lever's
-where attach uses it (else a SKIP line with the reason).
+chose).  A thread that execs TARGET again gives the old frame up at its
+next probed call.  The dry run's tests run on every kernel; the cgroup
+lever's where attach uses it (else a SKIP line with the reason).
 """
 
 import time
@@ -16,7 +17,10 @@ import sdstest
 from ff_lib import cg_lever, check, eq, skip, test, wait_cg_clean
 
 KILL = {"visit_threshold": 0}
-SPECS = ["fexec=fetch_exec:failfast=connect:err=neg"]
+# fetch on the pair path too (a point with :failfast= stays there): its
+# entry is the push that gives an exec'd-over frame up.
+SPECS = ["fexec=fetch_exec:failfast=connect:err=neg",
+         "fetch=fetch:failfast=connect:err=neg"]
 N = 20
 
 
@@ -57,6 +61,34 @@ def dry_exec_leaves_the_point(ctx):
     """Dry run: fetch_exec's N connects count as failed (and run); the
     exec'd ffexec's N do not count."""
     exec_from_the_point(ctx, True)
+
+
+@test
+def dry_reexec_gives_the_frame_up(ctx):
+    """fetch_exec execs fftarget itself: fexec's call stays in flight (1)
+    until the new program's first probed call, one fetch() (from a stack
+    below the old frame, so that unwinding by the stack pointer cannot
+    pop it), gives its frame up (0); the new program's N connects outside
+    any point do not count, and fexec's counts are the first program's
+    N."""
+    srv = ctx.server(reply=True)
+    ctx.write_strategies({"fexec": KILL})
+    ctx.attach(SPECS)
+    t = ctx.target()
+    eq(t.run("reexec", srv.port, N)[0], {"OK": N},
+       "fetch_exec's connects before its execve (a dry run denies none)")
+    eq(t.p.stdout.readline().strip(), b"ready", "the new program's first line")
+    eq(ctx.point("fexec")["concurrency"], 1, "fexec's calls in flight after "
+       "the exec")
+    eq(t.run("lowfetch", srv.port, 1)[0], {"OK": 1},
+       "the new program's fetch()")
+    eq((ctx.point("fexec")["concurrency"], ctx.point("fetch")["concurrency"]),
+       (0, 0), "fexec's and fetch's calls in flight after fetch()")
+    eq(t.run("connect", srv.port, N)[0], {"OK": N},
+       "the new program's connects outside any point")
+    f = ctx.ff("fexec")
+    eq((f["denied"], f["probes"]), (N, 0), "fexec: denied, probes")
+    eq(ctx.point("fexec")["total"]["visits"], 1, "fexec's visits")
 
 
 def cg_exec_leaves_the_point(ctx):
