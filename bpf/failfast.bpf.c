@@ -167,6 +167,15 @@ static __always_inline int ff_check(__u32 op)
 	if (!d || d > SDS_MAX_DEPTH)
 		return 0;
 	/*
+	 * Frames pushed before an execve() (called from inside a point: its
+	 * call never returns) are the old program's: the thread runs another
+	 * now, inside none of its points.  One load of the task's exec
+	 * counter (the stack's is beside depth); sds.bpf.c gives the frames
+	 * up at the thread's next push or its exit.
+	 */
+	if (fr->exec_id != (__u32)task->self_exec_id)
+		return 0;
+	/*
 	 * The thread's user stack pointer at the syscall.  A frame is popped
 	 * lazily, at the thread's next probed entry or exit: one left by
 	 * longjmp (or an unwound exception) is still there although its call

@@ -245,6 +245,7 @@ static __always_inline bool is_exception(const struct sds_point_cfg *cfg,
 static __always_inline void call_enter(__u32 point, __u64 ts, __u64 sp,
 				       enum sds_frame_kind kind)
 {
+	struct task_struct *task;
 	struct sds_frames *fr;
 	struct sds_slot *s;
 	struct sds_gauge *g;
@@ -264,10 +265,12 @@ static __always_inline void call_enter(__u32 point, __u64 ts, __u64 sp,
 	ADD(&g->entered, 1);
 	return;
 #endif
-	fr = bpf_task_storage_get(&frames, bpf_get_current_task_btf(), 0,
+	task = bpf_get_current_task_btf();
+	fr = bpf_task_storage_get(&frames, task, 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!fr)
 		goto drop;
+	frames_this_exec(fr, task);
 	if (kind == SDS_FRAME_GUARD) {
 		d = fr->depth;
 		if (d >= SDS_MAX_DEPTH) {
@@ -548,18 +551,10 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(sds_thread_exit, struct task_struct *task)
 {
 	struct sds_frames *fr;
-	__u32 i, d;
 
 	session_thread_exit(task);
 	fr = bpf_task_storage_get(&frames, task, 0, 0);
-	if (!fr)
-		return 0;
-	d = fr->depth;
-	for (i = 0; i < SDS_MAX_DEPTH; i++) {
-		if (i >= d)
-			break;
-		frame_drop(frame_at(fr, i)->point);
-	}
-	fr->depth = 0;
+	if (fr)
+		frames_drop_all(fr);
 	return 0;
 }

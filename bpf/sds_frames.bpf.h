@@ -36,6 +36,38 @@ static __always_inline void frame_drop(__u32 point)
 	ADD(&g->dropped, 1);
 }
 
+/* Give up every frame of @fr: calls that will never be seen ending. */
+static __always_inline void frames_drop_all(struct sds_frames *fr)
+{
+	__u32 i, d = fr->depth;
+
+	for (i = 0; i < SDS_MAX_DEPTH; i++) {
+		if (i >= d)
+			break;
+		frame_drop(frame_at(fr, i)->point);
+	}
+	fr->depth = 0;
+}
+
+/*
+ * The frames of @fr as the current thread @task may push onto: those of
+ * the program it ran before an execve() (from inside a call: that call
+ * never returns, and nothing ends it in the new program) are given up.
+ * The kernel's exec counter, not the mm's address: a freed mm's address
+ * is soon another's; the low half of an exec count comes back only
+ * after 2^32 execs of the thread.
+ */
+static __always_inline void frames_this_exec(struct sds_frames *fr,
+					     struct task_struct *task)
+{
+	__u32 exec_id = (__u32)task->self_exec_id;
+
+	if (fr->exec_id == exec_id)
+		return;
+	frames_drop_all(fr);
+	fr->exec_id = exec_id;
+}
+
 /*
  * Frame @f is below the stack pointer of a call entering or leaving at
  * @ts: its call is over without being seen to end.  A pair's was left by

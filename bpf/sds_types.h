@@ -113,11 +113,15 @@ enum sds_frame_kind {
  * Per thread (task local storage): the calls it has entered, innermost
  * last.  A return pops its own frame and any deeper frames that can no
  * longer return (longjmp, the kernel's return-probe depth limit); a thread
- * that exits gives back whatever it still holds.
+ * that exits gives back whatever it still holds, and one that calls
+ * execve() from inside a call leaves frames that no longer count.
  */
 struct sds_frames {
 	__u32 depth;		/* frames in use */
-	__u32 pad;
+	__u32 exec_id;		/* the thread's exec generation when they were pushed
+				 * (low half of task->self_exec_id, which execve()
+				 * increments): frames of another are a program's
+				 * the thread no longer runs */
 	struct sds_frame f[SDS_MAX_DEPTH];
 };
 

@@ -3,11 +3,18 @@
 #
 #   make failfast-tests   the suite, against build/bin/sds-bpf and
 #                         build/test/targets/fftarget (an ordinary
-#                         program: no libsds)
+#                         program: no libsds) and ffexec, which
+#                         its exec command runs
 
 FF_TARGET := $(TT_DIR)/fftarget
+# What fftarget's exec command runs (t_ffexec.py): beside it.
+FF_EXEC   := $(TT_DIR)/ffexec
 
-$(FF_TARGET): $(TT_SRC)/fftarget.c
+$(FF_TARGET): $(TT_SRC)/fftarget.c $(FF_EXEC)
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -fPIE -pie -o $@ $<
+
+$(FF_EXEC): $(TT_SRC)/ffexec.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -fPIE -pie -o $@ $<
 

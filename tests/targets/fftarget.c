@@ -16,6 +16,14 @@
  *   escape PORT N     N times: call fetch_escape() from deep in the stack,
  *                     which longjmps out of itself (its return never
  *                     comes), then connect from the shallow caller
+ *   exec PORT N       call fetch_exec(): N connects to PORT inside it, their
+ *                     line, then execve() of ffexec (beside this program),
+ *                     which connects N times more and prints its own line
+ *                     (fetch_exec's return never comes; the process ends)
+ *   reexec PORT N     the same, but the exec is of this program again, which
+ *                     prints "ready" and reads the same stdin
+ *   lowfetch PORT N   N calls of fetch(), on a stack mapped at a fixed low
+ *                     address: below any frame an exec'd-over program left
  *   quit              exit 0
  *
  * Each prints "res NAME=COUNT ... med MED max MAX": the calls' outcomes
@@ -31,8 +39,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #define TARGET_FN __attribute__((noipa, used))
@@ -178,6 +188,88 @@ static int escape_then_connect(int port)
 	return plain_connect(port);
 }
 
+static unsigned long long took[MAX_CALLS];
+static int outcome[4096];
+static void report(int n);
+
+/*
+ * @n connects to @port from inside this point, reported, then the thread
+ * execs ffexec PORT N (or, if @self, this program): this call never
+ * returns, so the thread's frame of it is still there in the program
+ * exec'd.  Returns only if the exec fails.
+ */
+TARGET_FN int fetch_exec(int port, int n, int self)
+{
+	char helper[4096], ports[16], ns[16];
+	char *argv[] = { helper, ports, ns, NULL };
+	ssize_t len;
+	char *slash;
+	int i, r;
+
+	for (i = 0; i < n; i++) {
+		unsigned long long t0 = now_ns();
+
+		r = plain_connect(port);
+		took[i] = now_ns() - t0;
+		outcome[r < 0 && -r < 4096 ? -r : 0]++;
+	}
+	report(n);
+	len = readlink("/proc/self/exe", helper, sizeof(helper) - 8);
+	if (len < 0)
+		return -errno;
+	helper[len] = 0;
+	if (self) {
+		argv[1] = NULL;
+	} else {
+		slash = strrchr(helper, '/');
+		strcpy(slash ? slash + 1 : helper, "ffexec");
+		snprintf(ports, sizeof(ports), "%d", port);
+		snprintf(ns, sizeof(ns), "%d", n);
+	}
+	execve(helper, argv, environ);
+	return -errno;
+}
+
+#define LOW_STACK	((void *)0x10000000UL)
+#define LOW_STACK_SIZE	(1 << 20)
+
+static ucontext_t main_uc, low_uc;
+static int low_port, low_r;
+
+static void low_fetch(void)
+{
+	low_r = fetch(low_port);
+}
+
+/*
+ * fetch(@port) on a stack at a fixed low address: its entry is below every
+ * frame the program exec'd over left, whatever addresses ASLR chose, so
+ * the sp-based unwinding of sds.bpf.c never pops such a frame by itself.
+ */
+static int fetch_low(int port)
+{
+	static void *stack;
+
+	if (!stack) {
+		stack = mmap(LOW_STACK, LOW_STACK_SIZE, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+			     -1, 0);
+		if (stack != LOW_STACK) {
+			stack = NULL;
+			return -ENOMEM;
+		}
+	}
+	getcontext(&low_uc);
+	low_uc.uc_stack.ss_sp = stack;
+	low_uc.uc_stack.ss_size = LOW_STACK_SIZE;
+	low_uc.uc_link = &main_uc;
+	makecontext(&low_uc, low_fetch, 0);
+	low_port = port;
+	if (swapcontext(&main_uc, &low_uc))
+		return -errno;
+	return low_r;
+}
+
 static int cmp_ull(const void *a, const void *b)
 {
 	unsigned long long x = *(const unsigned long long *)a;
@@ -185,9 +277,6 @@ static int cmp_ull(const void *a, const void *b)
 
 	return x < y ? -1 : x > y;
 }
-
-static unsigned long long took[MAX_CALLS];
-static int outcome[4096];
 
 static void report(int n)
 {
@@ -219,6 +308,11 @@ int main(void)
 			printf("error: %s", line);
 			continue;
 		}
+		if (!strcmp(cmd, "exec") || !strcmp(cmd, "reexec")) {
+			r = fetch_exec(atoi(arg), n, cmd[0] == 'r');
+			printf("error: exec: %s\n", strerror(-r));
+			continue;
+		}
 		for (i = 0; i < n; i++) {
 			unsigned long long t0 = now_ns();
 
@@ -234,6 +328,8 @@ int main(void)
 				r = plain_open(arg);
 			else if (!strcmp(cmd, "udp"))
 				r = fetch_udp(atoi(arg));
+			else if (!strcmp(cmd, "lowfetch"))
+				r = fetch_low(atoi(arg));
 			else if (!strcmp(cmd, "escape"))
 				r = escape_then_connect(atoi(arg));
 			else
