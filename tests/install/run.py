@@ -402,26 +402,8 @@ def admin_unit_command_line(ctx):
 
 
 def listening(pid, port):
-    """True when process @pid holds the socket listening on 127.0.0.1:@port
-    (/proc/net/tcp's inode of it among @pid's fds)."""
-    inodes = set()
-    with open("/proc/net/tcp") as f:
-        next(f)
-        for line in f:
-            w = line.split()
-            if w[1] == "0100007F:%04X" % port and w[3] == "0A":
-                inodes.add("socket:[%s]" % w[9])
-    try:
-        fds = os.listdir("/proc/%d/fd" % pid)
-    except OSError:
-        return False
-    for fd in fds:
-        try:
-            if os.readlink("/proc/%d/fd/%s" % (pid, fd)) in inodes:
-                return True
-        except OSError:
-            pass
-    return False
+    """True when process @pid holds the socket listening on 127.0.0.1:@port."""
+    return sdstest.pid_listens(pid, port)
 
 
 def start_admin(ctx, argv_for, tries=5):

@@ -274,25 +274,33 @@ def _group_pids(pgid):
     return pids
 
 
+def pid_listens(pid, port, want=None):
+    """True when process @pid holds the socket listening on @port
+    (/proc/net/tcp's inode of it among @pid's fds)."""
+    if want is None:
+        want = _tcp_sockets(port, True)
+    if not want:
+        return False
+    try:
+        fds = os.listdir("/proc/%d/fd" % pid)
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            link = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+        except OSError:
+            continue
+        if link.startswith("socket:[") and int(link[8:-1]) in want:
+            return True
+    return False
+
+
 def listens(p, port):
     """True when @p (a Popen), or a process of the group it leads, holds
     the socket listening on @port: the server there is ours."""
     want = _tcp_sockets(port, True)
-    if not want:
-        return False
-    for pid in {p.pid} | _group_pids(p.pid):
-        try:
-            fds = os.listdir("/proc/%d/fd" % pid)
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                link = os.readlink("/proc/%d/fd/%s" % (pid, fd))
-            except OSError:
-                continue
-            if link.startswith("socket:[") and int(link[8:-1]) in want:
-                return True
-    return False
+    return any(pid_listens(pid, port, want)
+               for pid in {p.pid} | _group_pids(p.pid))
 
 
 def serve_on_free_port(start, what, tries=8, timeout=10.0):

@@ -68,29 +68,8 @@ def say_leaks(name, env, left):
 
 
 def listening(pid, port):
-    """True when process @pid holds the socket listening on
-    127.0.0.1:@port (its inode in /proc/net/tcp among @pid's fds): a
-    port free_port() gave, then taken by someone else before the bind,
-    is not mistaken for ours."""
-    want = "0100007F:%04X" % port
-    inodes = set()
-    with open("/proc/net/tcp") as f:
-        next(f)
-        for line in f:
-            w = line.split()
-            if w[1] == want and w[3] == "0A":
-                inodes.add("socket:[%s]" % w[9])
-    try:
-        fds = os.listdir("/proc/%d/fd" % pid)
-    except OSError:
-        return False
-    for fd in fds:
-        try:
-            if os.readlink("/proc/%d/fd/%s" % (pid, fd)) in inodes:
-                return True
-        except OSError:
-            pass
-    return False
+    """True when process @pid holds the socket listening on 127.0.0.1:@port."""
+    return sdstest.pid_listens(pid, port)
 
 
 class Run:
