@@ -15,7 +15,8 @@ HOSTILE_DIR  := $(BUILD)/test/hostile
 HOSTILE_SRCS := $(wildcard tests/hostile/*.c)
 HOSTILE_BINS := $(patsubst tests/hostile/%.c,$(HOSTILE_DIR)/%,$(HOSTILE_SRCS))
 
-$(HOSTILE_DIR)/%: tests/hostile/%.c $(BUILD)/lib/libsds.a $(BUILD)/include/sds.h
+$(HOSTILE_DIR)/%: tests/hostile/%.c $(wildcard tests/hostile/*.h) $(BUILD)/lib/libsds.a \
+		$(BUILD)/include/sds.h
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -I$(BUILD)/include \
 		-Ibpf -Iuserspace -Icommon -o $@ $< $(BUILD)/lib/libsds.a -lpthread
