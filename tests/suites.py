@@ -105,7 +105,6 @@ SUITES = [
     Suite("backlog", "wait1", [_py("tests/backlog/run.py")], budget=200),
     Suite("drill", "wait1", [_py("tests/drill/run.py")], budget=200),
     Suite("metrics", "wait1", [_py("tests/metrics/run.py")], budget=120),
-    Suite("copy", "wait1", [_py("tests/copy/run.py")], budget=120),
     Suite("demo-lb", "wait1", [_py("tools/demo/lb_demo.py", "--check")],
           count="exit", budget=90),
     Suite("demo-copy", "wait1", [_py("tools/demo/copy_admin_demo.py", "--check")],
@@ -124,6 +123,7 @@ SUITES = [
     Suite("debuginfo", "wait2", [_py("tests/debuginfo/run.py")], budget=90),
     Suite("testlib", "wait2", [_py("tests/lib/selftest.py")], budget=60,
           count="suite", listing=3),
+    Suite("copy", "wait2", [_py("tests/copy/run.py")], budget=240),
 
     # heavy: compilers, fuzzer, ASan, packaging.
     Suite("unit", "heavy", [[b] for b in UNIT], count="cmocka", budget=120),
