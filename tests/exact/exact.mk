@@ -5,7 +5,7 @@
 #   make exact-fn-tests function points' crossing stamps (fn_run.py), on
 #                       both probe paths; ~60 s
 #
-# Added to EXTRA_TESTS, so `make test` runs them too.
+# `make test` runs them too, from tests/suites.py.
 
 .PHONY: exact-tests exact-fn-tests
 EXTRA_TESTS += exact-tests exact-fn-tests

@@ -1,5 +1,5 @@
 # Tests of libsds (tests/libsds/), included by userspace/userspace.mk.
-# `make libsds-test` (run by `make test` through EXTRA_TESTS) builds them
+# `make libsds-test` (`make test` runs them from tests/suites.py) builds them
 # under build/test/libsds and runs them:
 #
 #   test_guard     the decision logic on a region laid out by the test

@@ -5,7 +5,7 @@
 #
 #   make metrics-tests    runs the tests (root: they load BPF); ~30 s
 #
-# Added to EXTRA_TESTS, so `make test` runs them too.
+# `make test` runs them too, from tests/suites.py.
 
 .PHONY: metrics-tests
 EXTRA_TESTS += metrics-tests

@@ -4,7 +4,7 @@
 #
 #   make probepath-tests    runs the tests (root: they load BPF)
 #
-# Added to EXTRA_TESTS, so `make test` runs them too.
+# `make test` runs them too, from tests/suites.py.
 
 .PHONY: probepath-tests
 EXTRA_TESTS += probepath-tests

@@ -37,7 +37,7 @@ demo-copy: deps
 # The same from the dashboard (tools/demo/copy_admin_demo.py): sds-admin,
 # sds-copy and the source's loader take their plans from it; the operator
 # starts the copy, records and replays.  demo-copy-check scripts those
-# steps and checks every count (run by make test).
+# steps and checks every count (make test runs the same check, tests/suites.py).
 #
 # The checks (demo-copy-check, demo-lb-check) take what they run from
 # prerequisites (all demo-bins: make test's build phase makes them) and
@@ -56,7 +56,7 @@ demo-copy-check: all demo-bins
 # Balancing (tools/demo/lb_demo.py, docs/BALANCE.md "The demo"): a service
 # balancing "pay" over three providers, one made slow and one failing,
 # then healed; a table per second.  demo-lb-check asserts the shares and
-# that every call is accounted for, exactly (run by make test: 28 s).
+# that every call is accounted for, exactly (make test runs it, tests/suites.py: 28 s).
 # Needs root (BPF).
 EXTRA_TESTS += demo-lb-check
 .PHONY: demo-lb demo-lb-check
