@@ -321,11 +321,18 @@ def reap_orphans(known):
                 continue
             try:
                 with open("/proc/%s/stat" % pid) as f:
-                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
+                    state, ppid = f.read().rsplit(")", 1)[1].split()[:2]
+            except (OSError, ValueError):
                 continue
-            if ppid == me:
-                kids.append(int(pid))
+            if int(ppid) != me:
+                continue
+            if state == "Z":        # exited already: only reaped
+                try:
+                    os.waitpid(int(pid), os.WNOHANG)
+                except ChildProcessError:
+                    pass
+                continue
+            kids.append(int(pid))
         if not kids:
             break
         for pid in kids:
