@@ -24,19 +24,19 @@ WARN       := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 CFLAGS     ?= -O2 -g
 CPPFLAGS   += -D_GNU_SOURCE -I$(GEN) -Ibpf -Icommon -Iloader
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11
-# -liberty: libiberty's C++ and Rust demangler (loader/demangle.c);
-# -lcapstone: the x86 decoder that finds a function's exits (loader/exits.c).
+# -liberty: libiberty's C++ and Rust demangler (loader/target/demangle.c);
+# -lcapstone: the x86 decoder that finds a function's exits (loader/target/exits.c).
 LOADER_LIBS := -lbpf -lelf -lz -ljansson -lcurl -lpthread -lm -liberty -lcapstone
 
 COMMON_SRCS := $(wildcard common/*.c)
-LOADER_SRCS := $(wildcard loader/*.c)
+LOADER_SRCS := $(wildcard loader/*/*.c)
 # The balancing policies and their registry (--admin-policy, `ext list`).
-LOADER_USRC := userspace/balance.c userspace/balance_hash.c userspace/ext_balancer.c
+LOADER_USRC := libsds/balance.c libsds/balance_hash.c libsds/ext_balancer.c
 # Pure modules the unit tests link (no BPF, no sockets).
-PURE_SRCS   := $(COMMON_SRCS) loader/pointspec.c loader/site.c loader/elfsym.c loader/elfaddr.c loader/chain.c loader/budget.c \
-	       loader/demangle.c loader/lang.c loader/exits.c loader/calib.c loader/debuginfo.c \
-	       loader/backlog.c loader/backlog_load.c loader/buildid.c \
-	       loader/counters.c loader/snapshot.c loader/engine_eval.c loader/halfopen.c loader/exact.c
+PURE_SRCS   := $(COMMON_SRCS) loader/target/pointspec.c loader/target/site.c loader/target/elfsym.c loader/target/elfaddr.c loader/decide/chain.c loader/decide/budget.c \
+	       loader/target/demangle.c loader/target/lang.c loader/target/exits.c loader/kernel/calib.c loader/target/debuginfo.c \
+	       loader/report/backlog.c loader/report/backlog_load.c loader/target/buildid.c \
+	       loader/kernel/counters.c loader/kernel/snapshot.c loader/decide/engine_eval.c loader/decide/halfopen.c loader/decide/exact.c
 
 # The loader's sources (and the unit tests' mains) under ASan/UBSan, each
 # compiled once into $(ASAN_OBJ) and linked by every unit test that uses
@@ -55,7 +55,7 @@ EXTRA_TESTS :=
 all: products
 
 include packaging/version.mk
-include userspace/userspace.mk admin/admin.mk tests/drill/drill.mk tests/hostile/hostile.mk
+include libsds/libsds.mk admin/admin.mk tests/drill/drill.mk tests/hostile/hostile.mk
 include tests/crash/crash.mk
 include tests/harm/harm.mk
 include tests/bindings/bindings.mk
@@ -89,7 +89,7 @@ $(GEN)/sds.skel.h: $(GEN)/sds.bpf.o
 	mv $@.tmp $@
 
 # Traffic copy (bpf/copy.bpf.c): its own object, loaded only when a point
-# captures (loader/capture.c).
+# captures (loader/capture/capture.c).
 $(GEN)/copy.bpf.o: bpf/copy.bpf.c bpf/sds_types.h $(GEN)/vmlinux.h
 	$(CLANG) -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -I$(GEN) -Ibpf \
 		-c $< -o $@
@@ -99,7 +99,7 @@ $(GEN)/copy.skel.h: $(GEN)/copy.bpf.o
 	mv $@.tmp $@
 
 # Fail-fast (bpf/failfast.bpf.c): BPF LSM programs, loaded only when a
-# point has :failfast= (loader/failfast.c).
+# point has :failfast= (loader/publish/failfast.c).
 $(GEN)/failfast.bpf.o: bpf/failfast.bpf.c bpf/sds_types.h bpf/sds_failfast.h $(GEN)/vmlinux.h
 	$(CLANG) -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -I$(GEN) -Ibpf \
 		-c $< -o $@
@@ -128,15 +128,15 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(TBUILD)/unit/%,$(UNIT_SRCS))
 
 # A unit that links one loader module beside fakes of what it reads
 # names the module here: UNIT_EXTRA_<test> (its object is then linked in).
-UNIT_EXTRA_test_uplink := loader/uplink.c loader/uplink_pick.c loader/hostid.c $(LOADER_USRC)
-UNIT_EXTRA_test_hostid := loader/hostid.c
-UNIT_EXTRA_test_lbpub := loader/lbpub.c
-UNIT_EXTRA_test_metrics := loader/metrics_text.c
-UNIT_EXTRA_test_uplink_pick := loader/uplink_pick.c $(LOADER_USRC)
+UNIT_EXTRA_test_uplink := loader/report/uplink.c loader/report/uplink_pick.c loader/report/hostid.c $(LOADER_USRC)
+UNIT_EXTRA_test_hostid := loader/report/hostid.c
+UNIT_EXTRA_test_lbpub := loader/publish/lbpub.c
+UNIT_EXTRA_test_metrics := loader/report/metrics_text.c
+UNIT_EXTRA_test_uplink_pick := loader/report/uplink_pick.c $(LOADER_USRC)
 # The registry's first user, the balancing policies; the test builds its
 # plugins from tests/unit/ext_plugin.c.
-UNIT_EXTRA_test_ext := userspace/ext_balancer.c userspace/balance.c userspace/balance_hash.c
-$(TBUILD)/unit/test_ext: userspace/ext_balancer.h userspace/sds_ext.h userspace/balance.h \
+UNIT_EXTRA_test_ext := libsds/ext_balancer.c libsds/balance.c libsds/balance_hash.c
+$(TBUILD)/unit/test_ext: libsds/ext_balancer.h libsds/sds_ext.h libsds/balance.h \
 	tests/unit/ext_plugin.c
 $(foreach t,$(UNIT_BINS),$(eval $(t): $(call asan_objs,$(UNIT_EXTRA_$(notdir $(t))))))
 

@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <jansson.h>
 #include "auth.h"
-#include "store.h"
+#include "store/store.h"
 
 #define ADMIN_MAX_BODY		(1 << 20)	/* 1 MiB; larger bodies get 413 */
 #define ADMIN_TEXT_MAX		4096		/* descriptions, comments: bytes */

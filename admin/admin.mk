@@ -12,7 +12,7 @@
 #   make admin-bench-sustain three admins on PostgreSQL, open loop at 2,000/s
 #                            for SUSTAIN_SECONDS (600), the verdict per interval
 
-ADMIN_SRCS   := $(wildcard admin/*.c)
+ADMIN_SRCS   := $(wildcard admin/*.c admin/api/*.c admin/store/*.c admin/store/*/*.c)
 ADMIN_COMMON := common/strategy.c common/names.c common/errnames.c common/window.c common/heartbeat.c common/heartbeat_copy.c common/heartbeat_drill.c common/sdsjson.c \
 		common/ext.c common/ext_load.c common/ext_print.c common/tokfile.c
 ADMIN_LIBS   := -lmicrohttpd -ljansson -lsqlite3 -lpq -lpthread -lm
@@ -40,10 +40,11 @@ $(BUILD)/bin/sds-admin: $(ADMIN_OBJS)
 # ---- units: everything but main.c and http.c, with sanitizers -------------
 ADMIN_UNIT_SRCS := $(wildcard tests/admin/test_*.c)
 ADMIN_UNIT_BINS := $(patsubst tests/admin/%.c,$(ATEST)/%,$(ADMIN_UNIT_SRCS))
-# The store is store_sqlite.c and its store_sqlite_*.c parts, store_pg*.c
-# (PostgreSQL) and the registry that picks one by --db's scheme.
-ADMIN_LIB_SRCS  := $(wildcard admin/store_sqlite*.c admin/store_pg*.c) admin/store_ext.c \
-		   admin/stats.c $(ADMIN_COMMON)
+# The store: store/ext.c (the registry that picks one by --db's scheme),
+# the shared query files (store/query/), SQLite (store/sqlite/) and
+# PostgreSQL (store/pg/).
+ADMIN_LIB_SRCS  := $(wildcard admin/store/*.c admin/store/*/*.c) \
+		   admin/api/aggregate.c $(ADMIN_COMMON)
 
 # Each source is compiled once under ASan/UBSan into $(ATEST)/obj (-MMD
 # -MP: a header change rebuilds what includes it), and linked by every
@@ -106,19 +107,19 @@ fuzz: $(FUZZ_BIN)
 
 # ---- benchmark ---------------------------------------------------------------
 ADMIN_BENCH := $(BUILD)/bench/admin-bench
-$(ADMIN_BENCH): admin/bench/hb_bench.c admin/bench/hb_open.c admin/bench/hb_bench.h \
+$(ADMIN_BENCH): tools/bench/admin/hb_bench.c tools/bench/admin/hb_open.c tools/bench/admin/hb_bench.h \
 		$(ADMIN_COMMON) $(wildcard common/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(ADMIN_CPP) $(ALL_CFLAGS) -o $@ admin/bench/hb_bench.c admin/bench/hb_open.c \
+	$(CC) $(ADMIN_CPP) $(ALL_CFLAGS) -o $@ tools/bench/admin/hb_bench.c tools/bench/admin/hb_open.c \
 		$(ADMIN_COMMON) -ljansson -lpthread -lm
 
 admin-bench: $(BUILD)/bin/sds-admin $(ADMIN_BENCH)
-	$(PYTHON) admin/bench/run.py
+	$(PYTHON) tools/bench/admin/run.py
 
-# Issue 16's sustained run (admin/bench/run.py --sustain): needs postgresql-15.
+# Issue 16's sustained run (tools/bench/admin/run.py --sustain): needs postgresql-15.
 SUSTAIN_SECONDS ?= 600
 admin-bench-sustain: $(BUILD)/bin/sds-admin $(ADMIN_BENCH)
-	$(PYTHON) admin/bench/run.py --sustain $(SUSTAIN_SECONDS)
+	$(PYTHON) tools/bench/admin/run.py --sustain $(SUSTAIN_SECONDS)
 
 # ---- PostgreSQL ----------------------------------------------------------------
 # The store's units and the integration suite again, on a PostgreSQL server

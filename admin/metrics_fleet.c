@@ -3,7 +3,7 @@
  * metrics_fleet.c - /metrics' per-app, per-point fleet sums: what every
  * host reported for the last complete 10-s period (docs/METRICS.md).
  *
- * A host sends period P at P + 10 s + its offset (2..9 s, loader/uplink.c),
+ * A host sends period P at P + 10 s + its offset (2..9 s, loader/report/uplink.c),
  * so at time T the newest period every host has sent is the one that
  * began 20 s before T's period: sums of a newer one would still grow.
  *

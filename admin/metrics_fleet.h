@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include "store.h"
+#include "store/store.h"
 
 #define FLEET_NVALUES		6	/* visits .. hosts: the series per point */
 /* Points (of all apps) in one answer: ~1 KiB of text each, 100 MB at most. */

@@ -76,7 +76,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
  * Point ids the maps hold (the loader sizes them at load, probes.c).  The
  * ring is second-major: slot (sec % SDS_RING_SLOTS) * point_cap + point,
  * so one second of every point is one run of keys, and a tick reads only
- * the seconds that can still change (loader/counters.c).
+ * the seconds that can still change (loader/kernel/counters.c).
  */
 const volatile __u32 point_cap = SDS_MAX_POINTS;
 
@@ -103,7 +103,7 @@ struct {
 
 /*
  * The guards' cells (bpf/sds_flags.h): the loader makes the map it hands
- * the guards this one (loader/exact_run.c), so that a call slower than
+ * the guards this one (loader/daemon/exact_run.c), so that a call slower than
  * its point's timeout spends one of the exact trips' slow_spent as it
  * ends, where the kernel counts its timeout.  Written only there.
  */
@@ -382,7 +382,7 @@ int sds_enter_exits(struct pt_regs *ctx)
 /*
  * A function point with no probe on its end: in a Go binary (its runtime
  * walks and moves stacks), or in a TARGET that can unwind where not every
- * exit of the function can be found (loader/exits.c; a uretprobe there
+ * exit of the function can be found (loader/target/exits.c; a uretprobe there
  * would turn an exception through it into std::terminate, docs/UNWIND.md).
  * It counts its visits only: no frame, so no latency, no concurrency and
  * no exits.
@@ -494,7 +494,7 @@ int sds_leave(struct pt_regs *ctx)
 }
 
 /*
- * On a `ret` of a function point (loader/exits.c), before it runs: the
+ * On a `ret` of a function point (loader/target/exits.c), before it runs: the
  * stack pointer is where it was at entry, on the return address.  The
  * ret of a recursive call's inner level finds its own frame by it.
  */
@@ -507,7 +507,7 @@ int sds_exit(struct pt_regs *ctx)
 
 /*
  * At the first call a catch makes (C++'s __cxa_begin_catch, Rust's
- * __rust_panic_cleanup; loader/exits.c), from the catching function's own
+ * __rust_panic_cleanup; loader/target/exits.c), from the catching function's own
  * stack level: every probed call on the stack at or below it is over,
  * unwound by the exception just caught.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * Fail-fast (issue 15, docs/FAILFAST.md): the map layouts shared by
- * bpf/failfast.bpf.c and the loader (loader/failfast.c).  A function point
+ * bpf/failfast.bpf.c and the loader (loader/publish/failfast.c).  A function point
  * with :failfast= names operations (connect, send, open) that fail at
  * once, with an errno, for a thread inside the point while it is
  * downgraded.  Its own object: a loader without such points never loads it.

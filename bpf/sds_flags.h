@@ -6,7 +6,7 @@
  *
  *   - "flags": everything the loader decides, in elements of
  *     SDS_FLAG_SIZE: element 0 is the header, element 1+i the flag entry
- *     of point id i.  A sealed memfd (loader/flags.c says why not a BPF
+ *     of point id i.  A sealed memfd (loader/publish/flags.c says why not a BPF
  *     map) that clients get opened O_RDONLY and map PROT_READ: the kernel
  *     refuses them a writable mapping, mprotect to write, write(2) and
  *     reopening for writing.  The loader is its only writer; an entry is
@@ -120,7 +120,7 @@ struct sds_flag {
 	 */
 	__u32 copy;
 	/*
-	 * Balancing (loader/lbpub.c, docs/BALANCE.md): for a provider point
+	 * Balancing (loader/publish/lbpub.c, docs/BALANCE.md): for a provider point
 	 * "<dep>@<provider>" only, each a single aligned relaxed store of the
 	 * loader every tick, not under @seq -- a balancer decides on loads a
 	 * tick old anyway, and a torn pair (one field of the last tick, one
@@ -130,7 +130,7 @@ struct sds_flag {
 	 */
 	__u32 lb_inflight;	/* balancing: calls in flight host-wide at the tick (gauge) */
 	/*
-	 * Exact trips (loader/exact.c, PROTOCOL.md "Exact trips"): marks the
+	 * Exact trips (loader/decide/exact.c, PROTOCOL.md "Exact trips"): marks the
 	 * loader only ever raises while a strategy stands, each one aligned
 	 * store not under @seq, stored before the line 1 that sets
 	 * SDS_ACT_BUDGET is published.  UINT64_MAX: no such threshold.

@@ -96,7 +96,7 @@ struct sds_frame {
 	__u64 ts;		/* bpf_ktime_get_ns() at entry */
 	__u32 point;		/* point id */
 	__u16 guard;		/* a guard point's call: paired by point, not sp */
-	__u8 exits;		/* ended by an exit probe on a ret (loader/exits.c):
+	__u8 exits;		/* ended by an exit probe on a ret (loader/target/exits.c):
 				 * a frame unwound without one left by an exception */
 	__u8 ff_probe;		/* a fail-fast hold let this call through as its probe
 				 * (bpf/failfast.bpf.c): its end reports the outcome */
@@ -126,7 +126,7 @@ struct sds_frames {
 };
 
 /*
- * Traffic copy (bpf/copy.bpf.c, loader/capture.c, docs/COPY.md).  A point
+ * Traffic copy (bpf/copy.bpf.c, loader/capture/capture.c, docs/COPY.md).  A point
  * whose requests are captured has a config; its buffer and length come
  * from argument registers (function points) or from libsds's copy site
  * sds__site_copy(id, buf, len) (guard points).

@@ -5,7 +5,7 @@
  * uprobe_multi in its link options): a raw BPF_LINK_CREATE with attach
  * type BPF_TRACE_UPROBE_SESSION and the kernel's link_create.uprobe_multi
  * layout, which the 6.1 uapi header of this distribution lacks too.
- * Shared by the loader (loader/probes_session.c) and the benchmark's
+ * Shared by the loader (loader/kernel/probes_session.c) and the benchmark's
  * session floor (tools/bench/bare.c).  docs/DESIGN.md §3 says how it was found.
  */
 #ifndef SDS_UPSESSION_H

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * ctl.c - sds-copy's control socket, with the loader's discipline
- * (loader/ctl.c, docs/TRUST.md): the run dir ($SDS_RUN_DIR, else
+ * (loader/serve/ctl.c, docs/TRUST.md): the run dir ($SDS_RUN_DIR, else
  * /run/sds) is created 0755 and used only if it and every parent are
  * root's and not writable by others; one server per name holds
  * "copy-NAME.lock"; the socket "copy-NAME.sock" (0600: stats are for

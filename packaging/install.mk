@@ -1,6 +1,6 @@
 # packaging/install.mk - make install / make uninstall (docs/INSTALL.md).
 # Included by the root Makefile, which defines BUILD, BIN and PRODUCTS;
-# userspace/userspace.mk defines the libsds products and LIBSDS_VERSION.
+# libsds/libsds.mk defines the libsds products and LIBSDS_VERSION.
 #
 #   make install   [PREFIX=/usr/local] [DESTDIR=] [SYSCONFDIR=/etc] ...
 #   make uninstall (the same variables)

@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <libpq-fe.h>
 
-#include "store.h"
+#include "store/store.h"
 
 static char dir[64];
 static char path[128];

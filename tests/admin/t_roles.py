@@ -318,7 +318,7 @@ def test_retention(env):
 
 
 def test_hosts_by_identity(env):
-    """Two hosts named localhost, each with its id (loader/hostid.c), stay two."""
+    """Two hosts named localhost, each with its id (loader/report/hostid.c), stay two."""
     env.start_admin()
     a, b = "localhost_0123456789ab", "localhost_ba9876543210"
     env.ok("POST", "/heartbeat", hb(a, T0, 2))

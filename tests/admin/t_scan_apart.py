@@ -2,7 +2,7 @@
 """
 Issue 16: a 30-day statistics query does not hold heartbeats.  The
 store's heartbeats and its statistics scans run on connections of their
-own (store_sqlite_reader.c, store_pg_reader.c); here a real sds-admin
+own (store/sqlite/reader.c, store/pg/reader.c); here a real sds-admin
 holds 29 days of one host's statistics (4 points, a row per point per
 10-s period: 1,002,240 rows) and a heartbeat is answered while a 30-day
 query of them is in progress, then the query's sums are exact.

@@ -19,8 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "stats.h"
-#include "store.h"
+#include "api/aggregate.h"
+#include "store/store.h"
 
 #include "store_fixture.h"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests of the admin's store (admin/store_sqlite.c) against a
- * temporary SQLite file, and of the aggregation in admin/stats.c.
+ * Unit tests of the admin's store (admin/store/sqlite/sqlite.c) against a
+ * temporary SQLite file, and of the aggregation in admin/api/aggregate.c.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "stats.h"
-#include "store.h"
+#include "api/aggregate.h"
+#include "store/store.h"
 
 #include "store_fixture.h"
 

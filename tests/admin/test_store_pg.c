@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "store.h"
+#include "store/store.h"
 #include "store_fixture.h"
 
 #define DAY 86400LL

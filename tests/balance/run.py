@@ -5,7 +5,7 @@ Integration tests of balancing (issue 13; docs/BALANCE.md): programs
 linked with libsds balance the calls of dependency "pay" over providers
 pay@p0..p2 (tests/targets/lbtarget.c) under a real `sds-bpf attach`,
 whose tick publishes each provider's in-flight calls and recent mean
-latency (loader/lbpub.c) from the kernel's counts:
+latency (loader/publish/lbpub.c) from the kernel's counts:
 
   * host-wide least active: process A holds K calls in flight on p0;
     process B, another process of the app, never picks p0 once a tick
@@ -186,7 +186,7 @@ def all_providers_downgraded(ctx):
 def shortest_response_follows_latency(ctx):
     """A provider made 10x slower gets under 10% of a closed loop's calls
     from two ticks on; fast again, it gets its share back once its old
-    latency is forgotten (10 s without a call: loader/lbpub.h)."""
+    latency is forgotten (10 s without a call: loader/publish/lbpub.h)."""
     T = 4
     ctx.attach()
     t = ctx.start("shortest_response")

@@ -1,6 +1,6 @@
 # Crash-only tests (tests/crash/run.py, issue 11): loaders killed with
 # SIGKILL, stopped with --keep, their pins adopted, stale or detached.
-# Include from the root Makefile after userspace/userspace.mk:
+# Include from the root Makefile after libsds/libsds.mk:
 #
 #   make crash-tests    builds build/test/crash/crashapp and runs the tests
 #                       (root: they load BPF and pin under bpffs)

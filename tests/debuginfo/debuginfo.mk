@@ -1,4 +1,4 @@
-# tests/debuginfo: separate debug info (loader/debuginfo.c): a stripped
+# tests/debuginfo: separate debug info (loader/target/debuginfo.c): a stripped
 # binary's static function found through its build-id or .gnu_debuglink
 # debug file and counted exactly; refusals.  Included by the root Makefile.
 #

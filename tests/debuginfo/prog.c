@@ -19,7 +19,7 @@ static __attribute__((noinline)) void secret_work(unsigned long i)
 {
 	/*
 	 * Saves %rbx: the function starts with a push, an emulated probe
-	 * site (loader/site.c), so attach skips the stepped first second.
+	 * site (loader/target/site.c), so attach skips the stepped first second.
 	 */
 	__asm__ volatile("" ::: "rbx");
 	sink += i * SALT;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 """
-Separate debug info (issue 17; loader/debuginfo.c, docs/INSTALL.md): a
+Separate debug info (issue 17; loader/target/debuginfo.c, docs/INSTALL.md): a
 stripped binary's static function, which only the .symtab of its debug
 file names, attached and counted exactly.
 

@@ -38,7 +38,7 @@ __attribute__((noinline)) int work(int x)
 {
 	/*
 	 * Saves %rbx: the function starts with a push, an emulated probe
-	 * site (loader/site.c), so attach skips the stepped first second.
+	 * site (loader/target/site.c), so attach skips the stepped first second.
 	 */
 	__asm__ volatile("" ::: "rbx");
 	sink += x;

@@ -1,5 +1,5 @@
 # Fault drill tests (tests/drill/run.py, issue 5).  Include from the root
-# Makefile after userspace/userspace.mk (it needs LIBSDS_A and the
+# Makefile after libsds/libsds.mk (it needs LIBSDS_A and the
 # header) and tests/targets/targets.mk:
 #
 #   make drill-tests    builds build/test/drill/drillapp and runs the tests

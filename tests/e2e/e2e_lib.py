@@ -545,7 +545,7 @@ def attach_fails(ctx, args, names, env=None):
 
 
 def host_name(host):
-    """The host name in a loader's heartbeat host "NAME_ID" (loader/hostid.c)."""
+    """The host name in a loader's heartbeat host "NAME_ID" (loader/report/hostid.c)."""
     name, sep, hid = host.rpartition("_")
     check(sep and len(hid) == 12 and all(c in "0123456789abcdef" for c in hid),
           "heartbeat host %r is not NAME_ID" % host)

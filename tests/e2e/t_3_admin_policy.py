@@ -74,11 +74,11 @@ class HungAdmin:
 HEARTBEATS = 3
 
 # consistent_hash's map, computed here from its definition
-# (docs/BALANCE.md, userspace/balance_hash.c), not by the code under test:
+# (docs/BALANCE.md, libsds/balance_hash.c), not by the code under test:
 # each admin URL puts 160 points on a ring of 2^64, XXH64(url, seed = r)
 # for r in 0..159; a host goes to the admin of the first point at or
 # after XXH64(host, 0), wrapping past the top.  The host is the
-# heartbeat's "NAME_ID" (loader/hostid.c).
+# heartbeat's "NAME_ID" (loader/report/hostid.c).
 
 M64 = (1 << 64) - 1
 XP1, XP2, XP3 = 0x9e3779b185ebca87, 0xc2b2ae3d27d4eb4f, 0x165667b19e3779f9
@@ -142,7 +142,7 @@ def ring_pick(urls, key):
 
 
 def host_id(machine_id):
-    """The ID loader/hostid.c derives from @machine_id (as in t_5_hosts)."""
+    """The ID loader/report/hostid.c derives from @machine_id (as in t_5_hosts)."""
     h = 0xcbf29ce484222325
     for b in b"sds-bpf host id v1:" + machine_id.encode():
         h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
@@ -285,7 +285,7 @@ def admin_policy_hung_least_active(ctx):
     log("the hung admins accepted %r; %s first, heartbeats stored %r"
         % (accepted(), chosen, {h: len(stored(h)) for h in hosts}))
     # A post the hung admin took in the last period may not have timed out
-    # yet (3 s, loader/uplink_send.c): wait for its failure to be counted.
+    # yet (3 s, loader/report/uplink_send.c): wait for its failure to be counted.
     for h in hosts:
         if hung[h].accepted:
             wait_until(lambda: admin_stats(ctx, apps[h])["admins"][1][
@@ -339,7 +339,7 @@ def ext_dir(ctx):
     lib = os.path.join(d, "libgood.so")
     src = os.path.join(sdstest.ROOT, "tests", "unit", "ext_plugin.c")
     r = subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-DPART=1", "-I",
-                        os.path.join(sdstest.ROOT, "userspace"), "-o", lib,
+                        os.path.join(sdstest.ROOT, "libsds"), "-o", lib,
                         src], capture_output=True, text=True)
     check(r.returncode == 0, "building the plugin: %s" % r.stderr)
     os.chmod(lib, 0o755)

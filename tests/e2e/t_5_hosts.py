@@ -21,7 +21,7 @@ from sdstest import check, eq, log, wait_until
 # Host identity and the loader's token (issue 16)
 
 def host_id(machine_id):
-    """The ID loader/hostid.c derives from @machine_id (32 hex digits)."""
+    """The ID loader/report/hostid.c derives from @machine_id (32 hex digits)."""
     h = 0xcbf29ce484222325
     for b in b"sds-bpf host id v1:" + machine_id.encode():
         h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff

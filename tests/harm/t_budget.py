@@ -36,7 +36,7 @@ import sdstest
 from harm_lib import test
 from sdstest import SDS, Fail, check, eq
 
-COST_STEPPED = 20500	# ns a call on a stepped site (loader/site.c)
+COST_STEPPED = 20500	# ns a call on a stepped site (loader/target/site.c)
 RATE_SAMPLE_S = 0.2	# budget_loop prints its rate this often
 
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 """
-Probe costs measured once per boot (loader/calib.h, issue 9): attach
+Probe costs measured once per boot (loader/kernel/calib.h, issue 9): attach
 times sds-bpf's own BPF programs on a site of each kind in a forked
 helper, caches the figures in <run dir>/.calib for this boot_id, says
 which costs it uses in one line above the point table, and uses them

@@ -4,7 +4,7 @@ Fork safety (issue 9; docs/DESIGN.md §3): on Linux 6.18 a uprobe on a 5-byte
 NOP becomes a call into a trampoline page that fork() does not copy, so
 a child forked (without exec) after the probe fired dies at its next
 call of the function.  `attach` finds out by a self-test once per boot
-(loader/forkcheck.c, cached in the run dir) and, where the kernel has
+(loader/kernel/forkcheck.c, cached in the run dir) and, where the kernel has
 the bug, probes function points past the NOP unless they say
 :site=nop5.
 

@@ -5,7 +5,7 @@ uretprobe plants the kernel's trampoline in the return slot, which has no
 unwind information: a C++ exception or a Rust panic through the probed
 function would end in std::terminate (exit 134).  In a TARGET that can
 unwind, `attach` therefore puts a uprobe on each `ret` of the function
-instead (loader/exits.c), and counts a call that ends without one as an
+instead (loader/target/exits.c), and counts a call that ends without one as an
 exception when it is caught.
 
 - C++ (unwind_ex: f calls g, which throws every 2nd call, caught in main),

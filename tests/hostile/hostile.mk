@@ -1,5 +1,5 @@
 # Hostile-client tests (tests/hostile/run.py, issue 8: the loader's trust
-# boundary).  Include from the root Makefile after userspace/userspace.mk.
+# boundary).  Include from the root Makefile after libsds/libsds.mk.
 #
 #   make hostile-tests   builds every tests/hostile/*.c into
 #                        build/test/hostile/NAME and runs the suite (root)
@@ -19,7 +19,7 @@ $(HOSTILE_DIR)/%: tests/hostile/%.c $(wildcard tests/hostile/*.h) $(BUILD)/lib/l
 		$(BUILD)/include/sds.h
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -I$(BUILD)/include \
-		-Ibpf -Iuserspace -Icommon -o $@ $< $(BUILD)/lib/libsds.a -lpthread
+		-Ibpf -Ilibsds -Icommon -o $@ $< $(BUILD)/lib/libsds.a -lpthread
 
 # The loader under ASan/LSan/UBSan (t_asan.py): a leak or a bad access in
 # what a client makes it do fails the suite.  SAN, the source lists and

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 """
 Registration never opens a path a client names, and only processes that
-run TARGET, as a uid the socket lets in, may register (loader/register.c,
+run TARGET, as a uid the socket lets in, may register (loader/serve/register.c,
 docs/TRUST.md).  The hostile client is tests/hostile/files_client.c run
 as nobody; in most tests a copy of it is the loader's TARGET, so that it
 passes the "runs TARGET" check and reaches the file handling.

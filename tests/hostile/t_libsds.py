@@ -18,7 +18,7 @@ from sdstest import BUILD, NOBODY, SDS, Fail, check, get_point, log
 from guarded import Target
 
 TT = os.path.join(BUILD, "test", "targets")
-NOP5 = "0f1f440000"             # the sites' NOP (userspace/sites.S)
+NOP5 = "0f1f440000"             # the sites' NOP (libsds/sites.S)
 UNOPT = "cc1f440000"            # int3 + the NOP's tail: an unoptimized probe
 
 

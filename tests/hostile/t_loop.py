@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 """
 A loop no client can stall, and what one user may hold (issue 8;
-loader/conn.c, loader/session.c, docs/PROTOCOL.md "Limits").
+loader/serve/conn.c, loader/serve/session.c, docs/PROTOCOL.md "Limits").
 
 The loader runs as root with --socket-mode 0666 and attaches to a staged
 copy of build/test/hostile/loop_victim (its TARGET): the hostile clients
@@ -27,7 +27,7 @@ from sdstest import Fail, check, eq, log
 APP = "loop"
 KILL = {"order": {"visit_threshold": 0}}
 
-# Per-user caps of loader/loader.h (docs/PROTOCOL.md, "Limits").
+# Per-user caps of loader/daemon/loader.h (docs/PROTOCOL.md, "Limits").
 PENDING_PER_UID = 8
 SESSIONS_PER_UID = 16
 POINTS_PER_UID = 64

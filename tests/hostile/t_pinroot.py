@@ -3,7 +3,7 @@
 A bpffs mounted without mode= is 1777 (the kernel's default; this host's
 /sys/fs/bpf is): any user can make the pin root before the loader does.
 The loader refuses such a root in one line that says how to mount bpffs
-(-o mode=0700), and never uses what another user made (loader/pins.c).
+(-o mode=0700), and never uses what another user made (loader/kernel/pins.c).
 """
 
 import os

@@ -3,7 +3,7 @@
 `sds-bpf record --out FILE` (root) writes captured requests, which may
 hold passwords, into a file only root can read: a FILE someone else made
 first (0666, held open by them) is refused and left as it was, so
-nothing root records reaches them (loader/record.c).
+nothing root records reaches them (loader/cli/record.c).
 """
 
 import os

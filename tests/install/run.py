@@ -68,7 +68,7 @@ BAD_PREFIXES = (("usr", "an absolute path, not 'usr'"),
                 ("", "one absolute path, not ''"),
                 ("/usr /opt", "one absolute path, not '/usr /opt'"))
 GROUP = "installtest"
-VERSION = "0.1.0"               # userspace/userspace.mk LIBSDS_VERSION
+VERSION = "0.1.0"               # libsds/libsds.mk LIBSDS_VERSION
 UNITS = ("sds-admin.service", "sds-bpf@.service")
 WEB = sorted(os.listdir(os.path.join(ROOT, "admin", "web")))
 ETC = ("admin.conf", "apps/example.conf", "strategies/example.json")

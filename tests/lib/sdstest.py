@@ -496,7 +496,7 @@ class TestDir:
         self.state_dir = os.path.join(self.tmp, "state")
         os.mkdir(self.run_dir, 0o755)
         os.mkdir(self.state_dir, 0o755)
-        # docs/DESIGN.md §3's probe costs, not this boot's (loader/calib.h):
+        # docs/DESIGN.md §3's probe costs, not this boot's (loader/kernel/calib.h):
         # the same figures on every machine, and no measurement in each
         # test's fresh run dir; t_budget and t_calib ask for measured ones.
         self.pin_root = pin_root_for(self.tmp)

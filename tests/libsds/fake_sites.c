@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * The five probe sites of libsds as counting C functions, linked into the
- * client tests in place of userspace/sites.S: what the BPF programs would
+ * client tests in place of libsds/sites.S: what the BPF programs would
  * count, the tests count here, exactly, by point id and key.
  */
 #include "fake_sites.h"

@@ -14,7 +14,7 @@
 #include <sys/un.h>
 
 #include "fakeloader.h"
-#include "flags.h"		/* the loader's writer: flags__publish() */
+#include "publish/flags.h"		/* the loader's writer: flags__publish() */
 
 #define TICK_MS	20
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * guard_fixture.h - what the units of userspace/guard.c share: a flags
+ * guard_fixture.h - what the units of libsds/guard.c share: a flags
  * region and its cells laid out per bpf/sds_flags.h in anonymous shared
  * memory (as the loader's maps would be), a clock the test controls, and
  * the loader's own writer (flags__publish) to publish a point's limits.
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "flags.h"		/* the loader's writer: flags__publish() */
+#include "publish/flags.h"		/* the loader's writer: flags__publish() */
 #include "guard.h"
 
 #define NS		1000000000ULL

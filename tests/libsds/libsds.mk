@@ -1,4 +1,4 @@
-# Tests of libsds (tests/libsds/), included by userspace/userspace.mk.
+# Tests of libsds (tests/libsds/), included by libsds/libsds.mk.
 # `make libsds-test` (`make test` runs them from tests/suites.py) builds them
 # under build/test/libsds and runs them:
 #
@@ -8,17 +8,17 @@
 #   test_budget    exact trips' side of the decision: the visit claim,
 #                  the exception mark, forgeries (ASan + UBSan)
 #   test_drill     the drill part of that decision (ASan + UBSan)
-#   test_balance   the balancing policies (userspace/balance.c): each
+#   test_balance   the balancing policies (libsds/balance.c): each
 #                  against its definition, exact or within a stated
 #                  statistical bound (ASan + UBSan)
 #   test_balance_hash  the consistent hash and its ring
-#                  (userspace/balance_hash.c), XXH64 (ASan + UBSan)
+#                  (libsds/balance_hash.c), XXH64 (ASan + UBSan)
 #   test_noloader  the whole library, real sites, no loader (ASan + UBSan)
 #   test_client    the library against a stand-in loader, with counting
 #                  sites in place of sites.S (ASan + UBSan)
 #   test_client_life  the same, the loader's life: stale, dead, late,
 #                  replaced; fork (ASan + UBSan)
-#   test_lb        the balancing API of sds.h (userspace/lb.c) against
+#   test_lb        the balancing API of sds.h (libsds/lb.c) against
 #                  the stand-in loader: picks on the published load,
 #                  bad input (ASan + UBSan)
 #   test_lb_call   the same API's retry helper: retries, budget,
@@ -44,7 +44,7 @@ LT_SRC     := tests/libsds
 LT_SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer \
 	      -fno-sanitize-recover=all
 LT_CFLAGS  := -O1 -g $(WARN) -std=gnu11 -pthread
-LT_CPP     := $(CPPFLAGS) -Iuserspace -I$(LT_SRC)
+LT_CPP     := $(CPPFLAGS) -Ilibsds -I$(LT_SRC)
 LT_DEPS    := $(LIBSDS_HDRS) $(wildcard $(LT_SRC)/*.h)
 
 # The library's sources, built again with the sanitizers: each source
@@ -65,23 +65,23 @@ $(LT_OBJ)/%.o: %.S
 
 # $(filter %.o,$^): the objects, in the order the prerequisites name them.
 $(LT_DIR)/test_guard $(LT_DIR)/test_limits $(LT_DIR)/test_budget $(LT_DIR)/test_drill: \
-		$(LT_DIR)/%: $(LT_OBJ)/$(LT_SRC)/%.o $(call lt_objs,userspace/guard.c loader/flags.c)
+		$(LT_DIR)/%: $(LT_OBJ)/$(LT_SRC)/%.o $(call lt_objs,libsds/guard.c loader/publish/flags.c)
 	@mkdir -p $(@D)
 	$(CC) $(LT_CFLAGS) $(LT_SAN) -o $@ $(filter %.o,$^) -lcmocka -lm -lbpf
 
 $(LT_DIR)/test_balance $(LT_DIR)/test_balance_hash: $(LT_DIR)/%: $(LT_OBJ)/$(LT_SRC)/%.o \
-		$(call lt_objs,userspace/balance.c userspace/balance_hash.c)
+		$(call lt_objs,libsds/balance.c libsds/balance_hash.c)
 	@mkdir -p $(@D)
 	$(CC) $(LT_CFLAGS) $(LT_SAN) -o $@ $(filter %.o,$^) -lcmocka -lm -ldl
 
 $(LT_DIR)/test_noloader $(LT_DIR)/test_fork: $(LT_DIR)/%: $(LT_OBJ)/$(LT_SRC)/%.o \
-		$(call lt_objs,$(LT_LIB_SRCS) userspace/sites.S)
+		$(call lt_objs,$(LT_LIB_SRCS) libsds/sites.S)
 	@mkdir -p $(@D)
 	$(CC) $(LT_CFLAGS) $(LT_SAN) -o $@ $(filter %.o,$^) -lcmocka
 
 # The tests against the stand-in loader: each its own binary, one fixture.
 LT_FAKE := $(LT_SRC)/client_fixture.c $(LT_SRC)/fakeloader.c $(LT_SRC)/fake_sites.c \
-	   loader/flags.c
+	   loader/publish/flags.c
 
 $(LT_DIR)/test_client $(LT_DIR)/test_client_life $(LT_DIR)/test_copy $(LT_DIR)/test_lb \
 		$(LT_DIR)/test_lb_call $(LT_DIR)/test_lb_ext: \
@@ -93,7 +93,7 @@ $(LT_DIR)/test_client $(LT_DIR)/test_client_life $(LT_DIR)/test_copy $(LT_DIR)/t
 	$(wildcard $(LT_SRC)/test_*.c))))
 
 # test_lb_ext builds its plugins from here (ext_plugin.c, as a user would).
-$(LT_DIR)/test_lb_ext: tests/unit/ext_plugin.c userspace/sds_ext.h
+$(LT_DIR)/test_lb_ext: tests/unit/ext_plugin.c libsds/sds_ext.h
 
 # Programs linked with the products, as users link them.
 LT_PC := PKG_CONFIG_PATH=$(BUILD)/lib/pkgconfig $(PKG_CONFIG)
@@ -137,11 +137,11 @@ $(LT_DIR)/test_sites: $(LT_SRC)/test_sites.c $(LT_DEPS) $(LT_LINKED) \
 		-DEXE_SHARED='"$(LT_DIR)/linked_shared"' \
 		-lcmocka -lelf
 
-$(LT_DIR)/nocost: $(LT_SRC)/nocost.c $(LT_SRC)/fakeloader.c loader/flags.c \
+$(LT_DIR)/nocost: $(LT_SRC)/nocost.c $(LT_SRC)/fakeloader.c loader/publish/flags.c \
 		$(LIBSDS_A) $(LIBSDS_HEADER) $(LT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -I$(BUILD)/include -I$(LT_SRC) -O2 -g $(WARN) \
-		-std=gnu11 -pthread -o $@ $< $(LT_SRC)/fakeloader.c loader/flags.c \
+		-std=gnu11 -pthread -o $@ $< $(LT_SRC)/fakeloader.c loader/publish/flags.c \
 		$(LIBSDS_A) -lbpf
 
 LT_TESTS := $(LT_DIR)/test_guard $(LT_DIR)/test_limits $(LT_DIR)/test_budget $(LT_DIR)/test_drill \

@@ -24,7 +24,7 @@
 #include <sds.h>
 
 #include "fakeloader.h"
-#include "flags.h"		/* the loader's writer: flags__set_copy() */
+#include "publish/flags.h"		/* the loader's writer: flags__set_copy() */
 
 #define NOCOST_MAX_NS	5.0	/* the idle guard's and copy-off's target */
 #define NOCOST_TRIES	3	/* measurements before a miss is said */

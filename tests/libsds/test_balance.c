@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests of userspace/balance.c: each policy against its definition
+ * Unit tests of libsds/balance.c: each policy against its definition
  * (docs/BALANCE.md), exactly where it is
  * deterministic, within a stated bound where it draws.  The random state
  * is seeded, so every run draws the same numbers: a bound's false-failure

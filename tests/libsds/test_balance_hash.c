@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests of userspace/balance_hash.c: the consistent hash against its
+ * Unit tests of libsds/balance_hash.c: the consistent hash against its
  * definition (docs/BALANCE.md): keys stay, only a removed or added
  * provider's keys move, a downgraded provider's keys go on round the
  * ring; the ring's search against a linear scan; XXH64 against the

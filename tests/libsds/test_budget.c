@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests of the guard's side of exact trips (userspace/guard_budget.h,
+ * Unit tests of the guard's side of exact trips (libsds/guard_budget.h,
  * docs/PROTOCOL.md "Exact trips"), on the region of guard_fixture.h:
  * exactly visit_upto - visit_spent passes under contending threads, the
  * claim taken last (a call the semaphore refuses spends nothing), the

@@ -23,7 +23,7 @@
 
 #include "client_fixture.h"
 #include "fakeloader.h"
-#include "flags.h"		/* the loader's writer: flags__set_copy() */
+#include "publish/flags.h"		/* the loader's writer: flags__set_copy() */
 #include "libsds.h"
 
 #define CALLS	1000

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests of the drill part of userspace/guard.c: which passed calls an
+ * Unit tests of the drill part of libsds/guard.c: which passed calls an
  * error or delay drill hits, what it counts, and that an expired drill or
  * a dead loader's drill is ignored.  The region and clock of
  * guard_fixture.h, as test_guard.c.

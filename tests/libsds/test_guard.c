@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests of userspace/guard.c: the guard's decision (the kill
+ * Unit tests of libsds/guard.c: the guard's decision (the kill
  * switch, rates, expiry, a stale loader, hold probes, the order of the
  * checks) on the region of guard_fixture.h; the exact limits are in
  * test_limits.c.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * The balancing API of sds.h (userspace/lb.c) against the stand-in loader
+ * The balancing API of sds.h (libsds/lb.c) against the stand-in loader
  * (fakeloader.c), which writes each provider's flag entry as the real
  * loader does (lb_inflight, lb_latency_ns, downgrades), with counting
  * probe sites (fake_sites.c): picks skip downgraded providers and follow

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * The retry helper of sds.h's balancing API (sds_lb_call(), userspace/
+ * The retry helper of sds.h's balancing API (sds_lb_call(), libsds/
  * lb.c) against the stand-in loader (fakeloader.c) with counting probe
  * sites (fake_sites.c): it keeps to its retries (other providers only),
  * its budget and its per-attempt timeout, and signs each failure where

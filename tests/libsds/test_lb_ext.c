@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * The balancing API of sds.h (userspace/lb.c) with policies of the
- * extension registry (userspace/lb_ext.c, docs/EXTENSIONS.md), against the
+ * The balancing API of sds.h (libsds/lb.c) with policies of the
+ * extension registry (libsds/lb_ext.c, docs/EXTENSIONS.md), against the
  * stand-in loader: a plugin built here as a user builds one (cc -shared
  * -fPIC, tests/unit/ext_plugin.c) and named in a manifest of a private
  * SDS_EXT_DIR is opened by name with sds_lb_open() and skips a downgraded
@@ -54,7 +54,7 @@ static void build_plugin(int part, const char *out)
 	/* __FILE__ is as make named it: run from the top of the tree. */
 	snprintf(here, sizeof(here), "%s", __FILE__);
 	d = dirname(here);
-	snprintf(cmd, sizeof(cmd), "cc -shared -fPIC -O1 -DPART=%d -I%s/../../userspace "
+	snprintf(cmd, sizeof(cmd), "cc -shared -fPIC -O1 -DPART=%d -I%s/../../libsds "
 		 "-o %s %s/../unit/ext_plugin.c", part, d, out, d);
 	if (system(cmd)) {
 		fprintf(stderr, "test_lb_ext: %s failed\n", cmd);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests of userspace/guard.c's exact limits: the concurrency
+ * Unit tests of libsds/guard.c's exact limits: the concurrency
  * semaphore (exact under threads, no spurious refusal) and the token
  * bucket (GCRA), on the region of guard_fixture.h.
  */

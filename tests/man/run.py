@@ -372,8 +372,8 @@ def completion_attach_symbols(ctx):
        [shop, cxx], "list-symbols DIR/sh<TAB>")
 
 
-# What `sds-bpf list --json` and `stats --json` print (loader/query.c,
-# loader/query_stats.c, loader/serve.c), for a stand-in: two apps, one of them with points.
+# What `sds-bpf list --json` and `stats --json` print (loader/cli/query.c,
+# loader/cli/stats.c, loader/serve/serve.c), for a stand-in: two apps, one of them with points.
 LIST_JSON = ('[{"group":"shop","app":"frontend","pid":101,"points":["order","refund"],'
              '"socket":"/run/sds/shop.frontend.sock"},'
              '{"group":"default","app":"batch","pid":102,"points":["job"],'

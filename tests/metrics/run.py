@@ -41,8 +41,8 @@ from sdstest import BUILD, SDS, check, eq, get_point, log  # noqa: E402
 TARGET = os.path.join(BUILD, "test", "targets", "target_pie")
 GUARDED = os.path.join(BUILD, "test", "targets", "guarded_static")
 PROMTOOL = shutil.which("promtool") or "/usr/bin/promtool"
-LE_MIN, LE_MAX = 8, 36          # loader/metrics.h: le = 2^k ns
-REQ_MAX = 4096                  # loader/metrics_http.c: METRICS_REQ_MAX
+LE_MIN, LE_MAX = 8, 36          # loader/report/metrics.h: le = 2^k ns
+REQ_MAX = 4096                  # loader/report/metrics_http.c: METRICS_REQ_MAX
 
 SERIES = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')

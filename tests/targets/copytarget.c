@@ -23,7 +23,7 @@ __attribute__((noinline)) int handle_request(const char *req, size_t len)
 {
 	/*
 	 * Saves %rbx: the function starts with a push, an emulated probe
-	 * site (loader/site.c), so attach skips the stepped first second.
+	 * site (loader/target/site.c), so attach skips the stepped first second.
 	 */
 	__asm__ volatile("" ::: "rbx");
 	/* Touch the bytes: a real handler reads its request. */

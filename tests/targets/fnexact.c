@@ -45,7 +45,7 @@ __attribute__((noinline, used)) int fn_point(uint64_t i)
 {
 	/*
 	 * Saves %rbx: the function starts with a push, an emulated probe
-	 * site (loader/site.c), so attach skips the stepped first second.
+	 * site (loader/target/site.c), so attach skips the stepped first second.
 	 */
 	__asm__ volatile("" ::: "rbx");
 	if (i >= bad || mode == 0)

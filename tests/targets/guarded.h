@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <sds.h>
 
-/* libsds's probe sites (userspace/sites.S): exported, not in sds.h. */
+/* libsds's probe sites (libsds/sites.S): exported, not in sds.h. */
 void sds__site_enter(unsigned int id, unsigned long long key) __attribute__((weak));
 void sds__site_exit(unsigned int id, unsigned long long key) __attribute__((weak));
 void sds__site_exception(unsigned int id, unsigned long long key) __attribute__((weak));

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * chain_fixture.h - what the units of loader/chain.c share: a strategy
+ * chain_fixture.h - what the units of loader/decide/chain.c share: a strategy
  * with everything off, a window of counts, one chain_check(), one tick
  * of chain_eval().
  */
@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
-#include "chain.h"
+#include "decide/chain.h"
 
 #define SEC	1000000000ULL
 #define MS	1000000ULL

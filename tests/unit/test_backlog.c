@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests of loader/backlog.c and backlog_load.c: the heartbeat
+ * Unit tests of loader/report/backlog.c and backlog_load.c: the heartbeat
  * backlog file (write, reload, ack, drop, truncation, corruption, the
  * bound, hostile files).  Each test works in its own temp dir.
  */
@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "backlog.h"
+#include "report/backlog.h"
 
 #define G	"grp"
 #define APP	"shop"

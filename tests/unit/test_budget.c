@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* Unit tests of loader/budget.c: the probe-cost budget's arithmetic. */
+/* Unit tests of loader/decide/budget.c: the probe-cost budget's arithmetic. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "budget.h"
+#include "decide/budget.h"
 
 #define MS	1000000ULL
 #define SEC	1000000000ULL

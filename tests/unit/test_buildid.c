@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests of loader/buildid.c: the build-id of ELF files built here
+ * Unit tests of loader/target/buildid.c: the build-id of ELF files built here
  * with gcc (one given, one without), and copies whose note lies about its
  * lengths (the file at TARGET's path is hostile: docs/DEPLOY.md).
  */
@@ -18,8 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "buildid.h"
-#include "elfsym.h"
+#include "target/buildid.h"
+#include "target/elfsym.h"
 
 static char dir[] = "/tmp/sds-buildid-XXXXXX";
 static char with_id[256], without_id[256];

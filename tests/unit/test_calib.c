@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests of loader/calib.c: the probe-cost measurement's arithmetic
+ * Unit tests of loader/kernel/calib.c: the probe-cost measurement's arithmetic
  * (medians of alternating rounds, the site costs from them) and its
  * per-boot cache (damaged, foreign and other boots' files).
  */
@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "calib.h"
+#include "kernel/calib.h"
 
 #define BOOT	"ee8928c7-dd46-4eab-b312-062bad7df945"
 #define BOOT2	"0b4e6a6e-2f57-4c1a-9d8e-7d1c1bde1a11"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests of loader/chain.c's chain_eval(): what is published, and the
+ * Unit tests of loader/decide/chain.c's chain_eval(): what is published, and the
  * delay_ms hold with its probe calls (docs/DESIGN.md §4).
  */
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests of loader/chain.c's chain_check(): which window strategy
+ * Unit tests of loader/decide/chain.c's chain_check(): which window strategy
  * trips, and in what order (docs/DESIGN.md §4); the slow-call ratio (issue 14,
  * "Slow ratio") last.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests of loader/counters.c and loader/snapshot.c driven by a fake
+ * Unit tests of loader/kernel/counters.c and loader/kernel/snapshot.c driven by a fake
  * counters source (no BPF): per-CPU ring slots and gauges summed into a
  * snapshot, seconds folded exactly once and in order (the heartbeat's
  * input), stale slots ignored, a failed read losing nothing, a complete
@@ -17,8 +17,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "counters.h"
-#include "snapshot.h"
+#include "kernel/counters.h"
+#include "kernel/snapshot.h"
 
 #define NCPU	3
 #define NPTS	130	/* more than two chunks of COUNTERS_CHUNK */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests of loader/debuginfo.c through elfsym.h: a stripped PIE whose
+ * Unit tests of loader/target/debuginfo.c through elfsym.h: a stripped PIE whose
  * static function only its split debug file names, found by build-id and
  * by .gnu_debuglink under a debug root of the test's own (SDS_DEBUG_ROOT),
  * at the address and file offset of the unstripped build; refusals; no
@@ -20,8 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "debuginfo.h"
-#include "elfsym.h"
+#include "target/debuginfo.h"
+#include "target/elfsym.h"
 
 static char dir[] = "/tmp/sds-debuginfo-XXXXXX";
 static char root[256];		/* the debug root: dir/root */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests of loader/demangle.c: C++ and Rust (legacy, v0) names as
+ * Unit tests of loader/target/demangle.c: C++ and Rust (legacy, v0) names as
  * users write them, overloads, the nearest names, the messages.
  */
 #include <stdarg.h>
@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "demangle.h"
+#include "target/demangle.h"
 
 #define CART_ADD_INT	"_ZN4shop4Cart3addEi"
 #define CART_ADD_STR	"_ZN4shop4Cart3addERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests of loader/elfsym.c against ELF files built here with gcc:
+ * Unit tests of loader/target/elfsym.c against ELF files built here with gcc:
  * a PIE, a non-PIE, a shared library, stripped copies, and things that
  * are not x86-64 executables at all.
  */
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "elfsym.h"
+#include "target/elfsym.h"
 
 static char dir[] = "/tmp/sds-elfsym-XXXXXX";
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests of loader/engine_eval.c: one point's evaluation in a tick,
+ * Unit tests of loader/decide/engine_eval.c: one point's evaluation in a tick,
  * driven by hand-made snapshots and a fake clock (no BPF, no loader): the
  * sliding window from the snapshot, the window reset a successful probe
  * call asks for, a delay_ms hold and its end, the kill switch, and the
@@ -15,7 +15,7 @@
 
 #include <string.h>
 
-#include "engine_eval.h"
+#include "decide/engine_eval.h"
 
 #define SEC	1000000000ULL
 #define MS	1000000ULL

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests of loader/exact.c, the mark arithmetic of exact trips: the
+ * Unit tests of loader/decide/exact.c, the mark arithmetic of exact trips: the
  * rule by hand on a few ticks, then a simulation of calls claiming
  * against the marks (as the guard does) with the kernel's per-second
  * counts and a loader ticking every 100 ms or 1,000 ms: the first N
@@ -17,8 +17,8 @@
 
 #include <string.h>
 
-#include "chain.h"
-#include "exact.h"
+#include "decide/chain.h"
+#include "decide/exact.h"
 
 static struct exact_in in_at(int64_t n, uint64_t spent, uint64_t sec,
 			     uint64_t closed, uint64_t cur)
@@ -235,7 +235,7 @@ static void test_chain_visit_full(void **state)
  * Function points (capped false: every call counts, past the mark too):
  * a count past the mark is honest, no re-base, and the mark follows it;
  * `rebased` says which ticks re-based (their crossing stamps are cleared,
- * loader/exact_fn.c): the first, a new threshold, a count gone back, a
+ * loader/daemon/exact_fn.c): the first, a new threshold, a count gone back, a
  * dropped mark; never an ordinary tick.
  */
 static void test_uncapped_and_rebased(void **state)

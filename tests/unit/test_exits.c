@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests of loader/exits.c: the exits of functions whose bytes are
+ * Unit tests of loader/target/exits.c: the exits of functions whose bytes are
  * known (assembled here into a shared object), and each reason a
  * function's exits cannot all be found.
  */
@@ -16,8 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "elfsym.h"
-#include "exits.h"
+#include "target/elfsym.h"
+#include "target/exits.h"
 
 static char dir[] = "/tmp/sds-exits-XXXXXX";
 static char so[64];

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * Unit tests of the extension registry (common/ext*.c) through its first
- * user, the balancing policies (userspace/ext_balancer.c): built-ins by
+ * user, the balancing policies (libsds/ext_balancer.c): built-ins by
  * name, a user's policy built here with cc -shared -fPIC from
  * ext_plugin.c and found through a manifest, IoC, a wrapper that counts
  * every pick, and every bad manifest and plugin with its exact message,
@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "ext.h"
-#include "../../userspace/ext_balancer.h"
+#include "../../libsds/ext_balancer.h"
 
 static char tmp[256];		/* the test's directory: plugins, then a dir per case */
 static char lib_good[300], lib_fail[300], lib_crash[300], lib_hang[300];
@@ -46,7 +46,7 @@ static void build_plugin(int part, const char *out)
 	snprintf(here, sizeof(here), "%s", __FILE__);
 	d = dirname(here);
 	snprintf(src, sizeof(src), "%s/ext_plugin.c", d);
-	snprintf(inc, sizeof(inc), "%s/../../userspace", d);
+	snprintf(inc, sizeof(inc), "%s/../../libsds", d);
 	snprintf(cmd, sizeof(cmd), "cc -shared -fPIC -O1 -DPART=%d -I%s -o %s %s",
 		 part, inc, out, src);
 	if (system(cmd)) {

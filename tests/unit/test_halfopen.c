@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests of the half-open phase of N probes (loader/halfopen.c) and
+ * Unit tests of the half-open phase of N probes (loader/decide/halfopen.c) and
  * of chain_eval() driving it: issue 14, "Half-open".  The slow-call
  * ratio (chain_check) is with the other strategies in test_check.c.
  */

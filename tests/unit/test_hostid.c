@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests of loader/hostid.c: the heartbeat's "NAME_ID".  The id is
+ * Unit tests of loader/report/hostid.c: the heartbeat's "NAME_ID".  The id is
  * read from a machine-id(5) file: exactly 32 hex digits, a newline or the
  * end after them, not all zeros; anything else leaves NAME alone.  The id
  * shown is fixed by the file (FNV-1a 64 of the key and the lowercase id,
@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "heartbeat.h"
-#include "hostid.h"
+#include "report/hostid.h"
 
 static char dir[64], path[128], host[SDS_HB_HOST_MAX + 1];
 static char out[SDS_HB_HOST_MAX + 1], plain[SDS_HB_HOST_MAX + 1];

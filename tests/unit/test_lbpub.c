@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * loader/lbpub.c's mean latency of a provider, tick by tick, on
+ * loader/publish/lbpub.c's mean latency of a provider, tick by tick, on
  * snapshots the test lays out: exact on a steady load, a step seen at
  * the first tick that has enough calls, a quiet provider averaged over
  * its last seconds, forgotten after 10 s without a call.
@@ -14,7 +14,7 @@
 
 #include <string.h>
 
-#include "loader.h"
+#include "daemon/loader.h"
 
 #define MS	1000000ULL
 #define TICK	(100 * MS)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests of loader/metrics_text.c: the Prometheus text of the tick's
+ * Unit tests of loader/report/metrics_text.c: the Prometheus text of the tick's
  * copy (docs/METRICS.md) — exact le text, cumulative buckets on the log2
  * bounds, +Inf == _count, _sum in exact decimal seconds, no histogram for
  * an entry-only point, every family's HELP and TYPE once.
@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "metrics.h"
+#include "report/metrics.h"
 
 static struct metrics_data d;
 

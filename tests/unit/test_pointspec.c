@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* Unit tests of loader/pointspec.c: every accepted form, every refusal. */
+/* Unit tests of loader/target/pointspec.c: every accepted form, every refusal. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -12,7 +12,7 @@
 
 #include <errno.h>
 
-#include "pointspec.h"
+#include "target/pointspec.h"
 #include "sds_failfast.h"
 
 #define USAGE "expected POINT=SYMBOL[:err=...][:ret=32|64][:timeout_ms=N]"

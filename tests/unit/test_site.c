@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* Unit tests of loader/site.c: the probe-site kind of each first insn. */
+/* Unit tests of loader/target/site.c: the probe-site kind of each first insn. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "site.h"
+#include "target/site.h"
 
 /* Bytes after the instruction under test, as a function would go on. */
 #define TAIL 0x48, 0x89, 0xe5, 0x31, 0xc0, 0x5d, 0xc3, 0xcc, 0xcc, 0xcc, 0xcc

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests of loader/uplink.c's period accounting and queue, with fakes
+ * Unit tests of loader/report/uplink.c's period accounting and queue, with fakes
  * of what it reads (the engine's snapshot, the flags region's cell
  * counts, the probe budget, the build followed): seconds go in through uplink__on_second() and
  * uplink__tick() as the counters' fold and the loop would give them.
@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "loader.h"
+#include "daemon/loader.h"
 
 #define NPTS	2
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests of loader/uplink_pick.c: which admin gets each heartbeat.
+ * Unit tests of loader/report/uplink_pick.c: which admin gets each heartbeat.
  * No sender, no HTTP: the test plays the sender (next, begin, end) with
  * the outcome each admin would give, many heartbeats within a second, so
  * that every down mark (a minute at least) holds throughout.
@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "ext.h"
-#include "uplink.h"
+#include "report/uplink.h"
 
 static char *urls[] = { "http://10.0.0.1:8887", "http://10.0.0.2:8887",
 			"http://10.0.0.3:8887" };

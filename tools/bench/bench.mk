@@ -173,12 +173,12 @@ BENCH_BINS += $(BENCH_DIR)/bench-exact-cost $(BENCH_DIR)/bench-exact-decide
 
 # The decision alone, on a region laid out in memory (no loader, no probes).
 # Both share the thread harness (bench_threads.c).
-$(BENCH_DIR)/bench-exact-decide: tools/bench/exact_decide.c userspace/guard.c \
-		loader/flags.c tools/bench/bench_threads.c tools/bench/bench_threads.h \
-		$(wildcard userspace/*.h bpf/*.h loader/flags.h)
+$(BENCH_DIR)/bench-exact-decide: tools/bench/exact_decide.c libsds/guard.c \
+		loader/publish/flags.c tools/bench/bench_threads.c tools/bench/bench_threads.h \
+		$(wildcard libsds/*.h bpf/*.h loader/publish/flags.h)
 	@mkdir -p $(@D)
-	$(CC) -O2 -g $(BENCH_WARN) $(CPPFLAGS) -Iuserspace -o $@ $< \
-		userspace/guard.c loader/flags.c tools/bench/bench_threads.c -lbpf -lpthread
+	$(CC) -O2 -g $(BENCH_WARN) $(CPPFLAGS) -Ilibsds -o $@ $< \
+		libsds/guard.c loader/publish/flags.c tools/bench/bench_threads.c -lbpf -lpthread
 
 $(BENCH_DIR)/bench-exact-cost: tools/bench/exact_cost.c tools/bench/bench_threads.c \
 		tools/bench/bench_threads.h $(BUILD)/include/sds.h $(BUILD)/lib/libsds.a

@@ -138,7 +138,7 @@ def main():
                   % (t, p["median"], p["min"], p["max"], b["median"],
                      b["min"], b["max"],
                      float(b["median"]) - float(p["median"])))
-        print("\nThe decision alone (bench-exact-decide: userspace/guard.c on a "
+        print("\nThe decision alone (bench-exact-decide: libsds/guard.c on a "
               "region in memory, no probes; an active passing entry with a "
               "semaphore, with and without the budget), ns: median [min-max] "
               "of 15 alternating rounds of 2,000,000\n")

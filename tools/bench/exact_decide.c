@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * bench-exact-decide: the guard's decision alone (userspace/guard.c on a
+ * bench-exact-decide: the guard's decision alone (libsds/guard.c on a
  * region laid out here, as tests/libsds does; no loader, no probe sites),
  * so that what the exact trips' budget adds is measured without the
  * uprobes' cost and noise around it.
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include "bench_threads.h"
-#include "flags.h"
+#include "publish/flags.h"
 #include "guard.h"
 
 static void *region, *cells;

@@ -6,8 +6,8 @@
  * cells), so that tools/bench/guard_ab.sh's A/B can be repeated on the
  * decision alone:
  *
- *   cc -O2 -Ibpf -Icommon -Iuserspace tools/bench/guard_decide.c \
- *      userspace/guard.c -o guard_decide && ./guard_decide [ROUNDS]
+ *   cc -O2 -Ibpf -Icommon -Ilibsds tools/bench/guard_decide.c \
+ *      libsds/guard.c -o guard_decide && ./guard_decide [ROUNDS]
  *
  * Columns: "pass" (a point with no strategy: active 0), "limits" (a
  * concurrency limit and a token bucket that both let the call through:

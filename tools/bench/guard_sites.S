@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * Four probe sites for bench-guard, byte for byte like libsds's own
- * (userspace/sites.S): each a whole function `0f 1f 44 00 00; c3`,
+ * (libsds/sites.S): each a whole function `0f 1f 44 00 00; c3`,
  * 16-byte aligned so the NOP never crosses a page.  bench_site_a and
  * bench_site_b carry the two bare uprobes the guarded call is compared
  * with (bench-bare-up); bench_site_c and bench_site_d never get a probe:

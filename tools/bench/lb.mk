@@ -1,5 +1,5 @@
 # tools/bench/lb.mk: ns per pick of the balancing policies
-# (userspace/balance.c) and of the API (userspace/lb.c), included by the
+# (libsds/balance.c) and of the API (libsds/lb.c), included by the
 # root Makefile next to bench.mk.
 #
 #   make lb-bench    each policy over 3, 16 and 128 providers, one thread
@@ -14,11 +14,11 @@ LB_BENCH := $(BUILD)/bench/lb_pick
 
 # The API's rows read a flags region that the tests' stand-in loader
 # serves (tests/libsds/fakeloader.c, with the loader's writer flags.c).
-$(LB_BENCH): tools/bench/lb_pick.c $(LIBSDS_A) userspace/balance.h userspace/sds.h \
-		tests/libsds/fakeloader.c tests/libsds/fakeloader.h loader/flags.c
+$(LB_BENCH): tools/bench/lb_pick.c $(LIBSDS_A) libsds/balance.h libsds/sds.h \
+		tests/libsds/fakeloader.c tests/libsds/fakeloader.h loader/publish/flags.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Iuserspace -Itests/libsds -O2 -g $(WARN) -std=gnu11 -pthread \
-		-o $@ $< tests/libsds/fakeloader.c loader/flags.c $(LIBSDS_A) -lbpf
+	$(CC) $(CPPFLAGS) -Ilibsds -Itests/libsds -O2 -g $(WARN) -std=gnu11 -pthread \
+		-o $@ $< tests/libsds/fakeloader.c loader/publish/flags.c $(LIBSDS_A) -lbpf
 
 .PHONY: lb-bench
 lb-bench: $(LB_BENCH)

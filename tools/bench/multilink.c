@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * bench-multilink: one uprobe session link per function point (what the
- * loader does: loader/probes_session.c) against one link for all the
+ * loader does: loader/kernel/probes_session.c) against one link for all the
  * points of a binary (issue 14).  The program is the session floor of
  * floor.bpf.c; the points are N of the 64 nop5 functions of
  * multilink_fns.c, in this very binary, so a running process maps the

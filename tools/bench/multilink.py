@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 """
 tools/bench/multilink.py: one uprobe session link per function point, as
-the loader makes them (loader/probes_session.c), against one link for all
+the loader makes them (loader/kernel/probes_session.c), against one link for all
 the points of a binary (issue 14); `make multilink-bench`.  Root.
 
 build/bench/bench-multilink (tools/bench/multilink.c) attaches the session

@@ -160,7 +160,7 @@ class Bench:
                 die("sds-bpf attach exited %d" % loader.returncode)
             time.sleep(1.2)	# the service registers; rates fill a second
         if loader and not getattr(self, "costs", None):
-            # Which site costs the estimates use (loader/calib.h).
+            # Which site costs the estimates use (loader/kernel/calib.h).
             with open(os.path.join(self.tmp, "attach.%s.out" % name)) as f:
                 self.costs = next((l.strip() for l in f
                                    if l.startswith("probe costs:")), None)

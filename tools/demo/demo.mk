@@ -1,6 +1,6 @@
 # tools/demo: the demo service sds-bpf attaches to, and its load generator
 # (make demo).  Included by the root Makefile; defines DEMO_BINS and their
-# rules.  LIBSDS_A and LIBSDS_HEADER come from userspace/userspace.mk.
+# rules.  LIBSDS_A and LIBSDS_HEADER come from libsds/libsds.mk.
 
 BUILD ?= build
 CC    ?= gcc

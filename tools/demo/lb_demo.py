@@ -187,7 +187,7 @@ def check_shares(rows):
     say(all(c == 0 for c in down),
         "p2 downgraded (s %d-%d): 0 calls %r" % (BREAK + 2, last, down))
     # Healed, p1 comes back once its 10 ms are forgotten (10 s after its
-    # last call: loader/lbpub.h), p2 once its downgrade ends.
+    # last call: loader/publish/lbpub.h), p2 once its downgrade ends.
     for i in (1, 2):
         back = [s for s in range(HEAL + 1, min(HEAL + HEAL_WITHIN, SECONDS) + 1)
                 if pct(*rows[s][1:])[i] > 20]

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-//! The C API of libsds (userspace/sds.h), one to one.  Every function
+//! The C API of libsds (libsds/sds.h), one to one.  Every function
 //! accepts null pointers (a no-op, or false), never aborts and never
 //! unwinds.
 

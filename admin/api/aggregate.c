@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* stats.c - statistics of one app over a time range, summed across hosts. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "api/aggregate.h"
+#include "window.h"
+
+int stats_range(int64_t *from, int64_t *to, int64_t *step, char *err, size_t errlen)
+{
+	static const int64_t nice[] = {
+		10, 20, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800,
+		21600, 43200, 86400,
+	};
+	int64_t f = *from, t = *to, s = *step;
+	size_t i;
+
+	if (f < 0 || t <= f) {
+		snprintf(err, errlen, "from/to: need 0 <= from < to");
+		return -1;
+	}
+	if (t - f > STATS_MAX_RANGE) {
+		snprintf(err, errlen, "from/to: range longer than %d days",
+			 STATS_MAX_RANGE / 86400);
+		return -1;
+	}
+	if (s == 0) {
+		for (i = 0; i < sizeof(nice) / sizeof(nice[0]); i++) {
+			s = nice[i];
+			if ((t - f + s - 1) / s <= STATS_TARGET_STEPS)
+				break;
+		}
+	} else if (s < 10 || s % 10 || s > 86400) {
+		snprintf(err, errlen, "step must be a multiple of 10 in 10..86400");
+		return -1;
+	}
+	f -= f % s;
+	t = (t + s - 1) / s * s;
+	if ((t - f) / s > STATS_MAX_STEPS) {
+		snprintf(err, errlen, "step: too small for the range (at most %d steps)",
+			 STATS_MAX_STEPS);
+		return -1;
+	}
+	*from = f;
+	*to = t;
+	*step = s;
+	return 0;
+}
+
+struct cell {
+	uint64_t visits, exceptions, timeouts, downgrades, max_concurrency;
+	uint64_t faults, delays;
+	uint64_t hist[SDS_HIST_BUCKETS];
+};
+
+struct series {
+	char name[SDS_NAME_MAX + 1];
+	struct cell *cells;		/* nsteps */
+	int64_t as_of;			/* newest period of the point in range, 0: none */
+	bool suspended;			/* suspended on any host in that period */
+	uint64_t overhead_milli;	/* the highest host's estimate in that period */
+};
+
+struct agg {
+	int64_t from, step;
+	int nsteps;
+	int n;
+	struct series s[SDS_MAX_POINTS];
+	int last;			/* rows come grouped by point: cache */
+	bool too_big;
+};
+
+/*
+ * The point's probe-budget state as of the newest heartbeats that mention
+ * it: a newer period replaces it, hosts of the same period combine (any
+ * host suspended; the highest estimate, since each host's budget is its
+ * own).  Rows may come in any order.
+ */
+static void budget_row(struct series *se, const struct store_stat_row *row)
+{
+	if (row->period_start > se->as_of) {
+		se->as_of = row->period_start;
+		se->suspended = false;
+		se->overhead_milli = 0;
+	} else if (row->period_start < se->as_of) {
+		return;
+	}
+	se->suspended |= row->suspended;
+	if (row->overhead_milli > se->overhead_milli)
+		se->overhead_milli = row->overhead_milli;
+}
+
+static int agg_row(const struct store_stat_row *row, void *ctx)
+{
+	struct agg *ag = ctx;
+	struct series *se = NULL;
+	struct cell *c;
+	int i, k;
+
+	if (ag->n && !strcmp(ag->s[ag->last].name, row->point)) {
+		se = &ag->s[ag->last];
+	} else {
+		for (i = 0; i < ag->n; i++)
+			if (!strcmp(ag->s[i].name, row->point)) {
+				se = &ag->s[i];
+				ag->last = i;
+				break;
+			}
+	}
+	if (!se) {
+		if (ag->n >= SDS_MAX_POINTS ||
+		    (int64_t)(ag->n + 1) * ag->nsteps > STATS_MAX_CELLS) {
+			ag->too_big = true;
+			return 1;
+		}
+		se = &ag->s[ag->n];
+		snprintf(se->name, sizeof(se->name), "%s", row->point);
+		se->cells = calloc(ag->nsteps, sizeof(struct cell));
+		if (!se->cells) {
+			ag->too_big = true;
+			return 1;
+		}
+		ag->last = ag->n++;
+	}
+	k = (int)((row->period_start - ag->from) / ag->step);
+	if (k < 0 || k >= ag->nsteps)
+		return 0;
+	budget_row(se, row);
+	c = &se->cells[k];
+	c->visits += row->visits;
+	c->exceptions += row->exceptions;
+	c->timeouts += row->timeouts;
+	c->downgrades += row->downgrades;
+	c->faults += row->faults;
+	c->delays += row->delays;
+	if (row->max_concurrency > c->max_concurrency)
+		c->max_concurrency = row->max_concurrency;
+	for (i = 0; i < row->nhist; i++)
+		c->hist[i] += row->hist[i];
+	return 0;
+}
+
+static json_t *pcts(json_t *o, const uint64_t *hist)
+{
+	json_object_set_new(o, "p50_ns", json_integer(hist_percentile(hist, SDS_HIST_BUCKETS, 50)));
+	json_object_set_new(o, "p90_ns", json_integer(hist_percentile(hist, SDS_HIST_BUCKETS, 90)));
+	json_object_set_new(o, "p99_ns", json_integer(hist_percentile(hist, SDS_HIST_BUCKETS, 99)));
+	return o;
+}
+
+static json_t *series_json(const struct agg *ag, const struct series *se)
+{
+	static const char *const cols[] = {
+		"t", "visits", "exceptions", "timeouts", "downgrades",
+		"max_concurrency", "p50_ns", "p90_ns", "p99_ns", "faults", "delays",
+	};
+	json_t *arr[11], *o = json_object(), *tot;
+	struct cell sum;
+	int i, k, n;
+
+	memset(&sum, 0, sizeof(sum));
+	for (i = 0; i < 11; i++) {
+		arr[i] = json_array();
+		json_object_set_new(o, cols[i], arr[i]);
+	}
+	for (k = 0; k < ag->nsteps; k++) {
+		const struct cell *c = &se->cells[k];
+
+		json_array_append_new(arr[0], json_integer(ag->from + k * ag->step));
+		json_array_append_new(arr[1], json_integer(c->visits));
+		json_array_append_new(arr[2], json_integer(c->exceptions));
+		json_array_append_new(arr[3], json_integer(c->timeouts));
+		json_array_append_new(arr[4], json_integer(c->downgrades));
+		json_array_append_new(arr[5], json_integer(c->max_concurrency));
+		json_array_append_new(arr[6], json_integer(hist_percentile(c->hist, SDS_HIST_BUCKETS, 50)));
+		json_array_append_new(arr[7], json_integer(hist_percentile(c->hist, SDS_HIST_BUCKETS, 90)));
+		json_array_append_new(arr[8], json_integer(hist_percentile(c->hist, SDS_HIST_BUCKETS, 99)));
+		json_array_append_new(arr[9], json_integer(c->faults));
+		json_array_append_new(arr[10], json_integer(c->delays));
+		sum.visits += c->visits;
+		sum.faults += c->faults;
+		sum.delays += c->delays;
+		sum.exceptions += c->exceptions;
+		sum.timeouts += c->timeouts;
+		sum.downgrades += c->downgrades;
+		if (c->max_concurrency > sum.max_concurrency)
+			sum.max_concurrency = c->max_concurrency;
+		for (i = 0; i < SDS_HIST_BUCKETS; i++)
+			sum.hist[i] += c->hist[i];
+	}
+	tot = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			"faults", (json_int_t)sum.faults,
+			"delays", (json_int_t)sum.delays,
+			"visits", (json_int_t)sum.visits,
+			"exceptions", (json_int_t)sum.exceptions,
+			"timeouts", (json_int_t)sum.timeouts,
+			"downgrades", (json_int_t)sum.downgrades,
+			"max_concurrency", (json_int_t)sum.max_concurrency);
+	n = SDS_HIST_BUCKETS;
+	while (n > 0 && !sum.hist[n - 1])
+		n--;
+	arr[0] = json_array();
+	for (i = 0; i < n; i++)
+		json_array_append_new(arr[0], json_integer(sum.hist[i]));
+	json_object_set_new(tot, "latency_hist", arr[0]);
+	json_object_set_new(o, "total", pcts(tot, sum.hist));
+	json_object_set_new(o, "suspended", json_boolean(se->suspended));
+	json_object_set_new(o, "overhead_pct", json_real(se->overhead_milli / 1000.0));
+	json_object_set_new(o, "as_of", se->as_of ? json_integer(se->as_of) : json_null());
+	return o;
+}
+
+int stats_query(struct store *st, const char *g, const char *a, const char *point,
+		int64_t from, int64_t to, int64_t step, json_t **out, char *err)
+{
+	struct agg *ag;
+	json_t *pts;
+	int i, ret;
+
+	ag = calloc(1, sizeof(*ag));
+	if (!ag) {
+		snprintf(err, STORE_ERR_MAX, "out of memory");
+		return STORE_ERROR;
+	}
+	ag->from = from;
+	ag->step = step;
+	ag->nsteps = (int)((to - from) / step);
+	/* Apart from the heartbeats' lock when the store can: a long scan
+	 * must not hold the fleet's heartbeats. */
+	ret = (st->ops->stats_scan_apart ? st->ops->stats_scan_apart :
+	       st->ops->stats_scan)(st, g, a, point, from, to, agg_row, ag, err);
+	if (!ret && point && !ag->n && !ag->too_big) {
+		/* A point asked for by name answers with zeros, not absence. */
+		snprintf(ag->s[0].name, sizeof(ag->s[0].name), "%s", point);
+		ag->s[0].cells = calloc(ag->nsteps, sizeof(struct cell));
+		if (ag->s[0].cells)
+			ag->n = 1;
+	}
+	if (!ret && ag->too_big) {
+		snprintf(err, STORE_ERR_MAX,
+			 "too many points x steps (at most %d): name a point or take a larger step",
+			 STATS_MAX_CELLS);
+		ret = STORE_CONFLICT;
+	}
+	if (!ret) {
+		pts = json_object();
+		for (i = 0; i < ag->n; i++)
+			json_object_set_new(pts, ag->s[i].name, series_json(ag, &ag->s[i]));
+		*out = json_pack("{s:s, s:s, s:I, s:I, s:I, s:o}", "group", g, "app", a,
+				 "from", (json_int_t)from, "to", (json_int_t)to,
+				 "step", (json_int_t)step, "points", pts);
+	}
+	for (i = 0; i < ag->n; i++)
+		free(ag->s[i].cells);
+	free(ag);
+	return ret;
+}

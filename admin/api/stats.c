@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * api/stats.c - the routes of statistics, hosts, points, events and audit,
+ * and the heartbeat.
+ */
+#include <pthread.h>
+#include "heartbeat.h"
+#include "names.h"
+#include "api/aggregate.h"
+#include "strategy.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "api/api.h"
+
+/* ---- statistics, hosts, events ------------------------------------------- */
+
+void stats(struct route *r, const char *g, const char *a)
+{
+	int64_t to, from, step;
+	const char *point;
+	json_t *out;
+
+	if (!is(r, "GET"))
+		return not_allowed(r, "GET");
+	if (query_int(r, "to", (now_s() / 10 + 1) * 10, &to) ||
+	    query_int(r, "from", to - 3600, &from) || query_int(r, "step", 0, &step))
+		return;
+	point = http_query(r->rq->conn, "point");
+	if (point && !sds_point_name_valid(point)) {
+		fail(r, 400, "point: bad name (1-64 of [A-Za-z0-9_-])");
+		return;
+	}
+	if (stats_range(&from, &to, &step, r->err, sizeof(r->err))) {
+		fail(r, 400, "%s", r->err);
+		return;
+	}
+	if (!store_rc(r, stats_query(r->ad->store, g, a, point, from, to, step, &out,
+				     r->err)))
+		reply(r, 200, out);
+}
+
+void listing(struct route *r, const char *g, const char *a, const char *what)
+{
+	struct store *st = r->ad->store;
+	int64_t from, to, limit;
+	json_t *out;
+	int rc;
+
+	if (!is(r, "GET"))
+		return not_allowed(r, "GET");
+	if (!strcmp(what, "hosts")) {
+		rc = st->ops->host_list(st, g, a, &out, r->err);
+	} else if (!strcmp(what, "points")) {
+		rc = st->ops->point_list(st, g, a, &out, r->err);
+	} else if (!strcmp(what, "events")) {
+		if (query_int(r, "to", now_s() + 10, &to) ||
+		    query_int(r, "from", to - 86400, &from) ||
+		    query_int(r, "limit", 500, &limit))
+			return;
+		if (limit < 1 || limit > 10000) {
+			fail(r, 400, "limit must be an integer 1..10000");
+			return;
+		}
+		rc = st->ops->events(st, g, a, from, to, (int)limit, &out, r->err);
+	} else {
+		if (query_int(r, "limit", 100, &limit))
+			return;
+		if (limit < 1 || limit > 10000) {
+			fail(r, 400, "limit must be an integer 1..10000");
+			return;
+		}
+		rc = st->ops->audit(st, g, a, (int)limit, &out, r->err);
+	}
+	if (!store_rc(r, rc))
+		reply(r, 200, out);
+}
+
+/* ---- the heartbeat ------------------------------------------------------- */
+
+/*
+ * Per-thread buffers: a heartbeat struct is ~160 KiB, which malloc would
+ * map and unmap (and the kernel fault in) on every request.  Freed when
+ * the thread ends.
+ */
+struct hb_bufs {
+	struct sds_heartbeat *hb;
+	struct sds_strategies *strategies;
+	struct sds_hb_drill drills[SDS_HB_MAX_DRILLS];
+	struct sds_hb_copy copy;	/* ~270 KiB: the app's copy plans */
+};
+
+static pthread_key_t bufs_key;
+static pthread_once_t bufs_once = PTHREAD_ONCE_INIT;
+
+static void bufs_free(void *p)
+{
+	struct hb_bufs *b = p;
+
+	heartbeat_free(b->hb);
+	free(b->strategies);
+	free(b);
+}
+
+static void bufs_key_make(void)
+{
+	pthread_key_create(&bufs_key, bufs_free);
+}
+
+static struct hb_bufs *bufs_get(void)
+{
+	struct hb_bufs *b;
+
+	pthread_once(&bufs_once, bufs_key_make);
+	b = pthread_getspecific(bufs_key);
+	if (b)
+		return b;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	b->hb = heartbeat_new();
+	b->strategies = malloc(sizeof(*b->strategies));
+	if (!b->hb || !b->strategies || pthread_setspecific(bufs_key, b)) {
+		bufs_free(b);
+		return NULL;
+	}
+	return b;
+}
+
+void heartbeat(struct route *r)
+{
+	struct store *st = r->ad->store;
+	struct store_hb_result res = { 0 };
+	struct sds_heartbeat *hb = NULL;
+	struct hb_bufs *bufs;
+	struct timespec t0, t1;
+	bool changed;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (!is(r, "POST"))
+		return not_allowed(r, "POST");
+	bufs = bufs_get();
+	if (!bufs) {
+		fail(r, 500, "out of memory");
+		goto out;
+	}
+	hb = bufs->hb;
+	res.strategies = bufs->strategies;
+	res.drills = bufs->drills;
+	res.copy = &bufs->copy;
+	if (heartbeat_parse(r->rq->body, r->rq->len, hb, r->err, sizeof(r->err))) {
+		atomic_fetch_add(&r->ad->m.heartbeat_rejected, 1);
+		fail(r, 400, "%s", r->err);
+		goto out;
+	}
+	if (hb->period_start > now_s() + 3600) {
+		atomic_fetch_add(&r->ad->m.heartbeat_rejected, 1);
+		fail(r, 400, "period_start is more than an hour in the future");
+		goto out;
+	}
+	/*
+	 * A scoped heartbeat token (--heartbeat-token-file FILE:GROUP[/APP])
+	 * speaks for its apps only: outside them it creates no app and reads
+	 * no strategies, drills or plans.
+	 */
+	if (r->rq->tok && !admin_auth_in_scope(r->rq->tok, hb->group, hb->app)) {
+		char scope[2 * ADMIN_NAME_MAX + 2], more[4 * ADMIN_NAME_MAX + 64];
+
+		admin_auth_scope_name(r->rq->tok, scope, sizeof(scope));
+		snprintf(more, sizeof(more), "for %s/%s (scope %s)", hb->group, hb->app, scope);
+		admin_auth_audit_denied_app(r->ad, r->rq->tok, "POST", "/api/v1/heartbeat",
+					    hb->group, hb->app, more);
+		fail(r, 403, "this heartbeat token is for %s only: %s/%s is outside it",
+		     scope, hb->group, hb->app);
+		goto out;
+	}
+	if (store_rc(r, st->ops->heartbeat(st, hb, now_s(), &res, r->err)))
+		goto out;
+	if (res.duplicate) {
+		atomic_fetch_add(&r->ad->m.heartbeat_duplicates, 1);
+	} else {
+		atomic_fetch_add(&r->ad->m.heartbeats, 1);
+		atomic_fetch_add(&r->ad->m.heartbeat_points, hb->n);
+	}
+	changed = hb->version != res.version;
+	{
+		json_t *doc = heartbeat_reply_to_json(res.version, changed,
+						      changed ? res.strategies : NULL);
+
+		/* Every reply lists the drills in force: one missing has stopped. */
+		if (doc) {
+			json_object_set_new(doc, "drills",
+					    heartbeat_drills_to_json(res.drills, res.ndrills));
+			/* Likewise the plans: a plan missing has stopped. */
+			json_object_set_new(doc, "copy", heartbeat_copy_to_json(res.copy));
+		}
+		reply(r, 200, doc);
+	}
+out:
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	atomic_fetch_add(&r->ad->m.heartbeat_usec,
+			 (t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000);
+}
+
+

@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The admin's storage, behind a table of operations so that another engine
+ * can be added without touching the HTTP layer (store/sqlite/sqlite.c is the
+ * embedded default).  Reads hand back JSON documents, ready for the API;
+ * writes take plain C values that the caller has already validated.
+ *
+ * Every call returns STORE_OK or a negative STORE_* code and, on error,
+ * writes a one-line message into @err (STORE_ERR_MAX bytes) that names the
+ * thing, e.g. "app 'shop' not found in group 'default'".
+ *
+ * Organisation (docs/DESIGN.md §7): group -> app -> schemes (one active
+ * per app) -> per-point strategies.  Each app has a strategies version
+ * that starts at 1 and grows by one whenever what its hosts should enforce
+ * changes: switching the active scheme, or changing the active scheme's
+ * strategies.
+ */
+#ifndef SDS_ADMIN_STORE_H
+#define SDS_ADMIN_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <jansson.h>
+#include "heartbeat.h"
+#include "strategy.h"
+
+#define STORE_ERR_MAX	256
+
+enum {
+	STORE_OK = 0,
+	STORE_NOTFOUND = -1,	/* 404 */
+	STORE_EXISTS = -2,	/* 409: the name is taken */
+	STORE_CONFLICT = -3,	/* 409: e.g. deleting the active scheme */
+	STORE_ERROR = -4,	/* 500: the engine failed */
+	STORE_FORBIDDEN = -5,	/* 403: e.g. a copy server name another token holds */
+};
+
+/* One stored row of statistics: one point of one host in one period. */
+struct store_stat_row {
+	int64_t period_start;
+	const char *point;
+	const char *host;
+	uint64_t visits, exceptions, timeouts, downgrades, max_concurrency;
+	uint64_t faults, delays;	/* what drills injected */
+	bool suspended;			/* probes suspended for overhead at the period's end */
+	uint64_t overhead_milli;	/* their estimated cost then, 1/1000 % of a CPU */
+	int nhist;
+	const uint64_t *hist;		/* nhist entries */
+};
+typedef int (*store_stat_cb)(const struct store_stat_row *row, void *ctx);
+
+/* What a heartbeat did. */
+struct store_hb_result {
+	int64_t version;		/* the app's strategies version */
+	bool duplicate;			/* (host, period) was already stored: nothing added */
+	bool created;			/* the app was registered by this heartbeat */
+	struct sds_strategies *strategies;	/* if non-NULL and @want: the active scheme's */
+	struct sds_hb_drill *drills;	/* if non-NULL: room for SDS_HB_MAX_DRILLS, filled */
+	int ndrills;			/* the app's drills in force */
+	struct sds_hb_copy *copy;	/* if non-NULL: the app's plans and live copy servers */
+};
+
+#define ADMIN_WHO_MAX	600	/* "BY (token ID)" */
+
+/* A drill to start (validated by the API). */
+struct store_drill {
+	const char *point;
+	uint32_t kind;			/* enum sds_drill_kind */
+	uint32_t ratio;			/* 0..100 */
+	int64_t delay_ms;		/* delay drills */
+	int64_t duration_s;		/* it ends by itself then */
+	const char *by;			/* who, as they said (free text) */
+	const char *token_id;		/* which token: a fingerprint, never the token */
+	int32_t err;			/* error drills on failfast points: errno; 0: the point's */
+};
+
+#define STORE_COPY_LIVE_S	30	/* a copy server heard within this is offered to loaders */
+#define STORE_COPY_SERVERS_PER_TOKEN 16	/* copy server names one token may hold */
+
+/* A copy plan to start or its new settings (validated by the API). */
+struct store_copy_plan {
+	const char *name;		/* a name; no other active plan has it */
+	int npoints;			/* entries of @points, 1..SDS_HB_COPY_POINTS */
+	const char *points[SDS_HB_COPY_POINTS];	/* distinct names */
+	uint32_t sample_pct;		/* 0..100: share of calls the loaders capture */
+	int amplification;		/* copies per record, 1..--copy-max-amplification */
+	const char *shadows;		/* JSON array, as in sds-copy's plans file */
+	const char *framing;		/* "raw" or "http" */
+	bool writes;			/* copy write points' records too */
+	int64_t rate;			/* copies per second, 0: no cap */
+	int64_t expires_at;		/* Unix seconds, in the future */
+	const char *by;			/* who, as they said (free text) */
+	const char *token_id;		/* which token: a fingerprint, never the token */
+};
+
+/* One plan's counts in a copy server's heartbeat (per period, not totals). */
+struct store_copy_hb_plan {
+	const char *name;		/* the plan's name */
+	int64_t received, dispatched, shadow_errors, dropped;	/* in the period */
+};
+
+/* A copy server's heartbeat (POST /api/v1/copy-servers/heartbeat). */
+struct store_copy_hb {
+	const char *name;		/* the server's --name */
+	const char *addr;		/* where loaders reach it, "HOST:PORT" */
+	const char *owner;		/* fingerprint of the token that sent it */
+	bool operator;			/* an operator's token: may re-point any name */
+	int64_t period_start;		/* the 10-s period the counts are of */
+	int nplans;			/* entries of @plans */
+	const struct store_copy_hb_plan *plans;
+};
+
+struct store_counts {
+	int64_t groups, apps, hosts, stat_rows;
+};
+
+struct store;
+
+struct store_ops {
+	void (*close)(struct store *st);
+
+	int (*group_list)(struct store *st, json_t **out, char *err);
+	int (*group_get)(struct store *st, const char *g, json_t **out, char *err);
+	int (*group_create)(struct store *st, const char *g, const char *desc, char *err);
+	int (*group_update)(struct store *st, const char *g, const char *desc, char *err);
+	int (*group_delete)(struct store *st, const char *g, char *err);
+
+	/* @g NULL: the apps of every group. */
+	int (*app_list)(struct store *st, const char *g, json_t **out, char *err);
+	int (*app_get)(struct store *st, const char *g, const char *a, json_t **out, char *err);
+	/* Creates the group if missing, and a scheme "default", active. */
+	int (*app_create)(struct store *st, const char *g, const char *a,
+			  const char *desc, char *err);
+	int (*app_update)(struct store *st, const char *g, const char *a,
+			  const char *desc, char *err);
+	int (*app_delete)(struct store *st, const char *g, const char *a, char *err);
+
+	int (*scheme_list)(struct store *st, const char *g, const char *a,
+			   json_t **out, char *err);
+	int (*scheme_get)(struct store *st, const char *g, const char *a,
+			  const char *s, json_t **out, char *err);
+	/* @clone_from non-NULL: copy that scheme's strategies. */
+	int (*scheme_create)(struct store *st, const char *g, const char *a,
+			     const char *s, const char *desc, const char *clone_from,
+			     const char *comment, char *err);
+	int (*scheme_update)(struct store *st, const char *g, const char *a,
+			     const char *s, const char *desc, char *err);
+	int (*scheme_delete)(struct store *st, const char *g, const char *a,
+			     const char *s, const char *comment, char *err);
+	/* Make @s the active scheme; *version gets the app's version after. */
+	int (*scheme_activate)(struct store *st, const char *g, const char *a,
+			       const char *s, const char *comment,
+			       int64_t *version, char *err);
+
+	/*
+	 * The strategies of scheme @s (NULL: the active one); out->version is
+	 * the app's version.  *scheme (if non-NULL) gets the scheme's name.
+	 */
+	int (*strategies_get)(struct store *st, const char *g, const char *a,
+			      const char *s, struct sds_strategies *out,
+			      char scheme[SDS_NAME_MAX + 1], char *err);
+	/* Replace all strategies of @s; bumps the version if @s is active. */
+	int (*strategies_put)(struct store *st, const char *g, const char *a,
+			      const char *s, const struct sds_strategies *in,
+			      const char *comment, int64_t *version, char *err);
+	/* Set (insert or replace) one point's strategy. */
+	int (*strategy_put)(struct store *st, const char *g, const char *a,
+			    const char *s, const struct sds_strategy *in,
+			    const char *comment, int64_t *version, char *err);
+	int (*strategy_delete)(struct store *st, const char *g, const char *a,
+			       const char *s, const char *point,
+			       const char *comment, int64_t *version, char *err);
+
+	/*
+	 * Store one heartbeat (registering its group and app if new) at
+	 * wall-clock time @now.  A (host, period) already stored adds nothing.
+	 * If res->strategies is non-NULL and the version differs from
+	 * hb->version, the active scheme's strategies are written there.
+	 */
+	int (*heartbeat)(struct store *st, const struct sds_heartbeat *hb,
+			 int64_t now, struct store_hb_result *res, char *err);
+
+	int (*host_list)(struct store *st, const char *g, const char *a,
+			 json_t **out, char *err);
+	/* Every row with period_start in [from, to); @point NULL: all points. */
+	int (*stats_scan)(struct store *st, const char *g, const char *a,
+			  const char *point, int64_t from, int64_t to,
+			  store_stat_cb cb, void *ctx, char *err);
+	/* Point names the app has strategies or statistics for. */
+	int (*point_list)(struct store *st, const char *g, const char *a,
+			  json_t **out, char *err);
+	/* Periods with downgrades in [from, to), newest first, at most @limit. */
+	int (*events)(struct store *st, const char *g, const char *a, int64_t from,
+		      int64_t to, int limit, json_t **out, char *err);
+	/* The app's audit log, newest first. */
+	int (*audit)(struct store *st, const char *g, const char *a, int limit,
+		     json_t **out, char *err);
+
+	/* Forget statistics of periods before @before. */
+	/* Drills: start (audited), list (newest first), stop (audited). */
+	int (*drill_create)(struct store *st, const char *g, const char *a,
+			    const struct store_drill *d, int64_t now, int64_t *id,
+			    char *err);
+	int (*drill_list)(struct store *st, const char *g, const char *a,
+			  json_t **out, char *err);
+	int (*drill_stop)(struct store *st, const char *g, const char *a,
+			  int64_t id, const char *by, const char *token_id,
+			  int64_t now, char *err);
+
+	/*
+	 * Copy plans: start (audited; 409 when the name or a point is taken
+	 * by an active plan), update (audited), list (newest first), get,
+	 * stop (audited), per-period statistics in [from, to).
+	 */
+	int (*copy_plan_create)(struct store *st, const char *g, const char *a,
+				const struct store_copy_plan *p, int64_t now,
+				int64_t *id, char *err);
+	int (*copy_plan_update)(struct store *st, const char *g, const char *a,
+				int64_t id, const struct store_copy_plan *p,
+				int64_t now, char *err);
+	int (*copy_plan_list)(struct store *st, const char *g, const char *a,
+			      int64_t now, json_t **out, char *err);
+	int (*copy_plan_get)(struct store *st, const char *g, const char *a,
+			     int64_t id, int64_t now, json_t **out, char *err);
+	int (*copy_plan_stop)(struct store *st, const char *g, const char *a,
+			      int64_t id, const char *by, const char *token_id,
+			      int64_t now, char *err);
+	int (*copy_plan_stats)(struct store *st, const char *g, const char *a,
+			       int64_t id, int64_t from, int64_t to,
+			       json_t **out, char *err);
+	/* Store a copy server's heartbeat; *plans: every active plan, as sds-copy reads them. */
+	int (*copy_server_heartbeat)(struct store *st, const struct store_copy_hb *hb,
+				     int64_t now, json_t **plans, char *err);
+	int (*copy_server_list)(struct store *st, int64_t now, json_t **out, char *err);
+
+	/*
+	 * Forget statistics of periods before @before.  SQLite deletes those
+	 * rows; PostgreSQL drops the day partitions that end by @before, so it
+	 * keeps up to a day more (dropping is free, deleting rows is not).
+	 */
+	int (*prune)(struct store *st, int64_t before, char *err);
+	int (*counts)(struct store *st, struct store_counts *out, char *err);
+
+	/*
+	 * Roles and retention (issue 16).  A store may leave any of these
+	 * NULL: the admin then logs refusals to stderr, keeps hosts and the
+	 * audit log, and scans statistics with stats_scan.
+	 *
+	 * audit_denied: a refused write to app @g/@a, as an audit row with
+	 * action "denied", @detail ("METHOD PATH") and @who (role and token
+	 * fingerprint) as its comment; STORE_NOTFOUND when there is no such app.
+	 */
+	int (*audit_denied)(struct store *st, const char *g, const char *a,
+			    const char *detail, const char *who, char *err);
+	/* Forget hosts last seen before @before and audit rows older than it. */
+	int (*prune_meta)(struct store *st, int64_t before, char *err);
+	/* stats_scan, without holding what heartbeats wait for. */
+	int (*stats_scan_apart)(struct store *st, const char *g, const char *a,
+				const char *point, int64_t from, int64_t to,
+				store_stat_cb cb, void *ctx, char *err);
+};
+
+struct store {
+	const struct store_ops *ops;
+};
+
+/* The SQLite engine: @path is the database file, created if missing. */
+struct store *store_sqlite_open(const char *path, char *err);
+
+/* The PostgreSQL engine (store/pg/pg.c): @url is postgresql://USER[:PW]@HOST[:PORT]/DB. */
+struct store *store_pg_open(const char *url, char *err);
+
+/*
+ * The "store" extension interface (docs/EXTENSIONS.md): sds-admin opens
+ * its store by name, the scheme of --db (NAME://WHERE; a value without
+ * "://" is a SQLite file), built-in "sqlite" or a plugin's.  Bump
+ * STORE_EXT_ABI whenever struct store_ops or anything it passes changes:
+ * a plugin built against another version is refused, never called.
+ */
+#include "../../libsds/sds_ext.h"
+
+#define STORE_EXT	"store"
+#define STORE_EXT_ABI	2
+
+struct store_ext {
+	struct sds_ext_head head;	/* STORE_EXT, STORE_EXT_ABI, SDS_EXT_IMPL */
+	/* Open the store at @where (the --db value after "NAME://"); NULL with @err. */
+	struct store *(*open)(const struct store_ext *self, const char *where,
+			      char *err);
+};
+
+/*
+ * Open the store --db @db names (store/ext.c): the registry's "store"
+ * @db's scheme names, at @db's rest.  NULL with @err (STORE_ERR_MAX): an
+ * unknown store (listing the known ones), a refused plugin, the store's
+ * own error.
+ */
+struct store *store_open(const char *db, char *err);
+
+/* Register the interface and its built-in, for --ext-list. */
+int store_ext_register(char *err, size_t errlen);
+
+static inline void store_close(struct store *st)
+{
+	if (st)
+		st->ops->close(st);
+}
+
+#endif /* SDS_ADMIN_STORE_H */

@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * capture.c - traffic copy in the loader (see capture.h): the copy
+ * programs loaded and attached, each point's config, the ring drained in
+ * bounded bursts, each capture made a copy record (common/copyrec.h) and
+ * handed to the sinks.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <jansson.h>
+#include "capture/capture.h"
+#include "cli/cmd.h"
+#include "copy.skel.h"
+#include "copyrec.h"
+#include "publish/flags.h"
+#include "daemon/loader.h"
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+int capture__check_opts(const struct capture_opts *o)
+{
+	struct copyout_addr a[COPYOUT_SERVERS];
+	char err[256];
+	int n;
+
+	static char tok[SDS_TOKEN_MAX + 1];
+
+	if (o->copy_to && copyout__parse(o->copy_to, false, a, &n, err, sizeof(err)))
+		return cmd_err("bad --copy-to: %s", err);
+	if (o->token_file &&
+	    sds_token_file_read("--copy-token-file", o->token_file, tok, err, sizeof(err)))
+		return cmd_err("%s", err);
+	return 0;
+}
+
+/* Who may be captured: a :copy= function point, or any guard point. */
+bool capture__able(const struct loader *l, int id)
+{
+	const struct probe_point *p = &l->probes.pts[id];
+
+	return p->kind == POINT_GUARD || (p->kind == POINT_FUNCTION && p->spec.copy);
+}
+
+static int cfg_write(struct capture *c, int id, const struct probe_point *p,
+		     uint32_t rate)
+{
+	struct sds_copy_cfg cfg = {
+		.kind = p->kind == POINT_GUARD ? SDS_COPY_GUARD : SDS_COPY_FUNC,
+		.rate = rate,
+		/* A guard point's caller passes what it means: up to 64 KiB. */
+		.max = p->kind == POINT_GUARD ? SDS_COPY_MAX : p->spec.copy_max,
+		.buf_arg = p->spec.copy_buf_arg,
+		.len_arg = p->spec.copy_len_arg,
+	};
+	__u32 key = id;
+
+	return bpf_map_update_elem(bpf_map__fd(c->skel->maps.copy_cfg), &key,
+				   &cfg, BPF_ANY);
+}
+
+static int capture_load(struct loader *l, struct capture *c,
+			const struct capture_opts *o)
+{
+	struct sds_copy_bpf *s;
+	int e;
+
+	s = c->skel = sds_copy_bpf__open();
+	if (!s)
+		return cmd_err("opening the copy BPF object: %s", strerror(errno));
+	c->cap = l->probes.cap > 0 ? l->probes.cap : SDS_MAX_POINTS;
+	s->rodata->atomics = l->probes.atomics;
+	if (bpf_map__set_max_entries(s->maps.copy_cfg, c->cap) ||
+	    bpf_map__set_max_entries(s->maps.copy_counts, c->cap) ||
+	    bpf_map__set_max_entries(s->maps.copy_ring, o->ring_bytes))
+		return cmd_err("sizing the copy maps: %s", strerror(errno));
+	e = sds_copy_bpf__load(s);
+	if (e)
+		return cmd_err("loading the copy BPF programs: %s%s",
+			       strerror(-e), probes__perm_hint(-e));
+	return 0;
+}
+
+static int ring_event(void *ctx, void *data, size_t size);
+
+int capture__open(struct loader *l, const struct capture_opts *o,
+		  const char *path, int pid, int nfunc)
+{
+	struct capture *c;
+	char err[256];
+	int i;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return cmd_err("out of memory");
+	l->capture = c;
+	c->fn_links = calloc(SDS_MAX_POINTS, sizeof(*c->fn_links));
+	c->enc = malloc(COPYREC_MAX_LEN);
+	for (i = 0; i < CAPTURE_RECORDERS; i++)
+		c->rec[i].fd = -1;
+	if (!c->fn_links || !c->enc || copyout__init(&c->out))
+		return cmd_err("out of memory");
+	c->ncpu = libbpf_num_possible_cpus();
+	c->real_offset_ns = (int64_t)(clock_ns(CLOCK_REALTIME) -
+				      clock_ns(CLOCK_MONOTONIC));
+	if (o->token_file) {
+		if (sds_token_file_read("--copy-token-file", o->token_file, c->out.token,
+					err, sizeof(err)))
+			return cmd_err("%s", err);
+		c->out.token_len = strlen(c->out.token);
+	}
+	if (o->copy_to) {
+		if (copyout__parse(o->copy_to, false, c->copy_to_addrs, &c->ncopy_to,
+				   err, sizeof(err)))
+			return cmd_err("bad --copy-to: %s", err);
+		c->copy_to = true;
+		copyout__set(&c->out, c->copy_to_addrs, c->ncopy_to, false);
+	}
+	if (capture_load(l, c, o))
+		return -1;
+	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.copy_ring),
+				 ring_event, l, NULL);
+	if (!c->rb)
+		return cmd_err("the copy ring: %s", strerror(errno));
+	for (i = 0; i < nfunc; i++) {
+		struct probe_point *p = &l->probes.pts[i];
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = (__u64)i);
+
+		if (!p->spec.copy)
+			continue;
+		if (cfg_write(c, i, p, 0))
+			return cmd_err("point '%s': copy config: %s",
+				       p->spec.name, strerror(errno));
+		/* The counting probe's address (probes__attach_point sets
+		 * attach_off the same way, after this): one breakpoint for both. */
+		c->fn_links[i] = bpf_program__attach_uprobe_opts(
+			c->skel->progs.sds_copy_fn, pid, path,
+			p->fn.offset + p->site.skip, &uo);
+		if (!c->fn_links[i])
+			return cmd_err("point '%s': attaching the copy probe: %s%s",
+				       p->spec.name, strerror(errno),
+				       probes__attach_hint(errno));
+	}
+	l->probes.copy_site_prog = c->skel->progs.sds_copy_site;
+	return 0;
+}
+
+void capture__close(struct loader *l)
+{
+	struct capture *c = l->capture;
+	int i;
+
+	if (!c)
+		return;
+	recorder__close_all(l);
+	l->probes.copy_site_prog = NULL;
+	if (c->fn_links)
+		for (i = 0; i < SDS_MAX_POINTS; i++)
+			bpf_link__destroy(c->fn_links[i]);
+	ring_buffer__free(c->rb);
+	sds_copy_bpf__destroy(c->skel);
+	copyout__free(&c->out);
+	free(c->fn_links);
+	free(c->enc);
+	free(c);
+	l->capture = NULL;
+}
+
+int capture__fd(const struct loader *l)
+{
+	return l->capture && l->capture->rb ?
+		ring_buffer__epoll_fd(l->capture->rb) : -1;
+}
+
+/* Per drain: how many more captures this wakeup may take. */
+static int drain_left;
+
+/* One capture: a record for the servers and the recorders that want it. */
+static int ring_event(void *ctx, void *data, size_t size)
+{
+	struct loader *l = ctx;
+	struct capture *c = l->capture;
+	const struct sds_copy_event *ev = data;
+	struct capture_point *cp;
+	struct copyrec r;
+	int n;
+
+	c->drained++;
+	if (size < sizeof(*ev) || ev->cap_len > size - sizeof(*ev) ||
+	    ev->point >= (uint32_t)l->probes.npoints)
+		goto next;
+	cp = &c->pt[ev->point];
+	memset(&r, 0, sizeof(r));
+	r.ts_ns = ev->ts + c->real_offset_ns;
+	r.orig_len = ev->orig_len;
+	r.cap_len = ev->cap_len;
+	r.flags = (ev->cap_len < ev->orig_len ? COPYREC_F_TRUNCATED : 0) |
+		  (cp->write ? COPYREC_F_WRITE : 0);
+	snprintf(r.app, sizeof(r.app), "%s", l->app);
+	snprintf(r.point, sizeof(r.point), "%s", l->probes.pts[ev->point].spec.name);
+	r.data = (const uint8_t *)(ev + 1);
+	n = copyrec_encode(&r, c->enc, COPYREC_MAX_LEN);
+	if (n < 0) {
+		cp->lost++;
+		goto next;
+	}
+	if (cp->to_servers && !copyout__push(&c->out, ev->point, c->enc, n))
+		cp->lost++;
+	recorder__push(l, ev->point, c->enc, n);
+next:
+	/* A negative return stops the consumer with this capture taken. */
+	return --drain_left > 0 ? 0 : -EAGAIN;
+}
+
+void capture__drain(struct loader *l)
+{
+	struct capture *c = l->capture;
+
+	if (!c || !c->rb)
+		return;
+	drain_left = CAPTURE_DRAIN_BURST;
+	ring_buffer__consume(c->rb);
+	capture__out_event(l, 0);
+}
+
+short capture__out_events(const struct loader *l, int *fd)
+{
+	if (!l->capture) {
+		*fd = -1;
+		return 0;
+	}
+	return copyout__events(&l->capture->out, fd);
+}
+
+void capture__out_event(struct loader *l, short revents)
+{
+	struct capture *c = l->capture;
+	static uint64_t sent[SDS_MAX_POINTS], lost[SDS_MAX_POINTS];
+	int i;
+
+	if (!c)
+		return;
+	memset(sent, 0, sizeof(sent));
+	memset(lost, 0, sizeof(lost));
+	copyout__run(&c->out, revents, flags_now_ns(), sent, lost);
+	for (i = 0; i < l->probes.npoints; i++) {
+		c->pt[i].sent += sent[i];
+		c->pt[i].lost += lost[i];
+	}
+}
+
+/* The plan naming point @name, unexpired at @now (Unix s); NULL: none. */
+static const struct sds_hb_copy_plan *plan_of(const struct capture *c,
+					      const char *name, int64_t now)
+{
+	int i, j;
+
+	if (!c->has_plans)
+		return NULL;
+	for (i = 0; i < c->plans.nplans; i++) {
+		const struct sds_hb_copy_plan *p = &c->plans.plans[i];
+
+		if (p->expires_at && p->expires_at <= now)
+			continue;
+		for (j = 0; j < p->npoints; j++)
+			if (!strcmp(p->points[j], name))
+				return p;
+	}
+	return NULL;
+}
+
+static bool strategy_write(const struct loader *l, const char *name)
+{
+	const struct sds_strategy *st;
+
+	if (!l->strategies)
+		return false;
+	st = strategies_find(l->strategies, name);
+	return st && st->copy_write > 0;
+}
+
+/* Point @id's rate and sinks as the plans, --copy-to and recorders say. */
+static void point_apply(struct loader *l, int id, int64_t now)
+{
+	struct capture *c = l->capture;
+	struct probe_point *p = &l->probes.pts[id];
+	struct capture_point *cp = &c->pt[id];
+	const struct sds_hb_copy_plan *plan;
+	uint32_t spec_rate = p->kind == POINT_GUARD ? 100 : p->spec.copy_rate;
+	uint32_t rate = 0;
+	bool was_able = cp->able;
+
+	cp->able = capture__able(l, id);
+	if (!cp->able || id >= c->cap)
+		return;
+	plan = plan_of(c, p->spec.name, now);
+	cp->to_servers = plan || c->copy_to;
+	if (plan)
+		rate = plan->sample_pct;	/* the plan wins over the spec */
+	else if (c->copy_to)
+		rate = spec_rate;
+	if (!rate && recorder__wants(l, id))
+		rate = spec_rate;
+	cp->write = strategy_write(l, p->spec.name);
+	if (was_able && rate == cp->rate)
+		return;
+	if (cfg_write(c, id, p, rate))
+		return;		/* tried again next tick */
+	if (p->kind == POINT_GUARD)
+		flags__set_copy(&l->flags, id, rate > 0);
+	cp->rate = rate;
+}
+
+/*
+ * The servers: --copy-to's, else those of the admin's last reply.  This
+ * runs on the loop: the admin's addresses must be numeric (a name is
+ * refused with one line and counted, never resolved: a resolver that
+ * does not answer would hold the tick for seconds per name), and the
+ * list is parsed only when it differs from the last one applied.
+ */
+static void servers_apply(struct capture *c)
+{
+	static struct copyout_addr a[COPYOUT_SERVERS];
+	char list[sizeof(c->out.admin_list)] = "", err[256];
+	int i, n = 0;
+	size_t off = 0;
+
+	if (c->copy_to || !c->has_plans)
+		return;
+	for (i = 0; i < c->plans.nservers && i < COPYOUT_SERVERS; i++)
+		off += snprintf(list + off, sizeof(list) - off, "%s%s",
+				i ? "," : "", c->plans.servers[i]);
+	if (c->out.admin_set && !strcmp(list, c->out.admin_list))
+		return;
+	for (i = 0; i < c->plans.nservers && i < COPYOUT_SERVERS; i++) {
+		if (!copyout__parse_one(c->plans.servers[i], &a[n], err, sizeof(err))) {
+			n++;
+			continue;
+		}
+		c->out.refused++;
+		fprintf(stderr, "sds-bpf: copy server from the admin refused: %s\n", err);
+	}
+	snprintf(c->out.admin_list, sizeof(c->out.admin_list), "%s", list);
+	c->out.admin_set = true;
+	copyout__set(&c->out, a, n, true);
+}
+
+json_t *capture__out_json(const struct loader *l)
+{
+	const struct capture *c = l->capture;
+	const struct copyout *o;
+
+	if (!c)
+		return json_null();
+	o = &c->out;
+	return json_pack("{s:i, s:s?, s:I, s:I, s:I}", "servers", o->naddrs,
+			 "server", o->naddrs ? o->addrs[o->cur].text : NULL,
+			 "connects", (json_int_t)o->connects,
+			 "failures", (json_int_t)o->failures,
+			 "refused", (json_int_t)o->refused);
+}
+
+void capture__set_plans(struct loader *l, const struct sds_hb_copy *cp)
+{
+	struct capture *c = l->capture;
+
+	if (!c)
+		return;
+	c->plans = *cp;
+	c->has_plans = true;
+	servers_apply(c);
+}
+
+void capture__tick(struct loader *l)
+{
+	struct capture *c = l->capture;
+	int64_t now;
+	int i;
+
+	if (!c)
+		return;
+	/* The admin's plans arrive like drills: taken on the loop, here. */
+	if (l->uplink && uplink__take_copy(l->uplink, &c->plans)) {
+		c->has_plans = true;
+		servers_apply(c);
+	}
+	now = (int64_t)(clock_ns(CLOCK_REALTIME) / 1000000000ULL);
+	for (i = 0; i < l->probes.npoints; i++)
+		point_apply(l, i, now);
+	capture__drain(l);
+}
+
+void capture__counts(const struct loader *l, int id, struct sds_copy_count *n)
+{
+	const struct capture *c = l->capture;
+	struct sds_copy_count v[c && c->ncpu > 0 ? c->ncpu : 1];
+	__u32 key = id;
+	int i;
+
+	memset(n, 0, sizeof(*n));
+	if (!c || id < 0 || id >= c->cap ||
+	    bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.copy_counts), &key, v))
+		return;
+	for (i = 0; i < c->ncpu; i++) {
+		n->captured += v[i].captured;
+		n->dropped += v[i].dropped;
+		n->truncated += v[i].truncated;
+	}
+}
+
+json_t *capture__point_json(const struct loader *l, int id)
+{
+	const struct capture *c = l->capture;
+	struct sds_copy_count n;
+
+	if (!c || id < 0 || id >= l->probes.npoints || !capture__able(l, id))
+		return NULL;
+	capture__counts(l, id, &n);
+	/* dropped: in the kernel (ring full, a fault); lost: after, at a sink. */
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:i}",
+			 "captured", (json_int_t)n.captured,
+			 "dropped", (json_int_t)n.dropped,
+			 "truncated", (json_int_t)n.truncated,
+			 "sent", (json_int_t)c->pt[id].sent,
+			 "lost", (json_int_t)c->pt[id].lost,
+			 "rate", (int)c->pt[id].rate);
+}
+
+void capture__hb_point(struct loader *l, int id, struct sds_hb_point *hp)
+{
+	struct capture *c = l->capture;
+	struct sds_copy_count n;
+	uint64_t now[3];
+
+	if (!c || id < 0 || id >= l->probes.npoints || !c->pt[id].able)
+		return;
+	capture__counts(l, id, &n);
+	now[0] = n.captured;
+	now[1] = n.dropped + c->pt[id].lost;
+	now[2] = n.truncated;
+	hp->copy_captured = now[0] - c->pt[id].hb_seen[0];
+	hp->copy_dropped = now[1] - c->pt[id].hb_seen[1];
+	hp->copy_truncated = now[2] - c->pt[id].hb_seen[2];
+	memcpy(c->pt[id].hb_seen, now, sizeof(now));
+}

@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * attach_load.c - attach's second phase: load the BPF programs and attach
+ * the points, every map and link pinned in the app's pin directory; or,
+ * when a loader of the same app left pins that match (same TARGET inode,
+ * same layout, the same function points), adopt them: the links never
+ * stopped counting, and the kept state (keep.c) gives back the totals,
+ * holds, drills and the open periods.  Pins that do not match are
+ * removed with a line saying why.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli/attach_run.h"
+#include "cli/cmd.h"
+#include "publish/failfast.h"
+#include "daemon/loader.h"
+
+static uint64_t random_u64(void)
+{
+	uint64_t v = 0;
+
+	if (getrandom(&v, sizeof(v), 0) != sizeof(v))
+		v = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
+	/* Positive in JSON's signed integers, and never 0 (an unregistered guard's). */
+	return (v & INT64_MAX) | 1;
+}
+
+/*
+ * Pins of this app from a loader before: adopt them (true), or remove
+ * them, saying why, when they do not match.
+ */
+static bool pins_adoptable(struct attach_run *a)
+{
+	struct loader *l = a->l;
+	char why[512];
+	int r;
+
+	if (!pins__exist(&a->pins))
+		return false;
+	r = keep__open(&a->keep, &a->pins, l->reg.target_dev,
+		       l->reg.target_ino, why, sizeof(why));
+	if (!r && !keep__points_match(&a->keep, l, a->npoints, why, sizeof(why))) {
+		keep__close(&a->keep);
+		r = 1;
+	}
+	if (!r)
+		return true;
+	if (pins__remove(&a->pins))
+		cmd_err("stale pins in %s: %s; removing them: %s", a->pins.dir,
+			why, strerror(errno));
+	else
+		cmd_err("stale pins in %s: %s; removed", a->pins.dir, why);
+	return false;
+}
+
+/* A new run: new constants, maps and kept state, all pinned. */
+static int load_fresh(struct attach_run *a, char *err, size_t errlen)
+{
+	struct loader *l = a->l;
+
+	l->key = random_u64();
+	l->epoch = random_u64();
+	l->sec_offset_ns = counters_align_wall(&l->wall_offset);
+	if (pins__mkdir(&a->pins))
+		return snprintf(err, errlen, "pin directory %s: %s", a->pins.dir,
+				strerror(errno)), -1;
+	a->pinned = true;
+	l->probes.cap = probes__cap_for(a->npoints);
+	if (probes__load(&l->probes, l->key, l->sec_offset_ns, err, errlen) ||
+	    probes__pin_maps(&l->probes, &a->pins, err, errlen))
+		return -1;
+	return keep__create(&a->keep, &a->pins, l, a->target_path,
+			    l->probes.atomics, err, errlen);
+}
+
+/* The dead loader's constants, programs loaded again over its maps. */
+static int load_adopt(struct attach_run *a, char *err, size_t errlen)
+{
+	struct loader *l = a->l;
+	const struct keep_header *h = a->keep.hdr;
+
+	a->keep.hdr->loader_pid = getpid();
+	l->key = h->key;
+	l->epoch = h->epoch;
+	l->sec_offset_ns = h->sec_offset_ns;
+	l->wall_offset = h->wall_offset;
+	counters_align(l->sec_offset_ns);
+	/* The same function points (keep__points_match): the same map sizes. */
+	l->probes.cap = probes__cap_for(a->npoints);
+	if (probes__adopt_load(&l->probes, l->key, l->sec_offset_ns,
+			       h->atomics, &a->pins, err, errlen))
+		return -1;
+	probes__adopt_points(&l->probes, &a->pins, a->npoints);
+	return 0;
+}
+
+/*
+ * Traffic copy, before the guard files are attached (they take the copy
+ * site program): when a point says :copy=, libsds may call sds_copy(),
+ * or --copy-to is given.
+ */
+static int capture_start(struct attach_run *a)
+{
+	struct loader *l = a->l;
+	bool want = a->copy.copy_to || a->sites.found || a->needs_libsds;
+	int i;
+
+	for (i = 0; i < a->npoints && !want; i++)
+		want = l->probes.pts[i].spec.copy;
+	if (!want)
+		return 0;
+	return capture__open(l, &a->copy, a->target_path, a->pid, a->npoints);
+}
+
+/* Every point's probes: adopted ones stand, missing ones are attached. */
+static int attach_all(struct attach_run *a, char *err, size_t errlen)
+{
+	struct loader *l = a->l;
+	int i;
+
+	for (i = 0; i < a->npoints; i++) {
+		if (probes__attach_point(&l->probes, i, a->target_path, a->pid,
+					 err, errlen))
+			return -1;
+		flags__set_kind(&l->flags, i, POINT_FUNCTION);
+	}
+	if (probes__attach_catches(&l->probes, a->target_path, a->pid, err,
+				   errlen))
+		return -1;
+	if (a->sites.found &&
+	    (!a->adopted || probes__adopt_guards(&l->probes, &a->pins,
+						 l->reg.target_dev,
+						 l->reg.target_ino)) &&
+	    probes__attach_guards(&l->probes, a->target_path, &a->sites, err,
+				  errlen))
+		return -1;
+	return probes__pin_links(&l->probes, &a->pins, err, errlen);
+}
+
+/* The uplink's hook, the strategies and the heartbeat, once counting. */
+static int start_engine(struct attach_run *a)
+{
+	struct loader *l = a->l;
+
+	if (l->uplink) {
+		/* Counting began at counters__init: the second after folded_sec. */
+		uplink__begin(l->uplink, l->wall_offset,
+			      l->counters.acc[0].folded_sec + 1);
+		l->counters.on_second = uplink__on_second;
+		l->counters.hook_ctx = l->uplink;
+	}
+	l->keep = &a->keep;
+	if (a->adopted) {
+		keep__restore(l);
+		budget__adopt(l);
+		engine__adopt(l, a->strategies);
+	} else {
+		engine__apply(l, a->strategies);
+	}
+	a->strategies = NULL;	/* the engine owns it now */
+	if (l->uplink && uplink__start(l->uplink))
+		return cmd_err("starting the heartbeat: %s", strerror(errno));
+	return 0;
+}
+
+int attach_load(struct attach_run *a, uint64_t max_overhead)
+{
+	struct loader *l = a->l;
+	struct counters_source src;
+	char err[512];
+
+	if (pins__init(&a->pins, l->group, l->app, true, err, sizeof(err)))
+		return cmd_err("%s", err);
+	detach__sweep(a->pins.dir);
+	a->adopted = pins_adoptable(a);
+	l->probes.pins = &a->pins;
+	if (a->adopted ? load_adopt(a, err, sizeof(err)) :
+			 load_fresh(a, err, sizeof(err)))
+		return cmd_err("%s", err);
+	if (flags__create(&l->flags, l->epoch, l->tick_ns))
+		return cmd_err("creating the flags map: %s", strerror(errno));
+	if (!a->adopted)
+		exact__share_cells(l);
+	if (capture_start(a) || failfast__open(l, a->npoints))
+		return -1;
+	if (attach_all(a, err, sizeof(err)))
+		return cmd_err("%s", err);
+	l->snaps.cap = l->probes.cap;
+	if (counters_bpf__source(&l->counters_src, probes__slots_fd(&l->probes),
+				 probes__gauges_fd(&l->probes), l->probes.cap,
+				 &src) ||
+	    counters__init(&l->counters, &src, l->probes.npoints,
+			   counters_now_sec()))
+		return cmd_err("reading counters: %s", strerror(errno));
+	budget__init(l, max_overhead, a->target_path, a->pid);
+	/* An adopted point passed its first second under the loader before. */
+	if (!a->adopted && budget__first_second(l))
+		return -1;
+	if (a->adopted)
+		fprintf(stderr, "sds-bpf: adopted the pins in %s: counting never stopped\n",
+			a->pins.dir);
+	return start_engine(a);
+}
+
+void attach_unload(struct attach_run *a, bool clean)
+{
+	struct loader *l = a->l;
+
+	if (l->uplink)
+		uplink__stop(l->uplink);
+	l->keep = NULL;
+	counters__free(&l->counters);
+	snap_pool__free(&l->snaps);
+	lbpub__free(l);
+	watch__close(l);
+	/*
+	 * Pins go first: the links then leave with their last fd.  A clean
+	 * exit removes them unless --keep; a failed attach removes only what
+	 * it pinned fresh (adopted pins keep counting for the next try).
+	 */
+	if ((clean && !a->keep_pins) || (!clean && a->pinned && !a->adopted))
+		pins__remove(&a->pins);
+	l->probes.pins = NULL;
+	capture__close(l);
+	failfast__close(l);
+	probes__destroy(&l->probes);
+	flags__destroy(&l->flags);
+	keep__close(&a->keep);
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * attach_run.h - one `sds-bpf attach` in its three phases: resolve
+ * (attach.c: arguments, TARGET, points, the app's lock), load or adopt
+ * (attach_load.c: the BPF side fresh and pinned, or taken over from the
+ * pins a loader left), serve (attach.c: the socket and the loop).  Each
+ * phase undoes what it set up, and only that.
+ */
+#ifndef SDS_ATTACH_RUN_H
+#define SDS_ATTACH_RUN_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include "capture/capture.h"
+#include "serve/ctl.h"
+#include "target/elfsym.h"
+#include "daemon/keep.h"
+#include "kernel/pins.h"
+
+struct loader;
+struct sds_strategies;
+
+struct attach_run {
+	struct loader *l;		/* the loader being set up */
+	struct ctl_paths paths;		/* socket and lock */
+	int lock;			/* the app's lock (resolve); -1: not held */
+	char target_path[PATH_MAX];	/* TARGET, resolved */
+	int npoints;			/* POINT=SYMBOL given */
+	struct sds_sites sites;		/* libsds sites in TARGET */
+	bool needs_libsds;		/* TARGET links libsds.so */
+	struct sds_strategies *strategies;	/* to apply (owned until applied) */
+	pid_t pid;			/* --pid, -1: every process */
+	bool keep_pins;			/* --keep: leave the pins at a clean exit */
+	struct pins pins;		/* the app's pin directory */
+	struct keep keep;		/* the kept state */
+	bool adopted;			/* took over a dead loader's pins */
+	bool pinned;			/* the pins are ours to remove on failure */
+	struct capture_opts copy;	/* --copy-to, --copy-ring */
+};
+
+/*
+ * Load the BPF side and attach, or adopt what pins of a dead loader hold,
+ * then set up counters, the uplink and the strategies.  0, or -1 (said).
+ */
+int attach_load(struct attach_run *a, uint64_t max_overhead);
+/* Undo attach_load(); at a clean exit (@clean) remove the pins unless --keep. */
+void attach_unload(struct attach_run *a, bool clean);
+
+/* attach_usage.c: `sds-bpf attach --help`. */
+extern const char attach_usage[];
+
+#endif /* SDS_ATTACH_RUN_H */

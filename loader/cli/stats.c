@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * cli/stats.c - `stats` (an app's counters, once) and `top` (their
+ * rates, refreshed), over the loader's "stats" reply.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+#include <jansson.h>
+#include "cli/cmd.h"
+#include "cli/query.h"
+
+/* "1.2ms"-style latency in at most 7 characters. */
+static const char *fmt_ns(long long ns, char *buf, size_t len)
+{
+	if (ns <= 0)
+		snprintf(buf, len, "-");
+	else if (ns < 10000)
+		snprintf(buf, len, "%lldns", ns);
+	else if (ns < 10000000)
+		snprintf(buf, len, "%.1fus", ns / 1e3);
+	else if (ns < 10000000000LL)
+		snprintf(buf, len, "%.1fms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.1fs", ns / 1e9);
+	return buf;
+}
+
+/* The probes' estimated share of a CPU: "12.3%", "0.014%". */
+static const char *fmt_pct(json_t *p, char *buf, size_t len)
+{
+	double v = json_number_value(json_object_get(json_object_get(p, "overhead"),
+						     "estimated_pct"));
+
+	snprintf(buf, len, v >= 10 ? "%.1f%%" : "%.3f%%", v);
+	return buf;
+}
+
+static const char *state_str(json_t *p)
+{
+	json_t *st = json_object_get(p, "state");
+
+	/* Not counting at all outranks a downgrade. */
+	if (json_is_true(json_object_get(json_object_get(p, "overhead"), "suspended")))
+		return "suspended: overhead";
+	if (!json_is_true(json_object_get(st, "downgraded")))
+		return "ok";
+	return json_string_value(json_object_get(st, "reason")) ?: "down";
+}
+
+/*
+ * The builds of TARGET, once it has been deployed over (docs/DEPLOY.md):
+ * "builds: 1a2b3c4d5e6f (current, 2 points), 9f8e7d6c5b4a (old, 2 points); 1 deploy".
+ */
+static void print_builds(json_t *r)
+{
+	json_t *b = json_object_get(r, "builds"), *e;
+	int pass, n = 0;
+	size_t i;
+
+	if (!query_jint(r, "builds.deploys") && !query_jint(r, "builds.rejected"))
+		return;
+	printf("builds:");
+	/* The current one first, then the old ones still probed. */
+	for (pass = 1; pass >= 0; pass--)
+		json_array_foreach(json_object_get(b, "list"), i, e) {
+			if (json_is_true(json_object_get(e, "current")) != pass)
+				continue;
+			printf("%s %.12s (%s, %lld points)", n++ ? "," : "",
+			       query_short_build(query_jstr(e, "build_id")),
+			       pass ? "current" : "old", query_jint(e, "points"));
+		}
+	printf("; %lld deploys followed, %lld files not followed\n",
+	       query_jint(r, "builds.deploys"), query_jint(r, "builds.rejected"));
+}
+
+static const char stats_usage[] =
+"Usage: sds-bpf stats [--group G] [--app NAME] [--json]\n"
+"\n"
+"Counters of every point of an attached app: totals since attach, the\n"
+"10-s sliding window, concurrency and latency percentiles, and the\n"
+"probes' estimated cost (OVERHEAD: site cost x calls/s, as a share of one\n"
+"CPU; attach --max-overhead).  Once TARGET was replaced (a deploy), a\n"
+"line says its builds (build-ids) still counted (--json: \"builds\").\n"
+"With neither option and one app attached, that one.\n";
+
+int do_stats(int argc, char **argv)
+{
+	struct query_env q = {};
+	json_t *r, *p;
+	size_t i;
+	char a[16], b[16], c[16], d[24];
+
+	if (query_parse_options(argc, argv, &q, stats_usage))
+		return 1;
+	if (optind < argc)
+		return cmd_err("stats: unexpected argument '%s'", argv[optind]), 1;
+	if (q.json)
+		return query_ask_print(&q, "stats");
+	r = query_ask(&q, "stats");
+	if (!r)
+		return 1;
+	printf("app %s, group %s, loader pid %lld, target %s\n",
+	       query_jstr(r, "app"), query_jstr(r, "group"), query_jint(r, "pid"), query_jstr(r, "target"));
+	/* Only when the loader refused a client: the usual table stays as it was. */
+	if (query_jint(r, "refused.connections") + query_jint(r, "refused.sessions") +
+	    query_jint(r, "refused.points") + query_jint(r, "refused.files") +
+	    query_jint(r, "refused.denied") + query_jint(r, "refused.slow"))
+		printf("refused: connections %lld, sessions %lld, points %lld, "
+		       "files %lld, denied %lld, slow %lld\n",
+		       query_jint(r, "refused.connections"), query_jint(r, "refused.sessions"),
+		       query_jint(r, "refused.points"), query_jint(r, "refused.files"),
+		       query_jint(r, "refused.denied"), query_jint(r, "refused.slow"));
+	print_builds(r);
+	printf("%-16s %-8s %-10s %10s %8s %8s %8s %8s %5s %7s %7s %8s %-14s %s\n", "POINT",
+	       "SITE", "RETURNS", "VISITS", "ERRORS", "TIMEOUTS", "DOWNGR", "WIN-VIS",
+	       "CONC", "P50", "P99", "OVERHEAD", "COPIED/DROP", "STATE");
+	json_array_foreach(json_object_get(r, "points"), i, p) {
+		/* Traffic copy: captured/dropped (ring, fault, sink); "-": cannot copy. */
+		if (json_object_get(p, "copy"))
+			snprintf(d, sizeof(d), "%lld/%lld", query_jint(p, "copy.captured"),
+				 query_jint(p, "copy.dropped") + query_jint(p, "copy.lost"));
+		else
+			snprintf(d, sizeof(d), "-");
+		printf("%-16s %-8s %-10s %10lld %8lld %8lld %8lld %8lld %5lld %7s %7s %8s %-14s %s\n",
+		       query_jstr(p, "name"), query_jstr(p, "site"),
+		       *query_jstr(p, "returns") ? query_jstr(p, "returns") : "-",
+		       query_jint(p, "total.visits"), query_jint(p, "total.exceptions"),
+		       query_jint(p, "total.timeouts"), query_jint(p, "total.downgrades"),
+		       query_jint(p, "window.visits"), query_jint(p, "concurrency"),
+		       fmt_ns(query_jint(p, "latency_ns.p50"), a, sizeof(a)),
+		       fmt_ns(query_jint(p, "latency_ns.p99"), b, sizeof(b)),
+		       fmt_pct(p, c, sizeof(c)), d, state_str(p));
+	}
+	/* Fail-fast: a line per point that has it, the table kept as it was. */
+	json_array_foreach(json_object_get(r, "points"), i, p) {
+		json_t *ff = json_object_get(p, "failfast");
+
+		if (!ff)
+			continue;
+		printf("failfast %s: %s (%s, %s) failed %lld, drilled %lld, probes %lld%s\n",
+		       query_jstr(p, "name"), query_jstr(ff, "ops"), query_jstr(ff, "errno_socket"),
+		       query_jstr(ff, "errno_file"), query_jint(ff, "denied"),
+		       query_jint(ff, "drilled"), query_jint(ff, "probes"),
+		       json_is_true(json_object_get(ff, "failing")) ? ", failing" : "");
+	}
+	json_decref(r);
+	return 0;
+}
+
+static const char top_usage[] =
+"Usage: sds-bpf top [--group G] [--app NAME] [--interval S] [--count N]\n"
+"\n"
+"Live table of an app's points: calls, errors and timeouts per second,\n"
+"concurrency, p50 and p99 latency, the probes' estimated cost.  Refreshed every S seconds (1); stops\n"
+"after N refreshes (default: until interrupted).\n";
+
+int do_top(int argc, char **argv)
+{
+	struct query_env q = { .interval = 1 };
+	json_t *prev = NULL, *r, *p, *pp;
+	bool tty = isatty(STDOUT_FILENO);
+	long n;
+	size_t i;
+	char a[16], b[16], c[16];
+
+	if (query_parse_options(argc, argv, &q, top_usage))
+		return 1;
+	if (optind < argc)
+		return cmd_err("top: unexpected argument '%s'", argv[optind]), 1;
+	/* A baseline first, so the first table already shows rates. */
+	prev = query_ask(&q, "stats");
+	if (!prev)
+		return 1;
+	for (n = 0; !q.count || n < q.count; n++) {
+		time_t now;
+		char tbuf[16];
+
+		query_sleep_ms(q.interval * 1000L);
+		now = time(NULL);
+		r = query_ask(&q, "stats");
+		if (!r) {
+			json_decref(prev);
+			return 1;
+		}
+		strftime(tbuf, sizeof(tbuf), "%H:%M:%S", localtime(&now));
+		if (tty)
+			fputs("\033[H\033[2J", stdout);
+		else if (n)
+			putchar('\n');
+		printf("%s  %s/%s  pid %lld\n", tbuf, query_jstr(r, "group"),
+		       query_jstr(r, "app"), query_jint(r, "pid"));
+		printf("%-14s %9s %8s %7s %5s %8s %8s %8s %-19s\n", "POINT", "CALLS/s",
+		       "ERR/s", "TMO/s", "CONC", "P50", "P99", "OVERHEAD", "STATE");
+		json_array_foreach(json_object_get(r, "points"), i, p) {
+			long long dv = 0, de = 0, dt = 0;
+
+			pp = prev ? json_array_get(json_object_get(prev, "points"), i) : NULL;
+			if (pp) {
+				dv = query_jint(p, "total.visits") - query_jint(pp, "total.visits");
+				de = query_jint(p, "total.exceptions") - query_jint(pp, "total.exceptions");
+				dt = query_jint(p, "total.timeouts") - query_jint(pp, "total.timeouts");
+			}
+			printf("%-14.14s %9.1f %8.1f %7.1f %5lld %8s %8s %8s %-19.19s\n",
+			       query_jstr(p, "name"), (double)dv / q.interval,
+			       (double)de / q.interval, (double)dt / q.interval,
+			       query_jint(p, "concurrency"),
+			       fmt_ns(query_jint(p, "latency_ns.p50"), a, sizeof(a)),
+			       fmt_ns(query_jint(p, "latency_ns.p99"), b, sizeof(b)),
+			       fmt_pct(p, c, sizeof(c)), state_str(p));
+		}
+		fflush(stdout);
+		json_decref(prev);
+		prev = r;
+	}
+	json_decref(prev);
+	return 0;
+}

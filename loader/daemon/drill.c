@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * drill.c - fault drills at guard points: start, stop, expiry, what the
+ * loader publishes for them, and how stats show them (drill.h).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "cli/cmd.h"
+#include "errnames.h"
+#include "publish/failfast.h"
+#include "heartbeat.h"
+#include "daemon/loader.h"
+#include "names.h"
+#include "target/pointspec.h"
+
+_Static_assert(DRILL_MAX_DELAY_MS * 1000000ULL == SDS_DRILL_DELAY_MAX_NS,
+	       "the guards clamp a delay to the loader's own limit");
+
+static const char *kind_name(uint32_t kind)
+{
+	return kind == SDS_DRILL_ERROR ? "error" :
+	       kind == SDS_DRILL_DELAY ? "delay" : "";
+}
+
+static uint32_t kind_parse(const char *s)
+{
+	if (!strcmp(s, "error"))
+		return SDS_DRILL_ERROR;
+	if (!strcmp(s, "delay"))
+		return SDS_DRILL_DELAY;
+	return SDS_DRILL_NONE;
+}
+
+/*
+ * Publish point @id now rather than at the next tick: a stop is at once.
+ * The engine evaluates the point once the request is handled
+ * (engine__flush), from the tick's read: drills never run a tick.
+ */
+static void drill_publish(struct loader *l, int id)
+{
+	l->drill_dirty[id] = 1;
+	l->drill_any_dirty = true;
+}
+
+bool drill__take_dirty(struct loader *l, int id)
+{
+	bool was = l->drill_dirty[id];
+
+	l->drill_dirty[id] = 0;
+	if (id + 1 >= l->probes.npoints)
+		l->drill_any_dirty = false;
+	return was;
+}
+
+int drill__start(struct loader *l, const char *name, bool create,
+		 const struct drill_run *d, char *err, size_t errlen)
+{
+	const struct cell_counts *n;
+	struct drill_run *r;
+	int id;
+
+	if (!sds_point_name_valid(name)) {
+		snprintf(err, errlen, "bad point name '%.64s'", name);
+		return -1;
+	}
+	id = probes__find(&l->probes, name);
+	if (id < 0 && create)
+		id = engine__point(l, name);
+	if (id < 0) {
+		snprintf(err, errlen, "no point '%s' in app '%s' (see sds-bpf stats)",
+			 name, l->app);
+		return -1;
+	}
+	/* A function point is drilled through its failfast= operations. */
+	if (l->probes.pts[id].kind != POINT_GUARD &&
+	    failfast__drill_check(l, id, d->kind, err, errlen))
+		return -1;
+	if (d->kind != SDS_DRILL_ERROR && d->kind != SDS_DRILL_DELAY) {
+		snprintf(err, errlen, "drill on '%s': kind must be error or delay", name);
+		return -1;
+	}
+	if (d->err && l->probes.pts[id].kind == POINT_GUARD) {
+		snprintf(err, errlen,
+			 "'%s' is a guard point: --errno is for function points with failfast= (a guard's drill makes sds_enter() return SDS_FAULT)",
+			 name);
+		return -1;
+	}
+	if (d->ratio > 100) {
+		snprintf(err, errlen, "drill on '%s': ratio %u out of range 0..100",
+			 name, d->ratio);
+		return -1;
+	}
+	n = flags__counts(&l->flags, id);
+	r = &l->run[id].drill;
+	if (r->kind)
+		events__add(&l->events, name, SDS_REASON_DRILL, false);
+	*r = *d;
+	r->faults_base = l->probes.pts[id].kind == POINT_GUARD ?
+			 n->drill_faults : failfast__drilled(l, id);
+	r->delays_base = n->drill_delays;
+	events__add(&l->events, name, SDS_REASON_DRILL, true);
+	drill_publish(l, id);
+	return 0;
+}
+
+static void drill_end(struct loader *l, int id)
+{
+	l->run[id].drill.kind = SDS_DRILL_NONE;
+	events__add(&l->events, l->probes.pts[id].spec.name, SDS_REASON_DRILL,
+		    false);
+}
+
+int drill__stop(struct loader *l, const char *name, char *err, size_t errlen)
+{
+	int id = probes__find(&l->probes, name);
+
+	if (id < 0) {
+		snprintf(err, errlen, "no point '%.64s' in app '%s' (see sds-bpf stats)",
+			 name, l->app);
+		return -1;
+	}
+	if (!l->run[id].drill.kind) {
+		snprintf(err, errlen, "no drill runs on '%s'", name);
+		return -1;
+	}
+	drill_end(l, id);
+	drill_publish(l, id);
+	return 0;
+}
+
+void drill__tick(struct loader *l, int id, uint64_t now_ns,
+		 struct flag_state *fs)
+{
+	struct drill_run *r = &l->run[id].drill;
+
+	if (r->kind && now_ns >= r->expires_ns)
+		drill_end(l, id);
+	fs->drill_kind = r->kind;
+	if (!r->kind)
+		return;
+	fs->active |= SDS_ACT_DRILL;
+	fs->drill_ratio = r->ratio;
+	fs->drill_delay_ns = r->delay_ns;
+	fs->drill_expires_ns = r->expires_ns;
+}
+
+json_t *drill__json(struct loader *l, int id, uint64_t now_ns)
+{
+	const struct drill_run *r = &l->run[id].drill;
+	/* The loader's own bounded counts: a forged cell cannot wrap them. */
+	const struct cell_counts *n = flags__counts(&l->flags, id);
+	uint64_t left;
+	json_t *o;
+
+	if (!r->kind)
+		return json_null();
+	left = r->expires_ns > now_ns ? (r->expires_ns - now_ns) / 1000000 : 0;
+	o = json_pack("{s:s, s:i, s:I, s:I, s:I, s:I, s:o}",
+		"kind", kind_name(r->kind),
+		"ratio", (int)r->ratio,
+		"delay_ms", (json_int_t)(r->delay_ns / 1000000),
+		"remaining_ms", (json_int_t)left,
+		"faults", (json_int_t)(l->probes.pts[id].kind == POINT_GUARD ?
+				       n->drill_faults - r->faults_base :
+				       failfast__drilled(l, id) - r->faults_base),
+		"delays", (json_int_t)(n->drill_delays - r->delays_base),
+		"source", r->admin_id ? json_integer(r->admin_id) :
+					json_string("local"));
+	/* Only a drill that names its own errno says so: others use the point's. */
+	if (o && r->err)
+		json_object_set_new(o, "errno",
+				    json_string(sds_errno_name(r->err)));
+	return o;
+}
+
+static char *reply_json(json_t *o)
+{
+	char *s = json_dumps(o, JSON_COMPACT);
+
+	json_decref(o);
+	return s;
+}
+
+static char *reply_err(const char *msg)
+{
+	return reply_json(json_pack("{s:s}", "error", msg));
+}
+
+char *drill__request(struct loader *l, const char *args)
+{
+	char name[SDS_NAME_MAX + 2], kind[16], err[256], ename[24];
+	unsigned long ratio, delay_ms, for_s;
+	struct drill_run d = {};
+	int n = 0, m = 0, id;
+
+	if (sscanf(args, "%65s stop%n", name, &n) == 1 && n > 0 && !args[n]) {
+		if (drill__stop(l, name, err, sizeof(err)))
+			return reply_err(err);
+		return reply_json(json_pack("{s:b}", "ok", 1));
+	}
+	n = 0;
+	if (sscanf(args, "%65s %15s %lu %lu %lu%n", name, kind, &ratio,
+		   &delay_ms, &for_s, &n) != 5 || !n ||
+	    (args[n] && (args[n] != ' ' ||
+			 sscanf(args + n, " %23s%n", ename, &m) != 1 || args[n + m])))
+		return reply_err("expected 'drill POINT error|delay RATIO DELAY_MS FOR_S [ERRNO]' or 'drill POINT stop'");
+	d.kind = kind_parse(kind);
+	if (!d.kind)
+		return reply_err("drill kind must be error or delay");
+	if (m) {
+		d.err = sds_errno_parse(ename);
+		if (!d.err)
+			return reply_err("unknown errno name (ECONNREFUSED, ECONNRESET, ETIMEDOUT, EHOSTUNREACH, EIO, EACCES, ...: docs/FAILFAST.md)");
+		if (d.kind != SDS_DRILL_ERROR)
+			return reply_err("an errno is for error drills only");
+	}
+	if (ratio > 100)
+		return reply_err("ratio out of range 0..100");
+	if (for_s < 1 || for_s > DRILL_MAX_S)
+		return reply_err("duration out of range 1..86400 s");
+	if (d.kind == SDS_DRILL_DELAY && (delay_ms < 1 || delay_ms > DRILL_MAX_DELAY_MS))
+		return reply_err("delay out of range 1..60000 ms");
+	d.ratio = ratio;
+	d.delay_ns = d.kind == SDS_DRILL_DELAY ? delay_ms * 1000000ULL : 0;
+	d.expires_ns = flags_now_ns() + for_s * 1000000000ULL;
+	if (drill__start(l, name, false, &d, err, sizeof(err)))
+		return reply_err(err);
+	id = probes__find(&l->probes, name);
+	return reply_json(json_pack("{s:b, s:o}", "ok", 1, "drill",
+				    drill__json(l, id, flags_now_ns())));
+}
+
+void drill__apply_admin(struct loader *l, const struct sds_hb_drill *dr, int n,
+			int64_t now_unix)
+{
+	uint64_t now_ns = flags_now_ns();
+	char err[256];
+	int i, id;
+
+	/* Stop the admin's drills it no longer lists (stopped or expired). */
+	for (id = 0; id < l->probes.npoints; id++) {
+		struct drill_run *r = &l->run[id].drill;
+		bool listed = false;
+
+		if (!r->kind || !r->admin_id)
+			continue;
+		for (i = 0; i < n; i++)
+			if (dr[i].id == r->admin_id &&
+			    !strcmp(dr[i].point, l->probes.pts[id].spec.name))
+				listed = true;
+		if (!listed) {
+			drill_end(l, id);
+			drill_publish(l, id);
+		}
+	}
+	for (i = 0; i < n; i++) {
+		struct drill_run d = {};
+		int64_t left_s = dr[i].expires_at - now_unix;
+
+		if (left_s <= 0)
+			continue;
+		/*
+		 * The reply may say up to 2^40 s: with an admin whose clock
+		 * is far ahead, or a reply not from sds-admin, left_s * 1e9
+		 * would wrap.  A drill ends within DRILL_MAX_S, whoever
+		 * started it, as sds-admin's own duration_s allows.
+		 */
+		if (left_s > DRILL_MAX_S)
+			left_s = DRILL_MAX_S;
+		id = probes__find(&l->probes, dr[i].point);
+		if (id >= 0 && l->run[id].drill.kind &&
+		    l->run[id].drill.admin_id == dr[i].id)
+			continue;	/* running already */
+		d.kind = dr[i].kind;
+		d.ratio = dr[i].ratio;
+		d.delay_ns = (uint64_t)dr[i].delay_ms * 1000000ULL;
+		d.expires_ns = now_ns + (uint64_t)left_s * 1000000000ULL;
+		d.admin_id = dr[i].id;
+		d.err = dr[i].err;	/* 0: the point's own errno */
+		if (drill__start(l, dr[i].point, true, &d, err, sizeof(err)))
+			cmd_err("drill %" PRId64 " from the admin: %s", dr[i].id, err);
+	}
+}

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Fault drills at guard points (issue 5): a drill makes a share of a
+ * point's passed calls fail (SDS_FAULT) or sleep, until it is stopped or
+ * its expiry comes.  The loader keeps one drill per point, publishes it in
+ * line 3 of the point's flag entry every tick, and ends it at its expiry;
+ * the guard ignores an expired drill by itself, so a loader that dies
+ * cannot leave one running.  Drills come from `sds-bpf drill` (local,
+ * root only) or from sds-admin through the heartbeat reply.
+ */
+#ifndef SDS_DRILL_H
+#define SDS_DRILL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <jansson.h>
+#include "publish/flags.h"
+
+#define DRILL_MAX_S		86400	/* longest drill: a day */
+#define DRILL_MAX_DELAY_MS	60000	/* longest injected delay */
+
+/* The drill of one point; kind 0: none. */
+struct drill_run {
+	uint32_t kind;			/* enum sds_drill_kind */
+	uint32_t ratio;			/* 0..100 */
+	uint64_t delay_ns;		/* SDS_DRILL_DELAY */
+	uint64_t expires_ns;		/* CLOCK_MONOTONIC */
+	int64_t admin_id;		/* the admin's drill id; 0: started locally */
+	int32_t err;			/* --errno: positive, failfast points only; 0: the point's */
+	uint64_t faults_base;		/* entry's drill_faults when it started */
+	uint64_t delays_base;		/* entry's drill_delays when it started */
+};
+
+struct loader;
+
+/*
+ * Start a drill on point @name (replacing any).  @create: make the point's
+ * entry if it has none yet (the admin's drills reach hosts before their
+ * processes register the point).  On error returns -1 with a one-line
+ * message in @err.
+ */
+int drill__start(struct loader *l, const char *name, bool create,
+		 const struct drill_run *d, char *err, size_t errlen);
+/* Stop the drill on @name; -1 with @err if there is none. */
+int drill__stop(struct loader *l, const char *name, char *err, size_t errlen);
+
+/*
+ * Was point @id's drill changed since its last evaluation?  Clears it
+ * (the engine asks for every point, in order, at each evaluation).
+ */
+bool drill__take_dirty(struct loader *l, int id);
+/* Every tick, for point @id: end an expired drill, fill @fs's drill part. */
+void drill__tick(struct loader *l, int id, uint64_t now_ns,
+		 struct flag_state *fs);
+
+/* {"kind","ratio","delay_ms","remaining_ms","faults","delays"} or null. */
+json_t *drill__json(struct loader *l, int id, uint64_t now_ns);
+
+/*
+ * The control socket's `drill ...` requests (the caller checked root):
+ *   drill POINT error|delay RATIO DELAY_MS FOR_S [ERRNO]
+ *   drill POINT stop
+ */
+char *drill__request(struct loader *l, const char *args);
+
+/*
+ * Apply the admin's list of active drills: start the new ones, stop the
+ * admin's drills no longer listed.  Local drills are left alone.
+ */
+struct sds_hb_drill;
+void drill__apply_admin(struct loader *l, const struct sds_hb_drill *d, int n,
+			int64_t now_unix);
+
+#endif /* SDS_DRILL_H */

@@ -1,0 +1,491 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * engine.c - strategies in force, and every tick: fold the counters, run
+ * the chain for each point over its sliding window, publish the flag
+ * entries and record the transitions.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli/cmd.h"
+#include "publish/failfast.h"
+#include "daemon/loader.h"
+#include "report/metrics.h"
+
+static const struct sds_strategy *point_strategy(struct loader *l, int id)
+{
+	if (!l->strategies)
+		return NULL;
+	return strategies_find(l->strategies, l->probes.pts[id].spec.name);
+}
+
+/* The BPF side's slow-call threshold: the strategy's timeout_ms wins. */
+static void point_configure(struct loader *l, int id)
+{
+	const struct sds_strategy *st = point_strategy(l, id);
+	uint64_t timeout_ns = 0;
+
+	if (st && st->timeout_ms > 0)
+		timeout_ns = (uint64_t)st->timeout_ms * 1000000ULL;
+	probes__configure(&l->probes, id, timeout_ns);
+}
+
+int engine__point(struct loader *l, const char *name)
+{
+	int id = probes__find(&l->probes, name);
+
+	if (id >= 0)
+		return id;
+	id = probes__add_guard(&l->probes, name);
+	if (id < 0)
+		return -1;
+	memset(&l->run[id], 0, sizeof(l->run[id]));
+	memset(&l->halfopen[id], 0, sizeof(l->halfopen[id]));
+	flags__set_kind(&l->flags, id, POINT_GUARD);
+	counters__track(&l->counters, l->probes.npoints);
+	point_configure(l, id);
+	return id;
+}
+
+/*
+ * Open or close the point's event as its visible state changes.  A
+ * function point's trip opens at the call that crossed its mark, when
+ * that call left its time (exact_fn.c); else at the tick.
+ */
+static void point_events(struct loader *l, int id, uint32_t reason,
+			 uint64_t now_ns)
+{
+	struct point_run *r = &l->run[id];
+	const char *name = l->probes.pts[id].spec.name;
+
+	uint64_t at = exact_fn__tick(l, id, r->shown_reason, reason, now_ns);
+
+	if (reason == r->shown_reason)
+		return;
+	if (r->shown_reason)
+		events__add(&l->events, name, r->shown_reason, false);
+	if (reason && at)
+		events__add_at_call(&l->events, name, reason, l->exact[id].cross_ms);
+	else if (reason)
+		events__add(&l->events, name, reason, true);
+	r->shown_reason = reason;
+}
+
+/* Slots of the sessions open now: bit s for slot s (flags__repair). */
+static uint64_t live_slots(const struct loader *l)
+{
+	uint64_t live = 0;
+	int s;
+
+	for (s = 0; s < SDS_MAX_PROCS; s++)
+		if (l->sessions[s].fd >= 0)
+			live |= 1ULL << s;
+	return live;
+}
+
+/* Calls of point @id in flight at the tick's read; -1: unknown. */
+static int64_t point_inflight(struct loader *l, int id)
+{
+	const struct point_stats *st = snapshot__point(l->snap, id);
+
+	return st && st->gauges ? st->concurrency : -1;
+}
+
+static void point_tick(struct loader *l, int id, uint64_t now_ns,
+		       uint64_t now_sec, uint64_t live)
+{
+	struct sds_cell *c = flags__cell(&l->flags, id);
+	const struct engine_eval_in in = {
+		.st = point_strategy(l, id),
+		.snap = l->snap,
+		/* What guards wrote, as counts the loader bounded: never instructions. */
+		.cells = flags__counts(&l->flags, id),
+		.now_ns = now_ns,
+		.tick_ns = l->tick_ns,
+		.now_sec = now_sec,
+		.ho = &l->halfopen[id],
+		.visit_full = exact__before(l, id, now_sec),
+	};
+	struct engine_eval_out out;
+
+	engine_eval(&l->run[id], id, &in, &out);
+	exact__after(l, id, now_sec, out.reset, &out.fs);
+	/* A hold that (re)starts lets its first probe through one interval on. */
+	if (out.hold_started)
+		__atomic_store_n(&c->next_probe_ns, now_ns + out.fs.probe_interval_ns,
+				 __ATOMIC_RELEASE);
+	halfopen__cells(l, id, now_ns, &out.fs);
+	drill__tick(l, id, now_ns, &out.fs);
+	failfast__tick(l, id, now_ns, &out.fs, out.hold_started);
+	flags__publish(&l->flags, id, &out.fs);
+	/* The kernel's count of calls in flight bounds held permits. */
+	flags__repair(&l->flags, id, &out.fs, now_ns, live,
+		      __atomic_load_n(&c->permits, __ATOMIC_RELAXED) > 0 ?
+		      point_inflight(l, id) : -1);
+	point_events(l, id, out.shown, now_ns);
+}
+
+/*
+ * The tick's one read of every point's counters: a new snapshot, unless
+ * every buffer is held by queries (then the last one serves again and the
+ * seconds are folded at the next tick: nothing is lost, windows lag).
+ */
+static void engine_read(struct loader *l, uint64_t now_ns, uint64_t now_sec)
+{
+	struct snapshot *s = snap_pool__take(&l->snaps);
+	unsigned int what = COUNTERS_FOLD;
+	int id;
+
+	if (!s)
+		return;
+	/*
+	 * The gauges (1 KB a point on 2 CPUs) only when someone reads them
+	 * this tick: the heartbeat's concurrency and histogram marks, a
+	 * provider's load for balancers (lbpub.c), or a semaphore's permits
+	 * to bound.
+	 */
+	if (lbpub__wants_gauges(l) || l->uplink || metrics__wants(l))
+		what |= COUNTERS_GAUGES;
+	for (id = 0; !(what & COUNTERS_GAUGES) && id < l->probes.npoints; id++)
+		if (__atomic_load_n(&flags__cell(&l->flags, id)->permits,
+				    __ATOMIC_RELAXED) > 0)
+			what |= COUNTERS_GAUGES;
+	s->taken_ns = now_ns;
+	counters__snap(&l->counters, now_sec, what, s);
+	snapshot__put(l->snap);
+	l->snap = s;
+}
+
+void engine__tick(struct loader *l)
+{
+	uint64_t now_ns = flags_now_ns();
+	uint64_t now_sec = counters_now_sec();
+	uint64_t live = live_slots(l);
+	int id;
+
+	engine_read(l, now_ns, now_sec);
+	if (l->snap)
+		now_sec = l->snap->sec;
+	if (l->uplink)
+		uplink__tick(l->uplink, l, now_sec);
+	for (id = 0; id < l->probes.npoints; id++) {
+		drill__take_dirty(l, id);
+		point_tick(l, id, now_ns, now_sec, live);
+	}
+	lbpub__tick(l, now_ns);
+	flags__tick(&l->flags, now_ns);
+	budget__tick(l, now_ns, now_sec);
+	/* The tick's state whole in the pinned copy (keep.c). */
+	keep__commit(l);
+}
+
+void engine__flush(struct loader *l)
+{
+	uint64_t now_ns, live;
+	int id;
+
+	if (!l->drill_any_dirty || !l->snap)
+		return;
+	now_ns = flags_now_ns();
+	live = live_slots(l);
+	for (id = 0; id < l->probes.npoints; id++)
+		if (drill__take_dirty(l, id))
+			point_tick(l, id, now_ns, l->snap->sec, live);
+}
+
+const struct snapshot *engine__snapshot(const struct loader *l)
+{
+	return l->snap;
+}
+
+struct snapshot *engine__query_snapshot(struct loader *l)
+{
+	uint64_t now_ns = flags_now_ns();
+	struct snapshot *s;
+	int i, busy = 0;
+
+	for (i = 0; i < SNAP_POOL; i++)
+		busy += l->snaps.s[i] && l->snaps.s[i]->refs;
+	/*
+	 * Fresh enough and with the gauges (a tick reads them only when it
+	 * needs them), or the pool nearly held: the tick's serves.
+	 */
+	if (l->snap && ((l->snap->gauges &&
+			 now_ns - l->snap->taken_ns < 1000000ULL) ||
+			busy >= SNAP_POOL - 1))
+		return snapshot__get(l->snap);
+	s = snap_pool__take(&l->snaps);
+	if (!s)
+		return snapshot__get(l->snap);
+	s->taken_ns = now_ns;
+	counters__snap(&l->counters, counters_now_sec(), COUNTERS_GAUGES, s);
+	return s;
+}
+
+/* Did point @id's strategy change between @old and @new? */
+static bool strategy_changed(const struct sds_strategies *old,
+			     const struct sds_strategies *new, const char *name)
+{
+	const struct sds_strategy *a = old ? strategies_find(old, name) : NULL;
+	const struct sds_strategy *b = new ? strategies_find(new, name) : NULL;
+
+	if (!a || !b)
+		return a != b;
+	return memcmp(a, b, sizeof(*a)) != 0;
+}
+
+int engine__apply(struct loader *l, struct sds_strategies *s)
+{
+	struct sds_strategies *old = l->strategies;
+	int i, id;
+
+	l->strategies = s;
+	/* Points named in a strategy get their entries before anyone calls. */
+	for (i = 0; s && i < s->n; i++)
+		if (engine__point(l, s->s[i].point) < 0)
+			cmd_err("strategy for '%s': no room for more points (at most %d)",
+				s->s[i].point, l->probes.cap);
+	/*
+	 * Only the points whose strategy changed start afresh: a new version
+	 * for one point must not end another point's hold.
+	 */
+	for (id = 0; id < l->probes.npoints; id++) {
+		struct sds_flag *e = flags__entry(&l->flags, id);
+		struct sds_cell *c = flags__cell(&l->flags, id);
+
+		if (!strategy_changed(old, s, l->probes.pts[id].spec.name))
+			continue;
+		memset(&l->run[id].cs, 0, sizeof(l->run[id].cs));
+		/* The tag goes on: a claim of an old phase must never fit a new one. */
+		l->halfopen[id] = (struct halfopen_run){ .tag = l->halfopen[id].tag };
+		point_configure(l, id);
+		/* New limits start with a full bucket and no pending probe. */
+		__atomic_store_n(&c->tat_ns, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&c->next_probe_ns, 0, __ATOMIC_RELEASE);
+		__atomic_fetch_add(&e->gen, 1, __ATOMIC_RELEASE);
+	}
+	free(old);
+	/* In force now, not at the next tick: the kill switch trips at once. */
+	engine__tick(l);
+	return 0;
+}
+
+void engine__adopt(struct loader *l, struct sds_strategies *s)
+{
+	int i, id;
+
+	l->strategies = s;
+	for (i = 0; s && i < s->n; i++)
+		if (engine__point(l, s->s[i].point) < 0)
+			cmd_err("strategy for '%s': no room for more points (at most %d)",
+				s->s[i].point, SDS_MAX_POINTS);
+	/* The kept chain states stand: only the BPF side is configured. */
+	for (id = 0; id < l->probes.npoints; id++)
+		point_configure(l, id);
+	engine__tick(l);
+}
+
+int engine__reload(struct loader *l)
+{
+	struct sds_strategies *s;
+	char err[512];
+
+	if (!l->strategies_path)
+		return 0;
+	s = malloc(sizeof(*s));
+	if (!s)
+		return cmd_err("loading strategies: out of memory");
+	if (strategies_load_file(l->strategies_path, s, err, sizeof(err))) {
+		free(s);
+		return cmd_err("%s; the strategies in force stay", err);
+	}
+	return engine__apply(l, s);
+}
+
+bool engine__state(struct loader *l, int id, uint32_t *reason, uint32_t *rate)
+{
+	struct point_run *r = &l->run[id];
+	const struct sds_strategy *st = point_strategy(l, id);
+
+	*reason = r->shown_reason;
+	*rate = 0;
+	if (!r->shown_reason)
+		return false;
+	*rate = r->cs.tripped && st ? (uint32_t)st->downgrade_rate : 100;
+	return true;
+}
+
+#define CACHE_MAX	(1 << 20)	/* bytes: 256 points fit many times over */
+
+/* fsync the directory holding @path, so that a rename in it is durable. */
+static int cache_dir_sync(const char *path)
+{
+	char dir[sizeof(((struct loader *)0)->cache_path)];
+	const char *slash = strrchr(path, '/');
+	int fd, ret;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash == path ? 1 : slash - path), path);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ret = fsync(fd);
+	close(fd);
+	return ret;
+}
+
+/*
+ * Write @len bytes of @text to @path atomically: a new temp file (O_EXCL:
+ * never an existing file, O_NOFOLLOW: never through a symlink), fsynced,
+ * renamed over @path, then the directory fsynced.  A reader sees the old
+ * cache or the new one, whole, even after a crash.  A temp file already
+ * there was left by a loader killed mid-write: the state dir passed
+ * ctl_dir_prepare(), so only root made it, and unlink() removes the entry
+ * itself, never what a symlink names.
+ */
+static int cache_write_file(const char *path, const char *text, size_t len)
+{
+	char tmp[sizeof(((struct loader *)0)->cache_path) + 8];
+	int fd, tries = 0, err;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	while ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+			  O_CLOEXEC, 0600)) < 0) {
+		if (errno != EEXIST || tries++ || unlink(tmp))
+			return -1;
+	}
+	/* 0600 whatever the umask: only the loader reads it. */
+	if (fchmod(fd, 0600))
+		goto err;
+	while (len) {
+		ssize_t n = write(fd, text, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			goto err;
+		text += n;
+		len -= n;
+	}
+	if (fsync(fd))
+		goto err;
+	if (close(fd)) {
+		fd = -1;
+		goto err;
+	}
+	fd = -1;
+	if (rename(tmp, path))
+		goto err;
+	return cache_dir_sync(path);
+err:
+	err = errno;
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	errno = err;
+	return -1;
+}
+
+/* Keep the admin's strategies for a restart while the admin is away. */
+static void cache_write(struct loader *l)
+{
+	json_t *doc;
+	char *text = NULL;
+
+	if (!l->cache_path[0] || !l->strategies)
+		return;
+	doc = strategies_to_json(l->strategies);
+	if (doc)
+		text = json_dumps(doc, JSON_COMPACT);
+	if (!text)
+		errno = ENOMEM;
+	if (!text || strlen(text) > CACHE_MAX ||
+	    cache_write_file(l->cache_path, text, strlen(text)))
+		cmd_err("caching strategies in %s: %s", l->cache_path,
+			text && strlen(text) > CACHE_MAX ? "larger than 1 MiB" :
+			strerror(errno));
+	free(text);
+	json_decref(doc);
+}
+
+void engine__admin_reply(struct loader *l)
+{
+	static struct sds_hb_drill drills[SDS_HB_MAX_DRILLS];
+	struct sds_strategies *s = uplink__take_reply(l->uplink);
+	int n;
+
+	if (s) {
+		engine__apply(l, s);
+		cache_write(l);
+	}
+	n = uplink__take_drills(l->uplink, drills);
+	if (n >= 0)
+		drill__apply_admin(l, drills, n, time(NULL));
+	engine__flush(l);
+}
+
+/*
+ * Read the cache: only a regular file (O_NOFOLLOW; O_NONBLOCK and fstat
+ * refuse a FIFO or device), at most CACHE_MAX bytes.  A missing cache is
+ * normal; a bad one is said and ignored: the admin resends.
+ */
+int engine__load_cache(struct loader *l, struct sds_strategies **out)
+{
+	struct sds_strategies *s = NULL;
+	char err[600], *buf = NULL;
+	const char *why = NULL;
+	struct stat st;
+	ssize_t n = 0;
+	int fd;
+
+	*out = NULL;
+	if (!l->cache_path[0])
+		return 0;
+	fd = open(l->cache_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno != ENOENT)
+			cmd_err("ignoring cached strategies: %s: %s", l->cache_path,
+				errno == ELOOP ? "a symlink" : strerror(errno));
+		return 0;
+	}
+	if (fstat(fd, &st))
+		why = strerror(errno);
+	else if (!S_ISREG(st.st_mode))
+		why = "not a regular file";
+	else if (st.st_size > CACHE_MAX)
+		why = "larger than 1 MiB";
+	if (!why) {
+		buf = malloc(st.st_size + 1);
+		s = malloc(sizeof(*s));
+		if (!buf || !s) {
+			close(fd);
+			free(buf);
+			free(s);
+			return -1;
+		}
+		n = pread(fd, buf, st.st_size, 0);
+		if (n < 0)
+			why = strerror(errno);
+	}
+	close(fd);
+	if (!why && strategies_parse(buf, n, s, err, sizeof(err)))
+		why = err;
+	free(buf);
+	if (why) {
+		cmd_err("ignoring cached strategies: %s: %s", l->cache_path, why);
+		free(s);
+		return 0;
+	}
+	*out = s;
+	return 0;
+}

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* halfopen_cells.c - what a half-open phase writes in the region (halfopen.h). */
+#include "daemon/loader.h"
+
+void halfopen__cells(struct loader *l, int id, uint64_t now_ns,
+		     const struct flag_state *fs)
+{
+	struct halfopen_run *h = &l->halfopen[id];
+	const struct sds_strategy *st;
+	struct sds_cell *c;
+
+	if (!(fs->active & SDS_ACT_HALFOPEN))
+		return;
+	st = l->strategies ? strategies_find(l->strategies,
+					     l->probes.pts[id].spec.name) : NULL;
+	/* Before the entry is published with the bit (flags__publish's release). */
+	__atomic_store_n(&flags__entry(&l->flags, id)->probe_calls,
+			 (uint32_t)strategy_probe_calls(st), __ATOMIC_RELAXED);
+	if (!h->reopen)
+		return;
+	h->reopen = false;
+	c = flags__cell(&l->flags, id);
+	/*
+	 * The tag after the cell's, not only after ours: a loader started
+	 * anew (--keep) counts its tags from 1 again, and a claim read under
+	 * the old loader's tag must still fail.
+	 */
+	h->tag = (uint32_t)(__atomic_load_n(&c->probe_claimed, __ATOMIC_RELAXED) >> 32) + 1;
+	if (!h->tag)
+		h->tag = 1;
+	__atomic_store_n(&c->next_probe_ns, now_ns + fs->probe_interval_ns,
+			 __ATOMIC_RELEASE);
+	__atomic_store_n(&c->probe_claimed, halfopen_claimed0(h->tag),
+			 __ATOMIC_RELEASE);
+}

@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * keep.c - the loader's state kept in a pinned BPF array (keep.h).
+ *
+ * The map is one mmapable array of pages: the header in the first page,
+ * then copy 0 and copy 1, each a struct keep_app and max_points records.
+ * keep__commit() fills the copy not in force from the loader's own
+ * memory and then stores its number in hdr->active (release): the other
+ * copy, the one in force until then, is never written while it is.
+ * What a record holds comes from the modules' own structs, copied whole:
+ * their sizes are in the header, so a build whose structs differ finds
+ * the pins stale instead of misreading them.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "daemon/keep.h"
+#include "daemon/loader.h"
+
+#define KEEP_PAGE	4096	/* the map's value size: one page */
+
+/* One open heartbeat point's sums (uplink.c's struct sds_hb_point). */
+struct keep_psum {
+	char name[SDS_NAME_MAX + 1];	/* the point; "" past the period's last */
+	uint64_t visits;		/* its counts so far in the period ... */
+	uint64_t exceptions;
+	uint64_t timeouts;
+	uint64_t downgrades;
+	uint64_t max_concurrency;	/* ... its gauge's maximum ... */
+	uint64_t faults;		/* ... and what drills injected */
+	uint64_t delays;
+};
+
+/*
+ * The counts of a struct keep_psum and a struct sds_hb_point (same names
+ * in both), from @src to @dst: one list for keeping and for restoring.
+ */
+#define PSUM_COPY(dst, src) do {				\
+	(dst)->visits = (src)->visits;				\
+	(dst)->exceptions = (src)->exceptions;			\
+	(dst)->timeouts = (src)->timeouts;			\
+	(dst)->downgrades = (src)->downgrades;			\
+	(dst)->max_concurrency = (src)->max_concurrency;	\
+	(dst)->faults = (src)->faults;				\
+	(dst)->delays = (src)->delays;				\
+} while (0)
+
+/* The app's part of one copy. */
+struct keep_app {
+	uint32_t npoints;		/* point ids in use */
+	uint32_t uplink;		/* 1: the uplink fields below are set */
+	int64_t closed_upto;		/* uplink: periods before this are closed */
+	int64_t mark_at;		/* uplink: the period hist_mark was taken in */
+	int64_t open_start[UPLINK_OPEN];	/* uplink: the open periods; 0: unused */
+	uint32_t open_n[UPLINK_OPEN];	/* points of each, in the records' @open[k] */
+};
+
+/* One point id's part of one copy. */
+struct keep_point {
+	char name[SDS_NAME_MAX + 1];	/* its name */
+	uint32_t kind;			/* enum point_kind */
+	struct point_acc acc;		/* counters: totals up to a second */
+	struct point_run run;		/* engine: chain, window reset, drill */
+	struct cell_counts cells;	/* flags: the guards' counts as the loader counted them */
+	uint64_t hist_base[SDS_HIST_BUCKETS];	/* uplink: the histogram at the closed period's start */
+	uint64_t hist_mark[SDS_HIST_BUCKETS];	/* uplink: ... at the open period's start */
+	uint64_t drill_seen[2];		/* uplink: drill faults, delays at the last tick */
+	struct keep_psum open[UPLINK_OPEN];	/* uplink: heartbeat point of this index, per open period */
+};
+
+static size_t copy_size(void)
+{
+	size_t n = sizeof(struct keep_app) +
+		   (size_t)SDS_MAX_POINTS * sizeof(struct keep_point);
+
+	return (n + 63) / 64 * 64;
+}
+
+static struct keep_app *copy_app(const struct keep *k, uint32_t i)
+{
+	return (struct keep_app *)((char *)k->mem + KEEP_PAGE + i * k->copy_size);
+}
+
+static struct keep_point *copy_points(const struct keep *k, uint32_t i)
+{
+	return (struct keep_point *)(copy_app(k, i) + 1);
+}
+
+/* Map @fd's whole value area read-write. */
+static int keep_map(struct keep *k, int fd)
+{
+	k->fd = fd;
+	k->copy_size = copy_size();
+	k->size = ((KEEP_PAGE + 2 * k->copy_size) + KEEP_PAGE - 1) /
+		  KEEP_PAGE * KEEP_PAGE;
+	k->mem = mmap(NULL, k->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (k->mem == MAP_FAILED) {
+		k->mem = NULL;
+		return -1;
+	}
+	k->hdr = k->mem;
+	return 0;
+}
+
+int keep__create(struct keep *k, const struct pins *p, const struct loader *l,
+		 const char *target, uint32_t atomics, char *err,
+		 size_t errlen)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
+	size_t pages = (KEEP_PAGE + 2 * copy_size() + KEEP_PAGE - 1) / KEEP_PAGE;
+	char path[512];
+	int fd;
+
+	memset(k, 0, sizeof(*k));
+	k->fd = -1;
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "sds_keep", sizeof(__u32),
+			    KEEP_PAGE, pages, &opts);
+	if (fd < 0 || keep_map(k, fd)) {
+		snprintf(err, errlen, "creating the kept state: %s", strerror(errno));
+		goto fail;
+	}
+	k->hdr->magic = KEEP_MAGIC;
+	k->hdr->layout = KEEP_LAYOUT;
+	k->hdr->max_points = SDS_MAX_POINTS;
+	k->hdr->hdr_size = sizeof(struct keep_header);
+	k->hdr->app_size = sizeof(struct keep_app);
+	k->hdr->point_size = sizeof(struct keep_point);
+	k->hdr->target_dev = l->reg.target_dev;
+	k->hdr->target_ino = l->reg.target_ino;
+	snprintf(k->hdr->target, sizeof(k->hdr->target), "%s", target);
+	snprintf(k->hdr->group, sizeof(k->hdr->group), "%s", l->group);
+	snprintf(k->hdr->app, sizeof(k->hdr->app), "%s", l->app);
+	k->hdr->key = l->key;
+	k->hdr->epoch = l->epoch;
+	k->hdr->atomics = atomics;
+	k->hdr->loader_pid = getpid();
+	k->hdr->sec_offset_ns = l->sec_offset_ns;
+	k->hdr->wall_offset = l->wall_offset;
+	if (pins__path(p, KEEP_PIN, path, sizeof(path)) || bpf_obj_pin(fd, path)) {
+		snprintf(err, errlen, "pinning the kept state in %s: %s", p->dir,
+			 strerror(errno));
+		goto fail;
+	}
+	return 0;
+fail:
+	keep__close(k);
+	return -1;
+}
+
+/* Is the header one this build wrote?  Else why not, in @why. */
+static bool header_ok(const struct keep_header *h, char *why, size_t whylen)
+{
+	if (h->magic != KEEP_MAGIC || h->layout != KEEP_LAYOUT ||
+	    h->max_points != SDS_MAX_POINTS ||
+	    h->hdr_size != sizeof(struct keep_header) ||
+	    h->app_size != sizeof(struct keep_app) ||
+	    h->point_size != sizeof(struct keep_point)) {
+		snprintf(why, whylen, "layout %u, this sds-bpf keeps layout %u",
+			 h->magic == KEEP_MAGIC ? h->layout : 0, KEEP_LAYOUT);
+		return false;
+	}
+	if (h->active > 1 || !h->commits) {
+		snprintf(why, whylen, "its kept state was never completed");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Map the kept state pinned in @p's directory if it is this build's: 0;
+ * 1 (stale: why in @why) when it is not; -1 when it cannot be read.
+ */
+static int keep_open_map(struct keep *k, const struct pins *p, char *why,
+			 size_t whylen)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char path[512];
+	int fd;
+
+	memset(k, 0, sizeof(*k));
+	k->fd = -1;
+	if (pins__path(p, KEEP_PIN, path, sizeof(path)))
+		return snprintf(why, whylen, "name too long"), -1;
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return snprintf(why, whylen, "no kept state (%s)", strerror(errno)), 1;
+	/* Only what we create: an mmapable array of our size. */
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
+	    info.type != BPF_MAP_TYPE_ARRAY || info.value_size != KEEP_PAGE ||
+	    !(info.map_flags & BPF_F_MMAPABLE) ||
+	    (size_t)info.max_entries * KEEP_PAGE <
+		(KEEP_PAGE + 2 * copy_size() + KEEP_PAGE - 1) / KEEP_PAGE * KEEP_PAGE) {
+		close(fd);
+		return snprintf(why, whylen, "its kept state has another shape (another layout)"), 1;
+	}
+	if (keep_map(k, fd)) {
+		snprintf(why, whylen, "mapping the kept state: %s", strerror(errno));
+		keep__close(k);
+		return -1;
+	}
+	if (!header_ok(k->hdr, why, whylen)) {
+		keep__close(k);
+		return 1;
+	}
+	return 0;
+}
+
+int keep__open(struct keep *k, const struct pins *p, dev_t dev, ino_t ino,
+	       char *why, size_t whylen)
+{
+	int r = keep_open_map(k, p, why, whylen);
+
+	if (r)
+		return r;
+	if (k->hdr->target_dev != (uint64_t)dev || k->hdr->target_ino != (uint64_t)ino) {
+		snprintf(why, whylen, "their TARGET %.200s is gone (not the file there now)",
+			 k->hdr->target);
+		keep__close(k);
+		return 1;
+	}
+	return 0;
+}
+
+int keep__peek(const char *dir, struct keep_header *out)
+{
+	char why[256];
+	struct pins p;
+	struct keep k;
+
+	if (snprintf(p.dir, sizeof(p.dir), "%s", dir) >= (int)sizeof(p.dir) ||
+	    keep_open_map(&k, &p, why, sizeof(why)))
+		return -1;
+	*out = *k.hdr;
+	out->target[KEEP_TARGET_MAX - 1] = '\0';
+	out->group[SDS_NAME_MAX] = '\0';
+	out->app[SDS_NAME_MAX] = '\0';
+	keep__close(&k);
+	return 0;
+}
+
+void keep__set_target(struct keep *k, dev_t dev, ino_t ino, const char *path)
+{
+	if (!k->hdr)
+		return;
+	k->hdr->target_dev = dev;
+	k->hdr->target_ino = ino;
+	snprintf(k->hdr->target, sizeof(k->hdr->target), "%s", path);
+}
+
+bool keep__points_match(const struct keep *k, const struct loader *l, int n,
+			char *why, size_t whylen)
+{
+	const struct keep_app *a = copy_app(k, k->hdr->active);
+	const struct keep_point *kp = copy_points(k, k->hdr->active);
+	int i;
+
+	if (a->npoints > SDS_MAX_POINTS || (int)a->npoints < n)
+		return snprintf(why, whylen, "they hold %u points, this attach names %d",
+				a->npoints, n), false;
+	for (i = 0; i < n; i++)
+		if (kp[i].kind != POINT_FUNCTION ||
+		    strncmp(kp[i].name, l->probes.pts[i].spec.name, SDS_NAME_MAX + 1))
+			return snprintf(why, whylen, "point %d is '%.64s' there, '%s' here",
+					i, kp[i].name, l->probes.pts[i].spec.name), false;
+	for (; i < (int)a->npoints; i++)
+		if (kp[i].kind != POINT_GUARD)
+			return snprintf(why, whylen, "they hold function point '%.64s', which this attach does not name",
+					kp[i].name), false;
+	return true;
+}
+
+/* The uplink's open periods into copy @a/@kp. */
+static void commit_uplink(struct uplink *u, int npoints, struct keep_app *a,
+			  struct keep_point *kp)
+{
+	int i, j;
+
+	a->uplink = 1;
+	a->closed_upto = u->closed_upto;
+	a->mark_at = u->mark_at;
+	for (i = 0; i < npoints; i++) {
+		memcpy(kp[i].hist_base, u->hist_base[i], sizeof(kp[i].hist_base));
+		memcpy(kp[i].hist_mark, u->hist_mark[i], sizeof(kp[i].hist_mark));
+		memcpy(kp[i].drill_seen, u->drill_seen[i], sizeof(kp[i].drill_seen));
+	}
+	for (i = 0; i < UPLINK_OPEN; i++) {
+		const struct sds_heartbeat *hb = u->open[i].hb;
+		int n = u->open[i].start && hb ? hb->n : 0;
+
+		a->open_start[i] = n || u->open[i].start ? u->open[i].start : 0;
+		if (n > SDS_MAX_POINTS)
+			n = SDS_MAX_POINTS;
+		a->open_n[i] = n;
+		for (j = 0; j < n; j++) {
+			const struct sds_hb_point *hp = &hb->points[j];
+			struct keep_psum *s = &kp[j].open[i];
+
+			memcpy(s->name, hp->name, sizeof(s->name));
+			PSUM_COPY(s, hp);
+		}
+	}
+}
+
+void keep__commit(struct loader *l)
+{
+	struct keep *k = l->keep;
+	struct keep_app *a;
+	struct keep_point *kp;
+	uint32_t next;
+	int i, n;
+
+	if (!k || !k->hdr)
+		return;
+	next = !__atomic_load_n(&k->hdr->active, __ATOMIC_RELAXED);
+	/* Before the first commit neither copy is in force: write copy 0. */
+	if (!k->hdr->commits)
+		next = 0;
+	a = copy_app(k, next);
+	kp = copy_points(k, next);
+	n = l->probes.npoints;
+	memset(a, 0, sizeof(*a));
+	a->npoints = n;
+	for (i = 0; i < n; i++) {
+		memcpy(kp[i].name, l->probes.pts[i].spec.name, sizeof(kp[i].name));
+		kp[i].kind = l->probes.pts[i].kind;
+		kp[i].acc = l->counters.acc[i];
+		kp[i].run = l->run[i];
+		kp[i].cells = l->flags.totals[i];
+	}
+	if (l->uplink)
+		commit_uplink(l->uplink, n, a, kp);
+	/* The copy is whole before it is in force. */
+	__atomic_store_n(&k->hdr->active, next, __ATOMIC_RELEASE);
+	__atomic_store_n(&k->hdr->commits, k->hdr->commits + 1, __ATOMIC_RELEASE);
+}
+
+/* The uplink's open periods back from copy @a/@kp. */
+static void restore_uplink(struct uplink *u, int npoints,
+			   const struct keep_app *a, const struct keep_point *kp)
+{
+	int i, j;
+
+	if (!a->uplink)
+		return;
+	u->closed_upto = a->closed_upto;
+	/* The dead loader's open periods are this one's to send first. */
+	u->first_period = a->closed_upto;
+	u->mark_at = a->mark_at;
+	for (i = 0; i < npoints; i++) {
+		memcpy(u->hist_base[i], kp[i].hist_base, sizeof(kp[i].hist_base));
+		memcpy(u->hist_mark[i], kp[i].hist_mark, sizeof(kp[i].hist_mark));
+		memcpy(u->drill_seen[i], kp[i].drill_seen, sizeof(kp[i].drill_seen));
+	}
+	for (i = 0; i < UPLINK_OPEN; i++) {
+		struct sds_heartbeat *hb;
+
+		if (!a->open_start[i] || a->open_start[i] < a->closed_upto)
+			continue;
+		hb = uplink__open_period(u, a->open_start[i]);
+		for (j = 0; hb && j < (int)a->open_n[i] && j < SDS_MAX_POINTS; j++) {
+			const struct keep_psum *s = &kp[j].open[i];
+			struct sds_hb_point *hp;
+			char name[SDS_NAME_MAX + 1];
+
+			memcpy(name, s->name, sizeof(name));
+			name[SDS_NAME_MAX] = '\0';
+			hp = heartbeat_add_point(hb, name);
+			if (!hp)
+				continue;
+			PSUM_COPY(hp, s);
+		}
+	}
+}
+
+/*
+ * The kernel's ring holds SDS_RING_SLOTS seconds: a loader that comes
+ * back later than that finds the oldest unfolded seconds overwritten.
+ * Say so, once: the totals then lack those seconds.
+ */
+static void keep_gap_say(uint64_t folded_sec)
+{
+	uint64_t now = counters_now_sec();
+
+	if (folded_sec && now > folded_sec + SDS_RING_SLOTS)
+		fprintf(stderr, "sds-bpf: adopting kept state %llu s old: the kernel keeps %d s of counts, the calls of the %llu s before are not counted\n",
+			(unsigned long long)(now - folded_sec), SDS_RING_SLOTS,
+			(unsigned long long)(now - folded_sec - SDS_RING_SLOTS));
+}
+
+void keep__restore(struct loader *l)
+{
+	struct keep *k = l->keep;
+	const struct keep_app *a = copy_app(k, k->hdr->active);
+	const struct keep_point *kp = copy_points(k, k->hdr->active);
+	int i, n = a->npoints;
+
+	for (i = l->probes.npoints; i < n; i++) {
+		char name[SDS_NAME_MAX + 1];
+
+		memcpy(name, kp[i].name, sizeof(name));
+		name[SDS_NAME_MAX] = '\0';
+		/* Ids are kept: the guard points come back in their order. */
+		if (probes__add_guard(&l->probes, name) != i)
+			break;
+		flags__set_kind(&l->flags, i, POINT_GUARD);
+	}
+	n = l->probes.npoints;
+	counters__track(&l->counters, n);
+	keep_gap_say(n ? kp[0].acc.folded_sec : 0);
+	for (i = 0; i < n; i++) {
+		l->counters.acc[i] = kp[i].acc;
+		l->run[i] = kp[i].run;
+		l->flags.totals[i] = kp[i].cells;
+		/* The cells are new: the guards count from 0 in them. */
+		memset(&l->flags.seen[i], 0, sizeof(l->flags.seen[i]));
+	}
+	if (l->uplink)
+		restore_uplink(l->uplink, n, a, kp);
+}
+
+void keep__close(struct keep *k)
+{
+	if (k->mem)
+		munmap(k->mem, k->size);
+	if (k->fd >= 0)
+		close(k->fd);
+	memset(k, 0, sizeof(*k));
+	k->fd = -1;
+}

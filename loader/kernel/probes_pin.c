@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * probes_pin.c - the BPF side pinned under the app's pin directory
+ * (pins.h), and adopted by a new loader: the maps a new load of the
+ * programs reuses, and the probe links, which keep counting while no
+ * loader runs.  A link adopted from its pin is the same probe: nothing
+ * is detached and attached again, so no call is missed or counted twice.
+ *
+ * Names in the directory (bpffs refuses dots): map_<name>; thread_exit;
+ * p<id>_enter, p<id>_leave, p<id>_exit<k>; catch<k>; guard_<site>
+ * (TARGET's libsds sites); keep (keep.c).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "kernel/pins.h"
+#include "kernel/probes.h"
+#include "sds.skel.h"
+
+/*
+ * The maps a new load of the programs shares with the pinned ones, in
+ * @out (NULL-terminated).  Not .rodata: each load has its own constants,
+ * the same values (the kept key and clock offset).
+ */
+static void pinned_maps(struct sds_bpf *s, struct bpf_map **out)
+{
+	out[0] = s->maps.slots;
+	out[1] = s->maps.gauges;
+	out[2] = s->maps.point_cfg;
+	out[3] = s->maps.sec_cache;
+	out[4] = s->maps.frames;
+	out[5] = NULL;
+}
+
+int probes__pin_maps(struct probes *pr, const struct pins *p, char *err,
+		     size_t errlen)
+{
+	struct bpf_map *maps[6];
+	char path[512], name[64];
+	int i;
+
+	pinned_maps(pr->skel, maps);
+	for (i = 0; maps[i]; i++) {
+		snprintf(name, sizeof(name), "map_%s", bpf_map__name(maps[i]));
+		if (pins__path(p, name, path, sizeof(path)) ||
+		    bpf_obj_pin(bpf_map__fd(maps[i]), path))
+			return snprintf(err, errlen, "pinning map %s in %s: %s",
+					bpf_map__name(maps[i]), p->dir,
+					strerror(errno)), -1;
+	}
+	return 0;
+}
+
+/* Open pinned link @name into *@link (NULL if it is not pinned). */
+static void link_open(const struct pins *p, const char *name,
+		      struct bpf_link **link)
+{
+	char path[512];
+
+	*link = NULL;
+	if (!pins__path(p, name, path, sizeof(path)))
+		*link = bpf_link__open(path);
+	if (!*link || libbpf_get_error(*link))
+		*link = NULL;
+}
+
+/* Pin @link as @name unless it is pinned already. */
+static int link_pin(const struct pins *p, const char *name,
+		    struct bpf_link *link)
+{
+	char path[512];
+
+	if (!link || bpf_link__pin_path(link))
+		return 0;
+	if (pins__path(p, name, path, sizeof(path)))
+		return errno = ENAMETOOLONG, -1;
+	return bpf_link__pin(link, path) ? -1 : 0;
+}
+
+/*
+ * Load over the pinned maps, on the path pr->path asks for: 0, -1 with a
+ * message, or 1 when the kernel refused the session program in auto mode
+ * (load again: the pair this time).
+ */
+static int adopt_load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
+		      bool atomics, const struct pins *p, char *err,
+		      size_t errlen)
+{
+	struct bpf_map *maps[6];
+	char path[512], name[64];
+	int i, fd, e;
+
+	pr->skel = sds_bpf__open();
+	if (!pr->skel)
+		return snprintf(err, errlen, "opening BPF object: %s",
+				strerror(errno)), -1;
+	/* The same constants as the programs the links hold. */
+	if (probes__size_maps(pr))
+		return snprintf(err, errlen, "sizing the BPF maps to %d points: %s",
+				pr->cap, strerror(errno)), -1;
+	pr->skel->rodata->loader_key = key;
+	pr->skel->rodata->sec_offset_ns = sec_offset_ns;
+	pr->skel->rodata->atomics = atomics;
+	pr->atomics = atomics;
+	probes__session_prepare(pr, key);
+	pinned_maps(pr->skel, maps);
+	for (i = 0; maps[i]; i++) {
+		snprintf(name, sizeof(name), "map_%s", bpf_map__name(maps[i]));
+		fd = pins__path(p, name, path, sizeof(path)) ? -1 : bpf_obj_get(path);
+		if (fd < 0 || bpf_map__reuse_fd(maps[i], fd)) {
+			e = errno;
+			if (fd >= 0)
+				close(fd);
+			return snprintf(err, errlen, "adopting map %s in %s: %s",
+					bpf_map__name(maps[i]), p->dir,
+					strerror(e)), -1;
+		}
+		close(fd);	/* reuse_fd took a duplicate */
+	}
+	e = sds_bpf__load(pr->skel);
+	if (e && probes__session_retry(pr, -e))
+		return 1;
+	if (e)
+		return snprintf(err, errlen, "loading BPF programs over the pinned maps: %s",
+				strerror(-e)), -1;
+	link_open(p, "thread_exit", &pr->exit_link);
+	if (!pr->exit_link)
+		pr->exit_link = bpf_program__attach(pr->skel->progs.sds_thread_exit);
+	if (!pr->exit_link)
+		return snprintf(err, errlen, "attaching sched_process_exit: %s",
+				strerror(errno)), -1;
+	return 0;
+}
+
+int probes__adopt_load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
+		       bool atomics, const struct pins *p, char *err,
+		       size_t errlen)
+{
+	int r;
+
+	if (probes__path_parse(&pr->path, err, errlen))
+		return -1;
+	r = adopt_load(pr, key, sec_offset_ns, atomics, p, err, errlen);
+	if (r <= 0)
+		return r;
+	/* No uprobe sessions here (auto): the pair, loaded anew. */
+	sds_bpf__destroy(pr->skel);
+	pr->skel = NULL;
+	r = adopt_load(pr, key, sec_offset_ns, atomics, p, err, errlen);
+	return r > 0 ? -1 : r;
+}
+
+/* The names of point @id's links: "p<id>_<what>". */
+static void point_name(char *buf, size_t len, int id, const char *what)
+{
+	snprintf(buf, len, "p%d_%s", id, what);
+}
+
+void probes__adopt_points(struct probes *pr, const struct pins *p, int n)
+{
+	char name[64];
+	int id, k;
+
+	for (id = 0; id < n; id++) {
+		struct probe_point *pt = &pr->pts[id];
+
+		point_name(name, sizeof(name), id, "enter");
+		link_open(p, name, &pt->enter);
+		point_name(name, sizeof(name), id, "leave");
+		link_open(p, name, &pt->leave);
+		for (k = 0; k < EXITS_MAX; k++) {
+			char what[16];
+
+			snprintf(what, sizeof(what), "exit%d", k);
+			point_name(name, sizeof(name), id, what);
+			link_open(p, name, &pt->exit_links[k]);
+		}
+	}
+	for (k = 0; k < EXITS_CATCH_MAX; k++) {
+		snprintf(name, sizeof(name), "catch%d", k);
+		link_open(p, name, &pr->catch_links[k]);
+	}
+	probes__session_adopted(pr, n);
+}
+
+int probes__adopt_guards(struct probes *pr, const struct pins *p,
+			 dev_t dev, ino_t ino)
+{
+	struct guard_file *gf = &pr->files[0];
+	char name[64];
+	int i, n = 0;
+
+	memset(gf, 0, sizeof(*gf));
+	for (i = 0; i < SDS_SITE_COUNT; i++) {
+		snprintf(name, sizeof(name), "guard_%d", i);
+		link_open(p, name, &gf->links[i]);
+		n += gf->links[i] != NULL;
+	}
+	if (n == SDS_SITE_COUNT) {
+		gf->used = true;
+		gf->pinned = true;
+		gf->dev = dev;
+		gf->ino = ino;
+		pr->nfiles++;
+		return 0;
+	}
+	/* Some gone: drop the rest (their pins too), attach afresh. */
+	for (i = 0; i < SDS_SITE_COUNT; i++) {
+		if (gf->links[i])
+			bpf_link__unpin(gf->links[i]);
+		bpf_link__destroy(gf->links[i]);
+	}
+	memset(gf, 0, sizeof(*gf));
+	return -1;
+}
+
+int probes__pin_links(struct probes *pr, const struct pins *p, char *err,
+		      size_t errlen)
+{
+	char name[64], what[16];
+	int id, k, bad = 0;
+
+	bad |= link_pin(p, "thread_exit", pr->exit_link);
+	for (id = 0; id < pr->npoints; id++) {
+		struct probe_point *pt = &pr->pts[id];
+
+		point_name(name, sizeof(name), id, "enter");
+		bad |= link_pin(p, name, pt->enter);
+		point_name(name, sizeof(name), id, "leave");
+		bad |= link_pin(p, name, pt->leave);
+		for (k = 0; k < EXITS_MAX; k++) {
+			snprintf(what, sizeof(what), "exit%d", k);
+			point_name(name, sizeof(name), id, what);
+			bad |= link_pin(p, name, pt->exit_links[k]);
+		}
+	}
+	for (k = 0; k < EXITS_CATCH_MAX; k++) {
+		snprintf(name, sizeof(name), "catch%d", k);
+		bad |= link_pin(p, name, pr->catch_links[k]);
+	}
+	if (pr->files[0].used && pr->files[0].pinned)
+		for (k = 0; k < SDS_SITE_COUNT; k++) {
+			snprintf(name, sizeof(name), "guard_%d", k);
+			bad |= link_pin(p, name, pr->files[0].links[k]);
+		}
+	if (bad)
+		return snprintf(err, errlen, "pinning probes in %s: %s", p->dir,
+				strerror(errno)), -1;
+	return 0;
+}
+
+void probes__unpin_point(struct probes *pr, int id)
+{
+	struct probe_point *pt = &pr->pts[id];
+	int k;
+
+	if (pt->enter && bpf_link__pin_path(pt->enter))
+		bpf_link__unpin(pt->enter);
+	if (pt->leave && bpf_link__pin_path(pt->leave))
+		bpf_link__unpin(pt->leave);
+	for (k = 0; k < EXITS_MAX; k++)
+		if (pt->exit_links[k] && bpf_link__pin_path(pt->exit_links[k]))
+			bpf_link__unpin(pt->exit_links[k]);
+}

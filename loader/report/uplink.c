@@ -1,0 +1,645 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* uplink.c - periods and the heartbeat queue (the sender thread: uplink_send.c). */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+#include "capture/capture.h"
+#include "publish/failfast.h"
+#include "daemon/loader.h"
+#include "report/uplink.h"
+#include "tokfile.h"
+#include "report/hostid.h"
+
+
+/* FNV-1a of the host name: the offset a fleet spreads its heartbeats by. */
+static uint32_t host_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+/*
+ * This host's offset inside the period: a hash of its name spreads a
+ * fleet's heartbeats over 2-9 s after the period ends; SDS_HB_OFFSET_MS
+ * (tests) fixes it, so that suites wait the same on every machine.
+ */
+static int offset_pick(struct uplink *u, char *err, size_t errlen)
+{
+	const char *v = getenv(UPLINK_OFFSET_ENV);
+	char *end;
+	long ms;
+
+	if (!v) {
+		u->offset_ms = UPLINK_OFFSET_MIN_MS + host_hash(u->host) %
+			       (UPLINK_OFFSET_MAX_MS - UPLINK_OFFSET_MIN_MS);
+		return 0;
+	}
+	errno = 0;
+	ms = strtol(v, &end, 10);
+	/* Digits only: strtol would take a sign and leading blanks too. */
+	if (!isdigit((unsigned char)*v) || errno || *end || ms < UPLINK_OFFSET_MIN_MS ||
+	    ms > UPLINK_OFFSET_MAX_MS) {
+		snprintf(err, errlen, "%s=%.40s: not a number of ms in %d..%d",
+			 UPLINK_OFFSET_ENV, v, UPLINK_OFFSET_MIN_MS,
+			 UPLINK_OFFSET_MAX_MS);
+		return -1;
+	}
+	u->offset_ms = ms;
+	return 0;
+}
+
+static void host_ip(char *ip, size_t len)
+{
+	struct ifaddrs *ifa, *i;
+
+	ip[0] = '\0';
+	if (getifaddrs(&ifa))
+		return;
+	for (i = ifa; i; i = i->ifa_next) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)i->ifa_addr;
+
+		if (!sin || sin->sin_family != AF_INET ||
+		    ntohl(sin->sin_addr.s_addr) >> 24 == 127)
+			continue;
+		inet_ntop(AF_INET, &sin->sin_addr, ip, len);
+		break;
+	}
+	freeifaddrs(ifa);
+}
+
+/* The token file, checked like ssh checks a key (common/tokfile.c). */
+static int read_token(const char *path, char *buf, size_t len, char *err,
+		      size_t errlen)
+{
+	char tok[SDS_TOKEN_MAX + 1];
+
+	if (sds_token_file_read("--token-file", path, tok, err, errlen))
+		return -1;
+	if (strlen(tok) >= len) {
+		snprintf(err, errlen, "--token-file %s: token longer than %zu bytes", path,
+			 len - 1);
+		return -1;
+	}
+	memcpy(buf, tok, strlen(tok) + 1);
+	return 0;
+}
+
+int uplink__init(struct uplink *u, const char *urls, const char *token_file,
+		 const char *group, const char *app, int64_t wall_offset,
+		 char *err, size_t errlen)
+{
+	struct timespec real;
+	char *copy, *tok, *save = NULL;
+	int i;
+
+	memset(u, 0, sizeof(*u));
+	u->event_fd = -1;
+	copy = strdup(urls);
+	if (!copy) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		size_t n = strlen(tok);
+
+		const char *host = strstr(tok, "://");
+
+		if ((strncmp(tok, "http://", 7) && strncmp(tok, "https://", 8)) ||
+		    !host[3] || host[3] == ':' || host[3] == '/') {
+			snprintf(err, errlen, "--admin: bad URL '%.200s': expected http://HOST:PORT",
+				 tok);
+			goto fail;
+		}
+		if (u->nurls == UPLINK_MAX_URLS) {
+			snprintf(err, errlen, "--admin: at most %d URLs", UPLINK_MAX_URLS);
+			goto fail;
+		}
+		while (n && tok[n - 1] == '/')
+			tok[--n] = '\0';
+		u->urls[u->nurls++] = strdup(tok);
+	}
+	free(copy);
+	copy = NULL;
+	if (!u->nurls) {
+		snprintf(err, errlen, "--admin: no URL given");
+		goto fail;
+	}
+	if (!token_file) {
+		snprintf(err, errlen, "--admin needs --token-file (the admin's bearer token)");
+		goto fail;
+	}
+	if (read_token(token_file, u->token, sizeof(u->token), err, errlen))
+		goto fail;
+	snprintf(u->group, sizeof(u->group), "%s", group);
+	snprintf(u->app, sizeof(u->app), "%s", app);
+	hostid__name(UPLINK_MACHINE_ID, u->host, u->plain_host, sizeof(u->host));
+	host_ip(u->ip, sizeof(u->ip));
+	if (offset_pick(u, err, errlen))
+		goto fail;
+	/* Until uplink__begin says when counting began. */
+	clock_gettime(CLOCK_REALTIME, &real);
+	u->wall_offset = wall_offset;
+	u->closed_upto = ((int64_t)real.tv_sec / 10) * 10;
+	u->first_period = u->closed_upto;
+	u->mark_at = u->closed_upto;
+	u->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	pthread_mutex_init(&u->lock, NULL);
+	pthread_cond_init(&u->cond, NULL);
+	if (u->event_fd < 0) {
+		snprintf(err, errlen, "eventfd: %s", strerror(errno));
+		goto fail;
+	}
+	return 0;
+fail:
+	free(copy);
+	for (i = 0; i < u->nurls; i++)
+		free(u->urls[i]);
+	u->nurls = 0;
+	return -1;
+}
+
+void uplink__begin(struct uplink *u, int64_t wall_offset, uint64_t first_sec)
+{
+	int64_t wall = (int64_t)first_sec + wall_offset;
+
+	/*
+	 * Not the period open when the options were read: the start-up
+	 * (loading, attaching) takes seconds, and a period that ended
+	 * meanwhile, with nothing counted, would go only at the first tick,
+	 * after its time.
+	 */
+	u->wall_offset = wall_offset;
+	u->closed_upto = wall - wall % SDS_HB_PERIOD_S;
+	u->first_period = u->closed_upto;
+	/* The histograms are all zero at attach: the first period's base. */
+	u->mark_at = u->closed_upto;
+}
+
+static struct uplink_period *period_get(struct uplink *u, int64_t start)
+{
+	struct uplink_period *free_slot = NULL;
+	int i;
+
+	for (i = 0; i < UPLINK_OPEN; i++) {
+		if (u->open[i].start == start)
+			return &u->open[i];
+		if (!u->open[i].start && !free_slot)
+			free_slot = &u->open[i];
+	}
+	if (!free_slot)
+		return NULL;
+	if (!free_slot->hb)
+		free_slot->hb = heartbeat_new();
+	if (!free_slot->hb)
+		return NULL;
+	heartbeat_init(free_slot->hb, u->group, u->app, u->host, u->ip, start, 0);
+	free_slot->start = start;
+	return free_slot;
+}
+
+struct sds_heartbeat *uplink__open_period(struct uplink *u, int64_t start)
+{
+	struct uplink_period *p = period_get(u, start);
+
+	return p ? p->hb : NULL;
+}
+
+void uplink__on_second(void *ctx, int id, uint64_t sec, const struct sds_counts *c)
+{
+	struct uplink *u = ctx;
+	int64_t wall = (int64_t)sec + u->wall_offset;
+	int64_t start = wall - wall % SDS_HB_PERIOD_S;
+	struct uplink_period *p;
+	struct sds_hb_point *hp;
+
+	if (start < u->closed_upto)
+		start = u->closed_upto;	/* late: the oldest open period takes it */
+	p = period_get(u, start);
+	if (!p)
+		return;
+	hp = heartbeat_add_point(p->hb, u->probes->pts[id].spec.name);
+	if (!hp)
+		return;
+	hp->visits += c->visits;
+	hp->exceptions += c->exceptions;
+	hp->timeouts += c->timeouts;
+	hp->downgrades += c->downgrades;
+}
+
+/* Is period @start queued already?  Under @u->lock. */
+static bool queue_has(const struct uplink *u, int64_t start)
+{
+	int i;
+
+	for (i = 0; i < u->count; i++)
+		if (u->queue[(u->head + i) % UPLINK_BACKLOG].period_start == start)
+			return true;
+	return false;
+}
+
+/*
+ * A backlog write failed: said once (then the queue is in memory only
+ * until the loader restarts); the line into @line.  Under @u->lock.
+ */
+static void backlog_failed(struct uplink *u, char *line, size_t len)
+{
+	if (u->backlog_said)
+		return;
+	u->backlog_said = true;
+	pthread_mutex_lock(&u->backlog->lock);
+	snprintf(line, len, "sds-bpf: %s; the heartbeat backlog is in memory only now\n",
+		 u->backlog->err);
+	pthread_mutex_unlock(&u->backlog->lock);
+}
+
+/* Room for one more: the oldest dropped first, and counted.  Under @u->lock. */
+static void queue_drop(struct uplink *u, char *line, size_t len)
+{
+	/*
+	 * Not the one the sender is posting: then the next oldest goes, and
+	 * the head moves up into its place.
+	 */
+	int victim = u->head;
+	int64_t start;
+
+	if (u->head_busy)
+		victim = (u->head + 1) % UPLINK_BACKLOG;
+	start = u->queue[victim].period_start;
+	free(u->queue[victim].body);
+	if (u->head_busy)
+		u->queue[victim] = u->queue[u->head];
+	u->head = (u->head + 1) % UPLINK_BACKLOG;
+	u->count--;
+	u->dropped++;
+	if (u->backlog && backlog__done(u->backlog, start, false))
+		backlog_failed(u, line, len);
+}
+
+/* Queue @body of period @start (the queue owns @body), not before @send_at_ms. */
+static void queue_add(struct uplink *u, int64_t start, char *body,
+		      uint64_t send_at_ms)
+{
+	struct uplink_msg *m = &u->queue[(u->head + u->count) % UPLINK_BACKLOG];
+
+	m->period_start = start;
+	m->send_at_ms = send_at_ms;
+	m->body = body;
+	u->count++;
+	pthread_cond_signal(&u->cond);
+}
+
+/*
+ * Closed period @start: on disk (fsynced) before it is queued, so that a
+ * loader killed any time after leaves it for the next one.  A period
+ * queued already or stored at the admin (closed again after an adoption)
+ * is not queued twice.
+ */
+static void queue_push(struct uplink *u, int64_t start, char *body)
+{
+	char line[PATH_MAX + 256] = "";
+	int r = 0;
+
+	pthread_mutex_lock(&u->lock);
+	if (queue_has(u, start)) {
+		free(body);
+		goto out;
+	}
+	if (u->count == UPLINK_BACKLOG)
+		queue_drop(u, line, sizeof(line));
+	if (u->backlog)
+		r = backlog__append(u->backlog, start, body, strlen(body));
+	if (r == 1) {
+		free(body);
+		goto out;
+	}
+	if (r < 0)
+		backlog_failed(u, line, sizeof(line));
+	queue_add(u, start, body,
+		  (uint64_t)(start + SDS_HB_PERIOD_S) * 1000 + u->offset_ms);
+out:
+	pthread_mutex_unlock(&u->lock);
+	/* Not under the lock: stderr may block. */
+	if (line[0])
+		fputs(line, stderr);
+}
+
+int64_t uplink__pop_head(struct uplink *u)
+{
+	int64_t start = u->queue[u->head].period_start;
+	struct timespec real;
+
+	clock_gettime(CLOCK_REALTIME, &real);
+	u->last_sent = start;
+	u->last_sent_ms = (uint64_t)real.tv_sec * 1000 + real.tv_nsec / 1000000;
+
+	free(u->queue[u->head].body);
+	u->head = (u->head + 1) % UPLINK_BACKLOG;
+	u->count--;
+	u->sent++;
+	return start;
+}
+
+void uplink__acked(struct uplink *u, int64_t start)
+{
+	char line[PATH_MAX + 256] = "";
+
+	if (!u->backlog || !backlog__done(u->backlog, start, true))
+		return;
+	pthread_mutex_lock(&u->lock);
+	backlog_failed(u, line, sizeof(line));
+	pthread_mutex_unlock(&u->lock);
+	if (line[0])
+		fputs(line, stderr);
+}
+
+/* A period an earlier loader left: queued to go at once, oldest first. */
+static void restore_one(void *ctx, int64_t start, char *body)
+{
+	struct uplink *u = ctx;
+
+	pthread_mutex_lock(&u->lock);
+	if (u->count == UPLINK_BACKLOG || queue_has(u, start)) {
+		free(body);
+	} else {
+		queue_add(u, start, body, 0);
+		u->restored++;
+	}
+	pthread_mutex_unlock(&u->lock);
+}
+
+int uplink__backlog(struct uplink *u, const char *state_dir, char *msg,
+		    size_t msglen, char *err, size_t errlen)
+{
+	struct backlog *b = malloc(sizeof(*b));
+
+	msg[0] = '\0';
+	if (!b || backlog__init(b, state_dir, u->group, u->app, u->host,
+				UPLINK_BACKLOG)) {
+		snprintf(err, errlen, errno == ENAMETOOLONG ?
+			 "state directory %s: too long for the heartbeat backlog: choose a shorter --state-dir" :
+			 "heartbeat backlog: out of memory", state_dir);
+		free(b);
+		return -1;
+	}
+	/* Periods a loader before the host id wrote are this host's too. */
+	snprintf(b->plain_host, sizeof(b->plain_host), "%s", u->plain_host);
+	if (backlog__load(b, restore_one, u, msg, msglen) < 0) {
+		snprintf(err, errlen, "reading the heartbeat backlog %s: out of memory",
+			 b->path);
+		backlog__free(b);
+		free(b);
+		return -1;
+	}
+	u->backlog = b;
+	/* The file could not be written anew: @msg said so, once is enough. */
+	u->backlog_said = b->fd < 0 && b->err[0];
+	return 0;
+}
+
+/*
+ * Close period @p: its latency histograms are what the calls that ended
+ * between its first tick and the next period's added (hist_mark() took
+ * the latter in this tick or before), then queue it.
+ */
+static void period_close(struct uplink *u, struct loader *l,
+			 struct uplink_period *p)
+{
+	json_t *doc;
+	char *body;
+	int id, b;
+
+	p->hb->version = l->strategies ? l->strategies->version : 0;
+	watch__hb(l, p->hb);
+	for (id = 0; id < l->probes.npoints; id++) {
+		const struct point_stats *st = snapshot__point(engine__snapshot(l), id);
+		struct sds_hb_point *hp;
+
+		if (!st)
+			continue;
+		hp = heartbeat_add_point(p->hb, l->probes.pts[id].spec.name);
+		if (!hp)
+			continue;
+		for (b = 0; b < SDS_HIST_BUCKETS; b++) {
+			hp->latency_hist[b] = u->hist_mark[id][b] - u->hist_base[id][b];
+			u->hist_base[id][b] = u->hist_mark[id][b];
+		}
+		/* The probes' cost as the period ends. */
+		budget__hb_point(l, id, st, hp);
+		/* Traffic copy: what was captured since the last period closed. */
+		capture__hb_point(l, id, hp);
+	}
+	doc = heartbeat_to_json(p->hb);
+	body = doc ? json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
+	json_decref(doc);
+	if (body)
+		queue_push(u, p->start, body);
+	p->start = 0;
+}
+
+/*
+ * At the first tick of period @cur: every point's histogram, the end of
+ * the previous period's.  A period is closed only once its last second is
+ * folded, a second or more into the next one; taking its histogram then
+ * would give it the calls of the next period's first second or two (and
+ * leave out its own first ones).  What is left: a call that ends in the
+ * tick between the boundary and this mark (100 ms by default, plus the
+ * tick's lateness) counts in the period before, and a call's histogram
+ * entry goes to the period it ended in, its visit to the one it began
+ * in.  Exact alignment would need per-second histograms in the kernel.
+ */
+static void hist_mark(struct uplink *u, struct loader *l, uint64_t now_sec,
+		      int64_t cur)
+{
+	int id;
+
+	if (cur <= u->mark_at)
+		return;
+	for (id = 0; id < l->probes.npoints && id < SDS_MAX_POINTS; id++) {
+		const struct point_stats *st = snapshot__point(engine__snapshot(l), id);
+
+		/* Unreadable now: its calls go to the next period instead. */
+		if (st && st->gauges)
+			memcpy(u->hist_mark[id], st->hist, sizeof(st->hist));
+	}
+	u->mark_at = cur;
+}
+
+void uplink__tick(struct uplink *u, struct loader *l, uint64_t now_sec)
+{
+	/* Seconds up to now - 2 are folded (counters__tick). */
+	int64_t folded_wall = (int64_t)now_sec - 2 + u->wall_offset;
+	int64_t cur = ((int64_t)now_sec + u->wall_offset) / 10 * 10;
+	struct uplink_period *p = period_get(u, cur);
+	int i, id;
+
+	hist_mark(u, l, now_sec, cur);
+	/* Concurrency is a gauge: its maximum over the period, per tick. */
+	for (id = 0; p && id < l->probes.npoints; id++) {
+		const struct point_stats *st = snapshot__point(engine__snapshot(l), id);
+		struct sds_hb_point *hp;
+
+		if (!st || !st->gauges)
+			continue;
+		hp = heartbeat_add_point(p->hb, l->probes.pts[id].spec.name);
+		if (hp && (uint64_t)st->concurrency > hp->max_concurrency)
+			hp->max_concurrency = st->concurrency;
+	}
+	/* What drills injected, into the period it happened in. */
+	for (id = 0; p && id < l->probes.npoints && id < SDS_MAX_POINTS; id++) {
+		const struct cell_counts *n = flags__counts(&l->flags, id);
+		/* A function point's drill fails operations (failfast.c). */
+		uint64_t f = l->probes.pts[id].kind == POINT_FUNCTION ?
+			     failfast__drilled(l, id) : n->drill_faults;
+		uint64_t d = n->drill_delays;
+		struct sds_hb_point *hp;
+
+		if (f == u->drill_seen[id][0] && d == u->drill_seen[id][1])
+			continue;
+		hp = heartbeat_add_point(p->hb, l->probes.pts[id].spec.name);
+		if (hp) {
+			hp->faults += f - u->drill_seen[id][0];
+			hp->delays += d - u->drill_seen[id][1];
+		}
+		u->drill_seen[id][0] = f;
+		u->drill_seen[id][1] = d;
+	}
+	/* A period is complete once its last second is folded. */
+	while (u->closed_upto + SDS_HB_PERIOD_S - 1 <= folded_wall) {
+		for (i = 0; i < UPLINK_OPEN; i++)
+			if (u->open[i].start == u->closed_upto)
+				break;
+		p = i < UPLINK_OPEN ? &u->open[i] : period_get(u, u->closed_upto);
+		if (p)
+			period_close(u, l, p);
+		u->closed_upto += SDS_HB_PERIOD_S;
+	}
+}
+
+void uplink__stop(struct uplink *u)
+{
+	int i;
+
+	if (u->started) {
+		pthread_mutex_lock(&u->lock);
+		u->stop = true;
+		pthread_cond_broadcast(&u->cond);
+		pthread_mutex_unlock(&u->lock);
+		pthread_join(u->thread, NULL);
+		u->started = false;
+	}
+	for (i = 0; i < u->count; i++)
+		free(u->queue[(u->head + i) % UPLINK_BACKLOG].body);
+	u->count = 0;
+	for (i = 0; i < UPLINK_OPEN; i++)
+		heartbeat_free(u->open[i].hb);
+	uplink_pick__free(u);
+	for (i = 0; i < u->nurls; i++)
+		free(u->urls[i]);
+	u->nurls = 0;
+	if (u->backlog) {
+		backlog__free(u->backlog);
+		free(u->backlog);
+		u->backlog = NULL;
+	}
+	free(u->reply);
+	u->reply = NULL;
+	if (u->event_fd >= 0)
+		close(u->event_fd);
+	u->event_fd = -1;
+}
+
+struct sds_strategies *uplink__take_reply(struct uplink *u)
+{
+	struct sds_strategies *s;
+	uint64_t n;
+
+	if (read(u->event_fd, &n, sizeof(n)) < 0) {
+		/* nothing pending, or already read */
+	}
+	pthread_mutex_lock(&u->lock);
+	s = u->reply;
+	u->reply = NULL;
+	pthread_mutex_unlock(&u->lock);
+	return s;
+}
+
+int uplink__take_drills(struct uplink *u, struct sds_hb_drill *out)
+{
+	int n = -1;
+
+	pthread_mutex_lock(&u->lock);
+	if (u->drills_new) {
+		n = u->ndrills;
+		memcpy(out, u->drills, n * sizeof(out[0]));
+		u->drills_new = false;
+	}
+	pthread_mutex_unlock(&u->lock);
+	return n;
+}
+
+int uplink__take_copy(struct uplink *u, struct sds_hb_copy *out)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&u->lock);
+	if (u->copy_new) {
+		*out = u->copy;
+		u->copy_new = false;
+		n = 1;
+	}
+	pthread_mutex_unlock(&u->lock);
+	return n;
+}
+
+json_t *uplink__json(struct uplink *u)
+{
+	json_t *o = json_object(), *urls = json_array(), *queue;
+	int i;
+
+	for (i = 0; i < u->nurls; i++)
+		json_array_append_new(urls, json_string(u->urls[i]));
+	json_object_set_new(o, "urls", urls);
+	json_object_set_new(o, "host", json_string(u->host));
+	json_object_set_new(o, "offset_ms", json_integer(u->offset_ms));
+	json_object_set_new(o, "first_period", json_integer(u->first_period));
+	/* The main loop's, and so is this call's: no lock. */
+	json_object_set_new(o, "open_period", json_integer(u->closed_upto));
+	pthread_mutex_lock(&u->lock);
+	json_object_set_new(o, "sent", json_integer(u->sent));
+	json_object_set_new(o, "last_sent", u->last_sent ?
+			    json_pack("{s:I, s:I}", "period", (json_int_t)u->last_sent,
+				      "at_ms", (json_int_t)u->last_sent_ms) :
+			    json_null());
+	json_object_set_new(o, "pending", json_integer(u->count));
+	queue = json_array();
+	for (i = 0; i < u->count; i++) {
+		const struct uplink_msg *m = &u->queue[(u->head + i) % UPLINK_BACKLOG];
+
+		json_array_append_new(queue, json_pack("{s:I, s:I}",
+			"period", (json_int_t)m->period_start,
+			"send_at_ms", (json_int_t)m->send_at_ms));
+	}
+	json_object_set_new(o, "queue", queue);
+	json_object_set_new(o, "dropped", json_integer(u->dropped));
+	json_object_set_new(o, "failures", json_integer(u->failures));
+	json_object_set_new(o, "admin_errors", json_integer(u->admin_errors));
+	json_object_set_new(o, "last_error", json_string(u->last_error));
+	json_object_set_new(o, "backlog", json_string(u->backlog ? u->backlog->path : ""));
+	json_object_set_new(o, "restored", json_integer(u->restored));
+	pthread_mutex_unlock(&u->lock);
+	uplink_pick__json(u, o);
+	return o;
+}

@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * uplink.h - the loader's heartbeat to sds-admin (docs/DESIGN.md §7).
+ *
+ * The main loop accounts every folded second of every point into the
+ * natural 10-s period it belongs to (wall clock), closes a period once all
+ * its seconds are folded, and queues it.  A sender thread posts the queue
+ * oldest first at this host's offset inside the period, to the admin
+ * the --admin-policy picks (uplink_pick.c), then to its next picks; periods it cannot send stay queued
+ * (bounded, oldest dropped first, counted).  Replies carrying new
+ * strategies come back to the main loop through an eventfd.  A 200 whose
+ * body cannot be used still means the admin stored the period: it is not
+ * sent again, the reply is ignored, counted (admin_errors) and logged.
+ *
+ * With a state dir the queue is also on disk (backlog.c): a period is
+ * appended there before it is queued and marked done once the admin
+ * stored it or the bound dropped it; uplink__backlog() queues what an
+ * earlier loader left, to be sent at once, oldest first.
+ */
+#ifndef SDS_UPLINK_H
+#define SDS_UPLINK_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "report/backlog.h"
+#include "heartbeat.h"
+#include "kernel/probes.h"
+#include "window.h"
+#include "report/uplink_pick.h"
+
+#define UPLINK_MAX_URLS		8	/* --admin URL,URL,... */
+#define UPLINK_BACKLOG		360	/* periods kept while the admin is away: 1 hour */
+#define UPLINK_OPEN		4	/* periods being accounted at once */
+/* This host's offset inside the period: 2000 + a hash of its name % 7000. */
+#define UPLINK_OFFSET_MIN_MS	2000
+#define UPLINK_OFFSET_MAX_MS	9000	/* SDS_HB_OFFSET_MS may say 9000 itself */
+/* Test-only: a fixed offset, the same on every machine (sds-bpf(8)). */
+#define UPLINK_OFFSET_ENV	"SDS_HB_OFFSET_MS"
+
+/* A period being accounted. */
+struct uplink_period {
+	int64_t start;			/* Unix seconds, multiple of 10; 0: unused */
+	struct sds_heartbeat *hb;	/* its points so far */
+};
+
+/* A closed period waiting to be sent. */
+struct uplink_msg {
+	int64_t period_start;		/* which period */
+	uint64_t send_at_ms;		/* wall clock: not before this host's offset */
+	char *body;			/* the heartbeat JSON */
+};
+
+/* Where this host's identity is read (machine-id(5)). */
+#define UPLINK_MACHINE_ID	"/etc/machine-id"
+
+struct uplink {
+	/* set up once */
+	char *urls[UPLINK_MAX_URLS];	/* admin base URLs, as given */
+	int nurls;			/* URLs in @urls */
+	struct uplink_pick *pick;	/* --admin-policy (uplink_pick.c); NULL: the order given */
+	char token[512];		/* bearer token */
+	char group[SDS_NAME_MAX + 1];	/* the app's group */
+	char app[SDS_NAME_MAX + 1];	/* the app */
+	char host[SDS_HB_HOST_MAX + 1];	/* this host's heartbeat name, "NAME_ID" (hostid.c) */
+	char plain_host[SDS_HB_HOST_MAX + 1];	/* NAME alone, as loaders before the id sent */
+	char ip[SDS_HB_IP_MAX + 1];	/* this host's address, or "" */
+	int64_t wall_offset;		/* Unix seconds minus the ring's seconds */
+	uint32_t offset_ms;		/* this host's offset inside the period */
+	int64_t first_period;		/* the period counting began in: the first sent */
+	int event_fd;			/* readable when a reply brought strategies */
+	const struct probes *probes;	/* the loader's points, for their names */
+
+	/* the main loop's */
+	struct uplink_period open[UPLINK_OPEN];	/* periods being accounted */
+	/*
+	 * The kernel keeps one latency histogram per point since attach, not
+	 * one per second: a period's is the difference of the histograms
+	 * taken at the first tick of the period and of the next (@hist_base
+	 * at the start of period @closed_upto, @hist_mark at the start of
+	 * period @mark_at), up to a tick after each boundary.
+	 */
+	uint64_t hist_base[SDS_MAX_POINTS][SDS_HIST_BUCKETS];
+	uint64_t hist_mark[SDS_MAX_POINTS][SDS_HIST_BUCKETS];
+	int64_t mark_at;		/* the period @hist_mark was taken in */
+	int64_t closed_upto;		/* periods before this are closed */
+	uint64_t drill_seen[SDS_MAX_POINTS][2];	/* entries' drill_faults, drill_delays at the last tick */
+
+	/* shared with the sender, under @lock */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct uplink_msg queue[UPLINK_BACKLOG];	/* ring, oldest at @head */
+	int head, count;		/* ring position and size */
+	bool head_busy;			/* the sender is posting the head */
+	uint64_t sent, dropped, failures;	/* periods delivered, dropped, failed posts */
+	uint64_t admin_errors;		/* 200 replies that could not be used */
+	int64_t last_sent;		/* the period stored last, 0: none yet */
+	uint64_t last_sent_ms;		/* wall clock when its reply came */
+	struct backlog *backlog;	/* the queue on disk; NULL: none */
+	uint64_t restored;		/* periods an earlier loader left, queued at start */
+	bool backlog_said;		/* a backlog write failed and was said (once) */
+	char last_error[256];		/* why the last post failed or its reply was
+					 * unusable, "" if it went */
+	/* the sender's: its log of unusable replies, a line a minute at most */
+	uint64_t log_at_ms;		/* wall clock of the last line, 0: none yet */
+	unsigned int log_skipped;	/* unusable replies since, not logged */
+	struct sds_strategies *reply;	/* new strategies for the main loop, or NULL */
+	bool drills_new;		/* @drills came with a reply the main loop has not taken */
+	int ndrills;			/* the app's active drills, as of the last reply */
+	struct sds_hb_drill drills[SDS_HB_MAX_DRILLS];
+	bool copy_new;			/* @copy came with a reply the main loop has not taken */
+	struct sds_hb_copy copy;	/* the app's copy plans and servers, as of the last reply that had them */
+	bool stop;			/* the sender must exit */
+	pthread_t thread;		/* the sender */
+	bool started;			/* @thread runs */
+};
+
+/*
+ * Set up from --admin URL[,URL...] and --token-file; @err names what is
+ * wrong (an unreadable token file, a bad URL, an SDS_HB_OFFSET_MS that is
+ * not a number of ms in UPLINK_OFFSET_MIN_MS..UPLINK_OFFSET_MAX_MS).
+ */
+/* @wall_offset: Unix seconds minus the ring's seconds (counters_now_sec). */
+int uplink__init(struct uplink *u, const char *urls, const char *token_file,
+		 const char *group, const char *app, int64_t wall_offset,
+		 char *err, size_t errlen);
+/*
+ * Counting begins at ring second @first_sec (counters__init's): the first
+ * period is the one it falls in, @wall_offset maps ring seconds to Unix
+ * seconds.  Before the loop's first tick; an adopted loader's kept state
+ * (keep.c) then puts back the periods it was accounting.
+ */
+void uplink__begin(struct uplink *u, int64_t wall_offset, uint64_t first_sec);
+int uplink__start(struct uplink *u);
+
+/*
+ * Keep the queue in <@state_dir>/<group>.<app>.backlog, and queue the
+ * periods an earlier loader left there (before uplink__start).  What was
+ * wrong with the file is said in @msg (one line, "" if nothing), never
+ * fatal.  -1 with @err: the path is too long, or out of memory.
+ */
+int uplink__backlog(struct uplink *u, const char *state_dir, char *msg,
+		    size_t msglen, char *err, size_t errlen);
+
+/*
+ * The sender's: the head was stored (or its reply was unusable), pop it.
+ * Under @u->lock; returns its period, for uplink__acked() after unlocking.
+ */
+int64_t uplink__pop_head(struct uplink *u);
+/* Period @start is stored at the admin: done in the backlog.  Not under the lock. */
+void uplink__acked(struct uplink *u, int64_t start);
+void uplink__stop(struct uplink *u);
+
+/* counters' on_second hook: second @sec of point @id counted @c. */
+void uplink__on_second(void *u, int id, uint64_t sec, const struct sds_counts *c);
+
+/*
+ * Open period @start's heartbeat (its points so far), opened if it is
+ * not: a loader adopting kept state puts the sums back (keep.c).
+ */
+struct sds_heartbeat *uplink__open_period(struct uplink *u, int64_t start);
+
+struct loader;
+/* Every tick: concurrency maxima, closing finished periods. */
+void uplink__tick(struct uplink *u, struct loader *l, uint64_t now_sec);
+
+/* New strategies from the admin (the caller owns them), or NULL. */
+struct sds_strategies *uplink__take_reply(struct uplink *u);
+
+/*
+ * The drills of the last reply, if one came since the last call: copies
+ * them into @out (room for SDS_HB_MAX_DRILLS) and returns how many; -1
+ * when no reply came.
+ */
+int uplink__take_drills(struct uplink *u, struct sds_hb_drill *out);
+
+/*
+ * The copy plans and servers of the last reply that carried them (an
+ * older admin sends none), if one came since the last call: copies them
+ * into @out and returns 1; 0 when nothing new.
+ */
+int uplink__take_copy(struct uplink *u, struct sds_hb_copy *out);
+
+/*
+ * {"urls", "host", "offset_ms", "first_period", "open_period", "sent",
+ * "last_sent", "pending", "queue", "dropped", "failures", "admin_errors",
+ * "last_error", "backlog", "restored"}: "backlog" is the file ("" without
+ * one), "restored" the periods queued from it at start; "open_period" the
+ * oldest period not closed yet, "queue" the queued periods oldest first,
+ * each {"period", "send_at_ms"}; "last_sent" {"period", "at_ms"} or null.
+ */
+json_t *uplink__json(struct uplink *u);
+
+#endif /* SDS_UPLINK_H */

@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* serve.c - build the JSON replies of the control socket. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <jansson.h>
+#include "capture/capture.h"
+#include "publish/failfast.h"
+#include "daemon/loader.h"
+
+static json_t *counts_json(const struct sds_counts *c, int seconds)
+{
+	json_t *o = json_object();
+
+	if (seconds)
+		json_object_set_new(o, "seconds", json_integer(seconds));
+	json_object_set_new(o, "visits", json_integer(c->visits));
+	json_object_set_new(o, "exceptions", json_integer(c->exceptions));
+	json_object_set_new(o, "timeouts", json_integer(c->timeouts));
+	json_object_set_new(o, "downgrades", json_integer(c->downgrades));
+	return o;
+}
+
+static json_t *point_json(struct loader *l, int id, const struct snapshot *snap)
+{
+	const struct probe_point *p = &l->probes.pts[id];
+	const struct point_stats *sp = snapshot__point(snap, id);
+	static const struct point_stats unread;
+	const struct point_stats *stp = sp ? sp : &unread;
+	json_t *o, *lat, *state, *cp;
+	uint32_t reason, rate;
+	bool down;
+
+	/* A point added since the read (a guard's `point`) shows zeros. */
+	if (!sp && snap && id < snap->npoints)
+		return NULL;
+	o = json_object();
+	json_object_set_new(o, "name", json_string(p->spec.name));
+	if (p->kind == POINT_FUNCTION) {
+		json_object_set_new(o, "kind", json_string("function"));
+		json_object_set_new(o, "symbol", json_string(p->spec.symbol));
+		json_object_set_new(o, "offset", json_integer(p->attach_off));
+		json_object_set_new(o, "site", json_string(site_kind_name(p->site.kind)));
+		/* How its calls are seen ending (docs/UNWIND.md). */
+		json_object_set_new(o, "returns", json_string(ret_mode_name(p->ret_mode)));
+		/* Its entry and return: one session link or the pair (docs/PROBES.md). */
+		if (p->ret_mode == RET_PAIR)
+			json_object_set_new(o, "probe", json_string(p->session ? "session" : "pair"));
+		if (p->ret_mode == RET_EXITS)
+			json_object_set_new(o, "exit_sites", json_integer(p->exits.n));
+		if (p->ret_mode == RET_ENTRY_ONLY)
+			json_object_set_new(o, "returns_why", json_string(*p->exits_why ?
+					    p->exits_why : ret_why_text(p->ret_why)));
+	} else {
+		/* libsds's sites are 5-byte NOPs by construction. */
+		json_object_set_new(o, "kind", json_string("guard"));
+		json_object_set_new(o, "site", json_string("nop5"));
+	}
+	json_object_set_new(o, "total", counts_json(&stp->total, 0));
+	json_object_set_new(o, "window", counts_json(&stp->window, SDS_WINDOW_S));
+	json_object_set_new(o, "concurrency", json_integer(stp->concurrency));
+
+	lat = json_object();
+	json_object_set_new(lat, "count", json_integer(stp->completed));
+	json_object_set_new(lat, "p50", json_integer(
+		hist_percentile(stp->hist, SDS_HIST_BUCKETS, 50)));
+	json_object_set_new(lat, "p90", json_integer(
+		hist_percentile(stp->hist, SDS_HIST_BUCKETS, 90)));
+	json_object_set_new(lat, "p99", json_integer(
+		hist_percentile(stp->hist, SDS_HIST_BUCKETS, 99)));
+	json_object_set_new(o, "latency_ns", lat);
+
+	state = json_object();
+	down = engine__state(l, id, &reason, &rate);
+	json_object_set_new(state, "downgraded", json_boolean(down));
+	json_object_set_new(state, "reason",
+			    down ? json_string(chain_reason_name(reason)) : json_null());
+	json_object_set_new(state, "rate", json_integer(rate));
+	/* A function point's open trip: the call that crossed its mark (exact_fn.c). */
+	if (p->kind == POINT_FUNCTION)
+		json_object_set_new(state, "crossed", exact_fn__json(l, id));
+	json_object_set_new(o, "state", state);
+	json_object_set_new(o, "drill", drill__json(l, id, flags_now_ns()));
+	json_object_set_new(o, "overhead", budget__point_json(l, id, stp));
+	/* Traffic copy, on points that can copy. */
+	cp = capture__point_json(l, id);
+	if (cp)
+		json_object_set_new(o, "copy", cp);
+	/* Fail-fast, on points with :failfast=. */
+	cp = failfast__point_json(l, id);
+	if (cp)
+		json_object_set_new(o, "failfast", cp);
+	return o;
+}
+
+static json_t *refused_json(const struct refusals *r)
+{
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}",
+			 "connections", (json_int_t)r->connections,
+			 "sessions", (json_int_t)r->sessions,
+			 "points", (json_int_t)r->points,
+			 "files", (json_int_t)r->files,
+			 "denied", (json_int_t)r->denied,
+			 "slow", (json_int_t)r->slow);
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The tick's lateness over the last TICK_LATE_WINDOW_NS: p50, p99, max (ms). */
+static json_t *tick_late_json(const struct tick_late *t)
+{
+	static uint32_t v[TICK_LATE_RING];
+	uint64_t now = flags_now_ns();
+	uint32_t i, n = 0;
+
+	for (i = 0; i < t->n; i++)
+		if (t->at_ns[i] + TICK_LATE_WINDOW_NS > now)
+			v[n++] = t->us[i];
+	qsort(v, n, sizeof(v[0]), u32_cmp);
+	/* Nearest rank: the smallest value with at least p% of the samples at or below it. */
+	return json_pack("{s:i, s:f, s:f, s:f}", "ticks", (int)n,
+			 "p50", n ? v[(n * 50 + 99) / 100 - 1] / 1e3 : 0.0,
+			 "p99", n ? v[(n * 99 + 99) / 100 - 1] / 1e3 : 0.0,
+			 "max", n ? v[n - 1] / 1e3 : 0.0);
+}
+
+/*
+ * The newest second every point has folded into its totals (and the
+ * heartbeat into its periods), in Unix seconds as the periods are: the
+ * ring's seconds plus the wall offset.  Before the first fold, the second
+ * before attach (nothing before it counts).
+ */
+static json_t *folded_json(const struct loader *l)
+{
+	const struct counters *c = &l->counters;
+	uint64_t f = UINT64_MAX;
+	int i;
+
+	if (!c->acc)
+		return json_null();
+	for (i = 0; i < c->npoints; i++)
+		if (c->acc[i].folded_sec < f)
+			f = c->acc[i].folded_sec;
+	/* No point yet: the tick folds what is complete, up to its second - 2. */
+	if (f == UINT64_MAX) {
+		if (!l->snap || l->snap->sec < 2)
+			return json_null();
+		f = l->snap->sec - 2;
+	}
+	return json_integer((json_int_t)f + l->wall_offset);
+}
+
+static json_t *head_json(struct loader *l)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "app", json_string(l->app));
+	json_object_set_new(o, "group", json_string(l->group));
+	json_object_set_new(o, "pid", json_integer(getpid()));
+	json_object_set_new(o, "target", json_string(l->target));
+	json_object_set_new(o, "strategies_version",
+			    json_integer(l->strategies ? l->strategies->version : -1));
+	json_object_set_new(o, "atomics", json_boolean(l->probes.atomics));
+	json_object_set_new(o, "admin", l->uplink ? uplink__json(l->uplink) : json_null());
+	json_object_set_new(o, "refused", refused_json(&l->refused));
+	json_object_set_new(o, "tick_late_ms", tick_late_json(&l->tick_late));
+	json_object_set_new(o, "tick_count", json_integer(l->tick_late.done));
+	json_object_set_new(o, "folded_through", folded_json(l));
+	json_object_set_new(o, "copy_out", capture__out_json(l));
+	json_object_set_new(o, "budget", budget__json(l));
+	json_object_set_new(o, "builds", watch__json(l));
+	return o;
+}
+
+/*
+ * `stats` is built a slice of points per pass of the loop (conn.c): a
+ * reply of 256 points costs tens of ms of map reads, and the tick must
+ * not wait for all of it.  Every point is read when its slice is built,
+ * and written out as text at once, so that the end of the job is a
+ * splice of text rather than one dump of the whole tree (~1 ms for 256
+ * points, long enough to make a tick late).
+ */
+void serve__stats_begin(struct loader *l, struct stats_job *j)
+{
+	memset(j, 0, sizeof(*j));
+	j->o = head_json(l);
+	/* One read for the whole reply, held until its last slice. */
+	j->snap = engine__query_snapshot(l);
+}
+
+void serve__stats_end(struct stats_job *j)
+{
+	snapshot__put(j->snap);
+	json_decref(j->o);
+	free(j->points);
+	memset(j, 0, sizeof(*j));
+}
+
+/* Append @p (stolen) to the job's text of points; -1 when memory ran out. */
+static int stats_append(struct stats_job *j, json_t *p)
+{
+	char *s = json_dumps(p, JSON_COMPACT | JSON_REAL_PRECISION(6));
+	size_t n = s ? strlen(s) : 0;
+
+	json_decref(p);
+	if (!s)
+		return -1;
+	if (j->len + n + 2 > j->cap) {
+		size_t cap = (j->len + n + 2) * 2;
+		char *t = realloc(j->points, cap);
+
+		if (!t) {
+			free(s);
+			return -1;
+		}
+		j->points = t;
+		j->cap = cap;
+	}
+	if (j->len)
+		j->points[j->len++] = ',';
+	memcpy(j->points + j->len, s, n);
+	j->len += n;
+	free(s);
+	return 0;
+}
+
+/* The head's text with ,"points":[...] spliced in before its last brace. */
+static char *stats_text(struct stats_job *j)
+{
+	char *head = json_dumps(j->o, JSON_COMPACT | JSON_REAL_PRECISION(6));
+	size_t hn = head ? strlen(head) : 0;
+	char *s;
+
+	if (hn < 2 || head[hn - 1] != '}') {
+		free(head);
+		return NULL;
+	}
+	s = malloc(hn + j->len + 16);
+	if (s)
+		sprintf(s, "%.*s%s\"points\":[%.*s]}", (int)(hn - 1), head,
+			hn > 2 ? "," : "", (int)j->len, j->len ? j->points : "");
+	free(head);
+	return s;
+}
+
+int serve__stats_step(struct loader *l, struct stats_job *j, char **reply,
+		      int tick_fd)
+{
+	int end = j->next + SERVE_STATS_SLICE;
+
+	*reply = NULL;
+	for (; j->next < l->probes.npoints && j->next < end; j->next++) {
+		json_t *p = point_json(l, j->next, j->snap);
+
+		if (!p || stats_append(j, p)) {
+			serve__stats_end(j);
+			return 1;	/* NULL: an internal error */
+		}
+		/* At least one point per turn; none more once the tick is due. */
+		if (loop__tick_due(tick_fd)) {
+			j->next++;
+			break;
+		}
+	}
+	if (j->next < l->probes.npoints)
+		return 0;
+	*reply = stats_text(j);
+	serve__stats_end(j);
+	return 1;
+}
+
+static json_t *info_json(struct loader *l)
+{
+	json_t *o = head_json(l), *pts = json_array();
+	int i;
+
+	for (i = 0; i < l->probes.npoints; i++)
+		json_array_append_new(pts,
+			json_string(l->probes.pts[i].spec.name));
+	json_object_set_new(o, "points", pts);
+	return o;
+}
+
+static json_t *error_json(const char *fmt, const char *arg)
+{
+	char msg[256];
+
+	snprintf(msg, sizeof(msg), fmt, arg);
+	return json_pack("{s:s}", "error", msg);
+}
+
+static json_t *hist_json(struct loader *l, const char *name)
+{
+	const struct point_stats *st;
+	struct snapshot *snap;
+	json_t *o, *b;
+	int i, id;
+
+	for (i = 0; i < l->probes.npoints; i++)
+		if (!strcmp(l->probes.pts[i].spec.name, name))
+			break;
+	if (i == l->probes.npoints)
+		return error_json("no point '%s' in this app", name);
+	/* A Go point, or one whose exits cannot all be probed. */
+	if (l->probes.pts[i].kind == POINT_FUNCTION &&
+	    l->probes.pts[i].ret_mode == RET_ENTRY_ONLY)
+		return error_json("point '%s' counts entries only: it has no latencies (stats --json says why: returns_why)",
+				  name);
+	id = i;
+	snap = engine__query_snapshot(l);
+	st = snapshot__point(snap, id);
+	/* Unreadable: an internal error; added since the read: no calls yet. */
+	if (!st && snap && id < snap->npoints) {
+		snapshot__put(snap);
+		return NULL;
+	}
+	if (!st) {
+		static const struct point_stats none;
+
+		st = &none;
+	}
+	o = json_object();
+	json_object_set_new(o, "point", json_string(name));
+	json_object_set_new(o, "unit", json_string("ns"));
+	json_object_set_new(o, "count", json_integer(st->completed));
+	b = json_array();
+	for (i = 0; i < SDS_HIST_BUCKETS; i++)
+		json_array_append_new(b, json_integer(st->hist[i]));
+	json_object_set_new(o, "buckets", b);
+	snapshot__put(snap);
+	return o;
+}
+
+char *serve_request(const char *req, void *ctx)
+{
+	struct loader *l = ctx;
+	json_t *reply;
+	char *s;
+
+	if (!strcmp(req, "info"))
+		reply = info_json(l);
+	else if (!strncmp(req, "hist ", 5))
+		reply = hist_json(l, req + 5);
+	else if (!strcmp(req, "events") || !strncmp(req, "events ", 7))
+		reply = events__json(&l->events,
+				     req[6] ? strtoull(req + 7, NULL, 10) : 0);
+	else
+		reply = error_json("unknown request '%s'", req);
+	if (!reply)
+		return NULL;
+	/* Reals are the tick lateness in ms: microseconds are enough. */
+	s = json_dumps(reply, JSON_COMPACT | JSON_REAL_PRECISION(6));
+	json_decref(reply);
+	return s;
+}
