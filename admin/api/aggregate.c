@@ -6,7 +6,7 @@
 #include "api/aggregate.h"
 #include "window.h"
 
-int stats_range(int64_t *from, int64_t *to, int64_t *step, char *err, size_t errlen)
+int aggregate_range(int64_t *from, int64_t *to, int64_t *step, char *err, size_t errlen)
 {
 	static const int64_t nice[] = {
 		10, 20, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800,
@@ -19,15 +19,15 @@ int stats_range(int64_t *from, int64_t *to, int64_t *step, char *err, size_t err
 		snprintf(err, errlen, "from/to: need 0 <= from < to");
 		return -1;
 	}
-	if (t - f > STATS_MAX_RANGE) {
+	if (t - f > AGGREGATE_MAX_RANGE) {
 		snprintf(err, errlen, "from/to: range longer than %d days",
-			 STATS_MAX_RANGE / 86400);
+			 AGGREGATE_MAX_RANGE / 86400);
 		return -1;
 	}
 	if (s == 0) {
 		for (i = 0; i < sizeof(nice) / sizeof(nice[0]); i++) {
 			s = nice[i];
-			if ((t - f + s - 1) / s <= STATS_TARGET_STEPS)
+			if ((t - f + s - 1) / s <= AGGREGATE_TARGET_STEPS)
 				break;
 		}
 	} else if (s < 10 || s % 10 || s > 86400) {
@@ -36,9 +36,9 @@ int stats_range(int64_t *from, int64_t *to, int64_t *step, char *err, size_t err
 	}
 	f -= f % s;
 	t = (t + s - 1) / s * s;
-	if ((t - f) / s > STATS_MAX_STEPS) {
+	if ((t - f) / s > AGGREGATE_MAX_STEPS) {
 		snprintf(err, errlen, "step: too small for the range (at most %d steps)",
-			 STATS_MAX_STEPS);
+			 AGGREGATE_MAX_STEPS);
 		return -1;
 	}
 	*from = f;
@@ -109,7 +109,7 @@ static int agg_row(const struct store_stat_row *row, void *ctx)
 	}
 	if (!se) {
 		if (ag->n >= SDS_MAX_POINTS ||
-		    (int64_t)(ag->n + 1) * ag->nsteps > STATS_MAX_CELLS) {
+		    (int64_t)(ag->n + 1) * ag->nsteps > AGGREGATE_MAX_CELLS) {
 			ag->too_big = true;
 			return 1;
 		}
@@ -210,7 +210,7 @@ static json_t *series_json(const struct agg *ag, const struct series *se)
 	return o;
 }
 
-int stats_query(struct store *st, const char *g, const char *a, const char *point,
+int aggregate_query(struct store *st, const char *g, const char *a, const char *point,
 		int64_t from, int64_t to, int64_t step, json_t **out, char *err)
 {
 	struct agg *ag;
@@ -239,7 +239,7 @@ int stats_query(struct store *st, const char *g, const char *a, const char *poin
 	if (!ret && ag->too_big) {
 		snprintf(err, STORE_ERR_MAX,
 			 "too many points x steps (at most %d): name a point or take a larger step",
-			 STATS_MAX_CELLS);
+			 AGGREGATE_MAX_CELLS);
 		ret = STORE_CONFLICT;
 	}
 	if (!ret) {

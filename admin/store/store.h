@@ -20,6 +20,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 #include <jansson.h>
 #include "heartbeat.h"
 #include "strategy.h"
@@ -304,6 +305,12 @@ static inline void store_close(struct store *st)
 {
 	if (st)
 		st->ops->close(st);
+}
+
+/* Unix seconds: the clock of every time the store and the API record. */
+static inline int64_t store_now_s(void)
+{
+	return (int64_t)time(NULL);
 }
 
 #endif /* SDS_ADMIN_STORE_H */

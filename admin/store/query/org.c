@@ -59,7 +59,7 @@ static int group_insert(struct sqlite_store *s, const char *g, const char *desc,
 		return dberr(s, err);
 	bind_text(q, 1, g);
 	bind_text(q, 2, desc);
-	sqlite3_bind_int64(q, 3, now_s());
+	sqlite3_bind_int64(q, 3, store_now_s());
 	ret = run(s, q, err);
 	if (ret == STORE_EXISTS)
 		seterr(err, "group '%s' exists", g);
@@ -203,7 +203,7 @@ int scheme_insert(struct sqlite_store *s, int64_t app, const char *name,
 	sqlite3_bind_int64(q, 1, app);
 	bind_text(q, 2, name);
 	bind_text(q, 3, desc);
-	sqlite3_bind_int64(q, 4, now_s());
+	sqlite3_bind_int64(q, 4, store_now_s());
 	ret = run(s, q, err);
 	if (ret == STORE_EXISTS)
 		seterr(err, "scheme '%s' exists", name);
@@ -232,7 +232,7 @@ int app_insert(struct sqlite_store *s, const char *g, const char *a,
 	sqlite3_bind_int64(q, 1, gid);
 	bind_text(q, 2, a);
 	bind_text(q, 3, desc);
-	sqlite3_bind_int64(q, 4, now_s());
+	sqlite3_bind_int64(q, 4, store_now_s());
 	ret = run(s, q, err);
 	if (ret == STORE_EXISTS)
 		seterr(err, "app '%s' exists in group '%s'", a, g);

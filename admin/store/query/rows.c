@@ -173,7 +173,7 @@ int audit_add(struct sqlite_store *s, int64_t app, const char *action,
 	if (!q)
 		return dberr(s, err);
 	sqlite3_bind_int64(q, 1, app);
-	sqlite3_bind_int64(q, 2, now_s());
+	sqlite3_bind_int64(q, 2, store_now_s());
 	bind_text(q, 3, action);
 	bind_text(q, 4, detail);
 	bind_text(q, 5, comment);

@@ -222,7 +222,7 @@ int sq_point_list(struct store *st, const char *g, const char *a,
 	}
 	sqlite3_bind_int64(q, 1, r.id);
 	/* Points seen in the last day: enough for the dashboard's list. */
-	sqlite3_bind_int64(q, 2, now_s() - 86400);
+	sqlite3_bind_int64(q, 2, store_now_s() - 86400);
 	ret = rows(s, q, name_row, out, err);
 out:
 	unlock(st);

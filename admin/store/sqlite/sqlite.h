@@ -251,9 +251,4 @@ int sq_stats_scan_apart(struct store *st, const char *g, const char *a,
 	.counts = sq_counts, \
 	.audit_denied = sq_audit_denied
 
-static inline int64_t now_s(void)
-{
-	return (int64_t)time(NULL);
-}
-
 #endif
