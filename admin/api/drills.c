@@ -67,7 +67,7 @@ static int drill_errno(struct api_route *r, struct store_drill *d)
 		return -1;
 	}
 	if (d->kind != SDS_DRILL_ERROR) {
-		api_fail(r, 400, "errno is for error api_route_drills (a delay drill fails nothing)");
+		api_fail(r, 400, "errno is for error drills (a delay drill fails nothing)");
 		return -1;
 	}
 	return 0;

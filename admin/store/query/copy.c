@@ -308,10 +308,7 @@ int sq_copy_plan_create(struct store *st, const char *g, const char *a,
 		goto fail;
 	*id = sq_last_id(s);
 	plan_detail(detail, sizeof(detail), *id, pts, p);
-	ret = sq_audit_add(s, r.id, "copy.start", detail, who, err);
-	if (ret)
-		goto fail;
-	ret = sq_commit(s, err);
+	ret = sq_commit_audited(s, 0, r.id, "copy.start", detail, who, err);
 	goto out;
 dbfail:
 	ret = sq_dberr(s, err);
@@ -390,10 +387,7 @@ int sq_copy_plan_update(struct store *st, const char *g, const char *a,
 		goto fail;
 	snprintf(who, sizeof(who), "%s (token %s)", p->by, p->token_id);
 	plan_detail(detail, sizeof(detail), id, pts, p);
-	ret = sq_audit_add(s, r.id, "copy.update", detail, who, err);
-	if (ret)
-		goto fail;
-	ret = sq_commit(s, err);
+	ret = sq_commit_audited(s, 0, r.id, "copy.update", detail, who, err);
 	goto out;
 dbfail:
 	ret = sq_dberr(s, err);
@@ -471,12 +465,7 @@ int sq_copy_plan_stop(struct store *st, const char *g, const char *a,
 	sq_bind_int64(q, 2, id);
 	sq_bind_int64(q, 3, now);
 	sq_bind_text(q, 4, who);
-	ret = sq_run(s, q, err);
-	if (!ret)
-		ret = sq_audit_add(s, r.id, "copy.stop", detail, who, err);
-	if (ret)
-		goto fail;
-	ret = sq_commit(s, err);
+	ret = sq_commit_audited(s, sq_run(s, q, err), r.id, "copy.stop", detail, who, err);
 	goto out;
 dbfail:
 	ret = sq_dberr(s, err);

@@ -88,10 +88,7 @@ int sq_drill_create(struct store *st, const char *g, const char *a,
 			 (long long)*id, d->point, d->err ? " " : "",
 			 d->err ? sds_errno_name(d->err) : "", d->ratio,
 			 (long long)d->duration_s);
-	ret = sq_audit_add(s, r.id, "drill.start", detail, who, err);
-	if (ret)
-		goto fail;
-	ret = sq_commit(s, err);
+	ret = sq_commit_audited(s, 0, r.id, "drill.start", detail, who, err);
 	goto out;
 dbfail:
 	ret = sq_dberr(s, err);
@@ -187,12 +184,7 @@ int sq_drill_stop(struct store *st, const char *g, const char *a,
 	sq_bind_int64(q, 2, id);
 	sq_bind_int64(q, 3, now);
 	sq_bind_text(q, 4, who);
-	ret = sq_run(s, q, err);
-	if (!ret)
-		ret = sq_audit_add(s, r.id, "drill.stop", detail, who, err);
-	if (ret)
-		goto fail;
-	ret = sq_commit(s, err);
+	ret = sq_commit_audited(s, sq_run(s, q, err), r.id, "drill.stop", detail, who, err);
 	goto out;
 dbfail:
 	ret = sq_dberr(s, err);

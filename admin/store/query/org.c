@@ -265,12 +265,7 @@ int sq_app_create(struct store *st, const char *g, const char *a,
 	if (ret)
 		goto out;
 	ret = sq_app_insert(s, g, a, desc, &r, err);
-	if (!ret)
-		ret = sq_audit_add(s, r.id, "app.create", a, "", err);
-	if (!ret)
-		ret = sq_commit(s, err);
-	else
-		sq_rollback(s);
+	ret = sq_commit_audited(s, ret, r.id, "app.create", a, "", err);
 out:
 	sq_unlock(st);
 	return ret;

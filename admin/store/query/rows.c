@@ -106,12 +106,9 @@ void sq_rollback(struct sq_store *s)
 		sq_exec0(s, Q_ROLLBACK, NULL);
 }
 
-int sq_write_audited(struct sq_store *s, struct sq_stmt *q, int64_t app,
-		     const char *action, const char *detail, const char *comment,
-		     char *err)
+int sq_commit_audited(struct sq_store *s, int ret, int64_t app, const char *action,
+		      const char *detail, const char *comment, char *err)
 {
-	int ret = q ? sq_run(s, q, err) : 0;
-
 	if (!ret)
 		ret = sq_audit_add(s, app, action, detail, comment, err);
 	if (ret) {

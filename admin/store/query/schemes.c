@@ -90,12 +90,7 @@ int sq_scheme_create(struct store *st, const char *g, const char *a,
 		snprintf(detail, sizeof(detail), "%s from %s", name, clone_from);
 	else
 		snprintf(detail, sizeof(detail), "%s", name);
-	if (!ret)
-		ret = sq_audit_add(s, r.id, "scheme.create", detail, comment, err);
-	if (!ret)
-		ret = sq_commit(s, err);
-	else
-		sq_rollback(s);
+	ret = sq_commit_audited(s, ret, r.id, "scheme.create", detail, comment, err);
 out:
 	sq_unlock(st);
 	return ret;
@@ -155,12 +150,7 @@ int sq_scheme_delete(struct store *st, const char *g, const char *a,
 	if (!ret) {
 		ret = sq_run(s, sq_qk(s, Q_SCHEME_DEL, sid), err);
 	}
-	if (!ret)
-		ret = sq_audit_add(s, r.id, "scheme.delete", name, comment, err);
-	if (!ret)
-		ret = sq_commit(s, err);
-	else
-		sq_rollback(s);
+	ret = sq_commit_audited(s, ret, r.id, "scheme.delete", name, comment, err);
 out:
 	sq_unlock(st);
 	return ret;
@@ -200,12 +190,7 @@ int sq_scheme_activate(struct store *st, const char *g, const char *a,
 		sq_bind_int64(q, 3, 1);
 		ret = sq_run(s, q, err);
 	}
-	if (!ret)
-		ret = sq_audit_add(s, r.id, "scheme.activate", name, comment, err);
-	if (!ret)
-		ret = sq_commit(s, err);
-	else
-		sq_rollback(s);
+	ret = sq_commit_audited(s, ret, r.id, "scheme.activate", name, comment, err);
 	if (!ret && version)
 		*version = r.version + 1;
 out:
@@ -380,12 +365,7 @@ static int strat_frame(struct store *st, const char *g, const char *a,
 	if (!ret && sid == r.active)
 		ret = sq_bump(s, r.id, &v, err);
 	snprintf(full, sizeof(full), "%s: %s", name, detail);
-	if (!ret)
-		ret = sq_audit_add(s, r.id, action, full, comment, err);
-	if (!ret)
-		ret = sq_commit(s, err);
-	else
-		sq_rollback(s);
+	ret = sq_commit_audited(s, ret, r.id, action, full, comment, err);
 	if (!ret && version)
 		*version = v;
 out:

@@ -233,13 +233,13 @@ int sq_commit(struct sq_store *s, char *err);
 /* Roll back the open transaction, if there is one. */
 void sq_rollback(struct sq_store *s);
 /*
- * The write tail of a transaction: run @q (NULL: nothing to run), add the
- * audit row (app @app, @action, @detail, @comment), commit; any failure
- * rolls back.  0 or the first failure's STORE_* code.
+ * The tail of every audited write: @ret is what the transaction's writes
+ * returned.  If 0, add the audit row (app @app, @action, @detail,
+ * @comment) and commit; on any failure, roll back.  0 or the first
+ * failure's STORE_* code (with @err).
  */
-int sq_write_audited(struct sq_store *s, struct sq_stmt *q, int64_t app,
-		     const char *action, const char *detail, const char *comment,
-		     char *err);
+int sq_commit_audited(struct sq_store *s, int ret, int64_t app, const char *action,
+		      const char *detail, const char *comment, char *err);
 int sq_group_id(struct sq_store *s, const char *g, int64_t *id, char *err);
 int sq_app_lookup(struct sq_store *s, const char *g, const char *a,
 		  struct sq_app_ref *r, char *err);
