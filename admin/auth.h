@@ -45,8 +45,8 @@ struct admin_token {
 	 * the group, and the app ("" for every app of the group), it may
 	 * heartbeat and read strategies of.  "" and "": unscoped, every app.
 	 */
-	char scope_group[ADMIN_NAME_MAX + 1];
-	char scope_app[ADMIN_NAME_MAX + 1];
+	char scope_group[ADMIN_NAME_MAX + 1];	/* the group, "" if unscoped */
+	char scope_app[ADMIN_NAME_MAX + 1];	/* the app, "" for every app of the group */
 };
 
 struct admin;

@@ -28,8 +28,8 @@ typedef enum MHD_Result MHD_RESULT;
 #endif
 
 struct conn_ctx {
-	char *body;
-	size_t len, cap;
+	char *body;			/* the request body so far, owned */
+	size_t len, cap;		/* its length and allocated size */
 	bool too_big;			/* the body passed ad->max_body: 413 at the end */
 	bool counted;			/* in ad->inflight */
 	const struct admin_token *tok;	/* the token presented, if it matched */

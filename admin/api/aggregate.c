@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* stats.c - statistics of one app over a time range, summed across hosts. */
+/* api/aggregate.c - statistics of one app over a time range, summed across hosts. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,27 +47,30 @@ int aggregate_range(int64_t *from, int64_t *to, int64_t *step, char *err, size_t
 	return 0;
 }
 
+/* One point in one step: the hosts' rows of its periods, summed. */
 struct cell {
-	uint64_t visits, exceptions, timeouts, downgrades, max_concurrency;
-	uint64_t faults, delays;
-	uint64_t hist[SDS_HIST_BUCKETS];
+	uint64_t visits, exceptions, timeouts, downgrades, max_concurrency;	/* sums; max_concurrency summed per period, the max across periods */
+	uint64_t faults, delays;	/* what drills injected, summed */
+	uint64_t hist[SDS_HIST_BUCKETS];	/* the latency histograms, summed */
 };
 
+/* One point's steps. */
 struct series {
-	char name[SDS_NAME_MAX + 1];
+	char name[SDS_NAME_MAX + 1];	/* the point */
 	struct cell *cells;		/* nsteps */
 	int64_t as_of;			/* newest period of the point in range, 0: none */
 	bool suspended;			/* suspended on any host in that period */
 	uint64_t overhead_milli;	/* the highest host's estimate in that period */
 };
 
+/* The aggregation of one stats query, as the scan's rows come in. */
 struct agg {
-	int64_t from, step;
-	int nsteps;
-	int n;
-	struct series s[SDS_MAX_POINTS];
+	int64_t from, step;		/* the range's start and the step, seconds */
+	int nsteps;			/* steps in the range */
+	int n;				/* entries of @s */
+	struct series s[SDS_MAX_POINTS];	/* the points seen, in the order seen */
 	int last;			/* rows come grouped by point: cache */
-	bool too_big;
+	bool too_big;			/* points x steps passed AGGREGATE_MAX_CELLS: stop */
 };
 
 /*

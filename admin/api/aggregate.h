@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * Statistics over a time range: the store's per-host per-period rows summed
- * across hosts into steps (sums; max for concurrency), with latency
- * percentiles from the summed histograms.  Independent of the engine.
+ * api/aggregate.h - statistics over a time range: the store's per-host
+ * per-period rows summed across hosts into steps (sums; max for
+ * concurrency), with latency percentiles from the summed histograms.
+ * Independent of the engine.
  */
 #ifndef SDS_ADMIN_AGGREGATE_H
 #define SDS_ADMIN_AGGREGATE_H

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * api.c - the REST routes of sds-admin under /api/v1/ (admin/API.md).
+ * api/api.c - the REST routes of sds-admin under /api/v1/ (admin/API.md).
  *
  * Every path segment that names something is checked against the name
  * charset before the store sees it; every body is parsed strictly (unknown

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * api.h - what the files of the REST routes share: the route being served
- * and the helpers that reply and check bodies.  Private to admin/api*.c;
+ * api/api.h - what the files of the REST routes share: the route being
+ * served and the helpers that reply and check bodies.  Private to admin/api/;
  * the server sees only api_handle() in admin.h.
  */
 #ifndef SDS_ADMIN_API_H
@@ -15,11 +15,11 @@
 #define MAX_SEGS	10
 
 struct api_route {
-	const struct api_req *rq;
-	struct api_resp *rs;
-	struct admin *ad;
-	char *seg[MAX_SEGS];
-	int nseg;
+	const struct api_req *rq;	/* the request */
+	struct api_resp *rs;		/* the answer being made */
+	struct admin *ad;		/* the admin serving it: its store and tokens */
+	char *seg[MAX_SEGS];		/* the path's segments under /api/v1/ */
+	int nseg;			/* entries of @seg */
 	json_t *doc;		/* the parsed body, if any */
 	char err[STORE_ERR_MAX];
 };

@@ -84,9 +84,9 @@ void api_route_listing(struct api_route *r, const char *g, const char *a, const 
  * the thread ends.
  */
 struct hb_bufs {
-	struct sds_heartbeat *hb;
-	struct sds_strategies *strategies;
-	struct sds_hb_drill drills[SDS_HB_MAX_DRILLS];
+	struct sds_heartbeat *hb;	/* the parsed heartbeat */
+	struct sds_strategies *strategies;	/* the reply's strategies, when they changed */
+	struct sds_hb_drill drills[SDS_HB_MAX_DRILLS];	/* the reply's drills in force */
 	struct sds_hb_copy copy;	/* ~270 KiB: the app's copy plans */
 };
 

@@ -38,15 +38,15 @@ enum {
 
 /* One stored row of statistics: one point of one host in one period. */
 struct store_stat_row {
-	int64_t period_start;
-	const char *point;
-	const char *host;
-	uint64_t visits, exceptions, timeouts, downgrades, max_concurrency;
+	int64_t period_start;		/* the 10-s period, Unix seconds */
+	const char *point;		/* the point's name */
+	const char *host;		/* the host that sent it */
+	uint64_t visits, exceptions, timeouts, downgrades, max_concurrency;	/* the period's counts */
 	uint64_t faults, delays;	/* what drills injected */
 	bool suspended;			/* probes suspended for overhead at the period's end */
 	uint64_t overhead_milli;	/* their estimated cost then, 1/1000 % of a CPU */
-	int nhist;
-	const uint64_t *hist;		/* nhist entries */
+	int nhist;			/* entries of @hist */
+	const uint64_t *hist;		/* the latency histogram, nhist entries */
 };
 typedef int (*store_stat_cb)(const struct store_stat_row *row, void *ctx);
 
@@ -65,7 +65,7 @@ struct store_hb_result {
 
 /* A drill to start (validated by the API). */
 struct store_drill {
-	const char *point;
+	const char *point;		/* the point it acts on */
 	uint32_t kind;			/* enum sds_drill_kind */
 	uint32_t ratio;			/* 0..100 */
 	int64_t delay_ms;		/* delay drills */
@@ -108,11 +108,12 @@ struct store_copy_hb {
 	bool operator;			/* an operator's token: may re-point any name */
 	int64_t period_start;		/* the 10-s period the counts are of */
 	int nplans;			/* entries of @plans */
-	const struct store_copy_hb_plan *plans;
+	const struct store_copy_hb_plan *plans;	/* each plan's counts */
 };
 
+/* What the store holds, for /metrics. */
 struct store_counts {
-	int64_t groups, apps, hosts, stat_rows;
+	int64_t groups, apps, hosts, stat_rows;	/* rows of each */
 };
 
 struct store;
@@ -286,8 +287,9 @@ struct store_ops {
 				store_stat_cb cb, void *ctx, char *err);
 };
 
+/* An open store: an engine's struct starts with this. */
 struct store {
-	const struct store_ops *ops;
+	const struct store_ops *ops;	/* the engine's */
 };
 
 /* The SQLite engine: @path is the database file, created if missing. */

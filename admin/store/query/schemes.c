@@ -308,9 +308,9 @@ static int strategy_write(struct sq_store *s, int64_t sid,
  * scheme is active, audit, commit.
  */
 struct strat_op {
-	const struct sds_strategies *all;
-	const struct sds_strategy *one;
-	const char *del;
+	const struct sds_strategies *all;	/* replace every strategy with these, or */
+	const struct sds_strategy *one;		/* set this point's, or */
+	const char *del;			/* delete this point's */
 };
 
 static int strat_apply(struct sq_store *s, int64_t sid, const struct strat_op *op,
