@@ -47,9 +47,9 @@ int aggregate_range(int64_t *from, int64_t *to, int64_t *step, char *err, size_t
 	return 0;
 }
 
-/* One point in one step: the hosts' rows of its periods, summed. */
+/* One point in one step: its hosts' rows summed (max_concurrency: the highest). */
 struct cell {
-	uint64_t visits, exceptions, timeouts, downgrades, max_concurrency;	/* sums; max_concurrency summed per period, the max across periods */
+	uint64_t visits, exceptions, timeouts, downgrades, max_concurrency;	/* the counts */
 	uint64_t faults, delays;	/* what drills injected, summed */
 	uint64_t hist[SDS_HIST_BUCKETS];	/* the latency histograms, summed */
 };
