@@ -13,22 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "sds_flags.h"
-
-/*
- * What the loader has counted of a point's guard-written counters: the
- * cells hold cumulative counts any client of the app can overwrite, so
- * the loader folds only their increases, each bounded (a decrease or a
- * jump beyond FLAGS_DELTA_MAX is a forgery and counts nothing), into
- * totals of its own that never wrap.
- */
-struct cell_counts {
-	uint64_t probes_ok;		/* probe calls that succeeded */
-	uint64_t probes_failed;		/* probe calls that failed */
-	uint64_t refused_concurrent;	/* calls the semaphore refused */
-	uint64_t refused_token;		/* calls the bucket refused */
-	uint64_t drill_faults;		/* calls an error drill failed */
-	uint64_t drill_delays;		/* calls a delay drill slowed */
-};
+#include "decide/verdict.h"
 
 /* The most a cell counter can honestly grow between two folds. */
 #define FLAGS_DELTA_MAX		(1ULL << 32)
@@ -77,22 +62,6 @@ struct flags_region {
 	/* Cells of their own for processes outside the shared set (flags__own_join). */
 	struct flags_own *own[FLAGS_OWN_MAX];
 	uint8_t own_of[SDS_MAX_PROCS];	/* slot's cells: 0 the shared, i + 1 own[i], FLAGS_OWN_NONE none */
-};
-
-/* What the loader publishes for one point (line 1 of its entry). */
-struct flag_state {
-	uint32_t active;		/* SDS_ACT_* */
-	uint32_t reason;		/* enum sds_reason */
-	uint32_t rate;			/* 0..100 */
-	uint64_t expires_ns;		/* the downgrade lapses then */
-	int64_t concurrent_limit;	/* permits */
-	uint64_t token_interval_ns;	/* ns per token */
-	uint64_t token_burst_ns;	/* bucket * interval */
-	uint64_t probe_interval_ns;	/* hold probes */
-	uint32_t drill_kind;		/* line 3: enum sds_drill_kind */
-	uint32_t drill_ratio;		/* 0..100 */
-	uint64_t drill_delay_ns;	/* delay drill's sleep */
-	uint64_t drill_expires_ns;	/* the guard ignores the drill then */
 };
 
 /*
