@@ -31,6 +31,8 @@
 #include "names.h"
 #include "publish/failfast.h"
 #include "daemon/loader.h"
+#include "daemon/engine.h"
+#include "report/uplink.h"
 #include "daemon/loop.h"
 #include "report/metrics.h"
 #include "cli/attach_run.h"

@@ -12,6 +12,9 @@
 #include "decide/budget.h"
 #include "cli/cmd.h"
 #include "daemon/loader.h"
+#include "daemon/budget_run.h"
+#include "daemon/engine.h"
+#include "heartbeat.h"
 
 /* "5", "2.5", "155.632": thousandths of a percent, no trailing zeros. */
 static const char *pct_str(uint64_t milli, char *buf, size_t len)

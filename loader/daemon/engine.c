@@ -15,6 +15,16 @@
 #include "cli/cmd.h"
 #include "publish/failfast.h"
 #include "daemon/loader.h"
+#include "daemon/budget_run.h"
+#include "daemon/drill.h"
+#include "daemon/engine.h"
+#include "daemon/exact_fn.h"
+#include "daemon/exact_run.h"
+#include "daemon/halfopen_cells.h"
+#include "daemon/keep.h"
+#include "heartbeat.h"
+#include "publish/lbpub.h"
+#include "report/uplink.h"
 #include "report/metrics.h"
 
 static const struct sds_strategy *point_strategy(struct loader *l, int id)

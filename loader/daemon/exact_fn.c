@@ -21,6 +21,7 @@
 #include <time.h>
 #include "decide/exact.h"
 #include "daemon/loader.h"
+#include "daemon/exact_fn.h"
 #include "sds.skel.h"
 
 #define LD(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)

@@ -20,6 +20,8 @@
 #include <bpf/libbpf.h>
 #include "decide/exact.h"
 #include "daemon/loader.h"
+#include "daemon/exact_fn.h"
+#include "daemon/exact_run.h"
 #include "sds.skel.h"
 
 #define LD(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* halfopen_cells.c - what a half-open phase writes in the region (halfopen.h). */
 #include "daemon/loader.h"
+#include "daemon/halfopen_cells.h"
 
 void halfopen__cells(struct loader *l, int id, uint64_t now_ns,
 		     const struct flag_state *fs)

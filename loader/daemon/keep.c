@@ -19,6 +19,7 @@
 #include <bpf/bpf.h>
 #include "daemon/keep.h"
 #include "daemon/loader.h"
+#include "report/uplink.h"
 
 #define KEEP_PAGE	4096	/* the map's value size: one page */
 

@@ -16,6 +16,8 @@
 #include "cli/cmd.h"
 #include "capture/capture.h"
 #include "daemon/loader.h"
+#include "daemon/engine.h"
+#include "report/uplink.h"
 #include "daemon/loop.h"
 #include "report/metrics.h"
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "daemon/loader.h"
+#include "daemon/engine.h"
 #include "report/metrics.h"
 
 void metrics__copy(struct loader *l, struct metrics_data *d)

@@ -16,6 +16,8 @@
 #include "capture/capture.h"
 #include "publish/failfast.h"
 #include "daemon/loader.h"
+#include "daemon/budget_run.h"
+#include "daemon/engine.h"
 #include "report/uplink.h"
 #include "tokfile.h"
 #include "report/hostid.h"

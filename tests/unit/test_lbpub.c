@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "daemon/loader.h"
+#include "publish/lbpub.h"
 
 #define MS	1000000ULL
 #define TICK	(100 * MS)

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "daemon/loader.h"
+#include "report/uplink.h"
 
 #define NPTS	2
 

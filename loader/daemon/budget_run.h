@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * budget_run.h - the probe-cost budget at the tick (budget_run.c, over the
+ * pure rules of decide/budget.h): --max-overhead, and what `stats` and the
+ * heartbeat show of it.
+ */
+#ifndef SDS_BUDGET_RUN_H
+#define SDS_BUDGET_RUN_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <jansson.h>
+
+struct loader;
+struct point_stats;
+struct sds_hb_point;
+
+void budget__init(struct loader *l, uint64_t max_ns, const char *target,
+		  pid_t pid);
+/* A loader that adopted kept counts: the rates start from them. */
+void budget__adopt(struct loader *l);
+/* attach's first second: -1 (said) if a stepped point is refused. */
+int budget__first_second(struct loader *l);
+void budget__tick(struct loader *l, uint64_t now_ns, uint64_t now_sec);
+/* `stats`: a point's "overhead" object, and the app's "budget". */
+json_t *budget__point_json(struct loader *l, int id,
+			   const struct point_stats *st);
+json_t *budget__json(struct loader *l);
+/* The heartbeat's point fields: suspended, overhead_pct. */
+void budget__hb_point(struct loader *l, int id, const struct point_stats *st,
+		      struct sds_hb_point *hp);
+
+#endif /* SDS_BUDGET_RUN_H */
