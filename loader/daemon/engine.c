@@ -109,7 +109,7 @@ static int64_t point_inflight(struct loader *l, int id)
 static void point_tick(struct loader *l, int id, uint64_t now_ns,
 		       uint64_t now_sec, uint64_t live)
 {
-	struct sds_cell *c = flags__cell(&l->flags, id);
+	const struct sds_cell *c = flags__cell(&l->flags, id);
 	const struct engine_eval_in in = {
 		.st = point_strategy(l, id),
 		.snap = l->snap,
@@ -127,8 +127,7 @@ static void point_tick(struct loader *l, int id, uint64_t now_ns,
 	exact__after(l, id, now_sec, out.reset, &out.fs);
 	/* A hold that (re)starts lets its first probe through one interval on. */
 	if (out.hold_started)
-		__atomic_store_n(&c->next_probe_ns, now_ns + out.fs.probe_interval_ns,
-				 __ATOMIC_RELEASE);
+		flags__set_probe(&l->flags, id, now_ns + out.fs.probe_interval_ns);
 	halfopen__cells(l, id, now_ns, &out.fs);
 	drill__tick(l, id, now_ns, &out.fs);
 	failfast__tick(l, id, now_ns, &out.fs, out.hold_started);
@@ -265,9 +264,6 @@ int engine__apply(struct loader *l, struct sds_strategies *s)
 	 * for one point must not end another point's hold.
 	 */
 	for (id = 0; id < l->probes.npoints; id++) {
-		struct sds_flag *e = flags__entry(&l->flags, id);
-		struct sds_cell *c = flags__cell(&l->flags, id);
-
 		if (!strategy_changed(old, s, l->probes.pts[id].spec.name))
 			continue;
 		memset(&l->run[id].cs, 0, sizeof(l->run[id].cs));
@@ -275,9 +271,7 @@ int engine__apply(struct loader *l, struct sds_strategies *s)
 		l->halfopen[id] = (struct halfopen_run){ .tag = l->halfopen[id].tag };
 		point_configure(l, id);
 		/* New limits start with a full bucket and no pending probe. */
-		__atomic_store_n(&c->tat_ns, 0, __ATOMIC_RELEASE);
-		__atomic_store_n(&c->next_probe_ns, 0, __ATOMIC_RELEASE);
-		__atomic_fetch_add(&e->gen, 1, __ATOMIC_RELEASE);
+		flags__reset_cell(&l->flags, id);
 	}
 	free(old);
 	/* In force now, not at the next tick: the kill switch trips at once. */

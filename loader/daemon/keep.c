@@ -330,7 +330,7 @@ void keep__commit(struct loader *l)
 		kp[i].kind = l->probes.pts[i].kind;
 		kp[i].acc = l->counters.acc[i];
 		kp[i].run = l->run[i];
-		kp[i].cells = l->flags.totals[i];
+		flags__save(&l->flags, i, &kp[i].cells);
 	}
 	if (l->uplink)
 		commit_uplink(l->uplink, n, a, kp);
@@ -415,9 +415,7 @@ void keep__restore(struct loader *l)
 	for (i = 0; i < n; i++) {
 		l->counters.acc[i] = kp[i].acc;
 		l->run[i] = kp[i].run;
-		l->flags.totals[i] = kp[i].cells;
-		/* The cells are new: the guards count from 0 in them. */
-		memset(&l->flags.seen[i], 0, sizeof(l->flags.seen[i]));
+		flags__restore(&l->flags, i, &kp[i].cells);
 	}
 	if (l->uplink)
 		restore_uplink(l->uplink, n, a, kp);

@@ -131,7 +131,6 @@ void lbpub__tick(struct loader *l, uint64_t now_ns)
 {
 	struct lbpub *lp = l->lbpub;
 	const struct point_stats *st;
-	struct sds_flag *e;
 	uint64_t mean;
 	int64_t inflight;
 	int id;
@@ -147,13 +146,9 @@ void lbpub__tick(struct loader *l, uint64_t now_ns)
 			continue;
 		inflight = st->concurrency < 0 ? 0 : st->concurrency;
 		mean = lbpub_mean(lp->pt[id], st, now_ns);
-		e = flags__entry(&l->flags, id);
-		__atomic_store_n(&e->lb_inflight,
-				 inflight > UINT32_MAX ? UINT32_MAX : (uint32_t)inflight,
-				 __ATOMIC_RELAXED);
-		__atomic_store_n(&e->lb_latency_ns,
-				 mean > UINT32_MAX ? UINT32_MAX : (uint32_t)mean,
-				 __ATOMIC_RELAXED);
+		flags__set_lb(&l->flags, id,
+			      inflight > UINT32_MAX ? UINT32_MAX : (uint32_t)inflight,
+			      mean > UINT32_MAX ? UINT32_MAX : (uint32_t)mean);
 	}
 }
 
