@@ -15,6 +15,9 @@
 #include "cli/cmd.h"
 #include "publish/failfast.h"
 #include "daemon/loader.h"
+#include "daemon/tick.h"
+#include "capture/capture.h"
+#include "deploy/watch.h"
 #include "daemon/budget_run.h"
 #include "daemon/drill.h"
 #include "daemon/engine.h"
@@ -107,7 +110,7 @@ static int64_t point_inflight(struct loader *l, int id)
 }
 
 static void point_tick(struct loader *l, int id, uint64_t now_ns,
-		       uint64_t now_sec, uint64_t live)
+		       uint64_t now_sec, uint64_t live, struct tick_point *tp)
 {
 	const struct sds_cell *c = flags__cell(&l->flags, id);
 	const struct engine_eval_in in = {
@@ -137,6 +140,9 @@ static void point_tick(struct loader *l, int id, uint64_t now_ns,
 		      __atomic_load_n(&c->permits, __ATOMIC_RELAXED) > 0 ?
 		      point_inflight(l, id) : -1);
 	point_events(l, id, out.shown, now_ns);
+	/* The verdict in the tick's record. */
+	tp->fs = out.fs;
+	tp->shown = out.shown;
 }
 
 /*
@@ -170,8 +176,56 @@ static void engine_read(struct loader *l, uint64_t now_ns, uint64_t now_sec)
 	l->snap = s;
 }
 
+/*
+ * The tick's record (tick.h): one, rebuilt at every tick; engine__flush
+ * updates the verdicts of the points it evaluates again.
+ */
+static struct tick_point tick_pts[SDS_MAX_POINTS];
+static struct sds_heartbeat tick_build;	/* only build_id and deploys are used */
+static struct tick tick_rec = { .pt = tick_pts };
+
+/*
+ * The owners of the heartbeat's per-point extras push them into @t: the
+ * drills' injections every tick; at a tick that closes a period, the
+ * probes' cost (budget_run.c), traffic copy's counts (capture.c) and the
+ * build followed (watch.c).
+ */
+static void tick_heartbeat(struct loader *l, struct tick *t)
+{
+	int id;
+
+	for (id = 0; id < t->npoints; id++) {
+		const struct cell_counts *n = flags__counts(&l->flags, id);
+		struct tick_point *tp = &t->pt[id];
+
+		/* A function point's drill fails operations (failfast.c). */
+		tp->drill_faults = tp->kind == POINT_FUNCTION ?
+				   failfast__drilled(l, id) : n->drill_faults;
+		tp->drill_delays = n->drill_delays;
+	}
+	t->hb_close = uplink__closing(l->uplink, t->now_sec);
+	t->build = NULL;
+	if (!t->hb_close)
+		return;
+	for (id = 0; id < t->npoints; id++) {
+		const struct point_stats *st = snapshot__point(t->snap, id);
+		struct sds_hb_point *hp = &t->pt[id].hb;
+
+		memset(hp, 0, sizeof(*hp));
+		if (!st)
+			continue;
+		budget__hb_point(l, id, st, hp);
+		capture__hb_point(l, id, hp);
+	}
+	tick_build.build_id[0] = '\0';
+	tick_build.deploys = 0;
+	watch__hb(l, &tick_build);
+	t->build = &tick_build;
+}
+
 void engine__tick(struct loader *l)
 {
+	struct tick *t = &tick_rec;
 	uint64_t now_ns = flags_now_ns();
 	uint64_t now_sec = counters_now_sec();
 	uint64_t live = live_slots(l);
@@ -180,13 +234,24 @@ void engine__tick(struct loader *l)
 	engine_read(l, now_ns, now_sec);
 	if (l->snap)
 		now_sec = l->snap->sec;
-	if (l->uplink)
-		uplink__tick(l->uplink, l, now_sec);
-	for (id = 0; id < l->probes.npoints; id++) {
-		drill__take_dirty(l, id);
-		point_tick(l, id, now_ns, now_sec, live);
+	t->snap = l->snap;
+	t->now_ns = now_ns;
+	t->now_sec = now_sec;
+	t->strategies_version = l->strategies ? l->strategies->version : 0;
+	t->npoints = l->probes.npoints;
+	for (id = 0; id < t->npoints; id++) {
+		t->pt[id].name = l->probes.pts[id].spec.name;
+		t->pt[id].kind = l->probes.pts[id].kind;
 	}
-	lbpub__tick(l, now_ns);
+	if (l->uplink) {
+		tick_heartbeat(l, t);
+		uplink__tick(l->uplink, t);
+	}
+	for (id = 0; id < t->npoints; id++) {
+		drill__take_dirty(l, id);
+		point_tick(l, id, now_ns, now_sec, live, &t->pt[id]);
+	}
+	lbpub__tick(l->lbpub, &l->flags, t);
 	flags__tick(&l->flags, now_ns);
 	budget__tick(l, now_ns, now_sec);
 	/* The tick's state whole in the pinned copy (keep.c). */
@@ -204,7 +269,13 @@ void engine__flush(struct loader *l)
 	live = live_slots(l);
 	for (id = 0; id < l->probes.npoints; id++)
 		if (drill__take_dirty(l, id))
-			point_tick(l, id, now_ns, l->snap->sec, live);
+			point_tick(l, id, now_ns, l->snap->sec, live, &tick_pts[id]);
+}
+
+const struct tick *engine__last_tick(const struct loader *l)
+{
+	(void)l;
+	return &tick_rec;
 }
 
 const struct snapshot *engine__snapshot(const struct loader *l)

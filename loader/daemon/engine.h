@@ -12,12 +12,18 @@
 
 struct loader;
 struct snapshot;
+struct tick;
 struct sds_strategies;
 
 int engine__point(struct loader *l, const char *name);
 void engine__tick(struct loader *l);
 /* Evaluate the points a drill changed since the tick, from the tick's read. */
 void engine__flush(struct loader *l);
+/*
+ * The last tick's record (tick.h): its read, time, verdicts and the
+ * heartbeat extras pushed into it.
+ */
+const struct tick *engine__last_tick(const struct loader *l);
 /* The last tick's read (never NULL after the first tick). */
 const struct snapshot *engine__snapshot(const struct loader *l);
 /* A read no older than ~1 ms for a query (held: snapshot__put it). */

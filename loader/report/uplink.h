@@ -160,9 +160,15 @@ void uplink__on_second(void *u, int id, uint64_t sec, const struct sds_counts *c
  */
 struct sds_heartbeat *uplink__open_period(struct uplink *u, int64_t start);
 
-struct loader;
-/* Every tick: concurrency maxima, closing finished periods. */
-void uplink__tick(struct uplink *u, struct loader *l, uint64_t now_sec);
+struct tick;
+/*
+ * Does the tick at ring second @now_sec close a period (its last second
+ * folded)?  Then the engine has the owners fill the tick's heartbeat
+ * extras (struct tick_point.hb, tick.build) before uplink__tick.
+ */
+bool uplink__closing(const struct uplink *u, uint64_t now_sec);
+/* Every tick, from its record: concurrency maxima, drills, closing finished periods. */
+void uplink__tick(struct uplink *u, const struct tick *t);
 
 /* New strategies from the admin (the caller owns them), or NULL. */
 struct sds_strategies *uplink__take_reply(struct uplink *u);
