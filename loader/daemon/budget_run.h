@@ -11,7 +11,11 @@
 #include <sys/types.h>
 #include <jansson.h>
 
+struct budget;
+struct events;
 struct loader;
+struct probes;
+struct tick;
 struct point_stats;
 struct sds_hb_point;
 
@@ -21,7 +25,12 @@ void budget__init(struct loader *l, uint64_t max_ns, const char *target,
 void budget__adopt(struct loader *l);
 /* attach's first second: -1 (said) if a stepped point is refused. */
 int budget__first_second(struct loader *l);
-void budget__tick(struct loader *l, uint64_t now_ns, uint64_t now_sec);
+/*
+ * Every tick, from its record: sample the judged points' rates, suspend
+ * the ones over budget and try the suspended again (@pr), said in @ev.
+ */
+void budget__tick(struct budget *b, struct probes *pr, struct events *ev,
+		  const struct tick *t);
 /* `stats`: a point's "overhead" object, and the app's "budget". */
 json_t *budget__point_json(struct loader *l, int id,
 			   const struct point_stats *st);

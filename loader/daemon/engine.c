@@ -164,7 +164,8 @@ static void engine_read(struct loader *l, uint64_t now_ns, uint64_t now_sec)
 	 * provider's load for balancers (lbpub.c), or a semaphore's permits
 	 * to bound.
 	 */
-	if (lbpub__wants_gauges(l) || l->uplink || metrics__wants(l))
+	if (lbpub__wants_gauges(l) || l->uplink ||
+	    (l->metrics && metrics__waiting(l->metrics)))
 		what |= COUNTERS_GAUGES;
 	for (id = 0; !(what & COUNTERS_GAUGES) && id < l->probes.npoints; id++)
 		if (__atomic_load_n(&flags__cell(&l->flags, id)->permits,
@@ -239,9 +240,15 @@ void engine__tick(struct loader *l)
 	t->now_sec = now_sec;
 	t->strategies_version = l->strategies ? l->strategies->version : 0;
 	t->npoints = l->probes.npoints;
+	t->group = l->group;
+	t->app = l->app;
 	for (id = 0; id < t->npoints; id++) {
-		t->pt[id].name = l->probes.pts[id].spec.name;
-		t->pt[id].kind = l->probes.pts[id].kind;
+		const struct probe_point *pp = &l->probes.pts[id];
+
+		t->pt[id].name = pp->spec.name;
+		t->pt[id].kind = pp->kind;
+		t->pt[id].latency = pp->kind != POINT_FUNCTION ||
+				    pp->ret_mode != RET_ENTRY_ONLY;
 	}
 	if (l->uplink) {
 		tick_heartbeat(l, t);
@@ -253,7 +260,7 @@ void engine__tick(struct loader *l)
 	}
 	lbpub__tick(l->lbpub, &l->flags, t);
 	flags__tick(&l->flags, now_ns);
-	budget__tick(l, now_ns, now_sec);
+	budget__tick(&l->budget, &l->probes, &l->events, t);
 	/* The tick's state whole in the pinned copy (keep.c). */
 	keep__commit(l);
 }

@@ -21,6 +21,7 @@ struct snapshot;
 struct tick_point {
 	const char *name;		/* the point's name */
 	uint32_t kind;			/* enum point_kind */
+	bool latency;			/* its calls have latencies: a guard, or a function with a return probe */
 	/* The verdict, as published (point_tick; 0s before its evaluation). */
 	struct flag_state fs;		/* its flag entry, drill and fail-fast included */
 	uint32_t shown;			/* the reason `events` and `stats` show; 0: none */
@@ -37,6 +38,8 @@ struct tick_point {
 };
 
 struct tick {
+	const char *group;		/* the app's group and name (--group, --app) */
+	const char *app;
 	const struct snapshot *snap;	/* the tick's read; NULL before the first */
 	uint64_t now_ns;		/* CLOCK_MONOTONIC of the tick */
 	uint64_t now_sec;		/* the ring second of @snap */
