@@ -402,6 +402,16 @@ bool engine__state(struct loader *l, int id, uint32_t *reason, uint32_t *rate)
 	return true;
 }
 
+void engine__save(const struct loader *l, int id, struct point_run *out)
+{
+	*out = l->run[id];
+}
+
+void engine__restore(struct loader *l, int id, const struct point_run *in)
+{
+	l->run[id] = *in;
+}
+
 #define CACHE_MAX	(1 << 20)	/* bytes: 256 points fit many times over */
 
 /* fsync the directory holding @path, so that a rename in it is durable. */

@@ -38,5 +38,12 @@ int engine__load_cache(struct loader *l, struct sds_strategies **out);
  */
 void engine__adopt(struct loader *l, struct sds_strategies *s);
 bool engine__state(struct loader *l, int id, uint32_t *reason, uint32_t *rate);
+/*
+ * The crash-only keep (keep.c): point @id's run state (chain, window
+ * reset, drill), saved and restored.
+ */
+struct point_run;
+void engine__save(const struct loader *l, int id, struct point_run *out);
+void engine__restore(struct loader *l, int id, const struct point_run *in);
 
 #endif /* SDS_ENGINE_H */

@@ -662,3 +662,92 @@ json_t *uplink__json(struct uplink *u)
 	uplink_pick__json(u, o);
 	return o;
 }
+
+/*
+ * The counts of a struct uplink_psum and a struct sds_hb_point (same
+ * names in both), from @src to @dst: one list for saving and restoring.
+ */
+#define PSUM_COPY(dst, src) do {				\
+	(dst)->visits = (src)->visits;				\
+	(dst)->exceptions = (src)->exceptions;			\
+	(dst)->timeouts = (src)->timeouts;			\
+	(dst)->downgrades = (src)->downgrades;			\
+	(dst)->max_concurrency = (src)->max_concurrency;	\
+	(dst)->faults = (src)->faults;				\
+	(dst)->delays = (src)->delays;				\
+} while (0)
+
+/* Record @j of the records at @kp, @stride bytes apart. */
+#define KEPT_AT(kp, j, stride)	((void *)((char *)(kp) + (size_t)(j) * (stride)))
+
+void uplink__save(const struct uplink *u, int npoints, struct uplink_kept *a,
+		  struct uplink_kept_point *kp, size_t stride)
+{
+	int i, j;
+
+	a->closed_upto = u->closed_upto;
+	a->mark_at = u->mark_at;
+	for (i = 0; i < npoints; i++) {
+		struct uplink_kept_point *k = KEPT_AT(kp, i, stride);
+
+		memcpy(k->hist_base, u->hist_base[i], sizeof(k->hist_base));
+		memcpy(k->hist_mark, u->hist_mark[i], sizeof(k->hist_mark));
+		memcpy(k->drill_seen, u->drill_seen[i], sizeof(k->drill_seen));
+	}
+	for (i = 0; i < UPLINK_OPEN; i++) {
+		const struct sds_heartbeat *hb = u->open[i].hb;
+		int n = u->open[i].start && hb ? hb->n : 0;
+
+		a->open_start[i] = n || u->open[i].start ? u->open[i].start : 0;
+		if (n > SDS_MAX_POINTS)
+			n = SDS_MAX_POINTS;
+		a->open_n[i] = n;
+		for (j = 0; j < n; j++) {
+			const struct sds_hb_point *hp = &hb->points[j];
+			struct uplink_kept_point *k = KEPT_AT(kp, j, stride);
+			struct uplink_psum *s = &k->open[i];
+
+			memcpy(s->name, hp->name, sizeof(s->name));
+			PSUM_COPY(s, hp);
+		}
+	}
+}
+
+void uplink__restore(struct uplink *u, int npoints,
+		     const struct uplink_kept *a,
+		     const struct uplink_kept_point *kp, size_t stride)
+{
+	int i, j;
+
+	u->closed_upto = a->closed_upto;
+	/* The dead loader's open periods are this one's to send first. */
+	u->first_period = a->closed_upto;
+	u->mark_at = a->mark_at;
+	for (i = 0; i < npoints; i++) {
+		const struct uplink_kept_point *k = KEPT_AT(kp, i, stride);
+
+		memcpy(u->hist_base[i], k->hist_base, sizeof(k->hist_base));
+		memcpy(u->hist_mark[i], k->hist_mark, sizeof(k->hist_mark));
+		memcpy(u->drill_seen[i], k->drill_seen, sizeof(k->drill_seen));
+	}
+	for (i = 0; i < UPLINK_OPEN; i++) {
+		struct sds_heartbeat *hb;
+
+		if (!a->open_start[i] || a->open_start[i] < a->closed_upto)
+			continue;
+		hb = uplink__open_period(u, a->open_start[i]);
+		for (j = 0; hb && j < (int)a->open_n[i] && j < SDS_MAX_POINTS; j++) {
+			const struct uplink_kept_point *k = KEPT_AT(kp, j, stride);
+			const struct uplink_psum *s = &k->open[i];
+			struct sds_hb_point *hp;
+			char name[SDS_NAME_MAX + 1];
+
+			memcpy(name, s->name, sizeof(name));
+			name[SDS_NAME_MAX] = '\0';
+			hp = heartbeat_add_point(hb, name);
+			if (!hp)
+				continue;
+			PSUM_COPY(hp, s);
+		}
+	}
+}
