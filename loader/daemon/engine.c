@@ -285,11 +285,6 @@ const struct tick *engine__last_tick(const struct loader *l)
 	return &tick_rec;
 }
 
-const struct snapshot *engine__snapshot(const struct loader *l)
-{
-	return l->snap;
-}
-
 struct snapshot *engine__query_snapshot(struct loader *l)
 {
 	uint64_t now_ns = flags_now_ns();

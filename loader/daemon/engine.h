@@ -24,8 +24,6 @@ void engine__flush(struct loader *l);
  * heartbeat extras pushed into it.
  */
 const struct tick *engine__last_tick(const struct loader *l);
-/* The last tick's read (never NULL after the first tick). */
-const struct snapshot *engine__snapshot(const struct loader *l);
 /* A read no older than ~1 ms for a query (held: snapshot__put it). */
 struct snapshot *engine__query_snapshot(struct loader *l);
 int engine__apply(struct loader *l, struct sds_strategies *s);
