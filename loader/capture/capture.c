@@ -19,6 +19,7 @@
 #include "copyrec.h"
 #include "publish/flags.h"
 #include "daemon/loader.h"
+#include "report/uplink.h"
 
 static uint64_t clock_ns(clockid_t id)
 {

@@ -31,6 +31,8 @@
 #include "names.h"
 #include "publish/failfast.h"
 #include "daemon/loader.h"
+#include "daemon/engine.h"
+#include "report/uplink.h"
 #include "daemon/loop.h"
 #include "report/metrics.h"
 #include "cli/attach_run.h"
@@ -528,7 +530,7 @@ static int attach_resolve(struct attach_run *a, int argc, char **argv)
 	l->watch.fd = -1;
 	session__init_all(l);
 	events__init(&l->events);
-	l->flags.fd = -1;
+	flags__init(&l->flags);
 	a->pid = env.pid;
 	a->keep_pins = env.keep;
 	a->copy = env.copy;

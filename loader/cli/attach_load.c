@@ -19,6 +19,11 @@
 #include "cli/cmd.h"
 #include "publish/failfast.h"
 #include "daemon/loader.h"
+#include "daemon/budget_run.h"
+#include "daemon/engine.h"
+#include "daemon/exact_run.h"
+#include "publish/lbpub.h"
+#include "report/uplink.h"
 
 static uint64_t random_u64(void)
 {

@@ -12,6 +12,9 @@
 #include "decide/budget.h"
 #include "cli/cmd.h"
 #include "daemon/loader.h"
+#include "daemon/budget_run.h"
+#include "daemon/tick.h"
+#include "heartbeat.h"
 
 /* "5", "2.5", "155.632": thousandths of a percent, no trailing zeros. */
 static const char *pct_str(uint64_t milli, char *buf, size_t len)
@@ -27,10 +30,9 @@ static const char *pct_str(uint64_t milli, char *buf, size_t len)
 }
 
 /* The count of calls of point @id at the tick's read (its entries); -1: unread. */
-static int point_calls(struct loader *l, int id, uint64_t now_sec,
-		       uint64_t *calls)
+static int point_calls(const struct tick *t, int id, uint64_t *calls)
 {
-	const struct point_stats *st = snapshot__point(engine__snapshot(l), id);
+	const struct point_stats *st = snapshot__point(t->snap, id);
 
 	if (!st)
 		return -1;
@@ -141,12 +143,12 @@ int budget__first_second(struct loader *l)
 	return 0;
 }
 
-/* Carry out @act for point @id. */
-static void point_act(struct loader *l, int id, enum budget_action act,
-		      uint64_t now_ns, uint64_t now_sec)
+/* Carry out @act for point @id of @pr, said in @ev. */
+static void point_act(struct budget *b, struct probes *pr, struct events *ev,
+		      int id, enum budget_action act, const struct tick *t)
 {
-	struct budget_point *bp = &l->budget.pts[id];
-	const char *name = l->probes.pts[id].spec.name;
+	struct budget_point *bp = &b->pts[id];
+	const char *name = pr->pts[id].spec.name;
 	uint64_t calls;
 	char err[512];
 
@@ -154,48 +156,47 @@ static void point_act(struct loader *l, int id, enum budget_action act,
 	case BUDGET_NONE:
 		break;
 	case BUDGET_SUSPEND:
-		probes__suspend(&l->probes, id);
-		events__add_budget(&l->events, name, true);
+		probes__suspend(pr, id);
+		events__add_budget(ev, name, true);
 		break;
 	case BUDGET_RESUSPEND:
-		probes__suspend(&l->probes, id);
+		probes__suspend(pr, id);
 		break;
 	case BUDGET_TRY:
-		if (probes__resume(&l->probes, id, l->budget.target,
-				   l->budget.pid, err, sizeof(err))) {
+		if (probes__resume(pr, id, b->target, b->pid, err, sizeof(err))) {
 			cmd_err("%s; trying again later", err);
-			budget_try_failed(bp, now_ns);
+			budget_try_failed(bp, t->now_ns);
 			break;
 		}
 		/* Its rate counts from now. */
-		if (!point_calls(l, id, now_sec, &calls))
-			budget_sample(bp, now_ns, calls);
+		if (!point_calls(t, id, &calls))
+			budget_sample(bp, t->now_ns, calls);
 		break;
 	case BUDGET_RESUME:
-		events__add_budget(&l->events, name, false);
+		events__add_budget(ev, name, false);
 		break;
 	}
 }
 
-void budget__tick(struct loader *l, uint64_t now_ns, uint64_t now_sec)
+void budget__tick(struct budget *b, struct probes *pr, struct events *ev,
+		  const struct tick *t)
 {
 	static enum budget_action acts[SDS_MAX_POINTS];
-	struct budget *b = &l->budget;
 	uint64_t calls;
 	int id;
 
-	for (id = 0; id < l->probes.npoints; id++) {
+	for (id = 0; id < pr->npoints; id++) {
 		struct budget_point *bp = &b->pts[id];
 
 		/* Detached, a point counts nothing: its rate is unknown. */
 		if (!bp->used || bp->state == BUDGET_SUSPENDED)
 			continue;
-		if (!point_calls(l, id, now_sec, &calls))
-			budget_sample(bp, now_ns, calls);
+		if (!point_calls(t, id, &calls))
+			budget_sample(bp, t->now_ns, calls);
 	}
-	budget_decide(b, l->probes.npoints, now_ns, acts);
-	for (id = 0; id < l->probes.npoints; id++)
-		point_act(l, id, acts[id], now_ns, now_sec);
+	budget_decide(b, pr->npoints, t->now_ns, acts);
+	for (id = 0; id < pr->npoints; id++)
+		point_act(b, pr, ev, id, acts[id], t);
 }
 
 /* Rate and estimate of point @id: guards from their 10-s window. */

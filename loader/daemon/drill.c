@@ -13,6 +13,8 @@
 #include "publish/failfast.h"
 #include "heartbeat.h"
 #include "daemon/loader.h"
+#include "daemon/drill.h"
+#include "daemon/engine.h"
 #include "names.h"
 #include "target/pointspec.h"
 

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <jansson.h>
-#include "publish/flags.h"
+#include "decide/verdict.h"
 
 #define DRILL_MAX_S		86400	/* longest drill: a day */
 #define DRILL_MAX_DELAY_MS	60000	/* longest injected delay */

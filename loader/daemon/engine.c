@@ -15,6 +15,19 @@
 #include "cli/cmd.h"
 #include "publish/failfast.h"
 #include "daemon/loader.h"
+#include "daemon/tick.h"
+#include "capture/capture.h"
+#include "deploy/watch.h"
+#include "daemon/budget_run.h"
+#include "daemon/drill.h"
+#include "daemon/engine.h"
+#include "daemon/exact_fn.h"
+#include "daemon/exact_run.h"
+#include "daemon/halfopen_cells.h"
+#include "daemon/keep.h"
+#include "heartbeat.h"
+#include "publish/lbpub.h"
+#include "report/uplink.h"
 #include "report/metrics.h"
 
 static const struct sds_strategy *point_strategy(struct loader *l, int id)
@@ -97,9 +110,9 @@ static int64_t point_inflight(struct loader *l, int id)
 }
 
 static void point_tick(struct loader *l, int id, uint64_t now_ns,
-		       uint64_t now_sec, uint64_t live)
+		       uint64_t now_sec, uint64_t live, struct tick_point *tp)
 {
-	struct sds_cell *c = flags__cell(&l->flags, id);
+	const struct sds_cell *c = flags__cell(&l->flags, id);
 	const struct engine_eval_in in = {
 		.st = point_strategy(l, id),
 		.snap = l->snap,
@@ -117,8 +130,7 @@ static void point_tick(struct loader *l, int id, uint64_t now_ns,
 	exact__after(l, id, now_sec, out.reset, &out.fs);
 	/* A hold that (re)starts lets its first probe through one interval on. */
 	if (out.hold_started)
-		__atomic_store_n(&c->next_probe_ns, now_ns + out.fs.probe_interval_ns,
-				 __ATOMIC_RELEASE);
+		flags__set_probe(&l->flags, id, now_ns + out.fs.probe_interval_ns);
 	halfopen__cells(l, id, now_ns, &out.fs);
 	drill__tick(l, id, now_ns, &out.fs);
 	failfast__tick(l, id, now_ns, &out.fs, out.hold_started);
@@ -128,6 +140,9 @@ static void point_tick(struct loader *l, int id, uint64_t now_ns,
 		      __atomic_load_n(&c->permits, __ATOMIC_RELAXED) > 0 ?
 		      point_inflight(l, id) : -1);
 	point_events(l, id, out.shown, now_ns);
+	/* The verdict in the tick's record. */
+	tp->fs = out.fs;
+	tp->shown = out.shown;
 }
 
 /*
@@ -149,7 +164,8 @@ static void engine_read(struct loader *l, uint64_t now_ns, uint64_t now_sec)
 	 * provider's load for balancers (lbpub.c), or a semaphore's permits
 	 * to bound.
 	 */
-	if (lbpub__wants_gauges(l) || l->uplink || metrics__wants(l))
+	if (lbpub__wants_gauges(l) || l->uplink ||
+	    (l->metrics && metrics__waiting(l->metrics)))
 		what |= COUNTERS_GAUGES;
 	for (id = 0; !(what & COUNTERS_GAUGES) && id < l->probes.npoints; id++)
 		if (__atomic_load_n(&flags__cell(&l->flags, id)->permits,
@@ -161,8 +177,56 @@ static void engine_read(struct loader *l, uint64_t now_ns, uint64_t now_sec)
 	l->snap = s;
 }
 
+/*
+ * The tick's record (tick.h): one, rebuilt at every tick; engine__flush
+ * updates the verdicts of the points it evaluates again.
+ */
+static struct tick_point tick_pts[SDS_MAX_POINTS];
+static struct sds_heartbeat tick_build;	/* only build_id and deploys are used */
+static struct tick tick_rec = { .pt = tick_pts };
+
+/*
+ * The owners of the heartbeat's per-point extras push them into @t: the
+ * drills' injections every tick; at a tick that closes a period, the
+ * probes' cost (budget_run.c), traffic copy's counts (capture.c) and the
+ * build followed (watch.c).
+ */
+static void tick_heartbeat(struct loader *l, struct tick *t)
+{
+	int id;
+
+	for (id = 0; id < t->npoints; id++) {
+		const struct cell_counts *n = flags__counts(&l->flags, id);
+		struct tick_point *tp = &t->pt[id];
+
+		/* A function point's drill fails operations (failfast.c). */
+		tp->drill_faults = tp->kind == POINT_FUNCTION ?
+				   failfast__drilled(l, id) : n->drill_faults;
+		tp->drill_delays = n->drill_delays;
+	}
+	t->hb_close = uplink__closing(l->uplink, t->now_sec);
+	t->build = NULL;
+	if (!t->hb_close)
+		return;
+	for (id = 0; id < t->npoints; id++) {
+		const struct point_stats *st = snapshot__point(t->snap, id);
+		struct sds_hb_point *hp = &t->pt[id].hb;
+
+		memset(hp, 0, sizeof(*hp));
+		if (!st)
+			continue;
+		budget__hb_point(l, id, st, hp);
+		capture__hb_point(l, id, hp);
+	}
+	tick_build.build_id[0] = '\0';
+	tick_build.deploys = 0;
+	watch__hb(l, &tick_build);
+	t->build = &tick_build;
+}
+
 void engine__tick(struct loader *l)
 {
+	struct tick *t = &tick_rec;
 	uint64_t now_ns = flags_now_ns();
 	uint64_t now_sec = counters_now_sec();
 	uint64_t live = live_slots(l);
@@ -171,15 +235,32 @@ void engine__tick(struct loader *l)
 	engine_read(l, now_ns, now_sec);
 	if (l->snap)
 		now_sec = l->snap->sec;
-	if (l->uplink)
-		uplink__tick(l->uplink, l, now_sec);
-	for (id = 0; id < l->probes.npoints; id++) {
-		drill__take_dirty(l, id);
-		point_tick(l, id, now_ns, now_sec, live);
+	t->snap = l->snap;
+	t->now_ns = now_ns;
+	t->now_sec = now_sec;
+	t->strategies_version = l->strategies ? l->strategies->version : 0;
+	t->npoints = l->probes.npoints;
+	t->group = l->group;
+	t->app = l->app;
+	for (id = 0; id < t->npoints; id++) {
+		const struct probe_point *pp = &l->probes.pts[id];
+
+		t->pt[id].name = pp->spec.name;
+		t->pt[id].kind = pp->kind;
+		t->pt[id].latency = pp->kind != POINT_FUNCTION ||
+				    pp->ret_mode != RET_ENTRY_ONLY;
 	}
-	lbpub__tick(l, now_ns);
+	if (l->uplink) {
+		tick_heartbeat(l, t);
+		uplink__tick(l->uplink, t);
+	}
+	for (id = 0; id < t->npoints; id++) {
+		drill__take_dirty(l, id);
+		point_tick(l, id, now_ns, now_sec, live, &t->pt[id]);
+	}
+	lbpub__tick(l->lbpub, &l->flags, t);
 	flags__tick(&l->flags, now_ns);
-	budget__tick(l, now_ns, now_sec);
+	budget__tick(&l->budget, &l->probes, &l->events, t);
 	/* The tick's state whole in the pinned copy (keep.c). */
 	keep__commit(l);
 }
@@ -195,12 +276,13 @@ void engine__flush(struct loader *l)
 	live = live_slots(l);
 	for (id = 0; id < l->probes.npoints; id++)
 		if (drill__take_dirty(l, id))
-			point_tick(l, id, now_ns, l->snap->sec, live);
+			point_tick(l, id, now_ns, l->snap->sec, live, &tick_pts[id]);
 }
 
-const struct snapshot *engine__snapshot(const struct loader *l)
+const struct tick *engine__last_tick(const struct loader *l)
 {
-	return l->snap;
+	(void)l;
+	return &tick_rec;
 }
 
 struct snapshot *engine__query_snapshot(struct loader *l)
@@ -255,9 +337,6 @@ int engine__apply(struct loader *l, struct sds_strategies *s)
 	 * for one point must not end another point's hold.
 	 */
 	for (id = 0; id < l->probes.npoints; id++) {
-		struct sds_flag *e = flags__entry(&l->flags, id);
-		struct sds_cell *c = flags__cell(&l->flags, id);
-
 		if (!strategy_changed(old, s, l->probes.pts[id].spec.name))
 			continue;
 		memset(&l->run[id].cs, 0, sizeof(l->run[id].cs));
@@ -265,9 +344,7 @@ int engine__apply(struct loader *l, struct sds_strategies *s)
 		l->halfopen[id] = (struct halfopen_run){ .tag = l->halfopen[id].tag };
 		point_configure(l, id);
 		/* New limits start with a full bucket and no pending probe. */
-		__atomic_store_n(&c->tat_ns, 0, __ATOMIC_RELEASE);
-		__atomic_store_n(&c->next_probe_ns, 0, __ATOMIC_RELEASE);
-		__atomic_fetch_add(&e->gen, 1, __ATOMIC_RELEASE);
+		flags__reset_cell(&l->flags, id);
 	}
 	free(old);
 	/* In force now, not at the next tick: the kill switch trips at once. */
@@ -318,6 +395,16 @@ bool engine__state(struct loader *l, int id, uint32_t *reason, uint32_t *rate)
 		return false;
 	*rate = r->cs.tripped && st ? (uint32_t)st->downgrade_rate : 100;
 	return true;
+}
+
+void engine__save(const struct loader *l, int id, struct point_run *out)
+{
+	*out = l->run[id];
+}
+
+void engine__restore(struct loader *l, int id, const struct point_run *in)
+{
+	l->run[id] = *in;
 }
 
 #define CACHE_MAX	(1 << 20)	/* bytes: 256 points fit many times over */

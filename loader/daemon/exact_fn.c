@@ -21,9 +21,8 @@
 #include <time.h>
 #include "decide/exact.h"
 #include "daemon/loader.h"
+#include "daemon/exact_fn.h"
 #include "sds.skel.h"
-
-#define LD(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
 
 /* A stamp this far past now is no call's: cleared even while it is young. */
 #define CROSS_FUTURE_NS	1000000000ULL
@@ -40,20 +39,6 @@ static struct sds_fn_marks *fn_marks(struct loader *l, int id)
 	return &s->bss->fn_marks[id];
 }
 
-/* The cell word the crossing of @reason is stamped in; NULL: none. */
-static __u64 *cross_word(struct sds_cell *c, uint32_t reason)
-{
-	switch (reason) {
-	case SDS_REASON_VISIT:
-		return &c->visit_cross_ns;
-	case SDS_REASON_EXCEPTION:
-		return &c->exc_cross_ns;
-	case SDS_REASON_TIMEOUT:
-		return &c->slow_cross_ns;
-	}
-	return NULL;
-}
-
 bool exact_fn__armed(const struct loader *l, int id)
 {
 	return fn_marks((struct loader *)l, id) != NULL;
@@ -66,7 +51,6 @@ void exact_fn__publish(struct loader *l, int id, const uint64_t upto[3],
 	static const uint32_t why[3] = { SDS_REASON_VISIT, SDS_REASON_EXCEPTION,
 					 SDS_REASON_TIMEOUT };
 	struct sds_fn_marks *m = fn_marks(l, id);
-	struct sds_cell *c = flags__cell(&l->flags, id);
 	uint32_t armed = 0;
 	int i;
 
@@ -77,7 +61,7 @@ void exact_fn__publish(struct loader *l, int id, const uint64_t upto[3],
 			armed |= bit[i];
 		/* A new budget: the crossing of the old one is no longer this trip's. */
 		if (rebased[i])
-			__atomic_store_n(cross_word(c, why[i]), 0, __ATOMIC_RELAXED);
+			flags__clear_cross(&l->flags, id, why[i]);
 	}
 	/* Withdrawn first, published last: the entry reads @armed, then the marks. */
 	if (!armed)
@@ -108,9 +92,7 @@ uint64_t exact_fn__tick(struct loader *l, int id, uint32_t was,
 	static const uint32_t why[3] = { SDS_REASON_VISIT, SDS_REASON_EXCEPTION,
 					 SDS_REASON_TIMEOUT };
 	struct exact_point *x = &l->exact[id];
-	struct sds_cell *c = flags__cell(&l->flags, id);
-	uint64_t snap = l->snap ? l->snap->taken_ns : now_ns, prev;
-	__u64 s, *w;
+	uint64_t snap = l->snap ? l->snap->taken_ns : now_ns, prev, s;
 	int i;
 
 	/*
@@ -131,10 +113,9 @@ uint64_t exact_fn__tick(struct loader *l, int id, uint32_t was,
 	/* The trip ended: its crossings go with it. */
 	if (was && !shown)
 		for (i = 0; i < 3; i++)
-			__atomic_store_n(cross_word(c, why[i]), 0, __ATOMIC_RELAXED);
+			flags__clear_cross(&l->flags, id, why[i]);
 	if (shown && shown != was) {
-		w = cross_word(c, shown);
-		s = w ? LD(*w) : 0;
+		s = flags__cross(&l->flags, id, shown);
 		/* Bounded: a client may have written it (docs/TRUST.md). */
 		if (s && prev && s > prev && s <= now_ns) {
 			x->cross_ns = s;
@@ -147,12 +128,9 @@ uint64_t exact_fn__tick(struct loader *l, int id, uint32_t was,
 		return 0;
 	/* Not tripped: a crossing the window did not confirm is forgotten. */
 	for (i = 0; i < 3; i++) {
-		w = cross_word(c, why[i]);
-		s = LD(*w);
+		s = flags__cross(&l->flags, id, why[i]);
 		if (s && (s <= prev || s > now_ns + CROSS_FUTURE_NS))
-			__atomic_compare_exchange_n(w, &s, 0, false,
-						    __ATOMIC_RELAXED,
-						    __ATOMIC_RELAXED);
+			flags__forget_cross(&l->flags, id, why[i], s);
 	}
 	return 0;
 }

@@ -20,6 +20,8 @@
 #include <bpf/libbpf.h>
 #include "decide/exact.h"
 #include "daemon/loader.h"
+#include "daemon/exact_fn.h"
+#include "daemon/exact_run.h"
 #include "sds.skel.h"
 
 #define LD(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
@@ -126,7 +128,7 @@ static bool visit_refused(struct loader *l, int id)
 	const struct point_stats *ps = l->snap ? snapshot__point(l->snap, id) : NULL;
 	const struct chain_state *cs = &l->run[id].cs;
 	struct exact_point *x = &l->exact[id];
-	struct sds_cell *c = flags__cell(&l->flags, id);
+	const struct sds_cell *c = flags__cell(&l->flags, id);
 	uint64_t down, other, dd, dother;
 
 	if (!ps)
@@ -153,8 +155,7 @@ static bool marks_tick(struct loader *l, int id, uint64_t sec, bool rebase)
 	const struct sds_strategy *st = l->strategies ?
 		strategies_find(l->strategies, l->probes.pts[id].spec.name) : NULL;
 	struct exact_point *x = &l->exact[id];
-	struct sds_flag *e = flags__entry(&l->flags, id);
-	struct sds_cell *c = flags__cell(&l->flags, id);
+	const struct sds_cell *c = flags__cell(&l->flags, id);
 	struct sds_counts closed = {}, cur = {};
 	struct exact_in in = { .sec = sec, .rebase = rebase };
 	uint64_t vu, eu, su, vspent;
@@ -186,9 +187,7 @@ static bool marks_tick(struct loader *l, int id, uint64_t sec, bool rebase)
 	su = exact_mark_tick(&x->slow, &in);
 
 	/* Before line 1: a guard that sees SDS_ACT_BUDGET sees these or later. */
-	__atomic_store_n(&e->visit_upto, vu, __ATOMIC_RELEASE);
-	__atomic_store_n(&e->exc_upto, eu, __ATOMIC_RELEASE);
-	__atomic_store_n(&e->slow_upto, su, __ATOMIC_RELEASE);
+	flags__set_marks(&l->flags, id, vu, eu, su);
 	x->active = vu != UINT64_MAX || eu != UINT64_MAX || su != UINT64_MAX;
 	exact_fn__publish(l, id, (const uint64_t[3]){ vu, eu, su },
 			  (const bool[3]){ x->visit.rebased, x->exc.rebased,

@@ -1,21 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* halfopen_cells.c - what a half-open phase writes in the region (halfopen.h). */
 #include "daemon/loader.h"
+#include "daemon/halfopen_cells.h"
 
 void halfopen__cells(struct loader *l, int id, uint64_t now_ns,
 		     const struct flag_state *fs)
 {
 	struct halfopen_run *h = &l->halfopen[id];
 	const struct sds_strategy *st;
-	struct sds_cell *c;
+	const struct sds_cell *c;
 
 	if (!(fs->active & SDS_ACT_HALFOPEN))
 		return;
 	st = l->strategies ? strategies_find(l->strategies,
 					     l->probes.pts[id].spec.name) : NULL;
 	/* Before the entry is published with the bit (flags__publish's release). */
-	__atomic_store_n(&flags__entry(&l->flags, id)->probe_calls,
-			 (uint32_t)strategy_probe_calls(st), __ATOMIC_RELAXED);
+	flags__set_probe_calls(&l->flags, id, (uint32_t)strategy_probe_calls(st));
 	if (!h->reopen)
 		return;
 	h->reopen = false;
@@ -28,8 +28,6 @@ void halfopen__cells(struct loader *l, int id, uint64_t now_ns,
 	h->tag = (uint32_t)(__atomic_load_n(&c->probe_claimed, __ATOMIC_RELAXED) >> 32) + 1;
 	if (!h->tag)
 		h->tag = 1;
-	__atomic_store_n(&c->next_probe_ns, now_ns + fs->probe_interval_ns,
-			 __ATOMIC_RELEASE);
-	__atomic_store_n(&c->probe_claimed, halfopen_claimed0(h->tag),
-			 __ATOMIC_RELEASE);
+	flags__open_phase(&l->flags, id, now_ns + fs->probe_interval_ns,
+			  halfopen_claimed0(h->tag));
 }

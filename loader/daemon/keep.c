@@ -7,9 +7,12 @@
  * keep__commit() fills the copy not in force from the loader's own
  * memory and then stores its number in hdr->active (release): the other
  * copy, the one in force until then, is never written while it is.
- * What a record holds comes from the modules' own structs, copied whole:
- * their sizes are in the header, so a build whose structs differ finds
- * the pins stale instead of misreading them.
+ * What a record holds comes from the modules' own structs, and each
+ * module saves and restores its own part (counters__save, engine__save,
+ * flags__save, uplink__save and their __restore): keep.c lays the copies
+ * out and copies nothing of another module's.  The structs' sizes are in
+ * the header, so a build whose structs differ finds the pins stale
+ * instead of misreading them.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,43 +22,16 @@
 #include <bpf/bpf.h>
 #include "daemon/keep.h"
 #include "daemon/loader.h"
+#include "daemon/engine.h"
+#include "report/uplink.h"
 
 #define KEEP_PAGE	4096	/* the map's value size: one page */
-
-/* One open heartbeat point's sums (uplink.c's struct sds_hb_point). */
-struct keep_psum {
-	char name[SDS_NAME_MAX + 1];	/* the point; "" past the period's last */
-	uint64_t visits;		/* its counts so far in the period ... */
-	uint64_t exceptions;
-	uint64_t timeouts;
-	uint64_t downgrades;
-	uint64_t max_concurrency;	/* ... its gauge's maximum ... */
-	uint64_t faults;		/* ... and what drills injected */
-	uint64_t delays;
-};
-
-/*
- * The counts of a struct keep_psum and a struct sds_hb_point (same names
- * in both), from @src to @dst: one list for keeping and for restoring.
- */
-#define PSUM_COPY(dst, src) do {				\
-	(dst)->visits = (src)->visits;				\
-	(dst)->exceptions = (src)->exceptions;			\
-	(dst)->timeouts = (src)->timeouts;			\
-	(dst)->downgrades = (src)->downgrades;			\
-	(dst)->max_concurrency = (src)->max_concurrency;	\
-	(dst)->faults = (src)->faults;				\
-	(dst)->delays = (src)->delays;				\
-} while (0)
 
 /* The app's part of one copy. */
 struct keep_app {
 	uint32_t npoints;		/* point ids in use */
-	uint32_t uplink;		/* 1: the uplink fields below are set */
-	int64_t closed_upto;		/* uplink: periods before this are closed */
-	int64_t mark_at;		/* uplink: the period hist_mark was taken in */
-	int64_t open_start[UPLINK_OPEN];	/* uplink: the open periods; 0: unused */
-	uint32_t open_n[UPLINK_OPEN];	/* points of each, in the records' @open[k] */
+	uint32_t uplink;		/* 1: @up is set */
+	struct uplink_kept up;		/* uplink: closed and open periods */
 };
 
 /* One point id's part of one copy. */
@@ -65,10 +41,7 @@ struct keep_point {
 	struct point_acc acc;		/* counters: totals up to a second */
 	struct point_run run;		/* engine: chain, window reset, drill */
 	struct cell_counts cells;	/* flags: the guards' counts as the loader counted them */
-	uint64_t hist_base[SDS_HIST_BUCKETS];	/* uplink: the histogram at the closed period's start */
-	uint64_t hist_mark[SDS_HIST_BUCKETS];	/* uplink: ... at the open period's start */
-	uint64_t drill_seen[2];		/* uplink: drill faults, delays at the last tick */
-	struct keep_psum open[UPLINK_OPEN];	/* uplink: heartbeat point of this index, per open period */
+	struct uplink_kept_point up;	/* uplink: histogram marks, drills seen, open periods' sums */
 };
 
 static size_t copy_size(void)
@@ -273,38 +246,6 @@ bool keep__points_match(const struct keep *k, const struct loader *l, int n,
 	return true;
 }
 
-/* The uplink's open periods into copy @a/@kp. */
-static void commit_uplink(struct uplink *u, int npoints, struct keep_app *a,
-			  struct keep_point *kp)
-{
-	int i, j;
-
-	a->uplink = 1;
-	a->closed_upto = u->closed_upto;
-	a->mark_at = u->mark_at;
-	for (i = 0; i < npoints; i++) {
-		memcpy(kp[i].hist_base, u->hist_base[i], sizeof(kp[i].hist_base));
-		memcpy(kp[i].hist_mark, u->hist_mark[i], sizeof(kp[i].hist_mark));
-		memcpy(kp[i].drill_seen, u->drill_seen[i], sizeof(kp[i].drill_seen));
-	}
-	for (i = 0; i < UPLINK_OPEN; i++) {
-		const struct sds_heartbeat *hb = u->open[i].hb;
-		int n = u->open[i].start && hb ? hb->n : 0;
-
-		a->open_start[i] = n || u->open[i].start ? u->open[i].start : 0;
-		if (n > SDS_MAX_POINTS)
-			n = SDS_MAX_POINTS;
-		a->open_n[i] = n;
-		for (j = 0; j < n; j++) {
-			const struct sds_hb_point *hp = &hb->points[j];
-			struct keep_psum *s = &kp[j].open[i];
-
-			memcpy(s->name, hp->name, sizeof(s->name));
-			PSUM_COPY(s, hp);
-		}
-	}
-}
-
 void keep__commit(struct loader *l)
 {
 	struct keep *k = l->keep;
@@ -327,53 +268,18 @@ void keep__commit(struct loader *l)
 	for (i = 0; i < n; i++) {
 		memcpy(kp[i].name, l->probes.pts[i].spec.name, sizeof(kp[i].name));
 		kp[i].kind = l->probes.pts[i].kind;
-		kp[i].acc = l->counters.acc[i];
-		kp[i].run = l->run[i];
-		kp[i].cells = l->flags.totals[i];
+		/* Each owner saves its own part. */
+		counters__save(&l->counters, i, &kp[i].acc);
+		engine__save(l, i, &kp[i].run);
+		flags__save(&l->flags, i, &kp[i].cells);
 	}
-	if (l->uplink)
-		commit_uplink(l->uplink, n, a, kp);
+	if (l->uplink) {
+		a->uplink = 1;
+		uplink__save(l->uplink, n, &a->up, &kp[0].up, sizeof(*kp));
+	}
 	/* The copy is whole before it is in force. */
 	__atomic_store_n(&k->hdr->active, next, __ATOMIC_RELEASE);
 	__atomic_store_n(&k->hdr->commits, k->hdr->commits + 1, __ATOMIC_RELEASE);
-}
-
-/* The uplink's open periods back from copy @a/@kp. */
-static void restore_uplink(struct uplink *u, int npoints,
-			   const struct keep_app *a, const struct keep_point *kp)
-{
-	int i, j;
-
-	if (!a->uplink)
-		return;
-	u->closed_upto = a->closed_upto;
-	/* The dead loader's open periods are this one's to send first. */
-	u->first_period = a->closed_upto;
-	u->mark_at = a->mark_at;
-	for (i = 0; i < npoints; i++) {
-		memcpy(u->hist_base[i], kp[i].hist_base, sizeof(kp[i].hist_base));
-		memcpy(u->hist_mark[i], kp[i].hist_mark, sizeof(kp[i].hist_mark));
-		memcpy(u->drill_seen[i], kp[i].drill_seen, sizeof(kp[i].drill_seen));
-	}
-	for (i = 0; i < UPLINK_OPEN; i++) {
-		struct sds_heartbeat *hb;
-
-		if (!a->open_start[i] || a->open_start[i] < a->closed_upto)
-			continue;
-		hb = uplink__open_period(u, a->open_start[i]);
-		for (j = 0; hb && j < (int)a->open_n[i] && j < SDS_MAX_POINTS; j++) {
-			const struct keep_psum *s = &kp[j].open[i];
-			struct sds_hb_point *hp;
-			char name[SDS_NAME_MAX + 1];
-
-			memcpy(name, s->name, sizeof(name));
-			name[SDS_NAME_MAX] = '\0';
-			hp = heartbeat_add_point(hb, name);
-			if (!hp)
-				continue;
-			PSUM_COPY(hp, s);
-		}
-	}
 }
 
 /*
@@ -412,14 +318,12 @@ void keep__restore(struct loader *l)
 	counters__track(&l->counters, n);
 	keep_gap_say(n ? kp[0].acc.folded_sec : 0);
 	for (i = 0; i < n; i++) {
-		l->counters.acc[i] = kp[i].acc;
-		l->run[i] = kp[i].run;
-		l->flags.totals[i] = kp[i].cells;
-		/* The cells are new: the guards count from 0 in them. */
-		memset(&l->flags.seen[i], 0, sizeof(l->flags.seen[i]));
+		counters__restore(&l->counters, i, &kp[i].acc);
+		engine__restore(l, i, &kp[i].run);
+		flags__restore(&l->flags, i, &kp[i].cells);
 	}
-	if (l->uplink)
-		restore_uplink(l->uplink, n, a, kp);
+	if (l->uplink && a->uplink)
+		uplink__restore(l->uplink, n, &a->up, &kp[0].up, sizeof(*kp));
 }
 
 void keep__close(struct keep *k)

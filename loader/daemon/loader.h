@@ -10,26 +10,28 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <jansson.h>
+/* What struct loader holds by value; the rest by pointer, declared here. */
 #include "decide/budget.h"
+#include "decide/engine_eval.h"
+#include "decide/exact.h"
+#include "decide/halfopen.h"
+#include "daemon/events.h"
+#include "kernel/counters.h"
+#include "kernel/probes.h"
+#include "kernel/snapshot.h"
+#include "publish/flags.h"
+#include "serve/ctl.h"
+#include "serve/register.h"
+#include "deploy/watch.h"
+
 struct capture;
 struct failfast;
+struct keep;
+struct lbpub;
 struct metrics;
-#include "decide/chain.h"
-#include "serve/ctl.h"
-#include "kernel/counters.h"
-#include "daemon/drill.h"
-#include "decide/engine_eval.h"
-#include "daemon/events.h"
-#include "decide/exact.h"
-#include "publish/flags.h"
-#include "daemon/keep.h"
-#include "publish/lbpub.h"
-#include "kernel/probes.h"
-#include "serve/register.h"
-#include "kernel/snapshot.h"
-#include "strategy.h"
-#include "report/uplink.h"
-#include "deploy/watch.h"
+struct sds_strategies;
+struct uplink;
 
 /*
  * What one client may hold, and how long it may take (docs/PROTOCOL.md,
@@ -176,77 +178,9 @@ struct loader {
 	struct metrics *metrics;	/* --metrics (metrics.h); NULL: off */
 };
 
-/*
- * exact_run.c: before the chain, point @id's exact-trip marks at ring
- * second @sec (true: its visit budget is spent, a visit trip); after it,
- * a re-base if the chain reset the window, and SDS_ACT_BUDGET in @fs.
- */
-bool exact__before(struct loader *l, int id, uint64_t sec);
-/*
- * Make the cells map the guards get the BPF programs' (fresh loads only:
- * adopted links run the old programs), so slow calls count there: 0, or
- * -1 and the loader's own map stays (timeouts then trip at the tick).
- */
-int exact__share_cells(struct loader *l);
-void exact__after(struct loader *l, int id, uint64_t sec, bool reset,
-		  struct flag_state *fs);
 
-/*
- * exact_fn.c: function points' exact trips.  Publish point @id's marks
- * (visit, exceptions, slow calls; UINT64_MAX: none) to the BPF side,
- * clearing the crossing of a mark @rebased; a no-op where the BPF side
- * cannot have them (exact_fn__armed false: not a function point, or
- * links adopted from pins).
- */
-bool exact_fn__armed(const struct loader *l, int id);
-void exact_fn__publish(struct loader *l, int id, const uint64_t upto[3],
-		       const bool rebased[3]);
-/*
- * After point @id's tick at @now_ns, whose shown reason went from @was
- * to @shown: the CLOCK_MONOTONIC time of the call that crossed the mark
- * of a trip opening now (0: none, or not believed: the tick dates it),
- * and the crossings a trip's end or a stale stamp leave are cleared.
- */
-uint64_t exact_fn__tick(struct loader *l, int id, uint32_t was,
-			uint32_t shown, uint64_t now_ns);
-/* `stats`' "crossed" of point @id: {"reason", "time_ms"} or null. */
-json_t *exact_fn__json(const struct loader *l, int id);
 
-/* engine.c */
-int engine__point(struct loader *l, const char *name);
-void engine__tick(struct loader *l);
-/* Evaluate the points a drill changed since the tick, from the tick's read. */
-void engine__flush(struct loader *l);
-/* The last tick's read (never NULL after the first tick). */
-const struct snapshot *engine__snapshot(const struct loader *l);
-/* A read no older than ~1 ms for a query (held: snapshot__put it). */
-struct snapshot *engine__query_snapshot(struct loader *l);
-int engine__apply(struct loader *l, struct sds_strategies *s);
-int engine__reload(struct loader *l);
-void engine__admin_reply(struct loader *l);
-int engine__load_cache(struct loader *l, struct sds_strategies **out);
-/*
- * A loader that adopted kept state: @s in force without starting any
- * point afresh (holds and drills continue), published at once.
- */
-void engine__adopt(struct loader *l, struct sds_strategies *s);
-bool engine__state(struct loader *l, int id, uint32_t *reason, uint32_t *rate);
 
-/* budget_run.c: the probe-cost budget (budget.h) */
-void budget__init(struct loader *l, uint64_t max_ns, const char *target,
-		  pid_t pid);
-/* A loader that adopted kept counts: the rates start from them. */
-void budget__adopt(struct loader *l);
-/* attach's first second: -1 (said) if a stepped point is refused. */
-int budget__first_second(struct loader *l);
-void budget__tick(struct loader *l, uint64_t now_ns, uint64_t now_sec);
-/* `stats`: a point's "overhead" object, and the app's "budget". */
-json_t *budget__point_json(struct loader *l, int id,
-			   const struct point_stats *st);
-json_t *budget__json(struct loader *l);
-/* The heartbeat's point fields: suspended, overhead_pct. */
-void budget__hb_point(struct loader *l, int id, const struct point_stats *st,
-		      struct sds_hb_point *hp);
 
 /* conn.c: connections until they are answered or registered */
 void conn__init_all(struct loader *l);
@@ -278,15 +212,12 @@ void session__close(struct loader *l, int slot, bool slow);
 void session__close_all(struct loader *l);
 void session__sweep(struct loader *l, uint64_t now_ns, uint64_t *next_ns);
 
-
 /* serve.c: one-shot requests (ctl_handler_t); `stats` in slices */
 char *serve_request(const char *req, void *loader);
 void serve__stats_begin(struct loader *l, struct stats_job *j);
 /* 1 when done (*@reply set; NULL: internal error), 0 if slices remain. */
 int serve__stats_step(struct loader *l, struct stats_job *j, char **reply,
 		      int tick_fd);
-/* Has the tick timer @tick_fd expired since it was read?  Then clients wait. */
-bool loop__tick_due(int tick_fd);
 void serve__stats_end(struct stats_job *j);
 
 #endif /* SDS_LOADER_H */

@@ -16,6 +16,8 @@
 #include "cli/cmd.h"
 #include "capture/capture.h"
 #include "daemon/loader.h"
+#include "daemon/engine.h"
+#include "report/uplink.h"
 #include "daemon/loop.h"
 #include "report/metrics.h"
 
@@ -264,6 +266,23 @@ static int clients_timeout(struct loader *l, bool more)
 	return next <= now ? 0 : (int)((next - now + 999999) / 1000000);
 }
 
+/*
+ * A scrape waits: the counters from the tick's record, with its read if
+ * it took the gauges (a scrape that came before it), else a read of our
+ * own.
+ */
+static void metrics_tick(struct loader *l)
+{
+	struct snapshot *snap;
+
+	if (!l->metrics || !metrics__waiting(l->metrics))
+		return;
+	snap = l->snap && l->snap->gauges ? snapshot__get(l->snap) :
+	       engine__query_snapshot(l);
+	metrics__tick(l->metrics, engine__last_tick(l), snap);
+	snapshot__put(snap);
+}
+
 int loop__run(struct loop *lp, struct loader *l, int lfd)
 {
 	struct pollfd pfd[PFD_N];
@@ -298,7 +317,7 @@ int loop__run(struct loop *lp, struct loader *l, int lfd)
 				/* After the tick's work: a test that sees it grow sees its effects. */
 				l->tick_late.done++;
 				watch__tick(l);
-				metrics__tick(l);
+				metrics_tick(l);
 			}
 		}
 		if ((pfd[PFD_WATCH].revents & POLLIN) && watch_hit(lp->wfd, lp->wbase))

@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "publish/flags.h"
+#include "decide/verdict.h"
 #include "decide/halfopen.h"
 #include "strategy.h"
 #include "window.h"

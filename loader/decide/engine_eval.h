@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include "decide/chain.h"
 #include "daemon/drill.h"
-#include "publish/flags.h"
+#include "decide/verdict.h"
 #include "kernel/snapshot.h"
 #include "strategy.h"
 

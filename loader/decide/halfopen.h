@@ -40,7 +40,7 @@ struct halfopen_run {
 /*
  * Open a phase of @h at these counts (the guards' probe results as the
  * loader counted them, the kernel's slow calls since attach): a new tag
- * (halfopen__cells() then takes the one after the cell's), and ask the
+ * (daemon/halfopen_cells.c then takes the one after the cell's), and ask the
  * engine to write the cells (@h->reopen).
  */
 void halfopen_open(struct halfopen_run *h, uint64_t ok, uint64_t failed,
@@ -62,18 +62,5 @@ static inline uint64_t halfopen_claimed0(uint32_t tag)
 {
 	return (uint64_t)tag << 32;
 }
-
-struct loader;
-struct flag_state;
-
-/*
- * Engine side (halfopen_cells.c), before point @id's entry is published
- * with @fs: with SDS_ACT_HALFOPEN, the entry's probe_calls; for a phase
- * just opened, cell.next_probe_ns (one interval on) and then
- * cell.probe_claimed (none claimed, the new tag), in that order, so that
- * a guard that sees the new claim count also sees the new start.
- */
-void halfopen__cells(struct loader *l, int id, uint64_t now_ns,
-		     const struct flag_state *fs);
 
 #endif /* SDS_HALFOPEN_H */

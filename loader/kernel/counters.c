@@ -76,6 +76,16 @@ void counters__track(struct counters *c, int npoints)
 	}
 }
 
+void counters__save(const struct counters *c, int id, struct point_acc *out)
+{
+	*out = c->acc[id];
+}
+
+void counters__restore(struct counters *c, int id, const struct point_acc *in)
+{
+	c->acc[id] = *in;
+}
+
 /* Second @sec of points [0, @n): each point's CPUs summed into c->secs. */
 static int read_row(struct counters *c, uint64_t sec, int n)
 {

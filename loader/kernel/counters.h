@@ -93,6 +93,9 @@ int counters__init(struct counters *c, const struct counters_source *src,
 		   int npoints, uint64_t now_sec);
 /* Points 0..@npoints-1 are in use (the table only grows). */
 void counters__track(struct counters *c, int npoints);
+/* The crash-only keep (keep.c): point @id's running totals, saved and restored. */
+void counters__save(const struct counters *c, int id, struct point_acc *out);
+void counters__restore(struct counters *c, int id, const struct point_acc *in);
 /*
  * Read every point once into @out at second @now_sec.  COUNTERS_FOLD (the
  * tick's read): the seconds that are complete go into the totals and to

@@ -3,6 +3,16 @@
  * flags.c - create, map and write the flags region; read its cells as
  * input from untrusted clients (docs/PROTOCOL.md, "Flags region";
  * docs/TRUST.md).
+ *
+ * This file is the region's one writer in the loader: every store into
+ * the flags map and the cells map (and into the loader's own counts of
+ * them) is here, behind a setter that names what it writes and in which
+ * order.  The region is the ABI libsds reads, and its orders matter (an
+ * entry under its sequence counter, the exact marks before the entry's
+ * SDS_ACT_BUDGET, a half-open phase's start before its claims): with one
+ * writer, those orders and the layout are checked in one place, and
+ * flags__entry()/flags__cell() hand the rest of the loader read-only
+ * pointers.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -133,6 +143,12 @@ static struct sds_cell *cell_at(void *cells, uint32_t point)
 }
 
 /* Process @slot's permit row for @point in the cells mapped at @cells. */
+/* Point @point's entry, writable: only this file writes one. */
+static struct sds_flag *entry_at(const struct flags_region *f, uint32_t point)
+{
+	return (struct sds_flag *)((char *)f->mem + (size_t)(1 + point) * SDS_FLAG_SIZE);
+}
+
 static int32_t *permit_at(void *cells, uint32_t slot, uint32_t point)
 {
 	return (int32_t *)((char *)cells + SDS_PERMITS_OFF) +
@@ -172,7 +188,7 @@ static struct flags_own *own_new(struct flags_region *f, uid_t uid)
 	o->uid = uid;
 	/* New cells start full, as the shared ones did: no reset owed. */
 	for (p = 0; p < SDS_MAX_POINTS; p++)
-		o->gen[p] = LD(flags__entry(f, p)->gen);
+		o->gen[p] = LD(entry_at(f, p)->gen);
 	o->fd = memfd_create("sds_cells_own", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (o->fd < 0 || ftruncate(o->fd, f->cells_size) ||
 	    fcntl(o->fd, F_ADD_SEALS, seals))
@@ -264,24 +280,21 @@ int flags__client_fds(const struct flags_region *f, int slot,
 	return 2;
 }
 
-struct sds_flag *flags__entry(struct flags_region *f, uint32_t point)
+const struct sds_flag *flags__entry(const struct flags_region *f,
+				    uint32_t point)
 {
-	return (struct sds_flag *)((char *)f->mem + (size_t)(1 + point) * SDS_FLAG_SIZE);
+	return entry_at(f, point);
 }
 
-struct sds_cell *flags__cell(struct flags_region *f, uint32_t point)
+const struct sds_cell *flags__cell(const struct flags_region *f,
+				   uint32_t point)
 {
 	return cell_at(f->cells, point);
 }
 
-int32_t *flags__permit(struct flags_region *f, uint32_t slot, uint32_t point)
-{
-	return permit_at(f->cells, slot, point);
-}
-
 void flags__set_kind(struct flags_region *f, uint32_t point, uint32_t kind)
 {
-	flags__entry(f, point)->point_kind = kind;
+	entry_at(f, point)->point_kind = kind;
 	if (point + 1 > f->hdr->npoints)
 		f->hdr->npoints = point + 1;
 }
@@ -289,7 +302,7 @@ void flags__set_kind(struct flags_region *f, uint32_t point, uint32_t kind)
 void flags__publish(struct flags_region *f, uint32_t point,
 		    const struct flag_state *st)
 {
-	struct sds_flag *e = flags__entry(f, point);
+	struct sds_flag *e = entry_at(f, point);
 	uint32_t seq = e->seq;
 
 	__atomic_store_n(&e->seq, seq + 1, __ATOMIC_RELAXED);
@@ -320,13 +333,111 @@ void flags__set_copy(struct flags_region *f, int point, bool on)
 {
 	if (point < 0 || point >= SDS_MAX_POINTS)
 		return;
-	__atomic_store_n(&flags__entry(f, point)->copy, on ? 1u : 0u,
+	__atomic_store_n(&entry_at(f, point)->copy, on ? 1u : 0u,
 			 __ATOMIC_RELAXED);
 }
 
 void flags__tick(struct flags_region *f, uint64_t now_ns)
 {
 	__atomic_store_n(&f->hdr->tick_ns, now_ns, __ATOMIC_RELEASE);
+}
+
+void flags__init(struct flags_region *f)
+{
+	f->fd = -1;
+}
+
+void flags__set_probe(struct flags_region *f, uint32_t point,
+		      uint64_t next_probe_ns)
+{
+	__atomic_store_n(&cell_at(f->cells, point)->next_probe_ns, next_probe_ns,
+			 __ATOMIC_RELEASE);
+}
+
+void flags__set_probe_calls(struct flags_region *f, uint32_t point,
+			    uint32_t calls)
+{
+	__atomic_store_n(&entry_at(f, point)->probe_calls, calls,
+			 __ATOMIC_RELAXED);
+}
+
+void flags__open_phase(struct flags_region *f, uint32_t point,
+		       uint64_t next_probe_ns, uint64_t claimed)
+{
+	struct sds_cell *c = cell_at(f->cells, point);
+
+	__atomic_store_n(&c->next_probe_ns, next_probe_ns, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->probe_claimed, claimed, __ATOMIC_RELEASE);
+}
+
+void flags__reset_cell(struct flags_region *f, uint32_t point)
+{
+	struct sds_cell *c = cell_at(f->cells, point);
+
+	__atomic_store_n(&c->tat_ns, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->next_probe_ns, 0, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&entry_at(f, point)->gen, 1, __ATOMIC_RELEASE);
+}
+
+void flags__set_marks(struct flags_region *f, uint32_t point,
+		      uint64_t visit_upto, uint64_t exc_upto, uint64_t slow_upto)
+{
+	struct sds_flag *e = entry_at(f, point);
+
+	__atomic_store_n(&e->visit_upto, visit_upto, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->exc_upto, exc_upto, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->slow_upto, slow_upto, __ATOMIC_RELEASE);
+}
+
+/* The cell word the crossing of @reason is stamped in; NULL: none. */
+static __u64 *cross_word(struct sds_cell *c, uint32_t reason)
+{
+	switch (reason) {
+	case SDS_REASON_VISIT:
+		return &c->visit_cross_ns;
+	case SDS_REASON_EXCEPTION:
+		return &c->exc_cross_ns;
+	case SDS_REASON_TIMEOUT:
+		return &c->slow_cross_ns;
+	}
+	return NULL;
+}
+
+uint64_t flags__cross(const struct flags_region *f, uint32_t point,
+		      uint32_t reason)
+{
+	__u64 *w = cross_word(cell_at(f->cells, point), reason);
+
+	return w ? LD(*w) : 0;
+}
+
+void flags__clear_cross(struct flags_region *f, uint32_t point,
+			uint32_t reason)
+{
+	__u64 *w = cross_word(cell_at(f->cells, point), reason);
+
+	if (w)
+		__atomic_store_n(w, 0, __ATOMIC_RELAXED);
+}
+
+void flags__forget_cross(struct flags_region *f, uint32_t point,
+			 uint32_t reason, uint64_t seen)
+{
+	__u64 *w = cross_word(cell_at(f->cells, point), reason);
+	__u64 s = seen;
+
+	if (w)
+		__atomic_compare_exchange_n(w, &s, 0, false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED);
+}
+
+void flags__set_lb(struct flags_region *f, uint32_t point, uint32_t inflight,
+		   uint32_t latency_ns)
+{
+	struct sds_flag *e = entry_at(f, point);
+
+	__atomic_store_n(&e->lb_inflight, inflight, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->lb_latency_ns, latency_ns, __ATOMIC_RELAXED);
 }
 
 /* Add what counter @cur grew by since @seen to @total, if a guard could have. */
@@ -353,6 +464,20 @@ const struct cell_counts *flags__counts(struct flags_region *f, uint32_t point)
 	count_fold(LD(c->drill_faults), &s->drill_faults, &t->drill_faults);
 	count_fold(LD(c->drill_delays), &s->drill_delays, &t->drill_delays);
 	return t;
+}
+
+void flags__save(const struct flags_region *f, uint32_t point,
+		 struct cell_counts *out)
+{
+	*out = f->totals[point];
+}
+
+void flags__restore(struct flags_region *f, uint32_t point,
+		    const struct cell_counts *in)
+{
+	f->totals[point] = *in;
+	/* The cells are new: the guards count from 0 in them. */
+	memset(&f->seen[point], 0, sizeof(f->seen[point]));
 }
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -443,7 +568,7 @@ static void own_follow(struct flags_region *f, struct flags_own *o,
 {
 	struct sds_cell *c = cell_at(o->cells, point);
 	const struct sds_cell *sc = cell_at(f->cells, point);
-	uint32_t gen = LD(flags__entry(f, point)->gen);
+	uint32_t gen = LD(entry_at(f, point)->gen);
 	uint64_t claimed = LD(sc->probe_claimed);
 	bool hold = st->active & SDS_ACT_PROBE;
 

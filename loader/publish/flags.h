@@ -13,22 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "sds_flags.h"
-
-/*
- * What the loader has counted of a point's guard-written counters: the
- * cells hold cumulative counts any client of the app can overwrite, so
- * the loader folds only their increases, each bounded (a decrease or a
- * jump beyond FLAGS_DELTA_MAX is a forgery and counts nothing), into
- * totals of its own that never wrap.
- */
-struct cell_counts {
-	uint64_t probes_ok;		/* probe calls that succeeded */
-	uint64_t probes_failed;		/* probe calls that failed */
-	uint64_t refused_concurrent;	/* calls the semaphore refused */
-	uint64_t refused_token;		/* calls the bucket refused */
-	uint64_t drill_faults;		/* calls an error drill failed */
-	uint64_t drill_delays;		/* calls a delay drill slowed */
-};
+#include "decide/verdict.h"
 
 /* The most a cell counter can honestly grow between two folds. */
 #define FLAGS_DELTA_MAX		(1ULL << 32)
@@ -79,22 +64,6 @@ struct flags_region {
 	uint8_t own_of[SDS_MAX_PROCS];	/* slot's cells: 0 the shared, i + 1 own[i], FLAGS_OWN_NONE none */
 };
 
-/* What the loader publishes for one point (line 1 of its entry). */
-struct flag_state {
-	uint32_t active;		/* SDS_ACT_* */
-	uint32_t reason;		/* enum sds_reason */
-	uint32_t rate;			/* 0..100 */
-	uint64_t expires_ns;		/* the downgrade lapses then */
-	int64_t concurrent_limit;	/* permits */
-	uint64_t token_interval_ns;	/* ns per token */
-	uint64_t token_burst_ns;	/* bucket * interval */
-	uint64_t probe_interval_ns;	/* hold probes */
-	uint32_t drill_kind;		/* line 3: enum sds_drill_kind */
-	uint32_t drill_ratio;		/* 0..100 */
-	uint64_t drill_delay_ns;	/* delay drill's sleep */
-	uint64_t drill_expires_ns;	/* the guard ignores the drill then */
-};
-
 /*
  * Most fds a guard receives at registration (flags__client_fds): the
  * flags map read-only, then the cells map.
@@ -116,14 +85,27 @@ int flags__client_fds(const struct flags_region *f, int slot,
  */
 int flags__own_join(struct flags_region *f, int slot, uid_t uid);
 
-struct sds_flag *flags__entry(struct flags_region *f, uint32_t point);
-struct sds_cell *flags__cell(struct flags_region *f, uint32_t point);
-int32_t *flags__permit(struct flags_region *f, uint32_t slot, uint32_t point);
+/*
+ * Point @point's entry and cell, to read: flags.c is the region's one
+ * writer (the setters below).
+ */
+const struct sds_flag *flags__entry(const struct flags_region *f,
+				    uint32_t point);
+const struct sds_cell *flags__cell(const struct flags_region *f,
+				   uint32_t point);
 /*
  * The counts of @point's cell as the loader has counted them (folds what
  * changed since the last call, bounded): use these, never the cell.
  */
 const struct cell_counts *flags__counts(struct flags_region *f, uint32_t point);
+/*
+ * The crash-only keep (keep.c): @point's counts as the loader counted
+ * them, saved, and restored into a new region whose cells count from 0.
+ */
+void flags__save(const struct flags_region *f, uint32_t point,
+		 struct cell_counts *out);
+void flags__restore(struct flags_region *f, uint32_t point,
+		    const struct cell_counts *in);
 /*
  * Repair @point's cell against what the loader published in @st at
  * @now_ns: a tat or next probe beyond any guard's reach is reset; permits
@@ -147,6 +129,49 @@ void flags__publish(struct flags_region *f, uint32_t point,
 void flags__set_copy(struct flags_region *f, int point, bool on);
 /* Renew the header's tick: guards treat an old tick as a dead loader. */
 void flags__tick(struct flags_region *f, uint64_t now_ns);
+/* Before flags__create: no region yet (flags__destroy then does nothing). */
+void flags__init(struct flags_region *f);
+/* A hold (re)started: @point's next probe call not before @next_probe_ns. */
+void flags__set_probe(struct flags_region *f, uint32_t point,
+		      uint64_t next_probe_ns);
+/*
+ * A half-open phase: the entry's probe_calls (before the entry is
+ * published with SDS_ACT_HALFOPEN); a phase opened, cell.next_probe_ns
+ * and then cell.probe_claimed (@claimed: halfopen_claimed0 of its tag), in
+ * that order, so that a guard that sees the new claims sees the new start.
+ */
+void flags__set_probe_calls(struct flags_region *f, uint32_t point,
+			    uint32_t calls);
+void flags__open_phase(struct flags_region *f, uint32_t point,
+		       uint64_t next_probe_ns, uint64_t claimed);
+/*
+ * A new strategy for @point: a full bucket, no pending probe, and the
+ * entry's gen bumped (the cells of their own follow it).
+ */
+void flags__reset_cell(struct flags_region *f, uint32_t point);
+/*
+ * Exact trips: @point's visit, exception and slow-call marks (UINT64_MAX:
+ * none), before line 1: a guard that sees SDS_ACT_BUDGET sees these or
+ * later.
+ */
+void flags__set_marks(struct flags_region *f, uint32_t point,
+		      uint64_t visit_upto, uint64_t exc_upto, uint64_t slow_upto);
+/*
+ * The CLOCK_MONOTONIC time a call left when it crossed @point's mark of
+ * @reason (SDS_REASON_VISIT, _EXCEPTION, _TIMEOUT; 0: none, or another
+ * reason): written by the BPF side and any client, so only a hint.
+ * Cleared at once, or only if it still holds @seen (a newer crossing
+ * stays).
+ */
+uint64_t flags__cross(const struct flags_region *f, uint32_t point,
+		      uint32_t reason);
+void flags__clear_cross(struct flags_region *f, uint32_t point,
+			uint32_t reason);
+void flags__forget_cross(struct flags_region *f, uint32_t point,
+			 uint32_t reason, uint64_t seen);
+/* Balancing loads: @point's calls in flight and mean latency (lbpub.c). */
+void flags__set_lb(struct flags_region *f, uint32_t point, uint32_t inflight,
+		   uint32_t latency_ns);
 /*
  * Give back the permits process @slot held (it died or left): its row,
  * bounded by the permits there are (a forged row gives back at most all),

@@ -27,6 +27,7 @@
 #include <string.h>
 #include "publish/lbpub.h"
 #include "daemon/loader.h"
+#include "daemon/tick.h"
 
 bool lbpub_is_provider(const char *name)
 {
@@ -127,33 +128,27 @@ uint64_t lbpub_mean(struct lbpub_point *p, const struct point_stats *st,
 	return p->mean_ns;
 }
 
-void lbpub__tick(struct loader *l, uint64_t now_ns)
+void lbpub__tick(struct lbpub *lp, struct flags_region *f, const struct tick *t)
 {
-	struct lbpub *lp = l->lbpub;
 	const struct point_stats *st;
-	struct sds_flag *e;
 	uint64_t mean;
 	int64_t inflight;
 	int id;
 
-	if (!lp || !lp->nproviders || !l->snap)
+	if (!lp || !lp->nproviders || !t->snap)
 		return;
 	for (id = 0; id < lp->scanned; id++) {
 		if (!lp->pt[id])
 			continue;
-		st = snapshot__point(l->snap, id);
+		st = snapshot__point(t->snap, id);
 		/* Not read this tick: the last tick's values stand. */
 		if (!st || !st->gauges)
 			continue;
 		inflight = st->concurrency < 0 ? 0 : st->concurrency;
-		mean = lbpub_mean(lp->pt[id], st, now_ns);
-		e = flags__entry(&l->flags, id);
-		__atomic_store_n(&e->lb_inflight,
-				 inflight > UINT32_MAX ? UINT32_MAX : (uint32_t)inflight,
-				 __ATOMIC_RELAXED);
-		__atomic_store_n(&e->lb_latency_ns,
-				 mean > UINT32_MAX ? UINT32_MAX : (uint32_t)mean,
-				 __ATOMIC_RELAXED);
+		mean = lbpub_mean(lp->pt[id], st, t->now_ns);
+		flags__set_lb(f, id,
+			      inflight > UINT32_MAX ? UINT32_MAX : (uint32_t)inflight,
+			      mean > UINT32_MAX ? UINT32_MAX : (uint32_t)mean);
 	}
 }
 

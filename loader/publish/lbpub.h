@@ -68,8 +68,10 @@ bool lbpub_is_provider(const char *name);
  */
 bool lbpub__wants_gauges(struct loader *l);
 
-/* Publish every provider's load from the tick's snapshot, at @now_ns. */
-void lbpub__tick(struct loader *l, uint64_t now_ns);
+struct flags_region;
+struct tick;
+/* Publish every provider's load into @f, from tick @t's read and time. */
+void lbpub__tick(struct lbpub *lp, struct flags_region *f, const struct tick *t);
 
 /*
  * The mean latency of @p after adding the sample of @st at @now_ns (pure:

@@ -66,10 +66,16 @@ int metrics__open(struct metrics **out, const char *spec, char *err, size_t errl
  * the next tick, so for up to @tick_ns.  0, or -1 with @err.
  */
 int metrics__start(struct metrics *m, uint64_t tick_ns, char *err, size_t errlen);
-/* A scrape waits: the tick reads the gauges too (engine.c), for metrics__tick. */
-bool metrics__wants(const struct loader *l);
-/* The loop's hook, after each tick: copy the counters if a scrape waits. */
-void metrics__tick(struct loader *l);
+struct snapshot;
+struct tick;
+/*
+ * The loop's hook, after each tick: copy the counters if a scrape waits,
+ * from tick @t's record (names, kinds, verdicts) and @snap, a read with
+ * the gauges (the tick's, when it took them: engine.c does when a scrape
+ * waits, metrics__waiting).
+ */
+void metrics__tick(struct metrics *m, const struct tick *t,
+		   const struct snapshot *snap);
 /* Stop the thread, close every socket; NULL is fine. */
 void metrics__close(struct metrics *m);
 
@@ -82,8 +88,9 @@ int metrics__render(const struct metrics_data *d, char **buf, size_t *len,
 		    size_t *cap);
 
 /* metrics.c: the loop's side */
-/* Fill @d from the loader's state now (the loop's thread only). */
-void metrics__copy(struct loader *l, struct metrics_data *d);
+/* Fill @d from tick @t and read @snap (the loop's thread only). */
+void metrics__copy(const struct tick *t, const struct snapshot *snap,
+		   struct metrics_data *d);
 
 /* metrics_http.c: the thread's half, for metrics.c */
 /* A scrape waits for a copy. */

@@ -13,9 +13,8 @@
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
-#include "capture/capture.h"
-#include "publish/failfast.h"
-#include "daemon/loader.h"
+#include "daemon/tick.h"
+#include "kernel/snapshot.h"
 #include "report/uplink.h"
 #include "tokfile.h"
 #include "report/hostid.h"
@@ -412,34 +411,46 @@ int uplink__backlog(struct uplink *u, const char *state_dir, char *msg,
 /*
  * Close period @p: its latency histograms are what the calls that ended
  * between its first tick and the next period's added (hist_mark() took
- * the latter in this tick or before), then queue it.
+ * the latter in this tick or before), then queue it.  The owners' extras
+ * come from the tick record; what was captured for traffic copy goes
+ * only to the first period a tick closes (@copy), as it is what was
+ * captured since the last one closed.
  */
-static void period_close(struct uplink *u, struct loader *l,
-			 struct uplink_period *p)
+static void period_close(struct uplink *u, const struct tick *t,
+			 struct uplink_period *p, bool copy)
 {
 	json_t *doc;
 	char *body;
 	int id, b;
 
-	p->hb->version = l->strategies ? l->strategies->version : 0;
-	watch__hb(l, p->hb);
-	for (id = 0; id < l->probes.npoints; id++) {
-		const struct point_stats *st = snapshot__point(engine__snapshot(l), id);
+	p->hb->version = t->strategies_version;
+	/* Only after a deploy: an older admin refuses fields it does not know. */
+	if (t->build && t->build->deploys) {
+		snprintf(p->hb->build_id, sizeof(p->hb->build_id), "%s",
+			 t->build->build_id);
+		p->hb->deploys = t->build->deploys;
+	}
+	for (id = 0; id < t->npoints; id++) {
+		const struct point_stats *st = snapshot__point(t->snap, id);
+		const struct sds_hb_point *x = &t->pt[id].hb;
 		struct sds_hb_point *hp;
 
 		if (!st)
 			continue;
-		hp = heartbeat_add_point(p->hb, l->probes.pts[id].spec.name);
+		hp = heartbeat_add_point(p->hb, t->pt[id].name);
 		if (!hp)
 			continue;
 		for (b = 0; b < SDS_HIST_BUCKETS; b++) {
 			hp->latency_hist[b] = u->hist_mark[id][b] - u->hist_base[id][b];
 			u->hist_base[id][b] = u->hist_mark[id][b];
 		}
-		/* The probes' cost as the period ends. */
-		budget__hb_point(l, id, st, hp);
+		/* The probes' cost as the period ends (budget_run.c). */
+		hp->suspended = x->suspended;
+		hp->overhead_milli = x->overhead_milli;
 		/* Traffic copy: what was captured since the last period closed. */
-		capture__hb_point(l, id, hp);
+		hp->copy_captured = copy ? x->copy_captured : 0;
+		hp->copy_dropped = copy ? x->copy_dropped : 0;
+		hp->copy_truncated = copy ? x->copy_truncated : 0;
 	}
 	doc = heartbeat_to_json(p->hb);
 	body = doc ? json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
@@ -460,15 +471,14 @@ static void period_close(struct uplink *u, struct loader *l,
  * entry goes to the period it ended in, its visit to the one it began
  * in.  Exact alignment would need per-second histograms in the kernel.
  */
-static void hist_mark(struct uplink *u, struct loader *l, uint64_t now_sec,
-		      int64_t cur)
+static void hist_mark(struct uplink *u, const struct tick *t, int64_t cur)
 {
 	int id;
 
 	if (cur <= u->mark_at)
 		return;
-	for (id = 0; id < l->probes.npoints && id < SDS_MAX_POINTS; id++) {
-		const struct point_stats *st = snapshot__point(engine__snapshot(l), id);
+	for (id = 0; id < t->npoints && id < SDS_MAX_POINTS; id++) {
+		const struct point_stats *st = snapshot__point(t->snap, id);
 
 		/* Unreadable now: its calls go to the next period instead. */
 		if (st && st->gauges)
@@ -477,38 +487,45 @@ static void hist_mark(struct uplink *u, struct loader *l, uint64_t now_sec,
 	u->mark_at = cur;
 }
 
-void uplink__tick(struct uplink *u, struct loader *l, uint64_t now_sec)
+/* Seconds up to now - 2 are folded (counters__tick): as Unix seconds. */
+static int64_t folded_wall(const struct uplink *u, uint64_t now_sec)
 {
-	/* Seconds up to now - 2 are folded (counters__tick). */
-	int64_t folded_wall = (int64_t)now_sec - 2 + u->wall_offset;
-	int64_t cur = ((int64_t)now_sec + u->wall_offset) / 10 * 10;
+	return (int64_t)now_sec - 2 + u->wall_offset;
+}
+
+bool uplink__closing(const struct uplink *u, uint64_t now_sec)
+{
+	return u->closed_upto + SDS_HB_PERIOD_S - 1 <= folded_wall(u, now_sec);
+}
+
+void uplink__tick(struct uplink *u, const struct tick *t)
+{
+	int64_t cur = ((int64_t)t->now_sec + u->wall_offset) / 10 * 10;
 	struct uplink_period *p = period_get(u, cur);
+	bool copy = true;
 	int i, id;
 
-	hist_mark(u, l, now_sec, cur);
+	hist_mark(u, t, cur);
 	/* Concurrency is a gauge: its maximum over the period, per tick. */
-	for (id = 0; p && id < l->probes.npoints; id++) {
-		const struct point_stats *st = snapshot__point(engine__snapshot(l), id);
+	for (id = 0; p && id < t->npoints; id++) {
+		const struct point_stats *st = snapshot__point(t->snap, id);
 		struct sds_hb_point *hp;
 
 		if (!st || !st->gauges)
 			continue;
-		hp = heartbeat_add_point(p->hb, l->probes.pts[id].spec.name);
+		hp = heartbeat_add_point(p->hb, t->pt[id].name);
 		if (hp && (uint64_t)st->concurrency > hp->max_concurrency)
 			hp->max_concurrency = st->concurrency;
 	}
 	/* What drills injected, into the period it happened in. */
-	for (id = 0; p && id < l->probes.npoints && id < SDS_MAX_POINTS; id++) {
-		const struct cell_counts *n = flags__counts(&l->flags, id);
-		/* A function point's drill fails operations (failfast.c). */
-		uint64_t f = l->probes.pts[id].kind == POINT_FUNCTION ?
-			     failfast__drilled(l, id) : n->drill_faults;
-		uint64_t d = n->drill_delays;
+	for (id = 0; p && id < t->npoints && id < SDS_MAX_POINTS; id++) {
+		uint64_t f = t->pt[id].drill_faults;
+		uint64_t d = t->pt[id].drill_delays;
 		struct sds_hb_point *hp;
 
 		if (f == u->drill_seen[id][0] && d == u->drill_seen[id][1])
 			continue;
-		hp = heartbeat_add_point(p->hb, l->probes.pts[id].spec.name);
+		hp = heartbeat_add_point(p->hb, t->pt[id].name);
 		if (hp) {
 			hp->faults += f - u->drill_seen[id][0];
 			hp->delays += d - u->drill_seen[id][1];
@@ -517,13 +534,15 @@ void uplink__tick(struct uplink *u, struct loader *l, uint64_t now_sec)
 		u->drill_seen[id][1] = d;
 	}
 	/* A period is complete once its last second is folded. */
-	while (u->closed_upto + SDS_HB_PERIOD_S - 1 <= folded_wall) {
+	while (uplink__closing(u, t->now_sec)) {
 		for (i = 0; i < UPLINK_OPEN; i++)
 			if (u->open[i].start == u->closed_upto)
 				break;
 		p = i < UPLINK_OPEN ? &u->open[i] : period_get(u, u->closed_upto);
-		if (p)
-			period_close(u, l, p);
+		if (p) {
+			period_close(u, t, p, copy);
+			copy = false;
+		}
 		u->closed_upto += SDS_HB_PERIOD_S;
 	}
 }
@@ -642,4 +661,93 @@ json_t *uplink__json(struct uplink *u)
 	pthread_mutex_unlock(&u->lock);
 	uplink_pick__json(u, o);
 	return o;
+}
+
+/*
+ * The counts of a struct uplink_psum and a struct sds_hb_point (same
+ * names in both), from @src to @dst: one list for saving and restoring.
+ */
+#define PSUM_COPY(dst, src) do {				\
+	(dst)->visits = (src)->visits;				\
+	(dst)->exceptions = (src)->exceptions;			\
+	(dst)->timeouts = (src)->timeouts;			\
+	(dst)->downgrades = (src)->downgrades;			\
+	(dst)->max_concurrency = (src)->max_concurrency;	\
+	(dst)->faults = (src)->faults;				\
+	(dst)->delays = (src)->delays;				\
+} while (0)
+
+/* Record @j of the records at @kp, @stride bytes apart. */
+#define KEPT_AT(kp, j, stride)	((void *)((char *)(kp) + (size_t)(j) * (stride)))
+
+void uplink__save(const struct uplink *u, int npoints, struct uplink_kept *a,
+		  struct uplink_kept_point *kp, size_t stride)
+{
+	int i, j;
+
+	a->closed_upto = u->closed_upto;
+	a->mark_at = u->mark_at;
+	for (i = 0; i < npoints; i++) {
+		struct uplink_kept_point *k = KEPT_AT(kp, i, stride);
+
+		memcpy(k->hist_base, u->hist_base[i], sizeof(k->hist_base));
+		memcpy(k->hist_mark, u->hist_mark[i], sizeof(k->hist_mark));
+		memcpy(k->drill_seen, u->drill_seen[i], sizeof(k->drill_seen));
+	}
+	for (i = 0; i < UPLINK_OPEN; i++) {
+		const struct sds_heartbeat *hb = u->open[i].hb;
+		int n = u->open[i].start && hb ? hb->n : 0;
+
+		a->open_start[i] = n || u->open[i].start ? u->open[i].start : 0;
+		if (n > SDS_MAX_POINTS)
+			n = SDS_MAX_POINTS;
+		a->open_n[i] = n;
+		for (j = 0; j < n; j++) {
+			const struct sds_hb_point *hp = &hb->points[j];
+			struct uplink_kept_point *k = KEPT_AT(kp, j, stride);
+			struct uplink_psum *s = &k->open[i];
+
+			memcpy(s->name, hp->name, sizeof(s->name));
+			PSUM_COPY(s, hp);
+		}
+	}
+}
+
+void uplink__restore(struct uplink *u, int npoints,
+		     const struct uplink_kept *a,
+		     const struct uplink_kept_point *kp, size_t stride)
+{
+	int i, j;
+
+	u->closed_upto = a->closed_upto;
+	/* The dead loader's open periods are this one's to send first. */
+	u->first_period = a->closed_upto;
+	u->mark_at = a->mark_at;
+	for (i = 0; i < npoints; i++) {
+		const struct uplink_kept_point *k = KEPT_AT(kp, i, stride);
+
+		memcpy(u->hist_base[i], k->hist_base, sizeof(k->hist_base));
+		memcpy(u->hist_mark[i], k->hist_mark, sizeof(k->hist_mark));
+		memcpy(u->drill_seen[i], k->drill_seen, sizeof(k->drill_seen));
+	}
+	for (i = 0; i < UPLINK_OPEN; i++) {
+		struct sds_heartbeat *hb;
+
+		if (!a->open_start[i] || a->open_start[i] < a->closed_upto)
+			continue;
+		hb = uplink__open_period(u, a->open_start[i]);
+		for (j = 0; hb && j < (int)a->open_n[i] && j < SDS_MAX_POINTS; j++) {
+			const struct uplink_kept_point *k = KEPT_AT(kp, j, stride);
+			const struct uplink_psum *s = &k->open[i];
+			struct sds_hb_point *hp;
+			char name[SDS_NAME_MAX + 1];
+
+			memcpy(name, s->name, sizeof(name));
+			name[SDS_NAME_MAX] = '\0';
+			hp = heartbeat_add_point(hb, name);
+			if (!hp)
+				continue;
+			PSUM_COPY(hp, s);
+		}
+	}
 }

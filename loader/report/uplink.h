@@ -156,13 +156,60 @@ void uplink__on_second(void *u, int id, uint64_t sec, const struct sds_counts *c
 
 /*
  * Open period @start's heartbeat (its points so far), opened if it is
- * not: a loader adopting kept state puts the sums back (keep.c).
+ * not: a loader adopting kept state puts the sums back (uplink__restore).
  */
 struct sds_heartbeat *uplink__open_period(struct uplink *u, int64_t start);
 
-struct loader;
-/* Every tick: concurrency maxima, closing finished periods. */
-void uplink__tick(struct uplink *u, struct loader *l, uint64_t now_sec);
+/*
+ * What the crash-only keep (keep.c) holds of the uplink, in its pinned
+ * copies: the layout is keep's (KEEP_LAYOUT), the contents the uplink's.
+ */
+/* One open heartbeat point's sums (struct sds_hb_point's counts). */
+struct uplink_psum {
+	char name[SDS_NAME_MAX + 1];	/* the point; "" past the period's last */
+	uint64_t visits;		/* its counts so far in the period ... */
+	uint64_t exceptions;
+	uint64_t timeouts;
+	uint64_t downgrades;
+	uint64_t max_concurrency;	/* ... its gauge's maximum ... */
+	uint64_t faults;		/* ... and what drills injected */
+	uint64_t delays;
+};
+/* The app's part. */
+struct uplink_kept {
+	int64_t closed_upto;		/* periods before this are closed */
+	int64_t mark_at;		/* the period hist_mark was taken in */
+	int64_t open_start[UPLINK_OPEN];	/* the open periods; 0: unused */
+	uint32_t open_n[UPLINK_OPEN];	/* points of each, in the records' @open[k] */
+};
+/* One record's part: point id @i's marks, the @i-th point of each open period. */
+struct uplink_kept_point {
+	uint64_t hist_base[SDS_HIST_BUCKETS];	/* the histogram at the closed period's start */
+	uint64_t hist_mark[SDS_HIST_BUCKETS];	/* ... at the open period's start */
+	uint64_t drill_seen[2];		/* drill faults, delays at the last tick */
+	struct uplink_psum open[UPLINK_OPEN];	/* heartbeat point of this index, per open period */
+};
+/*
+ * Save @u's state of @npoints points into @a and the records at @kp, the
+ * next record @stride bytes after each (keep's per-point records hold
+ * more than ours); restore it into a new @u (its open periods reopened,
+ * their sums back), a loader adopting the kept state.
+ */
+void uplink__save(const struct uplink *u, int npoints, struct uplink_kept *a,
+		  struct uplink_kept_point *kp, size_t stride);
+void uplink__restore(struct uplink *u, int npoints,
+		     const struct uplink_kept *a,
+		     const struct uplink_kept_point *kp, size_t stride);
+
+struct tick;
+/*
+ * Does the tick at ring second @now_sec close a period (its last second
+ * folded)?  Then the engine has the owners fill the tick's heartbeat
+ * extras (struct tick_point.hb, tick.build) before uplink__tick.
+ */
+bool uplink__closing(const struct uplink *u, uint64_t now_sec);
+/* Every tick, from its record: concurrency maxima, drills, closing finished periods. */
+void uplink__tick(struct uplink *u, const struct tick *t);
 
 /* New strategies from the admin (the caller owns them), or NULL. */
 struct sds_strategies *uplink__take_reply(struct uplink *u);

@@ -17,6 +17,7 @@
 #include <jansson.h>
 #include "capture/capture.h"
 #include "daemon/loader.h"
+#include "daemon/loop.h"
 
 char *conn__reply(json_t *o)
 {

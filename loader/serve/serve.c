@@ -9,6 +9,11 @@
 #include "capture/capture.h"
 #include "publish/failfast.h"
 #include "daemon/loader.h"
+#include "daemon/budget_run.h"
+#include "daemon/engine.h"
+#include "daemon/exact_fn.h"
+#include "daemon/loop.h"
+#include "report/uplink.h"
 
 static json_t *counts_json(const struct sds_counts *c, int seconds)
 {

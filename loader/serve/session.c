@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <jansson.h>
 #include "daemon/loader.h"
+#include "daemon/engine.h"
 #include "names.h"
 #include "serve/register.h"
 

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests of loader/report/uplink.c's period accounting and queue, with fakes
- * of what it reads (the engine's snapshot, the flags region's cell
- * counts, the probe budget, the build followed): seconds go in through uplink__on_second() and
- * uplink__tick() as the counters' fold and the loop would give them.
+ * Unit tests of loader/report/uplink.c's period accounting and queue:
+ * seconds go in through uplink__on_second() as the counters' fold gives
+ * them, and every tick's record (daemon/tick.h) through uplink__tick() as
+ * the engine builds it, with the read and the extras the test lays out.
+ * Nothing of another module is faked: the uplink reads only the record.
  * No BPF, no sender thread: the tests pop the queue as the sender does.
  */
 #include <stdarg.h>
@@ -20,62 +21,25 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon/loader.h"
+#include "daemon/tick.h"
+#include "kernel/probes.h"
+#include "kernel/snapshot.h"
+#include "report/uplink.h"
 
 #define NPTS	2
 
-/* ---- fakes of what uplink.c reads ------------------------------------------ */
+/* ---- the tick's record, as the engine would build it ----------------------- */
 
 static struct point_stats fake_st[NPTS];	/* the tick's snapshot, per point */
-static struct cell_counts fake_cells[NPTS];	/* flags__counts's per point */
+static struct cell_counts fake_cells[NPTS];	/* the guards' cells, as the loader counted them */
 
-/* The engine's snapshot of the tick: the points of fake_st, read whole. */
-const struct snapshot *engine__snapshot(const struct loader *l)
-{
-	static struct snapshot s;
-	int i;
-
-	s.npoints = NPTS;
-	s.cap = NPTS;
-	s.gauges = true;
-	s.pts = fake_st;
-	for (i = 0; i < NPTS; i++)
-		fake_st[i].ok = fake_st[i].gauges = true;
-	return &s;
-}
-
-/* No deploy was followed: no build in the heartbeat. */
-void watch__hb(const struct loader *l, struct sds_heartbeat *hb)
-{
-}
-
-const struct cell_counts *flags__counts(struct flags_region *f, uint32_t point)
-{
-	return &fake_cells[point];
-}
-
-void budget__hb_point(struct loader *l, int id, const struct point_stats *st,
-		      struct sds_hb_point *hp)
-{
-}
-
-void capture__hb_point(struct loader *l, int id, struct sds_hb_point *hp)
-{
-}
-
-/* No function point has failfast= here: no drill fails operations. */
-uint64_t failfast__drilled(struct loader *l, int id)
-{
-	return 0;
-}
-
-/* ---- the loader and the uplink under test ---------------------------------- */
+/* ---- the uplink under test ------------------------------------------------ */
 
 /* Wall seconds = ring seconds + WALL: ring second 0 is period P0's first. */
 #define WALL	1700000000LL
 #define P0	WALL
 
-static struct loader l;
+static struct probes pr;
 static struct uplink u;
 static char dir[64];
 
@@ -91,17 +55,16 @@ static int setup(void **state)
 	fputs("t0ken-of-16-bytes-or-more\n", f);
 	fclose(f);
 	chmod(token, 0600);	/* a token file others may read is refused */
-	memset(&l, 0, sizeof(l));
+	memset(&pr, 0, sizeof(pr));
 	memset(fake_st, 0, sizeof(fake_st));
 	memset(fake_cells, 0, sizeof(fake_cells));
-	l.probes.pts = calloc(SDS_MAX_POINTS, sizeof(*l.probes.pts));
-	snprintf(l.probes.pts[0].spec.name, sizeof(l.probes.pts[0].spec.name), "a");
-	snprintf(l.probes.pts[1].spec.name, sizeof(l.probes.pts[1].spec.name), "b");
-	l.probes.npoints = NPTS;
+	pr.pts = calloc(SDS_MAX_POINTS, sizeof(*pr.pts));
+	snprintf(pr.pts[0].spec.name, sizeof(pr.pts[0].spec.name), "a");
+	snprintf(pr.pts[1].spec.name, sizeof(pr.pts[1].spec.name), "b");
+	pr.npoints = NPTS;
 	assert_int_equal(uplink__init(&u, "http://127.0.0.1:1", token, "grp",
 				      "shop", WALL, err, sizeof(err)), 0);
-	u.probes = &l.probes;
-	l.uplink = &u;
+	u.probes = &pr;
 	/* The fake clock: attach at ring second 0, the start of period P0. */
 	u.closed_upto = P0;
 	u.mark_at = P0;
@@ -115,7 +78,7 @@ static int teardown(void **state)
 	char cmd[128];
 
 	uplink__stop(&u);
-	free(l.probes.pts);
+	free(pr.pts);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
 	return 0;
@@ -129,9 +92,37 @@ static void second(int id, uint64_t sec, uint64_t visits, uint64_t exc)
 	uplink__on_second(&u, id, sec, &c);
 }
 
+/*
+ * The tick at ring second @now: the points of fake_st, read whole; the
+ * drills' injections of fake_cells (guard points); no probe budget, no
+ * traffic copy and no deploy followed, so the extras are 0.
+ */
 static void tick(uint64_t now)
 {
-	uplink__tick(&u, &l, now);
+	static struct tick_point pts[NPTS];
+	static struct snapshot snap;
+	struct tick t = {
+		.snap = &snap,
+		.now_sec = now,
+		.npoints = NPTS,
+		.pt = pts,
+	};
+	int i;
+
+	snap.npoints = NPTS;
+	snap.cap = NPTS;
+	snap.gauges = true;
+	snap.pts = fake_st;
+	memset(pts, 0, sizeof(pts));
+	for (i = 0; i < NPTS; i++) {
+		fake_st[i].ok = fake_st[i].gauges = true;
+		pts[i].name = pr.pts[i].spec.name;
+		pts[i].kind = POINT_GUARD;
+		pts[i].drill_faults = fake_cells[i].drill_faults;
+		pts[i].drill_delays = fake_cells[i].drill_delays;
+	}
+	t.hb_close = uplink__closing(&u, now);
+	uplink__tick(&u, &t);
 }
 
 /* The queue's @i-th period from the head, parsed into @hb. */
@@ -280,7 +271,7 @@ static void test_backlog_ack_restore(void **state)
 	snprintf(token, sizeof(token), "%s/token", dir);
 	assert_int_equal(uplink__init(&u, "http://127.0.0.1:1", token, "grp",
 				      "shop", WALL, err, sizeof(err)), 0);
-	u.probes = &l.probes;
+	u.probes = &pr;
 	u.closed_upto = P0 + 30;
 	u.mark_at = P0 + 30;
 	assert_int_equal(uplink__backlog(&u, dir, msg, sizeof(msg), err,

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * halfopen_cells.h - what a half-open phase (decide/halfopen.h) writes in
+ * the flags region at the tick (halfopen_cells.c).
+ */
+#ifndef SDS_HALFOPEN_CELLS_H
+#define SDS_HALFOPEN_CELLS_H
+
+#include <stdint.h>
+
+struct loader;
+struct flag_state;
+
+/*
+ * Before point @id's entry is published with @fs: with SDS_ACT_HALFOPEN,
+ * the entry's probe_calls; for a phase just opened, cell.next_probe_ns
+ * (one interval on) and then cell.probe_claimed (none claimed, the new
+ * tag), in that order, so that
+ * a guard that sees the new claim count also sees the new start.
+ */
+void halfopen__cells(struct loader *l, int id, uint64_t now_ns,
+		     const struct flag_state *fs);
+
+#endif /* SDS_HALFOPEN_CELLS_H */
