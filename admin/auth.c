@@ -73,7 +73,7 @@ int admin_auth_add(struct admin *ad, const char *opt, const char *path,
 		return -1;
 	}
 	t = &ad->tokens[ad->ntokens];
-	if (sds_token_file_read(opt, path, t->tok, err, errlen))
+	if (tokfile_read_token(opt, path, t->tok, err, errlen))
 		return -1;
 	t->len = strlen(t->tok);
 	t->role = role;

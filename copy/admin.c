@@ -37,7 +37,7 @@
 /* The token file, checked like ssh checks a key (common/tokfile.c). */
 static int token_read(const char *path, char *out, char *err, size_t errlen)
 {
-	return sds_token_file_read("--token-file", path, out, err, errlen);
+	return tokfile_read_token("--token-file", path, out, err, errlen);
 }
 
 int copy_admin_init(struct copy_admin *a, const char *urls, const char *token_file,

@@ -21,7 +21,7 @@ static const struct sds_strategy *point_strategy(struct loader *l, int id)
 {
 	if (!l->strategies)
 		return NULL;
-	return strategies_find(l->strategies, l->probes.pts[id].spec.name);
+	return strategy_set_find(l->strategies, l->probes.pts[id].spec.name);
 }
 
 /* The BPF side's slow-call threshold: the strategy's timeout_ms wins. */
@@ -231,8 +231,8 @@ struct snapshot *engine__query_snapshot(struct loader *l)
 static bool strategy_changed(const struct sds_strategies *old,
 			     const struct sds_strategies *new, const char *name)
 {
-	const struct sds_strategy *a = old ? strategies_find(old, name) : NULL;
-	const struct sds_strategy *b = new ? strategies_find(new, name) : NULL;
+	const struct sds_strategy *a = old ? strategy_set_find(old, name) : NULL;
+	const struct sds_strategy *b = new ? strategy_set_find(new, name) : NULL;
 
 	if (!a || !b)
 		return a != b;
@@ -300,7 +300,7 @@ int engine__reload(struct loader *l)
 	s = malloc(sizeof(*s));
 	if (!s)
 		return cmd_err("loading strategies: out of memory");
-	if (strategies_load_file(l->strategies_path, s, err, sizeof(err))) {
+	if (strategy_set_load_file(l->strategies_path, s, err, sizeof(err))) {
 		free(s);
 		return cmd_err("%s; the strategies in force stay", err);
 	}
@@ -404,7 +404,7 @@ static void cache_write(struct loader *l)
 
 	if (!l->cache_path[0] || !l->strategies)
 		return;
-	doc = strategies_to_json(l->strategies);
+	doc = strategy_set_to_json(l->strategies);
 	if (doc)
 		text = json_dumps(doc, JSON_COMPACT);
 	if (!text)
@@ -478,7 +478,7 @@ int engine__load_cache(struct loader *l, struct sds_strategies **out)
 			why = strerror(errno);
 	}
 	close(fd);
-	if (!why && strategies_parse(buf, n, s, err, sizeof(err)))
+	if (!why && strategy_set_parse(buf, n, s, err, sizeof(err)))
 		why = err;
 	free(buf);
 	if (why) {

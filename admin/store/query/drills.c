@@ -34,7 +34,7 @@ int drills_active(struct sqlite_store *s, int64_t app, int64_t now,
 		d->expires_at = sqlite3_column_int64(q, 5);
 		/* The API checked the name; one this build lacks is the point's. */
 		d->err = sqlite3_column_type(q, 6) == SQLITE_NULL ? 0 :
-			 sds_errno_parse(col_text(q, 6));
+			 errnames_parse(col_text(q, 6));
 	}
 	sqlite3_reset(q);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
@@ -72,7 +72,7 @@ int sq_drill_create(struct store *st, const char *g, const char *a,
 	snprintf(who, sizeof(who), "%s (token %s)", d->by, d->token_id);
 	bind_text(q, 8, who);
 	if (d->err)
-		bind_text(q, 9, sds_errno_name(d->err));
+		bind_text(q, 9, errnames_name(d->err));
 	else
 		sqlite3_bind_null(q, 9);
 	ret = run(s, q, err);
@@ -86,7 +86,7 @@ int sq_drill_create(struct store *st, const char *g, const char *a,
 	else
 		snprintf(detail, sizeof(detail), "drill %lld on %s: error%s%s, ratio %u, for %lld s",
 			 (long long)*id, d->point, d->err ? " " : "",
-			 d->err ? sds_errno_name(d->err) : "", d->ratio,
+			 d->err ? errnames_name(d->err) : "", d->ratio,
 			 (long long)d->duration_s);
 	ret = audit_add(s, r.id, "drill.start", detail, who, err);
 	if (ret)

@@ -241,7 +241,7 @@ int strategies_read(struct sqlite_store *s, int64_t sid,
 			     point, body);
 		one_pt = malloc(sizeof(*one_pt));
 		if (!one_pt || n >= (int)sizeof(doc) ||
-		    strategies_parse(doc, n, one_pt, perr, sizeof(perr)) || one_pt->n != 1) {
+		    strategy_set_parse(doc, n, one_pt, perr, sizeof(perr)) || one_pt->n != 1) {
 			free(one_pt);
 			sqlite3_reset(q);
 			seterr(err, "database: stored strategy of point '%s' unreadable", point);
