@@ -90,7 +90,7 @@ $(GEN)/sds.skel.h: $(GEN)/sds.bpf.o
 
 # Traffic copy (bpf/copy.bpf.c): its own object, loaded only when a point
 # captures (loader/capture/capture.c).
-$(GEN)/copy.bpf.o: bpf/copy.bpf.c bpf/sds_types.h $(GEN)/vmlinux.h
+$(GEN)/copy.bpf.o: bpf/copy.bpf.c bpf/sds_types.h bpf/sds_common.bpf.h $(GEN)/vmlinux.h
 	$(CLANG) -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -I$(GEN) -Ibpf \
 		-c $< -o $@
 
@@ -100,7 +100,7 @@ $(GEN)/copy.skel.h: $(GEN)/copy.bpf.o
 
 # Fail-fast (bpf/failfast.bpf.c): BPF LSM programs, loaded only when a
 # point has :failfast= (loader/publish/failfast.c).
-$(GEN)/failfast.bpf.o: bpf/failfast.bpf.c bpf/sds_types.h bpf/sds_failfast.h $(GEN)/vmlinux.h
+$(GEN)/failfast.bpf.o: bpf/failfast.bpf.c bpf/sds_types.h bpf/sds_failfast.h bpf/sds_common.bpf.h $(GEN)/vmlinux.h
 	$(CLANG) -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -I$(GEN) -Ibpf \
 		-c $< -o $@
 

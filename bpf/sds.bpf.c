@@ -26,26 +26,10 @@
 #include <bpf/bpf_core_read.h>
 #include "sds_types.h"
 #include "sds_flags.h"
+#include "sds_common.bpf.h"
 
 #define NSEC_PER_SEC	1000000000ULL
 
-/*
- * Per-CPU counters only race with a program preempted on the same CPU,
- * which a kernel without involuntary preemption in kernel mode never does.
- * The loader sets this from the running kernel's preemption model; the
- * verifier prunes the branch not taken, so the plain adds cost nothing
- * extra on a preemptible kernel and save a locked instruction each on one
- * that is not.
- */
-const volatile bool atomics = true;
-
-#define ADD(p, v)						\
-	do {							\
-		if (atomics)					\
-			__sync_fetch_and_add((p), (v));		\
-		else						\
-			*(p) += (v);				\
-	} while (0)
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
