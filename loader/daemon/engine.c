@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "durable.h"
 #include "cli/cmd.h"
 #include "publish/failfast.h"
 #include "daemon/loader.h"
@@ -322,81 +323,10 @@ bool engine__state(struct loader *l, int id, uint32_t *reason, uint32_t *rate)
 
 #define CACHE_MAX	(1 << 20)	/* bytes: 256 points fit many times over */
 
-/* fsync the directory holding @path, so that a rename in it is durable. */
-static int cache_dir_sync(const char *path)
-{
-	char dir[sizeof(((struct loader *)0)->cache_path)];
-	const char *slash = strrchr(path, '/');
-	int fd, ret;
-
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash == path ? 1 : slash - path), path);
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ret = fsync(fd);
-	close(fd);
-	return ret;
-}
-
 /*
- * Write @len bytes of @text to @path atomically: a new temp file (O_EXCL:
- * never an existing file, O_NOFOLLOW: never through a symlink), fsynced,
- * renamed over @path, then the directory fsynced.  A reader sees the old
- * cache or the new one, whole, even after a crash.  A temp file already
- * there was left by a loader killed mid-write: the state dir passed
- * ctl_dir_prepare(), so only root made it, and unlink() removes the entry
- * itself, never what a symlink names.
+ * Keep the admin's strategies for a restart while the admin is away: a
+ * reader sees the old cache or the new one, whole (common/durable.c).
  */
-static int cache_write_file(const char *path, const char *text, size_t len)
-{
-	char tmp[sizeof(((struct loader *)0)->cache_path) + 8];
-	int fd, tries = 0, err;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	while ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-			  O_CLOEXEC, 0600)) < 0) {
-		if (errno != EEXIST || tries++ || unlink(tmp))
-			return -1;
-	}
-	/* 0600 whatever the umask: only the loader reads it. */
-	if (fchmod(fd, 0600))
-		goto err;
-	while (len) {
-		ssize_t n = write(fd, text, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			goto err;
-		text += n;
-		len -= n;
-	}
-	if (fsync(fd))
-		goto err;
-	if (close(fd)) {
-		fd = -1;
-		goto err;
-	}
-	fd = -1;
-	if (rename(tmp, path))
-		goto err;
-	return cache_dir_sync(path);
-err:
-	err = errno;
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-	errno = err;
-	return -1;
-}
-
-/* Keep the admin's strategies for a restart while the admin is away. */
 static void cache_write(struct loader *l)
 {
 	json_t *doc;
@@ -410,7 +340,7 @@ static void cache_write(struct loader *l)
 	if (!text)
 		errno = ENOMEM;
 	if (!text || strlen(text) > CACHE_MAX ||
-	    cache_write_file(l->cache_path, text, strlen(text)))
+	    durable_write(l->cache_path, text, strlen(text)))
 		cmd_err("caching strategies in %s: %s", l->cache_path,
 			text && strlen(text) > CACHE_MAX ? "larger than 1 MiB" :
 			strerror(errno));
