@@ -182,20 +182,6 @@ static __always_inline struct sds_slot *slot_get(__u32 point, __u64 sec)
 	return s;
 }
 
-/* floor(log2(v)) for v > 0, 0 for v == 0: the histogram bucket. */
-static __always_inline __u32 log2_u64(__u64 v)
-{
-	__u32 r = 0, shift;
-
-	shift = (v > 0xFFFFFFFFULL) << 5; v >>= shift; r |= shift;
-	shift = (v > 0xFFFF) << 4; v >>= shift; r |= shift;
-	shift = (v > 0xFF) << 3; v >>= shift; r |= shift;
-	shift = (v > 0xF) << 2; v >>= shift; r |= shift;
-	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
-	r |= (v >> 1);
-	return r;
-}
-
 static __always_inline bool is_exception(const struct sds_point_cfg *cfg,
 					 __u64 rax)
 {

@@ -2,7 +2,8 @@
 /*
  * sds_common.bpf.h - what every BPF object of sds-bpf shares (sds.bpf.c,
  * copy.bpf.c, failfast.bpf.c; tools/bench/floor.bpf.c): the `atomics`
- * switch and ADD(), the per-CPU counter add.  Included once, after
+ * switch and ADD(), the per-CPU counter add, and log2_u64(), the
+ * histograms' bucket.  Included once, after
  * vmlinux.h and bpf_helpers.h; each object gets its own `atomics`, which
  * the loader sets in that object's rodata before the load.
  *
@@ -25,5 +26,22 @@ const volatile bool atomics = true;
 		else						\
 			*(p) += (v);				\
 	} while (0)
+
+/*
+ * floor(log2(v)) for v > 0, 0 for v == 0: a latency histogram's bucket.
+ * By shifts: clang 14 crashes on __builtin_clzll in BPF.
+ */
+static __always_inline __u32 log2_u64(__u64 v)
+{
+	__u32 r = 0, shift;
+
+	shift = (v > 0xFFFFFFFFULL) << 5; v >>= shift; r |= shift;
+	shift = (v > 0xFFFF) << 4; v >>= shift; r |= shift;
+	shift = (v > 0xFF) << 3; v >>= shift; r |= shift;
+	shift = (v > 0xF) << 2; v >>= shift; r |= shift;
+	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
+	r |= (v >> 1);
+	return r;
+}
 
 #endif

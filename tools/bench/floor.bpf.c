@@ -40,20 +40,6 @@ static __always_inline void add(void *map, __u32 key)
 	ADD(c, 1);
 }
 
-/* floor(log2(v)) by shifts: clang 14 crashes on __builtin_clzll in BPF. */
-static __always_inline __u32 log2_u64(__u64 v)
-{
-	__u32 r = 0, shift;
-
-	shift = (v > 0xFFFFFFFFULL) << 5; v >>= shift; r |= shift;
-	shift = (v > 0xFFFF) << 4; v >>= shift; r |= shift;
-	shift = (v > 0xFF) << 3; v >>= shift; r |= shift;
-	shift = (v > 0xF) << 2; v >>= shift; r |= shift;
-	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
-	r |= (v >> 1);
-	return r;
-}
-
 SEC("kprobe")
 int floor_session(void *ctx)
 {
