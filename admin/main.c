@@ -420,7 +420,7 @@ static const char *pg_password(struct opts *o, char *db)
 		if (in_url)
 			die("--db-password-file", "the --db URL holds a password too: take it out");
 		if (tokfile_read_password("--db-password-file", o->pwfile, pw, err,
-					   sizeof(err))) {
+					  sizeof(err))) {
 			fprintf(stderr, "sds-admin: %s\n", err);
 			exit(1);
 		}

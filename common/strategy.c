@@ -155,7 +155,7 @@ static int strategy_cmp(const void *a, const void *b)
 }
 
 int strategy_set_from_json(json_t *doc, struct sds_strategies *out,
-			 char *err, size_t errlen)
+			   char *err, size_t errlen)
 {
 	struct sds_strategies *s;
 	json_t *ver, *pts, *v;
@@ -206,7 +206,7 @@ int strategy_set_from_json(json_t *doc, struct sds_strategies *out,
 }
 
 int strategy_set_parse(const char *text, size_t len, struct sds_strategies *out,
-		     char *err, size_t errlen)
+		       char *err, size_t errlen)
 {
 	json_t *doc;
 	int ret;
@@ -220,7 +220,7 @@ int strategy_set_parse(const char *text, size_t len, struct sds_strategies *out,
 }
 
 int strategy_set_load_file(const char *path, struct sds_strategies *out,
-			 char *err, size_t errlen)
+			   char *err, size_t errlen)
 {
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
@@ -302,7 +302,7 @@ json_t *strategy_set_to_json(const struct sds_strategies *s)
 }
 
 const struct sds_strategy *strategy_set_find(const struct sds_strategies *s,
-					   const char *point)
+					     const char *point)
 {
 	struct sds_strategy key;
 

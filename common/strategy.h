@@ -65,11 +65,11 @@ void strategy_init(struct sds_strategy *st, const char *point);
  * @out is only written on success.
  */
 int strategy_set_from_json(json_t *doc, struct sds_strategies *out,
-			 char *err, size_t errlen);
+			   char *err, size_t errlen);
 int strategy_set_parse(const char *text, size_t len, struct sds_strategies *out,
-		     char *err, size_t errlen);
+		       char *err, size_t errlen);
 int strategy_set_load_file(const char *path, struct sds_strategies *out,
-			 char *err, size_t errlen);
+			   char *err, size_t errlen);
 
 /* One point's strategy as a JSON object, fields that are off left out. */
 json_t *strategy_to_json(const struct sds_strategy *st);
@@ -84,6 +84,6 @@ static inline int64_t strategy_probe_calls(const struct sds_strategy *st)
 
 /* The strategy of @point, or NULL. */
 const struct sds_strategy *strategy_set_find(const struct sds_strategies *s,
-					   const char *point);
+					     const char *point);
 
 #endif /* SDS_STRATEGY_H */

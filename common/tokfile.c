@@ -113,13 +113,13 @@ too_long:
 }
 
 int tokfile_read_token(const char *opt, const char *path, char *out,
-			char *err, size_t errlen)
+		       char *err, size_t errlen)
 {
 	return secret_read(opt, path, out, SDS_TOKEN_MIN, "token", err, errlen);
 }
 
 int tokfile_read_password(const char *opt, const char *path, char *out,
-			   char *err, size_t errlen)
+			  char *err, size_t errlen)
 {
 	return secret_read(opt, path, out, 1, "password", err, errlen);
 }

@@ -20,10 +20,10 @@
  * one-line message in @err that starts with "@opt @path: ".
  */
 int tokfile_read_token(const char *opt, const char *path, char *out,
-			char *err, size_t errlen);
+		       char *err, size_t errlen);
 
 /* The same rules for a password (sds-admin's --db-password-file): 1 byte or more. */
 int tokfile_read_password(const char *opt, const char *path, char *out,
-			   char *err, size_t errlen);
+			  char *err, size_t errlen);
 
 #endif /* SDS_TOKFILE_H */

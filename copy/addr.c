@@ -15,7 +15,7 @@
  * literals.
  */
 int addr_resolve(const char *s, bool numeric, struct copy_addr *a,
-		      char *err, size_t errlen)
+		 char *err, size_t errlen)
 {
 	char host[COPY_ADDR_MAX + 1], *end;
 	struct addrinfo hints = {
@@ -62,7 +62,7 @@ int addr_resolve(const char *s, bool numeric, struct copy_addr *a,
 }
 
 int addr_parse(const char *s, struct copy_addr *a, char *err,
-		    size_t errlen)
+	       size_t errlen)
 {
 	return addr_resolve(s, false, a, err, errlen);
 }

@@ -116,7 +116,7 @@ static void reply_apply(struct copy_server *s, const char *text, size_t len)
 	char err[2048];
 
 	if (plan_parse_text(text, len, "reply", s->max_amp, time(NULL), true, &np,
-			     err, sizeof(err))) {
+			    err, sizeof(err))) {
 		a->errors++;
 		say_once(a->last_err, sizeof(a->last_err), "", err);
 		return;

@@ -8,7 +8,7 @@
 #include "frame.h"
 
 int frame_http_head(char *buf, size_t size, const char *host,
-		   const char *colour, uint32_t len)
+		    const char *colour, uint32_t len)
 {
 	int n;
 

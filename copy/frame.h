@@ -13,7 +13,7 @@
  * -1 when it does not fit @size.
  */
 int frame_http_head(char *buf, size_t size, const char *host,
-		   const char *colour, uint32_t len);
+		    const char *colour, uint32_t len);
 
 /* A parsed response head. */
 struct copy_http_resp {

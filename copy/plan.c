@@ -312,8 +312,8 @@ static int plans_take(json_t *a, const char *what, int max_amp, int64_t now,
 }
 
 int plan_parse_text(const char *text, size_t len, const char *what, int max_amp,
-		     int64_t now, bool skip, struct copy_plans *out, char *err,
-		     size_t errlen)
+		    int64_t now, bool skip, struct copy_plans *out, char *err,
+		    size_t errlen)
 {
 	struct copy_plans p = { 0 };
 	size_t max = skip ? SIZE_MAX : COPY_PLANS_MAX;
@@ -355,7 +355,7 @@ err:
 }
 
 int plan_load(const char *path, int max_amp, int64_t now,
-		    struct copy_plans *out, char *err, size_t errlen)
+	      struct copy_plans *out, char *err, size_t errlen)
 {
 	size_t len = 0;
 	char *text;

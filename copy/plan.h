@@ -65,7 +65,7 @@ struct copy_plans {
  * the "sds-copy: " prefix) in @err; @now (unix seconds) judges expiry.
  */
 int plan_load(const char *path, int max_amp, int64_t now,
-		    struct copy_plans *out, char *err, size_t errlen);
+	      struct copy_plans *out, char *err, size_t errlen);
 void copy_plans__free(struct copy_plans *p);
 
 /*
@@ -75,8 +75,8 @@ void copy_plans__free(struct copy_plans *p);
  * COPY_PLANS_MAX, the first are taken.  Without @skip, as a file.
  */
 int plan_parse_text(const char *text, size_t len, const char *what, int max_amp,
-		     int64_t now, bool skip, struct copy_plans *out, char *err,
-		     size_t errlen);
+		    int64_t now, bool skip, struct copy_plans *out, char *err,
+		    size_t errlen);
 
 /* The framing named @s ("raw", "http"), or -1. */
 int plan_framing_parse(const char *s);
@@ -84,13 +84,13 @@ const char *plan_framing_name(enum copy_framing f);
 
 /* Resolve "HOST:PORT" / "[V6]:PORT" into @a; 0 or -1 with @err. */
 int addr_parse(const char *s, struct copy_addr *a, char *err,
-		    size_t errlen);
+	       size_t errlen);
 /*
  * addr_parse(), and with @numeric a host name is refused rather than
  * resolved: what the admin sends is parsed on the epoll loop, where a
  * resolver that does not answer would stop receiving.
  */
 int addr_resolve(const char *s, bool numeric, struct copy_addr *a,
-		      char *err, size_t errlen);
+		 char *err, size_t errlen);
 
 #endif /* COPY_PLAN_H */

@@ -138,7 +138,7 @@ static void conn_fill(struct copy_conn *c)
 		c->items[c->nitems++] = b;
 		/* The head fits: host <= 128, colour <= 129 characters. */
 		c->hdr_len = frame_http_head(c->hdr, sizeof(c->hdr),
-					    ep->cfg.addr.text, b->colour, b->len);
+					     ep->cfg.addr.text, b->colour, b->len);
 		c->total = c->hdr_len + b->len;
 		return;
 	}

@@ -201,7 +201,7 @@ static void plans_reload(struct copy_server *s)
 		return;
 	}
 	if (plan_load(s->plans_path, s->max_amp, time(NULL), &np, err,
-			    sizeof(err))) {
+		      sizeof(err))) {
 		s->reload_errors++;
 		fprintf(stderr, "sds-copy: reload: %s: keeping the old plans\n", err);
 		return;
@@ -327,7 +327,7 @@ int copy_serve_main(int argc, char **argv)
 	rc = 1;
 	if (o.stream_token_file) {
 		if (tokfile_read_token("--stream-token-file", o.stream_token_file,
-					s.stream_token, err, sizeof(err))) {
+				       s.stream_token, err, sizeof(err))) {
 			fprintf(stderr, "sds-copy: serve: %s\n", err);
 			return 1;
 		}
@@ -336,7 +336,7 @@ int copy_serve_main(int argc, char **argv)
 	if (o.admin) {
 		if (copy_admin_init(&admin, o.admin, o.token_file, err, sizeof(err)) ||
 		    addr_parse(o.advertise ? o.advertise : o.listen_at, &adv, err,
-				    sizeof(err))) {
+			       sizeof(err))) {
 			fprintf(stderr, "sds-copy: serve: %s%s\n",
 				o.advertise ? "--advertise " : "", err);
 			return 1;

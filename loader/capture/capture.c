@@ -115,7 +115,7 @@ int capture__open(struct loader *l, const struct capture_opts *o,
 				      clock_ns(CLOCK_MONOTONIC));
 	if (o->token_file) {
 		if (tokfile_read_token("--copy-token-file", o->token_file, c->out.token,
-					err, sizeof(err)))
+				       err, sizeof(err)))
 			return cmd_err("%s", err);
 		c->out.token_len = strlen(c->out.token);
 	}

@@ -479,7 +479,7 @@ static int resolve_strategies(struct attach_run *a)
 		if (!a->strategies)
 			return cmd_err("out of memory");
 		if (strategy_set_load_file(env.strategies, a->strategies, err,
-					 sizeof(err)))
+					   sizeof(err)))
 			return cmd_err("%s", err);
 		l->strategies_path = env.strategies;
 	}

@@ -12,7 +12,7 @@ void halfopen__cells(struct loader *l, int id, uint64_t now_ns,
 	if (!(fs->active & SDS_ACT_HALFOPEN))
 		return;
 	st = l->strategies ? strategy_set_find(l->strategies,
-					     l->probes.pts[id].spec.name) : NULL;
+					       l->probes.pts[id].spec.name) : NULL;
 	/* Before the entry is published with the bit (flags__publish's release). */
 	__atomic_store_n(&flags__entry(&l->flags, id)->probe_calls,
 			 (uint32_t)strategy_probe_calls(st), __ATOMIC_RELAXED);
