@@ -80,12 +80,6 @@ static int trusted(const char *path, const struct stat *st, char *err,
 	return 0;
 }
 
-/*
- * 0, or -1 with @err: a directory of @rp (a real path: no symlinks, no
- * "..") or one above it is not owned by root (or us) or is writable by
- * group or others.  A world-writable parent may be root's and sticky
- * (/tmp): nobody else can then rename what is in it.  @rp is consumed.
- */
 struct parents_walk {
 	const char *what;	/* the extension or directory, for @err */
 	char *err;
@@ -116,6 +110,12 @@ static int parent_trusted(const char *dir, const struct stat *st, bool parent,
 	return 0;
 }
 
+/*
+ * 0, or -1 with @err: a directory of @rp (a real path: no symlinks, no
+ * "..") or one above it is not owned by root (or us) or is writable by
+ * group or others.  A world-writable parent may be root's and sticky
+ * (/tmp): nobody else can then rename what is in it.  @rp is consumed.
+ */
 static int parents_trusted(char *rp, const char *what, char *err, size_t errlen)
 {
 	struct parents_walk w = { .what = what, .err = err, .errlen = errlen };

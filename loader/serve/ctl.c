@@ -94,13 +94,6 @@ static int mkdir_p(const char *dir)
 	return 0;
 }
 
-/*
- * sshd's StrictModes for a directory root writes in: it and every parent
- * (of its real path) are directories owned by root and not writable by
- * group or others; a parent may be world-writable if it is sticky and
- * root's (/tmp), since nobody else can then rename what root made in it.
- * Anything else lets a local user swap a file root is about to open.
- */
 struct dir_walk {
 	const char *what, *dir, *hint;	/* for @err */
 	char *err;
@@ -128,6 +121,13 @@ static int dir_trusted(const char *rp, const struct stat *st, bool parent,
 	return 0;
 }
 
+/*
+ * sshd's StrictModes for a directory root writes in: it and every parent
+ * (of its real path) are directories owned by root and not writable by
+ * group or others; a parent may be world-writable if it is sticky and
+ * root's (/tmp), since nobody else can then rename what root made in it.
+ * Anything else lets a local user swap a file root is about to open.
+ */
 static int dir_check_path(const char *what, const char *dir, const char *hint,
 			  char *err, size_t errlen)
 {
