@@ -215,7 +215,7 @@ include tools/bench/bench.mk tools/bench/lb.mk tools/demo/demo.mk
 
 # Each run's tables and rounds go to tools/bench/results/<UTC time>/
 # (BENCH_OUT); `python3 tools/bench/results.py readme` then writes the
-# latest into the README's marked sections.
+# latest into docs/BENCHMARKS.md's marked sections and the README's summary.
 bench: deps
 	$(MAKE) all bench-bins demo-bins
 	BENCH_OUT=$$($(PYTHON) tools/bench/results.py new) && export BENCH_OUT && \

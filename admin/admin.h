@@ -37,7 +37,7 @@ struct admin_metrics {
 };
 
 struct admin {
-	struct store *store;
+	struct store *store;		/* the one --db names, open for the admin's life */
 	struct admin_token tokens[ADMIN_TOKENS_MAX];	/* every role's, in option order */
 	int ntokens;			/* entries of @tokens */
 	char *allow_host[ADMIN_HOSTS_MAX];	/* Host names answered, lowercase */
@@ -47,27 +47,27 @@ struct admin {
 	bool protect_reads;		/* GETs under /api/ need a token too */
 	const char *web_dir;		/* the dashboard's files */
 	const char *js_dir;		/* Debian's /usr/share/javascript */
-	size_t max_body;
+	size_t max_body;		/* a longer request body is refused (413): ADMIN_MAX_BODY */
 	int copy_max_amp;		/* --copy-max-amplification: a plan's amplification at most */
-	int64_t started;
+	int64_t started;		/* Unix seconds at start, for /metrics */
 	atomic_int inflight;		/* requests begun and not completed */
-	struct admin_metrics m;
+	struct admin_metrics m;		/* the counters /metrics reports */
 };
 
 /* One API request, body complete. */
 struct api_req {
-	const char *method;
+	const char *method;		/* "GET", "POST", ... */
 	const char *path;		/* under /api/v1/, no leading '/' */
-	const char *body;
-	size_t len;
+	const char *body;		/* the request body, NULL if none; not NUL-terminated */
+	size_t len;			/* its length */
 	void *conn;			/* struct MHD_Connection *, for query args */
 	const struct admin_token *tok;	/* the token presented, NULL if none matched */
 };
 
 /* What the API answers: status and a JSON body (owned). */
 struct api_resp {
-	int status;
-	json_t *body;
+	int status;			/* the HTTP status */
+	json_t *body;			/* the answer, NULL for none */
 	const char *allow;		/* for 405 */
 };
 

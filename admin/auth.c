@@ -31,7 +31,7 @@ static void fingerprint(const char *tok, size_t len, char out[ADMIN_FP_MAX])
 	snprintf(out, ADMIN_FP_MAX, "fnv:%08llx", (unsigned long long)(h >> 32));
 }
 
-const char *admin_role_name(enum admin_role r)
+const char *auth_role_name(enum admin_role r)
 {
 	switch (r) {
 	case ADMIN_ROLE_READ: return "read";
@@ -62,7 +62,7 @@ static int scope_set(struct admin_token *t, const char *scope)
 	return sds_name_valid(t->scope_app) ? 0 : -1;
 }
 
-int admin_auth_add(struct admin *ad, const char *opt, const char *path,
+int auth_add(struct admin *ad, const char *opt, const char *path,
 		   const char *scope, enum admin_role role, char *err, size_t errlen)
 {
 	struct admin_token *t;
@@ -98,20 +98,20 @@ int admin_auth_add(struct admin *ad, const char *opt, const char *path,
 	return 0;
 }
 
-bool admin_auth_in_scope(const struct admin_token *t, const char *g, const char *a)
+bool auth_in_scope(const struct admin_token *t, const char *g, const char *a)
 {
 	if (!t->scope_group[0])
 		return true;
 	return !strcmp(t->scope_group, g) && (!t->scope_app[0] || !strcmp(t->scope_app, a));
 }
 
-void admin_auth_scope_name(const struct admin_token *t, char *out, size_t outlen)
+void auth_scope_name(const struct admin_token *t, char *out, size_t outlen)
 {
 	snprintf(out, outlen, "%s%s%s", t->scope_group, t->scope_app[0] ? "/" : "",
 		 t->scope_app);
 }
 
-const struct admin_token *admin_auth_lookup(const struct admin *ad,
+const struct admin_token *auth_lookup(const struct admin *ad,
 					    const char *given, size_t len)
 {
 	const struct admin_token *hit = NULL;
@@ -170,7 +170,7 @@ static bool strategies_path(const char *p)
 	       seg_is(seg[6], len[6], "strategies");
 }
 
-enum admin_need admin_auth_need(const struct admin *ad, const char *method,
+enum admin_need auth_need(const struct admin *ad, const char *method,
 				const char *url)
 {
 	const char *p = url + 8;	/* after "/api/v1/" */
@@ -192,7 +192,7 @@ enum admin_need admin_auth_need(const struct admin *ad, const char *method,
 	return ADMIN_NEED_WRITE;
 }
 
-bool admin_role_may(enum admin_role have, enum admin_need need)
+bool auth_role_may(enum admin_role have, enum admin_need need)
 {
 	switch (need) {
 	case ADMIN_NEED_NONE:
@@ -227,7 +227,7 @@ static bool host_name_ok(const char *n)
 	return strspn(n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") == l;
 }
 
-int admin_host_allow(struct admin *ad, const char *name, char *err, size_t errlen)
+int auth_host_allow(struct admin *ad, const char *name, char *err, size_t errlen)
 {
 	char *c;
 	int i;
@@ -253,7 +253,7 @@ int admin_host_allow(struct admin *ad, const char *name, char *err, size_t errle
 	return 0;
 }
 
-bool admin_host_ok(const struct admin *ad, const char *host)
+bool auth_host_ok(const struct admin *ad, const char *host)
 {
 	char name[ADMIN_HOST_MAX + 1];
 	const char *port = NULL, *end;
@@ -317,13 +317,13 @@ static bool app_of(const char *p, char g[65], char a[65])
 	return true;
 }
 
-bool admin_auth_url_in_scope(const struct admin_token *t, const char *url)
+bool auth_url_in_scope(const struct admin_token *t, const char *url)
 {
 	char g[65], a[65];
 
 	if (!t->scope_group[0])
 		return true;
-	return app_of(url + 8, g, a) && admin_auth_in_scope(t, g, a);
+	return app_of(url + 8, g, a) && auth_in_scope(t, g, a);
 }
 
 /* At most 10 stderr lines a minute. */
@@ -345,7 +345,7 @@ static bool log_budget(void)
 	return ok;
 }
 
-void admin_auth_audit_denied_app(struct admin *ad, const struct admin_token *t,
+void auth_audit_denied_app(struct admin *ad, const struct admin_token *t,
 				 const char *method, const char *url,
 				 const char *g, const char *a, const char *more)
 {
@@ -354,7 +354,7 @@ void admin_auth_audit_denied_app(struct admin *ad, const struct admin_token *t,
 
 	snprintf(detail, sizeof(detail), "%.8s %.300s%s%.200s", method, url,
 		 more ? " " : "", more ? more : "");
-	snprintf(who, sizeof(who), "%s token %s", admin_role_name(t->role), t->fp);
+	snprintf(who, sizeof(who), "%s token %s", auth_role_name(t->role), t->fp);
 	if (g && st->ops->audit_denied &&
 	    st->ops->audit_denied(st, g, a, detail, who, err) == STORE_OK)
 		return;
@@ -362,12 +362,12 @@ void admin_auth_audit_denied_app(struct admin *ad, const struct admin_token *t,
 		fprintf(stderr, "sds-admin: refused %s: %s (403)\n", who, detail);
 }
 
-void admin_auth_audit_denied(struct admin *ad, const struct admin_token *t,
+void auth_audit_denied(struct admin *ad, const struct admin_token *t,
 			     const char *method, const char *url)
 {
 	char g[65], a[65];
 	bool named = app_of(url + 8, g, a);
 
-	admin_auth_audit_denied_app(ad, t, method, url, named ? g : NULL,
+	auth_audit_denied_app(ad, t, method, url, named ? g : NULL,
 				    named ? a : NULL, NULL);
 }

@@ -45,8 +45,8 @@ struct admin_token {
 	 * the group, and the app ("" for every app of the group), it may
 	 * heartbeat and read strategies of.  "" and "": unscoped, every app.
 	 */
-	char scope_group[ADMIN_NAME_MAX + 1];
-	char scope_app[ADMIN_NAME_MAX + 1];
+	char scope_group[ADMIN_NAME_MAX + 1];	/* the group, "" if unscoped */
+	char scope_app[ADMIN_NAME_MAX + 1];	/* the app, "" for every app of the group */
 };
 
 struct admin;
@@ -54,45 +54,45 @@ struct admin;
 /*
  * Read @path (opt names it in errors) as a token of @role; 0 or -1 with
  * @err.  @scope: NULL, or "GROUP" or "GROUP/APP", what a heartbeat token
- * is limited to (admin_auth_in_scope).
+ * is limited to (auth_in_scope).
  */
-int admin_auth_add(struct admin *ad, const char *opt, const char *path,
+int auth_add(struct admin *ad, const char *opt, const char *path,
 		   const char *scope, enum admin_role role, char *err, size_t errlen);
 
 /* May @t act for app @a of group @g?  True for every unscoped token. */
-bool admin_auth_in_scope(const struct admin_token *t, const char *g, const char *a);
+bool auth_in_scope(const struct admin_token *t, const char *g, const char *a);
 
 /* Does @url ("/api/v1/groups/G/apps/A/...") name an app in @t's scope? */
-bool admin_auth_url_in_scope(const struct admin_token *t, const char *url);
+bool auth_url_in_scope(const struct admin_token *t, const char *url);
 
 /* "GROUP" or "GROUP/APP" of a scoped @t into @out, "" if unscoped. */
-void admin_auth_scope_name(const struct admin_token *t, char *out, size_t outlen);
+void auth_scope_name(const struct admin_token *t, char *out, size_t outlen);
 
 /* The token @given matches (constant time over every token), or NULL. */
-const struct admin_token *admin_auth_lookup(const struct admin *ad,
+const struct admin_token *auth_lookup(const struct admin *ad,
 					    const char *given, size_t len);
 
 /* What @method on @url (starting "/api/v1/") needs. */
-enum admin_need admin_auth_need(const struct admin *ad, const char *method,
+enum admin_need auth_need(const struct admin *ad, const char *method,
 				const char *url);
 
 /* May a token of @have do what needs @need? */
-bool admin_role_may(enum admin_role have, enum admin_need need);
+bool auth_role_may(enum admin_role have, enum admin_need need);
 
-const char *admin_role_name(enum admin_role r);
+const char *auth_role_name(enum admin_role r);
 
 /* Add @name to the Host allow list; -1 with @err when full or malformed. */
-int admin_host_allow(struct admin *ad, const char *name, char *err, size_t errlen);
+int auth_host_allow(struct admin *ad, const char *name, char *err, size_t errlen);
 
 /* Is @host (the Host header, NULL if absent) one the admin answers to? */
-bool admin_host_ok(const struct admin *ad, const char *host);
+bool auth_host_ok(const struct admin *ad, const char *host);
 
 /*
  * Record that a token of @t was refused (403) for @method @url: an audit
  * row of the app the URL names, else one line on stderr (at most 10 a
  * minute: a refused client must not be able to flood the log).
  */
-void admin_auth_audit_denied(struct admin *ad, const struct admin_token *t,
+void auth_audit_denied(struct admin *ad, const struct admin_token *t,
 			     const char *method, const char *url);
 
 /*
@@ -101,7 +101,7 @@ void admin_auth_audit_denied(struct admin *ad, const struct admin_token *t,
  * it exists (it is never created), else to stderr; @detail is said after
  * @method @url.
  */
-void admin_auth_audit_denied_app(struct admin *ad, const struct admin_token *t,
+void auth_audit_denied_app(struct admin *ad, const struct admin_token *t,
 				 const char *method, const char *url,
 				 const char *g, const char *a, const char *detail);
 

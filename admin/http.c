@@ -28,8 +28,8 @@ typedef enum MHD_Result MHD_RESULT;
 #endif
 
 struct conn_ctx {
-	char *body;
-	size_t len, cap;
+	char *body;			/* the request body so far, owned */
+	size_t len, cap;		/* its length and allocated size */
 	bool too_big;			/* the body passed ad->max_body: 413 at the end */
 	bool counted;			/* in ad->inflight */
 	const struct admin_token *tok;	/* the token presented, if it matched */
@@ -264,7 +264,7 @@ static MHD_RESULT send_metrics(struct admin *ad, struct MHD_Connection *c)
 			   "# TYPE sds_admin_hosts gauge\nsds_admin_hosts %lld\n",
 			(long long)sc.groups, (long long)sc.apps, (long long)sc.hosts);
 	/* The fleet's sums; the admin's own counters stand without them. */
-	if (fleet_metrics(ad->store, time(NULL), f, err))
+	if (metrics_fleet_write(ad->store, time(NULL), f, err))
 		fprintf(f, "# fleet sums unavailable: %s\n", err);
 	if (fclose(f)) {
 		free(buf);
@@ -292,7 +292,7 @@ static const struct admin_token *bearer(struct admin *ad, struct MHD_Connection 
 	h += 7;
 	while (*h == ' ')
 		h++;
-	return admin_auth_lookup(ad, h, strlen(h));
+	return auth_lookup(ad, h, strlen(h));
 }
 
 /*
@@ -309,21 +309,21 @@ static MHD_RESULT check_headers(struct admin *ad, struct MHD_Connection *c,
 	const char *cl;
 
 	/* /healthz tells a page nothing: load balancers probe it by address. */
-	if (strcmp(url, "/healthz") && !admin_host_ok(ad, host))
+	if (strcmp(url, "/healthz") && !auth_host_ok(ad, host))
 		return send_error(ad, c, 421, "Host not allowed here (see --allow-host)");
 	if (strncmp(url, "/api/v1/", 8))
 		return MHD_YES;
-	need = admin_auth_need(ad, method, url);
+	need = auth_need(ad, method, url);
 	cx->tok = bearer(ad, c);
 	if (need != ADMIN_NEED_NONE && !cx->tok) {
 		if (need == ADMIN_NEED_HEARTBEAT && !strcmp(url, "/api/v1/heartbeat"))
 			atomic_fetch_add(&ad->m.heartbeat_rejected, 1);
 		return send_error(ad, c, 401, "missing or wrong bearer token");
 	}
-	if (cx->tok && !admin_role_may(cx->tok->role, need)) {
+	if (cx->tok && !auth_role_may(cx->tok->role, need)) {
 		if (need == ADMIN_NEED_WRITE || need == ADMIN_NEED_HEARTBEAT ||
 		    need == ADMIN_NEED_COPY_SERVER)
-			admin_auth_audit_denied(ad, cx->tok, method, url);
+			auth_audit_denied(ad, cx->tok, method, url);
 		return send_error(ad, c, 403, need == ADMIN_NEED_WRITE ?
 				  "this token's role may not write: an operator token is needed" :
 				  need == ADMIN_NEED_COPY_SERVER ?
@@ -331,7 +331,7 @@ static MHD_RESULT check_headers(struct admin *ad, struct MHD_Connection *c,
 				  "this token's role may not do this");
 	}
 	/* A scoped heartbeat token reads its own apps' strategies only. */
-	if (need == ADMIN_NEED_STRATEGIES && cx->tok && !admin_auth_url_in_scope(cx->tok, url))
+	if (need == ADMIN_NEED_STRATEGIES && cx->tok && !auth_url_in_scope(cx->tok, url))
 		return send_error(ad, c, 403, "this heartbeat token's scope does not hold this app");
 	cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	if (cl && strtoull(cl, NULL, 10) > ad->max_body)

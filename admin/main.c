@@ -97,7 +97,7 @@ static void add_token(struct admin *ad, const char *opt, const char *path,
 {
 	char err[600];
 
-	if (admin_auth_add(ad, opt, path, NULL, role, err, sizeof(err))) {
+	if (auth_add(ad, opt, path, NULL, role, err, sizeof(err))) {
 		fprintf(stderr, "sds-admin: %s\n", err);
 		exit(1);
 	}
@@ -122,7 +122,7 @@ static void add_heartbeat_token(struct admin *ad, const char *arg)
 		die("--heartbeat-token-file", "path too long");
 	memcpy(path, arg, colon - arg);
 	path[colon - arg] = '\0';
-	if (admin_auth_add(ad, "--heartbeat-token-file", path, colon + 1,
+	if (auth_add(ad, "--heartbeat-token-file", path, colon + 1,
 			   ADMIN_ROLE_HEARTBEAT, err, sizeof(err))) {
 		fprintf(stderr, "sds-admin: %s\n", err);
 		exit(1);
@@ -147,10 +147,10 @@ static void default_hosts(struct admin *ad, const char *listen_spec)
 		host[hl] = '\0';
 		if (strchr(host, ':') && host[0] != '[')
 			snprintf(host + 0, sizeof(host), "[%.*s]", (int)hl, listen_spec);
-		admin_host_allow(ad, host, err, sizeof(err));
+		auth_host_allow(ad, host, err, sizeof(err));
 	}
 	for (i = 0; i < sizeof(loop) / sizeof(loop[0]); i++)
-		admin_host_allow(ad, loop[i], err, sizeof(err));
+		auth_host_allow(ad, loop[i], err, sizeof(err));
 }
 
 /* Forget what is older than the retention; @days 0 keeps everything. */
@@ -320,7 +320,7 @@ static void take_opt(struct admin *ad, struct opts *o, int c, const char *arg)
 	case 'R': add_token(ad, "--read-token-file", arg, ADMIN_ROLE_READ); break;
 	case 'K': add_token(ad, "--copy-token-file", arg, ADMIN_ROLE_COPY); break;
 	case 'A':
-		if (admin_host_allow(ad, arg, err, sizeof(err)))
+		if (auth_host_allow(ad, arg, err, sizeof(err)))
 			die("--allow-host", err);
 		break;
 	case 'C':

@@ -61,7 +61,7 @@ static struct {
 	size_t len;			/* bytes in @text */
 } cache = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-int64_t fleet_period(int64_t now)
+int64_t metrics_fleet_period(int64_t now)
 {
 	return now - now % SDS_HB_PERIOD_S - 2 * SDS_HB_PERIOD_S;
 }
@@ -198,9 +198,9 @@ static int build(struct store *st, int64_t period, char *err)
 	return 0;
 }
 
-int fleet_metrics(struct store *st, int64_t now, FILE *f, char *err)
+int metrics_fleet_write(struct store *st, int64_t now, FILE *f, char *err)
 {
-	int64_t period = fleet_period(now);
+	int64_t period = metrics_fleet_period(now);
 	int ret = 0;
 
 	pthread_mutex_lock(&cache.lock);

@@ -15,11 +15,11 @@
 #define FLEET_MAX_SERIES	100000
 
 /* The period the sums are of at Unix time @now: the last every host has sent. */
-int64_t fleet_period(int64_t now);
+int64_t metrics_fleet_period(int64_t now);
 /*
  * Write the fleet section as of @now to @f: 0, or a STORE_* code with
  * @err (STORE_ERR_MAX bytes) and nothing written.
  */
-int fleet_metrics(struct store *st, int64_t now, FILE *f, char *err);
+int metrics_fleet_write(struct store *st, int64_t now, FILE *f, char *err);
 
 #endif /* SDS_ADMIN_METRICS_FLEET_H */

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* stats.c - statistics of one app over a time range, summed across hosts. */
+/* api/aggregate.c - statistics of one app over a time range, summed across hosts. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "api/aggregate.h"
 #include "window.h"
 
-int stats_range(int64_t *from, int64_t *to, int64_t *step, char *err, size_t errlen)
+int aggregate_range(int64_t *from, int64_t *to, int64_t *step, char *err, size_t errlen)
 {
 	static const int64_t nice[] = {
 		10, 20, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800,
@@ -19,15 +19,15 @@ int stats_range(int64_t *from, int64_t *to, int64_t *step, char *err, size_t err
 		snprintf(err, errlen, "from/to: need 0 <= from < to");
 		return -1;
 	}
-	if (t - f > STATS_MAX_RANGE) {
+	if (t - f > AGGREGATE_MAX_RANGE) {
 		snprintf(err, errlen, "from/to: range longer than %d days",
-			 STATS_MAX_RANGE / 86400);
+			 AGGREGATE_MAX_RANGE / 86400);
 		return -1;
 	}
 	if (s == 0) {
 		for (i = 0; i < sizeof(nice) / sizeof(nice[0]); i++) {
 			s = nice[i];
-			if ((t - f + s - 1) / s <= STATS_TARGET_STEPS)
+			if ((t - f + s - 1) / s <= AGGREGATE_TARGET_STEPS)
 				break;
 		}
 	} else if (s < 10 || s % 10 || s > 86400) {
@@ -36,9 +36,9 @@ int stats_range(int64_t *from, int64_t *to, int64_t *step, char *err, size_t err
 	}
 	f -= f % s;
 	t = (t + s - 1) / s * s;
-	if ((t - f) / s > STATS_MAX_STEPS) {
+	if ((t - f) / s > AGGREGATE_MAX_STEPS) {
 		snprintf(err, errlen, "step: too small for the range (at most %d steps)",
-			 STATS_MAX_STEPS);
+			 AGGREGATE_MAX_STEPS);
 		return -1;
 	}
 	*from = f;
@@ -47,27 +47,30 @@ int stats_range(int64_t *from, int64_t *to, int64_t *step, char *err, size_t err
 	return 0;
 }
 
+/* One point in one step: its hosts' rows summed (max_concurrency: the highest). */
 struct cell {
-	uint64_t visits, exceptions, timeouts, downgrades, max_concurrency;
-	uint64_t faults, delays;
-	uint64_t hist[SDS_HIST_BUCKETS];
+	uint64_t visits, exceptions, timeouts, downgrades, max_concurrency;	/* the counts */
+	uint64_t faults, delays;	/* what drills injected, summed */
+	uint64_t hist[SDS_HIST_BUCKETS];	/* the latency histograms, summed */
 };
 
+/* One point's steps. */
 struct series {
-	char name[SDS_NAME_MAX + 1];
+	char name[SDS_NAME_MAX + 1];	/* the point */
 	struct cell *cells;		/* nsteps */
 	int64_t as_of;			/* newest period of the point in range, 0: none */
 	bool suspended;			/* suspended on any host in that period */
 	uint64_t overhead_milli;	/* the highest host's estimate in that period */
 };
 
+/* The aggregation of one stats query, as the scan's rows come in. */
 struct agg {
-	int64_t from, step;
-	int nsteps;
-	int n;
-	struct series s[SDS_MAX_POINTS];
+	int64_t from, step;		/* the range's start and the step, seconds */
+	int nsteps;			/* steps in the range */
+	int n;				/* entries of @s */
+	struct series s[SDS_MAX_POINTS];	/* the points seen, in the order seen */
 	int last;			/* rows come grouped by point: cache */
-	bool too_big;
+	bool too_big;			/* points x steps passed AGGREGATE_MAX_CELLS: stop */
 };
 
 /*
@@ -109,7 +112,7 @@ static int agg_row(const struct store_stat_row *row, void *ctx)
 	}
 	if (!se) {
 		if (ag->n >= SDS_MAX_POINTS ||
-		    (int64_t)(ag->n + 1) * ag->nsteps > STATS_MAX_CELLS) {
+		    (int64_t)(ag->n + 1) * ag->nsteps > AGGREGATE_MAX_CELLS) {
 			ag->too_big = true;
 			return 1;
 		}
@@ -210,7 +213,7 @@ static json_t *series_json(const struct agg *ag, const struct series *se)
 	return o;
 }
 
-int stats_query(struct store *st, const char *g, const char *a, const char *point,
+int aggregate_query(struct store *st, const char *g, const char *a, const char *point,
 		int64_t from, int64_t to, int64_t step, json_t **out, char *err)
 {
 	struct agg *ag;
@@ -239,7 +242,7 @@ int stats_query(struct store *st, const char *g, const char *a, const char *poin
 	if (!ret && ag->too_big) {
 		snprintf(err, STORE_ERR_MAX,
 			 "too many points x steps (at most %d): name a point or take a larger step",
-			 STATS_MAX_CELLS);
+			 AGGREGATE_MAX_CELLS);
 		ret = STORE_CONFLICT;
 	}
 	if (!ret) {

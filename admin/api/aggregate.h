@@ -1,28 +1,29 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * Statistics over a time range: the store's per-host per-period rows summed
- * across hosts into steps (sums; max for concurrency), with latency
- * percentiles from the summed histograms.  Independent of the engine.
+ * api/aggregate.h - statistics over a time range: the store's per-host
+ * per-period rows summed across hosts into steps (sums; max for
+ * concurrency), with latency percentiles from the summed histograms.
+ * Independent of the engine.
  */
-#ifndef SDS_ADMIN_STATS_H
-#define SDS_ADMIN_STATS_H
+#ifndef SDS_ADMIN_AGGREGATE_H
+#define SDS_ADMIN_AGGREGATE_H
 
 #include <stdint.h>
 #include <jansson.h>
 #include "store/store.h"
 
-#define STATS_MAX_RANGE		(31 * 86400)	/* widest range: a scan is bounded */
-#define STATS_TARGET_STEPS	360		/* the auto step aims at this many */
-#define STATS_MAX_STEPS		2000		/* an explicit step may give this many */
-#define STATS_MAX_CELLS		50000		/* points x steps in one answer */
+#define AGGREGATE_MAX_RANGE		(31 * 86400)	/* widest range: a scan is bounded */
+#define AGGREGATE_TARGET_STEPS	360		/* the auto step aims at this many */
+#define AGGREGATE_MAX_STEPS		2000		/* an explicit step may give this many */
+#define AGGREGATE_MAX_CELLS		50000		/* points x steps in one answer */
 
 /*
  * Check and complete a range: @from/@to in Unix seconds (from < to, range
- * at most STATS_MAX_RANGE), @step 0 for "fit the range" or a multiple of
+ * at most AGGREGATE_MAX_RANGE), @step 0 for "fit the range" or a multiple of
  * 10.  On success from is aligned down and to up to the step.  On error
  * returns -1 with a message naming the parameter.
  */
-int stats_range(int64_t *from, int64_t *to, int64_t *step, char *err, size_t errlen);
+int aggregate_range(int64_t *from, int64_t *to, int64_t *step, char *err, size_t errlen);
 
 /*
  * The aggregated statistics of app @g/@a (one point or all) over an
@@ -35,9 +36,9 @@ int stats_range(int64_t *from, int64_t *to, int64_t *step, char *err, size_t err
  * The last three are the probe budget's state as of the newest period of
  * the point in the range ("as_of"): suspended on any host then, and the
  * highest host's estimated overhead (% of one CPU).
- * STORE_CONFLICT when the answer would exceed STATS_MAX_CELLS.
+ * STORE_CONFLICT when the answer would exceed AGGREGATE_MAX_CELLS.
  */
-int stats_query(struct store *st, const char *g, const char *a, const char *point,
+int aggregate_query(struct store *st, const char *g, const char *a, const char *point,
 		int64_t from, int64_t to, int64_t step, json_t **out, char *err);
 
-#endif /* SDS_ADMIN_STATS_H */
+#endif /* SDS_ADMIN_AGGREGATE_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * api.c - the REST routes of sds-admin under /api/v1/ (admin/API.md).
+ * api/api.c - the REST routes of sds-admin under /api/v1/ (admin/API.md).
  *
  * Every path segment that names something is checked against the name
  * charset before the store sees it; every body is parsed strictly (unknown
@@ -17,13 +17,13 @@
 #include "api/api.h"
 #include "names.h"
 
-void reply(struct route *r, int status, json_t *body)
+void api_reply(struct api_route *r, int status, json_t *body)
 {
 	r->rs->status = status;
 	r->rs->body = body;
 }
 
-void fail(struct route *r, int status, const char *fmt, ...)
+void api_fail(struct api_route *r, int status, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -31,48 +31,48 @@ void fail(struct route *r, int status, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	reply(r, status, json_pack("{s:s}", "error", msg));
+	api_reply(r, status, json_pack("{s:s}", "error", msg));
 }
 
 /* Map a store result to the reply: 0 means "go on". */
-int store_rc(struct route *r, int rc)
+int api_store_rc(struct api_route *r, int rc)
 {
 	switch (rc) {
 	case STORE_OK:
 		return 0;
 	case STORE_NOTFOUND:
-		fail(r, 404, "%s", r->err);
+		api_fail(r, 404, "%s", r->err);
 		break;
 	case STORE_EXISTS:
 	case STORE_CONFLICT:
-		fail(r, 409, "%s", r->err);
+		api_fail(r, 409, "%s", r->err);
 		break;
 	case STORE_FORBIDDEN:
-		fail(r, 403, "%s", r->err);
+		api_fail(r, 403, "%s", r->err);
 		break;
 	default:
 		fprintf(stderr, "sds-admin: store: %s\n", r->err);
-		fail(r, 500, "storage error");
+		api_fail(r, 500, "storage error");
 		break;
 	}
 	return -1;
 }
 
-bool is(const struct route *r, const char *m)
+bool api_is(const struct api_route *r, const char *m)
 {
 	return !strcmp(r->rq->method, m);
 }
 
-void not_allowed(struct route *r, const char *allow)
+void api_not_allowed(struct api_route *r, const char *allow)
 {
 	r->rs->allow = allow;
-	fail(r, 405, "method %s not allowed here (%s)", r->rq->method, allow);
+	api_fail(r, 405, "method %s not allowed here (%s)", r->rq->method, allow);
 }
 
 /* ---- bodies -------------------------------------------------------------- */
 
 /* Parse the body as a JSON object; on failure the reply is set. */
-int body_object(struct route *r)
+int api_body_object(struct api_route *r)
 {
 	json_error_t jerr;
 
@@ -82,19 +82,19 @@ int body_object(struct route *r)
 	}
 	r->doc = json_loadb(r->rq->body, r->rq->len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!r->doc) {
-		fail(r, 400, "malformed JSON at line %d column %d: %s", jerr.line,
+		api_fail(r, 400, "malformed JSON at line %d column %d: %s", jerr.line,
 		     jerr.column, jerr.text);
 		return -1;
 	}
 	if (!json_is_object(r->doc)) {
-		fail(r, 400, "body must be a JSON object");
+		api_fail(r, 400, "body must be a JSON object");
 		return -1;
 	}
 	return 0;
 }
 
 /* Refuse fields of the body not in @allowed (NULL-terminated). */
-int only_fields(struct route *r, const char *const *allowed)
+int api_only_fields(struct api_route *r, const char *const *allowed)
 {
 	const char *key;
 	json_t *v;
@@ -106,7 +106,7 @@ int only_fields(struct route *r, const char *const *allowed)
 			if (!strcmp(*a, key))
 				break;
 		if (!*a) {
-			fail(r, 400, "unknown field '%.64s'", key);
+			api_fail(r, 400, "unknown field '%.64s'", key);
 			return -1;
 		}
 	}
@@ -114,7 +114,7 @@ int only_fields(struct route *r, const char *const *allowed)
 }
 
 /* A free-text field: optional string, at most ADMIN_TEXT_MAX bytes, no NUL. */
-int text_field(struct route *r, const char *key, const char **out)
+int api_text_field(struct api_route *r, const char *key, const char **out)
 {
 	json_t *v = json_object_get(r->doc, key);
 
@@ -122,12 +122,12 @@ int text_field(struct route *r, const char *key, const char **out)
 	if (!v || json_is_null(v))
 		return 0;
 	if (!json_is_string(v)) {
-		fail(r, 400, "%s must be a string", key);
+		api_fail(r, 400, "%s must be a string", key);
 		return -1;
 	}
 	if (json_string_length(v) > ADMIN_TEXT_MAX ||
 	    strlen(json_string_value(v)) != json_string_length(v)) {
-		fail(r, 400, "%s must be at most %d bytes of text", key, ADMIN_TEXT_MAX);
+		api_fail(r, 400, "%s must be at most %d bytes of text", key, ADMIN_TEXT_MAX);
 		return -1;
 	}
 	*out = json_string_value(v);
@@ -135,7 +135,7 @@ int text_field(struct route *r, const char *key, const char **out)
 }
 
 /* A name field: required string of the name charset. */
-int name_field(struct route *r, const char *key, bool required,
+int api_name_field(struct api_route *r, const char *key, bool required,
 	       const char **out)
 {
 	json_t *v = json_object_get(r->doc, key);
@@ -144,16 +144,16 @@ int name_field(struct route *r, const char *key, bool required,
 	if (!v || json_is_null(v)) {
 		if (!required)
 			return 0;
-		fail(r, 400, "%s: missing", key);
+		api_fail(r, 400, "%s: missing", key);
 		return -1;
 	}
 	if (!json_is_string(v)) {
-		fail(r, 400, "%s must be a string", key);
+		api_fail(r, 400, "%s must be a string", key);
 		return -1;
 	}
 	if (!sds_name_valid(json_string_value(v)) ||
 	    strlen(json_string_value(v)) != json_string_length(v)) {
-		fail(r, 400, "%s: bad name (1-64 of [A-Za-z0-9_-])", key);
+		api_fail(r, 400, "%s: bad name (1-64 of [A-Za-z0-9_-])", key);
 		return -1;
 	}
 	*out = json_string_value(v);
@@ -161,10 +161,10 @@ int name_field(struct route *r, const char *key, bool required,
 }
 
 /* Path segment @i must be a name; @what names it in the error. */
-int seg_name(struct route *r, int i, const char *what)
+int api_seg_name(struct api_route *r, int i, const char *what)
 {
 	if (!sds_name_valid(r->seg[i])) {
-		fail(r, 400, "%s: bad name (1-64 of [A-Za-z0-9_-])", what);
+		api_fail(r, 400, "%s: bad name (1-64 of [A-Za-z0-9_-])", what);
 		return -1;
 	}
 	return 0;
@@ -179,7 +179,7 @@ int seg_name(struct route *r, int i, const char *what)
 #define QUERY_INT_MAX	9007199254740991LL	/* 2^53 - 1 */
 
 /* An integer query argument, |x| <= QUERY_INT_MAX; @def when absent. */
-int query_int(struct route *r, const char *key, int64_t def, int64_t *out)
+int api_query_int(struct api_route *r, const char *key, int64_t def, int64_t *out)
 {
 	const char *v = http_query(r->rq->conn, key);
 	char *end;
@@ -192,7 +192,7 @@ int query_int(struct route *r, const char *key, int64_t def, int64_t *out)
 	errno = 0;
 	x = strtoll(v, &end, 10);
 	if (errno || *end || end == v || x > QUERY_INT_MAX || x < -QUERY_INT_MAX) {
-		fail(r, 400, "%s must be an integer, at most 2^53-1 either side of 0", key);
+		api_fail(r, 400, "%s must be an integer, at most 2^53-1 either side of 0", key);
 		return -1;
 	}
 	*out = x;
@@ -202,7 +202,7 @@ int query_int(struct route *r, const char *key, int64_t def, int64_t *out)
 /* ---- dispatch ------------------------------------------------------------ */
 
 /* Split @path into r->seg; false if it has too many or empty segments. */
-static bool split(struct route *r, char *path)
+static bool split(struct api_route *r, char *path)
 {
 	char *p = path, *slash;
 
@@ -228,88 +228,88 @@ static bool split(struct route *r, char *path)
 	return true;
 }
 
-static void app_routes(struct route *r)
+static void app_routes(struct api_route *r)
 {
 	const char *g = r->seg[1], *a = r->seg[3];
 	const char *what = r->nseg > 4 ? r->seg[4] : NULL;
 
 	if (r->nseg == 4)
-		return app(r, g, a);
+		return api_route_app(r, g, a);
 	if (!strcmp(what, "schemes")) {
 		if (r->nseg == 5)
-			return schemes(r, g, a);
-		if (seg_name(r, 5, "scheme"))
+			return api_route_schemes(r, g, a);
+		if (api_seg_name(r, 5, "scheme"))
 			return;
 		if (r->nseg == 6)
-			return scheme(r, g, a, r->seg[5]);
+			return api_route_scheme(r, g, a, r->seg[5]);
 		if (strcmp(r->seg[6], "strategies"))
 			goto nf;
 		if (r->nseg == 7)
-			return strategies_all(r, g, a, r->seg[5]);
-		if (seg_name(r, 7, "point"))
+			return api_route_strategies(r, g, a, r->seg[5]);
+		if (api_seg_name(r, 7, "point"))
 			return;
 		if (r->nseg == 8)
-			return strategy_one(r, g, a, r->seg[5], r->seg[7]);
+			return api_route_strategy(r, g, a, r->seg[5], r->seg[7]);
 		goto nf;
 	}
 	if (!strcmp(what, "drills")) {
 		if (r->nseg == 5)
-			return drills(r, g, a);
+			return api_route_drills(r, g, a);
 		if (r->nseg == 7 && !strcmp(r->seg[6], "stop"))
-			return drill_stop(r, g, a, r->seg[5]);
+			return api_route_drill_stop(r, g, a, r->seg[5]);
 		goto nf;
 	}
 	if (!strcmp(what, "copy-plans")) {
 		if (r->nseg == 5)
-			return copy_plans(r, g, a);
+			return api_route_copy_plans(r, g, a);
 		if (r->nseg <= 7)
-			return copy_plan(r, g, a, r->seg[5], r->nseg == 7 ? r->seg[6] : NULL);
+			return api_route_copy_plan(r, g, a, r->seg[5], r->nseg == 7 ? r->seg[6] : NULL);
 		goto nf;
 	}
 	if (r->nseg != 5)
 		goto nf;
 	if (!strcmp(what, "strategies"))
-		return strategies_all(r, g, a, NULL);
+		return api_route_strategies(r, g, a, NULL);
 	if (!strcmp(what, "active_scheme"))
-		return active_scheme(r, g, a);
+		return api_route_active_scheme(r, g, a);
 	if (!strcmp(what, "stats"))
-		return stats(r, g, a);
+		return api_route_stats(r, g, a);
 	if (!strcmp(what, "hosts") || !strcmp(what, "points") ||
 	    !strcmp(what, "events") || !strcmp(what, "audit"))
-		return listing(r, g, a, what);
+		return api_route_listing(r, g, a, what);
 nf:
-	fail(r, 404, "no such resource: /api/v1/%s", r->rq->path);
+	api_fail(r, 404, "no such resource: /api/v1/%s", r->rq->path);
 }
 
 void api_handle(struct admin *ad, const struct api_req *rq, struct api_resp *rs)
 {
-	struct route r = { .rq = rq, .rs = rs, .ad = ad };
+	struct api_route r = { .rq = rq, .rs = rs, .ad = ad };
 	char *path = strdup(rq->path);
 
 	if (!path) {
-		fail(&r, 500, "out of memory");
+		api_fail(&r, 500, "out of memory");
 		return;
 	}
 	if (!split(&r, path) || !r.nseg)
 		goto nf;
 	if (!strcmp(r.seg[0], "heartbeat") && r.nseg == 1) {
-		heartbeat(&r);
+		api_route_heartbeat(&r);
 	} else if (!strcmp(r.seg[0], "copy-servers")) {
-		copy_servers(&r);
+		api_route_copy_servers(&r);
 	} else if (!strcmp(r.seg[0], "apps") && r.nseg == 1) {
-		apps(&r, NULL);
+		api_route_apps(&r, NULL);
 	} else if (!strcmp(r.seg[0], "groups")) {
 		if (r.nseg == 1) {
-			groups(&r);
-		} else if (seg_name(&r, 1, "group")) {
+			api_route_groups(&r);
+		} else if (api_seg_name(&r, 1, "group")) {
 			;
 		} else if (r.nseg == 2) {
-			group(&r);
+			api_route_group(&r);
 		} else if (strcmp(r.seg[2], "apps")) {
 			goto nf;
 		} else if (r.nseg == 3) {
-			apps(&r, r.seg[1]);
-		} else if (!seg_name(&r, 3, "app")) {
+			api_route_apps(&r, r.seg[1]);
+		} else if (!api_seg_name(&r, 3, "app")) {
 			app_routes(&r);
 		}
 	} else {
@@ -317,7 +317,7 @@ void api_handle(struct admin *ad, const struct api_req *rq, struct api_resp *rs)
 	}
 	goto out;
 nf:
-	fail(&r, 404, "no such resource: /api/v1/%s", rq->path);
+	api_fail(&r, 404, "no such resource: /api/v1/%s", rq->path);
 out:
 	json_decref(r.doc);
 	free(path);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * api.h - what the files of the REST routes share: the route being served
- * and the helpers that reply and check bodies.  Private to admin/api*.c;
+ * api/api.h - what the files of the REST routes share: the route being
+ * served and the helpers that reply and check bodies.  Private to admin/api/;
  * the server sees only api_handle() in admin.h.
  */
 #ifndef SDS_ADMIN_API_H
@@ -14,64 +14,59 @@
 
 #define MAX_SEGS	10
 
-struct route {
-	const struct api_req *rq;
-	struct api_resp *rs;
-	struct admin *ad;
-	char *seg[MAX_SEGS];
-	int nseg;
+struct api_route {
+	const struct api_req *rq;	/* the request */
+	struct api_resp *rs;		/* the answer being made */
+	struct admin *ad;		/* the admin serving it: its store and tokens */
+	char *seg[MAX_SEGS];		/* the path's segments under /api/v1/ */
+	int nseg;			/* entries of @seg */
 	json_t *doc;		/* the parsed body, if any */
 	char err[STORE_ERR_MAX];
 };
 
 /* api.c: replies, bodies, path segments */
-void fail(struct route *r, int status, const char *fmt, ...)
+void api_fail(struct api_route *r, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-void reply(struct route *r, int status, json_t *body);
-int store_rc(struct route *r, int rc);
-bool is(const struct route *r, const char *m);
-void not_allowed(struct route *r, const char *allow);
-int body_object(struct route *r);
-int only_fields(struct route *r, const char *const *allowed);
-int text_field(struct route *r, const char *key, const char **out);
-int name_field(struct route *r, const char *key, bool required,
+void api_reply(struct api_route *r, int status, json_t *body);
+int api_store_rc(struct api_route *r, int rc);
+bool api_is(const struct api_route *r, const char *m);
+void api_not_allowed(struct api_route *r, const char *allow);
+int api_body_object(struct api_route *r);
+int api_only_fields(struct api_route *r, const char *const *allowed);
+int api_text_field(struct api_route *r, const char *key, const char **out);
+int api_name_field(struct api_route *r, const char *key, bool required,
 	       const char **out);
-int seg_name(struct route *r, int i, const char *what);
-int query_int(struct route *r, const char *key, int64_t def, int64_t *out);
+int api_seg_name(struct api_route *r, int i, const char *what);
+int api_query_int(struct api_route *r, const char *key, int64_t def, int64_t *out);
 
 /* api/org.c: groups, apps, schemes, strategies */
-void groups(struct route *r);
-void group(struct route *r);
-void apps(struct route *r, const char *g);
-void app(struct route *r, const char *g, const char *a);
-void schemes(struct route *r, const char *g, const char *a);
-void scheme(struct route *r, const char *g, const char *a, const char *s);
-void active_scheme(struct route *r, const char *g, const char *a);
-void strategies_all(struct route *r, const char *g, const char *a,
+void api_route_groups(struct api_route *r);
+void api_route_group(struct api_route *r);
+void api_route_apps(struct api_route *r, const char *g);
+void api_route_app(struct api_route *r, const char *g, const char *a);
+void api_route_schemes(struct api_route *r, const char *g, const char *a);
+void api_route_scheme(struct api_route *r, const char *g, const char *a, const char *s);
+void api_route_active_scheme(struct api_route *r, const char *g, const char *a);
+void api_route_strategies(struct api_route *r, const char *g, const char *a,
 		    const char *s);
-void strategy_one(struct route *r, const char *g, const char *a,
+void api_route_strategy(struct api_route *r, const char *g, const char *a,
 		  const char *s, const char *point);
 
 /* api/stats.c: stats, listings, heartbeat */
-void stats(struct route *r, const char *g, const char *a);
-void listing(struct route *r, const char *g, const char *a, const char *what);
-void heartbeat(struct route *r);
+void api_route_stats(struct api_route *r, const char *g, const char *a);
+void api_route_listing(struct api_route *r, const char *g, const char *a, const char *what);
+void api_route_heartbeat(struct api_route *r);
 
 /* api/drills.c: drills, and the token fingerprint audit rows carry */
-void token_id(const struct route *r, char out[24]);
-void drills(struct route *r, const char *g, const char *a);
-void drill_stop(struct route *r, const char *g, const char *a,
+void api_token_id(const struct api_route *r, char out[24]);
+void api_route_drills(struct api_route *r, const char *g, const char *a);
+void api_route_drill_stop(struct api_route *r, const char *g, const char *a,
 		const char *ids);
 
 /* api/copy.c, api/copy_servers.c: copy plans and copy servers */
-void copy_plans(struct route *r, const char *g, const char *a);
-void copy_plan(struct route *r, const char *g, const char *a, const char *ids,
+void api_route_copy_plans(struct api_route *r, const char *g, const char *a);
+void api_route_copy_plan(struct api_route *r, const char *g, const char *a, const char *ids,
 	       const char *what);
-void copy_servers(struct route *r);
-
-static inline int64_t now_s(void)
-{
-	return (int64_t)time(NULL);
-}
+void api_route_copy_servers(struct api_route *r);
 
 #endif

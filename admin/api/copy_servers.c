@@ -33,7 +33,7 @@ static const char *const f_counts[] = {
 	"received", "dispatched", "shadow_errors", "dropped", NULL
 };
 
-static int counts_of(struct route *r, const char *name, json_t *o,
+static int counts_of(struct api_route *r, const char *name, json_t *o,
 		     struct store_copy_hb_plan *p)
 {
 	int64_t *out[] = { &p->received, &p->dispatched, &p->shadow_errors, &p->dropped };
@@ -42,11 +42,11 @@ static int counts_of(struct route *r, const char *name, json_t *o,
 	int i;
 
 	if (!sds_name_valid(name)) {
-		fail(r, 400, "plans: bad plan name '%.64s' (1-64 of [A-Za-z0-9_-])", name);
+		api_fail(r, 400, "plans: bad plan name '%.64s' (1-64 of [A-Za-z0-9_-])", name);
 		return -1;
 	}
 	if (!json_is_object(o)) {
-		fail(r, 400, "plans.%s must be an object", name);
+		api_fail(r, 400, "plans.%s must be an object", name);
 		return -1;
 	}
 	json_object_foreach(o, key, v) {
@@ -54,7 +54,7 @@ static int counts_of(struct route *r, const char *name, json_t *o,
 			if (!strcmp(key, f_counts[i]))
 				break;
 		if (!f_counts[i]) {
-			fail(r, 400, "plans.%s: unknown field '%.64s'", name, key);
+			api_fail(r, 400, "plans.%s: unknown field '%.64s'", name, key);
 			return -1;
 		}
 	}
@@ -66,7 +66,7 @@ static int counts_of(struct route *r, const char *name, json_t *o,
 			continue;
 		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
 		    json_integer_value(v) > SDS_HB_COUNT_MAX) {
-			fail(r, 400, "plans.%s.%s must be an integer 0..%lld", name,
+			api_fail(r, 400, "plans.%s.%s must be an integer 0..%lld", name,
 			     f_counts[i], (long long)SDS_HB_COUNT_MAX);
 			return -1;
 		}
@@ -99,29 +99,29 @@ static bool addr_numeric(const char *addr)
 	return inet_pton(AF_INET, host, buf) == 1;
 }
 
-static int hb_header(struct route *r, struct store_copy_hb *hb)
+static int hb_header(struct api_route *r, struct store_copy_hb *hb)
 {
 	const char *addr;
 	json_t *v;
 
-	if (only_fields(r, f_hb) || name_field(r, "name", true, &hb->name) ||
-	    text_field(r, "addr", &addr))
+	if (api_only_fields(r, f_hb) || api_name_field(r, "name", true, &hb->name) ||
+	    api_text_field(r, "addr", &addr))
 		return -1;
 	if (!addr || !heartbeat_copy_addr_valid(addr)) {
-		fail(r, 400, "addr: not HOST:PORT or [IPV6]:PORT (where loaders reach the server)");
+		api_fail(r, 400, "addr: not HOST:PORT or [IPV6]:PORT (where loaders reach the server)");
 		return -1;
 	}
 	if (!addr_numeric(addr)) {
-		fail(r, 400, "addr: '%.80s' is not a numeric IPV4:PORT or [IPV6]:PORT (loaders do not resolve names)",
+		api_fail(r, 400, "addr: '%.80s' is not a numeric IPV4:PORT or [IPV6]:PORT (loaders do not resolve names)",
 		     addr);
 		return -1;
 	}
 	hb->addr = addr;
 	v = json_object_get(r->doc, "period_start");
 	if (!json_is_integer(v) || json_integer_value(v) < SDS_HB_TIME_MIN ||
-	    json_integer_value(v) > now_s() + 3600 ||
+	    json_integer_value(v) > store_now_s() + 3600 ||
 	    json_integer_value(v) % SDS_HB_PERIOD_S) {
-		fail(r, 400, "period_start must be Unix seconds, a multiple of %d, not in the future",
+		api_fail(r, 400, "period_start must be Unix seconds, a multiple of %d, not in the future",
 		     SDS_HB_PERIOD_S);
 		return -1;
 	}
@@ -129,7 +129,7 @@ static int hb_header(struct route *r, struct store_copy_hb *hb)
 	return 0;
 }
 
-static void server_heartbeat(struct route *r)
+static void server_heartbeat(struct api_route *r)
 {
 	struct store *st = r->ad->store;
 	struct store_copy_hb hb = { 0 };
@@ -137,22 +137,22 @@ static void server_heartbeat(struct route *r)
 	json_t *pl, *v, *out;
 	const char *key;
 
-	if (!is(r, "POST"))
-		return not_allowed(r, "POST");
-	if (body_object(r) || hb_header(r, &hb))
+	if (!api_is(r, "POST"))
+		return api_not_allowed(r, "POST");
+	if (api_body_object(r) || hb_header(r, &hb))
 		return;
 	/* Every POST under /api/v1/ carries a token (auth.c): its fingerprint owns the name. */
 	hb.owner = r->rq->tok ? r->rq->tok->fp : "";
 	hb.operator = r->rq->tok && r->rq->tok->role == ADMIN_ROLE_OPERATOR;
 	pl = json_object_get(r->doc, "plans");
 	if (!json_is_object(pl) || json_object_size(pl) > COPY_HB_PLANS_MAX) {
-		fail(r, 400, "plans must be an object of plan name -> counts (at most %d)",
+		api_fail(r, 400, "plans must be an object of plan name -> counts (at most %d)",
 		     COPY_HB_PLANS_MAX);
 		return;
 	}
 	plans = calloc(json_object_size(pl) + 1, sizeof(*plans));
 	if (!plans) {
-		fail(r, 500, "out of memory");
+		api_fail(r, 500, "out of memory");
 		return;
 	}
 	json_object_foreach(pl, key, v) {
@@ -161,13 +161,13 @@ static void server_heartbeat(struct route *r)
 		hb.nplans++;
 	}
 	hb.plans = plans;
-	if (!store_rc(r, st->ops->copy_server_heartbeat(st, &hb, now_s(), &out, r->err)))
-		reply(r, 200, json_pack("{s:o}", "plans", out));
+	if (!api_store_rc(r, st->ops->copy_server_heartbeat(st, &hb, store_now_s(), &out, r->err)))
+		api_reply(r, 200, json_pack("{s:o}", "plans", out));
 out:
 	free(plans);
 }
 
-void copy_servers(struct route *r)
+void api_route_copy_servers(struct api_route *r)
 {
 	struct store *st = r->ad->store;
 	json_t *out;
@@ -175,11 +175,11 @@ void copy_servers(struct route *r)
 	if (r->nseg == 2 && !strcmp(r->seg[1], "heartbeat"))
 		return server_heartbeat(r);
 	if (r->nseg != 1) {
-		fail(r, 404, "no such resource: /api/v1/%s", r->rq->path);
+		api_fail(r, 404, "no such resource: /api/v1/%s", r->rq->path);
 		return;
 	}
-	if (!is(r, "GET"))
-		return not_allowed(r, "GET");
-	if (!store_rc(r, st->ops->copy_server_list(st, now_s(), &out, r->err)))
-		reply(r, 200, out);
+	if (!api_is(r, "GET"))
+		return api_not_allowed(r, "GET");
+	if (!api_store_rc(r, st->ops->copy_server_list(st, store_now_s(), &out, r->err)))
+		api_reply(r, 200, out);
 }

@@ -15,19 +15,19 @@
  * Which token wrote: its fingerprint (auth.c), so the audit log can tell
  * tokens apart across a rotation without holding a secret.
  */
-void token_id(const struct route *r, char out[24])
+void api_token_id(const struct api_route *r, char out[24])
 {
 	snprintf(out, 24, "%s", r->rq->tok ? r->rq->tok->fp : "none");
 }
 
-static int drill_int(struct route *r, const char *key, int64_t min, int64_t max,
+static int drill_int(struct api_route *r, const char *key, int64_t min, int64_t max,
 		     int64_t def, int64_t *out)
 {
 	json_t *v = json_object_get(r->doc, key);
 
 	if (!v) {
 		if (def < min) {
-			fail(r, 400, "%s: required (an integer %lld..%lld)", key,
+			api_fail(r, 400, "%s: required (an integer %lld..%lld)", key,
 			     (long long)min, (long long)max);
 			return -1;
 		}
@@ -36,7 +36,7 @@ static int drill_int(struct route *r, const char *key, int64_t min, int64_t max,
 	}
 	if (!json_is_integer(v) || json_integer_value(v) < min ||
 	    json_integer_value(v) > max) {
-		fail(r, 400, "%s must be an integer %lld..%lld", key, (long long)min,
+		api_fail(r, 400, "%s must be an integer %lld..%lld", key, (long long)min,
 		     (long long)max);
 		return -1;
 	}
@@ -48,14 +48,14 @@ static int drill_int(struct route *r, const char *key, int64_t min, int64_t max,
  * "errno": an error drill's errno at a function point with failfast=, by
  * the loader's names (common/errnames.c); absent or null: the point's own.
  */
-static int drill_errno(struct route *r, struct store_drill *d)
+static int drill_errno(struct api_route *r, struct store_drill *d)
 {
 	json_t *v = json_object_get(r->doc, "errno");
 
 	if (!v || json_is_null(v))
 		return 0;
 	if (!json_is_string(v)) {
-		fail(r, 400, "errno must be an errno name (ECONNREFUSED, ETIMEDOUT, EIO, ...)");
+		api_fail(r, 400, "errno must be an errno name (ECONNREFUSED, ETIMEDOUT, EIO, ...)");
 		return -1;
 	}
 	d->err = errnames_parse(json_string_value(v));
@@ -63,11 +63,11 @@ static int drill_errno(struct route *r, struct store_drill *d)
 		char names[512];
 
 		errnames_list(names, sizeof(names));
-		fail(r, 400, "errno: unknown name '%.32s' (%s)", json_string_value(v), names);
+		api_fail(r, 400, "errno: unknown name '%.32s' (%s)", json_string_value(v), names);
 		return -1;
 	}
 	if (d->kind != SDS_DRILL_ERROR) {
-		fail(r, 400, "errno is for error drills (a delay drill fails nothing)");
+		api_fail(r, 400, "errno is for error drills (a delay drill fails nothing)");
 		return -1;
 	}
 	return 0;
@@ -77,7 +77,7 @@ static const char *const f_drill[] = {
 	"point", "kind", "ratio", "delay_ms", "duration_s", "by", "errno", NULL
 };
 
-void drills(struct route *r, const char *g, const char *a)
+void api_route_drills(struct api_route *r, const char *g, const char *a)
 {
 	struct store *st = r->ad->store;
 	struct store_drill d = { 0 };
@@ -86,19 +86,19 @@ void drills(struct route *r, const char *g, const char *a)
 	char tid[24];
 	json_t *out;
 
-	if (is(r, "GET")) {
-		if (!store_rc(r, st->ops->drill_list(st, g, a, &out, r->err)))
-			reply(r, 200, out);
+	if (api_is(r, "GET")) {
+		if (!api_store_rc(r, st->ops->drill_list(st, g, a, &out, r->err)))
+			api_reply(r, 200, out);
 		return;
 	}
-	if (!is(r, "POST"))
-		return not_allowed(r, "GET, POST");
-	if (body_object(r) || only_fields(r, f_drill) ||
-	    name_field(r, "point", true, &d.point) || text_field(r, "by", &d.by))
+	if (!api_is(r, "POST"))
+		return api_not_allowed(r, "GET, POST");
+	if (api_body_object(r) || api_only_fields(r, f_drill) ||
+	    api_name_field(r, "point", true, &d.point) || api_text_field(r, "by", &d.by))
 		return;
 	kind = json_string_value(json_object_get(r->doc, "kind"));
 	if (!kind || (strcmp(kind, "error") && strcmp(kind, "delay"))) {
-		fail(r, 400, "kind must be \"error\" or \"delay\"");
+		api_fail(r, 400, "kind must be \"error\" or \"delay\"");
 		return;
 	}
 	d.kind = strcmp(kind, "error") ? SDS_DRILL_DELAY : SDS_DRILL_ERROR;
@@ -109,7 +109,7 @@ void drills(struct route *r, const char *g, const char *a)
 		      &delay))
 		return;
 	if (!d.by || !*d.by || strlen(d.by) > 256) {
-		fail(r, 400, "by: required, 1-256 bytes (who starts the drill, free text)");
+		api_fail(r, 400, "by: required, 1-256 bytes (who starts the drill, free text)");
 		return;
 	}
 	if (drill_errno(r, &d))
@@ -117,21 +117,21 @@ void drills(struct route *r, const char *g, const char *a)
 	d.ratio = ratio;
 	d.delay_ms = delay;
 	d.duration_s = dur;
-	token_id(r, tid);
+	api_token_id(r, tid);
 	d.token_id = tid;
-	if (store_rc(r, st->ops->drill_create(st, g, a, &d, now_s(), &id, r->err)))
+	if (api_store_rc(r, st->ops->drill_create(st, g, a, &d, store_now_s(), &id, r->err)))
 		return;
-	reply(r, 201, json_pack("{s:I, s:s, s:s, s:i, s:I, s:I, s:o}", "id", (json_int_t)id,
+	api_reply(r, 201, json_pack("{s:I, s:s, s:s, s:i, s:I, s:I, s:o}", "id", (json_int_t)id,
 				"point", d.point, "kind", kind, "ratio", (int)ratio,
 				"delay_ms", (json_int_t)delay,
-				"expires_at", (json_int_t)(now_s() + dur),
+				"expires_at", (json_int_t)(store_now_s() + dur),
 				"errno", d.err ? json_string(errnames_name(d.err)) :
 						 json_null()));
 }
 
 static const char *const f_drill_stop[] = { "by", NULL };
 
-void drill_stop(struct route *r, const char *g, const char *a,
+void api_route_drill_stop(struct api_route *r, const char *g, const char *a,
 		const char *ids)
 {
 	struct store *st = r->ad->store;
@@ -139,21 +139,21 @@ void drill_stop(struct route *r, const char *g, const char *a,
 	char tid[24], *end;
 	long long id;
 
-	if (!is(r, "POST"))
-		return not_allowed(r, "POST");
+	if (!api_is(r, "POST"))
+		return api_not_allowed(r, "POST");
 	id = strtoll(ids, &end, 10);
 	if (*end || id < 1) {
-		fail(r, 404, "no drill '%s'", ids);
+		api_fail(r, 404, "no drill '%s'", ids);
 		return;
 	}
-	if (body_object(r) || only_fields(r, f_drill_stop) || text_field(r, "by", &by))
+	if (api_body_object(r) || api_only_fields(r, f_drill_stop) || api_text_field(r, "by", &by))
 		return;
 	if (!by || !*by || strlen(by) > 256) {
-		fail(r, 400, "by: required, 1-256 bytes (who stops the drill, free text)");
+		api_fail(r, 400, "by: required, 1-256 bytes (who stops the drill, free text)");
 		return;
 	}
-	token_id(r, tid);
-	if (!store_rc(r, st->ops->drill_stop(st, g, a, id, by, tid, now_s(), r->err)))
-		reply(r, 200, json_pack("{s:I, s:b}", "id", (json_int_t)id, "stopped", 1));
+	api_token_id(r, tid);
+	if (!api_store_rc(r, st->ops->drill_stop(st, g, a, id, by, tid, store_now_s(), r->err)))
+		api_reply(r, 200, json_pack("{s:I, s:b}", "id", (json_int_t)id, "stopped", 1));
 }
 

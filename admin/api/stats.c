@@ -15,65 +15,65 @@
 
 /* ---- statistics, hosts, events ------------------------------------------- */
 
-void stats(struct route *r, const char *g, const char *a)
+void api_route_stats(struct api_route *r, const char *g, const char *a)
 {
 	int64_t to, from, step;
 	const char *point;
 	json_t *out;
 
-	if (!is(r, "GET"))
-		return not_allowed(r, "GET");
-	if (query_int(r, "to", (now_s() / 10 + 1) * 10, &to) ||
-	    query_int(r, "from", to - 3600, &from) || query_int(r, "step", 0, &step))
+	if (!api_is(r, "GET"))
+		return api_not_allowed(r, "GET");
+	if (api_query_int(r, "to", (store_now_s() / 10 + 1) * 10, &to) ||
+	    api_query_int(r, "from", to - 3600, &from) || api_query_int(r, "step", 0, &step))
 		return;
 	point = http_query(r->rq->conn, "point");
 	if (point && !sds_point_name_valid(point)) {
-		fail(r, 400, "point: bad name (1-64 of [A-Za-z0-9_-])");
+		api_fail(r, 400, "point: bad name (1-64 of [A-Za-z0-9_-])");
 		return;
 	}
-	if (stats_range(&from, &to, &step, r->err, sizeof(r->err))) {
-		fail(r, 400, "%s", r->err);
+	if (aggregate_range(&from, &to, &step, r->err, sizeof(r->err))) {
+		api_fail(r, 400, "%s", r->err);
 		return;
 	}
-	if (!store_rc(r, stats_query(r->ad->store, g, a, point, from, to, step, &out,
+	if (!api_store_rc(r, aggregate_query(r->ad->store, g, a, point, from, to, step, &out,
 				     r->err)))
-		reply(r, 200, out);
+		api_reply(r, 200, out);
 }
 
-void listing(struct route *r, const char *g, const char *a, const char *what)
+void api_route_listing(struct api_route *r, const char *g, const char *a, const char *what)
 {
 	struct store *st = r->ad->store;
 	int64_t from, to, limit;
 	json_t *out;
 	int rc;
 
-	if (!is(r, "GET"))
-		return not_allowed(r, "GET");
+	if (!api_is(r, "GET"))
+		return api_not_allowed(r, "GET");
 	if (!strcmp(what, "hosts")) {
 		rc = st->ops->host_list(st, g, a, &out, r->err);
 	} else if (!strcmp(what, "points")) {
 		rc = st->ops->point_list(st, g, a, &out, r->err);
 	} else if (!strcmp(what, "events")) {
-		if (query_int(r, "to", now_s() + 10, &to) ||
-		    query_int(r, "from", to - 86400, &from) ||
-		    query_int(r, "limit", 500, &limit))
+		if (api_query_int(r, "to", store_now_s() + 10, &to) ||
+		    api_query_int(r, "from", to - 86400, &from) ||
+		    api_query_int(r, "limit", 500, &limit))
 			return;
 		if (limit < 1 || limit > 10000) {
-			fail(r, 400, "limit must be an integer 1..10000");
+			api_fail(r, 400, "limit must be an integer 1..10000");
 			return;
 		}
 		rc = st->ops->events(st, g, a, from, to, (int)limit, &out, r->err);
 	} else {
-		if (query_int(r, "limit", 100, &limit))
+		if (api_query_int(r, "limit", 100, &limit))
 			return;
 		if (limit < 1 || limit > 10000) {
-			fail(r, 400, "limit must be an integer 1..10000");
+			api_fail(r, 400, "limit must be an integer 1..10000");
 			return;
 		}
 		rc = st->ops->audit(st, g, a, (int)limit, &out, r->err);
 	}
-	if (!store_rc(r, rc))
-		reply(r, 200, out);
+	if (!api_store_rc(r, rc))
+		api_reply(r, 200, out);
 }
 
 /* ---- the heartbeat ------------------------------------------------------- */
@@ -84,9 +84,9 @@ void listing(struct route *r, const char *g, const char *a, const char *what)
  * the thread ends.
  */
 struct hb_bufs {
-	struct sds_heartbeat *hb;
-	struct sds_strategies *strategies;
-	struct sds_hb_drill drills[SDS_HB_MAX_DRILLS];
+	struct sds_heartbeat *hb;	/* the parsed heartbeat */
+	struct sds_strategies *strategies;	/* the reply's strategies, when they changed */
+	struct sds_hb_drill drills[SDS_HB_MAX_DRILLS];	/* the reply's drills in force */
 	struct sds_hb_copy copy;	/* ~270 KiB: the app's copy plans */
 };
 
@@ -127,7 +127,7 @@ static struct hb_bufs *bufs_get(void)
 	return b;
 }
 
-void heartbeat(struct route *r)
+void api_route_heartbeat(struct api_route *r)
 {
 	struct store *st = r->ad->store;
 	struct store_hb_result res = { 0 };
@@ -137,11 +137,11 @@ void heartbeat(struct route *r)
 	bool changed;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (!is(r, "POST"))
-		return not_allowed(r, "POST");
+	if (!api_is(r, "POST"))
+		return api_not_allowed(r, "POST");
 	bufs = bufs_get();
 	if (!bufs) {
-		fail(r, 500, "out of memory");
+		api_fail(r, 500, "out of memory");
 		goto out;
 	}
 	hb = bufs->hb;
@@ -150,12 +150,12 @@ void heartbeat(struct route *r)
 	res.copy = &bufs->copy;
 	if (heartbeat_parse(r->rq->body, r->rq->len, hb, r->err, sizeof(r->err))) {
 		atomic_fetch_add(&r->ad->m.heartbeat_rejected, 1);
-		fail(r, 400, "%s", r->err);
+		api_fail(r, 400, "%s", r->err);
 		goto out;
 	}
-	if (hb->period_start > now_s() + 3600) {
+	if (hb->period_start > store_now_s() + 3600) {
 		atomic_fetch_add(&r->ad->m.heartbeat_rejected, 1);
-		fail(r, 400, "period_start is more than an hour in the future");
+		api_fail(r, 400, "period_start is more than an hour in the future");
 		goto out;
 	}
 	/*
@@ -163,18 +163,18 @@ void heartbeat(struct route *r)
 	 * speaks for its apps only: outside them it creates no app and reads
 	 * no strategies, drills or plans.
 	 */
-	if (r->rq->tok && !admin_auth_in_scope(r->rq->tok, hb->group, hb->app)) {
+	if (r->rq->tok && !auth_in_scope(r->rq->tok, hb->group, hb->app)) {
 		char scope[2 * ADMIN_NAME_MAX + 2], more[4 * ADMIN_NAME_MAX + 64];
 
-		admin_auth_scope_name(r->rq->tok, scope, sizeof(scope));
+		auth_scope_name(r->rq->tok, scope, sizeof(scope));
 		snprintf(more, sizeof(more), "for %s/%s (scope %s)", hb->group, hb->app, scope);
-		admin_auth_audit_denied_app(r->ad, r->rq->tok, "POST", "/api/v1/heartbeat",
+		auth_audit_denied_app(r->ad, r->rq->tok, "POST", "/api/v1/heartbeat",
 					    hb->group, hb->app, more);
-		fail(r, 403, "this heartbeat token is for %s only: %s/%s is outside it",
+		api_fail(r, 403, "this heartbeat token is for %s only: %s/%s is outside it",
 		     scope, hb->group, hb->app);
 		goto out;
 	}
-	if (store_rc(r, st->ops->heartbeat(st, hb, now_s(), &res, r->err)))
+	if (api_store_rc(r, st->ops->heartbeat(st, hb, store_now_s(), &res, r->err)))
 		goto out;
 	if (res.duplicate) {
 		atomic_fetch_add(&r->ad->m.heartbeat_duplicates, 1);
@@ -194,7 +194,7 @@ void heartbeat(struct route *r)
 			/* Likewise the plans: a plan missing has stopped. */
 			json_object_set_new(doc, "copy", heartbeat_copy_to_json(res.copy));
 		}
-		reply(r, 200, doc);
+		api_reply(r, 200, doc);
 	}
 out:
 	clock_gettime(CLOCK_MONOTONIC, &t1);

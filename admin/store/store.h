@@ -20,6 +20,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 #include <jansson.h>
 #include "heartbeat.h"
 #include "strategy.h"
@@ -37,15 +38,15 @@ enum {
 
 /* One stored row of statistics: one point of one host in one period. */
 struct store_stat_row {
-	int64_t period_start;
-	const char *point;
-	const char *host;
-	uint64_t visits, exceptions, timeouts, downgrades, max_concurrency;
+	int64_t period_start;		/* the 10-s period, Unix seconds */
+	const char *point;		/* the point's name */
+	const char *host;		/* the host that sent it */
+	uint64_t visits, exceptions, timeouts, downgrades, max_concurrency;	/* the period's counts */
 	uint64_t faults, delays;	/* what drills injected */
 	bool suspended;			/* probes suspended for overhead at the period's end */
 	uint64_t overhead_milli;	/* their estimated cost then, 1/1000 % of a CPU */
-	int nhist;
-	const uint64_t *hist;		/* nhist entries */
+	int nhist;			/* entries of @hist */
+	const uint64_t *hist;		/* the latency histogram, nhist entries */
 };
 typedef int (*store_stat_cb)(const struct store_stat_row *row, void *ctx);
 
@@ -64,7 +65,7 @@ struct store_hb_result {
 
 /* A drill to start (validated by the API). */
 struct store_drill {
-	const char *point;
+	const char *point;		/* the point it acts on */
 	uint32_t kind;			/* enum sds_drill_kind */
 	uint32_t ratio;			/* 0..100 */
 	int64_t delay_ms;		/* delay drills */
@@ -107,44 +108,58 @@ struct store_copy_hb {
 	bool operator;			/* an operator's token: may re-point any name */
 	int64_t period_start;		/* the 10-s period the counts are of */
 	int nplans;			/* entries of @plans */
-	const struct store_copy_hb_plan *plans;
+	const struct store_copy_hb_plan *plans;	/* each plan's counts */
 };
 
+/* What the store holds, for /metrics. */
 struct store_counts {
-	int64_t groups, apps, hosts, stat_rows;
+	int64_t groups, apps, hosts, stat_rows;	/* rows of each */
 };
 
 struct store;
 
 struct store_ops {
+	/* Close the store and free it; @st is gone after. */
 	void (*close)(struct store *st);
 
+	/* Every group, by name: [{"name", "description", "created", "apps"}]. */
 	int (*group_list)(struct store *st, json_t **out, char *err);
+	/* One group as group_list lists it; STORE_NOTFOUND if none. */
 	int (*group_get)(struct store *st, const char *g, json_t **out, char *err);
+	/* A new group; STORE_EXISTS if the name is taken. */
 	int (*group_create)(struct store *st, const char *g, const char *desc, char *err);
+	/* Set a group's description. */
 	int (*group_update)(struct store *st, const char *g, const char *desc, char *err);
+	/* Delete an empty group; STORE_CONFLICT while it has apps. */
 	int (*group_delete)(struct store *st, const char *g, char *err);
 
 	/* @g NULL: the apps of every group. */
 	int (*app_list)(struct store *st, const char *g, json_t **out, char *err);
+	/* One app as app_list lists it. */
 	int (*app_get)(struct store *st, const char *g, const char *a, json_t **out, char *err);
 	/* Creates the group if missing, and a scheme "default", active. */
 	int (*app_create)(struct store *st, const char *g, const char *a,
 			  const char *desc, char *err);
+	/* Set an app's description. */
 	int (*app_update)(struct store *st, const char *g, const char *a,
 			  const char *desc, char *err);
+	/* Delete an app with its schemes, statistics, hosts and audit log. */
 	int (*app_delete)(struct store *st, const char *g, const char *a, char *err);
 
+	/* The app's schemes, by name, the active one marked. */
 	int (*scheme_list)(struct store *st, const char *g, const char *a,
 			   json_t **out, char *err);
+	/* One scheme as scheme_list lists it. */
 	int (*scheme_get)(struct store *st, const char *g, const char *a,
 			  const char *s, json_t **out, char *err);
 	/* @clone_from non-NULL: copy that scheme's strategies. */
 	int (*scheme_create)(struct store *st, const char *g, const char *a,
 			     const char *s, const char *desc, const char *clone_from,
 			     const char *comment, char *err);
+	/* Set a scheme's description. */
 	int (*scheme_update)(struct store *st, const char *g, const char *a,
 			     const char *s, const char *desc, char *err);
+	/* Delete a scheme (audited); STORE_CONFLICT if it is the active one. */
 	int (*scheme_delete)(struct store *st, const char *g, const char *a,
 			     const char *s, const char *comment, char *err);
 	/* Make @s the active scheme; *version gets the app's version after. */
@@ -167,6 +182,7 @@ struct store_ops {
 	int (*strategy_put)(struct store *st, const char *g, const char *a,
 			    const char *s, const struct sds_strategy *in,
 			    const char *comment, int64_t *version, char *err);
+	/* Delete one point's strategy (audited); bumps the version if @s is active. */
 	int (*strategy_delete)(struct store *st, const char *g, const char *a,
 			       const char *s, const char *point,
 			       const char *comment, int64_t *version, char *err);
@@ -180,6 +196,7 @@ struct store_ops {
 	int (*heartbeat)(struct store *st, const struct sds_heartbeat *hb,
 			 int64_t now, struct store_hb_result *res, char *err);
 
+	/* The app's hosts, by name: ip, first and last seen, last period, version. */
 	int (*host_list)(struct store *st, const char *g, const char *a,
 			 json_t **out, char *err);
 	/* Every row with period_start in [from, to); @point NULL: all points. */
@@ -196,13 +213,15 @@ struct store_ops {
 	int (*audit)(struct store *st, const char *g, const char *a, int limit,
 		     json_t **out, char *err);
 
-	/* Forget statistics of periods before @before. */
 	/* Drills: start (audited), list (newest first), stop (audited). */
+	/* Start drill @d at @now (audited); *id gets its id. */
 	int (*drill_create)(struct store *st, const char *g, const char *a,
 			    const struct store_drill *d, int64_t now, int64_t *id,
 			    char *err);
+	/* The app's last 200 drills, newest first. */
 	int (*drill_list)(struct store *st, const char *g, const char *a,
 			  json_t **out, char *err);
+	/* Stop drill @id (audited); STORE_CONFLICT if it has ended. */
 	int (*drill_stop)(struct store *st, const char *g, const char *a,
 			  int64_t id, const char *by, const char *token_id,
 			  int64_t now, char *err);
@@ -212,25 +231,32 @@ struct store_ops {
 	 * by an active plan), update (audited), list (newest first), get,
 	 * stop (audited), per-period statistics in [from, to).
 	 */
+	/* Start plan @p (audited); *id gets its id. */
 	int (*copy_plan_create)(struct store *st, const char *g, const char *a,
 				const struct store_copy_plan *p, int64_t now,
 				int64_t *id, char *err);
+	/* New settings for active plan @id (audited). */
 	int (*copy_plan_update)(struct store *st, const char *g, const char *a,
 				int64_t id, const struct store_copy_plan *p,
 				int64_t now, char *err);
+	/* The app's last 200 plans, newest first, each one's state ("active", "stopped", "expired") as of @now. */
 	int (*copy_plan_list)(struct store *st, const char *g, const char *a,
 			      int64_t now, json_t **out, char *err);
+	/* One plan as copy_plan_list lists it. */
 	int (*copy_plan_get)(struct store *st, const char *g, const char *a,
 			     int64_t id, int64_t now, json_t **out, char *err);
+	/* Stop plan @id (audited); STORE_CONFLICT if it has ended. */
 	int (*copy_plan_stop)(struct store *st, const char *g, const char *a,
 			      int64_t id, const char *by, const char *token_id,
 			      int64_t now, char *err);
+	/* Plan @id's loader and server counts per period in [from, to). */
 	int (*copy_plan_stats)(struct store *st, const char *g, const char *a,
 			       int64_t id, int64_t from, int64_t to,
 			       json_t **out, char *err);
 	/* Store a copy server's heartbeat; *plans: every active plan, as sds-copy reads them. */
 	int (*copy_server_heartbeat)(struct store *st, const struct store_copy_hb *hb,
 				     int64_t now, json_t **plans, char *err);
+	/* Every copy server, in registration order, "live" as of @now. */
 	int (*copy_server_list)(struct store *st, int64_t now, json_t **out, char *err);
 
 	/*
@@ -239,6 +265,7 @@ struct store_ops {
 	 * keeps up to a day more (dropping is free, deleting rows is not).
 	 */
 	int (*prune)(struct store *st, int64_t before, char *err);
+	/* How many groups, apps, hosts and statistics rows (for /metrics). */
 	int (*counts)(struct store *st, struct store_counts *out, char *err);
 
 	/*
@@ -260,8 +287,9 @@ struct store_ops {
 				store_stat_cb cb, void *ctx, char *err);
 };
 
+/* An open store: an engine's struct starts with this. */
 struct store {
-	const struct store_ops *ops;
+	const struct store_ops *ops;	/* the engine's */
 };
 
 /* The SQLite engine: @path is the database file, created if missing. */
@@ -304,6 +332,12 @@ static inline void store_close(struct store *st)
 {
 	if (st)
 		st->ops->close(st);
+}
+
+/* Unix seconds: the clock of every time the store and the API record. */
+static inline int64_t store_now_s(void)
+{
+	return (int64_t)time(NULL);
 }
 
 #endif /* SDS_ADMIN_STORE_H */

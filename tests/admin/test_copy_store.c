@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests of admin/store_sqlite_copy*.c at a chosen clock: plan
+ * Unit tests of admin/store/query/copy*.c at a chosen clock: plan
  * conflicts and their life, which periods' loader counts a plan takes,
  * the heartbeat reply's plans and servers, copy server counts.
  */

@@ -2,7 +2,7 @@
 /*
  * Unit tests of the probe budget's per-point state in the admin's store
  * (issue 9): a heartbeat's "suspended" and "overhead_pct" stored with the
- * period's row, the newest state returned by stats_query(), cleared by a
+ * period's row, the newest state returned by aggregate_query(), cleared by a
  * later heartbeat without them, and a database of schema version 2 (before
  * the budget) migrated in place with its rows kept.
  */
@@ -73,19 +73,19 @@ static int collect(const struct store_stat_row *row, void *ctx)
 	return 0;
 }
 
-/* The point's state in stats_query() over [from, to) at step 10. */
+/* The point's state in aggregate_query() over [from, to) at step 10. */
 static void want_state(const char *point, int64_t from, int64_t to,
 		       bool suspended, const char *overhead, int64_t as_of)
 {
 	json_t *o, *p;
 	char *text;
 
-	assert_int_equal(stats_query(st, "g", "shop", NULL, from, to, 10, &o, err),
+	assert_int_equal(aggregate_query(st, "g", "shop", NULL, from, to, 10, &o, err),
 			 STORE_OK);
 	p = json_object_get(json_object_get(o, "points"), point);
 	if (!p) {
 		json_decref(o);
-		fail_msg("no point '%s' in stats_query()", point);
+		fail_msg("no point '%s' in aggregate_query()", point);
 	}
 	assert_int_equal(json_is_true(json_object_get(p, "suspended")), suspended);
 	assert_true(json_is_boolean(json_object_get(p, "suspended")));

@@ -228,9 +228,9 @@ static void test_heartbeats_and_stats(void **state)
 	from = T0;
 	to = T0 + 20;
 	step = 0;
-	assert_int_equal(stats_range(&from, &to, &step, err, sizeof(err)), 0);
+	assert_int_equal(aggregate_range(&from, &to, &step, err, sizeof(err)), 0);
 	assert_int_equal(step, 10);
-	assert_int_equal(stats_query(st, "g1", "shop", NULL, from, to, step, &o, err),
+	assert_int_equal(aggregate_query(st, "g1", "shop", NULL, from, to, step, &o, err),
 			 STORE_OK);
 	order = json_object_get(json_object_get(o, "points"), "order");
 	assert_non_null(order);
@@ -247,7 +247,7 @@ static void test_heartbeats_and_stats(void **state)
 	json_decref(o);
 
 	/* One step over both periods. */
-	assert_int_equal(stats_query(st, "g1", "shop", "order", T0, T0 + 20, 20, &o, err),
+	assert_int_equal(aggregate_query(st, "g1", "shop", "order", T0, T0 + 20, 20, &o, err),
 			 STORE_OK);
 	order = json_object_get(json_object_get(o, "points"), "order");
 	assert_int_equal(json_array_size(json_object_get(order, "t")), 1);
@@ -296,19 +296,19 @@ static void test_ranges(void **state)
 	int64_t from, to, step;
 
 	from = 1000; to = 1000 + 86400; step = 0;
-	assert_int_equal(stats_range(&from, &to, &step, err, sizeof(err)), 0);
+	assert_int_equal(aggregate_range(&from, &to, &step, err, sizeof(err)), 0);
 	assert_int_equal(step, 300);
-	assert_true((to - from) / step <= STATS_TARGET_STEPS + 1);
+	assert_true((to - from) / step <= AGGREGATE_TARGET_STEPS + 1);
 	assert_int_equal(from % step, 0);
 	from = 1000; to = 1000; step = 0;
-	assert_int_equal(stats_range(&from, &to, &step, err, sizeof(err)), -1);
+	assert_int_equal(aggregate_range(&from, &to, &step, err, sizeof(err)), -1);
 	from = 0; to = 100; step = 15;
-	assert_int_equal(stats_range(&from, &to, &step, err, sizeof(err)), -1);
+	assert_int_equal(aggregate_range(&from, &to, &step, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "step"));
 	from = 0; to = 100000; step = 10;
-	assert_int_equal(stats_range(&from, &to, &step, err, sizeof(err)), -1);
+	assert_int_equal(aggregate_range(&from, &to, &step, err, sizeof(err)), -1);
 	from = 0; to = 400LL * 86400; step = 0;
-	assert_int_equal(stats_range(&from, &to, &step, err, sizeof(err)), -1);
+	assert_int_equal(aggregate_range(&from, &to, &step, err, sizeof(err)), -1);
 }
 
 /*

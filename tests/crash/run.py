@@ -54,7 +54,7 @@ READY_TIMEOUT = 30.0
 RUN_DIR = tempfile.mkdtemp(prefix="sds-crash-run-")
 def keep_layout():
     """KEEP_LAYOUT as loader/daemon/keep.h defines it (what this build keeps)."""
-    with open(os.path.join(HERE, "..", "..", "loader", "keep.h")) as f:
+    with open(os.path.join(HERE, "..", "..", "loader", "daemon", "keep.h")) as f:
         for line in f:
             w = line.split()
             if w[:2] == ["#define", "KEEP_LAYOUT"]:

@@ -63,7 +63,7 @@ def log(msg):
 
 
 # The loader before issue 11's core (one snapshot per tick, 1,024 points):
-# main as it was on 2026-11-30, the "old" column of the README's table.
+# main as it was on 2026-11-30, the "old" column of docs/BENCHMARKS.md's table.
 OLD_COMMIT = "a174ed0"
 
 

@@ -1,25 +1,32 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-"""Where `make bench` keeps what it measured, and how the README gets it.
+"""Where `make bench` keeps what it measured, and how the docs get it.
 
   results.py new                 a new run directory under
                                  tools/bench/results/ named by the UTC date
                                  and time, with machine.md (date, kernel,
                                  CPU, cores, commit); prints its path and
                                  points results/latest at it
-  results.py readme [DIR]        replace each section of README.md marked
-                                 <!-- bench:NAME --> ... <!-- /bench:NAME -->
-                                 with DIR/NAME.md verbatim (or NAME.txt
-                                 as a code block; DIR: the latest run), under a line saying which run and
-                                 machine it came from; a marked section
-                                 whose file the run lacks is left alone
-                                 and named
+  results.py readme [DIR]        replace each section of docs/BENCHMARKS.md
+                                 marked <!-- bench:NAME --> ...
+                                 <!-- /bench:NAME --> with DIR/NAME.md
+                                 verbatim (or NAME.txt as a code block; DIR:
+                                 the latest run), under a line saying which
+                                 run and machine it came from (a marked
+                                 section whose file the run lacks is left
+                                 alone and named); then write the README's
+                                 <!-- bench:summary --> section: one row per
+                                 section of docs/BENCHMARKS.md, its headline
+                                 figure and target read from the tables there,
+                                 with the command and the run that made them
 
 Every bench script writes its tables as DIR/NAME.md (markdown, exactly as
 it printed them) and its per-round data as DIR/NAME.raw/ or NAME.raw.json
 when BENCH_OUT=DIR is set; `make bench` sets it.  Nothing in a generated
-table is edited by hand: a figure in the README comes from a file here,
-and the command that made it is named beside it.
+table is edited by hand: a figure in docs/BENCHMARKS.md or the README's
+summary comes from a file here, and the command that made it is named
+beside it.  The summary reads the document, not DIR, because its sections
+may come from different runs (a partial run fills only its own).
 """
 import datetime
 import json
@@ -34,6 +41,10 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 RESULTS = os.path.join(HERE, "results")
 MARK = re.compile(r"(<!-- bench:([a-z0-9_-]+) -->\n)(.*?)(<!-- /bench:\2 -->)",
                   re.S)
+BENCHMARKS = os.path.join(ROOT, "docs", "BENCHMARKS.md")
+README = os.path.join(ROOT, "README.md")
+GENERATED = re.compile(r"_Generated: (`[^`]*`)( on ([0-9-]+ [0-9:]+) UTC)?"
+                       r".*?commit ([0-9a-f]+).*?\(`([^`]*)`\)\._")
 
 
 def save(name, text, raw=None):
@@ -103,9 +114,9 @@ def cmd_new():
     return 0
 
 
-def cmd_readme(d, readme):
+def cmd_readme(d, doc_path=BENCHMARKS, readme=README):
     d = os.path.realpath(d)
-    with open(readme) as f:
+    with open(doc_path) as f:
         text = f.read()
     missing = []
 
@@ -129,12 +140,224 @@ def cmd_readme(d, readme):
 
     new = MARK.sub(fill, text)
     if new != text:
-        with open(readme + ".tmp", "w") as f:
+        with open(doc_path + ".tmp", "w") as f:
             f.write(new)
-        os.replace(readme + ".tmp", readme)
+        os.replace(doc_path + ".tmp", doc_path)
     for name in missing:
         print("results.py: %s.md not in %s: section left as it was"
               % (name, d), file=sys.stderr)
+    return write_summary(readme, new)
+
+
+# The README's summary: one row per generated section of docs/BENCHMARKS.md.
+# Each reader takes the section's body (as the bench printed it) and returns
+# (headline, target); a table whose shape changed gives None, and the row
+# then sends the reader to docs/BENCHMARKS.md instead of guessing.
+
+def rows(body):
+    """The cells of every markdown table row of @body, stripped."""
+    out = []
+    for line in body.split("\n"):
+        if line.startswith("|") and not re.match(r"\|[-: |]+\|$", line):
+            out.append([c.strip() for c in line.strip().strip("|").split("|")])
+    return out
+
+
+def row(body, first):
+    """The first table row whose first cell starts with @first."""
+    for r in rows(body):
+        if r and r[0].replace("*", "").startswith(first):
+            return r
+    return None
+
+
+def median(cell):
+    """'1.173× (1.053×–1.228×)' -> '1.173×'."""
+    return cell.replace("*", "").split(" ")[0]
+
+
+def lines(body, pattern):
+    return [l.strip() for l in body.split("\n") if re.search(pattern, l)]
+
+
+def verdict(line):
+    """'target ...: met (1.049×; ...)' -> 'met'; 'NOT met' kept whole."""
+    m = re.search(r"(NOT met|MISSED|missed|met)\b", line.split(":")[-1]
+                  if ":" in line else line)
+    return m.group(1) if m else None
+
+
+def sum_function(b):
+    r = row(b, "nop5")
+    if not r or len(r) < 10:
+        return None
+    return ("sds-bpf on a nop5 site: %s the bare uprobe pair, %s bpftrace"
+            % (median(r[6]), median(r[7])),
+            "%s: %s" % (r[8], r[9]))
+
+
+def sum_overhead(b):
+    checked = [r for r in rows(b)[1:]
+               if len(r) >= 10 and not r[9].startswith("not checked")]
+    if not checked:
+        return None
+    r = checked[0]
+    return ("point `%s` (%s site, %s calls/s): measured %s of a CPU against "
+            "%s estimated (%s×)" % (r[0], r[2], r[3], r[6], r[5],
+                                    median(r[7])),
+            "within 25%%: %s" % r[9])
+
+
+def sum_guard(b):
+    r = row(b, "passing ÷ two bare uprobes")
+    n = row(b, "no loader")
+    t = lines(b, r"^target ")
+    if not r or not n or not t:
+        return None
+    got = [verdict(l.split(":", 1)[1]) for l in t if ":" in l]
+    return ("a passing guarded call %s two bare uprobes; %s ns without a "
+            "loader" % (median(r[1]), n[1]),
+            "%d of %d targets met" % (sum(v == "met" for v in got), len(got)))
+
+
+def sum_copy_cost(b):
+    r = row(b, "256 B")
+    if not r or len(r) < 6:
+        return None
+    return ("copying a 256-B request costs a call %s ns (all sampled), "
+            "%s ns (10%%)" % (median(r[4]), median(r[5])), "none")
+
+
+def sum_loader(b):
+    r = [x for x in rows(b) if len(x) >= 6 and x[0] == "1024" and x[1] == "new"]
+    if not r:
+        return None
+    r = r[0]
+    try:
+        ok = (float(r[2]) <= 1 and float(r[3]) <= 32 and float(r[4]) <= 50)
+    except ValueError:
+        return None
+    return ("1,024 points: %s%% of a core, %s MB RSS, `stats --json` %s ms"
+            % (r[2], r[3], r[4]),
+            "≤ 1%%, ≤ 32 MB, ≤ 50 ms: %s" % ("met" if ok else "missed"))
+
+
+def sum_multilink(b):
+    r = [x for x in rows(b) if len(x) >= 6 and x[1] == "1 link, 64 offsets"]
+    if not r:
+        return None
+    return ("detaching 64 points: one link of 64 offsets %s the time of 64 "
+            "links" % median(r[0][5]), "none")
+
+
+def sum_hostile(b):
+    r = row(b, "p99 hostile ÷ unloaded")
+    if not r or len(r) < 6:
+        return None
+    return ("tick p99 under hostile clients %s unloaded" % median(r[2]),
+            r[5])
+
+
+def sum_admin(b):
+    t = lines(b, r"^target for ")
+    r = [x for x in rows(b)[1:] if len(x) >= 4 and "3 admins" in x[0]]
+    s = [x for x in rows(b)[1:] if len(x) >= 4 and x[0].startswith("SQLite")]
+    if not t or not r or not s:
+        return None
+    return ("%s heartbeats/s (p99 %s ms) on SQLite, %s/s (p99 %s ms) from 3 "
+            "admins on PostgreSQL" % (s[0][1], s[0][3], r[0][1], r[0][3]),
+            "≥ 2,000/s, p99 < 50 ms: %s" %
+            ", ".join(verdict(l) or "?" for l in t))
+
+
+def sum_admin_sustain(b):
+    r = row(b, "whole run")
+    t = lines(b, r"^sustained target")
+    if not r or not t:
+        return None
+    bad = len(lines(b, r"^  interval \d+:"))
+    return ("%s heartbeats/s for %s s, p99 %s ms over the run"
+            % (r[2], r[1], r[4]),
+            "every 10-s interval p99 < 50 ms: %s%s"
+            % (verdict(t[0]), " (%d intervals over)" % bad if bad else ""))
+
+
+def sum_copy(b):
+    m = re.search(r"ratio of the medians\s+([0-9.]+)\s+target (>= [0-9.]+): "
+                  r"(NOT met|met)", b)
+    if not m:
+        return None
+    return ("sds-copy dispatches %s× what a minimal sender reaches"
+            % m.group(1), "%s: %s" % (m.group(2), m.group(3)))
+
+
+SUMMARY = (
+    ("function", "function points, per call", "tools/bench/run.sh",
+     sum_function),
+    ("overhead", "the probe budget's estimate", "tools/bench/overhead.py",
+     sum_overhead),
+    ("guard", "guard points (libsds)", "tools/bench/guard.sh", sum_guard),
+    ("copy_cost", "traffic copy, per call", "make copy-cost-bench",
+     sum_copy_cost),
+    ("loader", "a loader's own cost", "tools/bench/loader_cost.py",
+     sum_loader),
+    ("multilink", "session links: per point or per binary",
+     "make multilink-bench", sum_multilink),
+    ("hostile", "hostile clients", "tools/bench/hostile.py", sum_hostile),
+    ("admin", "sds-admin heartbeats", "make admin-bench", sum_admin),
+    ("admin_sustain", "sds-admin, 10 minutes at 2,000/s",
+     "make admin-bench-sustain", sum_admin_sustain),
+    ("copy", "sds-copy dispatch", "make copy-bench", sum_copy),
+)
+
+
+def summary(doc):
+    """The README's summary table of the sections of @doc (the text of
+    docs/BENCHMARKS.md); the names of the sections it could not read."""
+    sections = {m.group(2): m.group(3) for m in MARK.finditer(doc)}
+    out = ["| benchmark | bench | headline | target | run |",
+           "|---|---|---|---|---|"]
+    unread = []
+    for name, title, cmd, read in SUMMARY:
+        body = sections.get(name)
+        if body is None:
+            unread.append(name)
+            continue
+        g = GENERATED.search(body)
+        got = read(body)
+        if got is None:
+            unread.append(name)
+            got = ("see docs/BENCHMARKS.md", "")
+        run = ("%s, %s, %s" % (g.group(1), g.group(3) or "?", g.group(4))
+               if g else "?")
+        out.append("| %s | `%s` | %s | %s | %s |"
+                   % (title, cmd, got[0], got[1], run))
+    return "\n".join(out), unread
+
+
+def write_summary(readme, doc):
+    with open(readme) as f:
+        text = f.read()
+    table, unread = summary(doc)
+    body = ("_Generated from docs/BENCHMARKS.md's tables by "
+            "`python3 tools/bench/results.py readme`; each row's run is the "
+            "command and commit that measured it, its full table is in "
+            "docs/BENCHMARKS.md._\n\n%s\n" % table)
+    new, n = re.subn(r"(<!-- bench:summary -->\n)(.*?)(<!-- /bench:summary -->)",
+                     lambda m: m.group(1) + body + m.group(3), text,
+                     flags=re.S)
+    if n == 0:
+        print("results.py: %s has no <!-- bench:summary --> section" %
+              os.path.relpath(readme, ROOT), file=sys.stderr)
+        return 1
+    if new != text:
+        with open(readme + ".tmp", "w") as f:
+            f.write(new)
+        os.replace(readme + ".tmp", readme)
+    for name in unread:
+        print("results.py: summary: section %s of docs/BENCHMARKS.md not "
+              "read (missing, or its table changed shape)" % name,
+              file=sys.stderr)
     return 0
 
 
@@ -147,7 +370,7 @@ def main(argv):
             print("results.py: %s: no such run directory (run make bench)"
                   % d, file=sys.stderr)
             return 1
-        return cmd_readme(d, os.path.join(ROOT, "README.md"))
+        return cmd_readme(d)
     print(__doc__.strip(), file=sys.stderr)
     return 2
 

@@ -3,7 +3,7 @@
  * store/pg/hb.c - heartbeats in the PostgreSQL store, batched: a
  * heartbeat's points go in one INSERT of unnest()ed arrays, one round trip
  * whatever their number, where SQLite's store inserts row by row (cheap in
- * process, not over a socket).  The rest is the SQLite store's logic: the
+ * process, not over a socket).  The rest is the shared queries' logic: the
  * (host, period) row decides duplicates, the host row is upserted, and
  * drills, copy plans and strategies are read after the commit.
  *
@@ -158,8 +158,8 @@ static int point_arrays(const struct sds_heartbeat *hb, char *buf[NARRAY])
 	return ret;
 }
 
-/* Insert @hb's points, in one statement; 0, or STORE_ERROR with the SQLSTATE on s->db. */
-static int stats_insert(struct pg_store *s, int64_t app, const struct sds_heartbeat *hb,
+/* Insert @hb's points, in one statement; 0, or STORE_ERROR with the SQLSTATE on p->conn. */
+static int stats_insert(struct pg_store *p, int64_t app, const struct sds_heartbeat *hb,
 			char *err)
 {
 	char *arr[NARRAY], id[24], period[24];
@@ -169,7 +169,7 @@ static int stats_insert(struct pg_store *s, int64_t app, const struct sds_heartb
 
 	if (point_arrays(hb, arr)) {
 		ret = STORE_ERROR;
-		seterr(err, "out of memory");
+		sq_seterr(err, "out of memory");
 		goto out;
 	}
 	snprintf(id, sizeof(id), "%" PRId64, app);
@@ -179,8 +179,8 @@ static int stats_insert(struct pg_store *s, int64_t app, const struct sds_heartb
 	vals[2] = hb->host;
 	for (k = 0; k < NARRAY; k++)
 		vals[3 + k] = arr[k];
-	r = PQexecParams(s->db->conn, HB_STATS_SQL, 3 + NARRAY, NULL, vals, NULL, NULL, 0);
-	ret = pgc_result(s->db, r) ? dberr(s, err) : 0;
+	r = PQexecParams(p->conn.conn, HB_STATS_SQL, 3 + NARRAY, NULL, vals, NULL, NULL, 0);
+	ret = pg_db_result(&p->conn, r) ? sq_dberr(&p->sq, err) : 0;
 	PQclear(r);
 out:
 	for (k = 0; k < NARRAY; k++)
@@ -188,7 +188,7 @@ out:
 	return ret;
 }
 
-/* Copy counts to add: the transaction's copy_loader_counts() adds them. */
+/* Copy counts to add: the transaction's sq_copy_loader_counts() adds them. */
 static bool has_copy_counts(const struct sds_heartbeat *hb)
 {
 	int i;
@@ -201,149 +201,147 @@ static bool has_copy_counts(const struct sds_heartbeat *hb)
 
 /*
  * The one-statement heartbeat: 0, STORE_NOTFOUND (the app is new: take
- * the transaction), or an error (the SQLSTATE on s->db).
+ * the transaction), or an error (the SQLSTATE on p->conn).
  */
-static int hb_fast(struct pgx_store *p, const struct sds_heartbeat *hb, int64_t now,
-		   struct app_ref *r, struct store_hb_result *res, char *err)
+static int hb_fast(struct pg_store *p, const struct sds_heartbeat *hb, int64_t now,
+		   struct sq_app_ref *r, struct store_hb_result *res, char *err)
 {
-	struct pg_store *s = &p->s;
-	struct pgc_stmt *q = p->hb_fast;
+	struct sq_store *s = &p->sq;
+	struct sq_stmt *q;
 	char *arr[NARRAY];
 	int k, rc;
 
-	if (!q) {
-		q = p->hb_fast = calloc(1, sizeof(*q));
-		if (!q) {
-			seterr(err, "out of memory");
+	if (!p->hb_fast) {
+		p->hb_fast = pg_stmt_new(&p->conn, "hb_fast", HB_FAST_SQL);
+		if (!p->hb_fast) {
+			sq_seterr(err, "out of memory");
 			return STORE_ERROR;
 		}
-		q->db = s->db;
-		q->sql = HB_FAST_SQL;
-		snprintf(q->name, sizeof(q->name), "hb_fast");
 	}
-	pgc_reset(q);
-	pgc_clear_bindings(q);
+	q = &p->hb_fast->base;
+	pg_stmt_reset(q);
+	pg_stmt_reuse(q);
 	if (point_arrays(hb, arr)) {
 		for (k = 0; k < NARRAY; k++)
 			free(arr[k]);
-		seterr(err, "out of memory");
+		sq_seterr(err, "out of memory");
 		return STORE_ERROR;
 	}
-	bind_text(q, 1, hb->group);
-	bind_text(q, 2, hb->app);
-	pgc_bind_int64(q, 3, hb->period_start);
-	bind_text(q, 4, hb->host);
-	pgc_bind_int64(q, 5, now);
-	bind_text(q, 6, hb->ip);
-	pgc_bind_int64(q, 7, hb->version);
+	sq_bind_text(q, 1, hb->group);
+	sq_bind_text(q, 2, hb->app);
+	sq_bind_int64(q, 3, hb->period_start);
+	sq_bind_text(q, 4, hb->host);
+	sq_bind_int64(q, 5, now);
+	sq_bind_text(q, 6, hb->ip);
+	sq_bind_int64(q, 7, hb->version);
 	for (k = 0; k < NARRAY; k++)
-		pgc_bind_text(q, 8 + k, arr[k], -1, free);
-	rc = pgc_step(q);
-	if (rc == SQLITE_ROW) {
-		r->id = pgc_column_int64(q, 0);
-		r->version = pgc_column_int64(q, 1);
-		r->active = pgc_column_int64(q, 2);
-		res->duplicate = pgc_column_int64(q, 3) == 0;
+		sq_bind_text_free(q, 8 + k, arr[k]);
+	rc = sq_step(q);
+	if (rc == SQ_ROW) {
+		r->id = sq_col_int64(q, 0);
+		r->version = sq_col_int64(q, 1);
+		r->active = sq_col_int64(q, 2);
+		res->duplicate = sq_col_int64(q, 3) == 0;
 	}
-	pgc_reset(q);
-	if (rc == SQLITE_ROW)
+	sq_reset(q);
+	if (rc == SQ_ROW)
 		return 0;
-	return rc == SQLITE_DONE ? STORE_NOTFOUND : dberr(s, err);
+	return rc == SQ_DONE ? STORE_NOTFOUND : sq_dberr(s, err);
 }
 
 /* The app, registered if new (audited); res->created says which. */
-static int hb_app(struct pg_store *s, const struct sds_heartbeat *hb,
-		  struct app_ref *r, struct store_hb_result *res, char *err)
+static int hb_app(struct sq_store *s, const struct sds_heartbeat *hb,
+		  struct sq_app_ref *r, struct store_hb_result *res, char *err)
 {
-	int ret = app_ref(s, hb->group, hb->app, r, err);
+	int ret = sq_app_lookup(s, hb->group, hb->app, r, err);
 
 	if (ret != STORE_NOTFOUND)
 		return ret;
 	/* A loader the admin has not heard of registers its app. */
-	ret = app_insert(s, hb->group, hb->app, "", r, err);
+	ret = sq_app_insert(s, hb->group, hb->app, "", r, err);
 	if (!ret)
-		ret = audit_add(s, r->id, "app.register", hb->host,
+		ret = sq_audit_add(s, r->id, "app.register", hb->host,
 				"registered by a heartbeat", err);
 	res->created = !ret;
 	return ret;
 }
 
-/* Store @hb in one transaction; STORE_EXISTS or "23514" on s->db: retry. */
-static int hb_write(struct pg_store *s, const struct sds_heartbeat *hb, int64_t now,
-		    struct app_ref *r, struct store_hb_result *res, char *err)
+/* Store @hb in one transaction; STORE_EXISTS or "23514" on the connection: retry. */
+static int hb_write(struct sq_store *s, const struct sds_heartbeat *hb, int64_t now,
+		    struct sq_app_ref *r, struct store_hb_result *res, char *err)
 {
-	sqlite3_stmt *q;
+	struct sq_stmt *q;
 	int ret;
 
-	ret = begin(s, err);
+	ret = sq_begin(s, err);
 	if (!ret)
 		ret = hb_app(s, hb, r, res, err);
 	if (ret)
 		goto fail;
-	q = Q(s, Q_HB_INS);
+	q = sq_q(s, Q_HB_INS);
 	if (!q)
 		goto dbfail;
-	pgc_bind_int64(q, 1, r->id);
-	pgc_bind_int64(q, 2, hb->period_start);
-	bind_text(q, 3, hb->host);
-	pgc_bind_int64(q, 4, now);
-	ret = run(s, q, err);
+	sq_bind_int64(q, 1, r->id);
+	sq_bind_int64(q, 2, hb->period_start);
+	sq_bind_text(q, 3, hb->host);
+	sq_bind_int64(q, 4, now);
+	ret = sq_run(s, q, err);
 	if (ret)
 		goto fail;
-	res->duplicate = s->db->changes == 0;
+	res->duplicate = sq_changes(s) == 0;
 	if (!res->duplicate && hb->n) {
-		ret = stats_insert(s, r->id, hb, err);
+		ret = stats_insert(pg_of(&s->base), r->id, hb, err);
 		if (ret)
 			goto fail;
 	}
 	if (!res->duplicate) {
-		ret = copy_loader_counts(s, r->id, hb, err);
+		ret = sq_copy_loader_counts(s, r->id, hb, err);
 		if (ret)
 			goto fail;
 	}
-	q = Q(s, Q_HOST_UPSERT);
+	q = sq_q(s, Q_HOST_UPSERT);
 	if (!q)
 		goto dbfail;
-	pgc_bind_int64(q, 1, r->id);
-	bind_text(q, 2, hb->host);
-	bind_text(q, 3, hb->ip);
-	pgc_bind_int64(q, 4, now);
-	pgc_bind_int64(q, 5, hb->period_start);
-	pgc_bind_int64(q, 6, hb->version);
-	ret = run(s, q, err);
+	sq_bind_int64(q, 1, r->id);
+	sq_bind_text(q, 2, hb->host);
+	sq_bind_text(q, 3, hb->ip);
+	sq_bind_int64(q, 4, now);
+	sq_bind_int64(q, 5, hb->period_start);
+	sq_bind_int64(q, 6, hb->version);
+	ret = sq_run(s, q, err);
 	if (ret)
 		goto fail;
-	return commit(s, err);
+	return sq_commit(s, err);
 dbfail:
-	ret = dberr(s, err);
+	ret = sq_dberr(s, err);
 fail:
-	rollback(s);
+	sq_rollback(s);
 	return ret;
 }
 
 /*
- * The reads of the answer below, bound as drills_active() and
- * copy_for_app() bind them, in one round trip instead of three.
+ * The reads of the answer below, bound as sq_drills_active() and
+ * sq_copy_for_app() bind them, in one round trip instead of three.
  */
-static void hb_prefetch(struct pg_store *s, int64_t app, int64_t now)
+static void hb_prefetch(struct sq_store *s, int64_t app, int64_t now)
 {
-	struct pgc_stmt *qs[3] = {
-		Q(s, Q_DRILL_ACTIVE), Q(s, Q_COPY_ACTIVE_APP), Q(s, Q_COPY_SRV_LIVE),
+	struct sq_stmt *qs[3] = {
+		sq_q(s, Q_DRILL_ACTIVE), sq_q(s, Q_COPY_ACTIVE_APP), sq_q(s, Q_COPY_SRV_LIVE),
 	};
 
 	if (!qs[0] || !qs[1] || !qs[2])
 		return;
-	pgc_bind_int64(qs[0], 1, app);
-	pgc_bind_int64(qs[0], 2, now);
-	pgc_bind_int64(qs[1], 1, app);
-	pgc_bind_int64(qs[1], 2, now);
-	pgc_bind_int64(qs[2], 1, now - STORE_COPY_LIVE_S);
-	pgc_prefetch(s->db, qs, 3);
+	sq_bind_int64(qs[0], 1, app);
+	sq_bind_int64(qs[0], 2, now);
+	sq_bind_int64(qs[1], 1, app);
+	sq_bind_int64(qs[1], 2, now);
+	sq_bind_int64(qs[2], 1, now - STORE_COPY_LIVE_S);
+	pg_stmt_prefetch(&pg_of(&s->base)->conn, qs, 3);
 }
 
 /* After the commit: what the loader should enforce (as SQLite's store). */
-static int hb_answer(struct pg_store *s, const struct sds_heartbeat *hb, int64_t now,
-		     const struct app_ref *r, struct store_hb_result *res, char *err)
+static int hb_answer(struct sq_store *s, const struct sds_heartbeat *hb, int64_t now,
+		     const struct sq_app_ref *r, struct store_hb_result *res, char *err)
 {
 	int ret = 0;
 
@@ -353,30 +351,30 @@ static int hb_answer(struct pg_store *s, const struct sds_heartbeat *hb, int64_t
 	res->version = r->version;
 	res->ndrills = 0;
 	if (res->drills)
-		ret = drills_active(s, r->id, now, res->drills, &res->ndrills, err);
+		ret = sq_drills_active(s, r->id, now, res->drills, &res->ndrills, err);
 	if (!ret && res->copy)
-		ret = copy_for_app(s, r->id, now, res->copy, err);
+		ret = sq_copy_for_app(s, r->id, now, res->copy, err);
 	if (!ret && res->strategies && hb->version != r->version) {
-		ret = strategies_read(s, r->active, res->strategies, err);
+		ret = sq_strategies_read(s, r->active, res->strategies, err);
 		res->strategies->version = r->version;
 	}
 	return ret;
 }
 
-int pgx_heartbeat(struct store *st, const struct sds_heartbeat *hb,
+int pg_heartbeat(struct store *st, const struct sds_heartbeat *hb,
 		  int64_t now, struct store_hb_result *res, char *err)
 {
-	struct pgx_store *p = PGX(st);
-	struct pg_store *s = SS(st);
+	struct pg_store *p = pg_of(st);
+	struct sq_store *s = &p->sq;
 	int64_t day = hb->period_start / PG_DAY * PG_DAY;
-	struct app_ref r;
+	struct sq_app_ref r;
 	int try, ret;
 
-	lock(st);
+	sq_lock(st);
 	for (try = 0; try < 3; try++) {
 		res->duplicate = false;
 		res->created = false;
-		ret = pgx_partitions(p, day, err);
+		ret = pg_partitions(p, day, err);
 		if (!ret)
 			ret = has_copy_counts(hb) ? STORE_NOTFOUND :
 			      hb_fast(p, hb, now, &r, res, err);
@@ -384,19 +382,19 @@ int pgx_heartbeat(struct store *st, const struct sds_heartbeat *hb,
 			ret = hb_write(s, hb, now, &r, res, err);
 		if (ret == STORE_EXISTS)
 			continue;	/* another admin registered the app first */
-		if (ret && !strcmp(s->db->sqlstate, "23514")) {
+		if (ret && !strcmp(p->conn.sqlstate, "23514")) {
 			p->day_ready = 0;	/* no partition for the row: create it */
 			continue;
 		}
-		if (ret && PQstatus(s->db->conn) != CONNECTION_OK) {
+		if (ret && PQstatus(p->conn.conn) != CONNECTION_OK) {
 			/* The server dropped us (restart, failover): nothing was committed. */
-			pgx_alive(s);
+			pg_alive(s);
 			continue;
 		}
 		break;
 	}
 	if (!ret)
 		ret = hb_answer(s, hb, now, &r, res, err);
-	unlock(st);
+	sq_unlock(st);
 	return ret;
 }

@@ -7,7 +7,7 @@
  * heartbeat takes; a 30-day statistics scan under it held every heartbeat
  * that admin serves for as long as it ran.  The scans the API serves
  * (statistics, events, the point list) go to a second connection: a
- * struct pgx_store of its own (its mutex, its prepared statements), so
+ * struct pg_store of its own (its mutex, its prepared statements), so
  * the shared query files run on it unchanged.  It is opened at the first
  * such read, read-only, reset like the main one when it broke, and closed
  * with the store.  Reads on it see every committed heartbeat at once
@@ -18,32 +18,32 @@
 #include "store/pg/pg.h"
 
 /*
- * The reader's session (set again by pgx_alive() after a reset): it never
+ * The reader's session (set again by pg_alive() after a reset): it never
  * writes, and notices are not for the admin's stderr.
  */
 static const char reader_session[] = "SET default_transaction_read_only = on;"
 				     " SET client_min_messages = warning";
 
 /* A new reader on @url; NULL with @err (never naming the password). */
-static struct pgx_store *reader_open(struct pgx_store *p, char *err)
+static struct pg_store *reader_open(struct pg_store *p, char *err)
 {
-	struct pgx_store *r = calloc(1, sizeof(*r));
+	struct pg_store *r = calloc(1, sizeof(*r));
 	const char *m;
 
 	if (!r) {
-		seterr(err, "out of memory");
+		sq_seterr(err, "out of memory");
 		return NULL;
 	}
-	r->conn.conn = pgx_connect(p->url);
+	r->conn.conn = pg_connect(p->url);
 	if (PQstatus(r->conn.conn) == CONNECTION_OK) {
-		r->s.base.ops = p->s.base.ops;
-		r->s.db = &r->conn;
+		r->sq.base.ops = p->sq.base.ops;
+		r->sq.e = &pg_engine;
 		r->session = reader_session;
 		memcpy(r->where, p->where, sizeof(r->where));
-		pthread_mutex_init(&r->s.lock, NULL);
-		if (!pgx_exec(r, reader_session, err))
+		pthread_mutex_init(&r->sq.lock, NULL);
+		if (!pg_exec(r, reader_session, err))
 			return r;
-		pthread_mutex_destroy(&r->s.lock);
+		pthread_mutex_destroy(&r->sq.lock);
 		PQfinish(r->conn.conn);
 		free(r);
 		return NULL;
@@ -51,7 +51,7 @@ static struct pgx_store *reader_open(struct pgx_store *p, char *err)
 	m = PQerrorMessage(r->conn.conn);
 	m = strstr(m, "FATAL:") ? strstr(m, "FATAL:") + 6 : m;
 	m += strspn(m, " ");
-	seterr(err, "cannot connect to %s for a scan: %.*s", p->where,
+	sq_seterr(err, "cannot connect to %s for a scan: %.*s", p->where,
 	       (int)strcspn(m, "\n"), m);
 	PQfinish(r->conn.conn);
 	free(r);
@@ -61,26 +61,26 @@ static struct pgx_store *reader_open(struct pgx_store *p, char *err)
 /* The reader, opened at the first call (a failed open is tried again at the next). */
 static struct store *reader(struct store *st, char *err)
 {
-	struct pgx_store *p = PGX(st);
+	struct pg_store *p = pg_of(st);
 
 	pthread_mutex_lock(&p->reader_lock);
 	if (!p->reader)
 		p->reader = reader_open(p, err);
 	pthread_mutex_unlock(&p->reader_lock);
-	return p->reader ? &p->reader->s.base : NULL;
+	return p->reader ? &p->reader->sq.base : NULL;
 }
 
 /*
  * A read that failed because the server dropped the reader (a restart)
  * ran nothing and handed no row to its callback: once more, on the
- * connection lock() resets.
+ * connection sq_lock() resets.
  */
 static bool retry(struct store *rd, int ret)
 {
-	return ret == STORE_ERROR && PQstatus(SS(rd)->db->conn) != CONNECTION_OK;
+	return ret == STORE_ERROR && PQstatus(pg_of(rd)->conn.conn) != CONNECTION_OK;
 }
 
-int pgx_stats_scan_apart(struct store *st, const char *g, const char *a,
+int pg_stats_scan_apart(struct store *st, const char *g, const char *a,
 			 const char *point, int64_t from, int64_t to,
 			 store_stat_cb cb, void *ctx, char *err)
 {
@@ -95,7 +95,7 @@ int pgx_stats_scan_apart(struct store *st, const char *g, const char *a,
 	return ret;
 }
 
-int pgx_events(struct store *st, const char *g, const char *a, int64_t from,
+int pg_events(struct store *st, const char *g, const char *a, int64_t from,
 	       int64_t to, int limit, json_t **out, char *err)
 {
 	struct store *rd = reader(st, err);
@@ -109,7 +109,7 @@ int pgx_events(struct store *st, const char *g, const char *a, int64_t from,
 	return ret;
 }
 
-int pgx_point_list(struct store *st, const char *g, const char *a,
+int pg_point_list(struct store *st, const char *g, const char *a,
 		   json_t **out, char *err)
 {
 	struct store *rd = reader(st, err);
@@ -123,16 +123,16 @@ int pgx_point_list(struct store *st, const char *g, const char *a,
 	return ret;
 }
 
-void pgx_reader_close(struct pgx_store *p)
+void pg_reader_close(struct pg_store *p)
 {
-	struct pgx_store *r = p->reader;
+	struct pg_store *r = p->reader;
 	int i;
 
 	if (r) {
 		for (i = 0; i < NQ; i++)
-			pgc_finalize(r->s.q[i]);
+			pg_stmt_finalize(r->sq.q[i]);
 		PQfinish(r->conn.conn);
-		pthread_mutex_destroy(&r->s.lock);
+		pthread_mutex_destroy(&r->sq.lock);
 		free(r);
 		p->reader = NULL;
 	}

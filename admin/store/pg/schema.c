@@ -152,15 +152,15 @@ static const char *const migrations[] = {
 };
 #define PG_SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
-static int pq_fail(struct pgx_store *p, PGresult *r, char *err)
+static int pq_fail(struct pg_store *p, PGresult *r, char *err)
 {
-	pgc_result(&p->conn, r);
+	pg_db_result(&p->conn, r);
 	PQclear(r);
-	seterr(err, "%s: %s", p->where, p->conn.msg);
+	sq_seterr(err, "%s: %s", p->where, p->conn.msg);
 	return STORE_ERROR;
 }
 
-int pgx_exec(struct pgx_store *p, const char *sql, char *err)
+int pg_exec(struct pg_store *p, const char *sql, char *err)
 {
 	PGresult *r = PQexec(p->conn.conn, sql);
 	ExecStatusType st = PQresultStatus(r);
@@ -172,11 +172,11 @@ int pgx_exec(struct pgx_store *p, const char *sql, char *err)
 }
 
 /* The schema version stored; 0: none yet.  Inside the migration transaction. */
-static int schema_version(struct pgx_store *p, int *v, char *err)
+static int schema_version(struct pg_store *p, int *v, char *err)
 {
 	PGresult *r;
 
-	if (pgx_exec(p, "CREATE TABLE IF NOT EXISTS sds_schema (version INTEGER NOT NULL)",
+	if (pg_exec(p, "CREATE TABLE IF NOT EXISTS sds_schema (version INTEGER NOT NULL)",
 		     err))
 		return -1;
 	r = PQexec(p->conn.conn, "SELECT max(version) FROM sds_schema");
@@ -187,35 +187,35 @@ static int schema_version(struct pgx_store *p, int *v, char *err)
 	return 0;
 }
 
-int pgx_migrate(struct pgx_store *p, char *err)
+int pg_migrate(struct pg_store *p, char *err)
 {
 	char sql[96];
 	int v, i;
 
-	if (pgx_exec(p, "BEGIN", err) ||
-	    pgx_exec(p, "SELECT pg_advisory_xact_lock(" PG_DDL_LOCK ")", err) ||
+	if (pg_exec(p, "BEGIN", err) ||
+	    pg_exec(p, "SELECT pg_advisory_xact_lock(" PG_DDL_LOCK ")", err) ||
 	    schema_version(p, &v, err))
 		goto fail;
 	if (v > PG_SCHEMA_VERSION) {
 		/* Rolled back: not even sds_schema's IF NOT EXISTS stays. */
-		seterr(err, "%s: schema version %d is newer than this sds-admin knows (%d)",
+		sq_seterr(err, "%s: schema version %d is newer than this sds-admin knows (%d)",
 		       p->where, v, PG_SCHEMA_VERSION);
 		goto fail;
 	}
 	for (i = v; i < PG_SCHEMA_VERSION; i++) {
 		snprintf(sql, sizeof(sql), "DELETE FROM sds_schema;"
 			 " INSERT INTO sds_schema VALUES (%d)", i + 1);
-		if (pgx_exec(p, migrations[i], err) || pgx_exec(p, sql, err)) {
+		if (pg_exec(p, migrations[i], err) || pg_exec(p, sql, err)) {
 			char why[STORE_ERR_MAX];
 
 			snprintf(why, sizeof(why), "%s", err);
-			seterr(err, "migrating the schema to version %d: %s", i + 1, why);
+			sq_seterr(err, "migrating the schema to version %d: %s", i + 1, why);
 			goto fail;
 		}
 	}
-	if (pgx_exec(p, "COMMIT", err))
+	if (pg_exec(p, "COMMIT", err))
 		goto fail;
-	return pgx_partitions(p, (int64_t)time(NULL) / PG_DAY * PG_DAY, err);
+	return pg_partitions(p, (int64_t)time(NULL) / PG_DAY * PG_DAY, err);
 fail:
 	PQclear(PQexec(p->conn.conn, "ROLLBACK"));
 	return -1;
@@ -237,7 +237,7 @@ static void day_name(int64_t day, char out[16])
  * under the DDL lock: called between a heartbeat's transactions, never
  * inside one.
  */
-int pgx_partitions(struct pgx_store *p, int64_t day, char *err)
+int pg_partitions(struct pg_store *p, int64_t day, char *err)
 {
 	static const char *const tables[] = { "stats", "heartbeats" };
 	char sql[512], name[16];
@@ -246,8 +246,8 @@ int pgx_partitions(struct pgx_store *p, int64_t day, char *err)
 
 	if (p->day_ready == day)
 		return 0;
-	if (pgx_exec(p, "BEGIN", err) ||
-	    pgx_exec(p, "SELECT pg_advisory_xact_lock(" PG_DDL_LOCK ")", err))
+	if (pg_exec(p, "BEGIN", err) ||
+	    pg_exec(p, "SELECT pg_advisory_xact_lock(" PG_DDL_LOCK ")", err))
 		goto fail;
 	for (d = day; d <= day + PG_DAY; d += PG_DAY) {
 		day_name(d, name);
@@ -256,11 +256,11 @@ int pgx_partitions(struct pgx_store *p, int64_t day, char *err)
 				 "CREATE TABLE IF NOT EXISTS %s_p%s PARTITION OF %s"
 				 " FOR VALUES FROM (%lld) TO (%lld)", tables[i], name,
 				 tables[i], (long long)d, (long long)(d + PG_DAY));
-			if (pgx_exec(p, sql, err))
+			if (pg_exec(p, sql, err))
 				goto fail;
 		}
 	}
-	if (pgx_exec(p, "COMMIT", err))
+	if (pg_exec(p, "COMMIT", err))
 		goto fail;
 	p->day_ready = day;
 	return 0;
@@ -275,15 +275,15 @@ fail:
  * partitions are found in the catalog, not remembered, so any admin can
  * drop what another created.
  */
-int pgx_prune(struct store *st, int64_t before, char *err)
+int pg_prune(struct store *st, int64_t before, char *err)
 {
-	struct pgx_store *p = PGX(st);
+	struct pg_store *p = pg_of(st);
 	char sql[160];
 	PGresult *r;
 	int i, ret = 0;
 
-	pthread_mutex_lock(&p->s.lock);
-	pgx_alive(&p->s);
+	pthread_mutex_lock(&p->sq.lock);
+	pg_alive(&p->sq);
 	r = PQexec(p->conn.conn,
 		   "SELECT c.relname, pg_get_expr(c.relpartbound, c.oid)"
 		   " FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"
@@ -300,15 +300,15 @@ int pgx_prune(struct store *st, int64_t before, char *err)
 		if (!to || strtoll(to + 5, NULL, 10) > before)
 			continue;
 		snprintf(sql, sizeof(sql), "DROP TABLE IF EXISTS %s", PQgetvalue(r, i, 0));
-		ret = pgx_exec(p, sql, err);
+		ret = pg_exec(p, sql, err);
 	}
 	PQclear(r);
 	/* Make sure today's exist (the first heartbeat after midnight would too). */
 	if (!ret) {
 		p->day_ready = 0;
-		ret = pgx_partitions(p, (int64_t)time(NULL) / PG_DAY * PG_DAY, err);
+		ret = pg_partitions(p, (int64_t)time(NULL) / PG_DAY * PG_DAY, err);
 	}
 out:
-	pthread_mutex_unlock(&p->s.lock);
+	pthread_mutex_unlock(&p->sq.lock);
 	return ret;
 }

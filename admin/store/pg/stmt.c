@@ -1,23 +1,62 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * store/pg/stmt.c - a libpq prepared statement behind the calls the query
- * files make (store/pg/compat.h): parameters are bound by index as text
+ * files make (struct sq_engine, store/query/sq.h): parameters are bound by index as text
  * (blobs as binary), the first step executes and fetches every row, the
  * next steps walk them, and column values stay valid until the reset,
  * as SQLite's do.  Results come back as text: integers are parsed, a
  * boolean ("t"/"f") reads as 1/0, and bytea is decoded on request.
+ * The query files' SQL has SQLite's ?N parameters: a statement's text
+ * has them as $N from pg_stmt_new() on.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "store/pg/compat.h"
+#include "store/pg/pg.h"
 
-static int setp(struct pgc_stmt *q, int i, char *v, int len, int fmt)
+#define PREFETCH_MAX	8	/* statements pg_stmt_prefetch() sends at once */
+
+static void st_reset(struct pg_stmt *q);
+
+static struct pg_stmt *ps(struct sq_stmt *q)
 {
-	if (i < 1 || i > PGC_MAXPARAM) {
+	return (struct pg_stmt *)q;
+}
+
+/* @sql with each ?N (N a digit) as $N: libpq's parameters. */
+static char *dollar_params(const char *sql)
+{
+	char *t = strdup(sql), *c;
+
+	for (c = t; c && *c; c++)
+		if (*c == '?' && c[1] >= '0' && c[1] <= '9')
+			*c = '$';
+	return t;
+}
+
+struct pg_stmt *pg_stmt_new(struct pg_db *db, const char *name, const char *sql)
+{
+	struct pg_stmt *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return NULL;
+	q->sql = dollar_params(sql);
+	if (!q->sql) {
+		free(q);
+		return NULL;
+	}
+	q->base.e = &pg_engine;
+	q->db = db;
+	snprintf(q->name, sizeof(q->name), "%s", name);
+	return q;
+}
+
+static int setp(struct pg_stmt *q, int i, char *v, int len, int fmt)
+{
+	if (i < 1 || i > PG_MAXPARAM) {
 		free(v);
-		return SQLITE_ERROR;
+		return SQ_ERROR;
 	}
 	free(q->val[i - 1]);
 	q->val[i - 1] = v;
@@ -25,50 +64,41 @@ static int setp(struct pgc_stmt *q, int i, char *v, int len, int fmt)
 	q->fmt[i - 1] = fmt;
 	if (i > q->nparam)
 		q->nparam = i;
-	return SQLITE_OK;
+	return SQ_OK;
 }
 
-int pgc_bind_int64(struct pgc_stmt *q, int i, int64_t v)
+static int st_bind_int64(struct pg_stmt *q, int i, int64_t v)
 {
 	char *t;
 
 	if (asprintf(&t, "%" PRId64, v) < 0)
-		return SQLITE_ERROR;
+		return SQ_ERROR;
 	return setp(q, i, t, 0, 0);
 }
 
-/* SQLite's destructor argument: the caller's buffer is ours to free. */
-static void dispose(const void *p, void (*d)(void *))
+/* Values are copied (or taken: SQ_FREE): a statement keeps them until it is cleared. */
+static int st_bind_text(struct pg_stmt *q, int i, const char *t, enum sq_life life)
 {
-	if (d != SQLITE_STATIC && d != SQLITE_TRANSIENT)
-		d((void *)p);
+	char *c = life == SQ_FREE ? (char *)t : strdup(t);
+
+	return c ? setp(q, i, c, 0, 0) : SQ_ERROR;
 }
 
-/* Values are copied: a statement keeps them until it is cleared. */
-int pgc_bind_text(struct pgc_stmt *q, int i, const char *t, int n, void (*d)(void *))
-{
-	char *c = n < 0 ? strdup(t) : strndup(t, n);
-
-	dispose(t, d);
-	return c ? setp(q, i, c, 0, 0) : SQLITE_ERROR;
-}
-
-int pgc_bind_blob(struct pgc_stmt *q, int i, const void *b, int n, void (*d)(void *))
+static int st_bind_blob(struct pg_stmt *q, int i, const void *b, int n)
 {
 	char *c = malloc(n ? n : 1);
 
 	if (c)
 		memcpy(c, b, n);
-	dispose(b, d);
-	return c ? setp(q, i, c, n, 1) : SQLITE_ERROR;
+	return c ? setp(q, i, c, n, 1) : SQ_ERROR;
 }
 
-int pgc_bind_null(struct pgc_stmt *q, int i)
+static int st_bind_null(struct pg_stmt *q, int i)
 {
 	return setp(q, i, NULL, 0, 0);
 }
 
-int pgc_result(struct pgc_db *db, PGresult *r)
+int pg_db_result(struct pg_db *db, PGresult *r)
 {
 	ExecStatusType st = PQresultStatus(r);
 	const char *n = PQcmdTuples(r);
@@ -79,7 +109,7 @@ int pgc_result(struct pgc_db *db, PGresult *r)
 		if (!strncmp(PQcmdStatus(r), "INSERT", 6) && PQntuples(r) > 0 &&
 		    PQnfields(r) > 0)
 			db->last_id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-		return SQLITE_OK;
+		return SQ_OK;
 	}
 	snprintf(db->sqlstate, sizeof(db->sqlstate), "%s",
 		 PQresultErrorField(r, PG_DIAG_SQLSTATE) ?: "?????");
@@ -90,10 +120,10 @@ int pgc_result(struct pgc_db *db, PGresult *r)
 		snprintf(db->msg, sizeof(db->msg), "%.*s",
 			 (int)strcspn(PQerrorMessage(db->conn), "\n"),
 			 PQerrorMessage(db->conn));
-	return SQLITE_ERROR;
+	return SQ_ERROR;
 }
 
-static void drop_prefetch(struct pgc_stmt *q)
+static void drop_prefetch(struct pg_stmt *q)
 {
 	int i;
 
@@ -104,7 +134,7 @@ static void drop_prefetch(struct pgc_stmt *q)
 }
 
 /* Bound now to what the prefetch ran with? */
-static bool same_binds(const struct pgc_stmt *q)
+static bool same_binds(const struct pg_stmt *q)
 {
 	int i;
 
@@ -119,21 +149,26 @@ static bool same_binds(const struct pgc_stmt *q)
 	return true;
 }
 
-void pgc_prefetch(struct pgc_db *db, struct pgc_stmt **qs, int n)
+void pg_stmt_prefetch(struct pg_db *db, struct sq_stmt **sqs, int n)
 {
+	struct pg_stmt *qs[PREFETCH_MAX];
 	PGconn *c = db->conn;
 	int i, k, sent = 0;
 
+	if (n > PREFETCH_MAX)
+		n = PREFETCH_MAX;	/* the rest run at their step */
+	for (i = 0; i < n; i++)
+		qs[i] = ps(sqs[i]);
 	for (i = 0; i < n; i++) {
 		if (!qs[i]->prepared) {
 			PGresult *r = PQprepare(c, qs[i]->name, qs[i]->sql, 0, NULL);
 
-			qs[i]->prepared = !pgc_result(db, r);
+			qs[i]->prepared = !pg_db_result(db, r);
 			PQclear(r);
 			if (!qs[i]->prepared)
 				return;
 		}
-		pgc_reset(qs[i]);
+		st_reset(qs[i]);
 	}
 	if (!PQenterPipelineMode(c))
 		return;
@@ -147,7 +182,7 @@ void pgc_prefetch(struct pgc_db *db, struct pgc_stmt **qs, int n)
 			PGresult *r = PQgetResult(c);
 
 			if (r && PQresultStatus(r) == PGRES_TUPLES_OK) {
-				struct pgc_stmt *q = qs[i];
+				struct pg_stmt *q = qs[i];
 
 				q->res = r;
 				q->row = -1;
@@ -168,9 +203,9 @@ void pgc_prefetch(struct pgc_db *db, struct pgc_stmt **qs, int n)
 	PQexitPipelineMode(c);
 }
 
-int pgc_step(struct pgc_stmt *q)
+static int st_step(struct pg_stmt *q)
 {
-	struct pgc_db *db = q->db;
+	struct pg_db *db = q->db;
 
 	if (q->prefetched) {
 		bool same = same_binds(q);
@@ -178,18 +213,18 @@ int pgc_step(struct pgc_stmt *q)
 		drop_prefetch(q);
 		if (same) {
 			q->row = 0;
-			return q->row < PQntuples(q->res) ? SQLITE_ROW : SQLITE_DONE;
+			return q->row < PQntuples(q->res) ? SQ_ROW : SQ_DONE;
 		}
 		PQclear(q->res);
 		q->res = NULL;
 	}
 	if (!q->res) {
-		const char *vals[PGC_MAXPARAM];
+		const char *vals[PG_MAXPARAM];
 		int i;
 
 		if (!q->prepared) {
 			PGresult *r = PQprepare(db->conn, q->name, q->sql, 0, NULL);
-			int rc = pgc_result(db, r);
+			int rc = pg_db_result(db, r);
 
 			PQclear(r);
 			if (rc)
@@ -201,28 +236,27 @@ int pgc_step(struct pgc_stmt *q)
 		q->res = PQexecPrepared(db->conn, q->name, q->nparam, vals, q->len,
 					q->fmt, 0);
 		q->row = 0;
-		if (pgc_result(db, q->res)) {
+		if (pg_db_result(db, q->res)) {
 			PQclear(q->res);
 			q->res = NULL;
-			return SQLITE_ERROR;
+			return SQ_ERROR;
 		}
 	} else {
 		q->row++;
 	}
-	return q->row < PQntuples(q->res) ? SQLITE_ROW : SQLITE_DONE;
+	return q->row < PQntuples(q->res) ? SQ_ROW : SQ_DONE;
 }
 
-int pgc_reset(struct pgc_stmt *q)
+static void st_reset(struct pg_stmt *q)
 {
 	drop_prefetch(q);
 	PQclear(q->res);
 	q->res = NULL;
 	PQfreemem(q->blob);
 	q->blob = NULL;
-	return SQLITE_OK;
 }
 
-void pgc_clear_bindings(struct pgc_stmt *q)
+static void clear_bindings(struct pg_stmt *q)
 {
 	int i;
 
@@ -234,16 +268,25 @@ void pgc_clear_bindings(struct pgc_stmt *q)
 	q->nparam = 0;
 }
 
-void pgc_finalize(struct pgc_stmt *q)
+static void st_finalize(struct pg_stmt *q)
 {
 	if (!q)
 		return;
-	pgc_reset(q);
-	pgc_clear_bindings(q);
+	st_reset(q);
+	clear_bindings(q);
+	free(q->sql);
 	free(q);
 }
 
-static const char *value(struct pgc_stmt *q, int i)
+/* A prefetched result waits for its step (pg_stmt_prefetch()). */
+static void st_reuse(struct pg_stmt *q)
+{
+	if (!q->prefetched)
+		st_reset(q);
+	clear_bindings(q);
+}
+
+static const char *value(struct pg_stmt *q, int i)
 {
 	if (!q->res || q->row >= PQntuples(q->res) || i >= PQnfields(q->res) ||
 	    PQgetisnull(q->res, q->row, i))
@@ -251,7 +294,7 @@ static const char *value(struct pgc_stmt *q, int i)
 	return PQgetvalue(q->res, q->row, i);
 }
 
-int64_t pgc_column_int64(struct pgc_stmt *q, int i)
+static int64_t st_col_int64(struct pg_stmt *q, int i)
 {
 	const char *v = value(q, i);
 
@@ -262,18 +305,18 @@ int64_t pgc_column_int64(struct pgc_stmt *q, int i)
 	return strtoll(v, NULL, 10);
 }
 
-const unsigned char *pgc_column_text(struct pgc_stmt *q, int i)
+static const char *st_col_text(struct pg_stmt *q, int i)
 {
-	return (const unsigned char *)value(q, i);
+	return value(q, i);
 }
 
-int pgc_column_type(struct pgc_stmt *q, int i)
+static bool st_col_null(struct pg_stmt *q, int i)
 {
-	return value(q, i) ? SQLITE_INTEGER : SQLITE_NULL;
+	return !value(q, i);
 }
 
 /* bytea comes back as "\x0a0b..."; decoded once per row and column. */
-const void *pgc_column_blob(struct pgc_stmt *q, int i)
+static const void *st_col_blob(struct pg_stmt *q, int i)
 {
 	const char *v = value(q, i);
 
@@ -285,7 +328,75 @@ const void *pgc_column_blob(struct pgc_stmt *q, int i)
 	return q->blob;
 }
 
-int pgc_column_bytes(struct pgc_stmt *q, int i)
+static int st_col_bytes(struct pg_stmt *q, int i)
 {
 	return (int)q->bloblen;
+}
+
+/* ---- the calls of struct sq_engine (pg.c's pg_engine) --------------------- */
+
+int pg_stmt_bind_int64(struct sq_stmt *q, int i, int64_t v)
+{
+	return st_bind_int64(ps(q), i, v);
+}
+
+int pg_stmt_bind_text(struct sq_stmt *q, int i, const char *t, enum sq_life life)
+{
+	return st_bind_text(ps(q), i, t, life);
+}
+
+int pg_stmt_bind_blob(struct sq_stmt *q, int i, const void *b, int n)
+{
+	return st_bind_blob(ps(q), i, b, n);
+}
+
+int pg_stmt_bind_null(struct sq_stmt *q, int i)
+{
+	return st_bind_null(ps(q), i);
+}
+
+int pg_stmt_step(struct sq_stmt *q)
+{
+	return st_step(ps(q));
+}
+
+void pg_stmt_reset(struct sq_stmt *q)
+{
+	st_reset(ps(q));
+}
+
+void pg_stmt_finalize(struct sq_stmt *q)
+{
+	if (q)
+		st_finalize(ps(q));
+}
+
+void pg_stmt_reuse(struct sq_stmt *q)
+{
+	st_reuse(ps(q));
+}
+
+int64_t pg_stmt_col_int64(struct sq_stmt *q, int i)
+{
+	return st_col_int64(ps(q), i);
+}
+
+const char *pg_stmt_col_text(struct sq_stmt *q, int i)
+{
+	return st_col_text(ps(q), i);
+}
+
+bool pg_stmt_col_null(struct sq_stmt *q, int i)
+{
+	return st_col_null(ps(q), i);
+}
+
+const void *pg_stmt_col_blob(struct sq_stmt *q, int i)
+{
+	return st_col_blob(ps(q), i);
+}
+
+int pg_stmt_col_bytes(struct sq_stmt *q, int i)
+{
+	return st_col_bytes(ps(q), i);
 }

@@ -1,58 +1,58 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * store/query/copy_servers.c - copy servers in the SQLite store: their
+ * store/query/copy_servers.c - copy servers in the store (both engines): their
  * heartbeats (per-plan counts per period) and the plans they are given.
  * The plans themselves are store/query/copy.c's.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "store/sqlite/sqlite.h"
+#include "store/query/sq.h"
 
 /* A plan as sds-copy's plans document has it (docs/COPY.md). */
-static json_t *plan_file_row(sqlite3_stmt *q)
+static json_t *plan_file_row(struct sq_stmt *q)
 {
 	return json_pack("{s:s, s:s, s:o, s:i, s:o, s:s, s:b, s:I, s:I, s:i}",
-		"name", col_text(q, CP_NAME), "app", col_text(q, CP_APP),
-		"points", copy_col_json(q, CP_POINTS),
-		"amplification", sqlite3_column_int(q, CP_AMP),
-		"shadows", copy_col_json(q, CP_SHADOWS),
-		"framing", col_text(q, CP_FRAMING),
-		"writes", sqlite3_column_int(q, CP_WRITES),
-		"rate", (json_int_t)sqlite3_column_int64(q, CP_RATE),
-		"expires_at", (json_int_t)sqlite3_column_int64(q, CP_EXPIRES),
-		"sample_pct", sqlite3_column_int(q, CP_PCT));
+		"name", sq_col_text(q, CP_NAME), "app", sq_col_text(q, CP_APP),
+		"points", sq_copy_col_json(q, CP_POINTS),
+		"amplification", sq_col_int(q, CP_AMP),
+		"shadows", sq_copy_col_json(q, CP_SHADOWS),
+		"framing", sq_col_text(q, CP_FRAMING),
+		"writes", sq_col_int(q, CP_WRITES),
+		"rate", (json_int_t)sq_col_int64(q, CP_RATE),
+		"expires_at", (json_int_t)sq_col_int64(q, CP_EXPIRES),
+		"sample_pct", sq_col_int(q, CP_PCT));
 }
 
 /* One plan's counts of a copy server's heartbeat (transaction held). */
-static int server_counts(struct sqlite_store *s, const struct store_copy_hb *hb,
+static int server_counts(struct sq_store *s, const struct store_copy_hb *hb,
 			 const struct store_copy_hb_plan *p, char *err)
 {
-	sqlite3_stmt *q = Q(s, Q_COPY_BY_NAME);
+	struct sq_stmt *q = sq_q(s, Q_COPY_BY_NAME);
 	int64_t id;
 	int rc;
 
 	if (!q)
-		return dberr(s, err);
-	bind_text(q, 1, p->name);
-	rc = sqlite3_step(q);
-	id = rc == SQLITE_ROW ? sqlite3_column_int64(q, 0) : 0;
-	sqlite3_reset(q);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return dberr(s, err);
+		return sq_dberr(s, err);
+	sq_bind_text(q, 1, p->name);
+	rc = sq_step(q);
+	id = rc == SQ_ROW ? sq_col_int64(q, 0) : 0;
+	sq_reset(q);
+	if (rc != SQ_ROW && rc != SQ_DONE)
+		return sq_dberr(s, err);
 	if (!id)	/* a plan of the server's own file: not the admin's */
 		return 0;
-	q = Q(s, Q_COPY_SSTAT);
+	q = sq_q(s, Q_COPY_SSTAT);
 	if (!q)
-		return dberr(s, err);
-	sqlite3_bind_int64(q, 1, id);
-	sqlite3_bind_int64(q, 2, hb->period_start);
-	bind_text(q, 3, hb->name);
-	sqlite3_bind_int64(q, 4, p->received);
-	sqlite3_bind_int64(q, 5, p->dispatched);
-	sqlite3_bind_int64(q, 6, p->shadow_errors);
-	sqlite3_bind_int64(q, 7, p->dropped);
-	return run(s, q, err);
+		return sq_dberr(s, err);
+	sq_bind_int64(q, 1, id);
+	sq_bind_int64(q, 2, hb->period_start);
+	sq_bind_text(q, 3, hb->name);
+	sq_bind_int64(q, 4, p->received);
+	sq_bind_int64(q, 5, p->dispatched);
+	sq_bind_int64(q, 6, p->shadow_errors);
+	sq_bind_int64(q, 7, p->dropped);
+	return sq_run(s, q, err);
 }
 
 /*
@@ -62,25 +62,25 @@ static int server_counts(struct sqlite_store *s, const struct store_copy_hb *hb,
  * at most STORE_COPY_SERVERS_PER_TOKEN names (STORE_CONFLICT), so one
  * cannot fill the table or every loader's list.
  */
-static int server_owner_check(struct sqlite_store *s, const struct store_copy_hb *hb,
+static int server_owner_check(struct sq_store *s, const struct store_copy_hb *hb,
 			      char *err)
 {
-	sqlite3_stmt *q = Q(s, Q_COPY_SRV_OWNER);
+	struct sq_stmt *q = sq_q(s, Q_COPY_SRV_OWNER);
 	char owner[64] = "";
 	bool found;
 	int64_t held;
 	int rc;
 
 	if (!q)
-		return dberr(s, err);
-	bind_text(q, 1, hb->name);
-	rc = sqlite3_step(q);
-	found = rc == SQLITE_ROW;
-	if (found && sqlite3_column_type(q, 0) != SQLITE_NULL)
-		snprintf(owner, sizeof(owner), "%s", col_text(q, 0));
-	sqlite3_reset(q);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return dberr(s, err);
+		return sq_dberr(s, err);
+	sq_bind_text(q, 1, hb->name);
+	rc = sq_step(q);
+	found = rc == SQ_ROW;
+	if (found && !sq_col_null(q, 0))
+		snprintf(owner, sizeof(owner), "%s", sq_col_text(q, 0));
+	sq_reset(q);
+	if (rc != SQ_ROW && rc != SQ_DONE)
+		return sq_dberr(s, err);
 	if (owner[0] && strcmp(owner, hb->owner ? hb->owner : "") && !hb->operator) {
 		snprintf(err, STORE_ERR_MAX,
 			 "copy server '%s' is registered by another token (%s): not re-pointed",
@@ -89,15 +89,15 @@ static int server_owner_check(struct sqlite_store *s, const struct store_copy_hb
 	}
 	if (found || hb->operator)
 		return 0;
-	q = Q(s, Q_COPY_SRV_OWNED);
+	q = sq_q(s, Q_COPY_SRV_OWNED);
 	if (!q)
-		return dberr(s, err);
-	bind_text(q, 1, hb->owner);
-	rc = sqlite3_step(q);
-	held = rc == SQLITE_ROW ? sqlite3_column_int64(q, 0) : 0;
-	sqlite3_reset(q);
-	if (rc != SQLITE_ROW)
-		return dberr(s, err);
+		return sq_dberr(s, err);
+	sq_bind_text(q, 1, hb->owner);
+	rc = sq_step(q);
+	held = rc == SQ_ROW ? sq_col_int64(q, 0) : 0;
+	sq_reset(q);
+	if (rc != SQ_ROW)
+		return sq_dberr(s, err);
 	if (held >= STORE_COPY_SERVERS_PER_TOKEN) {
 		snprintf(err, STORE_ERR_MAX,
 			 "copy server '%s': this token already holds %d names (at most %d)",
@@ -110,67 +110,67 @@ static int server_owner_check(struct sqlite_store *s, const struct store_copy_hb
 int sq_copy_server_heartbeat(struct store *st, const struct store_copy_hb *hb,
 			     int64_t now, json_t **plans, char *err)
 {
-	struct sqlite_store *s = SS(st);
-	sqlite3_stmt *q;
+	struct sq_store *s = SQ(st);
+	struct sq_stmt *q;
 	int i, ret;
 
 	*plans = NULL;
-	lock(st);
-	ret = begin(s, err);
+	sq_lock(st);
+	ret = sq_begin(s, err);
 	if (ret)
 		goto out;
 	ret = server_owner_check(s, hb, err);
 	if (ret)
 		goto fail;
-	q = Q(s, Q_COPY_SRV_UPSERT);
+	q = sq_q(s, Q_COPY_SRV_UPSERT);
 	if (!q)
 		goto dbfail;
-	bind_text(q, 1, hb->name);
-	bind_text(q, 2, hb->addr);
-	sqlite3_bind_int64(q, 3, now);
-	bind_text(q, 4, hb->owner);
-	ret = run(s, q, err);
+	sq_bind_text(q, 1, hb->name);
+	sq_bind_text(q, 2, hb->addr);
+	sq_bind_int64(q, 3, now);
+	sq_bind_text(q, 4, hb->owner);
+	ret = sq_run(s, q, err);
 	for (i = 0; !ret && i < hb->nplans; i++)
 		ret = server_counts(s, hb, &hb->plans[i], err);
 	if (ret)
 		goto fail;
-	ret = commit(s, err);
+	ret = sq_commit(s, err);
 	if (ret)
 		goto out;
-	q = Q(s, Q_COPY_ACTIVE_ALL);
+	q = sq_q(s, Q_COPY_ACTIVE_ALL);
 	if (q)
-		sqlite3_bind_int64(q, 1, now);
-	ret = rows(s, q, plan_file_row, plans, err);
+		sq_bind_int64(q, 1, now);
+	ret = sq_rows(s, q, plan_file_row, plans, err);
 	goto out;
 dbfail:
-	ret = dberr(s, err);
+	ret = sq_dberr(s, err);
 fail:
-	rollback(s);
+	sq_rollback(s);
 out:
-	unlock(st);
+	sq_unlock(st);
 	return ret;
 }
 
-static json_t *server_row(sqlite3_stmt *q)
+static json_t *server_row(struct sq_stmt *q)
 {
-	return json_pack("{s:s, s:s, s:I, s:I, s:s?}", "name", col_text(q, 0),
-			 "addr", col_text(q, 1),
-			 "first_seen", (json_int_t)sqlite3_column_int64(q, 2),
-			 "last_seen", (json_int_t)sqlite3_column_int64(q, 3),
-			 "owner", sqlite3_column_type(q, 4) == SQLITE_NULL ? NULL :
-				  col_text(q, 4));
+	return json_pack("{s:s, s:s, s:I, s:I, s:s?}", "name", sq_col_text(q, 0),
+			 "addr", sq_col_text(q, 1),
+			 "first_seen", (json_int_t)sq_col_int64(q, 2),
+			 "last_seen", (json_int_t)sq_col_int64(q, 3),
+			 "owner", sq_col_null(q, 4) ? NULL :
+				  sq_col_text(q, 4));
 }
 
 int sq_copy_server_list(struct store *st, int64_t now, json_t **out, char *err)
 {
-	struct sqlite_store *s = SS(st);
+	struct sq_store *s = SQ(st);
 	json_t *v;
 	size_t i;
 	int ret;
 
-	lock(st);
-	ret = rows(s, Q(s, Q_COPY_SRV_LIST), server_row, out, err);
-	unlock(st);
+	sq_lock(st);
+	ret = sq_rows(s, sq_q(s, Q_COPY_SRV_LIST), server_row, out, err);
+	sq_unlock(st);
 	if (!ret)
 		json_array_foreach(*out, i, v)
 			json_object_set_new(v, "live", json_boolean(

@@ -1,44 +1,44 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * store/query/drills.c - fault drills in the SQLite store.
+ * store/query/drills.c - fault drills in the store (both engines).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "errnames.h"
-#include "store/sqlite/sqlite.h"
+#include "store/query/sq.h"
 
 /* ---- drills ------------------------------------------------------------- */
 
 /* The app's drills in force at @now, for a heartbeat reply (lock held). */
-int drills_active(struct sqlite_store *s, int64_t app, int64_t now,
+int sq_drills_active(struct sq_store *s, int64_t app, int64_t now,
 		  struct sds_hb_drill *out, int *n, char *err)
 {
-	sqlite3_stmt *q = Q(s, Q_DRILL_ACTIVE);
+	struct sq_stmt *q = sq_q(s, Q_DRILL_ACTIVE);
 	int rc;
 
 	*n = 0;
 	if (!q)
-		return dberr(s, err);
-	sqlite3_bind_int64(q, 1, app);
-	sqlite3_bind_int64(q, 2, now);
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW && *n < SDS_HB_MAX_DRILLS) {
+		return sq_dberr(s, err);
+	sq_bind_int64(q, 1, app);
+	sq_bind_int64(q, 2, now);
+	while ((rc = sq_step(q)) == SQ_ROW && *n < SDS_HB_MAX_DRILLS) {
 		struct sds_hb_drill *d = &out[(*n)++];
 
-		d->id = sqlite3_column_int64(q, 0);
-		snprintf(d->point, sizeof(d->point), "%s", col_text(q, 1));
-		d->kind = strcmp(col_text(q, 2), "delay") ? SDS_DRILL_ERROR :
+		d->id = sq_col_int64(q, 0);
+		snprintf(d->point, sizeof(d->point), "%s", sq_col_text(q, 1));
+		d->kind = strcmp(sq_col_text(q, 2), "delay") ? SDS_DRILL_ERROR :
 							    SDS_DRILL_DELAY;
-		d->ratio = sqlite3_column_int(q, 3);
-		d->delay_ms = sqlite3_column_int64(q, 4);
-		d->expires_at = sqlite3_column_int64(q, 5);
+		d->ratio = sq_col_int(q, 3);
+		d->delay_ms = sq_col_int64(q, 4);
+		d->expires_at = sq_col_int64(q, 5);
 		/* The API checked the name; one this build lacks is the point's. */
-		d->err = sqlite3_column_type(q, 6) == SQLITE_NULL ? 0 :
-			 errnames_parse(col_text(q, 6));
+		d->err = sq_col_null(q, 6) ? 0 :
+			 errnames_parse(sq_col_text(q, 6));
 	}
-	sqlite3_reset(q);
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		return dberr(s, err);
+	sq_reset(q);
+	if (rc != SQ_DONE && rc != SQ_ROW)
+		return sq_dberr(s, err);
 	return 0;
 }
 
@@ -46,39 +46,39 @@ int sq_drill_create(struct store *st, const char *g, const char *a,
 		    const struct store_drill *d, int64_t now, int64_t *id,
 		    char *err)
 {
-	struct sqlite_store *s = SS(st);
+	struct sq_store *s = SQ(st);
 	char detail[256], who[ADMIN_WHO_MAX];
-	struct app_ref r;
-	sqlite3_stmt *q;
+	struct sq_app_ref r;
+	struct sq_stmt *q;
 	int ret;
 
-	lock(st);
-	ret = begin(s, err);
+	sq_lock(st);
+	ret = sq_begin(s, err);
 	if (ret)
 		goto out;
-	ret = app_ref(s, g, a, &r, err);
+	ret = sq_app_lookup(s, g, a, &r, err);
 	if (ret)
 		goto fail;
-	q = Q(s, Q_DRILL_INS);
+	q = sq_q(s, Q_DRILL_INS);
 	if (!q)
 		goto dbfail;
-	sqlite3_bind_int64(q, 1, r.id);
-	bind_text(q, 2, d->point);
-	bind_text(q, 3, d->kind == SDS_DRILL_DELAY ? "delay" : "error");
-	sqlite3_bind_int64(q, 4, d->ratio);
-	sqlite3_bind_int64(q, 5, d->delay_ms);
-	sqlite3_bind_int64(q, 6, now);
-	sqlite3_bind_int64(q, 7, now + d->duration_s);
+	sq_bind_int64(q, 1, r.id);
+	sq_bind_text(q, 2, d->point);
+	sq_bind_text(q, 3, d->kind == SDS_DRILL_DELAY ? "delay" : "error");
+	sq_bind_int64(q, 4, d->ratio);
+	sq_bind_int64(q, 5, d->delay_ms);
+	sq_bind_int64(q, 6, now);
+	sq_bind_int64(q, 7, now + d->duration_s);
 	snprintf(who, sizeof(who), "%s (token %s)", d->by, d->token_id);
-	bind_text(q, 8, who);
+	sq_bind_text(q, 8, who);
 	if (d->err)
-		bind_text(q, 9, errnames_name(d->err));
+		sq_bind_text(q, 9, errnames_name(d->err));
 	else
-		sqlite3_bind_null(q, 9);
-	ret = run(s, q, err);
+		sq_bind_null(q, 9);
+	ret = sq_run(s, q, err);
 	if (ret)
 		goto fail;
-	*id = sqlite3_last_insert_rowid(s->db);
+	*id = sq_last_id(s);
 	if (d->kind == SDS_DRILL_DELAY)
 		snprintf(detail, sizeof(detail), "drill %lld on %s: delay %lld ms, ratio %u, for %lld s",
 			 (long long)*id, d->point, (long long)d->delay_ms, d->ratio,
@@ -88,53 +88,50 @@ int sq_drill_create(struct store *st, const char *g, const char *a,
 			 (long long)*id, d->point, d->err ? " " : "",
 			 d->err ? errnames_name(d->err) : "", d->ratio,
 			 (long long)d->duration_s);
-	ret = audit_add(s, r.id, "drill.start", detail, who, err);
-	if (ret)
-		goto fail;
-	ret = commit(s, err);
+	ret = sq_commit_audited(s, 0, r.id, "drill.start", detail, who, err);
 	goto out;
 dbfail:
-	ret = dberr(s, err);
+	ret = sq_dberr(s, err);
 fail:
-	rollback(s);
+	sq_rollback(s);
 out:
-	unlock(st);
+	sq_unlock(st);
 	return ret;
 }
 
-static json_t *drill_row(sqlite3_stmt *q)
+static json_t *drill_row(struct sq_stmt *q)
 {
 	json_t *o = json_pack("{s:I, s:s, s:s, s:i, s:I, s:I, s:I, s:s}",
-		"id", (json_int_t)sqlite3_column_int64(q, 0),
-		"point", col_text(q, 1), "kind", col_text(q, 2),
-		"ratio", sqlite3_column_int(q, 3),
-		"delay_ms", (json_int_t)sqlite3_column_int64(q, 4),
-		"created", (json_int_t)sqlite3_column_int64(q, 5),
-		"expires_at", (json_int_t)sqlite3_column_int64(q, 6),
-		"started_by", col_text(q, 8));
+		"id", (json_int_t)sq_col_int64(q, 0),
+		"point", sq_col_text(q, 1), "kind", sq_col_text(q, 2),
+		"ratio", sq_col_int(q, 3),
+		"delay_ms", (json_int_t)sq_col_int64(q, 4),
+		"created", (json_int_t)sq_col_int64(q, 5),
+		"expires_at", (json_int_t)sq_col_int64(q, 6),
+		"started_by", sq_col_text(q, 8));
 
-	json_object_set_new(o, "stopped_at", sqlite3_column_type(q, 7) == SQLITE_NULL ?
-			    json_null() : json_integer(sqlite3_column_int64(q, 7)));
-	json_object_set_new(o, "stopped_by", sqlite3_column_type(q, 9) == SQLITE_NULL ?
-			    json_null() : json_string(col_text(q, 9)));
+	json_object_set_new(o, "stopped_at", sq_col_null(q, 7) ?
+			    json_null() : json_integer(sq_col_int64(q, 7)));
+	json_object_set_new(o, "stopped_by", sq_col_null(q, 9) ?
+			    json_null() : json_string(sq_col_text(q, 9)));
 	/* null: the point's own errno (and every delay drill) */
-	json_object_set_new(o, "errno", sqlite3_column_type(q, 10) == SQLITE_NULL ?
-			    json_null() : json_string(col_text(q, 10)));
+	json_object_set_new(o, "errno", sq_col_null(q, 10) ?
+			    json_null() : json_string(sq_col_text(q, 10)));
 	return o;
 }
 
 int sq_drill_list(struct store *st, const char *g, const char *a,
 		  json_t **out, char *err)
 {
-	struct sqlite_store *s = SS(st);
-	struct app_ref r;
+	struct sq_store *s = SQ(st);
+	struct sq_app_ref r;
 	int ret;
 
-	lock(st);
-	ret = app_ref(s, g, a, &r, err);
+	sq_lock(st);
+	ret = sq_app_lookup(s, g, a, &r, err);
 	if (!ret)
-		ret = rows(s, Qk(s, Q_DRILL_LIST, r.id), drill_row, out, err);
-	unlock(st);
+		ret = sq_rows(s, sq_qk(s, Q_DRILL_LIST, r.id), drill_row, out, err);
+	sq_unlock(st);
 	return ret;
 }
 
@@ -142,64 +139,59 @@ int sq_drill_stop(struct store *st, const char *g, const char *a,
 		  int64_t id, const char *by, const char *token_id,
 		  int64_t now, char *err)
 {
-	struct sqlite_store *s = SS(st);
+	struct sq_store *s = SQ(st);
 	char detail[160], who[ADMIN_WHO_MAX];
-	struct app_ref r;
-	sqlite3_stmt *q;
+	struct sq_app_ref r;
+	struct sq_stmt *q;
 	int rc, ret;
 
-	lock(st);
-	ret = begin(s, err);
+	sq_lock(st);
+	ret = sq_begin(s, err);
 	if (ret)
 		goto out;
-	ret = app_ref(s, g, a, &r, err);
+	ret = sq_app_lookup(s, g, a, &r, err);
 	if (ret)
 		goto fail;
-	q = Q(s, Q_DRILL_GET);
+	q = sq_q(s, Q_DRILL_GET);
 	if (!q)
 		goto dbfail;
-	sqlite3_bind_int64(q, 1, r.id);
-	sqlite3_bind_int64(q, 2, id);
-	rc = sqlite3_step(q);
-	if (rc != SQLITE_ROW) {
-		sqlite3_reset(q);
-		if (rc != SQLITE_DONE)
+	sq_bind_int64(q, 1, r.id);
+	sq_bind_int64(q, 2, id);
+	rc = sq_step(q);
+	if (rc != SQ_ROW) {
+		sq_reset(q);
+		if (rc != SQ_DONE)
 			goto dbfail;
-		seterr(err, "drill %lld not found", (long long)id);
+		sq_seterr(err, "drill %lld not found", (long long)id);
 		ret = STORE_NOTFOUND;
 		goto fail;
 	}
 	snprintf(detail, sizeof(detail), "drill %lld on %s", (long long)id,
-		 col_text(q, 0));
-	if (sqlite3_column_type(q, 1) != SQLITE_NULL ||
-	    sqlite3_column_int64(q, 2) <= now) {
-		sqlite3_reset(q);
-		seterr(err, "drill %lld has ended already", (long long)id);
+		 sq_col_text(q, 0));
+	if (!sq_col_null(q, 1) ||
+	    sq_col_int64(q, 2) <= now) {
+		sq_reset(q);
+		sq_seterr(err, "drill %lld has ended already", (long long)id);
 		ret = STORE_CONFLICT;
 		goto fail;
 	}
-	sqlite3_reset(q);
+	sq_reset(q);
 	snprintf(who, sizeof(who), "%s (token %s)", by, token_id);
-	q = Q(s, Q_DRILL_STOP);
+	q = sq_q(s, Q_DRILL_STOP);
 	if (!q)
 		goto dbfail;
-	sqlite3_bind_int64(q, 1, r.id);
-	sqlite3_bind_int64(q, 2, id);
-	sqlite3_bind_int64(q, 3, now);
-	bind_text(q, 4, who);
-	ret = run(s, q, err);
-	if (!ret)
-		ret = audit_add(s, r.id, "drill.stop", detail, who, err);
-	if (ret)
-		goto fail;
-	ret = commit(s, err);
+	sq_bind_int64(q, 1, r.id);
+	sq_bind_int64(q, 2, id);
+	sq_bind_int64(q, 3, now);
+	sq_bind_text(q, 4, who);
+	ret = sq_commit_audited(s, sq_run(s, q, err), r.id, "drill.stop", detail, who, err);
 	goto out;
 dbfail:
-	ret = dberr(s, err);
+	ret = sq_dberr(s, err);
 fail:
-	rollback(s);
+	sq_rollback(s);
 out:
-	unlock(st);
+	sq_unlock(st);
 	return ret;
 }
 

@@ -1,34 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * store/query/retention.c - the retention of hosts and the audit log
- * (the audit of refused writes is store/query/org.c's).  Compiled for
- * both engines (store/pg/shared.c): they forget the same rows.
- * Statistics are not here: SQLite deletes them by row (sq_prune),
- * PostgreSQL drops their day partitions whole (pgx_prune).
+ * (the audit of refused writes is store/query/org.c's), for both
+ * engines: they forget the same rows.  Statistics are not here: SQLite
+ * deletes them by row (sq_prune), PostgreSQL drops their day partitions
+ * whole (pg_prune).
  */
 #include <stdio.h>
-#include "store/sqlite/sqlite.h"
+#include "store/query/sq.h"
 
 int sq_prune_meta(struct store *st, int64_t before, char *err)
 {
-	struct sqlite_store *s = SS(st);
+	struct sq_store *s = SQ(st);
 	int ret;
 
-	lock(st);
-	ret = begin(s, err);
+	sq_lock(st);
+	ret = sq_begin(s, err);
 	if (ret)
 		goto out;
-	ret = run(s, Qk(s, Q_PRUNE_HOSTS, before), err);
+	ret = sq_run(s, sq_qk(s, Q_PRUNE_HOSTS, before), err);
 	if (!ret)
-		ret = run(s, Qk(s, Q_PRUNE_AUDIT, before), err);
+		ret = sq_run(s, sq_qk(s, Q_PRUNE_AUDIT, before), err);
 	/* Copy servers not heard since: a name registered once is not kept forever. */
 	if (!ret)
-		ret = run(s, Qk(s, Q_COPY_SRV_PRUNE, before), err);
+		ret = sq_run(s, sq_qk(s, Q_COPY_SRV_PRUNE, before), err);
 	if (ret)
-		rollback(s);
+		sq_rollback(s);
 	else
-		ret = commit(s, err);
+		ret = sq_commit(s, err);
 out:
-	unlock(st);
+	sq_unlock(st);
 	return ret;
 }

@@ -1,24 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * store/query/rows.c - what every query file of the store leans on:
- * error text, keyed statements, transactions, version bumps, text binds
- * and columns, names resolved to ids (group, app, scheme), audit rows, and
- * a statement's rows as JSON.  What differs per engine (the statement
- * cache Q(), run()'s error mapping, lock() and rollback()) is in
- * store/sqlite/sqlite.c and store/pg/pg.c.
- *
- * Engine-neutral through the sqlite3_* calls it makes: compiled as is for
- * SQLite, and a second time over libpq for PostgreSQL (store/pg/shared.c,
- * store/pg/compat.h), so the two engines resolve names and report "not
- * found" in the same words.
+ * error text, the statement cache, transactions, the audited write tail,
+ * version bumps, names resolved to ids (group, app, scheme), audit rows,
+ * and a statement's rows as JSON.  Engine-neutral: the engine's calls go
+ * through s->e (store/query/sq.h), so both engines resolve names and
+ * report "not found" in the same words.
  */
 #include <endian.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include "store/sqlite/sqlite.h"
+#include "store/query/sq.h"
 
-void seterr(char *err, const char *fmt, ...)
+void sq_seterr(char *err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -29,195 +24,239 @@ void seterr(char *err, const char *fmt, ...)
 	va_end(ap);
 }
 
-/*
- * The cached statement @id with ?1 bound to @key, or NULL.  Most queries
- * are keyed by one row id; run(), rows() and one() take the NULL and report
- * the database error, so a caller with one key needs no check of its own.
- */
-sqlite3_stmt *Qk(struct sqlite_store *s, int id, int64_t key)
+struct sq_stmt *sq_q(struct sq_store *s, int id)
 {
-	sqlite3_stmt *q = Q(s, id);
+	struct sq_stmt *q = s->q[id];
 
-	if (q)
-		sqlite3_bind_int64(q, 1, key);
+	if (!q)
+		return s->q[id] = s->e->prepare(s, id);
+	s->e->reuse(q);
 	return q;
 }
 
-int exec0(struct sqlite_store *s, int id, char *err)
+/*
+ * Most queries are keyed by one row id; sq_run(), sq_rows() and sq_one()
+ * take the NULL and report the database error, so a caller with one key
+ * needs no check of its own.
+ */
+struct sq_stmt *sq_qk(struct sq_store *s, int id, int64_t key)
 {
-	return run(s, Q(s, id), err);
+	struct sq_stmt *q = sq_q(s, id);
+
+	if (q)
+		sq_bind_int64(q, 1, key);
+	return q;
 }
 
-void unlock(struct store *st)
+int sq_dberr(struct sq_store *s, char *err)
 {
-	pthread_mutex_unlock(&SS(st)->lock);
+	sq_seterr(err, "database: %s", s->e->errmsg(s));
+	return STORE_ERROR;
 }
 
-int begin(struct sqlite_store *s, char *err)
+int sq_run(struct sq_store *s, struct sq_stmt *q, char *err)
 {
-	return exec0(s, Q_BEGIN, err);
+	int rc, ret = 0;
+
+	if (!q)
+		return sq_dberr(s, err);
+	rc = sq_step(q);
+	if (rc != SQ_DONE && rc != SQ_ROW)
+		ret = s->e->unique_violation(s) ? STORE_EXISTS : sq_dberr(s, err);
+	sq_reset(q);
+	return ret;
 }
 
-int commit(struct sqlite_store *s, char *err)
+int sq_exec0(struct sq_store *s, int id, char *err)
 {
-	int ret = exec0(s, Q_COMMIT, err);
+	return sq_run(s, sq_q(s, id), err);
+}
+
+void sq_lock(struct store *st)
+{
+	struct sq_store *s = SQ(st);
+
+	pthread_mutex_lock(&s->lock);
+	if (s->e->alive)
+		s->e->alive(s);
+}
+
+void sq_unlock(struct store *st)
+{
+	pthread_mutex_unlock(&SQ(st)->lock);
+}
+
+int sq_begin(struct sq_store *s, char *err)
+{
+	return sq_exec0(s, Q_BEGIN, err);
+}
+
+int sq_commit(struct sq_store *s, char *err)
+{
+	int ret = sq_exec0(s, Q_COMMIT, err);
 
 	if (ret)
-		exec0(s, Q_ROLLBACK, NULL);
+		sq_exec0(s, Q_ROLLBACK, NULL);
 	return ret;
+}
+
+void sq_rollback(struct sq_store *s)
+{
+	if (s->e->in_txn(s))
+		sq_exec0(s, Q_ROLLBACK, NULL);
+}
+
+int sq_commit_audited(struct sq_store *s, int ret, int64_t app, const char *action,
+		      const char *detail, const char *comment, char *err)
+{
+	if (!ret)
+		ret = sq_audit_add(s, app, action, detail, comment, err);
+	if (ret) {
+		sq_rollback(s);
+		return ret;
+	}
+	return sq_commit(s, err);
 }
 
 /*
  * Bump the app's version (UPDATE ... RETURNING: atomic on both engines,
  * whose changes are all made by the first step); *version gets the new one.
  */
-int bump(struct sqlite_store *s, int64_t app, int64_t *version, char *err)
+int sq_bump(struct sq_store *s, int64_t app, int64_t *version, char *err)
 {
-	sqlite3_stmt *q = Qk(s, Q_APP_BUMP, app);
+	struct sq_stmt *q = sq_qk(s, Q_APP_BUMP, app);
 	int rc;
 
 	if (!q)
-		return dberr(s, err);
-	rc = sqlite3_step(q);
-	if (rc == SQLITE_ROW && version)
-		*version = sqlite3_column_int64(q, 0);
-	sqlite3_reset(q);
-	return rc == SQLITE_ROW ? 0 : dberr(s, err);
-}
-
-void bind_text(sqlite3_stmt *q, int i, const char *t)
-{
-	sqlite3_bind_text(q, i, t ? t : "", -1, SQLITE_STATIC);
-}
-
-const char *col_text(sqlite3_stmt *q, int i)
-{
-	const unsigned char *t = sqlite3_column_text(q, i);
-
-	return t ? (const char *)t : "";
+		return sq_dberr(s, err);
+	rc = sq_step(q);
+	if (rc == SQ_ROW && version)
+		*version = sq_col_int64(q, 0);
+	sq_reset(q);
+	return rc == SQ_ROW ? 0 : sq_dberr(s, err);
 }
 
 /* The id in column 0 of @q's one row: 0, STORE_NOTFOUND (no row, no message) or STORE_ERROR. */
-static int id_row(struct sqlite_store *s, sqlite3_stmt *q, int64_t *id, char *err)
+static int id_row(struct sq_store *s, struct sq_stmt *q, int64_t *id, char *err)
 {
-	int rc = sqlite3_step(q);
+	int rc = sq_step(q);
 
-	if (rc == SQLITE_ROW)
-		*id = sqlite3_column_int64(q, 0);
-	sqlite3_reset(q);
-	if (rc == SQLITE_ROW)
+	if (rc == SQ_ROW)
+		*id = sq_col_int64(q, 0);
+	sq_reset(q);
+	if (rc == SQ_ROW)
 		return 0;
-	return rc == SQLITE_DONE ? STORE_NOTFOUND : dberr(s, err);
+	return rc == SQ_DONE ? STORE_NOTFOUND : sq_dberr(s, err);
 }
 
-int group_id(struct sqlite_store *s, const char *g, int64_t *id, char *err)
+int sq_group_id(struct sq_store *s, const char *g, int64_t *id, char *err)
 {
-	sqlite3_stmt *q = Q(s, Q_GROUP_ID);
+	struct sq_stmt *q = sq_q(s, Q_GROUP_ID);
 	int rc;
 
 	if (!q)
-		return dberr(s, err);
-	bind_text(q, 1, g);
+		return sq_dberr(s, err);
+	sq_bind_text(q, 1, g);
 	rc = id_row(s, q, id, err);
 	if (rc == STORE_NOTFOUND)
-		seterr(err, "group '%s' not found", g);
+		sq_seterr(err, "group '%s' not found", g);
 	return rc;
 }
 
-int app_ref(struct sqlite_store *s, const char *g, const char *a,
-	    struct app_ref *r, char *err)
+int sq_app_lookup(struct sq_store *s, const char *g, const char *a,
+	    struct sq_app_ref *r, char *err)
 {
-	sqlite3_stmt *q = Q(s, Q_APP_ID);
+	struct sq_stmt *q = sq_q(s, Q_APP_ID);
 	int rc;
 
 	if (!q)
-		return dberr(s, err);
-	bind_text(q, 1, g);
-	bind_text(q, 2, a);
-	rc = sqlite3_step(q);
-	if (rc == SQLITE_ROW) {
-		r->id = sqlite3_column_int64(q, 0);
-		r->version = sqlite3_column_int64(q, 1);
-		r->active = sqlite3_column_int64(q, 2);
-		sqlite3_reset(q);
+		return sq_dberr(s, err);
+	sq_bind_text(q, 1, g);
+	sq_bind_text(q, 2, a);
+	rc = sq_step(q);
+	if (rc == SQ_ROW) {
+		r->id = sq_col_int64(q, 0);
+		r->version = sq_col_int64(q, 1);
+		r->active = sq_col_int64(q, 2);
+		sq_reset(q);
 		return 0;
 	}
-	sqlite3_reset(q);
-	if (rc != SQLITE_DONE)
-		return dberr(s, err);
-	seterr(err, "app '%s' not found in group '%s'", a, g);
+	sq_reset(q);
+	if (rc != SQ_DONE)
+		return sq_dberr(s, err);
+	sq_seterr(err, "app '%s' not found in group '%s'", a, g);
 	return STORE_NOTFOUND;
 }
 
-int scheme_id(struct sqlite_store *s, int64_t app, const char *name,
+int sq_scheme_id(struct sq_store *s, int64_t app, const char *name,
 	      int64_t *id, char *err)
 {
-	sqlite3_stmt *q = Q(s, Q_SCHEME_ID);
+	struct sq_stmt *q = sq_q(s, Q_SCHEME_ID);
 	int rc;
 
 	if (!q)
-		return dberr(s, err);
-	sqlite3_bind_int64(q, 1, app);
-	bind_text(q, 2, name);
+		return sq_dberr(s, err);
+	sq_bind_int64(q, 1, app);
+	sq_bind_text(q, 2, name);
 	rc = id_row(s, q, id, err);
 	if (rc == STORE_NOTFOUND)
-		seterr(err, "scheme '%s' not found", name);
+		sq_seterr(err, "scheme '%s' not found", name);
 	return rc;
 }
 
-int audit_add(struct sqlite_store *s, int64_t app, const char *action,
+int sq_audit_add(struct sq_store *s, int64_t app, const char *action,
 	      const char *detail, const char *comment, char *err)
 {
-	sqlite3_stmt *q = Q(s, Q_AUDIT_INS);
+	struct sq_stmt *q = sq_q(s, Q_AUDIT_INS);
 
 	if (!q)
-		return dberr(s, err);
-	sqlite3_bind_int64(q, 1, app);
-	sqlite3_bind_int64(q, 2, now_s());
-	bind_text(q, 3, action);
-	bind_text(q, 4, detail);
-	bind_text(q, 5, comment);
-	return run(s, q, err);
+		return sq_dberr(s, err);
+	sq_bind_int64(q, 1, app);
+	sq_bind_int64(q, 2, store_now_s());
+	sq_bind_text(q, 3, action);
+	sq_bind_text(q, 4, detail);
+	sq_bind_text(q, 5, comment);
+	return sq_run(s, q, err);
 }
 
 /* Collect every row of @q into a new array via @row. */
-int rows(struct sqlite_store *s, sqlite3_stmt *q, json_t *(*row)(sqlite3_stmt *),
+int sq_rows(struct sq_store *s, struct sq_stmt *q, json_t *(*row)(struct sq_stmt *),
 	 json_t **out, char *err)
 {
 	json_t *arr;
 	int rc;
 
 	if (!q)
-		return dberr(s, err);
+		return sq_dberr(s, err);
 	arr = json_array();
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW)
+	while ((rc = sq_step(q)) == SQ_ROW)
 		json_array_append_new(arr, row(q));
-	sqlite3_reset(q);
-	if (rc != SQLITE_DONE) {
+	sq_reset(q);
+	if (rc != SQ_DONE) {
 		json_decref(arr);
-		return dberr(s, err);
+		return sq_dberr(s, err);
 	}
 	*out = arr;
 	return 0;
 }
 
 /* The one row of @q via @row, or NOTFOUND with @what. */
-int one(struct sqlite_store *s, sqlite3_stmt *q, json_t *(*row)(sqlite3_stmt *),
+int sq_one(struct sq_store *s, struct sq_stmt *q, json_t *(*row)(struct sq_stmt *),
 	json_t **out, char *err)
 {
 	int rc;
 
 	if (!q)
-		return dberr(s, err);
-	rc = sqlite3_step(q);
-	if (rc == SQLITE_ROW) {
+		return sq_dberr(s, err);
+	rc = sq_step(q);
+	if (rc == SQ_ROW) {
 		*out = row(q);
-		sqlite3_reset(q);
+		sq_reset(q);
 		return 0;
 	}
-	sqlite3_reset(q);
-	if (rc != SQLITE_DONE)
-		return dberr(s, err);
+	sq_reset(q);
+	if (rc != SQ_DONE)
+		return sq_dberr(s, err);
 	return STORE_NOTFOUND;
 }
 
@@ -225,26 +264,26 @@ int one(struct sqlite_store *s, sqlite3_stmt *q, json_t *(*row)(sqlite3_stmt *),
  * Hand the current row of a statistics scan (the columns of stats_scan's
  * SELECT, in its order) to @cb; its result: nonzero stops the scan.
  */
-int stat_row_emit(sqlite3_stmt *q, store_stat_cb cb, void *ctx)
+int sq_stat_row_emit(struct sq_stmt *q, store_stat_cb cb, void *ctx)
 {
 	uint64_t hist[SDS_HIST_BUCKETS];
 	struct store_stat_row row = {
-		.period_start = sqlite3_column_int64(q, 0),
-		.point = col_text(q, 1),
-		.host = col_text(q, 2),
-		.visits = sqlite3_column_int64(q, 3),
-		.exceptions = sqlite3_column_int64(q, 4),
-		.timeouts = sqlite3_column_int64(q, 5),
-		.downgrades = sqlite3_column_int64(q, 6),
-		.max_concurrency = sqlite3_column_int64(q, 7),
-		.faults = sqlite3_column_int64(q, 9),
-		.delays = sqlite3_column_int64(q, 10),
-		.suspended = sqlite3_column_int(q, 11) != 0,
-		.overhead_milli = sqlite3_column_int64(q, 12),
+		.period_start = sq_col_int64(q, 0),
+		.point = sq_col_text(q, 1),
+		.host = sq_col_text(q, 2),
+		.visits = sq_col_int64(q, 3),
+		.exceptions = sq_col_int64(q, 4),
+		.timeouts = sq_col_int64(q, 5),
+		.downgrades = sq_col_int64(q, 6),
+		.max_concurrency = sq_col_int64(q, 7),
+		.faults = sq_col_int64(q, 9),
+		.delays = sq_col_int64(q, 10),
+		.suspended = sq_col_int(q, 11) != 0,
+		.overhead_milli = sq_col_int64(q, 12),
 		.hist = hist,
 	};
-	const unsigned char *b = sqlite3_column_blob(q, 8);
-	int n = sqlite3_column_bytes(q, 8) / 8, j;
+	const unsigned char *b = sq_col_blob(q, 8);
+	int n = sq_col_bytes(q, 8) / 8, j;
 
 	if (n > SDS_HIST_BUCKETS)
 		n = SDS_HIST_BUCKETS;

@@ -28,6 +28,12 @@ static const char app_sql[] =
 	"SELECT 1 FROM apps a JOIN groups g ON g.id = a.group_id"
 	" WHERE g.name = ?1 AND a.name = ?2";
 
+/* As sq_bind_text(): these statements are SQLite's own, not the query files'. */
+static void bind_name(sqlite3_stmt *q, int i, const char *t)
+{
+	sqlite3_bind_text(q, i, t ? t : "", -1, SQLITE_STATIC);
+}
+
 /* Does app @g/@a exist?  0, STORE_NOTFOUND or STORE_ERROR. */
 static int app_exists(sqlite3 *db, const char *g, const char *a, char *err)
 {
@@ -35,55 +41,58 @@ static int app_exists(sqlite3 *db, const char *g, const char *a, char *err)
 	int rc;
 
 	if (sqlite3_prepare_v2(db, app_sql, -1, &q, NULL) != SQLITE_OK) {
-		seterr(err, "database: %s", sqlite3_errmsg(db));
+		sq_seterr(err, "database: %s", sqlite3_errmsg(db));
 		return STORE_ERROR;
 	}
-	bind_text(q, 1, g);
-	bind_text(q, 2, a);
+	bind_name(q, 1, g);
+	bind_name(q, 2, a);
 	rc = sqlite3_step(q);
 	sqlite3_finalize(q);
 	if (rc == SQLITE_ROW)
 		return 0;
 	if (rc != SQLITE_DONE) {
-		seterr(err, "database: %s", sqlite3_errmsg(db));
+		sq_seterr(err, "database: %s", sqlite3_errmsg(db));
 		return STORE_ERROR;
 	}
-	seterr(err, "app '%s' not found in group '%s'", a, g);
+	sq_seterr(err, "app '%s' not found in group '%s'", a, g);
 	return STORE_NOTFOUND;
 }
 
 static int scan(sqlite3 *db, const char *g, const char *a, const char *point,
 		int64_t from, int64_t to, store_stat_cb cb, void *ctx, char *err)
 {
+	struct sqlite_stmt w = { .base.e = &sqlite_engine };
 	sqlite3_stmt *q = NULL;
 	int rc, ret;
 
 	/* One snapshot for the check and the scan. */
 	if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-		seterr(err, "database: %s", sqlite3_errmsg(db));
+		sq_seterr(err, "database: %s", sqlite3_errmsg(db));
 		return STORE_ERROR;
 	}
 	ret = app_exists(db, g, a, err);
 	if (ret)
 		goto out;
 	if (sqlite3_prepare_v2(db, scan_sql, -1, &q, NULL) != SQLITE_OK) {
-		seterr(err, "database: %s", sqlite3_errmsg(db));
+		sq_seterr(err, "database: %s", sqlite3_errmsg(db));
 		ret = STORE_ERROR;
 		goto out;
 	}
-	bind_text(q, 1, g);
-	bind_text(q, 2, a);
+	bind_name(q, 1, g);
+	bind_name(q, 2, a);
 	sqlite3_bind_int64(q, 3, from);
 	sqlite3_bind_int64(q, 4, to);
 	if (point)
-		bind_text(q, 5, point);
+		bind_name(q, 5, point);
 	else
 		sqlite3_bind_null(q, 5);
+	/* The rows are read through the engine, as the query files read theirs. */
+	w.st = q;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW)
-		if (stat_row_emit(q, cb, ctx))
+		if (sq_stat_row_emit(&w.base, cb, ctx))
 			break;
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
-		seterr(err, "database: %s", sqlite3_errmsg(db));
+		sq_seterr(err, "database: %s", sqlite3_errmsg(db));
 		ret = STORE_ERROR;
 	}
 	sqlite3_finalize(q);
@@ -92,24 +101,24 @@ out:
 	return ret;
 }
 
-int sq_stats_scan_apart(struct store *st, const char *g, const char *a,
-			const char *point, int64_t from, int64_t to,
-			store_stat_cb cb, void *ctx, char *err)
+int sqlite_stats_scan_apart(struct store *st, const char *g, const char *a,
+			    const char *point, int64_t from, int64_t to,
+			    store_stat_cb cb, void *ctx, char *err)
 {
 	char path[PATH_MAX];
 	const char *f;
 	sqlite3 *db = NULL;
 	int ret;
 
-	lock(st);
-	f = sqlite3_db_filename(SS(st)->db, "main");
+	sq_lock(st);
+	f = sqlite3_db_filename(sqlite_of(st)->db, "main");
 	snprintf(path, sizeof(path), "%s", f ? f : "");
-	unlock(st);
+	sq_unlock(st);
 	if (!path[0])
 		return sq_stats_scan(st, g, a, point, from, to, cb, ctx, err);
 	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
 			    NULL) != SQLITE_OK) {
-		seterr(err, "database: %s", db ? sqlite3_errmsg(db) : "cannot open");
+		sq_seterr(err, "database: %s", db ? sqlite3_errmsg(db) : "cannot open");
 		sqlite3_close(db);
 		return STORE_ERROR;
 	}

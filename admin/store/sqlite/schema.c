@@ -147,7 +147,7 @@ static const char *const migrations[] = {
 };
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
-int store_sqlite_migrate(sqlite3 *db, char *err)
+int sqlite_migrate(sqlite3 *db, char *err)
 {
 	sqlite3_stmt *q;
 	char *msg = NULL;
@@ -160,7 +160,7 @@ int store_sqlite_migrate(sqlite3 *db, char *err)
 	if (v < 0)
 		goto dberr;
 	if (v > SCHEMA_VERSION) {
-		seterr(err, "schema version %d is newer than this sds-admin knows (%d)",
+		sq_seterr(err, "schema version %d is newer than this sds-admin knows (%d)",
 		       v, SCHEMA_VERSION);
 		return -1;
 	}
@@ -173,7 +173,7 @@ int store_sqlite_migrate(sqlite3 *db, char *err)
 		    sqlite3_exec(db, migrations[i], NULL, NULL, &msg) ||
 		    sqlite3_exec(db, pragma, NULL, NULL, &msg) ||
 		    sqlite3_exec(db, "COMMIT", NULL, NULL, &msg)) {
-			seterr(err, "migrating the schema to version %d: %s", i + 1,
+			sq_seterr(err, "migrating the schema to version %d: %s", i + 1,
 			       msg ? msg : sqlite3_errmsg(db));
 			sqlite3_free(msg);
 			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
@@ -182,6 +182,6 @@ int store_sqlite_migrate(sqlite3 *db, char *err)
 	}
 	return 0;
 dberr:
-	seterr(err, "%s", sqlite3_errmsg(db));
+	sq_seterr(err, "%s", sqlite3_errmsg(db));
 	return -1;
 }

@@ -10,10 +10,10 @@
  * with bound parameters, prepared once and cached.  The schema is versioned
  * by PRAGMA user_version and migrated forward at open.
  *
- * This file holds the statement cache, transactions and the helpers every
- * query shares; the schema and its migrations are store/sqlite/schema.c's,
- * and the queries live by concept in store_sqlite_{org,schemes,drills,
- * stats,copy,copy_servers}.c (store/sqlite/sqlite.h between them).
+ * This file is the engine under the shared queries (store/query/sq.h):
+ * SQLite's calls behind theirs, its one dialect row of their SQL, and
+ * open/close; the schema and its migrations are store/sqlite/schema.c's,
+ * the scans on a connection of their own store/sqlite/reader.c's.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,234 +21,190 @@
 #include <string.h>
 #include "store/sqlite/sqlite.h"
 
-/* ---- prepared statements ------------------------------------------------ */
+/* ---- SQLite's dialect: its rows of the SQL (store/query/sql.c) ------------ */
 
-static const char *const sql[NQ] = {
+static const char *const sqlite_sql[NQ] = {
+	/* Take the write lock at once: a reader never has to upgrade. */
 	[Q_BEGIN] = "BEGIN IMMEDIATE",
-	[Q_COMMIT] = "COMMIT",
-	[Q_ROLLBACK] = "ROLLBACK",
-	[Q_GROUP_ID] = "SELECT id FROM groups WHERE name = ?1",
-	[Q_GROUP_LIST] = "SELECT g.name, g.description, g.created,"
-		" (SELECT count(*) FROM apps a WHERE a.group_id = g.id)"
-		" FROM groups g ORDER BY g.name",
-	[Q_GROUP_GET] = "SELECT g.name, g.description, g.created,"
-		" (SELECT count(*) FROM apps a WHERE a.group_id = g.id)"
-		" FROM groups g WHERE g.name = ?1",
-	[Q_GROUP_INS] = "INSERT INTO groups (name, description, created) VALUES (?1, ?2, ?3)",
-	[Q_GROUP_UPD] = "UPDATE groups SET description = ?2 WHERE name = ?1",
-	[Q_GROUP_DEL] = "DELETE FROM groups WHERE id = ?1",
-	[Q_GROUP_NAPPS] = "SELECT count(*) FROM apps WHERE group_id = ?1",
-	[Q_APP_ID] = "SELECT a.id, a.version, a.active_scheme FROM apps a"
-		" JOIN groups g ON g.id = a.group_id WHERE g.name = ?1 AND a.name = ?2",
-#define APP_COLS "g.name, a.name, a.description, a.created, a.version," \
-		" (SELECT s.name FROM schemes s WHERE s.id = a.active_scheme)," \
-		" (SELECT count(*) FROM schemes s WHERE s.app_id = a.id)," \
-		" (SELECT count(*) FROM hosts h WHERE h.app_id = a.id)"
-	[Q_APP_LIST] = "SELECT " APP_COLS " FROM apps a JOIN groups g ON g.id = a.group_id"
-		" WHERE g.name = ?1 ORDER BY a.name",
-	[Q_APP_LIST_ALL] = "SELECT " APP_COLS " FROM apps a JOIN groups g ON g.id = a.group_id"
-		" ORDER BY g.name, a.name",
-	[Q_APP_GET] = "SELECT " APP_COLS " FROM apps a JOIN groups g ON g.id = a.group_id"
-		" WHERE g.name = ?1 AND a.name = ?2",
-	[Q_APP_INS] = "INSERT INTO apps (group_id, name, description, created) VALUES (?1, ?2, ?3, ?4)",
-	[Q_APP_UPD] = "UPDATE apps SET description = ?2 WHERE id = ?1",
-	[Q_APP_DEL] = "DELETE FROM apps WHERE id = ?1",
-	[Q_APP_SET_ACTIVE] = "UPDATE apps SET active_scheme = ?2, version = version + ?3 WHERE id = ?1",
-	[Q_APP_BUMP] = "UPDATE apps SET version = version + 1 WHERE id = ?1 RETURNING version",
-	[Q_SCHEME_ID] = "SELECT id FROM schemes WHERE app_id = ?1 AND name = ?2",
-	[Q_SCHEME_LIST] = "SELECT s.name, s.description, s.created, s.id = a.active_scheme,"
-		" (SELECT count(*) FROM strategies t WHERE t.scheme_id = s.id)"
-		" FROM schemes s JOIN apps a ON a.id = s.app_id WHERE s.app_id = ?1 ORDER BY s.name",
-	[Q_SCHEME_GET] = "SELECT s.name, s.description, s.created, s.id = a.active_scheme,"
-		" (SELECT count(*) FROM strategies t WHERE t.scheme_id = s.id)"
-		" FROM schemes s JOIN apps a ON a.id = s.app_id WHERE s.id = ?1",
-	[Q_SCHEME_INS] = "INSERT INTO schemes (app_id, name, description, created) VALUES (?1, ?2, ?3, ?4)",
-	[Q_SCHEME_UPD] = "UPDATE schemes SET description = ?2 WHERE id = ?1",
-	[Q_SCHEME_DEL] = "DELETE FROM schemes WHERE id = ?1",
-	[Q_SCHEME_NAME] = "SELECT name FROM schemes WHERE id = ?1",
-	[Q_STRAT_LIST] = "SELECT point, body FROM strategies WHERE scheme_id = ?1 ORDER BY point",
-	[Q_STRAT_CLEAR] = "DELETE FROM strategies WHERE scheme_id = ?1",
-	[Q_STRAT_PUT] = "INSERT OR REPLACE INTO strategies (scheme_id, point, body) VALUES (?1, ?2, ?3)",
-	[Q_STRAT_DEL] = "DELETE FROM strategies WHERE scheme_id = ?1 AND point = ?2",
-	[Q_STRAT_CLONE] = "INSERT INTO strategies (scheme_id, point, body)"
-		" SELECT ?2, point, body FROM strategies WHERE scheme_id = ?1",
-	[Q_HB_INS] = "INSERT OR IGNORE INTO heartbeats (app_id, period_start, host, received)"
-		" VALUES (?1, ?2, ?3, ?4)",
-	[Q_STAT_INS] = "INSERT OR IGNORE INTO stats (app_id, period_start, host, point, visits,"
-		" exceptions, timeouts, downgrades, max_concurrency, hist, faults, delays,"
-		" suspended, overhead_milli)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-	[Q_HOST_UPSERT] = "INSERT INTO hosts (app_id, host, ip, first_seen, last_seen, last_period, version)"
-		" VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6)"
-		" ON CONFLICT (app_id, host) DO UPDATE SET ip = ?3, last_seen = ?4,"
-		" last_period = max(last_period, ?5), version = ?6",
-	[Q_HOST_LIST] = "SELECT h.host, h.ip, h.first_seen, h.last_seen, h.last_period, h.version"
-		" FROM hosts h WHERE h.app_id = ?1 ORDER BY h.host",
-	[Q_STAT_SCAN] = "SELECT period_start, point, host, visits, exceptions, timeouts,"
-		" downgrades, max_concurrency, hist, faults, delays, suspended, overhead_milli"
-		" FROM stats"
-		" WHERE app_id = ?1 AND period_start >= ?2 AND period_start < ?3",
-	[Q_STAT_SCAN_POINT] = "SELECT period_start, point, host, visits, exceptions, timeouts,"
-		" downgrades, max_concurrency, hist, faults, delays, suspended, overhead_milli"
-		" FROM stats"
-		" WHERE app_id = ?1 AND period_start >= ?2 AND period_start < ?3 AND point = ?4",
-	[Q_POINT_LIST] = "SELECT point FROM strategies t JOIN schemes s ON s.id = t.scheme_id"
-		" WHERE s.app_id = ?1 UNION SELECT point FROM stats WHERE app_id = ?1"
-		" AND period_start >= ?2 ORDER BY 1",
-	[Q_EVENTS] = "SELECT period_start, host, point, downgrades, visits FROM stats"
-		" WHERE app_id = ?1 AND period_start >= ?2 AND period_start < ?3 AND downgrades > 0"
-		" ORDER BY period_start DESC, host, point LIMIT ?4",
-	[Q_AUDIT_INS] = "INSERT INTO audit (app_id, time, action, detail, comment) VALUES (?1, ?2, ?3, ?4, ?5)",
-	[Q_AUDIT_LIST] = "SELECT time, action, detail, comment FROM audit WHERE app_id = ?1"
-		" ORDER BY id DESC LIMIT ?2",
-	[Q_PRUNE_STATS] = "DELETE FROM stats WHERE period_start < ?1",
-	[Q_PRUNE_HB] = "DELETE FROM heartbeats WHERE period_start < ?1",
-	[Q_PRUNE_HOSTS] = "DELETE FROM hosts WHERE last_seen < ?1",
-	[Q_PRUNE_AUDIT] = "DELETE FROM audit WHERE time < ?1",
-	[Q_COUNT_GROUPS] = "SELECT count(*) FROM groups",
-	[Q_COUNT_APPS] = "SELECT count(*) FROM apps",
-	[Q_COUNT_HOSTS] = "SELECT count(*) FROM hosts",
-	[Q_DEL_APP_STATS] = "DELETE FROM stats WHERE app_id = ?1",
-	[Q_DEL_APP_HB] = "DELETE FROM heartbeats WHERE app_id = ?1",
-	[Q_DEL_APP_HOSTS] = "DELETE FROM hosts WHERE app_id = ?1",
-	[Q_DEL_APP_AUDIT] = "DELETE FROM audit WHERE app_id = ?1",
-	[Q_DEL_APP_STRATS] = "DELETE FROM strategies WHERE scheme_id IN"
-		" (SELECT id FROM schemes WHERE app_id = ?1)",
-	[Q_DEL_APP_SCHEMES] = "DELETE FROM schemes WHERE app_id = ?1",
-	[Q_DRILL_INS] = "INSERT INTO drills (app_id, point, kind, ratio, delay_ms, created,"
-		" expires_at, started_by, errno) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-	[Q_DRILL_LIST] = "SELECT id, point, kind, ratio, delay_ms, created, expires_at,"
-		" stopped_at, started_by, stopped_by, errno FROM drills WHERE app_id = ?1"
-		" ORDER BY id DESC LIMIT 200",
-	[Q_DRILL_ACTIVE] = "SELECT id, point, kind, ratio, delay_ms, expires_at, errno FROM drills"
-		" WHERE app_id = ?1 AND stopped_at IS NULL AND expires_at > ?2 ORDER BY id",
-	[Q_DRILL_GET] = "SELECT point, stopped_at, expires_at FROM drills"
-		" WHERE app_id = ?1 AND id = ?2",
-	[Q_DRILL_STOP] = "UPDATE drills SET stopped_at = ?3, stopped_by = ?4"
-		" WHERE app_id = ?1 AND id = ?2",
-#define COPY_COLS "p.id, p.name, p.points, p.sample_pct, p.amplification, p.shadows," \
-		" p.framing, p.writes, p.rate, p.created, p.expires_at, p.stopped_at," \
-		" p.started_by, p.stopped_by, g.name, a.name"
-#define COPY_FROM " FROM copy_plans p JOIN apps a ON a.id = p.app_id" \
-		" JOIN groups g ON g.id = a.group_id"
-	[Q_COPY_INS] = "INSERT INTO copy_plans (app_id, name, points, sample_pct, amplification,"
-		" shadows, framing, writes, rate, created, expires_at, started_by)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-	[Q_COPY_UPD] = "UPDATE copy_plans SET points = ?3, sample_pct = ?4, amplification = ?5,"
-		" shadows = ?6, framing = ?7, writes = ?8, rate = ?9, expires_at = ?10"
-		" WHERE app_id = ?1 AND id = ?2",
-	[Q_COPY_LIST] = "SELECT " COPY_COLS COPY_FROM " WHERE p.app_id = ?1"
-		" ORDER BY p.id DESC LIMIT 200",
-	[Q_COPY_GET] = "SELECT " COPY_COLS COPY_FROM " WHERE p.app_id = ?1 AND p.id = ?2",
-	[Q_COPY_STOP] = "UPDATE copy_plans SET stopped_at = ?3, stopped_by = ?4"
-		" WHERE app_id = ?1 AND id = ?2",
-	[Q_COPY_ACTIVE_APP] = "SELECT " COPY_COLS COPY_FROM " WHERE p.app_id = ?1"
-		" AND p.stopped_at IS NULL AND p.expires_at > ?2 ORDER BY p.id",
-	[Q_COPY_ACTIVE_ALL] = "SELECT " COPY_COLS COPY_FROM
-		" WHERE p.stopped_at IS NULL AND p.expires_at > ?1 ORDER BY p.id",
-	[Q_COPY_BY_NAME] = "SELECT id FROM copy_plans WHERE name = ?1 ORDER BY id DESC LIMIT 1",
-	[Q_COPY_LSTAT] = "INSERT INTO copy_loader_stats (plan_id, period_start, host, captured,"
-		" dropped) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING",
-	[Q_COPY_SSTAT] = "INSERT INTO copy_server_stats (plan_id, period_start, server, received,"
-		" dispatched, shadow_errors, dropped) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
-		" ON CONFLICT (plan_id, period_start, server) DO UPDATE SET"
-		" received = received + ?4, dispatched = dispatched + ?5,"
-		" shadow_errors = shadow_errors + ?6, dropped = dropped + ?7",
-	[Q_COPY_STATS] = "SELECT period_start, sum(c), sum(d), sum(r), sum(di), sum(se), sum(sd) FROM"
-		" (SELECT period_start, captured c, dropped d, 0 r, 0 di, 0 se, 0 sd"
-		"  FROM copy_loader_stats WHERE plan_id = ?1 AND period_start >= ?2 AND period_start < ?3"
-		"  UNION ALL SELECT period_start, 0, 0, received, dispatched, shadow_errors, dropped"
-		"  FROM copy_server_stats WHERE plan_id = ?1 AND period_start >= ?2 AND period_start < ?3)"
-		" GROUP BY period_start ORDER BY period_start",
-	/* The owner checked first (Q_COPY_SRV_OWNER): a row without one is claimed. */
-	[Q_COPY_SRV_UPSERT] = "INSERT INTO copy_servers (name, addr, first_seen, last_seen, owner)"
-		" VALUES (?1, ?2, ?3, ?3, ?4) ON CONFLICT (name) DO UPDATE SET addr = ?2,"
-		" last_seen = ?3, owner = COALESCE(copy_servers.owner, ?4)",
-	/* Registration order, as the operator started them: never by name. */
-	[Q_COPY_SRV_LIVE] = "SELECT addr FROM copy_servers WHERE last_seen >= ?1"
-		" ORDER BY first_seen, name",
-	[Q_COPY_SRV_LIST] = "SELECT name, addr, first_seen, last_seen, owner FROM copy_servers"
-		" ORDER BY first_seen, name",
-	[Q_COPY_SRV_OWNER] = "SELECT owner FROM copy_servers WHERE name = ?1",
-	[Q_COPY_SRV_OWNED] = "SELECT count(*) FROM copy_servers WHERE owner = ?1",
-	[Q_COPY_SRV_PRUNE] = "DELETE FROM copy_servers WHERE last_seen < ?1",
 };
 
-/* The cached statement @id, reset and unbound, or NULL. */
-sqlite3_stmt *Q(struct sqlite_store *s, int id)
-{
-	sqlite3_stmt *q = s->q[id];
+/* ---- the engine: SQLite's calls behind store/query/sq.h ----------------- */
 
-	if (!q) {
-		if (sqlite3_prepare_v3(s->db, sql[id], -1, SQLITE_PREPARE_PERSISTENT,
-				       &s->q[id], NULL) != SQLITE_OK)
-			return NULL;
-		return s->q[id];
-	}
-	sqlite3_reset(q);
-	sqlite3_clear_bindings(q);
-	return q;
+static sqlite3_stmt *st_of(struct sq_stmt *q)
+{
+	return ((struct sqlite_stmt *)q)->st;
 }
 
-int dberr(struct sqlite_store *s, char *err)
+static struct sq_stmt *e_prepare(struct sq_store *s, int id)
 {
-	seterr(err, "database: %s", sqlite3_errmsg(s->db));
-	return STORE_ERROR;
-}
-
-/* Run a statement without rows; 0 or STORE_ERROR. */
-int run(struct sqlite_store *s, sqlite3_stmt *q, char *err)
-{
-	int rc;
+	struct sqlite_stmt *q = calloc(1, sizeof(*q));
 
 	if (!q)
-		return dberr(s, err);
-	rc = sqlite3_step(q);
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
-		int ret = sqlite3_extended_errcode(s->db) == SQLITE_CONSTRAINT_UNIQUE ||
-			  sqlite3_extended_errcode(s->db) == SQLITE_CONSTRAINT_PRIMARYKEY ?
-			  STORE_EXISTS : dberr(s, err);
-		sqlite3_reset(q);
-		return ret;
+		return NULL;
+	if (sqlite3_prepare_v3(sqlite_of(&s->base)->db, sq_sql_of(sqlite_sql, id), -1,
+			       SQLITE_PREPARE_PERSISTENT, &q->st, NULL) != SQLITE_OK) {
+		sqlite3_finalize(q->st);
+		free(q);
+		return NULL;
 	}
-	sqlite3_reset(q);
-	return 0;
+	q->base.e = &sqlite_engine;
+	return &q->base;
 }
 
-void lock(struct store *st)
+static void e_reuse(struct sq_stmt *q)
 {
-	pthread_mutex_lock(&SS(st)->lock);
+	sqlite3_reset(st_of(q));
+	sqlite3_clear_bindings(st_of(q));
 }
 
-void rollback(struct sqlite_store *s)
+static int e_rc(int rc)
 {
-	if (!sqlite3_get_autocommit(s->db))
-		exec0(s, Q_ROLLBACK, NULL);
+	return rc == SQLITE_OK ? SQ_OK : SQ_ERROR;
 }
 
-/* Qk, exec0, unlock, begin, commit, bump and the row helpers: store/query/rows.c. */
-
-static void sq_close(struct store *st)
+static int e_bind_int64(struct sq_stmt *q, int i, int64_t v)
 {
-	struct sqlite_store *s = SS(st);
+	return e_rc(sqlite3_bind_int64(st_of(q), i, v));
+}
+
+static int e_bind_text(struct sq_stmt *q, int i, const char *t, enum sq_life life)
+{
+	return e_rc(sqlite3_bind_text(st_of(q), i, t, -1,
+				      life == SQ_FREE ? free :
+				      life == SQ_COPY ? SQLITE_TRANSIENT : SQLITE_STATIC));
+}
+
+static int e_bind_blob(struct sq_stmt *q, int i, const void *b, int n)
+{
+	return e_rc(sqlite3_bind_blob(st_of(q), i, b, n, SQLITE_TRANSIENT));
+}
+
+static int e_bind_null(struct sq_stmt *q, int i)
+{
+	return e_rc(sqlite3_bind_null(st_of(q), i));
+}
+
+static int e_step(struct sq_stmt *q)
+{
+	int rc = sqlite3_step(st_of(q));
+
+	return rc == SQLITE_ROW ? SQ_ROW : rc == SQLITE_DONE ? SQ_DONE : SQ_ERROR;
+}
+
+static void e_reset(struct sq_stmt *q)
+{
+	sqlite3_reset(st_of(q));
+}
+
+static void e_finalize(struct sq_stmt *q)
+{
+	if (!q)
+		return;
+	sqlite3_finalize(st_of(q));
+	free(q);
+}
+
+static int64_t e_col_int64(struct sq_stmt *q, int i)
+{
+	return sqlite3_column_int64(st_of(q), i);
+}
+
+static const char *e_col_text(struct sq_stmt *q, int i)
+{
+	return (const char *)sqlite3_column_text(st_of(q), i);
+}
+
+static bool e_col_null(struct sq_stmt *q, int i)
+{
+	return sqlite3_column_type(st_of(q), i) == SQLITE_NULL;
+}
+
+static const void *e_col_blob(struct sq_stmt *q, int i)
+{
+	return sqlite3_column_blob(st_of(q), i);
+}
+
+static int e_col_bytes(struct sq_stmt *q, int i)
+{
+	return sqlite3_column_bytes(st_of(q), i);
+}
+
+static sqlite3 *db_of(struct sq_store *s)
+{
+	return sqlite_of(&s->base)->db;
+}
+
+static int64_t e_changes(struct sq_store *s)
+{
+	return sqlite3_changes(db_of(s));
+}
+
+static int64_t e_last_id(struct sq_store *s)
+{
+	return sqlite3_last_insert_rowid(db_of(s));
+}
+
+static const char *e_errmsg(struct sq_store *s)
+{
+	return sqlite3_errmsg(db_of(s));
+}
+
+static bool e_unique_violation(struct sq_store *s)
+{
+	int rc = sqlite3_extended_errcode(db_of(s));
+
+	return rc == SQLITE_CONSTRAINT_UNIQUE || rc == SQLITE_CONSTRAINT_PRIMARYKEY;
+}
+
+static bool e_in_txn(struct sq_store *s)
+{
+	return !sqlite3_get_autocommit(db_of(s));
+}
+
+const struct sq_engine sqlite_engine = {
+	.prepare = e_prepare,
+	.reuse = e_reuse,
+	.bind_int64 = e_bind_int64,
+	.bind_text = e_bind_text,
+	.bind_blob = e_bind_blob,
+	.bind_null = e_bind_null,
+	.step = e_step,
+	.reset = e_reset,
+	.finalize = e_finalize,
+	.col_int64 = e_col_int64,
+	.col_text = e_col_text,
+	.col_null = e_col_null,
+	.col_blob = e_col_blob,
+	.col_bytes = e_col_bytes,
+	.changes = e_changes,
+	.last_id = e_last_id,
+	.errmsg = e_errmsg,
+	.unique_violation = e_unique_violation,
+	.in_txn = e_in_txn,
+	/* .alive: a file does not disconnect */
+};
+
+static void sqlite_close(struct store *st)
+{
+	struct sqlite_store *s = sqlite_of(st);
 	int i;
 
 	for (i = 0; i < NQ; i++)
-		sqlite3_finalize(s->q[i]);
+		e_finalize(s->sq.q[i]);
 	sqlite3_close(s->db);
-	pthread_mutex_destroy(&s->lock);
+	pthread_mutex_destroy(&s->sq.lock);
 	free(s);
 }
 
 static const struct store_ops sqlite_ops = {
-	.close = sq_close,
+	.close = sqlite_close,
 	SQ_QUERY_OPS,
 	.point_list = sq_point_list,
 	.events = sq_events,
 	.heartbeat = sq_heartbeat,
 	.prune = sq_prune,
 	.prune_meta = sq_prune_meta,
-	.stats_scan_apart = sq_stats_scan_apart,
+	.stats_scan_apart = sqlite_stats_scan_apart,
 };
 
 /* ---- open --------------------------------------------------------------- */
@@ -266,29 +222,30 @@ struct store *store_sqlite_open(const char *path, char *err)
 
 	s = calloc(1, sizeof(*s));
 	if (!s) {
-		seterr(err, "out of memory");
+		sq_seterr(err, "out of memory");
 		return NULL;
 	}
-	s->base.ops = &sqlite_ops;
-	pthread_mutex_init(&s->lock, NULL);
+	s->sq.base.ops = &sqlite_ops;
+	s->sq.e = &sqlite_engine;
+	pthread_mutex_init(&s->sq.lock, NULL);
 	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		seterr(err, "%s", s->db ? sqlite3_errmsg(s->db) : "cannot open");
+		sq_seterr(err, "%s", s->db ? sqlite3_errmsg(s->db) : "cannot open");
 		goto fail;
 	}
 	sqlite3_busy_timeout(s->db, 5000);
 	sqlite3_extended_result_codes(s->db, 1);
 	if (sqlite3_exec(s->db, pragmas, NULL, NULL, &msg) != SQLITE_OK) {
-		seterr(err, "%s", msg ? msg : sqlite3_errmsg(s->db));
+		sq_seterr(err, "%s", msg ? msg : sqlite3_errmsg(s->db));
 		sqlite3_free(msg);
 		goto fail;
 	}
-	if (store_sqlite_migrate(s->db, err))
+	if (sqlite_migrate(s->db, err))
 		goto fail;
-	return &s->base;
+	return &s->sq.base;
 fail:
 	sqlite3_close(s->db);
-	pthread_mutex_destroy(&s->lock);
+	pthread_mutex_destroy(&s->sq.lock);
 	free(s);
 	return NULL;
 }

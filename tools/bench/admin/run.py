@@ -42,7 +42,7 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 from sdstest import BUILD, admin_argv, free_port, healthz, write_token  # noqa: E402
 import pgtest  # noqa: E402

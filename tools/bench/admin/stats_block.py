@@ -25,7 +25,7 @@ import tempfile
 import threading
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 from sdstest import BUILD, admin_argv, free_port, healthz, http_request, write_token  # noqa: E402
 import pgtest  # noqa: E402
