@@ -32,8 +32,9 @@ COMMON_SRCS := $(wildcard common/*.c)
 LOADER_SRCS := $(wildcard loader/*/*.c)
 # The balancing policies and their registry (--admin-policy, `ext list`).
 LOADER_USRC := libsds/balance.c libsds/balance_hash.c libsds/ext_balancer.c
-# Pure modules the unit tests link (no BPF, no sockets).
-PURE_SRCS   := $(COMMON_SRCS) loader/target/pointspec.c loader/target/site.c loader/target/elfsym.c loader/target/elfaddr.c loader/decide/chain.c loader/decide/budget.c \
+# Pure modules the unit tests link (no BPF, no sockets; not common/hbpost.c,
+# libcurl's).
+PURE_SRCS   := $(filter-out common/hbpost.c,$(COMMON_SRCS)) loader/target/pointspec.c loader/target/site.c loader/target/elfsym.c loader/target/elfaddr.c loader/decide/chain.c loader/decide/budget.c \
 	       loader/target/demangle.c loader/target/lang.c loader/target/exits.c loader/kernel/calib.c loader/target/debuginfo.c \
 	       loader/report/backlog.c loader/report/backlog_load.c loader/target/buildid.c \
 	       loader/kernel/counters.c loader/kernel/snapshot.c loader/decide/engine_eval.c loader/decide/halfopen.c loader/decide/exact.c
@@ -90,7 +91,7 @@ $(GEN)/sds.skel.h: $(GEN)/sds.bpf.o
 
 # Traffic copy (bpf/copy.bpf.c): its own object, loaded only when a point
 # captures (loader/capture/capture.c).
-$(GEN)/copy.bpf.o: bpf/copy.bpf.c bpf/sds_types.h $(GEN)/vmlinux.h
+$(GEN)/copy.bpf.o: bpf/copy.bpf.c bpf/sds_types.h bpf/sds_common.bpf.h $(GEN)/vmlinux.h
 	$(CLANG) -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -I$(GEN) -Ibpf \
 		-c $< -o $@
 
@@ -100,7 +101,7 @@ $(GEN)/copy.skel.h: $(GEN)/copy.bpf.o
 
 # Fail-fast (bpf/failfast.bpf.c): BPF LSM programs, loaded only when a
 # point has :failfast= (loader/publish/failfast.c).
-$(GEN)/failfast.bpf.o: bpf/failfast.bpf.c bpf/sds_types.h bpf/sds_failfast.h $(GEN)/vmlinux.h
+$(GEN)/failfast.bpf.o: bpf/failfast.bpf.c bpf/sds_types.h bpf/sds_failfast.h bpf/sds_common.bpf.h $(GEN)/vmlinux.h
 	$(CLANG) -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -I$(GEN) -Ibpf \
 		-c $< -o $@
 

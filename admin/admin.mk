@@ -14,7 +14,7 @@
 
 ADMIN_SRCS   := $(wildcard admin/*.c admin/api/*.c admin/store/*.c admin/store/*/*.c)
 ADMIN_COMMON := common/strategy.c common/names.c common/errnames.c common/window.c common/heartbeat.c common/heartbeat_copy.c common/heartbeat_drill.c common/sdsjson.c \
-		common/ext.c common/ext_load.c common/ext_print.c common/tokfile.c
+		common/ext.c common/ext_load.c common/ext_print.c common/tokfile.c common/trust.c
 ADMIN_LIBS   := -lmicrohttpd -ljansson -lsqlite3 -lpq -lpthread -lm
 ADMIN_OBJ    := $(BUILD)/obj/admin
 ADMIN_OBJS   := $(patsubst %.c,$(ADMIN_OBJ)/%.o,$(ADMIN_SRCS) $(ADMIN_COMMON))

@@ -18,6 +18,7 @@
 #include <time.h>
 #include "admin.h"
 #include "names.h"
+#include "trust.h"
 
 /* Fingerprint: FNV-1a 64 of the token, the audit log's "fnv:" id. */
 static void fingerprint(const char *tok, size_t len, char out[ADMIN_FP_MAX])
@@ -73,7 +74,7 @@ int auth_add(struct admin *ad, const char *opt, const char *path,
 		return -1;
 	}
 	t = &ad->tokens[ad->ntokens];
-	if (sds_token_file_read(opt, path, t->tok, err, errlen))
+	if (tokfile_read_token(opt, path, t->tok, err, errlen))
 		return -1;
 	t->len = strlen(t->tok);
 	t->role = role;
@@ -110,18 +111,6 @@ void auth_scope_name(const struct admin_token *t, char *out, size_t outlen)
 		 t->scope_app);
 }
 
-/* Same work whatever the input: length and content compared together. */
-static bool same(const struct admin_token *t, const char *given, size_t len)
-{
-	volatile unsigned char diff = 0;
-	size_t i;
-
-	diff |= (unsigned char)(len != t->len);
-	for (i = 0; i < t->len; i++)
-		diff |= (unsigned char)(t->tok[i] ^ (i < len ? given[i] : 0));
-	return diff == 0;
-}
-
 const struct admin_token *auth_lookup(const struct admin *ad,
 					    const char *given, size_t len)
 {
@@ -130,7 +119,7 @@ const struct admin_token *auth_lookup(const struct admin *ad,
 
 	/* Every token is compared: which one matched shows in no timing. */
 	for (i = 0; i < ad->ntokens; i++)
-		if (same(&ad->tokens[i], given, len))
+		if (sds_trust_same_bytes(ad->tokens[i].tok, ad->tokens[i].len, given, len))
 			hit = &ad->tokens[i];
 	return hit;
 }

@@ -419,8 +419,8 @@ static const char *pg_password(struct opts *o, char *db)
 	if (o->pwfile) {
 		if (in_url)
 			die("--db-password-file", "the --db URL holds a password too: take it out");
-		if (sds_password_file_read("--db-password-file", o->pwfile, pw, err,
-					   sizeof(err))) {
+		if (tokfile_read_password("--db-password-file", o->pwfile, pw, err,
+					  sizeof(err))) {
 			fprintf(stderr, "sds-admin: %s\n", err);
 			exit(1);
 		}
@@ -445,7 +445,7 @@ static int ext_list(bool json)
 
 	if (store_ext_register(err, sizeof(err)))
 		die("--ext-list", err);
-	return sds_ext_print(stdout, json) ? 1 : 0;
+	return ext_print(stdout, json) ? 1 : 0;
 }
 
 /* Serve on @fd until SIGTERM or SIGINT (blocked in @sigs), pruning each minute. */

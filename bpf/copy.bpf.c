@@ -29,19 +29,10 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "sds_types.h"
+#include "sds_common.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* As in sds.bpf.c: plain adds where the kernel never preempts a program. */
-const volatile bool atomics = true;
-
-#define ADD(p, v)						\
-	do {							\
-		if (atomics)					\
-			__sync_fetch_and_add((p), (v));		\
-		else						\
-			*(p) += (v);				\
-	} while (0)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

@@ -21,19 +21,10 @@
 #include <bpf/bpf_tracing.h>
 #include "sds_types.h"
 #include "sds_failfast.h"
+#include "sds_common.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* Per-CPU adds race only with preemption; the loader says (probes.c). */
-const volatile bool atomics = true;
-
-#define ADD(p, v)						\
-	do {							\
-		if (atomics)					\
-			__sync_fetch_and_add((p), (v));		\
-		else						\
-			*(p) += (v);				\
-	} while (0)
 
 /*
  * sds.bpf.c's map, given its fd by the loader before the load

@@ -26,26 +26,10 @@
 #include <bpf/bpf_core_read.h>
 #include "sds_types.h"
 #include "sds_flags.h"
+#include "sds_common.bpf.h"
 
 #define NSEC_PER_SEC	1000000000ULL
 
-/*
- * Per-CPU counters only race with a program preempted on the same CPU,
- * which a kernel without involuntary preemption in kernel mode never does.
- * The loader sets this from the running kernel's preemption model; the
- * verifier prunes the branch not taken, so the plain adds cost nothing
- * extra on a preemptible kernel and save a locked instruction each on one
- * that is not.
- */
-const volatile bool atomics = true;
-
-#define ADD(p, v)						\
-	do {							\
-		if (atomics)					\
-			__sync_fetch_and_add((p), (v));		\
-		else						\
-			*(p) += (v);				\
-	} while (0)
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -196,20 +180,6 @@ static __always_inline struct sds_slot *slot_get(__u32 point, __u64 sec)
 		s->latency_sum = 0;
 	}
 	return s;
-}
-
-/* floor(log2(v)) for v > 0, 0 for v == 0: the histogram bucket. */
-static __always_inline __u32 log2_u64(__u64 v)
-{
-	__u32 r = 0, shift;
-
-	shift = (v > 0xFFFFFFFFULL) << 5; v >>= shift; r |= shift;
-	shift = (v > 0xFFFF) << 4; v >>= shift; r |= shift;
-	shift = (v > 0xFF) << 3; v >>= shift; r |= shift;
-	shift = (v > 0xF) << 2; v >>= shift; r |= shift;
-	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
-	r |= (v >> 1);
-	return r;
 }
 
 static __always_inline bool is_exception(const struct sds_point_cfg *cfg,

@@ -25,7 +25,7 @@ static const struct { const char *name; int err; } sds_errnos[] = {
 };
 #define SDS_ERRNOS_N	(sizeof(sds_errnos) / sizeof(sds_errnos[0]))
 
-const char *sds_errno_name(int err)
+const char *errnames_name(int err)
 {
 	size_t i;
 
@@ -35,7 +35,7 @@ const char *sds_errno_name(int err)
 	return "?";
 }
 
-int sds_errno_parse(const char *name)
+int errnames_parse(const char *name)
 {
 	size_t i;
 
@@ -45,7 +45,7 @@ int sds_errno_parse(const char *name)
 	return 0;
 }
 
-void sds_errno_names(char *buf, size_t len)
+void errnames_list(char *buf, size_t len)
 {
 	size_t i, at = 0;
 	int n;

@@ -10,10 +10,10 @@
 #include <stddef.h>
 
 /* The name of a failfast errno ("ECONNREFUSED"), "?" if not one of ours. */
-const char *sds_errno_name(int err);
-/* The errno named @name (one of sds_errno_name's), or 0 if none is. */
-int sds_errno_parse(const char *name);
+const char *errnames_name(int err);
+/* The errno named @name (one of errnames_name's), or 0 if none is. */
+int errnames_parse(const char *name);
 /* Every name, "ECONNREFUSED, ECONNRESET, ...", cut to fit @len (> 0) bytes. */
-void sds_errno_names(char *buf, size_t len);
+void errnames_list(char *buf, size_t len);
 
 #endif /* SDS_ERRNAMES_H */

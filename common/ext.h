@@ -98,7 +98,7 @@ void sds_ext_set_diag(const char *prog, void (*fn)(const char *line));
  * "problems": [...]} (@json).  Returns the problems met (each also said
  * through the diagnostic hook).  ext_print.c; links jansson.
  */
-int sds_ext_print(FILE *f, bool json);
+int ext_print(FILE *f, bool json);
 
 /* Forget every interface, entry and problem (tests); plugins stay mapped. */
 void sds_ext_reset(void);

@@ -52,6 +52,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "ext_int.h"
+#include "trust.h"
 
 #define BADLIBS	32	/* plugins refused for a failed or crashed init */
 
@@ -79,6 +80,36 @@ static int trusted(const char *path, const struct stat *st, char *err,
 	return 0;
 }
 
+struct parents_walk {
+	const char *what;	/* the extension or directory, for @err */
+	char *err;
+	size_t errlen;
+};
+
+/* One directory of parents_trusted()'s walk (common/trust.c). */
+static int parent_trusted(const char *dir, const struct stat *st, bool parent,
+			  void *ctx)
+{
+	struct parents_walk *w = ctx;
+
+	if (!st) {
+		snprintf(w->err, w->errlen, "%s: %s: %s", w->what, dir, strerror(errno));
+		return -1;
+	}
+	if (st->st_uid != 0 && st->st_uid != geteuid()) {
+		snprintf(w->err, w->errlen, "%s: directory %s is owned by uid %u: refused (every directory above an extension must be owned by root)",
+			 w->what, dir, (unsigned int)st->st_uid);
+		return -1;
+	}
+	if ((st->st_mode & (S_IWGRP | S_IWOTH)) &&
+	    !(parent && st->st_uid == 0 && (st->st_mode & S_ISVTX))) {
+		snprintf(w->err, w->errlen, "%s: directory %s is %s-writable: refused (every directory above an extension must be writable by its owner only)",
+			 w->what, dir, st->st_mode & S_IWOTH ? "world" : "group");
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * 0, or -1 with @err: a directory of @rp (a real path: no symlinks, no
  * "..") or one above it is not owned by root (or us) or is writable by
@@ -87,35 +118,9 @@ static int trusted(const char *path, const struct stat *st, char *err,
  */
 static int parents_trusted(char *rp, const char *what, char *err, size_t errlen)
 {
-	bool parent = false;
-	struct stat st;
-	char *s;
+	struct parents_walk w = { .what = what, .err = err, .errlen = errlen };
 
-	for (;;) {
-		if (lstat(rp, &st)) {
-			snprintf(err, errlen, "%s: %s: %s", what, rp, strerror(errno));
-			return -1;
-		}
-		if (st.st_uid != 0 && st.st_uid != geteuid()) {
-			snprintf(err, errlen, "%s: directory %s is owned by uid %u: refused (every directory above an extension must be owned by root)",
-				 what, rp, (unsigned int)st.st_uid);
-			return -1;
-		}
-		if ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
-		    !(parent && st.st_uid == 0 && (st.st_mode & S_ISVTX))) {
-			snprintf(err, errlen, "%s: directory %s is %s-writable: refused (every directory above an extension must be writable by its owner only)",
-				 what, rp, st.st_mode & S_IWOTH ? "world" : "group");
-			return -1;
-		}
-		if (!strcmp(rp, "/"))
-			return 0;
-		s = strrchr(rp, '/');
-		if (s == rp)
-			s[1] = '\0';
-		else
-			*s = '\0';
-		parent = true;
-	}
+	return sds_trust_walk(rp, parent_trusted, &w);
 }
 
 static char *trim(char *s)

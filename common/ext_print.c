@@ -40,7 +40,7 @@ static void add_row(const struct sds_ext_info *e, void *ctx)
 		origin, e->why[0] ? ": " : "", e->why);
 }
 
-int sds_ext_print(FILE *f, bool json)
+int ext_print(FILE *f, bool json)
 {
 	json_t *all, *probs, *doc;
 	int i;

@@ -421,7 +421,7 @@ int heartbeat_parse(const char *text, size_t len, struct sds_heartbeat *out,
 	json_t *doc;
 	int ret;
 
-	doc = sds_json_load(text, len, err, errlen);
+	doc = sdsjson_load(text, len, err, errlen);
 	if (!doc)
 		return -1;
 	ret = heartbeat_from_json(doc, out, err, errlen);
@@ -432,7 +432,7 @@ int heartbeat_parse(const char *text, size_t len, struct sds_heartbeat *out,
 json_t *heartbeat_reply_to_json(int64_t version, bool changed,
 				const struct sds_strategies *s)
 {
-	json_t *st = s ? strategies_to_json(s) : json_null();
+	json_t *st = s ? strategy_set_to_json(s) : json_null();
 
 	return json_pack("{s:I, s:b, s:o, s:[]}", "version", (json_int_t)version,
 			 "changed", changed, "strategies", st, "drills");
@@ -447,7 +447,7 @@ int heartbeat_reply_parse(const char *text, size_t len, struct sds_hb_reply *r,
 
 	memset(r, 0, sizeof(*r));
 	r->strategies = keep;
-	doc = sds_json_load(text, len, err, errlen);
+	doc = sdsjson_load(text, len, err, errlen);
 	if (!doc)
 		return -1;
 	if (!json_is_object(doc)) {
@@ -478,7 +478,7 @@ int heartbeat_reply_parse(const char *text, size_t len, struct sds_hb_reply *r,
 	if (st && !json_is_null(st) && keep) {
 		char serr[256];
 
-		if (strategies_from_json(st, keep, serr, sizeof(serr))) {
+		if (strategy_set_from_json(st, keep, serr, sizeof(serr))) {
 			snprintf(err, errlen, "strategies: %s", serr);
 			goto out;
 		}

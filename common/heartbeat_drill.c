@@ -27,7 +27,7 @@ json_t *heartbeat_drills_to_json(const struct sds_hb_drill *d, int n)
 		/* Only a drill that names an errno says so: older loaders never see it. */
 		if (o && d[i].err)
 			json_object_set_new(o, "errno",
-					    json_string(sds_errno_name(d[i].err)));
+					    json_string(errnames_name(d[i].err)));
 		json_array_append_new(a, o);
 	}
 	return a;
@@ -54,7 +54,7 @@ static int drill_errno_from_json(json_t *o, size_t i, struct sds_hb_drill *d,
 	if (!v || json_is_null(v))
 		return 0;
 	if (json_is_string(v))
-		d->err = sds_errno_parse(json_string_value(v));
+		d->err = errnames_parse(json_string_value(v));
 	if (!d->err || d->kind != SDS_DRILL_ERROR) {
 		snprintf(err, errlen,
 			 "drills[%zu].errno must be an errno name (ETIMEDOUT, ...) of an error drill", i);

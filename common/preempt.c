@@ -4,7 +4,7 @@
 #include <string.h>
 #include "preempt.h"
 
-bool sds_kernel_preemptible(void)
+bool preempt_kernel_preemptible(void)
 {
 	char buf[4096], *p;
 	FILE *f;

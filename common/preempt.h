@@ -17,6 +17,6 @@
  * preempt= on the command line, else the build's default.  When in
  * doubt: yes.
  */
-bool sds_kernel_preemptible(void);
+bool preempt_kernel_preemptible(void);
 
 #endif /* SDS_PREEMPT_H */

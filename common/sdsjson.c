@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include "sdsjson.h"
 
-json_t *sds_json_load(const char *text, size_t len, char *err, size_t errlen)
+json_t *sdsjson_load(const char *text, size_t len, char *err, size_t errlen)
 {
 	json_error_t jerr;
 	json_t *doc;

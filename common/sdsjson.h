@@ -11,6 +11,6 @@
  * a limit must not silently win).  NULL with "bad JSON at line L column C:
  * why" in @err on error.
  */
-json_t *sds_json_load(const char *text, size_t len, char *err, size_t errlen);
+json_t *sdsjson_load(const char *text, size_t len, char *err, size_t errlen);
 
 #endif /* SDS_JSON_H */

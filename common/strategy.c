@@ -154,8 +154,8 @@ static int strategy_cmp(const void *a, const void *b)
 		      ((const struct sds_strategy *)b)->point);
 }
 
-int strategies_from_json(json_t *doc, struct sds_strategies *out,
-			 char *err, size_t errlen)
+int strategy_set_from_json(json_t *doc, struct sds_strategies *out,
+			   char *err, size_t errlen)
 {
 	struct sds_strategies *s;
 	json_t *ver, *pts, *v;
@@ -205,22 +205,22 @@ int strategies_from_json(json_t *doc, struct sds_strategies *out,
 	return 0;
 }
 
-int strategies_parse(const char *text, size_t len, struct sds_strategies *out,
-		     char *err, size_t errlen)
+int strategy_set_parse(const char *text, size_t len, struct sds_strategies *out,
+		       char *err, size_t errlen)
 {
 	json_t *doc;
 	int ret;
 
-	doc = sds_json_load(text, len, err, errlen);
+	doc = sdsjson_load(text, len, err, errlen);
 	if (!doc)
 		return -1;
-	ret = strategies_from_json(doc, out, err, errlen);
+	ret = strategy_set_from_json(doc, out, err, errlen);
 	json_decref(doc);
 	return ret;
 }
 
-int strategies_load_file(const char *path, struct sds_strategies *out,
-			 char *err, size_t errlen)
+int strategy_set_load_file(const char *path, struct sds_strategies *out,
+			   char *err, size_t errlen)
 {
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
@@ -259,7 +259,7 @@ int strategies_load_file(const char *path, struct sds_strategies *out,
 		snprintf(err, errlen, "%s: read error", path);
 		goto out;
 	}
-	ret = strategies_parse(buf, len, out, err, errlen);
+	ret = strategy_set_parse(buf, len, out, err, errlen);
 	if (ret) {
 		/* Prefix the file, keep the message naming the point and field. */
 		char tmp[512];
@@ -289,7 +289,7 @@ json_t *strategy_to_json(const struct sds_strategy *st)
 	return o;
 }
 
-json_t *strategies_to_json(const struct sds_strategies *s)
+json_t *strategy_set_to_json(const struct sds_strategies *s)
 {
 	json_t *o = json_object(), *pts = json_object();
 	int i;
@@ -301,8 +301,8 @@ json_t *strategies_to_json(const struct sds_strategies *s)
 	return o;
 }
 
-const struct sds_strategy *strategies_find(const struct sds_strategies *s,
-					   const char *point)
+const struct sds_strategy *strategy_set_find(const struct sds_strategies *s,
+					     const char *point)
 {
 	struct sds_strategy key;
 

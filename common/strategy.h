@@ -64,17 +64,17 @@ void strategy_init(struct sds_strategy *st, const char *point);
  *   "version must be a non-negative integer"
  * @out is only written on success.
  */
-int strategies_from_json(json_t *doc, struct sds_strategies *out,
-			 char *err, size_t errlen);
-int strategies_parse(const char *text, size_t len, struct sds_strategies *out,
-		     char *err, size_t errlen);
-int strategies_load_file(const char *path, struct sds_strategies *out,
-			 char *err, size_t errlen);
+int strategy_set_from_json(json_t *doc, struct sds_strategies *out,
+			   char *err, size_t errlen);
+int strategy_set_parse(const char *text, size_t len, struct sds_strategies *out,
+		       char *err, size_t errlen);
+int strategy_set_load_file(const char *path, struct sds_strategies *out,
+			   char *err, size_t errlen);
 
 /* One point's strategy as a JSON object, fields that are off left out. */
 json_t *strategy_to_json(const struct sds_strategy *st);
-/* The whole document, as strategies_from_json() reads it. */
-json_t *strategies_to_json(const struct sds_strategies *s);
+/* The whole document, as strategy_set_from_json() reads it. */
+json_t *strategy_set_to_json(const struct sds_strategies *s);
 
 /* Probes of one half-open phase (probe_calls; 1 when off). */
 static inline int64_t strategy_probe_calls(const struct sds_strategy *st)
@@ -83,7 +83,7 @@ static inline int64_t strategy_probe_calls(const struct sds_strategy *st)
 }
 
 /* The strategy of @point, or NULL. */
-const struct sds_strategy *strategies_find(const struct sds_strategies *s,
-					   const char *point);
+const struct sds_strategy *strategy_set_find(const struct sds_strategies *s,
+					     const char *point);
 
 #endif /* SDS_STRATEGY_H */

@@ -112,14 +112,14 @@ too_long:
 	return -1;
 }
 
-int sds_token_file_read(const char *opt, const char *path, char *out,
-			char *err, size_t errlen)
+int tokfile_read_token(const char *opt, const char *path, char *out,
+		       char *err, size_t errlen)
 {
 	return secret_read(opt, path, out, SDS_TOKEN_MIN, "token", err, errlen);
 }
 
-int sds_password_file_read(const char *opt, const char *path, char *out,
-			   char *err, size_t errlen)
+int tokfile_read_password(const char *opt, const char *path, char *out,
+			  char *err, size_t errlen)
 {
 	return secret_read(opt, path, out, 1, "password", err, errlen);
 }

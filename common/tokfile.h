@@ -19,11 +19,11 @@
  * space ignored.  0, or -1 with a
  * one-line message in @err that starts with "@opt @path: ".
  */
-int sds_token_file_read(const char *opt, const char *path, char *out,
-			char *err, size_t errlen);
+int tokfile_read_token(const char *opt, const char *path, char *out,
+		       char *err, size_t errlen);
 
 /* The same rules for a password (sds-admin's --db-password-file): 1 byte or more. */
-int sds_password_file_read(const char *opt, const char *path, char *out,
-			   char *err, size_t errlen);
+int tokfile_read_password(const char *opt, const char *path, char *out,
+			  char *err, size_t errlen);
 
 #endif /* SDS_TOKFILE_H */

@@ -28,7 +28,7 @@ void window_sum(const struct sds_slot *slots, size_t n,
 	}
 }
 
-void counts_add(struct sds_counts *a, const struct sds_counts *b)
+void window_counts_add(struct sds_counts *a, const struct sds_counts *b)
 {
 	a->visits += b->visits;
 	a->exceptions += b->exceptions;
@@ -37,14 +37,14 @@ void counts_add(struct sds_counts *a, const struct sds_counts *b)
 	a->latency_sum += b->latency_sum;
 }
 
-int hist_bucket(uint64_t ns)
+int window_hist_bucket(uint64_t ns)
 {
 	if (ns < 2)
 		return 0;
 	return 63 - __builtin_clzll(ns);
 }
 
-uint64_t hist_total(const uint64_t *buckets, int nbuckets)
+uint64_t window_hist_total(const uint64_t *buckets, int nbuckets)
 {
 	uint64_t total = 0;
 	int i;
@@ -54,7 +54,7 @@ uint64_t hist_total(const uint64_t *buckets, int nbuckets)
 	return total;
 }
 
-uint64_t hist_percentile(const uint64_t *buckets, int nbuckets, double pct)
+uint64_t window_hist_percentile(const uint64_t *buckets, int nbuckets, double pct)
 {
 	uint64_t total, cum = 0;
 	double rank, lo, width, v;
@@ -63,7 +63,7 @@ uint64_t hist_percentile(const uint64_t *buckets, int nbuckets, double pct)
 	/* Bucket i covers [2^i, 2^(i+1)): beyond 63 it does not fit in ns. */
 	if (nbuckets > 64)
 		nbuckets = 64;
-	total = hist_total(buckets, nbuckets);
+	total = window_hist_total(buckets, nbuckets);
 	if (total == 0)
 		return 0;
 	/* Out of range (or NaN) is clamped rather than trusted. */

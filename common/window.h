@@ -30,18 +30,18 @@ void window_sum(const struct sds_slot *slots, size_t n,
 		uint64_t from_sec, uint64_t to_sec, struct sds_counts *out);
 
 /* @a += @b, field by field. */
-void counts_add(struct sds_counts *a, const struct sds_counts *b);
+void window_counts_add(struct sds_counts *a, const struct sds_counts *b);
 
 /* Index of the log2 bucket for @ns: [2^i, 2^(i+1)); 0 and 1 go to 0. */
-int hist_bucket(uint64_t ns);
+int window_hist_bucket(uint64_t ns);
 
 /* Sum of all buckets. */
-uint64_t hist_total(const uint64_t *buckets, int nbuckets);
+uint64_t window_hist_total(const uint64_t *buckets, int nbuckets);
 
 /*
  * The @pct-th percentile (0 < pct <= 100) in ns, interpolated linearly
  * inside the log2 bucket that holds it; 0 for an empty histogram.
  */
-uint64_t hist_percentile(const uint64_t *buckets, int nbuckets, double pct);
+uint64_t window_hist_percentile(const uint64_t *buckets, int nbuckets, double pct);
 
 #endif /* SDS_WINDOW_H */

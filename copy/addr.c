@@ -14,8 +14,8 @@
  * since a slow resolver must not stall receiving.  "[v6]:port" for IPv6
  * literals.
  */
-int copy_addr_resolve(const char *s, bool numeric, struct copy_addr *a,
-		      char *err, size_t errlen)
+int addr_resolve(const char *s, bool numeric, struct copy_addr *a,
+		 char *err, size_t errlen)
 {
 	char host[COPY_ADDR_MAX + 1], *end;
 	struct addrinfo hints = {
@@ -61,8 +61,8 @@ int copy_addr_resolve(const char *s, bool numeric, struct copy_addr *a,
 	return 0;
 }
 
-int copy_addr_parse(const char *s, struct copy_addr *a, char *err,
-		    size_t errlen)
+int addr_parse(const char *s, struct copy_addr *a, char *err,
+	       size_t errlen)
 {
-	return copy_addr_resolve(s, false, a, err, errlen);
+	return addr_resolve(s, false, a, err, errlen);
 }

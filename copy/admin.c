@@ -27,17 +27,17 @@
 #include <unistd.h>
 #include <jansson.h>
 
+#include "hbpost.h"
 #include "serve.h"
 #include "tokfile.h"
 
 #define ADMIN_REPLY_MAX		(4u << 20)	/* bytes of a reply taken */
 #define ADMIN_TIMEOUT_MS	5000		/* one POST, connect included */
-#define ADMIN_TOKEN_MAX		4096
 
 /* The token file, checked like ssh checks a key (common/tokfile.c). */
 static int token_read(const char *path, char *out, char *err, size_t errlen)
 {
-	return sds_token_file_read("--token-file", path, out, err, errlen);
+	return tokfile_read_token("--token-file", path, out, err, errlen);
 }
 
 int copy_admin_init(struct copy_admin *a, const char *urls, const char *token_file,
@@ -67,69 +67,36 @@ int copy_admin_init(struct copy_admin *a, const char *urls, const char *token_fi
 	return token_read(token_file, a->token, err, errlen);
 }
 
-struct reply_buf {
-	char *p;		/* the reply so far */
-	size_t len;		/* bytes in @p */
-};
-
-static size_t reply_write(char *data, size_t size, size_t n, void *ctx)
-{
-	struct reply_buf *b = ctx;
-	size_t add = size * n;
-	char *p;
-
-	if (b->len + add > ADMIN_REPLY_MAX)
-		return 0;	/* aborts the transfer: too big */
-	p = realloc(b->p, b->len + add + 1);
-	if (!p)
-		return 0;
-	memcpy(p + b->len, data, add);
-	b->p = p;
-	b->len += add;
-	p[b->len] = '\0';
-	return add;
-}
-
 /* POST @body to each URL in order until one answers 200 (thread side). */
 static void post(struct copy_admin *a, CURL *curl, const char *body)
 {
-	struct curl_slist *hdrs = NULL;
-	char auth[ADMIN_TOKEN_MAX + 32], url[COPY_ADMIN_URL_MAX + 64];
-	struct reply_buf b = { 0 };
+	char url[COPY_ADMIN_URL_MAX + 64];
+	struct hbpost_reply b = { 0 };
 	long status = 0;
 	int i;
 	CURLcode rc = CURLE_OK;
 
-	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", a->token);
-	hdrs = curl_slist_append(hdrs, auth);
-	hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
 	for (i = 0; i < a->nurls; i++) {
 		const char *u = a->urls[i];
 		size_t n = strlen(u);
 
 		snprintf(url, sizeof(url), "%.*s/api/v1/copy-servers/heartbeat",
 			 (int)(n && u[n - 1] == '/' ? n - 1 : n), u);
-		free(b.p);
-		b = (struct reply_buf){ 0 };
-		curl_easy_reset(curl);
-		curl_easy_setopt(curl, CURLOPT_URL, url);
-		curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
-		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)ADMIN_TIMEOUT_MS);
-		curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, reply_write);
-		curl_easy_setopt(curl, CURLOPT_WRITEDATA, &b);
-		rc = curl_easy_perform(curl);
-		status = 0;
-		if (rc == CURLE_OK)
-			curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+		free(b.data);
+		rc = hbpost_send(curl, &(struct hbpost){
+					.url = url, .token = a->token, .body = body,
+					.timeout_ms = ADMIN_TIMEOUT_MS,
+					.reply_max = ADMIN_REPLY_MAX,
+				 }, &b, &status);
+		/* A status only from a whole exchange. */
+		if (rc != CURLE_OK)
+			status = 0;
 		if (status == 200)
 			break;
 	}
-	curl_slist_free_all(hdrs);
 	pthread_mutex_lock(&a->lock);
 	a->status = (int)status;
-	a->reply = b.p;
+	a->reply = b.data;
 	a->reply_len = b.len;
 	if (status == 200)
 		a->why[0] = '\0';
@@ -138,7 +105,7 @@ static void post(struct copy_admin *a, CURL *curl, const char *body)
 			 curl_easy_strerror(rc));
 	else
 		snprintf(a->why, sizeof(a->why), "%s: HTTP %ld: %.160s", a->urls[a->nurls - 1],
-			 status, b.p ? b.p : "");
+			 status, b.data ? b.data : "");
 	/* One line: the admin's body may end in a newline or hold anything. */
 	for (i = 0; a->why[i]; i++)
 		if ((unsigned char)a->why[i] < 0x20 || (unsigned char)a->why[i] > 0x7e)

@@ -115,15 +115,15 @@ static void reply_apply(struct copy_server *s, const char *text, size_t len)
 	struct copy_plans np;
 	char err[2048];
 
-	if (copy_plans_parse(text, len, "reply", s->max_amp, time(NULL), true, &np,
-			     err, sizeof(err))) {
+	if (plan_parse_text(text, len, "reply", s->max_amp, time(NULL), true, &np,
+			    err, sizeof(err))) {
 		a->errors++;
 		say_once(a->last_err, sizeof(a->last_err), "", err);
 		return;
 	}
 	say_once(a->last_skip, sizeof(a->last_skip), "plans left out: ", err);
 	if (copy_plans_apply(s, &np)) {
-		copy_plans_free(&np);
+		copy_plans__free(&np);
 		a->errors++;
 		say_once(a->last_err, sizeof(a->last_err), "", "out of memory: keeping the old plans");
 		return;

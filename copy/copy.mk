@@ -7,7 +7,7 @@
 #
 # Its own object rule: sds-copy needs no BPF skeleton.
 
-COPY_SRCS   := $(wildcard copy/*.c) common/copyrec.c common/names.c common/sdsjson.c common/tokfile.c
+COPY_SRCS   := $(wildcard copy/*.c) common/copyrec.c common/hbpost.c common/names.c common/sdsjson.c common/tokfile.c common/trust.c
 COPY_OBJS   := $(patsubst %.c,$(OBJ)/copy-prog/%.o,$(COPY_SRCS))
 COPY_LIBS   := -ljansson -lcurl -lpthread
 COPY_BENCH  := $(BUILD)/bench/copy_load

@@ -25,6 +25,7 @@
 
 #include "names.h"
 #include "serve.h"
+#include "trust.h"
 
 #define CTL_DEFAULT_RUN_DIR	"/run/sds"
 #define CTL_IO_TIMEOUT_MS	2000	/* the stats client's patience */
@@ -60,13 +61,34 @@ int copy_ctl_path(const char *name, char *sock, char *lock, char *tmp,
 	return 0;
 }
 
+struct dir_walk {
+	const char *dir;	/* as given, for @err */
+	char *err;
+	size_t errlen;
+};
+
+/* One directory of dir_prepare()'s walk (common/trust.c). */
+static int dir_trusted(const char *rp, const struct stat *st, bool parent,
+		       void *ctx)
+{
+	struct dir_walk *w = ctx;
+
+	if (!st || !S_ISDIR(st->st_mode))
+		return snprintf(w->err, w->errlen, "run dir %s: %s is not a directory", w->dir, rp), -1;
+	if (st->st_uid != 0)
+		return snprintf(w->err, w->errlen, "run dir %s: %s is owned by uid %u, not root: chown root it, or choose another with SDS_RUN_DIR",
+				w->dir, rp, (unsigned)st->st_uid), -1;
+	if ((st->st_mode & 022) && !(parent && (st->st_mode & S_ISVTX)))
+		return snprintf(w->err, w->errlen, "run dir %s: %s is writable by group or others (mode %04o): chmod go-w it, or choose another with SDS_RUN_DIR",
+				w->dir, rp, (unsigned)(st->st_mode & 07777)), -1;
+	return 0;
+}
+
 /* Create @dir 0755 if missing, then check it like the loader does. */
 static int dir_prepare(const char *dir, char *err, size_t errlen)
 {
-	char rp[PATH_MAX], *sl;
-	bool parent = false;
-	struct stat st;
-
+	struct dir_walk w = { .dir = dir, .err = err, .errlen = errlen };
+	char rp[PATH_MAX];
 	int fd;
 
 	/* Its mode whatever the umask, through a descriptor: never a link. */
@@ -79,24 +101,7 @@ static int dir_prepare(const char *dir, char *err, size_t errlen)
 		return snprintf(err, errlen, "run dir %s: %s", dir, strerror(errno)), -1;
 	if (!realpath(dir, rp))
 		return snprintf(err, errlen, "run dir %s: %s", dir, strerror(errno)), -1;
-	for (;;) {
-		if (lstat(rp, &st) || !S_ISDIR(st.st_mode))
-			return snprintf(err, errlen, "run dir %s: %s is not a directory", dir, rp), -1;
-		if (st.st_uid != 0)
-			return snprintf(err, errlen, "run dir %s: %s is owned by uid %u, not root: chown root it, or choose another with SDS_RUN_DIR",
-					dir, rp, (unsigned)st.st_uid), -1;
-		if ((st.st_mode & 022) && !(parent && (st.st_mode & S_ISVTX)))
-			return snprintf(err, errlen, "run dir %s: %s is writable by group or others (mode %04o): chmod go-w it, or choose another with SDS_RUN_DIR",
-					dir, rp, (unsigned)(st.st_mode & 07777)), -1;
-		if (!strcmp(rp, "/"))
-			return 0;
-		sl = strrchr(rp, '/');
-		if (sl == rp)
-			sl[1] = '\0';
-		else
-			*sl = '\0';
-		parent = true;
-	}
+	return sds_trust_walk(rp, dir_trusted, &w);
 }
 
 static int lock_take(const char *lock, char *err, size_t errlen)

@@ -105,7 +105,7 @@ void copy_dispatch(struct copy_server *s, const struct copyrec *r)
 			p->c.drop_rate++;
 			continue;
 		}
-		e = copy_wrr_next(&p->wrr);
+		e = copy_wrr__next(&p->wrr);
 		if (!copy_endpoint_push(&p->eps[e], b))
 			p->c.drop_queue++;
 	}
@@ -156,7 +156,7 @@ static void plan_eps_free(struct copy_server *s, struct copy_plan *p,
 	for (e = 0; e < p->neps; e++)
 		n += copy_endpoint_free(s, &p->eps[e]);
 	free(p->eps);
-	copy_wrr_free(&p->wrr);
+	copy_wrr__free(&p->wrr);
 	p->eps = NULL;
 	p->neps = 0;
 	if (lost)
@@ -177,7 +177,7 @@ static int plan_eps_init(struct copy_server *s, struct copy_plan *p)
 			goto err;
 		p->neps = e + 1;
 	}
-	if (copy_wrr_init(&p->wrr, w, p->cfg.nshadows))
+	if (copy_wrr__init(&p->wrr, w, p->cfg.nshadows))
 		goto err;
 	return 0;
 err:
@@ -240,7 +240,7 @@ int copy_plans_apply(struct copy_server *s, struct copy_plans *np)
 	free(s->plans);
 	s->plans = v;
 	s->nplans = np->n;
-	copy_plans_free(np);
+	copy_plans__free(np);
 	return 0;
 }
 

@@ -7,8 +7,8 @@
 
 #include "frame.h"
 
-int copy_http_head(char *buf, size_t size, const char *host,
-		   const char *colour, uint32_t len)
+int frame_http_head(char *buf, size_t size, const char *host,
+		    const char *colour, uint32_t len)
 {
 	int n;
 
@@ -49,7 +49,7 @@ static bool header_get(const char *head, const char *name, char *out,
 	return false;
 }
 
-int copy_http_resp_parse(const char *buf, size_t len, struct copy_http_resp *r)
+int frame_http_resp_parse(const char *buf, size_t len, struct copy_http_resp *r)
 {
 	char head[4096], v[64], *end;
 	const char *blank;

@@ -12,8 +12,8 @@
  * colouring "X-SDS-Copy: @colour" ("app/point").  Returns its length, or
  * -1 when it does not fit @size.
  */
-int copy_http_head(char *buf, size_t size, const char *host,
-		   const char *colour, uint32_t len);
+int frame_http_head(char *buf, size_t size, const char *host,
+		    const char *colour, uint32_t len);
 
 /* A parsed response head. */
 struct copy_http_resp {
@@ -28,6 +28,6 @@ struct copy_http_resp {
  * the head is not complete yet, -1 when it is not HTTP/1.x (or chunked:
  * copies never need a response body, so it is not decoded).
  */
-int copy_http_resp_parse(const char *buf, size_t len, struct copy_http_resp *r);
+int frame_http_resp_parse(const char *buf, size_t len, struct copy_http_resp *r);
 
 #endif /* COPY_FRAME_H */

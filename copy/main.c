@@ -15,7 +15,7 @@ struct copy_cmd {
 static const struct copy_cmd cmds[] = {
 	{ "serve", copy_serve_main, "receive records, send each N times to shadows" },
 	{ "stats", copy_stats_main, "the counters of a running server" },
-	{ "replay", copy_replay_main, "send a recording again, X times as fast, N times" },
+	{ "replay", replay_main, "send a recording again, X times as fast, N times" },
 	{ NULL },
 };
 

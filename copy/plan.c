@@ -12,7 +12,7 @@
 #include "plan.h"
 #include "sdsjson.h"
 
-int copy_framing_parse(const char *s)
+int plan_framing_parse(const char *s)
 {
 	if (!strcmp(s, "raw"))
 		return COPY_FRAMING_RAW;
@@ -21,7 +21,7 @@ int copy_framing_parse(const char *s)
 	return -1;
 }
 
-const char *copy_framing_name(enum copy_framing f)
+const char *plan_framing_name(enum copy_framing f)
 {
 	return f == COPY_FRAMING_HTTP ? "http" : "raw";
 }
@@ -139,7 +139,7 @@ static int shadow_parse(json_t *v, size_t i, bool numeric,
 	}
 	if (!addr)
 		return snprintf(err, errlen, "shadows[%zu] not \"HOST:PORT\" or {\"addr\", \"weight\"}", i), -1;
-	if (copy_addr_resolve(addr, numeric, &s->addr, why, sizeof(why)))
+	if (addr_resolve(addr, numeric, &s->addr, why, sizeof(why)))
 		return snprintf(err, errlen, "shadows[%zu]: %s", i, why), -1;
 	s->weight = (int)w;
 	return 0;
@@ -197,9 +197,9 @@ static int plan_parse(json_t *o, int max_amp, int64_t now, bool numeric,
 	c->nshadows = (int)i;
 	v = json_object_get(o, "framing");
 	fr = v ? json_string_value(v) : "raw";
-	if (!fr || copy_framing_parse(fr) < 0)
+	if (!fr || plan_framing_parse(fr) < 0)
 		return snprintf(err, errlen, "unknown framing (raw or http)"), -1;
-	c->framing = copy_framing_parse(fr);
+	c->framing = plan_framing_parse(fr);
 	v = json_object_get(o, "writes");
 	if (v && !json_is_boolean(v))
 		return snprintf(err, errlen, "\"writes\" not true or false"), -1;
@@ -271,7 +271,7 @@ static void skipped(char *err, size_t errlen, size_t i, const char *name,
 			 name[0] ? " (" : "", name, name[0] ? ")" : "", why);
 }
 
-/* The plans of @root's "plans", each checked; see copy_plans_parse(). */
+/* The plans of @root's "plans", each checked; see plan_parse_text(). */
 static int plans_take(json_t *a, const char *what, int max_amp, int64_t now,
 		      bool skip, struct copy_plans *p, char *err, size_t errlen)
 {
@@ -311,9 +311,9 @@ static int plans_take(json_t *a, const char *what, int max_amp, int64_t now,
 	return 0;
 }
 
-int copy_plans_parse(const char *text, size_t len, const char *what, int max_amp,
-		     int64_t now, bool skip, struct copy_plans *out, char *err,
-		     size_t errlen)
+int plan_parse_text(const char *text, size_t len, const char *what, int max_amp,
+		    int64_t now, bool skip, struct copy_plans *out, char *err,
+		    size_t errlen)
 {
 	struct copy_plans p = { 0 };
 	size_t max = skip ? SIZE_MAX : COPY_PLANS_MAX;
@@ -322,7 +322,7 @@ int copy_plans_parse(const char *text, size_t len, const char *what, int max_amp
 
 	memset(out, 0, sizeof(*out));
 	err[0] = '\0';
-	root = sds_json_load(text, len, why, sizeof(why));
+	root = sdsjson_load(text, len, why, sizeof(why));
 	if (!root)
 		return snprintf(err, errlen, "%s: %s", what, why), -1;
 	a = json_object_get(root, "plans");
@@ -350,12 +350,12 @@ int copy_plans_parse(const char *text, size_t len, const char *what, int max_amp
 	return 0;
 err:
 	json_decref(root);
-	copy_plans_free(&p);
+	copy_plans__free(&p);
 	return -1;
 }
 
-int copy_plans_load(const char *path, int max_amp, int64_t now,
-		    struct copy_plans *out, char *err, size_t errlen)
+int plan_load(const char *path, int max_amp, int64_t now,
+	      struct copy_plans *out, char *err, size_t errlen)
 {
 	size_t len = 0;
 	char *text;
@@ -365,12 +365,12 @@ int copy_plans_load(const char *path, int max_amp, int64_t now,
 	text = file_read(path, &len, err, errlen);
 	if (!text)
 		return -1;
-	ret = copy_plans_parse(text, len, path, max_amp, now, false, out, err, errlen);
+	ret = plan_parse_text(text, len, path, max_amp, now, false, out, err, errlen);
 	free(text);
 	return ret;
 }
 
-void copy_plans_free(struct copy_plans *p)
+void copy_plans__free(struct copy_plans *p)
 {
 	free(p->plans);
 	p->plans = NULL;

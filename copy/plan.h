@@ -64,9 +64,9 @@ struct copy_plans {
  * Read and check the plans file @path.  0, or -1 with one line (without
  * the "sds-copy: " prefix) in @err; @now (unix seconds) judges expiry.
  */
-int copy_plans_load(const char *path, int max_amp, int64_t now,
-		    struct copy_plans *out, char *err, size_t errlen);
-void copy_plans_free(struct copy_plans *p);
+int plan_load(const char *path, int max_amp, int64_t now,
+	      struct copy_plans *out, char *err, size_t errlen);
+void copy_plans__free(struct copy_plans *p);
 
 /*
  * The same from the document @text (@what names it in messages).  @skip
@@ -74,23 +74,23 @@ void copy_plans_free(struct copy_plans *p);
  * (NAME): WHY; ..."), the others are taken and 0 is returned; beyond
  * COPY_PLANS_MAX, the first are taken.  Without @skip, as a file.
  */
-int copy_plans_parse(const char *text, size_t len, const char *what, int max_amp,
-		     int64_t now, bool skip, struct copy_plans *out, char *err,
-		     size_t errlen);
+int plan_parse_text(const char *text, size_t len, const char *what, int max_amp,
+		    int64_t now, bool skip, struct copy_plans *out, char *err,
+		    size_t errlen);
 
 /* The framing named @s ("raw", "http"), or -1. */
-int copy_framing_parse(const char *s);
-const char *copy_framing_name(enum copy_framing f);
+int plan_framing_parse(const char *s);
+const char *plan_framing_name(enum copy_framing f);
 
 /* Resolve "HOST:PORT" / "[V6]:PORT" into @a; 0 or -1 with @err. */
-int copy_addr_parse(const char *s, struct copy_addr *a, char *err,
-		    size_t errlen);
+int addr_parse(const char *s, struct copy_addr *a, char *err,
+	       size_t errlen);
 /*
- * copy_addr_parse(), and with @numeric a host name is refused rather than
+ * addr_parse(), and with @numeric a host name is refused rather than
  * resolved: what the admin sends is parsed on the epoll loop, where a
  * resolver that does not answer would stop receiving.
  */
-int copy_addr_resolve(const char *s, bool numeric, struct copy_addr *a,
-		      char *err, size_t errlen);
+int addr_resolve(const char *s, bool numeric, struct copy_addr *a,
+		 char *err, size_t errlen);
 
 #endif /* COPY_PLAN_H */

@@ -137,8 +137,8 @@ static void conn_fill(struct copy_conn *c)
 		b = queue_pop(ep);
 		c->items[c->nitems++] = b;
 		/* The head fits: host <= 128, colour <= 129 characters. */
-		c->hdr_len = copy_http_head(c->hdr, sizeof(c->hdr),
-					    ep->cfg.addr.text, b->colour, b->len);
+		c->hdr_len = frame_http_head(c->hdr, sizeof(c->hdr),
+					     ep->cfg.addr.text, b->colour, b->len);
 		c->total = c->hdr_len + b->len;
 		return;
 	}
@@ -293,7 +293,7 @@ static int conn_read(struct copy_server *s, struct copy_conn *c)
 			continue;
 		}
 		c->rlen += n;
-		rc = copy_http_resp_parse(c->rbuf, c->rlen, &r);
+		rc = frame_http_resp_parse(c->rbuf, c->rlen, &r);
 		if (rc < 0)
 			return -1;
 		if (rc == 0)

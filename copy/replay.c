@@ -60,7 +60,7 @@ static int to_parse(struct replay *rp, char *list)
 				COPY_SHADOWS_MAX);
 			return -1;
 		}
-		if (copy_addr_parse(tok, &rp->to[rp->nto], err, sizeof(err))) {
+		if (addr_parse(tok, &rp->to[rp->nto], err, sizeof(err))) {
 			fprintf(stderr, "sds-copy: replay: --to %s\n", err);
 			return -1;
 		}
@@ -108,7 +108,7 @@ static int replay_args(struct replay *rp, int argc, char **argv)
 			}
 			break;
 		case 'f':
-			fr = copy_framing_parse(optarg);
+			fr = plan_framing_parse(optarg);
 			if (fr < 0) {
 				fprintf(stderr, "sds-copy: replay: --framing %s: unknown framing (raw or http)\n", optarg);
 				return 2;
@@ -202,7 +202,7 @@ static int http_response(int fd)
 		if (n <= 0)
 			return -1;
 		len += n;
-		rc = copy_http_resp_parse(buf, len, &r);
+		rc = frame_http_resp_parse(buf, len, &r);
 		if (rc < 0)
 			return -1;
 		if (rc > 0)
@@ -233,7 +233,7 @@ static int send_one(struct replay *rp, int i, const struct copyrec *r)
 		return 0;
 	}
 	snprintf(colour, sizeof(colour), "%s/%s", r->app, r->point);
-	hl = copy_http_head(head, sizeof(head), rp->to[i].text, colour, r->cap_len);
+	hl = frame_http_head(head, sizeof(head), rp->to[i].text, colour, r->cap_len);
 	if (hl < 0 || write_all(fd, head, hl, true) ||
 	    write_all(fd, r->data, r->cap_len, false))
 		return -1;
@@ -297,7 +297,7 @@ static int replay_pass(struct replay *rp, long pass, int *next)
 	return rc < 0 ? -1 : 0;
 }
 
-int copy_replay_main(int argc, char **argv)
+int replay_main(int argc, char **argv)
 {
 	struct replay rp = { .times = 1, .speed = 1.0 };
 	struct stat st;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "serve.h"
+#include "trust.h"
 
 static void sender_close(struct copy_server *s, struct copy_sender *snd)
 {
@@ -37,27 +38,13 @@ static void sender_close(struct copy_server *s, struct copy_sender *snd)
 }
 
 /* Same host: the address without the port. */
-static bool same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
-{
-	if (a->ss_family != b->ss_family)
-		return false;
-	if (a->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-	if (a->ss_family == AF_INET6)
-		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-			       &((const struct sockaddr_in6 *)b)->sin6_addr,
-			       sizeof(struct in6_addr));
-	return false;
-}
-
 static int senders_of(const struct copy_server *s, const struct sockaddr_storage *peer)
 {
 	const struct copy_sender *x;
 	int n = 0;
 
 	for (x = s->senders; x; x = x->next)
-		n += same_addr(&x->peer, peer);
+		n += sds_trust_same_host(&x->peer, peer) == 1;
 	return n;
 }
 
@@ -108,17 +95,6 @@ void copy_sender_accept(struct copy_server *s)
 }
 
 /* Same work whatever the input: length and content compared together. */
-static bool token_same(const struct copy_server *s, const uint8_t *t, size_t len)
-{
-	volatile unsigned char diff = 0;
-	size_t i;
-
-	diff |= (unsigned char)(len != s->stream_token_len);
-	for (i = 0; i < s->stream_token_len; i++)
-		diff |= (unsigned char)(s->stream_token[i] ^ (i < len ? t[i] : 0));
-	return diff == 0;
-}
-
 /*
  * The hello: version 1 ("SDSc" 1 0), or with a token ("SDSc" 2 LEN, the
  * token).  With --stream-token-file only the token's own hello is let in
@@ -141,7 +117,8 @@ static int hello_parse(struct copy_server *s, struct copy_sender *snd)
 			return -1;
 		if (snd->len < COPYREC_HELLO_LEN + tl)
 			return 0;
-		if (s->stream_token_len && !token_same(s, p + COPYREC_HELLO_LEN, tl))
+		if (s->stream_token_len && !sds_trust_same_bytes(s->stream_token, s->stream_token_len,
+							       p + COPYREC_HELLO_LEN, tl))
 			return -2;
 		return (int)(COPYREC_HELLO_LEN + tl);
 	}

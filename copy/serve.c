@@ -173,7 +173,7 @@ static int listen_open(struct copy_server *s, const char *at)
 	char err[256];
 	int fd, one = 1;
 
-	if (copy_addr_parse(at, &a, err, sizeof(err))) {
+	if (addr_parse(at, &a, err, sizeof(err))) {
 		fprintf(stderr, "sds-copy: serve: --listen %s\n", err);
 		return -1;
 	}
@@ -200,15 +200,15 @@ static void plans_reload(struct copy_server *s)
 		s->admin->next_s = 0;
 		return;
 	}
-	if (copy_plans_load(s->plans_path, s->max_amp, time(NULL), &np, err,
-			    sizeof(err))) {
+	if (plan_load(s->plans_path, s->max_amp, time(NULL), &np, err,
+		      sizeof(err))) {
 		s->reload_errors++;
 		fprintf(stderr, "sds-copy: reload: %s: keeping the old plans\n", err);
 		return;
 	}
 	if (copy_plans_apply(s, &np)) {
 		s->reload_errors++;
-		copy_plans_free(&np);
+		copy_plans__free(&np);
 		fprintf(stderr, "sds-copy: reload: out of memory: keeping the old plans\n");
 		return;
 	}
@@ -326,8 +326,8 @@ int copy_serve_main(int argc, char **argv)
 		return rc;
 	rc = 1;
 	if (o.stream_token_file) {
-		if (sds_token_file_read("--stream-token-file", o.stream_token_file,
-					s.stream_token, err, sizeof(err))) {
+		if (tokfile_read_token("--stream-token-file", o.stream_token_file,
+				       s.stream_token, err, sizeof(err))) {
 			fprintf(stderr, "sds-copy: serve: %s\n", err);
 			return 1;
 		}
@@ -335,8 +335,8 @@ int copy_serve_main(int argc, char **argv)
 	}
 	if (o.admin) {
 		if (copy_admin_init(&admin, o.admin, o.token_file, err, sizeof(err)) ||
-		    copy_addr_parse(o.advertise ? o.advertise : o.listen_at, &adv, err,
-				    sizeof(err))) {
+		    addr_parse(o.advertise ? o.advertise : o.listen_at, &adv, err,
+			       sizeof(err))) {
 			fprintf(stderr, "sds-copy: serve: %s%s\n",
 				o.advertise ? "--advertise " : "", err);
 			return 1;
@@ -352,13 +352,13 @@ int copy_serve_main(int argc, char **argv)
 	mallopt(M_TRIM_THRESHOLD, 64 << 20);
 	mallopt(M_TOP_PAD, 16 << 20);
 	if (!s.admin &&
-	    copy_plans_load(s.plans_path, s.max_amp, time(NULL), &np, err, sizeof(err))) {
+	    plan_load(s.plans_path, s.max_amp, time(NULL), &np, err, sizeof(err))) {
 		fprintf(stderr, "sds-copy: serve: %s\n", err);
 		return 1;
 	}
 	s.epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (s.epfd < 0 || signals_open(&s) || copy_plans_apply(&s, &np)) {
-		copy_plans_free(&np);
+		copy_plans__free(&np);
 		fprintf(stderr, "sds-copy: serve: setup: %s\n", strerror(errno));
 		goto out;
 	}

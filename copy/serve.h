@@ -269,6 +269,6 @@ void copy_admin_event(struct copy_server *s);
 json_t *copy_admin_json(const struct copy_server *s);
 
 /* replay.c */
-int copy_replay_main(int argc, char **argv);
+int replay_main(int argc, char **argv);
 
 #endif /* COPY_SERVE_H */

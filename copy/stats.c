@@ -42,7 +42,7 @@ static json_t *plan_json(const struct copy_plan *p)
 			 " s:{s:I, s:I, s:I, s:I, s:I, s:I}, s:o}",
 			 "name", p->cfg.name, "app", p->cfg.app, "points", pts,
 			 "amplification", p->cfg.amplification,
-			 "framing", copy_framing_name(p->cfg.framing),
+			 "framing", plan_framing_name(p->cfg.framing),
 			 "writes", p->cfg.writes, "rate", (json_int_t)p->cfg.rate,
 			 "expires_at", (json_int_t)p->cfg.expires_at,
 			 "state", p->expired ? "expired" : "active",

@@ -5,7 +5,7 @@
 
 #include "wrr.h"
 
-int copy_wrr_init(struct copy_wrr *w, const int *weights, int n)
+int copy_wrr__init(struct copy_wrr *w, const int *weights, int n)
 {
 	int i;
 
@@ -13,7 +13,7 @@ int copy_wrr_init(struct copy_wrr *w, const int *weights, int n)
 	w->weight = calloc(n, sizeof(int));
 	w->cur = calloc(n, sizeof(int));
 	if (!w->weight || !w->cur) {
-		copy_wrr_free(w);
+		copy_wrr__free(w);
 		return -1;
 	}
 	w->n = n;
@@ -24,7 +24,7 @@ int copy_wrr_init(struct copy_wrr *w, const int *weights, int n)
 	return 0;
 }
 
-int copy_wrr_next(struct copy_wrr *w)
+int copy_wrr__next(struct copy_wrr *w)
 {
 	int i, best = 0;
 
@@ -38,7 +38,7 @@ int copy_wrr_next(struct copy_wrr *w)
 	return best;
 }
 
-void copy_wrr_free(struct copy_wrr *w)
+void copy_wrr__free(struct copy_wrr *w)
 {
 	free(w->weight);
 	free(w->cur);

@@ -14,9 +14,9 @@ struct copy_wrr {
 	int *cur;		/* running score of each */
 };
 
-int copy_wrr_init(struct copy_wrr *w, const int *weights, int n);
+int copy_wrr__init(struct copy_wrr *w, const int *weights, int n);
 /* The index of the next endpoint. */
-int copy_wrr_next(struct copy_wrr *w);
-void copy_wrr_free(struct copy_wrr *w);
+int copy_wrr__next(struct copy_wrr *w);
+void copy_wrr__free(struct copy_wrr *w);
 
 #endif /* COPY_WRR_H */

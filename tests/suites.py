@@ -98,6 +98,8 @@ SUITES = [
     Suite("guard", "quiet", [_py("tests/guard/run.py")], budget=300),
     Suite("exact", "quiet", [_py("tests/exact/run.py")], budget=240),
     Suite("exact-fn", "quiet", [_py("tests/exact/fn_run.py")], budget=150),
+    # nm and git over the tree: seconds, and nothing timed.
+    Suite("tree", "quiet", [_py("tests/tree/run.py")], budget=30),
 
     # wait1 / wait2: heartbeats and lives; e2e split in two shards.
     Suite("e2e-1", "wait1", [_py("tests/e2e/run.py")], budget=300,

@@ -145,9 +145,9 @@ static int agg_row(const struct store_stat_row *row, void *ctx)
 
 static json_t *pcts(json_t *o, const uint64_t *hist)
 {
-	json_object_set_new(o, "p50_ns", json_integer(hist_percentile(hist, SDS_HIST_BUCKETS, 50)));
-	json_object_set_new(o, "p90_ns", json_integer(hist_percentile(hist, SDS_HIST_BUCKETS, 90)));
-	json_object_set_new(o, "p99_ns", json_integer(hist_percentile(hist, SDS_HIST_BUCKETS, 99)));
+	json_object_set_new(o, "p50_ns", json_integer(window_hist_percentile(hist, SDS_HIST_BUCKETS, 50)));
+	json_object_set_new(o, "p90_ns", json_integer(window_hist_percentile(hist, SDS_HIST_BUCKETS, 90)));
+	json_object_set_new(o, "p99_ns", json_integer(window_hist_percentile(hist, SDS_HIST_BUCKETS, 99)));
 	return o;
 }
 
@@ -175,9 +175,9 @@ static json_t *series_json(const struct agg *ag, const struct series *se)
 		json_array_append_new(arr[3], json_integer(c->timeouts));
 		json_array_append_new(arr[4], json_integer(c->downgrades));
 		json_array_append_new(arr[5], json_integer(c->max_concurrency));
-		json_array_append_new(arr[6], json_integer(hist_percentile(c->hist, SDS_HIST_BUCKETS, 50)));
-		json_array_append_new(arr[7], json_integer(hist_percentile(c->hist, SDS_HIST_BUCKETS, 90)));
-		json_array_append_new(arr[8], json_integer(hist_percentile(c->hist, SDS_HIST_BUCKETS, 99)));
+		json_array_append_new(arr[6], json_integer(window_hist_percentile(c->hist, SDS_HIST_BUCKETS, 50)));
+		json_array_append_new(arr[7], json_integer(window_hist_percentile(c->hist, SDS_HIST_BUCKETS, 90)));
+		json_array_append_new(arr[8], json_integer(window_hist_percentile(c->hist, SDS_HIST_BUCKETS, 99)));
 		json_array_append_new(arr[9], json_integer(c->faults));
 		json_array_append_new(arr[10], json_integer(c->delays));
 		sum.visits += c->visits;

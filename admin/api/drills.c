@@ -58,11 +58,11 @@ static int drill_errno(struct api_route *r, struct store_drill *d)
 		api_fail(r, 400, "errno must be an errno name (ECONNREFUSED, ETIMEDOUT, EIO, ...)");
 		return -1;
 	}
-	d->err = sds_errno_parse(json_string_value(v));
+	d->err = errnames_parse(json_string_value(v));
 	if (!d->err) {
 		char names[512];
 
-		sds_errno_names(names, sizeof(names));
+		errnames_list(names, sizeof(names));
 		api_fail(r, 400, "errno: unknown name '%.32s' (%s)", json_string_value(v), names);
 		return -1;
 	}
@@ -125,7 +125,7 @@ void api_route_drills(struct api_route *r, const char *g, const char *a)
 				"point", d.point, "kind", kind, "ratio", (int)ratio,
 				"delay_ms", (json_int_t)delay,
 				"expires_at", (json_int_t)(store_now_s() + dur),
-				"errno", d.err ? json_string(sds_errno_name(d.err)) :
+				"errno", d.err ? json_string(errnames_name(d.err)) :
 						 json_null()));
 }
 

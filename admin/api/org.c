@@ -227,7 +227,7 @@ static int take_comment(struct api_route *r, char **comment)
 
 static json_t *strategies_doc(const struct sds_strategies *s, const char *scheme)
 {
-	json_t *o = strategies_to_json(s);
+	json_t *o = strategy_set_to_json(s);
 
 	if (scheme)
 		json_object_set_new(o, "scheme", json_string(scheme));
@@ -263,7 +263,7 @@ void api_route_strategies(struct api_route *r, const char *g, const char *a,
 	json_object_set_new(r->doc, "version", json_integer(0));
 	if (!json_object_get(r->doc, "points"))
 		json_object_set_new(r->doc, "points", json_object());
-	if (strategies_from_json(r->doc, ss, r->err, sizeof(r->err))) {
+	if (strategy_set_from_json(r->doc, ss, r->err, sizeof(r->err))) {
 		api_fail(r, 400, "%s", r->err);
 		goto out;
 	}
@@ -294,7 +294,7 @@ void api_route_strategy(struct api_route *r, const char *g, const char *a,
 	if (api_is(r, "GET")) {
 		if (api_store_rc(r, st->ops->strategies_get(st, g, a, s, ss, NULL, r->err)))
 			goto out;
-		one = strategies_find(ss, point);
+		one = strategy_set_find(ss, point);
 		if (!one)
 			api_fail(r, 404, "point '%s' has no strategy in scheme '%s'", point, s);
 		else
@@ -322,7 +322,7 @@ void api_route_strategy(struct api_route *r, const char *g, const char *a,
 		goto out;
 	/* Validate with the shared codec: its messages name point and field. */
 	doc = json_pack("{s:i, s:{s:O}}", "version", 0, "points", point, r->doc);
-	if (!doc || strategies_from_json(doc, ss, r->err, sizeof(r->err))) {
+	if (!doc || strategy_set_from_json(doc, ss, r->err, sizeof(r->err))) {
 		json_decref(doc);
 		api_fail(r, 400, "%s", doc ? r->err : "out of memory");
 		goto out;

@@ -40,7 +40,7 @@ int capture__check_opts(const struct capture_opts *o)
 	if (o->copy_to && copyout__parse(o->copy_to, false, a, &n, err, sizeof(err)))
 		return cmd_err("bad --copy-to: %s", err);
 	if (o->token_file &&
-	    sds_token_file_read("--copy-token-file", o->token_file, tok, err, sizeof(err)))
+	    tokfile_read_token("--copy-token-file", o->token_file, tok, err, sizeof(err)))
 		return cmd_err("%s", err);
 	return 0;
 }
@@ -115,8 +115,8 @@ int capture__open(struct loader *l, const struct capture_opts *o,
 	c->real_offset_ns = (int64_t)(clock_ns(CLOCK_REALTIME) -
 				      clock_ns(CLOCK_MONOTONIC));
 	if (o->token_file) {
-		if (sds_token_file_read("--copy-token-file", o->token_file, c->out.token,
-					err, sizeof(err)))
+		if (tokfile_read_token("--copy-token-file", o->token_file, c->out.token,
+				       err, sizeof(err)))
 			return cmd_err("%s", err);
 		c->out.token_len = strlen(c->out.token);
 	}
@@ -286,7 +286,7 @@ static bool strategy_write(const struct loader *l, const char *name)
 
 	if (!l->strategies)
 		return false;
-	st = strategies_find(l->strategies, name);
+	st = strategy_set_find(l->strategies, name);
 	return st && st->copy_write > 0;
 }
 

@@ -480,8 +480,8 @@ static int resolve_strategies(struct attach_run *a)
 		a->strategies = malloc(sizeof(*a->strategies));
 		if (!a->strategies)
 			return cmd_err("out of memory");
-		if (strategies_load_file(env.strategies, a->strategies, err,
-					 sizeof(err)))
+		if (strategy_set_load_file(env.strategies, a->strategies, err,
+					   sizeof(err)))
 			return cmd_err("%s", err);
 		l->strategies_path = env.strategies;
 	}

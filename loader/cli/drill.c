@@ -107,10 +107,10 @@ int do_drill(int argc, char **argv)
 			o.error = true;
 			break;
 		case 'E':
-			if (!sds_errno_parse(optarg)) {
+			if (!errnames_parse(optarg)) {
 				char names[512];
 
-				sds_errno_names(names, sizeof(names));
+				errnames_list(names, sizeof(names));
 				return cmd_err("drill: unknown --errno '%s' (%s)", optarg,
 					       names);
 			}

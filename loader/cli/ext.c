@@ -59,5 +59,5 @@ int do_ext(int argc, char **argv)
 		return cmd_err("ext list: unexpected argument '%s'", argv[optind + 1]);
 	if (sds_ext_balancer_register(err, sizeof(err)))
 		return cmd_err("ext list: %s", err);
-	return sds_ext_print(stdout, json) ? -1 : 0;
+	return ext_print(stdout, json) ? -1 : 0;
 }

@@ -174,7 +174,7 @@ json_t *drill__json(struct loader *l, int id, uint64_t now_ns)
 	/* Only a drill that names its own errno says so: others use the point's. */
 	if (o && r->err)
 		json_object_set_new(o, "errno",
-				    json_string(sds_errno_name(r->err)));
+				    json_string(errnames_name(r->err)));
 	return o;
 }
 
@@ -213,7 +213,7 @@ char *drill__request(struct loader *l, const char *args)
 	if (!d.kind)
 		return reply_err("drill kind must be error or delay");
 	if (m) {
-		d.err = sds_errno_parse(ename);
+		d.err = errnames_parse(ename);
 		if (!d.err)
 			return reply_err("unknown errno name (ECONNREFUSED, ECONNRESET, ETIMEDOUT, EHOSTUNREACH, EIO, EACCES, ...: docs/FAILFAST.md)");
 		if (d.kind != SDS_DRILL_ERROR)

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "durable.h"
 #include "cli/cmd.h"
 #include "publish/failfast.h"
 #include "daemon/loader.h"
@@ -34,7 +35,7 @@ static const struct sds_strategy *point_strategy(struct loader *l, int id)
 {
 	if (!l->strategies)
 		return NULL;
-	return strategies_find(l->strategies, l->probes.pts[id].spec.name);
+	return strategy_set_find(l->strategies, l->probes.pts[id].spec.name);
 }
 
 /* The BPF side's slow-call threshold: the strategy's timeout_ms wins. */
@@ -313,8 +314,8 @@ struct snapshot *engine__query_snapshot(struct loader *l)
 static bool strategy_changed(const struct sds_strategies *old,
 			     const struct sds_strategies *new, const char *name)
 {
-	const struct sds_strategy *a = old ? strategies_find(old, name) : NULL;
-	const struct sds_strategy *b = new ? strategies_find(new, name) : NULL;
+	const struct sds_strategy *a = old ? strategy_set_find(old, name) : NULL;
+	const struct sds_strategy *b = new ? strategy_set_find(new, name) : NULL;
 
 	if (!a || !b)
 		return a != b;
@@ -377,7 +378,7 @@ int engine__reload(struct loader *l)
 	s = malloc(sizeof(*s));
 	if (!s)
 		return cmd_err("loading strategies: out of memory");
-	if (strategies_load_file(l->strategies_path, s, err, sizeof(err))) {
+	if (strategy_set_load_file(l->strategies_path, s, err, sizeof(err))) {
 		free(s);
 		return cmd_err("%s; the strategies in force stay", err);
 	}
@@ -409,81 +410,10 @@ void engine__restore(struct loader *l, int id, const struct point_run *in)
 
 #define CACHE_MAX	(1 << 20)	/* bytes: 256 points fit many times over */
 
-/* fsync the directory holding @path, so that a rename in it is durable. */
-static int cache_dir_sync(const char *path)
-{
-	char dir[sizeof(((struct loader *)0)->cache_path)];
-	const char *slash = strrchr(path, '/');
-	int fd, ret;
-
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash == path ? 1 : slash - path), path);
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ret = fsync(fd);
-	close(fd);
-	return ret;
-}
-
 /*
- * Write @len bytes of @text to @path atomically: a new temp file (O_EXCL:
- * never an existing file, O_NOFOLLOW: never through a symlink), fsynced,
- * renamed over @path, then the directory fsynced.  A reader sees the old
- * cache or the new one, whole, even after a crash.  A temp file already
- * there was left by a loader killed mid-write: the state dir passed
- * ctl_dir_prepare(), so only root made it, and unlink() removes the entry
- * itself, never what a symlink names.
+ * Keep the admin's strategies for a restart while the admin is away: a
+ * reader sees the old cache or the new one, whole (common/durable.c).
  */
-static int cache_write_file(const char *path, const char *text, size_t len)
-{
-	char tmp[sizeof(((struct loader *)0)->cache_path) + 8];
-	int fd, tries = 0, err;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	while ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-			  O_CLOEXEC, 0600)) < 0) {
-		if (errno != EEXIST || tries++ || unlink(tmp))
-			return -1;
-	}
-	/* 0600 whatever the umask: only the loader reads it. */
-	if (fchmod(fd, 0600))
-		goto err;
-	while (len) {
-		ssize_t n = write(fd, text, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			goto err;
-		text += n;
-		len -= n;
-	}
-	if (fsync(fd))
-		goto err;
-	if (close(fd)) {
-		fd = -1;
-		goto err;
-	}
-	fd = -1;
-	if (rename(tmp, path))
-		goto err;
-	return cache_dir_sync(path);
-err:
-	err = errno;
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-	errno = err;
-	return -1;
-}
-
-/* Keep the admin's strategies for a restart while the admin is away. */
 static void cache_write(struct loader *l)
 {
 	json_t *doc;
@@ -491,13 +421,13 @@ static void cache_write(struct loader *l)
 
 	if (!l->cache_path[0] || !l->strategies)
 		return;
-	doc = strategies_to_json(l->strategies);
+	doc = strategy_set_to_json(l->strategies);
 	if (doc)
 		text = json_dumps(doc, JSON_COMPACT);
 	if (!text)
 		errno = ENOMEM;
 	if (!text || strlen(text) > CACHE_MAX ||
-	    cache_write_file(l->cache_path, text, strlen(text)))
+	    durable_write(l->cache_path, text, strlen(text)))
 		cmd_err("caching strategies in %s: %s", l->cache_path,
 			text && strlen(text) > CACHE_MAX ? "larger than 1 MiB" :
 			strerror(errno));
@@ -565,7 +495,7 @@ int engine__load_cache(struct loader *l, struct sds_strategies **out)
 			why = strerror(errno);
 	}
 	close(fd);
-	if (!why && strategies_parse(buf, n, s, err, sizeof(err)))
+	if (!why && strategy_set_parse(buf, n, s, err, sizeof(err)))
 		why = err;
 	free(buf);
 	if (why) {

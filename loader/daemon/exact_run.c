@@ -153,7 +153,7 @@ static bool visit_refused(struct loader *l, int id)
 static bool marks_tick(struct loader *l, int id, uint64_t sec, bool rebase)
 {
 	const struct sds_strategy *st = l->strategies ?
-		strategies_find(l->strategies, l->probes.pts[id].spec.name) : NULL;
+		strategy_set_find(l->strategies, l->probes.pts[id].spec.name) : NULL;
 	struct exact_point *x = &l->exact[id];
 	const struct sds_cell *c = flags__cell(&l->flags, id);
 	struct sds_counts closed = {}, cur = {};

@@ -12,8 +12,8 @@ void halfopen__cells(struct loader *l, int id, uint64_t now_ns,
 
 	if (!(fs->active & SDS_ACT_HALFOPEN))
 		return;
-	st = l->strategies ? strategies_find(l->strategies,
-					     l->probes.pts[id].spec.name) : NULL;
+	st = l->strategies ? strategy_set_find(l->strategies,
+					       l->probes.pts[id].spec.name) : NULL;
 	/* Before the entry is published with the bit (flags__publish's release). */
 	flags__set_probe_calls(&l->flags, id, (uint32_t)strategy_probe_calls(st));
 	if (!h->reopen)

@@ -157,7 +157,7 @@ static void fold(struct counters *c, int id, uint64_t now_sec,
 		const struct sds_counts *one = age < SDS_RING_SLOTS ?
 					       &p->secs[age] : &zero;
 
-		counts_add(&a->totals, one);
+		window_counts_add(&a->totals, one);
 		if (c->on_second)
 			c->on_second(c->hook_ctx, id, a->folded_sec, one);
 	}
@@ -177,7 +177,7 @@ static void gauge_sum(const struct sds_gauge *gauge, int ncpu,
 		for (b = 0; b < SDS_HIST_BUCKETS; b++)
 			p->hist[b] += g->hist[b];
 	}
-	p->completed = hist_total(p->hist, SDS_HIST_BUCKETS);
+	p->completed = window_hist_total(p->hist, SDS_HIST_BUCKETS);
 	/* In flight: entered, not completed, not given up. */
 	p->concurrency -= (int64_t)(p->completed + p->dropped);
 	/* CPUs are read one after another: a call can look ended before begun. */
@@ -204,9 +204,9 @@ static void point_snap(struct counters *c, int id, uint64_t now_sec,
 		fold(c, id, now_sec, p);
 	p->total = c->acc[id].totals;
 	for (age = 0; age < SDS_RING_SLOTS && now_sec - age > c->acc[id].folded_sec; age++)
-		counts_add(&p->total, &p->secs[age]);
+		window_counts_add(&p->total, &p->secs[age]);
 	for (age = 0; age < SDS_WINDOW_S; age++)
-		counts_add(&p->window, &p->secs[age]);
+		window_counts_add(&p->window, &p->secs[age]);
 	p->ok = true;
 }
 

@@ -79,7 +79,7 @@ static int probes_open(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
 	}
 	pr->skel->rodata->loader_key = key;
 	pr->skel->rodata->sec_offset_ns = sec_offset_ns;
-	pr->atomics = sds_kernel_preemptible();
+	pr->atomics = preempt_kernel_preemptible();
 	pr->skel->rodata->atomics = pr->atomics;
 	probes__session_prepare(pr, key);
 	return 0;

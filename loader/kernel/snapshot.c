@@ -85,5 +85,5 @@ void snapshot__sum(const struct snapshot *s, int id, uint64_t from,
 	if (from + SDS_RING_SLOTS <= s->sec)
 		from = s->sec - SDS_RING_SLOTS + 1;
 	for (sec = from; sec <= to; sec++)
-		counts_add(out, &p->secs[s->sec - sec]);
+		window_counts_add(out, &p->secs[s->sec - sec]);
 }

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
+#include "durable.h"
 #include "report/backlog.h"
 
 #define MAGIC		"sds-backlog 1\n"
@@ -63,24 +64,6 @@ static int write_failed(struct backlog *b, const char *what)
 	return -1;
 }
 
-/* fsync the state dir, so that a rename in it is durable. */
-static int dir_sync(const char *path)
-{
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-	int fd, ret;
-
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash == path ? 1 :
-							  slash - path) : 1,
-		 slash ? path : ".");
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ret = fsync(fd);
-	close(fd);
-	return ret;
-}
-
 /* All of @len bytes at @off, or -1. */
 static int pwrite_all(int fd, const char *p, size_t len, off_t off)
 {
@@ -126,34 +109,11 @@ static int copy_range(int in, off_t from, int out, off_t to, off_t len)
 	return 0;
 }
 
-/* A new temp file next to the backlog: never an existing file or a symlink. */
-static int temp_create(const char *tmp)
-{
-	int fd, tries = 0;
-
-	/*
-	 * One left by a loader killed mid-rewrite: the state dir passed
-	 * ctl_dir_prepare(), so only root made it; unlink() removes the
-	 * entry itself, never what a symlink names.
-	 */
-	while ((fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW |
-			  O_CLOEXEC, 0600)) < 0)
-		if (errno != EEXIST || tries++ || unlink(tmp))
-			return -1;
-	/* 0600 whatever the umask: only the loader reads it. */
-	if (fchmod(fd, 0600)) {
-		close(fd);
-		unlink(tmp);
-		return -1;
-	}
-	return fd;
-}
-
 /*
  * Write the file anew: the magic, the newest acknowledged period, the
  * pending records copied from the old file; fsynced, renamed into place,
- * the directory fsynced.  A reader sees the old file or the new one,
- * whole, even after a crash.
+ * the directory fsynced (common/durable.c).  A reader sees the old file
+ * or the new one, whole, even after a crash.
  */
 int backlog__rewrite(struct backlog *b)
 {
@@ -162,7 +122,7 @@ int backlog__rewrite(struct backlog *b)
 	int fd, i, n;
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", b->path);
-	fd = temp_create(tmp);
+	fd = durable_temp_open(tmp);
 	if (fd < 0)
 		return write_failed(b, "creating its temp file");
 	if (pwrite_all(fd, MAGIC, MAGIC_LEN, 0))
@@ -191,7 +151,7 @@ int backlog__rewrite(struct backlog *b)
 		b->recs[i].off = first;
 		first += b->recs[i].line;
 	}
-	if (dir_sync(b->path))
+	if (durable_dir_sync(b->path))
 		return write_failed(b, "syncing its directory");
 	return 0;
 fail:

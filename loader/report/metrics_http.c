@@ -32,6 +32,7 @@
 #include <netinet/in.h>
 #include "publish/flags.h"
 #include "report/metrics.h"
+#include "trust.h"
 
 #define METRICS_CLIENTS		16	/* connections at once; Prometheus needs 1 */
 #define METRICS_PEER_CLIENTS	8	/* ... of one address */
@@ -292,19 +293,6 @@ static void peer_of(struct sockaddr_storage *ss)
 		((struct sockaddr_in6 *)ss)->sin6_port = 0;
 }
 
-static bool same_peer(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
-{
-	if (a->ss_family != b->ss_family)
-		return false;
-	if (a->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-	if (a->ss_family == AF_INET6)
-		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-			       &((const struct sockaddr_in6 *)b)->sin6_addr, 16);
-	return true;
-}
-
 /*
  * A slot for a new client of @peer, made free if need be: the oldest of
  * @peer's own when it holds METRICS_PEER_CLIENTS; else a free one; else
@@ -322,7 +310,8 @@ static struct mclient *client_slot(struct metrics *m, const struct sockaddr_stor
 				free_c = c;
 			continue;
 		}
-		if (same_peer(&c->peer, peer)) {
+		/* One family, not IP: one peer (there is no address to tell). */
+		if (sds_trust_same_host(&c->peer, peer)) {
 			nmine++;
 			if (!mine || c->accepted_ns < mine->accepted_ns)
 				mine = c;

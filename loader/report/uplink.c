@@ -85,7 +85,7 @@ static int read_token(const char *path, char *buf, size_t len, char *err,
 {
 	char tok[SDS_TOKEN_MAX + 1];
 
-	if (sds_token_file_read("--token-file", path, tok, err, errlen))
+	if (tokfile_read_token("--token-file", path, tok, err, errlen))
 		return -1;
 	if (strlen(tok) >= len) {
 		snprintf(err, errlen, "--token-file %s: token longer than %zu bytes", path,

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <curl/curl.h>
+#include "hbpost.h"
 #include "daemon/loader.h"
 #include "report/uplink.h"
 
@@ -46,29 +47,6 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-struct body_buf {
-	char *data;		/* the reply so far */
-	size_t len;		/* bytes in @data */
-};
-
-static size_t body_write(char *ptr, size_t size, size_t nmemb, void *ctx)
-{
-	struct body_buf *b = ctx;
-	size_t n = size * nmemb;
-	char *nd;
-
-	if (b->len + n > REPLY_MAX)
-		return 0;
-	nd = realloc(b->data, b->len + n + 1);
-	if (!nd)
-		return 0;
-	memcpy(nd + b->len, ptr, n);
-	b->data = nd;
-	b->len += n;
-	b->data[b->len] = '\0';
-	return n;
-}
-
 /*
  * Post @body to @base: POST_OK with the parsed reply in @r, else @err
  * says why.  The admin stores a heartbeat before it answers 200, so a 200
@@ -80,29 +58,20 @@ static enum post_result post_one(CURL *curl, const char *base,
 				 struct sds_hb_reply *r, bool *timed_out,
 				 char *err, size_t errlen)
 {
-	struct curl_slist *hdrs = NULL;
-	struct body_buf reply = {};
-	char url[600], auth[600], perr[256];
+	struct hbpost_reply reply;
+	char url[600], perr[256];
 	enum post_result ret = POST_FAILED;
 	long code = 0;
 	CURLcode cc;
 
 	snprintf(url, sizeof(url), "%s/api/v1/heartbeat", base);
-	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
-	hdrs = curl_slist_append(hdrs, auth);
-	hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
-	curl_easy_reset(curl);
-	curl_easy_setopt(curl, CURLOPT_URL, url);
-	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)HTTP_TIMEOUT_MS);
-	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
-	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, body_write);
-	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &reply);
-	cc = curl_easy_perform(curl);
+	cc = hbpost_send(curl, &(struct hbpost){
+				.url = url, .token = token, .body = body,
+				.timeout_ms = HTTP_TIMEOUT_MS,
+				.connect_timeout_ms = 1000,
+				.reply_max = REPLY_MAX,
+			 }, &reply, &code);
 	*timed_out = cc == CURLE_OPERATION_TIMEDOUT;
-	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
 	if (cc == CURLE_WRITE_ERROR && code == 200) {
 		snprintf(err, errlen, "%s: reply over %d bytes", url, REPLY_MAX);
 		ret = POST_BAD_REPLY;
@@ -125,7 +94,6 @@ static enum post_result post_one(CURL *curl, const char *base,
 	}
 	ret = POST_OK;
 out:
-	curl_slist_free_all(hdrs);
 	free(reply.data);
 	return ret;
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "serve/ctl.h"
 #include "names.h"
+#include "trust.h"
 
 #define CTL_IO_TIMEOUT_MS	2000	/* a client that stalls is dropped */
 
@@ -93,6 +94,33 @@ static int mkdir_p(const char *dir)
 	return 0;
 }
 
+struct dir_walk {
+	const char *what, *dir, *hint;	/* for @err */
+	char *err;
+	size_t errlen;
+};
+
+/* One directory of dir_check_path()'s walk (common/trust.c). */
+static int dir_trusted(const char *rp, const struct stat *st, bool parent,
+		       void *ctx)
+{
+	struct dir_walk *w = ctx;
+
+	if (!st)
+		return snprintf(w->err, w->errlen, "%s %s: %s: %s", w->what, w->dir, rp,
+				strerror(errno)), -1;
+	if (!S_ISDIR(st->st_mode))
+		return snprintf(w->err, w->errlen, "%s %s: %s is not a directory",
+				w->what, w->dir, rp), -1;
+	if (st->st_uid != 0)
+		return snprintf(w->err, w->errlen, "%s %s: %s is owned by uid %u, not root: chown root it (and chmod go-w), or choose another with %s",
+				w->what, w->dir, rp, (unsigned)st->st_uid, w->hint), -1;
+	if ((st->st_mode & 022) && !(parent && (st->st_mode & S_ISVTX)))
+		return snprintf(w->err, w->errlen, "%s %s: %s is writable by group or others (mode %04o): chmod go-w it, or choose another with %s",
+				w->what, w->dir, rp, (unsigned)(st->st_mode & 07777), w->hint), -1;
+	return 0;
+}
+
 /*
  * sshd's StrictModes for a directory root writes in: it and every parent
  * (of its real path) are directories owned by root and not writable by
@@ -103,34 +131,13 @@ static int mkdir_p(const char *dir)
 static int dir_check_path(const char *what, const char *dir, const char *hint,
 			  char *err, size_t errlen)
 {
-	char rp[PATH_MAX], *s;
-	bool parent = false;
-	struct stat st;
+	struct dir_walk w = { .what = what, .dir = dir, .hint = hint,
+			      .err = err, .errlen = errlen };
+	char rp[PATH_MAX];
 
 	if (!realpath(dir, rp))
 		return snprintf(err, errlen, "%s %s: %s", what, dir, strerror(errno)), -1;
-	for (;;) {
-		if (lstat(rp, &st))
-			return snprintf(err, errlen, "%s %s: %s: %s", what, dir, rp,
-					strerror(errno)), -1;
-		if (!S_ISDIR(st.st_mode))
-			return snprintf(err, errlen, "%s %s: %s is not a directory",
-					what, dir, rp), -1;
-		if (st.st_uid != 0)
-			return snprintf(err, errlen, "%s %s: %s is owned by uid %u, not root: chown root it (and chmod go-w), or choose another with %s",
-					what, dir, rp, (unsigned)st.st_uid, hint), -1;
-		if ((st.st_mode & 022) && !(parent && (st.st_mode & S_ISVTX)))
-			return snprintf(err, errlen, "%s %s: %s is writable by group or others (mode %04o): chmod go-w it, or choose another with %s",
-					what, dir, rp, (unsigned)(st.st_mode & 07777), hint), -1;
-		if (!strcmp(rp, "/"))
-			return 0;
-		s = strrchr(rp, '/');
-		if (s == rp)
-			s[1] = '\0';
-		else
-			*s = '\0';
-		parent = true;
-	}
+	return sds_trust_walk(rp, dir_trusted, &w);
 }
 
 int ctl_dir_prepare(const char *what, const char *dir, const char *hint,

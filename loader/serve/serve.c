@@ -70,11 +70,11 @@ static json_t *point_json(struct loader *l, int id, const struct snapshot *snap)
 	lat = json_object();
 	json_object_set_new(lat, "count", json_integer(stp->completed));
 	json_object_set_new(lat, "p50", json_integer(
-		hist_percentile(stp->hist, SDS_HIST_BUCKETS, 50)));
+		window_hist_percentile(stp->hist, SDS_HIST_BUCKETS, 50)));
 	json_object_set_new(lat, "p90", json_integer(
-		hist_percentile(stp->hist, SDS_HIST_BUCKETS, 90)));
+		window_hist_percentile(stp->hist, SDS_HIST_BUCKETS, 90)));
 	json_object_set_new(lat, "p99", json_integer(
-		hist_percentile(stp->hist, SDS_HIST_BUCKETS, 99)));
+		window_hist_percentile(stp->hist, SDS_HIST_BUCKETS, 99)));
 	json_object_set_new(o, "latency_ns", lat);
 
 	state = json_object();

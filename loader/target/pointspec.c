@@ -63,12 +63,12 @@ static const char *const ff_op_names[] = { "connect", "send", "open" };
 /* The table is common/errnames.c: sds-admin validates drill errnos by it. */
 const char *failfast_errno_name(int err)
 {
-	return sds_errno_name(err);
+	return errnames_name(err);
 }
 
 int failfast_errno_parse(const char *name)
 {
-	return sds_errno_parse(name);
+	return errnames_parse(name);
 }
 
 int failfast_ops_format(uint32_t ops, char *buf, size_t len)
@@ -129,7 +129,7 @@ static int errno_parse(const char *arg, const char *val, size_t vlen,
 	if (vlen < sizeof(name)) {
 		memcpy(name, val, vlen);
 		name[vlen] = '\0';
-		ps->failfast_errno = sds_errno_parse(name);
+		ps->failfast_errno = errnames_parse(name);
 		if (ps->failfast_errno)
 			return 0;
 	}

@@ -72,12 +72,12 @@ static void check_strategies(const uint8_t *data, size_t size)
 	json_t *doc;
 	char *text;
 
-	if (strategies_parse((const char *)data, size, ss, err, sizeof(err)))
+	if (strategy_set_parse((const char *)data, size, ss, err, sizeof(err)))
 		return;
-	doc = strategies_to_json(ss);
+	doc = strategy_set_to_json(ss);
 	text = json_dumps(doc, JSON_COMPACT);
 	json_decref(doc);
-	if (!text || strategies_parse(text, strlen(text), ss2, err, sizeof(err)))
+	if (!text || strategy_set_parse(text, strlen(text), ss2, err, sizeof(err)))
 		abort();
 	free(text);
 	if (ss->n != ss2->n || ss->version != ss2->version ||

@@ -109,14 +109,14 @@ static void test_schemes_and_versions(void **state)
 			 STORE_OK);
 	assert_string_equal(name, "storm");
 	assert_int_equal(ss->n, 2);
-	assert_int_equal(strategies_find(ss, "order")->visit_threshold, 100);
+	assert_int_equal(strategy_set_find(ss, "order")->visit_threshold, 100);
 	put_one("storm", "order", 0, &v);
 	assert_int_equal(v, 3);
 	assert_int_equal(app_version("g1", "shop"), 3);
 	/* The clone is a copy: the original did not change. */
 	assert_int_equal(st->ops->strategies_get(st, "g1", "shop", "default", ss, NULL, err),
 			 STORE_OK);
-	assert_int_equal(strategies_find(ss, "order")->visit_threshold, 100);
+	assert_int_equal(strategy_set_find(ss, "order")->visit_threshold, 100);
 
 	/* Switching is one call and bumps the version; again is a no-op. */
 	assert_int_equal(st->ops->scheme_activate(st, "g1", "shop", "storm", "go",
@@ -129,7 +129,7 @@ static void test_schemes_and_versions(void **state)
 			 STORE_OK);
 	assert_string_equal(name, "storm");
 	assert_int_equal(ss->version, 4);
-	assert_int_equal(strategies_find(ss, "order")->visit_threshold, 0);
+	assert_int_equal(strategy_set_find(ss, "order")->visit_threshold, 0);
 
 	/* The active scheme cannot be deleted; another can. */
 	assert_int_equal(st->ops->scheme_delete(st, "g1", "shop", "storm", NULL, err),

@@ -60,7 +60,7 @@ static inline void poison(struct bufs *b)
 static inline int parse(const char *text, struct sds_strategies *out, char *err,
 		 size_t errlen)
 {
-	return strategies_parse(text, strlen(text), out, err, errlen);
+	return strategy_set_parse(text, strlen(text), out, err, errlen);
 }
 
 /* @text must be refused with exactly @msg, leaving the output as it was. */

@@ -21,15 +21,15 @@ static void cycles_exact(const int *w, int n, int cycles)
 
 	for (i = 0; i < n; i++)
 		total += w[i];
-	assert_int_equal(copy_wrr_init(&r, w, n), 0);
+	assert_int_equal(copy_wrr__init(&r, w, n), 0);
 	for (c = 0; c < cycles; c++) {
 		memset(got, 0, sizeof(got));
 		for (i = 0; i < total; i++)
-			got[copy_wrr_next(&r)]++;
+			got[copy_wrr__next(&r)]++;
 		for (i = 0; i < n; i++)
 			assert_int_equal(got[i], w[i]);
 	}
-	copy_wrr_free(&r);
+	copy_wrr__free(&r);
 }
 
 static void test_wrr(void **state)
@@ -45,14 +45,14 @@ static void test_wrr(void **state)
 	cycles_exact(d, 4, 3);
 	cycles_exact(e, 3, 10);
 	/* Interleaved, not bunched: 1:3 is B A B B. */
-	assert_int_equal(copy_wrr_init(&r, a, 2), 0);
+	assert_int_equal(copy_wrr__init(&r, a, 2), 0);
 	for (i = 0; i < 4; i++)
-		seq[i] = copy_wrr_next(&r);
+		seq[i] = copy_wrr__next(&r);
 	assert_int_equal(seq[0], 1);
 	assert_int_equal(seq[1], 0);
 	assert_int_equal(seq[2], 1);
 	assert_int_equal(seq[3], 1);
-	copy_wrr_free(&r);
+	copy_wrr__free(&r);
 }
 
 static void test_http_head(void **state)
@@ -60,17 +60,17 @@ static void test_http_head(void **state)
 	char buf[512];
 	int n;
 
-	n = copy_http_head(buf, sizeof(buf), "10.0.0.7:80", "orders/handle", 5);
+	n = frame_http_head(buf, sizeof(buf), "10.0.0.7:80", "orders/handle", 5);
 	assert_int_equal(n, (int)strlen(buf));
 	assert_string_equal(buf, "POST / HTTP/1.1\r\nHost: 10.0.0.7:80\r\n"
 			    "Content-Type: application/octet-stream\r\n"
 			    "Content-Length: 5\r\nX-SDS-Copy: orders/handle\r\n\r\n");
-	assert_int_equal(copy_http_head(buf, 40, "h:1", "a/p", 5), -1);
+	assert_int_equal(frame_http_head(buf, 40, "h:1", "a/p", 5), -1);
 }
 
 static int parse(const char *s, struct copy_http_resp *r)
 {
-	return copy_http_resp_parse(s, strlen(s), r);
+	return frame_http_resp_parse(s, strlen(s), r);
 }
 
 static void test_http_resp(void **state)
@@ -100,7 +100,7 @@ static void test_http_resp(void **state)
 	assert_int_equal(parse("SSH-2.0-x\r\n\r\n", &r), -1);
 	memset(big, 'a', sizeof(big));
 	memcpy(big, "HTTP/1.1 200 OK\r\nX: ", 21);
-	assert_int_equal(copy_http_resp_parse(big, sizeof(big), &r), -1);
+	assert_int_equal(frame_http_resp_parse(big, sizeof(big), &r), -1);
 }
 
 int main(void)

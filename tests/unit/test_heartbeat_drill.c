@@ -111,16 +111,16 @@ static void test_errno_names(void **state)
 {
 	char all[512], cut[20];
 
-	sds_errno_names(all, sizeof(all));
+	errnames_list(all, sizeof(all));
 	assert_string_equal(all, "ECONNREFUSED, ECONNRESET, ECONNABORTED, ETIMEDOUT, "
 			    "EHOSTUNREACH, ENETUNREACH, ENETDOWN, EHOSTDOWN, EPIPE, EIO, "
 			    "EACCES, EPERM, ENOENT, ENOSPC, EROFS, EMFILE, ENFILE, ENOMEM, "
 			    "EBUSY");
-	sds_errno_names(cut, sizeof(cut));
+	errnames_list(cut, sizeof(cut));
 	assert_string_equal(cut, "ECONNREFUSED, ECONN");
-	assert_int_equal(sds_errno_parse("EBUSY"), EBUSY);
-	assert_int_equal(sds_errno_parse("EINTR"), 0);
-	assert_string_equal(sds_errno_name(EAGAIN), "?");
+	assert_int_equal(errnames_parse("EBUSY"), EBUSY);
+	assert_int_equal(errnames_parse("EINTR"), 0);
+	assert_string_equal(errnames_name(EAGAIN), "?");
 }
 
 int main(void)

@@ -173,13 +173,13 @@ static void test_copy_field(void **state)
 	assert_int_equal(parse("{\"version\": 1, \"points\": {\"w\": {\"copy\": \"write\"},"
 			       " \"r\": {\"copy\": \"read\"}, \"n\": {}}}",
 			       b->out, err, sizeof(err)), 0);
-	assert_int_equal(strategies_find(b->out, "w")->copy_write, 1);
-	assert_int_equal(strategies_find(b->out, "r")->copy_write, 0);
-	assert_int_equal(strategies_find(b->out, "n")->copy_write, 0);
-	o = strategy_to_json(strategies_find(b->out, "w"));
+	assert_int_equal(strategy_set_find(b->out, "w")->copy_write, 1);
+	assert_int_equal(strategy_set_find(b->out, "r")->copy_write, 0);
+	assert_int_equal(strategy_set_find(b->out, "n")->copy_write, 0);
+	o = strategy_to_json(strategy_set_find(b->out, "w"));
 	assert_string_equal(json_string_value(json_object_get(o, "copy")), "write");
 	json_decref(o);
-	o = strategy_to_json(strategies_find(b->out, "r"));
+	o = strategy_to_json(strategy_set_find(b->out, "r"));
 	assert_null(json_object_get(o, "copy"));
 	json_decref(o);
 	expect_invalid(b, DOC("{\"copy\": \"both\"}"),
@@ -226,7 +226,7 @@ static void test_round_trip(void **state)
 	assert_fields(&b->out->s[4], "zeta", 0, SDS_OFF, SDS_OFF, SDS_OFF, SDS_OFF,
 		      SDS_OFF, SDS_OFF, SDS_OFF, SDS_OFF, 0, SDS_OFF, SDS_OFF);
 
-	doc = strategies_to_json(b->out);
+	doc = strategy_set_to_json(b->out);
 	assert_non_null(doc);
 	text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
 	assert_string_equal(text,
@@ -245,11 +245,11 @@ static void test_round_trip(void **state)
 
 	/* Back again: the very same structure, byte for byte. */
 	memset(b->ref, 0x3c, sizeof(*b->ref));
-	assert_int_equal(strategies_from_json(doc, b->ref, err, sizeof(err)), 0);
+	assert_int_equal(strategy_set_from_json(doc, b->ref, err, sizeof(err)), 0);
 	assert_memory_equal(b->out, b->ref, sizeof(*b->out));
 
 	/* And its JSON is the same document. */
-	doc2 = strategies_to_json(b->ref);
+	doc2 = strategy_set_to_json(b->ref);
 	assert_true(json_equal(doc, doc2));
 	json_decref(doc2);
 	json_decref(doc);
@@ -266,12 +266,12 @@ static void test_round_trip_empty(void **state)
 	assert_int_equal(parse("{\"version\": 0, \"points\": {}}", b->out, err,
 			       sizeof(err)), 0);
 	assert_int_equal(b->out->n, 0);
-	doc = strategies_to_json(b->out);
+	doc = strategy_set_to_json(b->out);
 	text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
 	assert_string_equal(text, "{\"points\":{},\"version\":0}");
 	free(text);
 	memset(b->ref, 0x3c, sizeof(*b->ref));
-	assert_int_equal(strategies_from_json(doc, b->ref, err, sizeof(err)), 0);
+	assert_int_equal(strategy_set_from_json(doc, b->ref, err, sizeof(err)), 0);
 	assert_memory_equal(b->out, b->ref, sizeof(*b->out));
 	json_decref(doc);
 }
@@ -391,16 +391,16 @@ static void test_find(void **state)
 	assert_int_equal(b->out->n, 5);
 	for (i = 0; i < 5; i++) {
 		assert_string_equal(b->out->s[i].point, order[i]);
-		assert_ptr_equal(strategies_find(b->out, order[i]), &b->out->s[i]);
+		assert_ptr_equal(strategy_set_find(b->out, order[i]), &b->out->s[i]);
 	}
-	assert_null(strategies_find(b->out, "gamma"));
-	assert_null(strategies_find(b->out, "alph"));
-	assert_null(strategies_find(b->out, "alphaa"));
-	assert_null(strategies_find(b->out, "ALPHA"));
-	assert_null(strategies_find(b->out, ""));
-	assert_null(strategies_find(b->out, "zzz"));
-	assert_null(strategies_find(b->out, "A"));
-	assert_null(strategies_find(b->out, NULL));
+	assert_null(strategy_set_find(b->out, "gamma"));
+	assert_null(strategy_set_find(b->out, "alph"));
+	assert_null(strategy_set_find(b->out, "alphaa"));
+	assert_null(strategy_set_find(b->out, "ALPHA"));
+	assert_null(strategy_set_find(b->out, ""));
+	assert_null(strategy_set_find(b->out, "zzz"));
+	assert_null(strategy_set_find(b->out, "A"));
+	assert_null(strategy_set_find(b->out, NULL));
 
 	/* A longer name never matches the point named by its first 64 chars. */
 	memset(name64, 'q', 64);
@@ -410,12 +410,12 @@ static void test_find(void **state)
 	snprintf(doc, sizeof(doc), "{\"version\": 1, \"points\": {\"%s\": {}}}", name64);
 	assert_int_equal(parse(doc, b->out, err, sizeof(err)), 0);
 	assert_int_equal(b->out->n, 1);
-	assert_ptr_equal(strategies_find(b->out, name64), &b->out->s[0]);
-	assert_null(strategies_find(b->out, name65));
+	assert_ptr_equal(strategy_set_find(b->out, name64), &b->out->s[0]);
+	assert_null(strategy_set_find(b->out, name65));
 
 	/* No strategies. */
 	assert_int_equal(parse("{\"version\": 1}", b->out, err, sizeof(err)), 0);
-	assert_null(strategies_find(b->out, "order"));
+	assert_null(strategy_set_find(b->out, "order"));
 }
 
 int main(void)

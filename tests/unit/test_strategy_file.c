@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests of common/strategy.c's strategies_load_file(): a strategies
+ * Unit tests of common/strategy.c's strategy_set_load_file(): a strategies
  * file read whole, bounded, refused with one line when it is not one.
  */
 #include <stdarg.h>
@@ -57,7 +57,7 @@ static void test_load_file(void **state)
 	snprintf(path, sizeof(path), "%s/ok.json", tmpdir);
 	write_file(path, design_example, strlen(design_example));
 	poison(b);
-	assert_int_equal(strategies_load_file(path, b->out, err, sizeof(err)), 0);
+	assert_int_equal(strategy_set_load_file(path, b->out, err, sizeof(err)), 0);
 	assert_string_equal(err, "");
 	assert_int_equal(b->out->version, 3);
 	assert_int_equal(b->out->n, 1);
@@ -92,7 +92,7 @@ static void test_load_big_file(void **state)
 	free(text);
 
 	poison(b);
-	assert_int_equal(strategies_load_file(path, b->out, err, sizeof(err)), 0);
+	assert_int_equal(strategy_set_load_file(path, b->out, err, sizeof(err)), 0);
 	assert_int_equal(b->out->version, 11);
 	assert_int_equal(b->out->n, 200);
 	assert_fields(&b->out->s[0], "point_000", 0, SDS_OFF, SDS_OFF, SDS_OFF, 1,
@@ -110,7 +110,7 @@ static void test_load_file_missing(void **state)
 	snprintf(path, sizeof(path), "%s/no-such-file.json", tmpdir);
 	snprintf(msg, sizeof(msg), "%s: %s", path, strerror(ENOENT));
 	poison(b);
-	assert_int_equal(strategies_load_file(path, b->out, err, sizeof(err)), -1);
+	assert_int_equal(strategy_set_load_file(path, b->out, err, sizeof(err)), -1);
 	assert_string_equal(err, msg);
 	assert_memory_equal(b->out, b->ref, sizeof(*b->out));
 	/* It is the path, then strerror: */
@@ -129,7 +129,7 @@ static void expect_invalid_file(struct bufs *b, const char *name,
 	write_file(path, text, strlen(text));
 	snprintf(want, sizeof(want), "%s: %s", path, msg);
 	poison(b);
-	assert_int_equal(strategies_load_file(path, b->out, err, sizeof(err)), -1);
+	assert_int_equal(strategy_set_load_file(path, b->out, err, sizeof(err)), -1);
 	assert_string_equal(err, want);
 	assert_memory_equal(b->out, b->ref, sizeof(*b->out));
 }
@@ -158,7 +158,7 @@ static void test_load_file_directory(void **state)
 	/* fopen() opens a directory; reading it fails. */
 	snprintf(want, sizeof(want), "%s: read error", tmpdir);
 	poison(b);
-	assert_int_equal(strategies_load_file(tmpdir, b->out, err, sizeof(err)), -1);
+	assert_int_equal(strategy_set_load_file(tmpdir, b->out, err, sizeof(err)), -1);
 	assert_string_equal(err, want);
 	assert_memory_equal(b->out, b->ref, sizeof(*b->out));
 }

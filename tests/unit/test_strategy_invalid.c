@@ -189,7 +189,7 @@ static void test_too_many_points(void **state)
 							 (json_int_t)i));
 	}
 	poison(b);
-	assert_int_equal(strategies_from_json(doc, b->out, err, sizeof(err)), 0);
+	assert_int_equal(strategy_set_from_json(doc, b->out, err, sizeof(err)), 0);
 	assert_int_equal(b->out->version, 5);
 	assert_int_equal(b->out->n, SDS_MAX_STRATEGIES);
 	for (i = 0; i < SDS_MAX_STRATEGIES; i++) {
@@ -202,7 +202,7 @@ static void test_too_many_points(void **state)
 	json_object_set_new(pts, "p9999", json_object());
 	poison(b);
 	strcpy(err, "untouched");
-	assert_int_equal(strategies_from_json(doc, b->out, err, sizeof(err)), -1);
+	assert_int_equal(strategy_set_from_json(doc, b->out, err, sizeof(err)), -1);
 	assert_string_equal(err, "too many points: 1025 (at most 1024)");
 	assert_memory_equal(b->out, b->ref, sizeof(*b->out));
 	json_decref(doc);
@@ -215,10 +215,10 @@ static void test_from_json_not_object(void **state)
 	char err[256] = "untouched";
 
 	poison(b);
-	assert_int_equal(strategies_from_json(arr, b->out, err, sizeof(err)), -1);
+	assert_int_equal(strategy_set_from_json(arr, b->out, err, sizeof(err)), -1);
 	assert_string_equal(err, "expected a JSON object with \"version\" and \"points\"");
 	strcpy(err, "untouched");
-	assert_int_equal(strategies_from_json(NULL, b->out, err, sizeof(err)), -1);
+	assert_int_equal(strategy_set_from_json(NULL, b->out, err, sizeof(err)), -1);
 	assert_string_equal(err, "expected a JSON object with \"version\" and \"points\"");
 	assert_memory_equal(b->out, b->ref, sizeof(*b->out));
 	json_decref(arr);

@@ -35,7 +35,7 @@ static void put(const char *text, size_t len, mode_t mode)
 
 static int rd(void)
 {
-	return sds_token_file_read("--token-file", path, tok, err, sizeof(err));
+	return tokfile_read_token("--token-file", path, tok, err, sizeof(err));
 }
 
 #define T16	"sixteen-byte-t0k"	/* the shortest token taken */

@@ -159,7 +159,7 @@ static void test_counts_add(void **state)
 	struct sds_counts a = { 1, 2, 3, 4, 5 };
 	struct sds_counts b = { 10, 20, 30, 40, 50 };
 
-	counts_add(&a, &b);
+	window_counts_add(&a, &b);
 	assert_int_equal(a.visits, 11);
 	assert_int_equal(a.exceptions, 22);
 	assert_int_equal(a.timeouts, 33);
@@ -170,41 +170,41 @@ static void test_counts_add(void **state)
 
 static void test_hist_bucket(void **state)
 {
-	assert_int_equal(hist_bucket(0), 0);
-	assert_int_equal(hist_bucket(1), 0);
-	assert_int_equal(hist_bucket(2), 1);
-	assert_int_equal(hist_bucket(3), 1);
-	assert_int_equal(hist_bucket(4), 2);
-	assert_int_equal(hist_bucket(7), 2);
-	assert_int_equal(hist_bucket(8), 3);
-	assert_int_equal(hist_bucket(1023), 9);
-	assert_int_equal(hist_bucket(1024), 10);
-	assert_int_equal(hist_bucket(1000000), 19);
-	assert_int_equal(hist_bucket(1ULL << 62), 62);
-	assert_int_equal(hist_bucket(1ULL << 63), 63);
-	assert_int_equal(hist_bucket(UINT64_MAX), 63);
+	assert_int_equal(window_hist_bucket(0), 0);
+	assert_int_equal(window_hist_bucket(1), 0);
+	assert_int_equal(window_hist_bucket(2), 1);
+	assert_int_equal(window_hist_bucket(3), 1);
+	assert_int_equal(window_hist_bucket(4), 2);
+	assert_int_equal(window_hist_bucket(7), 2);
+	assert_int_equal(window_hist_bucket(8), 3);
+	assert_int_equal(window_hist_bucket(1023), 9);
+	assert_int_equal(window_hist_bucket(1024), 10);
+	assert_int_equal(window_hist_bucket(1000000), 19);
+	assert_int_equal(window_hist_bucket(1ULL << 62), 62);
+	assert_int_equal(window_hist_bucket(1ULL << 63), 63);
+	assert_int_equal(window_hist_bucket(UINT64_MAX), 63);
 }
 
 static void test_hist_total(void **state)
 {
 	uint64_t h[SDS_HIST_BUCKETS] = { 0 };
 
-	assert_int_equal(hist_total(h, SDS_HIST_BUCKETS), 0);
+	assert_int_equal(window_hist_total(h, SDS_HIST_BUCKETS), 0);
 	h[0] = 1;
 	h[10] = 20;
 	h[63] = 300;
-	assert_int_equal(hist_total(h, SDS_HIST_BUCKETS), 321);
-	assert_int_equal(hist_total(h, 11), 21);
-	assert_int_equal(hist_total(h, 0), 0);
+	assert_int_equal(window_hist_total(h, SDS_HIST_BUCKETS), 321);
+	assert_int_equal(window_hist_total(h, 11), 21);
+	assert_int_equal(window_hist_total(h, 0), 0);
 }
 
 static void test_hist_percentile_empty(void **state)
 {
 	uint64_t h[SDS_HIST_BUCKETS] = { 0 };
 
-	assert_int_equal(hist_percentile(h, SDS_HIST_BUCKETS, 50), 0);
-	assert_int_equal(hist_percentile(h, SDS_HIST_BUCKETS, 100), 0);
-	assert_int_equal(hist_percentile(h, 0, 99), 0);
+	assert_int_equal(window_hist_percentile(h, SDS_HIST_BUCKETS, 50), 0);
+	assert_int_equal(window_hist_percentile(h, SDS_HIST_BUCKETS, 100), 0);
+	assert_int_equal(window_hist_percentile(h, 0, 99), 0);
 }
 
 static void test_hist_percentile_one_bucket(void **state)
@@ -213,11 +213,11 @@ static void test_hist_percentile_one_bucket(void **state)
 
 	/* 100 samples in [1024, 2048), spread evenly. */
 	h[10] = 100;
-	assert_int_equal(hist_percentile(h, SDS_HIST_BUCKETS, 25), 1280);
-	assert_int_equal(hist_percentile(h, SDS_HIST_BUCKETS, 50), 1536);
-	assert_int_equal(hist_percentile(h, SDS_HIST_BUCKETS, 75), 1792);
-	assert_int_equal(hist_percentile(h, SDS_HIST_BUCKETS, 1), 1034);
-	assert_int_equal(hist_percentile(h, SDS_HIST_BUCKETS, 100), 2048);
+	assert_int_equal(window_hist_percentile(h, SDS_HIST_BUCKETS, 25), 1280);
+	assert_int_equal(window_hist_percentile(h, SDS_HIST_BUCKETS, 50), 1536);
+	assert_int_equal(window_hist_percentile(h, SDS_HIST_BUCKETS, 75), 1792);
+	assert_int_equal(window_hist_percentile(h, SDS_HIST_BUCKETS, 1), 1034);
+	assert_int_equal(window_hist_percentile(h, SDS_HIST_BUCKETS, 100), 2048);
 }
 
 static void test_hist_percentile_two_buckets(void **state)
@@ -227,12 +227,12 @@ static void test_hist_percentile_two_buckets(void **state)
 	/* 50 in [8, 16), 50 in [32, 64). */
 	h[3] = 50;
 	h[5] = 50;
-	assert_int_equal(hist_percentile(h, SDS_HIST_BUCKETS, 10), 9);	/* 8 + 8 * 10/50 */
-	assert_int_equal(hist_percentile(h, SDS_HIST_BUCKETS, 50), 16);
-	assert_int_equal(hist_percentile(h, SDS_HIST_BUCKETS, 75), 48);
-	assert_int_equal(hist_percentile(h, SDS_HIST_BUCKETS, 90), 57);	/* 32 + 32 * 40/50 */
-	assert_int_equal(hist_percentile(h, SDS_HIST_BUCKETS, 99), 63);	/* 32 + 32 * 49/50 */
-	assert_int_equal(hist_percentile(h, SDS_HIST_BUCKETS, 100), 64);
+	assert_int_equal(window_hist_percentile(h, SDS_HIST_BUCKETS, 10), 9);	/* 8 + 8 * 10/50 */
+	assert_int_equal(window_hist_percentile(h, SDS_HIST_BUCKETS, 50), 16);
+	assert_int_equal(window_hist_percentile(h, SDS_HIST_BUCKETS, 75), 48);
+	assert_int_equal(window_hist_percentile(h, SDS_HIST_BUCKETS, 90), 57);	/* 32 + 32 * 40/50 */
+	assert_int_equal(window_hist_percentile(h, SDS_HIST_BUCKETS, 99), 63);	/* 32 + 32 * 49/50 */
+	assert_int_equal(window_hist_percentile(h, SDS_HIST_BUCKETS, 100), 64);
 }
 
 static void test_hist_percentile_skewed(void **state)
@@ -243,11 +243,11 @@ static void test_hist_percentile_skewed(void **state)
 	h[8] = 900;
 	h[12] = 90;
 	h[20] = 10;
-	assert_int_equal(hist_percentile(h, SDS_HIST_BUCKETS, 50), 398);	/* 256 + 256 * 500/900 */
-	assert_int_equal(hist_percentile(h, SDS_HIST_BUCKETS, 90), 512);
-	assert_int_equal(hist_percentile(h, SDS_HIST_BUCKETS, 99), 8192);
-	assert_int_equal(hist_percentile(h, SDS_HIST_BUCKETS, 99.5), 1572864);	/* 2^20 + 2^20 * 5/10 */
-	assert_int_equal(hist_percentile(h, SDS_HIST_BUCKETS, 100), 2097152);
+	assert_int_equal(window_hist_percentile(h, SDS_HIST_BUCKETS, 50), 398);	/* 256 + 256 * 500/900 */
+	assert_int_equal(window_hist_percentile(h, SDS_HIST_BUCKETS, 90), 512);
+	assert_int_equal(window_hist_percentile(h, SDS_HIST_BUCKETS, 99), 8192);
+	assert_int_equal(window_hist_percentile(h, SDS_HIST_BUCKETS, 99.5), 1572864);	/* 2^20 + 2^20 * 5/10 */
+	assert_int_equal(window_hist_percentile(h, SDS_HIST_BUCKETS, 100), 2097152);
 }
 
 static void test_hist_percentile_edges(void **state)
@@ -256,26 +256,26 @@ static void test_hist_percentile_edges(void **state)
 
 	/* Bucket 0 is [1, 2) for interpolation (0 and 1 land there). */
 	h[0] = 4;
-	assert_int_equal(hist_percentile(h, SDS_HIST_BUCKETS, 50), 1);
-	assert_int_equal(hist_percentile(h, SDS_HIST_BUCKETS, 100), 2);
+	assert_int_equal(window_hist_percentile(h, SDS_HIST_BUCKETS, 50), 1);
+	assert_int_equal(window_hist_percentile(h, SDS_HIST_BUCKETS, 100), 2);
 
 	/* The top bucket: its upper bound does not fit, so it saturates. */
 	memset(h, 0, sizeof(h));
 	h[63] = 2;
-	assert_int_equal(hist_percentile(h, SDS_HIST_BUCKETS, 50),
+	assert_int_equal(window_hist_percentile(h, SDS_HIST_BUCKETS, 50),
 			 (1ULL << 63) + (1ULL << 62));
-	assert_int_equal(hist_percentile(h, SDS_HIST_BUCKETS, 100), UINT64_MAX);
+	assert_int_equal(window_hist_percentile(h, SDS_HIST_BUCKETS, 100), UINT64_MAX);
 
 	/* Out-of-range percentiles are clamped to (0, 100]. */
 	memset(h, 0, sizeof(h));
 	h[4] = 10;
 	h[6] = 10;
-	assert_int_equal(hist_percentile(h, SDS_HIST_BUCKETS, 150), 128);
-	assert_int_equal(hist_percentile(h, SDS_HIST_BUCKETS, 0), 16);
-	assert_int_equal(hist_percentile(h, SDS_HIST_BUCKETS, -5), 16);
+	assert_int_equal(window_hist_percentile(h, SDS_HIST_BUCKETS, 150), 128);
+	assert_int_equal(window_hist_percentile(h, SDS_HIST_BUCKETS, 0), 16);
+	assert_int_equal(window_hist_percentile(h, SDS_HIST_BUCKETS, -5), 16);
 
 	/* Only the first nbuckets count. */
-	assert_int_equal(hist_percentile(h, 5, 100), 32);
+	assert_int_equal(window_hist_percentile(h, 5, 100), 32);
 }
 
 int main(void)

@@ -18,7 +18,7 @@ static inline struct bare_bpf *bare_open_and_load(void)
 
 	if (!skel)
 		return NULL;
-	skel->rodata->atomics = sds_kernel_preemptible();
+	skel->rodata->atomics = preempt_kernel_preemptible();
 	if (bare_bpf__load(skel)) {
 		bare_bpf__destroy(skel);
 		return NULL;

@@ -31,9 +31,9 @@ $(BENCH_DIR)/bench-bare: tools/bench/bare.c tools/bench/bare_counts.h \
 # on one uprobe session, nothing else (floor.bpf.c, floor.c).
 BENCH_BINS += $(BENCH_DIR)/bench-floor
 
-$(BENCH_DIR)/floor.bpf.o: tools/bench/floor.bpf.c $(GEN)/vmlinux.h
+$(BENCH_DIR)/floor.bpf.o: tools/bench/floor.bpf.c bpf/sds_common.bpf.h $(GEN)/vmlinux.h
 	@mkdir -p $(@D)
-	$(CLANG) -O2 -g -target bpf -D__TARGET_ARCH_x86 -I$(GEN) -c $< -o $@
+	$(CLANG) -O2 -g -target bpf -D__TARGET_ARCH_x86 -I$(GEN) -Ibpf -c $< -o $@
 
 $(BENCH_DIR)/floor.skel.h: $(BENCH_DIR)/floor.bpf.o
 	$(BPFTOOL) gen skeleton $< name floor_bpf > $@.tmp

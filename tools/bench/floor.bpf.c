@@ -10,11 +10,10 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include "sds_common.bpf.h"
 
 extern __u64 *bpf_session_cookie(void) __ksym;
 extern bool bpf_session_is_return(void) __ksym;
-
-const volatile bool atomics = true;
 
 /* Key 0: calls entered; key 1: calls returned.  Per CPU. */
 struct {
@@ -38,24 +37,7 @@ static __always_inline void add(void *map, __u32 key)
 
 	if (!c)
 		return;
-	if (atomics)
-		__sync_fetch_and_add(c, 1);
-	else
-		*c += 1;
-}
-
-/* floor(log2(v)) by shifts: clang 14 crashes on __builtin_clzll in BPF. */
-static __always_inline __u32 log2_u64(__u64 v)
-{
-	__u32 r = 0, shift;
-
-	shift = (v > 0xFFFFFFFFULL) << 5; v >>= shift; r |= shift;
-	shift = (v > 0xFFFF) << 4; v >>= shift; r |= shift;
-	shift = (v > 0xFF) << 3; v >>= shift; r |= shift;
-	shift = (v > 0xF) << 2; v >>= shift; r |= shift;
-	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
-	r |= (v >> 1);
-	return r;
+	ADD(c, 1);
 }
 
 SEC("kprobe")

@@ -39,7 +39,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench-floor: open: %s\n", strerror(errno));
 		return 1;
 	}
-	skel->rodata->atomics = sds_kernel_preemptible();
+	skel->rodata->atomics = preempt_kernel_preemptible();
 	bpf_program__set_expected_attach_type(skel->progs.floor_session,
 		(enum bpf_attach_type)SDS_BPF_TRACE_UPROBE_SESSION);
 	if (floor_bpf__load(skel)) {

@@ -352,7 +352,7 @@ static int ml_setup(struct ml_bench *b)
 		fprintf(stderr, "bench-multilink: open: %s\n", strerror(errno));
 		return -1;
 	}
-	b->skel->rodata->atomics = sds_kernel_preemptible();
+	b->skel->rodata->atomics = preempt_kernel_preemptible();
 	bpf_program__set_expected_attach_type(b->skel->progs.floor_session,
 		(enum bpf_attach_type)SDS_BPF_TRACE_UPROBE_SESSION);
 	if (floor_bpf__load(b->skel)) {

@@ -34,7 +34,7 @@ int sq_drills_active(struct sq_store *s, int64_t app, int64_t now,
 		d->expires_at = sq_col_int64(q, 5);
 		/* The API checked the name; one this build lacks is the point's. */
 		d->err = sq_col_null(q, 6) ? 0 :
-			 sds_errno_parse(sq_col_text(q, 6));
+			 errnames_parse(sq_col_text(q, 6));
 	}
 	sq_reset(q);
 	if (rc != SQ_DONE && rc != SQ_ROW)
@@ -72,7 +72,7 @@ int sq_drill_create(struct store *st, const char *g, const char *a,
 	snprintf(who, sizeof(who), "%s (token %s)", d->by, d->token_id);
 	sq_bind_text(q, 8, who);
 	if (d->err)
-		sq_bind_text(q, 9, sds_errno_name(d->err));
+		sq_bind_text(q, 9, errnames_name(d->err));
 	else
 		sq_bind_null(q, 9);
 	ret = sq_run(s, q, err);
@@ -86,7 +86,7 @@ int sq_drill_create(struct store *st, const char *g, const char *a,
 	else
 		snprintf(detail, sizeof(detail), "drill %lld on %s: error%s%s, ratio %u, for %lld s",
 			 (long long)*id, d->point, d->err ? " " : "",
-			 d->err ? sds_errno_name(d->err) : "", d->ratio,
+			 d->err ? errnames_name(d->err) : "", d->ratio,
 			 (long long)d->duration_s);
 	ret = sq_commit_audited(s, 0, r.id, "drill.start", detail, who, err);
 	goto out;

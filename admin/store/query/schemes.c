@@ -226,7 +226,7 @@ int sq_strategies_read(struct sq_store *s, int64_t sid,
 			     point, body);
 		one_pt = malloc(sizeof(*one_pt));
 		if (!one_pt || n >= (int)sizeof(doc) ||
-		    strategies_parse(doc, n, one_pt, perr, sizeof(perr)) || one_pt->n != 1) {
+		    strategy_set_parse(doc, n, one_pt, perr, sizeof(perr)) || one_pt->n != 1) {
 			free(one_pt);
 			sq_reset(q);
 			sq_seterr(err, "database: stored strategy of point '%s' unreadable", point);
