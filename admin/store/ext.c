@@ -15,7 +15,7 @@
 static struct store *sqlite_open(const struct store_ext *self,
 				 const char *where, char *err)
 {
-	return store_sqlite_open(where, err);
+	return sqlite_store_open(where, err);
 }
 
 static const struct store_ext sqlite_store = {
@@ -35,7 +35,7 @@ static struct store *pg_open(const struct store_ext *self, const char *where,
 			 sizeof(url) - 1);
 		return NULL;
 	}
-	return store_pg_open(url, err);
+	return pg_store_open(url, err);
 }
 
 static const struct store_ext pg_store = {

@@ -293,10 +293,10 @@ struct store {
 };
 
 /* The SQLite engine: @path is the database file, created if missing. */
-struct store *store_sqlite_open(const char *path, char *err);
+struct store *sqlite_store_open(const char *path, char *err);
 
 /* The PostgreSQL engine (store/pg/pg.c): @url is postgresql://USER[:PW]@HOST[:PORT]/DB. */
-struct store *store_pg_open(const char *url, char *err);
+struct store *pg_store_open(const char *url, char *err);
 
 /*
  * The "store" extension interface (docs/EXTENSIONS.md): sds-admin opens

@@ -311,7 +311,7 @@ static int resolve_points(struct probes *pr, const char *target,
 	if (n > SDS_MAX_POINTS)
 		return cmd_err("too many points: %d (at most %d)", n, SDS_MAX_POINTS);
 	for (i = 0; i < n; i++) {
-		if (point_spec_parse(specs[i], &pr->pts[i].spec, err, sizeof(err)))
+		if (pointspec_parse(specs[i], &pr->pts[i].spec, err, sizeof(err)))
 			return cmd_err("%s", err);
 		for (j = 0; j < i; j++)
 			if (!strcmp(pr->pts[j].spec.name, pr->pts[i].spec.name))
@@ -321,14 +321,14 @@ static int resolve_points(struct probes *pr, const char *target,
 	if (!ef)
 		return cmd_err("%s", err);
 	/* A uretprobe must not break TARGET's exceptions (docs/UNWIND.md). */
-	pr->ret_mode = ret_mode_for(ef, &pr->ret_why);
-	src_info_detect(ef, &target_src);
+	pr->ret_mode = unwind_ret_mode(ef, &pr->ret_why);
+	lang_detect(ef, &target_src);
 	debuginfo__describe(ef, target_syms, sizeof(target_syms));
 	for (i = 0; i < n; i++) {
 		struct probe_point *p = &pr->pts[i];
 
 		if (pr->ret_why == RET_WHY_GO &&
-		    point_spec_check_go(&p->spec, specs[i], err, sizeof(err))) {
+		    pointspec_check_go(&p->spec, specs[i], err, sizeof(err))) {
 			cmd_err("%s", err);
 			goto out;
 		}
@@ -552,7 +552,7 @@ static void attach_unresolve(struct attach_run *a)
 
 	metrics__close(l->metrics);
 	l->metrics = NULL;
-	free(l->probes.pts);	/* NULL once attach_unload() ran */
+	free(l->probes.pts);	/* NULL once attach_run__unload() ran */
 	l->probes.pts = NULL;
 	free(l->strategies);
 	l->strategies = NULL;
@@ -626,7 +626,7 @@ int do_attach(int argc, char **argv)
 		goto unresolve;
 	if (!attach_load(&a, env.max_overhead))
 		ret = attach_serve(&a);
-	attach_unload(&a, ret == 0);
+	attach_run__unload(&a, ret == 0);
 unresolve:
 	attach_unresolve(&a);
 	return ret;

@@ -212,7 +212,7 @@ int attach_load(struct attach_run *a, uint64_t max_overhead)
 	return start_engine(a);
 }
 
-void attach_unload(struct attach_run *a, bool clean)
+void attach_run__unload(struct attach_run *a, bool clean)
 {
 	struct loader *l = a->l;
 

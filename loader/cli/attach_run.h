@@ -44,7 +44,7 @@ struct attach_run {
  */
 int attach_load(struct attach_run *a, uint64_t max_overhead);
 /* Undo attach_load(); at a clean exit (@clean) remove the pins unless --keep. */
-void attach_unload(struct attach_run *a, bool clean);
+void attach_run__unload(struct attach_run *a, bool clean);
 
 /* attach_usage.c: `sds-bpf attach --help`. */
 extern const char attach_usage[];

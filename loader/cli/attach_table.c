@@ -51,7 +51,7 @@ void attach_table__print(const struct probes *pr, const struct sds_sites *sites,
 			printf("%16s hint: %s\n", "", hint);
 		if (p->ret_mode == RET_ENTRY_ONLY)
 			printf("%16s returns: entry-only (%s%s%s); visits counted, no latency, no exits\n",
-			       "", ret_why_text(p->ret_why),
+			       "", unwind_ret_why_text(p->ret_why),
 			       *p->exits_why ? ": " : "", p->exits_why);
 		else if (p->ret_mode == RET_EXITS)
 			printf("%16s returns: a probe on each of its %d ret%s (the target can unwind: no return probe); an exit not seen is an exception\n",

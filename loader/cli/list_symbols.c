@@ -178,17 +178,17 @@ static int lsyms_print(struct elf_file *ef, const char *target,
 {
 	struct src_info src;
 	enum ret_why why;
-	enum ret_mode mode = ret_mode_for(ef, &why);
+	enum ret_mode mode = unwind_ret_mode(ef, &why);
 	json_t *o = NULL, *arr = NULL;
 	struct probe_point p;
 	size_t i;
 
-	src_info_detect(ef, &src);
+	lang_detect(ef, &src);
 	if (json) {
 		o = json_pack("{s:s, s:s, s:s, s:[]}", "target", target,
-			      "language", src_lang_name(src.lang),
+			      "language", lang_name(src.lang),
 			      "returns", why == RET_WHY_UNWIND ? "exits" :
-			      ret_mode_name(mode), "functions");
+			      unwind_ret_mode_name(mode), "functions");
 		arr = o ? json_object_get(o, "functions") : NULL;
 		if (!arr) {
 			json_decref(o);
@@ -197,10 +197,10 @@ static int lsyms_print(struct elf_file *ef, const char *target,
 	} else {
 		if (why == RET_WHY_UNWIND)
 			printf("returns: exits, a probe on each ret, where they can all be found, else entry-only (%s)\n",
-			       ret_why_text(why));
+			       unwind_ret_why_text(why));
 		else if (why != RET_WHY_NONE)
-			printf("returns: %s (%s)\n", ret_mode_name(mode),
-			       ret_why_text(why));
+			printf("returns: %s (%s)\n", unwind_ret_mode_name(mode),
+			       unwind_ret_why_text(why));
 		printf("%-8s %-10s %-9s %-10s %s\n", "SITE", "COST", "OFFSET",
 		       "RETURNS", "FUNCTION [SYMBOL]");
 	}
@@ -218,19 +218,19 @@ static int lsyms_print(struct elf_file *ef, const char *target,
 				"site", site_kind_name(p.site.kind),
 				"instruction", p.site.insn,
 				"cost_ns", (int)probes__point_cost_ns(&p),
-				"returns", ret_mode_name(p.ret_mode),
+				"returns", unwind_ret_mode_name(p.ret_mode),
 				"returns_why", p.ret_mode != RET_ENTRY_ONLY ? "" :
-				*p.exits_why ? p.exits_why : ret_why_text(p.ret_why)));
+				*p.exits_why ? p.exits_why : unwind_ret_why_text(p.ret_why)));
 			continue;
 		}
 		snprintf(cost, sizeof(cost), "~%u ns", probes__point_cost_ns(&p));
 		snprintf(off, sizeof(off), "0x%llx", (unsigned long long)p.attach_off);
 		if (strcmp(r->name, r->symbol))
 			printf("%-8s %-10s %-9s %-10s %s [%s]\n", site_kind_name(p.site.kind),
-			       cost, off, ret_mode_name(p.ret_mode), r->name, r->symbol);
+			       cost, off, unwind_ret_mode_name(p.ret_mode), r->name, r->symbol);
 		else
 			printf("%-8s %-10s %-9s %-10s %s\n", site_kind_name(p.site.kind),
-			       cost, off, ret_mode_name(p.ret_mode), r->name);
+			       cost, off, unwind_ret_mode_name(p.ret_mode), r->name);
 	}
 	if (json) {
 		json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);

@@ -2,6 +2,7 @@
 /* halfopen_cells.c - what a half-open phase writes in the region (halfopen.h). */
 #include "daemon/loader.h"
 #include "daemon/halfopen_cells.h"
+#include "decide/halfopen.h"
 
 void halfopen__cells(struct loader *l, int id, uint64_t now_ns,
 		     const struct flag_state *fs)

@@ -3,7 +3,7 @@
 #include <string.h>
 #include "decide/engine_eval.h"
 
-void engine_window(const struct point_run *r, const struct snapshot *s, int id,
+void engine_eval_window(const struct point_run *r, const struct snapshot *s, int id,
 		   uint64_t now_sec, struct sds_counts *w)
 {
 	uint64_t from = now_sec + 1 - SDS_WINDOW_S;
@@ -38,7 +38,7 @@ void engine_eval(struct point_run *r, int id, const struct engine_eval_in *in,
 	uint64_t hold_before = r->cs.hold_until_ns;
 
 	memset(out, 0, sizeof(*out));
-	engine_window(r, in->snap, id, in->now_sec, &ci.window);
+	engine_eval_window(r, in->snap, id, in->now_sec, &ci.window);
 	/* Slow probes are the kernel's to count: the guard has no clock at the end. */
 	ci.slow_total = ps && ps->ok ? ps->total.timeouts : 0;
 	ci.snap_gen = in->snap ? in->snap->gen : 0;

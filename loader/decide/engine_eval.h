@@ -53,7 +53,7 @@ struct engine_eval_out {
 };
 
 /* The window of point @id: the last SDS_WINDOW_S seconds, or since a reset. */
-void engine_window(const struct point_run *r, const struct snapshot *s, int id,
+void engine_eval_window(const struct point_run *r, const struct snapshot *s, int id,
 		   uint64_t now_sec, struct sds_counts *w);
 /* Evaluate point @id once: advances @r, fills @out. */
 void engine_eval(struct point_run *r, int id, const struct engine_eval_in *in,

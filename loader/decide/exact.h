@@ -70,7 +70,7 @@ uint64_t exact_mark_tick(struct exact_mark *m, const struct exact_in *in);
 /*
  * The window's closed seconds of point @id at ring second @sec: the
  * seconds [sec - SDS_WINDOW_S + 1, sec - 1], or from @r's reset if that
- * is later (engine_window's rule), summed from @s into @w.
+ * is later (engine_eval_window's rule), summed from @s into @w.
  */
 void exact_closed(const struct point_run *r, const struct snapshot *s, int id,
 		  uint64_t sec, struct sds_counts *w);

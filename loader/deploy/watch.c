@@ -180,7 +180,7 @@ static int resolve_copy(struct elf_file *ef, enum ret_mode mode,
 			size_t errlen)
 {
 	if (why == RET_WHY_GO &&
-	    point_spec_check_go(&p->spec, p->spec.name, err, errlen))
+	    pointspec_check_go(&p->spec, p->spec.name, err, errlen))
 		return -1;
 	if (elf_file__find_func(ef, p->spec.symbol, &p->fn, err, errlen))
 		return -1;
@@ -207,7 +207,7 @@ static int build_resolve(struct loader *l, struct elf_file *ef,
 {
 	struct probes *pr = &l->probes;
 	enum ret_why why;
-	enum ret_mode mode = ret_mode_for(ef, &why);
+	enum ret_mode mode = unwind_ret_mode(ef, &why);
 	struct forkcheck fc;
 	int i, n = function_points(pr);
 

@@ -12,6 +12,7 @@
 #include <sys/mount.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "errnames.h"
 #include "cli/cmd.h"
 #include "publish/failfast.h"
 #include "publish/failfast_cg.h"
@@ -209,7 +210,7 @@ int failfast__check_points(const struct probes *pr, int n)
 			return cmd_err("point '%s': failfast= needs the calls of %s seen ending (a frame on the thread's stack), and this point counts entries only: %s",
 				       p->spec.name, p->spec.symbol,
 				       p->exits_why[0] ? p->exits_why :
-				       ret_why_text(p->ret_why ? p->ret_why : pr->ret_why));
+				       unwind_ret_why_text(p->ret_why ? p->ret_why : pr->ret_why));
 	}
 	if (first < 0)
 		return 0;
@@ -493,11 +494,11 @@ json_t *failfast__point_json(struct loader *l, int id)
 	st = &ff->shadow[id];
 	if (ff_count(ff, id, &n))
 		return NULL;
-	failfast_ops_format(st->ops, ops, sizeof(ops));
+	pointspec_ops_format(st->ops, ops, sizeof(ops));
 	return json_pack("{s:s, s:s, s:s, s:b, s:I, s:I, s:I}",
 			 "ops", ops,
-			 "errno_socket", failfast_errno_name(st->sock_errno),
-			 "errno_file", failfast_errno_name(st->file_errno),
+			 "errno_socket", errnames_name(st->sock_errno),
+			 "errno_file", errnames_name(st->file_errno),
 			 "failing", st->deny,
 			 "denied", (json_int_t)n.denied,
 			 "drilled", (json_int_t)n.drilled,

@@ -49,7 +49,7 @@ static json_t *point_json(struct loader *l, int id, const struct snapshot *snap)
 		json_object_set_new(o, "offset", json_integer(p->attach_off));
 		json_object_set_new(o, "site", json_string(site_kind_name(p->site.kind)));
 		/* How its calls are seen ending (docs/UNWIND.md). */
-		json_object_set_new(o, "returns", json_string(ret_mode_name(p->ret_mode)));
+		json_object_set_new(o, "returns", json_string(unwind_ret_mode_name(p->ret_mode)));
 		/* Its entry and return: one session link or the pair (docs/PROBES.md). */
 		if (p->ret_mode == RET_PAIR)
 			json_object_set_new(o, "probe", json_string(p->session ? "session" : "pair"));
@@ -57,7 +57,7 @@ static json_t *point_json(struct loader *l, int id, const struct snapshot *snap)
 			json_object_set_new(o, "exit_sites", json_integer(p->exits.n));
 		if (p->ret_mode == RET_ENTRY_ONLY)
 			json_object_set_new(o, "returns_why", json_string(*p->exits_why ?
-					    p->exits_why : ret_why_text(p->ret_why)));
+					    p->exits_why : unwind_ret_why_text(p->ret_why)));
 	} else {
 		/* libsds's sites are 5-byte NOPs by construction. */
 		json_object_set_new(o, "kind", json_string("guard"));

@@ -46,7 +46,7 @@ static bool built_by_clang(struct elf_file *ef)
 	return false;
 }
 
-void src_info_detect(struct elf_file *ef, struct src_info *out)
+void lang_detect(struct elf_file *ef, struct src_info *out)
 {
 	int seen = 0;
 
@@ -68,7 +68,7 @@ void src_info_detect(struct elf_file *ef, struct src_info *out)
 	out->clang = out->lang != SRC_LANG_RUST && built_by_clang(ef);
 }
 
-const char *src_lang_name(enum src_lang lang)
+const char *lang_name(enum src_lang lang)
 {
 	switch (lang) {
 	case SRC_LANG_C:

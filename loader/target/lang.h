@@ -23,9 +23,9 @@ struct src_info {
 };
 
 /* What @ef was built from. */
-void src_info_detect(struct elf_file *ef, struct src_info *out);
+void lang_detect(struct elf_file *ef, struct src_info *out);
 
 /* "C", "C++", "Rust", "Go" */
-const char *src_lang_name(enum src_lang lang);
+const char *lang_name(enum src_lang lang);
 
 #endif /* SDS_LANG_H */

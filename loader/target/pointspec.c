@@ -60,18 +60,7 @@ static const char *const opt_usage[OPT_NR] = {
 /* :failfast='s operations, in bit order (SDS_FF_*). */
 static const char *const ff_op_names[] = { "connect", "send", "open" };
 
-/* The table is common/errnames.c: sds-admin validates drill errnos by it. */
-const char *failfast_errno_name(int err)
-{
-	return errnames_name(err);
-}
-
-int failfast_errno_parse(const char *name)
-{
-	return errnames_parse(name);
-}
-
-int failfast_ops_format(uint32_t ops, char *buf, size_t len)
+int pointspec_ops_format(uint32_t ops, char *buf, size_t len)
 {
 	size_t i, n = 0;
 
@@ -146,7 +135,7 @@ static const char *const err_mode_names[] = {
 	[SDS_ERR_NONZERO] = "nonzero",
 };
 
-const char *err_mode_name(uint32_t mode)
+const char *pointspec_err_mode_name(uint32_t mode)
 {
 	if (mode >= sizeof(err_mode_names) / sizeof(err_mode_names[0]))
 		return "unknown";
@@ -445,7 +434,7 @@ static int opts_shape(const char *arg, const char *sym, const char *colon,
 	return 0;
 }
 
-int point_spec_parse(const char *arg, struct point_spec *out,
+int pointspec_parse(const char *arg, struct point_spec *out,
 		     char *err, size_t errlen)
 {
 	bool seen[OPT_NR] = { false };
@@ -525,7 +514,7 @@ usage:
 	return -1;
 }
 
-int point_spec_check_go(const struct point_spec *ps, const char *arg,
+int pointspec_check_go(const struct point_spec *ps, const char *arg,
 			char *err, size_t errlen)
 {
 	const char *opt = ps->err_mode != SDS_ERR_NONE ? "err=" :

@@ -46,7 +46,7 @@ struct point_spec {
  *   "bad point 'p=f:err=foo': unknown err= value 'foo' (neg, zero, nonzero, none)"
  *   "bad point 'p=f:timeout_ms=-1': timeout_ms must be an integer 1..3600000"
  */
-int point_spec_parse(const char *arg, struct point_spec *out,
+int pointspec_parse(const char *arg, struct point_spec *out,
 		     char *err, size_t errlen);
 
 /*
@@ -55,17 +55,13 @@ int point_spec_parse(const char *arg, struct point_spec *out,
  * and copy= (Go's register ABI is not System V's).
  * 0, or -1 with a message naming the option and why.
  */
-int point_spec_check_go(const struct point_spec *ps, const char *arg,
+int pointspec_check_go(const struct point_spec *ps, const char *arg,
 			char *err, size_t errlen);
 
-/* The name of a failfast errno ("ECONNREFUSED"), "?" if not one of ours. */
-const char *failfast_errno_name(int err);
-/* The errno named @name (one of failfast_errno_name's), or 0 if none is. */
-int failfast_errno_parse(const char *name);
 /* @ops as "connect,send,open" into @buf; -1 if it did not fit. */
-int failfast_ops_format(uint32_t ops, char *buf, size_t len);
+int pointspec_ops_format(uint32_t ops, char *buf, size_t len);
 
 /* "none", "neg", "zero", "nonzero" */
-const char *err_mode_name(uint32_t mode);
+const char *pointspec_err_mode_name(uint32_t mode);
 
 #endif /* SDS_POINTSPEC_H */

@@ -22,7 +22,7 @@
  * Go runtime does not know; its stack walk (growth, GC, panics) fails
  * with "unexpected return pc" and the service exits (docs/DESIGN.md §3).
  */
-enum ret_mode ret_mode_for(struct elf_file *ef, enum ret_why *why)
+enum ret_mode unwind_ret_mode(struct elf_file *ef, enum ret_why *why)
 {
 	if (elf_file__is_go(ef))
 		*why = RET_WHY_GO;
@@ -50,7 +50,7 @@ void unwind__place(struct elf_file *ef, struct probe_point *p,
 	p->ret_why = RET_WHY_NONE;
 }
 
-const char *ret_why_text(enum ret_why why)
+const char *unwind_ret_why_text(enum ret_why why)
 {
 	switch (why) {
 	case RET_WHY_GO:
@@ -65,7 +65,7 @@ const char *ret_why_text(enum ret_why why)
 	return "";
 }
 
-const char *ret_mode_name(enum ret_mode m)
+const char *unwind_ret_mode_name(enum ret_mode m)
 {
 	switch (m) {
 	case RET_PAIR:

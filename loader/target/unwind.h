@@ -30,7 +30,7 @@ enum ret_why {
  * cannot be kept out of an unwinder's way (docs/UNWIND.md); the same for
  * Go, whose runtime walks its stacks on its own.  @why says which.
  */
-enum ret_mode ret_mode_for(struct elf_file *ef, enum ret_why *why);
+enum ret_mode unwind_ret_mode(struct elf_file *ef, enum ret_why *why);
 
 /*
  * Set the return mode of function point @p (its function and entry site
@@ -43,9 +43,9 @@ void unwind__place(struct elf_file *ef, struct probe_point *p,
 		   enum ret_mode mode, enum ret_why why);
 
 /* What attach says of an entry-only point, for @why. */
-const char *ret_why_text(enum ret_why why);
+const char *unwind_ret_why_text(enum ret_why why);
 
 /* "pair", "entry-only" */
-const char *ret_mode_name(enum ret_mode m);
+const char *unwind_ret_mode_name(enum ret_mode m);
 
 #endif /* SDS_UNWIND_H */

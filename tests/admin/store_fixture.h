@@ -51,7 +51,7 @@ static int fixture_pg_wipe(const char *url)
 /* (Re)open the store under test; its data stays. */
 static struct store *fixture_open(void)
 {
-	return fixture_pg() ? store_pg_open(fixture_pg(), err) : store_sqlite_open(path, err);
+	return fixture_pg() ? pg_store_open(fixture_pg(), err) : sqlite_store_open(path, err);
 }
 
 static int setup(void **state)

@@ -204,7 +204,7 @@ static void test_old_database(void **state)
 	sqlite3_close(db);
 
 	/* Opening migrates it forward; the old rows read as not suspended, 0. */
-	st = store_sqlite_open(path, err);
+	st = sqlite_store_open(path, err);
 	assert_non_null(st);
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
 	assert_int_equal(user_version(db), 6);

@@ -127,6 +127,9 @@ def modules(root, src):
         if os.path.dirname(h) == folder and \
                 (h == fh or hstem == os.path.basename(folder)):
             mods.add(os.path.basename(folder))
+        # The folder's shared header names the module too (store/query/sq.h: sq_).
+        if h == fh:
+            mods.add(hstem)
     return mods
 
 

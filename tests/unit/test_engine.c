@@ -93,13 +93,13 @@ static void test_window_slides(void **state)
 	at(T0, 5, 0);
 	tick_to(T0 + 9);
 	at(T0 + 9, 7, 0);
-	engine_window(&run, &snap, 0, snap.sec, &w);
+	engine_eval_window(&run, &snap, 0, snap.sec, &w);
 	assert_int_equal(w.visits, 12);
 	tick_to(T0 + 10);
-	engine_window(&run, &snap, 0, snap.sec, &w);
+	engine_eval_window(&run, &snap, 0, snap.sec, &w);
 	assert_int_equal(w.visits, 7);
 	/* Point 1: nothing. */
-	engine_window(&run, &snap, 1, snap.sec, &w);
+	engine_eval_window(&run, &snap, 1, snap.sec, &w);
 	assert_int_equal(w.visits, 0);
 }
 
@@ -172,7 +172,7 @@ static void test_probe_resets_window(void **state)
 	assert_int_equal(o.shown, 0);
 	assert_int_equal(run.reset_sec, T0 + 1);
 	assert_int_equal(run.reset_base.visits, 4);
-	engine_window(&run, &snap, 0, snap.sec, &w);
+	engine_eval_window(&run, &snap, 0, snap.sec, &w);
 	assert_int_equal(w.visits, 0);
 	assert_int_equal(w.exceptions, 0);
 	/* One more exception in the same second: under the threshold of 2. */

@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "errnames.h"
 #include "cmocka_timeout.h"	/* a per-test timeout */
 
 #include <stdio.h>
@@ -24,7 +25,7 @@ static void parse_ok(const char *arg, const char *name, const char *sym,
 	char err[256] = "";
 
 	memset(&ps, 0xa5, sizeof(ps));
-	if (point_spec_parse(arg, &ps, err, sizeof(err)))
+	if (pointspec_parse(arg, &ps, err, sizeof(err)))
 		fail_msg("'%s' refused: %s", arg, err);
 	assert_string_equal(ps.name, name);
 	assert_string_equal(ps.symbol, sym);
@@ -44,7 +45,7 @@ static void parse_bad(const char *arg, const char *why)
 
 	memset(&ps, 0x5a, sizeof(ps));
 	before = ps;
-	assert_int_equal(point_spec_parse(arg, &ps, err, sizeof(err)), -1);
+	assert_int_equal(pointspec_parse(arg, &ps, err, sizeof(err)), -1);
 	snprintf(want, sizeof(want), "bad point '%s': %s", arg, why);
 	assert_string_equal(err, want);
 	assert_memory_equal(&ps, &before, sizeof(ps));
@@ -273,8 +274,8 @@ static void go_ok(const char *arg)
 	struct point_spec ps;
 	char err[512] = "";
 
-	assert_int_equal(point_spec_parse(arg, &ps, err, sizeof(err)), 0);
-	assert_int_equal(point_spec_check_go(&ps, arg, err, sizeof(err)), 0);
+	assert_int_equal(pointspec_parse(arg, &ps, err, sizeof(err)), 0);
+	assert_int_equal(pointspec_check_go(&ps, arg, err, sizeof(err)), 0);
 }
 
 static void go_bad(const char *arg, const char *opt)
@@ -282,8 +283,8 @@ static void go_bad(const char *arg, const char *opt)
 	struct point_spec ps;
 	char err[512] = "", want[512];
 
-	assert_int_equal(point_spec_parse(arg, &ps, err, sizeof(err)), 0);
-	assert_int_equal(point_spec_check_go(&ps, arg, err, sizeof(err)), -1);
+	assert_int_equal(pointspec_parse(arg, &ps, err, sizeof(err)), 0);
+	assert_int_equal(pointspec_check_go(&ps, arg, err, sizeof(err)), -1);
 	snprintf(want, sizeof(want),
 		 "bad point '%s': %s needs the function's return, and a Go binary gets no return probe (its address would make the Go runtime's stack walk fail and kill the program): Go points count visits only",
 		 arg, opt);
@@ -306,7 +307,7 @@ static enum site_policy site_of(const char *arg)
 	char err[256] = "";
 
 	memset(&ps, 0xa5, sizeof(ps));
-	if (point_spec_parse(arg, &ps, err, sizeof(err)))
+	if (pointspec_parse(arg, &ps, err, sizeof(err)))
 		fail_msg("'%s' refused: %s", arg, err);
 	return ps.site_policy;
 }
@@ -336,7 +337,7 @@ static void copy_ok(const char *arg, int b, int n, uint32_t max, uint32_t rate)
 	char err[512] = "";
 
 	memset(&ps, 0xa5, sizeof(ps));
-	if (point_spec_parse(arg, &ps, err, sizeof(err)))
+	if (pointspec_parse(arg, &ps, err, sizeof(err)))
 		fail_msg("'%s' refused: %s", arg, err);
 	assert_int_equal(ps.copy, b != 0);
 	if (b) {
@@ -384,8 +385,8 @@ static void test_copy_go(void **state)
 	struct point_spec ps;
 	char err[512] = "", want[512];
 
-	assert_int_equal(point_spec_parse(arg, &ps, err, sizeof(err)), 0);
-	assert_int_equal(point_spec_check_go(&ps, arg, err, sizeof(err)), -1);
+	assert_int_equal(pointspec_parse(arg, &ps, err, sizeof(err)), 0);
+	assert_int_equal(pointspec_check_go(&ps, arg, err, sizeof(err)), -1);
 	snprintf(want, sizeof(want),
 		 "bad point '%s': copy= reads the request from the System V argument registers, and Go's register ABI passes arguments differently (and a slice or string is two or three words): Go points cannot be copied",
 		 arg);
@@ -407,21 +408,21 @@ static void test_small_err_buffer(void **state)
 	char err[12];
 
 	memset(err, '#', sizeof(err));
-	assert_int_equal(point_spec_parse("p=f:err=whatever", &ps, err, 10), -1);
+	assert_int_equal(pointspec_parse("p=f:err=whatever", &ps, err, 10), -1);
 	assert_string_equal(err, "bad point");
 	assert_int_equal(err[10], '#');
-	assert_int_equal(point_spec_parse(NULL, &ps, err, sizeof(err)), -1);
+	assert_int_equal(pointspec_parse(NULL, &ps, err, sizeof(err)), -1);
 	assert_string_equal(err, "bad point '");
 }
 
 static void test_err_mode_name(void **state)
 {
-	assert_string_equal(err_mode_name(SDS_ERR_NONE), "none");
-	assert_string_equal(err_mode_name(SDS_ERR_NEG), "neg");
-	assert_string_equal(err_mode_name(SDS_ERR_ZERO), "zero");
-	assert_string_equal(err_mode_name(SDS_ERR_NONZERO), "nonzero");
-	assert_string_equal(err_mode_name(4), "unknown");
-	assert_string_equal(err_mode_name(UINT32_MAX), "unknown");
+	assert_string_equal(pointspec_err_mode_name(SDS_ERR_NONE), "none");
+	assert_string_equal(pointspec_err_mode_name(SDS_ERR_NEG), "neg");
+	assert_string_equal(pointspec_err_mode_name(SDS_ERR_ZERO), "zero");
+	assert_string_equal(pointspec_err_mode_name(SDS_ERR_NONZERO), "nonzero");
+	assert_string_equal(pointspec_err_mode_name(4), "unknown");
+	assert_string_equal(pointspec_err_mode_name(UINT32_MAX), "unknown");
 }
 
 /* :failfast= and :errno= (issue 15): values, defaults, refusals. */
@@ -430,7 +431,7 @@ static void ff_ok(const char *arg, uint32_t ops, int err_no)
 	struct point_spec ps;
 	char err[256] = "";
 
-	if (point_spec_parse(arg, &ps, err, sizeof(err)))
+	if (pointspec_parse(arg, &ps, err, sizeof(err)))
 		fail_msg("'%s' refused: %s", arg, err);
 	assert_int_equal(ps.failfast_ops, ops);
 	assert_int_equal(ps.failfast_errno, err_no);
@@ -468,14 +469,14 @@ static void test_failfast(void **state)
 	parse_bad("p=f:failfast=open:errno=", FF_ERRNO_WHY(""));
 	parse_bad("p=f:errno=EIO", "errno= needs failfast=connect,send,open (which operations fail)");
 
-	assert_string_equal(failfast_errno_name(ECONNREFUSED), "ECONNREFUSED");
-	assert_string_equal(failfast_errno_name(EIO), "EIO");
-	assert_string_equal(failfast_errno_name(EINTR), "?");
-	assert_int_equal(failfast_ops_format(SDS_FF_ALL, buf, sizeof(buf)), 0);
+	assert_string_equal(errnames_name(ECONNREFUSED), "ECONNREFUSED");
+	assert_string_equal(errnames_name(EIO), "EIO");
+	assert_string_equal(errnames_name(EINTR), "?");
+	assert_int_equal(pointspec_ops_format(SDS_FF_ALL, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "connect,send,open");
-	assert_int_equal(failfast_ops_format(SDS_FF_OPEN, buf, sizeof(buf)), 0);
+	assert_int_equal(pointspec_ops_format(SDS_FF_OPEN, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "open");
-	assert_int_equal(failfast_ops_format(SDS_FF_ALL, buf, 8), -1);
+	assert_int_equal(pointspec_ops_format(SDS_FF_ALL, buf, 8), -1);
 }
 
 /* A Go point has no frame to be inside of: failfast= is refused. */
@@ -485,8 +486,8 @@ static void test_failfast_go(void **state)
 	char err[512];
 	const char *arg = "p=f:failfast=connect";
 
-	assert_int_equal(point_spec_parse(arg, &ps, err, sizeof(err)), 0);
-	assert_int_equal(point_spec_check_go(&ps, arg, err, sizeof(err)), -1);
+	assert_int_equal(pointspec_parse(arg, &ps, err, sizeof(err)), 0);
+	assert_int_equal(pointspec_check_go(&ps, arg, err, sizeof(err)), -1);
 	assert_string_equal(err, "bad point 'p=f:failfast=connect': failfast= needs the function's return, and a Go binary gets no return probe (its address would make the Go runtime's stack walk fail and kill the program): Go points count visits only");
 }
 

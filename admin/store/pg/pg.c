@@ -223,7 +223,7 @@ static void describe(struct pg_store *p, const char *url)
 	PQconninfoFree(o);
 }
 
-struct store *store_pg_open(const char *url, char *err)
+struct store *pg_store_open(const char *url, char *err)
 {
 	struct pg_store *p;
 	char *perr = NULL;

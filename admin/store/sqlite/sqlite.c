@@ -209,7 +209,7 @@ static const struct store_ops sqlite_ops = {
 
 /* ---- open --------------------------------------------------------------- */
 
-struct store *store_sqlite_open(const char *path, char *err)
+struct store *sqlite_store_open(const char *path, char *err)
 {
 	static const char *const pragmas =
 		"PRAGMA journal_mode = WAL;"
