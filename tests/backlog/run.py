@@ -410,15 +410,6 @@ def directory_file(ctx):
     eq(l.p.returncode, 0, "the loader's exit")
 
 
-def preflight():
-    err = sdstest.root_error()
-    if err:
-        return err
-    for f in (SDS, ADMIN, TARGET):
-        if not os.access(f, os.X_OK):
-            return "%s missing: run make all test-targets" % f
-    return None
-
-
 if __name__ == "__main__":
-    sys.exit(SUITE.main(sys.argv[1:], Ctx, preflight))
+    sys.exit(sdstest.run_suite(__file__, SUITE, Ctx,
+                               needs=(SDS, ADMIN, TARGET)))

@@ -231,15 +231,5 @@ def shortest_response_follows_latency(ctx):
     t.cmd("stop")
 
 
-def preflight():
-    err = sdstest.root_error()
-    if err:
-        return err
-    for p in (SDS, LBTARGET):
-        if not os.access(p, os.X_OK):
-            return "%s missing: run make all test-targets" % p
-    return None
-
-
 if __name__ == "__main__":
-    sys.exit(SUITE.main(sys.argv[1:], Ctx, preflight))
+    sys.exit(sdstest.run_suite(__file__, SUITE, Ctx, needs=(SDS, LBTARGET)))

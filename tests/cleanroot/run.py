@@ -406,16 +406,9 @@ def mkroot_unreachable_mirror_fails(ctx):
         shutil.rmtree(d, ignore_errors=True)
 
 
-def preflight():
-    if os.geteuid() != 0:
-        return "run as root (make cleanroot-tests)"
-    for tool in ("tar", "chroot", "mount", "nsenter", "systemd-nspawn", "gcc"):
-        if not shutil.which(tool):
-            return "%s is missing (make deps)" % tool
-    return croot.have_roots()
-
-
 if __name__ == "__main__":
     sdstest.log_stamps()
-    rc = SUITE.main(sys.argv[1:], Ctx, preflight)
+    rc = sdstest.run_suite(
+        __file__, SUITE, Ctx, extra=croot.have_roots,
+        tools=("tar", "chroot", "mount", "nsenter", "systemd-nspawn", "gcc"))
     sys.exit(1 if LEAKS else rc)

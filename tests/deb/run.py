@@ -534,16 +534,9 @@ def dpkg_install_remove_purge(ctx):
     eq(root.close(), None, "the chroot's mounts after the test")
 
 
-def preflight():
-    if os.geteuid() != 0:
-        return "run as root (make deb-tests)"
-    for tool in ("dpkg-deb", "lintian", "pkg-config", "gcc", "git",
-                 "systemd-analyze", "md5sum", "mount", "umount", "chroot"):
-        if not shutil.which(tool):
-            return "%s is missing (make deps)" % tool
-    return None
-
-
 if __name__ == "__main__":
-    rc = SUITE.main(sys.argv[1:], Ctx, preflight)
+    rc = sdstest.run_suite(
+        __file__, SUITE, Ctx,
+        tools=("dpkg-deb", "lintian", "pkg-config", "gcc", "git",
+               "systemd-analyze", "md5sum", "mount", "umount", "chroot"))
     sys.exit(1 if LEAKS else rc)

@@ -260,17 +260,7 @@ def own_symtab_says_so(ctx):
     counted(ctx, exe, "full", ["%s's .symtab" % exe])
 
 
-def preflight():
-    err = sdstest.root_error()
-    if err:
-        return err
-    if not os.path.exists(SDS):
-        return "%s missing: run make" % SDS
-    for tool in ("gcc", "objcopy", "strip", "readelf", "bpftool"):
-        if not shutil.which(tool):
-            return "%s not found in PATH" % tool
-    return sdstest.mount_bpffs()
-
-
 if __name__ == "__main__":
-    sys.exit(SUITE.main(sys.argv[1:], Ctx, preflight))
+    sys.exit(sdstest.run_suite(
+        __file__, SUITE, Ctx, needs=(SDS,), bpffs=True,
+        tools=("gcc", "objcopy", "strip", "readelf", "bpftool")))

@@ -624,16 +624,6 @@ def test_heartbeat_build(ctx):
     ctx.finish()
 
 
-def preflight():
-    err = sdstest.root_error()
-    if err:
-        return err
-    if not os.path.exists(SDS):
-        return "%s missing: run make" % SDS
-    if not shutil.which("readelf"):
-        return "readelf missing (binutils): the build-ids are read with it"
-    return None
-
-
 if __name__ == "__main__":
-    sys.exit(SUITE.main(sys.argv[1:], Ctx, preflight))
+    sys.exit(sdstest.run_suite(__file__, SUITE, Ctx, needs=(SDS,),
+                               tools=("readelf",)))

@@ -599,19 +599,6 @@ SUITE = sdstest.Suite(timeout=TEST_TIMEOUT, strict=False)
 SUITE.tests = TESTS
 
 
-def preflight():
-    if os.geteuid() != 0:
-        return "tests/drill/run.py: run as root (the tests load BPF)"
-    for f in (SDS, APPBIN):
-        if not os.access(f, os.X_OK):
-            return ("tests/drill/run.py: %s missing: make drill-tests builds it"
-                    % f)
-    return None
-
-
-def main():
-    return SUITE.main(sys.argv[1:], lambda name: Ctx(), preflight)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(sdstest.run_suite(__file__, SUITE, lambda name: Ctx(),
+                               needs=(SDS, APPBIN)))

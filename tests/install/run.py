@@ -813,19 +813,6 @@ def bad_prefix(ctx):
 
 
 def preflight():
-    if os.geteuid() != 0:
-        return "run as root (make install-tests)"
-    for tool in ("systemd-analyze", "setpriv", "pkg-config", "readelf", "g++"):
-        if not shutil.which(tool):
-            return "%s is missing (make deps)" % tool
-    for f in ("bin/sds-bpf", "bin/sds-admin", "bin/sds-copy",
-              "test/targets/target_pie"):
-        if not os.path.exists(os.path.join(BUILD, f)):
-            return "%s/%s is missing (make all test-targets)" % (BUILD, f)
-    for f in ("usr", "prefix", "gone", "uninstalled", "conffiles",
-              "bad/install-0.rc", "bad/uninstall-2.rc"):
-        if not os.path.exists(staged(f)):
-            return "%s is missing (make install-stage)" % staged(f)
     # A stage older than the programs would test an old install.
     if os.stat(staged("usr.out")).st_mtime < os.stat(
             os.path.join(BUILD, "bin", "sds-bpf")).st_mtime:
@@ -835,4 +822,11 @@ def preflight():
 
 
 if __name__ == "__main__":
-    sys.exit(SUITE.main(sys.argv[1:], Ctx, preflight))
+    sys.exit(sdstest.run_suite(
+        __file__, SUITE, Ctx, extra=preflight,
+        tools=("systemd-analyze", "setpriv", "pkg-config", "readelf", "g++"),
+        needs=[os.path.join(BUILD, f) for f in (
+            "bin/sds-bpf", "bin/sds-admin", "bin/sds-copy",
+            "test/targets/target_pie")] + [staged(f) for f in (
+                "usr", "prefix", "gone", "uninstalled", "conffiles",
+                "bad/install-0.rc", "bad/uninstall-2.rc")]))

@@ -954,6 +954,39 @@ def import_test_modules(here):
         importlib.import_module(os.path.basename(path)[:-3])
 
 
+def preflight_error(root=True, needs=(), tools=(), bpffs=False, extra=None):
+    """What a suite's runner checks before its first test, as one line
+    (None when all is there): root; every path of @needs built (`make
+    test-bins` builds what any runner needs); every tool of @tools in
+    PATH (`make deps` installs them); bpffs mounted with @bpffs; then
+    @extra(), the suite's own checks (a line or None)."""
+    if root and os.geteuid() != 0:
+        return "must run as root (BPF and uprobes need it)"
+    for path in needs:
+        if not os.path.exists(path):
+            return "%s missing: run make test-bins" % path
+    for tool in tools:
+        if not shutil.which(tool):
+            return "%s not found in PATH (make deps)" % tool
+    if bpffs:
+        err = mount_bpffs()
+        if err:
+            return err
+    return extra() if extra else None
+
+
+def run_suite(runner, suite, new_ctx, argv=None, **checks):
+    """The main of every suite's run.py: import the t_*.py beside
+    @runner (its __file__), check what preflight_error(**@checks) checks
+    and run @suite's tests selected by @argv (sys.argv[1:]), each with
+    new_ctx(name).  Returns the exit status.  The runner's module stays
+    importable without running anything (tests/probepath, tests/crash and
+    tools/demo load runners as modules)."""
+    import_test_modules(os.path.dirname(os.path.abspath(runner)))
+    return suite.main(sys.argv[1:] if argv is None else argv, new_ctx,
+                      lambda: preflight_error(**checks))
+
+
 class Suite:
     """A registry of tests and the loop that runs them.
 

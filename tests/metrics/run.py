@@ -430,8 +430,6 @@ def test_metrics_address_in_use(ctx):
         s.close()
 
 
-
-
 def fleet_hb(host, period, app, points):
     return {"group": "fleet", "app": app, "host": host, "ip": "127.0.0.1",
             "period_start": period, "period_s": 10, "version": 0,
@@ -542,15 +540,7 @@ def test_unread_answers_hold_no_slot(ctx):
     eq(got, [(200, 1024)] * 5, "scrapes among 16 clients that never read")
 
 
-def preflight():
-    err = sdstest.root_error()
-    if err:
-        return err
-    for f in (SDS, TARGET, GUARDED, PROMTOOL, sdstest.admin_path()):
-        if not os.path.exists(f):
-            return "%s missing: make deps && make && make test-targets" % f
-    return None
-
-
 if __name__ == "__main__":
-    sys.exit(SUITE.main(sys.argv[1:], Ctx, preflight))
+    sys.exit(sdstest.run_suite(
+        __file__, SUITE, Ctx,
+        needs=(SDS, TARGET, GUARDED, PROMTOOL, sdstest.admin_path())))

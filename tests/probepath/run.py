@@ -189,9 +189,5 @@ def bad_probe_path(ctx):
           "a socket was left in %s" % ctx.run_dir)
 
 
-def main(argv):
-    return SUITE.main(argv, it.Ctx, it.preflight)
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(sdstest.run_suite(__file__, SUITE, it.Ctx, **it.CHECKS))
