@@ -12,7 +12,7 @@ one chromium for the run, a page of its own for each test.
 
 Every process is started in its own session and its group is killed when
 the test ends, pass or fail; temp dirs are removed.  The last line is
-"N passed, M failed"; the exit status is non-zero when anything failed.
+"N passed, M failed, K skipped"; the exit status is non-zero when anything failed.
 A screenshot of the dashboard is kept at build/test/admin/dashboard.png.
 
 Python 3 standard library only.
@@ -1125,7 +1125,7 @@ PG_TESTS = t_pg.PG_TESTS
 # Seconds per test: a stuck guard, loader or browser fails its test
 # instead of hanging `make test` (the slowest admin test (a browser) takes ~6 s).
 TEST_TIMEOUT = 120
-SUITE = sdstest.Suite(timeout=TEST_TIMEOUT, strict=False)
+SUITE = sdstest.Suite(timeout=TEST_TIMEOUT)
 SUITE.tests = TESTS
 
 

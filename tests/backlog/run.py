@@ -298,7 +298,7 @@ def queued_restart(ctx, sig):
                             % sig.name)
 
 
-SUITE = sdstest.Suite(timeout=120, fail_time=True, log_total=True)
+SUITE = sdstest.Suite(timeout=120)
 test = SUITE.test
 
 

@@ -14,7 +14,7 @@ bindings-tests` does):
 
 The Rust and Go examples are built by their tests with Debian's
 toolchains (caches under build/bindings); a missing toolchain fails.
-The last line is "N passed, M failed"; the exit status is non-zero when
+The last line is "N passed, M failed, K skipped"; the exit status is non-zero when
 anything failed.  Python 3 standard library only.
 """
 

@@ -23,7 +23,7 @@ from sdstest import SDS, Fail, check, eq, log  # noqa: E402,F401
 TARGET = os.path.join(sdstest.BUILD, "test", "targets", "copytarget")
 APP = "copytarget"
 POINT = "req"
-SUITE = sdstest.Suite(timeout=180, strict=True, fail_time=True)
+SUITE = sdstest.Suite(timeout=180)
 
 
 def test(fn):

@@ -9,7 +9,7 @@ bound where sampling is random).  Run as root:
 
     python3 tests/capture/run.py [-v] [NAME-SUBSTRING...]
 
-The last line is "N passed, M failed"; non-zero exit when anything failed.
+The last line is "N passed, M failed, K skipped"; non-zero exit when anything failed.
 """
 
 import os

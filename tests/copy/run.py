@@ -8,7 +8,7 @@ Exact counts throughout.  Run as root:
 
     python3 tests/copy/run.py [-v] [NAME-SUBSTRING...]
 
-The last line is "N passed, M failed"; non-zero exit when anything failed.
+The last line is "N passed, M failed, K skipped"; non-zero exit when anything failed.
 """
 
 import os

@@ -692,7 +692,7 @@ def test_admin_down_across_kill9(ctx):
        % (down, killed_in))
 
 
-SUITE = sdstest.Suite(timeout=90, fail_time=True)
+SUITE = sdstest.Suite(timeout=90)
 for _fn in [test_kill9_counts_exact, test_kill_switch_back,
             test_drill_keeps_expiry, test_late_restart_said, test_keep_upgrade,
             test_stale_target_replaced, test_stale_target_deleted,

@@ -39,7 +39,7 @@ from fake_admin import NOTHING_NEW, FakeAdmin  # noqa: E402
 
 DEPLOY_BIN = os.path.join(BUILD, "test", "deploy")
 GROUP = "deploytest"
-SUITE = sdstest.Suite(timeout=120, fail_time=True)
+SUITE = sdstest.Suite(timeout=120)
 test = SUITE.test
 # The loader checks old builds for processes every 2 s (WATCH_SCAN_NS).
 RETIRE_WITHIN = 8.0

@@ -13,7 +13,7 @@ build/test/drill/drillapp`, which `make drill-tests` does):
 
 Every test gets its own temp dir, SDS_RUN_DIR and SDS_STATE_DIR; every
 process it starts runs in its own session and is killed when the test
-ends.  The last line is "N passed, M failed"; the exit status is
+ends.  The last line is "N passed, M failed, K skipped"; the exit status is
 non-zero when anything failed.  Python 3 standard library only.
 """
 
@@ -595,7 +595,7 @@ TESTS = [test_error_ratio_two_processes, test_delay_p50_and_timeout,
 # Seconds per test: a stuck guard, loader or browser fails its test
 # instead of hanging `make test` (the slowest drill test takes ~31 s).
 TEST_TIMEOUT = 120
-SUITE = sdstest.Suite(timeout=TEST_TIMEOUT, strict=False)
+SUITE = sdstest.Suite(timeout=TEST_TIMEOUT)
 SUITE.tests = TESTS
 
 

@@ -602,6 +602,6 @@ def admin_stats(ctx, app):
 # ---------------------------------------------------------------------------
 # The suite
 
-SUITE = sdstest.Suite(timeout=TEST_TIMEOUT, fail_time=True, log_total=True)
+SUITE = sdstest.Suite(timeout=TEST_TIMEOUT)
 TESTS = SUITE.tests
 test = SUITE.test

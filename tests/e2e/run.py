@@ -16,7 +16,7 @@ Every test gets its own temp dir, SDS_RUN_DIR, SDS_STATE_DIR, token file,
 database and port; every process it starts runs in its own session and
 its group is killed when the test ends, pass or fail.  Nothing is
 skipped: a test that cannot run fails and says why.  The last line is
-"N passed, M failed"; the exit status is non-zero when anything failed.
+"N passed, M failed, K skipped"; the exit status is non-zero when anything failed.
 
 Python 3 standard library only.
 """

@@ -137,7 +137,7 @@ def on_both(fn):
     return fn
 
 
-SUITE = sdstest.Suite(timeout=90, log_total=True)
+SUITE = sdstest.Suite(timeout=90)
 
 
 @on_both

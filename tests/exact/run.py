@@ -174,7 +174,7 @@ def run_case(ctx, field, n, tick_ms, mode, extra=None, pause=None):
               % (tot["timeouts"], passed))
 
 
-SUITE = sdstest.Suite(timeout=120, log_total=True)
+SUITE = sdstest.Suite(timeout=120)
 test = SUITE.test
 
 

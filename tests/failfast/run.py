@@ -15,7 +15,7 @@ own line, and the refusal of attach is tested instead.  Run as root:
 
     python3 tests/failfast/run.py [-v] [NAME-SUBSTRING...]
 
-The last line is "N passed, M failed"; non-zero exit when anything failed.
+The last line is "N passed, M failed, K skipped"; non-zero exit when anything failed.
 """
 
 import os

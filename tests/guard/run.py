@@ -21,7 +21,7 @@ Every test gets its own temp dir with private copies of the programs, its
 own SDS_RUN_DIR and SDS_STATE_DIR, and kills every process group it
 started when it ends, pass or fail.  Nothing is skipped: a test that
 cannot run fails and says why.  Times get margins (the loader ticks every
-100 ms); counts do not.  The last line is "N passed, M failed"; the exit
+100 ms); counts do not.  The last line is "N passed, M failed, K skipped"; the exit
 status is non-zero when anything failed.
 
 Python 3 standard library only.

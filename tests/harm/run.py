@@ -11,7 +11,7 @@ harm-tests` does):
 
     python3 tests/harm/run.py [-v] [NAME-SUBSTRING...]
 
-The last line is "N passed, M failed"; the exit status is non-zero when
+The last line is "N passed, M failed, K skipped"; the exit status is non-zero when
 anything failed.  Python 3 standard library only.
 """
 

@@ -10,7 +10,7 @@ hostile-tests` does):
 
     python3 tests/hostile/run.py [-v] [NAME-SUBSTRING...]
 
-The last line is "N passed, M failed"; the exit status is non-zero when
+The last line is "N passed, M failed, K skipped"; the exit status is non-zero when
 anything failed.  Python 3 standard library only.
 """
 

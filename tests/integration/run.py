@@ -14,7 +14,7 @@ binaries (so uprobes placed by anyone else on build/test/targets/* cannot
 add to our counts), its own SDS_RUN_DIR and SDS_STATE_DIR, and kills every
 process group it started when it ends, pass or fail.  Nothing is skipped:
 a test that cannot load BPF fails and says why.  The last line is
-"N passed, M failed"; the exit status is non-zero when anything failed.
+"N passed, M failed, K skipped"; the exit status is non-zero when anything failed.
 
 Python 3 standard library only.
 """

@@ -27,7 +27,7 @@ Run from anywhere, after `make all` (which `make man-tests` does):
 
     python3 tests/man/run.py [-v] [NAME-SUBSTRING...]
 
-The last line is "N passed, M failed".  Python 3 standard library only.
+The last line is "N passed, M failed, K skipped".  Python 3 standard library only.
 """
 
 import os

@@ -182,7 +182,7 @@ def folded(ctx, app):
         "the loader did not fold second %d within 10 s" % sec, 0.05)
 
 
-SUITE = sdstest.Suite(timeout=180, log_total=True)
+SUITE = sdstest.Suite(timeout=180)
 test = SUITE.test
 
 

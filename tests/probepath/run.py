@@ -13,7 +13,7 @@ Run as root (make probepath-tests):
 
     python3 tests/probepath/run.py [-v] [NAME-SUBSTRING...]
 
-The last line is "N passed, M failed".  Python 3 standard library only.
+The last line is "N passed, M failed, K skipped".  Python 3 standard library only.
 """
 
 import importlib.util
