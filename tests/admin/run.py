@@ -35,6 +35,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
+import sdsadmin  # noqa: E402
 from sdstest import BUILD, Fail, check, eq, free_port  # noqa: E402
 import t_copy  # noqa: E402
 from t_copy import COPY_TESTS  # noqa: E402
@@ -101,44 +102,24 @@ class Env:
             c.close()
 
     def start_admin(self, *extra, db="sds.db"):
-        for attempt in range(5):
-            self.port = free_port()
-            self.admin = self.spawn(sdstest.admin_argv(ADMIN, self.port,
-                                                       self.db_arg(db),
-                                                       self.token_file, extra),
-                                    stderr=subprocess.PIPE, universal_newlines=True)
-            deadline = time.time() + 10
-            while time.time() < deadline:
-                if self.admin.poll() is not None:
-                    break
-                try:
-                    st, _ = self.req("GET", "/healthz", token=False)
-                    if st == 200:
-                        return self.admin
-                except OSError:
-                    pass
-                time.sleep(0.05)
-            err = self.admin.stderr.read() if self.admin.poll() is not None else ""
-            if "Address already in use" not in err:
-                raise Fail("sds-admin did not start: %s" % err.strip())
-        raise Fail("no free port for sds-admin")
+        """The test's sds-admin (tests/lib/sdsadmin.py) on a free port,
+        storing in @db of the store under test: up once /healthz answers."""
+        self.admin = sdsadmin.Admin(self, token=TOKEN, token_file=self.token_file,
+                                    db=self.db_arg(db), extra=extra,
+                                    binary=ADMIN).start()
+        self.port = self.admin.port
+        return self.admin
 
     def stop_admin(self):
         """SIGTERM; the admin must exit 0 and print nothing."""
-        self.admin.send_signal(signal.SIGTERM)
-        try:
-            rc = self.admin.wait(15)
-        except subprocess.TimeoutExpired:
-            raise Fail("sds-admin did not exit within 15 s of SIGTERM")
-        err = self.admin.stderr.read()
-        eq(rc, 0, "sds-admin exit status after SIGTERM")
-        eq(err, "", "sds-admin stderr")
+        self.admin.stop()
 
     def conn(self):
         return http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
 
     def req(self, method, path, body=None, token=True, headers=None, raw=None):
-        """(status, parsed JSON or text)."""
+        """(status, parsed JSON or text) from the admin on self.port
+        (t_pg switches it between two admins)."""
         h = dict(headers or {})
         if token is True:
             h["Authorization"] = "Bearer " + TOKEN
@@ -611,7 +592,7 @@ def test_sigterm_finishes_inflight(env):
         s.close()
     rc = env.admin.wait(15)
     eq(rc, 0, "exit status after SIGTERM")
-    eq(env.admin.stderr.read(), "", "stderr")
+    eq(env.admin.stderr_text(), "", "stderr")
     # The heartbeat was committed: a new admin on the same file has it.
     env.start_admin()
     s = env.ok("GET", APP + "/stats?from=%d&to=%d&step=10" % (T0, T0 + 10))

@@ -314,7 +314,7 @@ def test_copy_server_roles(env):
     # The heartbeat token's refusal names no app: one line on stderr.
     env.admin.terminate()
     eq(env.admin.wait(15), 0, "sds-admin exit status")
-    eq(env.admin.stderr.read().splitlines(),
+    eq(env.admin.stderr_text().splitlines(),
        ["sds-admin: refused heartbeat token %s: POST /api/v1/copy-servers/heartbeat (403)"
         % fp(HB_TOKEN)], "sds-admin stderr")
 

@@ -50,7 +50,7 @@ def stop_with_stderr(env):
     """SIGTERM; exit 0; the stderr lines."""
     env.admin.terminate()
     eq(env.admin.wait(15), 0, "sds-admin exit status after SIGTERM")
-    return env.admin.stderr.read().splitlines()
+    return env.admin.stderr_text().splitlines()
 
 
 def test_roles(env):

@@ -149,7 +149,7 @@ def test_scoped_heartbeat(env):
     env.admin.terminate()
     eq(env.admin.wait(15), 0, "sds-admin exit status after SIGTERM")
     line = "sds-admin: refused heartbeat token %s: " + row + " (403)"
-    eq(env.admin.stderr.read().splitlines(),
+    eq(env.admin.stderr_text().splitlines(),
        [line % (fp(APP_TOKEN), "demo", "new", "demo/shop"),
         line % (fp(APP_TOKEN), "nogroup", "y", "demo/shop"),
         line % (fp(GRP_TOKEN), "nogroup", "z", "demo")], "stderr")

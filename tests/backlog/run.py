@@ -39,6 +39,7 @@ import zlib
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
+import sdsadmin  # noqa: E402
 from sdstest import (BUILD, SDS, Fail, check, eq,  # noqa: E402
                      log, wait_until)
 
@@ -72,51 +73,22 @@ def wait_safe(after=0):
         sleep_until(p + 2.0 if p > after and into < 2.0 else p + PERIOD + 2.0)
 
 
-class Admin:
-    """sds-admin on a port chosen before it first starts."""
+class Admin(sdsadmin.Admin):
+    """sds-admin on a port chosen before it first starts, held dead until
+    start() (tests/lib/sdsadmin.py)."""
 
     def __init__(self, ctx):
-        self.ctx = ctx
-        # Held (bound, not listening) until start(): the loaders given the
-        # URL meanwhile are refused as by an admin that is down, and no
-        # other run's server can take the port.
-        self.hold, self.port = sdstest.dead_port()
-        self.db = os.path.join(ctx.tmp, "sds.db")
-        self.p = None
+        super().__init__(ctx, token=TOKEN, token_file=ctx.token, hold=True)
 
-    @property
-    def url(self):
-        return "http://127.0.0.1:%d" % self.port
-
-    def start(self):
-        argv = sdstest.admin_argv(ADMIN, self.port, self.db, self.ctx.token)
-        log(" ".join(argv))
-        self.err = open(os.path.join(self.ctx.tmp, "admin.err"), "wb")
-        self.hold.close()
-        self.p = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
-                                  stderr=self.err, stdin=subprocess.DEVNULL,
-                                  cwd=self.ctx.tmp, start_new_session=True)
-        self.ctx.others.append(self.p)
-        # The one answering /healthz must be this admin.
-        wait_until(lambda: sdstest.listens(self.p, self.port)
-                   or self.p.poll() is not None, time.time() + 10,
-                   "sds-admin on port %d: not listening within 10 s"
-                   % self.port)
-        check(self.p.poll() is None, "sds-admin on port %d exited with %s"
-              % (self.port, self.p.returncode))
-        wait_until(lambda: sdstest.healthz(self.port), time.time() + 10,
-                   "sds-admin on port %d: no /healthz within 10 s" % self.port)
-
-    def ok(self, path):
-        st, doc = sdstest.http_request(
-            self.port, "GET", path, headers={"Authorization": "Bearer " + TOKEN})
+    def get(self, path):
+        st, doc = self.req("GET", path)
         if st != 200:
             raise Fail("GET %s: status %d: %r" % (path, st, doc))
         return doc
 
     def per_period(self, frm, to):
         """{period: counts} of point w for the periods with any count."""
-        doc = self.ok("/api/v1%s/stats?from=%d&to=%d&step=10&point=w"
+        doc = self.get("/api/v1%s/stats?from=%d&to=%d&step=10&point=w"
                       % (A, frm, to))
         pt = doc.get("points", {}).get("w")
         check(pt is not None, "admin stats: no point w: %r" % doc)
@@ -128,7 +100,7 @@ class Admin:
         return out
 
     def metric(self, name):
-        text = self.ok("/metrics")
+        text = self.get("/metrics")
         m = re.search(r"^%s (\d+)$" % re.escape(name), text, re.M)
         check(m is not None, "/metrics has no %s" % name)
         return int(m.group(1))

@@ -16,7 +16,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -24,8 +23,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
+import sdsadmin  # noqa: E402
 from sdstest import (BUILD, Fail, KernelSnapshot, SDS, check, eq,  # noqa: E402
-                     free_port, log, wait_until)
+                     log, wait_until)
 
 _kill_group = sdstest.kill_group
 sdstest.log_stamps()
@@ -74,99 +74,14 @@ def sleep_until(t):
 # ---------------------------------------------------------------------------
 # Processes
 
-class Admin:
-    """One sds-admin on a loopback port; restartable on the same port/db."""
+class Admin(sdsadmin.Admin):
+    """One sds-admin on a loopback port (tests/lib/sdsadmin.py);
+    restartable on the same port and db (start(same_port=True)), with
+    the test's token file."""
 
     def __init__(self, ctx, port=None):
-        self.ctx = ctx
-        self.db = os.path.join(ctx.tmp, "sds.db")
-        self.port = port
-        self.p = None
-        self.runs = 0
-        self.extra = []         # more sds-admin arguments
-
-    @property
-    def url(self):
-        return "http://127.0.0.1:%d" % self.port
-
-    def _errpath(self):
-        return os.path.join(self.ctx.tmp, "admin-%d.err" % self.runs)
-
-    def stderr(self):
-        try:
-            with open(self._errpath(), errors="replace") as f:
-                return f.read()
-        except OSError:
-            return ""
-
-    def start(self, same_port=False):
-        attempts = 1 if same_port else 5
-        for _ in range(attempts):
-            if not same_port:
-                self.port = free_port()
-            self.runs += 1
-            argv = sdstest.admin_argv(ADMIN, self.port, self.db,
-                                      self.ctx.token_file, self.extra)
-            log(" ".join(argv))
-            with open(self._errpath(), "wb") as e:
-                self.p = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
-                                          stderr=e, stdin=subprocess.DEVNULL,
-                                          cwd=self.ctx.tmp,
-                                          start_new_session=True)
-            self.ctx.procs.append(self.p)
-            deadline = time.time() + 10
-            while time.time() < deadline and self.p.poll() is None:
-                try:
-                    st, _ = self.req("GET", "/healthz", token=False)
-                    if st == 200:
-                        return self
-                except OSError:
-                    pass
-                time.sleep(0.05)
-            if self.p.poll() is None:
-                _kill_group(self.p)
-                self.p.wait(5)
-                raise Fail("sds-admin on port %d: no /healthz within 10 s; "
-                           "stderr %r" % (self.port, self.stderr()))
-            if "Address already in use" not in self.stderr() or same_port:
-                break
-        raise Fail("sds-admin did not start on port %d (exit %s): %s"
-                   % (self.port, self.p.returncode, self.stderr().strip()))
-
-    def stop(self):
-        """SIGTERM: the admin must exit 0 and say nothing."""
-        log("stopping sds-admin (SIGTERM)")
-        self.p.send_signal(signal.SIGTERM)
-        try:
-            rc = self.p.wait(15)
-        except subprocess.TimeoutExpired:
-            _kill_group(self.p)
-            self.p.wait(5)
-            raise Fail("sds-admin did not exit within 15 s of SIGTERM")
-        eq(rc, 0, "sds-admin exit status after SIGTERM (stderr %r)"
-           % self.stderr())
-        eq(self.stderr(), "", "sds-admin stderr")
-        # Nothing may answer on the port any more.
-        try:
-            socket.create_connection(("127.0.0.1", self.port), timeout=2).close()
-            raise Fail("port %d still accepts connections after sds-admin "
-                       "exited" % self.port)
-        except OSError:
-            pass
-
-    def req(self, method, path, body=None, token=True):
-        h = {}
-        if token:
-            h["Authorization"] = "Bearer " + TOKEN
-        return sdstest.http_request(self.port, method, path, body, h)
-
-    def ok(self, method, path, body=None, want=200):
-        st, doc = self.req(method, "/api/v1" + path, body)
-        if st != want:
-            raise Fail("%s /api/v1%s %s: status %d, want %d: %r"
-                       % (method, path, json.dumps(body) if body else "",
-                          st, want, doc))
-        return doc
+        super().__init__(ctx, token=TOKEN, token_file=ctx.token_file,
+                         port=port)
 
     def hosts(self):
         st, doc = self.req("GET", "/api/v1" + A + "/hosts")

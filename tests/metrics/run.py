@@ -35,6 +35,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
+import sdsadmin  # noqa: E402
 import guarded  # noqa: E402
 from sdstest import BUILD, SDS, check, eq, get_point, log  # noqa: E402
 
@@ -442,19 +443,8 @@ def fleet_hb(host, period, app, points):
 @test
 def test_admin_fleet_sums(ctx):
     """Three hosts, two apps: /metrics sums the last complete period."""
-    token = sdstest.write_token(os.path.join(ctx.tmp, "token"), "metrics-t0k3n_for.tests")
-    os.chmod(token, 0o600)
-
-    def start(port):
-        admin = subprocess.Popen(sdstest.admin_argv(
-            sdstest.admin_path(), port, os.path.join(ctx.tmp, "sds.db"),
-            token), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            start_new_session=True, cwd=ctx.tmp)
-        ctx.others.append(admin)
-        return admin
-    port, admin = sdstest.serve_on_free_port(start, "sds-admin")
-    sdstest.wait_until(lambda: sdstest.healthz(port), time.time() + 10,
-                       "sds-admin did not answer /healthz")
+    admin = sdsadmin.Admin(ctx, token="metrics-t0k3n_for.tests").start()
+    port = admin.port
     # Every period a scrape in the next 30 s may take as the last complete
     # one gets the same rows: the sums cannot depend on when it runs.
     now = int(time.time())
@@ -489,8 +479,7 @@ def test_admin_fleet_sums(ctx):
         eq(got, vals, "fleet sums of %s/%s" % (app, point))
     eq(len(series(parsed, "sds_fleet_point_visits")), 3, "fleet series")
     eq(one(parsed, "sds_fleet_series_truncated"), 0, "truncated")
-    admin.send_signal(15)
-    eq(admin.wait(10), 0, "sds-admin's exit on SIGTERM")
+    admin.stop()
 
 
 # As nobody: N connections that shrink their receive buffer, send a whole
