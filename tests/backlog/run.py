@@ -31,7 +31,6 @@ import re
 import shutil
 import signal
 import socket
-import subprocess
 import sys
 import time
 import zlib
@@ -39,6 +38,7 @@ import zlib
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
+import target  # noqa: E402
 import sdsadmin  # noqa: E402
 from sdstest import (BUILD, SDS, Fail, check, eq,  # noqa: E402
                      log, wait_until)
@@ -118,31 +118,6 @@ class Admin(sdsadmin.Admin):
         return None
 
 
-class Target(sdstest.LineReader):
-    """target_pie driven on stdin (tests/targets/target.c)."""
-
-    name = "target_pie"
-
-    def __init__(self, ctx, path):
-        self.p = subprocess.Popen([path], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, cwd=ctx.tmp,
-                                  start_new_session=True)
-        ctx.others.append(self.p)
-        self.buf = b""
-        eq(self.readline(10), "ready", "target_pie's first line")
-
-    def work(self, n, e):
-        log("target_pie <- work %d %d 0 0" % (n, e))
-        self.p.stdin.write(b"work %d %d 0 0\n" % (n, e))
-        self.p.stdin.flush()
-        while True:
-            line = self.readline(30)
-            if line == "done":
-                return
-            check(not line.startswith("error"), "target_pie: %s" % line)
-
-
 class Ctx(sdstest.ProcDir):
     def __init__(self, name):
         super().__init__(name, "sds-backlog-")
@@ -203,7 +178,7 @@ def one_line(err, what, *words):
 def queued_restart(ctx, sig):
     snap = sdstest.KernelSnapshot()
     admin = Admin(ctx)              # down: not started yet
-    t = Target(ctx, ctx.path)
+    t = target.Target(ctx, ctx.path)
     l1 = ctx.attach(admin.url)
     made = {}
     pa = wait_safe()

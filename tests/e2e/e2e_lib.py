@@ -23,6 +23,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
+import target  # noqa: E402
 import sdsadmin  # noqa: E402
 from sdstest import (BUILD, Fail, KernelSnapshot, SDS, check, eq,  # noqa: E402
                      log, wait_until)
@@ -98,44 +99,11 @@ class Admin(sdsadmin.Admin):
                        % (A, frm, to, point))
 
 
-class Target(sdstest.LineReader):
-    """target_pie driven on stdin (tests/targets/target.c)."""
-
-    name = APP
+class Target(target.Target):
+    """target_pie driven on stdin (tests/lib/target.py)."""
 
     def __init__(self, ctx, path):
-        self.ctx = ctx
-        self.path = path
-        self.errf = open(os.path.join(ctx.tmp, "target.err"), "wb")
-        self.p = subprocess.Popen([path], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, stderr=self.errf,
-                                  cwd=ctx.tmp, start_new_session=True)
-        ctx.procs.append(self.p)
-        ctx.files.append(self.errf)
-        self.buf = b""
-        eq(self.readline(10), "ready", "target_pie's first line")
-
-    def stamp(self):
-        """One call of work(); the wall clock just before and after it, as
-        the program read it: (t0, t1) in seconds."""
-        log("target_pie <- stamp")
-        self.p.stdin.write(b"stamp\n")
-        self.p.stdin.flush()
-        at = self.readline(10).split()
-        eq((len(at), at[0] if at else None), (3, "at"), "stamp's reply")
-        eq(self.readline(10), "done", "stamp's last line")
-        return int(at[1]) / 1e9, int(at[2]) / 1e9
-
-    def cmd(self, line, timeout=60):
-        log("target_pie <- " + line)
-        self.p.stdin.write((line + "\n").encode())
-        self.p.stdin.flush()
-        while True:
-            l = self.readline(timeout)
-            if l == "done":
-                return
-            if l.startswith("error"):
-                raise Fail("target_pie: %s" % l)
+        super().__init__(ctx, path, name=APP)
 
 
 class Loader:
@@ -225,6 +193,7 @@ class Ctx(sdstest.TestDir):
         self.token_file = sdstest.write_token(os.path.join(self.tmp, "token"),
                                               TOKEN)
         self.procs = []
+        self.targets = []
         self.loaders = []
         self.files = []
         self.socks = []
@@ -232,6 +201,8 @@ class Ctx(sdstest.TestDir):
         self.target_path = None
 
     def cleanup(self):
+        for t in self.targets:
+            t.cleanup()
         for p in self.procs:
             sdstest.reap(p, always=False)
             sdstest.close_streams(p)

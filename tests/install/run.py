@@ -55,6 +55,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import guarded  # noqa: E402
 import sdstest  # noqa: E402
+import target  # noqa: E402
 import sdsadmin  # noqa: E402
 from sdstest import BUILD, ROOT, Fail, check, eq, log  # noqa: E402
 
@@ -546,25 +547,6 @@ def wait_visits(ctx, sds, app, point, want):
         raise Fail("point %s: %s visits, want %d" % (point, last, want))
 
 
-class Target(sdstest.LineReader):
-    """tests/targets/target.c (its "work N E T MS" command)."""
-
-    def __init__(self, ctx, path):
-        self.name = os.path.basename(path)
-        self.p = sdstest.spawn([path], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE)
-        self.buf = b""
-        ctx.others.append(self.p)
-        eq(self.readline(10), "ready", "%s start" % self.name)
-
-    def work(self, n):
-        self.p.stdin.write(b"work %d 0 0 0\n" % n)
-        self.p.stdin.flush()
-        line = self.readline(30)
-        check(line.startswith("took"), "work: %r" % line)
-        eq(self.readline(30), "done", "work")
-
-
 @test
 def unit_function_point_keep_restart(ctx):
     ctx.install()
@@ -581,7 +563,7 @@ def unit_function_point_keep_restart(ctx):
                          ctx.app], env=ctx.env).stdout)
     eq(sorted(p["name"] for p in st["points"]), ["n", "order", "w"],
        "points (w and n of POINTS, order of the strategies)")
-    t = Target(ctx, tgt)
+    t = target.Target(ctx, tgt)
     t.work(5)
     wait_visits(ctx, sds, ctx.app, "w", 5)
     # systemctl reload: ExecReload= sends SIGHUP to $MAINPID (shown on a

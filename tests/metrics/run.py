@@ -36,6 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
 import sdsadmin  # noqa: E402
+import target  # noqa: E402
 import guarded  # noqa: E402
 from sdstest import BUILD, SDS, check, eq, get_point, log  # noqa: E402
 
@@ -190,9 +191,9 @@ test = SUITE.test
 @test
 def test_function_point_equals_stats(ctx):
     """1,234 calls of work(), the first 17 failing."""
-    t = guarded.Target(ctx, TARGET)
+    t = target.Target(ctx, TARGET)
     port = attach(ctx, "mfunc", TARGET, ["work=work:err=neg"])
-    t.cmd("work 1234 17 0 0")
+    t.work(1234, 17)
     folded(ctx, "mfunc")    # the second of the calls folded into the totals
     text = scrape(port)
     promtool(text, "the loader's /metrics")
@@ -244,10 +245,9 @@ def test_guard_point_equals_stats(ctx):
 def test_histogram_buckets_and_concurrency(ctx):
     """90 fast calls and 10 of 20 ms: each side of 2^24 ns (16.8 ms, wide
     margins on a loaded VM); 4 naps in flight."""
-    t = guarded.Target(ctx, TARGET)
+    t = target.Target(ctx, TARGET)
     port = attach(ctx, "mhist", TARGET, ["work=work", "nap=nap"])
-    out = t.cmd("work 100 0 10 20")
-    took_max = int(out[0].split()[2])
+    _, took_max = t.work(100, 0, 10, 20)
     check(took_max < 2 ** 30, "the slowest call took %d ns" % took_max)
     folded(ctx, "mhist")
     parsed = parse(scrape(port))
