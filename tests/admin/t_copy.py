@@ -11,11 +11,10 @@ import time
 
 import sdstest
 from sdstest import check, eq
+from admin_lib import APP, CHROMIUM, TOKEN, test
+from chromium import Browser
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-TOKEN = "t0k-3n_for.tests"     # run.py's
 
-APP = "/groups/demo/apps/shop"
 PLANS = APP + "/copy-plans"
 PERIOD = (int(time.time()) // 10) * 10 - 300     # a period five minutes ago
 
@@ -78,6 +77,7 @@ def plan_view(p):
     return {k: v for k, v in p.items() if k not in ("created", "expires_at", "id")}
 
 
+@test
 def test_copy_plans_api(env):
     env.start_admin("--copy-max-amplification", "8")
     env.ok("POST", "/heartbeat", hb(PERIOD, {"order": {"visits": 1}}))
@@ -208,6 +208,7 @@ def test_copy_plans_api(env):
     env.stop_admin()
 
 
+@test
 def test_copy_server_bad_heartbeats(env):
     env.start_admin()
     good = {"name": "c1", "addr": "127.0.0.1:7070", "period_start": PERIOD, "plans": {}}
@@ -245,6 +246,7 @@ def fp(token):
     return "fnv:%08x" % (h >> 32)
 
 
+@test
 def test_copy_server_roles(env):
     """Only a copy-server token registers a copy server: a loader's
     heartbeat token gets 403 and no loader's reply lists its address; a
@@ -328,9 +330,9 @@ def test_copy_server_roles(env):
     env.stop_admin()
 
 
-Browser = None     # run.py's
 
 
+@test
 def test_copy_dashboard(env):
     """A plan created in the Copy panel reaches the API exactly; the
     numbers a copy server's and a loader's heartbeats put there are drawn
@@ -402,7 +404,3 @@ def test_copy_dashboard(env):
     finally:
         b.close()
     env.stop_admin()
-
-
-COPY_TESTS = [test_copy_plans_api, test_copy_server_bad_heartbeats, test_copy_dashboard,
-              test_copy_server_roles]

@@ -10,14 +10,13 @@ nobody's.  Imported by run.py (its Env).
 
 import os
 import subprocess
-import time
 
 import pgtest
 import sdsadmin
 import sdstest
 from sdstest import check, eq
+from admin_lib import ADMIN, test
 
-ADMIN = sdstest.admin_path()
 AS_NOBODY = ["setpriv", "--reuid=%d" % sdstest.NOBODY,
              "--regid=%d" % sdstest.NOBODY, "--clear-groups"]
 
@@ -46,6 +45,7 @@ def stop(admin):
     return admin.stop(quiet=False)
 
 
+@test
 def test_db_password_file(env):
     """--db-password-file: a 0600 file of root's connects, the password
     is in no argv; a 0644 one, or a URL with a password beside it, is one
@@ -88,6 +88,3 @@ def test_db_password_file(env):
         eq(stop(p), "sds-admin: --db: warning: the password in the URL is visible to "
            "every local user while sds-admin starts; use --db-password-file or "
            "PGPASSFILE\n", "stderr with a password in the URL")
-
-
-PWFILE_TESTS = [test_db_password_file]

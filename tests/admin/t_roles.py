@@ -13,13 +13,11 @@ import subprocess
 import time
 
 import sdstest
-from sdstest import Fail, check, eq
+from sdstest import check, eq
+from admin_lib import APP, T0, TOKEN, test  # TOKEN: the operator's
 
-TOKEN = "t0k-3n_for.tests"     # run.py's: the operator's
 HB_TOKEN = "hb-t0ken.for_loaders"
 RD_TOKEN = "rd-t0ken.for_readers"
-APP = "/groups/demo/apps/shop"
-T0 = (int(time.time()) // 10) * 10 - 600
 
 
 def fp(token):
@@ -53,6 +51,7 @@ def stop_with_stderr(env):
     return env.admin.stderr_text().splitlines()
 
 
+@test
 def test_roles(env):
     env.start_admin(*role_files(env), "--protect-reads")
     HB, RD, OP = bearer(HB_TOKEN), bearer(RD_TOKEN), bearer(TOKEN)
@@ -149,6 +148,7 @@ def _refused(env, argv, words):
         check(w in lines[0], "%r: error %r does not name %r" % (argv, lines[0], w))
 
 
+@test
 def test_token_file_modes(env):
     db = os.path.join(env.tmp, "x.db")
     base = ["--listen", "127.0.0.1:1", "--db", db]
@@ -192,6 +192,7 @@ def raw_status(port, request):
         s.close()
 
 
+@test
 def test_host_header(env):
     env.start_admin("--allow-host", "admin.example", "--allow-host", "[fd00::1]")
     p = env.port
@@ -227,6 +228,7 @@ def test_host_header(env):
                        env.token_file, "--allow-host", bad], ["--allow-host"])
 
 
+@test
 def test_conn_cap(env):
     env.start_admin("--max-conns-per-client", "3")
     held = []
@@ -274,6 +276,7 @@ def test_conn_cap(env):
                    "--max-conns-per-client", "-1"], ["--max-conns-per-client"])
 
 
+@test
 def test_stats_range_cap(env):
     env.start_admin()
     env.ok("POST", "/heartbeat", hb("web-1", T0, 7))
@@ -287,6 +290,7 @@ def test_stats_range_cap(env):
     env.stop_admin()
 
 
+@test
 def test_retention(env):
     env.start_admin()
     for i, h in enumerate(("web-1", "web-2", "web-3")):
@@ -317,6 +321,7 @@ def test_retention(env):
     env.stop_admin()
 
 
+@test
 def test_hosts_by_identity(env):
     """Two hosts named localhost, each with its id (loader/report/hostid.c), stay two."""
     env.start_admin()
@@ -327,7 +332,3 @@ def test_hosts_by_identity(env):
     d = env.ok("GET", APP + "/stats?from=%d&to=%d&step=10" % (T0, T0 + 10))
     eq(d["points"]["order"]["visits"], [7], "both hosts' visits")
     env.stop_admin()
-
-
-ROLE_TESTS = [test_roles, test_token_file_modes, test_host_header, test_conn_cap,
-              test_stats_range_cap, test_retention, test_hosts_by_identity]

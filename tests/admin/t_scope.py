@@ -10,15 +10,14 @@ run.py (its Env: one sds-admin per test).
 
 import os
 import subprocess
-import time
 
 import sdstest
 from sdstest import check, eq
+from admin_lib import T0, test
 
 APP_TOKEN = "hb-sc0pe.demo-shop"       # demo/shop only
 GRP_TOKEN = "hb-sc0pe.group-demo"      # every app of demo
 HB_TOKEN = "hb-t0ken.unscoped"         # unscoped: every app
-T0 = (int(time.time()) // 10) * 10 - 600
 PLAN = {"name": "p1", "points": ["order"], "sample_pct": 30, "amplification": 1,
         "framing": "http", "writes": True, "rate": 100, "shadows": ["127.0.0.1:9"],
         "duration_s": 600, "by": "alice"}
@@ -57,6 +56,7 @@ def metric(env, name):
     raise AssertionError("no metric " + name)
 
 
+@test
 def test_scoped_heartbeat(env):
     af = sdstest.write_token(os.path.join(env.tmp, "app.token"), APP_TOKEN)
     gf = sdstest.write_token(os.path.join(env.tmp, "grp.token"), GRP_TOKEN)
@@ -165,6 +165,7 @@ def _refused(argv, words):
         check(w in lines[0], "%r: error %r does not name %r" % (argv, lines[0], w))
 
 
+@test
 def test_scope_bad_input(env):
     f = sdstest.write_token(os.path.join(env.tmp, "app.token"), APP_TOKEN)
     base = ["--listen", "127.0.0.1:1", "--db", os.path.join(env.tmp, "x.db"),
@@ -179,6 +180,3 @@ def test_scope_bad_input(env):
     # One token, one scope.
     _refused(base + ["--heartbeat-token-file", f + ":demo/shop",
                      "--heartbeat-token-file", f + ":demo/cart"], ["the same token"])
-
-
-SCOPE_TESTS = [test_scoped_heartbeat, test_scope_bad_input]

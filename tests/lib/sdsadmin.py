@@ -54,7 +54,8 @@ class Admin:
                  binary=None, argv_for=None, cwd=None):
         self.ctx = ctx
         self.token = token
-        self.binary = binary or sdstest.admin_path()
+        # Absolute: it runs in the test's dir ($SDS_ADMIN may be relative).
+        self.binary = os.path.abspath(binary or sdstest.admin_path())
         self.token_file = token_file
         if token_file is None and argv_for is None:
             self.token_file = sdstest.write_token(
