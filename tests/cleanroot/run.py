@@ -101,7 +101,7 @@ class Ctx:
         if self.container:
             errs.append(self.container.stop())
         for r in self.roots:
-            errs.append(r.cleanup())
+            errs.append(r.close())
         for e in errs:
             if e:
                 print("LEAK %s: %s" % (self.name, e))

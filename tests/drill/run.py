@@ -82,7 +82,8 @@ class Ctx:
     def cleanup(self):
         for p in self.procs:
             sdstest.reap(p, always=True)
-            p.errfile.close()
+            if hasattr(p, "errfile"):   # not the admin's (sdsadmin.Admin)
+                p.errfile.close()
         sdstest.remove_pin_root(self.env["SDS_PIN_ROOT"])
         shutil.rmtree(self.tmp, ignore_errors=True)
 
