@@ -12,6 +12,7 @@ import os
 import shutil
 import socket
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
@@ -20,7 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
 import sdsadmin  # noqa: E402
-from sdstest import Fail, check  # noqa: E402
+from sdstest import Fail, check, eq  # noqa: E402
 import pgtest  # noqa: E402
 
 ADMIN = sdstest.admin_path()
@@ -163,6 +164,45 @@ def pt(visits, exceptions=0, timeouts=0, downgrades=0, conc=0, hist=None):
 
 
 APP = "/groups/demo/apps/shop"
+
+
+def fp(token):
+    """The audit log's fingerprint of @token (admin/api/auth.c)."""
+    h = 0xcbf29ce484222325
+    for b in token.encode():
+        h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
+    return "fnv:%08x" % (h >> 32)
+
+
+def bearer(tok):
+    return "Bearer " + tok
+
+
+def denied(env, path, token=True):
+    """The (detail, comment) of the "denied" rows of @path's audit log
+    (its refused requests), sorted, and the log's text."""
+    audit = env.ok("GET", path + "/audit?limit=100", token=token)
+    return (sorted((a["detail"], a["comment"]) for a in audit
+                   if a["action"] == "denied"), repr(audit))
+
+
+def stop_with_stderr(env):
+    """SIGTERM; exit 0; the lines the admin wrote to stderr."""
+    env.admin.terminate()
+    eq(env.admin.wait(15), 0, "sds-admin exit status after SIGTERM")
+    return env.admin.stderr_text().splitlines()
+
+
+def refused(argv, words):
+    """sds-admin @argv refuses to start: exit 1, one line on stderr that
+    names each of @words."""
+    r = subprocess.run([ADMIN] + argv, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True, timeout=10)
+    eq(r.returncode, 1, "%r: exit status" % argv)
+    lines = r.stderr.strip().split("\n")
+    eq(len(lines), 1, "%r: stderr lines (%r)" % (argv, r.stderr))
+    for w in words:
+        check(w in lines[0], "%r: error %r does not name %r" % (argv, lines[0], w))
 
 
 # Seconds per test: a stuck guard, loader or browser fails its test

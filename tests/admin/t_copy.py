@@ -11,7 +11,7 @@ import time
 
 import sdstest
 from sdstest import check, eq
-from admin_lib import APP, CHROMIUM, TOKEN, test
+from admin_lib import APP, CHROMIUM, TOKEN, fp, stop_with_stderr, test
 from chromium import Browser
 
 
@@ -238,14 +238,6 @@ C1_TOKEN = "c1-t0ken.for_copy_servers"
 C2_TOKEN = "c2-t0ken.for_copy_servers"
 
 
-def fp(token):
-    """The audit log's fingerprint of @token (admin/auth.c)."""
-    h = 0xcbf29ce484222325
-    for b in token.encode():
-        h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
-    return "fnv:%08x" % (h >> 32)
-
-
 @test
 def test_copy_server_roles(env):
     """Only a copy-server token registers a copy server: a loader's
@@ -314,9 +306,7 @@ def test_copy_server_roles(env):
     eq([(s["addr"], s["owner"]) for s in env.ok("GET", "/copy-servers")
         if s["name"] == "copy-1"], [("127.0.0.3:7070", fp(C1_TOKEN))], "operator re-point")
     # The heartbeat token's refusal names no app: one line on stderr.
-    env.admin.terminate()
-    eq(env.admin.wait(15), 0, "sds-admin exit status")
-    eq(env.admin.stderr_text().splitlines(),
+    eq(stop_with_stderr(env),
        ["sds-admin: refused heartbeat token %s: POST /api/v1/copy-servers/heartbeat (403)"
         % fp(HB_TOKEN)], "sds-admin stderr")
 

@@ -403,7 +403,7 @@ def check_installed(ctx, root):
                                "debtest", binary=root.sds)
     p = subprocess.Popen(["chroot", root.dir, prog], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, text=True, cwd=ctx.tmp,
-                         env=CHROOT_ENV, start_new_session=True)
+                         env=chroot.ENV, start_new_session=True)
     ctx.others.append(p)
     eq(p.stdout.readline().strip(), "ready", "prog")
     p.stdin.write("call 321\n")
