@@ -36,6 +36,20 @@ def body(rnd, i, size):
     return h + b"x" * (size - len(h) - 1) + b"\n"
 
 
+def loader_admin(ctx):
+    """The loader's `stats --json` "admin" object: its first period and
+    offset, which say when it posts (sdstest.heartbeat_after)."""
+    return sdstest.json_out(ctx.sds(["stats", "--json", "--app", APP]),
+                            "sds-bpf stats --json")["admin"]
+
+
+def beat_in(ctx, slack=3.0):
+    """Seconds until the loader's next post, + @slack for the post and
+    the tick that applies its reply."""
+    return sdstest.heartbeat_after(loader_admin(ctx), time.time()) + slack \
+        - time.time()
+
+
 class Target:
     """copytarget in its own session; go() makes calls and returns
     (max call ns, total ns)."""
