@@ -54,7 +54,7 @@ class Admin:
                  binary=None, argv_for=None, cwd=None):
         self.ctx = ctx
         self.token = token
-        # Absolute: it runs in the test's dir ($SDS_ADMIN may be relative).
+        # Absolute: it runs in the test's dir.
         self.binary = os.path.abspath(binary or sdstest.admin_path())
         self.token_file = token_file
         if token_file is None and argv_for is None:

@@ -43,9 +43,11 @@ SDS = os.path.join(BUILD, "bin", "sds-bpf")
 
 
 def admin_path(env=True):
-    """sds-admin: $SDS_ADMIN when @env and set, else the one of BUILD."""
-    return ((env and os.environ.get("SDS_ADMIN"))
-            or os.path.join(BUILD, "bin", "sds-admin"))
+    """sds-admin: $SDS_ADMIN when @env and set, else the one of BUILD;
+    absolute (tests run it from their own dirs; the lanes' SDS_ADMIN is
+    relative to the tree)."""
+    return os.path.abspath((env and os.environ.get("SDS_ADMIN"))
+                           or os.path.join(BUILD, "bin", "sds-admin"))
 
 
 # The heartbeat offset of every loader the suites start (sds-bpf(8),
