@@ -11,11 +11,10 @@ import time
 
 import sdstest
 from sdstest import check, eq
+from admin_lib import APP, CHROMIUM, TOKEN, fp, stop_with_stderr, test
+from chromium import Browser
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-TOKEN = "t0k-3n_for.tests"     # run.py's
 
-APP = "/groups/demo/apps/shop"
 PLANS = APP + "/copy-plans"
 PERIOD = (int(time.time()) // 10) * 10 - 300     # a period five minutes ago
 
@@ -78,6 +77,7 @@ def plan_view(p):
     return {k: v for k, v in p.items() if k not in ("created", "expires_at", "id")}
 
 
+@test
 def test_copy_plans_api(env):
     env.start_admin("--copy-max-amplification", "8")
     env.ok("POST", "/heartbeat", hb(PERIOD, {"order": {"visits": 1}}))
@@ -208,6 +208,7 @@ def test_copy_plans_api(env):
     env.stop_admin()
 
 
+@test
 def test_copy_server_bad_heartbeats(env):
     env.start_admin()
     good = {"name": "c1", "addr": "127.0.0.1:7070", "period_start": PERIOD, "plans": {}}
@@ -237,14 +238,7 @@ C1_TOKEN = "c1-t0ken.for_copy_servers"
 C2_TOKEN = "c2-t0ken.for_copy_servers"
 
 
-def fp(token):
-    """The audit log's fingerprint of @token (admin/auth.c)."""
-    h = 0xcbf29ce484222325
-    for b in token.encode():
-        h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
-    return "fnv:%08x" % (h >> 32)
-
-
+@test
 def test_copy_server_roles(env):
     """Only a copy-server token registers a copy server: a loader's
     heartbeat token gets 403 and no loader's reply lists its address; a
@@ -312,9 +306,7 @@ def test_copy_server_roles(env):
     eq([(s["addr"], s["owner"]) for s in env.ok("GET", "/copy-servers")
         if s["name"] == "copy-1"], [("127.0.0.3:7070", fp(C1_TOKEN))], "operator re-point")
     # The heartbeat token's refusal names no app: one line on stderr.
-    env.admin.terminate()
-    eq(env.admin.wait(15), 0, "sds-admin exit status")
-    eq(env.admin.stderr.read().splitlines(),
+    eq(stop_with_stderr(env),
        ["sds-admin: refused heartbeat token %s: POST /api/v1/copy-servers/heartbeat (403)"
         % fp(HB_TOKEN)], "sds-admin stderr")
 
@@ -328,9 +320,9 @@ def test_copy_server_roles(env):
     env.stop_admin()
 
 
-Browser = None     # run.py's
 
 
+@test
 def test_copy_dashboard(env):
     """A plan created in the Copy panel reaches the API exactly; the
     numbers a copy server's and a loader's heartbeats put there are drawn
@@ -402,7 +394,3 @@ def test_copy_dashboard(env):
     finally:
         b.close()
     env.stop_admin()
-
-
-COPY_TESTS = [test_copy_plans_api, test_copy_server_bad_heartbeats, test_copy_dashboard,
-              test_copy_server_roles]

@@ -10,8 +10,8 @@ runs on SQLite and with SDS_TEST_STORE=pg.
 import time
 
 from sdstest import check, eq
+from admin_lib import APP, test
 
-APP = "/groups/demo/apps/shop"
 NAMES = ("ECONNREFUSED, ECONNRESET, ECONNABORTED, ETIMEDOUT, EHOSTUNREACH, "
          "ENETUNREACH, ENETDOWN, EHOSTDOWN, EPIPE, EIO, EACCES, EPERM, ENOENT, "
          "ENOSPC, EROFS, EMFILE, ENFILE, ENOMEM, EBUSY")
@@ -23,6 +23,7 @@ def hb(period):
             "points": {"fetch": {"visits": 1}}}
 
 
+@test
 def test_drill_errno(env):
     """errno ETIMEDOUT on an error drill: 201 with it, listed, audited, in
     the heartbeat reply; a drill without it: null, no "errno" key in the
@@ -56,6 +57,7 @@ def test_drill_errno(env):
     eq([x["id"] for x in r["drills"]], [d2["id"]], "drills after the stop")
 
 
+@test
 def test_drill_errno_bad(env):
     """Unknown errno names, a non-string errno, errno on a delay drill:
     400 naming the problem, nothing stored."""
@@ -73,6 +75,3 @@ def test_drill_errno_bad(env):
     eq(doc["error"], "errno is for error drills (a delay drill fails nothing)",
        "errno on a delay drill")
     eq(env.ok("GET", APP + "/drills"), [], "drills after the refusals")
-
-
-DRILL_ERRNO_TESTS = [test_drill_errno, test_drill_errno_bad]

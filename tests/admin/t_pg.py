@@ -12,15 +12,13 @@ import threading
 import time
 
 import sdstest
-from sdstest import Fail, check, eq
+from sdstest import check, eq
+from admin_lib import ADMIN, APP, T0, TOKEN, only
 
-APP = "/groups/demo/apps/shop"
 # What sds-admin says first of a password in the --db URL.
 URL_PW_WARNING = ("sds-admin: --db: warning: the password in the URL is visible to "
                   "every local user while sds-admin starts; use --db-password-file "
                   "or PGPASSFILE\n")
-# Set by run.py (which imports this file): its T0, bearer token, sds-admin.
-T0 = TOKEN = ADMIN = None
 
 
 def hb(host, period, visits, version=0):
@@ -36,6 +34,7 @@ def on(env, port, method, path, body=None, want=200):
     return env.ok(method, path, body, want=want)
 
 
+@only("pg")
 def test_pg_two_admins(env):
     """A change through one admin is what the other answers at once."""
     t0 = T0
@@ -81,6 +80,7 @@ def test_pg_two_admins(env):
     eq(len(hosts), 5, "hosts seen through the second admin")
 
 
+@only("pg")
 def test_pg_newer_schema(env):
     """A database written by a newer sds-admin is refused, nothing written."""
     env.start_admin()
@@ -99,6 +99,7 @@ def test_pg_newer_schema(env):
        "tables after (no partition created)")
 
 
+@only("pg")
 def test_pg_bad_urls(env):
     """One line naming host and database, never the password; exit 1."""
     pg = env.pg
@@ -124,6 +125,7 @@ def test_pg_bad_urls(env):
         check(secret not in r.stderr and pg.password not in r.stderr, "password printed")
 
 
+@only("pg")
 def test_pg_silent_server(env):
     """A server that accepts and never answers: given up after the URL's
     connect_timeout, else after 10 s (libpq alone would wait for as long
@@ -151,6 +153,7 @@ def test_pg_silent_server(env):
 
 
 
+@only("pg")
 def test_pg_reconnects(env):
     """A connection the server dropped is reconnected: the heartbeat
     that finds it so is retried, and answered; so is the statistics
@@ -169,5 +172,3 @@ def test_pg_reconnects(env):
     s = on(env, env.port, "GET", APP + "/stats?from=%d&to=%d&step=10" % (T0, T0 + 20))
     eq(s["points"]["order"]["visits"], [1, 2], "visits across the reconnect")
     env.stop_admin()
-PG_TESTS = [test_pg_two_admins, test_pg_newer_schema, test_pg_bad_urls,
-            test_pg_silent_server, test_pg_reconnects]

@@ -10,13 +10,13 @@ nobody's.  Imported by run.py (its Env).
 
 import os
 import subprocess
-import time
 
 import pgtest
+import sdsadmin
 import sdstest
-from sdstest import Fail, check, eq
+from sdstest import check, eq
+from admin_lib import ADMIN, test
 
-ADMIN = sdstest.admin_path()
 AS_NOBODY = ["setpriv", "--reuid=%d" % sdstest.NOBODY,
              "--regid=%d" % sdstest.NOBODY, "--clear-groups"]
 
@@ -29,35 +29,23 @@ def cmdline_as_nobody(pid):
 
 
 def start(env, argv):
-    """sds-admin @argv on a free port, up once /healthz answers 200."""
-    for attempt in range(5):
-        env.port = sdstest.free_port()
-        p = env.spawn([ADMIN, "--listen", "127.0.0.1:%d" % env.port] + argv,
-                      stderr=subprocess.PIPE, universal_newlines=True,
-                      env=dict(os.environ, PGPASSWORD="", PGPASSFILE="/nonexistent"))
-        deadline = time.time() + 20
-        while time.time() < deadline and p.poll() is None:
-            try:
-                st, _ = env.req("GET", "/healthz", token=False)
-                if st == 200:
-                    return p
-            except OSError:
-                pass
-            time.sleep(0.05)
-        err = p.stderr.read() if p.poll() is not None else ""
-        if "Address already in use" not in err:
-            raise Fail("sds-admin did not start: %s" % err.strip())
-    raise Fail("no free port for sds-admin")
+    """sds-admin @argv (after --listen) on a free port, without a
+    PostgreSQL password of the environment's; up once /healthz answers."""
+    env.admin = sdsadmin.Admin(
+        env, token_file=env.token_file,
+        argv_for=lambda port: [ADMIN, "--listen", "127.0.0.1:%d" % port] + argv,
+        env=dict(os.environ, PGPASSWORD="", PGPASSFILE="/nonexistent"))
+    env.admin.start(timeout=20)
+    env.port = env.admin.port
+    return env.admin
 
 
-def stop(p):
-    p.terminate()
-    rc = p.wait(15)
-    err = p.stderr.read()
-    eq(rc, 0, "sds-admin's exit status after SIGTERM (stderr %r)" % err[-2000:])
-    return err
+def stop(admin):
+    """SIGTERM, exit 0: what it said on stderr."""
+    return admin.stop(quiet=False)
 
 
+@test
 def test_db_password_file(env):
     """--db-password-file: a 0600 file of root's connects, the password
     is in no argv; a 0644 one, or a URL with a password beside it, is one
@@ -100,6 +88,3 @@ def test_db_password_file(env):
         eq(stop(p), "sds-admin: --db: warning: the password in the URL is visible to "
            "every local user while sds-admin starts; use --db-password-file or "
            "PGPASSFILE\n", "stderr with a password in the URL")
-
-
-PWFILE_TESTS = [test_db_password_file]

@@ -9,25 +9,15 @@ run.py (its Env: one sds-admin per test).
 
 import os
 import socket
-import subprocess
 import time
 
 import sdstest
-from sdstest import Fail, check, eq
+from sdstest import check, eq
+from admin_lib import (APP, T0, TOKEN, bearer,
+                       denied, fp, refused, stop_with_stderr, test)  # TOKEN: the operator's
 
-TOKEN = "t0k-3n_for.tests"     # run.py's: the operator's
 HB_TOKEN = "hb-t0ken.for_loaders"
 RD_TOKEN = "rd-t0ken.for_readers"
-APP = "/groups/demo/apps/shop"
-T0 = (int(time.time()) // 10) * 10 - 600
-
-
-def fp(token):
-    """The audit log's fingerprint of @token (admin/auth.c)."""
-    h = 0xcbf29ce484222325
-    for b in token.encode():
-        h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
-    return "fnv:%08x" % (h >> 32)
 
 
 def hb(host, period, visits, app="shop"):
@@ -36,23 +26,13 @@ def hb(host, period, visits, app="shop"):
             "points": {"order": {"visits": visits}}}
 
 
-def bearer(tok):
-    return "Bearer " + tok
-
-
 def role_files(env):
     hbf = sdstest.write_token(os.path.join(env.tmp, "hb.token"), HB_TOKEN)
     rdf = sdstest.write_token(os.path.join(env.tmp, "rd.token"), RD_TOKEN)
     return ["--heartbeat-token-file", hbf, "--read-token-file", rdf]
 
 
-def stop_with_stderr(env):
-    """SIGTERM; exit 0; the stderr lines."""
-    env.admin.terminate()
-    eq(env.admin.wait(15), 0, "sds-admin exit status after SIGTERM")
-    return env.admin.stderr.read().splitlines()
-
-
+@test
 def test_roles(env):
     env.start_admin(*role_files(env), "--protect-reads")
     HB, RD, OP = bearer(HB_TOKEN), bearer(RD_TOKEN), bearer(TOKEN)
@@ -100,14 +80,12 @@ def test_roles(env):
        ["web-1", "web-2"], "hosts")
     # Each refused write of the app is an audit row naming the token's
     # role and fingerprint, never the token.
-    audit = env.ok("GET", APP + "/audit?limit=100", token=OP)
-    denied = [(a["detail"], a["comment"]) for a in audit if a["action"] == "denied"]
+    rows, text = denied(env, APP, token=OP)
     want = []
     for tok, role in ((RD_TOKEN, "read"), (HB_TOKEN, "heartbeat")):
         for method, path, _ in writes[:4]:
             want.append(("%s /api/v1%s" % (method, path), "%s token %s" % (role, fp(tok))))
-    eq(sorted(denied), sorted(want), "audit rows of refused writes")
-    text = repr(audit)
+    eq(rows, sorted(want), "audit rows of refused writes")
     check(HB_TOKEN not in text and RD_TOKEN not in text and TOKEN not in text,
           "a token in the audit log")
     # A drill by the operator carries the operator's fingerprint.
@@ -139,16 +117,7 @@ def test_roles(env):
     stop_with_stderr(env)
 
 
-def _refused(env, argv, words):
-    r = subprocess.run([sdstest.admin_path()] + argv, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, universal_newlines=True, timeout=10)
-    eq(r.returncode, 1, "%r: exit status" % argv)
-    lines = r.stderr.strip().split("\n")
-    eq(len(lines), 1, "%r: stderr lines (%r)" % (argv, r.stderr))
-    for w in words:
-        check(w in lines[0], "%r: error %r does not name %r" % (argv, lines[0], w))
-
-
+@test
 def test_token_file_modes(env):
     db = os.path.join(env.tmp, "x.db")
     base = ["--listen", "127.0.0.1:1", "--db", db]
@@ -156,19 +125,19 @@ def test_token_file_modes(env):
         for mode in (0o644, 0o640, 0o604, 0o660, 0o700, 0o000):
             f = sdstest.write_token(os.path.join(env.tmp, "loose"), "abc", mode=mode)
             argv = base + (["--token-file", env.token_file] if opt != "--token-file" else [])
-            _refused(env, argv + [opt, f], [opt, f, "mode %04o" % mode])
+            refused(argv + [opt, f], [opt, f, "mode %04o" % mode])
         f = sdstest.write_token(os.path.join(env.tmp, "theirs"), "abc")
         os.chown(f, sdstest.NOBODY, sdstest.NOBODY)
         argv = base + (["--token-file", env.token_file] if opt != "--token-file" else [])
-        _refused(env, argv + [opt, f], [opt, f, "owned by uid %d" % sdstest.NOBODY])
+        refused(argv + [opt, f], [opt, f, "owned by uid %d" % sdstest.NOBODY])
         os.unlink(f)
     # The same token under two roles: refused.
     same = sdstest.write_token(os.path.join(env.tmp, "same"), TOKEN)
-    _refused(env, base + ["--token-file", env.token_file, "--heartbeat-token-file", same],
+    refused(base + ["--token-file", env.token_file, "--heartbeat-token-file", same],
              ["--heartbeat-token-file", same, "the same token"])
     # A heartbeat token alone: no operator.
     hbf = sdstest.write_token(os.path.join(env.tmp, "hb"), HB_TOKEN)
-    _refused(env, base + ["--heartbeat-token-file", hbf], ["--token-file", "missing"])
+    refused(base + ["--heartbeat-token-file", hbf], ["--token-file", "missing"])
     # 0400 is fine.
     os.chmod(hbf, 0o400)
     env.start_admin("--heartbeat-token-file", hbf)
@@ -192,6 +161,7 @@ def raw_status(port, request):
         s.close()
 
 
+@test
 def test_host_header(env):
     env.start_admin("--allow-host", "admin.example", "--allow-host", "[fd00::1]")
     p = env.port
@@ -223,10 +193,11 @@ def test_host_header(env):
     # A malformed --allow-host is refused.
     db = os.path.join(env.tmp, "y.db")
     for bad in ("a b", "host:80", "[::1", "", "a/b"):
-        _refused(env, ["--listen", "127.0.0.1:1", "--db", db, "--token-file",
+        refused(["--listen", "127.0.0.1:1", "--db", db, "--token-file",
                        env.token_file, "--allow-host", bad], ["--allow-host"])
 
 
+@test
 def test_conn_cap(env):
     env.start_admin("--max-conns-per-client", "3")
     held = []
@@ -270,10 +241,11 @@ def test_conn_cap(env):
             s.close()
     env.stop_admin()
     db = os.path.join(env.tmp, "z.db")
-    _refused(env, ["--listen", "127.0.0.1:1", "--db", db, "--token-file", env.token_file,
+    refused(["--listen", "127.0.0.1:1", "--db", db, "--token-file", env.token_file,
                    "--max-conns-per-client", "-1"], ["--max-conns-per-client"])
 
 
+@test
 def test_stats_range_cap(env):
     env.start_admin()
     env.ok("POST", "/heartbeat", hb("web-1", T0, 7))
@@ -287,6 +259,7 @@ def test_stats_range_cap(env):
     env.stop_admin()
 
 
+@test
 def test_retention(env):
     env.start_admin()
     for i, h in enumerate(("web-1", "web-2", "web-3")):
@@ -317,6 +290,7 @@ def test_retention(env):
     env.stop_admin()
 
 
+@test
 def test_hosts_by_identity(env):
     """Two hosts named localhost, each with its id (loader/report/hostid.c), stay two."""
     env.start_admin()
@@ -327,7 +301,3 @@ def test_hosts_by_identity(env):
     d = env.ok("GET", APP + "/stats?from=%d&to=%d&step=10" % (T0, T0 + 10))
     eq(d["points"]["order"]["visits"], [7], "both hosts' visits")
     env.stop_admin()
-
-
-ROLE_TESTS = [test_roles, test_token_file_modes, test_host_header, test_conn_cap,
-              test_stats_range_cap, test_retention, test_hosts_by_identity]

@@ -24,12 +24,11 @@ import time
 
 import sdstest
 from sdstest import Fail, check, eq
+import admin_lib
+from admin_lib import APP, STORE, T0, TOKEN, test
 
-APP = "/groups/demo/apps/shop"
 DAYS = 29
 POINTS = 4
-# Set by run.py (which imports this file).
-T0 = TOKEN = STORE = PG = None
 
 
 def hb(host, period):
@@ -46,14 +45,14 @@ def fill(env, end):
     start = end - DAYS * 86400
     if STORE == "pg":
         db = env.db_arg().rsplit("/", 1)[1]
-        app = int(PG.sql(db, "SELECT id FROM apps WHERE name = 'shop'"))
+        app = int(admin_lib.PG.sql(db, "SELECT id FROM apps WHERE name = 'shop'"))
         parts = []
         for day in range(start // 86400 * 86400, end, 86400):
             name = time.strftime("%Y%m%d", time.gmtime(day))
             parts.append("CREATE TABLE IF NOT EXISTS stats_p%s PARTITION OF stats"
                          " FOR VALUES FROM (%d) TO (%d);" % (name, day, day + 86400))
-        PG.sql(db, "".join(parts))
-        PG.sql(db, "INSERT INTO stats (app_id, period_start, host, point, visits,"
+        admin_lib.PG.sql(db, "".join(parts))
+        admin_lib.PG.sql(db, "INSERT INTO stats (app_id, period_start, host, point, visits,"
                    " exceptions, timeouts, downgrades, max_concurrency)"
                    " SELECT %d, t, 'old-1', 'p' || i, 100, 1, 0, 0, 3"
                    " FROM generate_series(%d, %d, 10) t, generate_series(0, %d) i"
@@ -79,9 +78,9 @@ class Holder:
     def __init__(self, env, day):
         self.db = env.db_arg().rsplit("/", 1)[1]
         self.table = "stats_p" + time.strftime("%Y%m%d", time.gmtime(day))
-        self.proc = env.spawn(["psql", "-X", "-q", "-h", "127.0.0.1", "-p", str(PG.port),
+        self.proc = env.spawn(["psql", "-X", "-q", "-h", "127.0.0.1", "-p", str(admin_lib.PG.port),
                                "-U", "sds", "-d", self.db, "-v", "ON_ERROR_STOP=1"],
-                              env=PG.env(), stdin=subprocess.PIPE,
+                              env=admin_lib.PG.env(), stdin=subprocess.PIPE,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                               universal_newlines=True)
         self.proc.stdin.write("BEGIN; LOCK TABLE %s IN ACCESS EXCLUSIVE MODE;\n" % self.table)
@@ -91,7 +90,7 @@ class Holder:
                       " AND l.granted" % self.table, "the test's lock on " + self.table)
 
     def count(self, query):
-        return int(PG.sql(self.db, query))
+        return int(admin_lib.PG.sql(self.db, query))
 
     def wait_for(self, query, what, timeout=20):
         deadline = time.time() + timeout
@@ -112,6 +111,7 @@ class Holder:
         eq(self.proc.wait(20), 0, "psql holding %s: exit status" % self.table)
 
 
+@test
 def test_heartbeat_during_long_scan(env):
     """A heartbeat is answered while a 30-day statistics scan is in progress."""
     env.start_admin()
@@ -175,6 +175,3 @@ def test_heartbeat_during_long_scan(env):
         eq((tot["visits"], tot["exceptions"], tot["max_concurrency"]), (100 * n, n, 3),
            "p%d's 30-day totals" % i)
     env.stop_admin()
-
-
-SCAN_APART_TESTS = [test_heartbeat_during_long_scan]

@@ -9,37 +9,23 @@ run.py (its Env: one sds-admin per test).
 """
 
 import os
-import subprocess
-import time
 
 import sdstest
 from sdstest import check, eq
+from admin_lib import T0, bearer, denied, fp, refused, stop_with_stderr, test
 
 APP_TOKEN = "hb-sc0pe.demo-shop"       # demo/shop only
 GRP_TOKEN = "hb-sc0pe.group-demo"      # every app of demo
 HB_TOKEN = "hb-t0ken.unscoped"         # unscoped: every app
-T0 = (int(time.time()) // 10) * 10 - 600
 PLAN = {"name": "p1", "points": ["order"], "sample_pct": 30, "amplification": 1,
         "framing": "http", "writes": True, "rate": 100, "shadows": ["127.0.0.1:9"],
         "duration_s": 600, "by": "alice"}
-
-
-def fp(token):
-    """The audit log's fingerprint of @token (admin/auth.c)."""
-    h = 0xcbf29ce484222325
-    for b in token.encode():
-        h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
-    return "fnv:%08x" % (h >> 32)
 
 
 def hb(group, app, host="web-1", visits=3):
     return {"group": group, "app": app, "host": host, "ip": "127.0.0.1",
             "period_start": T0, "period_s": 10, "version": 0,
             "points": {"order": {"visits": visits}}}
-
-
-def bearer(tok):
-    return "Bearer " + tok
 
 
 def path(g, a):
@@ -57,6 +43,7 @@ def metric(env, name):
     raise AssertionError("no metric " + name)
 
 
+@test
 def test_scoped_heartbeat(env):
     af = sdstest.write_token(os.path.join(env.tmp, "app.token"), APP_TOKEN)
     gf = sdstest.write_token(os.path.join(env.tmp, "grp.token"), GRP_TOKEN)
@@ -130,55 +117,39 @@ def test_scoped_heartbeat(env):
 
     # Each refused heartbeat of an existing app: an audit row of that app,
     # by fingerprint; of an app that does not exist: one stderr line.
-    def denied(g, a):
-        return sorted((x["detail"], x["comment"])
-                      for x in env.ok("GET", path(g, a) + "/audit?limit=100")
-                      if x["action"] == "denied")
+    def rows(g, a):
+        return denied(env, path(g, a))[0]
 
     row = "POST /api/v1/heartbeat for %s/%s (scope %s)"
-    eq(denied("demo", "cart"),
+    eq(rows("demo", "cart"),
        [(row % ("demo", "cart", "demo/shop"), "heartbeat token " + fp(APP_TOKEN))],
        "demo/cart's denied rows")
-    eq(denied("other", "x"),
+    eq(rows("other", "x"),
        sorted([(row % ("other", "x", "demo/shop"), "heartbeat token " + fp(APP_TOKEN)),
                (row % ("other", "x", "demo"), "heartbeat token " + fp(GRP_TOKEN))]),
        "other/x's denied rows")
-    eq(denied("demo", "shop"), [], "demo/shop's denied rows")
-    text = repr(env.ok("GET", path("other", "x") + "/audit?limit=100"))
+    eq(rows("demo", "shop"), [], "demo/shop's denied rows")
+    text = denied(env, path("other", "x"))[1]
     check(APP_TOKEN not in text and GRP_TOKEN not in text, "a token in the audit log")
-    env.admin.terminate()
-    eq(env.admin.wait(15), 0, "sds-admin exit status after SIGTERM")
     line = "sds-admin: refused heartbeat token %s: " + row + " (403)"
-    eq(env.admin.stderr.read().splitlines(),
+    eq(stop_with_stderr(env),
        [line % (fp(APP_TOKEN), "demo", "new", "demo/shop"),
         line % (fp(APP_TOKEN), "nogroup", "y", "demo/shop"),
         line % (fp(GRP_TOKEN), "nogroup", "z", "demo")], "stderr")
 
 
-def _refused(argv, words):
-    r = subprocess.run([sdstest.admin_path()] + argv, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, universal_newlines=True, timeout=10)
-    eq(r.returncode, 1, "%r: exit status" % argv)
-    lines = r.stderr.strip().split("\n")
-    eq(len(lines), 1, "%r: stderr lines (%r)" % (argv, r.stderr))
-    for w in words:
-        check(w in lines[0], "%r: error %r does not name %r" % (argv, lines[0], w))
-
-
+@test
 def test_scope_bad_input(env):
     f = sdstest.write_token(os.path.join(env.tmp, "app.token"), APP_TOKEN)
     base = ["--listen", "127.0.0.1:1", "--db", os.path.join(env.tmp, "x.db"),
             "--token-file", env.token_file]
     for scope in ("", "/", "demo/", "/shop", "demo/shop/x", "de mo", "demo/sh@p",
                   "d" * 65, "demo/" + "a" * 65):
-        _refused(base + ["--heartbeat-token-file", f + ":" + scope],
+        refused(base + ["--heartbeat-token-file", f + ":" + scope],
                  ["--heartbeat-token-file", f, "expected FILE:GROUP or FILE:GROUP/APP"])
     # The scope is after the last ':': the file before it is checked as ever.
-    _refused(base + ["--heartbeat-token-file", f + "x:demo"],
+    refused(base + ["--heartbeat-token-file", f + "x:demo"],
              ["--heartbeat-token-file", f + "x"])
     # One token, one scope.
-    _refused(base + ["--heartbeat-token-file", f + ":demo/shop",
+    refused(base + ["--heartbeat-token-file", f + ":demo/shop",
                      "--heartbeat-token-file", f + ":demo/cart"], ["the same token"])
-
-
-SCOPE_TESTS = [test_scoped_heartbeat, test_scope_bad_input]

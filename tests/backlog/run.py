@@ -31,7 +31,6 @@ import re
 import shutil
 import signal
 import socket
-import subprocess
 import sys
 import time
 import zlib
@@ -39,6 +38,8 @@ import zlib
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
+import target  # noqa: E402
+import sdsadmin  # noqa: E402
 from sdstest import (BUILD, SDS, Fail, check, eq,  # noqa: E402
                      log, wait_until)
 
@@ -72,51 +73,22 @@ def wait_safe(after=0):
         sleep_until(p + 2.0 if p > after and into < 2.0 else p + PERIOD + 2.0)
 
 
-class Admin:
-    """sds-admin on a port chosen before it first starts."""
+class Admin(sdsadmin.Admin):
+    """sds-admin on a port chosen before it first starts, held dead until
+    start() (tests/lib/sdsadmin.py)."""
 
     def __init__(self, ctx):
-        self.ctx = ctx
-        # Held (bound, not listening) until start(): the loaders given the
-        # URL meanwhile are refused as by an admin that is down, and no
-        # other run's server can take the port.
-        self.hold, self.port = sdstest.dead_port()
-        self.db = os.path.join(ctx.tmp, "sds.db")
-        self.p = None
+        super().__init__(ctx, token=TOKEN, token_file=ctx.token, hold=True)
 
-    @property
-    def url(self):
-        return "http://127.0.0.1:%d" % self.port
-
-    def start(self):
-        argv = sdstest.admin_argv(ADMIN, self.port, self.db, self.ctx.token)
-        log(" ".join(argv))
-        self.err = open(os.path.join(self.ctx.tmp, "admin.err"), "wb")
-        self.hold.close()
-        self.p = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
-                                  stderr=self.err, stdin=subprocess.DEVNULL,
-                                  cwd=self.ctx.tmp, start_new_session=True)
-        self.ctx.others.append(self.p)
-        # The one answering /healthz must be this admin.
-        wait_until(lambda: sdstest.listens(self.p, self.port)
-                   or self.p.poll() is not None, time.time() + 10,
-                   "sds-admin on port %d: not listening within 10 s"
-                   % self.port)
-        check(self.p.poll() is None, "sds-admin on port %d exited with %s"
-              % (self.port, self.p.returncode))
-        wait_until(lambda: sdstest.healthz(self.port), time.time() + 10,
-                   "sds-admin on port %d: no /healthz within 10 s" % self.port)
-
-    def ok(self, path):
-        st, doc = sdstest.http_request(
-            self.port, "GET", path, headers={"Authorization": "Bearer " + TOKEN})
+    def get(self, path):
+        st, doc = self.req("GET", path)
         if st != 200:
             raise Fail("GET %s: status %d: %r" % (path, st, doc))
         return doc
 
     def per_period(self, frm, to):
         """{period: counts} of point w for the periods with any count."""
-        doc = self.ok("/api/v1%s/stats?from=%d&to=%d&step=10&point=w"
+        doc = self.get("/api/v1%s/stats?from=%d&to=%d&step=10&point=w"
                       % (A, frm, to))
         pt = doc.get("points", {}).get("w")
         check(pt is not None, "admin stats: no point w: %r" % doc)
@@ -128,7 +100,7 @@ class Admin:
         return out
 
     def metric(self, name):
-        text = self.ok("/metrics")
+        text = self.get("/metrics")
         m = re.search(r"^%s (\d+)$" % re.escape(name), text, re.M)
         check(m is not None, "/metrics has no %s" % name)
         return int(m.group(1))
@@ -144,31 +116,6 @@ class Admin:
             if h.get("host") == host:
                 return h.get("last_period")
         return None
-
-
-class Target(sdstest.LineReader):
-    """target_pie driven on stdin (tests/targets/target.c)."""
-
-    name = "target_pie"
-
-    def __init__(self, ctx, path):
-        self.p = subprocess.Popen([path], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, cwd=ctx.tmp,
-                                  start_new_session=True)
-        ctx.others.append(self.p)
-        self.buf = b""
-        eq(self.readline(10), "ready", "target_pie's first line")
-
-    def work(self, n, e):
-        log("target_pie <- work %d %d 0 0" % (n, e))
-        self.p.stdin.write(b"work %d %d 0 0\n" % (n, e))
-        self.p.stdin.flush()
-        while True:
-            line = self.readline(30)
-            if line == "done":
-                return
-            check(not line.startswith("error"), "target_pie: %s" % line)
 
 
 class Ctx(sdstest.ProcDir):
@@ -231,7 +178,7 @@ def one_line(err, what, *words):
 def queued_restart(ctx, sig):
     snap = sdstest.KernelSnapshot()
     admin = Admin(ctx)              # down: not started yet
-    t = Target(ctx, ctx.path)
+    t = target.Target(ctx, ctx.path)
     l1 = ctx.attach(admin.url)
     made = {}
     pa = wait_safe()
@@ -298,7 +245,7 @@ def queued_restart(ctx, sig):
                             % sig.name)
 
 
-SUITE = sdstest.Suite(timeout=120, fail_time=True, log_total=True)
+SUITE = sdstest.Suite(timeout=120)
 test = SUITE.test
 
 
@@ -410,15 +357,6 @@ def directory_file(ctx):
     eq(l.p.returncode, 0, "the loader's exit")
 
 
-def preflight():
-    err = sdstest.root_error()
-    if err:
-        return err
-    for f in (SDS, ADMIN, TARGET):
-        if not os.access(f, os.X_OK):
-            return "%s missing: run make all test-targets" % f
-    return None
-
-
 if __name__ == "__main__":
-    sys.exit(SUITE.main(sys.argv[1:], Ctx, preflight))
+    sys.exit(sdstest.run_suite(__file__, SUITE, Ctx,
+                               needs=(SDS, ADMIN, TARGET)))

@@ -25,7 +25,7 @@ Run as root from anywhere:
 Every test has its own temp dir, SDS_RUN_DIR and SDS_STATE_DIR and ends
 every process it started, pass or fail.  Times get margins (the loader
 ticks every 100 ms); counts that the definition makes exact are exact.
-The last line is "N passed, M failed"; non-zero exit when anything failed.
+The last line is "N passed, M failed, K skipped"; non-zero exit when anything failed.
 """
 
 import json
@@ -110,7 +110,7 @@ def counts(line):
     return [d["p%d" % i] for i in range(len(d) - 1)], d["none"]
 
 
-SUITE = sdstest.Suite(timeout=TEST_TIMEOUT, log_total=True)
+SUITE = sdstest.Suite(timeout=TEST_TIMEOUT)
 test = SUITE.test
 
 
@@ -231,15 +231,5 @@ def shortest_response_follows_latency(ctx):
     t.cmd("stop")
 
 
-def preflight():
-    err = sdstest.root_error()
-    if err:
-        return err
-    for p in (SDS, LBTARGET):
-        if not os.access(p, os.X_OK):
-            return "%s missing: run make all test-targets" % p
-    return None
-
-
 if __name__ == "__main__":
-    sys.exit(SUITE.main(sys.argv[1:], Ctx, preflight))
+    sys.exit(sdstest.run_suite(__file__, SUITE, Ctx, needs=(SDS, LBTARGET)))

@@ -30,7 +30,7 @@ LIBSDS_A = os.path.join(BUILD, "lib", "libsds.a")
 CACHE = os.path.join(BUILD, "bindings")      # toolchain caches and outputs
 GROUP = "default"
 POINT = "dep"
-SUITE = sdstest.Suite(timeout=300, fail_time=True)
+SUITE = sdstest.Suite(timeout=300)
 test = SUITE.test
 
 # Debian's toolchains (tools/install-deps.sh), never a rustup in PATH.

@@ -14,7 +14,7 @@ bindings-tests` does):
 
 The Rust and Go examples are built by their tests with Debian's
 toolchains (caches under build/bindings); a missing toolchain fails.
-The last line is "N passed, M failed"; the exit status is non-zero when
+The last line is "N passed, M failed, K skipped"; the exit status is non-zero when
 anything failed.  Python 3 standard library only.
 """
 
@@ -23,22 +23,10 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import bindings_lib  # noqa: E402
+import bindings_lib  # noqa: E402  (puts tests/lib on sys.path)
 import sdstest  # noqa: E402
-
-sdstest.import_test_modules(HERE)
-
-
-def preflight():
-    err = sdstest.root_error()
-    if err:
-        return err
-    for path in (sdstest.SDS, bindings_lib.LIBSDS_A):
-        if not os.path.exists(path):
-            return "%s missing: run make" % path
-    return None
 
 
 if __name__ == "__main__":
-    sys.exit(bindings_lib.SUITE.main(sys.argv[1:], bindings_lib.Ctx,
-                                     preflight))
+    sys.exit(sdstest.run_suite(__file__, bindings_lib.SUITE, bindings_lib.Ctx,
+                               needs=(sdstest.SDS, bindings_lib.LIBSDS_A)))

@@ -9,7 +9,7 @@ bound where sampling is random).  Run as root:
 
     python3 tests/capture/run.py [-v] [NAME-SUBSTRING...]
 
-The last line is "N passed, M failed"; non-zero exit when anything failed.
+The last line is "N passed, M failed, K skipped"; non-zero exit when anything failed.
 """
 
 import os
@@ -17,21 +17,10 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import cap_lib  # noqa: E402
+import cap_lib  # noqa: E402  (puts tests/lib on sys.path)
 import sdstest  # noqa: E402
-
-sdstest.import_test_modules(HERE)
-
-
-def preflight():
-    err = sdstest.root_error()
-    if err:
-        return err
-    for p in (sdstest.SDS, cap_lib.copy_lib.COPY, cap_lib.TARGET):
-        if not os.access(p, os.X_OK):
-            return "%s missing: run make all test-targets" % p
-    return None
 
 
 if __name__ == "__main__":
-    sys.exit(cap_lib.SUITE.main(sys.argv[1:], cap_lib.Ctx, preflight))
+    sys.exit(sdstest.run_suite(__file__, cap_lib.SUITE, cap_lib.Ctx,
+                               needs=(sdstest.SDS, cap_lib.copy_lib.COPY, cap_lib.TARGET)))

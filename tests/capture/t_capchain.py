@@ -9,23 +9,10 @@ import collections
 import time
 
 import sdstest
-from cap_lib import APP, POINT, body, check, copy_lib, eq, test
+from cap_lib import (APP, POINT, beat_in, body, check, copy_lib, eq,
+                     loader_admin, test)
 
 PLANS = "/api/v1/groups/default/apps/%s/copy-plans" % APP
-
-
-def loader_admin(ctx):
-    """The loader's `stats --json` "admin" object: its first period and
-    offset, which say when it posts (sdstest.heartbeat_after)."""
-    return sdstest.json_out(ctx.sds(["stats", "--json", "--app", APP]),
-                            "sds-bpf stats --json")["admin"]
-
-
-def beat_in(ctx, slack=3.0):
-    """Seconds until the loader's next post, + @slack for the post and
-    the tick that applies its reply."""
-    return sdstest.heartbeat_after(loader_admin(ctx), time.time()) + slack \
-        - time.time()
 
 
 def plan_totals(adm, pid):

@@ -33,7 +33,7 @@ as root:
 
     python3 tests/cleanroot/run.py [-v] [NAME-SUBSTRING...]
 
-The last line is "N passed, M failed".  Python 3 standard library only.
+The last line is "N passed, M failed, K skipped".  Python 3 standard library only.
 """
 
 import json
@@ -53,7 +53,7 @@ import croot  # noqa: E402
 from croot import Root, run  # noqa: E402
 from container import Container  # noqa: E402
 
-SUITE = sdstest.Suite(timeout=600, fail_time=True)
+SUITE = sdstest.Suite(timeout=600)
 test = SUITE.test
 LEAKS = []
 # dpkg without an fsync per file: a root thrown away after the test need
@@ -101,7 +101,7 @@ class Ctx:
         if self.container:
             errs.append(self.container.stop())
         for r in self.roots:
-            errs.append(r.cleanup())
+            errs.append(r.close())
         for e in errs:
             if e:
                 print("LEAK %s: %s" % (self.name, e))
@@ -406,16 +406,9 @@ def mkroot_unreachable_mirror_fails(ctx):
         shutil.rmtree(d, ignore_errors=True)
 
 
-def preflight():
-    if os.geteuid() != 0:
-        return "run as root (make cleanroot-tests)"
-    for tool in ("tar", "chroot", "mount", "nsenter", "systemd-nspawn", "gcc"):
-        if not shutil.which(tool):
-            return "%s is missing (make deps)" % tool
-    return croot.have_roots()
-
-
 if __name__ == "__main__":
     sdstest.log_stamps()
-    rc = SUITE.main(sys.argv[1:], Ctx, preflight)
+    rc = sdstest.run_suite(
+        __file__, SUITE, Ctx, extra=croot.have_roots,
+        tools=("tar", "chroot", "mount", "nsenter", "systemd-nspawn", "gcc"))
     sys.exit(1 if LEAKS else rc)

@@ -17,11 +17,12 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
+import sdsadmin  # noqa: E402
 from sdstest import Fail, check, eq, log  # noqa: E402,F401
 
 # $SDS_COPY: another build (e.g. a sanitizer one) of the same program.
 COPY = os.environ.get("SDS_COPY") or os.path.join(sdstest.BUILD, "bin", "sds-copy")
-SUITE = sdstest.Suite(timeout=120, strict=True, fail_time=True)
+SUITE = sdstest.Suite(timeout=120)
 
 
 class Shadow:
@@ -257,43 +258,25 @@ class Ctx(sdstest.ProcDir):
 
 
 
-class Admin:
+class Admin(sdsadmin.Admin):
     """A real sds-admin of @ctx on a free loopback port (tests/copy and
-    tests/capture)."""
+    tests/capture; tests/lib/sdsadmin.py)."""
 
     TOKEN = "copy-admin-t0ken"
 
     def __init__(self, ctx):
-        self.ctx = ctx
-        self.token_file = sdstest.write_token(os.path.join(ctx.tmp, "token"),
-                                             self.TOKEN)
-        admin = sdstest.admin_path()
-        if not os.access(admin, os.X_OK):
-            raise Fail("%s missing: run make" % admin)
-
-        def start(port):
-            argv = sdstest.admin_argv(admin, port, os.path.join(ctx.tmp, "admin.db"),
-                                      self.token_file)
-            log(" ".join(argv))
-            p = sdstest.spawn(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              stdin=subprocess.DEVNULL)
-            ctx.others.append(p)
-            return p
-        self.port, self.p = sdstest.serve_on_free_port(start, "sds-admin")
-        sdstest.wait_until(lambda: sdstest.healthz(self.port), time.time() + 10,
-                           "sds-admin never answered /healthz")
-        self.url = "http://127.0.0.1:%d" % self.port
+        super().__init__(ctx, token=self.TOKEN,
+                         db=os.path.join(ctx.tmp, "admin.db"))
+        self.start()
 
     def call(self, method, path, body=None, want=200):
-        st, doc = sdstest.http_request(self.port, method, path, body,
-                                       {"Authorization": "Bearer " + self.TOKEN})
+        st, doc = self.req(method, path, body)
         if st != want:
             raise Fail("%s %s: status %d, want %d: %r" % (method, path, st, want, doc))
         return doc
 
     def stop(self):
-        self.p.send_signal(signal.SIGTERM)
-        eq(self.p.wait(15), 0, "sds-admin exit status")
+        super().stop(quiet=False)
 
 
 def test(fn):

@@ -8,7 +8,7 @@ Exact counts throughout.  Run as root:
 
     python3 tests/copy/run.py [-v] [NAME-SUBSTRING...]
 
-The last line is "N passed, M failed"; non-zero exit when anything failed.
+The last line is "N passed, M failed, K skipped"; non-zero exit when anything failed.
 """
 
 import os
@@ -16,20 +16,10 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import copy_lib  # noqa: E402
+import copy_lib  # noqa: E402  (puts tests/lib on sys.path)
 import sdstest  # noqa: E402
-
-sdstest.import_test_modules(HERE)
-
-
-def preflight():
-    err = sdstest.root_error()
-    if err:
-        return err
-    if not os.access(copy_lib.COPY, os.X_OK):
-        return "%s missing: run make" % copy_lib.COPY
-    return None
 
 
 if __name__ == "__main__":
-    sys.exit(copy_lib.SUITE.main(sys.argv[1:], copy_lib.Ctx, preflight))
+    sys.exit(sdstest.run_suite(__file__, copy_lib.SUITE, copy_lib.Ctx,
+                               needs=(copy_lib.COPY,)))

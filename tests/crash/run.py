@@ -692,7 +692,7 @@ def test_admin_down_across_kill9(ctx):
        % (down, killed_in))
 
 
-SUITE = sdstest.Suite(timeout=90, fail_time=True)
+SUITE = sdstest.Suite(timeout=90)
 for _fn in [test_kill9_counts_exact, test_kill_switch_back,
             test_drill_keeps_expiry, test_late_restart_said, test_keep_upgrade,
             test_stale_target_replaced, test_stale_target_deleted,
@@ -705,18 +705,10 @@ for _fn in [test_kill9_counts_exact, test_kill_switch_back,
     SUITE.test(_fn)
 
 
-def preflight():
-    err = sdstest.root_error() or sdstest.mount_bpffs()
-    if err:
-        return err
-    if not os.path.exists(APPBIN):
-        return "%s missing: make crash-tests builds it" % APPBIN
-    return None
-
-
 if __name__ == "__main__":
     try:
-        rc = SUITE.main(sys.argv[1:], Ctx, preflight)
+        rc = sdstest.run_suite(__file__, SUITE, Ctx, needs=(APPBIN,),
+                               bpffs=True)
     finally:
         shutil.rmtree(RUN_DIR, ignore_errors=True)
     sys.exit(rc)

@@ -39,7 +39,7 @@ Run as root (make deb-tests):
 
     python3 tests/deb/run.py [-v] [NAME-SUBSTRING...]
 
-The last line is "N passed, M failed".  Python 3 standard library only.
+The last line is "N passed, M failed, K skipped".  Python 3 standard library only.
 """
 
 import ctypes
@@ -55,10 +55,12 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
+import chroot  # noqa: E402
 import sdstest  # noqa: E402
+from chroot import run  # noqa: E402
 from sdstest import BUILD, ROOT, Fail, check, eq, get_point, log  # noqa: E402
 
-SUITE = sdstest.Suite(timeout=300, fail_time=True)
+SUITE = sdstest.Suite(timeout=300)
 test = SUITE.test
 PKGS = ("sds-bpf", "libsds0", "libsds-dev", "sds-bpf-dbgsym", "libsds0-dbgsym")
 # A static (non-exported) function of libsds: only its debug file names it.
@@ -70,16 +72,6 @@ CONFFILES = ["/etc/sds/admin.conf", "/etc/sds/apps/example.conf",
 MADE = ["/run/sds", "/var/lib/sds", "/var/lib/private/sds-admin",
         "/var/lib/sds-admin"]
 LEAKS = []
-
-
-def run(argv, ok=True, **kw):
-    log(" ".join(argv))
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=240,
-                       **kw)
-    if ok and p.returncode:
-        raise Fail("%s: exit %d: %s%s" % (" ".join(argv), p.returncode,
-                                          p.stdout[-1500:], p.stderr[-1500:]))
-    return p
 
 
 def version():
@@ -278,10 +270,6 @@ def check_dbgsym(tmp, v, deb_files):
 
 # unshare(2)'s flag for a mount namespace of one's own.
 CLONE_NEWNS = 0x00020000
-# What runs in the chroot: no PKG_CONFIG_* of the caller, the system's
-# tools first (as a root shell on the host has them).
-CHROOT_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8",
-              "HOME": "/root", "DEBIAN_FRONTEND": "noninteractive"}
 _PRIVATE = []
 
 
@@ -300,18 +288,7 @@ def private_mounts():
     _PRIVATE.append(1)
 
 
-def mounts_under(path):
-    """Mount points at or under @path, innermost (last mounted) first."""
-    out = []
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            mp = line.split()[4].replace("\\040", " ")
-            if mp == path or mp.startswith(path + "/"):
-                out.append(mp)
-    return out[::-1]
-
-
-class Chroot:
+class Chroot(chroot.Tree):
     """A copy of this host's / that dpkg may change: an overlay whose
     lower layer is / (read only) and whose upper layer is a tmpfs of its
     own, in this process's private mount namespace; a fresh tmpfs /run
@@ -322,9 +299,7 @@ class Chroot:
 
     def __init__(self, ctx):
         private_mounts()
-        self.top = tempfile.mkdtemp(prefix="sds-deb-root-")
-        self.dir = os.path.join(self.top, "root")
-        self.closed = False
+        super().__init__(tempfile.mkdtemp(prefix="sds-deb-root-"))
         run(["mount", "-t", "tmpfs", "-o", "mode=0755,size=4g", "sds-deb",
              self.top])
         for d in ("upper", "work", "root"):
@@ -345,28 +320,13 @@ class Chroot:
                     % self.dir)
         os.chmod(self.sds, 0o755)
 
-    def path(self, p):
-        return os.path.join(self.dir, p.lstrip("/"))
-
-    def run(self, argv, ok=True, **kw):
-        kw.setdefault("env", CHROOT_ENV)
-        return run(["chroot", self.dir] + argv, ok=ok, **kw)
+    run = chroot.Tree.chroot
 
     def close(self):
         """Everything unmounted and the top dir removed (rmdir, never rm
         -r: nothing is deleted through a mount); an error string if a
         mount stayed."""
-        if self.closed:
-            return None
-        self.closed = True
-        for mp in mounts_under(self.top):
-            if run(["umount", mp], ok=False).returncode:
-                run(["umount", "-l", mp], ok=False)
-        left = mounts_under(self.top)
-        if left:
-            return "still mounted: %s" % ", ".join(left)
-        os.rmdir(self.top)
-        return None
+        return super().close(remove=os.rmdir)
 
 
 def status(root, pkg):
@@ -443,7 +403,7 @@ def check_installed(ctx, root):
                                "debtest", binary=root.sds)
     p = subprocess.Popen(["chroot", root.dir, prog], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, text=True, cwd=ctx.tmp,
-                         env=CHROOT_ENV, start_new_session=True)
+                         env=chroot.ENV, start_new_session=True)
     ctx.others.append(p)
     eq(p.stdout.readline().strip(), "ready", "prog")
     p.stdin.write("call 321\n")
@@ -534,16 +494,9 @@ def dpkg_install_remove_purge(ctx):
     eq(root.close(), None, "the chroot's mounts after the test")
 
 
-def preflight():
-    if os.geteuid() != 0:
-        return "run as root (make deb-tests)"
-    for tool in ("dpkg-deb", "lintian", "pkg-config", "gcc", "git",
-                 "systemd-analyze", "md5sum", "mount", "umount", "chroot"):
-        if not shutil.which(tool):
-            return "%s is missing (make deps)" % tool
-    return None
-
-
 if __name__ == "__main__":
-    rc = SUITE.main(sys.argv[1:], Ctx, preflight)
+    rc = sdstest.run_suite(
+        __file__, SUITE, Ctx,
+        tools=("dpkg-deb", "lintian", "pkg-config", "gcc", "git",
+               "systemd-analyze", "md5sum", "mount", "umount", "chroot"))
     sys.exit(1 if LEAKS else rc)

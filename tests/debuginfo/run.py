@@ -26,7 +26,7 @@ Run as root (make debuginfo-tests):
     python3 tests/debuginfo/run.py [-v] [NAME-SUBSTRING...]
 
 Everything is in the test's temp dir, removed whatever happens.  The
-last line is "N passed, M failed".  Python 3 standard library only.
+last line is "N passed, M failed, K skipped".  Python 3 standard library only.
 """
 
 import json
@@ -41,7 +41,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
 from sdstest import SDS, Fail, check, eq, get_point, log  # noqa: E402
 
-SUITE = sdstest.Suite(timeout=120, fail_time=True)
+SUITE = sdstest.Suite(timeout=120)
 test = SUITE.test
 N = 1000
 FUNC = "secret_work"
@@ -260,17 +260,7 @@ def own_symtab_says_so(ctx):
     counted(ctx, exe, "full", ["%s's .symtab" % exe])
 
 
-def preflight():
-    err = sdstest.root_error()
-    if err:
-        return err
-    if not os.path.exists(SDS):
-        return "%s missing: run make" % SDS
-    for tool in ("gcc", "objcopy", "strip", "readelf", "bpftool"):
-        if not shutil.which(tool):
-            return "%s not found in PATH" % tool
-    return sdstest.mount_bpffs()
-
-
 if __name__ == "__main__":
-    sys.exit(SUITE.main(sys.argv[1:], Ctx, preflight))
+    sys.exit(sdstest.run_suite(
+        __file__, SUITE, Ctx, needs=(SDS,), bpffs=True,
+        tools=("gcc", "objcopy", "strip", "readelf", "bpftool")))

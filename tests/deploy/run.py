@@ -39,7 +39,7 @@ from fake_admin import NOTHING_NEW, FakeAdmin  # noqa: E402
 
 DEPLOY_BIN = os.path.join(BUILD, "test", "deploy")
 GROUP = "deploytest"
-SUITE = sdstest.Suite(timeout=120, fail_time=True)
+SUITE = sdstest.Suite(timeout=120)
 test = SUITE.test
 # The loader checks old builds for processes every 2 s (WATCH_SCAN_NS).
 RETIRE_WITHIN = 8.0
@@ -624,16 +624,6 @@ def test_heartbeat_build(ctx):
     ctx.finish()
 
 
-def preflight():
-    err = sdstest.root_error()
-    if err:
-        return err
-    if not os.path.exists(SDS):
-        return "%s missing: run make" % SDS
-    if not shutil.which("readelf"):
-        return "readelf missing (binutils): the build-ids are read with it"
-    return None
-
-
 if __name__ == "__main__":
-    sys.exit(SUITE.main(sys.argv[1:], Ctx, preflight))
+    sys.exit(sdstest.run_suite(__file__, SUITE, Ctx, needs=(SDS,),
+                               tools=("readelf",)))

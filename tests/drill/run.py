@@ -13,16 +13,14 @@ build/test/drill/drillapp`, which `make drill-tests` does):
 
 Every test gets its own temp dir, SDS_RUN_DIR and SDS_STATE_DIR; every
 process it starts runs in its own session and is killed when the test
-ends.  The last line is "N passed, M failed"; the exit status is
+ends.  The last line is "N passed, M failed, K skipped"; the exit status is
 non-zero when anything failed.  Python 3 standard library only.
 """
 
-import http.client
 import json
 import math
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -32,6 +30,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
+import sdsadmin  # noqa: E402
 from sdstest import BUILD, SDS, Fail, check, eq  # noqa: E402
 from fake_admin import FakeAdmin  # noqa: E402
 
@@ -83,7 +82,8 @@ class Ctx:
     def cleanup(self):
         for p in self.procs:
             sdstest.reap(p, always=True)
-            p.errfile.close()
+            if hasattr(p, "errfile"):   # not the admin's (sdsadmin.Admin)
+                p.errfile.close()
         sdstest.remove_pin_root(self.env["SDS_PIN_ROOT"])
         shutil.rmtree(self.tmp, ignore_errors=True)
 
@@ -414,47 +414,12 @@ def test_app_choice_bad_input(ctx):
 # ---------------------------------------------------------------------------
 # sds-admin
 
-class Admin:
+class Admin(sdsadmin.Admin):
+    """sds-admin of @ctx on a free port, started (tests/lib/sdsadmin.py)."""
+
     def __init__(self, ctx):
-        self.ctx = ctx
-        self.token = "drill-t0ken.for_tests_%d" % os.getpid()
-        self.token_file = sdstest.write_token(
-            os.path.join(ctx.tmp, "token"), self.token)
-        self.port, self.p = sdstest.serve_on_free_port(
-            lambda port: ctx.spawn(sdstest.admin_argv(
-                ADMIN, port, os.path.join(ctx.tmp, "sds.db"),
-                self.token_file), stdout=subprocess.DEVNULL), "sds-admin")
-        wait_until(lambda: self._up(), time.time() + 10, "sds-admin never up")
-
-    @property
-    def url(self):
-        return "http://127.0.0.1:%d" % self.port
-
-    def _up(self):
-        try:
-            return self.req("GET", "/healthz")[0] == 200
-        except OSError:
-            return False
-
-    def req(self, method, path, body=None):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        h = {"Authorization": "Bearer " + self.token}
-        data = None
-        if body is not None:
-            data = json.dumps(body)
-            h["Content-Type"] = "application/json"
-        c.request(method, path, data, h)
-        r = c.getresponse()
-        raw = r.read()
-        c.close()
-        try:
-            return r.status, json.loads(raw)
-        except ValueError:
-            return r.status, raw
-
-    def kill(self):
-        os.killpg(self.p.pid, signal.SIGKILL)
-        self.p.wait(5)
+        super().__init__(ctx, token="drill-t0ken.for_tests_%d" % os.getpid())
+        self.start()
 
 
 A = "/api/v1/groups/%s/apps/%s" % (GROUP, APP)
@@ -595,23 +560,10 @@ TESTS = [test_error_ratio_two_processes, test_delay_p50_and_timeout,
 # Seconds per test: a stuck guard, loader or browser fails its test
 # instead of hanging `make test` (the slowest drill test takes ~31 s).
 TEST_TIMEOUT = 120
-SUITE = sdstest.Suite(timeout=TEST_TIMEOUT, strict=False)
+SUITE = sdstest.Suite(timeout=TEST_TIMEOUT)
 SUITE.tests = TESTS
 
 
-def preflight():
-    if os.geteuid() != 0:
-        return "tests/drill/run.py: run as root (the tests load BPF)"
-    for f in (SDS, APPBIN):
-        if not os.access(f, os.X_OK):
-            return ("tests/drill/run.py: %s missing: make drill-tests builds it"
-                    % f)
-    return None
-
-
-def main():
-    return SUITE.main(sys.argv[1:], lambda name: Ctx(), preflight)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(sdstest.run_suite(__file__, SUITE, lambda name: Ctx(),
+                               needs=(SDS, APPBIN)))

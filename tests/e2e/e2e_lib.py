@@ -16,7 +16,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -24,8 +23,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
+import target  # noqa: E402
+import sdsadmin  # noqa: E402
 from sdstest import (BUILD, Fail, KernelSnapshot, SDS, check, eq,  # noqa: E402
-                     free_port, log, wait_until)
+                     log, wait_until)
 
 _kill_group = sdstest.kill_group
 sdstest.log_stamps()
@@ -74,99 +75,14 @@ def sleep_until(t):
 # ---------------------------------------------------------------------------
 # Processes
 
-class Admin:
-    """One sds-admin on a loopback port; restartable on the same port/db."""
+class Admin(sdsadmin.Admin):
+    """One sds-admin on a loopback port (tests/lib/sdsadmin.py);
+    restartable on the same port and db (start(same_port=True)), with
+    the test's token file."""
 
     def __init__(self, ctx, port=None):
-        self.ctx = ctx
-        self.db = os.path.join(ctx.tmp, "sds.db")
-        self.port = port
-        self.p = None
-        self.runs = 0
-        self.extra = []         # more sds-admin arguments
-
-    @property
-    def url(self):
-        return "http://127.0.0.1:%d" % self.port
-
-    def _errpath(self):
-        return os.path.join(self.ctx.tmp, "admin-%d.err" % self.runs)
-
-    def stderr(self):
-        try:
-            with open(self._errpath(), errors="replace") as f:
-                return f.read()
-        except OSError:
-            return ""
-
-    def start(self, same_port=False):
-        attempts = 1 if same_port else 5
-        for _ in range(attempts):
-            if not same_port:
-                self.port = free_port()
-            self.runs += 1
-            argv = sdstest.admin_argv(ADMIN, self.port, self.db,
-                                      self.ctx.token_file, self.extra)
-            log(" ".join(argv))
-            with open(self._errpath(), "wb") as e:
-                self.p = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
-                                          stderr=e, stdin=subprocess.DEVNULL,
-                                          cwd=self.ctx.tmp,
-                                          start_new_session=True)
-            self.ctx.procs.append(self.p)
-            deadline = time.time() + 10
-            while time.time() < deadline and self.p.poll() is None:
-                try:
-                    st, _ = self.req("GET", "/healthz", token=False)
-                    if st == 200:
-                        return self
-                except OSError:
-                    pass
-                time.sleep(0.05)
-            if self.p.poll() is None:
-                _kill_group(self.p)
-                self.p.wait(5)
-                raise Fail("sds-admin on port %d: no /healthz within 10 s; "
-                           "stderr %r" % (self.port, self.stderr()))
-            if "Address already in use" not in self.stderr() or same_port:
-                break
-        raise Fail("sds-admin did not start on port %d (exit %s): %s"
-                   % (self.port, self.p.returncode, self.stderr().strip()))
-
-    def stop(self):
-        """SIGTERM: the admin must exit 0 and say nothing."""
-        log("stopping sds-admin (SIGTERM)")
-        self.p.send_signal(signal.SIGTERM)
-        try:
-            rc = self.p.wait(15)
-        except subprocess.TimeoutExpired:
-            _kill_group(self.p)
-            self.p.wait(5)
-            raise Fail("sds-admin did not exit within 15 s of SIGTERM")
-        eq(rc, 0, "sds-admin exit status after SIGTERM (stderr %r)"
-           % self.stderr())
-        eq(self.stderr(), "", "sds-admin stderr")
-        # Nothing may answer on the port any more.
-        try:
-            socket.create_connection(("127.0.0.1", self.port), timeout=2).close()
-            raise Fail("port %d still accepts connections after sds-admin "
-                       "exited" % self.port)
-        except OSError:
-            pass
-
-    def req(self, method, path, body=None, token=True):
-        h = {}
-        if token:
-            h["Authorization"] = "Bearer " + TOKEN
-        return sdstest.http_request(self.port, method, path, body, h)
-
-    def ok(self, method, path, body=None, want=200):
-        st, doc = self.req(method, "/api/v1" + path, body)
-        if st != want:
-            raise Fail("%s /api/v1%s %s: status %d, want %d: %r"
-                       % (method, path, json.dumps(body) if body else "",
-                          st, want, doc))
-        return doc
+        super().__init__(ctx, token=TOKEN, token_file=ctx.token_file,
+                         port=port)
 
     def hosts(self):
         st, doc = self.req("GET", "/api/v1" + A + "/hosts")
@@ -183,44 +99,11 @@ class Admin:
                        % (A, frm, to, point))
 
 
-class Target(sdstest.LineReader):
-    """target_pie driven on stdin (tests/targets/target.c)."""
-
-    name = APP
+class Target(target.Target):
+    """target_pie driven on stdin (tests/lib/target.py)."""
 
     def __init__(self, ctx, path):
-        self.ctx = ctx
-        self.path = path
-        self.errf = open(os.path.join(ctx.tmp, "target.err"), "wb")
-        self.p = subprocess.Popen([path], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, stderr=self.errf,
-                                  cwd=ctx.tmp, start_new_session=True)
-        ctx.procs.append(self.p)
-        ctx.files.append(self.errf)
-        self.buf = b""
-        eq(self.readline(10), "ready", "target_pie's first line")
-
-    def stamp(self):
-        """One call of work(); the wall clock just before and after it, as
-        the program read it: (t0, t1) in seconds."""
-        log("target_pie <- stamp")
-        self.p.stdin.write(b"stamp\n")
-        self.p.stdin.flush()
-        at = self.readline(10).split()
-        eq((len(at), at[0] if at else None), (3, "at"), "stamp's reply")
-        eq(self.readline(10), "done", "stamp's last line")
-        return int(at[1]) / 1e9, int(at[2]) / 1e9
-
-    def cmd(self, line, timeout=60):
-        log("target_pie <- " + line)
-        self.p.stdin.write((line + "\n").encode())
-        self.p.stdin.flush()
-        while True:
-            l = self.readline(timeout)
-            if l == "done":
-                return
-            if l.startswith("error"):
-                raise Fail("target_pie: %s" % l)
+        super().__init__(ctx, path, name=APP)
 
 
 class Loader:
@@ -310,6 +193,7 @@ class Ctx(sdstest.TestDir):
         self.token_file = sdstest.write_token(os.path.join(self.tmp, "token"),
                                               TOKEN)
         self.procs = []
+        self.targets = []
         self.loaders = []
         self.files = []
         self.socks = []
@@ -317,6 +201,8 @@ class Ctx(sdstest.TestDir):
         self.target_path = None
 
     def cleanup(self):
+        for t in self.targets:
+            t.cleanup()
         for p in self.procs:
             sdstest.reap(p, always=False)
             sdstest.close_streams(p)
@@ -602,6 +488,6 @@ def admin_stats(ctx, app):
 # ---------------------------------------------------------------------------
 # The suite
 
-SUITE = sdstest.Suite(timeout=TEST_TIMEOUT, fail_time=True, log_total=True)
+SUITE = sdstest.Suite(timeout=TEST_TIMEOUT)
 TESTS = SUITE.tests
 test = SUITE.test

@@ -16,38 +16,21 @@ Every test gets its own temp dir, SDS_RUN_DIR, SDS_STATE_DIR, token file,
 database and port; every process it starts runs in its own session and
 its group is killed when the test ends, pass or fail.  Nothing is
 skipped: a test that cannot run fails and says why.  The last line is
-"N passed, M failed"; the exit status is non-zero when anything failed.
+"N passed, M failed, K skipped"; the exit status is non-zero when anything failed.
 
 Python 3 standard library only.
 """
 
 import os
-import shutil
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import e2e_lib  # noqa: E402
+import e2e_lib  # noqa: E402  (puts tests/lib on sys.path)
 import sdstest  # noqa: E402
-from e2e_lib import ADMIN, TARGET  # noqa: E402
-from sdstest import SDS  # noqa: E402
 # tests/crash and tools/demo/cluster_demo.py load this file as a module
 # and use the harness through it (e2e.Admin, e2e.Ctx, e2e.period_of...).
 from e2e_lib import *  # noqa: E402,F401,F403
-
-sdstest.import_test_modules(HERE)
-
-
-def preflight():
-    err = sdstest.root_error()
-    if err:
-        return err
-    for f in (SDS, ADMIN, TARGET):
-        if not os.access(f, os.X_OK):
-            return "%s missing: run make && make test-targets" % f
-    if not shutil.which("bpftool"):
-        return "bpftool not found in PATH"
-    return None
 
 
 # Seconds each test took in a run of make test (2026-12-01; the rest take
@@ -63,9 +46,15 @@ e2e_lib.SUITE.weights = {
 }
 
 
-def main(argv):
-    return e2e_lib.SUITE.main(argv, e2e_lib.Ctx, preflight)
+# What preflight_error() checks before a test runs (tools/demo/cluster_demo.py
+# checks it too).
+CHECKS = dict(needs=(sdstest.SDS, e2e_lib.ADMIN, e2e_lib.TARGET),
+              tools=("bpftool",))
+
+
+def preflight():
+    return sdstest.preflight_error(**CHECKS)
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(sdstest.run_suite(__file__, e2e_lib.SUITE, e2e_lib.Ctx, **CHECKS))

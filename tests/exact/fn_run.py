@@ -137,7 +137,7 @@ def on_both(fn):
     return fn
 
 
-SUITE = sdstest.Suite(timeout=90, log_total=True)
+SUITE = sdstest.Suite(timeout=90)
 
 
 @on_both
@@ -260,15 +260,5 @@ def hostile_future_not_believed(ctx, path):
     hostile_case(ctx, path, 300 * 10**6)
 
 
-def preflight():
-    err = sdstest.root_error()
-    if err:
-        return err
-    for f in (SDS, FNEXACT):
-        if not os.path.exists(f):
-            return "%s missing: run make && make test-targets" % f
-    return None
-
-
 if __name__ == "__main__":
-    sys.exit(SUITE.main(sys.argv[1:], Ctx, preflight))
+    sys.exit(sdstest.run_suite(__file__, SUITE, Ctx, needs=(SDS, FNEXACT)))

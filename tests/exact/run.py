@@ -174,7 +174,7 @@ def run_case(ctx, field, n, tick_ms, mode, extra=None, pause=None):
               % (tot["timeouts"], passed))
 
 
-SUITE = sdstest.Suite(timeout=120, log_total=True)
+SUITE = sdstest.Suite(timeout=120)
 test = SUITE.test
 
 
@@ -246,15 +246,5 @@ def test_long_tick_keeps_downgrade(ctx):
           % (tot, len(recs), len(recs) - first_down, first_down))
 
 
-def preflight():
-    err = sdstest.root_error()
-    if err:
-        return err
-    for f in (SDS, EXACTAPP):
-        if not os.path.exists(f):
-            return "%s missing: run make && make test-targets" % f
-    return None
-
-
 if __name__ == "__main__":
-    sys.exit(SUITE.main(sys.argv[1:], Ctx, preflight))
+    sys.exit(sdstest.run_suite(__file__, SUITE, Ctx, needs=(SDS, EXACTAPP)))

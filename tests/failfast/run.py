@@ -15,7 +15,7 @@ own line, and the refusal of attach is tested instead.  Run as root:
 
     python3 tests/failfast/run.py [-v] [NAME-SUBSTRING...]
 
-The last line is "N passed, M failed"; non-zero exit when anything failed.
+The last line is "N passed, M failed, K skipped"; non-zero exit when anything failed.
 """
 
 import os
@@ -23,23 +23,16 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import ff_lib  # noqa: E402
+import ff_lib  # noqa: E402  (puts tests/lib on sys.path)
 import sdstest  # noqa: E402
-
-sdstest.import_test_modules(HERE)
 
 
 def preflight():
-    err = sdstest.root_error()
-    if err:
-        return err
-    for p in (sdstest.SDS, ff_lib.TARGET):
-        if not os.access(p, os.X_OK):
-            return "%s missing: run make all %s" % (p, ff_lib.TARGET)
     if not os.path.exists(ff_lib.LIBC):
         return "%s missing: the dry run probes libc there" % ff_lib.LIBC
     return None
 
 
 if __name__ == "__main__":
-    sys.exit(ff_lib.SUITE.main(sys.argv[1:], ff_lib.Ctx, preflight))
+    sys.exit(sdstest.run_suite(__file__, ff_lib.SUITE, ff_lib.Ctx,
+                               needs=(sdstest.SDS, ff_lib.TARGET), extra=preflight))

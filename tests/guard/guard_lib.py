@@ -273,6 +273,6 @@ def setup(ctx, strategies, variant=STATIC, app="app"):
 # ---------------------------------------------------------------------------
 # The harness
 
-SUITE = sdstest.Suite(timeout=TEST_TIMEOUT, log_total=True)
+SUITE = sdstest.Suite(timeout=TEST_TIMEOUT)
 TESTS = SUITE.tests
 test = SUITE.test

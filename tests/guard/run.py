@@ -21,55 +21,38 @@ Every test gets its own temp dir with private copies of the programs, its
 own SDS_RUN_DIR and SDS_STATE_DIR, and kills every process group it
 started when it ends, pass or fail.  Nothing is skipped: a test that
 cannot run fails and says why.  Times get margins (the loader ticks every
-100 ms); counts do not.  The last line is "N passed, M failed"; the exit
+100 ms); counts do not.  The last line is "N passed, M failed, K skipped"; the exit
 status is non-zero when anything failed.
 
 Python 3 standard library only.
 """
 
 import os
-import shutil
+import pwd
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import guard_lib  # noqa: E402
+import guard_lib  # noqa: E402  (puts tests/lib on sys.path)
 import sdstest  # noqa: E402
 from guard_lib import GT_DEPS, LIBSDS_SO, PROGRAMS, TT  # noqa: E402
-from sdstest import NOBODY, SDS  # noqa: E402
-
-sdstest.import_test_modules(HERE)
 
 
 def preflight():
-    err = sdstest.root_error()
-    if err:
-        return err
-    if not os.path.exists(SDS):
-        return "%s missing: run make" % SDS
-    if not os.path.exists(LIBSDS_SO):
-        return "%s missing: run make" % LIBSDS_SO
     for t in PROGRAMS:
-        if not os.path.exists(os.path.join(TT, t)):
-            return "%s missing: run make test-targets" % os.path.join(TT, t)
         # guarded_static embeds libsds.a: an old one would run old guards.
         err = sdstest.stale_error(os.path.join(TT, t), GT_DEPS)
         if err:
             return err
-    for tool in ("setpriv",):
-        if not shutil.which(tool):
-            return "%s not found in PATH" % tool
     try:
-        import pwd
-        pwd.getpwuid(NOBODY)
+        pwd.getpwuid(sdstest.NOBODY)
     except KeyError:
-        return "no user %d (nobody) on this host" % NOBODY
+        return "no user %d (nobody) on this host" % sdstest.NOBODY
     return None
 
 
-def main(argv):
-    return guard_lib.SUITE.main(argv, guard_lib.Ctx, preflight)
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(sdstest.run_suite(
+        __file__, guard_lib.SUITE, guard_lib.Ctx, tools=("setpriv",),
+        needs=[sdstest.SDS, LIBSDS_SO] + [os.path.join(TT, t) for t in PROGRAMS],
+        extra=preflight))

@@ -22,7 +22,7 @@ from sdstest import BUILD, SDS, Fail, check  # noqa: E402
 
 HARM_BIN = os.path.join(BUILD, "test", "harm")
 TARGETS_BIN = os.path.join(BUILD, "test", "targets")
-SUITE = sdstest.Suite(timeout=180, fail_time=True)
+SUITE = sdstest.Suite(timeout=180)
 test = SUITE.test
 
 

@@ -11,7 +11,7 @@ harm-tests` does):
 
     python3 tests/harm/run.py [-v] [NAME-SUBSTRING...]
 
-The last line is "N passed, M failed"; the exit status is non-zero when
+The last line is "N passed, M failed, K skipped"; the exit status is non-zero when
 anything failed.  Python 3 standard library only.
 """
 
@@ -20,20 +20,10 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import harm_lib  # noqa: E402
+import harm_lib  # noqa: E402  (puts tests/lib on sys.path)
 import sdstest  # noqa: E402
-
-sdstest.import_test_modules(HERE)
-
-
-def preflight():
-    err = sdstest.root_error()
-    if err:
-        return err
-    if not os.path.exists(sdstest.SDS):
-        return "%s missing: run make" % sdstest.SDS
-    return None
 
 
 if __name__ == "__main__":
-    sys.exit(harm_lib.SUITE.main(sys.argv[1:], harm_lib.Ctx, preflight))
+    sys.exit(sdstest.run_suite(__file__, harm_lib.SUITE, harm_lib.Ctx,
+                               needs=(sdstest.SDS,)))

@@ -32,6 +32,7 @@ import subprocess
 import time
 
 import harm_lib
+import sdsadmin
 import sdstest
 from harm_lib import test
 from sdstest import SDS, Fail, check, eq
@@ -314,31 +315,11 @@ ADMIN_TOKEN = "harm-t0ken_for.tests"
 
 
 def start_admin(ctx):
-    """A real sds-admin on a free loopback port, killed at cleanup: its port."""
-    tok = sdstest.write_token(os.path.join(ctx.tmp, "token"), ADMIN_TOKEN)
-
-    def start(port):
-        argv = sdstest.admin_argv(sdstest.admin_path(), port,
-                                  os.path.join(ctx.tmp, "sds.db"), tok)
-        p = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL,
-                             stdin=subprocess.DEVNULL, cwd=ctx.tmp,
-                             start_new_session=True)
-        ctx.others.append(p)
-        return p
-    port, p = sdstest.serve_on_free_port(start, "sds-admin")
-
-    def healthy():
-        try:
-            return sdstest.http_request(port, "GET", "/healthz")[0] == 200
-        except OSError:
-            return False
-    sdstest.wait_until(healthy, time.time() + 10, "sds-admin: no /healthz")
-    st, doc = sdstest.http_request(
-        port, "POST", "/api/v1/groups/default/apps", {"name": "budget_loop"},
-        {"Authorization": "Bearer " + ADMIN_TOKEN})
-    eq(st, 201, "creating app budget_loop in the admin: %r" % doc)
-    return port, tok
+    """A real sds-admin on a free loopback port, killed at cleanup, with
+    app budget_loop: its port and token file."""
+    adm = sdsadmin.Admin(ctx, token=ADMIN_TOKEN).start()
+    adm.ok("POST", "/groups/default/apps", {"name": "budget_loop"}, want=201)
+    return adm.port, adm.token_file
 
 
 def admin_point_state(port, since):

@@ -10,7 +10,7 @@ hostile-tests` does):
 
     python3 tests/hostile/run.py [-v] [NAME-SUBSTRING...]
 
-The last line is "N passed, M failed"; the exit status is non-zero when
+The last line is "N passed, M failed, K skipped"; the exit status is non-zero when
 anything failed.  Python 3 standard library only.
 """
 
@@ -19,15 +19,10 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import hostile_lib  # noqa: E402
+import hostile_lib  # noqa: E402  (puts tests/lib on sys.path)
 import sdstest  # noqa: E402
-
-sdstest.import_test_modules(HERE)
-
-
-def preflight():
-    return sdstest.root_error()
 
 
 if __name__ == "__main__":
-    sys.exit(hostile_lib.SUITE.main(sys.argv[1:], hostile_lib.Ctx, preflight))
+    sys.exit(sdstest.run_suite(__file__, hostile_lib.SUITE, hostile_lib.Ctx,
+                               needs=()))

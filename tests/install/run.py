@@ -37,7 +37,7 @@ which `make install-tests` does):
     python3 tests/install/run.py [-v] [NAME-SUBSTRING...]
 
 Everything a test creates is in its own temp dir, removed whatever
-happens.  The last line is "N passed, M failed".  Python 3 standard
+happens.  The last line is "N passed, M failed, K skipped".  Python 3 standard
 library only.
 """
 
@@ -55,9 +55,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import guarded  # noqa: E402
 import sdstest  # noqa: E402
+import target  # noqa: E402
+import sdsadmin  # noqa: E402
 from sdstest import BUILD, ROOT, Fail, check, eq, log  # noqa: E402
 
-SUITE = sdstest.Suite(timeout=180, fail_time=True)
+SUITE = sdstest.Suite(timeout=180)
 test = SUITE.test
 TARGETS = os.path.join(BUILD, "test", "targets")
 # What make install-stage wrote (tests/install/install.mk): every run of
@@ -269,9 +271,10 @@ def installed_admin_serves_dashboard(ctx):
     with open(os.path.join(web, "index.html")) as f:
         page = f.read()
     token = sdstest.write_token(os.path.join(ctx.tmp, "token"), "t0ken_for.install-tests")
-    p, port = start_admin(ctx, lambda port: sdstest.admin_argv(
+    adm = start_admin(ctx, lambda port: sdstest.admin_argv(
         ctx.path("usr/sbin/sds-admin"), port, os.path.join(ctx.tmp, "sds.db"),
         token))
+    port = adm.port
     status, body = sdstest.http_request(port, "GET", "/")
     eq(status, 200, "GET /")
     check(body == page, "GET / is not the installed index.html (%d bytes, "
@@ -279,8 +282,7 @@ def installed_admin_serves_dashboard(ctx):
           % (len(body), "in it" if mark in body else "not in it"))
     status, body = sdstest.http_request(port, "GET", "/style.css")
     eq(status, 200, "GET /style.css")
-    p.send_signal(signal.SIGTERM)
-    eq(p.wait(10), 0, "sds-admin's exit status at SIGTERM")
+    adm.stop(quiet=False)
 
 
 @test
@@ -373,9 +375,10 @@ def admin_unit_command_line(ctx):
                 "--inh-caps=-all", "--bounding-set=-all",
                 "--no-new-privs", "--", "sh", "-c",
                 'umask 0077 && exec "$@"', "sh"] + argv
-    p, port = start_admin(ctx, argv_for)
+    adm = start_admin(ctx, argv_for)
+    port = adm.port
     # The shells exec'd: the pid is sds-admin's, its arguments are these.
-    with open("/proc/%d/cmdline" % p.pid) as f:
+    with open("/proc/%d/cmdline" % adm.pid) as f:
         eq(f.read().split("\0")[:-1],
            [ctx.path("usr/sbin/sds-admin"), "--listen", "127.0.0.1:%d" % port, "--db",
             state + "/sds-admin/sds.db", "--token-file", creds + "/token",
@@ -397,39 +400,13 @@ def admin_unit_command_line(ctx):
     db = os.stat(os.path.join(state, "sds-admin", "sds.db"))
     eq((db.st_uid, db.st_mode & 0o777), (sdstest.NOBODY, 0o600),
        "the database's owner and mode")
-    p.send_signal(signal.SIGTERM)
-    eq(p.wait(10), 0, "sds-admin's exit status at SIGTERM")
+    adm.stop(quiet=False)
 
 
-def listening(pid, port):
-    """True when process @pid holds the socket listening on 127.0.0.1:@port."""
-    return sdstest.pid_listens(pid, port)
-
-
-def start_admin(ctx, argv_for, tries=5):
-    """sds-admin started by @argv_for(port) on a free port, answering
-    /healthz from its own socket: (process, port).  A port that another
-    process took between free_port() and the admin's bind ("Address
-    already in use": suites run side by side) is given up for another."""
-    for n in range(tries):
-        port = sdstest.free_port()
-        errpath = os.path.join(ctx.tmp, "admin-%d.err" % n)
-        with open(errpath, "wb") as err:
-            p = sdstest.spawn(argv_for(port), stdout=subprocess.DEVNULL,
-                              stderr=err, cwd="/")
-        ctx.others.append(p)
-        sdstest.wait_until(
-            # Its own listener first: a port's other holder is not asked.
-            lambda: p.poll() is not None
-            or (listening(p.pid, port) and sdstest.healthz(port)),
-            time.time() + 10, "sds-admin on port %d" % port)
-        if p.poll() is not None and "Address already in use" in read(errpath):
-            log("port %d taken: another" % port)
-            continue
-        check(p.poll() is None, "sds-admin exited %s: %s"
-              % (p.poll(), read(errpath)))
-        return p, port
-    raise Fail("sds-admin: every port of %d tries was taken" % tries)
+def start_admin(ctx, argv_for):
+    """sds-admin started by @argv_for(port) on a free port, from /,
+    answering /healthz from its own socket (tests/lib/sdsadmin.py)."""
+    return sdsadmin.Admin(ctx, argv_for=argv_for, cwd="/").start()
 
 
 # ---------------------------------------------------------------------------
@@ -570,25 +547,6 @@ def wait_visits(ctx, sds, app, point, want):
         raise Fail("point %s: %s visits, want %d" % (point, last, want))
 
 
-class Target(sdstest.LineReader):
-    """tests/targets/target.c (its "work N E T MS" command)."""
-
-    def __init__(self, ctx, path):
-        self.name = os.path.basename(path)
-        self.p = sdstest.spawn([path], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE)
-        self.buf = b""
-        ctx.others.append(self.p)
-        eq(self.readline(10), "ready", "%s start" % self.name)
-
-    def work(self, n):
-        self.p.stdin.write(b"work %d 0 0 0\n" % n)
-        self.p.stdin.flush()
-        line = self.readline(30)
-        check(line.startswith("took"), "work: %r" % line)
-        eq(self.readline(30), "done", "work")
-
-
 @test
 def unit_function_point_keep_restart(ctx):
     ctx.install()
@@ -605,7 +563,7 @@ def unit_function_point_keep_restart(ctx):
                          ctx.app], env=ctx.env).stdout)
     eq(sorted(p["name"] for p in st["points"]), ["n", "order", "w"],
        "points (w and n of POINTS, order of the strategies)")
-    t = Target(ctx, tgt)
+    t = target.Target(ctx, tgt)
     t.work(5)
     wait_visits(ctx, sds, ctx.app, "w", 5)
     # systemctl reload: ExecReload= sends SIGHUP to $MAINPID (shown on a
@@ -813,19 +771,6 @@ def bad_prefix(ctx):
 
 
 def preflight():
-    if os.geteuid() != 0:
-        return "run as root (make install-tests)"
-    for tool in ("systemd-analyze", "setpriv", "pkg-config", "readelf", "g++"):
-        if not shutil.which(tool):
-            return "%s is missing (make deps)" % tool
-    for f in ("bin/sds-bpf", "bin/sds-admin", "bin/sds-copy",
-              "test/targets/target_pie"):
-        if not os.path.exists(os.path.join(BUILD, f)):
-            return "%s/%s is missing (make all test-targets)" % (BUILD, f)
-    for f in ("usr", "prefix", "gone", "uninstalled", "conffiles",
-              "bad/install-0.rc", "bad/uninstall-2.rc"):
-        if not os.path.exists(staged(f)):
-            return "%s is missing (make install-stage)" % staged(f)
     # A stage older than the programs would test an old install.
     if os.stat(staged("usr.out")).st_mtime < os.stat(
             os.path.join(BUILD, "bin", "sds-bpf")).st_mtime:
@@ -835,4 +780,11 @@ def preflight():
 
 
 if __name__ == "__main__":
-    sys.exit(SUITE.main(sys.argv[1:], Ctx, preflight))
+    sys.exit(sdstest.run_suite(
+        __file__, SUITE, Ctx, extra=preflight,
+        tools=("systemd-analyze", "setpriv", "pkg-config", "readelf", "g++"),
+        needs=[os.path.join(BUILD, f) for f in (
+            "bin/sds-bpf", "bin/sds-admin", "bin/sds-copy",
+            "test/targets/target_pie")] + [staged(f) for f in (
+                "usr", "prefix", "gone", "uninstalled", "conffiles",
+                "bad/install-0.rc", "bad/uninstall-2.rc")]))

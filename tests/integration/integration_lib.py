@@ -21,6 +21,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
+import target  # noqa: E402
 from sdstest import (BUILD, Fail, SDS, check, get_point,  # noqa: E402
                      is_socket, log)
 
@@ -42,66 +43,8 @@ symbol_file_offset = sdstest.symbol_file_offset
 # ---------------------------------------------------------------------------
 # Processes
 
-class Target(sdstest.LineReader):
-    """A target program driven on stdin (see tests/targets/target.c)."""
-
-    def __init__(self, ctx, path, name=None):
-        self.ctx = ctx
-        self.path = path
-        self.name = name or os.path.basename(path)
-        self.errf = open(os.path.join(ctx.tmp, "target-%d.err"
-                                      % len(ctx.targets)), "wb")
-        self.p = subprocess.Popen([path], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, stderr=self.errf,
-                                  cwd=ctx.tmp, start_new_session=True)
-        ctx.targets.append(self)
-        self.buf = b""
-        line = self.readline(10)
-        check(line == "ready", "%s did not say ready: %r" % (self.name, line))
-
-    def send(self, line):
-        """Send one command without waiting for it."""
-        log("%s[%d] <- %s (async)" % (self.name, self.pid, line))
-        self.p.stdin.write((line + "\n").encode())
-        self.p.stdin.flush()
-
-    def wait_done(self, timeout=120):
-        while True:
-            l = self.readline(timeout)
-            if l == "done":
-                return
-            if l.startswith("error"):
-                raise Fail("%s: %s" % (self.name, l))
-
-    def cmd(self, line, timeout=120):
-        """Send one command, wait for "done"; return the lines before it."""
-        log("%s[%d] <- %s" % (self.name, self.pid, line))
-        self.p.stdin.write((line + "\n").encode())
-        self.p.stdin.flush()
-        out = []
-        while True:
-            l = self.readline(timeout)
-            if l == "done":
-                return out
-            if l.startswith("error"):
-                raise Fail("%s: %s" % (self.name, l))
-            out.append(l)
-
-    def kill(self):
-        if self.p.poll() is None:
-            _kill_group(self.p)
-        try:
-            self.p.wait(5)
-        except subprocess.TimeoutExpired:
-            pass
-        for f in (self.p.stdin, self.p.stdout):
-            try:
-                f.close()
-            except Exception:
-                pass
-        self.errf.close()
-
-    cleanup = kill
+# target.c's driver (tests/lib/target.py), as the suite's tests call it.
+Target = target.Target
 
 
 class Loader(sdstest.AttachProcess):

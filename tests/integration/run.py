@@ -14,47 +14,34 @@ binaries (so uprobes placed by anyone else on build/test/targets/* cannot
 add to our counts), its own SDS_RUN_DIR and SDS_STATE_DIR, and kills every
 process group it started when it ends, pass or fail.  Nothing is skipped:
 a test that cannot load BPF fails and says why.  The last line is
-"N passed, M failed"; the exit status is non-zero when anything failed.
+"N passed, M failed, K skipped"; the exit status is non-zero when anything failed.
 
 Python 3 standard library only.
 """
 
 import os
-import shutil
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import integration_lib  # noqa: E402
+import integration_lib  # noqa: E402  (puts tests/lib on sys.path)
 import sdstest  # noqa: E402
-from integration_lib import TT  # noqa: E402
-from sdstest import SDS  # noqa: E402
 # tests/probepath loads this file as a module and uses the harness
 # through it (it.Ctx, it.assert_counts, it.wait_point...).
 from integration_lib import *  # noqa: E402,F401,F403
 
-sdstest.import_test_modules(HERE)
+# What preflight_error() checks before a test runs here (and in probepath).
+CHECKS = dict(
+    needs=[sdstest.SDS] + [os.path.join(integration_lib.TT, t) for t in (
+        "target_pie", "target_nopie", "target_lib", "libsdstarget.so",
+        "target_stripped", "target_nop5", "target_endbr")],
+    tools=("bpftool", "nm", "setpriv"), bpffs=True)
 
 
 def preflight():
-    err = sdstest.root_error()
-    if err:
-        return err
-    if not os.path.exists(SDS):
-        return "%s missing: run make" % SDS
-    for t in ("target_pie", "target_nopie", "target_lib", "libsdstarget.so",
-              "target_stripped", "target_nop5", "target_endbr"):
-        if not os.path.exists(os.path.join(TT, t)):
-            return "%s missing: run make integration" % os.path.join(TT, t)
-    for tool in ("bpftool", "nm", "setpriv"):
-        if not shutil.which(tool):
-            return "%s not found in PATH" % tool
-    return sdstest.mount_bpffs()
-
-
-def main(argv):
-    return integration_lib.SUITE.main(argv, integration_lib.Ctx, preflight)
+    return sdstest.preflight_error(**CHECKS)
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(sdstest.run_suite(__file__, integration_lib.SUITE,
+                               integration_lib.Ctx, **CHECKS))

@@ -5,7 +5,7 @@ tests/e2e, tests/drill, tests/admin): paths from BUILD / SDS_ADMIN, the
 failure type and checks, verbose logging, process groups and their
 cleanup, temp dirs, waiting, free ports, the kernel side (our BPF
 programs and bpffs pins), the running `sds-bpf attach`, sds-admin over
-HTTP, and the runner that prints "N passed, M failed".
+HTTP, and the runner that prints "N passed, M failed, K skipped".
 
 A suite puts this directory on sys.path:
 
@@ -43,9 +43,11 @@ SDS = os.path.join(BUILD, "bin", "sds-bpf")
 
 
 def admin_path(env=True):
-    """sds-admin: $SDS_ADMIN when @env and set, else the one of BUILD."""
-    return ((env and os.environ.get("SDS_ADMIN"))
-            or os.path.join(BUILD, "bin", "sds-admin"))
+    """sds-admin: $SDS_ADMIN when @env and set, else the one of BUILD;
+    absolute (tests run it from their own dirs; the lanes' SDS_ADMIN is
+    relative to the tree)."""
+    return os.path.abspath((env and os.environ.get("SDS_ADMIN"))
+                           or os.path.join(BUILD, "bin", "sds-admin"))
 
 
 # The heartbeat offset of every loader the suites start (sds-bpf(8),
@@ -954,34 +956,72 @@ def import_test_modules(here):
         importlib.import_module(os.path.basename(path)[:-3])
 
 
+def preflight_error(root=True, needs=(), tools=(), bpffs=False, extra=None):
+    """What a suite's runner checks before its first test, as one line
+    (None when all is there): root; every path of @needs built (`make
+    test-bins` builds what any runner needs); every tool of @tools in
+    PATH (`make deps` installs them); bpffs mounted with @bpffs; then
+    @extra(), the suite's own checks (a line or None)."""
+    if root and os.geteuid() != 0:
+        return "must run as root (BPF and uprobes need it)"
+    for path in needs:
+        if not os.path.exists(path):
+            return "%s missing: run make test-bins" % path
+    for tool in tools:
+        if not shutil.which(tool):
+            return "%s not found in PATH (make deps)" % tool
+    if bpffs:
+        err = mount_bpffs()
+        if err:
+            return err
+    return extra() if extra else None
+
+
+def run_suite(runner, suite, new_ctx, argv=None, **checks):
+    """The main of every suite's run.py: import the t_*.py beside
+    @runner (its __file__), check what preflight_error(**@checks) checks
+    and run @suite's tests selected by @argv (sys.argv[1:]), each with
+    new_ctx(name).  Returns the exit status.  The runner's module stays
+    importable without running anything (tests/probepath, tests/crash and
+    tools/demo load runners as modules)."""
+    import_test_modules(os.path.dirname(os.path.abspath(runner)))
+    return suite.main(sys.argv[1:] if argv is None else argv, new_ctx,
+                      lambda: preflight_error(**checks))
+
+
 class Suite:
-    """A registry of tests and the loop that runs them.
+    """A registry of tests and the loop that runs them, with the one
+    report every Python suite prints and tests/lanes.py counts:
+
+        PASS NAME (1.2 s)
+        FAIL NAME (1.2 s): why          (an unexpected error: its traceback)
+        SKIP NAME: why                  (skip(): the kernel cannot do it)
+        N passed, M failed, K skipped   (the last line)
 
     @timeout: seconds per test (SIGALRM raises Timeout), or None.
-    @strict: the CLI and report of the root suites: arguments starting
-    with '-' are options (only -v means anything), a preflight error fails
-    every selected test, a test failed by anything but Fail/Timeout prints
-    its traceback in the FAIL line, and a run where nothing passed fails.
-    Not @strict: every argument but -v selects, a preflight error is
-    printed with "0 passed, 1 failed", tracebacks go to stderr (with -v,
-    or for errors other than Fail) and only failures fail the run.
-    @fail_time: FAIL lines of Fail/Timeout give the test's time and -v
-    prints their traceback.  @log_total: with -v, log the total time.
-    """
+    Arguments starting with '-' are options (-v: verbose, tracebacks of
+    failed checks, the total time; --list: the names, one a line, and
+    the SKIP lines, nothing run); the others select the tests whose name
+    holds one.  A preflight error fails every selected test; the exit
+    status is non-zero when a test failed or none passed."""
 
-    def __init__(self, timeout=None, strict=True, fail_time=False,
-                 log_total=False):
+    def __init__(self, timeout=None):
         self.tests = []
+        self.skips = []         # (name, why): tests that cannot run here
         # Seconds a test takes, for SDS_TEST_SHARD's split (selected()).
         self.weights = {}
         self.timeout = timeout
-        self.strict = strict
-        self.fail_time = fail_time
-        self.log_total = log_total
 
     def test(self, fn):
         self.tests.append(fn)
         return fn
+
+    def skip(self, name, why):
+        """Register @name as a test that cannot run on this host, for
+        @why (one line): printed as SKIP and counted as skipped, never
+        silent (docs/TESTING.md: only a kernel that cannot do what the
+        test needs)."""
+        self.skips.append((name, why))
 
     def selected(self, sel):
         """The tests to run: those whose name holds one of @sel (all when
@@ -1018,32 +1058,30 @@ class Suite:
 
     def main(self, argv, new_ctx, preflight=None):
         """Run the tests @argv selects, each with new_ctx(name) (cleaned
-        up whatever happens); print "N passed, M failed"; the exit status."""
+        up whatever happens); print the report; the exit status."""
+        sel = [a for a in argv if not a.startswith("-")]
+        skips = [(n, w) for n, w in self.skips
+                 if not sel or any(s in n for s in sel)]
         if "--list" in argv:
             # make test-inventory: the names, one a line, nothing run.
             for fn in self.selected([]):
                 print(fn.__name__)
+            for name, why in self.skips:
+                print("SKIP %s: %s" % (name, why))
             return 0
-        if self.strict:
-            sel = [a for a in argv if not a.startswith("-")]
-            set_verbose("-v" in argv)
-        else:
-            sel = [a for a in argv if a != "-v"]
-            set_verbose(len(sel) != len(argv))
+        set_verbose("-v" in argv)
         err = preflight() if preflight else None
-        if err and not self.strict:
-            print(err)
-            print("0 passed, 1 failed")
-            return 1
         passed = failed = 0
         t_all = time.monotonic()
         if self.timeout:
             signal.signal(signal.SIGALRM, self._alarm)
+        for name, why in skips:
+            print("SKIP %s: %s" % (name, why))
         for fn in self.selected(sel):
             name = fn.__name__
             if err:
                 failed += 1
-                print("FAIL %s: %s" % (name, err))
+                print("FAIL %s (0.0 s): %s" % (name, err))
                 continue
             t0 = time.monotonic()
             ctx = new_ctx(name)
@@ -1057,30 +1095,19 @@ class Suite:
             except (Fail, Timeout) as e:
                 signal.alarm(0)
                 failed += 1
-                if self.fail_time:
-                    print("FAIL %s (%.1f s): %s"
-                          % (name, time.monotonic() - t0, e))
-                else:
-                    print("FAIL %s: %s" % (name, e))
-                if verbose() and (self.fail_time or not self.strict):
+                print("FAIL %s (%.1f s): %s" % (name, time.monotonic() - t0, e))
+                if verbose():
                     traceback.print_exc()
-            except Exception as e:
+            except Exception:
                 signal.alarm(0)
                 failed += 1
-                if self.strict:
-                    print("FAIL %s: unexpected error\n%s"
-                          % (name, traceback.format_exc().rstrip()))
-                else:
-                    print("FAIL %s: %s" % (name, e))
-                    traceback.print_exc()
+                print("FAIL %s (%.1f s): unexpected error\n%s"
+                      % (name, time.monotonic() - t0,
+                         traceback.format_exc().rstrip()))
             finally:
                 signal.alarm(0)
                 ctx.cleanup()
             sys.stdout.flush()
-        if self.log_total:
-            log("total %.1f s" % (time.monotonic() - t_all))
-        print("%d passed, %d failed" % (passed, failed))
-        if self.strict:
-            return 1 if failed or passed == 0 else 0
-        return 1 if failed else 0
-
+        log("total %.1f s" % (time.monotonic() - t_all))
+        print("%d passed, %d failed, %d skipped" % (passed, failed, len(skips)))
+        return 1 if failed or passed == 0 else 0

@@ -24,6 +24,17 @@ import sdstest  # noqa: E402
 from sdstest import BUILD, Fail, check, eq  # noqa: E402
 
 OBJ = os.path.join(BUILD, "gen", "copy.bpf.o")
+SUITE = sdstest.Suite(timeout=60)
+
+
+class Ctx:
+    """Each test cleans up what it made itself (its roots, its servers)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def cleanup(self):
+        pass
 
 
 def load_pinned(root):
@@ -56,7 +67,8 @@ def prog_id(path):
     return json.loads(r.stdout)["id"]
 
 
-def snapshot_holders():
+@SUITE.test
+def snapshot_holders(ctx):
     """A program loaded after the snapshot and held only by an fd (its pin
     gone): a leak when the holder is among the dead pids, not otherwise
     (another run's process); freed, the check passes again."""
@@ -91,7 +103,8 @@ def snapshot_holders():
         mine.remove()
 
 
-def snapshot_isolation():
+@SUITE.test
+def snapshot_isolation(ctx):
     mine = sdstest.TestDir("mine", "sds-testlib-")
     other = sdstest.TestDir("other", "sds-testlib-")
     try:
@@ -137,7 +150,8 @@ time.sleep(60)
 """
 
 
-def ports():
+@SUITE.test
+def ports(ctx):
     """serve_on_free_port: a port another process took before our server
     bound it is given up for another, and the server found up is ours; a
     server that fails for another reason is a Fail.  dead_port: refused,
@@ -202,17 +216,5 @@ def _bind_errno(s, port):
     return 0
 
 
-def main():
-    check(os.path.exists(OBJ), "%s missing: run make first" % OBJ)
-    snapshot_isolation()
-    snapshot_holders()
-    ports()
-    print("testlib: 3 passed")
-
-
 if __name__ == "__main__":
-    try:
-        main()
-    except Fail as e:
-        print("FAIL: %s" % e)
-        sys.exit(1)
+    sys.exit(sdstest.run_suite(__file__, SUITE, Ctx, needs=(OBJ,)))

@@ -27,7 +27,7 @@ Run from anywhere, after `make all` (which `make man-tests` does):
 
     python3 tests/man/run.py [-v] [NAME-SUBSTRING...]
 
-The last line is "N passed, M failed".  Python 3 standard library only.
+The last line is "N passed, M failed, K skipped".  Python 3 standard library only.
 """
 
 import os
@@ -425,16 +425,9 @@ def completion_apps_and_points(ctx):
        "the stand-in's command lines")
 
 
-def preflight():
-    for tool in ("man", "mandoc", "bash", "gcc"):
-        if not shutil.which(tool):
-            return "%s is missing (make deps)" % tool
-    for f in ["bin/sds-bpf", "bin/sds-admin", "bin/sds-copy"] + \
-            ["man/" + p for p in PAGES]:
-        if not os.path.exists(os.path.join(BUILD, f)):
-            return "%s/%s is missing (make all)" % (BUILD, f)
-    return None
-
-
 if __name__ == "__main__":
-    sys.exit(SUITE.main(sys.argv[1:], Ctx, preflight))
+    sys.exit(sdstest.run_suite(
+        __file__, SUITE, Ctx, root=False, tools=("man", "mandoc", "bash", "gcc"),
+        needs=[os.path.join(BUILD, f) for f in
+               ["bin/sds-bpf", "bin/sds-admin", "bin/sds-copy"]
+               + ["man/" + p for p in PAGES]]))

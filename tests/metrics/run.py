@@ -35,6 +35,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
+import sdsadmin  # noqa: E402
+import target  # noqa: E402
 import guarded  # noqa: E402
 from sdstest import BUILD, SDS, check, eq, get_point, log  # noqa: E402
 
@@ -182,16 +184,16 @@ def folded(ctx, app):
         "the loader did not fold second %d within 10 s" % sec, 0.05)
 
 
-SUITE = sdstest.Suite(timeout=180, log_total=True)
+SUITE = sdstest.Suite(timeout=180)
 test = SUITE.test
 
 
 @test
 def test_function_point_equals_stats(ctx):
     """1,234 calls of work(), the first 17 failing."""
-    t = guarded.Target(ctx, TARGET)
+    t = target.Target(ctx, TARGET)
     port = attach(ctx, "mfunc", TARGET, ["work=work:err=neg"])
-    t.cmd("work 1234 17 0 0")
+    t.work(1234, 17)
     folded(ctx, "mfunc")    # the second of the calls folded into the totals
     text = scrape(port)
     promtool(text, "the loader's /metrics")
@@ -243,10 +245,9 @@ def test_guard_point_equals_stats(ctx):
 def test_histogram_buckets_and_concurrency(ctx):
     """90 fast calls and 10 of 20 ms: each side of 2^24 ns (16.8 ms, wide
     margins on a loaded VM); 4 naps in flight."""
-    t = guarded.Target(ctx, TARGET)
+    t = target.Target(ctx, TARGET)
     port = attach(ctx, "mhist", TARGET, ["work=work", "nap=nap"])
-    out = t.cmd("work 100 0 10 20")
-    took_max = int(out[0].split()[2])
+    _, took_max = t.work(100, 0, 10, 20)
     check(took_max < 2 ** 30, "the slowest call took %d ns" % took_max)
     folded(ctx, "mhist")
     parsed = parse(scrape(port))
@@ -430,8 +431,6 @@ def test_metrics_address_in_use(ctx):
         s.close()
 
 
-
-
 def fleet_hb(host, period, app, points):
     return {"group": "fleet", "app": app, "host": host, "ip": "127.0.0.1",
             "period_start": period, "period_s": 10, "version": 0,
@@ -444,19 +443,8 @@ def fleet_hb(host, period, app, points):
 @test
 def test_admin_fleet_sums(ctx):
     """Three hosts, two apps: /metrics sums the last complete period."""
-    token = sdstest.write_token(os.path.join(ctx.tmp, "token"), "metrics-t0k3n_for.tests")
-    os.chmod(token, 0o600)
-
-    def start(port):
-        admin = subprocess.Popen(sdstest.admin_argv(
-            sdstest.admin_path(), port, os.path.join(ctx.tmp, "sds.db"),
-            token), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            start_new_session=True, cwd=ctx.tmp)
-        ctx.others.append(admin)
-        return admin
-    port, admin = sdstest.serve_on_free_port(start, "sds-admin")
-    sdstest.wait_until(lambda: sdstest.healthz(port), time.time() + 10,
-                       "sds-admin did not answer /healthz")
+    admin = sdsadmin.Admin(ctx, token="metrics-t0k3n_for.tests").start()
+    port = admin.port
     # Every period a scrape in the next 30 s may take as the last complete
     # one gets the same rows: the sums cannot depend on when it runs.
     now = int(time.time())
@@ -491,8 +479,7 @@ def test_admin_fleet_sums(ctx):
         eq(got, vals, "fleet sums of %s/%s" % (app, point))
     eq(len(series(parsed, "sds_fleet_point_visits")), 3, "fleet series")
     eq(one(parsed, "sds_fleet_series_truncated"), 0, "truncated")
-    admin.send_signal(15)
-    eq(admin.wait(10), 0, "sds-admin's exit on SIGTERM")
+    admin.stop()
 
 
 # As nobody: N connections that shrink their receive buffer, send a whole
@@ -542,15 +529,7 @@ def test_unread_answers_hold_no_slot(ctx):
     eq(got, [(200, 1024)] * 5, "scrapes among 16 clients that never read")
 
 
-def preflight():
-    err = sdstest.root_error()
-    if err:
-        return err
-    for f in (SDS, TARGET, GUARDED, PROMTOOL, sdstest.admin_path()):
-        if not os.path.exists(f):
-            return "%s missing: make deps && make && make test-targets" % f
-    return None
-
-
 if __name__ == "__main__":
-    sys.exit(SUITE.main(sys.argv[1:], Ctx, preflight))
+    sys.exit(sdstest.run_suite(
+        __file__, SUITE, Ctx,
+        needs=(SDS, TARGET, GUARDED, PROMTOOL, sdstest.admin_path())))

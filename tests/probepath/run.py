@@ -13,7 +13,7 @@ Run as root (make probepath-tests):
 
     python3 tests/probepath/run.py [-v] [NAME-SUBSTRING...]
 
-The last line is "N passed, M failed".  Python 3 standard library only.
+The last line is "N passed, M failed, K skipped".  Python 3 standard library only.
 """
 
 import importlib.util
@@ -189,9 +189,5 @@ def bad_probe_path(ctx):
           "a socket was left in %s" % ctx.run_dir)
 
 
-def main(argv):
-    return SUITE.main(argv, it.Ctx, it.preflight)
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(sdstest.run_suite(__file__, SUITE, it.Ctx, **it.CHECKS))

@@ -1,0 +1,183 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""
+The dashboard in a real headless chromium (chromium.py): charts, hosts
+and the points table drawn from real heartbeats, a strategy edited and a
+drill started and stopped from the page, no console error.  A screenshot
+is kept at build/test/admin/dashboard.png.
+"""
+
+import base64
+import json
+import os
+import time
+
+from sdstest import BUILD, check, eq
+from admin_lib import APP, CHROMIUM, TOKEN, heartbeat, pt, test
+from chromium import Browser
+
+
+@test
+def test_dashboard(env):
+    """The page of an app with two hosts' heartbeats: what it draws, a
+    strategy and a drill made from it, no console error."""
+    check(os.path.exists(CHROMIUM), "%s missing: run make deps" % CHROMIUM)
+    env.start_admin()
+    env.ok("POST", "/groups/demo/apps", {"name": "shop", "description": "the \"demo\" shop"},
+           want=201)
+    now, visits = post_periods(env)
+    b = Browser(env)
+    try:
+        b.call("Page.navigate", url="http://127.0.0.1:%d/" % env.port)
+        b.wait_event("Page.loadEventFired")
+        drawn(b, now, visits)
+        strategy_edited(b, env, now)
+        drill_started_and_stopped(b, env, now)
+        screenshot(b)
+        # Drain pending events before judging the console.
+        b.js("1")
+        check(not b.errors, "console errors: %s" % "; ".join(b.errors))
+    finally:
+        b.close()
+    env.stop_admin()
+
+
+def post_periods(env):
+    """Twelve periods of web-1 (the newest with order suspended by the
+    budget), one of web-2: the period now, and the visits of order."""
+    now = (int(time.time()) // 10) * 10
+    visits = 0
+    for i in range(12):
+        p = now - 120 + i * 10
+        v = 100 + 10 * i
+        visits += v
+        pts = {"order": pt(v, i % 3, i % 2, 5 if i > 8 else 0, 3 + i % 4,
+                           [0] * 14 + [v // 2, v // 3, v - v // 2 - v // 3]),
+               "pay": pt(20, 1, 0, 0, 1, [0] * 18 + [20])}
+        if i == 11:
+            # The newest period: order's probes suspended by the budget.
+            pts["order"].update(suspended=True, overhead_pct=12.345)
+            pts["pay"].update(overhead_pct=0.014)
+        env.ok("POST", "/heartbeat", heartbeat("web-1", p, pts))
+    env.ok("POST", "/heartbeat", heartbeat("web-2", now - 20, {"order": pt(50, 0, 0, 0, 9)}))
+    visits += 50
+    return now, visits
+
+
+def drawn(b, now, visits):
+    """The app list, the order chart's visits, hosts, and the points
+    table with the budget's state as of the newest heartbeat."""
+    b.wait_js("document.querySelector('#apps li') && document.querySelector('#apps li').textContent",
+              what="app list")
+    check("shop" in b.js("document.getElementById('apps').textContent"), "app in the list")
+    b.wait_js("document.querySelectorAll('#charts .chartcard').length == 2", what="two charts")
+    got = b.wait_js("""(() => { const c = document.querySelector('.chartcard[data-point="order"] canvas');
+        const ch = c && Chart.getChart(c);
+        return ch ? ch.data.datasets[0].data.reduce((a, b) => a + b, 0) : 0; })()""",
+                    what="chart data")
+    eq(got, visits, "visits drawn in the order chart")
+    check(b.js("document.getElementById('app-desc').textContent") == 'the "demo" shop',
+          "description shown verbatim")
+    eq(b.js("document.querySelectorAll('#hosts tbody tr').length"), 2, "host rows")
+
+    # The points table: the budget's state as of the newest heartbeat.
+    rows_js = """[...document.querySelectorAll('#points tbody tr')].map(
+        (tr) => [...tr.cells].map((td) => td.textContent))"""
+    b.wait_js("document.querySelectorAll('#points tbody tr').length == 2", what="point rows")
+    as_of = time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(now - 10))
+    eq(b.js(rows_js), [["order", "suspended: overhead", "12.3%", str(visits), "15", as_of],
+                       ["pay", "ok", "0.014%", "240", "0", as_of]], "points table")
+    # Styled as the other warning state (a host behind the version).
+    eq(b.js("""getComputedStyle(document.querySelector('#points tbody tr td:nth-child(2) span'))
+               .color"""), "rgb(180, 83, 9)", "colour of the suspended state")
+    check(b.js("Chart.getChart(document.querySelectorAll('.chartcard[data-point=\"order\"] canvas')[1])"
+               ".data.datasets[2].data.some(v => v > 0)"), "p99 latency drawn")
+
+
+
+def strategy_edited(b, env, now):
+    """A strategy edited in the page reaches the API, the audit and the
+    next heartbeat's reply."""
+    b.js("""(() => { const e = document.getElementById('token'); e.value = %s;
+        e.dispatchEvent(new Event('change')); })()""" % json.dumps(TOKEN))
+    b.js("""(() => {
+        const set = (id, v) => { document.getElementById(id).value = v; };
+        set('ed-point', 'order');
+        set('f-visit_threshold', '123');
+        set('f-downgrade_rate', '50');
+        set('f-timeout_ms', '200');
+        set('f-probe_calls', '5');
+        set('f-probe_failure_pct', '20');
+        set('f-slow_rate_threshold', '40');
+        set('f-slow_rate_start', '30');
+        set('ed-comment', 'from the dashboard');
+        document.getElementById('ed-save').click(); })()""")
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        st, doc = env.req("GET", "/api/v1" + APP + "/schemes/default/strategies/order")
+        if st == 200:
+            break
+        time.sleep(0.2)
+    check(st == 200, "strategy never reached the API; page status: %r"
+          % b.js("document.getElementById('status').textContent"))
+    st = env.ok("GET", APP + "/schemes/default/strategies/order")
+    eq(st, {"visit_threshold": 123, "downgrade_rate": 50, "timeout_ms": 200,
+            "probe_calls": 5, "probe_failure_pct": 20, "slow_rate_threshold": 40,
+            "slow_rate_start": 30}, "strategy saved from the page")
+    eq(b.js("[document.getElementById('f-probe_calls').placeholder, "
+            "document.getElementById('f-probe_failure_pct').placeholder, "
+            "document.getElementById('f-slow_rate_threshold').placeholder]"),
+       ["1", "0", "off"], "the defaults the editor shows")
+    eq(env.ok("GET", APP + "/audit")[0]["comment"], "from the dashboard", "audit comment")
+    b.wait_js("document.getElementById('ed-table').textContent.includes('123')",
+              what="editor table updated")
+    r = env.ok("POST", "/heartbeat", heartbeat("web-1", now - 10, {"order": pt(1)}))
+    eq(r["strategies"]["points"]["order"]["visit_threshold"], 123, "heartbeat gets the edit")
+
+
+
+def drill_started_and_stopped(b, env, now):
+    """A 60-s error drill started from the drill panel, then stopped
+    there: each step in the API and in the heartbeat's reply."""
+    b.js("""(() => {
+        const set = (id, v) => { document.getElementById(id).value = v; };
+        set('dr-point', 'order'); set('dr-kind', 'error'); set('dr-ratio', '30');
+        set('dr-errno', 'ETIMEDOUT');
+        set('dr-for', '60'); set('dr-by', 'ops from the page');
+        document.getElementById('dr-start').click(); })()""")
+    deadline = time.time() + 20
+    drills = []
+    while time.time() < deadline and not drills:
+        drills = env.ok("GET", APP + "/drills")
+        time.sleep(0.2)
+    check(len(drills) == 1, "drill never reached the API; page status: %r"
+          % b.js("document.getElementById('status').textContent"))
+    d = drills[0]
+    eq((d["point"], d["kind"], d["ratio"], d["errno"], d["started_by"][:17]),
+       ("order", "error", 30, "ETIMEDOUT", "ops from the page"),
+       "drill started from the page")
+    check(58 <= d["expires_at"] - d["created"] <= 60, "drill lasts 60 s")
+    r = env.ok("POST", "/heartbeat", heartbeat("web-1", now, {"order": pt(1)}))
+    eq([x["id"] for x in r["drills"]], [d["id"]], "heartbeat carries the drill")
+    b.wait_js("!!document.querySelector('#drills tbody button')", what="Stop button")
+    b.js("document.querySelector('#drills tbody button').click()")
+    deadline = time.time() + 20
+    while time.time() < deadline and env.ok("GET", APP + "/drills")[0]["stopped_at"] is None:
+        time.sleep(0.2)
+    check(env.ok("GET", APP + "/drills")[0]["stopped_at"] is not None,
+          "drill stopped from the page")
+    r = env.ok("POST", "/heartbeat", heartbeat("web-1", now + 10, {"order": pt(1)}))
+    eq(r["drills"], [], "a stopped drill leaves the heartbeat")
+    # The heartbeat of `now` came without the fields: the page clears the state.
+    b.wait_js("""document.querySelector('#points tbody tr td:nth-child(2)').textContent == 'ok'
+              && document.querySelector('#points tbody tr td:nth-child(3)').textContent
+                 == '0.000%'""", what="suspension cleared in the points table")
+
+
+def screenshot(b):
+    """build/test/admin/dashboard.png, for the eye."""
+    time.sleep(0.5)
+    shot = b.call("Page.captureScreenshot", format="png")
+    out = os.path.join(BUILD, "test", "admin")
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "dashboard.png"), "wb") as f:
+        f.write(base64.b64decode(shot["data"]))
