@@ -28,7 +28,7 @@ ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11
 # -lcapstone: the x86 decoder that finds a function's exits (loader/target/exits.c).
 LOADER_LIBS := -lbpf -lelf -lz -ljansson -lcurl -lpthread -lm -liberty -lcapstone
 
-COMMON_SRCS := $(wildcard common/*.c)
+COMMON_SRCS := $(wildcard common/*.c common/*/*.c)
 LOADER_SRCS := $(wildcard loader/*/*.c)
 # The balancing policies and their registry (--admin-policy, `ext list`).
 LOADER_USRC := libsds/balance.c libsds/balance_hash.c libsds/ext_balancer.c

@@ -13,8 +13,8 @@
 #                            for SUSTAIN_SECONDS (600), the verdict per interval
 
 ADMIN_SRCS   := $(wildcard admin/*.c admin/api/*.c admin/store/*.c admin/store/*/*.c)
-ADMIN_COMMON := common/strategy.c common/names.c common/errnames.c common/window.c common/heartbeat.c common/heartbeat_copy.c common/heartbeat_drill.c common/sdsjson.c \
-		common/ext.c common/ext_load.c common/ext_print.c common/tokfile.c common/trust.c
+ADMIN_COMMON := common/strategy.c common/names.c common/errnames.c common/window.c common/heartbeat/heartbeat.c common/heartbeat/heartbeat_copy.c common/heartbeat/heartbeat_drill.c common/sdsjson.c \
+		common/ext/ext.c common/ext/ext_load.c common/ext/ext_print.c common/tokfile.c common/trust.c
 ADMIN_LIBS   := -lmicrohttpd -ljansson -lsqlite3 -lpq -lpthread -lm
 ADMIN_OBJ    := $(BUILD)/obj/admin
 ADMIN_OBJS   := $(patsubst %.c,$(ADMIN_OBJ)/%.o,$(ADMIN_SRCS) $(ADMIN_COMMON))
@@ -86,7 +86,7 @@ admin-integration: $(BUILD)/bin/sds-admin $(ADMIN_ASAN)
 
 # ---- libFuzzer -------------------------------------------------------------
 FUZZ_BIN := $(BUILD)/fuzz/fuzz_parsers
-$(FUZZ_BIN): tests/admin/fuzz_parsers.c $(ADMIN_COMMON) $(wildcard common/*.h)
+$(FUZZ_BIN): tests/admin/fuzz_parsers.c $(ADMIN_COMMON) $(wildcard common/*.h common/*/*.h)
 	@mkdir -p $(@D)
 	$(CLANG) $(CPPFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all -o $@ $< $(ADMIN_COMMON) -ljansson -lm
@@ -108,7 +108,7 @@ fuzz: $(FUZZ_BIN)
 # ---- benchmark ---------------------------------------------------------------
 ADMIN_BENCH := $(BUILD)/bench/admin-bench
 $(ADMIN_BENCH): tools/bench/admin/hb_bench.c tools/bench/admin/hb_open.c tools/bench/admin/hb_bench.h \
-		$(ADMIN_COMMON) $(wildcard common/*.h)
+		$(ADMIN_COMMON) $(wildcard common/*.h common/*/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(ADMIN_CPP) $(ALL_CFLAGS) -o $@ tools/bench/admin/hb_bench.c tools/bench/admin/hb_open.c \
 		$(ADMIN_COMMON) -ljansson -lpthread -lm

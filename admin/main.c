@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include "admin.h"
 #include "sds_version.h"
-#include "ext.h"
+#include "ext/ext.h"
 #include "tokfile.h"
 
 /* The build tree's admin/web (admin.mk): what a program run from build/

@@ -2,7 +2,7 @@
 /*
  * trust.h - the checks that decide whom to believe, once for every
  * program: the walk up a directory's parents that sshd's StrictModes
- * makes (extensions, common/ext_load.c; the state and run dirs,
+ * makes (extensions, common/ext/ext_load.c; the state and run dirs,
  * loader/serve/ctl.c), a token compared in constant time (sds-admin's
  * bearer tokens, admin/auth.c; sds-copy's stream token, copy/sender.c),
  * and whether two peers are one host (sds-copy's per-address cap,

@@ -12,7 +12,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
-#include "../common/ext.h"
+#include "ext/ext.h"
 #include "balance.h"
 #include "ext_balancer.h"
 

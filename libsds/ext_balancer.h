@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * ext_balancer.h - balancing policies by name, through the extension
- * registry (common/ext.h): the five of balance.h built in, a user's from
+ * registry (common/ext/ext.h): the five of balance.h built in, a user's from
  * a manifest, each wrapped by the manifests' wrap.balancer.
  */
 #ifndef SDS_EXT_BALANCER_H

@@ -16,7 +16,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <stdio.h>
-#include "../common/ext_int.h"
+#include "ext/ext_int.h"
 #include "lb_ext.h"
 
 struct sds_lb_ext {

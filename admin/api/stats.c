@@ -4,7 +4,7 @@
  * and the heartbeat.
  */
 #include <pthread.h>
-#include "heartbeat.h"
+#include "heartbeat/heartbeat.h"
 #include "names.h"
 #include "api/aggregate.h"
 #include "strategy.h"

@@ -9,7 +9,7 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include "ext.h"
+#include "ext/ext.h"
 #include "store/store.h"
 
 static struct store *sqlite_open(const struct store_ext *self,

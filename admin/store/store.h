@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <time.h>
 #include <jansson.h>
-#include "heartbeat.h"
+#include "heartbeat/heartbeat.h"
 #include "strategy.h"
 
 #define STORE_ERR_MAX	256

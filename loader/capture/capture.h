@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "capture/copyout.h"
-#include "heartbeat.h"
+#include "heartbeat/heartbeat.h"
 #include "sds_types.h"
 
 struct bpf_link;

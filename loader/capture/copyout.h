@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
-#include "heartbeat.h"
+#include "heartbeat/heartbeat.h"
 #include "tokfile.h"
 #include "sds_types.h"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include "../../libsds/ext_balancer.h"
 #include "cli/cmd.h"
-#include "ext.h"
+#include "ext/ext.h"
 
 static const char ext_usage[] =
 "Usage: sds-bpf ext list [--json]\n"

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/cmd.h"
-#include "ext.h"
+#include "ext/ext.h"
 #include "kernel/forkcheck.h"
 #include "sds_version.h"
 

@@ -14,7 +14,7 @@
 #include "daemon/loader.h"
 #include "daemon/budget_run.h"
 #include "daemon/tick.h"
-#include "heartbeat.h"
+#include "heartbeat/heartbeat.h"
 
 /* "5", "2.5", "155.632": thousandths of a percent, no trailing zeros. */
 static const char *pct_str(uint64_t milli, char *buf, size_t len)

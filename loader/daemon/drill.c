@@ -11,7 +11,7 @@
 #include "cli/cmd.h"
 #include "errnames.h"
 #include "publish/failfast.h"
-#include "heartbeat.h"
+#include "heartbeat/heartbeat.h"
 #include "daemon/loader.h"
 #include "daemon/drill.h"
 #include "daemon/engine.h"

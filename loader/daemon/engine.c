@@ -26,7 +26,7 @@
 #include "daemon/exact_run.h"
 #include "daemon/halfopen_cells.h"
 #include "daemon/keep.h"
-#include "heartbeat.h"
+#include "heartbeat/heartbeat.h"
 #include "publish/lbpub.h"
 #include "report/uplink.h"
 #include "report/metrics.h"

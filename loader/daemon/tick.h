@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "decide/verdict.h"
-#include "heartbeat.h"
+#include "heartbeat/heartbeat.h"
 
 struct snapshot;
 

@@ -30,7 +30,7 @@
 #include "target/debuginfo.h"
 #include "target/elfsym.h"
 #include "kernel/forkcheck.h"
-#include "heartbeat.h"
+#include "heartbeat/heartbeat.h"
 #include "daemon/keep.h"
 #include "daemon/loader.h"
 #include "deploy/watch.h"

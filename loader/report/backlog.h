@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "heartbeat.h"
+#include "heartbeat/heartbeat.h"
 
 #define BACKLOG_REC_MAX		(4 << 20)	/* bytes of one period's JSON */
 #define BACKLOG_FILE_MAX	((off_t)256 << 20)	/* bytes of the file */

@@ -24,7 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "heartbeat.h"
+#include "heartbeat/heartbeat.h"
 #include "report/hostid.h"
 
 #define MACHINE_ID_LEN	32	/* hex digits of /etc/machine-id */

@@ -24,7 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "report/backlog.h"
-#include "heartbeat.h"
+#include "heartbeat/heartbeat.h"
 #include "kernel/probes.h"
 #include "window.h"
 #include "report/uplink_pick.h"

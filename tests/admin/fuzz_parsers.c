@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * libFuzzer target of the parsers sds-admin exposes to the network: the
- * heartbeat (common/heartbeat.c), the strategies document
+ * heartbeat (common/heartbeat/heartbeat.c), the strategies document
  * (common/strategy.c) and the heartbeat reply the loader reads.  Every
  * input goes through all three.  Besides "no crash, no leak, no UB" it
  * checks that whatever parses encodes back to a document that parses to
@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "heartbeat.h"
+#include "heartbeat/heartbeat.h"
 #include "strategy.h"
 
 static struct sds_heartbeat *hb, *hb2;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests of common/heartbeat_copy.c: the points' copy counts and the
+ * Unit tests of common/heartbeat/heartbeat_copy.c: the points' copy counts and the
  * reply's "copy" (plans and servers), encoded, parsed, every bad input.
  */
 #include <stdarg.h>
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heartbeat.h"
+#include "heartbeat/heartbeat.h"
 
 #define HDR "{\"group\":\"default\",\"app\":\"shop\",\"host\":\"web-1\"," \
 	    "\"ip\":\"\",\"period_s\":10,\"version\":0,\"period_start\":1700000000,"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* Unit tests of common/heartbeat.c: encode, parse, every validation rule. */
+/* Unit tests of common/heartbeat/heartbeat.c: encode, parse, every validation rule. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heartbeat.h"
+#include "heartbeat/heartbeat.h"
 
 #define HDR "\"group\":\"default\",\"app\":\"shop\",\"host\":\"web-1.example\"," \
 	    "\"ip\":\"10.0.0.7\",\"period_s\":10,\"version\":3,"

@@ -96,7 +96,7 @@ def attach_refused(ctx, args, app, wants, group="default", what=""):
 
 class StrategiesAdmin(FakeAdmin):
     """A fake sds-admin that answers every heartbeat with @doc as the
-    app's strategies (the reply of common/heartbeat.h)."""
+    app's strategies (the reply of common/heartbeat/heartbeat.h)."""
 
     def __init__(self, doc):
         self.doc = doc

@@ -7,7 +7,7 @@ import http.server
 import json
 import threading
 
-# The reply of an admin with nothing to change (common/heartbeat.h).
+# The reply of an admin with nothing to change (common/heartbeat/heartbeat.h).
 NOTHING_NEW = {"version": 0, "changed": False, "strategies": None,
                "drills": []}
 

@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "client_fixture.h"
-#include "ext.h"
+#include "ext/ext.h"
 #include "fakeloader.h"
 #include "lb_ext.h"
 

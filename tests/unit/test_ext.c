@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ext.h"
+#include "ext/ext.h"
 #include "../../libsds/ext_balancer.h"
 
 static char tmp[256];		/* the test's directory: plugins, then a dir per case */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests of common/heartbeat_drill.c: the reply's "drills" as every
+ * Unit tests of common/heartbeat/heartbeat_drill.c: the reply's "drills" as every
  * loader parses them from the admin — each field's bound, an explicit
  * null "errno", the array's size; and errnames.c's list of names.  The
  * round trip and an unknown or misplaced "errno" are in
@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "errnames.h"
-#include "heartbeat.h"
+#include "heartbeat/heartbeat.h"
 
 static struct sds_hb_reply r;
 static char err[256];

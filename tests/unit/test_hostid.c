@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "heartbeat.h"
+#include "heartbeat/heartbeat.h"
 #include "report/hostid.h"
 
 static char dir[64], path[128], host[SDS_HB_HOST_MAX + 1];

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ext.h"
+#include "ext/ext.h"
 #include "report/uplink.h"
 
 static char *urls[] = { "http://10.0.0.1:8887", "http://10.0.0.2:8887",

@@ -7,7 +7,7 @@
 #define SDS_ADMIN_HB_BENCH_H
 
 #include <stddef.h>
-#include "heartbeat.h"
+#include "heartbeat/heartbeat.h"
 
 #define MAX_ADDRS	8
 

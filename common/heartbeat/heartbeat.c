@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "heartbeat.h"
+#include "heartbeat/heartbeat.h"
 #include "sdsjson.h"
 #include "names.h"
 

@@ -23,7 +23,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include "ext_int.h"
+#include "ext/ext_int.h"
 
 struct sds_ext_reg sds_ext_reg = {
 	.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,

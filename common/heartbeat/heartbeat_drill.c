@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "errnames.h"
-#include "heartbeat.h"
+#include "heartbeat/heartbeat.h"
 #include "names.h"
 
 json_t *heartbeat_drills_to_json(const struct sds_hb_drill *d, int n)

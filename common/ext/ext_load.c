@@ -51,7 +51,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "ext_int.h"
+#include "ext/ext_int.h"
 #include "trust.h"
 
 #define BADLIBS	32	/* plugins refused for a failed or crashed init */

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "heartbeat.h"
+#include "heartbeat/heartbeat.h"
 #include "names.h"
 
 int heartbeat_point_copy_to_json(const struct sds_hb_point *p, json_t *po)

@@ -7,7 +7,7 @@
  */
 #include <jansson.h>
 #include <stdio.h>
-#include "ext.h"
+#include "ext/ext.h"
 
 static void add_json(const struct sds_ext_info *e, void *ctx)
 {

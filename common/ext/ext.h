@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
-#include "../libsds/sds_ext.h"
+#include "../../libsds/sds_ext.h"
 
 #define SDS_EXT_DIR_DEFAULT	"/usr/lib/sds/ext"
 #define SDS_EXT_IFACES		8	/* interfaces of one program */

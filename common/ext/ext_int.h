@@ -7,7 +7,7 @@
 #define SDS_EXT_INT_H
 
 #include <pthread.h>
-#include "ext.h"
+#include "ext/ext.h"
 
 #define EXT_PROBLEMS	64	/* problems kept; later ones are said only */
 #define EXT_WHY_MAX	512	/* bytes of one problem */
