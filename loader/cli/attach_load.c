@@ -108,13 +108,22 @@ static int capture_start(struct attach_run *a)
 {
 	struct loader *l = a->l;
 	bool want = a->copy.copy_to || a->sites.found || a->needs_libsds;
+	struct capture_env cenv;
 	int i;
 
 	for (i = 0; i < a->npoints && !want; i++)
 		want = l->probes.pts[i].spec.copy;
 	if (!want)
 		return 0;
-	return capture__open(l, &a->copy, a->target_path, a->pid, a->npoints);
+	cenv = (struct capture_env){
+		.probes = &l->probes,
+		.flags = &l->flags,
+		.app = l->app,
+		.strategies = &l->strategies,
+		.uplink = l->uplink,
+	};
+	return capture__open(&l->capture, &cenv, &a->copy, a->target_path,
+			     a->pid, a->npoints);
 }
 
 /* Every point's probes: adopted ones stand, missing ones are attached. */
@@ -217,7 +226,7 @@ void attach_unload(struct attach_run *a, bool clean)
 	counters__free(&l->counters);
 	snap_pool__free(&l->snaps);
 	lbpub__free(l);
-	watch__close(l);
+	watch__close(&l->watch);
 	/*
 	 * Pins go first: the links then leave with their last fd.  A clean
 	 * exit removes them unless --keep; a failed attach removes only what
@@ -226,7 +235,8 @@ void attach_unload(struct attach_run *a, bool clean)
 	if ((clean && !a->keep_pins) || (!clean && a->pinned && !a->adopted))
 		pins__remove(&a->pins);
 	l->probes.pins = NULL;
-	capture__close(l);
+	capture__close(l->capture);
+	l->capture = NULL;
 	failfast__close(l);
 	probes__destroy(&l->probes);
 	flags__destroy(&l->flags);
