@@ -4,6 +4,12 @@
  * programs loaded and attached, each point's config, the ring drained in
  * bounded bursts, each capture made a copy record (common/copyrec.h) and
  * handed to the sinks.
+ *
+ * Calls go one way, capture -> recorder (recorder.h): a `record` request
+ * comes here (capture__record), which checks its points and then hands
+ * the connection to a recorder, and a recorder's end comes back as a
+ * return value, not a call: which points capture, at what rate, is this
+ * file's alone to say, and a recorder is a sink like the servers' stream.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -70,7 +70,7 @@ static int load_fresh(struct attach_run *a, char *err, size_t errlen)
 		return snprintf(err, errlen, "pin directory %s: %s", a->pins.dir,
 				strerror(errno)), -1;
 	a->pinned = true;
-	l->probes.cap = probes__cap_for(a->npoints);
+	probes__set_cap(&l->probes, probes__cap_for(a->npoints));
 	if (probes__load(&l->probes, l->key, l->sec_offset_ns, err, errlen) ||
 	    probes__pin_maps(&l->probes, &a->pins, err, errlen))
 		return -1;
@@ -91,7 +91,7 @@ static int load_adopt(struct attach_run *a, char *err, size_t errlen)
 	l->wall_offset = h->wall_offset;
 	counters_align(l->sec_offset_ns);
 	/* The same function points (keep__points_match): the same map sizes. */
-	l->probes.cap = probes__cap_for(a->npoints);
+	probes__set_cap(&l->probes, probes__cap_for(a->npoints));
 	if (probes__adopt_load(&l->probes, l->key, l->sec_offset_ns,
 			       h->atomics, &a->pins, err, errlen))
 		return -1;
@@ -187,7 +187,7 @@ int attach_load(struct attach_run *a, uint64_t max_overhead)
 		return cmd_err("%s", err);
 	detach__sweep(a->pins.dir);
 	a->adopted = pins_adoptable(a);
-	l->probes.pins = &a->pins;
+	probes__set_pins(&l->probes, &a->pins);
 	if (a->adopted ? load_adopt(a, err, sizeof(err)) :
 			 load_fresh(a, err, sizeof(err)))
 		return cmd_err("%s", err);
@@ -234,7 +234,7 @@ void attach_unload(struct attach_run *a, bool clean)
 	 */
 	if ((clean && !a->keep_pins) || (!clean && a->pinned && !a->adopted))
 		pins__remove(&a->pins);
-	l->probes.pins = NULL;
+	probes__set_pins(&l->probes, NULL);
 	capture__close(l->capture);
 	l->capture = NULL;
 	failfast__close(l);

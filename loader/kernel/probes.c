@@ -128,6 +128,16 @@ int probes__find(const struct probes *pr, const char *name)
 	return -1;
 }
 
+void probes__set_cap(struct probes *pr, int cap)
+{
+	pr->cap = cap;
+}
+
+void probes__set_pins(struct probes *pr, const struct pins *pins)
+{
+	pr->pins = pins;
+}
+
 void probes__set_copy_site(struct probes *pr, struct bpf_program *prog)
 {
 	pr->copy_site_prog = prog;

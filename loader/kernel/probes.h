@@ -157,6 +157,12 @@ enum point_kind probes__kind(const struct probes *pr, int id);
  */
 void probes__swap_build(struct probes *pr, struct probe_point *pts, int n,
 			struct catch_sites *cs, struct bpf_link **links);
+/*
+ * attach: the point ids the maps hold (before probes__load, from
+ * probes__cap_for), and where links are pinned (NULL: nowhere).
+ */
+void probes__set_cap(struct probes *pr, int cap);
+void probes__set_pins(struct probes *pr, const struct pins *pins);
 /* Capture's program for libsds's copy site (capture.c); NULL: none, capture is off. */
 void probes__set_copy_site(struct probes *pr, struct bpf_program *prog);
 int probes__find(const struct probes *pr, const char *name);

@@ -5,6 +5,11 @@
  * a client: every socket is non-blocking and sits in the loop's poll()
  * with its own buffers, every request has a total deadline, and what one
  * uid may hold is capped (serve.h, "Limits"; docs/PROTOCOL.md).
+ *
+ * Calls go one way, conn -> session: a `register` hands the connection
+ * to session.c, which never calls back here (its buffers and reply lines
+ * are conn_io.c's, and attach sets up and closes both tables), so that a
+ * session's life can be read without the pending table's.
  */
 #include <errno.h>
 #include <stdarg.h>
