@@ -4,6 +4,12 @@
  * programs loaded and attached, each point's config, the ring drained in
  * bounded bursts, each capture made a copy record (common/copyrec.h) and
  * handed to the sinks.
+ *
+ * Calls go one way, capture -> recorder (recorder.h): a `record` request
+ * comes here (capture__record), which checks its points and then hands
+ * the connection to a recorder, and a recorder's end comes back as a
+ * return value, not a call: which points capture, at what rate, is this
+ * file's alone to say, and a recorder is a sink like the servers' stream.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,9 +23,11 @@
 #include "cli/cmd.h"
 #include "copy.skel.h"
 #include "copyrec.h"
+#include "kernel/probes.h"
 #include "publish/flags.h"
-#include "daemon/loader.h"
 #include "report/uplink.h"
+#include "serve/serve.h"
+#include "strategy.h"
 
 static uint64_t clock_ns(clockid_t id)
 {
@@ -46,9 +54,9 @@ int capture__check_opts(const struct capture_opts *o)
 }
 
 /* Who may be captured: a :copy= function point, or any guard point. */
-bool capture__able(const struct loader *l, int id)
+static bool point_able(const struct probes *pr, int id)
 {
-	const struct probe_point *p = &l->probes.pts[id];
+	const struct probe_point *p = &pr->pts[id];
 
 	return p->kind == POINT_GUARD || (p->kind == POINT_FUNCTION && p->spec.copy);
 }
@@ -70,8 +78,12 @@ static int cfg_write(struct capture *c, int id, const struct probe_point *p,
 				   &cfg, BPF_ANY);
 }
 
-static int capture_load(struct loader *l, struct capture *c,
-			const struct capture_opts *o)
+bool capture__able(const struct capture *c, int id)
+{
+	return point_able(c->env.probes, id);
+}
+
+static int capture_load(struct capture *c, const struct capture_opts *o)
 {
 	struct sds_copy_bpf *s;
 	int e;
@@ -79,8 +91,8 @@ static int capture_load(struct loader *l, struct capture *c,
 	s = c->skel = sds_copy_bpf__open();
 	if (!s)
 		return cmd_err("opening the copy BPF object: %s", strerror(errno));
-	c->cap = l->probes.cap > 0 ? l->probes.cap : SDS_MAX_POINTS;
-	s->rodata->atomics = l->probes.atomics;
+	c->cap = c->env.probes->cap > 0 ? c->env.probes->cap : SDS_MAX_POINTS;
+	s->rodata->atomics = c->env.probes->atomics;
 	if (bpf_map__set_max_entries(s->maps.copy_cfg, c->cap) ||
 	    bpf_map__set_max_entries(s->maps.copy_counts, c->cap) ||
 	    bpf_map__set_max_entries(s->maps.copy_ring, o->ring_bytes))
@@ -94,8 +106,9 @@ static int capture_load(struct loader *l, struct capture *c,
 
 static int ring_event(void *ctx, void *data, size_t size);
 
-int capture__open(struct loader *l, const struct capture_opts *o,
-		  const char *path, int pid, int nfunc)
+int capture__open(struct capture **cp, const struct capture_env *env,
+		  const struct capture_opts *o, const char *path, int pid,
+		  int nfunc)
 {
 	struct capture *c;
 	char err[256];
@@ -104,11 +117,11 @@ int capture__open(struct loader *l, const struct capture_opts *o,
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return cmd_err("out of memory");
-	l->capture = c;
+	*cp = c;
+	c->env = *env;
 	c->fn_links = calloc(SDS_MAX_POINTS, sizeof(*c->fn_links));
 	c->enc = malloc(COPYREC_MAX_LEN);
-	for (i = 0; i < CAPTURE_RECORDERS; i++)
-		c->rec[i].fd = -1;
+	recorder__init_all(c->rec);
 	if (!c->fn_links || !c->enc || copyout__init(&c->out))
 		return cmd_err("out of memory");
 	c->ncpu = libbpf_num_possible_cpus();
@@ -127,14 +140,14 @@ int capture__open(struct loader *l, const struct capture_opts *o,
 		c->copy_to = true;
 		copyout__set(&c->out, c->copy_to_addrs, c->ncopy_to, false);
 	}
-	if (capture_load(l, c, o))
+	if (capture_load(c, o))
 		return -1;
 	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.copy_ring),
-				 ring_event, l, NULL);
+				 ring_event, c, NULL);
 	if (!c->rb)
 		return cmd_err("the copy ring: %s", strerror(errno));
 	for (i = 0; i < nfunc; i++) {
-		struct probe_point *p = &l->probes.pts[i];
+		struct probe_point *p = &c->env.probes->pts[i];
 		LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = (__u64)i);
 
 		if (!p->spec.copy)
@@ -152,19 +165,18 @@ int capture__open(struct loader *l, const struct capture_opts *o,
 				       p->spec.name, strerror(errno),
 				       probes__attach_hint(errno));
 	}
-	l->probes.copy_site_prog = c->skel->progs.sds_copy_site;
+	probes__set_copy_site(c->env.probes, c->skel->progs.sds_copy_site);
 	return 0;
 }
 
-void capture__close(struct loader *l)
+void capture__close(struct capture *c)
 {
-	struct capture *c = l->capture;
 	int i;
 
 	if (!c)
 		return;
-	recorder__close_all(l);
-	l->probes.copy_site_prog = NULL;
+	recorder__close_all(c->rec);
+	probes__set_copy_site(c->env.probes, NULL);
 	if (c->fn_links)
 		for (i = 0; i < SDS_MAX_POINTS; i++)
 			bpf_link__destroy(c->fn_links[i]);
@@ -174,13 +186,11 @@ void capture__close(struct loader *l)
 	free(c->fn_links);
 	free(c->enc);
 	free(c);
-	l->capture = NULL;
 }
 
-int capture__fd(const struct loader *l)
+int capture__fd(const struct capture *c)
 {
-	return l->capture && l->capture->rb ?
-		ring_buffer__epoll_fd(l->capture->rb) : -1;
+	return c && c->rb ? ring_buffer__epoll_fd(c->rb) : -1;
 }
 
 /* Per drain: how many more captures this wakeup may take. */
@@ -189,8 +199,8 @@ static int drain_left;
 /* One capture: a record for the servers and the recorders that want it. */
 static int ring_event(void *ctx, void *data, size_t size)
 {
-	struct loader *l = ctx;
-	struct capture *c = l->capture;
+	struct capture *c = ctx;
+	const struct probes *pr = c->env.probes;
 	const struct sds_copy_event *ev = data;
 	struct capture_point *cp;
 	struct copyrec r;
@@ -198,7 +208,7 @@ static int ring_event(void *ctx, void *data, size_t size)
 
 	c->drained++;
 	if (size < sizeof(*ev) || ev->cap_len > size - sizeof(*ev) ||
-	    ev->point >= (uint32_t)l->probes.npoints)
+	    ev->point >= (uint32_t)pr->npoints)
 		goto next;
 	cp = &c->pt[ev->point];
 	memset(&r, 0, sizeof(r));
@@ -207,8 +217,8 @@ static int ring_event(void *ctx, void *data, size_t size)
 	r.cap_len = ev->cap_len;
 	r.flags = (ev->cap_len < ev->orig_len ? COPYREC_F_TRUNCATED : 0) |
 		  (cp->write ? COPYREC_F_WRITE : 0);
-	snprintf(r.app, sizeof(r.app), "%s", l->app);
-	snprintf(r.point, sizeof(r.point), "%s", l->probes.pts[ev->point].spec.name);
+	snprintf(r.app, sizeof(r.app), "%s", c->env.app);
+	snprintf(r.point, sizeof(r.point), "%s", probes__name(pr, ev->point));
 	r.data = (const uint8_t *)(ev + 1);
 	n = copyrec_encode(&r, c->enc, COPYREC_MAX_LEN);
 	if (n < 0) {
@@ -217,35 +227,32 @@ static int ring_event(void *ctx, void *data, size_t size)
 	}
 	if (cp->to_servers && !copyout__push(&c->out, ev->point, c->enc, n))
 		cp->lost++;
-	recorder__push(l, ev->point, c->enc, n);
+	recorder__push(c->rec, ev->point, c->enc, n);
 next:
 	/* A negative return stops the consumer with this capture taken. */
 	return --drain_left > 0 ? 0 : -EAGAIN;
 }
 
-void capture__drain(struct loader *l)
+void capture__drain(struct capture *c)
 {
-	struct capture *c = l->capture;
-
 	if (!c || !c->rb)
 		return;
 	drain_left = CAPTURE_DRAIN_BURST;
 	ring_buffer__consume(c->rb);
-	capture__out_event(l, 0);
+	capture__out_event(c, 0);
 }
 
-short capture__out_events(const struct loader *l, int *fd)
+short capture__out_events(const struct capture *c, int *fd)
 {
-	if (!l->capture) {
+	if (!c) {
 		*fd = -1;
 		return 0;
 	}
-	return copyout__events(&l->capture->out, fd);
+	return copyout__events(&c->out, fd);
 }
 
-void capture__out_event(struct loader *l, short revents)
+void capture__out_event(struct capture *c, short revents)
 {
-	struct capture *c = l->capture;
 	static uint64_t sent[SDS_MAX_POINTS], lost[SDS_MAX_POINTS];
 	int i;
 
@@ -254,7 +261,7 @@ void capture__out_event(struct loader *l, short revents)
 	memset(sent, 0, sizeof(sent));
 	memset(lost, 0, sizeof(lost));
 	copyout__run(&c->out, revents, flags_now_ns(), sent, lost);
-	for (i = 0; i < l->probes.npoints; i++) {
+	for (i = 0; i < c->env.probes->npoints; i++) {
 		c->pt[i].sent += sent[i];
 		c->pt[i].lost += lost[i];
 	}
@@ -280,28 +287,28 @@ static const struct sds_hb_copy_plan *plan_of(const struct capture *c,
 	return NULL;
 }
 
-static bool strategy_write(const struct loader *l, const char *name)
+static bool strategy_write(const struct capture *c, const char *name)
 {
+	const struct sds_strategies *ss = *c->env.strategies;
 	const struct sds_strategy *st;
 
-	if (!l->strategies)
+	if (!ss)
 		return false;
-	st = strategy_set_find(l->strategies, name);
+	st = strategy_set_find(ss, name);
 	return st && st->copy_write > 0;
 }
 
 /* Point @id's rate and sinks as the plans, --copy-to and recorders say. */
-static void point_apply(struct loader *l, int id, int64_t now)
+static void point_apply(struct capture *c, int id, int64_t now)
 {
-	struct capture *c = l->capture;
-	struct probe_point *p = &l->probes.pts[id];
+	struct probe_point *p = &c->env.probes->pts[id];
 	struct capture_point *cp = &c->pt[id];
 	const struct sds_hb_copy_plan *plan;
 	uint32_t spec_rate = p->kind == POINT_GUARD ? 100 : p->spec.copy_rate;
 	uint32_t rate = 0;
 	bool was_able = cp->able;
 
-	cp->able = capture__able(l, id);
+	cp->able = capture__able(c, id);
 	if (!cp->able || id >= c->cap)
 		return;
 	plan = plan_of(c, p->spec.name, now);
@@ -310,15 +317,15 @@ static void point_apply(struct loader *l, int id, int64_t now)
 		rate = plan->sample_pct;	/* the plan wins over the spec */
 	else if (c->copy_to)
 		rate = spec_rate;
-	if (!rate && recorder__wants(l, id))
+	if (!rate && recorder__wants(c->rec, id))
 		rate = spec_rate;
-	cp->write = strategy_write(l, p->spec.name);
+	cp->write = strategy_write(c, p->spec.name);
 	if (was_able && rate == cp->rate)
 		return;
 	if (cfg_write(c, id, p, rate))
 		return;		/* tried again next tick */
 	if (p->kind == POINT_GUARD)
-		flags__set_copy(&l->flags, id, rate > 0);
+		flags__set_copy(c->env.flags, id, rate > 0);
 	cp->rate = rate;
 }
 
@@ -356,9 +363,8 @@ static void servers_apply(struct capture *c)
 	copyout__set(&c->out, a, n, true);
 }
 
-json_t *capture__out_json(const struct loader *l)
+json_t *capture__out_json(const struct capture *c)
 {
-	const struct capture *c = l->capture;
 	const struct copyout *o;
 
 	if (!c)
@@ -371,10 +377,8 @@ json_t *capture__out_json(const struct loader *l)
 			 "refused", (json_int_t)o->refused);
 }
 
-void capture__set_plans(struct loader *l, const struct sds_hb_copy *cp)
+void capture__set_plans(struct capture *c, const struct sds_hb_copy *cp)
 {
-	struct capture *c = l->capture;
-
 	if (!c)
 		return;
 	c->plans = *cp;
@@ -382,29 +386,26 @@ void capture__set_plans(struct loader *l, const struct sds_hb_copy *cp)
 	servers_apply(c);
 }
 
-void capture__tick(struct loader *l)
+void capture__tick(struct capture *c)
 {
-	struct capture *c = l->capture;
 	int64_t now;
 	int i;
 
 	if (!c)
 		return;
 	/* The admin's plans arrive like drills: taken on the loop, here. */
-	if (l->uplink && uplink__take_copy(l->uplink, &c->plans)) {
+	if (c->env.uplink && uplink__take_copy(c->env.uplink, &c->plans)) {
 		c->has_plans = true;
 		servers_apply(c);
 	}
 	now = (int64_t)(clock_ns(CLOCK_REALTIME) / 1000000000ULL);
-	for (i = 0; i < l->probes.npoints; i++)
-		point_apply(l, i, now);
-	capture__drain(l);
+	for (i = 0; i < c->env.probes->npoints; i++)
+		point_apply(c, i, now);
+	capture__drain(c);
 }
 
-void capture__counts(const struct loader *l, int id, struct sds_copy_count *n)
-{
-	const struct capture *c = l->capture;
-	struct sds_copy_count v[c && c->ncpu > 0 ? c->ncpu : 1];
+void capture__counts(const struct capture *c, int id, struct sds_copy_count *n)
+{	struct sds_copy_count v[c && c->ncpu > 0 ? c->ncpu : 1];
 	__u32 key = id;
 	int i;
 
@@ -419,14 +420,13 @@ void capture__counts(const struct loader *l, int id, struct sds_copy_count *n)
 	}
 }
 
-json_t *capture__point_json(const struct loader *l, int id)
+json_t *capture__point_json(const struct capture *c, int id)
 {
-	const struct capture *c = l->capture;
 	struct sds_copy_count n;
 
-	if (!c || id < 0 || id >= l->probes.npoints || !capture__able(l, id))
+	if (!c || id < 0 || id >= c->env.probes->npoints || !capture__able(c, id))
 		return NULL;
-	capture__counts(l, id, &n);
+	capture__counts(c, id, &n);
 	/* dropped: in the kernel (ring full, a fault); lost: after, at a sink. */
 	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:i}",
 			 "captured", (json_int_t)n.captured,
@@ -437,15 +437,14 @@ json_t *capture__point_json(const struct loader *l, int id)
 			 "rate", (int)c->pt[id].rate);
 }
 
-void capture__hb_point(struct loader *l, int id, struct sds_hb_point *hp)
+void capture__heartbeat(struct capture *c, int id, struct sds_hb_point *hp)
 {
-	struct capture *c = l->capture;
 	struct sds_copy_count n;
 	uint64_t now[3];
 
-	if (!c || id < 0 || id >= l->probes.npoints || !c->pt[id].able)
+	if (!c || id < 0 || id >= c->env.probes->npoints || !c->pt[id].able)
 		return;
-	capture__counts(l, id, &n);
+	capture__counts(c, id, &n);
 	now[0] = n.captured;
 	now[1] = n.dropped + c->pt[id].lost;
 	now[2] = n.truncated;
@@ -453,4 +452,86 @@ void capture__hb_point(struct loader *l, int id, struct sds_hb_point *hp)
 	hp->copy_dropped = now[1] - c->pt[id].hb_seen[1];
 	hp->copy_truncated = now[2] - c->pt[id].hb_seen[2];
 	memcpy(c->pt[id].hb_seen, now, sizeof(now));
+}
+
+/* Parse the points of a `record` request into @want; NULL, or the error reply. */
+static char *record_points(const struct capture *c, const char *args,
+			   uint8_t *want, json_t *names)
+{
+	char name[SDS_NAME_MAX + 1];
+	const char *p = args;
+	int id, n = 0;
+
+	while (*p) {
+		size_t len = strcspn(p, " ");
+
+		if (!len) {
+			p++;
+			continue;
+		}
+		if (len > SDS_NAME_MAX)
+			return conn_io_error("record: bad point name '%.64s...'", p);
+		memcpy(name, p, len);
+		name[len] = '\0';
+		id = probes__find(c->env.probes, name);
+		if (id < 0)
+			return conn_io_error("record: no point '%s' in app '%s'", name,
+					   c->env.app);
+		if (!capture__able(c, id))
+			return conn_io_error("record: point '%s' cannot be copied: give it :copy=BUF,LEN",
+					   name);
+		want[id] = 1;
+		json_array_append_new(names, json_string(name));
+		n++;
+		p += len;
+	}
+	if (!n)
+		return conn_io_error("record: name the points to record");
+	return NULL;
+}
+
+char *capture__record(struct capture *c, struct pending *p, const char *args)
+{
+	struct recorder *r;
+	json_t *names;
+	char *err;
+
+	if (p->uid != 0)
+		return conn_io_error("record: permission denied: recording requests needs root (they may hold anything)");
+	if (!c)
+		return conn_io_error("record: traffic copy is off in this loader (no :copy= point, no libsds copy site)");
+	r = recorder__new(c->rec, &err);
+	if (!r)
+		return err;
+	names = json_array();
+	if (!names) {
+		recorder__drop(r);
+		return conn_io_error("record: out of memory");
+	}
+	err = record_points(c, args, r->want, names);
+	if (err) {
+		json_decref(names);
+		recorder__drop(r);
+		return err;
+	}
+	err = recorder__start(r, p, names);
+	if (err)
+		return err;
+	capture__tick(c);	/* its points capture from now on */
+	return NULL;
+}
+
+short capture__recorder_events(const struct capture *c, int i, int *fd)
+{
+	if (!c) {
+		*fd = -1;
+		return 0;
+	}
+	return recorder__events(&c->rec[i], fd);
+}
+
+void capture__recorder_event(struct capture *c, int i, short revents)
+{
+	if (c && recorder__event(&c->rec[i], revents))
+		capture__tick(c);
 }

@@ -17,34 +17,36 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "capture/copyout.h"
+#include "capture/recorder.h"
 #include "heartbeat/heartbeat.h"
 #include "sds_types.h"
 
 struct bpf_link;
-struct loader;
+struct flags_region;
 struct pending;
+struct probes;
 struct ring_buffer;
 struct sds_copy_bpf;
+struct sds_strategies;
+struct uplink;
+
+/*
+ * What capture reads and asks of the rest of the loader (attach fills
+ * it): the points (the copy site is offered through probes__set_copy_site),
+ * the guard points' copy flags (flags__set_copy), the strategies in
+ * force (a reload replaces them: a pointer to the loader's), the admin's
+ * plans (uplink__take_copy).
+ */
+struct capture_env {
+	struct probes *probes;		/* the loader's points */
+	struct flags_region *flags;	/* the region the guards map */
+	const char *app;		/* the app's name, in every record */
+	struct sds_strategies *const *strategies;	/* in force; *NULL: none */
+	struct uplink *uplink;		/* the admin's link; NULL: no admin */
+};
 
 #define CAPTURE_RING_DEFAULT	(4u << 20)	/* --copy-ring default, bytes */
 #define CAPTURE_DRAIN_BURST	512		/* captures per loop wakeup */
-#define CAPTURE_RECORDERS	8		/* `record` clients at once */
-#define RECORDER_BUF		(1u << 20)	/* bytes queued per recorder */
-#define RECORDER_END_NS		2000000000ULL	/* the end's bytes go within this */
-
-/* One `sds-bpf record` client (recorder.c). */
-struct recorder {
-	int fd;				/* its control connection; -1: slot free */
-	uint8_t *want;			/* SDS_MAX_POINTS flags: the points it records */
-	uint8_t *buf;			/* RECORDER_BUF bytes to send */
-	size_t head;			/* first unsent byte */
-	size_t len;			/* bytes queued from @head */
-	uint64_t records;		/* records queued for it */
-	uint64_t bytes;			/* ... their bytes */
-	uint64_t dropped;		/* records that did not fit @buf */
-	bool ending;			/* the client asked to stop: the end is queued */
-	uint64_t end_due_ns;		/* ... and must be sent by then */
-};
 
 /* Per point, the loader's side of capture. */
 struct capture_point {
@@ -74,6 +76,7 @@ struct capture {
 	struct capture_point pt[SDS_MAX_POINTS];	/* per point id */
 	uint8_t *enc;			/* COPYREC_MAX_LEN: one record being encoded */
 	uint64_t drained;		/* captures taken from the ring */
+	struct capture_env env;		/* what it reads outside (capture__open) */
 };
 
 /* attach's options for capture. */
@@ -90,45 +93,50 @@ int capture__check_opts(const struct capture_opts *o);
  * Load the copy object sized to the loader's points, attach it to every
  * :copy= function point of TARGET (@path, @pid; points 0..@nfunc-1, not
  * attached yet: their sites are resolved), and offer the copy site
- * to the guard files (probes->copy_site_prog).  0, or -1 (said).
+ * to the guard files (probes__set_copy_site).  *@cp is set at once (so
+ * that capture__close frees what a failure left); 0, or -1 (said).
  */
-int capture__open(struct loader *l, const struct capture_opts *o,
-		  const char *path, int pid, int nfunc);
-void capture__close(struct loader *l);
+int capture__open(struct capture **cp, const struct capture_env *env,
+		  const struct capture_opts *o, const char *path, int pid,
+		  int nfunc);
+void capture__close(struct capture *c);
 
+/*
+ * Every function below takes the loader's capture, NULL when it is off
+ * (then they do nothing, or say so: zeros, null, -1).
+ */
 /* Can point @id be captured: a :copy= function point, or a guard point? */
-bool capture__able(const struct loader *l, int id);
+bool capture__able(const struct capture *c, int id);
 /* The ring's fd for poll(); -1 when capture is off. */
-int capture__fd(const struct loader *l);
+int capture__fd(const struct capture *c);
 /* Take up to CAPTURE_DRAIN_BURST captures from the ring to the sinks. */
-void capture__drain(struct loader *l);
+void capture__drain(struct capture *c);
 /* The servers' connection: fd and events for poll (fd -1: none). */
-short capture__out_events(const struct loader *l, int *fd);
-void capture__out_event(struct loader *l, short revents);
+short capture__out_events(const struct capture *c, int *fd);
+void capture__out_event(struct capture *c, short revents);
 /* Every tick: rates from plans, recorders, --copy-to; reconnects. */
-void capture__tick(struct loader *l);
+void capture__tick(struct capture *c);
 /* The admin's plans and servers of the last reply (uplink). */
-void capture__set_plans(struct loader *l, const struct sds_hb_copy *c);
+void capture__set_plans(struct capture *c, const struct sds_hb_copy *cp);
 
 /* Point @id's counts summed over CPUs (zeros when capture is off). */
-void capture__counts(const struct loader *l, int id, struct sds_copy_count *n);
+void capture__counts(const struct capture *c, int id, struct sds_copy_count *n);
 /* `stats`: the point's "copy" object, or NULL when it cannot copy. */
-struct json_t *capture__point_json(const struct loader *l, int id);
+struct json_t *capture__point_json(const struct capture *c, int id);
 /* The stream to the servers: {servers, server, connects, failures, refused}. */
-struct json_t *capture__out_json(const struct loader *l);
+struct json_t *capture__out_json(const struct capture *c);
 /* Heartbeat: the point's copy_* of the period (deltas since the last). */
-void capture__hb_point(struct loader *l, int id, struct sds_hb_point *hp);
+void capture__heartbeat(struct capture *c, int id, struct sds_hb_point *hp);
 
-/* recorder.c: `record POINT...` from @c (root only): the connection is
- * taken over (c->fd -1) or an error is queued. */
-char *recorder__request(struct loader *l, struct pending *c, const char *args);
-/* A record for every recorder that wants point @id. */
-void recorder__push(struct loader *l, uint32_t id, const void *rec, size_t len);
-/* poll: recorder @i's fd and events. */
-short recorder__events(const struct loader *l, int i, int *fd);
-void recorder__event(struct loader *l, int i, short revents);
-/* Recorders of point @id (rates: a recorded point captures). */
-bool recorder__wants(const struct loader *l, int id);
-void recorder__close_all(struct loader *l);
+/*
+ * `record POINT...` from @p (root only): the points checked here (which
+ * can be captured is capture's to say), the connection handed to a
+ * recorder (p->fd -1) and the rates applied at once; or an error reply.
+ */
+char *capture__record(struct capture *c, struct pending *p, const char *args);
+/* poll: recorder @i's fd and events (fd -1: none). */
+short capture__recorder_events(const struct capture *c, int i, int *fd);
+/* Recorder @i's fd is ready; a recorder that ends changes the rates. */
+void capture__recorder_event(struct capture *c, int i, short revents);
 
 #endif /* SDS_CAPTURE_H */

@@ -10,6 +10,10 @@
  * JSON line {"records", "bytes", "dropped"} -- and closes.  Each
  * recorder has a bounded buffer: a record that does not fit is dropped
  * and counted, never waited for.
+ *
+ * Calls go one way, capture -> recorder (recorder.h): capture checks a
+ * request's points and re-applies the rates when a recorder says what it
+ * records changed; this file only keeps the clients and their bytes.
  */
 #include <errno.h>
 #include <poll.h>
@@ -19,9 +23,11 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include <jansson.h>
-#include "capture/capture.h"
+#include "capture/recorder.h"
 #include "copyrec.h"
-#include "daemon/loader.h"
+#include "publish/flags.h"
+#include "sds_types.h"
+#include "serve/serve.h"
 
 #define RECORDER_END_ROOM	256	/* kept free for the end */
 
@@ -35,14 +41,20 @@ static void rec_close(struct recorder *r)
 	r->fd = -1;
 }
 
-void recorder__close_all(struct loader *l)
+void recorder__init_all(struct recorder *rec)
 {
 	int i;
 
-	if (!l->capture)
-		return;
 	for (i = 0; i < CAPTURE_RECORDERS; i++)
-		rec_close(&l->capture->rec[i]);
+		rec[i].fd = -1;
+}
+
+void recorder__close_all(struct recorder *rec)
+{
+	int i;
+
+	for (i = 0; i < CAPTURE_RECORDERS; i++)
+		rec_close(&rec[i]);
 }
 
 static bool rec_put(struct recorder *r, const void *b, size_t n, size_t room)
@@ -58,94 +70,57 @@ static bool rec_put(struct recorder *r, const void *b, size_t n, size_t room)
 	return true;
 }
 
-/* Parse the points of the request into @want; NULL, or the error reply. */
-static char *rec_points(struct loader *l, const char *args, uint8_t *want,
-			json_t *names)
+struct recorder *recorder__new(struct recorder *rec, char **err)
 {
-	char name[SDS_NAME_MAX + 1];
-	const char *p = args;
-	int id, n = 0;
-
-	while (*p) {
-		size_t len = strcspn(p, " ");
-
-		if (!len) {
-			p++;
-			continue;
-		}
-		if (len > SDS_NAME_MAX)
-			return conn__error("record: bad point name '%.64s...'", p);
-		memcpy(name, p, len);
-		name[len] = '\0';
-		id = probes__find(&l->probes, name);
-		if (id < 0)
-			return conn__error("record: no point '%s' in app '%s'", name, l->app);
-		if (!capture__able(l, id))
-			return conn__error("record: point '%s' cannot be copied: give it :copy=BUF,LEN",
-					   name);
-		want[id] = 1;
-		json_array_append_new(names, json_string(name));
-		n++;
-		p += len;
-	}
-	if (!n)
-		return conn__error("record: name the points to record");
-	return NULL;
-}
-
-char *recorder__request(struct loader *l, struct pending *c, const char *args)
-{
-	struct capture *cap = l->capture;
 	struct recorder *r = NULL;
-	json_t *names;
-	char *err, *line;
 	int i;
 
-	if (c->uid != 0)
-		return conn__error("record: permission denied: recording requests needs root (they may hold anything)");
-	if (!cap)
-		return conn__error("record: traffic copy is off in this loader (no :copy= point, no libsds copy site)");
 	for (i = 0; i < CAPTURE_RECORDERS && !r; i++)
-		if (cap->rec[i].fd < 0)
-			r = &cap->rec[i];
-	if (!r)
-		return conn__error("record: %d recorders run already", CAPTURE_RECORDERS);
+		if (rec[i].fd < 0)
+			r = &rec[i];
+	if (!r) {
+		*err = conn_io_error("record: %d recorders run already", CAPTURE_RECORDERS);
+		return NULL;
+	}
 	r->want = calloc(SDS_MAX_POINTS, 1);
 	r->buf = malloc(RECORDER_BUF);
-	names = json_array();
-	if (!r->want || !r->buf || !names) {
-		json_decref(names);
+	if (!r->want || !r->buf) {
 		rec_close(r);
-		return conn__error("record: out of memory");
+		*err = conn_io_error("record: out of memory");
+		return NULL;
 	}
-	err = rec_points(l, args, r->want, names);
-	if (err) {
-		json_decref(names);
-		rec_close(r);
-		return err;
-	}
-	line = conn__reply(json_pack("{s:o}", "recording", names));
+	return r;
+}
+
+void recorder__drop(struct recorder *r)
+{
+	rec_close(r);
+}
+
+char *recorder__start(struct recorder *r, struct pending *p, json_t *names)
+{
+	char *line = conn_io_reply(json_pack("{s:o}", "recording", names));
+
 	if (!line || !rec_put(r, line, strlen(line), 0) || !rec_put(r, "\n", 1, 0)) {
 		free(line);
 		rec_close(r);
-		return conn__error("record: out of memory");
+		return conn_io_error("record: out of memory");
 	}
 	free(line);
 	/* The connection is the recorder's now. */
-	r->fd = c->fd;
-	conn_io__free(&c->io);
-	c->fd = -1;
-	c->ready = false;
-	capture__tick(l);	/* its points capture from now on */
+	r->fd = p->fd;
+	conn_io__free(&p->io);
+	p->fd = -1;
+	p->ready = false;
 	return NULL;
 }
 
-bool recorder__wants(const struct loader *l, int id)
+bool recorder__wants(const struct recorder *rec, int id)
 {
 	int i;
 
 	for (i = 0; i < CAPTURE_RECORDERS; i++) {
-		const struct recorder *r = &l->capture->rec[i];
+		const struct recorder *r = &rec[i];
 
 		if (r->fd >= 0 && !r->ending && r->want[id])
 			return true;
@@ -153,16 +128,17 @@ bool recorder__wants(const struct loader *l, int id)
 	return false;
 }
 
-void recorder__push(struct loader *l, uint32_t id, const void *rec, size_t len)
+void recorder__push(struct recorder *rec, uint32_t id, const void *buf,
+		    size_t len)
 {
 	int i;
 
 	for (i = 0; i < CAPTURE_RECORDERS; i++) {
-		struct recorder *r = &l->capture->rec[i];
+		struct recorder *r = &rec[i];
 
 		if (r->fd < 0 || r->ending || !r->want[id])
 			continue;
-		if (rec_put(r, rec, len, RECORDER_END_ROOM)) {
+		if (rec_put(r, buf, len, RECORDER_END_ROOM)) {
 			r->records++;
 			r->bytes += len;
 		} else {
@@ -171,14 +147,8 @@ void recorder__push(struct loader *l, uint32_t id, const void *rec, size_t len)
 	}
 }
 
-short recorder__events(const struct loader *l, int i, int *fd)
+short recorder__events(const struct recorder *r, int *fd)
 {
-	const struct recorder *r;
-
-	*fd = -1;
-	if (!l->capture)
-		return 0;
-	r = &l->capture->rec[i];
 	*fd = r->fd;
 	if (r->fd < 0)
 		return 0;
@@ -186,7 +156,7 @@ short recorder__events(const struct loader *l, int i, int *fd)
 }
 
 /* The client is done: queue the end marker and the counts. */
-static void rec_end(struct loader *l, struct recorder *r)
+static void rec_end(struct recorder *r)
 {
 	uint8_t zero[COPYREC_HDR_LEN] = { 0 };
 	char line[160];
@@ -199,23 +169,24 @@ static void rec_end(struct loader *l, struct recorder *r)
 		 (unsigned long long)r->dropped);
 	rec_put(r, zero, sizeof(zero), 0);
 	rec_put(r, line, strlen(line), 0);
-	capture__tick(l);	/* its points may stop capturing */
 }
 
-void recorder__event(struct loader *l, int i, short revents)
+bool recorder__event(struct recorder *r, short revents)
 {
-	struct recorder *r = &l->capture->rec[i];
+	bool changed = false;
 	char b[512];
 	ssize_t n;
 
 	if (r->fd < 0)
-		return;
+		return false;
 	if (!r->ending && (revents & (POLLIN | POLLHUP | POLLERR))) {
 		n = recv(r->fd, b, sizeof(b), MSG_DONTWAIT);
-		if (n == 0)
-			rec_end(l, r);
-		else if (n < 0 && errno != EAGAIN)
+		if (n == 0) {
+			rec_end(r);
+			changed = true;	/* its points may stop capturing */
+		} else if (n < 0 && errno != EAGAIN) {
 			goto gone;
+		}
 	}
 	while (r->len) {
 		n = send(r->fd, r->buf + r->head, r->len, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -231,12 +202,12 @@ void recorder__event(struct loader *l, int i, short revents)
 		r->head = 0;
 	if (r->ending && (!r->len || flags_now_ns() >= r->end_due_ns))
 		goto gone;
-	return;
+	return changed;
 gone:
 	if (!r->ending) {
 		rec_close(r);
-		capture__tick(l);
-		return;
+		return true;
 	}
 	rec_close(r);
+	return changed;
 }

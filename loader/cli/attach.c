@@ -528,7 +528,8 @@ static int attach_resolve(struct attach_run *a, int argc, char **argv)
 		return cmd_err("attach: missing TARGET (see sds-bpf attach --help)");
 	memset(l, 0, sizeof(*l));
 	l->watch.fd = -1;
-	session__init_all(l);
+	conn__init_all(&l->serve);
+	session__init_all(&l->serve, l->sessions);
 	events__init(&l->events);
 	flags__init(&l->flags);
 	a->pid = env.pid;
@@ -576,16 +577,24 @@ static int attach_serve(struct attach_run *a)
 		.src = &target_src,
 		.syms_line = target_syms,
 	};
+	const struct watch_env wenv = {
+		.probes = &l->probes,
+		.budget = &l->budget,
+		.reg = &l->reg,
+		.keep = l->keep,
+		.events = &l->events,
+	};
 	struct loop lp;
 	char err[512];
 	int lfd = -1, ret = 1;
 
+	attach_wire_serve(l);
 	loop__init(&lp);
 	if (loop__open(&lp, env.tick_ms, env.strategies))
 		goto out;
 	/* Deploys: a new inode at the path gets the same points (watch.c). */
-	if (watch__open(l, a->target_path, env.pid, env.fork_safe, a->paths.dir,
-			err, sizeof(err)))
+	if (watch__open(&l->watch, &wenv, a->target_path, env.pid,
+			env.fork_safe, a->paths.dir, err, sizeof(err)))
 		fprintf(stderr, "sds-bpf: warning: %s: a new build at the path will not be counted\n",
 			err);
 	attach_table__print(&l->probes, &a->sites, a->needs_libsds, &tbl);
@@ -608,7 +617,8 @@ out:
 	metrics__close(l->metrics);
 	l->metrics = NULL;
 	loop__close(&lp);
-	session__close_all(l);
+	conn__close_all(&l->serve);
+	session__close_all(&l->serve);
 	return ret;
 }
 

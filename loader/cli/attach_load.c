@@ -75,7 +75,7 @@ static int load_fresh(struct attach_run *a, char *err, size_t errlen)
 		return snprintf(err, errlen, "pin directory %s: %s", a->pins.dir,
 				strerror(errno)), -1;
 	a->pinned = true;
-	l->probes.cap = probes__cap_for(a->npoints);
+	probes__set_cap(&l->probes, probes__cap_for(a->npoints));
 	if (probes__load(&l->probes, l->key, l->sec_offset_ns, err, errlen) ||
 	    probes__pin_maps(&l->probes, &a->pins, err, errlen))
 		return -1;
@@ -96,7 +96,7 @@ static int load_adopt(struct attach_run *a, char *err, size_t errlen)
 	l->wall_offset = h->wall_offset;
 	counters_align(l->sec_offset_ns);
 	/* The same function points (keep__points_match): the same map sizes. */
-	l->probes.cap = probes__cap_for(a->npoints);
+	probes__set_cap(&l->probes, probes__cap_for(a->npoints));
 	if (probes__adopt_load(&l->probes, l->key, l->sec_offset_ns,
 			       h->atomics, &a->pins, err, errlen))
 		return -1;
@@ -113,13 +113,22 @@ static int capture_start(struct attach_run *a)
 {
 	struct loader *l = a->l;
 	bool want = a->copy.copy_to || a->sites.found || a->needs_libsds;
+	struct capture_env cenv;
 	int i;
 
 	for (i = 0; i < a->npoints && !want; i++)
 		want = l->probes.pts[i].spec.copy;
 	if (!want)
 		return 0;
-	return capture__open(l, &a->copy, a->target_path, a->pid, a->npoints);
+	cenv = (struct capture_env){
+		.probes = &l->probes,
+		.flags = &l->flags,
+		.app = l->app,
+		.strategies = &l->strategies,
+		.uplink = l->uplink,
+	};
+	return capture__open(&l->capture, &cenv, &a->copy, a->target_path,
+			     a->pid, a->npoints);
 }
 
 /* Every point's probes: adopted ones stand, missing ones are attached. */
@@ -183,7 +192,7 @@ int attach_load(struct attach_run *a, uint64_t max_overhead)
 		return cmd_err("%s", err);
 	detach__sweep(a->pins.dir);
 	a->adopted = pins_adoptable(a);
-	l->probes.pins = &a->pins;
+	probes__set_pins(&l->probes, &a->pins);
 	if (a->adopted ? load_adopt(a, err, sizeof(err)) :
 			 load_fresh(a, err, sizeof(err)))
 		return cmd_err("%s", err);
@@ -222,7 +231,7 @@ void attach_run__unload(struct attach_run *a, bool clean)
 	counters__free(&l->counters);
 	snap_pool__free(&l->snaps);
 	lbpub__free(l);
-	watch__close(l);
+	watch__close(&l->watch);
 	/*
 	 * Pins go first: the links then leave with their last fd.  A clean
 	 * exit removes them unless --keep; a failed attach removes only what
@@ -230,8 +239,9 @@ void attach_run__unload(struct attach_run *a, bool clean)
 	 */
 	if ((clean && !a->keep_pins) || (!clean && a->pinned && !a->adopted))
 		pins__remove(&a->pins);
-	l->probes.pins = NULL;
-	capture__close(l);
+	probes__set_pins(&l->probes, NULL);
+	capture__close(l->capture);
+	l->capture = NULL;
 	failfast__close(l);
 	probes__destroy(&l->probes);
 	flags__destroy(&l->flags);

@@ -45,6 +45,11 @@ struct attach_run {
 int attach_load(struct attach_run *a, uint64_t max_overhead);
 /* Undo attach_load(); at a clean exit (@clean) remove the pins unless --keep. */
 void attach_run__unload(struct attach_run *a, bool clean);
+/*
+ * attach_wire.c: fill the control socket's struct serve (what it reads
+ * of @l, what it asks of it) once @l is loaded, before the loop.
+ */
+void attach_wire_serve(struct loader *l);
 
 /* attach_usage.c: `sds-bpf attach --help`. */
 extern const char attach_usage[];

@@ -217,11 +217,11 @@ static void tick_heartbeat(struct loader *l, struct tick *t)
 		if (!st)
 			continue;
 		budget__hb_point(l, id, st, hp);
-		capture__hb_point(l, id, hp);
+		capture__heartbeat(l->capture, id, hp);
 	}
 	tick_build.build_id[0] = '\0';
 	tick_build.deploys = 0;
-	watch__hb(l, &tick_build);
+	watch__heartbeat(&l->watch, &tick_build);
 	t->build = &tick_build;
 }
 

@@ -160,24 +160,17 @@ static void tick_late_note(struct loader *l, int tfd, uint64_t expirations)
 		t->n++;
 }
 
-bool loop__tick_due(int tick_fd)
-{
-	struct pollfd pfd = { .fd = tick_fd, .events = POLLIN };
-
-	return tick_fd >= 0 && poll(&pfd, 1, 0) > 0;
-}
-
 /* Traffic copy: the ring, the servers' connection, the recorders. */
 static void copy_fds(struct pollfd *pfd, struct loader *l)
 {
 	int i, fd;
 	short ev;
 
-	pfd[PFD_RING] = (struct pollfd){ .fd = capture__fd(l), .events = POLLIN };
-	ev = capture__out_events(l, &fd);
+	pfd[PFD_RING] = (struct pollfd){ .fd = capture__fd(l->capture), .events = POLLIN };
+	ev = capture__out_events(l->capture, &fd);
 	pfd[PFD_COPYOUT] = (struct pollfd){ .fd = fd, .events = ev };
 	for (i = 0; i < CAPTURE_RECORDERS; i++) {
-		ev = recorder__events(l, i, &fd);
+		ev = capture__recorder_events(l->capture, i, &fd);
 		pfd[PFD_REC + i] = (struct pollfd){ .fd = fd, .events = ev };
 	}
 }
@@ -190,14 +183,14 @@ static void copy_serve(struct pollfd *pfd, struct loader *l, bool tick)
 	if (!l->capture)
 		return;
 	if (tick)
-		capture__tick(l);
+		capture__tick(l->capture);
 	if (pfd[PFD_RING].revents & POLLIN)
-		capture__drain(l);
+		capture__drain(l->capture);
 	if (pfd[PFD_COPYOUT].revents || tick)
-		capture__out_event(l, pfd[PFD_COPYOUT].revents);
+		capture__out_event(l->capture, pfd[PFD_COPYOUT].revents);
 	for (i = 0; i < CAPTURE_RECORDERS; i++)
 		if (pfd[PFD_REC + i].revents || tick)
-			recorder__event(l, i, pfd[PFD_REC + i].revents);
+			capture__recorder_event(l->capture, i, pfd[PFD_REC + i].revents);
 }
 
 /* The loader's own fds: signals, tick, strategies file, admin, socket. */
@@ -210,7 +203,7 @@ static void own_fds(struct pollfd *pfd, const struct loop *lp, struct loader *l,
 	pfd[PFD_ADMIN] = (struct pollfd){
 		.fd = l->uplink ? l->uplink->event_fd : -1, .events = POLLIN };
 	pfd[PFD_LISTEN] = (struct pollfd){ .fd = lfd, .events = POLLIN };
-	pfd[PFD_DEPLOY] = (struct pollfd){ .fd = watch__fd(l), .events = POLLIN };
+	pfd[PFD_DEPLOY] = (struct pollfd){ .fd = watch__fd(&l->watch), .events = POLLIN };
 	copy_fds(pfd, l);
 }
 
@@ -226,7 +219,7 @@ static void client_fds(struct pollfd *pfd, struct loader *l)
 			.events = conn_io__events(&s->io) };
 	}
 	for (i = 0; i < CONN_PENDING_MAX; i++) {
-		const struct pending *c = &l->pending[i];
+		const struct pending *c = &l->serve.pending[i];
 
 		/* A ready request waits for its turn, not for the client. */
 		pfd[PFD_CONN + i] = (struct pollfd){ .fd = c->fd,
@@ -241,14 +234,14 @@ static bool clients_serve(struct pollfd *pfd, struct loader *l, int lfd, int tfd
 	int i;
 
 	for (i = 0; i < SDS_MAX_PROCS; i++)
-		session__event(l, i, pfd[PFD_SESS + i].revents);
+		session__event(&l->serve, i, pfd[PFD_SESS + i].revents);
 	for (i = 0; i < CONN_PENDING_MAX; i++)
-		conn__event(l, i, pfd[PFD_CONN + i].revents);
-	more = conn__serve(l, tfd);
+		conn__event(&l->serve, i, pfd[PFD_CONN + i].revents);
+	more = conn__serve(&l->serve, tfd);
 	/* What a drill request changed is published before the next wait. */
 	engine__flush(l);
 	if (pfd[PFD_LISTEN].revents & POLLIN)
-		conn__accept(l, lfd);
+		conn__accept(&l->serve, lfd);
 	return more;
 }
 
@@ -257,8 +250,8 @@ static int clients_timeout(struct loader *l, bool more)
 {
 	uint64_t now = flags_now_ns(), next = UINT64_MAX;
 
-	conn__sweep(l, now, &next);
-	session__sweep(l, now, &next);
+	conn__sweep(&l->serve, now, &next);
+	session__sweep(&l->serve, now, &next);
 	if (more)
 		return 0;
 	if (next == UINT64_MAX)
@@ -316,7 +309,7 @@ int loop__run(struct loop *lp, struct loader *l, int lfd)
 				engine__tick(l);
 				/* After the tick's work: a test that sees it grow sees its effects. */
 				l->tick_late.done++;
-				watch__tick(l);
+				watch__tick(&l->watch);
 				metrics_tick(l);
 			}
 		}
@@ -325,7 +318,7 @@ int loop__run(struct loop *lp, struct loader *l, int lfd)
 		if (pfd[PFD_ADMIN].revents & POLLIN)
 			engine__admin_reply(l);
 		if (pfd[PFD_DEPLOY].revents & POLLIN)
-			watch__event(l);
+			watch__event(&l->watch);
 		copy_serve(pfd, l, tick);
 		/* Bounded (CONN_*_BURST, a buffer per connection): the tick waits little. */
 		more = clients_serve(pfd, l, lfd, lp->tfd);

@@ -193,3 +193,8 @@ void budget_decide(struct budget *b, int npoints, uint64_t now_ns,
 		}
 	}
 }
+
+void budget_set_cost(struct budget *b, int id, unsigned int cost_ns)
+{
+	b->pts[id].cost_ns = cost_ns;
+}

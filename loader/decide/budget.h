@@ -118,6 +118,8 @@ void budget_decide(struct budget *b, int npoints, uint64_t now_ns,
 
 /* A re-attach failed: suspended again, with a longer wait. */
 void budget_try_failed(struct budget_point *bp, uint64_t now_ns);
+/* Point @id now runs at a site of another build (a deploy): its cost per call. */
+void budget_set_cost(struct budget *b, int id, unsigned int cost_ns);
 
 /* Is the point shown suspended (its state is not on)? */
 static inline bool budget_suspended(const struct budget_point *bp)

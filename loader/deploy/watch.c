@@ -31,8 +31,12 @@
 #include "target/elfsym.h"
 #include "kernel/forkcheck.h"
 #include "heartbeat/heartbeat.h"
+#include "daemon/events.h"
 #include "daemon/keep.h"
-#include "daemon/loader.h"
+#include "decide/budget.h"
+#include "kernel/probes.h"
+#include "publish/flags.h"
+#include "serve/register.h"
 #include "deploy/watch.h"
 
 static int64_t mtime_ns(const struct stat *st)
@@ -58,10 +62,10 @@ static int function_points(const struct probes *pr)
 	return n;
 }
 
-int watch__open(struct loader *l, const char *path, pid_t pid, bool fork_safe,
-		const char *run_dir, char *err, size_t errlen)
+int watch__open(struct watch *w, const struct watch_env *env, const char *path,
+		pid_t pid, bool fork_safe, const char *run_dir, char *err,
+		size_t errlen)
 {
-	struct watch *w = &l->watch;
 	struct watch_build *b = &w->builds[0];
 	struct elf_file *ef;
 	char dir[PATH_MAX];
@@ -70,6 +74,7 @@ int watch__open(struct loader *l, const char *path, pid_t pid, bool fork_safe,
 
 	memset(w, 0, sizeof(*w));
 	w->fd = -1;
+	w->env = *env;
 	snprintf(w->path, sizeof(w->path), "%s", path);
 	slash = strrchr(w->path, '/');
 	w->base = slash ? slash + 1 : w->path;
@@ -85,7 +90,7 @@ int watch__open(struct loader *l, const char *path, pid_t pid, bool fork_safe,
 	b->ino = st.st_ino;
 	b->mtime_ns = mtime_ns(&st);
 	b->since_ms = wall_ms();
-	b->attached = function_points(&l->probes);
+	b->attached = function_points(w->env.probes);
 	ef = elf_file__open(path, err, errlen);
 	if (ef) {
 		buildid__read(ef, b->id);
@@ -111,19 +116,19 @@ int watch__open(struct loader *l, const char *path, pid_t pid, bool fork_safe,
 	return 0;
 }
 
-int watch__held(const struct loader *l, int i, dev_t *dev, ino_t *ino)
+int watch__held(const struct watch *w, int i, dev_t *dev, ino_t *ino)
 {
-	if (i < 0 || i >= WATCH_BUILDS_MAX || !l->watch.builds[i].used ||
-	    i == l->watch.cur)
+	if (i < 0 || i >= WATCH_BUILDS_MAX || !w->builds[i].used ||
+	    i == w->cur)
 		return 0;
-	*dev = l->watch.builds[i].dev;
-	*ino = l->watch.builds[i].ino;
+	*dev = w->builds[i].dev;
+	*ino = w->builds[i].ino;
 	return 1;
 }
 
-int watch__fd(const struct loader *l)
+int watch__fd(const struct watch *w)
 {
-	return l->watch.fd;
+	return w->fd;
 }
 
 /* Detach old build @b and free its slot. */
@@ -139,24 +144,23 @@ static void build_drop(struct watch_build *b)
 }
 
 /* Say why, and detach @b: off the loop unless @now (stale offsets). */
-static void build_retire(struct loader *l, struct watch_build *b,
+static void build_retire(struct watch *w, struct watch_build *b,
 			 const char *why, bool now)
 {
 	char detail[EVENTS_DETAIL_MAX];
 
 	snprintf(detail, sizeof(detail), "probes of inode %lu detached: %s",
 		 (unsigned long)b->ino, why);
-	events__add_deploy(&l->events, "", DEPLOY_RETIRED, b->id, NULL, detail);
+	events__add_deploy(w->env.events, "", DEPLOY_RETIRED, b->id, NULL, detail);
 	if (now)
 		build_drop(b);
 	else
-		watch_detach__start(&l->watch, b);
+		watch_detach__start(w, b);
 }
 
 /* Once per file: a rejected file keeps its inode and mtime until rewritten. */
-static void rejected(struct loader *l, const struct stat *st, const char *why)
+static void rejected(struct watch *w, const struct stat *st, const char *why)
 {
-	struct watch *w = &l->watch;
 	char detail[EVENTS_DETAIL_MAX];
 	int64_t mt = st ? mtime_ns(st) : -1;
 
@@ -170,7 +174,7 @@ static void rejected(struct loader *l, const struct stat *st, const char *why)
 	}
 	w->rejected++;
 	snprintf(detail, sizeof(detail), "not followed: %s", why);
-	events__add_deploy(&l->events, "", DEPLOY_REJECTED,
+	events__add_deploy(w->env.events, "", DEPLOY_REJECTED,
 			   w->builds[w->cur].id, NULL, detail);
 }
 
@@ -202,10 +206,10 @@ static int resolve_copy(struct elf_file *ef, enum ret_mode mode,
  * loader's), placed as attach places them; a point not found is marked
  * unresolved, its reason in its exits_why.
  */
-static int build_resolve(struct loader *l, struct elf_file *ef,
+static int build_resolve(struct watch *w, struct elf_file *ef,
 			 struct watch_build *b)
 {
-	struct probes *pr = &l->probes;
+	struct probes *pr = w->env.probes;
 	enum ret_why why;
 	enum ret_mode mode = unwind_ret_mode(ef, &why);
 	struct forkcheck fc;
@@ -233,7 +237,7 @@ static int build_resolve(struct loader *l, struct elf_file *ef,
 			exits__catch_sites(ef, &b->catches);
 		}
 	}
-	forkcheck__place(b->pts, n, l->watch.fork_safe, l->watch.run_dir, &fc);
+	forkcheck__place(b->pts, n, w->fork_safe, w->run_dir, &fc);
 	return 0;
 }
 
@@ -243,10 +247,10 @@ static int build_resolve(struct loader *l, struct elf_file *ef,
  * (its site is known: resuming attaches it).  A point that fails to
  * attach is unresolved, its reason kept.  Returns the points attached.
  */
-static int build_attach(struct loader *l, struct watch_build *b,
+static int build_attach(struct watch *w, struct watch_build *b,
 			const char *target)
 {
-	struct probes *pr = &l->probes;
+	struct probes *pr = w->env.probes;
 	char err[512];
 	int i, n = 0;
 
@@ -274,9 +278,8 @@ static int build_attach(struct loader *l, struct watch_build *b,
 }
 
 /* A free slot, else the oldest old build's, detached (the bound). */
-static struct watch_build *build_slot(struct loader *l)
+static struct watch_build *build_slot(struct watch *w)
 {
-	struct watch *w = &l->watch;
 	struct watch_build *old = NULL;
 	char why[96];
 	int i;
@@ -289,7 +292,7 @@ static struct watch_build *build_slot(struct loader *l)
 	}
 	snprintf(why, sizeof(why), "%d builds at once at most (processes still ran it)",
 		 WATCH_BUILDS_MAX);
-	build_retire(l, old, why, false);
+	build_retire(w, old, why, false);
 	return old;
 }
 
@@ -307,9 +310,9 @@ static void link_unpin(struct bpf_link *l)
  * this loader runs but are no longer pinned: a kill -9 drops them, and
  * with them the calls of processes still running the old build.
  */
-static void build_pins_follow(struct loader *l, struct watch_build *ob)
+static void build_pins_follow(struct watch *w, struct watch_build *ob)
 {
-	struct probes *pr = &l->probes;
+	struct probes *pr = w->env.probes;
 	char err[256];
 	int i, k;
 
@@ -326,9 +329,9 @@ static void build_pins_follow(struct loader *l, struct watch_build *ob)
 	if (probes__pin_links(pr, pr->pins, err, sizeof(err)))
 		fprintf(stderr, "sds-bpf: %s: a loader killed now would not adopt this build's probes\n",
 			err);
-	if (l->keep)
-		keep__set_target(l->keep, l->reg.target_dev, l->reg.target_ino,
-				 l->watch.path);
+	if (w->env.keep)
+		keep__set_target(w->env.keep, w->builds[w->cur].dev,
+				 w->builds[w->cur].ino, w->path);
 }
 
 /*
@@ -337,59 +340,47 @@ static void build_pins_follow(struct loader *l, struct watch_build *ob)
  * (stats, the budget's suspend and resume) and slot cur keeps the links
  * of the build it was.
  */
-static void build_promote(struct loader *l, int k)
+static void build_promote(struct watch *w, int k)
 {
-	struct watch *w = &l->watch;
 	struct watch_build *nb = &w->builds[k], *ob = &w->builds[w->cur];
-	struct probes *pr = &l->probes;
-	struct bpf_link *links[EXITS_CATCH_MAX];
-	struct catch_sites cs;
+	struct probes *pr = w->env.probes;
 	int i;
 
-	for (i = 0; i < nb->npts; i++) {
-		struct probe_point t = pr->pts[i];
-
-		pr->pts[i] = nb->pts[i];
-		nb->pts[i] = t;
-		/* The budget judges the calls at the current build's sites. */
-		l->budget.pts[i].cost_ns = probes__point_cost_ns(&pr->pts[i]);
-	}
+	probes__swap_build(pr, nb->pts, nb->npts, &nb->catches, nb->catch_links);
+	/* The budget judges the calls at the current build's sites. */
+	for (i = 0; i < nb->npts; i++)
+		budget_set_cost(w->env.budget, i,
+				probes__point_cost_ns(&pr->pts[i]));
 	ob->pts = nb->pts;
 	ob->npts = nb->npts;
 	nb->pts = NULL;
-	cs = pr->catches;
-	memcpy(links, pr->catch_links, sizeof(links));
-	pr->catches = nb->catches;
-	memcpy(pr->catch_links, nb->catch_links, sizeof(links));
-	ob->catches = cs;
-	memcpy(ob->catch_links, links, sizeof(links));
+	ob->catches = nb->catches;
+	memcpy(ob->catch_links, nb->catch_links, sizeof(ob->catch_links));
 	memset(&nb->catches, 0, sizeof(nb->catches));
 	memset(nb->catch_links, 0, sizeof(nb->catch_links));
 	w->cur = k;
 	/* New processes run the new inode: they may register (register.c). */
-	l->reg.target_dev = nb->dev;
-	l->reg.target_ino = nb->ino;
-	build_pins_follow(l, ob);
+	register__set_target(w->env.reg, nb->dev, nb->ino);
+	build_pins_follow(w, ob);
 }
 
 /* The build event, then one event per point that did not follow. */
-static void build_events(struct loader *l, const char *old_id, bool rollback)
+static void build_events(struct watch *w, const char *old_id, bool rollback)
 {
-	struct watch *w = &l->watch;
 	struct watch_build *b = &w->builds[w->cur];
 	char detail[EVENTS_DETAIL_MAX];
 	int i;
 
 	snprintf(detail, sizeof(detail), "%s%d of %d points attached to inode %lu",
 		 rollback ? "back to an older build: " : "", b->attached,
-		 b->npts ? b->npts : function_points(&l->probes),
+		 b->npts ? b->npts : function_points(w->env.probes),
 		 (unsigned long)b->ino);
-	events__add_deploy(&l->events, "", DEPLOY_BUILD, old_id, b->id, detail);
-	for (i = 0; i < function_points(&l->probes); i++) {
-		const struct probe_point *p = &l->probes.pts[i];
+	events__add_deploy(w->env.events, "", DEPLOY_BUILD, old_id, b->id, detail);
+	for (i = 0; i < function_points(w->env.probes); i++) {
+		const struct probe_point *p = &w->env.probes->pts[i];
 
 		if (p->unresolved)
-			events__add_deploy(&l->events, p->spec.name,
+			events__add_deploy(w->env.events, p->spec.name,
 					   DEPLOY_UNRESOLVED, old_id, b->id,
 					   p->exits_why);
 	}
@@ -413,61 +404,59 @@ static int build_find(const struct watch *w, const struct stat *st)
  * kernel refuses that, ETXTBSY): the probes at the old offsets sit on
  * bytes that are something else now, and go at once.
  */
-static void build_follow(struct loader *l, int fd, const struct stat *st,
+static void build_follow(struct watch *w, int fd, const struct stat *st,
 			 bool inplace)
 {
-	struct watch *w = &l->watch;
 	char err[512], target[64], old_id[BUILDID_HEX_MAX + 1];
 	struct watch_build *b;
 	struct elf_file *ef;
 	int old, efd = dup(fd);
 
 	if (efd < 0) {
-		rejected(l, st, strerror(errno));
+		rejected(w, st, strerror(errno));
 		return;
 	}
 	ef = elf_file__open_fd(efd, w->path, err, sizeof(err));
 	if (!ef) {
-		rejected(l, st, err);
+		rejected(w, st, err);
 		return;
 	}
 	/* A stripped new build: its own debug file (its build-id is new). */
 	debuginfo__attach(ef);
-	b = build_slot(l);
+	b = build_slot(w);
 	memset(b, 0, sizeof(*b));
 	b->dev = st->st_dev;
 	b->ino = st->st_ino;
 	b->mtime_ns = mtime_ns(st);
 	b->since_ms = wall_ms();
 	buildid__read(ef, b->id);
-	if (build_resolve(l, ef, b)) {
+	if (build_resolve(w, ef, b)) {
 		elf_file__close(ef);
 		free(b->pts);
 		memset(b, 0, sizeof(*b));
-		rejected(l, st, strerror(ENOMEM));
+		rejected(w, st, strerror(ENOMEM));
 		return;
 	}
 	elf_file__close(ef);
 	b->used = true;
 	/* The probes go on the inode parsed, not on whatever the name is now. */
 	snprintf(target, sizeof(target), "/proc/self/fd/%d", fd);
-	b->attached = build_attach(l, b, target);
+	b->attached = build_attach(w, b, target);
 	snprintf(old_id, sizeof(old_id), "%s", w->builds[w->cur].id);
 	old = w->cur;
-	build_promote(l, b - w->builds);
+	build_promote(w, b - w->builds);
 	w->deploys++;
 	/* Old builds are checked for processes from the next scan on. */
 	w->next_scan_ns = flags_now_ns() + WATCH_SCAN_NS;
-	build_events(l, old_id, false);
+	build_events(w, old_id, false);
 	if (inplace)
-		build_retire(l, &w->builds[old], "rewritten in place: its offsets are stale",
+		build_retire(w, &w->builds[old], "rewritten in place: its offsets are stale",
 			     true);
 }
 
 /* What is at the path now: follow it if it is a new build. */
-static void watch_check(struct loader *l)
+static void watch_check(struct watch *w)
 {
-	struct watch *w = &l->watch;
 	char old_id[BUILDID_HEX_MAX + 1], why[96];
 	struct stat st;
 	int fd, k;
@@ -476,39 +465,38 @@ static void watch_check(struct loader *l)
 	if (fd < 0) {
 		/* Gone again already (a later event names what replaced it). */
 		if (errno != ENOENT)
-			rejected(l, NULL, errno == ELOOP ? "a symbolic link" :
+			rejected(w, NULL, errno == ELOOP ? "a symbolic link" :
 				 strerror(errno));
 		return;
 	}
 	if (fstat(fd, &st)) {
-		rejected(l, NULL, strerror(errno));
+		rejected(w, NULL, strerror(errno));
 	} else if (!S_ISREG(st.st_mode)) {
-		rejected(l, &st, "not a regular file");
+		rejected(w, &st, "not a regular file");
 	} else if (st.st_uid != 0 && st.st_uid != w->owner) {
 		/* Fail closed: whoever could put it there does not own TARGET. */
 		snprintf(why, sizeof(why), "owned by uid %u, not by root or TARGET's owner (uid %u)",
 			 (unsigned int)st.st_uid, (unsigned int)w->owner);
-		rejected(l, &st, why);
+		rejected(w, &st, why);
 	} else if ((k = build_find(w, &st)) == w->cur) {
 		/* The current build itself: rewritten in place, or not changed. */
 		if (mtime_ns(&st) != w->builds[k].mtime_ns)
-			build_follow(l, fd, &st, true);
+			build_follow(w, fd, &st, true);
 	} else if (k >= 0) {
 		/* A rollback: an old build linked back onto the name. */
 		snprintf(old_id, sizeof(old_id), "%s", w->builds[w->cur].id);
-		build_promote(l, k);
+		build_promote(w, k);
 		w->deploys++;
-		build_events(l, old_id, true);
+		build_events(w, old_id, true);
 	} else {
-		build_follow(l, fd, &st, false);
+		build_follow(w, fd, &st, false);
 	}
 	close(fd);
 }
 
-void watch__event(struct loader *l)
+void watch__event(struct watch *w)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	struct watch *w = &l->watch;
 	bool hit = false;
 	ssize_t n;
 
@@ -526,12 +514,11 @@ void watch__event(struct loader *l)
 		}
 	}
 	if (hit)
-		watch_check(l);
+		watch_check(w);
 }
 
-void watch__tick(struct loader *l)
+void watch__tick(struct watch *w)
 {
-	struct watch *w = &l->watch;
 	uint64_t now = flags_now_ns();
 	int i;
 
@@ -544,13 +531,12 @@ void watch__tick(struct loader *l)
 		struct watch_build *b = &w->builds[i];
 
 		if (b->used && i != w->cur && !watch_proc__uses(b->dev, b->ino))
-			build_retire(l, b, "no process maps it", false);
+			build_retire(w, b, "no process maps it", false);
 	}
 }
 
-json_t *watch__json(const struct loader *l)
+json_t *watch__json(const struct watch *w)
 {
-	const struct watch *w = &l->watch;
 	json_t *o, *list = json_array();
 	int i;
 
@@ -572,10 +558,8 @@ json_t *watch__json(const struct loader *l)
 	return o;
 }
 
-void watch__hb(const struct loader *l, struct sds_heartbeat *hb)
+void watch__heartbeat(const struct watch *w, struct sds_heartbeat *hb)
 {
-	const struct watch *w = &l->watch;
-
 	/* Only after a deploy: an older admin refuses fields it does not know. */
 	if (!w->deploys)
 		return;
@@ -583,9 +567,8 @@ void watch__hb(const struct loader *l, struct sds_heartbeat *hb)
 	hb->deploys = w->deploys;
 }
 
-void watch__close(struct loader *l)
+void watch__close(struct watch *w)
 {
-	struct watch *w = &l->watch;
 	int i;
 
 	watch_detach__join(w);

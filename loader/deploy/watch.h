@@ -18,9 +18,28 @@
 #include "target/exits.h"
 
 struct bpf_link;
-struct loader;
+struct budget;
+struct events;
+struct keep;
 struct probe_point;
+struct probes;
+struct reg_policy;
 struct sds_heartbeat;
+
+/*
+ * What a deploy changes outside watch.c, each through its owner's
+ * function (attach fills it, once): the table of points (the current
+ * build's: probes__swap_build), the budget's cost per call of each
+ * point (budget_set_cost), who may register (register__set_target), the
+ * TARGET a next loader adopts (keep__set_target), and the events.
+ */
+struct watch_env {
+	struct probes *probes;		/* the loader's points */
+	struct budget *budget;		/* the probe-cost budget */
+	struct reg_policy *reg;		/* who may register: TARGET's inode */
+	struct keep *keep;		/* the kept state; NULL: none */
+	struct events *events;		/* deploy events */
+};
 
 /*
  * Builds of one TARGET with probes at once: the current one and up to 3
@@ -71,6 +90,7 @@ struct watch {
 	pthread_t detaching[WATCH_DETACH_MAX];	/* threads detaching old builds (watch_detach.c) */
 	int ndetaching;			/* ... running or not yet joined */
 	struct watch_build builds[WATCH_BUILDS_MAX];	/* slot @cur: the current one */
+	struct watch_env env;		/* what a deploy changes outside (watch__open) */
 };
 
 /*
@@ -78,30 +98,31 @@ struct watch {
  * new build is no concern: that process runs the old one).  The current
  * build is what the points were attached to.  0, or -1 with a message.
  */
-int watch__open(struct loader *l, const char *path, pid_t pid, bool fork_safe,
-		const char *run_dir, char *err, size_t errlen);
+int watch__open(struct watch *w, const struct watch_env *env, const char *path,
+		pid_t pid, bool fork_safe, const char *run_dir, char *err,
+		size_t errlen);
 
 /*
  * Slot @i holds an old build still probed: its inode in @dev/@ino, 1;
  * else 0.  register.c lets a process of one register (a fork of an old
  * build's server, after the deploy).
  */
-int watch__held(const struct loader *l, int i, dev_t *dev, ino_t *ino);
+int watch__held(const struct watch *w, int i, dev_t *dev, ino_t *ino);
 
 /* The inotify fd for the loop's poll set, or -1. */
-int watch__fd(const struct loader *l);
+int watch__fd(const struct watch *w);
 
 /* The fd is readable: follow what appeared at the path. */
-void watch__event(struct loader *l);
+void watch__event(struct watch *w);
 
 /* Each tick: detach old builds no process maps any more (every WATCH_SCAN_NS). */
-void watch__tick(struct loader *l);
+void watch__tick(struct watch *w);
 
 /* `stats`: {"current": id, "deploys": N, "rejected": N, "list": [...]}. */
-json_t *watch__json(const struct loader *l);
+json_t *watch__json(const struct watch *w);
 
 /* The heartbeat's "build": the current build-id and deploys, once a deploy was followed. */
-void watch__hb(const struct loader *l, struct sds_heartbeat *hb);
+void watch__heartbeat(const struct watch *w, struct sds_heartbeat *hb);
 
 /*
  * watch_proc.c: does a process use inode @dev/@ino?  One stat of
@@ -121,6 +142,6 @@ int watch_detach__reap(struct watch *w);
 void watch_detach__join(struct watch *w);
 
 /* Detach every old build and stop watching. */
-void watch__close(struct loader *l);
+void watch__close(struct watch *w);
 
 #endif /* SDS_WATCH_H */

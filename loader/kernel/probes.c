@@ -128,6 +128,52 @@ int probes__find(const struct probes *pr, const char *name)
 	return -1;
 }
 
+void probes__set_cap(struct probes *pr, int cap)
+{
+	pr->cap = cap;
+}
+
+void probes__set_pins(struct probes *pr, const struct pins *pins)
+{
+	pr->pins = pins;
+}
+
+void probes__set_copy_site(struct probes *pr, struct bpf_program *prog)
+{
+	pr->copy_site_prog = prog;
+}
+
+const char *probes__name(const struct probes *pr, int id)
+{
+	return pr->pts[id].spec.name;
+}
+
+enum point_kind probes__kind(const struct probes *pr, int id)
+{
+	return pr->pts[id].kind;
+}
+
+void probes__swap_build(struct probes *pr, struct probe_point *pts, int n,
+			struct catch_sites *cs, struct bpf_link **links)
+{
+	struct bpf_link *t_links[EXITS_CATCH_MAX];
+	struct catch_sites t_cs;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct probe_point t = pr->pts[i];
+
+		pr->pts[i] = pts[i];
+		pts[i] = t;
+	}
+	t_cs = pr->catches;
+	memcpy(t_links, pr->catch_links, sizeof(t_links));
+	pr->catches = *cs;
+	memcpy(pr->catch_links, links, sizeof(t_links));
+	*cs = t_cs;
+	memcpy(links, t_links, sizeof(t_links));
+}
+
 int probes__add_guard(struct probes *pr, const char *name)
 {
 	struct probe_point *p;

@@ -142,6 +142,29 @@ void probes__session_adopted(struct probes *pr, int n);
 const char *probes__path_text(const struct probes *pr, char *buf, size_t len);
 
 /* Find a point by name: its id, or -1. */
+/*
+ * Point @id's name and kind, for the modules that only report a point
+ * (serve, capture, watch): the table is the probes' own.
+ */
+const char *probes__name(const struct probes *pr, int id);
+enum point_kind probes__kind(const struct probes *pr, int id);
+/*
+ * A deploy (watch.c): points 0..@n-1 of the table trade places with
+ * @pts (a build's copies, resolved and attached in it), and TARGET's
+ * catch sites and their links with @cs and @links, so that the table
+ * describes the build at the path and the caller keeps the links of the
+ * one it was.
+ */
+void probes__swap_build(struct probes *pr, struct probe_point *pts, int n,
+			struct catch_sites *cs, struct bpf_link **links);
+/*
+ * attach: the point ids the maps hold (before probes__load, from
+ * probes__cap_for), and where links are pinned (NULL: nowhere).
+ */
+void probes__set_cap(struct probes *pr, int cap);
+void probes__set_pins(struct probes *pr, const struct pins *pins);
+/* Capture's program for libsds's copy site (capture.c); NULL: none, capture is off. */
+void probes__set_copy_site(struct probes *pr, struct bpf_program *prog);
 int probes__find(const struct probes *pr, const char *name);
 
 /* Add guard point @name: its id, or -1 when the table is full. */

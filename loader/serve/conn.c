@@ -4,7 +4,12 @@
  * (one-shot queries) or registered (session.c).  Nothing here waits for
  * a client: every socket is non-blocking and sits in the loop's poll()
  * with its own buffers, every request has a total deadline, and what one
- * uid may hold is capped (loader.h, "Limits"; docs/PROTOCOL.md).
+ * uid may hold is capped (serve.h, "Limits"; docs/PROTOCOL.md).
+ *
+ * Calls go one way, conn -> session: a `register` hands the connection
+ * to session.c, which never calls back here (its buffers and reply lines
+ * are conn_io.c's, and attach sets up and closes both tables), so that a
+ * session's life can be read without the pending table's.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -16,115 +21,29 @@
 #include <unistd.h>
 #include <jansson.h>
 #include "capture/capture.h"
-#include "daemon/loader.h"
-#include "daemon/loop.h"
-
-char *conn__reply(json_t *o)
-{
-	char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
-
-	json_decref(o);
-	return s;
-}
-
-char *conn__error(const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return conn__reply(json_pack("{s:s}", "error", msg));
-}
-
-/* ---- buffers ------------------------------------------------------------ */
-
-short conn_io__events(const struct conn_io *io)
-{
-	/* A client that does not read its replies sends nothing more. */
-	return io->out ? POLLOUT : POLLIN;
-}
-
-/*
- * Queue @reply (malloc'd JSON without its newline, taken; NULL: an
- * internal error) behind what is queued.  The deadline runs from the
- * first reply queued on an empty buffer.
- */
-int conn_io__queue(struct conn_io *io, char *reply, uint64_t now_ns)
-{
-	static const char internal[] = "{\"error\":\"internal error\"}";
-	const char *r = reply ? reply : internal;
-	size_t n = strlen(r), left = io->out ? io->out_len - io->out_off : 0;
-	char *b = malloc(left + n + 1);
-
-	if (!b) {
-		free(reply);
-		return -1;
-	}
-	if (left)
-		memcpy(b, io->out + io->out_off, left);
-	memcpy(b + left, r, n);
-	b[left + n] = '\n';
-	if (!io->out)
-		io->out_due_ns = now_ns + CONN_DEADLINE_NS;
-	free(io->out);
-	free(reply);
-	io->out = b;
-	io->out_len = left + n + 1;
-	io->out_off = 0;
-	return 0;
-}
-
-/* Send what the socket takes now: 1 when all is sent, 0 if more is due, -1 on error. */
-int conn_io__flush(struct conn_io *io, int fd, const int *fds, int nfds)
-{
-	ssize_t n;
-
-	if (!io->out)
-		return 1;
-	n = ctl_send_some(fd, io->out + io->out_off, io->out_len - io->out_off,
-			  fds, io->fds_due ? nfds : 0);
-	if (n < 0)
-		return -1;
-	if (n > 0)
-		io->fds_due = false;
-	io->out_off += n;
-	if (io->out_off < io->out_len)
-		return 0;
-	free(io->out);
-	io->out = NULL;
-	io->out_len = io->out_off = 0;
-	io->out_due_ns = 0;
-	return 1;
-}
-
-void conn_io__free(struct conn_io *io)
-{
-	free(io->out);
-	memset(io, 0, sizeof(*io));
-}
+#include "publish/flags.h"
+#include "serve/serve.h"
 
 /* ---- the pending table -------------------------------------------------- */
 
-void conn__init_all(struct loader *l)
+void conn__init_all(struct serve *sv)
 {
 	int i;
 
 	for (i = 0; i < CONN_PENDING_MAX; i++) {
-		memset(&l->pending[i], 0, sizeof(l->pending[i]));
-		l->pending[i].fd = -1;
+		memset(&sv->pending[i], 0, sizeof(sv->pending[i]));
+		sv->pending[i].fd = -1;
 	}
 }
 
-void conn__close(struct loader *l, int i, bool slow)
+void conn__close(struct serve *sv, int i, bool slow)
 {
-	struct pending *c = &l->pending[i];
+	struct pending *c = &sv->pending[i];
 
 	if (c->fd < 0)
 		return;
 	if (slow)
-		l->refused.slow++;
+		sv->refused.slow++;
 	close(c->fd);
 	conn_io__free(&c->io);
 	if (c->job.o)
@@ -133,22 +52,22 @@ void conn__close(struct loader *l, int i, bool slow)
 	c->ready = false;
 }
 
-void conn__close_all(struct loader *l)
+void conn__close_all(struct serve *sv)
 {
 	int i;
 
 	for (i = 0; i < CONN_PENDING_MAX; i++)
-		conn__close(l, i, false);
+		conn__close(sv, i, false);
 }
 
 /* NULL if @uid may open one more connection, else why not. */
-static const char *pending_cap(struct loader *l, uid_t uid, int *free_slot)
+static const char *pending_cap(struct serve *sv, uid_t uid, int *free_slot)
 {
 	int i, all = 0, users = 0, mine = 0;
 
 	*free_slot = -1;
 	for (i = 0; i < CONN_PENDING_MAX; i++) {
-		const struct pending *c = &l->pending[i];
+		const struct pending *c = &sv->pending[i];
 
 		if (c->fd < 0) {
 			if (*free_slot < 0)
@@ -171,7 +90,7 @@ static const char *pending_cap(struct loader *l, uid_t uid, int *free_slot)
 /* Tell a refused client why in one line; it gets no second chance. */
 static void refuse(int fd, const char *why)
 {
-	char *e = conn__error("%s (try again later)", why);
+	char *e = conn_io_error("%s (try again later)", why);
 
 	if (e) {
 		size_t n = strlen(e);
@@ -183,7 +102,7 @@ static void refuse(int fd, const char *why)
 	close(fd);
 }
 
-static void accept_one(struct loader *l, int fd)
+static void accept_one(struct serve *sv, int fd)
 {
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
@@ -195,14 +114,14 @@ static void accept_one(struct loader *l, int fd)
 		close(fd);
 		return;
 	}
-	why = pending_cap(l, cred.uid, &slot);
+	why = pending_cap(sv, cred.uid, &slot);
 	if (why) {
-		l->refused.connections++;
+		sv->refused.connections++;
 		refuse(fd, why);
 		return;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &(int){ CONN_SNDBUF }, sizeof(int));
-	c = &l->pending[slot];
+	c = &sv->pending[slot];
 	memset(&c->io, 0, sizeof(c->io));
 	c->fd = fd;
 	c->pid = cred.pid;
@@ -211,7 +130,7 @@ static void accept_one(struct loader *l, int fd)
 	c->io.in_due_ns = flags_now_ns() + CONN_DEADLINE_NS;
 }
 
-void conn__accept(struct loader *l, int lfd)
+void conn__accept(struct serve *sv, int lfd)
 {
 	int i, fd;
 
@@ -219,14 +138,14 @@ void conn__accept(struct loader *l, int lfd)
 		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0)
 			return;
-		accept_one(l, fd);
+		accept_one(sv, fd);
 	}
 }
 
 /* Read what came (one buffer's worth); a whole line makes it ready. */
-static void pending_input(struct loader *l, int i)
+static void pending_input(struct serve *sv, int i)
 {
-	struct pending *c = &l->pending[i];
+	struct pending *c = &sv->pending[i];
 	struct conn_io *io = &c->io;
 	ssize_t n;
 	char *nl;
@@ -237,7 +156,7 @@ static void pending_input(struct loader *l, int i)
 		return;
 	}
 	if (n < 0) {
-		conn__close(l, i, false);
+		conn__close(sv, i, false);
 		return;
 	}
 	io->in_len += n;
@@ -247,13 +166,13 @@ static void pending_input(struct loader *l, int i)
 		*nl = '\0';
 		c->ready = true;
 	} else if (io->in_len == CTL_LINE_MAX) {
-		conn__close(l, i, false);	/* longer than any request */
+		conn__close(sv, i, false);	/* longer than any request */
 	}
 }
 
-void conn__event(struct loader *l, int i, short revents)
+void conn__event(struct serve *sv, int i, short revents)
 {
-	struct pending *c = &l->pending[i];
+	struct pending *c = &sv->pending[i];
 	int r;
 
 	if (c->fd < 0 || !revents)
@@ -261,97 +180,97 @@ void conn__event(struct loader *l, int i, short revents)
 	if (c->io.out) {
 		r = conn_io__flush(&c->io, c->fd, NULL, 0);
 		if (r != 0)
-			conn__close(l, i, false);	/* answered, or gone */
+			conn__close(sv, i, false);	/* answered, or gone */
 		return;
 	}
 	if (!c->ready)
-		pending_input(l, i);
+		pending_input(sv, i);
 }
 
 /* Drills change what the app's calls do: root only, whoever may query. */
-static char *drill_request(struct loader *l, const struct pending *c, const char *args)
+static char *drill_request(struct serve *sv, const struct pending *c, const char *args)
 {
 	if (c->uid != 0)
-		return conn__error("drill: permission denied: starting or stopping a drill needs root");
-	return drill__request(l, args);
+		return conn_io_error("drill: permission denied: starting or stopping a drill needs root");
+	return sv->ops->drill(sv->ctx, args);
 }
 
 /* Send what goes now of the queued reply; one request per connection. */
-static void pending_send(struct loader *l, int i)
+static void pending_send(struct serve *sv, int i)
 {
-	struct pending *c = &l->pending[i];
+	struct pending *c = &sv->pending[i];
 
 	c->ready = false;
 	c->io.in_len = 0;	/* the rest of the input is ignored */
 	c->io.in_due_ns = 0;
 	if (conn_io__flush(&c->io, c->fd, NULL, 0) != 0)
-		conn__close(l, i, false);	/* all sent (or gone): done */
+		conn__close(sv, i, false);	/* all sent (or gone): done */
 }
 
-static void pending_reply(struct loader *l, int i, char *reply)
+static void pending_reply(struct serve *sv, int i, char *reply)
 {
-	if (conn_io__queue(&l->pending[i].io, reply, flags_now_ns())) {
-		conn__close(l, i, false);
+	if (conn_io__queue(&sv->pending[i].io, reply, flags_now_ns())) {
+		conn__close(sv, i, false);
 		return;
 	}
-	pending_send(l, i);
+	pending_send(sv, i);
 }
 
 /* One turn of pending connection @i: its request, or a slice of its stats. */
-static void pending_answer(struct loader *l, int i, int tick_fd)
+static void pending_answer(struct serve *sv, int i, int tick_fd)
 {
-	struct pending *c = &l->pending[i];
+	struct pending *c = &sv->pending[i];
 	const char *req = c->io.in;
 	char *reply;
 
 	if (!c->job.o && !strcmp(req, "stats"))
-		serve__stats_begin(l, &c->job);
+		serve__stats_begin(sv, &c->job);
 	if (c->job.o) {
-		if (serve__stats_step(l, &c->job, &reply, tick_fd))
-			pending_reply(l, i, reply);
+		if (serve__stats_step(sv, &c->job, &reply, tick_fd))
+			pending_reply(sv, i, reply);
 		return;		/* still ready: the next slice comes next time */
 	}
 	if (!strncmp(req, "register ", 9)) {
 		/* On success the session owns the connection: c->fd is -1. */
-		session__register(l, c, req + 9);
+		session__register(sv, c, req + 9);
 		if (c->fd < 0)
 			return;
-		pending_send(l, i);	/* refused: the error is queued */
+		pending_send(sv, i);	/* refused: the error is queued */
 		return;
 	}
 	if (!strncmp(req, "record ", 7)) {
 		/* On success the recorder owns the connection: c->fd is -1. */
-		reply = recorder__request(l, c, req + 7);
+		reply = capture__record(*sv->capture, c, req + 7);
 		if (c->fd < 0)
 			return;
-		pending_reply(l, i, reply);
+		pending_reply(sv, i, reply);
 		return;
 	}
 	if (!strncmp(req, "drill ", 6))
-		reply = drill_request(l, c, req + 6);
+		reply = drill_request(sv, c, req + 6);
 	else
-		reply = serve_request(req, l);
-	pending_reply(l, i, reply);
+		reply = serve__request(sv, req);
+	pending_reply(sv, i, reply);
 }
 
-bool conn__serve(struct loader *l, int tick_fd)
+bool conn__serve(struct serve *sv, int tick_fd)
 {
 	int i, k, done = 0;
 
 	for (k = 0; k < CONN_PENDING_MAX; k++) {
-		i = (l->pending_next + k) % CONN_PENDING_MAX;
-		if (l->pending[i].fd < 0 || !l->pending[i].ready)
+		i = (sv->pending_next + k) % CONN_PENDING_MAX;
+		if (sv->pending[i].fd < 0 || !sv->pending[i].ready)
 			continue;
-		if (done == CONN_QUERY_BURST || (done && loop__tick_due(tick_fd))) {
-			l->pending_next = i;	/* its turn comes first next time */
+		if (done == CONN_QUERY_BURST || (done && conn_io_tick_due(tick_fd))) {
+			sv->pending_next = i;	/* its turn comes first next time */
 			return true;
 		}
-		pending_answer(l, i, tick_fd);
+		pending_answer(sv, i, tick_fd);
 		done++;
 	}
 	/* A stats job that is not finished is still ready: it wants a turn. */
 	for (i = 0; i < CONN_PENDING_MAX; i++)
-		if (l->pending[i].fd >= 0 && l->pending[i].ready)
+		if (sv->pending[i].fd >= 0 && sv->pending[i].ready)
 			return true;
 	return false;
 }
@@ -362,19 +281,19 @@ static void due_min(uint64_t due, uint64_t *next_ns)
 		*next_ns = due;
 }
 
-void conn__sweep(struct loader *l, uint64_t now_ns, uint64_t *next_ns)
+void conn__sweep(struct serve *sv, uint64_t now_ns, uint64_t *next_ns)
 {
 	int i;
 
 	for (i = 0; i < CONN_PENDING_MAX; i++) {
-		struct pending *c = &l->pending[i];
+		struct pending *c = &sv->pending[i];
 		uint64_t due;
 
 		if (c->fd < 0 || c->ready)
 			continue;	/* a ready one waits for us, not we for it */
 		due = c->io.out ? c->io.out_due_ns : c->io.in_due_ns;
 		if (due && now_ns >= due) {
-			conn__close(l, i, true);
+			conn__close(sv, i, true);
 			continue;
 		}
 		due_min(due, next_ns);

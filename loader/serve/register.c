@@ -14,9 +14,12 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include <jansson.h>
-#include "daemon/loader.h"
+#include "deploy/watch.h"
+#include "kernel/probes.h"
+#include "publish/flags.h"
 #include "serve/register.h"
 #include "serve/regproc.h"
+#include "serve/serve.h"
 
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD	77	/* Linux >= 6.5 */
@@ -175,7 +178,7 @@ static bool may_share(const struct reg_policy *pol,
  * attach its sites for @uid.  Returns the guard file index, or -1 with
  * @err set for the client.
  */
-static int attach_file(struct loader *l, const struct regproc *rp, uid_t uid,
+static int attach_file(struct serve *sv, const struct regproc *rp, uid_t uid,
 		       const struct regmap *m, uint64_t addr,
 		       char *err, size_t errlen)
 {
@@ -190,7 +193,7 @@ static int attach_file(struct loader *l, const struct regproc *rp, uid_t uid,
 	fd = regproc__open_map(rp, m, REG_FILE_MAX, &st, &reason);
 	if (fd < 0)
 		goto unusable;
-	i = probes__guard_get(&l->probes, st.st_dev, st.st_ino);
+	i = probes__guard_get(sv->probes, st.st_dev, st.st_ino);
 	if (i >= 0) {
 		close(fd);
 		return i;
@@ -208,17 +211,17 @@ static int attach_file(struct loader *l, const struct regproc *rp, uid_t uid,
 	}
 	if (sites.layout != SDS_FLAGS_LAYOUT) {
 		close(fd);
-		l->refused.denied++;
+		sv->refused.denied++;
 		snprintf(err, errlen, "libsds layout %u at 0x%" PRIx64
 			 ", this loader speaks %u", sites.layout, addr,
 			 SDS_FLAGS_LAYOUT);
 		return -1;
 	}
 	/* Over its cap, probes__guard_add refuses; else it needs a token. */
-	took = uid != 0 && probes__guard_held(&l->probes, uid) < REG_UID_FILES;
+	took = uid != 0 && probes__guard_held(sv->probes, uid) < REG_UID_FILES;
 	if (took && !new_file_token(uid, 1)) {
 		close(fd);
-		l->refused.files++;
+		sv->refused.files++;
 		snprintf(err, errlen, "uid %u brings in new libsds files too fast (one per %d s)",
 			 (unsigned int)uid, REG_NEW_FILE_SEC);
 		return -1;
@@ -227,7 +230,7 @@ static int attach_file(struct loader *l, const struct regproc *rp, uid_t uid,
 	 * The uprobes go on the inode we parsed, through its fd's magic
 	 * link: no name in between that anyone could swap.
 	 */
-	i = probes__guard_add(&l->probes, path, st.st_dev, st.st_ino, &sites,
+	i = probes__guard_add(sv->probes, path, st.st_dev, st.st_ino, &sites,
 			      uid, REG_UID_FILES, why, sizeof(why));
 	close(fd);
 	if (i < 0) {
@@ -235,7 +238,7 @@ static int attach_file(struct loader *l, const struct regproc *rp, uid_t uid,
 		if (took)
 			new_file_token(uid, -1);	/* nothing was attached */
 		if (r == EDQUOT || r == ENOSPC) {
-			l->refused.files++;
+			sv->refused.files++;
 			snprintf(err, errlen, "%s", why);
 		} else {
 			reg_log("pid %d: %s", (int)rp->pid, why);
@@ -244,7 +247,7 @@ static int attach_file(struct loader *l, const struct regproc *rp, uid_t uid,
 	}
 	return i;
 unusable:
-	l->refused.denied++;
+	sv->refused.denied++;
 	reg_log("pid %d uid %u: 0x%" PRIx64 ": %s", (int)rp->pid,
 		(unsigned int)uid, addr, reason);
 	snprintf(err, errlen, "no usable libsds file mapped at 0x%" PRIx64, addr);
@@ -252,24 +255,24 @@ unusable:
 }
 
 /* Does @rp's process run an old build of TARGET that a deploy left probed? */
-static bool runs_old_build(const struct loader *l, const struct regproc *rp)
+static bool runs_old_build(const struct serve *sv, const struct regproc *rp)
 {
 	dev_t dev;
 	ino_t ino;
 	int i;
 
 	for (i = 0; i < WATCH_BUILDS_MAX; i++)
-		if (watch__held(l, i, &dev, &ino) && regproc__runs(rp, dev, ino) == 1)
+		if (watch__held(sv->watch, i, &dev, &ino) && regproc__runs(rp, dev, ino) == 1)
 			return true;
 	return false;
 }
 
 /* Does @rp's process run TARGET (or map it)?  And what does it map at @addr? */
-static int check_process(struct loader *l, const struct reg_peer *peer,
+static int check_process(struct serve *sv, const struct reg_peer *peer,
 			 const struct regproc *rp, uint64_t addr,
 			 struct regmap *m, char *err, size_t errlen)
 {
-	const struct reg_policy *pol = &l->reg;
+	const struct reg_policy *pol = sv->reg;
 	bool maps_target;
 
 	if (!uid_allowed(pol, peer, rp)) {
@@ -284,9 +287,9 @@ static int check_process(struct loader *l, const struct reg_peer *peer,
 		return -1;
 	}
 	if (!maps_target && !regproc__runs(rp, pol->target_dev, pol->target_ino) &&
-	    !runs_old_build(l, rp)) {
+	    !runs_old_build(sv, rp)) {
 		snprintf(err, errlen, "permission denied: pid %d does not run %s",
-			 (int)peer->pid, l->target);
+			 (int)peer->pid, sv->target);
 		return -1;
 	}
 	return 0;
@@ -317,7 +320,7 @@ static int parse_addr(const char *arg, uint64_t *addr)
 	return errno || *end || arg[2] == '-' || arg[2] == '+' ? -1 : 0;
 }
 
-int register__attach(struct loader *l, struct reg_peer *peer,
+int register__attach(struct serve *sv, struct reg_peer *peer,
 		     const char *arg, char *err, size_t errlen)
 {
 	struct regproc rp = { .dir = -1 };
@@ -334,24 +337,24 @@ int register__attach(struct loader *l, struct reg_peer *peer,
 	if (pidfd < 0 || regproc__open(&rp, peer->pid, pidfd)) {
 		snprintf(err, errlen, "permission denied: pid %d has exited",
 			 (int)peer->pid);
-		l->refused.denied++;
+		sv->refused.denied++;
 		goto out;
 	}
-	if (check_process(l, peer, &rp, addr, &m, err, errlen)) {
+	if (check_process(sv, peer, &rp, addr, &m, err, errlen)) {
 		reg_log("pid %d uid %u: %s", (int)peer->pid,
 			(unsigned int)peer->uid, err);
-		l->refused.denied++;
+		sv->refused.denied++;
 		goto out;
 	}
-	peer->shares = may_share(&l->reg, peer, &rp);
-	file = attach_file(l, &rp, peer->uid, &m, addr, err, errlen);
+	peer->shares = may_share(sv->reg, peer, &rp);
+	file = attach_file(sv, &rp, peer->uid, &m, addr, err, errlen);
 	/* Still the process that connected, whose maps we read. */
 	if (file >= 0 && regproc__alive(&rp)) {
-		register__release(l, file);
+		register__release(sv, file);
 		file = -1;
 		snprintf(err, errlen, "permission denied: pid %d has exited",
 			 (int)peer->pid);
-		l->refused.denied++;
+		sv->refused.denied++;
 	}
 out:
 	regproc__close(&rp);
@@ -360,27 +363,33 @@ out:
 	return file;
 }
 
-void register__release(struct loader *l, int file)
+void register__release(struct serve *sv, int file)
 {
-	probes__guard_put(&l->probes, file);
+	probes__guard_put(sv->probes, file);
 }
 
-char *register__reply(struct loader *l, int slot, const struct reg_peer *peer)
+char *register__reply(struct serve *sv, int slot, const struct reg_peer *peer)
 {
 	json_t *o;
 
 	/* Fail open for the app (its calls pass), closed for the cells. */
-	if (!peer->shares && flags__own_join(&l->flags, slot, peer->uid)) {
+	if (!peer->shares && flags__own_join(sv->flags, slot, peer->uid)) {
 		reg_log("pid %d uid %u: no cells of its own: %s", (int)peer->pid,
 			(unsigned int)peer->uid, strerror(errno));
-		return conn__error("register: no cells of its own for uid %u",
+		return conn_io_error("register: no cells of its own for uid %u",
 				   (unsigned int)peer->uid);
 	}
 
 	/* The fds follow in this order: flags (read-only), cells. */
 	o = json_pack("{s:i, s:I, s:I, s:i, s:I, s:I}", "slot", slot,
-		      "key", (json_int_t)l->key, "epoch", (json_int_t)l->epoch,
-		      "layout", SDS_FLAGS_LAYOUT, "size", (json_int_t)l->flags.size,
-		      "cells_size", (json_int_t)l->flags.cells_size);
-	return conn__reply(o);
+		      "key", (json_int_t)sv->key, "epoch", (json_int_t)sv->epoch,
+		      "layout", SDS_FLAGS_LAYOUT, "size", (json_int_t)sv->flags->size,
+		      "cells_size", (json_int_t)sv->flags->cells_size);
+	return conn_io_reply(o);
+}
+
+void register__set_target(struct reg_policy *pol, dev_t dev, ino_t ino)
+{
+	pol->target_dev = dev;
+	pol->target_ino = ino;
 }

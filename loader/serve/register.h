@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-struct loader;
+struct serve;
 
 /* The process on the other end of a connection, as the kernel says. */
 struct reg_peer {
@@ -44,6 +44,12 @@ struct reg_policy {
 };
 
 /*
+ * TARGET is inode @dev/@ino now (a deploy followed, watch.c): its
+ * processes may register.
+ */
+void register__set_target(struct reg_policy *pol, dev_t dev, ino_t ino);
+
+/*
  * Fill @peer from the kernel's view of connection @fd: SO_PEERCRED, and
  * SO_PEERPIDFD when the kernel has it (Linux >= 6.5), which pins the
  * process that connected whatever reuses its pid later.  Returns 0, or -1
@@ -60,17 +66,19 @@ int register__peer(int fd, struct reg_peer *peer);
  * register__release()), or -1 with a one-line reason in @err that is safe
  * to send to the peer.
  */
-int register__attach(struct loader *l, struct reg_peer *peer,
+int register__attach(struct serve *sv, struct reg_peer *peer,
 		     const char *arg, char *err, size_t errlen);
 
 /* The session that held guard file @file has ended. */
-void register__release(struct loader *l, int file);
+void register__release(struct serve *sv, int file);
 
 /*
  * The reply line (malloc'd, without the newline) to a register of @peer
  * that got @slot; a peer that may not share the app's cells gets cells
  * of its own first (flags__own_join), or an error and no fds.
+ * @sv is the control socket's state (serve.h): what register reads of
+ * the loader.
  */
-char *register__reply(struct loader *l, int slot, const struct reg_peer *peer);
+char *register__reply(struct serve *sv, int slot, const struct reg_peer *peer);
 
 #endif /* SDS_REGISTER_H */

@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* serve.c - build the JSON replies of the control socket. */
+/*
+ * serve.c - build the JSON replies of the control socket.  The replies'
+ * shape and order are this file's (docs/PROTOCOL.md); the values that
+ * only the loader whole knows (the engine's state, drills, budget, the
+ * tick) come through struct serve_ops, each in its place.
+ */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,13 +12,13 @@
 #include <unistd.h>
 #include <jansson.h>
 #include "capture/capture.h"
-#include "publish/failfast.h"
-#include "daemon/loader.h"
-#include "daemon/budget_run.h"
-#include "daemon/engine.h"
-#include "daemon/exact_fn.h"
-#include "daemon/loop.h"
-#include "report/uplink.h"
+#include "daemon/events.h"
+#include "deploy/watch.h"
+#include "kernel/probes.h"
+#include "kernel/snapshot.h"
+#include "publish/flags.h"
+#include "serve/serve.h"
+#include "window.h"
 
 static json_t *counts_json(const struct sds_counts *c, int seconds)
 {
@@ -28,21 +33,28 @@ static json_t *counts_json(const struct sds_counts *c, int seconds)
 	return o;
 }
 
-static json_t *point_json(struct loader *l, int id, const struct snapshot *snap)
+/* Put @from's @key (when it has one) at the end of @o. */
+static void take(json_t *o, json_t *from, const char *key)
 {
-	const struct probe_point *p = &l->probes.pts[id];
+	json_t *v = json_object_get(from, key);
+
+	if (v)
+		json_object_set(o, key, v);
+}
+
+static json_t *point_json(struct serve *sv, int id, const struct snapshot *snap)
+{
+	const struct probe_point *p = &sv->probes->pts[id];
 	const struct point_stats *sp = snapshot__point(snap, id);
 	static const struct point_stats unread;
 	const struct point_stats *stp = sp ? sp : &unread;
-	json_t *o, *lat, *state, *cp;
-	uint32_t reason, rate;
-	bool down;
+	json_t *o, *lat, *st, *cp;
 
 	/* A point added since the read (a guard's `point`) shows zeros. */
 	if (!sp && snap && id < snap->npoints)
 		return NULL;
 	o = json_object();
-	json_object_set_new(o, "name", json_string(p->spec.name));
+	json_object_set_new(o, "name", json_string(probes__name(sv->probes, id)));
 	if (p->kind == POINT_FUNCTION) {
 		json_object_set_new(o, "kind", json_string("function"));
 		json_object_set_new(o, "symbol", json_string(p->spec.symbol));
@@ -77,26 +89,22 @@ static json_t *point_json(struct loader *l, int id, const struct snapshot *snap)
 		window_hist_percentile(stp->hist, SDS_HIST_BUCKETS, 99)));
 	json_object_set_new(o, "latency_ns", lat);
 
-	state = json_object();
-	down = engine__state(l, id, &reason, &rate);
-	json_object_set_new(state, "downgraded", json_boolean(down));
-	json_object_set_new(state, "reason",
-			    down ? json_string(chain_reason_name(reason)) : json_null());
-	json_object_set_new(state, "rate", json_integer(rate));
-	/* A function point's open trip: the call that crossed its mark (exact_fn.c). */
-	if (p->kind == POINT_FUNCTION)
-		json_object_set_new(state, "crossed", exact_fn__json(l, id));
-	json_object_set_new(o, "state", state);
-	json_object_set_new(o, "drill", drill__json(l, id, flags_now_ns()));
-	json_object_set_new(o, "overhead", budget__point_json(l, id, stp));
+	/* state, drill, overhead, then copy, then failfast. */
+	st = sv->ops->point_state(sv->ctx, id, stp);
+	if (!st) {
+		json_decref(o);
+		return NULL;
+	}
+	take(o, st, "state");
+	take(o, st, "drill");
+	take(o, st, "overhead");
 	/* Traffic copy, on points that can copy. */
-	cp = capture__point_json(l, id);
+	cp = capture__point_json(*sv->capture, id);
 	if (cp)
 		json_object_set_new(o, "copy", cp);
 	/* Fail-fast, on points with :failfast=. */
-	cp = failfast__point_json(l, id);
-	if (cp)
-		json_object_set_new(o, "failfast", cp);
+	take(o, st, "failfast");
+	json_decref(st);
 	return o;
 }
 
@@ -111,76 +119,25 @@ static json_t *refused_json(const struct refusals *r)
 			 "slow", (json_int_t)r->slow);
 }
 
-static int u32_cmp(const void *a, const void *b)
+static json_t *head_json(struct serve *sv)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	json_t *o = json_object(), *d = sv->ops->head(sv->ctx);
 
-	return x < y ? -1 : x > y;
-}
-
-/* The tick's lateness over the last TICK_LATE_WINDOW_NS: p50, p99, max (ms). */
-static json_t *tick_late_json(const struct tick_late *t)
-{
-	static uint32_t v[TICK_LATE_RING];
-	uint64_t now = flags_now_ns();
-	uint32_t i, n = 0;
-
-	for (i = 0; i < t->n; i++)
-		if (t->at_ns[i] + TICK_LATE_WINDOW_NS > now)
-			v[n++] = t->us[i];
-	qsort(v, n, sizeof(v[0]), u32_cmp);
-	/* Nearest rank: the smallest value with at least p% of the samples at or below it. */
-	return json_pack("{s:i, s:f, s:f, s:f}", "ticks", (int)n,
-			 "p50", n ? v[(n * 50 + 99) / 100 - 1] / 1e3 : 0.0,
-			 "p99", n ? v[(n * 99 + 99) / 100 - 1] / 1e3 : 0.0,
-			 "max", n ? v[n - 1] / 1e3 : 0.0);
-}
-
-/*
- * The newest second every point has folded into its totals (and the
- * heartbeat into its periods), in Unix seconds as the periods are: the
- * ring's seconds plus the wall offset.  Before the first fold, the second
- * before attach (nothing before it counts).
- */
-static json_t *folded_json(const struct loader *l)
-{
-	const struct counters *c = &l->counters;
-	uint64_t f = UINT64_MAX;
-	int i;
-
-	if (!c->acc)
-		return json_null();
-	for (i = 0; i < c->npoints; i++)
-		if (c->acc[i].folded_sec < f)
-			f = c->acc[i].folded_sec;
-	/* No point yet: the tick folds what is complete, up to its second - 2. */
-	if (f == UINT64_MAX) {
-		if (!l->snap || l->snap->sec < 2)
-			return json_null();
-		f = l->snap->sec - 2;
-	}
-	return json_integer((json_int_t)f + l->wall_offset);
-}
-
-static json_t *head_json(struct loader *l)
-{
-	json_t *o = json_object();
-
-	json_object_set_new(o, "app", json_string(l->app));
-	json_object_set_new(o, "group", json_string(l->group));
+	json_object_set_new(o, "app", json_string(sv->app));
+	json_object_set_new(o, "group", json_string(sv->group));
 	json_object_set_new(o, "pid", json_integer(getpid()));
-	json_object_set_new(o, "target", json_string(l->target));
-	json_object_set_new(o, "strategies_version",
-			    json_integer(l->strategies ? l->strategies->version : -1));
-	json_object_set_new(o, "atomics", json_boolean(l->probes.atomics));
-	json_object_set_new(o, "admin", l->uplink ? uplink__json(l->uplink) : json_null());
-	json_object_set_new(o, "refused", refused_json(&l->refused));
-	json_object_set_new(o, "tick_late_ms", tick_late_json(&l->tick_late));
-	json_object_set_new(o, "tick_count", json_integer(l->tick_late.done));
-	json_object_set_new(o, "folded_through", folded_json(l));
-	json_object_set_new(o, "copy_out", capture__out_json(l));
-	json_object_set_new(o, "budget", budget__json(l));
-	json_object_set_new(o, "builds", watch__json(l));
+	json_object_set_new(o, "target", json_string(sv->target));
+	take(o, d, "strategies_version");
+	json_object_set_new(o, "atomics", json_boolean(sv->probes->atomics));
+	take(o, d, "admin");
+	json_object_set_new(o, "refused", refused_json(&sv->refused));
+	take(o, d, "tick_late_ms");
+	take(o, d, "tick_count");
+	take(o, d, "folded_through");
+	json_object_set_new(o, "copy_out", capture__out_json(*sv->capture));
+	take(o, d, "budget");
+	json_object_set_new(o, "builds", watch__json(sv->watch));
+	json_decref(d);
 	return o;
 }
 
@@ -192,12 +149,12 @@ static json_t *head_json(struct loader *l)
  * splice of text rather than one dump of the whole tree (~1 ms for 256
  * points, long enough to make a tick late).
  */
-void serve__stats_begin(struct loader *l, struct stats_job *j)
+void serve__stats_begin(struct serve *sv, struct stats_job *j)
 {
 	memset(j, 0, sizeof(*j));
-	j->o = head_json(l);
+	j->o = head_json(sv);
 	/* One read for the whole reply, held until its last slice. */
-	j->snap = engine__query_snapshot(l);
+	j->snap = sv->ops->query_snapshot(sv->ctx);
 }
 
 void serve__stats_end(struct stats_job *j)
@@ -255,40 +212,40 @@ static char *stats_text(struct stats_job *j)
 	return s;
 }
 
-int serve__stats_step(struct loader *l, struct stats_job *j, char **reply,
+int serve__stats_step(struct serve *sv, struct stats_job *j, char **reply,
 		      int tick_fd)
 {
 	int end = j->next + SERVE_STATS_SLICE;
 
 	*reply = NULL;
-	for (; j->next < l->probes.npoints && j->next < end; j->next++) {
-		json_t *p = point_json(l, j->next, j->snap);
+	for (; j->next < sv->probes->npoints && j->next < end; j->next++) {
+		json_t *p = point_json(sv, j->next, j->snap);
 
 		if (!p || stats_append(j, p)) {
 			serve__stats_end(j);
 			return 1;	/* NULL: an internal error */
 		}
 		/* At least one point per turn; none more once the tick is due. */
-		if (loop__tick_due(tick_fd)) {
+		if (conn_io_tick_due(tick_fd)) {
 			j->next++;
 			break;
 		}
 	}
-	if (j->next < l->probes.npoints)
+	if (j->next < sv->probes->npoints)
 		return 0;
 	*reply = stats_text(j);
 	serve__stats_end(j);
 	return 1;
 }
 
-static json_t *info_json(struct loader *l)
+static json_t *info_json(struct serve *sv)
 {
-	json_t *o = head_json(l), *pts = json_array();
+	json_t *o = head_json(sv), *pts = json_array();
 	int i;
 
-	for (i = 0; i < l->probes.npoints; i++)
+	for (i = 0; i < sv->probes->npoints; i++)
 		json_array_append_new(pts,
-			json_string(l->probes.pts[i].spec.name));
+			json_string(probes__name(sv->probes, i)));
 	json_object_set_new(o, "points", pts);
 	return o;
 }
@@ -301,25 +258,26 @@ static json_t *error_json(const char *fmt, const char *arg)
 	return json_pack("{s:s}", "error", msg);
 }
 
-static json_t *hist_json(struct loader *l, const char *name)
+static json_t *hist_json(struct serve *sv, const char *name)
 {
+	const struct probes *pr = sv->probes;
 	const struct point_stats *st;
 	struct snapshot *snap;
 	json_t *o, *b;
 	int i, id;
 
-	for (i = 0; i < l->probes.npoints; i++)
-		if (!strcmp(l->probes.pts[i].spec.name, name))
+	for (i = 0; i < pr->npoints; i++)
+		if (!strcmp(probes__name(pr, i), name))
 			break;
-	if (i == l->probes.npoints)
+	if (i == pr->npoints)
 		return error_json("no point '%s' in this app", name);
 	/* A Go point, or one whose exits cannot all be probed. */
-	if (l->probes.pts[i].kind == POINT_FUNCTION &&
-	    l->probes.pts[i].ret_mode == RET_ENTRY_ONLY)
+	if (probes__kind(pr, i) == POINT_FUNCTION &&
+	    pr->pts[i].ret_mode == RET_ENTRY_ONLY)
 		return error_json("point '%s' counts entries only: it has no latencies (stats --json says why: returns_why)",
 				  name);
 	id = i;
-	snap = engine__query_snapshot(l);
+	snap = sv->ops->query_snapshot(sv->ctx);
 	st = snapshot__point(snap, id);
 	/* Unreadable: an internal error; added since the read: no calls yet. */
 	if (!st && snap && id < snap->npoints) {
@@ -343,18 +301,17 @@ static json_t *hist_json(struct loader *l, const char *name)
 	return o;
 }
 
-char *serve_request(const char *req, void *ctx)
+char *serve__request(struct serve *sv, const char *req)
 {
-	struct loader *l = ctx;
 	json_t *reply;
 	char *s;
 
 	if (!strcmp(req, "info"))
-		reply = info_json(l);
+		reply = info_json(sv);
 	else if (!strncmp(req, "hist ", 5))
-		reply = hist_json(l, req + 5);
+		reply = hist_json(sv, req + 5);
 	else if (!strcmp(req, "events") || !strncmp(req, "events ", 7))
-		reply = events__json(&l->events,
+		reply = events__json(sv->events,
 				     req[6] ? strtoull(req + 7, NULL, 10) : 0);
 	else
 		reply = error_json("unknown request '%s'", req);

@@ -7,6 +7,11 @@
  * like every connection it is non-blocking, in the poll set with its own
  * buffers, and dropped when a partial line or an unread reply outlives
  * its deadline (CONN_DEADLINE_NS).
+ *
+ * Calls go one way, conn -> session: conn.c hands a pending connection
+ * over with session__register(); nothing here calls conn.c (the buffers
+ * and reply lines are conn_io.c's, the tables' setup attach's), so that
+ * the pending table and the sessions can be read apart.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -17,33 +22,34 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <jansson.h>
-#include "daemon/loader.h"
-#include "daemon/engine.h"
+#include "kernel/probes.h"
 #include "names.h"
+#include "publish/flags.h"
 #include "serve/register.h"
+#include "serve/serve.h"
 
-void session__init_all(struct loader *l)
+void session__init_all(struct serve *sv, struct session *sessions)
 {
 	int i;
 
-	conn__init_all(l);
+	sv->sessions = sessions;
 	for (i = 0; i < SDS_MAX_PROCS; i++) {
-		memset(&l->sessions[i], 0, sizeof(l->sessions[i]));
-		l->sessions[i].fd = -1;
-		l->sessions[i].file = -1;
+		memset(&sv->sessions[i], 0, sizeof(sv->sessions[i]));
+		sv->sessions[i].fd = -1;
+		sv->sessions[i].file = -1;
 	}
 }
 
 /* A free slot for a session of @uid; -1: the table is full, -2: @uid's share is. */
-static int session_slot(struct loader *l, uid_t uid)
+static int session_slot(struct serve *sv, uid_t uid)
 {
 	int i, slot = -1, mine = 0;
 
 	for (i = 0; i < SDS_MAX_PROCS; i++) {
-		if (l->sessions[i].fd < 0) {
+		if (sv->sessions[i].fd < 0) {
 			if (slot < 0)
 				slot = i;
-		} else if (l->sessions[i].uid == uid) {
+		} else if (sv->sessions[i].uid == uid) {
 			mine++;
 		}
 	}
@@ -53,10 +59,10 @@ static int session_slot(struct loader *l, uid_t uid)
 }
 
 /* The pending connection @c becomes session @slot, holding guard file @file. */
-static void session_take(struct loader *l, struct pending *c, int slot, int file,
+static void session_take(struct serve *sv, struct pending *c, int slot, int file,
 			 char *reply)
 {
-	struct session *s = &l->sessions[slot];
+	struct session *s = &sv->sessions[slot];
 	char *rest = c->io.in + strlen(c->io.in) + 1;
 	size_t left = c->io.in_len > (size_t)(rest - c->io.in) ?
 		      c->io.in_len - (rest - c->io.in) : 0;
@@ -77,13 +83,13 @@ static void session_take(struct loader *l, struct pending *c, int slot, int file
 	c->fd = -1;
 	c->ready = false;
 	if (conn_io__queue(&s->io, reply, now)) {
-		session__close(l, slot, false);
+		session__close(sv, slot, false);
 		return;
 	}
-	session__event(l, slot, POLLOUT);
+	session__event(sv, slot, POLLOUT);
 }
 
-void session__register(struct loader *l, struct pending *c, const char *arg)
+void session__register(struct serve *sv, struct pending *c, const char *arg)
 {
 	struct reg_peer peer = { .pidfd = -1 };
 	char err[600];
@@ -91,79 +97,79 @@ void session__register(struct loader *l, struct pending *c, const char *arg)
 
 	/* SO_PEERCRED, pinned by SO_PEERPIDFD: the process that connected. */
 	if (register__peer(c->fd, &peer)) {
-		conn_io__queue(&c->io, conn__error("register: no peer credentials"),
+		conn_io__queue(&c->io, conn_io_error("register: no peer credentials"),
 			       flags_now_ns());
 		return;
 	}
-	slot = session_slot(l, peer.uid);
+	slot = session_slot(sv, peer.uid);
 	if (slot < 0) {
-		l->refused.sessions++;
+		sv->refused.sessions++;
 		conn_io__queue(&c->io, slot == -1 ?
-			conn__error("register: %d processes already registered",
+			conn_io_error("register: %d processes already registered",
 				    SDS_MAX_PROCS) :
-			conn__error("register: uid %u has %d processes registered already",
+			conn_io_error("register: uid %u has %d processes registered already",
 				    (unsigned)peer.uid, SESSIONS_PER_UID), flags_now_ns());
 		goto out;
 	}
 	/* Probes first, reply after: counting is exact from the first call. */
-	file = register__attach(l, &peer, arg, err, sizeof(err));
+	file = register__attach(sv, &peer, arg, err, sizeof(err));
 	if (file < 0) {
-		conn_io__queue(&c->io, conn__error("register: %s", err), flags_now_ns());
+		conn_io__queue(&c->io, conn_io_error("register: %s", err), flags_now_ns());
 		goto out;
 	}
 	/* A permit row left by an earlier holder of the slot is stale. */
-	flags__release_slot(&l->flags, slot);
-	session_take(l, c, slot, file, register__reply(l, slot, &peer));
+	flags__release_slot(sv->flags, slot);
+	session_take(sv, c, slot, file, register__reply(sv, slot, &peer));
 out:
 	if (peer.pidfd >= 0)
 		close(peer.pidfd);
 }
 
 /* Point ids that @uid created with `point NAME`. */
-static int points_of(const struct loader *l, uid_t uid)
+static int points_of(const struct serve *sv, uid_t uid)
 {
 	int i, n = 0;
 
-	for (i = 0; i < l->probes.npoints; i++)
-		n += l->point_uid[i] == uid;
+	for (i = 0; i < sv->probes->npoints; i++)
+		n += sv->point_uid[i] == uid;
 	return n;
 }
 
-static char *session_point(struct loader *l, struct session *s, const char *name)
+static char *session_point(struct serve *sv, struct session *s, const char *name)
 {
-	int id = probes__find(&l->probes, name);
+	int id = probes__find(sv->probes, name);
 
 	if (id < 0) {
-		if (s->uid != 0 && points_of(l, s->uid) >= POINTS_PER_UID) {
-			l->refused.points++;
-			return conn__error("point '%s': this user created %d points already",
+		if (s->uid != 0 && points_of(sv, s->uid) >= POINTS_PER_UID) {
+			sv->refused.points++;
+			return conn_io_error("point '%s': this user created %d points already",
 					   name, POINTS_PER_UID);
 		}
-		id = engine__point(l, name);
+		id = sv->ops->point(sv->ctx, name);
 		if (id < 0) {
-			l->refused.points++;
-			return conn__error("no room for point '%s' (at most %d points)",
-					   name, l->probes.cap);
+			sv->refused.points++;
+			return conn_io_error("no room for point '%s' (at most %d points)",
+					   name, sv->probes->cap);
 		}
-		l->point_uid[id] = s->uid;
+		sv->point_uid[id] = s->uid;
 	}
-	if (l->probes.pts[id].kind != POINT_GUARD)
-		return conn__error("'%s' is a function point of this loader", name);
-	return conn__reply(json_pack("{s:i}", "id", id));
+	if (probes__kind(sv->probes, id) != POINT_GUARD)
+		return conn_io_error("'%s' is a function point of this loader", name);
+	return conn_io_reply(json_pack("{s:i}", "id", id));
 }
 
-static char *session_request(struct loader *l, struct session *s, const char *req)
+static char *session_request(struct serve *sv, struct session *s, const char *req)
 {
 	if (strncmp(req, "point ", 6))
-		return conn__error("unknown session request '%.64s'", req);
+		return conn_io_error("unknown session request '%.64s'", req);
 	if (!sds_point_name_valid(req + 6))
-		return conn__error("bad point name '%.64s' (1-64 of [A-Za-z0-9_-])",
+		return conn_io_error("bad point name '%.64s' (1-64 of [A-Za-z0-9_-])",
 				   req + 6);
-	return session_point(l, s, req + 6);
+	return session_point(sv, s, req + 6);
 }
 
 /* Read one buffer's worth and answer the whole lines in it; -1: drop. */
-static int session_input(struct loader *l, struct session *s)
+static int session_input(struct serve *sv, struct session *s)
 {
 	struct conn_io *io = &s->io;
 	uint64_t now = flags_now_ns();
@@ -177,7 +183,7 @@ static int session_input(struct loader *l, struct session *s)
 	io->in[io->in_len] = '\0';
 	while ((nl = memchr(io->in, '\n', io->in_len))) {
 		*nl = '\0';
-		if (conn_io__queue(io, session_request(l, s, io->in), now))
+		if (conn_io__queue(io, session_request(sv, s, io->in), now))
 			return -1;
 		io->in_len -= nl + 1 - io->in;
 		memmove(io->in, nl + 1, io->in_len + 1);
@@ -190,56 +196,55 @@ static int session_input(struct loader *l, struct session *s)
 	return 0;
 }
 
-void session__event(struct loader *l, int slot, short revents)
+void session__event(struct serve *sv, int slot, short revents)
 {
-	struct session *s = &l->sessions[slot];
+	struct session *s = &sv->sessions[slot];
 	int fds[FLAGS_CLIENT_FDS], nfds;
 
 	if (s->fd < 0 || !revents)
 		return;
-	if (!s->io.out && session_input(l, s)) {
-		session__close(l, slot, false);
+	if (!s->io.out && session_input(sv, s)) {
+		session__close(sv, slot, false);
 		return;
 	}
 	if (!s->io.out)
 		return;
-	nfds = s->io.fds_due ? flags__client_fds(&l->flags, slot, fds) : 0;
+	nfds = s->io.fds_due ? flags__client_fds(sv->flags, slot, fds) : 0;
 	if (conn_io__flush(&s->io, s->fd, fds, nfds) < 0)
-		session__close(l, slot, false);
+		session__close(sv, slot, false);
 }
 
-void session__close(struct loader *l, int slot, bool slow)
+void session__close(struct serve *sv, int slot, bool slow)
 {
-	struct session *s = &l->sessions[slot];
+	struct session *s = &sv->sessions[slot];
 
 	if (s->fd < 0)
 		return;
 	if (slow)
-		l->refused.slow++;
+		sv->refused.slow++;
 	close(s->fd);
 	s->fd = -1;
 	s->pid = 0;
 	conn_io__free(&s->io);
-	flags__release_slot(&l->flags, slot);
-	register__release(l, s->file);
+	flags__release_slot(sv->flags, slot);
+	register__release(sv, s->file);
 	s->file = -1;
 }
 
-void session__close_all(struct loader *l)
+void session__close_all(struct serve *sv)
 {
 	int i;
 
-	conn__close_all(l);
 	for (i = 0; i < SDS_MAX_PROCS; i++)
-		session__close(l, i, false);
+		session__close(sv, i, false);
 }
 
-void session__sweep(struct loader *l, uint64_t now_ns, uint64_t *next_ns)
+void session__sweep(struct serve *sv, uint64_t now_ns, uint64_t *next_ns)
 {
 	int i;
 
 	for (i = 0; i < SDS_MAX_PROCS; i++) {
-		struct session *s = &l->sessions[i];
+		struct session *s = &sv->sessions[i];
 		uint64_t due;
 
 		if (s->fd < 0)
@@ -247,7 +252,7 @@ void session__sweep(struct loader *l, uint64_t now_ns, uint64_t *next_ns)
 		/* Replies first: a client that does not read them is dropped. */
 		due = s->io.out ? s->io.out_due_ns : s->io.in_due_ns;
 		if (due && now_ns >= due) {
-			session__close(l, i, true);
+			session__close(sv, i, true);
 			continue;
 		}
 		if (due && due < *next_ns)

@@ -27,7 +27,7 @@ from sdstest import Fail, check, eq, log
 APP = "loop"
 KILL = {"order": {"visit_threshold": 0}}
 
-# Per-user caps of loader/daemon/loader.h (docs/PROTOCOL.md, "Limits").
+# Per-user caps of loader/serve/serve.h (docs/PROTOCOL.md, "Limits").
 PENDING_PER_UID = 8
 SESSIONS_PER_UID = 16
 POINTS_PER_UID = 64

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * attach_wire.c - where attach hands the modules that do not see the
+ * loader whole what they read of it and what they may ask of it: the
+ * control socket's struct serve and its serve_ops (serve.h), built once
+ * before the loop.  The loader is whole only here, in the rest of attach
+ * and in the loop (daemon/loop.c).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <jansson.h>
+#include "capture/capture.h"
+#include "cli/attach_run.h"
+#include "daemon/budget_run.h"
+#include "daemon/engine.h"
+#include "daemon/exact_fn.h"
+#include "daemon/loader.h"
+#include "publish/failfast.h"
+#include "report/uplink.h"
+#include "serve/serve.h"
+
+/* ---- what the control socket asks (serve_ops) -------------------------- */
+
+static int serve_point(void *ctx, const char *name)
+{
+	return engine__point(ctx, name);
+}
+
+static char *serve_drill(void *ctx, const char *args)
+{
+	return drill__request(ctx, args);
+}
+
+static struct snapshot *serve_query_snapshot(void *ctx)
+{
+	return engine__query_snapshot(ctx);
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The tick's lateness over the last TICK_LATE_WINDOW_NS: p50, p99, max (ms). */
+static json_t *tick_late_json(const struct tick_late *t)
+{
+	static uint32_t v[TICK_LATE_RING];
+	uint64_t now = flags_now_ns();
+	uint32_t i, n = 0;
+
+	for (i = 0; i < t->n; i++)
+		if (t->at_ns[i] + TICK_LATE_WINDOW_NS > now)
+			v[n++] = t->us[i];
+	qsort(v, n, sizeof(v[0]), u32_cmp);
+	/* Nearest rank: the smallest value with at least p% of the samples at or below it. */
+	return json_pack("{s:i, s:f, s:f, s:f}", "ticks", (int)n,
+			 "p50", n ? v[(n * 50 + 99) / 100 - 1] / 1e3 : 0.0,
+			 "p99", n ? v[(n * 99 + 99) / 100 - 1] / 1e3 : 0.0,
+			 "max", n ? v[n - 1] / 1e3 : 0.0);
+}
+
+/*
+ * The newest second every point has folded into its totals (and the
+ * heartbeat into its periods), in Unix seconds as the periods are: the
+ * ring's seconds plus the wall offset.  Before the first fold, the second
+ * before attach (nothing before it counts).
+ */
+static json_t *folded_json(const struct loader *l)
+{
+	const struct counters *c = &l->counters;
+	uint64_t f = UINT64_MAX;
+	int i;
+
+	if (!c->acc)
+		return json_null();
+	for (i = 0; i < c->npoints; i++)
+		if (c->acc[i].folded_sec < f)
+			f = c->acc[i].folded_sec;
+	/* No point yet: the tick folds what is complete, up to its second - 2. */
+	if (f == UINT64_MAX) {
+		if (!l->snap || l->snap->sec < 2)
+			return json_null();
+		f = l->snap->sec - 2;
+	}
+	return json_integer((json_int_t)f + l->wall_offset);
+}
+
+static json_t *serve_head(void *ctx)
+{
+	struct loader *l = ctx;
+	json_t *o = json_object();
+
+	json_object_set_new(o, "strategies_version",
+			    json_integer(l->strategies ? l->strategies->version : -1));
+	json_object_set_new(o, "admin", l->uplink ? uplink__json(l->uplink) : json_null());
+	json_object_set_new(o, "tick_late_ms", tick_late_json(&l->tick_late));
+	json_object_set_new(o, "tick_count", json_integer(l->tick_late.done));
+	json_object_set_new(o, "folded_through", folded_json(l));
+	json_object_set_new(o, "budget", budget__json(l));
+	return o;
+}
+
+static json_t *serve_point_state(void *ctx, int id, const struct point_stats *st)
+{
+	struct loader *l = ctx;
+	json_t *o = json_object(), *state = json_object(), *ff;
+	uint32_t reason, rate;
+	bool down;
+
+	down = engine__state(l, id, &reason, &rate);
+	json_object_set_new(state, "downgraded", json_boolean(down));
+	json_object_set_new(state, "reason",
+			    down ? json_string(chain_reason_name(reason)) : json_null());
+	json_object_set_new(state, "rate", json_integer(rate));
+	/* A function point's open trip: the call that crossed its mark (exact_fn.c). */
+	if (probes__kind(&l->probes, id) == POINT_FUNCTION)
+		json_object_set_new(state, "crossed", exact_fn__json(l, id));
+	json_object_set_new(o, "state", state);
+	json_object_set_new(o, "drill", drill__json(l, id, flags_now_ns()));
+	json_object_set_new(o, "overhead", budget__point_json(l, id, st));
+	/* Fail-fast, on points with :failfast=. */
+	ff = failfast__point_json(l, id);
+	if (ff)
+		json_object_set_new(o, "failfast", ff);
+	return o;
+}
+
+static const struct serve_ops serve_ops = {
+	.point = serve_point,
+	.drill = serve_drill,
+	.query_snapshot = serve_query_snapshot,
+	.head = serve_head,
+	.point_state = serve_point_state,
+};
+
+void attach_wire_serve(struct loader *l)
+{
+	struct serve *sv = &l->serve;
+
+	sv->app = l->app;
+	sv->group = l->group;
+	sv->target = l->target;
+	sv->key = l->key;
+	sv->epoch = l->epoch;
+	sv->probes = &l->probes;
+	sv->flags = &l->flags;
+	sv->reg = &l->reg;
+	sv->watch = &l->watch;
+	sv->capture = &l->capture;
+	sv->events = &l->events;
+	sv->ops = &serve_ops;
+	sv->ctx = l;
+}
