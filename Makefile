@@ -124,8 +124,12 @@ $(BIN)/sds-bpf: $(LOADER_OBJS)
 
 # ---- tests ------------------------------------------------------------------
 SAN        := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
-UNIT_BINS  := $(patsubst tests/unit/%.c,$(TBUILD)/unit/%,$(UNIT_SRCS))
+# tests/unit/<concept>/test_X.c (its README says what the folder holds)
+# is built into $(TBUILD)/unit/test_X, whatever its folder: the binaries'
+# names are the sources' (tests/suites.py counts them so).
+UNIT_SRCS  := $(wildcard tests/unit/*/test_*.c)
+unit_bin    = $(TBUILD)/unit/$(basename $(notdir $(1)))
+UNIT_BINS  := $(foreach s,$(UNIT_SRCS),$(call unit_bin,$(s)))
 
 # A unit that links one loader module beside fakes of what it reads
 # names the module here: UNIT_EXTRA_<test> (its object is then linked in).
@@ -135,10 +139,10 @@ UNIT_EXTRA_test_lbpub := loader/publish/lbpub.c
 UNIT_EXTRA_test_metrics := loader/report/metrics_text.c
 UNIT_EXTRA_test_uplink_pick := loader/report/uplink_pick.c $(LOADER_USRC)
 # The registry's first user, the balancing policies; the test builds its
-# plugins from tests/unit/ext_plugin.c.
+# plugins from tests/unit/common/ext_plugin.c.
 UNIT_EXTRA_test_ext := libsds/ext_balancer.c libsds/balance.c libsds/balance_hash.c
 $(TBUILD)/unit/test_ext: libsds/ext_balancer.h libsds/sds_ext.h libsds/balance.h \
-	tests/unit/ext_plugin.c
+	tests/unit/common/ext_plugin.c
 $(foreach t,$(UNIT_BINS),$(eval $(t): $(call asan_objs,$(UNIT_EXTRA_$(notdir $(t))))))
 
 # One rule for every ASan object: the flags the unit tests always had;
@@ -156,10 +160,15 @@ $(call asan_objs,$(filter-out $(PURE_SRCS),$(LOADER_SRCS))): | \
 .SECONDARY: $(ASAN_OBJS)
 
 UNIT_PURE_OBJS := $(call asan_objs,$(PURE_SRCS))
-$(TBUILD)/unit/%: $(ASAN_OBJ)/tests/unit/%.o $(UNIT_PURE_OBJS)
-	@mkdir -p $(@D)
-	$(CC) -O1 -g $(SAN) -o $@ $< $(call asan_objs,$(UNIT_EXTRA_$*)) $(UNIT_PURE_OBJS) \
+# One rule a unit (its object is under its folder, its binary is not);
+# not the copy server's units, which copy/copy.mk builds.
+define unit_rule
+$(call unit_bin,$(1)): $(call asan_objs,$(1)) $(UNIT_PURE_OBJS)
+	@mkdir -p $$(@D)
+	$$(CC) -O1 -g $$(SAN) -o $$@ $$< $$(call asan_objs,$$(UNIT_EXTRA_$$(@F))) $$(UNIT_PURE_OBJS) \
 		-lcmocka -lelf -lz -ljansson -lm -liberty -lcapstone
+endef
+$(foreach s,$(filter-out tests/unit/copy/test_copy_%.c,$(UNIT_SRCS)),$(eval $(call unit_rule,$(s))))
 
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done

@@ -2,7 +2,7 @@
 /*
  * Window math shared by the loader and the admin: sums over the per-CPU
  * one-second ring and percentiles of log2 latency histograms.  Pure
- * functions, no I/O: unit tested in tests/unit/test_window.c.
+ * functions, no I/O: unit tested in tests/unit/common/test_window.c.
  */
 #ifndef SDS_WINDOW_H
 #define SDS_WINDOW_H

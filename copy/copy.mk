@@ -37,11 +37,11 @@ copy-bench: $(BIN)/sds-copy $(COPY_BENCH)
 
 # `make bench` runs copy-bench last (root Makefile), keeping its table.
 
-# Unit tests of the copy server's pure modules (tests/unit/test_copy_*.c):
-# linked with those and the codecs, not with the loader's modules.  The
-# shorter stem wins over the root Makefile's $(TBUILD)/unit/% rule.
+# Unit tests of the copy server's pure modules (tests/unit/copy/test_copy_*.c):
+# linked with those and the codecs, not with the loader's modules (the
+# root Makefile's rules for the units leave them to this one).
 COPY_PURE := copy/wrr.c copy/frame.c common/copyrec.c common/names.c
-$(TBUILD)/unit/test_copy_%: tests/unit/test_copy_%.c $(COPY_PURE) $(wildcard copy/*.h common/*.h common/*/*.h)
+$(TBUILD)/unit/test_copy_%: tests/unit/copy/test_copy_%.c $(COPY_PURE) $(wildcard copy/*.h common/*.h common/*/*.h)
 	@mkdir -p $(@D)
 	$(CC) -D_GNU_SOURCE -Ibpf -Icommon -Icopy -O1 -g $(WARN) -std=gnu11 $(SAN) \
 		-o $@ $< $(COPY_PURE) -lcmocka

@@ -73,16 +73,27 @@ def _py(path, *args):
     return ["python3", path] + list(args)
 
 
+def cmocka_sources(src_dir):
+    """@src_dir's test_*.c, in it and in its folders (tests/unit/decide/,
+    tests/libsds/guard/...), by name."""
+    srcs = sorted(glob.glob(os.path.join(ROOT, src_dir, "**", "test_*.c"),
+                            recursive=True), key=os.path.basename)
+    names = [os.path.basename(p) for p in srcs]
+    dup = sorted(set(n for n in names if names.count(n) > 1))
+    if dup:
+        # Their binaries would be one file (the .mk files name a binary
+        # after its source, whatever its folder).
+        raise SystemExit("%s: two sources named %s" % (src_dir, ", ".join(dup)))
+    return srcs
+
+
 def cmocka_bins(src_dir, out_dir):
     """The test binaries of @src_dir's test_*.c, as the .mk files name
-    them (one per source, in @out_dir): from the sources, so a binary the
-    build failed to make is a failed command, not a suite that shrank."""
+    them (one per source, in @out_dir, whatever the source's folder): from
+    the sources, so a binary the build failed to make is a failed command,
+    not a suite that shrank."""
     return ["{build}/%s/%s" % (out_dir, os.path.basename(p)[:-2])
-            for p in sorted(glob.glob(os.path.join(ROOT, src_dir, "test_*.c")))]
-
-
-def cmocka_sources(src_dir):
-    return sorted(glob.glob(os.path.join(ROOT, src_dir, "test_*.c")))
+            for p in cmocka_sources(src_dir)]
 
 
 UNIT = cmocka_bins("tests/unit", "test/unit")

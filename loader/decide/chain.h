@@ -3,7 +3,7 @@
  * The strategy chain of docs/DESIGN.md §4, evaluated by the loader every tick
  * for one point: which window strategy trips, the delay_ms hold with its
  * probe calls, and what to publish in the point's flag entry.  Pure logic
- * (no maps, no clock): unit tested in tests/unit/test_chain.c.
+ * (no maps, no clock): unit tested in tests/unit/decide/test_chain.c.
  */
 #ifndef SDS_CHAIN_H
 #define SDS_CHAIN_H

@@ -5,7 +5,7 @@
  * the strategy chain, the window reset a successful probe asks for, and
  * the state `events` and `stats` show (a trip, or the guard's exact
  * limits refusing).  Pure: engine.c does the publishing, the cells and
- * the events; tests/unit/test_engine.c drives it with fake snapshots and
+ * the events; tests/unit/decide/test_engine.c drives it with fake snapshots and
  * a fake clock.
  */
 #ifndef SDS_ENGINE_EVAL_H

@@ -2,7 +2,7 @@
 /*
  * exact.h - exact count-based trips (docs/PROTOCOL.md, "Exact trips"):
  * the loader's mark arithmetic, pure (no maps, no clock) so that
- * tests/unit/test_exact.c can drive it.  For a threshold N over the
+ * tests/unit/decide/test_exact.c can drive it.  For a threshold N over the
  * window, the loader publishes each tick a monotone mark `upto` of a
  * cumulative count `spent` that the guards keep in the cell: a pass (or
  * an exception) is allowed while spent < upto.  loader/daemon/exact_run.c is the

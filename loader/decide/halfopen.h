@@ -4,7 +4,7 @@
  * (docs/PROTOCOL.md, "Half-open phases"): the loader opens a phase (the
  * guards then let exactly N calls through from cell.next_probe_ns on,
  * each claiming cell.probe_claimed), waits for the N results and judges
- * them.  Pure logic, no maps and no clock (tests/unit/test_halfopen.c);
+ * them.  Pure logic, no maps and no clock (tests/unit/decide/test_halfopen.c);
  * chain.c drives it, halfopen_cells.c writes the cells it asks for.
  *
  * With probe_calls 1 (the default) none of this runs: the hold keeps its

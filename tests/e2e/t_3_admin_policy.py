@@ -333,11 +333,11 @@ def admin_policy_bad_input(ctx):
 
 def ext_dir(ctx):
     """A manifest dir of the test's (0755, root's) with libgood.so built
-    from tests/unit/ext_plugin.c as a user would: (dir, lib)."""
+    from tests/unit/common/ext_plugin.c as a user would: (dir, lib)."""
     d = os.path.join(ctx.tmp, "ext")
     os.mkdir(d, 0o755)
     lib = os.path.join(d, "libgood.so")
-    src = os.path.join(sdstest.ROOT, "tests", "unit", "ext_plugin.c")
+    src = os.path.join(sdstest.ROOT, "tests", "unit", "common", "ext_plugin.c")
     r = subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-DPART=1", "-I",
                         os.path.join(sdstest.ROOT, "libsds"), "-o", lib,
                         src], capture_output=True, text=True)

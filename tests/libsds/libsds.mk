@@ -1,6 +1,8 @@
 # Tests of libsds (tests/libsds/), included by libsds/libsds.mk.
 # `make libsds-test` (`make test` runs them from tests/suites.py) builds them
-# under build/test/libsds and runs them:
+# under build/test/libsds (tests/libsds/FOLDER/test_X.c into
+# build/test/libsds/test_X; each folder's README says what it holds) and
+# runs them:
 #
 #   test_guard     the decision logic on a region laid out by the test
 #                  (ASan + UBSan)
@@ -44,8 +46,9 @@ LT_SRC     := tests/libsds
 LT_SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer \
 	      -fno-sanitize-recover=all
 LT_CFLAGS  := -O1 -g $(WARN) -std=gnu11 -pthread
+# -I$(LT_SRC): the stand-in loader is included as "fake/fakeloader.h".
 LT_CPP     := $(CPPFLAGS) -Ilibsds -I$(LT_SRC)
-LT_DEPS    := $(LIBSDS_HDRS) $(wildcard $(LT_SRC)/*.h)
+LT_DEPS    := $(LIBSDS_HDRS) $(wildcard $(LT_SRC)/*/*.h)
 
 # The library's sources, built again with the sanitizers: each source
 # (the library's, the stand-in loader's, the tests' mains) is compiled once
@@ -65,50 +68,57 @@ $(LT_OBJ)/%.o: %.S
 
 # $(filter %.o,$^): the objects, in the order the prerequisites name them.
 $(LT_DIR)/test_guard $(LT_DIR)/test_limits $(LT_DIR)/test_budget $(LT_DIR)/test_drill: \
-		$(LT_DIR)/%: $(LT_OBJ)/$(LT_SRC)/%.o $(call lt_objs,libsds/guard.c loader/publish/flags.c)
+		$(LT_DIR)/%: $(LT_OBJ)/$(LT_SRC)/guard/%.o $(call lt_objs,libsds/guard.c loader/publish/flags.c)
 	@mkdir -p $(@D)
 	$(CC) $(LT_CFLAGS) $(LT_SAN) -o $@ $(filter %.o,$^) -lcmocka -lm -lbpf
 
-$(LT_DIR)/test_balance $(LT_DIR)/test_balance_hash: $(LT_DIR)/%: $(LT_OBJ)/$(LT_SRC)/%.o \
+$(LT_DIR)/test_balance $(LT_DIR)/test_balance_hash: $(LT_DIR)/%: $(LT_OBJ)/$(LT_SRC)/balance/%.o \
 		$(call lt_objs,libsds/balance.c libsds/balance_hash.c)
 	@mkdir -p $(@D)
 	$(CC) $(LT_CFLAGS) $(LT_SAN) -o $@ $(filter %.o,$^) -lcmocka -lm -ldl
 
-$(LT_DIR)/test_noloader $(LT_DIR)/test_fork: $(LT_DIR)/%: $(LT_OBJ)/$(LT_SRC)/%.o \
+$(LT_DIR)/test_noloader $(LT_DIR)/test_fork: $(LT_DIR)/%: $(LT_OBJ)/$(LT_SRC)/sites/%.o \
 		$(call lt_objs,$(LT_LIB_SRCS) libsds/sites.S)
 	@mkdir -p $(@D)
 	$(CC) $(LT_CFLAGS) $(LT_SAN) -o $@ $(filter %.o,$^) -lcmocka
 
-# The tests against the stand-in loader: each its own binary, one fixture.
-LT_FAKE := $(LT_SRC)/client_fixture.c $(LT_SRC)/fakeloader.c $(LT_SRC)/fake_sites.c \
-	   loader/publish/flags.c
+# The tests against the stand-in loader (fake/): each its own binary, one
+# fixture; client/'s and lb/'s alike.
+LT_FAKE := $(LT_SRC)/fake/client_fixture.c $(LT_SRC)/fake/fakeloader.c \
+	   $(LT_SRC)/fake/fake_sites.c loader/publish/flags.c
+LT_FAKE_LINK = $(CC) $(LT_CFLAGS) $(LT_SAN) -o $@ $(filter %.o,$^) -lcmocka -lbpf -lm -ldl
 
-$(LT_DIR)/test_client $(LT_DIR)/test_client_life $(LT_DIR)/test_copy $(LT_DIR)/test_lb \
-		$(LT_DIR)/test_lb_call $(LT_DIR)/test_lb_ext: \
-		$(LT_DIR)/%: $(LT_OBJ)/$(LT_SRC)/%.o $(call lt_objs,$(LT_FAKE) $(LT_LIB_SRCS))
+$(LT_DIR)/test_client $(LT_DIR)/test_client_life $(LT_DIR)/test_copy: \
+		$(LT_DIR)/%: $(LT_OBJ)/$(LT_SRC)/client/%.o $(call lt_objs,$(LT_FAKE) $(LT_LIB_SRCS))
 	@mkdir -p $(@D)
-	$(CC) $(LT_CFLAGS) $(LT_SAN) -o $@ $(filter %.o,$^) -lcmocka -lbpf -lm -ldl
+	$(LT_FAKE_LINK)
+
+$(LT_DIR)/test_lb $(LT_DIR)/test_lb_call $(LT_DIR)/test_lb_ext: \
+		$(LT_DIR)/%: $(LT_OBJ)/$(LT_SRC)/lb/%.o $(call lt_objs,$(LT_FAKE) $(LT_LIB_SRCS))
+	@mkdir -p $(@D)
+	$(LT_FAKE_LINK)
 
 -include $(patsubst %.o,%.d,$(call lt_objs,$(sort $(LT_LIB_SRCS) $(LT_FAKE) \
-	$(wildcard $(LT_SRC)/test_*.c))))
+	$(wildcard $(LT_SRC)/*/test_*.c))))
 
-# test_lb_ext builds its plugins from here (ext_plugin.c, as a user would).
-$(LT_DIR)/test_lb_ext: tests/unit/ext_plugin.c libsds/sds_ext.h
+# test_lb_ext builds its plugins from tests/unit/common/ext_plugin.c, as a
+# user would.
+$(LT_DIR)/test_lb_ext: tests/unit/common/ext_plugin.c libsds/sds_ext.h
 
 # Programs linked with the products, as users link them.
 LT_PC := PKG_CONFIG_PATH=$(BUILD)/lib/pkgconfig $(PKG_CONFIG)
 
-$(LT_DIR)/linked_pie: $(LT_SRC)/linked.c $(LIBSDS_A) $(LIBSDS_HEADER) $(LIBSDS_PC)
+$(LT_DIR)/linked_pie: $(LT_SRC)/sites/linked.c $(LIBSDS_A) $(LIBSDS_HEADER) $(LIBSDS_PC)
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -fPIE -pie $$($(LT_PC) --cflags sds) -o $@ $< \
 		$(LIBSDS_A) -lpthread
 
-$(LT_DIR)/linked_nopie: $(LT_SRC)/linked.c $(LIBSDS_A) $(LIBSDS_HEADER) $(LIBSDS_PC)
+$(LT_DIR)/linked_nopie: $(LT_SRC)/sites/linked.c $(LIBSDS_A) $(LIBSDS_HEADER) $(LIBSDS_PC)
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -fno-pie -no-pie $$($(LT_PC) --cflags sds) -o $@ $< \
 		$(LIBSDS_A) -lpthread
 
-$(LT_DIR)/linked_gc: $(LT_SRC)/linked.c $(LIBSDS_A) $(LIBSDS_HEADER) $(LIBSDS_PC)
+$(LT_DIR)/linked_gc: $(LT_SRC)/sites/linked.c $(LIBSDS_A) $(LIBSDS_HEADER) $(LIBSDS_PC)
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -ffunction-sections -fdata-sections -Wl,--gc-sections \
 		$$($(LT_PC) --cflags sds) -o $@ $< $(LIBSDS_A) -lpthread
@@ -117,14 +127,14 @@ $(LT_DIR)/linked_stripped: $(LT_DIR)/linked_pie
 	$(STRIP) -o $@ $<
 
 # Through pkg-config, against libsds.so (its rpath is in Libs).
-$(LT_DIR)/linked_shared: $(LT_SRC)/linked.c $(LIBSDS_SO) $(LIBSDS_HEADER) $(LIBSDS_PC)
+$(LT_DIR)/linked_shared: $(LT_SRC)/sites/linked.c $(LIBSDS_SO) $(LIBSDS_HEADER) $(LIBSDS_PC)
 	@mkdir -p $(@D)
 	$(CC) -O2 -g $$($(LT_PC) --cflags sds) -o $@ $< $$($(LT_PC) --libs sds)
 
 LT_LINKED := $(LT_DIR)/linked_pie $(LT_DIR)/linked_nopie $(LT_DIR)/linked_gc \
 	     $(LT_DIR)/linked_stripped $(LT_DIR)/linked_shared
 
-$(LT_DIR)/test_sites: $(LT_SRC)/test_sites.c $(LT_DEPS) $(LT_LINKED) \
+$(LT_DIR)/test_sites: $(LT_SRC)/sites/test_sites.c $(LT_DEPS) $(LT_LINKED) \
 		$(LIBSDS_A) $(LIBSDS_SO)
 	@mkdir -p $(@D)
 	$(CC) $(LT_CPP) $(LT_CFLAGS) $(LT_SAN) -o $@ $< \
@@ -137,11 +147,11 @@ $(LT_DIR)/test_sites: $(LT_SRC)/test_sites.c $(LT_DEPS) $(LT_LINKED) \
 		-DEXE_SHARED='"$(LT_DIR)/linked_shared"' \
 		-lcmocka -lelf
 
-$(LT_DIR)/nocost: $(LT_SRC)/nocost.c $(LT_SRC)/fakeloader.c loader/publish/flags.c \
+$(LT_DIR)/nocost: $(LT_SRC)/sites/nocost.c $(LT_SRC)/fake/fakeloader.c loader/publish/flags.c \
 		$(LIBSDS_A) $(LIBSDS_HEADER) $(LT_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -I$(BUILD)/include -I$(LT_SRC) -O2 -g $(WARN) \
-		-std=gnu11 -pthread -o $@ $< $(LT_SRC)/fakeloader.c loader/publish/flags.c \
+		-std=gnu11 -pthread -o $@ $< $(LT_SRC)/fake/fakeloader.c loader/publish/flags.c \
 		$(LIBSDS_A) -lbpf
 
 LT_TESTS := $(LT_DIR)/test_guard $(LT_DIR)/test_limits $(LT_DIR)/test_budget $(LT_DIR)/test_drill \

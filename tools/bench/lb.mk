@@ -13,12 +13,12 @@
 LB_BENCH := $(BUILD)/bench/lb_pick
 
 # The API's rows read a flags region that the tests' stand-in loader
-# serves (tests/libsds/fakeloader.c, with the loader's writer flags.c).
+# serves (tests/libsds/fake/fakeloader.c, with the loader's writer flags.c).
 $(LB_BENCH): tools/bench/lb_pick.c $(LIBSDS_A) libsds/balance.h libsds/sds.h \
-		tests/libsds/fakeloader.c tests/libsds/fakeloader.h loader/publish/flags.c
+		tests/libsds/fake/fakeloader.c tests/libsds/fake/fakeloader.h loader/publish/flags.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Ilibsds -Itests/libsds -O2 -g $(WARN) -std=gnu11 -pthread \
-		-o $@ $< tests/libsds/fakeloader.c loader/publish/flags.c $(LIBSDS_A) -lbpf
+	$(CC) $(CPPFLAGS) -Ilibsds -Itests/libsds/fake -O2 -g $(WARN) -std=gnu11 -pthread \
+		-o $@ $< tests/libsds/fake/fakeloader.c loader/publish/flags.c $(LIBSDS_A) -lbpf
 
 .PHONY: lb-bench
 lb-bench: $(LB_BENCH)

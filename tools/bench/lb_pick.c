@@ -5,7 +5,7 @@
  * beside a plain rand() % n: first the policy core (balance.c's
  * sds_lb_pick() on a load in memory), then the API (sds.h's
  * sds_lb_choose(), each provider's load read from its flag entry in a
- * flags region, as in an application: tests/libsds/fakeloader.c serves
+ * flags region, as in an application: tests/libsds/fake/fakeloader.c serves
  * the region, with every provider bound).  Linked with build/lib/
  * libsds.a, so it times the library's own objects.
  *

@@ -52,7 +52,7 @@
 # and stats latency at 10-1,024 points, old code beside new),
 # BENCH_COPY_COST=0 (skip tools/bench/copy_cost.py, traffic copy's cost
 # per call), BENCH_NOCOST=0 (skip nocost, the idle guard's and sds_copy()
-# off's ns per call against their 5-ns targets, tests/libsds/nocost.c),
+# off's ns per call against their 5-ns targets, tests/libsds/sites/nocost.c),
 # BENCH_HOSTILE=0 (skip tools/bench/hostile.py, tick lateness under
 # hostile clients, which runs last; BENCH_HOSTILE_ROUNDS).  Needs
 # root.  Exits non-zero if a check fails, not if a target is missed: it is
@@ -403,7 +403,7 @@ if [ "${BENCH_GUARD:-1}" != 0 ]; then
 fi
 
 # The idle guard (no loader) and sds_copy() off, ns per call against their
-# 5-ns targets (tests/libsds/nocost.c; a missed target is printed, a wrong
+# 5-ns targets (tests/libsds/sites/nocost.c; a missed target is printed, a wrong
 # decision fails the run).  BENCH_NOCOST=0 skips it.
 if [ "${BENCH_NOCOST:-1}" != 0 ]; then
 	echo
