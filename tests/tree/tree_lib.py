@@ -19,6 +19,11 @@ SOURCE_DIRS = ("bpf", "common", "loader", "libsds", "admin", "copy")
 ARCH_DIRS = ("loader", "libsds", "admin", "copy", "common", "bpf")
 FOLDER_MAX = 25
 SRC_EXT = (".c", ".h")
+# tests/ is held to the same size: a folder of it counts when it holds
+# code of any kind (a suite's runner and modules, its C, its .mk), not
+# when it is only data (tests/admin/corpus/'s heartbeats).
+TEST_DIRS = ("tests",)
+CODE_EXT = SRC_EXT + (".cc", ".cpp", ".S", ".py", ".sh", ".mk", ".go", ".rs")
 
 # Each product: its objects' folder (under the build directory) and the
 # globs, under it, of its objects; an object's path under the folder,
@@ -276,16 +281,26 @@ def check_citations(root, files=None):
     return bad
 
 
+def is_code(p):
+    base = os.path.basename(p)
+    return p.endswith(CODE_EXT) or base == "Makefile" or base.startswith("Makefile.")
+
+
 def source_folders(files):
     """{folder: number of files in it} for the folders under SOURCE_DIRS
-    that hold a C source or header (admin/web/ is not C)."""
+    that hold a C source or header (admin/web/ is not C), and those under
+    TEST_DIRS that hold code of any kind (is_code())."""
     count, has_src = {}, set()
     for p in files:
-        if not p.startswith(tuple(d + "/" for d in SOURCE_DIRS)):
+        if p.startswith(tuple(d + "/" for d in SOURCE_DIRS)):
+            src = p.endswith(SRC_EXT)
+        elif p.startswith(tuple(d + "/" for d in TEST_DIRS)):
+            src = is_code(p)
+        else:
             continue
         d = os.path.dirname(p)
         count[d] = count.get(d, 0) + 1
-        if p.endswith(SRC_EXT):
+        if src:
             has_src.add(d)
     return {d: n for d, n in count.items() if d in has_src}
 
