@@ -5,7 +5,7 @@
 #   make lb-bench    each policy over 3, 16 and 128 providers, one thread
 #                    and two, beside rand() % n: medians of alternating
 #                    rounds, as two tables, the core's and the API's
-#                    (docs/BALANCE.md); not (yet) part of make bench
+#                    (docs/BALANCE.md); make bench runs it too
 #
 # Linked with build/lib/libsds.a, so it times the library's own objects
 # (their symbols are hidden from the .so, not from a static link).
