@@ -10,7 +10,8 @@ and the built objects, nothing run.
   citations     no tracked file cites a path outside the repository, and
                 every "DESIGN.md §N" is docs/DESIGN.md's and has its
                 section
-  folders       no folder of the programs' sources holds more than 25
+  folders       no folder of the programs' sources, nor of tools/ (the
+                benchmarks' recorded runs aside), holds more than 25
                 files
   architecture  docs/ARCHITECTURE.md names every source file of loader/,
                 libsds/, admin/, copy/, common/ and bpf/, and no file
