@@ -28,8 +28,9 @@ summary comes from a file here, and the command that made it is named
 beside it.  The summary reads the document, not DIR, because its sections
 may come from different runs (a partial run fills only its own).
 Runs recorded before tools/bench/ had its folders name the scripts by
-their old paths (tools/bench/guard.sh): a section copied into the docs
-names them by today's (MOVED below); the recorded files stay as they are.
+their old paths, all in tools/bench/ itself: a section copied into the
+docs names them by today's (MOVED below, guard.sh as guard/guard.sh);
+the recorded files stay as they are.
 """
 import datetime
 import json
@@ -63,7 +64,7 @@ for _folder, _names in (
         ("loader", "loader_cost.py hostile.py overhead.py"),
         ("lb", "lb.mk lb_pick.c")):
     MOVED.update((n, _folder) for n in _names.split())
-OLD_PATH = re.compile(r"tools/bench/(%s)(?![\w.])" % "|".join(
+OLD_PATH = re.compile(r"tools/bench/(%s)(?!\w|\.\w)" % "|".join(
     re.escape(n) for n in sorted(MOVED, key=len, reverse=True)))
 
 

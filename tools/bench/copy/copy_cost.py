@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 """
 tools/bench/copy/copy_cost.py: what traffic copy costs the application per call
-(issue 12), `make copy-cost-bench`, also run by tools/bench/run.sh.
+(issue 12), `make copy-cost-bench`, also run by tools/bench/probe/run.sh.
 
 build/bench/bench-copy-target calls handle_request(req, len) (a nop5
 entry: tools/bench/copy/copy_fn.c) in a tight loop with distinct requests of
