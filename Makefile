@@ -78,7 +78,7 @@ $(GEN)/vmlinux.h:
 	mv $@.tmp $@
 
 # SDS_BPF_VARIANT: bench-only -D switches of bpf/sds.bpf.c, set only by
-# tools/bench/variants/variants.mk on the command line of a build of its
+# tools/bench/probe/variants/variants.mk on the command line of a build of its
 # own (under build/bench/variants/); empty in every other build.
 SDS_BPF_VARIANT :=
 $(GEN)/sds.bpf.o: bpf/sds.bpf.c $(wildcard bpf/*.h) $(GEN)/vmlinux.h
@@ -220,7 +220,8 @@ test-inventory:
 .PHONY: products
 products: $(PRODUCTS)
 
-include tools/bench/bench.mk tools/bench/lb.mk tools/demo/demo.mk
+# tools/bench/bench.mk includes each benchmark folder's rules (lb/lb.mk too).
+include tools/bench/bench.mk tools/demo/demo.mk
 
 # Each run's tables and rounds go to tools/bench/results/<UTC time>/
 # (BENCH_OUT); `python3 tools/bench/results.py readme` then writes the
@@ -228,7 +229,7 @@ include tools/bench/bench.mk tools/bench/lb.mk tools/demo/demo.mk
 bench: deps
 	$(MAKE) all bench-bins demo-bins
 	BENCH_OUT=$$($(PYTHON) tools/bench/results.py new) && export BENCH_OUT && \
-		sh tools/bench/run.sh && \
+		sh tools/bench/probe/run.sh && \
 		$(MAKE) -s admin-bench | tee $$BENCH_OUT/admin.md && \
 		$(MAKE) -s copy-bench | tee $$BENCH_OUT/copy.txt && \
 		$(MAKE) -s exact-bench | tee $$BENCH_OUT/exact.txt && \

@@ -35,7 +35,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /*
  * Bench-only switches, for the cost breakdown of `make bench`
- * (tools/bench/variants/variants.mk builds a loader per variant).  A
+ * (tools/bench/probe/variants/variants.mk builds a loader per variant).  A
  * normal build defines none of them: its instructions are the same as
  * without these lines.  They are for a function point's entry and end
  * (sds_enter or sds_enter_exits, sds_leave or sds_exit); NOFRAMES takes

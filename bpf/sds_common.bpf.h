@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * sds_common.bpf.h - what every BPF object of sds-bpf shares (sds.bpf.c,
- * copy.bpf.c, failfast.bpf.c; tools/bench/floor.bpf.c): the `atomics`
+ * copy.bpf.c, failfast.bpf.c; tools/bench/baseline/floor.bpf.c): the `atomics`
  * switch and ADD(), the per-CPU counter add, and log2_u64(), the
  * histograms' bucket.  Included once, after
  * vmlinux.h and bpf_helpers.h; each object gets its own `atomics`, which

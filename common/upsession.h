@@ -6,7 +6,7 @@
  * type BPF_TRACE_UPROBE_SESSION and the kernel's link_create.uprobe_multi
  * layout, which the 6.1 uapi header of this distribution lacks too.
  * Shared by the loader (loader/kernel/probes_session.c) and the benchmark's
- * session floor (tools/bench/bare.c).  docs/DESIGN.md §3 says how it was found.
+ * session floor (tools/bench/baseline/bare.c).  docs/DESIGN.md §3 says how it was found.
  */
 #ifndef SDS_UPSESSION_H
 #define SDS_UPSESSION_H

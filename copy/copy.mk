@@ -3,7 +3,7 @@
 #
 #   make build/bin/sds-copy   the program (copy/*.c + the common codecs)
 #   make copy-tests           tests/copy/run.py (root)
-#   make copy-bench           tools/bench/copy.py (also run by make bench)
+#   make copy-bench           tools/bench/copy/copy.py (also run by make bench)
 #
 # Its own object rule: sds-copy needs no BPF skeleton.
 
@@ -22,7 +22,7 @@ $(BIN)/sds-copy: $(COPY_OBJS)
 
 -include $(COPY_OBJS:.o=.d)
 
-$(COPY_BENCH): tools/bench/copy_load.c common/copyrec.c common/names.c
+$(COPY_BENCH): tools/bench/copy/copy_load.c common/copyrec.c common/names.c
 	@mkdir -p $(@D)
 	$(CC) -D_GNU_SOURCE -Ibpf -Icommon -O2 -g $(WARN) -std=gnu11 -o $@ $^
 
@@ -33,7 +33,7 @@ copy-tests: $(BIN)/sds-copy
 	$(PYTHON) tests/copy/run.py
 
 copy-bench: $(BIN)/sds-copy $(COPY_BENCH)
-	$(PYTHON) tools/bench/copy.py
+	$(PYTHON) tools/bench/copy/copy.py
 
 # `make bench` runs copy-bench last (root Makefile), keeping its table.
 

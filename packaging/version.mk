@@ -26,5 +26,5 @@ $(SDS_VERSION_H): sds-version-force
 	if cmp -s $$t $@; then rm -f $$t; else mv -f $$t $@; fi
 
 # The mains that print --version (the first build has no .d files yet).
-$(OBJ)/loader/main.o $(BUILD)/obj/admin/admin/main.o \
+$(OBJ)/loader/cli/main.o $(BUILD)/obj/admin/admin/main.o \
 $(OBJ)/copy-prog/copy/main.o: $(SDS_VERSION_H)

@@ -29,7 +29,7 @@
 /*
  * SDS_EXACT_TRIPS=0 in the loader's environment: no marks, the tick
  * decides as before exact trips.  For the benchmark's "before" column
- * (tools/bench/exact_bench.py) only; read once.
+ * (tools/bench/exact/exact_bench.py) only; read once.
  */
 static bool exact_off(void)
 {

@@ -5,7 +5,7 @@
  *
  * A tick reads three ring rows (one second of every point each,
  * counters.c) and, when needed, the gauges: in batches, ~20 syscalls at
- * 1,024 points.  tools/bench/loader_cost.py, 1,024 points with calls
+ * 1,024 points.  tools/bench/loader/loader_cost.py, 1,024 points with calls
  * flowing, 100 ms tick, 2-CPU machine: batched 0.70% of a core, one key
  * a syscall (SDS_COUNTERS_PER_KEY=1) 4.15%; reading all 16 slots of each
  * point every tick it was 2.45% against 35%.  Kernels without batched

@@ -25,7 +25,7 @@
 /*
  * budget_fn: its first instruction, a register move, is neither a NOP,
  * push, call nor jump, so a uprobe on it is single-stepped (~20 us a
- * call; docs/DESIGN.md §3), like tools/bench/fn_stepped.S.  In this file, so
+ * call; docs/DESIGN.md §3), like tools/bench/probe/fn_stepped.S.  In this file, so
  * that the suite's plain *.c rule builds it.
  */
 __asm__(".text\n"

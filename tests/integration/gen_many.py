@@ -7,7 +7,7 @@ under build/).  `target_many ROUNDS` calls function i exactly
 (i % 5 + 1) * ROUNDS times, through a table so that nothing is inlined,
 then prints "done" and exits.  `target_many ROUNDS SECONDS [MS]` does
 that every MS ms (default 100) for SECONDS: calls flowing, for
-tools/bench/loader_cost.sh.  Every function returns something of its
+tools/bench/loader/loader_cost.py.  Every function returns something of its
 own (x ^ i), so the compiler's identical-code folding cannot merge them
 into one address.
 """

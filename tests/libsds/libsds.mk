@@ -39,7 +39,7 @@
 #                  loader, passing, downgraded, sds_copy() off; run here
 #                  with few calls, failing only on a wrong decision.  Its
 #                  ns per call and 5-ns targets are make bench's
-#                  (tools/bench/run.sh), never a test's
+#                  (tools/bench/probe/run.sh), never a test's
 
 LT_DIR     := $(TBUILD)/libsds
 LT_SRC     := tests/libsds

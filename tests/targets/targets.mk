@@ -20,7 +20,7 @@
 #                    bodies (tests/capture: traffic copy)
 #   exactapp         exactapp.c linked with libsds.a: numbered calls of one
 #                    point at a rate from threads and processes
-#                    (tests/exact/run.py, tools/bench exact)
+#                    (tests/exact/run.py, tools/bench/exact)
 #   fnexact          fn_point() called on a schedule, the entry time of
 #                    each call recorded (tests/exact/fn_run.py)
 #   target_many      1,024 functions f0000..f1023 with nop5 entries (as

@@ -10,8 +10,9 @@ and the built objects, nothing run.
   citations     no tracked file cites a path outside the repository, and
                 every "DESIGN.md §N" is docs/DESIGN.md's and has its
                 section
-  folders       no folder of the programs' sources, nor one of tests/
-                that holds code, holds more than 25 files
+  folders       no folder of the programs' sources, of tests/ (those
+                that hold code) or of tools/ (the benchmarks' recorded
+                runs aside) holds more than 25 files
   architecture  docs/ARCHITECTURE.md names every source file of loader/,
                 libsds/, admin/, copy/, common/ and bpf/, and no file
                 that does not exist

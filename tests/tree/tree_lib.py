@@ -2,10 +2,10 @@
 """
 The tree suite's checks, each a function that returns the list of what
 is wrong (one line each, empty when nothing is): the exported names
-against docs/NAMING.md, the citations, the folders' sizes, and
-docs/ARCHITECTURE.md against the source files.  Every check takes the
-repository's root (and the build directory), so that the suite can run
-it on a planted copy too.  Python 3 standard library only.
+against docs/NAMING.md, the citations, the folders' sizes (the
+programs' sources and tools/), and docs/ARCHITECTURE.md against the
+source files.  Every check takes the repository's root (and the build
+directory), so that the suite can run it on a planted copy too.  Python 3 standard library only.
 """
 
 import glob
@@ -18,6 +18,12 @@ import subprocess
 SOURCE_DIRS = ("bpf", "common", "loader", "libsds", "admin", "copy")
 ARCH_DIRS = ("loader", "libsds", "admin", "copy", "common", "bpf")
 FOLDER_MAX = 25
+# tools/ (the benchmarks, the demo, the installer's helpers) is scripts as
+# much as C: every file of each of its folders counts, except the
+# benchmarks' recorded runs (RECORDED_DIRS: data, one folder per run,
+# never reorganized).
+TOOL_DIRS = ("tools",)
+RECORDED_DIRS = ("tools/bench/results/",)
 SRC_EXT = (".c", ".h")
 # tests/ is held to the same size: a folder of it counts when it holds
 # code of any kind (a suite's runner and modules, its C, its .mk), not
@@ -305,10 +311,25 @@ def source_folders(files):
     return {d: n for d, n in count.items() if d in has_src}
 
 
+def tool_folders(files):
+    """{folder: number of files in it} for every folder under TOOL_DIRS,
+    whatever its files, the recorded runs under RECORDED_DIRS aside."""
+    count = {}
+    for p in files:
+        if not p.startswith(tuple(d + "/" for d in TOOL_DIRS)) or \
+                p.startswith(RECORDED_DIRS):
+            continue
+        d = os.path.dirname(p)
+        count[d] = count.get(d, 0) + 1
+    return count
+
+
 def check_folders(root, files=None):
     files = files if files is not None else git_files(root)
+    sizes = source_folders(files)
+    sizes.update(tool_folders(files))
     return ["%s/: %d files, more than %d" % (d, n, FOLDER_MAX)
-            for d, n in sorted(source_folders(files).items())
+            for d, n in sorted(sizes.items())
             if n > FOLDER_MAX]
 
 

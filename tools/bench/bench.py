@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-"""Helpers for tools/bench/run.sh (POSIX sh cannot parse JSON).
+"""Helpers for tools/bench/probe/run.sh (POSIX sh cannot parse JSON).
 
   bench.py progs PID           BPF programs process PID holds open (found
                                through /proc/PID/fdinfo, so programs that
@@ -37,7 +37,7 @@ TARGETS = [("stepped", "sdsbpf", "bare", 1.03),
            ("nop5", "sdsbpf", "bpftrace", 0.75)]
 SHORT = {"bare": "bare", "bpftrace": "bpftrace"}
 # The cost breakdown: sds-bpf's loader built without one part more at each
-# step (tools/bench/variants/variants.mk), run as more columns on the same
+# step (tools/bench/probe/variants/variants.mk), run as more columns on the same
 # site.  (column, label, what the step from the column above removes.)
 # Cumulative, so the steps from sds-bpf down to the bare pair add up.
 VARIANTS = [("sdsbpf-noclock", "sds-bpf, no clock reads", "clock reads"),
@@ -372,7 +372,7 @@ def breakdown(d, res, bpf_per_call):
         if k == "endbr":
             base, bl = "bare4", "bare pair at +4"
         print("Cost breakdown (%s): sds-bpf's loader built without one part "
-              "more at each row (`tools/bench/variants/`), in the same run "
+              "more at each row (`tools/bench/probe/variants/`), in the same run "
               "and rounds; a step is its row's median less the next row's, "
               "with the spread of the rounds' own differences, and the same "
               "in the BPF programs' own run time (the stats pass):" % lbl)

@@ -27,6 +27,10 @@ table is edited by hand: a figure in docs/BENCHMARKS.md or the README's
 summary comes from a file here, and the command that made it is named
 beside it.  The summary reads the document, not DIR, because its sections
 may come from different runs (a partial run fills only its own).
+Runs recorded before tools/bench/ had its folders name the scripts by
+their old paths, all in tools/bench/ itself: a section copied into the
+docs names them by today's (MOVED below, guard.sh as guard/guard.sh);
+the recorded files stay as they are.
 """
 import datetime
 import json
@@ -43,6 +47,34 @@ MARK = re.compile(r"(<!-- bench:([a-z0-9_-]+) -->\n)(.*?)(<!-- /bench:\2 -->)",
                   re.S)
 BENCHMARKS = os.path.join(ROOT, "docs", "BENCHMARKS.md")
 README = os.path.join(ROOT, "README.md")
+# tools/bench/NAME before the folders -> the folder NAME is in now.
+MOVED = {}
+for _folder, _names in (
+        ("baseline", "bare.bpf.c bare.c bare_up.c bare_counts.h bench_probe.h "
+                     "floor.bpf.c floor.c"),
+        ("probe", "run.sh driver.c fn_stepped.S fn_endbr.c fn_nop5.c variants"),
+        ("multilink", "multilink.c multilink.h multilink_fns.c multilink.py"),
+        ("guard", "guard.c guard_cost.c guard_react.c guard_exact.c "
+                  "guard_sites.S bench_guard.h guard.sh guard_ab.sh "
+                  "guard_decide.c guard_report.py"),
+        ("exact", "exact_bench.py exact_cost.c exact_decide.c "
+                  "bench_threads.c bench_threads.h"),
+        ("copy", "copy.py copy_load.c copy_cost.py copy_fn.c copy_target.c"),
+        ("failfast", "ff_connect.c ff_connect.py ff_empty.bpf.c"),
+        ("loader", "loader_cost.py hostile.py overhead.py"),
+        ("lb", "lb.mk lb_pick.c")):
+    MOVED.update((n, _folder) for n in _names.split())
+OLD_PATH = re.compile(r"tools/bench/(%s)(?!\w|\.\w)" % "|".join(
+    re.escape(n) for n in sorted(MOVED, key=len, reverse=True)))
+
+
+def today(text):
+    """@text (a recorded table or command) with tools/bench's old paths
+    written as today's."""
+    return OLD_PATH.sub(lambda m: "tools/bench/%s/%s" % (MOVED[m.group(1)],
+                                                      m.group(1)), text)
+
+
 GENERATED = re.compile(r"_Generated: (`[^`]*`)( on ([0-9-]+ [0-9:]+) UTC)?"
                        r".*?commit ([0-9a-f]+).*?\(`([^`]*)`\)\._")
 
@@ -91,7 +123,7 @@ def machine_line(d):
     """One line naming the run: date, kernel, CPU, cores, commit."""
     try:
         with open(os.path.join(d, "machine.md")) as f:
-            return f.read().strip()
+            return today(f.read().strip())
     except OSError:
         return "run %s" % os.path.basename(d)
 
@@ -136,7 +168,7 @@ def cmd_readme(d, doc_path=BENCHMARKS, readme=README):
                 return m.group(0)
         return "%s_Generated: %s (`%s`)._\n\n%s\n%s" % (
             m.group(1), machine_line(d),
-            os.path.relpath(path, ROOT), body, m.group(4))
+            os.path.relpath(path, ROOT), today(body), m.group(4))
 
     new = MARK.sub(fill, text)
     if new != text:
@@ -292,18 +324,18 @@ def sum_copy(b):
 
 
 SUMMARY = (
-    ("function", "function points, per call", "tools/bench/run.sh",
+    ("function", "function points, per call", "tools/bench/probe/run.sh",
      sum_function),
-    ("overhead", "the probe budget's estimate", "tools/bench/overhead.py",
+    ("overhead", "the probe budget's estimate", "tools/bench/loader/overhead.py",
      sum_overhead),
-    ("guard", "guard points (libsds)", "tools/bench/guard.sh", sum_guard),
+    ("guard", "guard points (libsds)", "tools/bench/guard/guard.sh", sum_guard),
     ("copy_cost", "traffic copy, per call", "make copy-cost-bench",
      sum_copy_cost),
-    ("loader", "a loader's own cost", "tools/bench/loader_cost.py",
+    ("loader", "a loader's own cost", "tools/bench/loader/loader_cost.py",
      sum_loader),
     ("multilink", "session links: per point or per binary",
      "make multilink-bench", sum_multilink),
-    ("hostile", "hostile clients", "tools/bench/hostile.py", sum_hostile),
+    ("hostile", "hostile clients", "tools/bench/loader/hostile.py", sum_hostile),
     ("admin", "sds-admin heartbeats", "make admin-bench", sum_admin),
     ("admin_sustain", "sds-admin, 10 minutes at 2,000/s",
      "make admin-bench-sustain", sum_admin_sustain),

@@ -13,7 +13,7 @@
  * passing one that was refused, an sds_copy() that did not return 0):
  * the built library's decisions, which libsds-test checks with few
  * CALLS.  A missed target is printed, never an exit status: speed is
- * make bench's (tools/bench/run.sh runs this with the default CALLS).
+ * make bench's (tools/bench/probe/run.sh runs this with the default CALLS).
  *
  *	nocost [CALLS]
  */
