@@ -199,7 +199,7 @@ int attach_load(struct attach_run *a, uint64_t max_overhead)
 	if (flags__create(&l->flags, l->epoch, l->tick_ns))
 		return cmd_err("creating the flags map: %s", strerror(errno));
 	if (!a->adopted)
-		exact__share_cells(l);
+		exact__share_cells(&l->exact);
 	if (capture_start(a) || failfast__open(l, a->npoints))
 		return -1;
 	if (attach_all(a, err, sizeof(err)))
@@ -230,7 +230,8 @@ void attach_run__unload(struct attach_run *a, bool clean)
 	l->keep = NULL;
 	counters__free(&l->counters);
 	snap_pool__free(&l->snaps);
-	lbpub__free(l);
+	lbpub__free(l->lbpub);
+	l->lbpub = NULL;
 	watch__close(&l->watch);
 	/*
 	 * Pins go first: the links then leave with their last fd.  A clean

@@ -116,7 +116,7 @@ static json_t *serve_point_state(void *ctx, int id, const struct point_stats *st
 	json_object_set_new(state, "rate", json_integer(rate));
 	/* A function point's open trip: the call that crossed its mark (exact_fn.c). */
 	if (probes__kind(&l->probes, id) == POINT_FUNCTION)
-		json_object_set_new(state, "crossed", exact_fn__json(l, id));
+		json_object_set_new(state, "crossed", exact_fn__json(&l->exact, id));
 	json_object_set_new(o, "state", state);
 	json_object_set_new(o, "drill", drill__json(l, id, flags_now_ns()));
 	json_object_set_new(o, "overhead", budget__point_json(l, id, st));

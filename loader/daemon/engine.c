@@ -77,14 +77,16 @@ static void point_events(struct loader *l, int id, uint32_t reason,
 	struct point_run *r = &l->run[id];
 	const char *name = l->probes.pts[id].spec.name;
 
-	uint64_t at = exact_fn__tick(l, id, r->shown_reason, reason, now_ns);
+	uint64_t at = exact_fn__tick(&l->exact, id,
+				     l->snap ? l->snap->taken_ns : now_ns,
+				     r->shown_reason, reason, now_ns);
 
 	if (reason == r->shown_reason)
 		return;
 	if (r->shown_reason)
 		events__add(&l->events, name, r->shown_reason, false);
 	if (reason && at)
-		events__add_at_call(&l->events, name, reason, l->exact[id].cross_ms);
+		events__add_at_call(&l->events, name, reason, l->exact.pt[id].cross_ms);
 	else if (reason)
 		events__add(&l->events, name, reason, true);
 	r->shown_reason = reason;
@@ -123,16 +125,18 @@ static void point_tick(struct loader *l, int id, uint64_t now_ns,
 		.tick_ns = l->tick_ns,
 		.now_sec = now_sec,
 		.ho = &l->halfopen[id],
-		.visit_full = exact__before(l, id, now_sec),
+		.visit_full = exact__before(&l->exact, id, &l->run[id],
+					    point_strategy(l, id), l->snap, now_sec),
 	};
 	struct engine_eval_out out;
 
 	engine_eval(&l->run[id], id, &in, &out);
-	exact__after(l, id, now_sec, out.reset, &out.fs);
+	exact__after(&l->exact, id, &l->run[id], in.st, l->snap, now_sec,
+		     out.reset, &out.fs);
 	/* A hold that (re)starts lets its first probe through one interval on. */
 	if (out.hold_started)
 		flags__set_probe(&l->flags, id, now_ns + out.fs.probe_interval_ns);
-	halfopen__cells(l, id, now_ns, &out.fs);
+	halfopen__cells(&l->halfopen[id], &l->flags, id, in.st, now_ns, &out.fs);
 	drill__tick(l, id, now_ns, &out.fs);
 	failfast__tick(l, id, now_ns, &out.fs, out.hold_started);
 	flags__publish(&l->flags, id, &out.fs);
@@ -165,7 +169,7 @@ static void engine_read(struct loader *l, uint64_t now_ns, uint64_t now_sec)
 	 * provider's load for balancers (lbpub.c), or a semaphore's permits
 	 * to bound.
 	 */
-	if (lbpub__wants_gauges(l) || l->uplink ||
+	if (lbpub__wants_gauges(&l->lbpub, &l->probes) || l->uplink ||
 	    (l->metrics && metrics__waiting(l->metrics)))
 		what |= COUNTERS_GAUGES;
 	for (id = 0; !(what & COUNTERS_GAUGES) && id < l->probes.npoints; id++)

@@ -17,6 +17,7 @@
 #include "decide/exact.h"
 #include "decide/halfopen.h"
 #include "daemon/events.h"
+#include "daemon/exact_run.h"
 #include "kernel/counters.h"
 #include "kernel/probes.h"
 #include "kernel/snapshot.h"
@@ -73,8 +74,7 @@ struct loader {
 	struct sds_strategies *strategies;	/* in force; NULL: none */
 	struct point_run run[SDS_MAX_POINTS];	/* per point id */
 	struct halfopen_run halfopen[SDS_MAX_POINTS];	/* per point id: its half-open phase */
-	struct exact_point exact[SDS_MAX_POINTS];	/* exact trips' marks (exact_run.c) */
-	bool exact_slow;		/* the BPF side counts slow calls in the guards' cells */
+	struct exact_run exact;		/* exact trips' marks (exact_run.c) */
 	struct session sessions[SDS_MAX_PROCS];	/* slot = index */
 	struct uplink *uplink;		/* heartbeat to sds-admin; NULL without --admin */
 	char cache_path[512];		/* last strategies from the admin, for restarts */
