@@ -200,7 +200,7 @@ int attach_load(struct attach_run *a, uint64_t max_overhead)
 		return cmd_err("creating the flags map: %s", strerror(errno));
 	if (!a->adopted)
 		exact__share_cells(&l->exact);
-	if (capture_start(a) || failfast__open(l, a->npoints))
+	if (capture_start(a) || failfast__open(&l->failfast, &l->probes, a->npoints))
 		return -1;
 	if (attach_all(a, err, sizeof(err)))
 		return cmd_err("%s", err);
@@ -243,7 +243,8 @@ void attach_run__unload(struct attach_run *a, bool clean)
 	probes__set_pins(&l->probes, NULL);
 	capture__close(l->capture);
 	l->capture = NULL;
-	failfast__close(l);
+	failfast__close(l->failfast);
+	l->failfast = NULL;
 	probes__destroy(&l->probes);
 	flags__destroy(&l->flags);
 	keep__close(&a->keep);

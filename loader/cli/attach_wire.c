@@ -121,7 +121,7 @@ static json_t *serve_point_state(void *ctx, int id, const struct point_stats *st
 	json_object_set_new(o, "drill", drill__json(l, id, flags_now_ns()));
 	json_object_set_new(o, "overhead", budget__point_json(l, id, st));
 	/* Fail-fast, on points with :failfast=. */
-	ff = failfast__point_json(l, id);
+	ff = failfast__point_json(l->failfast, id);
 	if (ff)
 		json_object_set_new(o, "failfast", ff);
 	return o;

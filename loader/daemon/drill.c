@@ -78,7 +78,7 @@ int drill__start(struct loader *l, const char *name, bool create,
 	}
 	/* A function point is drilled through its failfast= operations. */
 	if (l->probes.pts[id].kind != POINT_GUARD &&
-	    failfast__drill_check(l, id, d->kind, err, errlen))
+	    failfast_drill_check(&l->probes.pts[id], d->kind, err, errlen))
 		return -1;
 	if (d->kind != SDS_DRILL_ERROR && d->kind != SDS_DRILL_DELAY) {
 		snprintf(err, errlen, "drill on '%s': kind must be error or delay", name);
@@ -101,7 +101,7 @@ int drill__start(struct loader *l, const char *name, bool create,
 		events__add(&l->events, name, SDS_REASON_DRILL, false);
 	*r = *d;
 	r->faults_base = l->probes.pts[id].kind == POINT_GUARD ?
-			 n->drill_faults : failfast__drilled(l, id);
+			 n->drill_faults : failfast__drilled(l->failfast, id);
 	r->delays_base = n->drill_delays;
 	events__add(&l->events, name, SDS_REASON_DRILL, true);
 	drill_publish(l, id);
@@ -167,7 +167,7 @@ json_t *drill__json(struct loader *l, int id, uint64_t now_ns)
 		"remaining_ms", (json_int_t)left,
 		"faults", (json_int_t)(l->probes.pts[id].kind == POINT_GUARD ?
 				       n->drill_faults - r->faults_base :
-				       failfast__drilled(l, id) - r->faults_base),
+				       failfast__drilled(l->failfast, id) - r->faults_base),
 		"delays", (json_int_t)(n->drill_delays - r->delays_base),
 		"source", r->admin_id ? json_integer(r->admin_id) :
 					json_string("local"));

@@ -138,7 +138,8 @@ static void point_tick(struct loader *l, int id, uint64_t now_ns,
 		flags__set_probe(&l->flags, id, now_ns + out.fs.probe_interval_ns);
 	halfopen__cells(&l->halfopen[id], &l->flags, id, in.st, now_ns, &out.fs);
 	drill__tick(l, id, now_ns, &out.fs);
-	failfast__tick(l, id, now_ns, &out.fs, out.hold_started);
+	failfast__tick(l->failfast, id, now_ns, &out.fs, out.hold_started,
+		       l->run[id].drill.err);
 	flags__publish(&l->flags, id, &out.fs);
 	/* The kernel's count of calls in flight bounds held permits. */
 	flags__repair(&l->flags, id, &out.fs, now_ns, live,
@@ -206,7 +207,7 @@ static void tick_heartbeat(struct loader *l, struct tick *t)
 
 		/* A function point's drill fails operations (failfast.c). */
 		tp->drill_faults = tp->kind == POINT_FUNCTION ?
-				   failfast__drilled(l, id) : n->drill_faults;
+				   failfast__drilled(l->failfast, id) : n->drill_faults;
 		tp->drill_delays = n->drill_delays;
 	}
 	t->hb_close = uplink__closing(l->uplink, t->now_sec);
