@@ -171,7 +171,7 @@ static int start_engine(struct attach_run *a)
 	l->keep = &a->keep;
 	if (a->adopted) {
 		keep__restore(l);
-		budget__adopt(l);
+		budget__adopt(&l->budget, &l->probes, &l->counters);
 		engine__adopt(l, a->strategies);
 	} else {
 		engine__apply(l, a->strategies);
@@ -211,9 +211,11 @@ int attach_load(struct attach_run *a, uint64_t max_overhead)
 	    counters__init(&l->counters, &src, l->probes.npoints,
 			   counters_now_sec()))
 		return cmd_err("reading counters: %s", strerror(errno));
-	budget__init(l, max_overhead, a->target_path, a->pid);
+	budget__init(&l->budget, &l->probes, max_overhead, a->target_path,
+		     a->pid);
 	/* An adopted point passed its first second under the loader before. */
-	if (!a->adopted && budget__first_second(l))
+	if (!a->adopted &&
+	    budget__first_second(&l->budget, &l->probes, &l->counters))
 		return -1;
 	if (a->adopted)
 		fprintf(stderr, "sds-bpf: adopted the pins in %s: counting never stopped\n",

@@ -98,7 +98,7 @@ static json_t *serve_head(void *ctx)
 	json_object_set_new(o, "tick_late_ms", tick_late_json(&l->tick_late));
 	json_object_set_new(o, "tick_count", json_integer(l->tick_late.done));
 	json_object_set_new(o, "folded_through", folded_json(l));
-	json_object_set_new(o, "budget", budget__json(l));
+	json_object_set_new(o, "budget", budget__json(&l->budget, l->probes.npoints));
 	return o;
 }
 
@@ -119,7 +119,7 @@ static json_t *serve_point_state(void *ctx, int id, const struct point_stats *st
 		json_object_set_new(state, "crossed", exact_fn__json(&l->exact, id));
 	json_object_set_new(o, "state", state);
 	json_object_set_new(o, "drill", drill__json(l, id, flags_now_ns()));
-	json_object_set_new(o, "overhead", budget__point_json(l, id, st));
+	json_object_set_new(o, "overhead", budget__point_json(&l->budget, id, st));
 	/* Fail-fast, on points with :failfast=. */
 	ff = failfast__point_json(l->failfast, id);
 	if (ff)

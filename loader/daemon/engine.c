@@ -221,7 +221,7 @@ static void tick_heartbeat(struct loader *l, struct tick *t)
 		memset(hp, 0, sizeof(*hp));
 		if (!st)
 			continue;
-		budget__hb_point(l, id, st, hp);
+		budget__hb_point(&l->budget, id, st, hp);
 		capture__heartbeat(l->capture, id, hp);
 	}
 	tick_build.build_id[0] = '\0';
