@@ -137,7 +137,7 @@ static void point_tick(struct loader *l, int id, uint64_t now_ns,
 	if (out.hold_started)
 		flags__set_probe(&l->flags, id, now_ns + out.fs.probe_interval_ns);
 	halfopen__cells(&l->halfopen[id], &l->flags, id, in.st, now_ns, &out.fs);
-	drill__tick(l, id, now_ns, &out.fs);
+	drill__tick(&l->drill, id, now_ns, &out.fs);
 	failfast__tick(l->failfast, id, now_ns, &out.fs, out.hold_started,
 		       l->run[id].drill.err);
 	flags__publish(&l->flags, id, &out.fs);
@@ -261,7 +261,7 @@ void engine__tick(struct loader *l)
 		uplink__tick(l->uplink, t);
 	}
 	for (id = 0; id < t->npoints; id++) {
-		drill__take_dirty(l, id);
+		drill__take_dirty(&l->drill, id);
 		point_tick(l, id, now_ns, now_sec, live, &t->pt[id]);
 	}
 	lbpub__tick(l->lbpub, &l->flags, t);
@@ -276,12 +276,12 @@ void engine__flush(struct loader *l)
 	uint64_t now_ns, live;
 	int id;
 
-	if (!l->drill_any_dirty || !l->snap)
+	if (!drill__dirty(&l->drill) || !l->snap)
 		return;
 	now_ns = flags_now_ns();
 	live = live_slots(l);
 	for (id = 0; id < l->probes.npoints; id++)
-		if (drill__take_dirty(l, id))
+		if (drill__take_dirty(&l->drill, id))
 			point_tick(l, id, now_ns, l->snap->sec, live, &tick_pts[id]);
 }
 
@@ -452,7 +452,7 @@ void engine__admin_reply(struct loader *l)
 	}
 	n = uplink__take_drills(l->uplink, drills);
 	if (n >= 0)
-		drill__apply_admin(l, drills, n, time(NULL));
+		drill__apply_admin(&l->drill, drills, n, time(NULL));
 	engine__flush(l);
 }
 

@@ -66,8 +66,7 @@ struct loader {
 	struct counters_bpf counters_src;	/* @counters' source: the maps */
 	struct snap_pool snaps;		/* buffers of the reads */
 	struct snapshot *snap;		/* the last tick's read (held); NULL before the first */
-	uint8_t drill_dirty[SDS_MAX_POINTS];	/* drill.c: evaluate the point before the next tick */
-	bool drill_any_dirty;		/* drill.c: some @drill_dirty is set */
+	struct drill drill;		/* fault drills (drill.c; cli/attach_wire.c wires it) */
 	struct flags_region flags;	/* the region the guards map */
 	struct events events;		/* downgrade transitions */
 	const char *strategies_path;	/* --strategies FILE, or NULL */
