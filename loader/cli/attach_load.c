@@ -49,7 +49,8 @@ static bool pins_adoptable(struct attach_run *a)
 		return false;
 	r = keep__open(&a->keep, &a->pins, l->reg.target_dev,
 		       l->reg.target_ino, why, sizeof(why));
-	if (!r && !keep__points_match(&a->keep, l, a->npoints, why, sizeof(why))) {
+	if (!r && !keep__points_match(&a->keep, &l->probes, a->npoints, why,
+					 sizeof(why))) {
 		keep__close(&a->keep);
 		r = 1;
 	}
@@ -67,10 +68,20 @@ static bool pins_adoptable(struct attach_run *a)
 static int load_fresh(struct attach_run *a, char *err, size_t errlen)
 {
 	struct loader *l = a->l;
+	struct keep_header id = {};
 
 	l->key = random_u64();
 	l->epoch = random_u64();
 	l->sec_offset_ns = counters_align_wall(&l->wall_offset);
+	/* The run's identity, in the kept header (keep__create). */
+	id.target_dev = l->reg.target_dev;
+	id.target_ino = l->reg.target_ino;
+	snprintf(id.group, sizeof(id.group), "%s", l->group);
+	snprintf(id.app, sizeof(id.app), "%s", l->app);
+	id.key = l->key;
+	id.epoch = l->epoch;
+	id.sec_offset_ns = l->sec_offset_ns;
+	id.wall_offset = l->wall_offset;
 	if (pins__mkdir(&a->pins))
 		return snprintf(err, errlen, "pin directory %s: %s", a->pins.dir,
 				strerror(errno)), -1;
@@ -79,7 +90,7 @@ static int load_fresh(struct attach_run *a, char *err, size_t errlen)
 	if (probes__load(&l->probes, l->key, l->sec_offset_ns, err, errlen) ||
 	    probes__pin_maps(&l->probes, &a->pins, err, errlen))
 		return -1;
-	return keep__create(&a->keep, &a->pins, l, a->target_path,
+	return keep__create(&a->keep, &a->pins, &id, a->target_path,
 			    l->probes.atomics, err, errlen);
 }
 
@@ -157,9 +168,29 @@ static int attach_all(struct attach_run *a, char *err, size_t errlen)
 }
 
 /* The uplink's hook, the strategies and the heartbeat, once counting. */
+/* What the kept state asks of the engine: a point's run state. */
+static void keep_save_run(const void *ctx, int id, struct point_run *out)
+{
+	engine__save(ctx, id, out);
+}
+
+static void keep_restore_run(void *ctx, int id, const struct point_run *in)
+{
+	engine__restore(ctx, id, in);
+}
+
 static int start_engine(struct attach_run *a)
 {
 	struct loader *l = a->l;
+	const struct keep_owners own = {
+		.probes = &l->probes,
+		.counters = &l->counters,
+		.flags = &l->flags,
+		.uplink = &l->uplink,
+		.save_run = keep_save_run,
+		.restore_run = keep_restore_run,
+		.run_ctx = l,
+	};
 
 	if (l->uplink) {
 		/* Counting began at counters__init: the second after folded_sec. */
@@ -168,9 +199,10 @@ static int start_engine(struct attach_run *a)
 		l->counters.on_second = uplink__on_second;
 		l->counters.hook_ctx = l->uplink;
 	}
+	keep__set_owners(&a->keep, &own);
 	l->keep = &a->keep;
 	if (a->adopted) {
-		keep__restore(l);
+		keep__restore(l->keep);
 		budget__adopt(&l->budget, &l->probes, &l->counters);
 		engine__adopt(l, a->strategies);
 	} else {

@@ -268,7 +268,7 @@ void engine__tick(struct loader *l)
 	flags__tick(&l->flags, now_ns);
 	budget__tick(&l->budget, &l->probes, &l->events, t);
 	/* The tick's state whole in the pinned copy (keep.c). */
-	keep__commit(l);
+	keep__commit(l->keep);
 }
 
 void engine__flush(struct loader *l)
