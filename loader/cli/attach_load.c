@@ -167,7 +167,6 @@ static int attach_all(struct attach_run *a, char *err, size_t errlen)
 	return probes__pin_links(&l->probes, &a->pins, err, errlen);
 }
 
-/* The uplink's hook, the strategies and the heartbeat, once counting. */
 /* What the kept state asks of the engine: a point's run state. */
 static void keep_save_run(const void *ctx, int id, struct point_run *out)
 {
@@ -179,6 +178,7 @@ static void keep_restore_run(void *ctx, int id, const struct point_run *in)
 	engine__restore(ctx, id, in);
 }
 
+/* The uplink's hook, the strategies and the heartbeat, once counting. */
 static int start_engine(struct attach_run *a)
 {
 	struct loader *l = a->l;
@@ -232,7 +232,8 @@ int attach_load(struct attach_run *a, uint64_t max_overhead)
 		return cmd_err("creating the flags map: %s", strerror(errno));
 	if (!a->adopted)
 		exact__share_cells(&l->exact);
-	if (capture_start(a) || failfast__open(&l->failfast, &l->probes, a->npoints))
+	if (capture_start(a) ||
+	    failfast__open(&l->failfast, &l->probes, a->npoints))
 		return -1;
 	if (attach_all(a, err, sizeof(err)))
 		return cmd_err("%s", err);

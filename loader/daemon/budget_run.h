@@ -22,10 +22,16 @@ struct sds_hb_point;
 /* --max-overhead @max_ns (0: none) over @pr's function points. */
 void budget__init(struct budget *b, const struct probes *pr, uint64_t max_ns,
 		  const char *target, pid_t pid);
-/* A loader that adopted kept counts (read now from @c): the rates start from them. */
+/*
+ * A loader that adopted kept counts (read now from @c): the rates start
+ * from them.
+ */
 void budget__adopt(struct budget *b, const struct probes *pr,
 		   struct counters *c);
-/* attach's first second (counts read from @c): -1 (said) if a stepped point is refused. */
+/*
+ * attach's first second (counts read from @c): -1 (said) if a stepped
+ * point is refused.
+ */
 int budget__first_second(struct budget *b, const struct probes *pr,
 			 struct counters *c);
 /*

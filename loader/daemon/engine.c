@@ -86,7 +86,8 @@ static void point_events(struct loader *l, int id, uint32_t reason,
 	if (r->shown_reason)
 		events__add(&l->events, name, r->shown_reason, false);
 	if (reason && at)
-		events__add_at_call(&l->events, name, reason, l->exact.pt[id].cross_ms);
+		events__add_at_call(&l->events, name, reason,
+				    l->exact.pt[id].cross_ms);
 	else if (reason)
 		events__add(&l->events, name, reason, true);
 	r->shown_reason = reason;
@@ -207,7 +208,8 @@ static void tick_heartbeat(struct loader *l, struct tick *t)
 
 		/* A function point's drill fails operations (failfast.c). */
 		tp->drill_faults = tp->kind == POINT_FUNCTION ?
-				   failfast__drilled(l->failfast, id) : n->drill_faults;
+				   failfast__drilled(l->failfast, id) :
+				   n->drill_faults;
 		tp->drill_delays = n->drill_delays;
 	}
 	t->hb_close = uplink__closing(l->uplink, t->now_sec);

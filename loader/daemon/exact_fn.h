@@ -23,9 +23,10 @@ void exact_fn__publish(struct exact_run *x, int id, const uint64_t upto[3],
 		       const bool rebased[3]);
 /*
  * After point @id's tick at @now_ns on the read taken at @snap_ns, whose
- * shown reason went from @was to @shown: the CLOCK_MONOTONIC time of the call that crossed the mark
- * of a trip opening now (0: none, or not believed: the tick dates it),
- * and the crossings a trip's end or a stale stamp leave are cleared.
+ * shown reason went from @was to @shown: the CLOCK_MONOTONIC time of the
+ * call that crossed the mark of a trip opening now (0: none, or not
+ * believed: the tick dates it), and the crossings a trip's end or a stale
+ * stamp leave are cleared.
  */
 uint64_t exact_fn__tick(struct exact_run *x, int id, uint64_t snap_ns,
 			uint32_t was, uint32_t shown, uint64_t now_ns);

@@ -133,8 +133,8 @@ static uint64_t passes(const struct sds_counts *w)
  * nothing.  The guards' counts are the app's own: a forgery only hides
  * or shows this app's visit trip, whose calls the guards refuse anyway.
  */
-static bool visit_refused(struct exact_run *xr, int id, const struct point_run *r,
-			  const struct snapshot *snap)
+static bool visit_refused(struct exact_run *xr, int id,
+			  const struct point_run *r, const struct snapshot *snap)
 {
 	const struct point_stats *ps = snap ? snapshot__point(snap, id) : NULL;
 	const struct chain_state *cs = &r->cs;

@@ -63,7 +63,7 @@ void failfast__tick(struct failfast *ff, int id, uint64_t now_ns,
  */
 int failfast_drill_check(const struct probe_point *p, uint32_t kind,
 			 char *err, size_t errlen);
-/* Operations of point @id an error drill has failed since attach (@ff NULL: 0). */
+/* Operations of point @id an error drill failed since attach (@ff NULL: 0). */
 uint64_t failfast__drilled(struct failfast *ff, int id);
 
 /*
