@@ -532,6 +532,8 @@ static int attach_resolve(struct attach_run *a, int argc, char **argv)
 	session__init_all(&l->serve, l->sessions);
 	events__init(&l->events);
 	flags__init(&l->flags);
+	exact__init(&l->exact, &l->probes, &l->flags);
+	attach_wire_drill(l);
 	a->pid = env.pid;
 	a->keep_pins = env.keep;
 	a->copy = env.copy;

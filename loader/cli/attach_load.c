@@ -49,7 +49,8 @@ static bool pins_adoptable(struct attach_run *a)
 		return false;
 	r = keep__open(&a->keep, &a->pins, l->reg.target_dev,
 		       l->reg.target_ino, why, sizeof(why));
-	if (!r && !keep__points_match(&a->keep, l, a->npoints, why, sizeof(why))) {
+	if (!r && !keep__points_match(&a->keep, &l->probes, a->npoints, why,
+					 sizeof(why))) {
 		keep__close(&a->keep);
 		r = 1;
 	}
@@ -67,10 +68,20 @@ static bool pins_adoptable(struct attach_run *a)
 static int load_fresh(struct attach_run *a, char *err, size_t errlen)
 {
 	struct loader *l = a->l;
+	struct keep_header id = {};
 
 	l->key = random_u64();
 	l->epoch = random_u64();
 	l->sec_offset_ns = counters_align_wall(&l->wall_offset);
+	/* The run's identity, in the kept header (keep__create). */
+	id.target_dev = l->reg.target_dev;
+	id.target_ino = l->reg.target_ino;
+	snprintf(id.group, sizeof(id.group), "%s", l->group);
+	snprintf(id.app, sizeof(id.app), "%s", l->app);
+	id.key = l->key;
+	id.epoch = l->epoch;
+	id.sec_offset_ns = l->sec_offset_ns;
+	id.wall_offset = l->wall_offset;
 	if (pins__mkdir(&a->pins))
 		return snprintf(err, errlen, "pin directory %s: %s", a->pins.dir,
 				strerror(errno)), -1;
@@ -79,7 +90,7 @@ static int load_fresh(struct attach_run *a, char *err, size_t errlen)
 	if (probes__load(&l->probes, l->key, l->sec_offset_ns, err, errlen) ||
 	    probes__pin_maps(&l->probes, &a->pins, err, errlen))
 		return -1;
-	return keep__create(&a->keep, &a->pins, l, a->target_path,
+	return keep__create(&a->keep, &a->pins, &id, a->target_path,
 			    l->probes.atomics, err, errlen);
 }
 
@@ -156,10 +167,30 @@ static int attach_all(struct attach_run *a, char *err, size_t errlen)
 	return probes__pin_links(&l->probes, &a->pins, err, errlen);
 }
 
+/* What the kept state asks of the engine: a point's run state. */
+static void keep_save_run(const void *ctx, int id, struct point_run *out)
+{
+	engine__save(ctx, id, out);
+}
+
+static void keep_restore_run(void *ctx, int id, const struct point_run *in)
+{
+	engine__restore(ctx, id, in);
+}
+
 /* The uplink's hook, the strategies and the heartbeat, once counting. */
 static int start_engine(struct attach_run *a)
 {
 	struct loader *l = a->l;
+	const struct keep_owners own = {
+		.probes = &l->probes,
+		.counters = &l->counters,
+		.flags = &l->flags,
+		.uplink = &l->uplink,
+		.save_run = keep_save_run,
+		.restore_run = keep_restore_run,
+		.run_ctx = l,
+	};
 
 	if (l->uplink) {
 		/* Counting began at counters__init: the second after folded_sec. */
@@ -168,10 +199,11 @@ static int start_engine(struct attach_run *a)
 		l->counters.on_second = uplink__on_second;
 		l->counters.hook_ctx = l->uplink;
 	}
+	keep__set_owners(&a->keep, &own);
 	l->keep = &a->keep;
 	if (a->adopted) {
-		keep__restore(l);
-		budget__adopt(l);
+		keep__restore(l->keep);
+		budget__adopt(&l->budget, &l->probes, &l->counters);
 		engine__adopt(l, a->strategies);
 	} else {
 		engine__apply(l, a->strategies);
@@ -199,8 +231,9 @@ int attach_load(struct attach_run *a, uint64_t max_overhead)
 	if (flags__create(&l->flags, l->epoch, l->tick_ns))
 		return cmd_err("creating the flags map: %s", strerror(errno));
 	if (!a->adopted)
-		exact__share_cells(l);
-	if (capture_start(a) || failfast__open(l, a->npoints))
+		exact__share_cells(&l->exact);
+	if (capture_start(a) ||
+	    failfast__open(&l->failfast, &l->probes, a->npoints))
 		return -1;
 	if (attach_all(a, err, sizeof(err)))
 		return cmd_err("%s", err);
@@ -211,9 +244,11 @@ int attach_load(struct attach_run *a, uint64_t max_overhead)
 	    counters__init(&l->counters, &src, l->probes.npoints,
 			   counters_now_sec()))
 		return cmd_err("reading counters: %s", strerror(errno));
-	budget__init(l, max_overhead, a->target_path, a->pid);
+	budget__init(&l->budget, &l->probes, max_overhead, a->target_path,
+		     a->pid);
 	/* An adopted point passed its first second under the loader before. */
-	if (!a->adopted && budget__first_second(l))
+	if (!a->adopted &&
+	    budget__first_second(&l->budget, &l->probes, &l->counters))
 		return -1;
 	if (a->adopted)
 		fprintf(stderr, "sds-bpf: adopted the pins in %s: counting never stopped\n",
@@ -230,7 +265,8 @@ void attach_run__unload(struct attach_run *a, bool clean)
 	l->keep = NULL;
 	counters__free(&l->counters);
 	snap_pool__free(&l->snaps);
-	lbpub__free(l);
+	lbpub__free(l->lbpub);
+	l->lbpub = NULL;
 	watch__close(&l->watch);
 	/*
 	 * Pins go first: the links then leave with their last fd.  A clean
@@ -242,7 +278,8 @@ void attach_run__unload(struct attach_run *a, bool clean)
 	probes__set_pins(&l->probes, NULL);
 	capture__close(l->capture);
 	l->capture = NULL;
-	failfast__close(l);
+	failfast__close(l->failfast);
+	l->failfast = NULL;
 	probes__destroy(&l->probes);
 	flags__destroy(&l->flags);
 	keep__close(&a->keep);

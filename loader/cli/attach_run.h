@@ -50,6 +50,12 @@ void attach_run__unload(struct attach_run *a, bool clean);
  * of @l, what it asks of it) once @l is loaded, before the loop.
  */
 void attach_wire_serve(struct loader *l);
+/*
+ * attach_wire.c: point the drills (struct drill) at what they read and
+ * write of @l, and at the engine for a point an admin's drill names;
+ * once @l is zeroed, before anything runs.
+ */
+void attach_wire_drill(struct loader *l);
 
 /* attach_usage.c: `sds-bpf attach --help`. */
 extern const char attach_usage[];

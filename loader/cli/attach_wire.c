@@ -3,8 +3,9 @@
  * attach_wire.c - where attach hands the modules that do not see the
  * loader whole what they read of it and what they may ask of it: the
  * control socket's struct serve and its serve_ops (serve.h), built once
- * before the loop.  The loader is whole only here, in the rest of attach
- * and in the loop (daemon/loop.c).
+ * before the loop, and the drills' struct drill_ctx (daemon/drill.h).
+ * The loader is whole only here, in the rest of attach, in the loop
+ * (daemon/loop.c) and in the engine (daemon/engine.c).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -28,7 +29,9 @@ static int serve_point(void *ctx, const char *name)
 
 static char *serve_drill(void *ctx, const char *args)
 {
-	return drill__request(ctx, args);
+	struct loader *l = ctx;
+
+	return drill__request(&l->drill, args);
 }
 
 static struct snapshot *serve_query_snapshot(void *ctx)
@@ -98,7 +101,8 @@ static json_t *serve_head(void *ctx)
 	json_object_set_new(o, "tick_late_ms", tick_late_json(&l->tick_late));
 	json_object_set_new(o, "tick_count", json_integer(l->tick_late.done));
 	json_object_set_new(o, "folded_through", folded_json(l));
-	json_object_set_new(o, "budget", budget__json(l));
+	json_object_set_new(o, "budget",
+			    budget__json(&l->budget, l->probes.npoints));
 	return o;
 }
 
@@ -116,12 +120,15 @@ static json_t *serve_point_state(void *ctx, int id, const struct point_stats *st
 	json_object_set_new(state, "rate", json_integer(rate));
 	/* A function point's open trip: the call that crossed its mark (exact_fn.c). */
 	if (probes__kind(&l->probes, id) == POINT_FUNCTION)
-		json_object_set_new(state, "crossed", exact_fn__json(l, id));
+		json_object_set_new(state, "crossed",
+				    exact_fn__json(&l->exact, id));
 	json_object_set_new(o, "state", state);
-	json_object_set_new(o, "drill", drill__json(l, id, flags_now_ns()));
-	json_object_set_new(o, "overhead", budget__point_json(l, id, st));
+	json_object_set_new(o, "drill",
+			    drill__json(&l->drill, id, flags_now_ns()));
+	json_object_set_new(o, "overhead",
+			    budget__point_json(&l->budget, id, st));
 	/* Fail-fast, on points with :failfast=. */
-	ff = failfast__point_json(l, id);
+	ff = failfast__point_json(l->failfast, id);
 	if (ff)
 		json_object_set_new(o, "failfast", ff);
 	return o;
@@ -134,6 +141,23 @@ static const struct serve_ops serve_ops = {
 	.head = serve_head,
 	.point_state = serve_point_state,
 };
+
+void attach_wire_drill(struct loader *l)
+{
+	const struct drill_ctx c = {
+		.probes = &l->probes,
+		.run = l->run,
+		.flags = &l->flags,
+		.events = &l->events,
+		.failfast = &l->failfast,
+		.app = l->app,
+		/* A drill from the admin may name a point no process has yet. */
+		.point = serve_point,
+		.point_ctx = l,
+	};
+
+	drill__init(&l->drill, &c);
+}
 
 void attach_wire_serve(struct loader *l)
 {

@@ -11,7 +11,11 @@
 #include <time.h>
 #include "decide/budget.h"
 #include "cli/cmd.h"
-#include "daemon/loader.h"
+#include "daemon/events.h"
+#include "kernel/counters.h"
+#include "kernel/probes.h"
+#include "kernel/snapshot.h"
+#include "publish/flags.h"
 #include "daemon/budget_run.h"
 #include "daemon/tick.h"
 #include "heartbeat/heartbeat.h"
@@ -41,20 +45,19 @@ static int point_calls(const struct tick *t, int id, uint64_t *calls)
 }
 
 /* The same, read now: attach's first second runs before any tick. */
-static int point_calls_now(struct loader *l, int id, uint64_t *calls)
+static int point_calls_now(struct counters *c, int id, uint64_t *calls)
 {
 	struct point_stats st;
 
-	if (counters__read_point(&l->counters, id, counters_now_sec(), &st))
+	if (counters__read_point(c, id, counters_now_sec(), &st))
 		return -1;
 	*calls = st.total.visits;
 	return 0;
 }
 
-void budget__init(struct loader *l, uint64_t max_ns, const char *target,
-		  pid_t pid)
+void budget__init(struct budget *b, const struct probes *pr, uint64_t max_ns,
+		  const char *target, pid_t pid)
 {
-	struct budget *b = &l->budget;
 	uint64_t now = flags_now_ns();
 	int id;
 
@@ -62,16 +65,16 @@ void budget__init(struct loader *l, uint64_t max_ns, const char *target,
 	b->target = target;
 	b->pid = pid;
 	/* Guard points are not judged: their cost is the guard's own. */
-	for (id = 0; id < l->probes.npoints; id++)
-		if (l->probes.pts[id].kind == POINT_FUNCTION)
+	for (id = 0; id < pr->npoints; id++)
+		if (pr->pts[id].kind == POINT_FUNCTION)
 			budget_point_start(&b->pts[id],
-					   probes__point_cost_ns(&l->probes.pts[id]),
+					   probes__point_cost_ns(&pr->pts[id]),
 					   now, 0);
 }
 
-void budget__adopt(struct loader *l)
+void budget__adopt(struct budget *b, const struct probes *pr,
+		   struct counters *c)
 {
-	struct budget *b = &l->budget;
 	uint64_t now = flags_now_ns(), calls;
 	int id;
 
@@ -80,8 +83,8 @@ void budget__adopt(struct loader *l)
 	 * (else the first tick sees them as a burst and suspends the point).
 	 * Read now: no tick has taken a snapshot yet.
 	 */
-	for (id = 0; id < l->probes.npoints; id++)
-		if (b->pts[id].used && !point_calls_now(l, id, &calls))
+	for (id = 0; id < pr->npoints; id++)
+		if (b->pts[id].used && !point_calls_now(c, id, &calls))
 			budget_point_start(&b->pts[id], b->pts[id].cost_ns, now,
 					   calls);
 }
@@ -91,9 +94,9 @@ void budget__adopt(struct loader *l)
  * budget is refused, unless its point says :site=any.  Measured before
  * the socket exists, so that a refused attach leaves nothing behind.
  */
-int budget__first_second(struct loader *l)
+int budget__first_second(struct budget *b, const struct probes *pr,
+			 struct counters *c)
 {
-	struct budget *b = &l->budget;
 	uint64_t c0[SDS_MAX_POINTS], c1, t0, span;
 	struct timespec ts = { .tv_sec = 1 };
 	bool any = false;
@@ -102,14 +105,14 @@ int budget__first_second(struct loader *l)
 	if (!b->max_ns)
 		return 0;
 	t0 = flags_now_ns();
-	for (id = 0; id < l->probes.npoints; id++) {
-		const struct probe_point *p = &l->probes.pts[id];
+	for (id = 0; id < pr->npoints; id++) {
+		const struct probe_point *p = &pr->pts[id];
 
 		c0[id] = 0;
 		if (p->kind != POINT_FUNCTION || !probes__point_stepped(p) ||
 		    p->spec.site_policy == SITE_POLICY_ANY)
 			continue;
-		if (point_calls_now(l, id, &c0[id]))
+		if (point_calls_now(c, id, &c0[id]))
 			return cmd_err("reading counters: %s", strerror(errno));
 		any = true;
 	}
@@ -118,8 +121,8 @@ int budget__first_second(struct loader *l)
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
 	span = flags_now_ns() - t0;
-	for (id = 0; id < l->probes.npoints; id++) {
-		const struct probe_point *p = &l->probes.pts[id];
+	for (id = 0; id < pr->npoints; id++) {
+		const struct probe_point *p = &pr->pts[id];
 		unsigned int cost = probes__point_cost_ns(p);
 		char a[32], m[32];
 		uint64_t cpu;
@@ -127,7 +130,7 @@ int budget__first_second(struct loader *l)
 		if (p->kind != POINT_FUNCTION || !probes__point_stepped(p) ||
 		    p->spec.site_policy == SITE_POLICY_ANY)
 			continue;
-		if (point_calls_now(l, id, &c1))
+		if (point_calls_now(c, id, &c1))
 			return cmd_err("reading counters: %s", strerror(errno));
 		cpu = budget_cpu_ns(cost, c1 - c0[id], span);
 		if (cpu <= b->max_ns)
@@ -200,11 +203,11 @@ void budget__tick(struct budget *b, struct probes *pr, struct events *ev,
 }
 
 /* Rate and estimate of point @id: guards from their 10-s window. */
-static void point_estimate(struct loader *l, int id,
+static void point_estimate(const struct budget *b, int id,
 			   const struct point_stats *st, unsigned int *cost,
 			   uint64_t *rate, uint64_t *cpu)
 {
-	const struct budget_point *bp = &l->budget.pts[id];
+	const struct budget_point *bp = &b->pts[id];
 
 	if (bp->used) {
 		*cost = bp->cost_ns;
@@ -218,15 +221,15 @@ static void point_estimate(struct loader *l, int id,
 			     SDS_WINDOW_S * 1000000000ULL);
 }
 
-json_t *budget__point_json(struct loader *l, int id,
+json_t *budget__point_json(const struct budget *b, int id,
 			   const struct point_stats *st)
 {
-	const struct budget_point *bp = &l->budget.pts[id];
+	const struct budget_point *bp = &b->pts[id];
 	bool susp = budget_suspended(bp);
 	unsigned int cost;
 	uint64_t rate, cpu;
 
-	point_estimate(l, id, st, &cost, &rate, &cpu);
+	point_estimate(b, id, st, &cost, &rate, &cpu);
 	return json_pack("{s:f, s:i, s:I, s:b, s:o, s:b, s:I}",
 			 "estimated_pct", budget_pct_milli(cpu) / 1000.0,
 			 "cost_ns", (int)cost,
@@ -237,29 +240,29 @@ json_t *budget__point_json(struct loader *l, int id,
 			 "suspensions", (json_int_t)bp->suspensions);
 }
 
-json_t *budget__json(struct loader *l)
+json_t *budget__json(const struct budget *b, int npoints)
 {
 	uint64_t total = 0;
 	int id;
 
-	for (id = 0; id < l->probes.npoints; id++) {
-		const struct budget_point *bp = &l->budget.pts[id];
+	for (id = 0; id < npoints; id++) {
+		const struct budget_point *bp = &b->pts[id];
 
 		if (bp->used && bp->state != BUDGET_SUSPENDED)
 			total += bp->cpu_ns;
 	}
 	return json_pack("{s:f, s:f}",
-			 "max_pct", budget_pct_milli(l->budget.max_ns) / 1000.0,
+			 "max_pct", budget_pct_milli(b->max_ns) / 1000.0,
 			 "estimated_pct", budget_pct_milli(total) / 1000.0);
 }
 
-void budget__hb_point(struct loader *l, int id, const struct point_stats *st,
-		      struct sds_hb_point *hp)
+void budget__hb_point(const struct budget *b, int id,
+		      const struct point_stats *st, struct sds_hb_point *hp)
 {
 	unsigned int cost;
 	uint64_t rate, cpu;
 
-	point_estimate(l, id, st, &cost, &rate, &cpu);
-	hp->suspended = budget_suspended(&l->budget.pts[id]);
+	point_estimate(b, id, st, &cost, &rate, &cpu);
+	hp->suspended = budget_suspended(&b->pts[id]);
 	hp->overhead_milli = budget_pct_milli(cpu);
 }

@@ -12,9 +12,11 @@
 #include "errnames.h"
 #include "publish/failfast.h"
 #include "heartbeat/heartbeat.h"
-#include "daemon/loader.h"
 #include "daemon/drill.h"
-#include "daemon/engine.h"
+#include "daemon/events.h"
+#include "decide/engine_eval.h"
+#include "kernel/probes.h"
+#include "publish/flags.h"
 #include "names.h"
 #include "target/pointspec.h"
 
@@ -41,23 +43,35 @@ static uint32_t kind_parse(const char *s)
  * The engine evaluates the point once the request is handled
  * (engine__flush), from the tick's read: drills never run a tick.
  */
-static void drill_publish(struct loader *l, int id)
+static void drill_publish(struct drill *dl, int id)
 {
-	l->drill_dirty[id] = 1;
-	l->drill_any_dirty = true;
+	dl->dirty[id] = 1;
+	dl->any_dirty = true;
 }
 
-bool drill__take_dirty(struct loader *l, int id)
+void drill__init(struct drill *dl, const struct drill_ctx *ctx)
 {
-	bool was = l->drill_dirty[id];
+	memset(dl->dirty, 0, sizeof(dl->dirty));
+	dl->any_dirty = false;
+	dl->c = *ctx;
+}
 
-	l->drill_dirty[id] = 0;
-	if (id + 1 >= l->probes.npoints)
-		l->drill_any_dirty = false;
+bool drill__dirty(const struct drill *dl)
+{
+	return dl->any_dirty;
+}
+
+bool drill__take_dirty(struct drill *dl, int id)
+{
+	bool was = dl->dirty[id];
+
+	dl->dirty[id] = 0;
+	if (id + 1 >= dl->c.probes->npoints)
+		dl->any_dirty = false;
 	return was;
 }
 
-int drill__start(struct loader *l, const char *name, bool create,
+int drill__start(struct drill *dl, const char *name, bool create,
 		 const struct drill_run *d, char *err, size_t errlen)
 {
 	const struct cell_counts *n;
@@ -68,23 +82,23 @@ int drill__start(struct loader *l, const char *name, bool create,
 		snprintf(err, errlen, "bad point name '%.64s'", name);
 		return -1;
 	}
-	id = probes__find(&l->probes, name);
+	id = probes__find(dl->c.probes, name);
 	if (id < 0 && create)
-		id = engine__point(l, name);
+		id = dl->c.point(dl->c.point_ctx, name);
 	if (id < 0) {
 		snprintf(err, errlen, "no point '%s' in app '%s' (see sds-bpf stats)",
-			 name, l->app);
+			 name, dl->c.app);
 		return -1;
 	}
 	/* A function point is drilled through its failfast= operations. */
-	if (l->probes.pts[id].kind != POINT_GUARD &&
-	    failfast__drill_check(l, id, d->kind, err, errlen))
+	if (dl->c.probes->pts[id].kind != POINT_GUARD &&
+	    failfast_drill_check(&dl->c.probes->pts[id], d->kind, err, errlen))
 		return -1;
 	if (d->kind != SDS_DRILL_ERROR && d->kind != SDS_DRILL_DELAY) {
 		snprintf(err, errlen, "drill on '%s': kind must be error or delay", name);
 		return -1;
 	}
-	if (d->err && l->probes.pts[id].kind == POINT_GUARD) {
+	if (d->err && dl->c.probes->pts[id].kind == POINT_GUARD) {
 		snprintf(err, errlen,
 			 "'%s' is a guard point: --errno is for function points with failfast= (a guard's drill makes sds_enter() return SDS_FAULT)",
 			 name);
@@ -95,51 +109,51 @@ int drill__start(struct loader *l, const char *name, bool create,
 			 name, d->ratio);
 		return -1;
 	}
-	n = flags__counts(&l->flags, id);
-	r = &l->run[id].drill;
+	n = flags__counts(dl->c.flags, id);
+	r = &dl->c.run[id].drill;
 	if (r->kind)
-		events__add(&l->events, name, SDS_REASON_DRILL, false);
+		events__add(dl->c.events, name, SDS_REASON_DRILL, false);
 	*r = *d;
-	r->faults_base = l->probes.pts[id].kind == POINT_GUARD ?
-			 n->drill_faults : failfast__drilled(l, id);
+	r->faults_base = dl->c.probes->pts[id].kind == POINT_GUARD ?
+			 n->drill_faults : failfast__drilled(*dl->c.failfast, id);
 	r->delays_base = n->drill_delays;
-	events__add(&l->events, name, SDS_REASON_DRILL, true);
-	drill_publish(l, id);
+	events__add(dl->c.events, name, SDS_REASON_DRILL, true);
+	drill_publish(dl, id);
 	return 0;
 }
 
-static void drill_end(struct loader *l, int id)
+static void drill_end(struct drill *dl, int id)
 {
-	l->run[id].drill.kind = SDS_DRILL_NONE;
-	events__add(&l->events, l->probes.pts[id].spec.name, SDS_REASON_DRILL,
+	dl->c.run[id].drill.kind = SDS_DRILL_NONE;
+	events__add(dl->c.events, dl->c.probes->pts[id].spec.name, SDS_REASON_DRILL,
 		    false);
 }
 
-int drill__stop(struct loader *l, const char *name, char *err, size_t errlen)
+int drill__stop(struct drill *dl, const char *name, char *err, size_t errlen)
 {
-	int id = probes__find(&l->probes, name);
+	int id = probes__find(dl->c.probes, name);
 
 	if (id < 0) {
 		snprintf(err, errlen, "no point '%.64s' in app '%s' (see sds-bpf stats)",
-			 name, l->app);
+			 name, dl->c.app);
 		return -1;
 	}
-	if (!l->run[id].drill.kind) {
+	if (!dl->c.run[id].drill.kind) {
 		snprintf(err, errlen, "no drill runs on '%s'", name);
 		return -1;
 	}
-	drill_end(l, id);
-	drill_publish(l, id);
+	drill_end(dl, id);
+	drill_publish(dl, id);
 	return 0;
 }
 
-void drill__tick(struct loader *l, int id, uint64_t now_ns,
+void drill__tick(struct drill *dl, int id, uint64_t now_ns,
 		 struct flag_state *fs)
 {
-	struct drill_run *r = &l->run[id].drill;
+	struct drill_run *r = &dl->c.run[id].drill;
 
 	if (r->kind && now_ns >= r->expires_ns)
-		drill_end(l, id);
+		drill_end(dl, id);
 	fs->drill_kind = r->kind;
 	if (!r->kind)
 		return;
@@ -149,11 +163,11 @@ void drill__tick(struct loader *l, int id, uint64_t now_ns,
 	fs->drill_expires_ns = r->expires_ns;
 }
 
-json_t *drill__json(struct loader *l, int id, uint64_t now_ns)
+json_t *drill__json(struct drill *dl, int id, uint64_t now_ns)
 {
-	const struct drill_run *r = &l->run[id].drill;
+	const struct drill_run *r = &dl->c.run[id].drill;
 	/* The loader's own bounded counts: a forged cell cannot wrap them. */
-	const struct cell_counts *n = flags__counts(&l->flags, id);
+	const struct cell_counts *n = flags__counts(dl->c.flags, id);
 	uint64_t left;
 	json_t *o;
 
@@ -165,9 +179,9 @@ json_t *drill__json(struct loader *l, int id, uint64_t now_ns)
 		"ratio", (int)r->ratio,
 		"delay_ms", (json_int_t)(r->delay_ns / 1000000),
 		"remaining_ms", (json_int_t)left,
-		"faults", (json_int_t)(l->probes.pts[id].kind == POINT_GUARD ?
+		"faults", (json_int_t)(dl->c.probes->pts[id].kind == POINT_GUARD ?
 				       n->drill_faults - r->faults_base :
-				       failfast__drilled(l, id) - r->faults_base),
+				       failfast__drilled(*dl->c.failfast, id) - r->faults_base),
 		"delays", (json_int_t)(n->drill_delays - r->delays_base),
 		"source", r->admin_id ? json_integer(r->admin_id) :
 					json_string("local"));
@@ -191,7 +205,7 @@ static char *reply_err(const char *msg)
 	return reply_json(json_pack("{s:s}", "error", msg));
 }
 
-char *drill__request(struct loader *l, const char *args)
+char *drill__request(struct drill *dl, const char *args)
 {
 	char name[SDS_NAME_MAX + 2], kind[16], err[256], ename[24];
 	unsigned long ratio, delay_ms, for_s;
@@ -199,7 +213,7 @@ char *drill__request(struct loader *l, const char *args)
 	int n = 0, m = 0, id;
 
 	if (sscanf(args, "%65s stop%n", name, &n) == 1 && n > 0 && !args[n]) {
-		if (drill__stop(l, name, err, sizeof(err)))
+		if (drill__stop(dl, name, err, sizeof(err)))
 			return reply_err(err);
 		return reply_json(json_pack("{s:b}", "ok", 1));
 	}
@@ -228,14 +242,14 @@ char *drill__request(struct loader *l, const char *args)
 	d.ratio = ratio;
 	d.delay_ns = d.kind == SDS_DRILL_DELAY ? delay_ms * 1000000ULL : 0;
 	d.expires_ns = flags_now_ns() + for_s * 1000000000ULL;
-	if (drill__start(l, name, false, &d, err, sizeof(err)))
+	if (drill__start(dl, name, false, &d, err, sizeof(err)))
 		return reply_err(err);
-	id = probes__find(&l->probes, name);
+	id = probes__find(dl->c.probes, name);
 	return reply_json(json_pack("{s:b, s:o}", "ok", 1, "drill",
-				    drill__json(l, id, flags_now_ns())));
+				    drill__json(dl, id, flags_now_ns())));
 }
 
-void drill__apply_admin(struct loader *l, const struct sds_hb_drill *dr, int n,
+void drill__apply_admin(struct drill *dl, const struct sds_hb_drill *dr, int n,
 			int64_t now_unix)
 {
 	uint64_t now_ns = flags_now_ns();
@@ -243,19 +257,19 @@ void drill__apply_admin(struct loader *l, const struct sds_hb_drill *dr, int n,
 	int i, id;
 
 	/* Stop the admin's drills it no longer lists (stopped or expired). */
-	for (id = 0; id < l->probes.npoints; id++) {
-		struct drill_run *r = &l->run[id].drill;
+	for (id = 0; id < dl->c.probes->npoints; id++) {
+		struct drill_run *r = &dl->c.run[id].drill;
 		bool listed = false;
 
 		if (!r->kind || !r->admin_id)
 			continue;
 		for (i = 0; i < n; i++)
 			if (dr[i].id == r->admin_id &&
-			    !strcmp(dr[i].point, l->probes.pts[id].spec.name))
+			    !strcmp(dr[i].point, dl->c.probes->pts[id].spec.name))
 				listed = true;
 		if (!listed) {
-			drill_end(l, id);
-			drill_publish(l, id);
+			drill_end(dl, id);
+			drill_publish(dl, id);
 		}
 	}
 	for (i = 0; i < n; i++) {
@@ -272,9 +286,9 @@ void drill__apply_admin(struct loader *l, const struct sds_hb_drill *dr, int n,
 		 */
 		if (left_s > DRILL_MAX_S)
 			left_s = DRILL_MAX_S;
-		id = probes__find(&l->probes, dr[i].point);
-		if (id >= 0 && l->run[id].drill.kind &&
-		    l->run[id].drill.admin_id == dr[i].id)
+		id = probes__find(dl->c.probes, dr[i].point);
+		if (id >= 0 && dl->c.run[id].drill.kind &&
+		    dl->c.run[id].drill.admin_id == dr[i].id)
 			continue;	/* running already */
 		d.kind = dr[i].kind;
 		d.ratio = dr[i].ratio;
@@ -282,7 +296,7 @@ void drill__apply_admin(struct loader *l, const struct sds_hb_drill *dr, int n,
 		d.expires_ns = now_ns + (uint64_t)left_s * 1000000000ULL;
 		d.admin_id = dr[i].id;
 		d.err = dr[i].err;	/* 0: the point's own errno */
-		if (drill__start(l, dr[i].point, true, &d, err, sizeof(err)))
+		if (drill__start(dl, dr[i].point, true, &d, err, sizeof(err)))
 			cmd_err("drill %" PRId64 " from the admin: %s", dr[i].id, err);
 	}
 }

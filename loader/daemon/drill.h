@@ -31,7 +31,36 @@ struct drill_run {
 	uint64_t delays_base;		/* entry's drill_delays when it started */
 };
 
-struct loader;
+struct events;
+struct failfast;
+struct flags_region;
+struct point_run;
+struct probes;
+
+/* What drills read and write of the loader (drill__init; cli/attach_wire.c). */
+struct drill_ctx {
+	struct probes *probes;		/* the points, by name */
+	struct point_run *run;		/* per point id: its .drill */
+	struct flags_region *flags;	/* the cells' bounded counts (flags__counts) */
+	struct events *events;		/* a drill's start and end */
+	struct failfast *const *failfast;	/* a function point's drilled operations */
+	const char *app;		/* --app, in messages */
+	/* Make point @name's entry (the engine's): its id, or -1. */
+	int (*point)(void *point_ctx, const char *name);
+	void *point_ctx;
+};
+
+/* The drills of one loader: which points to evaluate before the next tick. */
+struct drill {
+	uint8_t dirty[SDS_MAX_POINTS];	/* evaluate the point before the next tick */
+	bool any_dirty;			/* some @dirty is set */
+	struct drill_ctx c;
+};
+
+/* Before any tick or request: @dl works on what @ctx points to. */
+void drill__init(struct drill *dl, const struct drill_ctx *ctx);
+/* Was some point's drill changed since the last evaluation? */
+bool drill__dirty(const struct drill *dl);
 
 /*
  * Start a drill on point @name (replacing any).  @create: make the point's
@@ -39,36 +68,36 @@ struct loader;
  * processes register the point).  On error returns -1 with a one-line
  * message in @err.
  */
-int drill__start(struct loader *l, const char *name, bool create,
+int drill__start(struct drill *dl, const char *name, bool create,
 		 const struct drill_run *d, char *err, size_t errlen);
 /* Stop the drill on @name; -1 with @err if there is none. */
-int drill__stop(struct loader *l, const char *name, char *err, size_t errlen);
+int drill__stop(struct drill *dl, const char *name, char *err, size_t errlen);
 
 /*
  * Was point @id's drill changed since its last evaluation?  Clears it
  * (the engine asks for every point, in order, at each evaluation).
  */
-bool drill__take_dirty(struct loader *l, int id);
+bool drill__take_dirty(struct drill *dl, int id);
 /* Every tick, for point @id: end an expired drill, fill @fs's drill part. */
-void drill__tick(struct loader *l, int id, uint64_t now_ns,
+void drill__tick(struct drill *dl, int id, uint64_t now_ns,
 		 struct flag_state *fs);
 
 /* {"kind","ratio","delay_ms","remaining_ms","faults","delays"} or null. */
-json_t *drill__json(struct loader *l, int id, uint64_t now_ns);
+json_t *drill__json(struct drill *dl, int id, uint64_t now_ns);
 
 /*
  * The control socket's `drill ...` requests (the caller checked root):
  *   drill POINT error|delay RATIO DELAY_MS FOR_S [ERRNO]
  *   drill POINT stop
  */
-char *drill__request(struct loader *l, const char *args);
+char *drill__request(struct drill *dl, const char *args);
 
 /*
  * Apply the admin's list of active drills: start the new ones, stop the
  * admin's drills no longer listed.  Local drills are left alone.
  */
 struct sds_hb_drill;
-void drill__apply_admin(struct loader *l, const struct sds_hb_drill *d, int n,
+void drill__apply_admin(struct drill *dl, const struct sds_hb_drill *d, int n,
 			int64_t now_unix);
 
 #endif /* SDS_DRILL_H */

@@ -77,14 +77,17 @@ static void point_events(struct loader *l, int id, uint32_t reason,
 	struct point_run *r = &l->run[id];
 	const char *name = l->probes.pts[id].spec.name;
 
-	uint64_t at = exact_fn__tick(l, id, r->shown_reason, reason, now_ns);
+	uint64_t at = exact_fn__tick(&l->exact, id,
+				     l->snap ? l->snap->taken_ns : now_ns,
+				     r->shown_reason, reason, now_ns);
 
 	if (reason == r->shown_reason)
 		return;
 	if (r->shown_reason)
 		events__add(&l->events, name, r->shown_reason, false);
 	if (reason && at)
-		events__add_at_call(&l->events, name, reason, l->exact[id].cross_ms);
+		events__add_at_call(&l->events, name, reason,
+				    l->exact.pt[id].cross_ms);
 	else if (reason)
 		events__add(&l->events, name, reason, true);
 	r->shown_reason = reason;
@@ -123,18 +126,21 @@ static void point_tick(struct loader *l, int id, uint64_t now_ns,
 		.tick_ns = l->tick_ns,
 		.now_sec = now_sec,
 		.ho = &l->halfopen[id],
-		.visit_full = exact__before(l, id, now_sec),
+		.visit_full = exact__before(&l->exact, id, &l->run[id],
+					    point_strategy(l, id), l->snap, now_sec),
 	};
 	struct engine_eval_out out;
 
 	engine_eval(&l->run[id], id, &in, &out);
-	exact__after(l, id, now_sec, out.reset, &out.fs);
+	exact__after(&l->exact, id, &l->run[id], in.st, l->snap, now_sec,
+		     out.reset, &out.fs);
 	/* A hold that (re)starts lets its first probe through one interval on. */
 	if (out.hold_started)
 		flags__set_probe(&l->flags, id, now_ns + out.fs.probe_interval_ns);
-	halfopen__cells(l, id, now_ns, &out.fs);
-	drill__tick(l, id, now_ns, &out.fs);
-	failfast__tick(l, id, now_ns, &out.fs, out.hold_started);
+	halfopen__cells(&l->halfopen[id], &l->flags, id, in.st, now_ns, &out.fs);
+	drill__tick(&l->drill, id, now_ns, &out.fs);
+	failfast__tick(l->failfast, id, now_ns, &out.fs, out.hold_started,
+		       l->run[id].drill.err);
 	flags__publish(&l->flags, id, &out.fs);
 	/* The kernel's count of calls in flight bounds held permits. */
 	flags__repair(&l->flags, id, &out.fs, now_ns, live,
@@ -165,7 +171,7 @@ static void engine_read(struct loader *l, uint64_t now_ns, uint64_t now_sec)
 	 * provider's load for balancers (lbpub.c), or a semaphore's permits
 	 * to bound.
 	 */
-	if (lbpub__wants_gauges(l) || l->uplink ||
+	if (lbpub__wants_gauges(&l->lbpub, &l->probes) || l->uplink ||
 	    (l->metrics && metrics__waiting(l->metrics)))
 		what |= COUNTERS_GAUGES;
 	for (id = 0; !(what & COUNTERS_GAUGES) && id < l->probes.npoints; id++)
@@ -202,7 +208,8 @@ static void tick_heartbeat(struct loader *l, struct tick *t)
 
 		/* A function point's drill fails operations (failfast.c). */
 		tp->drill_faults = tp->kind == POINT_FUNCTION ?
-				   failfast__drilled(l, id) : n->drill_faults;
+				   failfast__drilled(l->failfast, id) :
+				   n->drill_faults;
 		tp->drill_delays = n->drill_delays;
 	}
 	t->hb_close = uplink__closing(l->uplink, t->now_sec);
@@ -216,7 +223,7 @@ static void tick_heartbeat(struct loader *l, struct tick *t)
 		memset(hp, 0, sizeof(*hp));
 		if (!st)
 			continue;
-		budget__hb_point(l, id, st, hp);
+		budget__hb_point(&l->budget, id, st, hp);
 		capture__heartbeat(l->capture, id, hp);
 	}
 	tick_build.build_id[0] = '\0';
@@ -256,14 +263,14 @@ void engine__tick(struct loader *l)
 		uplink__tick(l->uplink, t);
 	}
 	for (id = 0; id < t->npoints; id++) {
-		drill__take_dirty(l, id);
+		drill__take_dirty(&l->drill, id);
 		point_tick(l, id, now_ns, now_sec, live, &t->pt[id]);
 	}
 	lbpub__tick(l->lbpub, &l->flags, t);
 	flags__tick(&l->flags, now_ns);
 	budget__tick(&l->budget, &l->probes, &l->events, t);
 	/* The tick's state whole in the pinned copy (keep.c). */
-	keep__commit(l);
+	keep__commit(l->keep);
 }
 
 void engine__flush(struct loader *l)
@@ -271,12 +278,12 @@ void engine__flush(struct loader *l)
 	uint64_t now_ns, live;
 	int id;
 
-	if (!l->drill_any_dirty || !l->snap)
+	if (!drill__dirty(&l->drill) || !l->snap)
 		return;
 	now_ns = flags_now_ns();
 	live = live_slots(l);
 	for (id = 0; id < l->probes.npoints; id++)
-		if (drill__take_dirty(l, id))
+		if (drill__take_dirty(&l->drill, id))
 			point_tick(l, id, now_ns, l->snap->sec, live, &tick_pts[id]);
 }
 
@@ -447,7 +454,7 @@ void engine__admin_reply(struct loader *l)
 	}
 	n = uplink__take_drills(l->uplink, drills);
 	if (n >= 0)
-		drill__apply_admin(l, drills, n, time(NULL));
+		drill__apply_admin(&l->drill, drills, n, time(NULL));
 	engine__flush(l);
 }
 

@@ -19,38 +19,41 @@
  */
 #include <string.h>
 #include <time.h>
+#include "decide/chain.h"
 #include "decide/exact.h"
-#include "daemon/loader.h"
+#include "kernel/probes.h"
+#include "publish/flags.h"
 #include "daemon/exact_fn.h"
+#include "daemon/exact_run.h"
 #include "sds.skel.h"
 
 /* A stamp this far past now is no call's: cleared even while it is young. */
 #define CROSS_FUTURE_NS	1000000000ULL
 
 /* The BPF side's marks of point @id; NULL: none can be published. */
-static struct sds_fn_marks *fn_marks(struct loader *l, int id)
+static struct sds_fn_marks *fn_marks(const struct exact_run *x, int id)
 {
-	struct sds_bpf *s = l->probes.skel;
+	struct sds_bpf *s = x->probes->skel;
 
 	/* Adopted links run the old programs: their cells are not these. */
-	if (!l->exact_slow || !s || !s->bss || id < 0 || id >= SDS_MAX_POINTS ||
-	    l->probes.pts[id].kind != POINT_FUNCTION)
+	if (!x->slow || !s || !s->bss || id < 0 || id >= SDS_MAX_POINTS ||
+	    x->probes->pts[id].kind != POINT_FUNCTION)
 		return NULL;
 	return &s->bss->fn_marks[id];
 }
 
-bool exact_fn__armed(const struct loader *l, int id)
+bool exact_fn__armed(const struct exact_run *x, int id)
 {
-	return fn_marks((struct loader *)l, id) != NULL;
+	return fn_marks(x, id) != NULL;
 }
 
-void exact_fn__publish(struct loader *l, int id, const uint64_t upto[3],
+void exact_fn__publish(struct exact_run *x, int id, const uint64_t upto[3],
 		       const bool rebased[3])
 {
 	static const uint32_t bit[3] = { SDS_FN_VISIT, SDS_FN_EXC, SDS_FN_SLOW };
 	static const uint32_t why[3] = { SDS_REASON_VISIT, SDS_REASON_EXCEPTION,
 					 SDS_REASON_TIMEOUT };
-	struct sds_fn_marks *m = fn_marks(l, id);
+	struct sds_fn_marks *m = fn_marks(x, id);
 	uint32_t armed = 0;
 	int i;
 
@@ -61,7 +64,7 @@ void exact_fn__publish(struct loader *l, int id, const uint64_t upto[3],
 			armed |= bit[i];
 		/* A new budget: the crossing of the old one is no longer this trip's. */
 		if (rebased[i])
-			flags__clear_cross(&l->flags, id, why[i]);
+			flags__clear_cross(x->flags, id, why[i]);
 	}
 	/* Withdrawn first, published last: the entry reads @armed, then the marks. */
 	if (!armed)
@@ -86,13 +89,13 @@ static uint64_t wall_ms(uint64_t mono_ns)
 	return (uint64_t)((int64_t)mono_ns + off) / 1000000ULL;
 }
 
-uint64_t exact_fn__tick(struct loader *l, int id, uint32_t was,
-			uint32_t shown, uint64_t now_ns)
+uint64_t exact_fn__tick(struct exact_run *xr, int id, uint64_t snap_ns,
+			uint32_t was, uint32_t shown, uint64_t now_ns)
 {
 	static const uint32_t why[3] = { SDS_REASON_VISIT, SDS_REASON_EXCEPTION,
 					 SDS_REASON_TIMEOUT };
-	struct exact_point *x = &l->exact[id];
-	uint64_t snap = l->snap ? l->snap->taken_ns : now_ns, prev, s;
+	struct exact_point *x = &xr->pt[id];
+	uint64_t snap = snap_ns, prev, s;
 	int i;
 
 	/*
@@ -104,7 +107,7 @@ uint64_t exact_fn__tick(struct loader *l, int id, uint32_t was,
 		x->snap_ns = snap;
 	}
 	prev = x->prev_ns;
-	if (!exact_fn__armed(l, id))
+	if (!exact_fn__armed(xr, id))
 		return 0;
 	if (shown != was) {
 		x->cross_ns = x->cross_ms = 0;
@@ -113,9 +116,9 @@ uint64_t exact_fn__tick(struct loader *l, int id, uint32_t was,
 	/* The trip ended: its crossings go with it. */
 	if (was && !shown)
 		for (i = 0; i < 3; i++)
-			flags__clear_cross(&l->flags, id, why[i]);
+			flags__clear_cross(xr->flags, id, why[i]);
 	if (shown && shown != was) {
-		s = flags__cross(&l->flags, id, shown);
+		s = flags__cross(xr->flags, id, shown);
 		/* Bounded: a client may have written it (docs/TRUST.md). */
 		if (s && prev && s > prev && s <= now_ns) {
 			x->cross_ns = s;
@@ -128,16 +131,16 @@ uint64_t exact_fn__tick(struct loader *l, int id, uint32_t was,
 		return 0;
 	/* Not tripped: a crossing the window did not confirm is forgotten. */
 	for (i = 0; i < 3; i++) {
-		s = flags__cross(&l->flags, id, why[i]);
+		s = flags__cross(xr->flags, id, why[i]);
 		if (s && (s <= prev || s > now_ns + CROSS_FUTURE_NS))
-			flags__forget_cross(&l->flags, id, why[i], s);
+			flags__forget_cross(xr->flags, id, why[i], s);
 	}
 	return 0;
 }
 
-json_t *exact_fn__json(const struct loader *l, int id)
+json_t *exact_fn__json(const struct exact_run *xr, int id)
 {
-	const struct exact_point *x = &l->exact[id];
+	const struct exact_point *x = &xr->pt[id];
 
 	if (!x->cross_ns)
 		return json_null();

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <jansson.h>
 
-struct loader;
+struct exact_run;
 
 /*
  * Publish point @id's marks (visit, exceptions, slow calls; UINT64_MAX:
@@ -18,18 +18,19 @@ struct loader;
  * no-op where the BPF side cannot have them (exact_fn__armed false: not a function point, or
  * links adopted from pins).
  */
-bool exact_fn__armed(const struct loader *l, int id);
-void exact_fn__publish(struct loader *l, int id, const uint64_t upto[3],
+bool exact_fn__armed(const struct exact_run *x, int id);
+void exact_fn__publish(struct exact_run *x, int id, const uint64_t upto[3],
 		       const bool rebased[3]);
 /*
- * After point @id's tick at @now_ns, whose shown reason went from @was
- * to @shown: the CLOCK_MONOTONIC time of the call that crossed the mark
- * of a trip opening now (0: none, or not believed: the tick dates it),
- * and the crossings a trip's end or a stale stamp leave are cleared.
+ * After point @id's tick at @now_ns on the read taken at @snap_ns, whose
+ * shown reason went from @was to @shown: the CLOCK_MONOTONIC time of the
+ * call that crossed the mark of a trip opening now (0: none, or not
+ * believed: the tick dates it), and the crossings a trip's end or a stale
+ * stamp leave are cleared.
  */
-uint64_t exact_fn__tick(struct loader *l, int id, uint32_t was,
-			uint32_t shown, uint64_t now_ns);
+uint64_t exact_fn__tick(struct exact_run *x, int id, uint64_t snap_ns,
+			uint32_t was, uint32_t shown, uint64_t now_ns);
 /* `stats`' "crossed" of point @id: {"reason", "time_ms"} or null. */
-json_t *exact_fn__json(const struct loader *l, int id);
+json_t *exact_fn__json(const struct exact_run *x, int id);
 
 #endif /* SDS_EXACT_FN_H */

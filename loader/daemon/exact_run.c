@@ -18,8 +18,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
+#include "decide/engine_eval.h"
 #include "decide/exact.h"
-#include "daemon/loader.h"
+#include "kernel/probes.h"
+#include "kernel/snapshot.h"
+#include "publish/flags.h"
+#include "strategy.h"
 #include "daemon/exact_fn.h"
 #include "daemon/exact_run.h"
 #include "sds.skel.h"
@@ -58,18 +62,24 @@ static int64_t exc_n(const struct sds_strategy *st)
 }
 
 /* The slow-call threshold the BPF side counts against; -1: none. */
-static int64_t slow_n(const struct loader *l, const struct sds_strategy *st)
+static int64_t slow_n(const struct exact_run *x, const struct sds_strategy *st)
 {
-	if (exact_off() || !l->exact_slow || !st || st->timeout_ms <= 0 ||
+	if (exact_off() || !x->slow || !st || st->timeout_ms <= 0 ||
 	    st->timeout_count_threshold < 1)
 		return -1;
 	return st->timeout_count_threshold;
 }
 
-int exact__share_cells(struct loader *l)
+void exact__init(struct exact_run *x, struct probes *p, struct flags_region *f)
 {
-	struct flags_region *f = &l->flags;
-	struct bpf_map *m = l->probes.skel ? l->probes.skel->maps.cells : NULL;
+	x->probes = p;
+	x->flags = f;
+}
+
+int exact__share_cells(struct exact_run *x)
+{
+	struct flags_region *f = x->flags;
+	struct bpf_map *m = x->probes->skel ? x->probes->skel->maps.cells : NULL;
 	void *mem;
 	int fd;
 
@@ -89,7 +99,7 @@ int exact__share_cells(struct loader *l)
 	close(f->cells_fd);
 	f->cells = mem;
 	f->cells_fd = fd;
-	l->exact_slow = true;
+	x->slow = true;
 	return 0;
 }
 
@@ -123,12 +133,13 @@ static uint64_t passes(const struct sds_counts *w)
  * nothing.  The guards' counts are the app's own: a forgery only hides
  * or shows this app's visit trip, whose calls the guards refuse anyway.
  */
-static bool visit_refused(struct loader *l, int id)
+static bool visit_refused(struct exact_run *xr, int id,
+			  const struct point_run *r, const struct snapshot *snap)
 {
-	const struct point_stats *ps = l->snap ? snapshot__point(l->snap, id) : NULL;
-	const struct chain_state *cs = &l->run[id].cs;
-	struct exact_point *x = &l->exact[id];
-	const struct sds_cell *c = flags__cell(&l->flags, id);
+	const struct point_stats *ps = snap ? snapshot__point(snap, id) : NULL;
+	const struct chain_state *cs = &r->cs;
+	struct exact_point *x = &xr->pt[id];
+	const struct sds_cell *c = flags__cell(xr->flags, id);
 	uint64_t down, other, dd, dother;
 
 	if (!ps)
@@ -150,27 +161,27 @@ static bool visit_refused(struct loader *l, int id)
  * just reset) and store them in its entry.  Returns whether the visit
  * budget is spent.
  */
-static bool marks_tick(struct loader *l, int id, uint64_t sec, bool rebase)
+static bool marks_tick(struct exact_run *xr, int id, const struct point_run *r,
+		       const struct sds_strategy *st, const struct snapshot *snap,
+		       uint64_t sec, bool rebase)
 {
-	const struct sds_strategy *st = l->strategies ?
-		strategy_set_find(l->strategies, l->probes.pts[id].spec.name) : NULL;
-	struct exact_point *x = &l->exact[id];
-	const struct sds_cell *c = flags__cell(&l->flags, id);
+	struct exact_point *x = &xr->pt[id];
+	const struct sds_cell *c = flags__cell(xr->flags, id);
 	struct sds_counts closed = {}, cur = {};
 	struct exact_in in = { .sec = sec, .rebase = rebase };
 	uint64_t vu, eu, su, vspent;
 	bool refused;
 
-	if (l->snap && (visit_n(st) >= 0 || exc_n(st) >= 0 || slow_n(l, st) >= 0)) {
-		exact_closed(&l->run[id], l->snap, id, sec, &closed);
-		current(&l->run[id], l->snap, id, sec, &cur);
+	if (snap && (visit_n(st) >= 0 || exc_n(st) >= 0 || slow_n(xr, st) >= 0)) {
+		exact_closed(r, snap, id, sec, &closed);
+		current(r, snap, id, sec, &cur);
 	}
 	in.threshold = visit_n(st);
 	in.spent = vspent = LD(c->visit_spent);
 	in.closed = passes(&closed);
 	in.cur = passes(&cur);
 	/* A function point refuses nothing: its BPF side counts every call. */
-	in.capped = l->probes.pts[id].kind != POINT_FUNCTION;
+	in.capped = xr->probes->pts[id].kind != POINT_FUNCTION;
 	vu = exact_mark_tick(&x->visit, &in);
 
 	in.threshold = exc_n(st);
@@ -180,33 +191,36 @@ static bool marks_tick(struct loader *l, int id, uint64_t sec, bool rebase)
 	in.capped = false;
 	eu = exact_mark_tick(&x->exc, &in);
 
-	in.threshold = slow_n(l, st);
+	in.threshold = slow_n(xr, st);
 	in.spent = LD(c->slow_spent);
 	in.closed = closed.timeouts;
 	in.cur = cur.timeouts;
 	su = exact_mark_tick(&x->slow, &in);
 
 	/* Before line 1: a guard that sees SDS_ACT_BUDGET sees these or later. */
-	flags__set_marks(&l->flags, id, vu, eu, su);
+	flags__set_marks(xr->flags, id, vu, eu, su);
 	x->active = vu != UINT64_MAX || eu != UINT64_MAX || su != UINT64_MAX;
-	exact_fn__publish(l, id, (const uint64_t[3]){ vu, eu, su },
+	exact_fn__publish(xr, id, (const uint64_t[3]){ vu, eu, su },
 			  (const bool[3]){ x->visit.rebased, x->exc.rebased,
 					   x->slow.rebased });
 	/* Every tick: it keeps what it saw for the next one. */
-	refused = visit_refused(l, id);
+	refused = visit_refused(xr, id, r, snap);
 	return vu != UINT64_MAX && vspent >= vu && refused;
 }
 
-bool exact__before(struct loader *l, int id, uint64_t sec)
+bool exact__before(struct exact_run *x, int id, const struct point_run *r,
+		   const struct sds_strategy *st, const struct snapshot *snap,
+		   uint64_t sec)
 {
-	return marks_tick(l, id, sec, false);
+	return marks_tick(x, id, r, st, snap, sec, false);
 }
 
-void exact__after(struct loader *l, int id, uint64_t sec, bool reset,
-		  struct flag_state *fs)
+void exact__after(struct exact_run *x, int id, const struct point_run *r,
+		  const struct sds_strategy *st, const struct snapshot *snap,
+		  uint64_t sec, bool reset, struct flag_state *fs)
 {
 	if (reset)
-		marks_tick(l, id, sec, true);
-	if (l->exact[id].active)
+		marks_tick(x, id, r, st, snap, sec, true);
+	if (x->pt[id].active)
 		fs->active |= SDS_ACT_BUDGET;
 }

@@ -1,26 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* halfopen_cells.c - what a half-open phase writes in the region (halfopen.h). */
-#include "daemon/loader.h"
-#include "daemon/halfopen_cells.h"
 #include "decide/halfopen.h"
+#include "daemon/halfopen_cells.h"
+#include "publish/flags.h"
+#include "strategy.h"
 
-void halfopen__cells(struct loader *l, int id, uint64_t now_ns,
+void halfopen__cells(struct halfopen_run *h, struct flags_region *f, int id,
+		     const struct sds_strategy *st, uint64_t now_ns,
 		     const struct flag_state *fs)
 {
-	struct halfopen_run *h = &l->halfopen[id];
-	const struct sds_strategy *st;
 	const struct sds_cell *c;
 
 	if (!(fs->active & SDS_ACT_HALFOPEN))
 		return;
-	st = l->strategies ? strategy_set_find(l->strategies,
-					       l->probes.pts[id].spec.name) : NULL;
 	/* Before the entry is published with the bit (flags__publish's release). */
-	flags__set_probe_calls(&l->flags, id, (uint32_t)strategy_probe_calls(st));
+	flags__set_probe_calls(f, id, (uint32_t)strategy_probe_calls(st));
 	if (!h->reopen)
 		return;
 	h->reopen = false;
-	c = flags__cell(&l->flags, id);
+	c = flags__cell(f, id);
 	/*
 	 * The tag after the cell's, not only after ours: a loader started
 	 * anew (--keep) counts its tags from 1 again, and a claim read under
@@ -29,6 +27,6 @@ void halfopen__cells(struct loader *l, int id, uint64_t now_ns,
 	h->tag = (uint32_t)(__atomic_load_n(&c->probe_claimed, __ATOMIC_RELAXED) >> 32) + 1;
 	if (!h->tag)
 		h->tag = 1;
-	flags__open_phase(&l->flags, id, now_ns + fs->probe_interval_ns,
+	flags__open_phase(f, id, now_ns + fs->probe_interval_ns,
 			  halfopen_claimed0(h->tag));
 }

@@ -8,17 +8,21 @@
 
 #include <stdint.h>
 
-struct loader;
 struct flag_state;
+struct flags_region;
+struct halfopen_run;
+struct sds_strategy;
 
 /*
- * Before point @id's entry is published with @fs: with SDS_ACT_HALFOPEN,
+ * Before point @id's entry is published with @fs (its phase @h, its
+ * strategy @st or NULL, in region @f): with SDS_ACT_HALFOPEN,
  * the entry's probe_calls; for a phase just opened, cell.next_probe_ns
  * (one interval on) and then cell.probe_claimed (none claimed, the new
  * tag), in that order, so that
  * a guard that sees the new claim count also sees the new start.
  */
-void halfopen__cells(struct loader *l, int id, uint64_t now_ns,
+void halfopen__cells(struct halfopen_run *h, struct flags_region *f, int id,
+		     const struct sds_strategy *st, uint64_t now_ns,
 		     const struct flag_state *fs);
 
 #endif /* SDS_HALFOPEN_CELLS_H */

@@ -21,8 +21,10 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "daemon/keep.h"
-#include "daemon/loader.h"
-#include "daemon/engine.h"
+#include "decide/engine_eval.h"
+#include "kernel/counters.h"
+#include "kernel/probes.h"
+#include "publish/flags.h"
 #include "report/uplink.h"
 
 #define KEEP_PAGE	4096	/* the map's value size: one page */
@@ -78,9 +80,9 @@ static int keep_map(struct keep *k, int fd)
 	return 0;
 }
 
-int keep__create(struct keep *k, const struct pins *p, const struct loader *l,
-		 const char *target, uint32_t atomics, char *err,
-		 size_t errlen)
+int keep__create(struct keep *k, const struct pins *p,
+		 const struct keep_header *id, const char *target,
+		 uint32_t atomics, char *err, size_t errlen)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
 	size_t pages = (KEEP_PAGE + 2 * copy_size() + KEEP_PAGE - 1) / KEEP_PAGE;
@@ -101,17 +103,17 @@ int keep__create(struct keep *k, const struct pins *p, const struct loader *l,
 	k->hdr->hdr_size = sizeof(struct keep_header);
 	k->hdr->app_size = sizeof(struct keep_app);
 	k->hdr->point_size = sizeof(struct keep_point);
-	k->hdr->target_dev = l->reg.target_dev;
-	k->hdr->target_ino = l->reg.target_ino;
+	k->hdr->target_dev = id->target_dev;
+	k->hdr->target_ino = id->target_ino;
 	snprintf(k->hdr->target, sizeof(k->hdr->target), "%s", target);
-	snprintf(k->hdr->group, sizeof(k->hdr->group), "%s", l->group);
-	snprintf(k->hdr->app, sizeof(k->hdr->app), "%s", l->app);
-	k->hdr->key = l->key;
-	k->hdr->epoch = l->epoch;
+	snprintf(k->hdr->group, sizeof(k->hdr->group), "%s", id->group);
+	snprintf(k->hdr->app, sizeof(k->hdr->app), "%s", id->app);
+	k->hdr->key = id->key;
+	k->hdr->epoch = id->epoch;
 	k->hdr->atomics = atomics;
 	k->hdr->loader_pid = getpid();
-	k->hdr->sec_offset_ns = l->sec_offset_ns;
-	k->hdr->wall_offset = l->wall_offset;
+	k->hdr->sec_offset_ns = id->sec_offset_ns;
+	k->hdr->wall_offset = id->wall_offset;
 	if (pins__path(p, KEEP_PIN, path, sizeof(path)) || bpf_obj_pin(fd, path)) {
 		snprintf(err, errlen, "pinning the kept state in %s: %s", p->dir,
 			 strerror(errno));
@@ -224,7 +226,7 @@ void keep__set_target(struct keep *k, dev_t dev, ino_t ino, const char *path)
 	snprintf(k->hdr->target, sizeof(k->hdr->target), "%s", path);
 }
 
-bool keep__points_match(const struct keep *k, const struct loader *l, int n,
+bool keep__points_match(const struct keep *k, const struct probes *p, int n,
 			char *why, size_t whylen)
 {
 	const struct keep_app *a = copy_app(k, k->hdr->active);
@@ -236,9 +238,9 @@ bool keep__points_match(const struct keep *k, const struct loader *l, int n,
 				a->npoints, n), false;
 	for (i = 0; i < n; i++)
 		if (kp[i].kind != POINT_FUNCTION ||
-		    strncmp(kp[i].name, l->probes.pts[i].spec.name, SDS_NAME_MAX + 1))
+		    strncmp(kp[i].name, p->pts[i].spec.name, SDS_NAME_MAX + 1))
 			return snprintf(why, whylen, "point %d is '%.64s' there, '%s' here",
-					i, kp[i].name, l->probes.pts[i].spec.name), false;
+					i, kp[i].name, p->pts[i].spec.name), false;
 	for (; i < (int)a->npoints; i++)
 		if (kp[i].kind != POINT_GUARD)
 			return snprintf(why, whylen, "they hold function point '%.64s', which this attach does not name",
@@ -246,9 +248,14 @@ bool keep__points_match(const struct keep *k, const struct loader *l, int n,
 	return true;
 }
 
-void keep__commit(struct loader *l)
+void keep__set_owners(struct keep *k, const struct keep_owners *o)
 {
-	struct keep *k = l->keep;
+	k->own = *o;
+}
+
+void keep__commit(struct keep *k)
+{
+	const struct keep_owners *o;
 	struct keep_app *a;
 	struct keep_point *kp;
 	uint32_t next;
@@ -256,26 +263,27 @@ void keep__commit(struct loader *l)
 
 	if (!k || !k->hdr)
 		return;
+	o = &k->own;
 	next = !__atomic_load_n(&k->hdr->active, __ATOMIC_RELAXED);
 	/* Before the first commit neither copy is in force: write copy 0. */
 	if (!k->hdr->commits)
 		next = 0;
 	a = copy_app(k, next);
 	kp = copy_points(k, next);
-	n = l->probes.npoints;
+	n = o->probes->npoints;
 	memset(a, 0, sizeof(*a));
 	a->npoints = n;
 	for (i = 0; i < n; i++) {
-		memcpy(kp[i].name, l->probes.pts[i].spec.name, sizeof(kp[i].name));
-		kp[i].kind = l->probes.pts[i].kind;
+		memcpy(kp[i].name, o->probes->pts[i].spec.name, sizeof(kp[i].name));
+		kp[i].kind = o->probes->pts[i].kind;
 		/* Each owner saves its own part. */
-		counters__save(&l->counters, i, &kp[i].acc);
-		engine__save(l, i, &kp[i].run);
-		flags__save(&l->flags, i, &kp[i].cells);
+		counters__save(o->counters, i, &kp[i].acc);
+		o->save_run(o->run_ctx, i, &kp[i].run);
+		flags__save(o->flags, i, &kp[i].cells);
 	}
-	if (l->uplink) {
+	if (*o->uplink) {
 		a->uplink = 1;
-		uplink__save(l->uplink, n, &a->up, &kp[0].up, sizeof(*kp));
+		uplink__save(*o->uplink, n, &a->up, &kp[0].up, sizeof(*kp));
 	}
 	/* The copy is whole before it is in force. */
 	__atomic_store_n(&k->hdr->active, next, __ATOMIC_RELEASE);
@@ -297,33 +305,33 @@ static void keep_gap_say(uint64_t folded_sec)
 			(unsigned long long)(now - folded_sec - SDS_RING_SLOTS));
 }
 
-void keep__restore(struct loader *l)
+void keep__restore(struct keep *k)
 {
-	struct keep *k = l->keep;
+	const struct keep_owners *o = &k->own;
 	const struct keep_app *a = copy_app(k, k->hdr->active);
 	const struct keep_point *kp = copy_points(k, k->hdr->active);
 	int i, n = a->npoints;
 
-	for (i = l->probes.npoints; i < n; i++) {
+	for (i = o->probes->npoints; i < n; i++) {
 		char name[SDS_NAME_MAX + 1];
 
 		memcpy(name, kp[i].name, sizeof(name));
 		name[SDS_NAME_MAX] = '\0';
 		/* Ids are kept: the guard points come back in their order. */
-		if (probes__add_guard(&l->probes, name) != i)
+		if (probes__add_guard(o->probes, name) != i)
 			break;
-		flags__set_kind(&l->flags, i, POINT_GUARD);
+		flags__set_kind(o->flags, i, POINT_GUARD);
 	}
-	n = l->probes.npoints;
-	counters__track(&l->counters, n);
+	n = o->probes->npoints;
+	counters__track(o->counters, n);
 	keep_gap_say(n ? kp[0].acc.folded_sec : 0);
 	for (i = 0; i < n; i++) {
-		counters__restore(&l->counters, i, &kp[i].acc);
-		engine__restore(l, i, &kp[i].run);
-		flags__restore(&l->flags, i, &kp[i].cells);
+		counters__restore(o->counters, i, &kp[i].acc);
+		o->restore_run(o->run_ctx, i, &kp[i].run);
+		flags__restore(o->flags, i, &kp[i].cells);
 	}
-	if (l->uplink && a->uplink)
-		uplink__restore(l->uplink, n, &a->up, &kp[0].up, sizeof(*kp));
+	if (*o->uplink && a->uplink)
+		uplink__restore(*o->uplink, n, &a->up, &kp[0].up, sizeof(*kp));
 }
 
 void keep__close(struct keep *k)

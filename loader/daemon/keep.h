@@ -61,7 +61,27 @@ struct keep_header {
 	uint32_t pad;			/* zero */
 };
 
-struct loader;
+struct counters;
+struct flags_region;
+struct point_run;
+struct probes;
+struct uplink;
+
+/*
+ * The owners keep__commit and keep__restore ask to save and restore
+ * their parts: the points, their counters, their cells, the uplink's
+ * periods, and the engine's run states (through @save_run/@restore_run,
+ * on @run_ctx).
+ */
+struct keep_owners {
+	struct probes *probes;
+	struct counters *counters;
+	struct flags_region *flags;
+	struct uplink *const *uplink;	/* *uplink NULL: no --admin */
+	void (*save_run)(const void *run_ctx, int id, struct point_run *out);
+	void (*restore_run)(void *run_ctx, int id, const struct point_run *in);
+	void *run_ctx;
+};
 
 struct keep {
 	int fd;				/* the array map; -1: none */
@@ -69,16 +89,18 @@ struct keep {
 	size_t size;			/* bytes mapped */
 	size_t copy_size;		/* bytes of one copy */
 	struct keep_header *hdr;	/* at @mem */
+	struct keep_owners own;		/* keep__set_owners */
 };
 
 /*
  * Create the kept state for a new run and pin it in @p's directory; the
- * header is filled from @l (key, epoch, clock offsets, TARGET's
- * identity).  0, or -1 with a message.
+ * header's identity is @id's (TARGET's dev and inode, group, app, key,
+ * epoch, clock offsets; the rest of @id is not read).  0, or -1 with a
+ * message.
  */
-int keep__create(struct keep *k, const struct pins *p, const struct loader *l,
-		 const char *target, uint32_t atomics, char *err,
-		 size_t errlen);
+int keep__create(struct keep *k, const struct pins *p,
+		 const struct keep_header *id, const char *target,
+		 uint32_t atomics, char *err, size_t errlen);
 
 /*
  * Open the kept state pinned in @p's directory and check it against
@@ -88,8 +110,8 @@ int keep__create(struct keep *k, const struct pins *p, const struct loader *l,
 int keep__open(struct keep *k, const struct pins *p, dev_t dev, ino_t ino,
 	       char *why, size_t whylen);
 
-/* Do the kept points 0..@n-1 have @names (function points)?  Else why. */
-bool keep__points_match(const struct keep *k, const struct loader *l, int n,
+/* Do the kept points 0..@n-1 have @p's names (function points)?  Else why. */
+bool keep__points_match(const struct keep *k, const struct probes *p, int n,
 			char *why, size_t whylen);
 
 /*
@@ -104,14 +126,17 @@ int keep__peek(const char *dir, struct keep_header *out);
  */
 void keep__set_target(struct keep *k, dev_t dev, ino_t ino, const char *path);
 
-/* Commit @l's state (the end of every tick). */
-void keep__commit(struct loader *l);
+/* Before the first commit or restore: who saves and restores what. */
+void keep__set_owners(struct keep *k, const struct keep_owners *o);
+
+/* Commit the owners' state (the end of every tick); @k NULL: no keep. */
+void keep__commit(struct keep *k);
 
 /*
- * Restore the kept state into @l, once its probes, counters, flags and
- * uplink are set up (guard points are added back by name).
+ * Restore the kept state into the owners, once the probes, counters,
+ * flags and uplink are set up (guard points are added back by name).
  */
-void keep__restore(struct loader *l);
+void keep__restore(struct keep *k);
 
 void keep__close(struct keep *k);
 

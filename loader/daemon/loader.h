@@ -17,6 +17,7 @@
 #include "decide/exact.h"
 #include "decide/halfopen.h"
 #include "daemon/events.h"
+#include "daemon/exact_run.h"
 #include "kernel/counters.h"
 #include "kernel/probes.h"
 #include "kernel/snapshot.h"
@@ -65,16 +66,14 @@ struct loader {
 	struct counters_bpf counters_src;	/* @counters' source: the maps */
 	struct snap_pool snaps;		/* buffers of the reads */
 	struct snapshot *snap;		/* the last tick's read (held); NULL before the first */
-	uint8_t drill_dirty[SDS_MAX_POINTS];	/* drill.c: evaluate the point before the next tick */
-	bool drill_any_dirty;		/* drill.c: some @drill_dirty is set */
+	struct drill drill;		/* fault drills (drill.c; cli/attach_wire.c wires it) */
 	struct flags_region flags;	/* the region the guards map */
 	struct events events;		/* downgrade transitions */
 	const char *strategies_path;	/* --strategies FILE, or NULL */
 	struct sds_strategies *strategies;	/* in force; NULL: none */
 	struct point_run run[SDS_MAX_POINTS];	/* per point id */
 	struct halfopen_run halfopen[SDS_MAX_POINTS];	/* per point id: its half-open phase */
-	struct exact_point exact[SDS_MAX_POINTS];	/* exact trips' marks (exact_run.c) */
-	bool exact_slow;		/* the BPF side counts slow calls in the guards' cells */
+	struct exact_run exact;		/* exact trips' marks (exact_run.c) */
 	struct session sessions[SDS_MAX_PROCS];	/* slot = index */
 	struct uplink *uplink;		/* heartbeat to sds-admin; NULL without --admin */
 	char cache_path[512];		/* last strategies from the admin, for restarts */

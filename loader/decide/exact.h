@@ -30,7 +30,7 @@ struct exact_mark {
 	bool rebased;		/* the last tick re-based (or dropped) the mark */
 };
 
-/* A point's marks (loader.h: l->exact[id]). */
+/* A point's marks (daemon/exact_run.h: struct exact_run's pt[id]). */
 struct exact_point {
 	struct exact_mark visit;	/* visit_threshold: passes */
 	struct exact_mark exc;		/* exception_threshold: exceptions */

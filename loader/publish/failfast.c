@@ -16,7 +16,8 @@
 #include "cli/cmd.h"
 #include "publish/failfast.h"
 #include "publish/failfast_cg.h"
-#include "daemon/loader.h"
+#include "kernel/probes.h"
+#include "publish/flags.h"
 #include "sds_failfast.h"
 #include "sds.skel.h"
 #include "failfast.skel.h"
@@ -61,6 +62,7 @@ struct failfast {
 	struct sds_ff_state shadow[SDS_MAX_POINTS];	/* what the map holds: write only changes */
 	int ncpu;				/* possible CPUs: the per-CPU counts */
 	int cap;				/* point ids the maps hold */
+	const struct probes *probes;		/* the points: their names, in messages */
 };
 
 /* The libc of a dry run (SDS_FAILFAST_DRYRUN), or NULL: the real thing. */
@@ -257,7 +259,7 @@ static int ff_write(struct failfast *ff, int id, const struct sds_ff_state *st)
 	return 0;
 }
 
-static int ff_load(struct loader *l, struct failfast *ff)
+static int ff_load(const struct probes *p, struct failfast *ff)
 {
 	struct sds_ff_bpf *s;
 	int e;
@@ -265,12 +267,12 @@ static int ff_load(struct loader *l, struct failfast *ff)
 	s = ff->skel = sds_ff_bpf__open();
 	if (!s)
 		return cmd_err("opening the failfast BPF object: %s", strerror(errno));
-	ff->cap = l->probes.cap > 0 ? l->probes.cap : SDS_MAX_POINTS;
-	s->rodata->atomics = l->probes.atomics;
+	ff->cap = p->cap > 0 ? p->cap : SDS_MAX_POINTS;
+	s->rodata->atomics = p->atomics;
 	ff_autoload(s, ff_lever);
 	/* The threads' frame stacks are the main object's: one map. */
 	if (bpf_map__reuse_fd(s->maps.frames,
-			      bpf_map__fd(l->probes.skel->maps.frames)) ||
+			      bpf_map__fd(p->skel->maps.frames)) ||
 	    bpf_map__set_max_entries(s->maps.failfast_state, ff->cap) ||
 	    bpf_map__set_max_entries(s->maps.failfast_probe, ff->cap) ||
 	    bpf_map__set_max_entries(s->maps.failfast_count, ff->cap))
@@ -318,7 +320,7 @@ static int ff_attach_cg(struct failfast *ff)
 	return failfast_cg__attach(progs, FF_NCG, ff->cg);
 }
 
-int failfast__open(struct loader *l, int n)
+int failfast__open(struct failfast **out, const struct probes *p, int n)
 {
 	struct bpf_program *progs[FF_NLINKS];
 	struct failfast *ff;
@@ -326,7 +328,7 @@ int failfast__open(struct loader *l, int n)
 	int i, want = 0;
 
 	for (i = 0; i < n; i++)
-		want |= l->probes.pts[i].spec.failfast_ops != 0;
+		want |= p->pts[i].spec.failfast_ops != 0;
 	if (!want)
 		return 0;
 	/* failfast__check_points chooses; without it nothing may load. */
@@ -335,17 +337,18 @@ int failfast__open(struct loader *l, int n)
 	ff = calloc(1, sizeof(*ff));
 	if (!ff)
 		return cmd_err("out of memory");
-	l->failfast = ff;
+	*out = ff;
+	ff->probes = p;
 	ff->ncpu = libbpf_num_possible_cpus();
-	if (ff_load(l, ff))
+	if (ff_load(p, ff))
 		return -1;
 	for (i = 0; i < n; i++) {
-		if (!l->probes.pts[i].spec.failfast_ops)
+		if (!p->pts[i].spec.failfast_ops)
 			continue;
-		state_init(&l->probes.pts[i].spec, &st);
+		state_init(&p->pts[i].spec, &st);
 		if (ff_write(ff, i, &st))
 			return cmd_err("point '%s': failfast state: %s",
-				       l->probes.pts[i].spec.name, strerror(errno));
+				       p->pts[i].spec.name, strerror(errno));
 	}
 	if (ff_lever == FF_LEVER_DRY)
 		return ff_attach_dry(ff, dry_libc());
@@ -365,9 +368,8 @@ int failfast__open(struct loader *l, int n)
 	return 0;
 }
 
-void failfast__close(struct loader *l)
+void failfast__close(struct failfast *ff)
 {
-	struct failfast *ff = l->failfast;
 	int i;
 
 	if (!ff)
@@ -380,13 +382,12 @@ void failfast__close(struct loader *l)
 		bpf_link__destroy(ff->dry[i]);
 	sds_ff_bpf__destroy(ff->skel);
 	free(ff);
-	l->failfast = NULL;
 }
 
-void failfast__tick(struct loader *l, int id, uint64_t now_ns,
-		    const struct flag_state *fs, bool hold_started)
+void failfast__tick(struct failfast *ff, int id, uint64_t now_ns,
+		    const struct flag_state *fs, bool hold_started,
+		    int32_t drill_errno)
 {
-	struct failfast *ff = l->failfast;
 	struct sds_ff_state st;
 	bool probing;
 
@@ -414,7 +415,7 @@ void failfast__tick(struct loader *l, int id, uint64_t now_ns,
 	if ((fs->active & SDS_ACT_DRILL) && fs->drill_kind == SDS_DRILL_ERROR) {
 		st.drill_ratio = fs->drill_ratio;
 		st.drill_expires_ns = fs->drill_expires_ns;
-		st.drill_errno = l->run[id].drill.err;
+		st.drill_errno = drill_errno;
 	} else {
 		st.drill_ratio = 0;
 		st.drill_expires_ns = 0;
@@ -424,7 +425,7 @@ void failfast__tick(struct loader *l, int id, uint64_t now_ns,
 		return;
 	if (ff_write(ff, id, &st))
 		cmd_err("point '%s': writing its failfast state: %s",
-			l->probes.pts[id].spec.name, strerror(errno));
+			ff->probes->pts[id].spec.name, strerror(errno));
 }
 
 /* Point @id's counts summed over the CPUs; -1 if unreadable. */
@@ -452,11 +453,9 @@ static int ff_count(struct failfast *ff, int id, struct sds_ff_count *sum)
 	return 0;
 }
 
-int failfast__drill_check(struct loader *l, int id, uint32_t kind,
-			  char *err, size_t errlen)
+int failfast_drill_check(const struct probe_point *p, uint32_t kind,
+			 char *err, size_t errlen)
 {
-	const struct probe_point *p = &l->probes.pts[id];
-
 	if (!p->spec.failfast_ops) {
 		snprintf(err, errlen,
 			 "'%s' is a function point without failfast= operations: a drill fails the operations failfast= names (docs/FAILFAST.md)",
@@ -472,19 +471,17 @@ int failfast__drill_check(struct loader *l, int id, uint32_t kind,
 	return 0;
 }
 
-uint64_t failfast__drilled(struct loader *l, int id)
+uint64_t failfast__drilled(struct failfast *ff, int id)
 {
 	struct sds_ff_count n;
 
-	if (!l->failfast || id >= l->failfast->cap ||
-	    !l->failfast->shadow[id].ops || ff_count(l->failfast, id, &n))
+	if (!ff || id >= ff->cap || !ff->shadow[id].ops || ff_count(ff, id, &n))
 		return 0;
 	return n.drilled;
 }
 
-json_t *failfast__point_json(struct loader *l, int id)
+json_t *failfast__point_json(struct failfast *ff, int id)
 {
-	struct failfast *ff = l->failfast;
 	const struct sds_ff_state *st;
 	struct sds_ff_count n;
 	char ops[32];

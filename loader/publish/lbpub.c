@@ -26,7 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "publish/lbpub.h"
-#include "daemon/loader.h"
+#include "kernel/probes.h"
+#include "kernel/snapshot.h"
+#include "publish/flags.h"
 #include "daemon/tick.h"
 
 bool lbpub_is_provider(const char *name)
@@ -34,26 +36,26 @@ bool lbpub_is_provider(const char *name)
 	return strchr(name, '@') != NULL;
 }
 
-static struct lbpub *lbpub_get(struct loader *l)
+static struct lbpub *lbpub_get(struct lbpub **lpp)
 {
-	if (!l->lbpub)
-		l->lbpub = calloc(1, sizeof(*l->lbpub) +
-				  SDS_MAX_POINTS * sizeof(l->lbpub->pt[0]));
-	return l->lbpub;
+	if (!*lpp)
+		*lpp = calloc(1, sizeof(**lpp) +
+			      SDS_MAX_POINTS * sizeof((*lpp)->pt[0]));
+	return *lpp;
 }
 
-bool lbpub__wants_gauges(struct loader *l)
+bool lbpub__wants_gauges(struct lbpub **lpp, const struct probes *p)
 {
-	struct lbpub *lp = l->lbpub;
+	struct lbpub *lp = *lpp;
 	int id;
 
 	/* The common case, no provider and no new point: two loads. */
-	if (lp && lp->scanned == l->probes.npoints)
+	if (lp && lp->scanned == p->npoints)
 		return lp->nproviders > 0;
-	for (id = lp ? lp->scanned : 0; id < l->probes.npoints; id++) {
-		if (!lbpub_is_provider(l->probes.pts[id].spec.name))
+	for (id = lp ? lp->scanned : 0; id < p->npoints; id++) {
+		if (!lbpub_is_provider(p->pts[id].spec.name))
 			continue;
-		lp = lbpub_get(l);
+		lp = lbpub_get(lpp);
 		if (!lp)
 			return false;
 		lp->pt[id] = calloc(1, sizeof(*lp->pt[id]));
@@ -61,7 +63,7 @@ bool lbpub__wants_gauges(struct loader *l)
 			return lp->nproviders > 0;	/* tried again next tick */
 		lp->nproviders++;
 	}
-	if (!lp && !(lp = lbpub_get(l)))
+	if (!lp && !(lp = lbpub_get(lpp)))
 		return false;
 	lp->scanned = id;
 	return lp->nproviders > 0;
@@ -152,14 +154,13 @@ void lbpub__tick(struct lbpub *lp, struct flags_region *f, const struct tick *t)
 	}
 }
 
-void lbpub__free(struct loader *l)
+void lbpub__free(struct lbpub *lp)
 {
 	int id;
 
-	if (!l->lbpub)
+	if (!lp)
 		return;
 	for (id = 0; id < SDS_MAX_POINTS; id++)
-		free(l->lbpub->pt[id]);
-	free(l->lbpub);
-	l->lbpub = NULL;
+		free(lp->pt[id]);
+	free(lp);
 }

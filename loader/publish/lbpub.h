@@ -11,8 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct loader;
 struct point_stats;
+struct probes;
 
 /*
  * The mean is taken over the newest calls: back from the tick's read to
@@ -62,11 +62,11 @@ bool lbpub_is_provider(const char *name);
 
 /*
  * The tick needs the gauges (in-flight, histogram) of every point: true
- * when a provider point exists.  Looks at points added since the last
- * call (allocating their state); false, and publishes nothing, if memory
- * runs out.
+ * when a provider point exists among @p's.  Looks at points added since
+ * the last call (allocating their state, and *@lpp when NULL); false,
+ * and publishes nothing, if memory runs out.
  */
-bool lbpub__wants_gauges(struct loader *l);
+bool lbpub__wants_gauges(struct lbpub **lpp, const struct probes *p);
 
 struct flags_region;
 struct tick;
@@ -80,6 +80,7 @@ void lbpub__tick(struct lbpub *lp, struct flags_region *f, const struct tick *t)
 uint64_t lbpub_mean(struct lbpub_point *p, const struct point_stats *st,
 		    uint64_t now_ns);
 
-void lbpub__free(struct loader *l);
+/* Free @lp (NULL: nothing); the caller drops its pointer. */
+void lbpub__free(struct lbpub *lp);
 
 #endif /* SDS_LBPUB_H */

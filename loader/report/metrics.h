@@ -20,7 +20,6 @@
 #include "sds_types.h"
 #include "window.h"
 
-struct loader;
 struct metrics;
 
 /* Where --metrics listens when given only a port: never every interface by surprise. */

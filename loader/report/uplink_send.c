@@ -16,7 +16,6 @@
 #include <unistd.h>
 #include <curl/curl.h>
 #include "hbpost.h"
-#include "daemon/loader.h"
 #include "report/uplink.h"
 
 #define HTTP_TIMEOUT_MS		3000	/* one post; then the next pick */
