@@ -377,15 +377,6 @@ json_t *capture__out_json(const struct capture *c)
 			 "refused", (json_int_t)o->refused);
 }
 
-void capture__set_plans(struct capture *c, const struct sds_hb_copy *cp)
-{
-	if (!c)
-		return;
-	c->plans = *cp;
-	c->has_plans = true;
-	servers_apply(c);
-}
-
 void capture__tick(struct capture *c)
 {
 	int64_t now;

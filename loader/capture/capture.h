@@ -114,10 +114,9 @@ void capture__drain(struct capture *c);
 /* The servers' connection: fd and events for poll (fd -1: none). */
 short capture__out_events(const struct capture *c, int *fd);
 void capture__out_event(struct capture *c, short revents);
-/* Every tick: rates from plans, recorders, --copy-to; reconnects. */
+/* Every tick: the admin's plans of the last reply (uplink__take_copy),
+ * rates from plans, recorders, --copy-to; reconnects. */
 void capture__tick(struct capture *c);
-/* The admin's plans and servers of the last reply (uplink). */
-void capture__set_plans(struct capture *c, const struct sds_hb_copy *cp);
 
 /* Point @id's counts summed over CPUs (zeros when capture is off). */
 void capture__counts(const struct capture *c, int id, struct sds_copy_count *n);

@@ -122,7 +122,7 @@ char *cmd_request_raw(const struct ctl_app *one, const char *req)
 
 	if (!raw)
 		return NULL;
-	/* conn__reply() writes compact JSON: an error reply starts so. */
+	/* conn_io_reply() writes compact JSON: an error reply starts so. */
 	if (raw[0] == '{' && strncmp(raw, err_head, sizeof(err_head) - 1))
 		return raw;
 	reply = reply_parse(one, raw);	/* says why, if it can */

@@ -24,7 +24,5 @@ int loop__open(struct loop *lp, long tick_ms, const char *strategies);
 /* Serve until SIGINT or SIGTERM: 0, or -1 when poll failed. */
 int loop__run(struct loop *lp, struct loader *l, int lfd);
 void loop__close(struct loop *lp);
-/* Has the tick timer @tick_fd expired since it was read?  Then clients wait. */
-bool loop__tick_due(int tick_fd);
 
 #endif /* SDS_LOOP_H */
