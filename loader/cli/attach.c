@@ -444,8 +444,7 @@ static int resolve_probes(struct attach_run *a, char **specs)
 	struct loader *l = a->l;
 	const char *target = l->target;
 
-	l->probes.pts = calloc(SDS_MAX_POINTS, sizeof(*l->probes.pts));
-	if (!l->probes.pts)
+	if (probes__init(&l->probes))
 		return cmd_err("out of memory");
 	if (resolve_points(&l->probes, target, a->npoints, specs, &a->sites,
 			   &a->needs_libsds))
@@ -476,6 +475,11 @@ static int resolve_strategies(struct attach_run *a)
 	static struct uplink up;
 	char err[512], msg[PATH_MAX + 512];
 
+	/* The admin's strategies are cached for a restart while it is away. */
+	if (engine__set_files(&l->engine, env.strategies,
+			      env.admin ? env.state_dir : NULL, l->group, l->app))
+		return cmd_err("state directory %s: too long for the strategies cache: choose a shorter --state-dir",
+			       env.state_dir);
 	if (env.strategies) {
 		a->strategies = malloc(sizeof(*a->strategies));
 		if (!a->strategies)
@@ -483,7 +487,6 @@ static int resolve_strategies(struct attach_run *a)
 		if (strategy_set_load_file(env.strategies, a->strategies, err,
 					   sizeof(err)))
 			return cmd_err("%s", err);
-		l->strategies_path = env.strategies;
 	}
 	if (!env.admin) {
 		if (env.token_file)
@@ -500,10 +503,6 @@ static int resolve_strategies(struct attach_run *a)
 		return cmd_err("%s", err);
 	up.probes = &l->probes;
 	l->uplink = &up;
-	if (snprintf(l->cache_path, sizeof(l->cache_path), "%s/%s.%s.strategies.json",
-		     env.state_dir, l->group, l->app) >= (int)sizeof(l->cache_path))
-		return cmd_err("state directory %s: too long for the strategies cache: choose a shorter --state-dir",
-			       env.state_dir);
 	/* What the last loader could not send goes first (backlog.c). */
 	if (uplink__backlog(&up, env.state_dir, msg, sizeof(msg), err,
 			    sizeof(err)))
@@ -511,7 +510,7 @@ static int resolve_strategies(struct attach_run *a)
 	if (msg[0])
 		cmd_err("%s", msg);
 	/* The admin's last word stands while the admin is away. */
-	if (!a->strategies && engine__load_cache(l, &a->strategies))
+	if (!a->strategies && engine__load_cache(&l->engine, &a->strategies))
 		return cmd_err("out of memory");
 	return 0;
 }
@@ -529,10 +528,10 @@ static int attach_resolve(struct attach_run *a, int argc, char **argv)
 	memset(l, 0, sizeof(*l));
 	l->watch.fd = -1;
 	conn__init_all(&l->serve);
-	session__init_all(&l->serve, l->sessions);
+	session__init_all(&l->serve);
 	events__init(&l->events);
 	flags__init(&l->flags);
-	exact__init(&l->exact, &l->probes, &l->flags);
+	exact__init(&l->engine.exact, &l->probes, &l->flags);
 	attach_wire_drill(l);
 	a->pid = env.pid;
 	a->keep_pins = env.keep;
@@ -555,10 +554,7 @@ static void attach_unresolve(struct attach_run *a)
 
 	metrics__close(l->metrics);
 	l->metrics = NULL;
-	free(l->probes.pts);	/* NULL once attach_run__unload() ran */
-	l->probes.pts = NULL;
-	free(l->strategies);
-	l->strategies = NULL;
+	probes__destroy(&l->probes);	/* the table only, once attach_run__unload() ran */
 	free(a->strategies);
 	a->strategies = NULL;
 	if (a->lock >= 0)

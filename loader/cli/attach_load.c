@@ -22,7 +22,6 @@
 #include "daemon/budget_run.h"
 #include "daemon/engine.h"
 #include "daemon/exact_run.h"
-#include "publish/lbpub.h"
 #include "report/uplink.h"
 
 static uint64_t random_u64(void)
@@ -135,7 +134,7 @@ static int capture_start(struct attach_run *a)
 		.probes = &l->probes,
 		.flags = &l->flags,
 		.app = l->app,
-		.strategies = &l->strategies,
+		.strategies = &l->engine.strategies,
 		.uplink = l->uplink,
 	};
 	return capture__open(&l->capture, &cenv, &a->copy, a->target_path,
@@ -189,8 +188,9 @@ static int start_engine(struct attach_run *a)
 		.uplink = &l->uplink,
 		.save_run = keep_save_run,
 		.restore_run = keep_restore_run,
-		.run_ctx = l,
+		.run_ctx = &l->engine,
 	};
+	struct engine_env eenv;
 
 	if (l->uplink) {
 		/* Counting began at counters__init: the second after folded_sec. */
@@ -201,12 +201,31 @@ static int start_engine(struct attach_run *a)
 	}
 	keep__set_owners(&a->keep, &own);
 	l->keep = &a->keep;
+	eenv = (struct engine_env){
+		.group = l->group,
+		.app = l->app,
+		.tick_ns = l->tick_ns,
+		.probes = &l->probes,
+		.counters = &l->counters,
+		.flags = &l->flags,
+		.events = &l->events,
+		.drill = &l->drill,
+		.budget = &l->budget,
+		.watch = &l->watch,
+		.sessions = l->serve.sessions,
+		.uplink = l->uplink,
+		.capture = l->capture,
+		.failfast = l->failfast,
+		.metrics = l->metrics,
+		.keep = l->keep,
+	};
+	engine__init(&l->engine, &eenv);
 	if (a->adopted) {
 		keep__restore(l->keep);
 		budget__adopt(&l->budget, &l->probes, &l->counters);
-		engine__adopt(l, a->strategies);
+		engine__adopt(&l->engine, a->strategies);
 	} else {
-		engine__apply(l, a->strategies);
+		engine__apply(&l->engine, a->strategies);
 	}
 	a->strategies = NULL;	/* the engine owns it now */
 	if (l->uplink && uplink__start(l->uplink))
@@ -231,13 +250,12 @@ int attach_load(struct attach_run *a, uint64_t max_overhead)
 	if (flags__create(&l->flags, l->epoch, l->tick_ns))
 		return cmd_err("creating the flags map: %s", strerror(errno));
 	if (!a->adopted)
-		exact__share_cells(&l->exact);
+		exact__share_cells(&l->engine.exact);
 	if (capture_start(a) ||
 	    failfast__open(&l->failfast, &l->probes, a->npoints))
 		return -1;
 	if (attach_all(a, err, sizeof(err)))
 		return cmd_err("%s", err);
-	l->snaps.cap = l->probes.cap;
 	if (counters_bpf__source(&l->counters_src, probes__slots_fd(&l->probes),
 				 probes__gauges_fd(&l->probes), l->probes.cap,
 				 &src) ||
@@ -264,9 +282,7 @@ void attach_run__unload(struct attach_run *a, bool clean)
 		uplink__stop(l->uplink);
 	l->keep = NULL;
 	counters__free(&l->counters);
-	snap_pool__free(&l->snaps);
-	lbpub__free(l->lbpub);
-	l->lbpub = NULL;
+	engine__close(&l->engine);
 	watch__close(&l->watch);
 	/*
 	 * Pins go first: the links then leave with their last fd.  A clean

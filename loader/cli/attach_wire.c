@@ -4,8 +4,8 @@
  * loader whole what they read of it and what they may ask of it: the
  * control socket's struct serve and its serve_ops (serve.h), built once
  * before the loop, and the drills' struct drill_ctx (daemon/drill.h).
- * The loader is whole only here, in the rest of attach, in the loop
- * (daemon/loop.c) and in the engine (daemon/engine.c).
+ * The loader is whole only here, in the rest of attach and in the loop
+ * (daemon/loop.c).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,7 +24,9 @@
 
 static int serve_point(void *ctx, const char *name)
 {
-	return engine__point(ctx, name);
+	struct loader *l = ctx;
+
+	return engine__point(&l->engine, name);
 }
 
 static char *serve_drill(void *ctx, const char *args)
@@ -36,7 +38,9 @@ static char *serve_drill(void *ctx, const char *args)
 
 static struct snapshot *serve_query_snapshot(void *ctx)
 {
-	return engine__query_snapshot(ctx);
+	struct loader *l = ctx;
+
+	return engine__query_snapshot(&l->engine);
 }
 
 static int u32_cmp(const void *a, const void *b)
@@ -83,9 +87,11 @@ static json_t *folded_json(const struct loader *l)
 			f = c->acc[i].folded_sec;
 	/* No point yet: the tick folds what is complete, up to its second - 2. */
 	if (f == UINT64_MAX) {
-		if (!l->snap || l->snap->sec < 2)
+		const struct snapshot *s = engine__last_tick(&l->engine)->snap;
+
+		if (!s || s->sec < 2)
 			return json_null();
-		f = l->snap->sec - 2;
+		f = s->sec - 2;
 	}
 	return json_integer((json_int_t)f + l->wall_offset);
 }
@@ -96,7 +102,7 @@ static json_t *serve_head(void *ctx)
 	json_t *o = json_object();
 
 	json_object_set_new(o, "strategies_version",
-			    json_integer(l->strategies ? l->strategies->version : -1));
+			    json_integer(engine__version(&l->engine)));
 	json_object_set_new(o, "admin", l->uplink ? uplink__json(l->uplink) : json_null());
 	json_object_set_new(o, "tick_late_ms", tick_late_json(&l->tick_late));
 	json_object_set_new(o, "tick_count", json_integer(l->tick_late.done));
@@ -113,7 +119,7 @@ static json_t *serve_point_state(void *ctx, int id, const struct point_stats *st
 	uint32_t reason, rate;
 	bool down;
 
-	down = engine__state(l, id, &reason, &rate);
+	down = engine__state(&l->engine, id, &reason, &rate);
 	json_object_set_new(state, "downgraded", json_boolean(down));
 	json_object_set_new(state, "reason",
 			    down ? json_string(chain_reason_name(reason)) : json_null());
@@ -121,7 +127,7 @@ static json_t *serve_point_state(void *ctx, int id, const struct point_stats *st
 	/* A function point's open trip: the call that crossed its mark (exact_fn.c). */
 	if (probes__kind(&l->probes, id) == POINT_FUNCTION)
 		json_object_set_new(state, "crossed",
-				    exact_fn__json(&l->exact, id));
+				    exact_fn__json(&l->engine.exact, id));
 	json_object_set_new(o, "state", state);
 	json_object_set_new(o, "drill",
 			    drill__json(&l->drill, id, flags_now_ns()));
@@ -142,18 +148,23 @@ static const struct serve_ops serve_ops = {
 	.point_state = serve_point_state,
 };
 
+static int drill_point(void *ctx, const char *name)
+{
+	return engine__point(ctx, name);
+}
+
 void attach_wire_drill(struct loader *l)
 {
 	const struct drill_ctx c = {
 		.probes = &l->probes,
-		.run = l->run,
+		.run = l->engine.run,
 		.flags = &l->flags,
 		.events = &l->events,
 		.failfast = &l->failfast,
 		.app = l->app,
 		/* A drill from the admin may name a point no process has yet. */
-		.point = serve_point,
-		.point_ctx = l,
+		.point = drill_point,
+		.point_ctx = &l->engine,
 	};
 
 	drill__init(&l->drill, &c);

@@ -15,8 +15,12 @@
 #include "durable.h"
 #include "cli/cmd.h"
 #include "publish/failfast.h"
-#include "daemon/loader.h"
 #include "daemon/tick.h"
+#include "daemon/events.h"
+#include "kernel/counters.h"
+#include "kernel/probes.h"
+#include "publish/flags.h"
+#include "serve/serve.h"
 #include "capture/capture.h"
 #include "deploy/watch.h"
 #include "daemon/budget_run.h"
@@ -31,38 +35,72 @@
 #include "report/uplink.h"
 #include "report/metrics.h"
 
-static const struct sds_strategy *point_strategy(struct loader *l, int id)
+static const struct sds_strategy *point_strategy(struct engine *e, int id)
 {
-	if (!l->strategies)
+	if (!e->strategies)
 		return NULL;
-	return strategy_set_find(l->strategies, l->probes.pts[id].spec.name);
+	return strategy_set_find(e->strategies, e->env.probes->pts[id].spec.name);
 }
 
 /* The BPF side's slow-call threshold: the strategy's timeout_ms wins. */
-static void point_configure(struct loader *l, int id)
+static void point_configure(struct engine *e, int id)
 {
-	const struct sds_strategy *st = point_strategy(l, id);
+	const struct sds_strategy *st = point_strategy(e, id);
 	uint64_t timeout_ns = 0;
 
 	if (st && st->timeout_ms > 0)
 		timeout_ns = (uint64_t)st->timeout_ms * 1000000ULL;
-	probes__configure(&l->probes, id, timeout_ns);
+	probes__configure(e->env.probes, id, timeout_ns);
 }
 
-int engine__point(struct loader *l, const char *name)
+int engine__set_files(struct engine *e, const char *strategies_path,
+		      const char *cache_dir, const char *group, const char *app)
 {
-	int id = probes__find(&l->probes, name);
+	e->strategies_path = strategies_path;
+	e->cache_path[0] = '\0';
+	if (!cache_dir)
+		return 0;
+	if (snprintf(e->cache_path, sizeof(e->cache_path),
+		     "%s/%s.%s.strategies.json", cache_dir, group, app) >=
+	    (int)sizeof(e->cache_path)) {
+		e->cache_path[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+void engine__init(struct engine *e, const struct engine_env *env)
+{
+	e->env = *env;
+	e->snaps.cap = env->probes->cap;
+	e->tick.pt = e->tick_pts;
+}
+
+void engine__close(struct engine *e)
+{
+	snapshot__put(e->snap);
+	e->snap = NULL;
+	snap_pool__free(&e->snaps);
+	lbpub__free(e->lbpub);
+	e->lbpub = NULL;
+	free(e->strategies);
+	e->strategies = NULL;
+}
+
+int engine__point(struct engine *e, const char *name)
+{
+	int id = probes__find(e->env.probes, name);
 
 	if (id >= 0)
 		return id;
-	id = probes__add_guard(&l->probes, name);
+	id = probes__add_guard(e->env.probes, name);
 	if (id < 0)
 		return -1;
-	memset(&l->run[id], 0, sizeof(l->run[id]));
-	memset(&l->halfopen[id], 0, sizeof(l->halfopen[id]));
-	flags__set_kind(&l->flags, id, POINT_GUARD);
-	counters__track(&l->counters, l->probes.npoints);
-	point_configure(l, id);
+	memset(&e->run[id], 0, sizeof(e->run[id]));
+	memset(&e->halfopen[id], 0, sizeof(e->halfopen[id]));
+	flags__set_kind(e->env.flags, id, POINT_GUARD);
+	counters__track(e->env.counters, e->env.probes->npoints);
+	point_configure(e, id);
 	return id;
 }
 
@@ -71,82 +109,82 @@ int engine__point(struct loader *l, const char *name)
  * function point's trip opens at the call that crossed its mark, when
  * that call left its time (exact_fn.c); else at the tick.
  */
-static void point_events(struct loader *l, int id, uint32_t reason,
+static void point_events(struct engine *e, int id, uint32_t reason,
 			 uint64_t now_ns)
 {
-	struct point_run *r = &l->run[id];
-	const char *name = l->probes.pts[id].spec.name;
+	struct point_run *r = &e->run[id];
+	const char *name = e->env.probes->pts[id].spec.name;
 
-	uint64_t at = exact_fn__tick(&l->exact, id,
-				     l->snap ? l->snap->taken_ns : now_ns,
+	uint64_t at = exact_fn__tick(&e->exact, id,
+				     e->snap ? e->snap->taken_ns : now_ns,
 				     r->shown_reason, reason, now_ns);
 
 	if (reason == r->shown_reason)
 		return;
 	if (r->shown_reason)
-		events__add(&l->events, name, r->shown_reason, false);
+		events__add(e->env.events, name, r->shown_reason, false);
 	if (reason && at)
-		events__add_at_call(&l->events, name, reason,
-				    l->exact.pt[id].cross_ms);
+		events__add_at_call(e->env.events, name, reason,
+				    e->exact.pt[id].cross_ms);
 	else if (reason)
-		events__add(&l->events, name, reason, true);
+		events__add(e->env.events, name, reason, true);
 	r->shown_reason = reason;
 }
 
 /* Slots of the sessions open now: bit s for slot s (flags__repair). */
-static uint64_t live_slots(const struct loader *l)
+static uint64_t live_slots(const struct engine *e)
 {
 	uint64_t live = 0;
 	int s;
 
 	for (s = 0; s < SDS_MAX_PROCS; s++)
-		if (l->sessions[s].fd >= 0)
+		if (e->env.sessions[s].fd >= 0)
 			live |= 1ULL << s;
 	return live;
 }
 
 /* Calls of point @id in flight at the tick's read; -1: unknown. */
-static int64_t point_inflight(struct loader *l, int id)
+static int64_t point_inflight(struct engine *e, int id)
 {
-	const struct point_stats *st = snapshot__point(l->snap, id);
+	const struct point_stats *st = snapshot__point(e->snap, id);
 
 	return st && st->gauges ? st->concurrency : -1;
 }
 
-static void point_tick(struct loader *l, int id, uint64_t now_ns,
+static void point_tick(struct engine *e, int id, uint64_t now_ns,
 		       uint64_t now_sec, uint64_t live, struct tick_point *tp)
 {
-	const struct sds_cell *c = flags__cell(&l->flags, id);
+	const struct sds_cell *c = flags__cell(e->env.flags, id);
 	const struct engine_eval_in in = {
-		.st = point_strategy(l, id),
-		.snap = l->snap,
+		.st = point_strategy(e, id),
+		.snap = e->snap,
 		/* What guards wrote, as counts the loader bounded: never instructions. */
-		.cells = flags__counts(&l->flags, id),
+		.cells = flags__counts(e->env.flags, id),
 		.now_ns = now_ns,
-		.tick_ns = l->tick_ns,
+		.tick_ns = e->env.tick_ns,
 		.now_sec = now_sec,
-		.ho = &l->halfopen[id],
-		.visit_full = exact__before(&l->exact, id, &l->run[id],
-					    point_strategy(l, id), l->snap, now_sec),
+		.ho = &e->halfopen[id],
+		.visit_full = exact__before(&e->exact, id, &e->run[id],
+					    point_strategy(e, id), e->snap, now_sec),
 	};
 	struct engine_eval_out out;
 
-	engine_eval(&l->run[id], id, &in, &out);
-	exact__after(&l->exact, id, &l->run[id], in.st, l->snap, now_sec,
+	engine_eval(&e->run[id], id, &in, &out);
+	exact__after(&e->exact, id, &e->run[id], in.st, e->snap, now_sec,
 		     out.reset, &out.fs);
 	/* A hold that (re)starts lets its first probe through one interval on. */
 	if (out.hold_started)
-		flags__set_probe(&l->flags, id, now_ns + out.fs.probe_interval_ns);
-	halfopen__cells(&l->halfopen[id], &l->flags, id, in.st, now_ns, &out.fs);
-	drill__tick(&l->drill, id, now_ns, &out.fs);
-	failfast__tick(l->failfast, id, now_ns, &out.fs, out.hold_started,
-		       l->run[id].drill.err);
-	flags__publish(&l->flags, id, &out.fs);
+		flags__set_probe(e->env.flags, id, now_ns + out.fs.probe_interval_ns);
+	halfopen__cells(&e->halfopen[id], e->env.flags, id, in.st, now_ns, &out.fs);
+	drill__tick(e->env.drill, id, now_ns, &out.fs);
+	failfast__tick(e->env.failfast, id, now_ns, &out.fs, out.hold_started,
+		       e->run[id].drill.err);
+	flags__publish(e->env.flags, id, &out.fs);
 	/* The kernel's count of calls in flight bounds held permits. */
-	flags__repair(&l->flags, id, &out.fs, now_ns, live,
+	flags__repair(e->env.flags, id, &out.fs, now_ns, live,
 		      __atomic_load_n(&c->permits, __ATOMIC_RELAXED) > 0 ?
-		      point_inflight(l, id) : -1);
-	point_events(l, id, out.shown, now_ns);
+		      point_inflight(e, id) : -1);
+	point_events(e, id, out.shown, now_ns);
 	/* The verdict in the tick's record. */
 	tp->fs = out.fs;
 	tp->shown = out.shown;
@@ -157,9 +195,9 @@ static void point_tick(struct loader *l, int id, uint64_t now_ns,
  * every buffer is held by queries (then the last one serves again and the
  * seconds are folded at the next tick: nothing is lost, windows lag).
  */
-static void engine_read(struct loader *l, uint64_t now_ns, uint64_t now_sec)
+static void engine_read(struct engine *e, uint64_t now_ns, uint64_t now_sec)
 {
-	struct snapshot *s = snap_pool__take(&l->snaps);
+	struct snapshot *s = snap_pool__take(&e->snaps);
 	unsigned int what = COUNTERS_FOLD;
 	int id;
 
@@ -171,26 +209,18 @@ static void engine_read(struct loader *l, uint64_t now_ns, uint64_t now_sec)
 	 * provider's load for balancers (lbpub.c), or a semaphore's permits
 	 * to bound.
 	 */
-	if (lbpub__wants_gauges(&l->lbpub, &l->probes) || l->uplink ||
-	    (l->metrics && metrics__waiting(l->metrics)))
+	if (lbpub__wants_gauges(&e->lbpub, e->env.probes) || e->env.uplink ||
+	    (e->env.metrics && metrics__waiting(e->env.metrics)))
 		what |= COUNTERS_GAUGES;
-	for (id = 0; !(what & COUNTERS_GAUGES) && id < l->probes.npoints; id++)
-		if (__atomic_load_n(&flags__cell(&l->flags, id)->permits,
+	for (id = 0; !(what & COUNTERS_GAUGES) && id < e->env.probes->npoints; id++)
+		if (__atomic_load_n(&flags__cell(e->env.flags, id)->permits,
 				    __ATOMIC_RELAXED) > 0)
 			what |= COUNTERS_GAUGES;
 	s->taken_ns = now_ns;
-	counters__snap(&l->counters, now_sec, what, s);
-	snapshot__put(l->snap);
-	l->snap = s;
+	counters__snap(e->env.counters, now_sec, what, s);
+	snapshot__put(e->snap);
+	e->snap = s;
 }
-
-/*
- * The tick's record (tick.h): one, rebuilt at every tick; engine__flush
- * updates the verdicts of the points it evaluates again.
- */
-static struct tick_point tick_pts[SDS_MAX_POINTS];
-static struct sds_heartbeat tick_build;	/* only build_id and deploys are used */
-static struct tick tick_rec = { .pt = tick_pts };
 
 /*
  * The owners of the heartbeat's per-point extras push them into @t: the
@@ -198,21 +228,21 @@ static struct tick tick_rec = { .pt = tick_pts };
  * probes' cost (budget_run.c), traffic copy's counts (capture.c) and the
  * build followed (watch.c).
  */
-static void tick_heartbeat(struct loader *l, struct tick *t)
+static void tick_heartbeat(struct engine *e, struct tick *t)
 {
 	int id;
 
 	for (id = 0; id < t->npoints; id++) {
-		const struct cell_counts *n = flags__counts(&l->flags, id);
+		const struct cell_counts *n = flags__counts(e->env.flags, id);
 		struct tick_point *tp = &t->pt[id];
 
 		/* A function point's drill fails operations (failfast.c). */
 		tp->drill_faults = tp->kind == POINT_FUNCTION ?
-				   failfast__drilled(l->failfast, id) :
+				   failfast__drilled(e->env.failfast, id) :
 				   n->drill_faults;
 		tp->drill_delays = n->drill_delays;
 	}
-	t->hb_close = uplink__closing(l->uplink, t->now_sec);
+	t->hb_close = uplink__closing(e->env.uplink, t->now_sec);
 	t->build = NULL;
 	if (!t->hb_close)
 		return;
@@ -223,97 +253,101 @@ static void tick_heartbeat(struct loader *l, struct tick *t)
 		memset(hp, 0, sizeof(*hp));
 		if (!st)
 			continue;
-		budget__hb_point(&l->budget, id, st, hp);
-		capture__heartbeat(l->capture, id, hp);
+		budget__hb_point(e->env.budget, id, st, hp);
+		capture__heartbeat(e->env.capture, id, hp);
 	}
-	tick_build.build_id[0] = '\0';
-	tick_build.deploys = 0;
-	watch__heartbeat(&l->watch, &tick_build);
-	t->build = &tick_build;
+	e->tick_build.build_id[0] = '\0';
+	e->tick_build.deploys = 0;
+	watch__heartbeat(e->env.watch, &e->tick_build);
+	t->build = &e->tick_build;
 }
 
-void engine__tick(struct loader *l)
+void engine__tick(struct engine *e)
 {
-	struct tick *t = &tick_rec;
+	struct tick *t = &e->tick;
 	uint64_t now_ns = flags_now_ns();
 	uint64_t now_sec = counters_now_sec();
-	uint64_t live = live_slots(l);
+	uint64_t live = live_slots(e);
 	int id;
 
-	engine_read(l, now_ns, now_sec);
-	if (l->snap)
-		now_sec = l->snap->sec;
-	t->snap = l->snap;
+	engine_read(e, now_ns, now_sec);
+	if (e->snap)
+		now_sec = e->snap->sec;
+	t->snap = e->snap;
 	t->now_ns = now_ns;
 	t->now_sec = now_sec;
-	t->strategies_version = l->strategies ? l->strategies->version : 0;
-	t->npoints = l->probes.npoints;
-	t->group = l->group;
-	t->app = l->app;
+	t->strategies_version = e->strategies ? e->strategies->version : 0;
+	t->npoints = e->env.probes->npoints;
+	t->group = e->env.group;
+	t->app = e->env.app;
 	for (id = 0; id < t->npoints; id++) {
-		const struct probe_point *pp = &l->probes.pts[id];
+		const struct probe_point *pp = &e->env.probes->pts[id];
 
 		t->pt[id].name = pp->spec.name;
 		t->pt[id].kind = pp->kind;
 		t->pt[id].latency = pp->kind != POINT_FUNCTION ||
 				    pp->ret_mode != RET_ENTRY_ONLY;
 	}
-	if (l->uplink) {
-		tick_heartbeat(l, t);
-		uplink__tick(l->uplink, t);
+	if (e->env.uplink) {
+		tick_heartbeat(e, t);
+		uplink__tick(e->env.uplink, t);
 	}
 	for (id = 0; id < t->npoints; id++) {
-		drill__take_dirty(&l->drill, id);
-		point_tick(l, id, now_ns, now_sec, live, &t->pt[id]);
+		drill__take_dirty(e->env.drill, id);
+		point_tick(e, id, now_ns, now_sec, live, &t->pt[id]);
 	}
-	lbpub__tick(l->lbpub, &l->flags, t);
-	flags__tick(&l->flags, now_ns);
-	budget__tick(&l->budget, &l->probes, &l->events, t);
+	lbpub__tick(e->lbpub, e->env.flags, t);
+	flags__tick(e->env.flags, now_ns);
+	budget__tick(e->env.budget, e->env.probes, e->env.events, t);
 	/* The tick's state whole in the pinned copy (keep.c). */
-	keep__commit(l->keep);
+	keep__commit(e->env.keep);
 }
 
-void engine__flush(struct loader *l)
+void engine__flush(struct engine *e)
 {
 	uint64_t now_ns, live;
 	int id;
 
-	if (!drill__dirty(&l->drill) || !l->snap)
+	if (!drill__dirty(e->env.drill) || !e->snap)
 		return;
 	now_ns = flags_now_ns();
-	live = live_slots(l);
-	for (id = 0; id < l->probes.npoints; id++)
-		if (drill__take_dirty(&l->drill, id))
-			point_tick(l, id, now_ns, l->snap->sec, live, &tick_pts[id]);
+	live = live_slots(e);
+	for (id = 0; id < e->env.probes->npoints; id++)
+		if (drill__take_dirty(e->env.drill, id))
+			point_tick(e, id, now_ns, e->snap->sec, live, &e->tick_pts[id]);
 }
 
-const struct tick *engine__last_tick(const struct loader *l)
+const struct tick *engine__last_tick(const struct engine *e)
 {
-	(void)l;
-	return &tick_rec;
+	return &e->tick;
 }
 
-struct snapshot *engine__query_snapshot(struct loader *l)
+int64_t engine__version(const struct engine *e)
+{
+	return e->strategies ? e->strategies->version : -1;
+}
+
+struct snapshot *engine__query_snapshot(struct engine *e)
 {
 	uint64_t now_ns = flags_now_ns();
 	struct snapshot *s;
 	int i, busy = 0;
 
 	for (i = 0; i < SNAP_POOL; i++)
-		busy += l->snaps.s[i] && l->snaps.s[i]->refs;
+		busy += e->snaps.s[i] && e->snaps.s[i]->refs;
 	/*
 	 * Fresh enough and with the gauges (a tick reads them only when it
 	 * needs them), or the pool nearly held: the tick's serves.
 	 */
-	if (l->snap && ((l->snap->gauges &&
-			 now_ns - l->snap->taken_ns < 1000000ULL) ||
+	if (e->snap && ((e->snap->gauges &&
+			 now_ns - e->snap->taken_ns < 1000000ULL) ||
 			busy >= SNAP_POOL - 1))
-		return snapshot__get(l->snap);
-	s = snap_pool__take(&l->snaps);
+		return snapshot__get(e->snap);
+	s = snap_pool__take(&e->snaps);
 	if (!s)
-		return snapshot__get(l->snap);
+		return snapshot__get(e->snap);
 	s->taken_ns = now_ns;
-	counters__snap(&l->counters, counters_now_sec(), COUNTERS_GAUGES, s);
+	counters__snap(e->env.counters, counters_now_sec(), COUNTERS_GAUGES, s);
 	return s;
 }
 
@@ -329,73 +363,73 @@ static bool strategy_changed(const struct sds_strategies *old,
 	return memcmp(a, b, sizeof(*a)) != 0;
 }
 
-int engine__apply(struct loader *l, struct sds_strategies *s)
+int engine__apply(struct engine *e, struct sds_strategies *s)
 {
-	struct sds_strategies *old = l->strategies;
+	struct sds_strategies *old = e->strategies;
 	int i, id;
 
-	l->strategies = s;
+	e->strategies = s;
 	/* Points named in a strategy get their entries before anyone calls. */
 	for (i = 0; s && i < s->n; i++)
-		if (engine__point(l, s->s[i].point) < 0)
+		if (engine__point(e, s->s[i].point) < 0)
 			cmd_err("strategy for '%s': no room for more points (at most %d)",
-				s->s[i].point, l->probes.cap);
+				s->s[i].point, e->env.probes->cap);
 	/*
 	 * Only the points whose strategy changed start afresh: a new version
 	 * for one point must not end another point's hold.
 	 */
-	for (id = 0; id < l->probes.npoints; id++) {
-		if (!strategy_changed(old, s, l->probes.pts[id].spec.name))
+	for (id = 0; id < e->env.probes->npoints; id++) {
+		if (!strategy_changed(old, s, e->env.probes->pts[id].spec.name))
 			continue;
-		memset(&l->run[id].cs, 0, sizeof(l->run[id].cs));
+		memset(&e->run[id].cs, 0, sizeof(e->run[id].cs));
 		/* The tag goes on: a claim of an old phase must never fit a new one. */
-		l->halfopen[id] = (struct halfopen_run){ .tag = l->halfopen[id].tag };
-		point_configure(l, id);
+		e->halfopen[id] = (struct halfopen_run){ .tag = e->halfopen[id].tag };
+		point_configure(e, id);
 		/* New limits start with a full bucket and no pending probe. */
-		flags__reset_cell(&l->flags, id);
+		flags__reset_cell(e->env.flags, id);
 	}
 	free(old);
 	/* In force now, not at the next tick: the kill switch trips at once. */
-	engine__tick(l);
+	engine__tick(e);
 	return 0;
 }
 
-void engine__adopt(struct loader *l, struct sds_strategies *s)
+void engine__adopt(struct engine *e, struct sds_strategies *s)
 {
 	int i, id;
 
-	l->strategies = s;
+	e->strategies = s;
 	for (i = 0; s && i < s->n; i++)
-		if (engine__point(l, s->s[i].point) < 0)
+		if (engine__point(e, s->s[i].point) < 0)
 			cmd_err("strategy for '%s': no room for more points (at most %d)",
 				s->s[i].point, SDS_MAX_POINTS);
 	/* The kept chain states stand: only the BPF side is configured. */
-	for (id = 0; id < l->probes.npoints; id++)
-		point_configure(l, id);
-	engine__tick(l);
+	for (id = 0; id < e->env.probes->npoints; id++)
+		point_configure(e, id);
+	engine__tick(e);
 }
 
-int engine__reload(struct loader *l)
+int engine__reload(struct engine *e)
 {
 	struct sds_strategies *s;
 	char err[512];
 
-	if (!l->strategies_path)
+	if (!e->strategies_path)
 		return 0;
 	s = malloc(sizeof(*s));
 	if (!s)
 		return cmd_err("loading strategies: out of memory");
-	if (strategy_set_load_file(l->strategies_path, s, err, sizeof(err))) {
+	if (strategy_set_load_file(e->strategies_path, s, err, sizeof(err))) {
 		free(s);
 		return cmd_err("%s; the strategies in force stay", err);
 	}
-	return engine__apply(l, s);
+	return engine__apply(e, s);
 }
 
-bool engine__state(struct loader *l, int id, uint32_t *reason, uint32_t *rate)
+bool engine__state(struct engine *e, int id, uint32_t *reason, uint32_t *rate)
 {
-	struct point_run *r = &l->run[id];
-	const struct sds_strategy *st = point_strategy(l, id);
+	struct point_run *r = &e->run[id];
+	const struct sds_strategy *st = point_strategy(e, id);
 
 	*reason = r->shown_reason;
 	*rate = 0;
@@ -405,14 +439,14 @@ bool engine__state(struct loader *l, int id, uint32_t *reason, uint32_t *rate)
 	return true;
 }
 
-void engine__save(const struct loader *l, int id, struct point_run *out)
+void engine__save(const struct engine *e, int id, struct point_run *out)
 {
-	*out = l->run[id];
+	*out = e->run[id];
 }
 
-void engine__restore(struct loader *l, int id, const struct point_run *in)
+void engine__restore(struct engine *e, int id, const struct point_run *in)
 {
-	l->run[id] = *in;
+	e->run[id] = *in;
 }
 
 #define CACHE_MAX	(1 << 20)	/* bytes: 256 points fit many times over */
@@ -421,41 +455,41 @@ void engine__restore(struct loader *l, int id, const struct point_run *in)
  * Keep the admin's strategies for a restart while the admin is away: a
  * reader sees the old cache or the new one, whole (common/durable.c).
  */
-static void cache_write(struct loader *l)
+static void cache_write(struct engine *e)
 {
 	json_t *doc;
 	char *text = NULL;
 
-	if (!l->cache_path[0] || !l->strategies)
+	if (!e->cache_path[0] || !e->strategies)
 		return;
-	doc = strategy_set_to_json(l->strategies);
+	doc = strategy_set_to_json(e->strategies);
 	if (doc)
 		text = json_dumps(doc, JSON_COMPACT);
 	if (!text)
 		errno = ENOMEM;
 	if (!text || strlen(text) > CACHE_MAX ||
-	    durable_write(l->cache_path, text, strlen(text)))
-		cmd_err("caching strategies in %s: %s", l->cache_path,
+	    durable_write(e->cache_path, text, strlen(text)))
+		cmd_err("caching strategies in %s: %s", e->cache_path,
 			text && strlen(text) > CACHE_MAX ? "larger than 1 MiB" :
 			strerror(errno));
 	free(text);
 	json_decref(doc);
 }
 
-void engine__admin_reply(struct loader *l)
+void engine__admin_reply(struct engine *e)
 {
 	static struct sds_hb_drill drills[SDS_HB_MAX_DRILLS];
-	struct sds_strategies *s = uplink__take_reply(l->uplink);
+	struct sds_strategies *s = uplink__take_reply(e->env.uplink);
 	int n;
 
 	if (s) {
-		engine__apply(l, s);
-		cache_write(l);
+		engine__apply(e, s);
+		cache_write(e);
 	}
-	n = uplink__take_drills(l->uplink, drills);
+	n = uplink__take_drills(e->env.uplink, drills);
 	if (n >= 0)
-		drill__apply_admin(&l->drill, drills, n, time(NULL));
-	engine__flush(l);
+		drill__apply_admin(e->env.drill, drills, n, time(NULL));
+	engine__flush(e);
 }
 
 /*
@@ -463,7 +497,7 @@ void engine__admin_reply(struct loader *l)
  * refuse a FIFO or device), at most CACHE_MAX bytes.  A missing cache is
  * normal; a bad one is said and ignored: the admin resends.
  */
-int engine__load_cache(struct loader *l, struct sds_strategies **out)
+int engine__load_cache(struct engine *e, struct sds_strategies **out)
 {
 	struct sds_strategies *s = NULL;
 	char err[600], *buf = NULL;
@@ -473,12 +507,12 @@ int engine__load_cache(struct loader *l, struct sds_strategies **out)
 	int fd;
 
 	*out = NULL;
-	if (!l->cache_path[0])
+	if (!e->cache_path[0])
 		return 0;
-	fd = open(l->cache_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	fd = open(e->cache_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno != ENOENT)
-			cmd_err("ignoring cached strategies: %s: %s", l->cache_path,
+			cmd_err("ignoring cached strategies: %s: %s", e->cache_path,
 				errno == ELOOP ? "a symlink" : strerror(errno));
 		return 0;
 	}
@@ -506,7 +540,7 @@ int engine__load_cache(struct loader *l, struct sds_strategies **out)
 		why = err;
 	free(buf);
 	if (why) {
-		cmd_err("ignoring cached strategies: %s: %s", l->cache_path, why);
+		cmd_err("ignoring cached strategies: %s: %s", e->cache_path, why);
 		free(s);
 		return 0;
 	}

@@ -3,45 +3,120 @@
  * engine.h - the strategies in force and the tick (engine.c): points by
  * name, the tick and the drills' re-evaluation, the tick's read, the
  * strategies applied from a file, the admin or the cache.
+ *
+ * struct engine owns what deciding needs between ticks (the strategies,
+ * each point's run and half-open state, the exact marks, the reads, the
+ * tick's record) and borrows the modules it drives (struct engine_env,
+ * filled by attach once they exist).  It never sees struct loader.
  */
 #ifndef SDS_ENGINE_H
 #define SDS_ENGINE_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "decide/engine_eval.h"
+#include "decide/halfopen.h"
+#include "daemon/exact_run.h"
+#include "daemon/tick.h"
+#include "heartbeat/heartbeat.h"
+#include "kernel/snapshot.h"
 
-struct loader;
-struct snapshot;
-struct tick;
+struct budget;
+struct capture;
+struct counters;
+struct drill;
+struct events;
+struct failfast;
+struct flags_region;
+struct keep;
+struct lbpub;
+struct metrics;
+struct probes;
 struct sds_strategies;
+struct session;
+struct uplink;
+struct watch;
 
-int engine__point(struct loader *l, const char *name);
-void engine__tick(struct loader *l);
+/*
+ * What the engine reads and drives, owned by other modules; valid from
+ * engine__init until the loop ends.  The pointers that may be NULL say so.
+ */
+struct engine_env {
+	const char *group;		/* --group */
+	const char *app;		/* --app */
+	uint64_t tick_ns;		/* --tick-ms */
+	struct probes *probes;		/* the points (it adds guard points) */
+	struct counters *counters;	/* the tick's reads come from here */
+	struct flags_region *flags;	/* the verdicts go here (flags.c writes) */
+	struct events *events;		/* downgrade transitions */
+	struct drill *drill;		/* fault drills: their flags at each tick */
+	struct budget *budget;		/* --max-overhead, at each tick */
+	struct watch *watch;		/* the build followed, for the heartbeat */
+	const struct session *sessions;	/* the control socket's SDS_MAX_PROCS sessions: which are open */
+	struct uplink *uplink;		/* the heartbeat; NULL without --admin */
+	struct capture *capture;	/* traffic copy; NULL: off */
+	struct failfast *failfast;	/* LSM fail-fast; NULL: no :failfast= point */
+	struct metrics *metrics;	/* --metrics; NULL: off */
+	struct keep *keep;		/* the crash-only copy, committed each tick; NULL: none */
+};
+
+struct engine {
+	struct engine_env env;		/* what it borrows (engine__init) */
+	const char *strategies_path;	/* --strategies FILE, or NULL (engine__set_files) */
+	char cache_path[512];		/* the admin's last strategies, for restarts; "": none */
+	struct sds_strategies *strategies;	/* in force; NULL: none */
+	struct point_run run[SDS_MAX_POINTS];	/* per point id: its chain, window, drill */
+	struct halfopen_run halfopen[SDS_MAX_POINTS];	/* per point id: its half-open phase */
+	struct exact_run exact;		/* exact trips' marks (exact_run.c) */
+	struct snap_pool snaps;		/* buffers of the reads */
+	struct snapshot *snap;		/* the last tick's read (held); NULL before the first */
+	struct lbpub *lbpub;		/* providers' load for balancers; NULL: none yet */
+	/* The tick's record (tick.h): rebuilt at every tick, engine__flush updates verdicts. */
+	struct tick tick;
+	struct tick_point tick_pts[SDS_MAX_POINTS];	/* @tick.pt */
+	struct sds_heartbeat tick_build;	/* @tick.build: only build_id and deploys */
+};
+
+/*
+ * The files: --strategies (@strategies_path, or NULL) and the admin's
+ * cache (@cache_dir/GROUP.APP.strategies.json, or NULL: none).  -1: the
+ * cache's path is too long.
+ */
+int engine__set_files(struct engine *e, const char *strategies_path,
+		      const char *cache_dir, const char *group, const char *app);
+/* Once every module in @env exists, before the first tick. */
+void engine__init(struct engine *e, const struct engine_env *env);
+/* The strategies, the reads and the balancing loads go. */
+void engine__close(struct engine *e);
+
+int engine__point(struct engine *e, const char *name);
+void engine__tick(struct engine *e);
 /* Evaluate the points a drill changed since the tick, from the tick's read. */
-void engine__flush(struct loader *l);
+void engine__flush(struct engine *e);
 /*
  * The last tick's record (tick.h): its read, time, verdicts and the
  * heartbeat extras pushed into it.
  */
-const struct tick *engine__last_tick(const struct loader *l);
+const struct tick *engine__last_tick(const struct engine *e);
 /* A read no older than ~1 ms for a query (held: snapshot__put it). */
-struct snapshot *engine__query_snapshot(struct loader *l);
-int engine__apply(struct loader *l, struct sds_strategies *s);
-int engine__reload(struct loader *l);
-void engine__admin_reply(struct loader *l);
-int engine__load_cache(struct loader *l, struct sds_strategies **out);
+struct snapshot *engine__query_snapshot(struct engine *e);
+/* The version of the strategies in force; -1: none. */
+int64_t engine__version(const struct engine *e);
+int engine__apply(struct engine *e, struct sds_strategies *s);
+int engine__reload(struct engine *e);
+void engine__admin_reply(struct engine *e);
+int engine__load_cache(struct engine *e, struct sds_strategies **out);
 /*
  * A loader that adopted kept state: @s in force without starting any
  * point afresh (holds and drills continue), published at once.
  */
-void engine__adopt(struct loader *l, struct sds_strategies *s);
-bool engine__state(struct loader *l, int id, uint32_t *reason, uint32_t *rate);
+void engine__adopt(struct engine *e, struct sds_strategies *s);
+bool engine__state(struct engine *e, int id, uint32_t *reason, uint32_t *rate);
 /*
  * The crash-only keep (keep.c): point @id's run state (chain, window
  * reset, drill), saved and restored.
  */
-struct point_run;
-void engine__save(const struct loader *l, int id, struct point_run *out);
-void engine__restore(struct loader *l, int id, const struct point_run *in);
+void engine__save(const struct engine *e, int id, struct point_run *out);
+void engine__restore(struct engine *e, int id, const struct point_run *in);
 
 #endif /* SDS_ENGINE_H */

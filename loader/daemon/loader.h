@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * loader.h - the state of one running `sds-bpf attach`, shared by its
- * modules: attach.c (lifecycle), engine.c (strategies, ticks),
- * session.c (guard processes), serve.c (queries).
+ * loader.h - the state of one running `sds-bpf attach`, whole only in
+ * attach (cli/attach*.c: its lifecycle, and the wiring that hands each
+ * module what it reads) and the loop (daemon/loop.c).  Every other
+ * module sees only its own part and what attach handed it: the engine
+ * its struct engine (engine.h), the control socket its struct serve
+ * (serve/serve.h), the drills their struct drill_ctx, and so on.
  */
 #ifndef SDS_LOADER_H
 #define SDS_LOADER_H
@@ -13,29 +16,21 @@
 #include <jansson.h>
 /* What struct loader holds by value; the rest by pointer, declared here. */
 #include "decide/budget.h"
-#include "decide/engine_eval.h"
-#include "decide/exact.h"
-#include "decide/halfopen.h"
+#include "daemon/drill.h"
+#include "daemon/engine.h"
 #include "daemon/events.h"
-#include "daemon/exact_run.h"
 #include "kernel/counters.h"
 #include "kernel/probes.h"
-#include "kernel/snapshot.h"
 #include "publish/flags.h"
-#include "serve/ctl.h"
 #include "serve/register.h"
+#include "serve/serve.h"
 #include "deploy/watch.h"
 
 struct capture;
 struct failfast;
 struct keep;
-struct lbpub;
 struct metrics;
-struct sds_strategies;
 struct uplink;
-#include "serve/serve.h"
-
-/* The control socket's limits, connections and sessions: serve/serve.h. */
 
 /* Lateness of the tick: how long after each timerfd expiry it was served. */
 #define TICK_LATE_RING		4096	/* samples kept (41 s at a 10 ms tick) */
@@ -47,8 +42,6 @@ struct tick_late {
 	uint32_t n;			/* samples in the ring */
 	uint64_t done;			/* ticks done since start (stats: tick_count) */
 };
-
-/* struct point_run, what the engine keeps per point: engine_eval.h. */
 
 struct loader {
 	char group[SDS_NAME_MAX + 1];	/* --group */
@@ -64,31 +57,18 @@ struct loader {
 	struct probes probes;		/* BPF programs and points */
 	struct counters counters;	/* sums of the BPF maps */
 	struct counters_bpf counters_src;	/* @counters' source: the maps */
-	struct snap_pool snaps;		/* buffers of the reads */
-	struct snapshot *snap;		/* the last tick's read (held); NULL before the first */
 	struct drill drill;		/* fault drills (drill.c; cli/attach_wire.c wires it) */
 	struct flags_region flags;	/* the region the guards map */
 	struct events events;		/* downgrade transitions */
-	const char *strategies_path;	/* --strategies FILE, or NULL */
-	struct sds_strategies *strategies;	/* in force; NULL: none */
-	struct point_run run[SDS_MAX_POINTS];	/* per point id */
-	struct halfopen_run halfopen[SDS_MAX_POINTS];	/* per point id: its half-open phase */
-	struct exact_run exact;		/* exact trips' marks (exact_run.c) */
-	struct session sessions[SDS_MAX_PROCS];	/* slot = index */
+	struct engine engine;		/* strategies, the tick and its record (engine.h) */
 	struct uplink *uplink;		/* heartbeat to sds-admin; NULL without --admin */
-	char cache_path[512];		/* last strategies from the admin, for restarts */
 	struct serve serve;		/* the control socket (serve.h; cli/attach_wire.c fills it) */
 	struct tick_late tick_late;	/* lateness of the last ticks (stats) */
 	struct budget budget;		/* --max-overhead: the probes' cost (budget_run.c) */
 	struct watch watch;		/* TARGET's builds across deploys (watch.c) */
 	struct capture *capture;	/* traffic copy (capture.c); NULL: off */
-	struct lbpub *lbpub;		/* providers' load for balancers (lbpub.c); NULL: none yet */
 	struct failfast *failfast;	/* LSM fail-fast (failfast.c); NULL: no :failfast= point */
 	struct metrics *metrics;	/* --metrics (metrics.h); NULL: off */
 };
-
-
-
-
 
 #endif /* SDS_LOADER_H */

@@ -213,7 +213,7 @@ static void client_fds(struct pollfd *pfd, struct loader *l)
 	int i;
 
 	for (i = 0; i < SDS_MAX_PROCS; i++) {
-		const struct session *s = &l->sessions[i];
+		const struct session *s = &l->serve.sessions[i];
 
 		pfd[PFD_SESS + i] = (struct pollfd){ .fd = s->fd,
 			.events = conn_io__events(&s->io) };
@@ -239,7 +239,7 @@ static bool clients_serve(struct pollfd *pfd, struct loader *l, int lfd, int tfd
 		conn__event(&l->serve, i, pfd[PFD_CONN + i].revents);
 	more = conn__serve(&l->serve, tfd);
 	/* What a drill request changed is published before the next wait. */
-	engine__flush(l);
+	engine__flush(&l->engine);
 	if (pfd[PFD_LISTEN].revents & POLLIN)
 		conn__accept(&l->serve, lfd);
 	return more;
@@ -266,13 +266,14 @@ static int clients_timeout(struct loader *l, bool more)
  */
 static void metrics_tick(struct loader *l)
 {
+	struct engine *e = &l->engine;
 	struct snapshot *snap;
 
 	if (!l->metrics || !metrics__waiting(l->metrics))
 		return;
-	snap = l->snap && l->snap->gauges ? snapshot__get(l->snap) :
-	       engine__query_snapshot(l);
-	metrics__tick(l->metrics, engine__last_tick(l), snap);
+	snap = e->snap && e->snap->gauges ? snapshot__get(e->snap) :
+	       engine__query_snapshot(e);
+	metrics__tick(l->metrics, engine__last_tick(e), snap);
 	snapshot__put(snap);
 }
 
@@ -296,7 +297,7 @@ int loop__run(struct loop *lp, struct loader *l, int lfd)
 			if (read(lp->sfd, &si, sizeof(si)) == sizeof(si)) {
 				if (si.ssi_signo != SIGHUP)
 					return 0;
-				engine__reload(l);
+				engine__reload(&l->engine);
 			}
 		}
 		tick = false;
@@ -306,7 +307,7 @@ int loop__run(struct loop *lp, struct loader *l, int lfd)
 			if (read(lp->tfd, &expirations, sizeof(expirations)) > 0) {
 				tick = true;
 				tick_late_note(l, lp->tfd, expirations);
-				engine__tick(l);
+				engine__tick(&l->engine);
 				/* After the tick's work: a test that sees it grow sees its effects. */
 				l->tick_late.done++;
 				watch__tick(&l->watch);
@@ -314,9 +315,9 @@ int loop__run(struct loop *lp, struct loader *l, int lfd)
 			}
 		}
 		if ((pfd[PFD_WATCH].revents & POLLIN) && watch_hit(lp->wfd, lp->wbase))
-			engine__reload(l);
+			engine__reload(&l->engine);
 		if (pfd[PFD_ADMIN].revents & POLLIN)
-			engine__admin_reply(l);
+			engine__admin_reply(&l->engine);
 		if (pfd[PFD_DEPLOY].revents & POLLIN)
 			watch__event(&l->watch);
 		copy_serve(pfd, l, tick);

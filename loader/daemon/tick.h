@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * tick.h - the record of one tick, built by engine__tick (engine.c) and
- * read by the tick's consumers (the uplink, balancing loads) instead of
- * struct loader: the read, the time, each point's verdict, the strategies'
+ * read by the tick's consumers (the uplink, balancing loads, the budget,
+ * metrics): the read, the time, each point's verdict, the strategies'
  * version, and what the owners of the heartbeat's per-point extras (the
  * probe budget, traffic copy, deploys, fail-fast, the guards' cells)
  * pushed into it.  The engine asks the owners; a consumer reads only this.

@@ -523,6 +523,13 @@ static void detach_points(struct probe_point *pts)
 	}
 }
 
+int probes__init(struct probes *pr)
+{
+	memset(pr, 0, sizeof(*pr));
+	pr->pts = calloc(SDS_MAX_POINTS, sizeof(*pr->pts));
+	return pr->pts ? 0 : -1;
+}
+
 void probes__destroy(struct probes *pr)
 {
 	int i;
@@ -530,7 +537,8 @@ void probes__destroy(struct probes *pr)
 	for (i = 0; i < PROBES_MAX_GUARD_FILES; i++)
 		if (pr->files[i].used)
 			probes__guard_file_detach(&pr->files[i]);
-	if (pr->pts)
+	/* No skeleton, no links: a table only resolved (attach failed early). */
+	if (pr->pts && pr->skel)
 		detach_points(pr->pts);
 	bpf_link__destroy(pr->exit_link);
 	for (i = 0; i < EXITS_CATCH_MAX; i++)

@@ -302,6 +302,8 @@ int probes__pin_links(struct probes *pr, const struct pins *p, char *err,
 /* Unpin point @id's links (before they are detached for good). */
 void probes__unpin_point(struct probes *pr, int id);
 
+/* The point table, empty (SDS_MAX_POINTS entries); -1: out of memory. */
+int probes__init(struct probes *pr);
 /*
  * Detach everything and free; safe on a partly set-up @pr.  Pinned links
  * stay in the kernel (pins__remove() removes them).

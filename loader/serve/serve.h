@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "sds_flags.h"
 #include "sds_types.h"
 #include "serve/ctl.h"
 
@@ -162,11 +163,8 @@ struct serve {
 	uint32_t pending_next;		/* where the next wakeup starts answering */
 	struct refusals refused;	/* what hostile or greedy clients were refused */
 	uid_t point_uid[SDS_MAX_POINTS];	/* who created the point with `point`; 0: root or strategies */
-	/*
-	 * The sessions, SDS_MAX_PROCS slots: the loader's table (the engine
-	 * reads which are open), written here only.
-	 */
-	struct session *sessions;
+	/* The registered processes, slot = index (the engine reads which are open). */
+	struct session sessions[SDS_MAX_PROCS];
 	/* What it reads (attach fills it before the loop). */
 	const char *app;		/* --app */
 	const char *group;		/* --group */
@@ -209,8 +207,8 @@ void conn__close_all(struct serve *sv);
 /* Drop whatever missed its deadline; the next deadline in *@next_ns. */
 void conn__sweep(struct serve *sv, uint64_t now_ns, uint64_t *next_ns);
 
-/* session.c: guarded processes; @sessions is the loader's table (struct serve) */
-void session__init_all(struct serve *sv, struct session *sessions);
+/* session.c: guarded processes, in @sv->sessions */
+void session__init_all(struct serve *sv);
 /* `register ARG` from @c: it becomes a session, or an error is queued on it. */
 void session__register(struct serve *sv, struct pending *c, const char *arg);
 void session__event(struct serve *sv, int slot, short revents);

@@ -28,11 +28,10 @@
 #include "serve/register.h"
 #include "serve/serve.h"
 
-void session__init_all(struct serve *sv, struct session *sessions)
+void session__init_all(struct serve *sv)
 {
 	int i;
 
-	sv->sessions = sessions;
 	for (i = 0; i < SDS_MAX_PROCS; i++) {
 		memset(&sv->sessions[i], 0, sizeof(sv->sessions[i]));
 		sv->sessions[i].fd = -1;

@@ -14,7 +14,7 @@
 
 #include <string.h>
 
-#include "daemon/loader.h"
+#include "kernel/snapshot.h"
 #include "publish/lbpub.h"
 
 #define MS	1000000ULL
