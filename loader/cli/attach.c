@@ -52,6 +52,7 @@ static struct attach_env {
 	const char *admin;	/* --admin URL[,URL...] */
 	const char *token_file;	/* --token-file FILE */
 	const char *admin_policy;	/* --admin-policy NAME; NULL: least_active */
+	bool no_push;		/* --no-push: heartbeats alone carry the admin's changes */
 	const char *state_dir;	/* --state-dir DIR */
 	bool fork_safe;		/* --fork-safe: no probe on a 5-byte NOP, whatever the kernel */
 	uint64_t max_overhead;	/* --max-overhead, in CPU ns per s (budget.h); 0: off */
@@ -143,6 +144,7 @@ static int parse_options(int argc, char **argv)
 		{ "admin", required_argument, NULL, 'A' },
 		{ "token-file", required_argument, NULL, 'K' },
 		{ "admin-policy", required_argument, NULL, 'P' },
+		{ "no-push", no_argument, NULL, 'N' },
 		{ "state-dir", required_argument, NULL, 'D' },
 		{ "fork-safe", no_argument, NULL, 'F' },
 		{ "max-overhead", required_argument, NULL, 'O' },
@@ -170,6 +172,7 @@ static int parse_options(int argc, char **argv)
 	env.admin = NULL;
 	env.token_file = NULL;
 	env.admin_policy = NULL;
+	env.no_push = false;
 	env.fork_safe = false;
 	env.keep = false;
 	env.max_overhead = BUDGET_DEFAULT_NS;
@@ -231,6 +234,9 @@ static int parse_options(int argc, char **argv)
 			break;
 		case 'P':
 			env.admin_policy = optarg;
+			break;
+		case 'N':
+			env.no_push = true;
 			break;
 		case 'D':
 			env.state_dir = optarg;
@@ -493,6 +499,8 @@ static int resolve_strategies(struct attach_run *a)
 			return cmd_err("--token-file goes with --admin");
 		if (env.admin_policy)
 			return cmd_err("--admin-policy goes with --admin");
+		if (env.no_push)
+			return cmd_err("--no-push goes with --admin");
 		return 0;
 	}
 	/* The wall offset is set once the programs' clock is (attach_load). */
@@ -502,6 +510,7 @@ static int resolve_strategies(struct attach_run *a)
 	if (uplink_pick__init(&up, env.admin_policy, err, sizeof(err)))
 		return cmd_err("%s", err);
 	up.probes = &l->probes;
+	up.push_off = env.no_push;
 	l->uplink = &up;
 	/* What the last loader could not send goes first (backlog.c). */
 	if (uplink__backlog(&up, env.state_dir, msg, sizeof(msg), err,

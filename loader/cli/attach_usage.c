@@ -42,6 +42,8 @@ const char attach_usage[] =
 "      --admin-policy NAME  which admin gets each heartbeat: least_active\n"
 "                           (default), shortest_response, consistent_hash (by\n"
 "                           host name), random, round_robin, or an extension\n"
+"      --no-push            no long-poll to the admin: its changes come with\n"
+"                           the heartbeats (every 10 s) instead of at once\n"
 "      --token-file FILE    the admin's bearer token\n"
 "      --state-dir DIR      kept across restarts (default $SDS_STATE_DIR or\n"
 "                           /var/lib/sds), with --admin: the admin's last\n"

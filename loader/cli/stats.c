@@ -113,6 +113,17 @@ int do_stats(int argc, char **argv)
 		       query_jint(r, "refused.points"), query_jint(r, "refused.files"),
 		       query_jint(r, "refused.denied"), query_jint(r, "refused.slow"));
 	print_builds(r);
+	/* With --admin: the heartbeats and the push channel (docs/PUSH.md). */
+	if (*query_jstr(r, "admin.push.state"))
+		printf("admin: %lld periods sent, %lld failed posts; push %s%s%s (%lld changes, %lld syncs, %lld reconnects)%s%s\n",
+		       query_jint(r, "admin.sent"), query_jint(r, "admin.failures"),
+		       query_jstr(r, "admin.push.state"),
+		       *query_jstr(r, "admin.push.url") ? " on " : "",
+		       query_jstr(r, "admin.push.url"),
+		       query_jint(r, "admin.push.wakes"), query_jint(r, "admin.push.syncs"),
+		       query_jint(r, "admin.push.reconnects"),
+		       *query_jstr(r, "admin.push.last_error") ? ": " : "",
+		       query_jstr(r, "admin.push.last_error"));
 	printf("%-16s %-8s %-10s %10s %8s %8s %8s %8s %5s %7s %7s %8s %-14s %s\n", "POINT",
 	       "SITE", "RETURNS", "VISITS", "ERRORS", "TIMEOUTS", "DOWNGR", "WIN-VIS",
 	       "CONC", "P50", "P99", "OVERHEAD", "COPIED/DROP", "STATE");

@@ -122,6 +122,11 @@ int uplink__init(struct uplink *u, const char *urls, const char *token_file,
 				 tok);
 			goto fail;
 		}
+		if (n > UPLINK_URL_MAX) {
+			snprintf(err, errlen, "--admin: URL '%.60s...' longer than %d bytes",
+				 tok, UPLINK_URL_MAX);
+			goto fail;
+		}
 		if (u->nurls == UPLINK_MAX_URLS) {
 			snprintf(err, errlen, "--admin: at most %d URLs", UPLINK_MAX_URLS);
 			goto fail;
@@ -505,6 +510,8 @@ void uplink__tick(struct uplink *u, const struct tick *t)
 	bool copy = true;
 	int i, id;
 
+	/* The version a sync asks the admin about (uplink_send.c). */
+	__atomic_store_n(&u->version_now, t->strategies_version, __ATOMIC_RELAXED);
 	hist_mark(u, t, cur);
 	/* Concurrency is a gauge: its maximum over the period, per tick. */
 	for (id = 0; p && id < t->npoints; id++) {
@@ -556,6 +563,7 @@ void uplink__stop(struct uplink *u)
 		u->stop = true;
 		pthread_cond_broadcast(&u->cond);
 		pthread_mutex_unlock(&u->lock);
+		uplink_push__stop(u);
 		pthread_join(u->thread, NULL);
 		u->started = false;
 	}
@@ -660,6 +668,7 @@ json_t *uplink__json(struct uplink *u)
 	json_object_set_new(o, "restored", json_integer(u->restored));
 	pthread_mutex_unlock(&u->lock);
 	uplink_pick__json(u, o);
+	json_object_set_new(o, "push", uplink_push__json(u));
 	return o;
 }
 

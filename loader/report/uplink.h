@@ -12,6 +12,13 @@
  * body cannot be used still means the admin stored the period: it is not
  * sent again, the reply is ignored, counted (admin_errors) and logged.
  *
+ * A push thread (uplink_push.c) holds a long-poll open to an admin
+ * (GET /api/v1/watch, docs/PUSH.md): when the admin says the app changed,
+ * the sender reads the app's state at once (GET /api/v1/sync) and hands
+ * it to the main loop as it hands a heartbeat's reply.  The state comes
+ * only through the sender, one request after another, so a reply read
+ * before a change is never applied after it.
+ *
  * With a state dir the queue is also on disk (backlog.c): a period is
  * appended there before it is queued and marked done once the admin
  * stored it or the bound dropped it; uplink__backlog() queues what an
@@ -30,6 +37,7 @@
 #include "report/uplink_pick.h"
 
 #define UPLINK_MAX_URLS		8	/* --admin URL,URL,... */
+#define UPLINK_URL_MAX		512	/* bytes of one of them */
 #define UPLINK_BACKLOG		360	/* periods kept while the admin is away: 1 hour */
 #define UPLINK_OPEN		4	/* periods being accounted at once */
 /* This host's offset inside the period: 2000 + a hash of its name % 7000. */
@@ -49,6 +57,24 @@ struct uplink_msg {
 	int64_t period_start;		/* which period */
 	uint64_t send_at_ms;		/* wall clock: not before this host's offset */
 	char *body;			/* the heartbeat JSON */
+};
+
+/* The push channel's state (uplink_push.c), for `stats`. */
+enum uplink_push_state {
+	PUSH_OFF,			/* --no-push, or not started */
+	PUSH_CONNECTING,		/* a watch request is on its way */
+	PUSH_WAITING,			/* the admin holds our watch: changes come at once */
+	PUSH_RETRYING,			/* the last watch failed: heartbeats alone until it is back */
+};
+
+struct uplink_push {
+	enum uplink_push_state state;
+	int url;			/* the admin watched (index in urls) */
+	uint64_t wakes;			/* changes the admin announced */
+	uint64_t reconnects;		/* watches sent after a failed one */
+	uint64_t failures;		/* watches that failed */
+	uint64_t retry_at_ms;		/* wall clock of the next try while retrying */
+	char last_error[256];		/* why the last watch failed, "" if it went */
 };
 
 /* Where this host's identity is read (machine-id(5)). */
@@ -110,9 +136,20 @@ struct uplink {
 	struct sds_hb_drill drills[SDS_HB_MAX_DRILLS];
 	bool copy_new;			/* @copy came with a reply the main loop has not taken */
 	struct sds_hb_copy copy;	/* the app's copy plans and servers, as of the last reply that had them */
-	bool stop;			/* the sender must exit */
+	bool stop;			/* the sender (and the push thread) must exit */
 	pthread_t thread;		/* the sender */
 	bool started;			/* @thread runs */
+	/* the push channel's (uplink_push.c), under @lock */
+	bool push_off;			/* --no-push: heartbeats alone */
+	struct uplink_push push;	/* the long-poll's state */
+	bool sync_due;			/* a change was announced: the sender reads the state */
+	uint64_t sync_at_ms;		/* ... not before then (after a failed read) */
+	uint64_t syncs, sync_failures;	/* state reads that went, that failed */
+	void *push_multi;		/* its CURLM, woken at stop; NULL: no push thread */
+	pthread_t push_thread;		/* the push thread */
+	bool push_started;		/* @push_thread runs */
+	/* the main loop's, read by the sender (atomic) */
+	int64_t version_now;		/* strategies version in force at the last tick */
 };
 
 /*
@@ -131,7 +168,15 @@ int uplink__init(struct uplink *u, const char *urls, const char *token_file,
  * (keep.c) then puts back the periods it was accounting.
  */
 void uplink__begin(struct uplink *u, int64_t wall_offset, uint64_t first_sec);
+/* The sender, and the push thread unless @u->push_off. */
 int uplink__start(struct uplink *u);
+/*
+ * uplink_push.c: start and stop the push thread (uplink__start and
+ * uplink__stop call them); its state as `stats` shows it.
+ */
+int uplink_push__start(struct uplink *u);
+void uplink_push__stop(struct uplink *u);
+json_t *uplink_push__json(struct uplink *u);
 
 /*
  * Keep the queue in <@state_dir>/<group>.<app>.backlog, and queue the
@@ -231,10 +276,12 @@ int uplink__take_copy(struct uplink *u, struct sds_hb_copy *out);
 /*
  * {"urls", "host", "offset_ms", "first_period", "open_period", "sent",
  * "last_sent", "pending", "queue", "dropped", "failures", "admin_errors",
- * "last_error", "backlog", "restored"}: "backlog" is the file ("" without
+ * "last_error", "backlog", "restored", "push"}: "backlog" is the file ("" without
  * one), "restored" the periods queued from it at start; "open_period" the
  * oldest period not closed yet, "queue" the queued periods oldest first,
- * each {"period", "send_at_ms"}; "last_sent" {"period", "at_ms"} or null.
+ * each {"period", "send_at_ms"}; "last_sent" {"period", "at_ms"} or null;
+ * "push" the channel's {"state", "url", "wakes", "syncs", "sync_failures",
+ * "reconnects", "failures", "last_error"} (+ "retry_at_ms" while retrying).
  */
 json_t *uplink__json(struct uplink *u);
 

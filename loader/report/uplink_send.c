@@ -4,7 +4,10 @@
  * period to the admin the --admin-policy picks (uplink_pick.c), then to
  * its next picks, takes the reply's strategies and
  * drills, and decides what a reply means for the queue (stored, failed,
- * stored but unusable).  The periods and the queue are uplink.c's.
+ * stored but unusable).  When the push channel (uplink_push.c) announced
+ * a change it first reads the app's state (GET /api/v1/sync: the same
+ * document as a heartbeat's reply, nothing stored) and hands it on the
+ * same way.  The periods and the queue are uplink.c's.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -52,18 +55,17 @@ static uint64_t mono_ms(void)
  * whose body is no reply (not JSON, malformed strategies, too large) is
  * POST_BAD_REPLY: sending the period again would only bring the same.
  */
-static enum post_result post_one(CURL *curl, const char *base,
+static enum post_result post_one(CURL *curl, const char *url,
 				 const char *token, const char *body,
 				 struct sds_hb_reply *r, bool *timed_out,
 				 char *err, size_t errlen)
 {
 	struct hbpost_reply reply;
-	char url[600], perr[256];
+	char perr[256];
 	enum post_result ret = POST_FAILED;
 	long code = 0;
 	CURLcode cc;
 
-	snprintf(url, sizeof(url), "%s/api/v1/heartbeat", base);
 	cc = hbpost_send(curl, &(struct hbpost){
 				.url = url, .token = token, .body = body,
 				.timeout_ms = HTTP_TIMEOUT_MS,
@@ -97,13 +99,11 @@ out:
 	return ret;
 }
 
-/* Reply @r to the head came: its strategies and drills for the main loop. */
-static void reply_taken(struct uplink *u, struct sds_hb_reply *r)
+/* Reply @r came (a heartbeat's or a sync's): its state for the main loop. */
+static void reply_deliver(struct uplink *u, struct sds_hb_reply *r)
 {
 	uint64_t one = 1;
 
-	uplink__pop_head(u);
-	u->last_error[0] = '\0';
 	if (r->has_strategies) {
 		free(u->reply);
 		u->reply = r->strategies;
@@ -121,6 +121,14 @@ static void reply_taken(struct uplink *u, struct sds_hb_reply *r)
 	if (write(u->event_fd, &one, sizeof(one)) < 0) {
 		/* the counter is full: the main loop knows already */
 	}
+}
+
+/* Reply @r to the head came. */
+static void reply_taken(struct uplink *u, struct sds_hb_reply *r)
+{
+	uplink__pop_head(u);
+	u->last_error[0] = '\0';
+	reply_deliver(u, r);
 }
 
 /*
@@ -165,6 +173,80 @@ static void failed_wait(struct uplink *u, const char *err)
 		;
 }
 
+/*
+ * @path (with its query) on the policy's pick, then on its next picks
+ * among the URLs not tried; a 200 of any kind ends it (a heartbeat: it
+ * was stored, no next URL).  Not under @u->lock.
+ */
+static enum post_result request_picks(struct uplink *u, CURL *curl,
+				      const char *path, const char *body,
+				      struct sds_hb_reply *r, char *err,
+				      size_t errlen)
+{
+	enum post_result res = POST_FAILED;
+	bool tried[UPLINK_MAX_URLS];
+	char url[UPLINK_URL_MAX + 600];
+	int i;
+
+	memset(tried, 0, sizeof(tried));
+	while (curl && r->strategies && res == POST_FAILED &&
+	       (i = uplink_pick__next(u, tried)) >= 0) {
+		uint64_t t0 = mono_ms();
+		bool timed_out = false;
+
+		tried[i] = true;
+		snprintf(url, sizeof(url), "%s%s", u->urls[i], path);
+		uplink_pick__begin(u, i);
+		res = post_one(curl, url, u->token, body, r, &timed_out, err,
+			       errlen);
+		uplink_pick__end(u, i, res != POST_FAILED, timed_out,
+				 mono_ms() - t0);
+	}
+	return res;
+}
+
+/*
+ * The push channel announced a change: the app's state, read-only, with
+ * the version in force (the strategies come when the admin's differ).
+ * Under @u->lock; drops it for the request.
+ */
+static void sync_state(struct uplink *u, CURL *curl, struct sds_hb_reply *r)
+{
+	int64_t version = __atomic_load_n(&u->version_now, __ATOMIC_RELAXED);
+	char *g = curl ? curl_easy_escape(curl, u->group, 0) : NULL;
+	char *a = curl ? curl_easy_escape(curl, u->app, 0) : NULL;
+	enum post_result res = POST_FAILED;
+	char path[600], err[1536] = "";
+
+	u->sync_due = false;
+	pthread_mutex_unlock(&u->lock);
+	memset(r, 0, sizeof(*r));
+	r->strategies = malloc(sizeof(*r->strategies));
+	if (g && a) {
+		snprintf(path, sizeof(path), "/api/v1/sync?group=%s&app=%s&version=%lld",
+			 g, a, (long long)version);
+		res = request_picks(u, curl, path, NULL, r, err, sizeof(err));
+	}
+	curl_free(g);
+	curl_free(a);
+	pthread_mutex_lock(&u->lock);
+	if (res == POST_OK) {
+		u->syncs++;
+		reply_deliver(u, r);
+	} else {
+		u->sync_failures++;
+		snprintf(u->push.last_error, sizeof(u->push.last_error),
+			 "sync: %.240s", err[0] ? err : "out of memory");
+		/* Refused or unusable: the heartbeat brings the state instead. */
+		if (res == POST_FAILED && !u->sync_due) {
+			u->sync_due = true;
+			u->sync_at_ms = wall_ms() + RETRY_MS;
+		}
+	}
+	free(r->strategies);
+	r->strategies = NULL;
+}
+
 static void *sender(void *arg)
 {
 	struct uplink *u = arg;
@@ -176,17 +258,22 @@ static void *sender(void *arg)
 	pthread_mutex_lock(&u->lock);
 	while (!u->stop) {
 		static struct sds_hb_reply r;	/* 25 KiB of drills: one sender thread */
-		char err[1024] = "", line[1400], *body;
+		char err[1536] = "", line[2048], *body;
 		int64_t start;
-		enum post_result res = POST_FAILED;
+		enum post_result res;
 		uint64_t now = wall_ms();
-		bool tried[UPLINK_MAX_URLS];
-		int i;
 
+		/* A change announced goes before the next period. */
+		if (u->sync_due && u->sync_at_ms <= now) {
+			sync_state(u, curl, &r);
+			continue;
+		}
 		if (!u->count || u->queue[u->head].send_at_ms > now) {
 			struct timespec ts;
 			uint64_t at = u->count ? u->queue[u->head].send_at_ms : now + 60000;
 
+			if (u->sync_due && u->sync_at_ms < at)
+				at = u->sync_at_ms;
 			ts.tv_sec = at / 1000;
 			ts.tv_nsec = (at % 1000) * 1000000L;
 			pthread_cond_timedwait(&u->cond, &u->lock, &ts);
@@ -198,23 +285,8 @@ static void *sender(void *arg)
 
 		memset(&r, 0, sizeof(r));
 		r.strategies = malloc(sizeof(*r.strategies));
-		/*
-		 * The policy's pick, then its next picks among the URLs not
-		 * tried; a 200 of any kind stored it: no next URL then.
-		 */
-		memset(tried, 0, sizeof(tried));
-		while (curl && r.strategies && res == POST_FAILED &&
-		       (i = uplink_pick__next(u, tried)) >= 0) {
-			uint64_t t0 = mono_ms();
-			bool timed_out = false;
-
-			tried[i] = true;
-			uplink_pick__begin(u, i);
-			res = post_one(curl, u->urls[i], u->token, body, &r,
-				       &timed_out, err, sizeof(err));
-			uplink_pick__end(u, i, res != POST_FAILED, timed_out,
-					 mono_ms() - t0);
-		}
+		res = request_picks(u, curl, "/api/v1/heartbeat", body, &r, err,
+				    sizeof(err));
 
 		pthread_mutex_lock(&u->lock);
 		u->head_busy = false;
@@ -246,5 +318,5 @@ int uplink__start(struct uplink *u)
 	if (pthread_create(&u->thread, NULL, sender, u))
 		return -1;
 	u->started = true;
-	return 0;
+	return uplink_push__start(u);
 }

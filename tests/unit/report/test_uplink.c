@@ -33,6 +33,19 @@
 static struct point_stats fake_st[NPTS];	/* the tick's snapshot, per point */
 static struct cell_counts fake_cells[NPTS];	/* the guards' cells, as the loader counted them */
 
+/* ---- the push thread (uplink_push.c): not started here ------------------- */
+
+void uplink_push__stop(struct uplink *up)
+{
+	(void)up;
+}
+
+json_t *uplink_push__json(struct uplink *up)
+{
+	(void)up;
+	return json_object();
+}
+
 /* ---- the uplink under test ------------------------------------------------ */
 
 /* Wall seconds = ring seconds + WALL: ring second 0 is period P0's first. */
