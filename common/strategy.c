@@ -39,6 +39,10 @@ static const struct field fields[] = {
 	S(probe_failure_pct, 0, 100),
 	S(slow_rate_threshold, 0, 100),
 	S(slow_rate_start, 0, LIMIT_MAX),
+	/* The fleet's limits: a negative is refused, not read as "off". */
+	S(cluster_visit_threshold, 0, LIMIT_MAX),
+	S(cluster_token_rate, 1, 1000000000),
+	S(cluster_token_bucket, 1, 1000000000),
 };
 #undef F
 #undef S
@@ -139,6 +143,15 @@ bad:
 	}
 	if (st->token_rate != SDS_OFF && st->token_bucket == SDS_OFF)
 		st->token_bucket = st->token_rate;
+	if (st->cluster_token_bucket != SDS_OFF &&
+	    st->cluster_token_rate == SDS_OFF) {
+		snprintf(err, errlen, "point '%s': cluster_token_bucket needs cluster_token_rate",
+			 name);
+		return -1;
+	}
+	if (st->cluster_token_rate != SDS_OFF &&
+	    st->cluster_token_bucket == SDS_OFF)
+		st->cluster_token_bucket = st->cluster_token_rate;
 	/* "Slow" is slower than timeout_ms: without it nothing is slow. */
 	if (st->slow_rate_threshold > 0 && st->timeout_ms == SDS_OFF) {
 		snprintf(err, errlen, "point '%s': slow_rate_threshold needs timeout_ms",

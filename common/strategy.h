@@ -44,7 +44,21 @@ struct sds_strategy {
 	int64_t slow_rate_threshold;	/* 1..100: percent of passed calls slower than timeout_ms; 0: off */
 	int64_t slow_rate_start;	/* the slow rate is judged only above this many visits */
 	int64_t copy_write;		/* "copy": "write" (1) or "read" (0, default): the copy records' write flag */
+	/*
+	 * Cluster-wide limits (docs/CLUSTER.md): the whole app's, every host
+	 * together; the admin divides them among the live hosts and each
+	 * enforces its share as it would the local field.
+	 */
+	int64_t cluster_visit_threshold;	/* visits - downgrades of the app over the window */
+	int64_t cluster_token_rate;	/* tokens per second, the fleet's */
+	int64_t cluster_token_bucket;	/* the fleet's burst (default cluster_token_rate) */
 };
+
+/* Does @st have a cluster-wide limit? */
+static inline int strategy_is_cluster(const struct sds_strategy *st)
+{
+	return st && (st->cluster_visit_threshold >= 0 || st->cluster_token_rate > 0);
+}
 
 /* All strategies of one app. */
 struct sds_strategies {
