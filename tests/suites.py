@@ -136,9 +136,9 @@ SUITES = [
     Suite("debuginfo", "wait2", [_py("tests/debuginfo/run.py")], budget=90),
     Suite("testlib", "wait2", [_py("tests/lib/selftest.py")], budget=60),
     Suite("copy", "wait2", [_py("tests/copy/run.py")], budget=240),
-    # Changes pushed to loaders (docs/PUSH.md): 20 changes at random
-    # phases of the heartbeat period, mostly waiting.
-    Suite("push", "wait2", [_py("tests/push/run.py")], budget=300),
+    # The fleet (docs/PUSH.md, docs/CLUSTER.md): 20 changes at random
+    # phases of the heartbeat period, cluster limits; mostly waiting.
+    Suite("fleet", "wait2", [_py("tests/fleet/run.py")], budget=360),
 
     # heavy: compilers, fuzzer, ASan, packaging.
     Suite("unit", "heavy", [[b] for b in UNIT], count="cmocka", budget=120),

@@ -116,6 +116,7 @@ static json_t *serve_point_state(void *ctx, int id, const struct point_stats *st
 {
 	struct loader *l = ctx;
 	json_t *o = json_object(), *state = json_object(), *ff;
+	struct engine_cluster cl;
 	uint32_t reason, rate;
 	bool down;
 
@@ -133,6 +134,21 @@ static json_t *serve_point_state(void *ctx, int id, const struct point_stats *st
 			    drill__json(&l->drill, id, flags_now_ns()));
 	json_object_set_new(o, "overhead",
 			    budget__point_json(&l->budget, id, st));
+	/* Cluster-wide limits: this host's shares (docs/CLUSTER.md). */
+	if (engine__cluster(&l->engine, id, &cl)) {
+		static const char *const src[] = {
+			[SHARE_ADMIN] = "admin", [SHARE_LOCAL] = "local",
+			[SHARE_EVEN] = "even",
+		};
+
+		json_object_set_new(o, "cluster", json_pack(
+			"{s:I, s:I, s:I, s:s, s:i, s:I}",
+			"visits", (json_int_t)cl.visits,
+			"token_rate", (json_int_t)cl.token_rate,
+			"token_bucket", (json_int_t)cl.token_bucket,
+			"source", src[cl.source], "hosts", cl.hosts,
+			"age_ms", (json_int_t)cl.age_ms));
+	}
 	/* Fail-fast, on points with :failfast=. */
 	ff = failfast__point_json(l->failfast, id);
 	if (ff)

@@ -20,6 +20,7 @@
 #include "daemon/tick.h"
 #include "heartbeat/heartbeat.h"
 #include "kernel/snapshot.h"
+#include "report/uplink.h"
 
 struct budget;
 struct capture;
@@ -75,6 +76,29 @@ struct engine {
 	struct tick tick;
 	struct tick_point tick_pts[SDS_MAX_POINTS];	/* @tick.pt */
 	struct sds_heartbeat tick_build;	/* @tick.build: only build_id and deploys */
+	/* Cluster-wide limits (docs/CLUSTER.md): the admin's grants, per point id. */
+	struct uplink_share_grant shares[SDS_MAX_POINTS];
+	uint64_t shares_at_ns;		/* CLOCK_MONOTONIC when they came; 0: never */
+	int share_hosts;		/* the app's live hosts then */
+	bool share_reporting;		/* a point had a cluster field at the last tick */
+	struct uplink_share_report share_rep[SDS_MAX_POINTS];	/* the tick's reports */
+	struct sds_strategy eff[SDS_MAX_POINTS];	/* a cluster point's strategy with its share */
+};
+
+/* Where a cluster point's limits in force come from (engine__cluster). */
+enum engine_share_source {
+	SHARE_ADMIN,			/* the admin's grant, fresher than its lease */
+	SHARE_LOCAL,			/* no fresh grant: the strategy's own field */
+	SHARE_EVEN,			/* no fresh grant, no own field: limit / hosts */
+};
+
+struct engine_cluster {
+	int64_t visits;			/* visit_threshold in force; -1: no cluster visit limit */
+	int64_t token_rate;		/* token_rate in force; -1: no cluster token limit */
+	int64_t token_bucket;
+	enum engine_share_source source;
+	int hosts;			/* the app's live hosts, as of the last grant; 0: none yet */
+	int64_t age_ms;			/* since the last grant; -1: none yet */
 };
 
 /*
@@ -112,6 +136,8 @@ int engine__load_cache(struct engine *e, struct sds_strategies **out);
  */
 void engine__adopt(struct engine *e, struct sds_strategies *s);
 bool engine__state(struct engine *e, int id, uint32_t *reason, uint32_t *rate);
+/* Point @id's cluster-wide limits in force; false: it has none. */
+bool engine__cluster(struct engine *e, int id, struct engine_cluster *out);
 /*
  * The crash-only keep (keep.c): point @id's run state (chain, window
  * reset, drill), saved and restored.

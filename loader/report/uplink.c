@@ -564,6 +564,7 @@ void uplink__stop(struct uplink *u)
 		pthread_cond_broadcast(&u->cond);
 		pthread_mutex_unlock(&u->lock);
 		uplink_push__stop(u);
+		uplink_share__stop(u);
 		pthread_join(u->thread, NULL);
 		u->started = false;
 	}
@@ -669,6 +670,7 @@ json_t *uplink__json(struct uplink *u)
 	pthread_mutex_unlock(&u->lock);
 	uplink_pick__json(u, o);
 	json_object_set_new(o, "push", uplink_push__json(u));
+	json_object_set_new(o, "shares", uplink_share__json(u));
 	return o;
 }
 

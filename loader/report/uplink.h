@@ -77,6 +77,28 @@ struct uplink_push {
 	char last_error[256];		/* why the last watch failed, "" if it went */
 };
 
+/*
+ * Cluster-wide limits (uplink_share.c, docs/CLUSTER.md): what the engine
+ * reports of a point with a cluster field, and what the admin granted it.
+ */
+struct uplink_share_report {
+	bool want;			/* the point has a cluster field: report it */
+	int64_t used;			/* passes in its window */
+	int64_t wants;			/* calls tried in its window */
+	int64_t rate_wants;		/* calls tried in its last second */
+	int64_t visits;			/* its visit share in force, -1: none */
+	int64_t token_rate;		/* its token-rate share in force, -1: none */
+};
+
+struct uplink_share_grant {
+	int64_t visits;			/* visit share, -1: none (no cluster visit limit) */
+	int64_t token_rate;		/* token-rate share, -1: none */
+	int64_t token_bucket;		/* token-bucket share, -1: none */
+};
+
+#define UPLINK_SHARE_MS		500	/* a report this often */
+#define UPLINK_SHARE_LEASE_MS	1500	/* a grant stands this long after its reply */
+
 /* Where this host's identity is read (machine-id(5)). */
 #define UPLINK_MACHINE_ID	"/etc/machine-id"
 
@@ -150,6 +172,16 @@ struct uplink {
 	bool push_started;		/* @push_thread runs */
 	/* the main loop's, read by the sender (atomic) */
 	int64_t version_now;		/* strategies version in force at the last tick */
+	/* cluster shares (uplink_share.c), under @lock */
+	struct uplink_share_report share_in[SDS_MAX_POINTS];	/* per point id, the engine's */
+	int share_npoints;		/* point ids in @share_in */
+	struct uplink_share_grant share_out[SDS_MAX_POINTS];	/* per point id, the last reply's */
+	bool share_new;			/* @share_out came since the main loop took it */
+	int share_hosts;		/* live hosts of the app, as of the last reply; 0: none yet */
+	uint64_t share_reports, share_failures;	/* reports answered, failed */
+	char share_error[256];		/* why the last report failed, "" if it went */
+	pthread_t share_thread;		/* the share thread */
+	bool share_started;		/* @share_thread runs */
 };
 
 /*
@@ -177,6 +209,20 @@ int uplink__start(struct uplink *u);
 int uplink_push__start(struct uplink *u);
 void uplink_push__stop(struct uplink *u);
 json_t *uplink_push__json(struct uplink *u);
+/*
+ * uplink_share.c: the cluster shares' thread (started with the sender,
+ * stopped with it); the engine's reports of points 0..@npoints-1 (every
+ * tick that has a point with a cluster field; @r[id].want false for a
+ * point without one);
+ * the grants of the last reply, if new since the last call (copied into
+ * @out, room for SDS_MAX_POINTS; returns the app's live hosts), else -1.
+ */
+int uplink_share__start(struct uplink *u);
+void uplink_share__stop(struct uplink *u);
+void uplink_share__report(struct uplink *u, const struct uplink_share_report *r,
+			  int npoints);
+int uplink_share__take(struct uplink *u, struct uplink_share_grant *out);
+json_t *uplink_share__json(struct uplink *u);
 
 /*
  * Keep the queue in <@state_dir>/<group>.<app>.backlog, and queue the

@@ -318,5 +318,5 @@ int uplink__start(struct uplink *u)
 	if (pthread_create(&u->thread, NULL, sender, u))
 		return -1;
 	u->started = true;
-	return uplink_push__start(u);
+	return uplink_push__start(u) || uplink_share__start(u) ? -1 : 0;
 }

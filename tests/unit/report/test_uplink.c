@@ -46,6 +46,18 @@ json_t *uplink_push__json(struct uplink *up)
 	return json_object();
 }
 
+/* ... nor the cluster shares' (uplink_share.c). */
+void uplink_share__stop(struct uplink *up)
+{
+	(void)up;
+}
+
+json_t *uplink_share__json(struct uplink *up)
+{
+	(void)up;
+	return json_object();
+}
+
 /* ---- the uplink under test ------------------------------------------------ */
 
 /* Wall seconds = ring seconds + WALL: ring second 0 is period P0's first. */

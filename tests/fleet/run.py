@@ -21,6 +21,10 @@ programs (tests/targets/guarded.c, libsds) timing their own calls.
   stop_while_waiting   SIGINT while the admin holds the watch: the loader
       exits within 2 s, not at the end of the 25-s wait
   no_push   --no-push: no watch reaches the admin, `stats` says "off"
+  cluster_limit_two_hosts   cluster_visit_threshold 6,000 on two hosts
+      that each try 5,000 calls in one window: at most 6,000 and at least
+      5,900 pass on both together; a host killed, the other holds the whole
+      limit within 2 s (docs/CLUSTER.md)
 
 Run as root:  python3 tests/push/run.py [-v] [NAME-SUBSTRING...]
 Python 3 standard library only.
@@ -352,6 +356,68 @@ def no_push(ctx):
     eq(st, 200, "admin /metrics")
     line = [l for l in text.splitlines() if l.startswith("sds_admin_watchers ")]
     eq(line, ["sds_admin_watchers 0"], "the admin's waiting watchers")
+
+
+CLUSTER_L = 6000
+TRIES = 5000
+
+
+def first_heartbeat(admin, n, deadline_s=25):
+    """Wait until @n hosts of the app sent a heartbeat (cluster fields need
+    live hosts)."""
+    return e2e.wait_until(
+        lambda: (lambda st, d: d if st == 200 and len(d) >= n else None)(
+            *admin.req("GET", "/api/v1/groups/%s/apps/%s/hosts" % (GROUP, APP))),
+        time.time() + deadline_s,
+        lambda _: "fewer than %d hosts heartbeated within %d s" % (n, deadline_s))
+
+
+def cluster_of(host):
+    p = sdstest.get_point(host.stats(), POINT)
+    return p.get("cluster")
+
+
+@test
+def cluster_limit_two_hosts(ctx):
+    a = e2e.Admin(ctx).start()
+    a.ok("POST", "/groups/%s/apps" % GROUP, {"name": APP}, want=201)
+    hosts = [Host(ctx, h, [a.url]) for h in HOSTS]
+    first_heartbeat(a, 2)
+    strategy(a, {"cluster_visit_threshold": CLUSTER_L})
+    # Both hosts hold a share from the admin, together the whole limit.
+    e2e.wait_until(
+        lambda: all((cluster_of(h) or {}).get("source") == "admin" for h in hosts),
+        time.time() + 5, lambda _: "no shares from the admin within 5 s: %r"
+        % [cluster_of(h) for h in hosts])
+    shares = [cluster_of(h)["visits"] for h in hosts]
+    eq(sum(shares), CLUSTER_L, "the shares of two idle hosts (%r)" % shares)
+    # 5,000 calls each, over 4 s, both at once: one window.
+    for h in hosts:
+        h.send("call %s %d every_us=800" % (POINT, TRIES))
+    res = [guarded.kv(h.answer(timeout=60)[0]) for h in hosts]
+    passed = sum(r["passed"] for r in res)
+    log("passed %r of %d each: %d together (limit %d)"
+        % ([r["passed"] for r in res], TRIES, passed, CLUSTER_L))
+    for r in res:
+        eq(r["passed"] + r["downgraded"], TRIES, "calls made")
+    check(passed <= CLUSTER_L, "%d calls passed on both hosts, limit %d"
+          % (passed, CLUSTER_L))
+    check(passed >= CLUSTER_L - 100, "only %d calls passed on both hosts, "
+          "want at least %d" % (passed, CLUSTER_L - 100))
+    # A host killed: its share goes to the other within 2 s.
+    victim, other = hosts
+    t0 = time.monotonic()
+    sdstest.kill_group(victim.p)
+    victim.t.cleanup()
+    took = e2e.wait_until(
+        lambda: (lambda c: time.monotonic() - t0 if c and c["visits"] == CLUSTER_L
+                 else None)(cluster_of(other)),
+        time.time() + 5, lambda _: "the other host's share after 5 s: %r"
+        % cluster_of(other))
+    log("the whole limit on %s %.2f s after %s was killed"
+        % (other.name, took, victim.name))
+    check(took <= 2.0, "the share moved %.2f s after the kill, want <= 2 s" % took)
+    eq(cluster_of(other)["hosts"], 1, "live hosts the admin counts")
 
 
 if __name__ == "__main__":
