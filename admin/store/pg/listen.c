@@ -33,14 +33,31 @@ struct pg_listen {
 	PGconn *conn;			/* LISTENing, NULL while reconnecting */
 	pthread_t thread;
 	int stop_fd;			/* an eventfd: written to stop the thread */
+	char notice[200];		/* the server's last word, "" if none */
 };
 
-/* The first line of @c's error into @why. */
-static void conn_why(PGconn *c, char *why, size_t len)
+/*
+ * What the server says outside a query (the FATAL of a terminated
+ * backend): kept for the line the channel says, not printed by libpq.
+ */
+static void on_notice(void *arg, const char *msg)
+{
+	struct pg_listen *L = arg;
+	const char *m = strstr(msg, ":  ");
+
+	m = m ? m + 3 : msg;
+	snprintf(L->notice, sizeof(L->notice), "%.*s", (int)strcspn(m, "\n"), m);
+}
+
+/* The server's last word, else the first line of @c's error, into @why. */
+static void conn_why(struct pg_listen *L, PGconn *c, char *why, size_t len)
 {
 	const char *m = c ? PQerrorMessage(c) : "out of memory";
 
+	if (L->notice[0])
+		m = L->notice;
 	snprintf(why, len, "%.*s", (int)strcspn(m, "\n"), m);
+	L->notice[0] = '\0';
 	if (!why[0])
 		snprintf(why, len, "connection lost");
 }
@@ -52,13 +69,14 @@ static PGconn *listen_connect(struct pg_listen *L, char *why, size_t len)
 	PGresult *r;
 
 	if (!c || PQstatus(c) != CONNECTION_OK) {
-		conn_why(c, why, len);
+		conn_why(L, c, why, len);
 		PQfinish(c);
 		return NULL;
 	}
+	PQsetNoticeProcessor(c, on_notice, L);
 	r = PQexec(c, "LISTEN " CHANNEL);
 	if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-		conn_why(c, why, len);
+		conn_why(L, c, why, len);
 		PQclear(r);
 		PQfinish(c);
 		return NULL;
@@ -132,7 +150,7 @@ static void *listen_main(void *arg)
 		if (!pf[1].revents)
 			continue;
 		if (!PQconsumeInput(L->conn) || PQstatus(L->conn) != CONNECTION_OK) {
-			conn_why(L->conn, why, sizeof(why));
+			conn_why(L, L->conn, why, sizeof(why));
 			PQfinish(L->conn);
 			L->conn = NULL;
 			L->l->broken(L->ctx, why);
