@@ -311,7 +311,7 @@ unsigned watch_fit(unsigned want, char *msg, size_t msglen)
 		return want;
 	fit = rl.rlim_cur > WATCH_OTHER_CONNS + FDS_SPARE ?
 	      rl.rlim_cur - WATCH_OTHER_CONNS - FDS_SPARE : 0;
-	snprintf(msg, msglen, "--max-watchers %u: the open files limit (%llu) fits %llu beside %d other connections: %llu it is",
+	snprintf(msg, msglen, "--max-watchers %u: the open files limit (%llu) fits %llu watchers beside %d other connections: taking %llu",
 		 want, (unsigned long long)rl.rlim_cur, (unsigned long long)fit,
 		 WATCH_OTHER_CONNS, (unsigned long long)fit);
 	return (unsigned)fit;

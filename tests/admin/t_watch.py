@@ -410,6 +410,29 @@ def test_watch_shutdown(env):
     check(last < 5, "waiters answered %.2f s after SIGTERM" % last)
 
 
+@test
+def test_watch_fd_limit(env):
+    """An open files limit that cannot fit --max-watchers: raised to its
+    hard limit, the watchers that fit taken, said in one line."""
+    sh = 'ulimit -Sn 1024 && ulimit -Hn 5000 && exec "$@"'
+
+    def argv(port):
+        return ["sh", "-c", sh, "sh"] + sdstest.admin_argv(
+            ADMIN, port, env.db_arg(), env.token_file, ["--max-watchers", "10000"])
+    adm = sdsadmin.Admin(env, token=TOKEN, argv_for=argv).start()
+    env.port = adm.port
+    with open("/proc/%d/limits" % adm.pid) as f:
+        nofile = [ln.split()[3:5] for ln in f if ln.startswith("Max open files")]
+    eq(nofile, [["5000", "5000"]], "open files limits (soft, hard)")
+    fit = 5000 - 4096 - 64
+    eq(metrics(adm.port)["sds_admin_watchers_max"], fit, "watchers taken")
+    make_app(env)
+    eq(get(adm.port, watch_path(seq_of(adm.port), wait=1)).status, 200, "a watch")
+    eq(adm.stop(quiet=False),
+       "sds-admin: --max-watchers 10000: the open files limit (5000) fits %d watchers"
+       " beside 4096 other connections: taking %d\n" % (fit, fit), "stderr")
+
+
 def admin_apart(env, name):
     """Another sds-admin of the test on its database, with a dir (and a
     stderr file) of its own."""
