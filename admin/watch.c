@@ -628,10 +628,16 @@ void watch__resumed(struct watch *w, struct watch_waiter *x, struct api_resp *rs
 
 void watch__forget(struct watch *w, struct watch_waiter *x)
 {
-	pthread_mutex_lock(&w->mu);
-	if (x->how == WATCH_WAITING)
+	/*
+	 * Resumed (the usual case): @x is off every list, and its resumer's
+	 * writes reached this thread through libmicrohttpd's resume, so no
+	 * lock is taken from libmicrohttpd's completion callback.
+	 */
+	if (x->how == WATCH_WAITING) {
+		pthread_mutex_lock(&w->mu);
 		unlink_waiter(w, x);
-	pthread_mutex_unlock(&w->mu);
+		pthread_mutex_unlock(&w->mu);
+	}
 	free(x);
 }
 
