@@ -276,8 +276,8 @@ static MHD_RESULT send_metrics(struct admin *ad, struct MHD_Connection *c)
 			   "# HELP sds_admin_hosts Hosts that ever sent a heartbeat.\n"
 			   "# TYPE sds_admin_hosts gauge\nsds_admin_hosts %lld\n",
 			(long long)sc.groups, (long long)sc.apps, (long long)sc.hosts);
-	/* The fleet's sums; the admin's own counters stand without them. */
 	watch__metrics(ad->watch, f);
+	/* The fleet's sums; the admin's own counters stand without them. */
 	if (metrics_fleet_write(ad->store, time(NULL), f, err))
 		fprintf(f, "# fleet sums unavailable: %s\n", err);
 	if (fclose(f)) {
@@ -446,10 +446,12 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *c, const char *ur
 	if (api && is_api(url, "watch")) {
 		struct api_resp rs = { .status = 500 };
 
-		if (strcmp(method, "GET"))
-			return send_json(ad, c, 405, json_pack("{s:s}", "error",
-							       "method not allowed here (GET)"),
-					 "GET", 0);
+		if (strcmp(method, "GET")) {
+			char msg[64];
+
+			snprintf(msg, sizeof(msg), "method %.16s not allowed here (GET)", method);
+			return send_json(ad, c, 405, json_pack("{s:s}", "error", msg), "GET", 0);
+		}
 		if (!watch__serve(ad->watch, ad, c, cx->tok, &rs, &cx->waiter))
 			return MHD_YES;		/* suspended */
 		return send_json(ad, c, rs.status, rs.body, NULL, rs.retry_after);

@@ -207,8 +207,6 @@ out:
 			 (t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000);
 }
 
-
-
 /* ---- the push channel's sync (issue 32) ----------------------------------- */
 
 /*
