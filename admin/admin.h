@@ -5,6 +5,7 @@
  *           static files, /healthz, /metrics, dispatch to the API
  *   api.c   the REST routes under /api/v1/ (admin/API.md)
  *   stats.c aggregation of statistics over a range
+ *   watch.c the push channel: change sequences, suspended watches
  *   store*  storage
  */
 #ifndef SDS_ADMIN_H
@@ -50,6 +51,7 @@ struct admin {
 	size_t max_body;		/* a longer request body is refused (413): ADMIN_MAX_BODY */
 	int copy_max_amp;		/* --copy-max-amplification: a plan's amplification at most */
 	int64_t started;		/* Unix seconds at start, for /metrics */
+	struct watch *watch;		/* the push channel (watch.h) */
 	atomic_int inflight;		/* requests begun and not completed */
 	struct admin_metrics m;		/* the counters /metrics reports */
 };
@@ -69,6 +71,7 @@ struct api_resp {
 	int status;			/* the HTTP status */
 	json_t *body;			/* the answer, NULL for none */
 	const char *allow;		/* for 405 */
+	int retry_after;		/* seconds for a Retry-After header, 0: none */
 };
 
 void api_handle(struct admin *ad, const struct api_req *rq, struct api_resp *rs);
@@ -76,6 +79,7 @@ void api_handle(struct admin *ad, const struct api_req *rq, struct api_resp *rs)
 /* Query argument @key of the request, or NULL. */
 const char *http_query(void *conn, const char *key);
 
+struct watch;
 struct MHD_Daemon;
 /* Start serving on the listening socket @fd with @threads threads. */
 struct MHD_Daemon *http_start(struct admin *ad, int fd, unsigned threads, char *err,

@@ -149,6 +149,14 @@ static bool seg_is(const char *seg, size_t len, const char *word)
 	return len == strlen(word) && !memcmp(seg, word, len);
 }
 
+/* Is @p @word, with a trailing '/' or not (the API's dispatch takes both)? */
+static bool seg_is_path(const char *p, const char *word)
+{
+	size_t n = strlen(word);
+
+	return !strncmp(p, word, n) && (!p[n] || !strcmp(p + n, "/"));
+}
+
 /*
  * The reads a loader host may make: an app's active strategies, a
  * scheme's strategies (one point or all), the active scheme's name.
@@ -175,6 +183,14 @@ enum admin_need auth_need(const struct admin *ad, const char *method,
 {
 	const char *p = url + 8;	/* after "/api/v1/" */
 
+	/*
+	 * The push channel's reads are a loader's, open reads or not: a
+	 * watch holds a connection, a sync reads what a heartbeat would.
+	 * Their other methods are 405 (to an operator's token).
+	 */
+	if ((!strcmp(method, "GET") || !strcmp(method, "HEAD")) &&
+	    (seg_is_path(p, "watch") || seg_is_path(p, "sync")))
+		return ADMIN_NEED_HEARTBEAT;
 	if (!strcmp(method, "GET") || !strcmp(method, "HEAD")) {
 		if (!ad->protect_reads)
 			return ADMIN_NEED_NONE;

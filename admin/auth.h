@@ -29,7 +29,7 @@ enum admin_need {
 	ADMIN_NEED_NONE = 0,		/* open: no token needed */
 	ADMIN_NEED_READ,		/* a GET of the API, reads protected */
 	ADMIN_NEED_STRATEGIES,		/* a GET of an app's strategies, reads protected */
-	ADMIN_NEED_HEARTBEAT,		/* POST of a loader's heartbeat */
+	ADMIN_NEED_HEARTBEAT,		/* a loader's: POST heartbeat, GET watch and sync */
 	ADMIN_NEED_COPY_SERVER,		/* POST of a copy server's heartbeat */
 	ADMIN_NEED_WRITE,		/* every other method: an operator's */
 };

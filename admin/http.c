@@ -7,6 +7,9 @@
  * here, so an unauthenticated or oversize request is refused before its
  * body is read), the middle calls bring body bytes, the last call
  * dispatches.  Thread pool with epoll; one request per thread at a time.
+ * GET /api/v1/watch is dispatched here, not by the API: it may suspend
+ * its connection (watch.c), and libmicrohttpd then calls the handler a
+ * fourth time, after the resume, for the answer.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +23,8 @@
 #include <unistd.h>
 #include "admin.h"
 #include "metrics_fleet.h"
+#include "names.h"
+#include "watch.h"
 
 #if MHD_VERSION < 0x00097002
 typedef int MHD_RESULT;
@@ -33,6 +38,7 @@ struct conn_ctx {
 	bool too_big;			/* the body passed ad->max_body: 413 at the end */
 	bool counted;			/* in ad->inflight */
 	const struct admin_token *tok;	/* the token presented, if it matched */
+	struct watch_waiter *waiter;	/* a watch suspended, until its answer */
 };
 
 const char *http_query(void *conn, const char *key)
@@ -54,7 +60,7 @@ static void count_status(struct admin *ad, unsigned status)
 
 static MHD_RESULT send_buf(struct admin *ad, struct MHD_Connection *c, unsigned status,
 			   const char *type, char *buf, size_t len, bool must_free,
-			   const char *allow)
+			   const char *allow, int retry_after)
 {
 	struct MHD_Response *r;
 	MHD_RESULT ret;
@@ -71,6 +77,12 @@ static MHD_RESULT send_buf(struct admin *ad, struct MHD_Connection *c, unsigned 
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 	if (allow)
 		MHD_add_response_header(r, "Allow", allow);
+	if (retry_after > 0) {
+		char ra[16];
+
+		snprintf(ra, sizeof(ra), "%d", retry_after);
+		MHD_add_response_header(r, "Retry-After", ra);
+	}
 	if (status == 401)
 		MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"sds-admin\"");
 	ret = MHD_queue_response(c, status, r);
@@ -80,7 +92,7 @@ static MHD_RESULT send_buf(struct admin *ad, struct MHD_Connection *c, unsigned 
 }
 
 static MHD_RESULT send_json(struct admin *ad, struct MHD_Connection *c, unsigned status,
-			    json_t *body, const char *allow)
+			    json_t *body, const char *allow, int retry_after)
 {
 	char *text;
 	size_t len;
@@ -90,7 +102,7 @@ static MHD_RESULT send_json(struct admin *ad, struct MHD_Connection *c, unsigned
 	json_decref(body);
 	if (!text)
 		return send_buf(ad, c, 500, "application/json",
-				"{\"error\":\"out of memory\"}", 25, false, NULL);
+				"{\"error\":\"out of memory\"}", 25, false, NULL, 0);
 	len = strlen(text);
 	/* A trailing newline makes curl output and logs readable. */
 	{
@@ -102,13 +114,14 @@ static MHD_RESULT send_json(struct admin *ad, struct MHD_Connection *c, unsigned
 			text[len] = '\0';
 		}
 	}
-	return send_buf(ad, c, status, "application/json", text, len, true, allow);
+	return send_buf(ad, c, status, "application/json", text, len, true, allow,
+			retry_after);
 }
 
 static MHD_RESULT send_error(struct admin *ad, struct MHD_Connection *c,
 			     unsigned status, const char *msg)
 {
-	return send_json(ad, c, status, json_pack("{s:s}", "error", msg), NULL);
+	return send_json(ad, c, status, json_pack("{s:s}", "error", msg), NULL, 0);
 }
 
 /* ---- static files ------------------------------------------------------- */
@@ -263,6 +276,7 @@ static MHD_RESULT send_metrics(struct admin *ad, struct MHD_Connection *c)
 			   "# HELP sds_admin_hosts Hosts that ever sent a heartbeat.\n"
 			   "# TYPE sds_admin_hosts gauge\nsds_admin_hosts %lld\n",
 			(long long)sc.groups, (long long)sc.apps, (long long)sc.hosts);
+	watch__metrics(ad->watch, f);
 	/* The fleet's sums; the admin's own counters stand without them. */
 	if (metrics_fleet_write(ad->store, time(NULL), f, err))
 		fprintf(f, "# fleet sums unavailable: %s\n", err);
@@ -271,7 +285,7 @@ static MHD_RESULT send_metrics(struct admin *ad, struct MHD_Connection *c)
 		return send_error(ad, c, 500, "out of memory");
 	}
 	return send_buf(ad, c, 200, "text/plain; version=0.0.4; charset=utf-8", buf, len,
-			true, NULL);
+			true, NULL, 0);
 }
 
 /* ---- the access handler ------------------------------------------------- */
@@ -279,6 +293,34 @@ static MHD_RESULT send_metrics(struct admin *ad, struct MHD_Connection *c)
 static bool is_body_method(const char *m)
 {
 	return !strcmp(m, "POST") || !strcmp(m, "PUT") || !strcmp(m, "PATCH");
+}
+
+/* /api/v1/@what, a trailing '/' or not (as the API's dispatch takes it). */
+static bool is_api(const char *url, const char *what)
+{
+	size_t n = strlen(what);
+
+	return !strncmp(url, "/api/v1/", 8) && !strncmp(url + 8, what, n) &&
+	       (!url[8 + n] || !strcmp(url + 8 + n, "/"));
+}
+
+/*
+ * A refused request's audit row: of the app its path names, or for
+ * watch and sync the app their query names; else stderr.
+ */
+static void audit_refused(struct admin *ad, struct MHD_Connection *c,
+			  const struct admin_token *tok, const char *method,
+			  const char *url)
+{
+	const char *g, *a;
+
+	if (!is_api(url, "watch") && !is_api(url, "sync"))
+		return auth_audit_denied(ad, tok, method, url);
+	g = http_query(c, "group");
+	a = http_query(c, "app");
+	if (!g || !a || !sds_name_valid(g) || !sds_name_valid(a))
+		g = a = NULL;
+	auth_audit_denied_app(ad, tok, method, url, g, a, NULL);
 }
 
 /* The token the request presents (Authorization: Bearer), or NULL. */
@@ -323,7 +365,7 @@ static MHD_RESULT check_headers(struct admin *ad, struct MHD_Connection *c,
 	if (cx->tok && !auth_role_may(cx->tok->role, need)) {
 		if (need == ADMIN_NEED_WRITE || need == ADMIN_NEED_HEARTBEAT ||
 		    need == ADMIN_NEED_COPY_SERVER)
-			auth_audit_denied(ad, cx->tok, method, url);
+			audit_refused(ad, c, cx->tok, method, url);
 		return send_error(ad, c, 403, need == ADMIN_NEED_WRITE ?
 				  "this token's role may not write: an operator token is needed" :
 				  need == ADMIN_NEED_COPY_SERVER ?
@@ -391,9 +433,29 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *c, const char *ur
 		return MHD_YES;
 	}
 
-	/* The whole request is here. */
+	/* The whole request is here; or a watch's answer, after its resume. */
+	if (cx->waiter) {
+		struct api_resp rs = { .status = 500 };
+
+		watch__resumed(ad->watch, cx->waiter, &rs);
+		cx->waiter = NULL;
+		return send_json(ad, c, rs.status, rs.body, NULL, 0);
+	}
 	if (cx->too_big)
 		return send_error(ad, c, 413, "body larger than 1 MiB");
+	if (api && is_api(url, "watch")) {
+		struct api_resp rs = { .status = 500 };
+
+		if (strcmp(method, "GET")) {
+			char msg[64];
+
+			snprintf(msg, sizeof(msg), "method %.16s not allowed here (GET)", method);
+			return send_json(ad, c, 405, json_pack("{s:s}", "error", msg), "GET", 0);
+		}
+		if (!watch__serve(ad->watch, ad, c, cx->tok, &rs, &cx->waiter))
+			return MHD_YES;		/* suspended */
+		return send_json(ad, c, rs.status, rs.body, NULL, rs.retry_after);
+	}
 	if (api) {
 		struct api_req rq = {
 			.method = method, .path = url + 8, .body = cx->body ? cx->body : "",
@@ -402,15 +464,18 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *c, const char *ur
 		struct api_resp rs = { .status = 500 };
 
 		api_handle(ad, &rq, &rs);
+		/* A write of an app: its watches answered, the other admins told. */
+		if (rs.status >= 200 && rs.status < 300)
+			watch__wrote(ad->watch, ad->store, method, rq.path);
 		if (!rs.body)
 			rs.body = json_pack("{s:s}", "error", "internal error");
-		return send_json(ad, c, rs.status, rs.body, rs.allow);
+		return send_json(ad, c, rs.status, rs.body, rs.allow, rs.retry_after);
 	}
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return send_json(ad, c, 405, json_pack("{s:s}", "error", "method not allowed"),
-				 "GET, HEAD");
+				 "GET, HEAD", 0);
 	if (!strcmp(url, "/healthz"))
-		return send_buf(ad, c, 200, "text/plain; charset=utf-8", "ok\n", 3, false, NULL);
+		return send_buf(ad, c, 200, "text/plain; charset=utf-8", "ok\n", 3, false, NULL, 0);
 	if (!strcmp(url, "/metrics"))
 		return send_metrics(ad, c);
 	if (!strcmp(url, "/") || !strcmp(url, "/index.html"))
@@ -430,6 +495,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		return;
 	if (cx->counted)
 		atomic_fetch_sub(&ad->inflight, 1);
+	if (cx->waiter)
+		watch__forget(ad->watch, cx->waiter);
 	free(cx->body);
 	free(cx);
 	*con_cls = NULL;
@@ -443,15 +510,17 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 struct MHD_Daemon *http_start(struct admin *ad, int fd, unsigned threads, char *err,
 			      size_t errlen)
 {
+	/* The waiters of watch.c besides every other connection. */
+	unsigned limit = watch__max(ad->watch) + WATCH_OTHER_CONNS;
 	struct MHD_Daemon *d;
 
 	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-			     MHD_USE_ITC | MHD_USE_TURBO,
+			     MHD_USE_ITC | MHD_USE_TURBO | MHD_ALLOW_SUSPEND_RESUME,
 			     0, NULL, NULL, on_request, ad,
 			     MHD_OPTION_LISTEN_SOCKET, fd,
 			     MHD_OPTION_THREAD_POOL_SIZE, threads,
 			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30,
-			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)4096,
+			     MHD_OPTION_CONNECTION_LIMIT, limit,
 			     /* One client (one address) cannot take every connection. */
 			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, ad->conns_per_client,
 			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
@@ -471,6 +540,8 @@ void http_stop(struct admin *ad, struct MHD_Daemon *d, int wait_ms)
 	fd = MHD_quiesce_daemon(d);
 	if (fd >= 0)
 		close(fd);
+	/* Suspended connections must be resumed before the daemon stops. */
+	watch__shutdown(ad->watch);
 	while (atomic_load(&ad->inflight) > 0 && waited < wait_ms) {
 		nanosleep(&ts, NULL);
 		waited += 10;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "admin.h"
 #include "sds_version.h"
+#include "watch.h"
 #include "ext/ext.h"
 #include "tokfile.h"
 
@@ -67,6 +68,10 @@ static const char usage[] =
 "  --max-conns-per-client N  connections one client address may hold,\n"
 "                       0 for no cap (default 64)\n"
 "  --threads N          HTTP worker threads (default 2)\n"
+"  --max-watchers N     loaders' watches (GET /api/v1/watch) that may wait\n"
+"                       for a change at once, 0 to turn the push channel\n"
+"                       off (every watch 503) (default 10000); the open\n"
+"                       files limit is raised to fit, else N lowered\n"
 "  --retention-days N   forget statistics, hosts and copy servers not seen and\n"
 "                       audit rows older than N days, 0 to keep all (default\n"
 "                       30; PostgreSQL\n"
@@ -274,6 +279,7 @@ struct opts {
 	const char *pwfile;		/* --db-password-file */
 	long threads;			/* --threads */
 	long retention;			/* --retention-days, 0: keep all */
+	long max_watchers;		/* --max-watchers, 0: no push channel */
 	bool ext_list;			/* --ext-list: list and exit */
 	bool json;			/* --json, with --ext-list */
 	bool operator;			/* an operator's --token-file was given */
@@ -292,6 +298,7 @@ static const struct option long_opts[] = {
 	{ "open-reads", no_argument, NULL, 'o' },
 	{ "protect-reads", no_argument, NULL, 'p' },
 	{ "threads", required_argument, NULL, 'n' },
+	{ "max-watchers", required_argument, NULL, 'W' },
 	{ "retention-days", required_argument, NULL, 'r' },
 	{ "web-dir", required_argument, NULL, 'w' },
 	{ "js-dir", required_argument, NULL, 'j' },
@@ -329,6 +336,9 @@ static void take_opt(struct admin *ad, struct opts *o, int c, const char *arg)
 	case 'o': ad->protect_reads = false; break;
 	case 'p': ad->protect_reads = true; break;
 	case 'n': o->threads = num_opt("--threads", arg, 1, 64); break;
+	case 'W':
+		o->max_watchers = num_opt("--max-watchers", arg, 0, WATCH_MAX_LIMIT);
+		break;
 	case 'r': o->retention = num_opt("--retention-days", arg, 0, 3650); break;
 	case 'w': ad->web_dir = arg; break;
 	case 'j': ad->js_dir = arg; break;
@@ -448,6 +458,24 @@ static int ext_list(bool json)
 	return ext_print(stdout, json) ? 1 : 0;
 }
 
+/*
+ * The push channel: --max-watchers fitted to the open files limit (said
+ * when lowered), and the store's listener for the other admins' writes.
+ */
+static void start_watch(struct admin *ad, const struct opts *o)
+{
+	char msg[300], err[STORE_ERR_MAX];
+	unsigned max = watch_fit((unsigned)o->max_watchers, msg, sizeof(msg));
+
+	if (msg[0])
+		fprintf(stderr, "sds-admin: %s\n", msg);
+	ad->watch = watch_new(max);
+	if (!ad->watch)
+		die("--max-watchers", "out of memory");
+	if (watch__listen(ad->watch, ad->store, err))
+		die("--db", err);
+}
+
 /* Serve on @fd until SIGTERM or SIGINT (blocked in @sigs), pruning each minute. */
 static void serve(struct admin *ad, const struct opts *o, int fd, sigset_t *sigs)
 {
@@ -485,7 +513,7 @@ int main(int argc, char **argv)
 		.copy_max_amp = ADMIN_COPY_MAX_AMP,
 		.conns_per_client = ADMIN_CONNS_PER_CLIENT,
 	};
-	struct opts o = { .threads = 2, .retention = 30 };
+	struct opts o = { .threads = 2, .retention = 30, .max_watchers = WATCH_MAX_DEFAULT };
 	char err[STORE_ERR_MAX];
 	sigset_t sigs;
 	const char *argv_db;
@@ -516,9 +544,12 @@ int main(int argc, char **argv)
 	if (!ad.store)
 		die(strstr(o.db, "://") ? "--db" : o.db, err);
 	prune(&ad, o.retention);
+	start_watch(&ad, &o);
 	fd = listen_on(o.listen);
 	serve(&ad, &o, fd, &sigs);
+	/* The listener stops with the store, which it calls the channel from. */
 	store_close(ad.store);
+	watch_free(ad.watch);
 	/* pg_password()'s copy, when it masked the password in argv. */
 	if (o.db != argv_db)
 		free((char *)o.db);

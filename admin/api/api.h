@@ -52,10 +52,12 @@ void api_route_strategies(struct api_route *r, const char *g, const char *a,
 void api_route_strategy(struct api_route *r, const char *g, const char *a,
 		  const char *s, const char *point);
 
-/* api/stats.c: stats, listings, heartbeat */
+/* api/stats.c: stats, listings, heartbeat, sync */
 void api_route_stats(struct api_route *r, const char *g, const char *a);
 void api_route_listing(struct api_route *r, const char *g, const char *a, const char *what);
 void api_route_heartbeat(struct api_route *r);
+/* GET sync?group=G&app=A&version=V: a heartbeat's answer, read only (issue 32) */
+void api_route_sync(struct api_route *r);
 
 /* api/drills.c: drills, and the token fingerprint audit rows carry */
 void api_token_id(const struct api_route *r, char out[24]);

@@ -127,6 +127,25 @@ static struct hb_bufs *bufs_get(void)
 	return b;
 }
 
+/*
+ * The answer to a loader that has strategies version @have: the version,
+ * the strategies when they changed, and every drill and copy plan in
+ * force (one missing has stopped).  The heartbeat's and the sync's.
+ */
+static json_t *reply_doc(const struct store_hb_result *res, int64_t have)
+{
+	bool changed = have != res->version;
+	json_t *doc = heartbeat_reply_to_json(res->version, changed,
+					      changed ? res->strategies : NULL);
+
+	if (doc) {
+		json_object_set_new(doc, "drills",
+				    heartbeat_drills_to_json(res->drills, res->ndrills));
+		json_object_set_new(doc, "copy", heartbeat_copy_to_json(res->copy));
+	}
+	return doc;
+}
+
 void api_route_heartbeat(struct api_route *r)
 {
 	struct store *st = r->ad->store;
@@ -134,7 +153,6 @@ void api_route_heartbeat(struct api_route *r)
 	struct sds_heartbeat *hb = NULL;
 	struct hb_bufs *bufs;
 	struct timespec t0, t1;
-	bool changed;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (!api_is(r, "POST"))
@@ -182,24 +200,60 @@ void api_route_heartbeat(struct api_route *r)
 		atomic_fetch_add(&r->ad->m.heartbeats, 1);
 		atomic_fetch_add(&r->ad->m.heartbeat_points, hb->n);
 	}
-	changed = hb->version != res.version;
-	{
-		json_t *doc = heartbeat_reply_to_json(res.version, changed,
-						      changed ? res.strategies : NULL);
-
-		/* Every reply lists the drills in force: one missing has stopped. */
-		if (doc) {
-			json_object_set_new(doc, "drills",
-					    heartbeat_drills_to_json(res.drills, res.ndrills));
-			/* Likewise the plans: a plan missing has stopped. */
-			json_object_set_new(doc, "copy", heartbeat_copy_to_json(res.copy));
-		}
-		api_reply(r, 200, doc);
-	}
+	api_reply(r, 200, reply_doc(&res, hb->version));
 out:
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	atomic_fetch_add(&r->ad->m.heartbeat_usec,
 			 (t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000);
 }
 
+/* ---- the push channel's sync (issue 32) ----------------------------------- */
 
+/*
+ * What a heartbeat of the app would be answered now, and nothing stored:
+ * a loader woken by its watch reads it here, from its one sender thread,
+ * so that answers reach it in the order the store committed them.
+ */
+void api_route_sync(struct api_route *r)
+{
+	const char *g = http_query(r->rq->conn, "group"), *a = http_query(r->rq->conn, "app");
+	struct store *st = r->ad->store;
+	struct store_hb_result res = { 0 };
+	struct hb_bufs *bufs;
+	int64_t have;
+	int rc;
+
+	if (!api_is(r, "GET"))
+		return api_not_allowed(r, "GET");
+	if (!g || !*g || !a || !*a)
+		return api_fail(r, 400, "%s: missing (sync?group=G&app=A&version=V)",
+				!g || !*g ? "group" : "app");
+	if (!sds_name_valid(g) || !sds_name_valid(a))
+		return api_fail(r, 400, "%s: bad name (1-64 of [A-Za-z0-9_-])",
+				!sds_name_valid(g) ? "group" : "app");
+	if (api_query_int(r, "version", 0, &have))
+		return;
+	/* A scoped heartbeat token reads its own apps only, as it heartbeats. */
+	if (r->rq->tok && !auth_in_scope(r->rq->tok, g, a)) {
+		char scope[2 * ADMIN_NAME_MAX + 2], more[4 * ADMIN_NAME_MAX + 64];
+
+		auth_scope_name(r->rq->tok, scope, sizeof(scope));
+		snprintf(more, sizeof(more), "for %s/%s (scope %s)", g, a, scope);
+		auth_audit_denied_app(r->ad, r->rq->tok, "GET", "/api/v1/sync", g, a, more);
+		return api_fail(r, 403, "this heartbeat token is for %s only: %s/%s is outside it",
+				scope, g, a);
+	}
+	bufs = bufs_get();
+	if (!bufs)
+		return api_fail(r, 500, "out of memory");
+	res.strategies = bufs->strategies;
+	res.drills = bufs->drills;
+	res.copy = &bufs->copy;
+	if (!st->ops->app_state)
+		return api_fail(r, 501, "this store cannot answer sync (no app_state)");
+	rc = st->ops->app_state(st, g, a, have, store_now_s(), &res, r->err);
+	if (rc == STORE_NOTFOUND)
+		return api_fail(r, 404, "no app %s/%s", g, a);
+	if (!api_store_rc(r, rc))
+		api_reply(r, 200, reply_doc(&res, have));
+}

@@ -118,6 +118,16 @@ struct store_counts {
 
 struct store;
 
+/*
+ * What a store's listener (store_ops.listen) calls, from a thread of its
+ * own: @changed for app @g/@a written through another admin of the same
+ * store, @broken when its connection broke (it reconnects by itself).
+ */
+struct store_listener {
+	void (*changed)(void *ctx, const char *g, const char *a);
+	void (*broken)(void *ctx, const char *why);
+};
+
 struct store_ops {
 	/* Close the store and free it; @st is gone after. */
 	void (*close)(struct store *st);
@@ -285,6 +295,24 @@ struct store_ops {
 	int (*stats_scan_apart)(struct store *st, const char *g, const char *a,
 				const char *point, int64_t from, int64_t to,
 				store_stat_cb cb, void *ctx, char *err);
+
+	/*
+	 * The push channel (issue 32).  app_state: what a heartbeat of app
+	 * @g/@a would be answered at @now, read only (GET /api/v1/sync):
+	 * res->version, res->strategies (if non-NULL) when @have differs
+	 * from it, the drills and copy plans as the heartbeat fills them;
+	 * STORE_NOTFOUND for an unknown app (none is created).
+	 */
+	int (*app_state)(struct store *st, const char *g, const char *a, int64_t have,
+			 int64_t now, struct store_hb_result *res, char *err);
+	/*
+	 * changed: tell the other admins of this store that a write of app
+	 * @g/@a committed; listen: call @l's functions (with @ctx) for
+	 * theirs, until close.  NULL for a store only one admin opens.
+	 */
+	int (*changed)(struct store *st, const char *g, const char *a, char *err);
+	int (*listen)(struct store *st, const struct store_listener *l, void *ctx,
+		      char *err);
 };
 
 /* An open store: an engine's struct starts with this. */
@@ -308,7 +336,7 @@ struct store *pg_store_open(const char *url, char *err);
 #include "../../libsds/sds_ext.h"
 
 #define STORE_EXT	"store"
-#define STORE_EXT_ABI	2
+#define STORE_EXT_ABI	3
 
 struct store_ext {
 	struct sds_ext_head head;	/* STORE_EXT, STORE_EXT_ABI, SDS_EXT_IMPL */

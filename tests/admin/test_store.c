@@ -278,6 +278,35 @@ static void test_heartbeats_and_stats(void **state)
 	heartbeat_free(hb);
 }
 
+/*
+ * app_state (GET /api/v1/sync): what the heartbeat answers, read only;
+ * an unknown app is not found, and not created.
+ */
+static void test_app_state(void **state)
+{
+	struct store_hb_result res = { 0 };
+	struct sds_hb_drill drills[SDS_HB_MAX_DRILLS];
+	int64_t v = app_version("g1", "shop");
+	json_t *o = NULL;
+
+	res.strategies = calloc(1, sizeof(*res.strategies));
+	res.drills = drills;
+	assert_int_equal(st->ops->app_state(st, "g1", "shop", 0, T0, &res, err), STORE_OK);
+	assert_int_equal(res.version, v);
+	assert_int_equal(res.strategies->version, v);
+	assert_int_equal(res.strategies->n, 2);	/* order, pay from test_schemes */
+	assert_int_equal(res.ndrills, 0);
+	assert_false(res.created);
+	/* The loader's own version: no strategies read. */
+	res.strategies->n = 77;
+	assert_int_equal(st->ops->app_state(st, "g1", "shop", v, T0, &res, err), STORE_OK);
+	assert_int_equal(res.strategies->n, 77);
+	assert_int_equal(st->ops->app_state(st, "g1", "nosuch", 0, T0, &res, err),
+			 STORE_NOTFOUND);
+	assert_int_equal(st->ops->app_get(st, "g1", "nosuch", &o, err), STORE_NOTFOUND);
+	free(res.strategies);
+}
+
 static void test_reopen(void **state)
 {
 	json_t *o;
@@ -388,6 +417,7 @@ int main(void)
 		cmocka_unit_test(test_org),
 		cmocka_unit_test(test_schemes_and_versions),
 		cmocka_unit_test(test_heartbeats_and_stats),
+		cmocka_unit_test(test_app_state),
 		cmocka_unit_test(test_reopen),
 		cmocka_unit_test(test_ranges),
 		cmocka_unit_test(test_apart_and_retention),

@@ -339,26 +339,17 @@ static void hb_prefetch(struct sq_store *s, int64_t app, int64_t now)
 	pg_stmt_prefetch(&pg_of(&s->base)->conn, qs, 3);
 }
 
-/* After the commit: what the loader should enforce (as SQLite's store). */
-static int hb_answer(struct sq_store *s, const struct sds_heartbeat *hb, int64_t now,
+/*
+ * After the commit: what the loader should enforce, the shared read half
+ * (sq_hb_answer()), its reads of drills and plans prefetched.  The
+ * heartbeat and app_state (GET /api/v1/sync) both answer with it.
+ */
+static int hb_answer(struct sq_store *s, int64_t have, int64_t now,
 		     const struct sq_app_ref *r, struct store_hb_result *res, char *err)
 {
-	int ret = 0;
-
 	if (res->drills && res->copy)
 		hb_prefetch(s, r->id, now);
-
-	res->version = r->version;
-	res->ndrills = 0;
-	if (res->drills)
-		ret = sq_drills_active(s, r->id, now, res->drills, &res->ndrills, err);
-	if (!ret && res->copy)
-		ret = sq_copy_for_app(s, r->id, now, res->copy, err);
-	if (!ret && res->strategies && hb->version != r->version) {
-		ret = sq_strategies_read(s, r->active, res->strategies, err);
-		res->strategies->version = r->version;
-	}
-	return ret;
+	return sq_hb_answer(s, r, have, now, res, err);
 }
 
 int pg_heartbeat(struct store *st, const struct sds_heartbeat *hb,
@@ -394,7 +385,32 @@ int pg_heartbeat(struct store *st, const struct sds_heartbeat *hb,
 		break;
 	}
 	if (!ret)
-		ret = hb_answer(s, hb, now, &r, res, err);
+		ret = hb_answer(s, hb->version, now, &r, res, err);
+	sq_unlock(st);
+	return ret;
+}
+
+int pg_app_state(struct store *st, const char *g, const char *a, int64_t have,
+		 int64_t now, struct store_hb_result *res, char *err)
+{
+	struct pg_store *p = pg_of(st);
+	struct sq_store *s = &p->sq;
+	struct sq_app_ref r;
+	int try, ret;
+
+	res->duplicate = false;
+	res->created = false;
+	sq_lock(st);
+	for (try = 0; try < 2; try++) {
+		ret = sq_app_lookup(s, g, a, &r, err);
+		if (!ret)
+			ret = hb_answer(s, have, now, &r, res, err);
+		if (ret && ret != STORE_NOTFOUND && PQstatus(p->conn.conn) != CONNECTION_OK) {
+			pg_alive(s);	/* the server dropped us: read again */
+			continue;
+		}
+		break;
+	}
 	sq_unlock(st);
 	return ret;
 }

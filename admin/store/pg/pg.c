@@ -22,6 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 #include "store/pg/pg.h"
 
 /* ---- PostgreSQL's dialect: its rows of the SQL (store/query/sql.c) -------- */
@@ -179,6 +182,7 @@ static void pg_close(struct store *st)
 	struct pg_store *p = pg_of(st);
 	int i;
 
+	pg_listen_stop(p);
 	for (i = 0; i < NQ; i++)
 		pg_stmt_finalize(p->sq.q[i]);
 	if (p->hb_fast)
@@ -199,6 +203,9 @@ static const struct store_ops pg_ops = {
 	.point_list = pg_point_list,
 	.stats_scan_apart = pg_stats_scan_apart,
 	.heartbeat = pg_heartbeat,
+	.app_state = pg_app_state,
+	.changed = pg_changed,
+	.listen = pg_listen,
 	.prune = pg_prune,
 	.prune_meta = sq_prune_meta,	/* store/query/retention.c, shared */
 };
@@ -221,6 +228,26 @@ static void describe(struct pg_store *p, const char *url)
 	}
 	snprintf(p->where, sizeof(p->where), "database '%s' on %s:%s", db, host, port);
 	PQconninfoFree(o);
+}
+
+/*
+ * This admin's id in its notifications (store/pg/listen.c): random, so
+ * that admins of one database, wherever they run, skip only their own.
+ */
+static void admin_id(struct pg_store *p)
+{
+	unsigned char b[8];
+	struct timespec ts;
+	int i;
+
+	if (getrandom(b, sizeof(b), 0) != sizeof(b)) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		for (i = 0; i < 8; i++)
+			b[i] = (unsigned char)(((uint64_t)ts.tv_nsec ^ (uint64_t)getpid() << 32) >>
+					       (8 * i));
+	}
+	for (i = 0; i < 8; i++)
+		snprintf(p->admin_id + 2 * i, 3, "%02x", b[i]);
 }
 
 struct store *pg_store_open(const char *url, char *err)
@@ -276,6 +303,7 @@ struct store *pg_store_open(const char *url, char *err)
 	p->session = main_session;
 	if (pg_exec(p, main_session, err) || pg_migrate(p, err))
 		goto fail;
+	admin_id(p);
 	return &p->sq.base;
 fail:
 	PQfinish(p->conn.conn);

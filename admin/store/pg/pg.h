@@ -64,6 +64,8 @@ struct pg_store {
 	char *url;			/* --db's URL, to open the reader (holds the password: never printed) */
 	pthread_mutex_t reader_lock;	/* serializes opening the reader */
 	struct pg_store *reader;	/* long reads' connection (store/pg/reader.c), NULL until the first */
+	char admin_id[17];		/* this admin's, in its NOTIFY payloads (store/pg/listen.c) */
+	struct pg_listen *listen;	/* the listener for the others', NULL until listen */
 };
 
 static inline struct pg_store *pg_of(struct store *st)
@@ -115,6 +117,16 @@ int pg_exec(struct pg_store *p, const char *sql, char *err);
 /* store/pg/hb.c */
 int pg_heartbeat(struct store *st, const struct sds_heartbeat *hb,
 		 int64_t now, struct store_hb_result *res, char *err);
+
+/* store/pg/hb.c: store_ops.app_state, the heartbeat's answer read alone */
+int pg_app_state(struct store *st, const char *g, const char *a, int64_t have,
+		 int64_t now, struct store_hb_result *res, char *err);
+
+/* store/pg/listen.c: other admins' writes (NOTIFY sds_watch) */
+int pg_listen(struct store *st, const struct store_listener *l, void *ctx, char *err);
+int pg_changed(struct store *st, const char *g, const char *a, char *err);
+/* Stop the listener, if it runs. */
+void pg_listen_stop(struct pg_store *p);
 
 /* store/pg/reader.c: the scans the API serves, on a connection of their own */
 int pg_stats_scan_apart(struct store *st, const char *g, const char *a,

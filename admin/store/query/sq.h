@@ -354,6 +354,17 @@ int sq_copy_server_list(struct store *st, int64_t now, json_t **out, char *err);
 /* store/query/stats.c: heartbeats, hosts, stats, events, retention */
 int sq_heartbeat(struct store *st, const struct sds_heartbeat *hb,
 		 int64_t now, struct store_hb_result *res, char *err);
+/*
+ * The read half of a heartbeat's answer, the lock held: app @r's version,
+ * drills and copy plans at @now, its strategies when @have is not its
+ * version (as store_ops.heartbeat fills @res).  The heartbeat and
+ * app_state (GET /api/v1/sync) both answer with it.
+ */
+int sq_hb_answer(struct sq_store *s, const struct sq_app_ref *r, int64_t have,
+		 int64_t now, struct store_hb_result *res, char *err);
+/* store_ops.app_state: the app looked up, sq_hb_answer(); nothing written. */
+int sq_app_state(struct store *st, const char *g, const char *a, int64_t have,
+		 int64_t now, struct store_hb_result *res, char *err);
 int sq_host_list(struct store *st, const char *g, const char *a,
 		 json_t **out, char *err);
 int sq_stats_scan(struct store *st, const char *g, const char *a,

@@ -12,6 +12,41 @@
 
 /* ---- heartbeats and statistics ------------------------------------------ */
 
+int sq_hb_answer(struct sq_store *s, const struct sq_app_ref *r, int64_t have,
+		 int64_t now, struct store_hb_result *res, char *err)
+{
+	int ret = 0;
+
+	res->version = r->version;
+	res->ndrills = 0;
+	if (res->drills)
+		ret = sq_drills_active(s, r->id, now, res->drills, &res->ndrills, err);
+	if (!ret && res->copy)
+		ret = sq_copy_for_app(s, r->id, now, res->copy, err);
+	if (!ret && res->strategies && have != r->version) {
+		ret = sq_strategies_read(s, r->active, res->strategies, err);
+		res->strategies->version = r->version;
+	}
+	return ret;
+}
+
+int sq_app_state(struct store *st, const char *g, const char *a, int64_t have,
+		 int64_t now, struct store_hb_result *res, char *err)
+{
+	struct sq_store *s = SQ(st);
+	struct sq_app_ref r;
+	int ret;
+
+	res->duplicate = false;
+	res->created = false;
+	sq_lock(st);
+	ret = sq_app_lookup(s, g, a, &r, err);
+	if (!ret)
+		ret = sq_hb_answer(s, &r, have, now, res, err);
+	sq_unlock(st);
+	return ret;
+}
+
 int sq_heartbeat(struct store *st, const struct sds_heartbeat *hb,
 		 int64_t now, struct store_hb_result *res, char *err)
 {
@@ -101,24 +136,8 @@ int sq_heartbeat(struct store *st, const struct sds_heartbeat *hb,
 	if (ret)
 		goto fail;
 	ret = sq_commit(s, err);
-	if (ret)
-		goto out;
-	res->version = r.version;
-	res->ndrills = 0;
-	if (res->drills) {
-		ret = sq_drills_active(s, r.id, now, res->drills, &res->ndrills, err);
-		if (ret)
-			goto out;
-	}
-	if (res->copy) {
-		ret = sq_copy_for_app(s, r.id, now, res->copy, err);
-		if (ret)
-			goto out;
-	}
-	if (res->strategies && hb->version != r.version) {
-		ret = sq_strategies_read(s, r.active, res->strategies, err);
-		res->strategies->version = r.version;
-	}
+	if (!ret)
+		ret = sq_hb_answer(s, &r, hb->version, now, res, err);
 	goto out;
 dbfail:
 	ret = sq_dberr(s, err);

@@ -202,6 +202,7 @@ static const struct store_ops sqlite_ops = {
 	.point_list = sq_point_list,
 	.events = sq_events,
 	.heartbeat = sq_heartbeat,
+	.app_state = sq_app_state,	/* changed, listen: one admin per file */
 	.prune = sq_prune,
 	.prune_meta = sq_prune_meta,
 	.stats_scan_apart = sqlite_stats_scan_apart,
