@@ -102,8 +102,9 @@ static json_t *point_json(struct serve *sv, int id, const struct snapshot *snap)
 	cp = capture__point_json(*sv->capture, id);
 	if (cp)
 		json_object_set_new(o, "copy", cp);
-	/* Fail-fast, on points with :failfast=. */
+	/* Fail-fast, on points with :failfast=; cluster shares, on cluster points. */
 	take(o, st, "failfast");
+	take(o, st, "cluster");
 	json_decref(st);
 	return o;
 }

@@ -151,7 +151,8 @@ struct serve_ops {
 	struct json_t *(*head)(void *ctx);
 	/*
 	 * `stats`: point @id's "state", "drill", "overhead" and, on a
-	 * :failfast= point, "failfast" (serve.c puts them in order).
+	 * :failfast= point, "failfast", on a point with a cluster-wide
+	 * limit, "cluster" (serve.c puts them in order).
 	 */
 	struct json_t *(*point_state)(void *ctx, int id,
 				      const struct point_stats *st);
