@@ -231,6 +231,7 @@ bench: deps
 	BENCH_OUT=$$($(PYTHON) tools/bench/results.py new) && export BENCH_OUT && \
 		sh tools/bench/probe/run.sh && \
 		$(MAKE) -s admin-bench | tee $$BENCH_OUT/admin.md && \
+		$(MAKE) -s push-bench | tee $$BENCH_OUT/push.md && \
 		$(MAKE) -s copy-bench | tee $$BENCH_OUT/copy.txt && \
 		$(MAKE) -s exact-bench | tee $$BENCH_OUT/exact.txt && \
 		$(MAKE) -s lb-bench | tee $$BENCH_OUT/lb.txt

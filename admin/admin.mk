@@ -9,6 +9,7 @@
 #   make admin-fuzz-smoke    the libFuzzer target for FUZZ_SMOKE_SECONDS (60) from the corpus
 #   make fuzz                the same for FUZZ_SECONDS (default 600)
 #   make admin-bench         heartbeats/s, p50, p99 on loopback
+#   make push-bench          the push channel: PUT to state, 10,000 idle loaders
 #   make admin-bench-sustain three admins on PostgreSQL, open loop at 2,000/s
 #                            for SUSTAIN_SECONDS (600), the verdict per interval
 
@@ -68,7 +69,7 @@ $(ATEST)/test_%: $(ADMIN_ASAN_OBJ)/tests/admin/test_%.o $(call admin_asan_objs,$
 	$(CC) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \
 		-o $@ $^ -lcmocka $(ADMIN_LIBS)
 
-.PHONY: admin-unit admin-integration admin-fuzz-smoke fuzz admin-bench admin-bench-sustain
+.PHONY: admin-unit admin-integration admin-fuzz-smoke fuzz admin-bench admin-bench-sustain push-bench
 admin-unit: $(ADMIN_UNIT_BINS)
 	@set -e; for t in $(ADMIN_UNIT_BINS); do echo "== $$t"; $$t; done
 
@@ -115,6 +116,10 @@ $(ADMIN_BENCH): tools/bench/admin/hb_bench.c tools/bench/admin/hb_open.c tools/b
 
 admin-bench: $(BUILD)/bin/sds-admin $(ADMIN_BENCH)
 	$(PYTHON) tools/bench/admin/run.py
+
+# The push channel (docs/PUSH.md): PUT to state at 2-1,000 loaders, 10,000 idle.
+push-bench: $(BUILD)/bin/sds-admin $(ADMIN_BENCH)
+	$(PYTHON) tools/bench/admin/push_bench.py
 
 # Issue 16's sustained run (tools/bench/admin/run.py --sustain): needs postgresql-15.
 SUSTAIN_SECONDS ?= 600

@@ -523,7 +523,14 @@ struct MHD_Daemon *http_start(struct admin *ad, int fd, unsigned threads, char *
 			     MHD_OPTION_CONNECTION_LIMIT, limit,
 			     /* One client (one address) cannot take every connection. */
 			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, ad->conns_per_client,
-			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+			     /*
+			      * A connection's pool holds its headers and read
+			      * buffer only (bodies go to struct conn_ctx): 16 KiB,
+			      * not 64, is ~13 KiB resident a connection, 250 MB
+			      * for 10,000 loaders' watch and heartbeat
+			      * connections (tools/bench/admin/push_bench.py).
+			      */
+			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16 * 1024),
 			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, ad,
 			     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 			     MHD_OPTION_END);

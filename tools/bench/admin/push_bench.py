@@ -15,7 +15,10 @@ measured).
     (the state in its hands): p50, p99, max, at 2, 100 and 1,000 loaders
     (--sizes);
   - idle: --idle waiting loaders (10,000) for --seconds (10): the admin's
-    RSS before and with them, and its CPU over the seconds they wait.
+    RSS before and with them, and its CPU over the seconds they wait;
+  - heartbeats: admin-bench's heartbeats per second (8 connections, 20
+    points) for --seconds with no loader waiting, then with --idle of them
+    waiting (the channel open beside today's figure).
 
     python3 tools/bench/admin/push_bench.py [--sizes 2,100,1000]
             [--changes 5] [--idle 10000] [--seconds 10]
@@ -152,7 +155,18 @@ async def waiting(port):
     return -1
 
 
-async def fleet(port, n, changes, idle_s, pid):
+async def hb_rate(port, seconds, tok):
+    """admin-bench's heartbeats per second against the admin."""
+    p = await asyncio.create_subprocess_exec(
+        os.path.join(BUILD, "bench", "admin-bench"), "--token-file", tok,
+        "--seconds", str(seconds), "--conns", "8", "--points", "20",
+        "--addr", "127.0.0.1:%d" % port, stdout=asyncio.subprocess.PIPE)
+    out, _ = await p.communicate()
+    kv = out.decode().split()
+    return float(dict(zip(kv[0::2], kv[1::2])).get("heartbeats_per_s", 0))
+
+
+async def fleet(port, n, changes, idle_s, pid, tok=None):
     loaders = [Loader(i) for i in range(n)]
     for k in range(0, n, 500):
         await asyncio.gather(*(x.open(port) for x in loaders[k:k + 500]))
@@ -175,6 +189,8 @@ async def fleet(port, n, changes, idle_s, pid):
         out["rss_kib"] = (rss0, rss_kib(pid))
         out["cpu_s"] = cpu_s(pid) - c0
         out["idle_s"] = idle_s
+        if tok:
+            out["hb_waiting"] = await hb_rate(port, idle_s, tok)
     lat = []
     for k in range(changes):
         for x in loaders:
@@ -233,11 +249,12 @@ def main():
                       {"Authorization": "Bearer " + TOKEN,
                        "Content-Type": "application/json"})
             c.getresponse().read()
+            hb_alone = asyncio.run(hb_rate(port, args.seconds, tok))
             for n in sizes:
                 rows.append(asyncio.run(fleet(port, n, args.changes, 0, adm.pid)))
             if args.idle:
                 rows.append(asyncio.run(fleet(port, args.idle, 1, args.seconds,
-                                              adm.pid)))
+                                              adm.pid, tok)))
         finally:
             adm.terminate()
             adm.wait(20)
@@ -251,6 +268,14 @@ def main():
         print("| %d | %d | %.0f ms | %.0f ms | %.0f ms | %s |"
               % (r["loaders"], len(lat) // r["loaders"], 1e3 * pct(lat, 50),
                  1e3 * pct(lat, 99), 1e3 * max(lat), extra))
+
+
+    w = [r for r in rows if "hb_waiting" in r]
+    if w:
+        print()
+        print("| heartbeats/s (admin-bench, 8 connections, 20 points) | no loader waiting | %d waiting |" % w[0]["loaders"])
+        print("|---|---:|---:|")
+        print("| SQLite | %.0f | %.0f |" % (hb_alone, w[0]["hb_waiting"]))
 
 
 if __name__ == "__main__":
