@@ -9,8 +9,8 @@
 # address and the token, and keeps everything running until Ctrl-C (or
 # DEMO_ADMIN_SECONDS, default 600).  In the dashboard, open shop/demo,
 # load point "inventory" in the strategy editor, set visit_threshold 0
-# (the kill switch) and save: within one heartbeat (10 s plus this host's
-# offset) the service answers every request with its fallback page, which
+# (the kill switch) and save: within a second (the push channel,
+# docs/PUSH.md) the service answers every request with its fallback page, which
 # the load generator's lines below show (live -> fallback) and the chart's
 # downgrades follow.  `curl 127.0.0.1:PORT/control?fail_pct=60` on the
 # service's port makes the dependency fail instead.
@@ -102,7 +102,7 @@ echo "== sds-admin:   http://127.0.0.1:$APORT/   (token: $TOKEN)"
 echo "== the service: http://127.0.0.1:$PORT/item/1   (control: /control?fail_pct=P)"
 echo "== in the dashboard: shop/demo -> strategy editor -> point inventory ->"
 echo "   visit_threshold 0 -> Save; the lines below turn from live to fallback"
-echo "   within one heartbeat.  Ctrl-C stops everything."
+echo "   within a second.  Ctrl-C stops everything."
 echo
 "$LOAD" --port "$PORT" --rate 100 --conns 2 --seconds "$SECONDS_MAX" &
 LOAD_PID=$!
