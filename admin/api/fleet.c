@@ -156,7 +156,7 @@ static int fleet_app(struct api_route *r, json_t *app, int64_t now, struct sds_s
 	const char *g = json_string_value(json_object_get(app, "group"));
 	const char *a = json_string_value(json_object_get(app, "name"));
 	json_t *hosts = NULL, *events = NULL, *drills = NULL, *plans = NULL, *h;
-	int64_t live = 0, stale = 0;
+	int64_t live = 0, stale = 0, first = 0;
 	size_t i;
 	int rc;
 
@@ -165,7 +165,8 @@ static int fleet_app(struct api_route *r, json_t *app, int64_t now, struct sds_s
 				  &events, r->err)) ||
 	    (rc = st->ops->drill_list(st, g, a, &drills, r->err)) ||
 	    (rc = st->ops->copy_plan_list(st, g, a, now, &plans, r->err)) ||
-	    (rc = st->ops->strategies_get(st, g, a, NULL, ss, NULL, r->err)))
+	    (rc = st->ops->strategies_get(st, g, a, NULL, ss, NULL, r->err)) ||
+	    (st->ops->stats_first && (rc = st->ops->stats_first(st, g, a, &first, r->err))))
 		goto out;
 	json_array_foreach(hosts, i, h) {
 		bool l = now - json_integer_value(json_object_get(h, "last_seen")) <= FLEET_LIVE_S;
@@ -176,12 +177,13 @@ static int fleet_app(struct api_route *r, json_t *app, int64_t now, struct sds_s
 	{
 		json_t *d = in_force(drills, now, true);
 
-		*out = json_pack("{s:O, s:O, s:O, s:O, s:O, s:I, s:I, s:O, s:o, s:o, s:o}",
+		*out = json_pack("{s:O, s:O, s:O, s:O, s:O, s:o, s:I, s:I, s:O, s:o, s:o, s:o}",
 				 "group", json_object_get(app, "group"),
 				 "name", json_object_get(app, "name"),
 				 "description", json_object_get(app, "description"),
 				 "version", json_object_get(app, "version"),
 				 "active_scheme", json_object_get(app, "active_scheme"),
+				 "first_period", first ? json_integer(first) : json_null(),
 				 "live_hosts", (json_int_t)live, "stale_hosts", (json_int_t)stale,
 				 "hosts", hosts,
 				 "downgraded", downgraded(events, ss, d),
@@ -196,9 +198,42 @@ out:
 	return rc;
 }
 
-void api_route_fleet(struct api_route *r)
+/*
+ * ?group=G: that group only; ?group=G&app=A: that app only (404 when it
+ * is not there), what one app's page asks for.
+ */
+static int fleet_lists(struct api_route *r, json_t **groups, json_t **apps)
 {
 	struct store *st = r->ad->store;
+	const char *g = http_query(r->rq->conn, "group");
+	const char *a = http_query(r->rq->conn, "app");
+	json_t *one;
+
+	if ((g && !sds_name_valid(g)) || (a && !sds_name_valid(a))) {
+		api_fail(r, 400, "%s: bad name (1-64 of [A-Za-z0-9_-])",
+			 g && !sds_name_valid(g) ? "group" : "app");
+		return -1;
+	}
+	if (a && !g) {
+		api_fail(r, 400, "app: needs group");
+		return -1;
+	}
+	if (!g)
+		return api_store_rc(r, st->ops->group_list(st, groups, r->err)) ||
+		       api_store_rc(r, st->ops->app_list(st, NULL, apps, r->err));
+	if (api_store_rc(r, st->ops->group_get(st, g, &one, r->err)))
+		return -1;
+	*groups = json_pack("[o]", one);
+	if (!a)
+		return api_store_rc(r, st->ops->app_list(st, g, apps, r->err));
+	if (api_store_rc(r, st->ops->app_get(st, g, a, &one, r->err)))
+		return -1;
+	*apps = json_pack("[o]", one);
+	return 0;
+}
+
+void api_route_fleet(struct api_route *r)
+{
 	json_t *groups = NULL, *apps = NULL, *byg, *g, *app, *one = NULL;
 	struct sds_strategies *ss = NULL;
 	int64_t now = store_now_s();
@@ -212,8 +247,7 @@ void api_route_fleet(struct api_route *r)
 		api_fail(r, 500, "out of memory");
 		return;
 	}
-	if (api_store_rc(r, st->ops->group_list(st, &groups, r->err)) ||
-	    api_store_rc(r, st->ops->app_list(st, NULL, &apps, r->err)))
+	if (fleet_lists(r, &groups, &apps))
 		goto out;
 	byg = json_object();
 	json_array_foreach(groups, i, g) {

@@ -285,6 +285,13 @@ struct store_ops {
 	int (*stats_scan_apart)(struct store *st, const char *g, const char *a,
 				const char *point, int64_t from, int64_t to,
 				store_stat_cb cb, void *ctx, char *err);
+	/*
+	 * The app's first period with statistics still kept, *first 0 when it
+	 * has none (the dashboard's charts start there).  May be NULL: the
+	 * fleet then says null.
+	 */
+	int (*stats_first)(struct store *st, const char *g, const char *a, int64_t *first,
+			   char *err);
 };
 
 /* An open store: an engine's struct starts with this. */

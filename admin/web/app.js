@@ -221,6 +221,7 @@ function selectApp(a) {
   state.sel = a;
   state.info = null;
   state.active = null;
+  state.first = undefined;
   for (const k of Object.keys(state.charts)) state.charts[k].forEach((c) => c.destroy());
   state.charts = {};
   state.byHost = {};
@@ -270,6 +271,9 @@ async function refreshApp(slow) {
   $('app-scheme').textContent = info.active_scheme;
   $('app-desc').textContent = info.description;
   if (slow) {
+    // The app's first period (GET /fleet of this app): the charts start there.
+    const f = await api('GET', '/fleet?group=' + encodeURIComponent(a.group) + '&app=' + encodeURIComponent(a.name));
+    state.first = f.groups[0].apps[0].first_period;
     await loadSchemes(info);
     // Drills before the charts: they mark their periods, and the state says so.
     await loadDrills();
@@ -595,10 +599,19 @@ function ensureCard(name) {
   return entry;
 }
 
-// The first step with anything in it, over every point: the chart starts
-// there (the app's first period) unless the range's start is later; at
-// least six steps are kept, so a new app's minute is not a dot.
+// Where the charts start: the app's first period unless the range's start
+// is later, and at least a minute back, so that a new app's first period
+// is not a dot.
+function rangeFrom(to, range) {
+  let from = to - range;
+  if (state.first) from = Math.max(from, Math.floor(state.first / 10) * 10);
+  return Math.min(from, to - 60);
+}
+
+// A store that does not say the first period (an extension's): the first
+// step with anything in it, over every point, at least six steps back.
 function firstStep(doc) {
+  if (state.first !== null) return 0;
   let first = Infinity, n = 0;
   for (const s of Object.values(doc.points)) {
     n = s.t.length;
@@ -614,7 +627,8 @@ async function loadStats() {
   const a = state.sel;
   const range = Number($('range').value);
   const to = Math.ceil(Date.now() / 10000) * 10;
-  const q = '?from=' + (to - range) + '&to=' + to;
+  const from0 = rangeFrom(to, range);
+  const q = '?from=' + from0 + '&to=' + to;
   const doc = await api('GET', appPath(a) + '/stats' + q);
   // The broken-down charts: one request each, over the same steps.
   const by = {};
@@ -642,7 +656,8 @@ async function loadStats() {
   }
   const from = doc.from + i0 * doc.step;
   $('range-shown').textContent = 'shown: ' + fmtDate(from) + ' to now' +
-    (i0 > 0 ? ' (the first period with data)' : '') + ', step ' + doc.step + ' s, updated every second';
+    (i0 > 0 || from0 > to - range ? ' (since the app\'s first period)' : '') + ', step ' + doc.step +
+    ' s, updated every second';
 }
 
 function drawTotals(entry, name, s, i0, t, labels, step) {
