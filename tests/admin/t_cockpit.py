@@ -108,11 +108,25 @@ def test_fleet_api(env):
     without apps listed; GET {A}/stats/hosts and its bad input."""
     env.start_admin()
     env.ok("POST", "/groups", {"name": "empty"}, want=201)
+    env.ok("POST", "/groups/quiet/apps", {"name": "idle"}, want=201)
     now = fleet_data(env)
     f = env.ok("GET", "/fleet")
     eq((f["live_s"], f["downgraded_s"]), (30, 30), "the rules")
     eq([(g["name"], [a["name"] for a in g["apps"]]) for g in f["groups"]],
-       [("demo", ["shop"]), ("empty", []), ("ops", ["billing"])], "groups and apps")
+       [("demo", ["shop"]), ("empty", []), ("ops", ["billing"]), ("quiet", ["idle"])],
+       "groups and apps")
+    eq([a["first_period"] for g in f["groups"] for a in g["apps"]], [now - 60, now - 10, None],
+       "first periods")
+    idle = f["groups"][3]["apps"][0]
+    eq((idle["hosts"], idle["downgraded"], idle["live_hosts"]), ([], [], 0), "an app without hosts")
+    # One group, one app: what an app's page asks for.
+    one = env.ok("GET", "/fleet?group=ops&app=billing")
+    eq(one["groups"], [f["groups"][2]], "one app")
+    eq([g["name"] for g in env.ok("GET", "/fleet?group=demo")["groups"]], ["demo"], "one group")
+    env.bad("GET", "/fleet?group=ops&app=nope", want=404)
+    env.bad("GET", "/fleet?group=nope", want=404)
+    env.bad("GET", "/fleet?app=billing", field="app")
+    env.bad("GET", "/fleet?group=a.b", field="group")
     shop, billing = f["groups"][0]["apps"][0], f["groups"][2]["apps"][0]
     eq([(h["host"], h["live"]) for h in shop["hosts"]], [("web-1", True), ("web-2", True)], "shop's hosts")
     eq([(h["host"], h["live"]) for h in billing["hosts"]], [("h-old", False), ("h3", True)],
@@ -259,6 +273,8 @@ def follows_the_data(b, env, now):
         '.chartcard[data-point="order"] canvas')).data.labels[0])""" % firsts,
               what="6 hours: from the first period")
     b.wait_js("(%s) == 634" % ORDER_SUM, what="visits drawn over 6 hours")
+    b.js("""(() => { const r = document.getElementById('range'); r.value = '3600';
+        r.dispatchEvent(new Event('change')); })()""")
 
 
 def kill_switch(b, env, now):
@@ -406,4 +422,21 @@ def test_cockpit_refused(env):
         no_errors(b, allowed=(401, 403))
     finally:
         b.close()
+    env.stop_admin()
+
+
+@test
+def test_fleet_roles(env):
+    """Under --protect-reads the fleet is a read like the others: a read
+    or operator token, else 401; a heartbeat token's 403."""
+    hbf = sdstest.write_token(os.path.join(env.tmp, "hb.token"), "hb-t0ken.for_the_cockpit")
+    env.start_admin(*read_token(env), "--heartbeat-token-file", hbf, "--protect-reads")
+    fleet_data(env)
+    for tok in (bearer(RD_TOKEN), True):
+        eq([g["name"] for g in env.ok("GET", "/fleet", token=tok)["groups"]], ["demo", "ops"],
+           "the fleet with a read token")
+    env.ok("GET", APP + "/stats/hosts?point=order", token=bearer(RD_TOKEN))
+    env.bad("GET", "/fleet", token=False, want=401)
+    env.bad("GET", APP + "/stats/hosts?point=order", token=False, want=401)
+    env.bad("GET", "/fleet", token=bearer("hb-t0ken.for_the_cockpit"), want=403)
     env.stop_admin()
