@@ -5,9 +5,10 @@
  * drills and copy plans in force) and GET {A}/stats/hosts (one point's
  * statistics broken down by host).
  *
- * The fleet is made of the store's existing reads, a handful per app: the
- * page asks for it once a second or so, and a query of its own in both
- * engines would only save round trips inside the admin.
+ * The fleet is made of the store's reads, a handful per app (hosts, the
+ * last 30 s's downgrade events, drills, copy plans, the active strategies,
+ * the first period): each is an indexed read of one app, the same in both
+ * engines.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,7 +87,7 @@ static json_t *why(const char *point, const struct sds_strategies *ss, json_t *d
 	return out;
 }
 
-/* The entries of @list whose key @k is @want (drills: not stopped, not expired). */
+/* What of @list is in force at @now: drills neither stopped nor ended, active copy plans. */
 static json_t *in_force(json_t *list, int64_t now, bool drills)
 {
 	json_t *out = json_array(), *x;
@@ -172,7 +173,10 @@ static int fleet_app(struct api_route *r, json_t *app, int64_t now, struct sds_s
 		bool l = now - json_integer_value(json_object_get(h, "last_seen")) <= FLEET_LIVE_S;
 
 		json_object_set_new(h, "live", json_boolean(l));
-		l ? live++ : stale++;
+		if (l)
+			live++;
+		else
+			stale++;
 	}
 	{
 		json_t *d = in_force(drills, now, true);

@@ -222,6 +222,7 @@ function selectApp(a) {
   state.info = null;
   state.active = null;
   state.first = undefined;
+  state.stats = null;
   for (const k of Object.keys(state.charts)) state.charts[k].forEach((c) => c.destroy());
   state.charts = {};
   state.byHost = {};
@@ -623,13 +624,57 @@ function firstStep(doc) {
   return Math.max(0, Math.min(first, n - 6));
 }
 
+const SERIES = ['visits', 'exceptions', 'timeouts', 'downgrades', 'max_concurrency',
+                'p50_ns', 'p90_ns', 'p99_ns', 'faults', 'delays'];
+const FULL_MS = 60000;      // the whole range again this often (late periods)
+
+// The range's statistics: the whole range when the app, the range or the
+// app's first period changes, and once a minute; in between only its last three steps
+// again (a heartbeat comes after its period) and the new ones, merged
+// into the document kept, so that a second's update scans seconds, not
+// the hour.
+async function rangeStats(a, range, to, from0) {
+  const c = state.stats;
+  if (!c || c.app !== a || c.range !== range || c.first !== state.first || from0 < c.doc.from ||
+      Date.now() - c.at > FULL_MS) {
+    const doc = await api('GET', appPath(a) + '/stats?from=' + from0 + '&to=' + to);
+    state.stats = { app: a, range, first: state.first, doc, at: Date.now() };
+    return doc;
+  }
+  const doc = c.doc, step = doc.step;
+  const inc = await api('GET', appPath(a) + '/stats?from=' + Math.max(doc.from, doc.to - 3 * step) +
+                        '&to=' + Math.max(to, doc.to) + '&step=' + step);
+  if (state.stats !== c) return doc;
+  if (Object.keys(inc.points).some((p) => !doc.points[p])) {
+    state.stats = null;         // a new point: the whole range for it
+    return rangeStats(a, range, to, from0);
+  }
+  const n = (inc.to - inc.from) / step;
+  for (const [p, s] of Object.entries(doc.points)) {
+    const src = inc.points[p];
+    for (let j = 0; j < n; j++) {
+      const pos = (inc.from + j * step - doc.from) / step;
+      if (pos === s.t.length) s.t.push(inc.from + j * step);
+      for (const k of SERIES) {
+        if (!s[k]) continue;
+        s[k][pos] = src ? src[k][j] : 0;
+      }
+    }
+    for (const k of ['visits', 'exceptions', 'timeouts', 'downgrades', 'faults', 'delays'])
+      if (s[k]) s.total[k] = s[k].reduce((x, y) => x + y, 0);
+    s.total.max_concurrency = Math.max(0, ...s.max_concurrency);
+  }
+  doc.to = inc.to;
+  return doc;
+}
+
 async function loadStats() {
   const a = state.sel;
   const range = Number($('range').value);
   const to = Math.ceil(Date.now() / 10000) * 10;
   const from0 = rangeFrom(to, range);
-  const q = '?from=' + from0 + '&to=' + to;
-  const doc = await api('GET', appPath(a) + '/stats' + q);
+  const doc = await rangeStats(a, range, to, from0);
+  const q = '?from=' + doc.from + '&to=' + doc.to;
   // The broken-down charts: one request each, over the same steps.
   const by = {};
   await Promise.all(Object.keys(state.byHost).map(async (name) => {

@@ -253,11 +253,16 @@ def follows_the_data(b, env, now):
     eq(first, b.js("fmtTime(%d)" % (now - 60)), "the chart starts at the first period")
     eq(order_sum(b), 600, "visits drawn")
     b.js("window.__same_page = 1")
+    at = b.js("state.stats.at")
     env.ok("POST", "/heartbeat", heartbeat("web-1", now, {"order": pt(33)}))
     t0 = time.time()
     b.wait_js("(%s) == 633" % ORDER_SUM, timeout=5, what="new period drawn")
     check(time.time() - t0 < 3, "drawn in %.1f s" % (time.time() - t0))
     eq(b.js("window.__same_page"), 1, "no reload")
+    # Merged into the range kept: the second's request was its last steps.
+    eq(b.js("state.stats.at"), at, "the range kept, its last steps merged")
+    check("visits 633 " in b.js("document.querySelector('.chartcard[data-point=\"order\"] .sum').textContent"),
+          "the totals follow")
     # A period two hours back: the default range stops at the last hour,
     # the selector shows more.
     env.ok("POST", "/heartbeat", heartbeat("web-2", now - 7200, {"order": pt(1)}))
