@@ -19,7 +19,7 @@
 #include "api/api.h"
 
 #define FLEET_LIVE_S	30	/* a host heard within this is live */
-#define FLEET_NOW_S	30	/* "downgraded now": in a period ended this recently */
+#define FLEET_NOW_S	30	/* "downgraded now": periods from the current one's start back this far */
 
 /* The set limits of @one, as "visit_threshold 1000, timeout_ms 200". */
 static void limits_text(const struct sds_strategy *one, char *buf, size_t len)
