@@ -171,13 +171,19 @@ def test_cockpit(env):
     check(os.path.exists(CHROMIUM), "%s missing: run make deps" % CHROMIUM)
     env.start_admin()
     now = fleet_data(env)
+    # Running on pay: a drill and a copy plan.
+    drill = env.ok("POST", APP + "/drills", {"point": "pay", "kind": "error", "ratio": 30,
+                                             "duration_s": 600, "by": "t"}, want=201)["id"]
+    plan = env.ok("POST", APP + "/copy-plans", {"name": "x5", "points": ["pay"], "sample_pct": 40,
+                                                "shadows": ["127.0.0.1:9001"], "duration_s": 600,
+                                                "by": "t"}, want=201)["id"]
     b = page(env)
     try:
-        fleet_page(b)
+        fleet_page(b, drill, plan)
         screenshot(b, "cockpit-fleet.png")
         click(b, 'tr[data-app="demo/shop"] td a')
         b.wait_js("location.hash == '#/app/demo/shop'", what="app page")
-        app_state(b, now)
+        app_state(b, now, drill)
         by_host(b)
         follows_the_data(b, env, now)
         kill_switch(b, env, now)
@@ -187,8 +193,9 @@ def test_cockpit(env):
     env.stop_admin()
 
 
-def fleet_page(b):
-    """Both apps by group, their hosts, the downgraded point and the rule."""
+def fleet_page(b, drill, plan):
+    """Both apps by group, their hosts, the downgraded point, what runs,
+    and the rule."""
     b.wait_js("document.querySelectorAll('#fleet-groups tr[data-app]').length == 2", what="two apps")
     eq(b.js("[...document.querySelectorAll('#fleet-groups tr[data-app]')].map((tr) => tr.dataset.app)"),
        ["demo/shop", "ops/billing"], "the apps, by group")
@@ -203,18 +210,28 @@ def fleet_page(b):
     check("last heartbeat is at most 30 s old" in b.js("document.getElementById('fleet-rule').textContent"),
           "the live rule said")
     eq(b.js(row % "demo/shop" + ".querySelector('a').getAttribute('href')"), "#/app/demo/shop", "link")
+    running = b.js("[...%s.cells[3].querySelectorAll('a')].map((a) => [a.textContent, a.getAttribute('href')])"
+                   % (row % "demo/shop"))
+    eq(len(running), 2, "a drill and a copy plan running: %r" % running)
+    check(running[0][0].startswith("drill %d on pay: error 30%%, " % drill) and
+          running[0][0].endswith(" s left"), "the drill: %r" % running[0][0])
+    check(running[1][0].startswith("copy plan %d (x5) on pay: 40%% x1, " % plan), "the plan: %r" % running[1][0])
+    eq({h for _, h in running}, {"#/app/demo/shop"}, "their links")
+    eq(b.js(row % "ops/billing" + ".cells[3].textContent"), "none", "billing: nothing running")
 
 
-def app_state(b, now):
+def app_state(b, now, drill):
     """The points with their newest period's state and rates, the hosts."""
-    b.wait_js("document.querySelectorAll('#points tbody tr').length == 2", what="point rows")
+    b.wait_js("document.querySelectorAll('#points tbody tr').length == 2 && "
+              "document.querySelector('#points tbody').textContent.includes('drill')", what="point rows")
     rows = b.js("""[...document.querySelectorAll('#points tbody tr')].map(
         (tr) => [...tr.cells].map((td) => td.textContent))""")
     as_of = time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(now - 10))
     # order, newest period: 100 visits, 10 downgraded, 1 exception, over 10 s.
     eq([r[:6] + r[8:] for r in rows],
        [["order", "downgrading 10%", "10.0", "1.0", "0.1", "0.0", "0.000%", as_of, "Kill switch"],
-        ["pay", "ok", "0.7", "0.0", "0.0", "0.0", "0.000%", as_of, "Kill switch"]], "points")
+        ["pay", "drill %d: error 30%%" % drill, "0.7", "0.0", "0.0", "0.0", "0.000%", as_of,
+         "Kill switch"]], "points")
     eq(b.js("document.querySelectorAll('#hosts tbody tr').length"), 2, "host rows")
     eq(b.js("[...document.querySelectorAll('#hosts tbody tr')].map((tr) => tr.cells[2].textContent)"),
        ["live", "live"], "hosts live")
@@ -257,7 +274,7 @@ def follows_the_data(b, env, now):
     env.ok("POST", "/heartbeat", heartbeat("web-1", now, {"order": pt(33)}))
     t0 = time.time()
     b.wait_js("(%s) == 633" % ORDER_SUM, timeout=5, what="new period drawn")
-    check(time.time() - t0 < 3, "drawn in %.1f s" % (time.time() - t0))
+    check(time.time() - t0 < 4, "drawn in %.1f s" % (time.time() - t0))
     eq(b.js("window.__same_page"), 1, "no reload")
     # Merged into the range kept: the second's request was its last steps.
     eq(b.js("state.stats.at"), at, "the range kept, its last steps merged")
