@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "api/aggregate.h"
+#include "heartbeat/heartbeat.h"
 #include "window.h"
 
 int aggregate_range(int64_t *from, int64_t *to, int64_t *step, char *err, size_t errlen)
@@ -54,9 +55,9 @@ struct cell {
 	uint64_t hist[SDS_HIST_BUCKETS];	/* the latency histograms, summed */
 };
 
-/* One point's steps. */
+/* One point's steps (or, by host, one host's of one point). */
 struct series {
-	char name[SDS_NAME_MAX + 1];	/* the point */
+	char name[SDS_HB_HOST_MAX + 1];	/* the point, or the host */
 	struct cell *cells;		/* nsteps */
 	int64_t as_of;			/* newest period of the point in range, 0: none */
 	bool suspended;			/* suspended on any host in that period */
@@ -70,6 +71,7 @@ struct agg {
 	int n;				/* entries of @s */
 	struct series s[SDS_MAX_POINTS];	/* the points seen, in the order seen */
 	int last;			/* rows come grouped by point: cache */
+	bool by_host;			/* a series per host (of one point), not per point */
 	bool too_big;			/* points x steps passed AGGREGATE_MAX_CELLS: stop */
 };
 
@@ -96,15 +98,16 @@ static void budget_row(struct series *se, const struct store_stat_row *row)
 static int agg_row(const struct store_stat_row *row, void *ctx)
 {
 	struct agg *ag = ctx;
+	const char *key = ag->by_host ? row->host : row->point;
 	struct series *se = NULL;
 	struct cell *c;
 	int i, k;
 
-	if (ag->n && !strcmp(ag->s[ag->last].name, row->point)) {
+	if (ag->n && !strcmp(ag->s[ag->last].name, key)) {
 		se = &ag->s[ag->last];
 	} else {
 		for (i = 0; i < ag->n; i++)
-			if (!strcmp(ag->s[i].name, row->point)) {
+			if (!strcmp(ag->s[i].name, key)) {
 				se = &ag->s[i];
 				ag->last = i;
 				break;
@@ -117,7 +120,7 @@ static int agg_row(const struct store_stat_row *row, void *ctx)
 			return 1;
 		}
 		se = &ag->s[ag->n];
-		snprintf(se->name, sizeof(se->name), "%s", row->point);
+		snprintf(se->name, sizeof(se->name), "%s", key);
 		se->cells = calloc(ag->nsteps, sizeof(struct cell));
 		if (!se->cells) {
 			ag->too_big = true;
@@ -213,8 +216,8 @@ static json_t *series_json(const struct agg *ag, const struct series *se)
 	return o;
 }
 
-int aggregate_query(struct store *st, const char *g, const char *a, const char *point,
-		int64_t from, int64_t to, int64_t step, json_t **out, char *err)
+static int query(struct store *st, const char *g, const char *a, const char *point,
+		 bool by_host, int64_t from, int64_t to, int64_t step, json_t **out, char *err)
 {
 	struct agg *ag;
 	json_t *pts;
@@ -227,12 +230,13 @@ int aggregate_query(struct store *st, const char *g, const char *a, const char *
 	}
 	ag->from = from;
 	ag->step = step;
+	ag->by_host = by_host;
 	ag->nsteps = (int)((to - from) / step);
 	/* Apart from the heartbeats' lock when the store can: a long scan
 	 * must not hold the fleet's heartbeats. */
 	ret = (st->ops->stats_scan_apart ? st->ops->stats_scan_apart :
 	       st->ops->stats_scan)(st, g, a, point, from, to, agg_row, ag, err);
-	if (!ret && point && !ag->n && !ag->too_big) {
+	if (!ret && point && !by_host && !ag->n && !ag->too_big) {
 		/* A point asked for by name answers with zeros, not absence. */
 		snprintf(ag->s[0].name, sizeof(ag->s[0].name), "%s", point);
 		ag->s[0].cells = calloc(ag->nsteps, sizeof(struct cell));
@@ -241,6 +245,7 @@ int aggregate_query(struct store *st, const char *g, const char *a, const char *
 	}
 	if (!ret && ag->too_big) {
 		snprintf(err, STORE_ERR_MAX,
+			 by_host ? "too many hosts x steps (at most %d): take a larger step" :
 			 "too many points x steps (at most %d): name a point or take a larger step",
 			 AGGREGATE_MAX_CELLS);
 		ret = STORE_CONFLICT;
@@ -251,10 +256,24 @@ int aggregate_query(struct store *st, const char *g, const char *a, const char *
 			json_object_set_new(pts, ag->s[i].name, series_json(ag, &ag->s[i]));
 		*out = json_pack("{s:s, s:s, s:I, s:I, s:I, s:o}", "group", g, "app", a,
 				 "from", (json_int_t)from, "to", (json_int_t)to,
-				 "step", (json_int_t)step, "points", pts);
+				 "step", (json_int_t)step, by_host ? "hosts" : "points", pts);
+		if (by_host)
+			json_object_set_new(*out, "point", json_string(point));
 	}
 	for (i = 0; i < ag->n; i++)
 		free(ag->s[i].cells);
 	free(ag);
 	return ret;
+}
+
+int aggregate_query(struct store *st, const char *g, const char *a, const char *point,
+		int64_t from, int64_t to, int64_t step, json_t **out, char *err)
+{
+	return query(st, g, a, point, false, from, to, step, out, err);
+}
+
+int aggregate_query_hosts(struct store *st, const char *g, const char *a, const char *point,
+			  int64_t from, int64_t to, int64_t step, json_t **out, char *err)
+{
+	return query(st, g, a, point, true, from, to, step, out, err);
 }

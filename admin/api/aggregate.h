@@ -41,4 +41,14 @@ int aggregate_range(int64_t *from, int64_t *to, int64_t *step, char *err, size_t
 int aggregate_query(struct store *st, const char *g, const char *a, const char *point,
 		int64_t from, int64_t to, int64_t step, json_t **out, char *err);
 
+/*
+ * Point @point's statistics over the range broken down by host: *out is
+ *   {"group", "app", "point", "from", "to", "step", "hosts": {HOST: {...}}}
+ * each host's series as aggregate_query gives a point's (hosts with rows
+ * in the range only).  STORE_CONFLICT past AGGREGATE_MAX_CELLS or
+ * SDS_MAX_POINTS hosts.
+ */
+int aggregate_query_hosts(struct store *st, const char *g, const char *a, const char *point,
+			  int64_t from, int64_t to, int64_t step, json_t **out, char *err);
+
 #endif /* SDS_ADMIN_AGGREGATE_H */

@@ -266,6 +266,8 @@ static void app_routes(struct api_route *r)
 			return api_route_copy_plan(r, g, a, r->seg[5], r->nseg == 7 ? r->seg[6] : NULL);
 		goto nf;
 	}
+	if (!strcmp(what, "stats") && r->nseg == 6 && !strcmp(r->seg[5], "hosts"))
+		return api_route_stats_hosts(r, g, a);
 	if (r->nseg != 5)
 		goto nf;
 	if (!strcmp(what, "strategies"))
@@ -298,6 +300,8 @@ void api_handle(struct admin *ad, const struct api_req *rq, struct api_resp *rs)
 		api_route_sync(&r);
 	} else if (!strcmp(r.seg[0], "copy-servers")) {
 		api_route_copy_servers(&r);
+	} else if (!strcmp(r.seg[0], "fleet") && r.nseg == 1) {
+		api_route_fleet(&r);
 	} else if (!strcmp(r.seg[0], "apps") && r.nseg == 1) {
 		api_route_apps(&r, NULL);
 	} else if (!strcmp(r.seg[0], "groups")) {

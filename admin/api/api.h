@@ -71,4 +71,8 @@ void api_route_copy_plan(struct api_route *r, const char *g, const char *a, cons
 	       const char *what);
 void api_route_copy_servers(struct api_route *r);
 
+/* api/fleet.c: the dashboard's cockpit */
+void api_route_fleet(struct api_route *r);
+void api_route_stats_hosts(struct api_route *r, const char *g, const char *a);
+
 #endif

@@ -313,6 +313,13 @@ struct store_ops {
 	int (*changed)(struct store *st, const char *g, const char *a, char *err);
 	int (*listen)(struct store *st, const struct store_listener *l, void *ctx,
 		      char *err);
+	/*
+	 * The app's first period with statistics still kept, *first 0 when it
+	 * has none (the dashboard's charts start there).  May be NULL: the
+	 * fleet then says null.
+	 */
+	int (*stats_first)(struct store *st, const char *g, const char *a, int64_t *first,
+			   char *err);
 };
 
 /* An open store: an engine's struct starts with this. */

@@ -2,6 +2,11 @@
 // sds-admin dashboard: plain JS, no build step.  Charts by Debian's
 // libjs-chart.js (served by sds-admin under /javascript/).  Every piece of
 // data reaches the page through textContent, never as HTML.
+//
+// Two pages: the fleet (#/, fleet.js) and one app (#/app/GROUP/APP): its
+// state first (points, kill switches, hosts, charts that follow the data
+// every second), its forms after, folded.  schemes.js draws the schemes
+// panel, copy.js the traffic copy one.
 'use strict';
 
 const API = '/api/v1';
@@ -20,8 +25,17 @@ const COLORS = {
   p50_ns: '#0ea5e9', p90_ns: '#f59e0b', p99_ns: '#ef4444',
   faults: '#be185d', drill: 'rgba(190, 24, 93, 0.12)',
 };
+// One colour per host when a chart is broken down by host.
+const HOST_COLORS = ['#2563eb', '#059669', '#d97706', '#7c3aed', '#dc2626', '#0891b2',
+                     '#65a30d', '#db2777', '#4b5563', '#ea580c'];
+const LIVE_S = 30;          // a host heard within this is live (the fleet's rule)
+const TICK_MS = 1000;       // the state and the charts
+const SLOW_TICKS = 5;       // the forms' tables, every this many ticks
 
-const state = { apps: [], sel: null, charts: {}, timer: null, drills: [] };
+const state = {
+  apps: [], sel: null, info: null, active: null, charts: {}, byHost: {},
+  drills: [], ticks: 0, busy: false, view: 'fleet',
+};
 const $ = (id) => document.getElementById(id);
 
 function el(tag, text, cls) {
@@ -35,6 +49,23 @@ function setStatus(msg, isErr) {
   const s = $('status');
   s.textContent = msg;
   s.className = isErr ? 'err' : '';
+}
+
+// An action done: said, and an earlier refusal's banner goes.
+function ok(msg) {
+  setStatus(msg);
+  $('error').hidden = true;
+  $('error').textContent = '';
+}
+
+// An action refused: the API's own words (a 401 or 403 says which token
+// is needed), in the status and in a banner that stays until the next
+// action succeeds.  Nothing on the page changes.
+function fail(e) {
+  const msg = (e.status ? 'refused (HTTP ' + e.status + '): ' : '') + e.message;
+  setStatus(msg, true);
+  $('error').textContent = msg;
+  $('error').hidden = false;
 }
 
 function token() { return $('token').value.trim(); }
@@ -63,6 +94,16 @@ function appPath(a) {
   return '/groups/' + encodeURIComponent(a.group) + '/apps/' + encodeURIComponent(a.name);
 }
 
+function appHref(g, a) {
+  return '#/app/' + encodeURIComponent(g) + '/' + encodeURIComponent(a);
+}
+
+function link(text, href) {
+  const a = el('a', text);
+  a.href = href;
+  return a;
+}
+
 function fmtTime(t) {
   const d = new Date(t * 1000);
   return d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
@@ -77,6 +118,11 @@ function fmtNs(ns) {
   if (ns >= 1e6) return (ns / 1e6).toFixed(2) + ' ms';
   if (ns >= 1e3) return (ns / 1e3).toFixed(1) + ' µs';
   return ns + ' ns';
+}
+
+function fmtRate(n, s) {
+  const r = n / s;
+  return r >= 100 ? r.toFixed(0) : r.toFixed(1);
 }
 
 // The probes' estimated share of a CPU, as `sds-bpf stats` prints it.
@@ -97,7 +143,64 @@ function fillTable(id, rows) {
   }
 }
 
-// ---- apps ------------------------------------------------------------------
+// Several nodes in one cell.
+function span(...parts) {
+  const s = el('span');
+  for (const p of parts) s.appendChild(p instanceof Node ? p : document.createTextNode(String(p)));
+  return s;
+}
+
+// ---- a confirmation with an audit comment ----------------------------------
+
+let confirmAction = null;
+
+// @what: {title, text, action(comment)}: Confirm runs it; a refusal stays
+// in the dialog (and the banner), the dialog closes only on success.
+function openConfirm(what) {
+  confirmAction = what.action;
+  $('ks-title').textContent = what.title;
+  $('ks-text').textContent = what.text;
+  $('ks-comment').value = '';
+  $('ks-error').textContent = '';
+  $('ks-dialog').showModal();
+  $('ks-comment').focus();
+}
+
+async function confirmClicked() {
+  const c = $('ks-comment').value.trim();
+  if (!c) { $('ks-error').textContent = 'a comment is needed: it goes to the audit log'; return; }
+  try {
+    await confirmAction(c);
+    $('ks-dialog').close();
+  } catch (e) {
+    $('ks-error').textContent = (e.status ? 'refused (HTTP ' + e.status + '): ' : '') + e.message;
+    fail(e);
+  }
+}
+
+// ---- pages -------------------------------------------------------------------
+
+function route() {
+  const m = location.hash.match(/^#\/app\/([^/]+)\/([^/]+)$/);
+  if (m) {
+    const g = decodeURIComponent(m[1]), a = decodeURIComponent(m[2]);
+    state.view = 'app';
+    $('fleet').hidden = true;
+    $('app').hidden = false;
+    if (!state.sel || state.sel.group !== g || state.sel.name !== a) selectApp({ group: g, name: a });
+  } else {
+    state.view = 'fleet';
+    $('fleet').hidden = false;
+    $('app').hidden = true;
+  }
+  markNav();
+  tick(true);
+}
+
+function markNav() {
+  const key = state.view === 'app' && state.sel ? state.sel.group + '/' + state.sel.name : '';
+  for (const li of $('apps').children) li.className = li.dataset.key === key ? 'sel' : '';
+}
 
 async function loadApps() {
   const apps = await api('GET', '/apps');
@@ -105,62 +208,199 @@ async function loadApps() {
   const ul = $('apps');
   ul.replaceChildren();
   for (const a of apps) {
-    const li = el('li', a.name);
+    const li = el('li');
+    li.appendChild(link(a.name, appHref(a.group, a.name)));
     li.appendChild(el('small', a.group + ' · ' + a.hosts + ' host' + (a.hosts === 1 ? '' : 's')));
     li.dataset.key = a.group + '/' + a.name;
-    if (state.sel && state.sel.group === a.group && state.sel.name === a.name) li.className = 'sel';
-    li.addEventListener('click', () => selectApp(a));
     ul.appendChild(li);
   }
-  $('empty').hidden = apps.length > 0;
-  if (!state.sel && apps.length) await selectApp(apps[0]);
-  else if (state.sel) {
-    const cur = apps.find((a) => a.group === state.sel.group && a.name === state.sel.name);
-    if (cur) state.sel = cur;
+  markNav();
+}
+
+function selectApp(a) {
+  state.sel = a;
+  state.info = null;
+  state.active = null;
+  state.first = undefined;
+  state.stats = null;
+  for (const k of Object.keys(state.charts)) state.charts[k].forEach((c) => c.destroy());
+  state.charts = {};
+  state.byHost = {};
+  $('charts').replaceChildren();
+  $('app-title').textContent = a.group + ' / ' + a.name;
+  for (const id of ['points', 'hosts', 'schemes', 'ed-table', 'drills', 'copy-plans', 'events', 'audit'])
+    fillTable(id, []);
+}
+
+// Every second: the page shown; every SLOW_TICKS: the app's forms' tables
+// and the list of apps.  A tick still running skips the next.
+async function tick(now) {
+  if (state.busy) {
+    // An action's refresh is not lost: it runs when this tick ends.
+    if (now === true) state.again = true;
+    return;
+  }
+  state.busy = true;
+  const slow = now === true || state.ticks++ % SLOW_TICKS === 0;
+  try {
+    if (slow) await loadApps();
+    if (state.view === 'fleet') await loadFleet();
+    else if (state.sel) await refreshApp(slow);
+    if (slow || $('status').className !== 'err')
+      setStatus('updated ' + new Date().toLocaleTimeString([], { hour12: false }));
+  } catch (e) {
+    setStatus(e.status === 401 ? 'reads need the token (--protect-reads): ' + e.message : e.message, true);
+  } finally {
+    state.busy = false;
+    if (state.again) {
+      state.again = false;
+      tick(true);
+    }
   }
 }
 
-async function selectApp(a) {
-  state.sel = a;
-  for (const li of $('apps').children) li.className = li.dataset.key === a.group + '/' + a.name ? 'sel' : '';
-  for (const k of Object.keys(state.charts)) { state.charts[k].forEach((c) => c.destroy()); }
-  state.charts = {};
-  $('charts').replaceChildren();
-  $('app').hidden = false;
-  await refreshApp(true);
-}
+// ---- one app -----------------------------------------------------------------
 
-async function refreshApp(full) {
+async function refreshApp(slow) {
   const a = state.sel;
-  if (!a) return;
   const p = appPath(a);
   const info = await api('GET', p);
+  if (state.sel !== a) return;
+  state.info = info;
   $('app-title').textContent = info.group + ' / ' + info.name;
   $('app-version').textContent = info.version;
+  $('app-scheme').textContent = info.active_scheme;
   $('app-desc').textContent = info.description;
-  if (full) await loadSchemes(info);
-  // Drills first: the charts mark their periods.
-  await loadDrills();
-  await Promise.all([loadHosts(info), loadStats(info), loadEvents(), loadAudit(), loadEditorTable(),
-                     typeof loadCopy === 'function' ? loadCopy() : null]);
-}
-
-// ---- schemes and the editor ------------------------------------------------
-
-async function loadSchemes(info) {
-  const schemes = await api('GET', appPath(state.sel) + '/schemes');
-  for (const id of ['scheme-active', 'ed-scheme']) {
-    const s = $(id);
-    const keep = s.value;
-    s.replaceChildren();
-    for (const sc of schemes) {
-      const o = el('option', sc.name + (sc.active ? ' (active)' : ''));
-      o.value = sc.name;
-      s.appendChild(o);
-    }
-    s.value = id === 'scheme-active' ? info.active_scheme : (keep && schemes.some((x) => x.name === keep) ? keep : info.active_scheme);
+  if (slow) {
+    // The app's first period (GET /fleet of this app): the charts start there.
+    const f = await api('GET', '/fleet?group=' + encodeURIComponent(a.group) + '&app=' + encodeURIComponent(a.name));
+    state.first = f.groups[0].apps[0].first_period;
+    await loadSchemes(info);
+    // Drills before the charts: they mark their periods, and the state says so.
+    await loadDrills();
   }
+  const [active, hosts, live] = await Promise.all([
+    api('GET', p + '/strategies'), api('GET', p + '/hosts'),
+    api('GET', p + '/stats?step=10&from=' + (Math.floor(Date.now() / 10000) * 10 - 60)),
+    loadStats(),
+  ]);
+  if (state.sel !== a) return;
+  state.active = active;
+  loadHosts(info, hosts);
+  loadPointsTable(live, active);
+  if (slow)
+    await Promise.all([loadEvents(), loadAudit(), loadEditorTable(),
+                       typeof loadCopy === 'function' ? loadCopy() : null]);
 }
+
+// ---- points: the state, the rates, the kill switch ---------------------------
+
+function drillsOf(point) {
+  const now = Date.now() / 1000;
+  return state.drills.filter((d) => d.point === point && drillEnd(d) > now);
+}
+
+function isKilled(active, point) {
+  const s = active && active.points[point];
+  return !!s && s.visit_threshold === 0;
+}
+
+// One row per point with a strategy or a report in the last minute: its
+// state and rates in the newest period reported (all hosts summed).
+function loadPointsTable(live, active) {
+  const names = new Set(Object.keys(live.points));
+  for (const n of Object.keys(active.points)) names.add(n);
+  fillTable('points', [...names].sort().map((name) => {
+    const s = live.points[name];
+    const k = s && s.as_of ? (s.as_of - live.from) / live.step : -1;
+    const has = k >= 0 && k < s.t.length;
+    const st = [];
+    if (isKilled(active, name)) st.push(el('span', 'kill switch', 'kill'));
+    for (const d of drillsOf(name)) st.push(el('span', 'drill ' + d.id + ': ' + d.kind + ' ' + d.ratio + '%', 'warn'));
+    if (has && s.downgrades[k] > 0)
+      st.push(el('span', 'downgrading ' + Math.round(100 * s.downgrades[k] / Math.max(1, s.visits[k])) + '%', 'warn'));
+    if (s && s.suspended) st.push(el('span', 'suspended: overhead', 'warn'));
+    if (!has) st.push(el('span', 'no report in the last minute', 'muted'));
+    if (!st.length) st.push(el('span', 'ok', 'insync'));
+    const cell = el('span', null, 'states');
+    st.forEach((x) => cell.appendChild(x));
+    const killed = isKilled(active, name);
+    const b = el('button', killed ? 'Lift' : 'Kill switch', killed ? '' : 'danger');
+    b.dataset.point = name;
+    b.addEventListener('click', () => killSwitch(name, !killed));
+    const step = live.step;
+    return [name, cell,
+            has ? fmtRate(s.visits[k], step) : '-', has ? fmtRate(s.downgrades[k], step) : '-',
+            has ? fmtRate(s.exceptions[k], step) : '-', has ? fmtRate(s.timeouts[k], step) : '-',
+            has ? fmtNs(s.p50_ns[k]) : '-', has ? fmtNs(s.p99_ns[k]) : '-',
+            s ? fmtPct(s.overhead_pct) : '-', has ? fmtDate(s.as_of) : '', b];
+  }));
+}
+
+// The kill switch as the API expresses it: the active scheme's strategy of
+// the point with visit_threshold 0 and downgrade_rate 100, its other
+// settings kept.  Lifting removes visit_threshold (a strategy left with
+// nothing but the default downgrade_rate is deleted).
+function killSwitch(point, on) {
+  const info = state.info, a = state.sel;
+  const scheme = info.active_scheme;
+  const sp = appPath(a) + '/schemes/' + encodeURIComponent(scheme) + '/strategies';
+  const path = sp + '/' + encodeURIComponent(point);
+  openConfirm({
+    title: (on ? 'Kill switch: ' : 'Lift the kill switch: ') + point,
+    text: on ? 'Every call of ' + point + ' on every host of ' + info.group + '/' + info.name +
+               ' is downgraded once the host has the new strategies version: the strategy of ' +
+               point + ' in the active scheme ' + scheme + ' gets visit_threshold 0 and downgrade_rate 100.'
+             : 'visit_threshold is removed from the strategy of ' + point + ' in the active scheme ' +
+               scheme + ' of ' + info.group + '/' + info.name + '; its other settings stay.',
+    action: async (comment) => {
+      // The scheme's whole document, not the point's (a 404 when it has none).
+      const cur = (await api('GET', sp)).points[point] || {};
+      let r;
+      if (on) {
+        r = await api('PUT', path, Object.assign(cur, { visit_threshold: 0, downgrade_rate: 100, comment }));
+      } else {
+        delete cur.visit_threshold;
+        const rest = Object.keys(cur).filter((k) => !(k === 'downgrade_rate' && cur[k] === 100));
+        r = rest.length ? await api('PUT', path, Object.assign(cur, { comment }))
+                        : await api('DELETE', path, { comment });
+      }
+      ok((on ? 'kill switch on ' : 'kill switch lifted on ') + point + ' (version ' + r.version +
+         '): the hosts take it with the new version');
+      tick(true);
+    },
+  });
+}
+
+// ---- hosts, events, audit ----------------------------------------------------
+
+function loadHosts(info, hosts) {
+  const now = Date.now() / 1000;
+  let live = 0;
+  fillTable('hosts', hosts.map((h) => {
+    const age = Math.max(0, Math.round(now - h.last_seen));
+    const isLive = age <= LIVE_S;
+    if (isLive) live++;
+    const v = el('span', h.version + (h.in_sync ? ' ✓' : ' (behind ' + info.version + ')'),
+                 h.in_sync ? 'insync' : 'stale');
+    return [h.host, h.ip, el('span', isLive ? 'live' : 'stale', isLive ? 'insync' : 'stale'),
+            fmtDate(h.last_seen) + ' (' + age + ' s ago)', fmtDate(h.last_period), v];
+  }));
+  $('hosts-rule').textContent = 'live: a heartbeat within the last ' + LIVE_S + ' s; stale: none since.';
+  $('app-hosts-sum').textContent = live + ' of ' + hosts.length + ' host' + (hosts.length === 1 ? '' : 's') + ' live';
+}
+
+async function loadEvents() {
+  const ev = await api('GET', appPath(state.sel) + '/events?limit=50');
+  fillTable('events', ev.map((e) => [fmtDate(e.period_start), e.host, e.point, e.downgrades, e.visits]));
+}
+
+async function loadAudit() {
+  const au = await api('GET', appPath(state.sel) + '/audit?limit=50');
+  fillTable('audit', au.map((e) => [fmtDate(e.time), e.action, e.detail, e.comment]));
+}
+
+// ---- the strategy editor -----------------------------------------------------
 
 function buildFields() {
   const box = $('ed-fields');
@@ -177,7 +417,7 @@ function buildFields() {
 
 async function loadEditorTable() {
   const s = $('ed-scheme').value;
-  if (!s) return;
+  if (!s) return null;
   const doc = await api('GET', appPath(state.sel) + '/schemes/' + encodeURIComponent(s) + '/strategies');
   const rows = [];
   const dl = $('ed-points');
@@ -212,9 +452,9 @@ async function saveStrategy() {
   try {
     const r = await api('PUT', appPath(state.sel) + '/schemes/' + encodeURIComponent(s) +
                         '/strategies/' + encodeURIComponent(pt), body);
-    setStatus('saved ' + pt + ' (version ' + r.version + ')');
-    await refreshApp(false);
-  } catch (e) { setStatus(e.message, true); }
+    ok('saved ' + pt + ' (version ' + r.version + ')');
+    tick(true);
+  } catch (e) { fail(e); }
 }
 
 async function deleteStrategy() {
@@ -222,44 +462,9 @@ async function deleteStrategy() {
   try {
     const r = await api('DELETE', appPath(state.sel) + '/schemes/' + encodeURIComponent(s) +
                         '/strategies/' + encodeURIComponent(pt));
-    setStatus('deleted ' + pt + ' (version ' + r.version + ')');
-    await refreshApp(false);
-  } catch (e) { setStatus(e.message, true); }
-}
-
-async function activateScheme() {
-  const s = $('scheme-active').value;
-  const body = { scheme: s };
-  const c = $('scheme-comment').value;
-  if (c) body.comment = c;
-  try {
-    const r = await api('PUT', appPath(state.sel) + '/active_scheme', body);
-    setStatus('active scheme ' + r.scheme + ' (version ' + r.version + ')');
-    await refreshApp(true);
-  } catch (e) { setStatus(e.message, true); }
-}
-
-// ---- hosts, events, audit ----------------------------------------------------
-
-async function loadHosts(info) {
-  const hosts = await api('GET', appPath(state.sel) + '/hosts');
-  const now = Date.now() / 1000;
-  fillTable('hosts', hosts.map((h) => {
-    const v = el('span', h.version + (h.in_sync ? ' ✓' : ' (behind ' + info.version + ')'),
-                 h.in_sync ? 'insync' : 'stale');
-    const age = Math.round(now - h.last_seen);
-    return [h.host, h.ip, fmtDate(h.last_seen) + ' (' + age + ' s ago)', fmtDate(h.last_period), v];
-  }));
-}
-
-async function loadEvents() {
-  const ev = await api('GET', appPath(state.sel) + '/events?limit=50');
-  fillTable('events', ev.map((e) => [fmtDate(e.period_start), e.host, e.point, e.downgrades, e.visits]));
-}
-
-async function loadAudit() {
-  const au = await api('GET', appPath(state.sel) + '/audit?limit=30');
-  fillTable('audit', au.map((e) => [fmtDate(e.time), e.action, e.detail, e.comment]));
+    ok('deleted ' + pt + ' (version ' + r.version + ')');
+    tick(true);
+  } catch (e) { fail(e); }
 }
 
 // ---- drills ------------------------------------------------------------------
@@ -269,18 +474,21 @@ function drillEnd(d) { return d.stopped_at !== null ? Math.min(d.stopped_at, d.e
 async function loadDrills() {
   state.drills = await api('GET', appPath(state.sel) + '/drills');
   const now = Date.now() / 1000;
+  let running = 0;
   fillTable('drills', state.drills.map((d) => {
     const left = drillEnd(d) - now;
     const what = d.kind + ' ' + d.ratio + '%' + (d.kind === 'delay' ? ' ' + d.delay_ms + ' ms' : '') +
                  (d.errno ? ' ' + d.errno : '');
     let stop = '';
     if (left > 0) {
+      running++;
       stop = el('button', 'Stop', 'danger');
       stop.addEventListener('click', () => stopDrill(d.id));
     }
     return [d.id, d.point, what, fmtDate(d.created),
             left > 0 ? Math.round(left) + ' s' : 'ended', d.started_by, d.stopped_by || '', stop];
   }));
+  $('drills-sum').textContent = running ? '· ' + running + ' running' : '';
 }
 
 async function startDrill() {
@@ -292,19 +500,19 @@ async function startDrill() {
   if (body.kind === 'error' && $('dr-errno').value) body.errno = $('dr-errno').value;
   try {
     const d = await api('POST', appPath(state.sel) + '/drills', body);
-    setStatus('drill ' + d.id + ' started: it reaches the hosts with their next heartbeat');
-    await refreshApp(false);
-  } catch (e) { setStatus(e.message, true); }
+    ok('drill ' + d.id + ' started: it reaches the hosts with their next heartbeat');
+    tick(true);
+  } catch (e) { fail(e); }
 }
 
 async function stopDrill(id) {
   const by = $('dr-by').value.trim();
-  if (!by) { setStatus('say who stops it: fill in "by"', true); return; }
+  if (!by) { fail(new Error('say who stops it: fill in "by"')); return; }
   try {
     await api('POST', appPath(state.sel) + '/drills/' + id + '/stop', { by });
-    setStatus('drill ' + id + ' stopped: the hosts stop it with their next heartbeat');
-    await refreshApp(false);
-  } catch (e) { setStatus(e.message, true); }
+    ok('drill ' + id + ' stopped: the hosts stop it with their next heartbeat');
+    tick(true);
+  } catch (e) { fail(e); }
 }
 
 // 1 for the steps of @t (step @step) that a drill of @point overlapped.
@@ -330,11 +538,42 @@ function chartOptions(yTitle, y1) {
   };
 }
 
+function totalsDatasets() {
+  return ['visits', 'downgrades', 'exceptions', 'timeouts', 'faults', 'max_concurrency'].map((k) => ({
+    label: k === 'max_concurrency' ? 'concurrency' : k, key: k, data: [], borderColor: COLORS[k],
+    backgroundColor: COLORS[k], pointRadius: 0, borderWidth: 1.5, yAxisID: k === 'max_concurrency' ? 'y1' : 'y',
+  })).concat([{
+    // Drill periods: a shaded band over the steps a drill overlapped.
+    label: 'drill', key: 'drill', data: [], stepped: true, fill: true, pointRadius: 0,
+    borderWidth: 0, backgroundColor: COLORS.drill, yAxisID: 'y',
+  }]);
+}
+
+function latencyDatasets() {
+  return ['p50_ns', 'p90_ns', 'p99_ns'].map((k) => ({
+    label: k.replace('_ns', ''), key: k, data: [], borderColor: COLORS[k], backgroundColor: COLORS[k],
+    pointRadius: 0, borderWidth: 1.5,
+  }));
+}
+
 function ensureCard(name) {
   if (state.charts[name]) return state.charts[name];
   const card = el('div', null, 'chartcard');
   card.dataset.point = name;
-  card.appendChild(el('h4', name));
+  const head = el('div', null, 'row');
+  head.appendChild(el('h4', name));
+  const lab = el('label', 'by host ');
+  const cb = el('input');
+  cb.type = 'checkbox';
+  cb.className = 'byhost';
+  cb.addEventListener('change', () => {
+    if (cb.checked) state.byHost[name] = null;
+    else delete state.byHost[name];
+    tick(true);
+  });
+  lab.appendChild(cb);
+  head.appendChild(lab);
+  card.appendChild(head);
   const sum = el('div', '', 'sum');
   card.appendChild(sum);
   const b1 = el('div', null, 'chartbox');
@@ -347,97 +586,192 @@ function ensureCard(name) {
   card.appendChild(b2);
   $('charts').appendChild(card);
   const counts = new Chart(c1, {
-    type: 'line',
-    data: { labels: [], datasets: ['visits', 'downgrades', 'exceptions', 'timeouts', 'faults', 'max_concurrency'].map((k) => ({
-      label: k === 'max_concurrency' ? 'concurrency' : k, key: k, data: [], borderColor: COLORS[k],
-      backgroundColor: COLORS[k], pointRadius: 0, borderWidth: 1.5, yAxisID: k === 'max_concurrency' ? 'y1' : 'y',
-    })).concat([{
-      // Drill periods: a shaded band over the steps a drill overlapped.
-      label: 'drill', key: 'drill', data: [], stepped: true, fill: true, pointRadius: 0,
-      borderWidth: 0, backgroundColor: COLORS.drill, yAxisID: 'y',
-    }]) },
+    type: 'line', data: { labels: [], datasets: totalsDatasets() },
     options: chartOptions('calls per step', 'concurrency'),
   });
   const lat = new Chart(c2, {
-    type: 'line',
-    data: { labels: [], datasets: ['p50_ns', 'p90_ns', 'p99_ns'].map((k) => ({
-      label: k.replace('_ns', ''), key: k, data: [], borderColor: COLORS[k], backgroundColor: COLORS[k],
-      pointRadius: 0, borderWidth: 1.5,
-    })) },
+    type: 'line', data: { labels: [], datasets: latencyDatasets() },
     options: chartOptions('latency (ms)'),
   });
   const entry = [counts, lat];
   entry.sum = sum;
+  entry.mode = 'total';
   state.charts[name] = entry;
   return entry;
 }
 
+// Where the charts start: the app's first period unless the range's start
+// is later, and at least a minute back, so that a new app's first period
+// is not a dot.
+function rangeFrom(to, range) {
+  let from = to - range;
+  if (state.first) from = Math.max(from, Math.floor(state.first / 10) * 10);
+  return Math.min(from, to - 60);
+}
+
+// A store that does not say the first period (an extension's): the first
+// step with anything in it, over every point, at least six steps back.
+function firstStep(doc) {
+  if (state.first !== null) return 0;
+  let first = Infinity, n = 0;
+  for (const s of Object.values(doc.points)) {
+    n = s.t.length;
+    for (let i = 0; i < s.t.length && i < first; i++)
+      if (s.visits[i] || s.downgrades[i] || s.exceptions[i] || s.timeouts[i] || s.max_concurrency[i] ||
+          (s.faults && s.faults[i])) { first = i; break; }
+  }
+  if (first === Infinity) first = n;
+  return Math.max(0, Math.min(first, n - 6));
+}
+
+const SERIES = ['visits', 'exceptions', 'timeouts', 'downgrades', 'max_concurrency',
+                'p50_ns', 'p90_ns', 'p99_ns', 'faults', 'delays'];
+const FULL_MS = 60000;      // the whole range again this often (late periods)
+
+// The range's statistics: the whole range when the app, the range or the
+// app's first period changes, and once a minute; in between only its last three steps
+// again (a heartbeat comes after its period) and the new ones, merged
+// into the document kept, so that a second's update scans seconds, not
+// the hour.
+async function rangeStats(a, range, to, from0) {
+  const c = state.stats;
+  if (!c || c.app !== a || c.range !== range || c.first !== state.first || from0 < c.doc.from ||
+      Date.now() - c.at > FULL_MS) {
+    const doc = await api('GET', appPath(a) + '/stats?from=' + from0 + '&to=' + to);
+    state.stats = { app: a, range, first: state.first, doc, at: Date.now() };
+    return doc;
+  }
+  const doc = c.doc, step = doc.step;
+  const inc = await api('GET', appPath(a) + '/stats?from=' + Math.max(doc.from, doc.to - 3 * step) +
+                        '&to=' + Math.max(to, doc.to) + '&step=' + step);
+  if (state.stats !== c) return doc;
+  if (Object.keys(inc.points).some((p) => !doc.points[p])) {
+    state.stats = null;         // a new point: the whole range for it
+    return rangeStats(a, range, to, from0);
+  }
+  const n = (inc.to - inc.from) / step;
+  for (const [p, s] of Object.entries(doc.points)) {
+    const src = inc.points[p];
+    for (let j = 0; j < n; j++) {
+      const pos = (inc.from + j * step - doc.from) / step;
+      if (pos === s.t.length) s.t.push(inc.from + j * step);
+      for (const k of SERIES) {
+        if (!s[k]) continue;
+        s[k][pos] = src ? src[k][j] : 0;
+      }
+    }
+    for (const k of ['visits', 'exceptions', 'timeouts', 'downgrades', 'faults', 'delays'])
+      if (s[k]) s.total[k] = s[k].reduce((x, y) => x + y, 0);
+    s.total.max_concurrency = Math.max(0, ...s.max_concurrency);
+  }
+  doc.to = inc.to;
+  return doc;
+}
+
 async function loadStats() {
+  const a = state.sel;
   const range = Number($('range').value);
   const to = Math.ceil(Date.now() / 10000) * 10;
-  const doc = await api('GET', appPath(state.sel) + '/stats?from=' + (to - range) + '&to=' + to);
+  const from0 = rangeFrom(to, range);
+  const doc = await rangeStats(a, range, to, from0);
+  const q = '?from=' + doc.from + '&to=' + doc.to;
+  // The broken-down charts: one request each, over the same steps.
+  const by = {};
+  await Promise.all(Object.keys(state.byHost).map(async (name) => {
+    by[name] = await api('GET', appPath(a) + '/stats/hosts' + q + '&step=' + doc.step +
+                         '&point=' + encodeURIComponent(name));
+  }));
+  if (state.sel !== a) return;
+  const i0 = firstStep(doc);
   const names = Object.keys(doc.points).sort();
   for (const name of names) {
     const s = doc.points[name];
-    const [counts, lat] = ensureCard(name);
-    const labels = s.t.map(fmtTime);
-    counts.data.labels = labels;
-    const top = Math.max(1, ...s.visits);
-    const mask = drillMask(name, s.t, doc.step);
-    for (const ds of counts.data.datasets)
-      ds.data = ds.key === 'drill' ? mask.map((m) => m * top) : (s[ds.key] || s.t.map(() => 0));
-    counts.update();
-    lat.data.labels = labels;
-    for (const ds of lat.data.datasets) ds.data = s[ds.key].map((v) => v / 1e6);
-    lat.update();
-    const t = s.total;
-    state.charts[name].sum.textContent = 'step ' + doc.step + ' s · visits ' + t.visits +
-      ' · downgrades ' + t.downgrades + ' · exceptions ' + t.exceptions + ' · timeouts ' +
-      t.timeouts + ' · max concurrency ' + t.max_concurrency + ' · p50 ' + fmtNs(t.p50_ns) +
-      ' · p99 ' + fmtNs(t.p99_ns) + (t.faults || t.delays ?
-      ' · drill faults ' + (t.faults || 0) + ' · drill delays ' + (t.delays || 0) : '');
+    const entry = ensureCard(name);
+    const t = s.t.slice(i0);
+    const labels = t.map(fmtTime);
+    if (by[name]) drawByHost(entry, by[name], i0, labels);
+    else drawTotals(entry, name, s, i0, t, labels, doc.step);
+    const tot = s.total;
+    entry.sum.textContent = 'step ' + doc.step + ' s · visits ' + tot.visits +
+      ' · downgrades ' + tot.downgrades + ' · exceptions ' + tot.exceptions + ' · timeouts ' +
+      tot.timeouts + ' · max concurrency ' + tot.max_concurrency + ' · p50 ' + fmtNs(tot.p50_ns) +
+      ' · p99 ' + fmtNs(tot.p99_ns) + (tot.faults || tot.delays ?
+      ' · drill faults ' + (tot.faults || 0) + ' · drill delays ' + (tot.delays || 0) : '') +
+      (by[name] ? ' · by host: ' + Object.keys(by[name].hosts).length : '');
   }
-  loadPointsTable(doc, names);
+  const from = doc.from + i0 * doc.step;
+  $('range-shown').textContent = 'shown: ' + fmtDate(from) + ' to now' +
+    (i0 > 0 || from0 > to - range ? ' (since the app\'s first period)' : '') + ', step ' + doc.step +
+    ' s, updated every second';
 }
 
-// One row per point: its probe-budget state as of the newest heartbeat in
-// the range that mentions it, and the range's totals.
-function loadPointsTable(doc, names) {
-  fillTable('points', names.map((name) => {
-    const s = doc.points[name];
-    const st = s.suspended ? el('span', 'suspended: overhead', 'warn') : el('span', 'ok');
-    return [name, st, fmtPct(s.overhead_pct), s.total.visits, s.total.downgrades,
-            s.as_of ? fmtDate(s.as_of) : ''];
-  }));
+function drawTotals(entry, name, s, i0, t, labels, step) {
+  const [counts, lat] = entry;
+  if (entry.mode !== 'total') {
+    counts.data.datasets = totalsDatasets();
+    lat.data.datasets = latencyDatasets();
+    entry.mode = 'total';
+  }
+  counts.data.labels = labels;
+  const top = Math.max(1, ...s.visits.slice(i0));
+  const mask = drillMask(name, t, step);
+  for (const ds of counts.data.datasets)
+    ds.data = ds.key === 'drill' ? mask.map((m) => m * top) : (s[ds.key] || s.t.map(() => 0)).slice(i0);
+  counts.update('none');
+  lat.data.labels = labels;
+  for (const ds of lat.data.datasets) ds.data = s[ds.key].slice(i0).map((v) => v / 1e6);
+  lat.update('none');
+}
+
+// Per host: visits (solid) and downgrades (dashed) on the counts chart,
+// p99 on the latency chart, one colour per host.
+function drawByHost(entry, doc, i0, labels) {
+  const [counts, lat] = entry;
+  const hosts = Object.keys(doc.hosts).sort();
+  const mode = 'hosts:' + hosts.join(',');
+  if (entry.mode !== mode) {
+    const col = (i) => HOST_COLORS[i % HOST_COLORS.length];
+    counts.data.datasets = hosts.flatMap((h, i) => [
+      { label: h + ' visits', host: h, key: 'visits', data: [], borderColor: col(i), backgroundColor: col(i),
+        pointRadius: 0, borderWidth: 1.5, yAxisID: 'y' },
+      { label: h + ' downgrades', host: h, key: 'downgrades', data: [], borderColor: col(i),
+        backgroundColor: col(i), borderDash: [4, 3], pointRadius: 0, borderWidth: 1.5, yAxisID: 'y' },
+    ]);
+    lat.data.datasets = hosts.map((h, i) => ({
+      label: h + ' p99', host: h, key: 'p99_ns', data: [], borderColor: col(i), backgroundColor: col(i),
+      pointRadius: 0, borderWidth: 1.5,
+    }));
+    entry.mode = mode;
+  }
+  counts.data.labels = labels;
+  for (const ds of counts.data.datasets) ds.data = doc.hosts[ds.host][ds.key].slice(i0);
+  counts.update('none');
+  lat.data.labels = labels;
+  for (const ds of lat.data.datasets) ds.data = doc.hosts[ds.host][ds.key].slice(i0).map((v) => v / 1e6);
+  lat.update('none');
 }
 
 // ---- start -------------------------------------------------------------------
-
-async function tick() {
-  try {
-    await loadApps();
-    if (state.sel) await refreshApp(false);
-    setStatus('updated ' + new Date().toLocaleTimeString([], { hour12: false }));
-  } catch (e) {
-    setStatus(e.status === 401 ? 'reads need the token (--protect-reads)' : e.message, true);
-  }
-}
 
 function start() {
   buildFields();
   const saved = sessionStorage.getItem('sds-token');
   if (saved) $('token').value = saved;
-  $('token').addEventListener('change', () => { sessionStorage.setItem('sds-token', token()); tick(); });
-  $('range').addEventListener('change', () => refreshApp(false).catch((e) => setStatus(e.message, true)));
-  $('scheme-activate').addEventListener('click', activateScheme);
-  $('ed-load').addEventListener('click', () => loadPointIntoEditor().catch((e) => setStatus(e.message, true)));
-  $('ed-scheme').addEventListener('change', () => loadEditorTable().catch((e) => setStatus(e.message, true)));
+  $('token').addEventListener('change', () => { sessionStorage.setItem('sds-token', token()); tick(true); });
+  $('range').addEventListener('change', () => tick(true));
+  $('ed-load').addEventListener('click', () => loadPointIntoEditor().catch(fail));
+  $('ed-scheme').addEventListener('change', () => loadEditorTable().catch(fail));
   $('dr-kind').addEventListener('change', () => { $('dr-errno').disabled = $('dr-kind').value !== 'error'; });
   $('ed-save').addEventListener('click', saveStrategy);
   $('ed-delete').addEventListener('click', deleteStrategy);
   $('dr-start').addEventListener('click', startDrill);
-  tick();
-  state.timer = setInterval(tick, 10000);
+  $('ks-confirm').addEventListener('click', confirmClicked);
+  $('ks-cancel').addEventListener('click', () => $('ks-dialog').close());
+  $('ks-comment').addEventListener('keydown', (e) => { if (e.key === 'Enter') confirmClicked(); });
+  window.addEventListener('hashchange', route);
+  route();
+  setInterval(tick, TICK_MS);
 }
 
-start();
+// After every deferred script (fleet.js, schemes.js, copy.js) has run.
+document.addEventListener('DOMContentLoaded', start);

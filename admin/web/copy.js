@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 // sds-admin dashboard: the Copy panel (issue 12).  Loaded after app.js and
-// uses its helpers (api, el, fillTable, fmtDate, fmtTime, setStatus,
+// uses its helpers (api, el, fillTable, fmtDate, fmtTime, ok, fail,
 // chartOptions, state); app.js's refreshApp() calls loadCopy().
 'use strict';
 
@@ -38,6 +38,8 @@ async function loadCopy() {
     return [p.id, p.name, p.points.join(', '), planWhat(p), p.shadows.map(shadowText).join(', '),
             st, left, p.started_by, p.stopped_by || '', stop];
   }));
+  const running = copyState.plans.filter((p) => p.state === 'active').length;
+  $('copy-sum').textContent = running ? '· ' + running + ' running' : '';
   // Charts for the plans in the list, newest first; others go.
   const ids = new Set(copyState.plans.map((p) => String(p.id)));
   for (const id of Object.keys(copyState.charts)) {
@@ -101,19 +103,19 @@ async function startCopy() {
   };
   try {
     const p = await api('POST', appPath(state.sel) + '/copy-plans', body);
-    setStatus('copy plan ' + p.id + ' started: hosts and copy servers take it with their next heartbeat');
+    ok('copy plan ' + p.id + ' started: hosts and copy servers take it with their next heartbeat');
     await loadCopy();
-  } catch (e) { setStatus(e.message, true); }
+  } catch (e) { fail(e); }
 }
 
 async function stopCopy(id) {
   const by = $('cp-by').value.trim();
-  if (!by) { setStatus('say who stops it: fill in "by"', true); return; }
+  if (!by) { fail(new Error('say who stops it: fill in "by"')); return; }
   try {
     await api('POST', appPath(state.sel) + '/copy-plans/' + id + '/stop', { by });
-    setStatus('copy plan ' + id + ' stopped: it leaves the hosts and copy servers with their next heartbeat');
+    ok('copy plan ' + id + ' stopped: it leaves the hosts and copy servers with their next heartbeat');
     await loadCopy();
-  } catch (e) { setStatus(e.message, true); }
+  } catch (e) { fail(e); }
 }
 
 $('cp-start').addEventListener('click', startCopy);

@@ -11,7 +11,8 @@ for the run, a page of its own for each test.
 admin_lib.py holds the harness (Env, the store under test, the
 registry); the tests are in t_*.py by concept: t_api (command line,
 organisation, auth, SIGTERM, static files), t_heartbeat (sums, the probe
-budget's state), t_bad_inputs, t_dashboard, t_copy, t_roles, t_scope,
+budget's state), t_bad_inputs, t_dashboard, t_cockpit (the fleet page,
+the kill switch, schemes, refusals), t_copy, t_roles, t_scope,
 t_drill_errno, t_pwfile, t_scan_apart, t_watch (the push channel: watch
 and sync), t_pg (PostgreSQL's own).
 SDS_TEST_STORE=pg runs them on PostgreSQL (make admin-integration-pg).

@@ -332,7 +332,7 @@ def test_copy_dashboard(env):
     env.ok("POST", "/groups/demo/apps", {"name": "shop"}, want=201)
     b = Browser(env)
     try:
-        b.call("Page.navigate", url="http://127.0.0.1:%d/" % env.port)
+        b.call("Page.navigate", url="http://127.0.0.1:%d/#/app/demo/shop" % env.port)
         b.wait_event("Page.loadEventFired")
         b.wait_js("!document.getElementById('app').hidden", what="the app")
         b.js("""(() => { const e = document.getElementById('token'); e.value = %s;
@@ -366,7 +366,7 @@ def test_copy_dashboard(env):
             env.ok("POST", "/heartbeat", hb(period, {"order": {"copy_captured": rec - 1,
                                                                "copy_dropped": 2},
                                                      "pay": {"copy_captured": 1}}))
-        b.js("tick()")
+        b.js("tick(true)")
         want = "captured 700 · dropped 4 · received 700 · dispatched 2100 · shadow errors 14"
         got = b.wait_js("""(() => { const s = document.querySelector(
             '#copy-charts .chartcard[data-plan="%d"] .sum');

@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 """
-The dashboard in a real headless chromium (chromium.py): charts, hosts
-and the points table drawn from real heartbeats, a strategy edited and a
-drill started and stopped from the page, no console error.  A screenshot
-is kept at build/test/admin/dashboard.png.
+An app's page of the dashboard in a real headless chromium (chromium.py):
+charts, hosts and the points table (the newest period's state and rates)
+drawn from real heartbeats, a strategy edited and a drill started and
+stopped from its folded forms, no console error.  A screenshot is kept at
+build/test/admin/dashboard.png.  The fleet page, the kill switch, schemes
+and refusals: t_cockpit.py.
 """
 
 import base64
@@ -27,7 +29,7 @@ def test_dashboard(env):
     now, visits = post_periods(env)
     b = Browser(env)
     try:
-        b.call("Page.navigate", url="http://127.0.0.1:%d/" % env.port)
+        b.call("Page.navigate", url="http://127.0.0.1:%d/#/app/demo/shop" % env.port)
         b.wait_event("Page.loadEventFired")
         drawn(b, now, visits)
         strategy_edited(b, env, now)
@@ -79,16 +81,22 @@ def drawn(b, now, visits):
           "description shown verbatim")
     eq(b.js("document.querySelectorAll('#hosts tbody tr').length"), 2, "host rows")
 
-    # The points table: the budget's state as of the newest heartbeat.
+    # The points table: the newest period's state and rates (order: 210
+    # visits, 5 downgraded, 2 exceptions, 1 timeout; pay: 20 and 1), the
+    # budget's state as of that heartbeat.
     rows_js = """[...document.querySelectorAll('#points tbody tr')].map(
         (tr) => [...tr.cells].map((td) => td.textContent))"""
     b.wait_js("document.querySelectorAll('#points tbody tr').length == 2", what="point rows")
     as_of = time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(now - 10))
-    eq(b.js(rows_js), [["order", "suspended: overhead", "12.3%", str(visits), "15", as_of],
-                       ["pay", "ok", "0.014%", "240", "0", as_of]], "points table")
+    eq([r[:6] + r[8:] for r in b.js(rows_js)],
+       [["order", "downgrading 2%suspended: overhead", "21.0", "0.5", "0.2", "0.1", "12.3%",
+         as_of, "Kill switch"],
+        ["pay", "ok", "2.0", "0.0", "0.1", "0.0", "0.014%", as_of, "Kill switch"]], "points table")
     # Styled as the other warning state (a host behind the version).
-    eq(b.js("""getComputedStyle(document.querySelector('#points tbody tr td:nth-child(2) span'))
-               .color"""), "rgb(180, 83, 9)", "colour of the suspended state")
+    eq(b.js("""[...document.querySelectorAll('#points tbody tr td:nth-child(2) span.warn')].map(
+               (s) => [s.textContent, getComputedStyle(s).color])"""),
+       [["downgrading 2%", "rgb(180, 83, 9)"], ["suspended: overhead", "rgb(180, 83, 9)"]],
+       "colour of the warning states")
     check(b.js("Chart.getChart(document.querySelectorAll('.chartcard[data-point=\"order\"] canvas')[1])"
                ".data.datasets[2].data.some(v => v > 0)"), "p99 latency drawn")
 
@@ -169,7 +177,7 @@ def drill_started_and_stopped(b, env, now):
     eq(r["drills"], [], "a stopped drill leaves the heartbeat")
     # The heartbeat of `now` came without the fields: the page clears the state.
     b.wait_js("""document.querySelector('#points tbody tr td:nth-child(2)').textContent == 'ok'
-              && document.querySelector('#points tbody tr td:nth-child(3)').textContent
+              && document.querySelector('#points tbody tr td:nth-child(9)').textContent
                  == '0.000%'""", what="suspension cleared in the points table")
 
 

@@ -268,12 +268,33 @@ static void test_heartbeats_and_stats(void **state)
 	assert_int_equal(json_array_size(o), 3);	/* downgrades 10, 5, 2 */
 	json_decref(o);
 
+	/* One point by host (the dashboard's breakdown): each host's own rows. */
+	assert_int_equal(aggregate_query_hosts(st, "g1", "shop", "order", T0, T0 + 20, 10, &o, err),
+			 STORE_OK);
+	assert_int_equal(json_object_size(json_object_get(o, "hosts")), 2);
+	assert_int_equal(json_integer_value(json_array_get(json_object_get(json_object_get(
+		json_object_get(o, "hosts"), "h1"), "visits"), 0)), 1000);
+	assert_int_equal(json_integer_value(json_array_get(json_object_get(json_object_get(
+		json_object_get(o, "hosts"), "h1"), "visits"), 1)), 200);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(json_object_get(
+		json_object_get(o, "hosts"), "h2"), "total"), "visits")), 500);
+	json_decref(o);
+
+	/* The first period (the dashboard's charts start there); none: 0. */
+	assert_int_equal(st->ops->stats_first(st, "g1", "shop", &from, err), STORE_OK);
+	assert_int_equal(from, T0);
+	assert_int_equal(st->ops->stats_first(st, "newgroup", "newapp", &from, err), STORE_OK);
+	assert_int_equal(from, 0);
+	assert_int_equal(st->ops->stats_first(st, "g1", "nope", &from, err), STORE_NOTFOUND);
+
 	/* SQLite forgets rows, PostgreSQL whole days (their partitions) only. */
 	assert_int_equal(st->ops->prune(st, T0 + 10, err), STORE_OK);
 	n = 0;
 	assert_int_equal(st->ops->stats_scan(st, "g1", "shop", NULL, 0, T0 + 100,
 					     count_rows, &n, err), STORE_OK);
 	assert_int_equal(n, fixture_pg() ? 6 : 2);
+	assert_int_equal(st->ops->stats_first(st, "g1", "shop", &from, err), STORE_OK);
+	assert_int_equal(from, fixture_pg() ? T0 : T0 + 10);
 	free(res.strategies);
 	heartbeat_free(hb);
 }

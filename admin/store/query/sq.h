@@ -34,7 +34,7 @@ enum {
 	Q_SCHEME_DEL, Q_SCHEME_NAME,
 	Q_STRAT_LIST, Q_STRAT_CLEAR, Q_STRAT_PUT, Q_STRAT_DEL, Q_STRAT_CLONE,
 	Q_HB_INS, Q_STAT_INS, Q_HOST_UPSERT,
-	Q_HOST_LIST, Q_STAT_SCAN, Q_STAT_SCAN_POINT, Q_POINT_LIST, Q_EVENTS,
+	Q_HOST_LIST, Q_STAT_SCAN, Q_STAT_SCAN_POINT, Q_POINT_LIST, Q_EVENTS, Q_STAT_FIRST,
 	Q_AUDIT_INS, Q_AUDIT_LIST,
 	Q_PRUNE_STATS, Q_PRUNE_HB, Q_PRUNE_HOSTS, Q_PRUNE_AUDIT,
 	Q_COUNT_GROUPS, Q_COUNT_APPS, Q_COUNT_HOSTS,
@@ -374,6 +374,8 @@ int sq_point_list(struct store *st, const char *g, const char *a,
 		  json_t **out, char *err);
 int sq_events(struct store *st, const char *g, const char *a, int64_t from,
 	      int64_t to, int limit, json_t **out, char *err);
+int sq_stats_first(struct store *st, const char *g, const char *a, int64_t *first,
+		   char *err);
 int sq_prune(struct store *st, int64_t before, char *err);
 int sq_counts(struct store *st, struct store_counts *out, char *err);
 /* store/query/org.c (audit_denied), store/query/retention.c */
@@ -423,6 +425,7 @@ int sq_prune_meta(struct store *st, int64_t before, char *err);
 	.copy_server_heartbeat = sq_copy_server_heartbeat, \
 	.copy_server_list = sq_copy_server_list, \
 	.counts = sq_counts, \
-	.audit_denied = sq_audit_denied
+	.audit_denied = sq_audit_denied, \
+	.stats_first = sq_stats_first
 
 #endif /* SDS_ADMIN_STORE_QUERY_SQ_H */

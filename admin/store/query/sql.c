@@ -86,6 +86,9 @@ const char *const sq_sql[NQ] = {
 	[Q_EVENTS] = "SELECT period_start, host, point, downgrades, visits FROM stats"
 		" WHERE app_id = ?1 AND period_start >= ?2 AND period_start < ?3 AND downgrades > 0"
 		" ORDER BY period_start DESC, host, point LIMIT ?4",
+	/* ORDER BY ... LIMIT 1, not MIN(): PostgreSQL reads the partitions in order and stops. */
+	[Q_STAT_FIRST] = "SELECT period_start FROM stats WHERE app_id = ?1"
+		" ORDER BY period_start LIMIT 1",
 	[Q_AUDIT_INS] = "INSERT INTO audit (app_id, time, action, detail, comment) VALUES (?1, ?2, ?3, ?4, ?5)",
 	[Q_AUDIT_LIST] = "SELECT time, action, detail, comment FROM audit WHERE app_id = ?1"
 		" ORDER BY id DESC LIMIT ?2",

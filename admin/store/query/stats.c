@@ -285,6 +285,35 @@ out:
 	return ret;
 }
 
+int sq_stats_first(struct store *st, const char *g, const char *a, int64_t *first,
+		   char *err)
+{
+	struct sq_store *s = SQ(st);
+	struct sq_app_ref r;
+	struct sq_stmt *q;
+	int rc, ret;
+
+	sq_lock(st);
+	ret = sq_app_lookup(s, g, a, &r, err);
+	if (ret)
+		goto out;
+	q = sq_qk(s, Q_STAT_FIRST, r.id);
+	if (!q) {
+		ret = sq_dberr(s, err);
+		goto out;
+	}
+	*first = 0;
+	rc = sq_step(q);
+	if (rc == SQ_ROW)
+		*first = sq_col_int64(q, 0);
+	else if (rc != SQ_DONE)
+		ret = sq_dberr(s, err);
+	sq_reset(q);
+out:
+	sq_unlock(st);
+	return ret;
+}
+
 int sq_prune(struct store *st, int64_t before, char *err)
 {
 	struct sq_store *s = SQ(st);
