@@ -39,8 +39,8 @@ $(BUILD)/bin/sds-admin: $(ADMIN_OBJS)
 -include $(ADMIN_OBJS:.o=.d)
 
 # ---- units: everything but main.c and http.c, with sanitizers -------------
-ADMIN_UNIT_SRCS := $(wildcard tests/admin/test_*.c)
-ADMIN_UNIT_BINS := $(patsubst tests/admin/%.c,$(ATEST)/%,$(ADMIN_UNIT_SRCS))
+ADMIN_UNIT_SRCS := $(wildcard tests/admin/unit/test_*.c)
+ADMIN_UNIT_BINS := $(patsubst tests/admin/unit/%.c,$(ATEST)/%,$(ADMIN_UNIT_SRCS))
 # The store: store/ext.c (the registry that picks one by --db's scheme),
 # the shared query files (store/query/), SQLite (store/sqlite/) and
 # PostgreSQL (store/pg/).
@@ -64,7 +64,7 @@ $(ADMIN_ASAN_OBJ)/admin/main.o: | $(SDS_VERSION_H)
 # Kept, not deleted as intermediates: the next build relinks nothing.
 .SECONDARY: $(ADMIN_ASAN_OBJS)
 
-$(ATEST)/test_%: $(ADMIN_ASAN_OBJ)/tests/admin/test_%.o $(call admin_asan_objs,$(ADMIN_LIB_SRCS))
+$(ATEST)/test_%: $(ADMIN_ASAN_OBJ)/tests/admin/unit/test_%.o $(call admin_asan_objs,$(ADMIN_LIB_SRCS))
 	@mkdir -p $(@D)
 	$(CC) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \
 		-o $@ $^ -lcmocka $(ADMIN_LIBS)
@@ -87,7 +87,7 @@ admin-integration: $(BUILD)/bin/sds-admin $(ADMIN_ASAN)
 
 # ---- libFuzzer -------------------------------------------------------------
 FUZZ_BIN := $(BUILD)/fuzz/fuzz_parsers
-$(FUZZ_BIN): tests/admin/fuzz_parsers.c $(ADMIN_COMMON) $(wildcard common/*.h common/*/*.h)
+$(FUZZ_BIN): tests/admin/fuzz/fuzz_parsers.c $(ADMIN_COMMON) $(wildcard common/*.h common/*/*.h)
 	@mkdir -p $(@D)
 	$(CLANG) $(CPPFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all -o $@ $< $(ADMIN_COMMON) -ljansson -lm
@@ -97,7 +97,7 @@ define run_fuzz
 	@mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/artifacts
 	$(FUZZ_BIN) -max_total_time=$(1) -max_len=8192 -timeout=10 -rss_limit_mb=1024 \
 		-artifact_prefix=$(BUILD)/fuzz/artifacts/ -print_final_stats=1 \
-		$(BUILD)/fuzz/corpus tests/admin/corpus
+		$(BUILD)/fuzz/corpus tests/admin/fuzz/corpus
 endef
 
 admin-fuzz-smoke: $(FUZZ_BIN)

@@ -159,7 +159,7 @@ SUITES = [
           [["sh", "-c", "mkdir -p {build}/fuzz/corpus {build}/fuzz/artifacts && "
             "exec {build}/fuzz/fuzz_parsers -max_total_time=60 -max_len=8192 "
             "-timeout=10 -rss_limit_mb=1024 -artifact_prefix={build}/fuzz/artifacts/ "
-            "-print_final_stats=1 {build}/fuzz/corpus tests/admin/corpus"]],
+            "-print_final_stats=1 {build}/fuzz/corpus tests/admin/fuzz/corpus"]],
           count="exit", budget=120),
     Suite("man", "heavy", [_py("tests/man/run.py")], budget=90),
     Suite("install", "heavy", [_py("tests/install/run.py")], budget=240),

@@ -27,7 +27,7 @@ RECORDED_DIRS = ("tools/bench/results/",)
 SRC_EXT = (".c", ".h")
 # tests/ is held to the same size: a folder of it counts when it holds
 # code of any kind (a suite's runner and modules, its C, its .mk), not
-# when it is only data (tests/admin/corpus/'s heartbeats).
+# when it is only data (tests/admin/fuzz/corpus/'s heartbeats).
 TEST_DIRS = ("tests",)
 CODE_EXT = SRC_EXT + (".cc", ".cpp", ".S", ".py", ".sh", ".mk", ".go", ".rs")
 

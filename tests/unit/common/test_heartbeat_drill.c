@@ -4,7 +4,7 @@
  * loader parses them from the admin — each field's bound, an explicit
  * null "errno", the array's size; and errnames.c's list of names.  The
  * round trip and an unknown or misplaced "errno" are in
- * tests/admin/test_heartbeat.c (test_reply_drill_errno).
+ * tests/admin/unit/test_heartbeat.c (test_reply_drill_errno).
  */
 #include <stdarg.h>
 #include <stddef.h>

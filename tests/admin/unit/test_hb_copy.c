@@ -8,7 +8,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
-#include "../unit/cmocka_timeout.h"	/* a per-test timeout */
+#include "../../unit/cmocka_timeout.h"	/* a per-test timeout */
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
-#include "../unit/cmocka_timeout.h"	/* a per-test timeout */
+#include "../../unit/cmocka_timeout.h"	/* a per-test timeout */
 
 #include <string.h>
 

@@ -11,7 +11,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
-#include "../unit/cmocka_timeout.h"	/* a per-test timeout */
+#include "../../unit/cmocka_timeout.h"	/* a per-test timeout */
 
 #include <sqlite3.h>
 #include <stdio.h>
