@@ -158,10 +158,21 @@ void api_route_scheme(struct api_route *r, const char *g, const char *a, const c
 		return;
 	}
 	if (api_is(r, "PATCH") || api_is(r, "PUT")) {
-		if (api_body_object(r) || api_only_fields(r, f_update) ||
-		    api_text_field(r, "description", &desc))
+		static const char *const f[] = { "description", "name", "comment", NULL };
+		const char *to = NULL;
+
+		if (api_body_object(r) || api_only_fields(r, f) ||
+		    api_text_field(r, "description", &desc) ||
+		    api_name_field(r, "name", false, &to) ||
+		    api_text_field(r, "comment", &comment))
 			return;
-		if (api_store_rc(r, st->ops->scheme_update(st, g, a, s, desc ? desc : "", r->err)))
+		/* A rename first: the description then goes to the new name. */
+		if (to && api_store_rc(r, st->ops->scheme_rename(st, g, a, s, to,
+								 comment, r->err)))
+			return;
+		if (to)
+			s = to;
+		if (desc && api_store_rc(r, st->ops->scheme_update(st, g, a, s, desc, r->err)))
 			return;
 		if (!api_store_rc(r, st->ops->scheme_get(st, g, a, s, &out, r->err)))
 			api_reply(r, 200, out);

@@ -169,6 +169,13 @@ struct store_ops {
 	/* Set a scheme's description. */
 	int (*scheme_update)(struct store *st, const char *g, const char *a,
 			     const char *s, const char *desc, char *err);
+	/*
+	 * Rename scheme @s to @to (audited, "scheme.rename"): its strategies,
+	 * and whether it is active, stay; STORE_CONFLICT when @to exists.
+	 */
+	int (*scheme_rename)(struct store *st, const char *g, const char *a,
+			     const char *s, const char *to, const char *comment,
+			     char *err);
 	/* Delete a scheme (audited); STORE_CONFLICT if it is the active one. */
 	int (*scheme_delete)(struct store *st, const char *g, const char *a,
 			     const char *s, const char *comment, char *err);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 // sds-admin dashboard: an app's schemes (emergency plans): listed, created
 // (empty or with another's strategies), deleted (with a confirmation and
-// an audit comment) and activated.  The API has no rename: the panel says
-// so rather than fake one.  Uses app.js's helpers; app.js's refreshApp()
+// an audit comment), renamed (its strategies, and whether it is active,
+// stay) and activated.  Uses app.js's helpers; app.js's refreshApp()
 // calls loadSchemes().
 'use strict';
 
@@ -45,6 +45,20 @@ async function loadSchemes(info) {
   };
   fill('ed-scheme', false);
   fill('sc-clone', true);
+  fill('sc-from', false);
+}
+
+async function renameScheme() {
+  const from = $('sc-from').value, to = $('sc-to').value.trim();
+  const body = { name: to };
+  const c = $('scheme-comment').value;
+  if (c) body.comment = c;
+  try {
+    await api('PATCH', appPath(state.sel) + '/schemes/' + encodeURIComponent(from), body);
+    ok('scheme ' + from + ' renamed ' + to);
+    $('sc-to').value = '';
+    tick(true);
+  } catch (e) { fail(e); }
 }
 
 async function createScheme() {
@@ -87,3 +101,4 @@ function deleteScheme(name) {
 }
 
 $('sc-create').addEventListener('click', createScheme);
+$('sc-rename').addEventListener('click', renameScheme);

@@ -98,6 +98,19 @@ def test_organisation(env):
     eq((doc["version"], doc["scheme"], doc["points"]["order"]["visit_threshold"]),
        (4, "storm", 0), "active strategies after the switch")
     env.bad("DELETE", APP + "/schemes/storm", want=409, field="active")
+    # A rename: the active scheme stays active, its strategies stay, no new version.
+    env.bad("PATCH", APP + "/schemes/storm", {"name": "default"}, want=409, field="default")
+    env.bad("PATCH", APP + "/schemes/storm", {"name": "no way"}, want=400, field="name")
+    env.bad("PATCH", APP + "/schemes/nosuch", {"name": "x"}, want=404, field="nosuch")
+    r = env.ok("PATCH", APP + "/schemes/storm", {"name": "gale", "comment": "renamed"})
+    eq((r["name"], r["active"]), ("gale", True), "the scheme renamed")
+    doc = env.ok("GET", APP + "/strategies")
+    eq((doc["version"], doc["scheme"], doc["points"]["order"]["visit_threshold"]),
+       (4, "gale", 0), "active strategies after the rename")
+    a0 = env.ok("GET", APP + "/audit")[0]
+    eq((a0["action"], a0["detail"], a0["comment"]), ("scheme.rename", "storm -> gale", "renamed"),
+       "rename audited")
+    env.ok("PATCH", APP + "/schemes/gale", {"name": "storm"})
     env.ok("PUT", APP + "/active_scheme", {"scheme": "default"})
     env.ok("DELETE", APP + "/schemes/storm")
     env.bad("GET", APP + "/schemes/storm", want=404, field="storm")

@@ -373,6 +373,17 @@ def test_cockpit_schemes_and_apps(env):
         b.js("document.getElementById('ks-confirm').click()")
         wait_api(env, APP + "/schemes", lambda d: [s["name"] for s in d] == ["storm"], "deleted")
         eq(env.ok("GET", APP + "/audit")[0]["comment"], "storm is the plan now", "delete audited")
+        # Renamed from the page: still the active one, its strategies kept.
+        b.wait_js("document.querySelectorAll('#sc-from option').length == 1", what="rename list")
+        set_values(b, {"sc-from": "storm", "sc-to": "gale", "scheme-comment": "a better name"})
+        b.js("document.getElementById('sc-rename').click()")
+        wait_api(env, APP + "/schemes", lambda d: [s["name"] for s in d] == ["gale"], "renamed")
+        eq(env.ok("GET", APP + "/active_scheme")["scheme"], "gale", "the active scheme, renamed")
+        eq(env.ok("GET", APP + "/schemes/gale/strategies")["points"],
+           {"order": {"visit_threshold": 500, "downgrade_rate": 100}}, "strategies after the rename")
+        a0 = env.ok("GET", APP + "/audit")[0]
+        eq((a0["action"], a0["detail"], a0["comment"]),
+           ("scheme.rename", "storm -> gale", "a better name"), "rename audited")
         # A group and an app from the fleet page.
         b.js("location.hash = '#/'")
         b.wait_js("!document.getElementById('fleet').hidden", what="fleet page")

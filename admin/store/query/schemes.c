@@ -96,6 +96,51 @@ out:
 	return ret;
 }
 
+int sq_scheme_rename(struct store *st, const char *g, const char *a,
+		     const char *name, const char *to, const char *comment,
+		     char *err)
+{
+	struct sq_store *s = SQ(st);
+	char detail[2 * SDS_NAME_MAX + 8];
+	struct sq_app_ref r;
+	struct sq_stmt *q;
+	int64_t sid, other;
+	int ret;
+
+	sq_lock(st);
+	ret = sq_app_lookup(s, g, a, &r, err);
+	if (!ret)
+		ret = sq_scheme_id(s, r.id, name, &sid, err);
+	if (ret)
+		goto out;
+	if (!strcmp(name, to))
+		goto out;
+	ret = sq_scheme_id(s, r.id, to, &other, err);
+	if (ret != STORE_NOTFOUND) {
+		if (!ret) {
+			sq_seterr(err, "scheme '%s' exists", to);
+			ret = STORE_CONFLICT;
+		}
+		goto out;
+	}
+	ret = sq_begin(s, err);
+	if (ret)
+		goto out;
+	q = sq_q(s, Q_SCHEME_REN);
+	if (!q) {
+		ret = sq_dberr(s, err);
+	} else {
+		sq_bind_int64(q, 1, sid);
+		sq_bind_text(q, 2, to);
+		ret = sq_run(s, q, err);
+	}
+	snprintf(detail, sizeof(detail), "%s -> %s", name, to);
+	ret = sq_commit_audited(s, ret, r.id, "scheme.rename", detail, comment, err);
+out:
+	sq_unlock(st);
+	return ret;
+}
+
 int sq_scheme_update(struct store *st, const char *g, const char *a,
 		     const char *name, const char *desc, char *err)
 {

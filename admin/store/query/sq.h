@@ -30,7 +30,7 @@ enum {
 	Q_GROUP_DEL, Q_GROUP_NAPPS,
 	Q_APP_ID, Q_APP_LIST, Q_APP_LIST_ALL, Q_APP_GET, Q_APP_INS, Q_APP_UPD,
 	Q_APP_DEL, Q_APP_SET_ACTIVE, Q_APP_BUMP,
-	Q_SCHEME_ID, Q_SCHEME_LIST, Q_SCHEME_GET, Q_SCHEME_INS, Q_SCHEME_UPD,
+	Q_SCHEME_ID, Q_SCHEME_LIST, Q_SCHEME_GET, Q_SCHEME_INS, Q_SCHEME_UPD, Q_SCHEME_REN,
 	Q_SCHEME_DEL, Q_SCHEME_NAME,
 	Q_STRAT_LIST, Q_STRAT_CLEAR, Q_STRAT_PUT, Q_STRAT_DEL, Q_STRAT_CLONE,
 	Q_HB_INS, Q_STAT_INS, Q_HOST_UPSERT,
@@ -284,6 +284,9 @@ int sq_scheme_get(struct store *st, const char *g, const char *a,
 int sq_scheme_create(struct store *st, const char *g, const char *a,
 		     const char *name, const char *desc, const char *clone_from,
 		     const char *comment, char *err);
+int sq_scheme_rename(struct store *st, const char *g, const char *a,
+		     const char *name, const char *to, const char *comment,
+		     char *err);
 int sq_scheme_update(struct store *st, const char *g, const char *a,
 		     const char *name, const char *desc, char *err);
 int sq_scheme_delete(struct store *st, const char *g, const char *a,
@@ -404,6 +407,7 @@ int sq_prune_meta(struct store *st, int64_t before, char *err);
 	.scheme_get = sq_scheme_get, \
 	.scheme_create = sq_scheme_create, \
 	.scheme_update = sq_scheme_update, \
+	.scheme_rename = sq_scheme_rename, \
 	.scheme_delete = sq_scheme_delete, \
 	.scheme_activate = sq_scheme_activate, \
 	.strategies_get = sq_strategies_get, \

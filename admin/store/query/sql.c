@@ -52,6 +52,7 @@ const char *const sq_sql[NQ] = {
 		" FROM schemes s JOIN apps a ON a.id = s.app_id WHERE s.id = ?1",
 	[Q_SCHEME_INS] = "INSERT INTO schemes (app_id, name, description, created) VALUES (?1, ?2, ?3, ?4)",
 	[Q_SCHEME_UPD] = "UPDATE schemes SET description = ?2 WHERE id = ?1",
+	[Q_SCHEME_REN] = "UPDATE schemes SET name = ?2 WHERE id = ?1",
 	[Q_SCHEME_DEL] = "DELETE FROM schemes WHERE id = ?1",
 	[Q_SCHEME_NAME] = "SELECT name FROM schemes WHERE id = ?1",
 	[Q_STRAT_LIST] = "SELECT point, body FROM strategies WHERE scheme_id = ?1 ORDER BY point",
