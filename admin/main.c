@@ -515,9 +515,13 @@ int main(int argc, char **argv)
 	/* A URL may hold a password: the store's message names what it can. */
 	if (!ad.store)
 		die(strstr(o.db, "://") ? "--db" : o.db, err);
+	ad.cluster = cluster_open();
+	if (!ad.cluster)
+		die("cluster", "out of memory");
 	prune(&ad, o.retention);
 	fd = listen_on(o.listen);
 	serve(&ad, &o, fd, &sigs);
+	cluster_close(ad.cluster);
 	store_close(ad.store);
 	/* pg_password()'s copy, when it masked the password in argv. */
 	if (o.db != argv_db)

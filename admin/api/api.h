@@ -57,6 +57,11 @@ void api_route_stats(struct api_route *r, const char *g, const char *a);
 void api_route_listing(struct api_route *r, const char *g, const char *a, const char *what);
 void api_route_heartbeat(struct api_route *r);
 
+/* api/shares.c: the cluster shares, and a strategy PUT's need of a live host */
+void api_route_shares(struct api_route *r);
+int api_cluster_check_hosts(struct api_route *r, const char *g, const char *a,
+			    const struct sds_strategies *ss);
+
 /* api/drills.c: drills, and the token fingerprint audit rows carry */
 void api_token_id(const struct api_route *r, char out[24]);
 void api_route_drills(struct api_route *r, const char *g, const char *a);
