@@ -397,6 +397,11 @@ bool cluster__limits_fresh(struct cluster *c, const char *g, const char *a,
 	return fresh;
 }
 
+static int lim_sort(const void *x, const void *y)
+{
+	return strcmp(((const struct lim *)x)->point, ((const struct lim *)y)->point);
+}
+
 int cluster__limits_set(struct cluster *c, const char *g, const char *a,
 			const struct sds_strategies *ss, int64_t now_ms)
 {
@@ -423,6 +428,9 @@ int cluster__limits_set(struct cluster *c, const char *g, const char *a,
 				lim[n].rate;
 		n++;
 	}
+	/* By strcmp, for bsearch (a store may collate otherwise). */
+	if (n > 1)
+		qsort(lim, (size_t)n, sizeof(*lim), lim_sort);
 	pthread_mutex_lock(&c->lock);
 	pp = app_slot(c, g, a);
 	ap = *pp;
