@@ -6,6 +6,7 @@
  * strategy PUT setting a cluster field has a host to enforce it.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "api/api.h"
 
 #define SHARES_MAX_BODY	(64 * 1024)
+#define SHARES_AUDIT_S	10	/* refusals audited at most this often */
 #define SHARES_VAL_MAX	((int64_t)1 << 40)
 
 static const char *const f_body[] = { "group", "app", "host", "points", NULL };
@@ -150,13 +152,24 @@ void api_route_shares(struct api_route *r)
 	host = json_string_value(h);
 	if (parse_points(r, pts, &n))
 		return;
-	/* A scoped heartbeat token speaks for its apps only (as the heartbeat). */
+	/*
+	 * A scoped heartbeat token speaks for its apps only (as the
+	 * heartbeat).  A loader refused here reports every 500 ms, and its
+	 * heartbeat with the same token is refused and audited every 10 s:
+	 * these refusals are audited at most once per SHARES_AUDIT_S, so
+	 * that one misconfigured host cannot fill the audit log.
+	 */
 	if (r->rq->tok && !auth_in_scope(r->rq->tok, g, a)) {
+		static _Atomic int64_t audited = INT64_MIN;
 		char scope[2 * ADMIN_NAME_MAX + 2], more[4 * ADMIN_NAME_MAX + 64];
+		int64_t now = store_now_s(), last = atomic_load(&audited);
 
 		auth_scope_name(r->rq->tok, scope, sizeof(scope));
 		snprintf(more, sizeof(more), "for %s/%s (scope %s)", g, a, scope);
-		auth_audit_denied_app(r->ad, r->rq->tok, "POST", "/api/v1/shares", g, a, more);
+		if ((last == INT64_MIN || now - last >= SHARES_AUDIT_S) &&
+		    atomic_compare_exchange_strong(&audited, &last, now))
+			auth_audit_denied_app(r->ad, r->rq->tok, "POST", "/api/v1/shares",
+					      g, a, more);
 		return api_fail(r, 403, "this heartbeat token is for %s only: %s/%s is outside it",
 				scope, g, a);
 	}

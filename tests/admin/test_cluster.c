@@ -17,6 +17,8 @@
 #include "../unit/cmocka_timeout.h"	/* a per-test timeout */
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -427,6 +429,111 @@ static void metrics(unsigned long long reports, unsigned long long hosts, int64_
 	free(buf);
 }
 
+/*
+ * Five honest hosts in turn (each every 500 ms), wants and passes drawn
+ * at random (a fixed seed): after every report the shares in force sum to
+ * at most L, and every host is granted at least what it already passed.
+ */
+static void test_random(void **state)
+{
+	int64_t share[5] = { -1, -1, -1, -1, -1 }, rate[5] = { -1, -1, -1, -1, -1 };
+	unsigned int seed = 32;
+
+	limits(L, 1000, 3000);
+	for (int i = 0; i < 4000; i++) {
+		int h = i % 5;
+		char name[8];
+		int64_t s = share[h] < 0 ? 0 : share[h], sum = 0, rsum = 0;
+		int64_t used = s ? rand_r(&seed) % (s + 1) : 0;
+		struct cluster_point p;
+
+		snprintf(name, sizeof(name), "web-%d", h);
+		/* As the route does: the limits read again once a second. */
+		if (!cluster__limits_fresh(c, "g", "shop", i * 100))
+			limits_n("shop", 1, L, 1000, 3000, i * 100);
+		p = report(name, i * 100, used, rand_r(&seed) % 10000, share[h],
+			   rand_r(&seed) % 1000, rate[h], NULL);
+		if (p.visits < used)
+			fail_msg("step %d host %d: used %lld share %lld got %lld", i, h, (long long)used, (long long)share[h], (long long)p.visits);
+		assert_true(p.token_bucket == 0 || p.token_bucket == p.token_rate * 3);
+		share[h] = p.visits;
+		rate[h] = p.token_rate;
+		for (int j = 0; j < 5; j++) {
+			sum += share[j] > 0 ? share[j] : 0;
+			rsum += rate[j] > 0 ? rate[j] : 0;
+		}
+		assert_true(sum <= L);
+		assert_true(rsum <= 1000);
+	}
+}
+
+/* ---- threads ------------------------------------------------------------ */
+
+#define NTHREADS	4
+#define NREPORTS	2000
+
+static atomic_llong clock_ms;
+
+struct worker {
+	pthread_t t;
+	char name[16];
+	int64_t share, rate_share;	/* in force: the last grants */
+};
+
+/* An honest host: used within its share, its acks the last grants. */
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+
+	w->share = w->rate_share = -1;
+	for (int i = 0; i < NREPORTS; i++) {
+		struct cluster_point p = {
+			.point = "order", .wants = 1000 * (1 + i % 7),
+			.used = w->share > 100 ? 100 : w->share < 0 ? 0 : w->share,
+			.ack = w->share, .rate_wants = 50 * (1 + i % 5),
+			.rate_ack = w->rate_share,
+		};
+		int hosts;
+
+		/*
+		 * The clock moves 1 ms every 8 reports: 1 s in all, so that
+		 * no host's lease runs out while the others report (a lease
+		 * run out gives its share away: docs/CLUSTER.md, the lease).
+		 */
+		if (cluster__report(c, "g", "shop", w->name,
+				    atomic_fetch_add(&clock_ms, 1) / 8, &p, 1, &hosts))
+			return (void *)1;
+		w->share = p.visits;
+		w->rate_share = p.token_rate;
+	}
+	return NULL;
+}
+
+/* Hosts reporting at once, each from its thread: the lock keeps the sums. */
+static void test_threads(void **state)
+{
+	struct worker w[NTHREADS];
+	int64_t visits = 0, rate = 0;
+	void *ret;
+	int i;
+
+	limits(L, 1000, 1000);
+	atomic_store(&clock_ms, 0);
+	for (i = 0; i < NTHREADS; i++) {
+		snprintf(w[i].name, sizeof(w[i].name), "web-%d", i);
+		assert_int_equal(pthread_create(&w[i].t, NULL, work, &w[i]), 0);
+	}
+	for (i = 0; i < NTHREADS; i++) {
+		assert_int_equal(pthread_join(w[i].t, &ret), 0);
+		assert_null(ret);
+		visits += w[i].share;
+		rate += w[i].rate_share;
+	}
+	assert_true(visits <= L);
+	assert_true(rate <= 1000);
+	metrics(NTHREADS * NREPORTS, NTHREADS, atomic_load(&clock_ms) / 8);
+}
+
 /* ---- bounds ------------------------------------------------------------- */
 
 static void test_bounds_hosts(void **state)
@@ -503,6 +610,8 @@ int main(void)
 						teardown_each),
 		cmocka_unit_test_setup_teardown(test_tokens, setup_each, teardown_each),
 		cmocka_unit_test_setup_teardown(test_no_limit, setup_each, teardown_each),
+		cmocka_unit_test_setup_teardown(test_random, setup_each, teardown_each),
+		cmocka_unit_test_setup_teardown(test_threads, setup_each, teardown_each),
 		cmocka_unit_test_setup_teardown(test_bounds_hosts, setup_each, teardown_each),
 		cmocka_unit_test_setup_teardown(test_bounds_entries, setup_each, teardown_each),
 	};
