@@ -178,8 +178,8 @@ void api_route_shares(struct api_route *r)
 		return;
 	rc = cluster__report(r->ad->cluster, g, a, host, now_ms, pts, n, &nhosts);
 	if (rc == -ENOSPC)
-		return api_fail(r, 503, "cluster limits full: at most %d hosts per point and %d (app, point) entries",
-				CLUSTER_MAX_HOSTS, CLUSTER_MAX_ENTRIES);
+		return api_fail(r, 503, "cluster limits full: at most %d hosts per point, %d (app, point) entries, %d host records",
+				CLUSTER_MAX_HOSTS, CLUSTER_MAX_ENTRIES, CLUSTER_MAX_RECORDS);
 	if (rc)
 		return api_fail(r, 500, "out of memory");
 	po = json_object();
@@ -190,7 +190,7 @@ void api_route_shares(struct api_route *r)
 				    json_pack("{s:o, s:o, s:o}", "visits", share(pts[i].visits),
 					      "token_rate", share(pts[i].token_rate),
 					      "token_bucket", share(pts[i].token_bucket)));
-	out = json_pack("{s:i, s:i, s:o*}", "hosts", nhosts, "lease_ms", CLUSTER_LEASE_MS,
+	out = json_pack("{s:i, s:i, s:o}", "hosts", nhosts, "lease_ms", CLUSTER_LEASE_MS,
 			"points", po);
 	if (!out)
 		return api_fail(r, 500, "out of memory");

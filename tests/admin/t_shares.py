@@ -97,6 +97,14 @@ def test_shares(env):
            "%s acking %d/%d" % (host, ack, rate_ack))
     eq(metric(env, "sds_admin_cluster_hosts"), 2, "live hosts")
     eq(metric(env, "sds_admin_cluster_reports_total"), 1 + len(steps), "reports")
+    # web-1 goes quiet: past its lease (1.5 s) web-2 gets the whole limit.
+    time.sleep(1.6)
+    eq(metric(env, "sds_admin_cluster_hosts"), 0, "live hosts after the lease")
+    doc = env.ok("POST", "/shares", report("web-2", {"order": use(visits=3000,
+                                                                  token_rate=500)}), token=HB)
+    eq(doc, {"hosts": 1, "lease_ms": 1500, "points": {"order": shares(6000, 1000, 2000)}},
+       "web-2 alone")
+    eq(metric(env, "sds_admin_cluster_hosts"), 1, "live hosts")
 
     # The operator's token reports too; a scoped token for its app only.
     env.ok("POST", "/shares", report("web-3", {}), token=True)
@@ -118,7 +126,7 @@ def test_shares(env):
     eq(sorted(a["name"] for a in env.ok("GET", "/groups/demo/apps")), ["cart", "shop"],
        "apps after a report of an unknown app")
     env.bad("GET", "/shares", want=405)
-    eq(metric(env, "sds_admin_cluster_reports_total"), 3 + len(steps), "reports")
+    eq(metric(env, "sds_admin_cluster_reports_total"), 4 + len(steps), "reports")
 
     # The cluster fields gone from the active strategies: nulls once the
     # cache (1 s) has read them again.
