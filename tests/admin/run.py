@@ -12,7 +12,8 @@ admin_lib.py holds the harness (Env, the store under test, the
 registry); the tests are in t_*.py by concept: t_api (command line,
 organisation, auth, SIGTERM, static files), t_heartbeat (sums, the probe
 budget's state), t_bad_inputs, t_dashboard, t_copy, t_roles, t_scope,
-t_drill_errno, t_pwfile, t_scan_apart, t_pg (PostgreSQL's own).
+t_drill_errno, t_pwfile, t_scan_apart, t_shares (the cluster shares),
+t_pg (PostgreSQL's own).
 SDS_TEST_STORE=pg runs them on PostgreSQL (make admin-integration-pg).
 
     python3 tests/admin/run.py [-v] [NAME-SUBSTRING...]
