@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <jansson.h>
 #include "auth.h"
+#include "cluster.h"
 #include "store/store.h"
 
 #define ADMIN_MAX_BODY		(1 << 20)	/* 1 MiB; larger bodies get 413 */
@@ -39,6 +40,7 @@ struct admin_metrics {
 
 struct admin {
 	struct store *store;		/* the one --db names, open for the admin's life */
+	struct cluster *cluster;	/* the cluster limits' allocator (cluster.h) */
 	struct admin_token tokens[ADMIN_TOKENS_MAX];	/* every role's, in option order */
 	int ntokens;			/* entries of @tokens */
 	char *allow_host[ADMIN_HOSTS_MAX];	/* Host names answered, lowercase */

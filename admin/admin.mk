@@ -45,7 +45,7 @@ ADMIN_UNIT_BINS := $(patsubst tests/admin/unit/%.c,$(ATEST)/%,$(ADMIN_UNIT_SRCS)
 # the shared query files (store/query/), SQLite (store/sqlite/) and
 # PostgreSQL (store/pg/).
 ADMIN_LIB_SRCS  := $(wildcard admin/store/*.c admin/store/*/*.c) \
-		   admin/api/aggregate.c $(ADMIN_COMMON)
+		   admin/api/aggregate.c admin/cluster.c $(ADMIN_COMMON)
 
 # Each source is compiled once under ASan/UBSan into $(ATEST)/obj (-MMD
 # -MP: a header change rebuilds what includes it), and linked by every

@@ -198,6 +198,9 @@ enum admin_need auth_need(const struct admin *ad, const char *method,
 	}
 	if (!strcmp(method, "POST") && !strcmp(p, "heartbeat"))
 		return ADMIN_NEED_HEARTBEAT;
+	/* A loader's cluster shares (api/shares.c), every 500 ms. */
+	if (!strcmp(method, "POST") && !strcmp(p, "shares"))
+		return ADMIN_NEED_HEARTBEAT;
 	/*
 	 * Not the loaders' heartbeat token: a copy server registers where
 	 * every loader streams captured requests, and its reply is every

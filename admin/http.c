@@ -277,6 +277,7 @@ static MHD_RESULT send_metrics(struct admin *ad, struct MHD_Connection *c)
 			   "# TYPE sds_admin_hosts gauge\nsds_admin_hosts %lld\n",
 			(long long)sc.groups, (long long)sc.apps, (long long)sc.hosts);
 	watch__metrics(ad->watch, f);
+	cluster__metrics_write(ad->cluster, cluster_now_ms(), f);
 	/* The fleet's sums; the admin's own counters stand without them. */
 	if (metrics_fleet_write(ad->store, time(NULL), f, err))
 		fprintf(f, "# fleet sums unavailable: %s\n", err);

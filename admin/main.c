@@ -543,11 +543,15 @@ int main(int argc, char **argv)
 	/* A URL may hold a password: the store's message names what it can. */
 	if (!ad.store)
 		die(strstr(o.db, "://") ? "--db" : o.db, err);
+	ad.cluster = cluster_open();
+	if (!ad.cluster)
+		die("cluster", "out of memory");
 	prune(&ad, o.retention);
 	start_watch(&ad, &o);
 	fd = listen_on(o.listen);
 	serve(&ad, &o, fd, &sigs);
 	/* The listener stops with the store, which it calls the channel from. */
+	cluster_close(ad.cluster);
 	store_close(ad.store);
 	watch_free(ad.watch);
 	/* pg_password()'s copy, when it masked the password in argv. */

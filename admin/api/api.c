@@ -298,6 +298,8 @@ void api_handle(struct admin *ad, const struct api_req *rq, struct api_resp *rs)
 		api_route_heartbeat(&r);
 	} else if (!strcmp(r.seg[0], "sync") && r.nseg == 1) {
 		api_route_sync(&r);
+	} else if (!strcmp(r.seg[0], "shares") && r.nseg == 1) {
+		api_route_shares(&r);
 	} else if (!strcmp(r.seg[0], "copy-servers")) {
 		api_route_copy_servers(&r);
 	} else if (!strcmp(r.seg[0], "fleet") && r.nseg == 1) {

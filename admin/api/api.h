@@ -59,6 +59,11 @@ void api_route_heartbeat(struct api_route *r);
 /* GET sync?group=G&app=A&version=V: a heartbeat's answer, read only (issue 32) */
 void api_route_sync(struct api_route *r);
 
+/* api/shares.c: the cluster shares, and a strategy PUT's need of a live host */
+void api_route_shares(struct api_route *r);
+int api_cluster_check_hosts(struct api_route *r, const char *g, const char *a,
+			    const struct sds_strategies *ss);
+
 /* api/drills.c: drills, and the token fingerprint audit rows carry */
 void api_token_id(const struct api_route *r, char out[24]);
 void api_route_drills(struct api_route *r, const char *g, const char *a);

@@ -278,6 +278,8 @@ void api_route_strategies(struct api_route *r, const char *g, const char *a,
 		api_fail(r, 400, "%s", r->err);
 		goto out;
 	}
+	if (api_cluster_check_hosts(r, g, a, ss))
+		goto out;
 	if (api_store_rc(r, st->ops->strategies_put(st, g, a, s, ss, comment, &version, r->err)))
 		goto out;
 	if (!api_store_rc(r, st->ops->strategies_get(st, g, a, s, ss, scheme, r->err)))
@@ -339,6 +341,8 @@ void api_route_strategy(struct api_route *r, const char *g, const char *a,
 		goto out;
 	}
 	json_decref(doc);
+	if (api_cluster_check_hosts(r, g, a, ss))
+		goto out;
 	if (!api_store_rc(r, st->ops->strategy_put(st, g, a, s, &ss->s[0], comment,
 					       &version, r->err))) {
 		json_t *o = strategy_to_json(&ss->s[0]);
