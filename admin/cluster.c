@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <jansson.h>
 #include "cluster.h"
 
 #define NBUCKETS	4096		/* entry and app hash chains */
@@ -719,4 +720,35 @@ void cluster__metrics_write(struct cluster *c, int64_t now_ms, FILE *f)
 		   "# TYPE sds_admin_cluster_hosts gauge\n"
 		   "sds_admin_cluster_hosts %llu\n",
 		(unsigned long long)atomic_load(&c->reports), live);
+}
+
+json_t *cluster__shares_json(struct cluster *c, const char *g, const char *a,
+			     int64_t now_ms)
+{
+	json_t *out = json_object();
+
+	if (!out)
+		return NULL;
+	pthread_mutex_lock(&c->lock);
+	for (int b = 0; b < NBUCKETS; b++)
+		for (struct entry *e = c->ent[b]; e; e = e->next) {
+			if (strcmp(e->g, g) || strcmp(e->a, a))
+				continue;
+			for (int i = 0; i < e->n; i++) {
+				const struct host *h = &e->h[i];
+				json_t *hp = json_object_get(out, h->name);
+
+				if (!hp) {
+					hp = json_object();
+					json_object_set_new(out, h->name, hp);
+				}
+				json_object_set_new(hp, e->p, json_pack(
+					"{s:I, s:I, s:b}",
+					"visits", (json_int_t)h->granted,
+					"token_rate", (json_int_t)h->rate_granted,
+					"live", is_live(h, now_ms)));
+			}
+		}
+	pthread_mutex_unlock(&c->lock);
+	return out;
 }

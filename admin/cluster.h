@@ -103,6 +103,15 @@ int cluster__report(struct cluster *c, const char *g, const char *a,
 		    const char *host, int64_t now_ms, struct cluster_point *pts,
 		    int n, int *hosts);
 
+/*
+ * The shares granted to app @g/@a's hosts, as `GET {A}/hosts` shows them:
+ * {HOST: {POINT: {"visits", "token_rate" (-1: none), "live"}}}; NULL
+ * when out of memory.
+ */
+struct json_t;
+struct json_t *cluster__shares_json(struct cluster *c, const char *g, const char *a,
+				    int64_t now_ms);
+
 /* /metrics' lines: reports answered, live hosts over every point. */
 void cluster__metrics_write(struct cluster *c, int64_t now_ms, FILE *f);
 

@@ -12,6 +12,28 @@
 #include <stdlib.h>
 #include <string.h>
 #include "api/api.h"
+#include "cluster.h"
+
+/* Host rows @hosts gain "shares": what this admin's allocator granted them. */
+static void hosts_shares(struct api_route *r, const char *g, const char *a,
+			 json_t *hosts)
+{
+	json_t *sh = cluster__shares_json(r->ad->cluster, g, a, cluster_now_ms());
+	json_t *h;
+	size_t i;
+
+	json_array_foreach(hosts, i, h) {
+		json_t *mine = json_object_get(sh, json_string_value(
+						     json_object_get(h, "host")));
+
+		if (mine)
+			json_object_set(h, "shares", mine);
+		else
+			json_object_set_new(h, "shares", json_object());
+	}
+	json_decref(sh);
+}
+
 
 /* ---- statistics, hosts, events ------------------------------------------- */
 
@@ -51,6 +73,9 @@ void api_route_listing(struct api_route *r, const char *g, const char *a, const 
 		return api_not_allowed(r, "GET");
 	if (!strcmp(what, "hosts")) {
 		rc = st->ops->host_list(st, g, a, &out, r->err);
+		/* Each host's cluster shares, as this admin granted them. */
+		if (!rc)
+			hosts_shares(r, g, a, out);
 	} else if (!strcmp(what, "points")) {
 		rc = st->ops->point_list(st, g, a, &out, r->err);
 	} else if (!strcmp(what, "events")) {

@@ -383,8 +383,14 @@ function loadHosts(info, hosts) {
     if (isLive) live++;
     const v = el('span', h.version + (h.in_sync ? ' ✓' : ' (behind ' + info.version + ')'),
                  h.in_sync ? 'insync' : 'stale');
+    // Its cluster shares (docs/CLUSTER.md): POINT visits / rate, as this admin granted them.
+    const shares = Object.entries(h.shares || {}).map(([p, s]) =>
+      p + ': ' + (s.visits >= 0 ? s.visits + ' visits' : '') +
+      (s.visits >= 0 && s.token_rate >= 0 ? ', ' : '') +
+      (s.token_rate >= 0 ? s.token_rate + '/s' : '') + (s.live ? '' : ' (not reporting)')).join('; ');
     return [h.host, h.ip, el('span', isLive ? 'live' : 'stale', isLive ? 'insync' : 'stale'),
-            fmtDate(h.last_seen) + ' (' + age + ' s ago)', fmtDate(h.last_period), v];
+            fmtDate(h.last_seen) + ' (' + age + ' s ago)', fmtDate(h.last_period), v,
+            shares || '-'];
   }));
   $('hosts-rule').textContent = 'live: a heartbeat within the last ' + LIVE_S + ' s; stale: none since.';
   $('app-hosts-sum').textContent = live + ' of ' + hosts.length + ' host' + (hosts.length === 1 ? '' : 's') + ' live';

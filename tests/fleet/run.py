@@ -391,6 +391,16 @@ def cluster_limit_two_hosts(ctx):
         % [cluster_of(h) for h in hosts])
     shares = [cluster_of(h)["visits"] for h in hosts]
     eq(sum(shares), CLUSTER_L, "the shares of two idle hosts (%r)" % shares)
+    # The admin shows each host's share (GET {A}/hosts, the dashboard's hosts).
+    rows = {x["host"]: x for x in a.ok("GET", "/groups/%s/apps/%s/hosts" % (GROUP, APP))}
+    for h in hosts:
+        name = e2e.admin_of(h.stats())["host"]
+        sh = rows[name]["shares"][POINT]
+        check(sh["live"], "%s not live in the admin's shares: %r" % (name, sh))
+        check(sh["visits"] >= 0 and sh["token_rate"] == -1,
+              "%s: the admin's shares %r" % (name, sh))
+    eq(sum(rows[e2e.admin_of(h.stats())["host"]]["shares"][POINT]["visits"]
+           for h in hosts), CLUSTER_L, "the shares the admin lists")
     # 5,000 calls each, over 4 s, both at once: one window.
     for h in hosts:
         h.send("call %s %d every_us=800" % (POINT, TRIES))

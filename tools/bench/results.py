@@ -314,6 +314,16 @@ def sum_admin_sustain(b):
             % (verdict(t[0]), " (%d intervals over)" % bad if bad else ""))
 
 
+def sum_push(b):
+    t = lines(b, r"^target \d+ loaders")
+    r = [x for x in rows(b)[1:] if len(x) >= 6 and x[0] in ("1000", "10000")]
+    if not t or len(r) < 2:
+        return None
+    return ("PUT to state, slowest: %s at 1,000 loaders, %s at 10,000; admin "
+            "RSS %s with 10,000 waiting" % (r[0][4], r[1][4], r[1][5]),
+            "≤ 1 s, ≤ 2 s: %s" % ", ".join(verdict(l) or "?" for l in t))
+
+
 def sum_copy(b):
     m = re.search(r"ratio of the medians\s+([0-9.]+)\s+target (>= [0-9.]+): "
                   r"(NOT met|met)", b)
@@ -337,6 +347,7 @@ SUMMARY = (
      "make multilink-bench", sum_multilink),
     ("hostile", "hostile clients", "tools/bench/loader/hostile.py", sum_hostile),
     ("admin", "sds-admin heartbeats", "make admin-bench", sum_admin),
+    ("push", "the push channel", "make push-bench", sum_push),
     ("admin_sustain", "sds-admin, 10 minutes at 2,000/s",
      "make admin-bench-sustain", sum_admin_sustain),
     ("copy", "sds-copy dispatch", "make copy-bench", sum_copy),

@@ -270,6 +270,13 @@ def main():
                  1e3 * pct(lat, 99), 1e3 * max(lat), extra))
 
 
+    print()
+    for r in rows:
+        bound = 1.0 if r["loaders"] <= 1000 else 2.0
+        if r["loaders"] >= 1000:
+            print("target %d loaders (slowest <= %.0f s): %s (%.0f ms)"
+                  % (r["loaders"], bound, "met" if max(r["lat"]) <= bound
+                     else "NOT met", 1e3 * max(r["lat"])))
     w = [r for r in rows if "hb_waiting" in r]
     if w:
         print()
