@@ -7,12 +7,13 @@ set -eu
 # prometheus: for promtool (tests/metrics checks both /metrics outputs
 # with `promtool check metrics`); Debian ships promtool only in it.  Its
 # postinst enables a Prometheus server (port 9090) where systemd runs.
+# iptables: tests/fleet blocks one admin port's push channel (-m string).
 PKGS="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config \
 libjansson-dev libcmocka-dev libmicrohttpd-dev libcurl4-openssl-dev \
 libsqlite3-dev libpq-dev postgresql-15 binutils curl libclang-rt-14-dev bpftrace python3 chromium libjs-chart.js \
 g++ rustc cargo golang-go libcapstone-dev libiberty-dev systemd \
 scdoc mandoc man-db dpkg-dev lintian nginx-light prometheus \
-debootstrap systemd-container"
+debootstrap systemd-container iptables"
 
 missing=""
 for p in $PKGS; do

@@ -15,6 +15,9 @@ programs (tests/targets/guarded.c, libsds) timing their own calls.
   channel_refused_heartbeat_carries   an admin with --max-watchers 0: the
       loader says the channel is retrying (503), and the kill switch still
       arrives, with the next heartbeat
+  channel_blocked_heartbeat_carries   the channel firewalled (iptables on
+      the admin's port: watch requests and their answers dropped, the
+      heartbeats pass): the kill switch arrives with the next heartbeat
   hostile_admin_bounded   an admin that answers every watch at once, one
       whose answers are garbage: the loader's watches stay bounded (three
       quick ones then a second's wait; a failed one backs off 1, 2, 4 s)
@@ -249,6 +252,46 @@ def channel_refused_heartbeat_carries(ctx):
     log("in force %.1f s after the PUT, by the heartbeat"
         % (r["since_mark_ns"] / 1e9))
     eq(h.push()["wakes"], 0, "changes announced by a refused channel")
+
+
+def iptables(op, rule):
+    r = subprocess.run(["iptables", op, "OUTPUT"] + rule, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True)
+    return r.returncode, r.stderr.strip()
+
+
+@test
+def channel_blocked_heartbeat_carries(ctx):
+    check(shutil.which("iptables"), "iptables missing: run make deps")
+    a = e2e.Admin(ctx).start()
+    a.ok("POST", "/groups/%s/apps" % GROUP, {"name": APP}, want=201)
+    h = Host(ctx, HOSTS[0], [a.url])
+    wait_push(h, "waiting")
+    tag = ["-m", "comment", "--comment", "sds-fleet-test-%d" % os.getpid()]
+    # The watches to this admin and their answers, not the heartbeats'
+    # posts or the syncs (no "seq" in their bodies).
+    rules = [["-p", "tcp", "--dport", str(a.port), "-m", "string", "--string",
+              "GET /api/v1/watch", "--algo", "bm"] + tag + ["-j", "DROP"],
+             ["-p", "tcp", "--sport", str(a.port), "-m", "string", "--string",
+              '{"seq"', "--algo", "bm"] + tag + ["-j", "DROP"]]
+    added = []
+    try:
+        for rule in rules:
+            rc, err = iptables("-A", rule)
+            check(rc == 0, "iptables -A %s: %s" % (" ".join(rule), err))
+            added.append(rule)
+        h.t.cmd("mark")
+        strategy(a, KILL)
+        r = guarded.kv(h.t.cmd("first_down %s every_us=500 max_ms=25000" % POINT,
+                               timeout=60)[0])
+        check(r["since_mark_ns"] >= 0, "kill switch not in force within 25 s "
+              "with the channel blocked: %r" % r)
+        log("in force %.1f s after the PUT, by the heartbeat"
+            % (r["since_mark_ns"] / 1e9))
+        eq(h.push()["wakes"], 0, "changes announced through a blocked channel")
+    finally:
+        for rule in added:
+            iptables("-D", rule)
 
 
 class HostileAdmin:
