@@ -55,6 +55,9 @@ async function renameScheme() {
   if (c) body.comment = c;
   try {
     await api('PATCH', appPath(state.sel) + '/schemes/' + encodeURIComponent(from), body);
+    // The editor and the lists go on with the new name, before the next tick reads them.
+    for (const id of ['ed-scheme', 'sc-clone', 'sc-from'])
+      for (const o of $(id).options) if (o.value === from) { o.value = to; o.textContent = to; }
     ok('scheme ' + from + ' renamed ' + to);
     $('sc-to').value = '';
     tick(true);

@@ -162,6 +162,7 @@ int uplink__init(struct uplink *u, const char *urls, const char *token_file,
 	u->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	pthread_mutex_init(&u->lock, NULL);
 	pthread_cond_init(&u->cond, NULL);
+	pthread_cond_init(&u->idle_cond, NULL);
 	if (u->event_fd < 0) {
 		snprintf(err, errlen, "eventfd: %s", strerror(errno));
 		goto fail;
@@ -562,6 +563,7 @@ void uplink__stop(struct uplink *u)
 		pthread_mutex_lock(&u->lock);
 		u->stop = true;
 		pthread_cond_broadcast(&u->cond);
+		pthread_cond_broadcast(&u->idle_cond);
 		pthread_mutex_unlock(&u->lock);
 		uplink_push__stop(u);
 		uplink_share__stop(u);

@@ -136,7 +136,8 @@ struct uplink {
 
 	/* shared with the sender, under @lock */
 	pthread_mutex_t lock;
-	pthread_cond_t cond;
+	pthread_cond_t cond;		/* the sender's: a period queued, a sync due, stop */
+	pthread_cond_t idle_cond;	/* the push and share threads' sleeps: stop */
 	struct uplink_msg queue[UPLINK_BACKLOG];	/* ring, oldest at @head */
 	int head, count;		/* ring position and size */
 	bool head_busy;			/* the sender is posting the head */

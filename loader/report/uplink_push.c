@@ -73,13 +73,16 @@ static uint64_t jitter(uint64_t ms)
 	return j < PUSH_BACKOFF_MIN_MS ? PUSH_BACKOFF_MIN_MS : j;
 }
 
-/* Wait @ms on @u->cond (under @u->lock), or until told to stop. */
+/*
+ * Wait @ms on @u->idle_cond (under @u->lock), or until told to stop: not
+ * on @u->cond, whose signals are the sender's.
+ */
 static void push_sleep(struct uplink *u, uint64_t ms)
 {
 	uint64_t at = wall_ms() + ms;
 	struct timespec ts = { .tv_sec = at / 1000, .tv_nsec = (at % 1000) * 1000000L };
 
-	while (!u->stop && pthread_cond_timedwait(&u->cond, &u->lock, &ts) == 0)
+	while (!u->stop && pthread_cond_timedwait(&u->idle_cond, &u->lock, &ts) == 0)
 		;
 }
 

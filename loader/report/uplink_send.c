@@ -176,7 +176,9 @@ static void failed_wait(struct uplink *u, const char *err)
 /*
  * @path (with its query) on the policy's pick, then on its next picks
  * among the URLs not tried; a 200 of any kind ends it (a heartbeat: it
- * was stored, no next URL).  Not under @u->lock.
+ * was stored, no next URL).  Only a heartbeat (@body) counts in the
+ * policy's measures (uplink_pick.c: posts, latency, down marks): a sync
+ * is no post.  Not under @u->lock.
  */
 static enum post_result request_picks(struct uplink *u, CURL *curl,
 				      const char *path, const char *body,
@@ -196,11 +198,13 @@ static enum post_result request_picks(struct uplink *u, CURL *curl,
 
 		tried[i] = true;
 		snprintf(url, sizeof(url), "%s%s", u->urls[i], path);
-		uplink_pick__begin(u, i);
+		if (body)
+			uplink_pick__begin(u, i);
 		res = post_one(curl, url, u->token, body, r, &timed_out, err,
 			       errlen);
-		uplink_pick__end(u, i, res != POST_FAILED, timed_out,
-				 mono_ms() - t0);
+		if (body)
+			uplink_pick__end(u, i, res != POST_FAILED, timed_out,
+					 mono_ms() - t0);
 	}
 	return res;
 }

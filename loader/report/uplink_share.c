@@ -225,7 +225,8 @@ static void *sharer(void *arg)
 			u->share_failures++;
 			snprintf(u->share_error, sizeof(u->share_error), "%.255s", err);
 		}
-		while (!u->stop && pthread_cond_timedwait(&u->cond, &u->lock, &ts) == 0)
+		/* Not on @u->cond: its signals are the sender's. */
+		while (!u->stop && pthread_cond_timedwait(&u->idle_cond, &u->lock, &ts) == 0)
 			;
 	}
 	pthread_mutex_unlock(&u->lock);

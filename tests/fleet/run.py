@@ -28,6 +28,9 @@ programs (tests/targets/guarded.c, libsds) timing their own calls.
       that each try 5,000 calls in one window: at most 6,000 and at least
       5,900 pass on both together; a host killed, the other holds the whole
       limit within 2 s (docs/CLUSTER.md)
+  cluster_tokens_two_hosts   cluster_token_rate 1,000/s (bucket 100) on two
+      hosts calling back to back for 3 s: together at most rate x time +
+      bucket pass, and at least 95 % of rate x time
 
 Run as root:  python3 tests/push/run.py [-v] [NAME-SUBSTRING...]
 Python 3 standard library only.
@@ -471,6 +474,34 @@ def cluster_limit_two_hosts(ctx):
         % (other.name, took, victim.name))
     check(took <= 2.0, "the share moved %.2f s after the kill, want <= 2 s" % took)
     eq(cluster_of(other)["hosts"], 1, "live hosts the admin counts")
+
+
+@test
+def cluster_tokens_two_hosts(ctx):
+    R, B, T = 1000, 100, 3.0
+    a = e2e.Admin(ctx).start()
+    a.ok("POST", "/groups/%s/apps" % GROUP, {"name": APP}, want=201)
+    hosts = [Host(ctx, h, [a.url]) for h in HOSTS]
+    first_heartbeat(a, 2)
+    strategy(a, {"cluster_token_rate": R, "cluster_token_bucket": B})
+    e2e.wait_until(
+        lambda: all((cluster_of(h) or {}).get("source") == "admin" for h in hosts),
+        time.time() + 5, lambda _: "no token shares from the admin within 5 s: %r"
+        % [cluster_of(h) for h in hosts])
+    c = [cluster_of(h) for h in hosts]
+    eq(sum(x["token_rate"] for x in c), R, "the rate shares (%r)" % c)
+    check(sum(x["token_bucket"] for x in c) <= B, "the bucket shares (%r)" % c)
+    for h in hosts:
+        h.send("rate %s %g threads=1" % (POINT, T))
+    res = [guarded.kv(h.answer(timeout=60)[0]) for h in hosts]
+    elapsed = max(r["elapsed_ns"] for r in res) / 1e9
+    passed = sum(r["passed"] for r in res)
+    log("passed %r in %.2f s: %d together (rate %d/s, bucket %d)"
+        % ([r["passed"] for r in res], elapsed, passed, R, B))
+    check(passed <= R * elapsed + B, "%d calls passed in %.2f s on both hosts, "
+          "at most %d" % (passed, elapsed, R * elapsed + B))
+    check(passed >= 0.95 * R * T, "only %d calls passed in %.2f s on both "
+          "hosts, want at least %d" % (passed, elapsed, 0.95 * R * T))
 
 
 if __name__ == "__main__":
