@@ -156,16 +156,48 @@ int uplink_pick__next(struct uplink *u, const bool *tried)
 	return best;
 }
 
-void uplink_pick__begin(struct uplink *u, int i)
+/* A request starts: a heartbeat's post (@post) or a sync's read. */
+static void pick_begin(struct uplink *u, int i, bool post)
 {
 	if (u->pick) {
 		__atomic_add_fetch(&u->pick->adm[i].in_flight, 1, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&u->pick->adm[i].posts, 1, __ATOMIC_RELAXED);
+		if (post)
+			__atomic_add_fetch(&u->pick->adm[i].posts, 1, __ATOMIC_RELAXED);
 	}
 }
 
+void uplink_pick__begin(struct uplink *u, int i)
+{
+	pick_begin(u, i, true);
+}
+
+void uplink_pick__read_begin(struct uplink *u, int i)
+{
+	pick_begin(u, i, false);
+}
+
+/*
+ * A request ended: its time in the latency, a failure (refused, timed
+ * out, not 200) marks the admin down whether it was a post or a read;
+ * only a post that was stored counts as stored.
+ */
+static void pick_end(struct uplink *u, int i, bool post, bool ok,
+		     bool timed_out, uint64_t took_ms);
+
 void uplink_pick__end(struct uplink *u, int i, bool stored, bool timed_out,
 		      uint64_t took_ms)
+{
+	pick_end(u, i, true, stored, timed_out, took_ms);
+}
+
+void uplink_pick__read_end(struct uplink *u, int i, bool ok, bool timed_out,
+			   uint64_t took_ms)
+{
+	pick_end(u, i, false, ok, timed_out, took_ms);
+}
+
+static void pick_end(struct uplink *u, int i, bool post, bool stored,
+		     bool timed_out, uint64_t took_ms)
 {
 	struct uplink_admin *a;
 	uint64_t lat, ns = took_ms * 1000000ULL, back;
@@ -178,7 +210,8 @@ void uplink_pick__end(struct uplink *u, int i, bool stored, bool timed_out,
 	ST(a->latency_ns, lat ? lat - (lat >> UPLINK_LAT_SHIFT) + (ns >> UPLINK_LAT_SHIFT)
 			      : (ns ? ns : 1));
 	if (stored) {
-		__atomic_add_fetch(&a->stored, 1, __ATOMIC_RELAXED);
+		if (post)
+			__atomic_add_fetch(&a->stored, 1, __ATOMIC_RELAXED);
 		ST(a->backoff_ms, 0);
 		ST(a->down_until_ms, 0);
 		ST(a->timed_out, false);

@@ -60,6 +60,14 @@ int uplink_pick__next(struct uplink *u, const bool *tried);
 void uplink_pick__begin(struct uplink *u, int i);
 void uplink_pick__end(struct uplink *u, int i, bool stored, bool timed_out,
 		      uint64_t took_ms);
+/*
+ * The same for a sync's read (uplink_send.c): its time and a failure are
+ * measured (a hung admin is as hung for a read), but it is no post:
+ * "posts" and "stored" count heartbeats only.
+ */
+void uplink_pick__read_begin(struct uplink *u, int i);
+void uplink_pick__read_end(struct uplink *u, int i, bool ok, bool timed_out,
+			   uint64_t took_ms);
 
 /* "admin_policy" and "admins": [{url, posts, stored, failures, ...}] into @o. */
 void uplink_pick__json(struct uplink *u, json_t *o);

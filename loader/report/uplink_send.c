@@ -176,9 +176,9 @@ static void failed_wait(struct uplink *u, const char *err)
 /*
  * @path (with its query) on the policy's pick, then on its next picks
  * among the URLs not tried; a 200 of any kind ends it (a heartbeat: it
- * was stored, no next URL).  Only a heartbeat (@body) counts in the
- * policy's measures (uplink_pick.c: posts, latency, down marks): a sync
- * is no post.  Not under @u->lock.
+ * was stored, no next URL).  A sync (no @body) is measured as a read
+ * (uplink_pick.c): its failures mark an admin down, but it counts in no
+ * heartbeat's "posts" or "stored".  Not under @u->lock.
  */
 static enum post_result request_picks(struct uplink *u, CURL *curl,
 				      const char *path, const char *body,
@@ -200,11 +200,16 @@ static enum post_result request_picks(struct uplink *u, CURL *curl,
 		snprintf(url, sizeof(url), "%s%s", u->urls[i], path);
 		if (body)
 			uplink_pick__begin(u, i);
+		else
+			uplink_pick__read_begin(u, i);
 		res = post_one(curl, url, u->token, body, r, &timed_out, err,
 			       errlen);
 		if (body)
 			uplink_pick__end(u, i, res != POST_FAILED, timed_out,
 					 mono_ms() - t0);
+		else
+			uplink_pick__read_end(u, i, res != POST_FAILED, timed_out,
+					      mono_ms() - t0);
 	}
 	return res;
 }

@@ -439,12 +439,13 @@ def host_name(host):
 
 
 def host_loader(ctx, host, urls, policy, app=None, machine_id=None,
-                token_file=None, tag=None):
+                token_file=None, tag=None, extra=()):
     """`sds-bpf attach` as host @host (its own UTS namespace: the loader
     reports gethostname()), app @app (default "h_<host>") on its own copy
     of the target, heartbeating to @urls with --admin-policy @policy.
     @machine_id: a file bind-mounted on /etc/machine-id (its own mount
-    namespace too).  @tag names its directory (default @host)."""
+    namespace too).  @tag names its directory (default @host); @extra:
+    more attach options."""
     d = os.path.join(ctx.tmp, tag or host)
     os.mkdir(d)
     path = os.path.join(d, APP)
@@ -455,7 +456,7 @@ def host_loader(ctx, host, urls, policy, app=None, machine_id=None,
     os.mkdir(env["SDS_STATE_DIR"])
     args = ["--app", app, "--admin", ",".join(urls), "--admin-policy", policy,
             "--token-file", token_file or ctx.token_file, "--state-dir",
-            env["SDS_STATE_DIR"], path, "w=work"]
+            env["SDS_STATE_DIR"]] + list(extra) + [path, "w=work"]
     if machine_id:
         cmd = ["unshare", "--uts", "--mount", "sh", "-c",
                'hostname "$0" && mount --bind "$1" /etc/machine-id && shift && exec "$@"',

@@ -187,7 +187,9 @@ def admin_policy_consistent_hash(ctx):
     log("hosts and their admins by the ring: %r" % want)
     apps = {}
     for h in HOSTS:
-        _, apps[h] = host_loader(ctx, h, urls, "consistent_hash")
+        # The heartbeats' policy alone: no push channel, no syncs.
+        _, apps[h] = host_loader(ctx, h, urls, "consistent_hash",
+                                 extra=["--no-push"])
     start = time.time()
 
     def enough():
@@ -255,7 +257,8 @@ def admin_policy_hung_least_active(ctx):
     apps = {}
     for h in hosts:
         _, apps[h] = host_loader(ctx, h, [good[0].url, hung[h].url,
-                                          good[1].url], "least_active")
+                                          good[1].url], "least_active",
+                                 extra=["--no-push"])
     start = time.time()
 
     def stored(h):
