@@ -90,13 +90,21 @@ static void cluster_apply(const struct engine *e, int id, struct sds_strategy *s
 		int64_t b = share_of(g->token_bucket, fresh, st->token_bucket,
 				     st->cluster_token_bucket, e->share_hosts, &s2);
 
-		/* A bucket of no token refuses every call: a share of 0 is 0 calls. */
 		if (st->token_rate < 0 || r < st->token_rate)
 			st->token_rate = r;
 		if (st->token_bucket < 0 || b < st->token_bucket)
 			st->token_bucket = b;
 		out->token_rate = st->token_rate;
 		out->token_bucket = st->token_bucket;
+		/*
+		 * A share of 0 is 0 calls, not "no limit" (a token_rate of 0
+		 * is off): a bucket smaller than one token refuses every call
+		 * (libsds/guard.c).
+		 */
+		if (st->token_rate == 0 || st->token_bucket == 0) {
+			st->token_rate = 1;
+			st->token_bucket = 0;
+		}
 		if (st->cluster_visit_threshold < 0)
 			src = s2;
 	}
