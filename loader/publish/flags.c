@@ -499,21 +499,12 @@ static void cas_u64(__u64 *cell, __u64 old, __u64 new)
  * The permits of @point in the cells at @cells against what the live
  * processes that map them (bit s of @live: slot s) can be holding.
  */
-static void permits_repair(void *cells, uint8_t *excess, uint32_t point,
-			   uint64_t live, int64_t inflight)
+/* The permits the live sessions' rows say they hold. */
+static int64_t permit_rows(void *cells, uint32_t point, uint64_t live)
 {
-	struct sds_cell *c = cell_at(cells, point);
-	int64_t p = LD(c->permits), rows = 0, cap;
+	int64_t rows = 0;
 	uint32_t s;
 
-	if (p <= 0) {
-		*excess = 0;
-		/* Below 0 only if given back twice (a forged or stale row). */
-		if (p < 0)
-			cas_u64((__u64 *)&c->permits, (__u64)p, 0);
-		return;
-	}
-	/* Honest guards raise their row before a permit, lower it after. */
 	for (s = 0; s < SDS_MAX_PROCS; s++) {
 		int32_t n;
 
@@ -523,8 +514,44 @@ static void permits_repair(void *cells, uint8_t *excess, uint32_t point,
 		if (n > 0)
 			rows += n;
 	}
-	/* Rows can be forged by any client: the kernel's count bounds them. */
-	cap = inflight >= 0 && inflight < rows ? inflight : rows;
+	return rows;
+}
+
+/*
+ * Permits that no live session holds go back: a dead process's, or
+ * forged ones.  Honest guards raise their row before a permit and lower
+ * it after, so permits above the rows are an excess only when the rows
+ * did not move while the permits were read: under contention a guard is
+ * always between its row and its permit, and a verdict on a moving read
+ * took a holder's permit away (a limit of 1 let 2 in).  Permits above the
+ * limit no guard can have taken: forged, like the rows then may be, so
+ * the kernel's count of calls in flight (@inflight, < 0: unknown) bounds
+ * them instead.
+ */
+static void permits_repair(void *cells, uint8_t *excess, uint32_t point,
+			   uint64_t live, int64_t limit, int64_t inflight)
+{
+	struct sds_cell *c = cell_at(cells, point);
+	int64_t p = LD(c->permits), rows, again, cap;
+
+	if (p <= 0) {
+		*excess = 0;
+		/* Below 0 only if given back twice (a forged or stale row). */
+		if (p < 0)
+			cas_u64((__u64 *)&c->permits, (__u64)p, 0);
+		return;
+	}
+	rows = permit_rows(cells, point, live);
+	p = LD(c->permits);
+	again = permit_rows(cells, point, live);
+	if (limit >= 0 && p <= limit) {
+		/* A guard moved meanwhile: no verdict this tick. */
+		if (rows != again)
+			return;
+		cap = rows;
+	} else {
+		cap = inflight >= 0 && inflight < again ? inflight : again;
+	}
 	if (p <= cap) {
 		*excess = 0;
 		return;
@@ -553,7 +580,9 @@ static void cell_repair(void *cells, uint8_t *excess, uint32_t point,
 	/* A probe claim moves it one interval past a guard's now. */
 	if (next > sat_add(sat_add(now_ns, st->probe_interval_ns), FLAGS_TIME_SLACK_NS))
 		cas_u64(&c->next_probe_ns, next, now_ns + st->probe_interval_ns);
-	permits_repair(cells, excess, point, live, inflight);
+	permits_repair(cells, excess, point, live,
+		       st->active & SDS_ACT_CONCURRENT ? (int64_t)st->concurrent_limit : -1,
+		       inflight);
 }
 
 /*

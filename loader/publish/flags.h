@@ -109,9 +109,10 @@ void flags__restore(struct flags_region *f, uint32_t point,
 /*
  * Repair @point's cell against what the loader published in @st at
  * @now_ns: a tat or next probe beyond any guard's reach is reset; permits
- * above what the live sessions (bit s of @live: slot s) hold, and above
- * @inflight calls (the kernel's count; < 0: unknown), two ticks in a row,
- * or below 0, are set back.
+ * above what the live sessions (bit s of @live: slot s) hold, read while
+ * no guard moved, two ticks in a row, are set back to it; permits above
+ * the limit (forged) to the smaller of that and @inflight calls (the
+ * kernel's count; < 0: unknown); below 0, to 0.
  */
 void flags__repair(struct flags_region *f, uint32_t point,
 		   const struct flag_state *st, uint64_t now_ns,

@@ -58,6 +58,24 @@ def concurrency_exact(ctx):
 
 
 @test
+def concurrency_hammered(ctx):
+    """concurrent_threshold 1, two threads calling back to back for 4 s
+    (every tick repairs the permits meanwhile): never two passed calls
+    inside at once.  Before the repair bounded the permits only by the
+    rows the live guards hold, the kernel's in-flight count (read at the
+    tick, before the cells) made it take a holder's permit away."""
+    l, t, _ = setup(ctx, {"version": 1, "points": {
+        "one": {"concurrent_threshold": 1}}})
+    r = t.rate("one", 4.0, threads=2)
+    log("passed %d downgraded %d, at most %d inside" % (
+        r["passed"], r["downgraded"], r["max_inside"]))
+    check(r["passed"] > 0 and r["downgraded"] > 0,
+          "two threads on a limit of 1: %r" % r)
+    check(r["max_inside"] == 1, "concurrent_threshold 1: %d passed calls "
+          "inside at once" % r["max_inside"])
+
+
+@test
 def concurrency_across_processes_and_sigkill(ctx):
     K = 4
     l, a, path = setup(ctx, {"version": 1, "points": {

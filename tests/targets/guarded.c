@@ -41,12 +41,13 @@
  *   release           end the held calls, join the threads
  *   rate POINT SECONDS [threads=T]
  *                     T threads (1) call POINT back to back for SECONDS;
- *                     prints "passed P downgraded D elapsed_ns E gap_ns G",
- *                     E from the earliest first call to the latest last
- *                     call, G the longest time no thread made a call is at
- *                     most (the smallest of the threads' longest gaps
- *                     between two calls): a token bucket of a longer
- *                     burst cannot have overflowed
+ *                     prints "passed P downgraded D elapsed_ns E gap_ns G
+ *                     max_inside M", E from the earliest first call to the
+ *                     latest last call, G the longest time no thread made a
+ *                     call is at most (the smallest of the threads' longest
+ *                     gaps between two calls): a token bucket of a longer
+ *                     burst cannot have overflowed; M the most passed calls
+ *                     inside at once (between the pass and the finally)
  *   mark              remember now (for first_down's since_mark_ns and
  *                     call's since_mark)
  *   first_down POINT [every_us=U] [max_ms=M] [err=1]
@@ -325,6 +326,9 @@ struct rate_arg {
 	pthread_barrier_t *bar;
 };
 
+/* Passed calls of `rate` inside now, and the most at once. */
+static long rate_inside, rate_max_inside;
+
 static void *rate_main(void *arg)
 {
 	struct rate_arg *a = arg;
@@ -342,10 +346,20 @@ static void *rate_main(void *arg)
 		else if (t - a->last > a->gap)
 			a->gap = t - a->last;
 		a->last = t;
-		if (guarded_call(a->p, 0, 0))
+		if (!sds_should_downgrade(a->p)) {
+			long n = __atomic_add_fetch(&rate_inside, 1, __ATOMIC_SEQ_CST);
+			long m = __atomic_load_n(&rate_max_inside, __ATOMIC_RELAXED);
+
+			while (n > m && !__atomic_compare_exchange_n(
+					&rate_max_inside, &m, n, false,
+					__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+				;
+			__atomic_sub_fetch(&rate_inside, 1, __ATOMIC_SEQ_CST);
 			a->passed++;
-		else
+		} else {
 			a->down++;
+		}
+		sds_downgrade_finally(a->p);
 	}
 	return NULL;
 }
@@ -363,6 +377,7 @@ static int cmd_rate(struct sds_point *p, double secs, char **opt, int nopt)
 		return -1;
 	pthread_barrier_init(&bar, NULL, (unsigned int)nt);
 	memset(a, 0, sizeof(a));
+	rate_max_inside = 0;
 	/* The deadline is set once every thread exists: set before the barrier. */
 	for (i = 0; i < nt; i++) {
 		a[i].p = p;
@@ -392,8 +407,8 @@ static int cmd_rate(struct sds_point *p, double secs, char **opt, int nopt)
 		if (gap < 0 || a[i].gap < gap)
 			gap = a[i].gap;
 	}
-	printf("passed %ld downgraded %ld elapsed_ns %lld gap_ns %lld\n", passed,
-	       down, last - first, gap);
+	printf("passed %ld downgraded %ld elapsed_ns %lld gap_ns %lld max_inside %ld\n",
+	       passed, down, last - first, gap, rate_max_inside);
 	return 0;
 }
 
