@@ -97,6 +97,9 @@ function deleteScheme(name) {
     text: 'The scheme ' + name + ' of ' + a.group + '/' + a.name + ' and its strategies are deleted.',
     action: async (comment) => {
       await api('DELETE', appPath(a) + '/schemes/' + encodeURIComponent(name), { comment });
+      // Gone from the lists at once: the editor must not ask for it again.
+      for (const id of ['ed-scheme', 'sc-clone', 'sc-from'])
+        for (const o of [...$(id).options]) if (o.value === name) o.remove();
       ok('scheme ' + name + ' deleted');
       tick(true);
     },
