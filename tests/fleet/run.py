@@ -30,7 +30,7 @@ programs (tests/targets/guarded.c, libsds) timing their own calls.
       limit within 2 s (docs/CLUSTER.md)
   cluster_tokens_two_hosts   cluster_token_rate 1,000/s (bucket 100) on two
       hosts calling back to back for 3 s: together at most rate x time +
-      bucket pass, and at least 95 % of rate x time
+      bucket pass, and at least 90 % of rate x time
 
 Run as root:  python3 tests/push/run.py [-v] [NAME-SUBSTRING...]
 Python 3 standard library only.
@@ -508,8 +508,10 @@ def cluster_tokens_two_hosts(ctx):
         % ([r["passed"] for r in res], elapsed, passed, R, B))
     check(passed <= R * elapsed + B, "%d calls passed in %.2f s on both hosts, "
           "at most %d" % (passed, elapsed, R * elapsed + B))
-    check(passed >= 0.95 * R * T, "only %d calls passed in %.2f s on both "
-          "hosts, want at least %d" % (passed, elapsed, 0.95 * R * T))
+    # Below the rate only while the shares move between the hosts (a
+    # decrease at once, the other's increase after the ack, 500 ms).
+    check(passed >= 0.9 * R * T, "only %d calls passed in %.2f s on both "
+          "hosts, want at least %d" % (passed, elapsed, 0.9 * R * T))
 
 
 if __name__ == "__main__":
