@@ -155,6 +155,19 @@ static double mean_of(const struct trace *t, int from, int to)
 	return sum / (to - from);
 }
 
+/* @s: 8 at once, 5 ms, offered twice that; @r reset for @cfg. */
+static void sim_start(struct sim *s, struct adaptive_state *r,
+		      const struct adaptive_cfg *cfg, uint64_t rng, uint64_t seed)
+{
+	memset(s, 0, sizeof(*s));
+	s->rng = rng;
+	s->capacity = 8;
+	s->service_ns = SERVICE_NS;
+	s->rate = 2.0 * 8 / (SERVICE_NS / 1e9);
+	adaptive__reset(r, cfg, 0, seed);
+	s->limit = r->published;
+}
+
 static void settle(uint32_t algo)
 {
 	static struct sim s;
@@ -166,13 +179,7 @@ static void settle(uint32_t algo)
 	int64_t last[30];
 	double m;
 
-	memset(&s, 0, sizeof(s));
-	s.rng = 0x1234567 + algo;
-	s.capacity = 8;
-	s.service_ns = SERVICE_NS;
-	s.rate = 2.0 * 8 / (SERVICE_NS / 1e9);
-	adaptive__reset(&r, &cfg, 0, 42);
-	s.limit = r.published;
+	sim_start(&s, &r, &cfg, 0x1234567 + algo, 42);
 	/* 10 s: the last 3 s within 20 % of 8. */
 	run(&s, &r, &cfg, 100, &t);
 	m = mean_of(&t, 70, 100);
@@ -204,13 +211,7 @@ static void slows(uint32_t algo)
 	struct trace t = { 0 };
 	double m;
 
-	memset(&s, 0, sizeof(s));
-	s.rng = 0x7654321 + algo;
-	s.capacity = 8;
-	s.service_ns = SERVICE_NS;
-	s.rate = 2.0 * 8 / (SERVICE_NS / 1e9);
-	adaptive__reset(&r, &cfg, 0, 7);
-	s.limit = r.published;
+	sim_start(&s, &r, &cfg, 0x7654321 + algo, 7);
 	run(&s, &r, &cfg, 100, &t);
 	s.service_ns = 2 * SERVICE_NS;
 	run(&s, &r, &cfg, 100, &t);
