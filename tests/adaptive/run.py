@@ -16,8 +16,10 @@ threads, open loop).
   * `events` shows the limit's moves of more than 10 %.
   * Bad input: an unknown algorithm, a missing floor or ceiling, a floor
     above the ceiling, a ceiling above 2^31, beside concurrent_threshold,
-    on a function point -- each refused by attach with one line, nothing
-    attached; and by a SIGHUP reload, the strategies in force kept.
+    on a function point (and there concurrent_threshold, token_rate,
+    cluster_token_rate: nothing can hold a call back) -- each refused by
+    attach with one line, nothing attached; and by a SIGHUP reload, the
+    strategies in force kept.
 
 Run as root:  python3 tests/adaptive/run.py [-v] [NAME-SUBSTRING...]
 Python 3 standard library only.
@@ -256,6 +258,16 @@ def test_function_point_refused(ctx):
     check(r.rc not in (0, None), "attach took adaptive_limit on a function point")
     check(msg in r.err and len(r.err.strip().splitlines()) == 1,
           "attach's error %r, want one line with %r" % (r.err, msg))
+    # The other fields that hold a call back: refused the same way.
+    for field, st in (("concurrent_threshold", {"concurrent_threshold": 2}),
+                      ("token_rate", {"token_rate": 5}),
+                      ("cluster_token_rate", {"cluster_token_rate": 5})):
+        spath = write_strategies(ctx, {"w": st})
+        r = ctx.sds("attach", "--app", APP, "--strategies", spath, path,
+                    "w=work", timeout=30)
+        want = msg.replace("adaptive_limit", field)
+        check(r.rc not in (0, None) and want in r.err,
+              "attach with %s on a function point: rc %r, %r" % (field, r.rc, r.err))
     # And on SIGHUP: refused, the strategies in force stay.
     spath = write_strategies(ctx, {"w": {"visit_threshold": 5}})
     loader = sdstest.AttachProcess(ctx, ["--app", APP, "--strategies", spath,
