@@ -23,6 +23,7 @@
 #include <time.h>
 #include <jansson.h>
 #include "heartbeat/heartbeat.h"
+#include "store/stat_cols.h"
 #include "strategy.h"
 
 #define STORE_ERR_MAX	256
@@ -45,6 +46,7 @@ struct store_stat_row {
 	uint64_t faults, delays;	/* what drills injected */
 	bool suspended;			/* probes suspended for overhead at the period's end */
 	uint64_t overhead_milli;	/* their estimated cost then, 1/1000 % of a CPU */
+	STORE_STAT_FIELDS		/* store/stat_cols.h: adaptive_limit, adaptive_latency_ns, ... */
 	int nhist;			/* entries of @hist */
 	const uint64_t *hist;		/* the latency histogram, nhist entries */
 };
