@@ -50,7 +50,7 @@ def main(argv):
     if admin_lib.STORE != "pg":
         return run(argv)
     # SQLite's own migration test has no PostgreSQL form; said, not skipped silently.
-    print("NOTE: test_point_budget_old_database is SQLite's schema 2 -> 5 migration,"
+    print("NOTE: test_point_budget_old_database is SQLite's schema 2 -> 7 migration,"
           " not run on PostgreSQL (whose schema is test_pg_newer_schema's)")
     if pgtest.available() or "--list" in argv:
         return run(argv, pgtest.available)
