@@ -20,7 +20,8 @@
  *
  * A new field: one X() line here (at the end: the scans read columns by
  * position), one migration per engine adding its column (NOT NULL
- * DEFAULT 0, store/sqlite/schema.c and store/pg/schema.c), its lines in
+ * DEFAULT 0, store/sqlite/schema.c and store/pg/schema.c), STORE_EXT_ABI
+ * bumped (store.h: the row a store plugin fills changed), its lines in
  * admin/API.md, and the dashboard's (admin/web/app.js).
  */
 #ifndef SDS_ADMIN_STORE_STAT_COLS_H
