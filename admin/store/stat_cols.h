@@ -18,10 +18,11 @@
  *                        the hosts that report it ("NAME", "NAME_hosts")
  *   STORE_STAT_LAST_MAX  a state: each host's latest, the highest ("NAME")
  *
- * A new field: one X() line here (at the end: the scans read columns by
- * position), one migration per engine adding its column (NOT NULL
- * DEFAULT 0, store/sqlite/schema.c and store/pg/schema.c), STORE_EXT_ABI
- * bumped (store.h: the row a store plugin fills changed), its lines in
+ * A new field: one X() line here (anywhere: every statement's column
+ * list, and the order the scans read, come from this list), one
+ * migration per engine adding its column (NOT NULL DEFAULT 0,
+ * store/sqlite/schema.c and store/pg/schema.c), STORE_EXT_ABI bumped
+ * (store.h: the row a store plugin fills changed), its lines in
  * admin/API.md, and the dashboard's (admin/web/app.js).
  */
 #ifndef SDS_ADMIN_STORE_STAT_COLS_H
