@@ -346,17 +346,21 @@ def sum_overload(b):
             return None
         n = int(m.group(2) or m.group(4))
         got.append((m.group(1), n - int(m.group(3) or 0), n))
-    back = []
+    back, back_ok = [], []
     for l in w:
-        m = re.match(r"back within the bounds, (\w+) .*: (.*)$", l)
-        if m:
-            back.append("%s %s" % (m.group(1), m.group(2)))
+        m = re.match(r"back within the bounds, (\w+) \([^)]*\): ([^;]*); "
+                     r"target <= (\d+) s: (met|missed)$", l)
+        if not m:
+            return None
+        back.append("%s %s" % (m.group(1), m.group(2)))
+        back_ok.append(m.group(4) == "met")
     return ("adaptive against the best static limit, loads met: %s; after "
-            "a 2× slowdown back within: %s"
+            "a 2× slowdown back within the bounds: %s"
             % (", ".join("%s %d of %d" % g for g in got),
-               ", ".join(back) or "?"),
-            "goodput ≥ 95 %%, p99 ≤ 1.5× at every load: %s"
-            % ("met" if all(g[1] == g[2] for g in got) else "missed"))
+               ", ".join(back) or "not run"),
+            "goodput ≥ 95 %%, p99 ≤ 1.5× at every load: %s; back in 10 s: %s"
+            % ("met" if all(g[1] == g[2] for g in got) else "missed",
+               ("met" if all(back_ok) else "missed") if back else "not run"))
 
 
 SUMMARY = (
