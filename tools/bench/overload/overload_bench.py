@@ -120,7 +120,8 @@ class Service(sdstest.LineReader):
         self.name = "overload"
         self.buf = b""
         self.p = subprocess.Popen([path, "default", APP, POINT],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, env=ctx.env,
                                   cwd=ctx.tmp, start_new_session=True)
         ctx.others.append(self.p)
@@ -162,7 +163,8 @@ class Bench:
 
     def write(self, strategy):
         with open(self.spath + ".tmp", "w") as f:
-            json.dump({"version": self.version, "points": {POINT: strategy}}, f)
+            json.dump({"version": self.version,
+                       "points": {POINT: strategy}}, f)
         os.replace(self.spath + ".tmp", self.spath)
         self.current = strategy
 
@@ -238,7 +240,8 @@ class Bench:
         limits = []
         t0 = time.monotonic()
         for i in range(polls):
-            time.sleep(max(0, t0 + measure * (i + 0.5) / polls - time.monotonic()))
+            at = t0 + measure * (i + 0.5) / polls
+            time.sleep(max(0, at - time.monotonic()))
             limits.append(self.limit())
         time.sleep(max(0, t0 + measure - time.monotonic()))
         r = self.svc.report()
@@ -461,7 +464,8 @@ def main():
         for n in STATIC:
             cells = []
             for _, _, _, search, best_n, _ in per_load:
-                c = "%.0f / %s" % (search[n]["goodput"], ms(search[n]["p99_us"]))
+                r = search[n]
+                c = "%.0f / %s" % (r["goodput"], ms(r["p99_us"]))
                 cells.append("**%s**" % c if n == best_n else c)
             out.append("| %d | %s |" % (n, " | ".join(cells)))
         out.append("")
@@ -482,10 +486,11 @@ def main():
                                "adaptive": {a: {"limit_before": s[0],
                                                 "seconds": s[1]}
                                             for a, s in slows.items()}}
-            out.append("### The dependency slows 2× (%d → %d ms a call) at 2× "
-                       "(%d calls/s offered)\n" % (SERVICE_MS, SLOW_MS, rate))
-            out.append("Best static limit at %d ms (%s tried): concurrent_threshold "
-                       "%d, goodput %.0f/s, p99 %s ms. Each algorithm settled "
+            out.append("### The dependency slows 2× (%d → %d ms a call) at "
+                       "2× (%d calls/s offered)\n"
+                       % (SERVICE_MS, SLOW_MS, rate))
+            out.append("Best static limit at %d ms (%s tried): "
+                       "concurrent_threshold %d, goodput %.0f/s, p99 %s ms. Each algorithm settled "
                        "%.0f s at %d ms, then goodput/s, p99 ms and the limit, "
                        "second by second after the slowdown:\n"
                        % (SLOW_MS, "1..32" if STATIC == list(range(1, 33))
