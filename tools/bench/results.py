@@ -333,6 +333,36 @@ def sum_copy(b):
             % m.group(1), "%s: %s" % (m.group(2), m.group(3)))
 
 
+def sum_overload(b):
+    t = lines(b, r"^target (gradient2|vegas|aimd): ")
+    w = lines(b, r"^back within the bounds, ")
+    if not t:
+        return None
+    got = []
+    for l in t:
+        m = re.match(r"target (\w+): (?:met at every load \((\d+)\)|"
+                     r"missed at (\d+) of (\d+) loads)", l)
+        if not m:
+            return None
+        n = int(m.group(2) or m.group(4))
+        got.append((m.group(1), n - int(m.group(3) or 0), n))
+    back, back_ok = [], []
+    for l in w:
+        m = re.match(r"back within the bounds, (\w+) \([^)]*\): ([^;]*); "
+                     r"target <= (\d+) s: (met|missed)$", l)
+        if not m:
+            return None
+        back.append("%s %s" % (m.group(1), m.group(2)))
+        back_ok.append(m.group(4) == "met")
+    return ("adaptive against the best static limit, loads met: %s; after "
+            "a 2× slowdown back within the bounds: %s"
+            % (", ".join("%s %d of %d" % g for g in got),
+               ", ".join(back) or "not run"),
+            "goodput ≥ 95 %%, p99 ≤ 1.5× at every load: %s; back in 10 s: %s"
+            % ("met" if all(g[1] == g[2] for g in got) else "missed",
+               ("met" if all(back_ok) else "missed") if back else "not run"))
+
+
 SUMMARY = (
     ("function", "function points, per call", "tools/bench/probe/run.sh",
      sum_function),
@@ -351,6 +381,8 @@ SUMMARY = (
     ("admin_sustain", "sds-admin, 10 minutes at 2,000/s",
      "make admin-bench-sustain", sum_admin_sustain),
     ("copy", "sds-copy dispatch", "make copy-bench", sum_copy),
+    ("overload", "adaptive concurrency under overload",
+     "make overload-bench", sum_overload),
 )
 
 
