@@ -86,7 +86,7 @@ void adaptive_run__tick(struct adaptive_run *ar, int id,
 		 "%s by %s %.2f ms, no-load %.2f ms%s",
 		 strategy_adaptive_name(p->cfg.algo),
 		 strategy_adaptive_signal_name(p->signal), p->st.rtt_ns / 1e6,
-		 p->st.base_ns / 1e6, p->st.probe_ticks ? " (re-measuring)" : "");
+		 p->st.base_ns / 1e6, p->st.probing ? " (re-measuring)" : "");
 	events__add_limit(ev, name, p->shown, p->st.published, detail);
 	p->shown = p->st.published;
 }
@@ -127,6 +127,6 @@ json_t *adaptive_run__json(const struct adaptive_run *ar, int id)
 			 "latency_ns", (json_int_t)p->st.rtt_ns,
 			 "no_load_ns", (json_int_t)p->st.base_ns,
 			 "signal", strategy_adaptive_signal_name(p->signal),
-			 "remeasuring", p->st.probe_ticks > 0,
+			 "remeasuring", p->st.probing,
 			 "remeasures", (json_int_t)p->st.remeasures);
 }

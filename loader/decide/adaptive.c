@@ -44,7 +44,7 @@ void adaptive__reset(struct adaptive_state *r, const struct adaptive_cfg *cfg,
 	};
 	/* The first no-load latency is measured before anything else. */
 	r->probe_saved = r->limit;
-	r->probe_ticks = ADAPTIVE_PROBE_TICKS;
+	r->probing = true;
 	r->published = cfg->min;
 }
 
@@ -96,7 +96,8 @@ static double aimd(double limit, double base, double rtt, bool used)
 static void remeasure(struct adaptive_state *r)
 {
 	r->probe_saved = r->limit;
-	r->probe_ticks = ADAPTIVE_PROBE_TICKS;
+	r->probing = true;
+	r->probe_ticks = 0;
 	r->remeasures++;
 	r->floor_since_ns = 0;
 	r->high_since_limit = 0.0;
@@ -109,18 +110,33 @@ int64_t adaptive__step(struct adaptive_state *r, const struct adaptive_cfg *cfg,
 	double rtt = s->calls >= ADAPTIVE_MIN_CALLS ?
 		     (double)s->time_ns / (double)s->calls : 0.0;
 	double pub = (double)r->published;
+	int64_t before = r->inflight;	/* in flight at the last read */
 	bool used;
 
+	r->inflight = s->inflight;
 	if (rtt > 0.0)
 		r->rtt_ns = rtt;
-	if (r->probe_ticks > 0) {
-		/* Re-measuring: the last tick at the halved limit is the new base. */
-		if (--r->probe_ticks == 0) {
-			if (rtt > 0.0)
-				r->base_ns = rtt;
-			r->limit = r->probe_saved;
-			r->epoch_end_ns = s->now_ns + epoch_ns(r);
-		}
+	if (r->probing) {
+		r->probe_ticks++;
+		/*
+		 * The calls of a tick that began with no more than the floor in
+		 * flight were admitted at the floor: no queue of ours in their
+		 * time, whatever was in flight when the re-measure began (a
+		 * strategy applied under load ticks at once).
+		 */
+		if (rtt > 0.0 && before >= 0 && before <= cfg->min &&
+		    r->probe_ticks >= ADAPTIVE_PROBE_TICKS)
+			r->base_ns = rtt;
+		/*
+		 * No such tick yet: an idle point keeps measuring (it has no
+		 * base to steer by); one that had a base keeps it after
+		 * ADAPTIVE_PROBE_MAX ticks.
+		 */
+		else if (r->probe_ticks < ADAPTIVE_PROBE_MAX || r->base_ns <= 0.0)
+			goto publish;
+		r->probing = false;
+		r->limit = r->probe_saved;
+		r->epoch_end_ns = s->now_ns + epoch_ns(r);
 		goto publish;
 	}
 	if (rtt > 0.0 && (r->base_ns <= 0.0 || rtt < r->base_ns))
@@ -167,7 +183,7 @@ int64_t adaptive__step(struct adaptive_state *r, const struct adaptive_cfg *cfg,
 		r->floor_since_ns = 0;
 	}
 publish:
-	if (r->probe_ticks > 0) {
+	if (r->probing) {
 		r->published = cfg->min;
 	} else {
 		r->published = (int64_t)clampd(r->limit, lo, hi);

@@ -15,8 +15,12 @@
  * epoch lasts ADAPTIVE_EPOCH_NS with +-20 % jitter (hosts of one app do not
  * re-measure in step) and begins with a re-measure, as Envoy's adaptive
  * concurrency filter does: the limit is the floor for ADAPTIVE_PROBE_TICKS
- * ticks, and the last one's mean is the new epoch's first no-load latency
- * (the first epoch begins so, before the initial limit is tried).  A
+ * ticks or more, until a tick that began with no more than the floor in
+ * flight (its calls were all admitted at the floor) has calls: its mean
+ * is the new epoch's first no-load latency.  The first epoch begins so,
+ * before the initial limit is tried, and an idle point stays there until
+ * such a tick comes; a later re-measure without one keeps the old base
+ * after ADAPTIVE_PROBE_MAX ticks.  A
  * latency that stays ADAPTIVE_STALE_RATIO above the no-load one while the
  * limit halved, or a limit within a call of its floor for a second,
  * re-measures at once: a queue of ours would have emptied, so the
@@ -47,7 +51,8 @@
 #include "strategy.h"	/* enum sds_adaptive, enum sds_adaptive_signal */
 
 #define ADAPTIVE_EPOCH_NS	30000000000ULL	/* the no-load latency is re-measured this often */
-#define ADAPTIVE_PROBE_TICKS	2		/* ticks at the halved limit while re-measuring */
+#define ADAPTIVE_PROBE_TICKS	2		/* ticks at the floor at least, while re-measuring */
+#define ADAPTIVE_PROBE_MAX	20		/* at most, when a base is known already */
 #define ADAPTIVE_FLOOR_NS	1000000000ULL	/* at the floor this long: re-measure now */
 #define ADAPTIVE_MIN_CALLS	3		/* a tick with fewer completed calls tells nothing */
 #define ADAPTIVE_STALE_RATIO	1.3		/* a latency this far above no-load, through a halving: re-measure */
@@ -79,7 +84,9 @@ struct adaptive_state {
 	uint64_t epoch_end_ns;		/* the next re-measure begins then */
 	uint64_t floor_since_ns;	/* the limit is at its floor since; 0: it is not */
 	double high_since_limit;	/* the limit published when the latency went high; 0: it is not */
-	int probe_ticks;		/* > 0: re-measuring, ticks left at the floor */
+	bool probing;			/* re-measuring: the limit is the floor */
+	int probe_ticks;		/* ticks of this re-measure so far */
+	int64_t inflight;		/* in flight at the last read; < 0: unknown */
 	double probe_saved;		/* the limit the re-measure comes back to */
 	uint64_t seed;			/* the jitter's state */
 	int64_t published;		/* the limit published at the last tick */

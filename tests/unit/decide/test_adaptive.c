@@ -224,6 +224,71 @@ static void test_gradient2_follows_a_slower_dependency(void **state) { slows(SDS
 static void test_vegas_follows_a_slower_dependency(void **state) { slows(SDS_ADAPTIVE_VEGAS); }
 static void test_aimd_follows_a_slower_dependency(void **state) { slows(SDS_ADAPTIVE_AIMD); }
 
+/*
+ * The strategy comes while the point is idle (a re-measure with no calls
+ * measures nothing), and load starts 2 s later; or it comes under load,
+ * 24 calls queued behind a static limit of 32, with the tick that applies
+ * it at once: either way the no-load latency must be the dependency's,
+ * not the queue's, and the limit within 20 % of 8 after 10 s.
+ */
+static void applied(uint32_t algo, bool idle)
+{
+	static struct sim s;
+	const struct adaptive_cfg cfg = {
+		.algo = algo, .min = 1, .max = 64, .initial = 32,
+	};
+	struct adaptive_state r;
+	struct trace t = { 0 };
+	struct adaptive_sample sm;
+	double m;
+	int k;
+
+	sim_start(&s, &r, &cfg, 0x5151 + algo + idle, 9);
+	if (idle) {
+		double rate = s.rate;
+
+		s.rate = 0;
+		run(&s, &r, &cfg, 20, &t);
+		s.rate = rate;
+	} else {
+		/* 2 s under a static 32: the queue is full. */
+		s.limit = 32;
+		for (k = 0; k < (int)(2000000000ULL / STEP_NS); k++)
+			sim_step(&s);
+		/* Applied now: a tick of 1 ms, then the usual ones. */
+		for (k = 0; k < 20; k++)
+			sim_step(&s);
+		sm = (struct adaptive_sample){
+			.now_ns = s.now, .calls = s.calls, .time_ns = s.time_ns,
+			.refused = s.refused, .inflight = s.inflight,
+		};
+		s.calls = s.time_ns = s.refused = s.good = 0;
+		adaptive__reset(&r, &cfg, s.now, 9);
+		s.limit = adaptive__step(&r, &cfg, &sm);
+	}
+	run(&s, &r, &cfg, 100, &t);
+	m = mean_of(&t, t.n - 30, t.n);
+	printf("%s: applied %s, base %.2f ms, mean limit %.2f\n",
+	       strategy_adaptive_name(algo), idle ? "idle" : "under load",
+	       r.base_ns / 1e6, m);
+	assert_true(r.base_ns < SERVICE_NS * 1.1);
+	assert_true(m >= 6.4 && m <= 9.6);
+}
+
+static void test_applied_idle(void **state)
+{
+	applied(SDS_ADAPTIVE_GRADIENT2, true);
+	applied(SDS_ADAPTIVE_VEGAS, true);
+	applied(SDS_ADAPTIVE_AIMD, true);
+}
+
+static void test_applied_under_load(void **state)
+{
+	applied(SDS_ADAPTIVE_GRADIENT2, false);
+	applied(SDS_ADAPTIVE_VEGAS, false);
+	applied(SDS_ADAPTIVE_AIMD, false);
+}
+
 static void test_gradient2_settles(void **state) { settle(SDS_ADAPTIVE_GRADIENT2); }
 static void test_vegas_settles(void **state) { settle(SDS_ADAPTIVE_VEGAS); }
 static void test_aimd_settles(void **state) { settle(SDS_ADAPTIVE_AIMD); }
@@ -237,6 +302,8 @@ int main(void)
 		cmocka_unit_test(test_gradient2_follows_a_slower_dependency),
 		cmocka_unit_test(test_vegas_follows_a_slower_dependency),
 		cmocka_unit_test(test_aimd_follows_a_slower_dependency),
+		cmocka_unit_test(test_applied_idle),
+		cmocka_unit_test(test_applied_under_load),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
