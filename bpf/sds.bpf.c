@@ -202,6 +202,9 @@ static __always_inline bool is_exception(const struct sds_point_cfg *cfg,
 	return false;
 }
 
+/* Calls in flight of points with a timeout: sds_stuck.bpf.h. */
+#include "sds_stuck.bpf.h"
+
 /* The frame stack: sds_frames.bpf.h. */
 #include "sds_frames.bpf.h"
 
@@ -262,6 +265,7 @@ static __always_inline void call_enter(__u32 point, __u64 ts, __u64 sp,
 	fr->f[d].ff_probe = 0;
 	fr->depth = d + 1;
 	ADD(&g->entered, 1);
+	stuck_enter(point, ts);
 	return;
 drop:
 	/* Counted as a visit, but its end cannot be paired. */
@@ -295,6 +299,9 @@ static __always_inline void call_done(__u32 point, __u64 ts, __u64 lat,
 	cfg = bpf_map_lookup_elem(&point_cfg, &point);
 	if (!cfg)
 		return;
+	/* It entered at ts - lat (a session's: the cookie's 48 bits). */
+	if (cfg->timeout_ns)
+		stuck_end(stuck_tid(), point, ts - lat);
 	if (cfg->timeout_ns && lat > cfg->timeout_ns) {
 		struct sds_cell *c = bpf_map_lookup_elem(&cells, &point);
 

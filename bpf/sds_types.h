@@ -90,6 +90,24 @@ struct sds_fn_marks {
 	__u64 slow_upto;	/* a call entering with cell.slow_spent at it crosses */
 };
 
+/*
+ * Calls in flight of points with a timeout (bpf/sds_stuck.bpf.h): one
+ * entry per call from its entry to its end, so that the loader can count,
+ * at each tick, the calls slower than their timeout that have not
+ * returned yet ("stuck", docs/LIMITS.md).  At most SDS_STUCK_MAX calls in
+ * flight at once over every point of a loader; a call that finds the
+ * table full is not tracked (it cannot be counted stuck, only slow when
+ * it returns: the programs' stuck_lost counts such calls).
+ */
+#define SDS_STUCK_MAX		16384
+
+/* The key of a tracked call: the thread, the point, the entry time. */
+struct sds_stuck_key {
+	__u32 tid;		/* the calling thread (the kernel's pid of the task) */
+	__u32 point;		/* point id */
+	__u64 ts;		/* entry time, low 48 bits (the session cookie's) */
+};
+
 /* One call that has entered and not yet returned. */
 struct sds_frame {
 	__u64 sp;		/* stack pointer at entry: the return sees sp + 8; 0 for guards */

@@ -262,6 +262,9 @@ int attach_load(struct attach_run *a, uint64_t max_overhead)
 	    counters__init(&l->counters, &src, l->probes.npoints,
 			   counters_now_sec()))
 		return cmd_err("reading counters: %s", strerror(errno));
+	stuck_table__init(&l->stuck, probes__stuck_fd(&l->probes),
+			  probes__cfg_fd(&l->probes));
+	l->counters.stuck = &l->stuck;
 	budget__init(&l->budget, &l->probes, max_overhead, a->target_path,
 		     a->pid);
 	/* An adopted point passed its first second under the loader before. */
