@@ -78,6 +78,8 @@ static json_t *point_json(struct serve *sv, int id, const struct snapshot *snap)
 	json_object_set_new(o, "total", counts_json(&stp->total, 0));
 	json_object_set_new(o, "window", counts_json(&stp->window, SDS_WINDOW_S));
 	json_object_set_new(o, "concurrency", json_integer(stp->concurrency));
+	/* Calls in flight past the timeout, counted as the window's timeouts. */
+	json_object_set_new(o, "stuck", json_integer(stp->stuck));
 
 	lat = json_object();
 	json_object_set_new(lat, "count", json_integer(stp->completed));
