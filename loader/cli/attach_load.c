@@ -265,6 +265,7 @@ int attach_load(struct attach_run *a, uint64_t max_overhead)
 	stuck_table__init(&l->stuck, probes__stuck_fd(&l->probes),
 			  probes__cfg_fd(&l->probes));
 	l->counters.stuck = &l->stuck;
+	l->counters.read_stuck = stuck_table__read;
 	budget__init(&l->budget, &l->probes, max_overhead, a->target_path,
 		     a->pid);
 	/* An adopted point passed its first second under the loader before. */
