@@ -181,6 +181,7 @@ include tests/balance/balance.mk
 include tests/capture/capture.mk
 include tests/failfast/failfast.mk
 include tests/exact/exact.mk
+include tests/stuck/stuck.mk
 include tests/lib/testlib.mk
 include tests/probepath/probepath.mk
 include tests/metrics/metrics.mk
