@@ -533,5 +533,6 @@ int BPF_PROG(sds_thread_exit, struct task_struct *task)
 	fr = bpf_task_storage_get(&frames, task, 0, 0);
 	if (fr)
 		frames_drop_all(fr);
+	stuck_thread_exit(task->pid);
 	return 0;
 }

@@ -91,21 +91,28 @@ struct sds_fn_marks {
 };
 
 /*
- * Calls in flight of points with a timeout (bpf/sds_stuck.bpf.h): one
- * entry per call from its entry to its end, so that the loader can count,
- * at each tick, the calls slower than their timeout that have not
- * returned yet ("stuck", docs/LIMITS.md).  At most SDS_STUCK_MAX calls in
- * flight at once over every point of a loader; a call that finds the
- * table full is not tracked (it cannot be counted stuck, only slow when
- * it returns: the programs' stuck_lost counts such calls).
+ * Calls in flight of points with a timeout (bpf/sds_stuck.bpf.h), kept
+ * per thread where the loader can read them, so that it can count at each
+ * tick the calls slower than their timeout that have not returned yet
+ * ("stuck", docs/LIMITS.md).  One entry per thread that has entered a
+ * timed call (at most SDS_STUCK_THREADS alive at once per loader), with
+ * room for SDS_STUCK_CALLS such calls in flight at once on that thread; a
+ * call that finds no room is not tracked (counted slow when it returns,
+ * never stuck: the programs' stuck_lost counts such calls).
  */
-#define SDS_STUCK_MAX		16384
+#define SDS_STUCK_THREADS	8192
+#define SDS_STUCK_CALLS		8
 
-/* The key of a tracked call: the thread, the point, the entry time. */
-struct sds_stuck_key {
-	__u32 tid;		/* the calling thread (the kernel's pid of the task) */
+/* One timed call in flight; @ts 0: a free slot. */
+struct sds_stuck_call {
+	__u64 ts;		/* bpf_ktime_get_ns() at entry; written last */
 	__u32 point;		/* point id */
-	__u64 ts;		/* entry time, low 48 bits (the session cookie's) */
+	__u32 pad;
+};
+
+/* A thread's timed calls in flight (the value; the key is its tid). */
+struct sds_stuck_thread {
+	struct sds_stuck_call c[SDS_STUCK_CALLS];
 };
 
 /* One call that has entered and not yet returned. */

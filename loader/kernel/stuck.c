@@ -23,21 +23,17 @@ enum stuck_class stuck_classify(uint64_t entered_ns, uint64_t now_ns,
 }
 
 int stuck_tally(const struct stuck_entry *e, int n, uint64_t now_ns,
-		const uint64_t *timeout_ns, int npoints, uint32_t *counts,
-		int *expired, int max_expired)
+		const uint64_t *timeout_ns, int npoints, uint32_t *counts)
 {
-	int i, nexp = 0;
+	int i, counted = 0;
 
 	for (i = 0; i < n; i++) {
-		enum stuck_class k = STUCK_EXPIRED;
-
-		if (e[i].point < (uint32_t)npoints)
-			k = stuck_classify(e[i].entered_ns, now_ns,
-					   timeout_ns[e[i].point]);
-		if (k == STUCK_COUNTED)
-			counts[e[i].point]++;
-		else if (k == STUCK_EXPIRED && nexp < max_expired)
-			expired[nexp++] = i;
+		if (e[i].point >= (uint32_t)npoints ||
+		    stuck_classify(e[i].entered_ns, now_ns,
+				   timeout_ns[e[i].point]) != STUCK_COUNTED)
+			continue;
+		counts[e[i].point]++;
+		counted++;
 	}
-	return nexp;
+	return counted;
 }

@@ -10,9 +10,10 @@
  * while t - E - T <= SDS_WINDOW_S seconds: like a slow call's timeout,
  * which the window holds for SDS_WINDOW_S seconds after it.  When it ends
  * it leaves the table as the kernel counts its timeout in the ring, so
- * the window never holds it twice at once.  Entries past that (calls left
- * by longjmp that nothing gave back, points whose timeout was removed)
- * are deleted by the read, so the table is bounded by time too.
+ * the window never holds it twice at once.  A call past that (one that
+ * never ends: a leaked guard, a longjmp nothing reaped) counts no more;
+ * the table is the BPF side's to bound (bpf/sds_stuck.bpf.h): the loader
+ * only reads it.
  *
  * stuck.c is the pure part (tests/unit/kernel/test_stuck.c), stuck_bpf.c
  * the map's reading.
@@ -30,7 +31,7 @@ struct snapshot;
 enum stuck_class {
 	STUCK_YOUNG = 0,	/* within its timeout: not a timeout (yet) */
 	STUCK_COUNTED = 1,	/* stuck: a timeout of the window */
-	STUCK_EXPIRED = 2,	/* past the window, or no timeout now: delete it */
+	STUCK_EXPIRED = 2,	/* past the window, or no timeout now: counts no more */
 };
 
 /* An entry entered at @entered_ns, at @now_ns, for a point of timeout @timeout_ns (0: none). */
@@ -46,26 +47,23 @@ struct stuck_entry {
 /*
  * Add the @n entries @e to @counts (per point id, @npoints of them) by
  * their class at @now_ns under @timeout_ns[point]; entries of ids past
- * @npoints are expired.  The indices of the expired ones go to @expired,
- * at most @max_expired (the rest wait for a later read); returns how many.
+ * @npoints count nowhere.  Returns how many were counted.
  */
 int stuck_tally(const struct stuck_entry *e, int n, uint64_t now_ns,
-		const uint64_t *timeout_ns, int npoints, uint32_t *counts,
-		int *expired, int max_expired);
+		const uint64_t *timeout_ns, int npoints, uint32_t *counts);
 
-/* Entries read per batch, and expired ones deleted per read at most. */
-#define STUCK_CHUNK	1024
+/* Threads read per batch. */
+#define STUCK_CHUNK	256
 
 /* stuck_bpf.c: the table of a loader's BPF side. */
 struct stuck_table {
-	int fd;				/* the hash of struct sds_stuck_key -> entry ns */
+	int fd;				/* the hash: tid -> struct sds_stuck_thread */
 	int cfg_fd;			/* point_cfg: each point's timeout in force */
-	struct sds_stuck_key keys[STUCK_CHUNK];	/* scratch */
-	uint64_t vals[STUCK_CHUNK];
-	struct stuck_entry ents[STUCK_CHUNK];
+	__u32 keys[STUCK_CHUNK];	/* scratch */
+	struct sds_stuck_thread vals[STUCK_CHUNK];
+	struct stuck_entry ents[STUCK_CHUNK * SDS_STUCK_CALLS];
 	struct sds_point_cfg cfg[STUCK_CHUNK];
 	__u32 cfg_keys[STUCK_CHUNK];
-	int expired[STUCK_CHUNK];
 	uint64_t timeout_ns[SDS_MAX_POINTS];
 	uint32_t counts[SDS_MAX_POINTS];
 	bool per_key;			/* no batched lookups of hashes here */
@@ -74,10 +72,10 @@ struct stuck_table {
 /* @t reads table @fd with the timeouts of @cfg_fd (the skeleton's maps). */
 void stuck_table__init(struct stuck_table *t, int fd, int cfg_fd);
 /*
- * Each point's stuck calls into @out (pts[].stuck, stuck_read), and the
- * expired entries deleted.  Read after the ring: a stuck call that ends
- * between the two reads is in neither (never in both).  0, or -1 with
- * errno (then stuck_read stays false: unknown this time).
+ * Each point's stuck calls into @out (pts[].stuck, stuck_read).  Read
+ * after the ring: a stuck call that ends between the two reads is in
+ * neither (never in both).  0, or -1 with errno (then stuck_read stays
+ * false: unknown this time).
  */
 int stuck_table__read(struct stuck_table *t, struct snapshot *out);
 

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * stuck_bpf.c - the BPF side's table of timed calls in flight, read into
- * a snapshot (stuck.h): batched lookups of the hash (a few syscalls for
- * the whole table), each point's timeout from point_cfg, and the expired
- * entries deleted.  Called by counters__snap after the ring and gauges.
+ * a snapshot (stuck.h): batched lookups of the hash (its threads, a few
+ * syscalls for the whole table) and each point's timeout from point_cfg.
+ * Read only: the threads write their own entries.  Called by
+ * counters__snap after the ring and gauges.
  */
 #include <errno.h>
 #include <string.h>
@@ -65,11 +66,10 @@ static bool read_timeouts(struct stuck_table *t, int npoints)
 }
 
 /*
- * The next @max entries into t->keys/t->vals, one key after @*prev at a
+ * The next @max threads into t->keys/t->vals, one key after @*prev at a
  * time (kernels without batched lookups of hashes): how many, 0 at the end.
  */
-static int read_per_key(struct stuck_table *t, struct sds_stuck_key *prev,
-			bool *first, int max)
+static int read_per_key(struct stuck_table *t, __u32 *prev, bool *first, int max)
 {
 	int n = 0;
 
@@ -79,33 +79,34 @@ static int read_per_key(struct stuck_table *t, struct sds_stuck_key *prev,
 		*first = false;
 		*prev = t->keys[n];
 		if (bpf_map_lookup_elem(t->fd, &t->keys[n], &t->vals[n]))
-			continue;	/* ended meanwhile */
+			continue;	/* exited meanwhile */
 		n++;
 	}
 	return n;
 }
 
-/* Tally one chunk of @n entries and delete its expired ones. */
+/* Tally the timed calls of @n threads. */
 static void tally(struct stuck_table *t, int n, uint64_t now, int npoints)
 {
-	int i, nexp;
+	int i, k, m = 0;
 
-	for (i = 0; i < n; i++) {
-		t->ents[i].point = t->keys[i].point;
-		t->ents[i].entered_ns = t->vals[i];
-	}
-	nexp = stuck_tally(t->ents, n, now, t->timeout_ns, npoints, t->counts,
-			   t->expired, STUCK_CHUNK);
-	/* A return may delete it first: ENOENT is fine. */
-	for (i = 0; i < nexp; i++)
-		bpf_map_delete_elem(t->fd, &t->keys[t->expired[i]]);
+	for (i = 0; i < n; i++)
+		for (k = 0; k < SDS_STUCK_CALLS; k++) {
+			const struct sds_stuck_call *c = &t->vals[i].c[k];
+
+			if (!c->ts)
+				continue;
+			t->ents[m].point = c->point;
+			t->ents[m].entered_ns = c->ts;
+			m++;
+		}
+	stuck_tally(t->ents, m, now, t->timeout_ns, npoints, t->counts);
 }
 
 int stuck_table__read(struct stuck_table *t, struct snapshot *out)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	struct sds_stuck_key prev;
-	__u32 in = 0, next = 0;
+	__u32 in = 0, next = 0, prev = 0;
 	bool first = true, more = true;
 	uint64_t now;
 	int i, n, rounds, err;
@@ -116,8 +117,9 @@ int stuck_table__read(struct stuck_table *t, struct snapshot *out)
 	/* Nothing timed, nothing to read: no point pays for the walk. */
 	if (read_timeouts(t, out->npoints)) {
 		now = mono_ns();
-		/* The table holds SDS_STUCK_MAX: a bounded number of chunks. */
-		for (rounds = 0; more && rounds <= SDS_STUCK_MAX / STUCK_CHUNK + 1;
+		/* SDS_STUCK_THREADS entries at most: a bounded number of chunks. */
+		for (rounds = 0;
+		     more && rounds <= SDS_STUCK_THREADS / STUCK_CHUNK + 1;
 		     rounds++) {
 			__u32 count = STUCK_CHUNK;
 

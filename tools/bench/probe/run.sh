@@ -193,7 +193,6 @@ start() {
 		# the pair path's cost down, so they take it too.
 		loader=$SDS
 		path=auto
-		case $1 in
 		spec=bench=bench_fn
 		case $1 in
 		sdsbpf) ;;
