@@ -94,14 +94,17 @@ struct sds_fn_marks {
  * Calls in flight of points with a timeout (bpf/sds_stuck.bpf.h), kept
  * per thread where the loader can read them, so that it can count at each
  * tick the calls slower than their timeout that have not returned yet
- * ("stuck", docs/LIMITS.md).  One entry per thread that has entered a
- * timed call (at most SDS_STUCK_THREADS alive at once per loader), with
- * room for SDS_STUCK_CALLS such calls in flight at once on that thread; a
- * call that finds no room is not tracked (counted slow when it returns,
- * never stuck: the programs' stuck_lost counts such calls).
+ * ("stuck", docs/LIMITS.md).  An mmapable array of SDS_STUCK_THREADS
+ * entries, one per thread that has entered a timed call, found from the
+ * thread's id at one of SDS_STUCK_PROBES places; each with room for
+ * SDS_STUCK_CALLS such calls in flight at once on that thread.  A call
+ * that finds no room is not tracked (counted slow when it returns, never
+ * stuck: the programs' stuck_lost counts such calls).
  */
-#define SDS_STUCK_THREADS	8192
-#define SDS_STUCK_CALLS		8
+#define SDS_STUCK_THREADS_SHIFT	12
+#define SDS_STUCK_THREADS	(1u << SDS_STUCK_THREADS_SHIFT)
+#define SDS_STUCK_PROBES	4
+#define SDS_STUCK_CALLS		7
 
 /* One timed call in flight; @ts 0: a free slot. */
 struct sds_stuck_call {
@@ -110,8 +113,11 @@ struct sds_stuck_call {
 	__u32 pad;
 };
 
-/* A thread's timed calls in flight (the value; the key is its tid). */
+/* A thread's timed calls in flight: 128 bytes, two cache lines of its own. */
 struct sds_stuck_thread {
+	__u32 tid;		/* the owner (the kernel's pid of the task); 0: free */
+	__u32 pad;
+	__u64 pad2;
 	struct sds_stuck_call c[SDS_STUCK_CALLS];
 };
 

@@ -22,6 +22,7 @@
 #define SDS_STUCK_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "sds_types.h"
 
@@ -52,25 +53,24 @@ struct stuck_entry {
 int stuck_tally(const struct stuck_entry *e, int n, uint64_t now_ns,
 		const uint64_t *timeout_ns, int npoints, uint32_t *counts);
 
-/* Threads read per batch. */
-#define STUCK_CHUNK	256
-
-/* stuck_bpf.c: the table of a loader's BPF side. */
+/* stuck_bpf.c: the table of a loader's BPF side, mapped read-only. */
 struct stuck_table {
-	int fd;				/* the hash: tid -> struct sds_stuck_thread */
+	const volatile struct sds_stuck_thread *map;	/* SDS_STUCK_THREADS entries; NULL: none */
+	size_t map_bytes;		/* the mapping's length */
 	int cfg_fd;			/* point_cfg: each point's timeout in force */
-	__u32 keys[STUCK_CHUNK];	/* scratch */
-	struct sds_stuck_thread vals[STUCK_CHUNK];
-	struct stuck_entry ents[STUCK_CHUNK * SDS_STUCK_CALLS];
-	struct sds_point_cfg cfg[STUCK_CHUNK];
-	__u32 cfg_keys[STUCK_CHUNK];
+	struct sds_point_cfg cfg[256];	/* scratch of the timeouts' read */
+	__u32 cfg_keys[256];
+	struct stuck_entry ents[SDS_STUCK_CALLS];
 	uint64_t timeout_ns[SDS_MAX_POINTS];
 	uint32_t counts[SDS_MAX_POINTS];
-	bool per_key;			/* no batched lookups of hashes here */
 };
 
-/* @t reads table @fd with the timeouts of @cfg_fd (the skeleton's maps). */
-void stuck_table__init(struct stuck_table *t, int fd, int cfg_fd);
+/*
+ * @t maps table @fd (read-only) and reads the timeouts of @cfg_fd (the
+ * skeleton's maps).  0, or -1 with errno.
+ */
+int stuck_table__init(struct stuck_table *t, int fd, int cfg_fd);
+void stuck_table__free(struct stuck_table *t);
 /*
  * Each point's stuck calls into @out (pts[].stuck, stuck_read).  Read
  * after the ring: a stuck call that ends between the two reads is in
