@@ -132,6 +132,9 @@ static json_t *head_json(struct serve *sv)
 	json_object_set_new(o, "target", json_string(sv->target));
 	take(o, d, "strategies_version");
 	json_object_set_new(o, "atomics", json_boolean(sv->probes->atomics));
+	/* Timed calls never counted stuck: the table had no room (kernel/stuck.h). */
+	json_object_set_new(o, "stuck_lost",
+			    json_integer((json_int_t)probes__stuck_lost(sv->probes)));
 	take(o, d, "admin");
 	json_object_set_new(o, "refused", refused_json(&sv->refused));
 	take(o, d, "tick_late_ms");
