@@ -18,7 +18,9 @@
  *
  * Every nanosecond here is paid on every call of a production function, so
  * the common path is: one cookie read, one clock read, two array lookups,
- * one task-storage lookup and a handful of adds.
+ * one task-storage lookup and a handful of adds; a point with a timeout
+ * also keeps each call in its thread's slot of the stuck table
+ * (sds_stuck.bpf.h: the tid, two inlined array lookups, a few stores).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
