@@ -37,9 +37,9 @@ static void pinned_maps(struct sds_bpf *s, struct bpf_map **out)
 }
 
 /*
- * Pins a loader before the stuck table (bpf/sds_stuck.bpf.h) left have
- * none: a new table, pinned after the load.  The adopted links run the
- * old programs, which do not fill it: their calls are never counted
+ * The pins of a loader from before the stuck table (bpf/sds_stuck.bpf.h)
+ * have none: a new table, pinned after the load.  The adopted links run
+ * the old programs, which do not fill it: their calls are never counted
  * stuck (only slow when they return) until a fresh attach.
  */
 static bool pin_optional(struct sds_bpf *s, struct bpf_map *m)
