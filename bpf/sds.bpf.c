@@ -18,7 +18,9 @@
  *
  * Every nanosecond here is paid on every call of a production function, so
  * the common path is: one cookie read, one clock read, two array lookups,
- * one task-storage lookup and a handful of adds.
+ * one task-storage lookup and a handful of adds; a point with a timeout
+ * also keeps each call in its thread's slot of the stuck table
+ * (sds_stuck.bpf.h: the tid, two inlined array lookups, a few stores).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -202,6 +204,9 @@ static __always_inline bool is_exception(const struct sds_point_cfg *cfg,
 	return false;
 }
 
+/* Calls in flight of points with a timeout: sds_stuck.bpf.h. */
+#include "sds_stuck.bpf.h"
+
 /* The frame stack: sds_frames.bpf.h. */
 #include "sds_frames.bpf.h"
 
@@ -262,6 +267,7 @@ static __always_inline void call_enter(__u32 point, __u64 ts, __u64 sp,
 	fr->f[d].ff_probe = 0;
 	fr->depth = d + 1;
 	ADD(&g->entered, 1);
+	stuck_enter(point, ts);
 	return;
 drop:
 	/* Counted as a visit, but its end cannot be paired. */
@@ -295,6 +301,9 @@ static __always_inline void call_done(__u32 point, __u64 ts, __u64 lat,
 	cfg = bpf_map_lookup_elem(&point_cfg, &point);
 	if (!cfg)
 		return;
+	/* It entered at ts - lat (a session's: the cookie's 48 bits). */
+	if (cfg->timeout_ns)
+		stuck_end(stuck_tid(), point, ts - lat);
 	if (cfg->timeout_ns && lat > cfg->timeout_ns) {
 		struct sds_cell *c = bpf_map_lookup_elem(&cells, &point);
 
@@ -526,5 +535,6 @@ int BPF_PROG(sds_thread_exit, struct task_struct *task)
 	fr = bpf_task_storage_get(&frames, task, 0, 0);
 	if (fr)
 		frames_drop_all(fr);
+	stuck_thread_exit(task->pid);
 	return 0;
 }

@@ -8,6 +8,7 @@
  * entry were left by longjmp or by a return the kernel did not report and
  * are given up, so the in-flight gauge cannot drift.  The session path
  * (sds_session.bpf.h) keeps no frames: it shares frame_drop() only.
+ * A frame given up also leaves the stuck table (sds_stuck.bpf.h).
  */
 #ifndef SDS_FRAMES_BPF_H
 #define SDS_FRAMES_BPF_H
@@ -36,6 +37,17 @@ static __always_inline void frame_drop(__u32 point)
 	ADD(&g->dropped, 1);
 }
 
+/*
+ * The call of frame @f, on the current thread, given up: the gauge, and
+ * its entry in the stuck table if it has one (sds_stuck.bpf.h).  Every
+ * caller runs on the frames' own thread: an exit, an entry, a return.
+ */
+static __always_inline void frame_given_up(const struct sds_frame *f)
+{
+	frame_drop(f->point);
+	sds_stuck_drop(stuck_tid(), f->point, f->ts);
+}
+
 /* Give up every frame of @fr: calls that will never be seen ending. */
 static __always_inline void frames_drop_all(struct sds_frames *fr)
 {
@@ -44,7 +56,7 @@ static __always_inline void frames_drop_all(struct sds_frames *fr)
 	for (i = 0; i < SDS_MAX_DEPTH; i++) {
 		if (i >= d)
 			break;
-		frame_drop(frame_at(fr, i)->point);
+		frame_given_up(frame_at(fr, i));
 	}
 	fr->depth = 0;
 }
@@ -96,7 +108,7 @@ __noinline int sds_count_exception(__u32 point, __u64 ts)
 
 static __always_inline void frame_unwound(const struct sds_frame *f, __u64 ts)
 {
-	frame_drop(f->point);
+	frame_given_up(f);
 	if (f->exits)
 		sds_count_exception(f->point, ts);
 }
@@ -149,7 +161,7 @@ static __always_inline __u32 guard_oldest(struct sds_frames *fr, __u32 d,
 static __always_inline __u32 guard_evict(struct sds_frames *fr, __u32 d,
 					 __u32 idx)
 {
-	frame_drop(frame_at(fr, idx)->point);
+	frame_given_up(frame_at(fr, idx));
 	return frame_remove(fr, d, idx);
 }
 

@@ -70,8 +70,11 @@ static __always_inline void session_drop(struct return_instance *ri)
 {
 	int point = session_point_of(ri);
 
-	if (point >= 0)
+	if (point >= 0) {
 		frame_drop(point);
+		/* Ours are only ever dropped on their own thread (reap, exit). */
+		sds_stuck_drop(stuck_tid(), point, ri->consumer.cookie);
+	}
 }
 
 /*
@@ -141,6 +144,7 @@ static __always_inline int session_enter(struct pt_regs *ctx, __u32 point,
 		session_reap(t, ut->return_instances, PT_REGS_SP(ctx));
 	}
 	ADD(&g->entered, 1);
+	stuck_enter(point, ts);
 	*ck = session_tag | ((__u64)point << SDS_SESS_PT_SHIFT) |
 	      (ts & SDS_SESS_TS_MASK);
 	return 0;

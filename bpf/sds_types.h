@@ -90,6 +90,37 @@ struct sds_fn_marks {
 	__u64 slow_upto;	/* a call entering with cell.slow_spent at it crosses */
 };
 
+/*
+ * Calls in flight of points with a timeout (bpf/sds_stuck.bpf.h), kept
+ * per thread where the loader can read them, so that it can count at each
+ * tick the calls slower than their timeout that have not returned yet
+ * ("stuck", docs/LIMITS.md).  An mmapable array of SDS_STUCK_THREADS
+ * entries, one per thread that has entered a timed call, found from the
+ * thread's id at one of SDS_STUCK_PROBES places; each with room for
+ * SDS_STUCK_CALLS such calls in flight at once on that thread.  A call
+ * that finds no room is not tracked (counted slow when it returns, never
+ * stuck: the programs' stuck_lost counts such calls).
+ */
+#define SDS_STUCK_THREADS_SHIFT	12
+#define SDS_STUCK_THREADS	(1u << SDS_STUCK_THREADS_SHIFT)
+#define SDS_STUCK_PROBES	4
+#define SDS_STUCK_CALLS		7
+
+/* One timed call in flight; @ts 0: a free slot. */
+struct sds_stuck_call {
+	__u64 ts;		/* bpf_ktime_get_ns() at entry; written last */
+	__u32 point;		/* point id */
+	__u32 pad;
+};
+
+/* A thread's timed calls in flight: 128 bytes, two cache lines of its own. */
+struct sds_stuck_thread {
+	__u32 tid;		/* the owner (the kernel's pid of the task); 0: free */
+	__u32 pad;
+	__u64 pad2;
+	struct sds_stuck_call c[SDS_STUCK_CALLS];
+};
+
 /* One call that has entered and not yet returned. */
 struct sds_frame {
 	__u64 sp;		/* stack pointer at entry: the return sees sp + 8; 0 for guards */

@@ -109,6 +109,8 @@ SUITES = [
     Suite("guard", "quiet", [_py("tests/guard/run.py")], budget=300),
     Suite("exact", "quiet", [_py("tests/exact/run.py")], budget=240),
     Suite("exact-fn", "quiet", [_py("tests/exact/fn_run.py")], budget=150),
+    # Stuck calls (docs/LIMITS.md): a trip within timeout + 2 ticks.
+    Suite("stuck", "quiet", [_py("tests/stuck/run.py")], budget=90),
     # nm and git over the tree: seconds, and nothing timed.
     Suite("tree", "quiet", [_py("tests/tree/run.py")], budget=30),
 

@@ -125,6 +125,9 @@ json_t *heartbeat_to_json(const struct sds_heartbeat *hb)
 			json_object_set_new(po, "faults", json_integer((json_int_t)p->faults));
 		if (p->delays)
 			json_object_set_new(po, "delays", json_integer((json_int_t)p->delays));
+		if (p->max_stuck)
+			json_object_set_new(po, "max_stuck",
+					    json_integer((json_int_t)p->max_stuck));
 		if (p->suspended)
 			json_object_set_new(po, "suspended", json_true());
 		if (p->overhead_milli)
@@ -203,10 +206,10 @@ static int get_count(json_t *v, uint64_t *out)
 static const char *const point_fields[] = {
 	"visits", "exceptions", "timeouts", "downgrades", "max_concurrency",
 	"faults", "delays", "copy_captured", "copy_dropped", "copy_truncated",
-	"adaptive_limit", "adaptive_latency_ns",
+	"adaptive_limit", "adaptive_latency_ns", "max_stuck",
 	"latency_hist", "suspended", "overhead_pct",
 };
-#define POINT_COUNTS	12	/* point_fields before latency_hist */
+#define POINT_COUNTS	13	/* point_fields before latency_hist */
 
 /* The budget's fields: "suspended" a boolean, "overhead_pct" 0..SDS_HB_OVERHEAD_MAX. */
 static int point_budget_from_json(const char *name, json_t *obj,
@@ -242,7 +245,7 @@ static int point_from_json(const char *name, json_t *obj, struct sds_hb_point *p
 		&p->visits, &p->exceptions, &p->timeouts, &p->downgrades,
 		&p->max_concurrency, &p->faults, &p->delays,
 		&p->copy_captured, &p->copy_dropped, &p->copy_truncated,
-		&p->adaptive_limit, &p->adaptive_latency_ns,
+		&p->adaptive_limit, &p->adaptive_latency_ns, &p->max_stuck,
 	};
 	const char *key;
 	json_t *v, *h;

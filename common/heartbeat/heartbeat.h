@@ -23,7 +23,9 @@
  * "suspended": true and "overhead_pct" (the probe-cost budget: the
  * probes' estimated share of one CPU, up to 3 decimals), "copy_captured",
  * "copy_dropped", "copy_truncated" (traffic copy, docs/COPY.md),
- * "adaptive_limit", "adaptive_latency_ns" (docs/ADAPTIVE.md).
+ * "adaptive_limit", "adaptive_latency_ns" (docs/ADAPTIVE.md), "max_stuck"
+ * (the most calls in flight past their timeout at once in the period,
+ * docs/LIMITS.md "Stuck calls").
  *
  * Usage on the loader side:
  *
@@ -74,6 +76,7 @@ struct sds_hb_point {
 	uint64_t copy_truncated;	/* captures cut at copy_max (sent when non-zero) */
 	uint64_t adaptive_limit;	/* an adaptive point's concurrency limit at the period's end (sent when non-zero) */
 	uint64_t adaptive_latency_ns;	/* the latency it steered by then (sent with adaptive_limit) */
+	uint64_t max_stuck;		/* most calls stuck past the timeout at once (sent when non-zero) */
 	int nhist;			/* entries of latency_hist sent: last non-zero + 1 */
 	uint64_t latency_hist[SDS_HIST_BUCKETS];	/* [i]: latencies in [2^i, 2^(i+1)) ns */
 };

@@ -262,6 +262,12 @@ int attach_load(struct attach_run *a, uint64_t max_overhead)
 	    counters__init(&l->counters, &src, l->probes.npoints,
 			   counters_now_sec()))
 		return cmd_err("reading counters: %s", strerror(errno));
+	/* Stuck calls are timeouts (docs/LIMITS.md): no table, no attach. */
+	if (stuck_table__init(&l->stuck, probes__stuck_fd(&l->probes),
+			      probes__cfg_fd(&l->probes)))
+		return cmd_err("mapping the stuck table: %s", strerror(errno));
+	l->counters.stuck = &l->stuck;
+	l->counters.read_stuck = stuck_table__read;
 	budget__init(&l->budget, &l->probes, max_overhead, a->target_path,
 		     a->pid);
 	/* An adopted point passed its first second under the loader before. */
@@ -282,6 +288,7 @@ void attach_run__unload(struct attach_run *a, bool clean)
 		uplink__stop(l->uplink);
 	l->keep = NULL;
 	counters__free(&l->counters);
+	stuck_table__free(&l->stuck);
 	engine__close(&l->engine);
 	watch__close(&l->watch);
 	/*

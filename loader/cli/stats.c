@@ -101,10 +101,12 @@ static const char stats_usage[] =
 "Usage: sds-bpf stats [--group G] [--app NAME] [--json]\n"
 "\n"
 "Counters of every point of an attached app: totals since attach, the\n"
-"10-s sliding window, concurrency and latency percentiles, and the\n"
-"probes' estimated cost (OVERHEAD: site cost x calls/s, as a share of one\n"
-"CPU; attach --max-overhead).  An adaptive point's line says its limit and\n"
-"the latency it steers by (docs/ADAPTIVE.md).  Once TARGET was replaced (a deploy), a\n"
+"10-s sliding window, the calls in flight past their timeout (STUCK: the\n"
+"window's timeouts until they return), concurrency and latency\n"
+"percentiles, and the probes' estimated cost (OVERHEAD: site cost x\n"
+"calls/s, as a share of one CPU; attach --max-overhead).  An adaptive\n"
+"point's line says its limit and the latency it steers by\n"
+"(docs/ADAPTIVE.md).  Once TARGET was replaced (a deploy), a\n"
 "line says its builds (build-ids) still counted (--json: \"builds\").\n"
 "With neither option and one app attached, that one.\n";
 
@@ -147,8 +149,8 @@ int do_stats(int argc, char **argv)
 		       query_jint(r, "admin.push.reconnects"),
 		       *query_jstr(r, "admin.push.last_error") ? ": " : "",
 		       query_jstr(r, "admin.push.last_error"));
-	printf("%-16s %-8s %-10s %10s %8s %8s %8s %8s %5s %7s %7s %8s %-14s %s\n", "POINT",
-	       "SITE", "RETURNS", "VISITS", "ERRORS", "TIMEOUTS", "DOWNGR", "WIN-VIS",
+	printf("%-16s %-8s %-10s %10s %8s %8s %5s %8s %8s %5s %7s %7s %8s %-14s %s\n", "POINT",
+	       "SITE", "RETURNS", "VISITS", "ERRORS", "TIMEOUTS", "STUCK", "DOWNGR", "WIN-VIS",
 	       "CONC", "P50", "P99", "OVERHEAD", "COPIED/DROP", "STATE");
 	json_array_foreach(json_object_get(r, "points"), i, p) {
 		/* Traffic copy: captured/dropped (ring, fault, sink); "-": cannot copy. */
@@ -157,11 +159,12 @@ int do_stats(int argc, char **argv)
 				 query_jint(p, "copy.dropped") + query_jint(p, "copy.lost"));
 		else
 			snprintf(d, sizeof(d), "-");
-		printf("%-16s %-8s %-10s %10lld %8lld %8lld %8lld %8lld %5lld %7s %7s %8s %-14s %s\n",
+		printf("%-16s %-8s %-10s %10lld %8lld %8lld %5lld %8lld %8lld %5lld %7s %7s %8s %-14s %s\n",
 		       query_jstr(p, "name"), query_jstr(p, "site"),
 		       *query_jstr(p, "returns") ? query_jstr(p, "returns") : "-",
 		       query_jint(p, "total.visits"), query_jint(p, "total.exceptions"),
-		       query_jint(p, "total.timeouts"), query_jint(p, "total.downgrades"),
+		       query_jint(p, "total.timeouts"), query_jint(p, "stuck"),
+		       query_jint(p, "total.downgrades"),
 		       query_jint(p, "window.visits"), query_jint(p, "concurrency"),
 		       fmt_ns(query_jint(p, "latency_ns.p50"), a, sizeof(a)),
 		       fmt_ns(query_jint(p, "latency_ns.p99"), b, sizeof(b)),
@@ -188,7 +191,7 @@ static const char top_usage[] =
 "Usage: sds-bpf top [--group G] [--app NAME] [--interval S] [--count N]\n"
 "\n"
 "Live table of an app's points: calls, errors and timeouts per second,\n"
-"concurrency, an adaptive point's limit, p50 and p99 latency, the probes' estimated cost.  Refreshed every S seconds (1); stops\n"
+"calls stuck past their timeout now, concurrency, an adaptive point's limit, p50 and p99 latency, the probes' estimated cost.  Refreshed every S seconds (1); stops\n"
 "after N refreshes (default: until interrupted).\n";
 
 int do_top(int argc, char **argv)
@@ -226,8 +229,8 @@ int do_top(int argc, char **argv)
 			putchar('\n');
 		printf("%s  %s/%s  pid %lld\n", tbuf, query_jstr(r, "group"),
 		       query_jstr(r, "app"), query_jint(r, "pid"));
-		printf("%-14s %9s %8s %7s %5s %5s %8s %8s %8s %-19s\n", "POINT", "CALLS/s",
-		       "ERR/s", "TMO/s", "CONC", "LIMIT", "P50", "P99", "OVERHEAD", "STATE");
+		printf("%-14s %9s %8s %7s %5s %5s %5s %8s %8s %8s %-19s\n", "POINT", "CALLS/s",
+		       "ERR/s", "TMO/s", "STUCK", "CONC", "LIMIT", "P50", "P99", "OVERHEAD", "STATE");
 		json_array_foreach(json_object_get(r, "points"), i, p) {
 			long long dv = 0, de = 0, dt = 0;
 			char lim[16] = "-";
@@ -242,10 +245,10 @@ int do_top(int argc, char **argv)
 			if (json_object_get(p, "adaptive"))
 				snprintf(lim, sizeof(lim), "%lld",
 					 query_jint(p, "adaptive.limit"));
-			printf("%-14.14s %9.1f %8.1f %7.1f %5lld %5s %8s %8s %8s %-19.19s\n",
+			printf("%-14.14s %9.1f %8.1f %7.1f %5lld %5lld %5s %8s %8s %8s %-19.19s\n",
 			       query_jstr(p, "name"), (double)dv / q.interval,
 			       (double)de / q.interval, (double)dt / q.interval,
-			       query_jint(p, "concurrency"), lim,
+			       query_jint(p, "stuck"), query_jint(p, "concurrency"), lim,
 			       fmt_ns(query_jint(p, "latency_ns.p50"), a, sizeof(a)),
 			       fmt_ns(query_jint(p, "latency_ns.p99"), b, sizeof(b)),
 			       fmt_pct(p, c, sizeof(c)), state_str(p));

@@ -57,6 +57,7 @@ struct loader {
 	struct probes probes;		/* BPF programs and points */
 	struct counters counters;	/* sums of the BPF maps */
 	struct counters_bpf counters_src;	/* @counters' source: the maps */
+	struct stuck_table stuck;	/* @counters' stuck calls: the BPF side's table */
 	struct drill drill;		/* fault drills (drill.c; cli/attach_wire.c wires it) */
 	struct flags_region flags;	/* the region the guards map */
 	struct events events;		/* downgrade transitions */

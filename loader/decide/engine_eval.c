@@ -39,6 +39,14 @@ void engine_eval(struct point_run *r, int id, const struct engine_eval_in *in,
 
 	memset(out, 0, sizeof(*out));
 	engine_eval_window(r, in->snap, id, in->now_sec, &ci.window);
+	/*
+	 * Calls in flight past their timeout are timeouts of the window while
+	 * they are stuck; the kernel counts each in the ring as it ends, when
+	 * it leaves the stuck count (kernel/stuck.h): never both at once.
+	 * Timed calls that passed, so the slow-call rate counts them too.
+	 */
+	if (ps && ps->stuck_read)
+		ci.window.timeouts += ps->stuck;
 	/* Slow probes are the kernel's to count: the guard has no clock at the end. */
 	ci.slow_total = ps && ps->ok ? ps->total.timeouts : 0;
 	ci.snap_gen = in->snap ? in->snap->gen : 0;

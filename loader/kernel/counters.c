@@ -226,9 +226,8 @@ int counters__snap(struct counters *c, uint64_t now_sec, unsigned int what,
 	}
 	for (i = 0; i < out->npoints; i++)
 		point_snap(c, i, now_sec, what & COUNTERS_FOLD, &out->pts[i]);
-	if (!(what & COUNTERS_GAUGES))
-		return 0;
-	for (first = 0; first < out->npoints; first += n) {
+	for (first = 0; (what & COUNTERS_GAUGES) && first < out->npoints;
+	     first += n) {
 		n = out->npoints - first;
 		if (n > COUNTERS_CHUNK)
 			n = COUNTERS_CHUNK;
@@ -238,6 +237,9 @@ int counters__snap(struct counters *c, uint64_t now_sec, unsigned int what,
 			gauge_sum(c->gauge + (size_t)i * c->ncpu, c->ncpu,
 				  &out->pts[first + i]);
 	}
+	/* After the ring: a stuck call that ends meanwhile is in neither. */
+	if (c->read_stuck)
+		c->read_stuck(c->stuck, out);
 	return 0;
 }
 

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include "sds_types.h"
 #include "kernel/snapshot.h"
+#include "kernel/stuck.h"
 #include "window.h"
 
 /* Gauges read per call of the source: bounds the scratch buffer. */
@@ -72,6 +73,12 @@ struct counters {
 	void (*on_second)(void *ctx, int point, uint64_t sec,
 			  const struct sds_counts *c);
 	void *hook_ctx;			/* @on_second's first argument */
+	/*
+	 * Read after the ring into every snapshot: the stuck calls (stuck.h,
+	 * stuck_table__read in a loader); NULL: none.
+	 */
+	int (*read_stuck)(struct stuck_table *t, struct snapshot *out);
+	struct stuck_table *stuck;	/* @read_stuck's first argument */
 };
 
 /*

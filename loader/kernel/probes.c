@@ -469,6 +469,23 @@ int probes__gauges_fd(const struct probes *pr)
 	return bpf_map__fd(pr->skel->maps.gauges);
 }
 
+int probes__stuck_fd(const struct probes *pr)
+{
+	return bpf_map__fd(pr->skel->maps.stuck);
+}
+
+int probes__cfg_fd(const struct probes *pr)
+{
+	return bpf_map__fd(pr->skel->maps.point_cfg);
+}
+
+uint64_t probes__stuck_lost(const struct probes *pr)
+{
+	if (!pr->skel || !pr->skel->bss)
+		return 0;
+	return __atomic_load_n(&pr->skel->bss->stuck_lost, __ATOMIC_RELAXED);
+}
+
 /*
  * Closing the last fd of a uprobe link waits for a grace period (30-60 ms
  * here), and one close after another they add up: 64 session points took

@@ -277,6 +277,11 @@ void probes__detach_catch_set(struct bpf_link **links);
 
 int probes__slots_fd(const struct probes *pr);
 int probes__gauges_fd(const struct probes *pr);
+/* The stuck table (bpf/sds_stuck.bpf.h) and point_cfg, for kernel/stuck.h. */
+int probes__stuck_fd(const struct probes *pr);
+int probes__cfg_fd(const struct probes *pr);
+/* Timed calls the stuck table had no room for, since the load. */
+uint64_t probes__stuck_lost(const struct probes *pr);
 
 /*
  * probes_pin.c: the maps and links pinned in the app's pin directory.

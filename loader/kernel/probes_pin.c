@@ -32,13 +32,25 @@ static void pinned_maps(struct sds_bpf *s, struct bpf_map **out)
 	out[2] = s->maps.point_cfg;
 	out[3] = s->maps.sec_cache;
 	out[4] = s->maps.frames;
-	out[5] = NULL;
+	out[5] = s->maps.stuck;
+	out[6] = NULL;
+}
+
+/*
+ * The pins of a loader from before the stuck table (bpf/sds_stuck.bpf.h)
+ * have none: a new table, pinned after the load.  The adopted links run
+ * the old programs, which do not fill it: their calls are never counted
+ * stuck (only slow when they return) until a fresh attach.
+ */
+static bool pin_optional(struct sds_bpf *s, struct bpf_map *m)
+{
+	return m == s->maps.stuck;
 }
 
 int probes__pin_maps(struct probes *pr, const struct pins *p, char *err,
 		     size_t errlen)
 {
-	struct bpf_map *maps[6];
+	struct bpf_map *maps[7];
 	char path[512], name[64];
 	int i;
 
@@ -89,7 +101,7 @@ static int adopt_load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
 		      bool atomics, const struct pins *p, char *err,
 		      size_t errlen)
 {
-	struct bpf_map *maps[6];
+	struct bpf_map *maps[7], *fresh = NULL;
 	char path[512], name[64];
 	int i, fd, e;
 
@@ -110,6 +122,10 @@ static int adopt_load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
 	for (i = 0; maps[i]; i++) {
 		snprintf(name, sizeof(name), "map_%s", bpf_map__name(maps[i]));
 		fd = pins__path(p, name, path, sizeof(path)) ? -1 : bpf_obj_get(path);
+		if (fd < 0 && errno == ENOENT && pin_optional(pr->skel, maps[i])) {
+			fresh = maps[i];
+			continue;
+		}
 		if (fd < 0 || bpf_map__reuse_fd(maps[i], fd)) {
 			e = errno;
 			if (fd >= 0)
@@ -126,6 +142,14 @@ static int adopt_load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
 	if (e)
 		return snprintf(err, errlen, "loading BPF programs over the pinned maps: %s",
 				strerror(-e)), -1;
+	if (fresh) {
+		snprintf(name, sizeof(name), "map_%s", bpf_map__name(fresh));
+		if (pins__path(p, name, path, sizeof(path)) ||
+		    bpf_obj_pin(bpf_map__fd(fresh), path))
+			return snprintf(err, errlen, "pinning map %s in %s: %s",
+					bpf_map__name(fresh), p->dir,
+					strerror(errno)), -1;
+	}
 	link_open(p, "thread_exit", &pr->exit_link);
 	if (!pr->exit_link)
 		pr->exit_link = bpf_program__attach(pr->skel->progs.sds_thread_exit);

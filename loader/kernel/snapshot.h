@@ -30,6 +30,8 @@ struct point_stats {
 	uint64_t completed;		/* calls paired entry to return */
 	uint64_t dropped;		/* entries given up (never returned) */
 	uint64_t hist[SDS_HIST_BUCKETS];	/* latency histogram since attach */
+	uint32_t stuck;			/* calls in flight past the timeout, counted now (stuck.h) */
+	bool stuck_read;		/* @stuck was read (false: unknown, or no table) */
 	bool ok;			/* read; false: its maps could not be read */
 	bool gauges;			/* @concurrency .. @hist were read */
 };

@@ -527,6 +527,9 @@ void uplink__tick(struct uplink *u, const struct tick *t)
 		hp = heartbeat_add_point(p->hb, t->pt[id].name);
 		if (hp && (uint64_t)st->concurrency > hp->max_concurrency)
 			hp->max_concurrency = st->concurrency;
+		/* So are the calls stuck past their timeout (kernel/stuck.h). */
+		if (hp && st->stuck_read && st->stuck > hp->max_stuck)
+			hp->max_stuck = st->stuck;
 	}
 	/* What drills injected, into the period it happened in. */
 	for (id = 0; p && id < t->npoints && id < SDS_MAX_POINTS; id++) {

@@ -78,6 +78,8 @@ static json_t *point_json(struct serve *sv, int id, const struct snapshot *snap)
 	json_object_set_new(o, "total", counts_json(&stp->total, 0));
 	json_object_set_new(o, "window", counts_json(&stp->window, SDS_WINDOW_S));
 	json_object_set_new(o, "concurrency", json_integer(stp->concurrency));
+	/* Calls in flight past the timeout, counted as the window's timeouts. */
+	json_object_set_new(o, "stuck", json_integer(stp->stuck));
 
 	lat = json_object();
 	json_object_set_new(lat, "count", json_integer(stp->completed));
@@ -131,6 +133,9 @@ static json_t *head_json(struct serve *sv)
 	json_object_set_new(o, "target", json_string(sv->target));
 	take(o, d, "strategies_version");
 	json_object_set_new(o, "atomics", json_boolean(sv->probes->atomics));
+	/* Timed calls never counted stuck: the table had no room (kernel/stuck.h). */
+	json_object_set_new(o, "stuck_lost",
+			    json_integer((json_int_t)probes__stuck_lost(sv->probes)));
 	take(o, d, "admin");
 	json_object_set_new(o, "refused", refused_json(&sv->refused));
 	take(o, d, "tick_late_ms");

@@ -26,6 +26,8 @@
 #   overload         overload.c linked with libsds.a: a guarded service in
 #                    front of a dependency of fixed capacity, offered an
 #                    open-loop load (tests/adaptive, tools/bench/overload)
+#   stucktarget      stuck_call() hangs on a pipe until the test lets it
+#                    go (tests/stuck/run.py)
 #   target_many      1,024 functions f0000..f1023 with nop5 entries (as
 #                    target_nop5), C generated under build/ by
 #                    tests/integration/gen_many.py (the 1,024-point test)
@@ -47,7 +49,7 @@ TEST_TARGETS := $(TT_DIR)/target_pie $(TT_DIR)/target_nopie \
 		$(TT_DIR)/guarded_static $(TT_DIR)/guarded_shared \
 		$(TT_DIR)/guarded_shared2 $(TT_DIR)/target_many \
 		$(TT_DIR)/copytarget $(TT_DIR)/lbtarget $(TT_DIR)/exactapp \
-		$(TT_DIR)/fnexact $(TT_DIR)/overload
+		$(TT_DIR)/fnexact $(TT_DIR)/overload $(TT_DIR)/stucktarget
 
 $(TT_DIR)/copytarget: $(TT_SRC)/copytarget.c
 	@mkdir -p $(@D)
@@ -56,6 +58,10 @@ $(TT_DIR)/copytarget: $(TT_SRC)/copytarget.c
 $(TT_DIR)/fnexact: $(TT_SRC)/fnexact.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -fPIE -pie -o $@ $<
+
+$(TT_DIR)/stucktarget: $(TT_SRC)/stucktarget.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -fPIE -pie -o $@ $< -lpthread
 
 $(TT_DIR)/target_pie: $(TT_SRC)/target.c
 	@mkdir -p $(@D)

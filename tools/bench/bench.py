@@ -169,6 +169,8 @@ def verdict(p, lim):
 # row against the session floor (bench-floor).  (column, label)
 PATHS = [("sdsbpf", "sds-bpf, default path"),
          ("sdsbpf-pair", "sds-bpf, SDS_PROBE_PATH=pair"),
+         ("sdsbpf-timed", "sds-bpf, default path, :timeout_ms=1000 (stuck table)"),
+         ("sdsbpf-pair-timed", "sds-bpf, pair path, :timeout_ms=1000 (stuck table)"),
          ("floor", "session floor: counter + 2 clock reads + histogram"),
          ("bare", "bare uprobe + uretprobe pair, one counter each"),
          ("bpftrace", "bpftrace count + hist")]

@@ -267,6 +267,33 @@ static void test_budget_fields(void **state)
 	json_decref(doc);
 }
 
+/*
+ * "max_stuck" (docs/LIMITS.md "Stuck calls"): a count like the others,
+ * sent only when non-zero so that an older admin takes the heartbeat.
+ */
+static void test_max_stuck(void **state)
+{
+	json_t *doc, *o;
+
+	assert_int_equal(parse_tail("\"period_start\":1700000000,\"points\":{"
+				    "\"a\":{\"visits\":7,\"timeouts\":2,\"max_stuck\":5},"
+				    "\"b\":{\"visits\":1}}"), 0);
+	assert_int_equal(hb->points[0].max_stuck, 5);
+	assert_int_equal(hb->points[1].max_stuck, 0);
+	doc = heartbeat_to_json(hb);
+	assert_non_null(doc);
+	o = json_object_get(json_object_get(doc, "points"), "a");
+	assert_int_equal(json_integer_value(json_object_get(o, "max_stuck")), 5);
+	o = json_object_get(json_object_get(doc, "points"), "b");
+	assert_null(json_object_get(o, "max_stuck"));
+	json_decref(doc);
+	/* Bounded as every count is: negative or past 2^40 is refused. */
+	assert_int_not_equal(parse_tail("\"period_start\":1700000000,\"points\":{"
+					"\"a\":{\"max_stuck\":-1}}"), 0);
+	assert_int_not_equal(parse_tail("\"period_start\":1700000000,\"points\":{"
+					"\"a\":{\"max_stuck\":1099511627777}}"), 0);
+}
+
 /* The deploy field (docs/DEPLOY.md): "build": {"id", "deploys"}, optional. */
 static void test_build_field(void **state)
 {
@@ -401,6 +428,7 @@ int main(void)
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_budget_fields),
 		cmocka_unit_test(test_build_field),
+		cmocka_unit_test(test_max_stuck),
 		cmocka_unit_test(test_reply),
 		cmocka_unit_test(test_reply_drill_errno),
 	};

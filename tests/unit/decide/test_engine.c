@@ -3,8 +3,9 @@
  * Unit tests of loader/decide/engine_eval.c: one point's evaluation in a tick,
  * driven by hand-made snapshots and a fake clock (no BPF, no loader): the
  * sliding window from the snapshot, the window reset a successful probe
- * call asks for, a delay_ms hold and its end, the kill switch, and the
- * guard's refusals shown for one second.
+ * call asks for, a delay_ms hold and its end, the kill switch, the
+ * guard's refusals shown for one second, and the calls stuck past their
+ * timeout counted as timeouts.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -221,6 +222,54 @@ static void test_limits_shown_one_second(void **state)
 	assert_int_equal(o.shown, 0);
 }
 
+/*
+ * Calls stuck past the timeout (kernel/stuck.h) are timeouts of the
+ * window while they are stuck: timeout_count_threshold trips on stuck +
+ * timed-out, and a stuck call that returns moves from one to the other
+ * (the trip holds, no double count); the slow-call rate counts them among
+ * the passed calls; an unread stuck count counts nothing.
+ */
+static void test_stuck_calls_are_timeouts(void **state)
+{
+	struct sds_strategy st = strat();
+	struct engine_eval_out o;
+
+	(void)state;
+	st.timeout_ms = 300;
+	st.timeout_count_threshold = 5;
+	at(T0, 5, 0);
+	pts[0].stuck = 4;
+	pts[0].stuck_read = true;
+	o = eval(&st, 10 * SEC);
+	assert_int_equal(o.shown, 0);
+	pts[0].stuck = 5;
+	o = eval(&st, 10 * SEC + 100 * MS);
+	assert_int_equal(o.shown, SDS_REASON_TIMEOUT);
+	/* Two return: the kernel counts them, they leave the stuck count. */
+	pts[0].secs[0].timeouts = 2;
+	pts[0].stuck = 3;
+	o = eval(&st, 10 * SEC + 200 * MS);
+	assert_int_equal(o.shown, SDS_REASON_TIMEOUT);
+	/* Not read this time: only what the kernel counted (2 < 5). */
+	pts[0].stuck_read = false;
+	o = eval(&st, 10 * SEC + 300 * MS);
+	assert_int_equal(o.shown, 0);
+
+	/* slow_rate 50 %: 3 stuck of 5 passed calls is 60 %. */
+	memset(&run, 0, sizeof(run));
+	st = strat();
+	st.timeout_ms = 300;
+	st.slow_rate_threshold = 50;
+	pts[0].secs[0].timeouts = 0;
+	pts[0].stuck = 2;
+	pts[0].stuck_read = true;
+	o = eval(&st, 11 * SEC);
+	assert_int_equal(o.shown, 0);
+	pts[0].stuck = 3;
+	o = eval(&st, 11 * SEC + 100 * MS);
+	assert_int_equal(o.shown, SDS_REASON_SLOW_RATE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -230,6 +279,7 @@ int main(void)
 		cmocka_unit_test_setup(test_probe_resets_window, setup),
 		cmocka_unit_test_setup(test_kill_switch, setup),
 		cmocka_unit_test_setup(test_limits_shown_one_second, setup),
+		cmocka_unit_test_setup(test_stuck_calls_are_timeouts, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,6 +25,9 @@
 #   floor     the session floor, bench-floor: counter, two clock reads and
 #             a log2 histogram on one uprobe session, nothing else
 #             (bench.py's path table: every row against it)
+#   sdsbpf-timed, sdsbpf-pair-timed
+#             sdsbpf and sdsbpf-pair with :timeout_ms=1000: a timed point,
+#             whose calls also enter the stuck table (bpf/sds_stuck.bpf.h)
 #
 # Uprobes belong to a file, so each column gets its own byte-identical copy
 # of the driver and all the tools stay attached at once; each round then
@@ -190,12 +193,14 @@ start() {
 		# the pair path's cost down, so they take it too.
 		loader=$SDS
 		path=auto
+		spec=bench=bench_fn
 		case $1 in
 		sdsbpf) ;;
 		sdsbpf-pair) path=pair ;;
+		sdsbpf-timed) spec=$spec:timeout_ms=1000 ;;
+		sdsbpf-pair-timed) spec=$spec:timeout_ms=1000; path=pair ;;
 		*) loader=$BB/variants/${1#sdsbpf-}/sds-bpf; path=pair ;;
 		esac
-		spec=bench=bench_fn
 		[ "$2" = nop5 ] && spec=$spec:site=nop5
 		SDS_PROBE_PATH=$path "$loader" attach --max-overhead 0 "$bin" \
 			"$spec" > "$log" 2>&1 &
@@ -233,7 +238,7 @@ counted() {
 			$HELP point "$T/stats.json" bench > "$T/point" &&
 			read -r site n c < "$T/point" &&
 			echo "$site" > "$sf"
-		case $1 in sdsbpf|sdsbpf-pair) ;; *) n=$c ;; esac
+		case $1 in sdsbpf|sdsbpf-pair|sdsbpf-*timed) ;; *) n=$c ;; esac
 		;;
 	bare|bare4|floor)
 		n=$(sed -n 's/^enters \([0-9]*\) leaves.*/\1/p' "$T/log.$2.$1")
@@ -285,7 +290,9 @@ for k in $KINDS; do
 	PROBES="bare sdsbpf bpftrace"
 	[ "$k" != endbr ] || PROBES="bare bare4 sdsbpf bpftrace"
 	case " $VKINDS " in *" $k "*) PROBES="$PROBES $VARIANTS" ;; esac
-	case " $PKINDS " in *" $k "*) PROBES="$PROBES sdsbpf-pair floor" ;; esac
+	case " $PKINDS " in *" $k "*)
+		PROBES="$PROBES sdsbpf-pair floor sdsbpf-timed sdsbpf-pair-timed" ;;
+	esac
 	TOOLS="none $PROBES"
 	# The site is what is measured: check the bytes the build produced.
 	bytes=$(objdump -d "$BB/bench-$k" | sed -n '/<bench_fn>:/,/^$/p' |
