@@ -246,15 +246,21 @@ def strategy_fields_equal_validator(ctx):
     settings that refuse a negative; LIMIT_MAX is 2^40), and "copy"."""
     with open(os.path.join(ROOT, "common", "strategy.c")) as f:
         src = f.read()
-    limit = re.search(r"#define LIMIT_MAX\s+\(\(int64_t\)1 << (\d+)\)", src)
-    check(limit, "LIMIT_MAX in common/strategy.c")
-    consts = {"LIMIT_MAX": 1 << int(limit.group(1))}
+    with open(os.path.join(ROOT, "common", "strategy.h")) as f:
+        hdr = f.read()
+    # The bounds named by a constant: #define NAME ((int64_t)1 << N).
+    consts = {n: 1 << int(b) for n, b in re.findall(
+        r"#define (\w+)\s+\(\(int64_t\)1 << (\d+)\)", src + hdr)}
+    check("LIMIT_MAX" in consts, "LIMIT_MAX in common/strategy.c")
     fields = {}
     for name, lo, hi in re.findall(r"^\s*[FS]\((\w+), (\w+), (\w+)\),", src, re.M):
         fields[name] = tuple(consts.get(v) or int(v) for v in (lo, hi))
     check(len(fields) >= 16, "fields of common/strategy.c: %s" % sorted(fields))
     check('"copy"' in src, "common/strategy.c has no \"copy\"")
-    fields["copy"] = None
+    # The fields whose values are words: strcmp(key, "NAME") in the parser.
+    for name in re.findall(r'strcmp\(key, "(\w+)"\)', src):
+        if name not in ("version", "points"):
+            fields[name] = None
     page = {}
     defs = page_definitions(os.path.join(MAN, "sds-strategies.5"))[("DESCRIPTION", None)]
     for d in defs:
