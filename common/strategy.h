@@ -52,7 +52,12 @@ struct sds_strategy {
 	int64_t cluster_visit_threshold;	/* visits - downgrades of the app over the window */
 	int64_t cluster_token_rate;	/* tokens per second, the fleet's */
 	int64_t cluster_token_bucket;	/* the fleet's burst (default cluster_token_rate) */
+	/* Host pressure (docs/PRESSURE.md): enum sds_priority, default normal. */
+	int64_t priority;
 };
+
+/* The pressure rules hold points' limits: their header needs the struct above. */
+#include "pressure.h"
 
 /* Does @st have a cluster-wide limit? */
 static inline int strategy_is_cluster(const struct sds_strategy *st)
@@ -65,6 +70,7 @@ struct sds_strategies {
 	int64_t version;		/* >= 0; a new version replaces the old as a whole */
 	int n;				/* points used in @s */
 	struct sds_strategy s[SDS_MAX_STRATEGIES];	/* sorted by point name */
+	struct sds_pressure_set pressure;	/* host pressure rules (pressure.h) */
 };
 
 /* Reset @st to "everything off" for @point (downgrade_rate 100). */

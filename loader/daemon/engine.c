@@ -120,6 +120,14 @@ static const struct sds_strategy *point_strategy(struct engine *e, int id)
 	const struct sds_strategy *st = point_written(e, id);
 	struct engine_cluster c;
 
+	/* A firing pressure rule's limits replace the point's own. */
+	if (e->pressure.rules) {
+		const struct sds_strategy *lim =
+			pressure_run__limits(&e->pressure, e->env.probes->pts[id].spec.name);
+
+		if (lim)
+			return lim;
+	}
 	if (!strategy_is_cluster(st))
 		return st;
 	e->eff[id] = *st;
@@ -221,6 +229,7 @@ void engine__close(struct engine *e)
 	e->lbpub = NULL;
 	free(e->strategies);
 	e->strategies = NULL;
+	pressure_run__close(&e->pressure);
 }
 
 int engine__point(struct engine *e, const char *name)
@@ -313,6 +322,8 @@ static void point_tick(struct engine *e, int id, uint64_t now_ns,
 		flags__set_probe(e->env.flags, id, now_ns + out.fs.probe_interval_ns);
 	halfopen__cells(&e->halfopen[id], e->env.flags, id, in.st, now_ns, &out.fs);
 	drill__tick(e->env.drill, id, now_ns, &out.fs);
+	pressure_run__verdict(&e->pressure, point_written(e, id), now_ns,
+			      e->env.tick_ns, &out.fs, &out.shown);
 	failfast__tick(e->env.failfast, id, now_ns, &out.fs, out.hold_started,
 		       e->run[id].drill.err);
 	flags__publish(e->env.flags, id, &out.fs);
@@ -429,6 +440,10 @@ void engine__tick(struct engine *e)
 		uplink__tick(e->env.uplink, t);
 		cluster_report(e);
 	}
+	/* Host pressure: a "limits" rule that fired or cleared changes strategies. */
+	if (pressure_run__tick(&e->pressure, now_ns, e->env.events))
+		for (id = 0; id < t->npoints; id++)
+			point_configure(e, id);
 	for (id = 0; id < t->npoints; id++) {
 		drill__take_dirty(e->env.drill, id);
 		point_tick(e, id, now_ns, now_sec, live, &t->pt[id]);
@@ -503,9 +518,16 @@ static bool strategy_changed(const struct sds_strategies *old,
 int engine__apply(struct engine *e, struct sds_strategies *s)
 {
 	struct sds_strategies *old = e->strategies;
+	char err[512];
 	int i, id;
 
+	/* A pressure rule this host cannot enforce is refused (docs/PRESSURE.md). */
+	if (pressure_run__check(&e->pressure, s, e->env.probes, err, sizeof(err))) {
+		free(s);
+		return cmd_err("%s; the strategies in force stay", err);
+	}
 	e->strategies = s;
+	pressure_run__set(&e->pressure, s);
 	/* Points named in a strategy get their entries before anyone calls. */
 	for (i = 0; s && i < s->n; i++)
 		if (engine__point(e, s->s[i].point) < 0)
@@ -536,6 +558,7 @@ void engine__adopt(struct engine *e, struct sds_strategies *s)
 	int i, id;
 
 	e->strategies = s;
+	pressure_run__set(&e->pressure, s);
 	for (i = 0; s && i < s->n; i++)
 		if (engine__point(e, s->s[i].point) < 0)
 			cmd_err("strategy for '%s': no room for more points (at most %d)",
