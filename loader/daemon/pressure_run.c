@@ -200,9 +200,9 @@ json_t *pressure_run__json(const struct pressure_run *pr, uint64_t now_ns)
 		}
 		json_object_set_new(res, name, json_pack("{s:o, s:o}",
 			"some_pct", pct_json(pressure_ring__pct(&pr->ring[i], SDS_PSI_SOME,
-								PRESSURE_NOW_NS)),
+								PRESSURE_NOW_NS, 0)),
 			"full_pct", pct_json(pressure_ring__pct(&pr->ring[i], SDS_PSI_FULL,
-								PRESSURE_NOW_NS))));
+								PRESSURE_NOW_NS, 0))));
 	}
 	json_object_set_new(o, "resources", res);
 	for (i = 0; pr->rules && i < pr->rules->n; i++) {

@@ -31,7 +31,7 @@ void pressure_ring__add(struct pressure_ring *r, uint64_t now_ns,
 }
 
 int64_t pressure_ring__pct(const struct pressure_ring *r, uint32_t kind,
-			   uint64_t window_ns)
+			   uint64_t window_ns, uint64_t since_ns)
 {
 	uint32_t newest, back, old;
 	uint64_t wall_us, stall_us;
@@ -45,7 +45,7 @@ int64_t pressure_ring__pct(const struct pressure_ring *r, uint32_t kind,
 		if (r->at_ns[newest] - r->at_ns[old] >= window_ns)
 			break;
 	}
-	if (back == r->n)
+	if (back == r->n || r->at_ns[old] < since_ns)
 		return -1;
 	wall_us = (r->at_ns[newest] - r->at_ns[old]) / 1000;
 	stall_us = r->us[newest][kind] - r->us[old][kind];
@@ -62,7 +62,7 @@ bool pressure_state__step(struct pressure_state *s,
 			  const struct pressure_ring *r, uint64_t now_ns)
 {
 	uint64_t win = (uint64_t)(s->firing ? rule->clear_ms : rule->for_ms) * 1000000ULL;
-	int64_t bp = pressure_ring__pct(r, rule->kind, win);
+	int64_t bp = pressure_ring__pct(r, rule->kind, win, s->since_ns);
 
 	s->pct_bp = bp;
 	/* Not enough samples: what it does stands (a restart fires nothing). */

@@ -47,16 +47,18 @@ void pressure_ring__add(struct pressure_ring *r, uint64_t now_ns,
 			uint64_t some_us, uint64_t full_us);
 /*
  * The share of wall time @kind stalled over the last @window_ns before
- * the newest sample, in 1/100 % (0..10000); -1: the ring does not cover
- * the window yet.
+ * the newest sample, in 1/100 % (0..10000), from samples taken at or
+ * after @since_ns only; -1: they do not cover the window yet.
  */
 int64_t pressure_ring__pct(const struct pressure_ring *r, uint32_t kind,
-			   uint64_t window_ns);
+			   uint64_t window_ns, uint64_t since_ns);
 /*
  * Step rule @rule's state from its resource's ring at @now_ns: it fires
  * when the share over for_ms is above above_pct, clears when the share
- * over clear_ms is at or below below_pct.  Returns true when it fired or
- * cleared at this step.
+ * over clear_ms is at or below below_pct, each judged from samples since
+ * the last change only (a rule that cleared on a short clear_ms does not
+ * fire again on the long for_ms of the stall it cleared from).  Returns
+ * true when it fired or cleared at this step.
  */
 bool pressure_state__step(struct pressure_state *s,
 			  const struct sds_pressure_rule *rule,
