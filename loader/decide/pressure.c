@@ -64,7 +64,8 @@ bool pressure_state__step(struct pressure_state *s,
 	uint64_t win = (uint64_t)(s->firing ? rule->clear_ms : rule->for_ms) * 1000000ULL;
 	int64_t bp = pressure_ring__pct(r, rule->kind, win, s->since_ns);
 
-	s->pct_bp = bp;
+	/* What `stats` shows: the window's share, the samples before the change too. */
+	s->pct_bp = pressure_ring__pct(r, rule->kind, win, 0);
 	/* Not enough samples: what it does stands (a restart fires nothing). */
 	if (bp < 0)
 		return false;

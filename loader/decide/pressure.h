@@ -33,7 +33,7 @@ struct pressure_ring {
 struct pressure_state {
 	bool firing;			/* downgrading or limiting now */
 	uint64_t since_ns;		/* when it last fired or cleared; 0: never */
-	int64_t pct_bp;			/* the last share judged, in 1/100 %; -1: not enough samples */
+	int64_t pct_bp;			/* the share over the window judged now, in 1/100 %; -1: not covered */
 	uint64_t fired;			/* times it fired since the rules came */
 };
 

@@ -21,6 +21,7 @@ library only.
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -168,6 +169,17 @@ def cpu_hog_sheds_low(ctx):
               % (r["pct"], ABOVE, r["fired"]))
     check(pressure_of(st)["resources"]["cpu"]["some_pct"] > ABOVE,
           "cpu some now %r" % pressure_of(st)["resources"]["cpu"])
+    # The table says it too: the host's shares, then each rule.
+    text = ctx.sds(["stats", "--app", "app"]).out.splitlines()
+    lines = [x for x in text if x.startswith("pressure")]
+    check(len(lines) == 3 and
+          re.match(r"pressure \(host\): cpu \d+\.\d%, memory \d+\.\d%, "
+                   r"io \d+\.\d%$", lines[0]) and
+          re.match(r"pressure rule 0: cpu some downgrade firing at "
+                   r"\d+\.\d% for \d+\.\d s \(fired 1\)$", lines[1]) and
+          re.match(r"pressure rule 1: cpu some limits firing at "
+                   r"\d+\.\d% for \d+\.\d s \(fired 1\)$", lines[2]),
+          "stats' pressure lines: %r" % lines)
     # The low point downgrades every call; the normal point is not
     # touched; the limits rule's kill switch replaces lim's own (none).
     calls(t, "low", 50, el, down)
