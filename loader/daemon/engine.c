@@ -527,7 +527,7 @@ int engine__apply(struct engine *e, struct sds_strategies *s)
 		return cmd_err("%s; the strategies in force stay", err);
 	}
 	e->strategies = s;
-	pressure_run__set(&e->pressure, s);
+	pressure_run__set(&e->pressure, s, e->env.events);
 	/* Points named in a strategy get their entries before anyone calls. */
 	for (i = 0; s && i < s->n; i++)
 		if (engine__point(e, s->s[i].point) < 0)
@@ -558,7 +558,7 @@ void engine__adopt(struct engine *e, struct sds_strategies *s)
 	int i, id;
 
 	e->strategies = s;
-	pressure_run__set(&e->pressure, s);
+	pressure_run__set(&e->pressure, s, e->env.events);
 	for (i = 0; s && i < s->n; i++)
 		if (engine__point(e, s->s[i].point) < 0)
 			cmd_err("strategy for '%s': no room for more points (at most %d)",

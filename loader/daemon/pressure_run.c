@@ -69,11 +69,27 @@ int pressure_run__check(const struct pressure_run *pr,
 	return 0;
 }
 
-void pressure_run__set(struct pressure_run *pr, const struct sds_strategies *s)
+void pressure_run__set(struct pressure_run *pr, const struct sds_strategies *s,
+			struct events *ev)
 {
+	const struct sds_pressure_set *old = pr->rules;
+	const struct sds_pressure_set *new = s && s->pressure.n ? &s->pressure : NULL;
+	char name[32];
 	int i;
 
-	pr->rules = s && s->pressure.n ? &s->pressure : NULL;
+	/* The same rules in a new version: what they are doing goes on. */
+	if (old && new && old->n == new->n &&
+	    !memcmp(old->r, new->r, new->n * sizeof(new->r[0]))) {
+		pr->rules = new;
+		return;
+	}
+	for (i = 0; old && i < old->n; i++) {
+		if (!pr->st[i].firing)
+			continue;
+		snprintf(name, sizeof(name), "pressure.%d", i);
+		events__add(ev, name, SDS_REASON_OVERLOAD, false);
+	}
+	pr->rules = new;
 	memset(pr->st, 0, sizeof(pr->st));
 	for (i = 0; i < SDS_PRESSURE_MAX_RULES; i++)
 		pr->st[i].pct_bp = -1;
@@ -109,6 +125,15 @@ bool pressure_run__tick(struct pressure_run *pr, uint64_t now_ns,
 	for (i = 0; i < SDS_PSI_NRES; i++) {
 		uint64_t some, full;
 
+		/*
+		 * No rules, nothing read: the tick costs what it did, and
+		 * rules that come later judge no old samples.
+		 */
+		if (!pr->rules) {
+			pr->ring[i].n = 0;
+			pr->readable[i] = false;
+			continue;
+		}
 		if (!psi__has(&pr->psi, i))
 			continue;
 		pr->readable[i] = !psi__read(&pr->psi, i, &some, &full);

@@ -41,8 +41,13 @@ void pressure_run__close(struct pressure_run *pr);
 int pressure_run__check(const struct pressure_run *pr,
 			const struct sds_strategies *s,
 			const struct probes *probes, char *err, size_t errlen);
-/* @s's rules in force (NULL: none); every rule starts cleared. */
-void pressure_run__set(struct pressure_run *pr, const struct sds_strategies *s);
+/*
+ * @s's rules in force (NULL: none).  Rules that differ from those in
+ * force start cleared (a firing one's end is an event); the same rules
+ * in a new version keep their state.
+ */
+void pressure_run__set(struct pressure_run *pr, const struct sds_strategies *s,
+		       struct events *ev);
 /*
  * Sample PSI and step every rule at @now_ns; a rule that fires or clears
  * is an event.  True when a "limits" rule fired or cleared (the points'
@@ -61,7 +66,10 @@ void pressure_run__verdict(const struct pressure_run *pr,
 /* Point @point's limits from a firing "limits" rule; NULL: none. */
 const struct sds_strategy *pressure_run__limits(const struct pressure_run *pr,
 						const char *point);
-/* `stats`' "pressure": scope, each resource's share now, each rule's state. */
+/*
+ * `stats`' "pressure": scope, each resource's share now (read only while
+ * there are rules: null without), each rule's state.
+ */
 json_t *pressure_run__json(const struct pressure_run *pr, uint64_t now_ns);
 
 #endif /* SDS_PRESSURE_RUN_H */

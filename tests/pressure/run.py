@@ -191,6 +191,17 @@ def cpu_hog_sheds_low(ctx):
     check(state_of(sdstest.get_point(ctx.stats("app"), "lim"))[:2] ==
           (True, "visit"), "lim under its limits: %r"
           % sdstest.get_point(ctx.stats("app"), "lim").get("state"))
+    # A new version with the same rules: they go on firing, no event.
+    ctx.write_strategies(dict(DOC, version=2, points=dict(
+        DOC["points"], norm={"visit_threshold": 100000})))
+    st = ctx.wait_version("app", 2)
+    check([(r["firing"], r["fired"]) for r in pressure_of(st)["rules"]] ==
+          [(True, 1), (True, 1)] and
+          state_of(sdstest.get_point(st, "low")) == (True, "overload", 100),
+          "after version 2 (the same rules): %s, low %r"
+          % (json.dumps(pressure_of(st)["rules"]),
+             sdstest.get_point(st, "low").get("state")))
+    calls(t, "low", 50, el, down)
     stopped = hog.stop()
     recover_max = CLEAR_MS / 1000.0 + TICK + MARGIN
     ctx.wait_state("app", "low", False, recover_max,
