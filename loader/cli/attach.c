@@ -498,7 +498,7 @@ static int resolve_strategies(struct attach_run *a)
 	if (pressure_run__open(&l->engine.pressure, err, sizeof(err)))
 		return cmd_err("%s", err);
 	if (pressure_run__check(&l->engine.pressure, a->strategies, &l->probes,
-				err, sizeof(err)))
+				a->npoints, err, sizeof(err)))
 		return cmd_err("%s: %s", env.strategies, err);
 	if (!env.admin) {
 		if (env.token_file)

@@ -522,7 +522,8 @@ int engine__apply(struct engine *e, struct sds_strategies *s)
 	int i, id;
 
 	/* A pressure rule this host cannot enforce is refused (docs/PRESSURE.md). */
-	if (pressure_run__check(&e->pressure, s, e->env.probes, err, sizeof(err))) {
+	if (pressure_run__check(&e->pressure, s, e->env.probes,
+				e->env.probes->npoints, err, sizeof(err))) {
 		free(s);
 		return cmd_err("%s; the strategies in force stay", err);
 	}

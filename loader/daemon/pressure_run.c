@@ -29,7 +29,8 @@ void pressure_run__close(struct pressure_run *pr)
 
 int pressure_run__check(const struct pressure_run *pr,
 			const struct sds_strategies *s,
-			const struct probes *probes, char *err, size_t errlen)
+			const struct probes *probes, int npoints,
+			char *err, size_t errlen)
 {
 	int i, id;
 
@@ -44,20 +45,21 @@ int pressure_run__check(const struct pressure_run *pr,
 				 pressure_resource_name(r->resource));
 			return -1;
 		}
-		if (r->action != SDS_PRESSURE_DOWNGRADE || !probes)
+		if (r->action != SDS_PRESSURE_DOWNGRADE)
 			continue;
 		/*
 		 * A function point is downgraded only by failing its
 		 * dependency calls (docs/FAILFAST.md): without :failfast= a
 		 * rule could not shed it.
 		 */
-		for (id = 0; id < probes->npoints; id++) {
+		for (id = 0; id < npoints; id++) {
 			const struct probe_point *pp = &probes->pts[id];
 			const struct sds_strategy *st =
 				strategy_set_find(s, pp->spec.name);
 			int64_t prio = st ? st->priority : SDS_PRIO_NORMAL;
 
-			if (pp->kind != POINT_FUNCTION || pp->spec.failfast_ops ||
+			/* Before attach loads them, TARGET's points have no kind yet. */
+			if (pp->kind == POINT_GUARD || pp->spec.failfast_ops ||
 			    prio > (int64_t)r->priority)
 				continue;
 			snprintf(err, errlen,

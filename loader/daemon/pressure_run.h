@@ -36,11 +36,13 @@ void pressure_run__close(struct pressure_run *pr);
 /*
  * Can @s's rules be enforced here?  -1 and one line in @err when a rule
  * names a resource this host does not report, or would downgrade a
- * function point that has no :failfast= (it cannot be downgraded).
+ * function point of the first @npoints of @probes that has no
+ * :failfast= (it cannot be downgraded).
  */
 int pressure_run__check(const struct pressure_run *pr,
 			const struct sds_strategies *s,
-			const struct probes *probes, char *err, size_t errlen);
+			const struct probes *probes, int npoints,
+			char *err, size_t errlen);
 /*
  * @s's rules in force (NULL: none).  Rules that differ from those in
  * force start cleared (a firing one's end is an event); the same rules

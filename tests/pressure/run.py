@@ -30,6 +30,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "guard"))
 import guard_lib  # noqa: E402  (puts tests/lib on sys.path)
+import sdsadmin  # noqa: E402
 import sdstest  # noqa: E402
 from guard_lib import (GT_DEPS, STATIC, TT, Exp, assert_totals,  # noqa: E402
                        setup, state_of)
@@ -362,6 +363,77 @@ def refused_on_attach(ctx):
         check(not os.path.exists(sdstest.sock_path(ctx.run_dir, "default",
                                                    "app")),
               "%s: a socket was left" % what)
+
+
+@test
+def function_point_without_failfast_refused(ctx):
+    """A function point cannot be downgraded without :failfast=: a rule
+    that would shed it is refused at attach, and a rule shedding only low
+    points (the function point is normal) is taken."""
+    path = ctx.copy(STATIC)
+    doc = {"version": 1, "points": {"fn": {"priority": "low"}},
+           "pressure": [bad_rule()]}
+    spath = ctx.write_strategies(doc)
+    r = subprocess.run([sdstest.SDS, "attach", "--app", "app", "--strategies",
+                        spath, path, "fn=guarded_call"],
+                       env=ctx.env, cwd=ctx.tmp, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=60)
+    want = ("sds-bpf: %s: pressure rule 0: function point 'fn' has no "
+            ":failfast=, so it cannot be downgraded\n" % spath)
+    check(r.returncode != 0 and r.stderr == want,
+          "attach exited %d saying %r, want non-zero and %r"
+          % (r.returncode, r.stderr, want))
+    # Normal, it is not shed by a low rule: the loader serves.
+    doc["points"] = {"fn": {}, "low": {"priority": "low"}}
+    ctx.write_strategies(doc)
+    guard_lib.Loader(ctx, ["--app", "app", "--strategies", spath, path,
+                           "fn=guarded_call"], "app")
+    p = pressure_of(ctx.stats("app"))
+    check([r["action"] for r in p["rules"]] == ["downgrade"],
+          "rules %s" % json.dumps(p))
+
+
+@test
+def admin_rules_reach_loader(ctx):
+    """Rules stored in sds-admin reach the loader in its answer and are
+    in force there; a rule the host cannot enforce (memory, which the
+    loader's PSI directory lacks) is refused by the loader in one line,
+    the admin's earlier version kept."""
+    psi = psi_dir_without_memory(ctx)
+    ctx.env["SDS_PSI_DIR"] = psi
+    adm = sdsadmin.Admin(ctx, token="pressure-t0ken.for_tests_%d" % os.getpid())
+    adm.start()
+    adm.ok("POST", "/groups", {"name": "default"}, want=201)
+    adm.ok("POST", "/groups/default/apps", {"name": "app"}, want=201)
+    a = "/groups/default/apps/app/schemes/default/strategies"
+    adm.ok("PUT", a, {"points": {"low": {"priority": "low"}},
+                      "pressure": [bad_rule(resource="io", above_pct=90)]})
+    path = ctx.copy(STATIC)
+    l = ctx.attach(path, "app", extra=["--admin", adm.url, "--token-file",
+                                       adm.token_file])
+    st = ctx.wait_version("app", 2, timeout=25)
+    p = pressure_of(st)
+    check([(r["resource"], r["action"]) for r in p["rules"]] ==
+          [("io", "downgrade")], "the admin's rules in the loader: %s"
+          % json.dumps(p))
+    check(state_of(sdstest.get_point(st, "low"))[0] is False,
+          "low before any pressure: %r" % sdstest.get_point(st, "low"))
+    before = l.stderr()
+    adm.ok("PUT", a, {"points": {"low": {"priority": "low"}},
+                      "pressure": [bad_rule(resource="memory", kind="full")]})
+    want = ("sds-bpf: pressure rule 0: this host does not report memory "
+            "pressure (no %s/memory); the strategies in force stay\n" % psi)
+    deadline = time.monotonic() + 25
+    while want not in l.stderr()[len(before):] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    check(l.stderr()[len(before):].count(want) >= 1,
+          "the loader said %r, want %r" % (l.stderr()[len(before):], want))
+    st = ctx.stats("app")
+    check(st.get("strategies_version") == 2 and
+          [r["resource"] for r in pressure_of(st)["rules"]] == ["io"],
+          "after the admin's refused version 3: version %r, rules %s"
+          % (st.get("strategies_version"), json.dumps(pressure_of(st))))
 
 
 @test
