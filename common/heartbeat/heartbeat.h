@@ -22,7 +22,8 @@
  * Optional point fields, sent only when set: "faults", "delays" (drills),
  * "suspended": true and "overhead_pct" (the probe-cost budget: the
  * probes' estimated share of one CPU, up to 3 decimals), "copy_captured",
- * "copy_dropped", "copy_truncated" (traffic copy, docs/COPY.md).
+ * "copy_dropped", "copy_truncated" (traffic copy, docs/COPY.md),
+ * "adaptive_limit", "adaptive_latency_ns" (docs/ADAPTIVE.md).
  *
  * Usage on the loader side:
  *
@@ -71,6 +72,8 @@ struct sds_hb_point {
 	uint64_t copy_captured;		/* requests captured for traffic copy (sent when non-zero) */
 	uint64_t copy_dropped;		/* captures lost: ring full, or the copy server unreachable (sent when non-zero) */
 	uint64_t copy_truncated;	/* captures cut at copy_max (sent when non-zero) */
+	uint64_t adaptive_limit;	/* an adaptive point's concurrency limit at the period's end (sent when non-zero) */
+	uint64_t adaptive_latency_ns;	/* the latency it steered by then (sent with adaptive_limit) */
 	int nhist;			/* entries of latency_hist sent: last non-zero + 1 */
 	uint64_t latency_hist[SDS_HIST_BUCKETS];	/* [i]: latencies in [2^i, 2^(i+1)) ns */
 };

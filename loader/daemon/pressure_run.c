@@ -5,6 +5,7 @@
 #include "daemon/events.h"
 #include "daemon/pressure_run.h"
 #include "decide/chain.h"
+#include "decide/enforce.h"
 #include "kernel/probes.h"
 
 /* The share `stats` shows as a resource's pressure now. */
@@ -27,6 +28,45 @@ void pressure_run__close(struct pressure_run *pr)
 	pr->rules = NULL;
 }
 
+/*
+ * A "limits" rule's fields must be ones its points can enforce, as their
+ * own strategies' (decide/enforce.c): a function point named there has
+ * no token bucket or semaphore.
+ */
+static int limits_check(const struct sds_pressure_rule *r, int i,
+			const struct probes *probes, int npoints,
+			char *err, size_t errlen)
+{
+	char why[400];
+	int k, id;
+
+	for (k = 0; k < r->nlimits; k++)
+		for (id = 0; id < npoints; id++) {
+			const struct probe_point *pp = &probes->pts[id];
+
+			if (strcmp(pp->spec.name, r->limits[k].point))
+				continue;
+			/* Before attach loads them, TARGET's points have no kind yet. */
+			if (enforce__strategy(&r->limits[k], pp->kind != POINT_GUARD,
+					      why, sizeof(why))) {
+				snprintf(err, errlen, "pressure rule %d: limits: %s", i, why);
+				return -1;
+			}
+		}
+	return 0;
+}
+
+bool pressure_run__names(const struct pressure_run *pr, const char *point)
+{
+	int i;
+
+	for (i = 0; pr->rules && i < pr->rules->n; i++)
+		if (pr->rules->r[i].action == SDS_PRESSURE_LIMITS &&
+		    pressure_rule_limits(&pr->rules->r[i], point))
+			return true;
+	return false;
+}
+
 int pressure_run__check(const struct pressure_run *pr,
 			const struct sds_strategies *s,
 			const struct probes *probes, int npoints,
@@ -45,6 +85,9 @@ int pressure_run__check(const struct pressure_run *pr,
 				 pressure_resource_name(r->resource));
 			return -1;
 		}
+		if (r->action == SDS_PRESSURE_LIMITS &&
+		    limits_check(r, i, probes, npoints, err, errlen))
+			return -1;
 		if (r->action != SDS_PRESSURE_DOWNGRADE)
 			continue;
 		/*

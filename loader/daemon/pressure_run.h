@@ -35,9 +35,10 @@ int pressure_run__open(struct pressure_run *pr, char *err, size_t errlen);
 void pressure_run__close(struct pressure_run *pr);
 /*
  * Can @s's rules be enforced here?  -1 and one line in @err when a rule
- * names a resource this host does not report, or would downgrade a
+ * names a resource this host does not report, would downgrade a
  * function point of the first @npoints of @probes that has no
- * :failfast= (it cannot be downgraded).
+ * :failfast= (it cannot be downgraded), or gives a point limits it
+ * cannot enforce (decide/enforce.c).
  */
 int pressure_run__check(const struct pressure_run *pr,
 			const struct sds_strategies *s,
@@ -65,6 +66,8 @@ bool pressure_run__tick(struct pressure_run *pr, uint64_t now_ns,
 void pressure_run__verdict(const struct pressure_run *pr,
 			   const struct sds_strategy *written, uint64_t now_ns,
 			   uint64_t tick_ns, struct flag_state *fs, uint32_t *shown);
+/* Does a "limits" rule name @point (its strategy may change with the rule)? */
+bool pressure_run__names(const struct pressure_run *pr, const char *point);
 /* Point @point's limits from a firing "limits" rule; NULL: none. */
 const struct sds_strategy *pressure_run__limits(const struct pressure_run *pr,
 						const char *point);

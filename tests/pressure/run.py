@@ -384,6 +384,21 @@ def function_point_without_failfast_refused(ctx):
     check(r.returncode != 0 and r.stderr == want,
           "attach exited %d saying %r, want non-zero and %r"
           % (r.returncode, r.stderr, want))
+    # Limits it cannot enforce: a function point has no token bucket.
+    spath = ctx.write_strategies({"version": 1, "points": {}, "pressure": [
+        {"resource": "cpu", "above_pct": 40, "for_ms": 1000,
+         "action": "limits", "limits": {"fn": {"token_rate": 10}}}]})
+    r = subprocess.run([sdstest.SDS, "attach", "--app", "app", "--strategies",
+                        spath, path, "fn=guarded_call"],
+                       env=ctx.env, cwd=ctx.tmp, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=60)
+    want = ("sds-bpf: %s: pressure rule 0: limits: point 'fn': token_rate "
+            "needs a guard point (sds_enter/sds_should_downgrade): a function "
+            "point cannot hold its calls back\n" % spath)
+    check(r.returncode != 0 and r.stderr == want,
+          "limits: attach exited %d saying %r, want non-zero and %r"
+          % (r.returncode, r.stderr, want))
     # Normal, it is not shed by a low rule: the loader serves.
     doc["points"] = {"fn": {}, "low": {"priority": "low"}}
     ctx.write_strategies(doc)
