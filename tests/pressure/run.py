@@ -37,10 +37,11 @@ from guard_lib import (GT_DEPS, STATIC, TT, Exp, assert_totals,  # noqa: E402
 from sdstest import Fail, check, log  # noqa: E402
 
 TICK = 0.100
-# The rules of the hog test: the hog keeps cpu "some" at 90-100 % here
-# (measured: 4 spinning processes on 2 cores, 1-s shares 90, 100, 100 %;
-# idle 0.2-0.3 %), far above ABOVE; an idle host is far below BELOW.
-ABOVE, BELOW = 50, 20
+# The rules of the hog test: the hog keeps cpu "some" at 87-100 % here
+# (measured: 4 spinning processes at nice 19 on 2 cores, 1-s shares 99.6,
+# 92.1, 87.3 %), far above ABOVE; an idle host is at 0.2-0.3 %, and other
+# engineers' suites beside this one were seen at 8-20 %, below BELOW.
+ABOVE, BELOW = 70, 45
 FOR_MS, CLEAR_MS = 2000, 1000
 # The hog slows this runner's stats polls and the loader's tick: margin.
 MARGIN = 1.5
@@ -128,6 +129,30 @@ def wait_rules(ctx, app, firing, timeout, what):
                        % (what, "firing" if firing else "clear", timeout,
                           json.dumps(pressure_of(st))))
         time.sleep(0.05)
+
+
+def wait_recovered(ctx, stopped):
+    """(when low passed again, when this runner's own reading of cpu some
+    over the last CLEAR_MS first was at most BELOW), both after @stopped;
+    SETTLE bounds both."""
+    samples = [(time.monotonic(), cpu_some_total())]
+    quiet = recovered = None
+    while recovered is None or quiet is None:
+        now = time.monotonic()
+        check(now - stopped < SETTLE, "after the hog: low recovered at %s, "
+              "the host quiet at %s, within %.0f s" % (recovered, quiet,
+                                                       SETTLE))
+        samples.append((now, cpu_some_total()))
+        old = [s for s in samples if now - s[0] >= CLEAR_MS / 1000.0]
+        if quiet is None and old and samples[0][0] >= stopped:
+            t0, u0 = old[-1]
+            if (samples[-1][1] - u0) / ((now - t0) * 1e4) <= BELOW:
+                quiet = now
+        if recovered is None and not state_of(
+                sdstest.get_point(ctx.stats("app"), "low"))[0]:
+            recovered = time.monotonic()
+        time.sleep(0.05)
+    return recovered, quiet
 
 
 def calls(t, point, n, exp, want):
@@ -223,11 +248,21 @@ def cpu_hog_sheds_low(ctx):
              sdstest.get_point(st, "low").get("state")))
     calls(t, "low", 50, el, down)
     stopped = hog.stop()
-    recover_max = CLEAR_MS / 1000.0 + TICK + MARGIN
-    ctx.wait_state("app", "low", False, recover_max,
-                   "low recovered after the hog stopped")
-    log("low recovered %.2f s after the hog stopped"
-        % (time.monotonic() - stopped))
+    # Within clear_ms + a tick of the hog's end, or, when other suites
+    # keep this shared host's pressure up after it, of the moment this
+    # runner's own reading of /proc/pressure/cpu over clear_ms fell to
+    # BELOW (the loader must follow the host, not the hog).
+    recovered, quiet = wait_recovered(ctx, stopped)
+    log("low recovered %.2f s after the hog stopped (the host quiet "
+        "over %d ms %.2f s after)" % (recovered - stopped, CLEAR_MS,
+                                      quiet - stopped))
+    check(recovered - max(stopped + CLEAR_MS / 1000.0, quiet)
+          <= TICK + MARGIN,
+          "low recovered %.2f s after the hog stopped, %.2f s after the "
+          "host's cpu some over %d ms fell to %d %%: want within a tick "
+          "+ %.1f s of the later of clear_ms and that"
+          % (recovered - stopped, recovered - quiet, CLEAR_MS, BELOW,
+             MARGIN))
     _, st = wait_rules(ctx, "app", False, 1.0, "after the hog")
     for name, e in (("low", el), ("norm", en), ("lim", ep)):
         calls(t, name, 50, e, up)
