@@ -267,7 +267,8 @@ def cpu_hog_sheds_low(ctx):
     for name, e in (("low", el), ("norm", en), ("lim", ep)):
         calls(t, name, 50, e, up)
     for name, e in (("low", el), ("norm", en), ("lim", ep)):
-        assert_totals(ctx, "app", name, e)
+        # The totals: the first calls may have left the 10-s window by now.
+        assert_totals(ctx, "app", name, e, window=False)
     # The events: each rule fired and cleared once; low's overload
     # opened and closed; norm none.
     evs = ctx.events("app", 8 * fired0[0] + 8)[8 * fired0[0]:]
@@ -394,7 +395,7 @@ def refused_on_sighup(ctx):
     check(p["dir"] == psi and p["resources"]["memory"] is None and
           [r["resource"] for r in p["rules"]] == ["io"],
           "pressure after version 3: %s" % json.dumps(p))
-    assert_totals(ctx, "app", "low", exp)
+    assert_totals(ctx, "app", "low", exp, window=False)
 
 
 @test
