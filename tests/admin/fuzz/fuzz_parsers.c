@@ -83,6 +83,11 @@ static void check_strategies(const uint8_t *data, size_t size)
 	if (ss->n != ss2->n || ss->version != ss2->version ||
 	    memcmp(ss->s, ss2->s, sizeof(ss->s[0]) * ss->n))
 		abort();
+	/* The host pressure rules too, their defaults written out (docs/PRESSURE.md). */
+	if (ss->pressure.n != ss2->pressure.n ||
+	    memcmp(ss->pressure.r, ss2->pressure.r,
+		   sizeof(ss->pressure.r[0]) * ss->pressure.n))
+		abort();
 }
 
 /* A reply that parses re-encodes its "copy" to the same plans and servers. */
