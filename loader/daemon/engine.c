@@ -345,7 +345,7 @@ static void point_tick(struct engine *e, int id, uint64_t now_ns,
 		flags__set_probe(e->env.flags, id, now_ns + out.fs.probe_interval_ns);
 	halfopen__cells(&e->halfopen[id], e->env.flags, id, in.st, now_ns, &out.fs);
 	drill__tick(e->env.drill, id, now_ns, &out.fs);
-	pressure_run__verdict(&e->pressure, point_written(e, id), now_ns,
+	pressure_run__verdict(&e->pressure, id, point_written(e, id), now_ns,
 			      e->env.tick_ns, &out.fs, &out.shown);
 	failfast__tick(e->env.failfast, id, now_ns, &out.fs, out.hold_started,
 		       e->run[id].drill.err);
@@ -415,8 +415,12 @@ static void tick_heartbeat(struct engine *e, struct tick *t)
 	}
 	t->hb_close = uplink__closing(e->env.uplink, t->now_sec);
 	t->build = NULL;
+	t->nrules = 0;
 	if (!t->hb_close)
 		return;
+	/* Host pressure rules as the period ends (docs/PRESSURE.md). */
+	t->nrules = pressure_run__hb_rules(&e->pressure, e->tick_rules);
+	t->rules = e->tick_rules;
 	for (id = 0; id < t->npoints; id++) {
 		const struct point_stats *st = snapshot__point(t->snap, id);
 		struct sds_hb_point *hp = &t->pt[id].hb;
@@ -426,6 +430,7 @@ static void tick_heartbeat(struct engine *e, struct tick *t)
 			continue;
 		budget__hb_point(e->env.budget, id, st, hp);
 		capture__heartbeat(e->env.capture, id, hp);
+		pressure_run__hb_point(&e->pressure, id, hp);
 		adaptive_run__heartbeat(&e->adaptive, id, hp);
 	}
 	e->tick_build.build_id[0] = '\0';

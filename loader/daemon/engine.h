@@ -88,6 +88,7 @@ struct engine {
 	struct sds_strategy eff[SDS_MAX_POINTS];	/* a cluster point's strategy with its share */
 	/* Host pressure rules (docs/PRESSURE.md): attach opens it, the tick steps it. */
 	struct pressure_run pressure;
+	struct sds_hb_rule tick_rules[SDS_HB_MAX_RULES];	/* @tick.rules */
 };
 
 /* Where a cluster point's limits in force come from (engine__cluster). */

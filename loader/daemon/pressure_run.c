@@ -210,7 +210,7 @@ bool pressure_run__tick(struct pressure_run *pr, uint64_t now_ns,
 	return limits;
 }
 
-void pressure_run__verdict(const struct pressure_run *pr,
+void pressure_run__verdict(struct pressure_run *pr, int id,
 			   const struct sds_strategy *written, uint64_t now_ns,
 			   uint64_t tick_ns, struct flag_state *fs, uint32_t *shown)
 {
@@ -218,6 +218,9 @@ void pressure_run__verdict(const struct pressure_run *pr,
 
 	if (prio >= pr->shed)
 		return;
+	/* The heartbeat says the rule shed it this period (a flag: flushes repeat a tick). */
+	if (id >= 0 && id < SDS_MAX_POINTS)
+		pr->shed_seen[id] = true;
 	/* A trip that downgrades every call already says why. */
 	if ((fs->active & SDS_ACT_DOWNGRADE) && fs->rate >= 100 && *shown)
 		return;
@@ -227,6 +230,26 @@ void pressure_run__verdict(const struct pressure_run *pr,
 	/* Renewed every tick while it fires: a dead loader's lapses (fail open). */
 	fs->expires_ns = now_ns + tick_ns + CHAIN_EXPIRY_NS;
 	*shown = SDS_REASON_OVERLOAD;
+}
+
+void pressure_run__hb_point(struct pressure_run *pr, int id, struct sds_hb_point *hp)
+{
+	if (id < 0 || id >= SDS_MAX_POINTS)
+		return;
+	hp->overload = pr->shed_seen[id];
+	pr->shed_seen[id] = false;
+}
+
+int pressure_run__hb_rules(const struct pressure_run *pr,
+			   struct sds_hb_rule out[SDS_HB_MAX_RULES])
+{
+	int i;
+
+	for (i = 0; pr->rules && i < pr->rules->n && i < SDS_HB_MAX_RULES; i++) {
+		out[i].firing = pr->st[i].firing;
+		out[i].fired = pr->st[i].fired;
+	}
+	return i;
 }
 
 const struct sds_strategy *pressure_run__limits(const struct pressure_run *pr,

@@ -15,6 +15,7 @@
 #include <jansson.h>
 #include "decide/pressure.h"
 #include "decide/verdict.h"
+#include "heartbeat/heartbeat.h"
 #include "kernel/psi.h"
 
 struct events;
@@ -28,6 +29,7 @@ struct pressure_run {
 	const struct sds_pressure_set *rules;	/* the strategies' rules in force; NULL: none */
 	struct pressure_state st[SDS_PRESSURE_MAX_RULES];	/* per rule */
 	int64_t shed;			/* points of priority < @shed are downgraded; 0: none */
+	bool shed_seen[SDS_MAX_POINTS];	/* per point id: downgraded by a rule since the last period closed */
 };
 
 /* Open the host's PSI files (once, at attach); -1 and @err: cannot. */
@@ -63,9 +65,17 @@ bool pressure_run__tick(struct pressure_run *pr, uint64_t now_ns,
  * firing downgrade rule sheds: downgraded in @fs, reason overload, and
  * @shown says so.  Otherwise untouched.
  */
-void pressure_run__verdict(const struct pressure_run *pr,
+void pressure_run__verdict(struct pressure_run *pr, int id,
 			   const struct sds_strategy *written, uint64_t now_ns,
 			   uint64_t tick_ns, struct flag_state *fs, uint32_t *shown);
+/*
+ * At a tick that closes a heartbeat period: point @id's "overload" (a
+ * rule downgraded it since the last one closed) into @hp, and each
+ * rule's state into @out (returns how many: 0 without rules).
+ */
+void pressure_run__hb_point(struct pressure_run *pr, int id, struct sds_hb_point *hp);
+int pressure_run__hb_rules(const struct pressure_run *pr,
+			   struct sds_hb_rule out[SDS_HB_MAX_RULES]);
 /* Does a "limits" rule name @point (its strategy may change with the rule)? */
 bool pressure_run__names(const struct pressure_run *pr, const char *point);
 /* Point @point's limits from a firing "limits" rule; NULL: none. */

@@ -35,6 +35,7 @@ import sdstest  # noqa: E402
 from guard_lib import (GT_DEPS, STATIC, TT, Exp, assert_totals,  # noqa: E402
                        setup, state_of)
 from sdstest import Fail, check, log  # noqa: E402
+from fake_admin import NOTHING_NEW, FakeAdmin  # noqa: E402
 
 TICK = 0.100
 # The rules of the hog test: the hog keeps cpu "some" at 87-100 % here
@@ -85,6 +86,16 @@ class Hog:
         for p in self.ps:
             p.wait(5)
         return time.monotonic()
+
+
+class Closing:
+    """@x.close() at the test's cleanup (ctx.loaders' cleanup())."""
+
+    def __init__(self, x):
+        self.x = x
+
+    def cleanup(self):
+        self.x.close()
 
 
 def cpu_some_total():
@@ -168,7 +179,21 @@ test = SUITE.test
 def cpu_hog_sheds_low(ctx):
     quiet = host_quiet(ctx)
     log("cpu some before the hog: %.1f %%" % quiet)
-    l, t, _ = setup(ctx, DOC, STATIC)
+    # An admin that keeps the heartbeats (posted 2 s after each period:
+    # SDS_HB_OFFSET_MS) and changes nothing.
+    posts = []
+
+    def answer(doc):
+        posts.append(doc)
+        return NOTHING_NEW
+    adm = FakeAdmin(answer)
+    ctx.loaders.append(Closing(adm))     # the test's cleanup closes it
+    tok = sdstest.write_token(os.path.join(ctx.tmp, "token"),
+                              "t0k-of.a_fake_admin")
+    path = ctx.copy(STATIC)
+    l = ctx.attach(path, "app", ctx.write_strategies(DOC),
+                   extra=["--admin", adm.url, "--token-file", tok])
+    t = ctx.start(path, "app")
     el, ep, en = Exp(), Exp(), Exp()
     down = {"passed": 0, "downgraded": 50, "failed": 0}
     up = {"passed": 50, "downgraded": 0, "failed": 0}
@@ -203,6 +228,7 @@ def cpu_hog_sheds_low(ctx):
     waited, p = ctx.wait_state("app", "low", True, react_max,
                                "low downgraded under the hog")
     log("low downgraded %.2f s after the hog started" % waited)
+    down_period = int(time.time()) // 10 * 10
     check(state_of(p) == (True, "overload", 100), "low's state %r" %
           p.get("state"))
     _, st = wait_rules(ctx, "app", True, 1.0, "under the hog")
@@ -288,6 +314,26 @@ def cpu_hog_sheds_low(ctx):
     check(order == [("pressure.0", "started"), ("low", "started"),
                     ("pressure.0", "ended"), ("low", "ended")],
           "rule 0 and low in order: %r" % order)
+    # The heartbeat of the period low was shed in: low's "overload", not
+    # norm's, and each rule's state as the period ended.
+    deadline = time.monotonic() + 25
+    while True:
+        with adm.lock:
+            hb = [d for d in posts if d.get("period_start") == down_period]
+        if hb or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    check(len(hb) == 1, "heartbeats of period %d: %d (posts: %r)"
+          % (down_period, len(hb), [d.get("period_start") for d in posts]))
+    pts = hb[0]["points"]
+    check(pts["low"].get("overload") is True and "overload" not in pts["norm"]
+          and "overload" not in pts["lim"],
+          "the period's points: %s" % json.dumps(pts))
+    rs = hb[0].get("pressure")
+    check(isinstance(rs, list) and len(rs) == 2 and
+          all(r["fired"] == fired0[0] + 1 for r in rs),
+          "the period's rules: %r, want 2 that fired %d times"
+          % (rs, fired0[0] + 1))
 
 
 # ---------------------------------------------------------------------------
