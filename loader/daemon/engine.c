@@ -553,8 +553,10 @@ static bool strategy_changed(const struct sds_strategies *old,
 int engine__apply(struct engine *e, struct sds_strategies *s)
 {
 	struct sds_strategies *old = e->strategies;
+	/* Each point's limits from a firing pressure rule before the change. */
+	const struct sds_strategy *lim[SDS_MAX_POINTS];
+	int i, id, n = e->env.probes->npoints;
 	char err[512];
-	int i, id;
 
 	/*
 	 * A field no point here can enforce, or a pressure rule this host
@@ -566,6 +568,8 @@ int engine__apply(struct engine *e, struct sds_strategies *s)
 		free(s);
 		return cmd_err("%s; the strategies in force stay", err);
 	}
+	for (id = 0; id < n; id++)
+		lim[id] = pressure_run__limits(&e->pressure, e->env.probes->pts[id].spec.name);
 	e->strategies = s;
 	pressure_run__set(&e->pressure, s, e->env.events);
 	/* Points named in a strategy get their entries before anyone calls. */
@@ -586,6 +590,14 @@ int engine__apply(struct engine *e, struct sds_strategies *s)
 		point_configure(e, id);
 		/* New limits start with a full bucket and no pending probe. */
 		flags__reset_cell(e->env.flags, id);
+	}
+	/* A firing "limits" rule the new rules changed or dropped: reconfigured. */
+	for (id = 0; id < n; id++) {
+		const struct sds_strategy *now =
+			pressure_run__limits(&e->pressure, e->env.probes->pts[id].spec.name);
+
+		if (lim[id] && (!now || memcmp(lim[id], now, sizeof(*now))))
+			point_configure(e, id);
 	}
 	free(old);
 	/* In force now, not at the next tick: the kill switch trips at once. */
