@@ -14,6 +14,9 @@ threads, open loop).
     leaves [1, 64]; the calls inside the dependency never exceed the
     limit's ceiling, and the loader's counts are the calls made.
   * `events` shows the limit's moves of more than 10 %.
+  * Through a real sds-admin: the strategy handed out in its reply, and
+    each period's limit and latency stored exactly as the loader sent them
+    (GET stats, stats/hosts).
   * Bad input: an unknown algorithm, a missing floor or ceiling, a floor
     above the ceiling, a ceiling above 2^31, beside concurrent_threshold,
     on a function point (and there concurrent_threshold, token_rate,
@@ -35,7 +38,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
-from sdstest import BUILD, SDS, check, get_point, log  # noqa: E402
+import fake_admin  # noqa: E402
+import sdsadmin  # noqa: E402
+from sdstest import BUILD, SDS, check, eq, get_point, log  # noqa: E402
 
 APP = "adaptive"
 POINT = "dep"
@@ -310,6 +315,78 @@ def test_vegas_settles_and_follows(ctx):
 @test
 def test_aimd_settles_and_follows(ctx):
     settles(ctx, "aimd")
+
+
+# ---- the limit in sds-admin (admin/API.md, "Statistics") -------------------
+
+def test_limit_reaches_the_admin(ctx):
+    """A real sds-admin hands out the adaptive strategy and stores the limit
+    each heartbeat carries: GET stats and stats/hosts give, for every period
+    the loader sent, exactly the limit and latency it sent (one host: the
+    sum is its own).  The heartbeats pass through a recording relay of the
+    test's (tests/lib/fake_admin.py) on their way to the admin."""
+    adm = sdsadmin.Admin(ctx, token="adaptive-t0ken.for_tests_%d" % os.getpid()).start()
+    check(adm.req("POST", "/api/v1/groups", {"name": "default"})[0] in (201, 409),
+          "the group")
+    a = "/groups/default/apps/" + APP
+    adm.ok("POST", "/groups/default/apps", {"name": APP}, want=201)
+    adm.ok("PUT", a + "/schemes/default/strategies/" + POINT, adaptive("vegas"))
+    sent = []
+
+    def relay(doc):
+        st, reply = adm.req("POST", "/api/v1/heartbeat", doc)
+        sent.append((st, doc))
+        return json.dumps(reply).encode()
+
+    fa = fake_admin.FakeAdmin(relay, token=adm.token)
+    try:
+        path = sdstest.stage(OVERLOAD, ctx.tmp)
+        sdstest.AttachProcess(ctx, ["--app", APP, "--admin", fa.url, "--token-file",
+                                    adm.token_file, path], APP)
+        svc = Service(ctx, path)
+        svc.cmd("capacity %d" % CAPACITY)
+        svc.cmd("service_ms %d" % SERVICE_MS)
+        svc.cmd("load %d %d" % (RATE, THREADS))
+
+        def carrying():
+            with fa.lock:
+                return [(st, d) for st, d in sent
+                        if "adaptive_limit" in d["points"].get(POINT, {})]
+        # The strategy comes in the first reply; two periods under it after.
+        deadline = time.time() + 45
+        while time.time() < deadline and len(carrying()) < 2:
+            time.sleep(0.5)
+        got = carrying()
+        check(len(got) >= 2, "heartbeats carrying the limit: %r" % got)
+        svc.cmd("stop")
+    finally:
+        fa.close()
+    host = got[0][1]["host"]
+    for st, d in got:
+        p, pt = d["period_start"], d["points"][POINT]
+        eq(st, 200, "the admin's answer to period %d" % p)
+        lim, lat = pt["adaptive_limit"], pt["adaptive_latency_ns"]
+        check(1 <= lim <= 64 and lat > 0, "period %d: limit %d, latency %d" % (p, lim, lat))
+        s = adm.ok("GET", a + "/stats?from=%d&to=%d&step=10&point=%s" % (p, p + 10, POINT))
+        o = s["points"][POINT]
+        eq((o["adaptive_limit"], o["adaptive_limit_hosts"], o["adaptive_latency_ns"]),
+           (lim, 1, lat), "GET stats of period %d" % p)
+        eq(o["visits"], [pt["visits"]], "visits of period %d" % p)
+        h = adm.ok("GET", a + "/stats/hosts?from=%d&to=%d&step=10&point=%s" % (p, p + 10, POINT))
+        eq({k: (v["adaptive_limit"], v["adaptive_latency_ns"]) for k, v in h["hosts"].items()},
+           {host: (lim, lat)}, "GET stats/hosts of period %d" % p)
+    # Over them all: the newest period's.
+    last = got[-1][1]
+    s = adm.ok("GET", a + "/stats?from=%d&to=%d&step=10&point=%s"
+               % (got[0][1]["period_start"], last["period_start"] + 10, POINT))
+    eq(s["points"][POINT]["adaptive_limit"], last["points"][POINT]["adaptive_limit"],
+       "the range's limit: its newest period's")
+    log("limits sent and stored: %r" % [(d["period_start"], d["points"][POINT]["adaptive_limit"],
+                                         d["points"][POINT]["adaptive_latency_ns"])
+                                        for _, d in got])
+
+
+test(test_limit_reaches_the_admin)
 
 
 if __name__ == "__main__":
