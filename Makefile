@@ -34,7 +34,7 @@ LOADER_SRCS := $(wildcard loader/*/*.c)
 LOADER_USRC := libsds/balance.c libsds/balance_hash.c libsds/ext_balancer.c
 # Pure modules the unit tests link (no BPF, no sockets; not common/hbpost.c,
 # libcurl's).
-PURE_SRCS   := $(filter-out common/hbpost.c,$(COMMON_SRCS)) loader/target/pointspec.c loader/target/site.c loader/target/elfsym.c loader/target/elfaddr.c loader/decide/chain.c loader/decide/budget.c \
+PURE_SRCS   := $(filter-out common/hbpost.c,$(COMMON_SRCS)) loader/target/pointspec.c loader/target/site.c loader/target/elfsym.c loader/target/elfaddr.c loader/decide/chain.c loader/decide/budget.c loader/decide/pressure.c \
 	       loader/target/demangle.c loader/target/lang.c loader/target/exits.c loader/kernel/calib.c loader/target/debuginfo.c \
 	       loader/report/backlog.c loader/report/backlog_load.c loader/target/buildid.c \
 	       loader/kernel/counters.c loader/kernel/snapshot.c loader/decide/engine_eval.c loader/decide/halfopen.c loader/decide/exact.c loader/decide/adaptive.c loader/decide/enforce.c \
@@ -138,6 +138,7 @@ UNIT_EXTRA_test_uplink := loader/report/uplink.c loader/report/uplink_pick.c loa
 UNIT_EXTRA_test_hostid := loader/report/hostid.c
 UNIT_EXTRA_test_lbpub := loader/publish/lbpub.c
 UNIT_EXTRA_test_metrics := loader/report/metrics_text.c
+UNIT_EXTRA_test_psi := loader/kernel/psi.c
 UNIT_EXTRA_test_uplink_pick := loader/report/uplink_pick.c $(LOADER_USRC)
 # The registry's first user, the balancing policies; the test builds its
 # plugins from tests/unit/common/ext_plugin.c.

@@ -55,6 +55,7 @@ enum sds_reason {
 	SDS_REASON_HOLD = 7,		/* delay_ms hold after a trip */
 	SDS_REASON_DRILL = 8,		/* a fault drill (sds_should_downgrade's view of a fault) */
 	SDS_REASON_SLOW_RATE = 9,	/* slow_rate_threshold: share of slow calls */
+	SDS_REASON_OVERLOAD = 10,	/* a host pressure rule fires (docs/PRESSURE.md) */
 	SDS_REASON_MAX,
 };
 

@@ -66,6 +66,7 @@ void strategy_init(struct sds_strategy *st, const char *point)
 	for (i = 0; i < NFIELDS; i++)
 		*field_ptr(st, &fields[i]) = SDS_OFF;
 	st->downgrade_rate = 100;
+	st->priority = SDS_PRIO_NORMAL;
 	st->adaptive_limit = SDS_ADAPTIVE_OFF;
 	st->adaptive_signal = SDS_ADAPTIVE_BY_LATENCY;
 }
@@ -230,6 +231,17 @@ static int point_from_json(const char *name, json_t *obj,
 			st->copy_write = !strcmp(m, "write");
 			continue;
 		}
+		/* Which host pressure rules shed the point (docs/PRESSURE.md). */
+		if (!strcmp(key, "priority")) {
+			if (!json_is_string(v) ||
+			    pressure_priority_parse(json_string_value(v), &st->priority)) {
+				snprintf(err, errlen,
+					 "point '%s': priority must be \"low\", \"normal\" or \"high\"",
+					 name);
+				return -1;
+			}
+			continue;
+		}
 		switch (adaptive_from_json(name, key, v, st, err, errlen)) {
 		case 1:
 			continue;
@@ -308,8 +320,10 @@ int strategy_set_from_json(json_t *doc, struct sds_strategies *out,
 		return -1;
 	}
 	json_object_foreach(doc, key, v) {
-		if (strcmp(key, "version") && strcmp(key, "points")) {
-			snprintf(err, errlen, "unknown field '%.64s' (version, points)", key);
+		if (strcmp(key, "version") && strcmp(key, "points") &&
+		    strcmp(key, "pressure")) {
+			snprintf(err, errlen, "unknown field '%.64s' (version, points, pressure)",
+				 key);
 			return -1;
 		}
 	}
@@ -342,6 +356,12 @@ int strategy_set_from_json(json_t *doc, struct sds_strategies *out,
 		s->n++;
 	}
 	qsort(s->s, s->n, sizeof(s->s[0]), strategy_cmp);
+	/* The rules last: a downgrade rule is judged by the points' priorities. */
+	if (pressure_set_from_json(json_object_get(doc, "pressure"), s,
+				   &s->pressure, err, errlen)) {
+		free(s);
+		return -1;
+	}
 	memcpy(out, s, sizeof(*s));
 	free(s);
 	return 0;
@@ -428,6 +448,9 @@ json_t *strategy_to_json(const struct sds_strategy *st)
 	}
 	if (st->copy_write)
 		json_object_set_new(o, "copy", json_string("write"));
+	if (st->priority != SDS_PRIO_NORMAL)
+		json_object_set_new(o, "priority",
+				    json_string(pressure_priority_name(st->priority)));
 	if (strategy_is_adaptive(st)) {
 		json_object_set_new(o, "adaptive_limit",
 				    json_string(strategy_adaptive_name(st->adaptive_limit)));
@@ -447,6 +470,8 @@ json_t *strategy_set_to_json(const struct sds_strategies *s)
 	for (i = 0; i < s->n; i++)
 		json_object_set_new(pts, s->s[i].point, strategy_to_json(&s->s[i]));
 	json_object_set_new(o, "points", pts);
+	if (s->pressure.n)
+		json_object_set_new(o, "pressure", pressure_set_to_json(&s->pressure));
 	return o;
 }
 

@@ -61,7 +61,12 @@ struct sds_strategy {
 	int64_t adaptive_max;		/* the ceiling, <= SDS_ADAPTIVE_MAX (required) */
 	int64_t adaptive_initial;	/* the first limit; off: the ceiling's half or min */
 	int64_t adaptive_signal;	/* enum sds_adaptive_signal */
+	/* Host pressure (docs/PRESSURE.md): enum sds_priority, default normal. */
+	int64_t priority;
 };
+
+/* The pressure rules hold points' limits: their header needs the struct above. */
+#include "pressure.h"
 
 /* "adaptive_limit": the algorithms (loader/decide/adaptive.h). */
 enum sds_adaptive {
@@ -99,6 +104,7 @@ struct sds_strategies {
 	int64_t version;		/* >= 0; a new version replaces the old as a whole */
 	int n;				/* points used in @s */
 	struct sds_strategy s[SDS_MAX_STRATEGIES];	/* sorted by point name */
+	struct sds_pressure_set pressure;	/* host pressure rules (pressure.h) */
 };
 
 /* Reset @st to "everything off" for @point (downgrade_rate 100). */

@@ -176,6 +176,11 @@ SUITES = [
           env={"SDS_TEST_SHARD": "3/3"}, nice=False),
     Suite("failfast", "heavy", [_py("tests/failfast/run.py")], budget=300,
           nice=False),
+    # Host pressure (docs/PRESSURE.md): its CPU hog (at nice 19) needs the
+    # host's cpu pressure low before and after it, so it comes last, once
+    # the heavy lane's compilers are done.
+    Suite("pressure", "heavy", [_py("tests/pressure/run.py")], budget=90,
+          nice=False),
 ]
 
 # The cmocka suites' sources, for their listing.

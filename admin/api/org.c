@@ -289,6 +289,46 @@ out:
 	free(ss);
 }
 
+/*
+ * A point's strategy put (@put) or deleted (@del) must leave the scheme's
+ * host pressure rules valid (docs/PRESSURE.md: a rule shedding "low"
+ * points needs one): the whole document after the change, validated by
+ * the codec.  0: valid (or no rules); else the reply is sent.
+ */
+static int rules_still_valid(struct api_route *r, const char *g, const char *a,
+			     const char *s, const struct sds_strategy *put,
+			     const char *del)
+{
+	struct store *st = r->ad->store;
+	struct sds_strategies *cur = malloc(sizeof(*cur));
+	json_t *doc = NULL, *pts;
+	int ret = -1;
+
+	if (!cur) {
+		api_fail(r, 500, "out of memory");
+		return -1;
+	}
+	if (api_store_rc(r, st->ops->strategies_get(st, g, a, s, cur, NULL, r->err)))
+		goto out;
+	ret = 0;
+	if (!cur->pressure.n)
+		goto out;
+	doc = strategy_set_to_json(cur);
+	pts = json_object_get(doc, "points");
+	if (put)
+		json_object_set_new(pts, put->point, strategy_to_json(put));
+	if (del)
+		json_object_del(pts, del);
+	if (strategy_set_from_json(doc, cur, r->err, sizeof(r->err))) {
+		api_fail(r, 400, "%s", r->err);
+		ret = -1;
+	}
+out:
+	json_decref(doc);
+	free(cur);
+	return ret;
+}
+
 void api_route_strategy(struct api_route *r, const char *g, const char *a,
 		  const char *s, const char *point)
 {
@@ -321,6 +361,8 @@ void api_route_strategy(struct api_route *r, const char *g, const char *a,
 			api_fail(r, 400, "unknown field '%.64s'", json_object_iter_key(json_object_iter(r->doc)));
 			goto out;
 		}
+		if (rules_still_valid(r, g, a, s, NULL, point))
+			goto out;
 		if (!api_store_rc(r, st->ops->strategy_delete(st, g, a, s, point, comment,
 							  &version, r->err)))
 			api_reply(r, 200, json_pack("{s:s, s:I}", "deleted", point, "version",
@@ -342,6 +384,8 @@ void api_route_strategy(struct api_route *r, const char *g, const char *a,
 	}
 	json_decref(doc);
 	if (api_cluster_check_hosts(r, g, a, ss))
+		goto out;
+	if (rules_still_valid(r, g, a, s, &ss->s[0], NULL))
 		goto out;
 	if (!api_store_rc(r, st->ops->strategy_put(st, g, a, s, &ss->s[0], comment,
 					       &version, r->err))) {

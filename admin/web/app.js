@@ -466,6 +466,10 @@ async function saveStrategy() {
   const c = $('ed-comment').value;
   if (c) body.comment = c;
   try {
+    // The point's priority (docs/PRESSURE.md) has no field here: kept as it is.
+    const cur = await api('GET', appPath(state.sel) + '/schemes/' + encodeURIComponent(s) + '/strategies');
+    const prio = cur.points[pt] && cur.points[pt].priority;
+    if (prio) body.priority = prio;
     const r = await api('PUT', appPath(state.sel) + '/schemes/' + encodeURIComponent(s) +
                         '/strategies/' + encodeURIComponent(pt), body);
     ok('saved ' + pt + ' (version ' + r.version + ')');

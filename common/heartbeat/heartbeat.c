@@ -135,6 +135,8 @@ json_t *heartbeat_to_json(const struct sds_heartbeat *hb)
 					    json_real(p->overhead_milli / 1000.0));
 		if (heartbeat_point_copy_to_json(p, po))
 			goto oom;
+		if (p->overload)
+			json_object_set_new(po, "overload", json_true());
 		/* An adaptive point's limit at the period's end (docs/ADAPTIVE.md). */
 		if (p->adaptive_limit) {
 			json_object_set_new(po, "adaptive_limit",
@@ -148,6 +150,8 @@ json_t *heartbeat_to_json(const struct sds_heartbeat *hb)
 	if (hb->build_id[0] &&
 	    json_object_set_new(o, "build", json_pack("{s:s, s:I}", "id", hb->build_id,
 			       "deploys", (json_int_t)hb->deploys)))
+		goto oom;
+	if (heartbeat_pressure_to_json(hb, o))
 		goto oom;
 	if (json_object_set_new(o, "points", pts))
 		goto oom_o;
@@ -207,7 +211,7 @@ static const char *const point_fields[] = {
 	"visits", "exceptions", "timeouts", "downgrades", "max_concurrency",
 	"faults", "delays", "copy_captured", "copy_dropped", "copy_truncated",
 	"adaptive_limit", "adaptive_latency_ns", "max_stuck",
-	"latency_hist", "suspended", "overhead_pct",
+	"latency_hist", "suspended", "overhead_pct", "overload",
 };
 #define POINT_COUNTS	13	/* point_fields before latency_hist */
 
@@ -280,7 +284,8 @@ static int point_from_json(const char *name, json_t *obj, struct sds_hb_point *p
 			return -1;
 		}
 	}
-	if (point_budget_from_json(name, obj, p, err, errlen))
+	if (point_budget_from_json(name, obj, p, err, errlen) ||
+	    heartbeat_point_overload_from_json(name, obj, p, err, errlen))
 		return -1;
 	h = json_object_get(obj, "latency_hist");
 	if (!h)
@@ -303,7 +308,7 @@ static int point_from_json(const char *name, json_t *obj, struct sds_hb_point *p
 
 static const char *const top_fields[] = {
 	"group", "app", "host", "ip", "period_start", "period_s", "version", "points",
-	"build",
+	"build", "pressure",
 };
 
 /* Lowercase hex, 1..SDS_HB_BUILD_MAX digits. */
@@ -406,7 +411,8 @@ int heartbeat_from_json(json_t *doc, struct sds_heartbeat *out,
 		return -1;
 	}
 	out->version = json_integer_value(v);
-	if (build_from_json(doc, out, err, errlen))
+	if (build_from_json(doc, out, err, errlen) ||
+	    heartbeat_pressure_from_json(doc, out, err, errlen))
 		return -1;
 
 	pts = json_object_get(doc, "points");

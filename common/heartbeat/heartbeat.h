@@ -25,7 +25,11 @@
  * "copy_dropped", "copy_truncated" (traffic copy, docs/COPY.md),
  * "adaptive_limit", "adaptive_latency_ns" (docs/ADAPTIVE.md), "max_stuck"
  * (the most calls in flight past their timeout at once in the period,
- * docs/LIMITS.md "Stuck calls").
+ * docs/LIMITS.md "Stuck calls"), "overload": true (a host pressure rule
+ * downgraded the point in the period).
+ * Optional top-level "pressure": [{"firing": B, "fired": N}, ...], each
+ * host pressure rule's state as the period ends, by rule index
+ * (docs/PRESSURE.md); sent only with rules.
  *
  * Usage on the loader side:
  *
@@ -77,8 +81,17 @@ struct sds_hb_point {
 	uint64_t adaptive_limit;	/* an adaptive point's concurrency limit at the period's end (sent when non-zero) */
 	uint64_t adaptive_latency_ns;	/* the latency it steered by then (sent with adaptive_limit) */
 	uint64_t max_stuck;		/* most calls stuck past the timeout at once (sent when non-zero) */
+	bool overload;			/* a host pressure rule downgraded it in the period (sent when true) */
 	int nhist;			/* entries of latency_hist sent: last non-zero + 1 */
 	uint64_t latency_hist[SDS_HIST_BUCKETS];	/* [i]: latencies in [2^i, 2^(i+1)) ns */
+};
+
+#define SDS_HB_MAX_RULES	8	/* host pressure rules (SDS_PRESSURE_MAX_RULES) */
+
+/* A host pressure rule's state as a period ends (docs/PRESSURE.md). */
+struct sds_hb_rule {
+	bool firing;			/* firing then */
+	uint64_t fired;			/* times it fired since its document came */
 };
 
 /* One heartbeat: one app on one host, one period.  ~160 KiB: heap it. */
@@ -92,6 +105,8 @@ struct sds_heartbeat {
 	int64_t version;		/* strategies version the loader has in force, 0: none */
 	char build_id[SDS_HB_BUILD_MAX + 1];	/* TARGET's build now (lowercase hex), "": not sent */
 	uint32_t deploys;		/* new builds of TARGET the loader followed since it started */
+	int nrules;			/* host pressure rules in @rules; 0: none, not sent */
+	struct sds_hb_rule rules[SDS_HB_MAX_RULES];
 	int n;				/* points used */
 	struct sds_hb_point points[SDS_HB_MAX_POINTS];
 };
@@ -224,5 +239,16 @@ int heartbeat_copy_from_json(json_t *v, struct sds_hb_copy *c, char *err,
 bool heartbeat_copy_addr_valid(const char *s);
 /* Add a point's non-zero copy_* counts to @po; -1 when out of memory. */
 int heartbeat_point_copy_to_json(const struct sds_hb_point *p, json_t *po);
+/*
+ * heartbeat_pressure.c: the host pressure parts (docs/PRESSURE.md) of
+ * @hb into @o, and read back: the top-level "pressure", a point's
+ * "overload".  0, or -1 (and @err).
+ */
+int heartbeat_pressure_to_json(const struct sds_heartbeat *hb, json_t *o);
+int heartbeat_pressure_from_json(json_t *doc, struct sds_heartbeat *out,
+				 char *err, size_t errlen);
+int heartbeat_point_overload_from_json(const char *name, json_t *obj,
+				       struct sds_hb_point *p, char *err,
+				       size_t errlen);
 
 #endif /* SDS_HEARTBEAT_H */

@@ -514,6 +514,12 @@ static int resolve_strategies(struct attach_run *a)
 		if (check_function_points(a, err, sizeof(err)))
 			return cmd_err("%s: %s", env.strategies, err);
 	}
+	/* Host pressure rules: PSI opened once, the file's rules enforceable here. */
+	if (pressure_run__open(&l->engine.pressure, err, sizeof(err)))
+		return cmd_err("%s", err);
+	if (pressure_run__check(&l->engine.pressure, a->strategies, &l->probes,
+				a->npoints, err, sizeof(err)))
+		return cmd_err("%s: %s", env.strategies, err);
 	if (!env.admin) {
 		if (env.token_file)
 			return cmd_err("--token-file goes with --admin");

@@ -109,6 +109,8 @@ static json_t *serve_head(void *ctx)
 	json_object_set_new(o, "folded_through", folded_json(l));
 	json_object_set_new(o, "budget",
 			    budget__json(&l->budget, l->probes.npoints));
+	json_object_set_new(o, "pressure",
+			    pressure_run__json(&l->engine.pressure, flags_now_ns()));
 	return o;
 }
 

@@ -75,6 +75,52 @@ static void print_builds(json_t *r)
 	       query_jint(r, "builds.deploys"), query_jint(r, "builds.rejected"));
 }
 
+/* A share of "pressure" (a JSON number of percent, or null) as "12.3%" or "-". */
+static const char *fmt_share(json_t *v, char *buf, size_t len)
+{
+	if (json_is_number(v))
+		snprintf(buf, len, "%.1f%%", json_number_value(v));
+	else
+		snprintf(buf, len, "-");
+	return buf;
+}
+
+/*
+ * Host pressure rules (docs/PRESSURE.md), only when the strategies have
+ * some: the host's cpu/memory/io "some" share over the last second, then
+ * a line per rule.
+ *   pressure (host): cpu 97.1%, memory 0.0%, io -
+ *   pressure rule 0: cpu some downgrade firing at 100.0% for 2.4 s (fired 1)
+ */
+static void print_pressure(json_t *r)
+{
+	json_t *p = json_object_get(r, "pressure"), *res, *rule;
+	static const char *const names[] = { "cpu", "memory", "io" };
+	char a[16];
+	size_t i;
+
+	if (!json_array_size(json_object_get(p, "rules")))
+		return;
+	res = json_object_get(p, "resources");
+	printf("pressure (%s):", query_jstr(p, "scope"));
+	for (i = 0; i < 3; i++)
+		printf("%s %s %s", i ? "," : "", names[i],
+		       fmt_share(json_object_get(json_object_get(res, names[i]), "some_pct"),
+				 a, sizeof(a)));
+	putchar('\n');
+	json_array_foreach(json_object_get(p, "rules"), i, rule) {
+		bool on = json_is_true(json_object_get(rule, "firing"));
+
+		printf("pressure rule %lld: %s %s %s %s at %s", query_jint(rule, "rule"),
+		       query_jstr(rule, "resource"), query_jstr(rule, "kind"),
+		       query_jstr(rule, "action"), on ? "firing" : "clear",
+		       fmt_share(json_object_get(rule, "pct"), a, sizeof(a)));
+		if (json_is_integer(json_object_get(rule, "since_ms")))
+			printf(" for %.1f s", query_jint(rule, "since_ms") / 1000.0);
+		printf(" (fired %lld)\n", query_jint(rule, "fired"));
+	}
+}
+
 /* Adaptive concurrency: a line per adaptive point (docs/ADAPTIVE.md). */
 static void print_adaptive(json_t *r)
 {
@@ -108,6 +154,8 @@ static const char stats_usage[] =
 "point's line says its limit and the latency it steers by\n"
 "(docs/ADAPTIVE.md).  Once TARGET was replaced (a deploy), a\n"
 "line says its builds (build-ids) still counted (--json: \"builds\").\n"
+"With host pressure rules in the strategies, a line says the host's\n"
+"pressure and one each rule's state (--json: \"pressure\").\n"
 "With neither option and one app attached, that one.\n";
 
 int do_stats(int argc, char **argv)
@@ -138,6 +186,7 @@ int do_stats(int argc, char **argv)
 		       query_jint(r, "refused.points"), query_jint(r, "refused.files"),
 		       query_jint(r, "refused.denied"), query_jint(r, "refused.slow"));
 	print_builds(r);
+	print_pressure(r);
 	/* With --admin: the heartbeats and the push channel (docs/PUSH.md). */
 	if (*query_jstr(r, "admin.push.state"))
 		printf("admin: %lld periods sent, %lld failed posts; push %s%s%s (%lld changes, %lld syncs, %lld reconnects)%s%s\n",

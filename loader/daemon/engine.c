@@ -122,6 +122,14 @@ static const struct sds_strategy *point_strategy(struct engine *e, int id)
 	const struct sds_strategy *st = point_written(e, id);
 	struct engine_cluster c;
 
+	/* A firing pressure rule's limits replace the point's own. */
+	if (e->pressure.rules) {
+		const struct sds_strategy *lim =
+			pressure_run__limits(&e->pressure, e->env.probes->pts[id].spec.name);
+
+		if (lim)
+			return lim;
+	}
 	if (!strategy_is_cluster(st))
 		return st;
 	e->eff[id] = *st;
@@ -242,6 +250,7 @@ void engine__close(struct engine *e)
 	e->lbpub = NULL;
 	free(e->strategies);
 	e->strategies = NULL;
+	pressure_run__close(&e->pressure);
 }
 
 int engine__point(struct engine *e, const char *name)
@@ -336,6 +345,8 @@ static void point_tick(struct engine *e, int id, uint64_t now_ns,
 		flags__set_probe(e->env.flags, id, now_ns + out.fs.probe_interval_ns);
 	halfopen__cells(&e->halfopen[id], e->env.flags, id, in.st, now_ns, &out.fs);
 	drill__tick(e->env.drill, id, now_ns, &out.fs);
+	pressure_run__verdict(&e->pressure, id, point_written(e, id), now_ns,
+			      e->env.tick_ns, &out.fs, &out.shown);
 	failfast__tick(e->env.failfast, id, now_ns, &out.fs, out.hold_started,
 		       e->run[id].drill.err);
 	flags__publish(e->env.flags, id, &out.fs);
@@ -404,8 +415,12 @@ static void tick_heartbeat(struct engine *e, struct tick *t)
 	}
 	t->hb_close = uplink__closing(e->env.uplink, t->now_sec);
 	t->build = NULL;
+	t->nrules = 0;
 	if (!t->hb_close)
 		return;
+	/* Host pressure rules as the period ends (docs/PRESSURE.md). */
+	t->nrules = pressure_run__hb_rules(&e->pressure, e->tick_rules);
+	t->rules = e->tick_rules;
 	for (id = 0; id < t->npoints; id++) {
 		const struct point_stats *st = snapshot__point(t->snap, id);
 		struct sds_hb_point *hp = &t->pt[id].hb;
@@ -415,6 +430,7 @@ static void tick_heartbeat(struct engine *e, struct tick *t)
 			continue;
 		budget__hb_point(e->env.budget, id, st, hp);
 		capture__heartbeat(e->env.capture, id, hp);
+		pressure_run__hb_point(&e->pressure, id, hp);
 		adaptive_run__heartbeat(&e->adaptive, id, hp);
 	}
 	e->tick_build.build_id[0] = '\0';
@@ -454,6 +470,11 @@ void engine__tick(struct engine *e)
 		uplink__tick(e->env.uplink, t);
 		cluster_report(e);
 	}
+	/* Host pressure: a "limits" rule that fired or cleared changes strategies. */
+	if (pressure_run__tick(&e->pressure, now_ns, e->env.events))
+		for (id = 0; id < t->npoints; id++)
+			if (pressure_run__names(&e->pressure, t->pt[id].name))
+				point_configure(e, id);
 	for (id = 0; id < t->npoints; id++) {
 		/* Stepped once a tick: a drill's flush publishes the same limit. */
 		adaptive_run__tick(&e->adaptive, id, snapshot__point(e->snap, id),
@@ -532,15 +553,25 @@ static bool strategy_changed(const struct sds_strategies *old,
 int engine__apply(struct engine *e, struct sds_strategies *s)
 {
 	struct sds_strategies *old = e->strategies;
+	/* Each point's limits from a firing pressure rule before the change. */
+	const struct sds_strategy *lim[SDS_MAX_POINTS];
+	int i, id, n = e->env.probes->npoints;
 	char err[512];
-	int i, id;
 
-	/* A field no point here can enforce: refused whole, the old ones stay. */
-	if (engine__check(e->env.probes, s, err, sizeof(err))) {
+	/*
+	 * A field no point here can enforce, or a pressure rule this host
+	 * cannot (docs/PRESSURE.md): refused whole, the old ones stay.
+	 */
+	if (engine__check(e->env.probes, s, err, sizeof(err)) ||
+	    pressure_run__check(&e->pressure, s, e->env.probes,
+				e->env.probes->npoints, err, sizeof(err))) {
 		free(s);
 		return cmd_err("%s; the strategies in force stay", err);
 	}
+	for (id = 0; id < n; id++)
+		lim[id] = pressure_run__limits(&e->pressure, e->env.probes->pts[id].spec.name);
 	e->strategies = s;
+	pressure_run__set(&e->pressure, s, e->env.events);
 	/* Points named in a strategy get their entries before anyone calls. */
 	for (i = 0; s && i < s->n; i++)
 		if (engine__point(e, s->s[i].point) < 0)
@@ -560,6 +591,14 @@ int engine__apply(struct engine *e, struct sds_strategies *s)
 		/* New limits start with a full bucket and no pending probe. */
 		flags__reset_cell(e->env.flags, id);
 	}
+	/* A firing "limits" rule the new rules changed or dropped: reconfigured. */
+	for (id = 0; id < n; id++) {
+		const struct sds_strategy *now =
+			pressure_run__limits(&e->pressure, e->env.probes->pts[id].spec.name);
+
+		if (lim[id] && (!now || memcmp(lim[id], now, sizeof(*now))))
+			point_configure(e, id);
+	}
 	free(old);
 	/* In force now, not at the next tick: the kill switch trips at once. */
 	engine__tick(e);
@@ -571,6 +610,7 @@ void engine__adopt(struct engine *e, struct sds_strategies *s)
 	int i, id;
 
 	e->strategies = s;
+	pressure_run__set(&e->pressure, s, e->env.events);
 	for (i = 0; s && i < s->n; i++)
 		if (engine__point(e, s->s[i].point) < 0)
 			cmd_err("strategy for '%s': no room for more points (at most %d)",

@@ -18,6 +18,7 @@
 #include "decide/halfopen.h"
 #include "daemon/adaptive_run.h"
 #include "daemon/exact_run.h"
+#include "daemon/pressure_run.h"
 #include "daemon/tick.h"
 #include "heartbeat/heartbeat.h"
 #include "kernel/snapshot.h"
@@ -85,6 +86,9 @@ struct engine {
 	bool share_reporting;		/* a point had a cluster field at the last tick */
 	struct uplink_share_report share_rep[SDS_MAX_POINTS];	/* the tick's reports */
 	struct sds_strategy eff[SDS_MAX_POINTS];	/* a cluster point's strategy with its share */
+	/* Host pressure rules (docs/PRESSURE.md): attach opens it, the tick steps it. */
+	struct pressure_run pressure;
+	struct sds_hb_rule tick_rules[SDS_HB_MAX_RULES];	/* @tick.rules */
 };
 
 /* Where a cluster point's limits in force come from (engine__cluster). */

@@ -49,6 +49,9 @@ struct tick {
 	bool hb_close;			/* a heartbeat period closes: pt[].hb and @build are filled */
 	/* At such a tick: TARGET's build (deploy/watch.c: build_id, deploys; "" and 0: none followed). */
 	const struct sds_heartbeat *build;
+	/* At such a tick: each host pressure rule's state (pressure_run.c); @nrules 0: none. */
+	int nrules;
+	const struct sds_hb_rule *rules;
 };
 
 #endif /* SDS_TICK_H */

@@ -436,6 +436,10 @@ static void period_close(struct uplink *u, const struct tick *t,
 			 t->build->build_id);
 		p->hb->deploys = t->build->deploys;
 	}
+	/* Host pressure rules, only with some (docs/PRESSURE.md). */
+	p->hb->nrules = t->nrules;
+	if (t->nrules > 0)
+		memcpy(p->hb->rules, t->rules, t->nrules * sizeof(t->rules[0]));
 	for (id = 0; id < t->npoints; id++) {
 		const struct point_stats *st = snapshot__point(t->snap, id);
 		const struct sds_hb_point *x = &t->pt[id].hb;
@@ -460,6 +464,8 @@ static void period_close(struct uplink *u, const struct tick *t,
 		/* An adaptive point's limit as the period ends (adaptive_run.c). */
 		hp->adaptive_limit = x->adaptive_limit;
 		hp->adaptive_latency_ns = x->adaptive_latency_ns;
+		/* A host pressure rule shed it in the period (pressure_run.c). */
+		hp->overload = x->overload;
 	}
 	doc = heartbeat_to_json(p->hb);
 	body = doc ? json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;

@@ -143,6 +143,8 @@ static json_t *head_json(struct serve *sv)
 	take(o, d, "folded_through");
 	json_object_set_new(o, "copy_out", capture__out_json(*sv->capture));
 	take(o, d, "budget");
+	/* Host pressure rules (docs/PRESSURE.md). */
+	take(o, d, "pressure");
 	json_object_set_new(o, "builds", watch__json(sv->watch));
 	json_decref(d);
 	return o;

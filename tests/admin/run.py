@@ -15,7 +15,8 @@ budget's state), t_bad_inputs, t_dashboard, t_cockpit (the fleet page,
 the kill switch, schemes, refusals), t_copy, t_roles, t_scope,
 t_drill_errno, t_pwfile, t_scan_apart, t_watch (the push channel: watch
 and sync), t_shares (the cluster shares), t_adaptive (an adaptive
-point's limit), t_pg (PostgreSQL's own).
+point's limit), t_pressure (host pressure rules in the strategies),
+t_pg (PostgreSQL's own).
 SDS_TEST_STORE=pg runs them on PostgreSQL (make admin-integration-pg).
 
     python3 tests/admin/run.py [-v] [NAME-SUBSTRING...]

@@ -245,17 +245,67 @@ out:
 
 /* ---- strategies --------------------------------------------------------- */
 
+/*
+ * A scheme's host pressure rules (docs/PRESSURE.md) are the row of point
+ * "", which no point name can be: @text (NULL: none, freed here) read
+ * back against the points already in @out.
+ */
+static int rules_read(char *text, struct sds_strategies *out, char *err)
+{
+	char perr[256];
+	json_t *arr;
+	int ret = 0;
+
+	if (!text)
+		return 0;
+	arr = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+	if (!arr || pressure_set_from_json(arr, out, &out->pressure, perr, sizeof(perr))) {
+		sq_seterr(err, "database: stored pressure rules unreadable");
+		ret = STORE_ERROR;
+	}
+	json_decref(arr);
+	free(text);
+	return ret;
+}
+
+static int rules_write(struct sq_store *s, int64_t sid,
+		       const struct sds_pressure_set *p, char *err)
+{
+	struct sq_stmt *q;
+	json_t *o;
+	char *body;
+
+	if (!p->n)
+		return 0;
+	q = sq_q(s, Q_STRAT_PUT);
+	if (!q)
+		return sq_dberr(s, err);
+	o = pressure_set_to_json(p);
+	body = o ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	json_decref(o);
+	if (!body) {
+		sq_seterr(err, "out of memory");
+		return STORE_ERROR;
+	}
+	sq_bind_int64(q, 1, sid);
+	sq_bind_text(q, 2, "");
+	sq_bind_text_free(q, 3, body);
+	return sq_run(s, q, err);
+}
+
 /* Read scheme @sid's strategies into @out (version left alone). */
 int sq_strategies_read(struct sq_store *s, int64_t sid,
 		    struct sds_strategies *out, char *err)
 {
 	struct sq_stmt *q = sq_q(s, Q_STRAT_LIST);
+	char *rules = NULL;
 	int rc;
 
 	if (!q)
 		return sq_dberr(s, err);
 	sq_bind_int64(q, 1, sid);
 	out->n = 0;
+	out->pressure.n = 0;
 	while ((rc = sq_step(q)) == SQ_ROW) {
 		const char *point = sq_col_text(q, 0);
 		const char *body = sq_col_text(q, 1);
@@ -263,6 +313,17 @@ int sq_strategies_read(struct sq_store *s, int64_t sid,
 		struct sds_strategies *one_pt;
 		int n;
 
+		/* The scheme's host pressure rules: the row no point can name. */
+		if (!point[0]) {
+			free(rules);
+			rules = strdup(body);
+			if (!rules) {
+				sq_reset(q);
+				sq_seterr(err, "out of memory");
+				return STORE_ERROR;
+			}
+			continue;
+		}
 		if (out->n >= SDS_MAX_STRATEGIES)
 			break;
 		/* Stored bodies were validated on the way in; parse them back
@@ -273,6 +334,7 @@ int sq_strategies_read(struct sq_store *s, int64_t sid,
 		if (!one_pt || n >= (int)sizeof(doc) ||
 		    strategy_set_parse(doc, n, one_pt, perr, sizeof(perr)) || one_pt->n != 1) {
 			free(one_pt);
+			free(rules);
 			sq_reset(q);
 			sq_seterr(err, "database: stored strategy of point '%s' unreadable", point);
 			return STORE_ERROR;
@@ -281,9 +343,11 @@ int sq_strategies_read(struct sq_store *s, int64_t sid,
 		free(one_pt);
 	}
 	sq_reset(q);
-	if (rc != SQ_DONE)
+	if (rc != SQ_DONE) {
+		free(rules);
 		return sq_dberr(s, err);
-	return 0;
+	}
+	return rules_read(rules, out, err);
 }
 
 int sq_strategies_get(struct store *st, const char *g, const char *a,
@@ -368,6 +432,8 @@ static int strat_apply(struct sq_store *s, int64_t sid, const struct strat_op *o
 		ret = sq_run(s, sq_qk(s, Q_STRAT_CLEAR, sid), err);
 		for (i = 0; i < op->all->n && !ret; i++)
 			ret = strategy_write(s, sid, &op->all->s[i], err);
+		if (!ret)
+			ret = rules_write(s, sid, &op->all->pressure, err);
 		return ret;
 	}
 	if (op->one)

@@ -45,10 +45,10 @@ const char *const sq_sql[NQ] = {
 	[Q_APP_BUMP] = "UPDATE apps SET version = version + 1 WHERE id = ?1 RETURNING version",
 	[Q_SCHEME_ID] = "SELECT id FROM schemes WHERE app_id = ?1 AND name = ?2",
 	[Q_SCHEME_LIST] = "SELECT s.name, s.description, s.created, s.id = a.active_scheme,"
-		" (SELECT count(*) FROM strategies t WHERE t.scheme_id = s.id)"
+		" (SELECT count(*) FROM strategies t WHERE t.scheme_id = s.id AND t.point <> '')"
 		" FROM schemes s JOIN apps a ON a.id = s.app_id WHERE s.app_id = ?1 ORDER BY s.name",
 	[Q_SCHEME_GET] = "SELECT s.name, s.description, s.created, s.id = a.active_scheme,"
-		" (SELECT count(*) FROM strategies t WHERE t.scheme_id = s.id)"
+		" (SELECT count(*) FROM strategies t WHERE t.scheme_id = s.id AND t.point <> '')"
 		" FROM schemes s JOIN apps a ON a.id = s.app_id WHERE s.id = ?1",
 	[Q_SCHEME_INS] = "INSERT INTO schemes (app_id, name, description, created) VALUES (?1, ?2, ?3, ?4)",
 	[Q_SCHEME_UPD] = "UPDATE schemes SET description = ?2 WHERE id = ?1",
@@ -82,8 +82,9 @@ const char *const sq_sql[NQ] = {
 		" downgrades, max_concurrency, hist, faults, delays, suspended, overhead_milli"
 		STORE_STAT_SQL_NAMES " FROM stats"
 		" WHERE app_id = ?1 AND period_start >= ?2 AND period_start < ?3 AND point = ?4",
+	/* Not the row of point "": a scheme's pressure rules (schemes.c). */
 	[Q_POINT_LIST] = "SELECT point FROM strategies t JOIN schemes s ON s.id = t.scheme_id"
-		" WHERE s.app_id = ?1 UNION SELECT point FROM stats WHERE app_id = ?1"
+		" WHERE s.app_id = ?1 AND t.point <> '' UNION SELECT point FROM stats WHERE app_id = ?1"
 		" AND period_start >= ?2 ORDER BY 1",
 	[Q_EVENTS] = "SELECT period_start, host, point, downgrades, visits FROM stats"
 		" WHERE app_id = ?1 AND period_start >= ?2 AND period_start < ?3 AND downgrades > 0"

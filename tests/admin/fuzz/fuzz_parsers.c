@@ -26,7 +26,7 @@ static bool hb_point_equal(const struct sds_hb_point *a,
 	       a->downgrades == b->downgrades &&
 	       a->max_concurrency == b->max_concurrency &&
 	       a->faults == b->faults && a->delays == b->delays &&
-	       a->suspended == b->suspended &&
+	       a->suspended == b->suspended && a->overload == b->overload &&
 	       a->overhead_milli == b->overhead_milli && a->nhist == b->nhist &&
 	       !memcmp(a->latency_hist, b->latency_hist, sizeof(a->latency_hist));
 }
@@ -38,8 +38,12 @@ static bool heartbeat_equal(const struct sds_heartbeat *a,
 	if (strcmp(a->group, b->group) || strcmp(a->app, b->app) ||
 	    strcmp(a->host, b->host) || strcmp(a->ip, b->ip) ||
 	    a->period_start != b->period_start || a->period_s != b->period_s ||
-	    a->version != b->version || a->n != b->n)
+	    a->version != b->version || a->n != b->n || a->nrules != b->nrules)
 		return false;
+	for (int i = 0; i < a->nrules; i++)
+		if (a->rules[i].firing != b->rules[i].firing ||
+		    a->rules[i].fired != b->rules[i].fired)
+			return false;
 	for (int i = 0; i < a->n; i++)
 		if (!hb_point_equal(&a->points[i], &b->points[i]))
 			return false;
@@ -82,6 +86,11 @@ static void check_strategies(const uint8_t *data, size_t size)
 	free(text);
 	if (ss->n != ss2->n || ss->version != ss2->version ||
 	    memcmp(ss->s, ss2->s, sizeof(ss->s[0]) * ss->n))
+		abort();
+	/* The host pressure rules too, their defaults written out (docs/PRESSURE.md). */
+	if (ss->pressure.n != ss2->pressure.n ||
+	    memcmp(ss->pressure.r, ss2->pressure.r,
+		   sizeof(ss->pressure.r[0]) * ss->pressure.n))
 		abort();
 }
 

@@ -135,9 +135,9 @@ static void test_invalid_document(void **state)
 	expect_invalid(b, "{\"version\": null}", "version must be a non-negative integer");
 	/* Unknown top-level field. */
 	expect_invalid(b, "{\"version\": 1, \"pointz\": {}}",
-		       "unknown field 'pointz' (version, points)");
+		       "unknown field 'pointz' (version, points, pressure)");
 	expect_invalid(b, "{\"version\": 1, \"points\": {}, \"comment\": \"x\"}",
-		       "unknown field 'comment' (version, points)");
+		       "unknown field 'comment' (version, points, pressure)");
 	/* points of the wrong type. */
 	expect_invalid(b, "{\"version\": 1, \"points\": []}",
 		       "points must be an object of point name -> limits");
