@@ -202,6 +202,9 @@ static __always_inline bool is_exception(const struct sds_point_cfg *cfg,
 	return false;
 }
 
+/* Where calls' time went, kept by the frames and the session: sds_split.bpf.h. */
+#include "sds_split.bpf.h"
+
 /* The frame stack: sds_frames.bpf.h. */
 #include "sds_frames.bpf.h"
 
@@ -260,6 +263,7 @@ static __always_inline void call_enter(__u32 point, __u64 ts, __u64 sp,
 	fr->f[d].guard = kind == SDS_FRAME_GUARD;
 	fr->f[d].exits = kind == SDS_FRAME_EXITS;
 	fr->f[d].ff_probe = 0;
+	split_frame_enter(frame_at(fr, d), ts);
 	fr->depth = d + 1;
 	ADD(&g->entered, 1);
 	return;
@@ -450,6 +454,8 @@ static __always_inline int call_leave(__u32 point, __u64 sp, __u64 rax)
 	probe = frame_at(fr, found)->ff_probe;
 	fr->depth = found;
 	call_done(point, ts, lat, true, rax);
+	/* The frame is above the depth now, but nothing pushes before this. */
+	split_frame_done(frame_at(fr, found), ts, lat);
 	if (probe)
 		ff_probe_done(point, rax);
 	return 0;

@@ -45,6 +45,7 @@ static __always_inline void frames_drop_all(struct sds_frames *fr)
 		if (i >= d)
 			break;
 		frame_drop(frame_at(fr, i)->point);
+		split_frame_forget(frame_at(fr, i));
 	}
 	fr->depth = 0;
 }
@@ -97,6 +98,7 @@ __noinline int sds_count_exception(__u32 point, __u64 ts)
 static __always_inline void frame_unwound(const struct sds_frame *f, __u64 ts)
 {
 	frame_drop(f->point);
+	split_frame_forget(f);
 	if (f->exits)
 		sds_count_exception(f->point, ts);
 }
@@ -150,6 +152,7 @@ static __always_inline __u32 guard_evict(struct sds_frames *fr, __u32 d,
 					 __u32 idx)
 {
 	frame_drop(frame_at(fr, idx)->point);
+	split_frame_forget(frame_at(fr, idx));
 	return frame_remove(fr, d, idx);
 }
 
