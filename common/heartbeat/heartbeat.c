@@ -130,7 +130,8 @@ json_t *heartbeat_to_json(const struct sds_heartbeat *hb)
 		if (p->overhead_milli)
 			json_object_set_new(po, "overhead_pct",
 					    json_real(p->overhead_milli / 1000.0));
-		if (heartbeat_point_copy_to_json(p, po))
+		if (heartbeat_point_copy_to_json(p, po) ||
+		    heartbeat_point_split_to_json(p, po))
 			goto oom;
 		if (json_object_set_new(pts, p->name, po))
 			goto oom;
@@ -197,6 +198,7 @@ static const char *const point_fields[] = {
 	"visits", "exceptions", "timeouts", "downgrades", "max_concurrency",
 	"faults", "delays", "copy_captured", "copy_dropped", "copy_truncated",
 	"latency_hist", "suspended", "overhead_pct",
+	"split_calls", "split_on_cpu_ns", "split_runq_ns", "split_blocked_ns",
 };
 #define POINT_COUNTS	10	/* point_fields before latency_hist */
 
@@ -268,7 +270,8 @@ static int point_from_json(const char *name, json_t *obj, struct sds_hb_point *p
 			return -1;
 		}
 	}
-	if (point_budget_from_json(name, obj, p, err, errlen))
+	if (point_budget_from_json(name, obj, p, err, errlen) ||
+	    heartbeat_point_split_from_json(name, obj, p, err, errlen))
 		return -1;
 	h = json_object_get(obj, "latency_hist");
 	if (!h)

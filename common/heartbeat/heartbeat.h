@@ -22,7 +22,10 @@
  * Optional point fields, sent only when set: "faults", "delays" (drills),
  * "suspended": true and "overhead_pct" (the probe-cost budget: the
  * probes' estimated share of one CPU, up to 3 decimals), "copy_captured",
- * "copy_dropped", "copy_truncated" (traffic copy, docs/COPY.md).
+ * "copy_dropped", "copy_truncated" (traffic copy, docs/COPY.md);
+ * "split_calls", "split_on_cpu_ns", "split_runq_ns", "split_blocked_ns"
+ * (where the period's completed calls' time went, docs/SPLIT.md: sent
+ * when the loader splits calls and some completed).
  *
  * Usage on the loader side:
  *
@@ -71,6 +74,11 @@ struct sds_hb_point {
 	uint64_t copy_captured;		/* requests captured for traffic copy (sent when non-zero) */
 	uint64_t copy_dropped;		/* captures lost: ring full, or the copy server unreachable (sent when non-zero) */
 	uint64_t copy_truncated;	/* captures cut at copy_max (sent when non-zero) */
+	/* Where the period's split calls' time went (heartbeat_split.c; sent when @split_calls). */
+	uint64_t split_calls;		/* completed calls split in the period */
+	uint64_t split_on_cpu_ns;	/* their time on a CPU */
+	uint64_t split_runq_ns;		/* ... waiting on a run queue */
+	uint64_t split_blocked_ns;	/* ... blocked */
 	int nhist;			/* entries of latency_hist sent: last non-zero + 1 */
 	uint64_t latency_hist[SDS_HIST_BUCKETS];	/* [i]: latencies in [2^i, 2^(i+1)) ns */
 };
@@ -218,5 +226,13 @@ int heartbeat_copy_from_json(json_t *v, struct sds_hb_copy *c, char *err,
 bool heartbeat_copy_addr_valid(const char *s);
 /* Add a point's non-zero copy_* counts to @po; -1 when out of memory. */
 int heartbeat_point_copy_to_json(const struct sds_hb_point *p, json_t *po);
+/*
+ * heartbeat_split.c: a point's split into @po (when it has split calls),
+ * and from @obj into @p, each bounded; -1 (with @err for the parse).
+ */
+int heartbeat_point_split_to_json(const struct sds_hb_point *p, json_t *po);
+int heartbeat_point_split_from_json(const char *name, json_t *obj,
+				    struct sds_hb_point *p, char *err,
+				    size_t errlen);
 
 #endif /* SDS_HEARTBEAT_H */

@@ -75,13 +75,44 @@ static void print_builds(json_t *r)
 	       query_jint(r, "builds.deploys"), query_jint(r, "builds.rejected"));
 }
 
+/*
+ * Where the completed calls' time went (docs/SPLIT.md): a line per point
+ * that has split calls, the mean of a call, after the table; or one line
+ * saying why there is no split.
+ */
+static void print_split(json_t *r)
+{
+	json_t *p;
+	size_t i;
+	char a[16], b[16], c[16];
+
+	if (!json_is_true(json_object_get(json_object_get(r, "split"), "on"))) {
+		printf("split: unavailable: %s\n",
+		       query_jstr(json_object_get(r, "split"), "why"));
+		return;
+	}
+	json_array_foreach(json_object_get(r, "points"), i, p) {
+		long long n = query_jint(p, "split.calls");
+
+		if (n <= 0)
+			continue;
+		printf("split %s: %lld calls, a call's mean on-CPU %s, run queue %s, blocked %s\n",
+		       query_jstr(p, "name"), n,
+		       fmt_ns(query_jint(p, "split.on_cpu_ns") / n, a, sizeof(a)),
+		       fmt_ns(query_jint(p, "split.runq_ns") / n, b, sizeof(b)),
+		       fmt_ns(query_jint(p, "split.blocked_ns") / n, c, sizeof(c)));
+	}
+}
+
 static const char stats_usage[] =
 "Usage: sds-bpf stats [--group G] [--app NAME] [--json]\n"
 "\n"
 "Counters of every point of an attached app: totals since attach, the\n"
 "10-s sliding window, concurrency and latency percentiles, and the\n"
 "probes' estimated cost (OVERHEAD: site cost x calls/s, as a share of one\n"
-"CPU; attach --max-overhead).  Once TARGET was replaced (a deploy), a\n"
+"CPU; attach --max-overhead), and where the calls' time went (a line a\n"
+"point: a call's mean time on a CPU, on the run queue, blocked;\n"
+"docs/SPLIT.md).  Once TARGET was replaced (a deploy), a\n"
 "line says its builds (build-ids) still counted (--json: \"builds\").\n"
 "With neither option and one app attached, that one.\n";
 
@@ -156,6 +187,7 @@ int do_stats(int argc, char **argv)
 		       query_jint(ff, "drilled"), query_jint(ff, "probes"),
 		       json_is_true(json_object_get(ff, "failing")) ? ", failing" : "");
 	}
+	print_split(r);
 	json_decref(r);
 	return 0;
 }
