@@ -182,6 +182,7 @@ include tests/failfast/failfast.mk
 include tests/exact/exact.mk
 include tests/lib/testlib.mk
 include tests/probepath/probepath.mk
+include tests/split/split.mk
 include tests/metrics/metrics.mk
 
 integration: all $(TEST_TARGETS)

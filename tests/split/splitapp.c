@@ -2,16 +2,18 @@
 /*
  * The split suite's target (tests/split/run.py): calls of known time on
  * a CPU, on the run queue and asleep, driven line by line on stdin as
- * tests/targets/target.c is.  Prints "ready", then "done ..." per line:
+ * tests/targets/target.c is.  Prints "ready", then per line its result
+ * and "done" (or "error: ..."):
  *
- *   nap N MS     call nap(MS) N times: each sleeps MS ms (blocked)
+ *   nap N MS     call nap(MS) N times: each sleeps MS ms (blocked);
+ *                "took 0 WALL_NS"
  *   spin N MS    pin this thread and a busy one (spinning all the while)
  *                to one CPU, then call spin(MS) N times: each runs until
  *                this thread has had MS ms of CPU (CLOCK_THREAD_CPUTIME_ID),
  *                sharing the CPU, so it waits on the run queue about as
  *                long again; the busy thread is stopped and the affinity
- *                restored after.  "done CPU_NS WALL_NS": the calls' CPU
- *                time and wall time as the caller measured them
+ *                restored after.  Prints "took CPU_NS WALL_NS": the calls'
+ *                CPU time and wall time as the caller measured them
  *   quit         exit 0
  *
  * The counted functions are noipa and hold an empty asm barrier, so the
@@ -94,7 +96,7 @@ static int run_spin(long n, int ms)
 	w0 = clock_ns(CLOCK_MONOTONIC);
 	for (long i = 0; i < n; i++)
 		spin(ms);
-	printf("done %lld %lld\n", clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0,
+	printf("took %lld %lld\n", clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0,
 	       clock_ns(CLOCK_MONOTONIC) - w0);
 	busy_stop = 1;
 	pthread_join(busy, NULL);
@@ -115,10 +117,12 @@ int main(void)
 
 			for (long i = 0; i < n; i++)
 				nap(ms);
-			printf("done 0 %lld\n", clock_ns(CLOCK_MONOTONIC) - w0);
+			printf("took 0 %lld\ndone\n", clock_ns(CLOCK_MONOTONIC) - w0);
 		} else if (sscanf(line, "spin %ld %d", &n, &ms) == 2) {
 			if (run_spin(n, ms))
 				printf("error: %s\n", strerror(errno));
+			else
+				printf("done\n");
 		} else if (!strncmp(line, "quit", 4)) {
 			return 0;
 		} else {
