@@ -235,7 +235,8 @@ bench: deps
 		$(MAKE) -s push-bench | tee $$BENCH_OUT/push.md && \
 		$(MAKE) -s copy-bench | tee $$BENCH_OUT/copy.txt && \
 		$(MAKE) -s exact-bench | tee $$BENCH_OUT/exact.txt && \
-		$(MAKE) -s lb-bench | tee $$BENCH_OUT/lb.txt
+		$(MAKE) -s lb-bench | tee $$BENCH_OUT/lb.txt && \
+		$(MAKE) -s split-bench | tee $$BENCH_OUT/split.md
 
 demo: deps
 	$(MAKE) all demo-bins
