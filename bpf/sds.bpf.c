@@ -529,6 +529,7 @@ int BPF_PROG(sds_thread_exit, struct task_struct *task)
 	struct sds_frames *fr;
 
 	session_thread_exit(task);
+	split_thread_exit(task);
 	fr = bpf_task_storage_get(&frames, task, 0, 0);
 	if (fr)
 		frames_drop_all(fr);

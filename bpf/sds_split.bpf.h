@@ -14,7 +14,8 @@
  *     It also stamps, per CPU, which task comes on and when: the task
  *     coming on cannot be looked up here (a raw tracepoint's arguments
  *     are not pointers the verifier trusts), so it reads the stamp itself
- *     at its next event, on the CPU it runs on.
+ *     at its next event, on the CPU it runs on.  No thread inside a call
+ *     off a CPU: nobody needs the stamp, and the switch skips it.
  *   - sched_wakeup runs as the waker: a blocked thread inside a call is
  *     parked in `split_park` (keyed by its task's address) and the wakeup
  *     writes when it became runnable there.
@@ -25,8 +26,9 @@
  * its run-queue and blocked time, and the rest of its latency its time on
  * a CPU.  Nested calls each get their own split (an outer call's includes
  * the inner one's).  A thread outside every call pays at sched_switch one
- * clock read, the per-CPU stamp and one task-storage lookup; at
- * sched_wakeup one hash lookup (tools/bench/split measures both).
+ * task-storage lookup and, while some thread inside a call is off a CPU
+ * (split_off), a clock read and the per-CPU stamp; at sched_wakeup one
+ * hash lookup (tools/bench/split measures both).
  */
 #ifndef SDS_SPLIT_BPF_H
 #define SDS_SPLIT_BPF_H
@@ -112,6 +114,26 @@ struct {
 volatile __u32 split_on = 0;
 
 /*
+ * Threads inside a call that are off a CPU and have not folded that
+ * spell yet: only they need the per-CPU stamp of their switch in, so
+ * while there are none a switch costs the rest of the host one
+ * task-storage lookup and this load, no clock read.  A thread is counted
+ * from its switch out to its fold (or its call's end, or its exit), and
+ * it cannot come on again before its switch out is counted (both happen
+ * under run-queue locks).
+ */
+volatile __u64 split_off = 0;
+
+/* @st is on a CPU again (folded, reset, exiting): no longer counted off. */
+static __always_inline void split_set_on(struct sds_split_task *st)
+{
+	if (st->state == SDS_SPLIT_ON)
+		return;
+	st->state = SDS_SPLIT_ON;
+	__sync_fetch_and_add(&split_off, -1);
+}
+
+/*
  * The thread @st is running now (@now) on this CPU: fold its off spell,
  * if it was off, into its sums.  It came on at this CPU's stamp if the
  * stamp is its own (no switch on this CPU since it came on), else now is
@@ -144,8 +166,34 @@ static __always_inline void split_fold(struct sds_split_task *st, __u64 now)
 	} else {
 		st->runq += t_in - st->since;
 	}
-	st->state = SDS_SPLIT_ON;
+	split_set_on(st);
 	st->since = t_in;
+}
+
+/*
+ * A spell @st will never fold (the thread's last call was given up while
+ * it was off a CPU, or it exits): its parked entry goes too.
+ */
+static __always_inline void split_drop_park(struct sds_split_task *st)
+{
+	__u64 self;
+
+	if (st->state != SDS_SPLIT_BLOCKED)
+		return;
+	self = bpf_get_current_task();
+	bpf_map_delete_elem(&split_park, &self);
+}
+
+/*
+ * One of @st's open calls is given up (@st->open > 0), on the running
+ * thread: the last one leaves it outside, its unfolded spell forgotten.
+ */
+static __always_inline void split_close(struct sds_split_task *st)
+{
+	if (--st->open)
+		return;
+	split_drop_park(st);
+	split_set_on(st);
 }
 
 /*
@@ -165,7 +213,8 @@ static __always_inline struct sds_split_task *split_enter(__u64 ts)
 		return NULL;
 	if (st->open == 0) {
 		/* Outside until now: nothing of before counts. */
-		st->state = SDS_SPLIT_ON;
+		split_drop_park(st);
+		split_set_on(st);
 		st->since = ts;
 	} else {
 		split_fold(st, ts);
@@ -185,7 +234,7 @@ __noinline int sds_split_forget(void)
 
 	st = bpf_task_storage_get(&split_task, bpf_get_current_task_btf(), 0, 0);
 	if (st && st->open)
-		st->open--;
+		split_close(st);
 	return 0;
 }
 
@@ -316,6 +365,18 @@ static __always_inline void split_sess_done(__u32 point, __u64 ts, __u64 lat,
 	split_done(point, ts, lat, st->sess[d].runq0, st->sess[d].blocked0);
 }
 
+/* A thread exits: its spell off a CPU, if counted, is over. */
+static __always_inline void split_thread_exit(struct task_struct *task)
+{
+	struct sds_split_task *st;
+
+	st = bpf_task_storage_get(&split_task, task, 0, 0);
+	if (!st)
+		return;
+	split_drop_park(st);
+	split_set_on(st);
+}
+
 /*
  * Session call instance @ck at depth @d will never return (longjmp):
  * its slot and its open count given back.  A global function, verified
@@ -333,7 +394,7 @@ __noinline int sds_split_sess_forget(__u32 d, __u64 ck)
 		return 0;
 	st->sess[d].ck = 0;
 	if (st->open)
-		st->open--;
+		split_close(st);
 	return 0;
 }
 
@@ -347,11 +408,12 @@ int sds_split_switch(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct sds_split_task *st;
 	struct sds_split_cpu *c;
-	__u64 now = bpf_ktime_get_ns(), self, zero64 = 0;
+	__u64 now, self, zero64 = 0;
 	__u32 zero = 0;
 
 	st = bpf_task_storage_get(&split_task, bpf_get_current_task_btf(), 0, 0);
 	if (st && st->open) {
+		now = bpf_ktime_get_ns();
 		split_fold(st, now);
 		st->since = now;
 		/* Preempted, or its sleep undone by a signal: still runnable. */
@@ -362,6 +424,12 @@ int sds_split_switch(struct bpf_raw_tracepoint_args *ctx)
 			self = bpf_get_current_task();
 			bpf_map_update_elem(&split_park, &self, &zero64, BPF_ANY);
 		}
+		__sync_fetch_and_add(&split_off, 1);
+	} else {
+		/* No thread inside a call waits to come on: no stamp needed. */
+		if (!split_off)
+			return 0;
+		now = bpf_ktime_get_ns();
 	}
 	c = bpf_map_lookup_elem(&split_cpu, &zero);
 	if (c) {

@@ -14,6 +14,9 @@ probe paths) and of a libsds guarded call (tests/targets/guarded.c):
     (two runnable threads on one CPU: about as long again; > 2 ms and at
     least a third of its CPU time here, whatever else runs);
   - the split counts exactly the calls made, its histograms too;
+  - the count of threads inside a call that are off a CPU (what lets
+    the rest of the host skip the clock) is 1 during a sleeping call and
+    0 once every call ended;
   - --no-split: no tracepoints, the split reported unavailable (and why)
     rather than zero, `hist --split` refused.
 
@@ -28,7 +31,9 @@ library only.
 import importlib.util
 import json
 import os
+import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 _spec = importlib.util.spec_from_file_location(
@@ -200,6 +205,47 @@ def split_on_shown(ctx):
 
 
 SUITE.test(split_on_shown)
+
+
+def split_off_of(pid):
+    """The loader's split_off (bpf/sds_split.bpf.h): threads inside a
+    call that are off a CPU, from its .bss map (u64 at offset 8, after
+    split_on and its padding: the skeleton's struct sds_bpf__bss)."""
+    ids = set()
+    d = "/proc/%d/fdinfo" % pid
+    for fd in os.listdir(d):
+        with open(os.path.join(d, fd)) as f:
+            for line in f:
+                if line.startswith("map_id:"):
+                    ids.add(int(line.split()[1]))
+    r = subprocess.run(["bpftool", "map", "show", "--json"],
+                       capture_output=True, text=True, timeout=30)
+    bss = [m["id"] for m in json.loads(r.stdout)
+           if m["id"] in ids and m.get("name") == "sds_bpf.bss"]
+    eq(len(bss), 1, "the loader's sds_bpf.bss maps")
+    r = subprocess.run(["bpftool", "map", "dump", "id", str(bss[0]), "--json"],
+                       capture_output=True, text=True, timeout=30)
+    v = json.loads(r.stdout)[0]["value"]
+    return int.from_bytes(bytes(int(x, 16) for x in v[8:16]), "little")
+
+
+def split_off_counts_parked_threads(ctx):
+    """split_off, what lets the rest of the host skip the clock: 1 while
+    a call sleeps, 0 once every call ended (20 naps, 10 spins beside a
+    busy thread)."""
+    _, t, l = start(ctx)
+    eq(split_off_of(l.pid), 0, "split_off before any call")
+    t.send("nap 1 1500")
+    time.sleep(0.7)
+    eq(split_off_of(l.pid), 1, "split_off while one call sleeps")
+    t.wait_done()
+    took(t, "nap %d %d" % (NAPS, MS))
+    took(t, "spin %d %d" % (SPINS, MS))
+    split_of(ctx, "spin", SPINS)
+    eq(split_off_of(l.pid), 0, "split_off once every call ended")
+
+
+SUITE.test(split_off_counts_parked_threads)
 
 
 def guard_nap_is_blocked(ctx):
