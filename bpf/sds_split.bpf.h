@@ -28,7 +28,8 @@
  * the inner one's).  A thread outside every call pays at sched_switch one
  * task-storage lookup and, while some thread inside a call is off a CPU
  * (split_off), a clock read and the per-CPU stamp; at sched_wakeup one
- * hash lookup (tools/bench/split measures both).
+ * load, and while some is, a hash lookup (tools/bench/split measures
+ * both).
  */
 #ifndef SDS_SPLIT_BPF_H
 #define SDS_SPLIT_BPF_H
@@ -445,6 +446,12 @@ int sds_split_wakeup(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u64 key = ctx->args[0], *w;
 
+	/*
+	 * Nobody parked (a parked thread is counted off from its switch out,
+	 * which the wakeup comes after: it waits for the switch to finish).
+	 */
+	if (!split_off)
+		return 0;
 	w = bpf_map_lookup_elem(&split_park, &key);
 	if (w && !*w)
 		*w = bpf_ktime_get_ns();

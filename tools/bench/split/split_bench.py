@@ -7,18 +7,21 @@ passing a byte over pipes: A B A B, a wakeup and a switch each pass)
 timed per switch:
 
   none     no loader
+  floor    empty programs on the same two tracepoints (floor.bpf.c): what
+           a raw tracepoint program costs here doing nothing
   nosplit  a loader with a point, attached --no-split: no tracepoints
   outside  a loader with a point, split on: pingpong's threads outside
            every point (the tracepoints' cost to the rest of the host)
   inside   a loader whose point is pingpong's loop: both threads inside
            a point the whole run, every switch and wakeup split
 
-Rounds alternate the four, REPS times (SPLIT_BENCH_REPS, 7); the first
+Rounds alternate the five, REPS times (SPLIT_BENCH_REPS, 7); the first
 table has each one's median ns per switch and its difference from
 `none` (a VM's switch varies by more than the tracepoints cost: read
 the second).  The second is the programs' own run time (the kernel's
-BPF statistics, enabled through BPF_ENABLE_STATS for the run only): ns
-per run of sds_split_switch and sds_split_wakeup, outside and inside.
+BPF statistics, enabled through BPF_ENABLE_STATS for the run only, which
+add their own clock reads: the floor row has them alone): ns per run of
+sds_split_switch and sds_split_wakeup, outside and inside.
 Prints two Markdown tables.  Python 3 standard library only.
 """
 
@@ -35,13 +38,17 @@ import sdstest  # noqa: E402
 from sdstest import BUILD  # noqa: E402
 
 PINGPONG = os.path.join(BUILD, "bench", "bench-split-pingpong")
+FLOOR = os.path.join(BUILD, "bench", "bench-split-floor")
+FLOOR_OBJ = os.path.join(BUILD, "bench", "split-floor.bpf.o")
 SPLITAPP = os.path.join(BUILD, "test", "targets", "splitapp")
 REPS = int(os.environ.get("SPLIT_BENCH_REPS", "7"))
 ROUNDS = int(os.environ.get("SPLIT_BENCH_ROUNDS", "200000"))
-MODES = ("none", "nosplit", "outside", "inside")
+MODES = ("none", "floor", "nosplit", "outside", "inside")
 
 
-SPLIT_PROGS = ("sds_split_switc", "sds_split_wakeu")   # 15 characters
+# 15 characters: the kernel's name; bpftool may print the BTF's in full.
+SPLIT_PROGS = ("sds_split_switc", "sds_split_wakeu")
+FLOOR_PROGS = ("sds_floor_switc", "sds_floor_wakeu")
 
 
 def enable_stats():
@@ -56,12 +63,13 @@ def enable_stats():
 
 
 def split_runs(pid):
-    """{program name: (run_time_ns, run_cnt)} of @pid's split programs."""
+    """{program name: (run_time_ns, run_cnt)} of @pid's split (or floor)
+    programs, by their SPLIT_PROGS name."""
     holders = sdstest.prog_holders([pid])
     out = {}
     for p in sdstest.bpftool_progs():
-        # bpftool names a program in full from its BTF, or cut at 15.
-        name = next((n for n in SPLIT_PROGS if p["name"].startswith(n)), None)
+        name = next((s for s, f in zip(SPLIT_PROGS, FLOOR_PROGS)
+                     if p["name"].startswith(s) or p["name"].startswith(f)), None)
         if pid in holders.get(p["id"], ()) and name:
             out[name] = (p.get("run_time_ns", 0), p.get("run_cnt", 0))
     return out
@@ -69,7 +77,9 @@ def split_runs(pid):
 
 def run_once(ctx, mode, pp, app, runs):
     l = None
-    if mode in ("nosplit", "outside"):
+    if mode == "floor":
+        l = Floor()
+    elif mode in ("nosplit", "outside"):
         args = (["--no-split"] if mode == "nosplit" else []) + \
                ["--app", app, app_path(ctx), "nap=nap"]
         l = sdstest.AttachProcess(ctx, args, app)
@@ -100,7 +110,32 @@ def run_once(ctx, mode, pp, app, runs):
     finally:
         if l:
             l.end()
-            ctx.loaders.remove(l)
+            if l in ctx.loaders:
+                ctx.loaders.remove(l)
+
+
+class Floor:
+    """bench-split-floor: the empty programs attached until it ends."""
+
+    def __init__(self):
+        self.p = subprocess.Popen([FLOOR, FLOOR_OBJ], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+        line = self.p.stdout.readline().strip()
+        if line != "ready":
+            self.end()
+            raise RuntimeError("bench-split-floor: %r" % line)
+
+    @property
+    def pid(self):
+        return self.p.pid
+
+    def end(self):
+        self.p.stdin.close()
+        try:
+            self.p.wait(10)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
 
 
 def app_path(ctx):
@@ -133,7 +168,7 @@ def main():
             med = statistics.median(got[m])
             print("| %s | %.0f | %+.0f |" % (m, med, med - base))
         print()
-        print("| program | ns per run, pingpong outside every point | inside a point |")
+        print("| program | ns per run, pingpong's threads outside every point | inside a point |")
         print("|---|---:|---:|")
         for name, full in zip(SPLIT_PROGS, ("sds_split_switch", "sds_split_wakeup")):
             cols = []
@@ -141,6 +176,10 @@ def main():
                 v = runs.get((m, name))
                 cols.append("%.0f" % statistics.median(v) if v else "-")
             print("| %s | %s | %s |" % (full, cols[0], cols[1]))
+        for name, full in zip(SPLIT_PROGS, ("sds_floor_switch", "sds_floor_wakeup")):
+            v = runs.get(("floor", name))
+            print("| %s (floor: does nothing) | %s | |"
+                  % (full, "%.0f" % statistics.median(v) if v else "-"))
         print()
         print("rounds: " + "; ".join("%s %s" % (m, " ".join("%.0f" % v for v in got[m]))
                                      for m in MODES))
