@@ -240,21 +240,20 @@ __noinline int sds_split_forget(void)
 }
 
 /*
- * A call of @point that kept a split ends at @ts after @lat ns: its
- * run-queue and blocked time since @runq0 and @blocked0, the rest on a
- * CPU, into the point's sums and histograms.
+ * A call of @point that kept a split ends at @ts after @lat ns on the
+ * thread of @st: its run-queue and blocked time since @runq0 and
+ * @blocked0, the rest on a CPU, into the point's sums and histograms.
  */
-static __always_inline void split_done(__u32 point, __u64 ts, __u64 lat,
-				       __u64 runq0, __u64 blocked0)
+static __always_inline void split_done(struct sds_split_task *st, __u32 point,
+				       __u64 ts, __u64 lat, __u64 runq0,
+				       __u64 blocked0)
 {
-	struct sds_split_task *st;
 	struct sds_split_hist *h;
 	struct sds_split_sum *s;
 	__u64 rq, bl, cpu;
 	__u32 b;
 
-	st = bpf_task_storage_get(&split_task, bpf_get_current_task_btf(), 0, 0);
-	if (!st || !st->open)
+	if (!st->open)
 		return;
 	split_fold(st, ts);
 	st->open--;
@@ -303,8 +302,13 @@ static __always_inline void split_frame_enter(struct sds_frame *f, __u64 ts)
 static __always_inline void split_frame_done(const struct sds_frame *f,
 					     __u64 ts, __u64 lat)
 {
-	if (f->split)
-		split_done(f->point, ts, lat, f->split_runq, f->split_blocked);
+	struct sds_split_task *st;
+
+	if (!f->split)
+		return;
+	st = bpf_task_storage_get(&split_task, bpf_get_current_task_btf(), 0, 0);
+	if (st)
+		split_done(st, f->point, ts, lat, f->split_runq, f->split_blocked);
 }
 
 /* Frame @f's call will never be seen ending. */
@@ -363,7 +367,7 @@ static __always_inline void split_sess_done(__u32 point, __u64 ts, __u64 lat,
 	if (st->sess[d].ck != ck)
 		return;
 	st->sess[d].ck = 0;
-	split_done(point, ts, lat, st->sess[d].runq0, st->sess[d].blocked0);
+	split_done(st, point, ts, lat, st->sess[d].runq0, st->sess[d].blocked0);
 }
 
 /* A thread exits: its spell off a CPU, if counted, is over. */
