@@ -198,7 +198,7 @@ static const char *const point_fields[] = {
 	"visits", "exceptions", "timeouts", "downgrades", "max_concurrency",
 	"faults", "delays", "copy_captured", "copy_dropped", "copy_truncated",
 	"latency_hist", "suspended", "overhead_pct",
-	"split_calls", "split_on_cpu_ns", "split_runq_ns", "split_blocked_ns",
+	"split_calls", "split_on_cpu_ns", "split_runqueue_ns", "split_blocked_ns",
 };
 #define POINT_COUNTS	10	/* point_fields before latency_hist */
 

@@ -23,7 +23,7 @@
  * "suspended": true and "overhead_pct" (the probe-cost budget: the
  * probes' estimated share of one CPU, up to 3 decimals), "copy_captured",
  * "copy_dropped", "copy_truncated" (traffic copy, docs/COPY.md);
- * "split_calls", "split_on_cpu_ns", "split_runq_ns", "split_blocked_ns"
+ * "split_calls", "split_on_cpu_ns", "split_runqueue_ns", "split_blocked_ns"
  * (where the period's completed calls' time went, docs/SPLIT.md: sent
  * when the loader splits calls and some completed).
  *

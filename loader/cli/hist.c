@@ -55,7 +55,7 @@ static const char hist_usage[] =
 "blocked (docs/SPLIT.md).\n";
 
 /* The three parts of `hist --split`, in the reply's "split" object. */
-static const char *const split_parts[3] = { "on_cpu", "runq", "blocked" };
+static const char *const split_parts[3] = { "on_cpu", "runqueue", "blocked" };
 static const char *const split_titles[3] = { "on-CPU", "run queue", "blocked" };
 
 /*

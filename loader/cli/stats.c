@@ -99,7 +99,7 @@ static void print_split(json_t *r)
 		printf("split %s: %lld calls, a call's mean on-CPU %s, run queue %s, blocked %s\n",
 		       query_jstr(p, "name"), n,
 		       fmt_ns(query_jint(p, "split.on_cpu_ns") / n, a, sizeof(a)),
-		       fmt_ns(query_jint(p, "split.runq_ns") / n, b, sizeof(b)),
+		       fmt_ns(query_jint(p, "split.runqueue_ns") / n, b, sizeof(b)),
 		       fmt_ns(query_jint(p, "split.blocked_ns") / n, c, sizeof(c)));
 	}
 }

@@ -54,7 +54,7 @@ static json_t *split_json(const struct point_stats *p)
 	return json_pack("{s:I, s:I, s:I, s:I}",
 			 "calls", (json_int_t)p->split_calls,
 			 "on_cpu_ns", (json_int_t)p->split_on_cpu_ns,
-			 "runq_ns", (json_int_t)p->split_runq_ns,
+			 "runqueue_ns", (json_int_t)p->split_runq_ns,
 			 "blocked_ns", (json_int_t)p->split_blocked_ns);
 }
 
@@ -306,7 +306,7 @@ static json_t *split_hist_json(const struct point_stats *st)
 	json_t *o = split_json(st);
 
 	json_object_set_new(o, "on_cpu", buckets_json(st->split_hist.on_cpu));
-	json_object_set_new(o, "runq", buckets_json(st->split_hist.runq));
+	json_object_set_new(o, "runqueue", buckets_json(st->split_hist.runq));
 	json_object_set_new(o, "blocked", buckets_json(st->split_hist.blocked));
 	return o;
 }

@@ -96,7 +96,7 @@ def check_nap(ctx, name, s):
     """@s: the split of NAPS calls that each slept MS ms."""
     eq(s["calls"], NAPS, "%s: calls split" % name)
     bl, cpu = per_call(s, "blocked_ns"), per_call(s, "on_cpu_ns")
-    whole = bl + cpu + per_call(s, "runq_ns")
+    whole = bl + cpu + per_call(s, "runqueue_ns")
     check(bl >= 0.9 * MS_NS, "%s: a call slept %d ms, but was %.3f ms blocked "
           "(split %s)" % (name, MS, bl / 1e6, json.dumps(s)))
     check(cpu < 1e6, "%s: a call that sleeps was %.3f ms on a CPU, want "
@@ -123,7 +123,7 @@ def spin_waits_on_the_run_queue(ctx, path):
     _, t, _ = start(ctx)
     cpu_ns, wall_ns = took(t, "spin %d %d" % (SPINS, MS))
     s = split_of(ctx, "spin", SPINS)
-    on, rq, bl = (per_call(s, k) for k in ("on_cpu_ns", "runq_ns", "blocked_ns"))
+    on, rq, bl = (per_call(s, k) for k in ("on_cpu_ns", "runqueue_ns", "blocked_ns"))
     what = "split %s, the thread's CPU %d ns and wall %d ns" % (
         json.dumps(s), cpu_ns, wall_ns)
     check(on >= 0.95 * MS_NS, "spin: a call of %d ms CPU was %.3f ms on a CPU: %s"
@@ -137,7 +137,7 @@ def spin_waits_on_the_run_queue(ctx, path):
           "on the run queue for %.3f ms on it: %s" % (rq / 1e6, on / 1e6, what))
     check(bl < 1e6, "spin: a call that never sleeps was %.3f ms blocked: %s"
           % (bl / 1e6, what))
-    check(s["on_cpu_ns"] + s["runq_ns"] + s["blocked_ns"] <= wall_ns,
+    check(s["on_cpu_ns"] + s["runqueue_ns"] + s["blocked_ns"] <= wall_ns,
           "spin: the calls' parts add up to more than the wall time around "
           "them: %s" % what)
 
@@ -154,7 +154,7 @@ def hist_split_counts(ctx, path):
     eq(r.rc, 0, "hist --split exit code (stderr %r)" % r.err)
     h = json.loads(r.out)
     eq(h["calls"], NAPS, "hist --split: calls")
-    for part in ("on_cpu", "runq", "blocked"):
+    for part in ("on_cpu", "runqueue", "blocked"):
         eq(sum(h[part]), NAPS, "hist --split: calls in the %s histogram" % part)
     eq(h["blocked"][LOG2_10MS], NAPS,
        "hist --split: blocked calls in [2^23, 2^24) ns (%r)" % h["blocked"])

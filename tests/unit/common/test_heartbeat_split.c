@@ -68,7 +68,7 @@ static void test_not_sent_without_calls(void **state)
 	assert_non_null(po);
 	assert_null(json_object_get(po, "split_calls"));
 	assert_null(json_object_get(po, "split_on_cpu_ns"));
-	assert_null(json_object_get(po, "split_runq_ns"));
+	assert_null(json_object_get(po, "split_runqueue_ns"));
 	assert_null(json_object_get(po, "split_blocked_ns"));
 	json_decref(doc);
 	heartbeat_free(hb);
@@ -83,8 +83,8 @@ static void test_bounds(void **state)
 		  "points.order.split_calls must be an integer 0..1099511627776" },
 		{ "\"split_blocked_ns\": 9007199254740993",
 		  "points.order.split_blocked_ns must be an integer 0..9007199254740992" },
-		{ "\"split_runq_ns\": \"5\"",
-		  "points.order.split_runq_ns must be an integer 0..9007199254740992" },
+		{ "\"split_runqueue_ns\": \"5\"",
+		  "points.order.split_runqueue_ns must be an integer 0..9007199254740992" },
 		{ "\"split_on_cpu_ns\": 1.5",
 		  "points.order.split_on_cpu_ns must be an integer 0..9007199254740992" },
 	};
