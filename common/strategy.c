@@ -43,6 +43,10 @@ static const struct field fields[] = {
 	S(cluster_visit_threshold, 0, LIMIT_MAX),
 	S(cluster_token_rate, 1, 1000000000),
 	S(cluster_token_bucket, 1, 1000000000),
+	/* Adaptive concurrency: bounds a negative cannot turn off. */
+	S(adaptive_min, 1, SDS_ADAPTIVE_MAX),
+	S(adaptive_max, 1, SDS_ADAPTIVE_MAX),
+	S(adaptive_initial, 1, SDS_ADAPTIVE_MAX),
 };
 #undef F
 #undef S
@@ -62,6 +66,125 @@ void strategy_init(struct sds_strategy *st, const char *point)
 	for (i = 0; i < NFIELDS; i++)
 		*field_ptr(st, &fields[i]) = SDS_OFF;
 	st->downgrade_rate = 100;
+	st->adaptive_limit = SDS_ADAPTIVE_OFF;
+	st->adaptive_signal = SDS_ADAPTIVE_BY_LATENCY;
+}
+
+static const char *const adaptive_names[] = {
+	[SDS_ADAPTIVE_OFF] = "off",
+	[SDS_ADAPTIVE_GRADIENT2] = "gradient2",
+	[SDS_ADAPTIVE_VEGAS] = "vegas",
+	[SDS_ADAPTIVE_AIMD] = "aimd",
+};
+static const char *const signal_names[] = {
+	[SDS_ADAPTIVE_BY_LATENCY] = "latency",
+	[SDS_ADAPTIVE_BY_BLOCKED] = "blocked",
+};
+#define NAMES(a) (sizeof(a) / sizeof((a)[0]))
+
+const char *strategy_adaptive_name(int64_t algo)
+{
+	return algo >= 0 && (size_t)algo < NAMES(adaptive_names) ?
+	       adaptive_names[algo] : "off";
+}
+
+const char *strategy_adaptive_signal_name(int64_t signal)
+{
+	return signal >= 0 && (size_t)signal < NAMES(signal_names) ?
+	       signal_names[signal] : "latency";
+}
+
+/* The index of @m in @names[0..n), or -1. */
+static int name_index(const char *const *names, size_t n, const char *m)
+{
+	size_t i;
+
+	for (i = 0; m && i < n; i++)
+		if (!strcmp(names[i], m))
+			return (int)i;
+	return -1;
+}
+
+/*
+ * The string fields of adaptive concurrency: 1 handled, 0 not one of
+ * them, -1 refused (@err written).
+ */
+static int adaptive_from_json(const char *name, const char *key, json_t *v,
+			      struct sds_strategy *st, char *err, size_t errlen)
+{
+	int i;
+
+	if (!strcmp(key, "adaptive_limit")) {
+		i = name_index(adaptive_names, NAMES(adaptive_names),
+			       json_string_value(v));
+		if (i < 0) {
+			snprintf(err, errlen,
+				 "point '%s': adaptive_limit must be \"gradient2\", \"vegas\", \"aimd\" or \"off\"",
+				 name);
+			return -1;
+		}
+		st->adaptive_limit = i;
+		return 1;
+	}
+	if (!strcmp(key, "adaptive_signal")) {
+		i = name_index(signal_names, NAMES(signal_names),
+			       json_string_value(v));
+		if (i < 0) {
+			snprintf(err, errlen,
+				 "point '%s': adaptive_signal must be \"latency\" or \"blocked\"",
+				 name);
+			return -1;
+		}
+		st->adaptive_signal = i;
+		return 1;
+	}
+	return 0;
+}
+
+/* The fields of adaptive concurrency together: 0, or -1 (@err written). */
+static int adaptive_check(const char *name, const struct sds_strategy *st,
+			  char *err, size_t errlen)
+{
+	bool any = st->adaptive_min != SDS_OFF || st->adaptive_max != SDS_OFF ||
+		   st->adaptive_initial != SDS_OFF ||
+		   st->adaptive_signal != SDS_ADAPTIVE_BY_LATENCY;
+
+	if (!strategy_is_adaptive(st)) {
+		if (any)
+			snprintf(err, errlen,
+				 "point '%s': adaptive_min, adaptive_max, adaptive_initial and adaptive_signal need adaptive_limit",
+				 name);
+		return any ? -1 : 0;
+	}
+	if (st->adaptive_min == SDS_OFF || st->adaptive_max == SDS_OFF) {
+		snprintf(err, errlen,
+			 "point '%s': adaptive_limit needs adaptive_min and adaptive_max (the floor and the ceiling)",
+			 name);
+		return -1;
+	}
+	if (st->adaptive_min > st->adaptive_max) {
+		snprintf(err, errlen,
+			 "point '%s': adaptive_min %lld is above adaptive_max %lld",
+			 name, (long long)st->adaptive_min,
+			 (long long)st->adaptive_max);
+		return -1;
+	}
+	if (st->adaptive_initial != SDS_OFF &&
+	    (st->adaptive_initial < st->adaptive_min ||
+	     st->adaptive_initial > st->adaptive_max)) {
+		snprintf(err, errlen,
+			 "point '%s': adaptive_initial must lie in adaptive_min..adaptive_max",
+			 name);
+		return -1;
+	}
+	/* Two limits on one semaphore: which wins would be a surprise. */
+	if (st->concurrent_threshold != SDS_OFF) {
+		snprintf(err, errlen,
+			 "point '%s': adaptive_limit and concurrent_threshold: choose one (adaptive_max is the ceiling)",
+			 name);
+		return -1;
+	}
+	return 0;
 }
 
 static const struct field *field_find(const char *name)
@@ -106,6 +229,12 @@ static int point_from_json(const char *name, json_t *obj,
 			}
 			st->copy_write = !strcmp(m, "write");
 			continue;
+		}
+		switch (adaptive_from_json(name, key, v, st, err, errlen)) {
+		case 1:
+			continue;
+		case -1:
+			return -1;
 		}
 		f = field_find(key);
 		if (!f) {
@@ -158,7 +287,7 @@ bad:
 			 name);
 		return -1;
 	}
-	return 0;
+	return adaptive_check(name, st, err, errlen);
 }
 
 static int strategy_cmp(const void *a, const void *b)
@@ -299,6 +428,13 @@ json_t *strategy_to_json(const struct sds_strategy *st)
 	}
 	if (st->copy_write)
 		json_object_set_new(o, "copy", json_string("write"));
+	if (strategy_is_adaptive(st)) {
+		json_object_set_new(o, "adaptive_limit",
+				    json_string(strategy_adaptive_name(st->adaptive_limit)));
+		if (st->adaptive_signal != SDS_ADAPTIVE_BY_LATENCY)
+			json_object_set_new(o, "adaptive_signal",
+					    json_string(strategy_adaptive_signal_name(st->adaptive_signal)));
+	}
 	return o;
 }
 

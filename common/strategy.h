@@ -52,7 +52,41 @@ struct sds_strategy {
 	int64_t cluster_visit_threshold;	/* visits - downgrades of the app over the window */
 	int64_t cluster_token_rate;	/* tokens per second, the fleet's */
 	int64_t cluster_token_bucket;	/* the fleet's burst (default cluster_token_rate) */
+	/*
+	 * Adaptive concurrency (docs/ADAPTIVE.md): the loader finds the
+	 * point's concurrency limit itself, between a floor and a ceiling.
+	 */
+	int64_t adaptive_limit;		/* enum sds_adaptive; SDS_ADAPTIVE_OFF: none */
+	int64_t adaptive_min;		/* the floor, >= 1 (required with adaptive_limit) */
+	int64_t adaptive_max;		/* the ceiling, <= SDS_ADAPTIVE_MAX (required) */
+	int64_t adaptive_initial;	/* the first limit; off: the ceiling's half or min */
+	int64_t adaptive_signal;	/* enum sds_adaptive_signal */
 };
+
+/* "adaptive_limit": the algorithms (loader/decide/adaptive.h). */
+enum sds_adaptive {
+	SDS_ADAPTIVE_OFF = 0,		/* absent or "off" */
+	SDS_ADAPTIVE_GRADIENT2 = 1,
+	SDS_ADAPTIVE_VEGAS = 2,
+	SDS_ADAPTIVE_AIMD = 3,
+};
+/* "adaptive_signal": what latency the limit steers by. */
+enum sds_adaptive_signal {
+	SDS_ADAPTIVE_BY_LATENCY = 0,	/* "latency" (default): the whole call */
+	SDS_ADAPTIVE_BY_BLOCKED = 1,	/* "blocked": the call's blocked part (the split) */
+};
+#define SDS_ADAPTIVE_MAX	((int64_t)1 << 31)	/* the largest adaptive_max */
+
+/* "gradient2", "vegas", "aimd"; "off". */
+const char *strategy_adaptive_name(int64_t algo);
+/* "latency", "blocked". */
+const char *strategy_adaptive_signal_name(int64_t signal);
+
+/* Does @st have an adaptive concurrency limit? */
+static inline int strategy_is_adaptive(const struct sds_strategy *st)
+{
+	return st && st->adaptive_limit > SDS_ADAPTIVE_OFF;
+}
 
 /* Does @st have a cluster-wide limit? */
 static inline int strategy_is_cluster(const struct sds_strategy *st)

@@ -118,6 +118,8 @@ SUITES = [
     Suite("backlog", "wait1", [_py("tests/backlog/run.py")], budget=200),
     Suite("drill", "wait1", [_py("tests/drill/run.py")], budget=200),
     Suite("metrics", "wait1", [_py("tests/metrics/run.py")], budget=120),
+    # Adaptive limits settling under load: 3 x 20 s, light on the CPU.
+    Suite("adaptive", "wait1", [_py("tests/adaptive/run.py")], budget=150),
     Suite("demo-lb", "wait1", [_py("tools/demo/lb_demo.py", "--check")],
           count="exit", budget=90),
     Suite("demo-copy", "wait1", [_py("tools/demo/copy_admin_demo.py", "--check")],

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* api/aggregate.c - statistics of one app over a time range, summed across hosts. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,11 +49,34 @@ int aggregate_range(int64_t *from, int64_t *to, int64_t *step, char *err, size_t
 	return 0;
 }
 
+/* store/stat_cols.h's columns by index: where in a row, named, of what kind. */
+#define COL_OFF_(f, k)	offsetof(struct store_stat_row, f),
+#define COL_NAME_(f, k)	#f,
+#define COL_KIND_(f, k)	k,
+static const size_t col_off[] = { STORE_STAT_COLS(COL_OFF_) };
+static const char *const col_name[] = { STORE_STAT_COLS(COL_NAME_) };
+static const int col_kind[] = { STORE_STAT_COLS(COL_KIND_) };
+#define NCOLS	STORE_STAT_NCOLS
+#define LAST_S	30	/* a host's latest row counts if this close to the newest period */
+
+static uint64_t col_of(const struct store_stat_row *row, int j)
+{
+	return *(const uint64_t *)((const char *)row + col_off[j]);
+}
+
 /* One point in one step: its hosts' rows summed (max_concurrency: the highest). */
 struct cell {
 	uint64_t visits, exceptions, timeouts, downgrades, max_concurrency;	/* the counts */
 	uint64_t faults, delays;	/* what drills injected, summed */
+	uint64_t cols[NCOLS];		/* store/stat_cols.h's STORE_STAT_SUM columns, summed */
 	uint64_t hist[SDS_HIST_BUCKETS];	/* the latency histograms, summed */
+};
+
+/* One host's latest row of a point, for store/stat_cols.h's STORE_STAT_LAST_* columns. */
+struct last {
+	char host[SDS_HB_HOST_MAX + 1];
+	int64_t period;			/* of its latest row seen */
+	uint64_t cols[NCOLS];		/* that row's values */
 };
 
 /* One point's steps (or, by host, one host's of one point). */
@@ -62,6 +86,9 @@ struct series {
 	int64_t as_of;			/* newest period of the point in range, 0: none */
 	bool suspended;			/* suspended on any host in that period */
 	uint64_t overhead_milli;	/* the highest host's estimate in that period */
+	struct last *last;		/* hosts with a STORE_STAT_LAST_* value lately, malloc()ed */
+	int nlast, maxlast;		/* entries used, allocated */
+	int hint;			/* where the next host's is likely: hosts come in an order */
 };
 
 /* The aggregation of one stats query, as the scan's rows come in. */
@@ -73,6 +100,7 @@ struct agg {
 	int last;			/* rows come grouped by point: cache */
 	bool by_host;			/* a series per host (of one point), not per point */
 	bool too_big;			/* points x steps passed AGGREGATE_MAX_CELLS: stop */
+	bool oom;			/* out of memory: stop */
 };
 
 /*
@@ -93,6 +121,79 @@ static void budget_row(struct series *se, const struct store_stat_row *row)
 	se->suspended |= row->suspended;
 	if (row->overhead_milli > se->overhead_milli)
 		se->overhead_milli = row->overhead_milli;
+}
+
+/* Does @row carry a STORE_STAT_LAST_* value? */
+static bool row_has_last(const struct store_stat_row *row)
+{
+	int j;
+
+	for (j = 0; j < NCOLS; j++)
+		if (col_kind[j] != STORE_STAT_SUM && col_of(row, j))
+			return true;
+	return false;
+}
+
+/*
+ * Keep each host's latest row of the point for the STORE_STAT_LAST_*
+ * columns: a host counts while its latest row is within LAST_S of the
+ * point's newest period (heartbeats of one period arrive over seconds:
+ * the newest alone would miss the hosts not heard yet).  Older rows
+ * cannot count and are not kept; a point whose rows carry none of them
+ * (most) costs one test a row.  At most SDS_MAX_POINTS hosts a point:
+ * more are left out of the sums.  -1 when out of memory.
+ */
+static int last_row(struct series *se, const struct store_stat_row *row)
+{
+	struct last *l = NULL;
+	int i, j;
+
+	if (!NCOLS || row->period_start <= se->as_of - LAST_S)
+		return 0;
+	if (!se->nlast && !row_has_last(row))
+		return 0;
+	for (i = 0; i < se->nlast; i++) {
+		struct last *x = &se->last[(se->hint + i) % se->nlast];
+
+		if (!strcmp(x->host, row->host)) {
+			l = x;
+			break;
+		}
+	}
+	if (l) {
+		se->hint = (int)(l - se->last) + 1;
+		if (row->period_start < l->period)
+			return 0;
+	} else {
+		/* A host not kept: only if it has a value (a 0 adds nothing). */
+		if (!row_has_last(row))
+			return 0;
+		if (se->nlast == se->maxlast) {
+			/* Make room from hosts fallen out of the window first. */
+			for (i = j = 0; i < se->nlast; i++)
+				if (se->last[i].period > se->as_of - LAST_S)
+					se->last[j++] = se->last[i];
+			se->nlast = j;
+		}
+		if (se->nlast == se->maxlast) {
+			int n = se->maxlast ? se->maxlast * 2 : 8;
+			struct last *nl;
+
+			if (se->maxlast >= SDS_MAX_POINTS)
+				return 0;
+			nl = realloc(se->last, n * sizeof(*nl));
+			if (!nl)
+				return -1;
+			se->last = nl;
+			se->maxlast = n;
+		}
+		l = &se->last[se->nlast++];
+		snprintf(l->host, sizeof(l->host), "%s", row->host);
+	}
+	l->period = row->period_start;
+	for (j = 0; j < NCOLS; j++)
+		l->cols[j] = col_of(row, j);
+	return 0;
 }
 
 static int agg_row(const struct store_stat_row *row, void *ctx)
@@ -132,6 +233,10 @@ static int agg_row(const struct store_stat_row *row, void *ctx)
 	if (k < 0 || k >= ag->nsteps)
 		return 0;
 	budget_row(se, row);
+	if (last_row(se, row)) {
+		ag->oom = true;
+		return 1;
+	}
 	c = &se->cells[k];
 	c->visits += row->visits;
 	c->exceptions += row->exceptions;
@@ -143,6 +248,9 @@ static int agg_row(const struct store_stat_row *row, void *ctx)
 		c->max_concurrency = row->max_concurrency;
 	for (i = 0; i < row->nhist; i++)
 		c->hist[i] += row->hist[i];
+	for (i = 0; i < NCOLS; i++)
+		if (col_kind[i] == STORE_STAT_SUM)
+			c->cols[i] += col_of(row, i);
 	return 0;
 }
 
@@ -152,6 +260,52 @@ static json_t *pcts(json_t *o, const uint64_t *hist)
 	json_object_set_new(o, "p90_ns", json_integer(window_hist_percentile(hist, SDS_HIST_BUCKETS, 90)));
 	json_object_set_new(o, "p99_ns", json_integer(window_hist_percentile(hist, SDS_HIST_BUCKETS, 99)));
 	return o;
+}
+
+/*
+ * store/stat_cols.h's columns of @se into @o and @tot: a STORE_STAT_SUM
+ * column per step and in the total; a STORE_STAT_LAST_* column over the
+ * hosts whose latest row is recent (see last_row()) and carries it,
+ * summed (with "NAME_hosts", how many) or the highest; null when no
+ * host has it.
+ */
+static void cols_json(const struct agg *ag, const struct series *se, json_t *o, json_t *tot)
+{
+	int i, j, k;
+
+	for (j = 0; j < NCOLS; j++) {
+		uint64_t v = 0, sum = 0;
+		int hosts = 0;
+		json_t *arr;
+		char name[96];
+
+		if (col_kind[j] == STORE_STAT_SUM) {
+			arr = json_array();
+			for (k = 0; k < ag->nsteps; k++) {
+				json_array_append_new(arr, json_integer((json_int_t)se->cells[k].cols[j]));
+				sum += se->cells[k].cols[j];
+			}
+			json_object_set_new(o, col_name[j], arr);
+			json_object_set_new(tot, col_name[j], json_integer((json_int_t)sum));
+			continue;
+		}
+		for (i = 0; i < se->nlast; i++) {
+			const struct last *l = &se->last[i];
+
+			if (l->period <= se->as_of - LAST_S || !l->cols[j])
+				continue;
+			hosts++;
+			if (col_kind[j] == STORE_STAT_LAST_SUM)
+				v += l->cols[j];
+			else if (l->cols[j] > v)
+				v = l->cols[j];
+		}
+		json_object_set_new(o, col_name[j], hosts ? json_integer((json_int_t)v) : json_null());
+		if (col_kind[j] == STORE_STAT_LAST_SUM) {
+			snprintf(name, sizeof(name), "%s_hosts", col_name[j]);
+			json_object_set_new(o, name, json_integer(hosts));
+		}
+	}
 }
 
 static json_t *series_json(const struct agg *ag, const struct series *se)
@@ -209,6 +363,7 @@ static json_t *series_json(const struct agg *ag, const struct series *se)
 	for (i = 0; i < n; i++)
 		json_array_append_new(arr[0], json_integer(sum.hist[i]));
 	json_object_set_new(tot, "latency_hist", arr[0]);
+	cols_json(ag, se, o, tot);
 	json_object_set_new(o, "total", pcts(tot, sum.hist));
 	json_object_set_new(o, "suspended", json_boolean(se->suspended));
 	json_object_set_new(o, "overhead_pct", json_real(se->overhead_milli / 1000.0));
@@ -243,7 +398,10 @@ static int query(struct store *st, const char *g, const char *a, const char *poi
 		if (ag->s[0].cells)
 			ag->n = 1;
 	}
-	if (!ret && ag->too_big) {
+	if (!ret && ag->oom) {
+		snprintf(err, STORE_ERR_MAX, "out of memory");
+		ret = STORE_ERROR;
+	} else if (!ret && ag->too_big) {
 		snprintf(err, STORE_ERR_MAX,
 			 by_host ? "too many hosts x steps (at most %d): take a larger step" :
 			 "too many points x steps (at most %d): name a point or take a larger step",
@@ -260,8 +418,10 @@ static int query(struct store *st, const char *g, const char *a, const char *poi
 		if (by_host)
 			json_object_set_new(*out, "point", json_string(point));
 	}
-	for (i = 0; i < ag->n; i++)
+	for (i = 0; i < ag->n; i++) {
 		free(ag->s[i].cells);
+		free(ag->s[i].last);
+	}
 	free(ag);
 	return ret;
 }

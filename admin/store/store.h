@@ -23,6 +23,7 @@
 #include <time.h>
 #include <jansson.h>
 #include "heartbeat/heartbeat.h"
+#include "store/stat_cols.h"
 #include "strategy.h"
 
 #define STORE_ERR_MAX	256
@@ -45,6 +46,7 @@ struct store_stat_row {
 	uint64_t faults, delays;	/* what drills injected */
 	bool suspended;			/* probes suspended for overhead at the period's end */
 	uint64_t overhead_milli;	/* their estimated cost then, 1/1000 % of a CPU */
+	STORE_STAT_FIELDS		/* store/stat_cols.h: adaptive_limit, adaptive_latency_ns, ... */
 	int nhist;			/* entries of @hist */
 	const uint64_t *hist;		/* the latency histogram, nhist entries */
 };
@@ -350,7 +352,7 @@ struct store *pg_store_open(const char *url, char *err);
 #include "../../libsds/sds_ext.h"
 
 #define STORE_EXT	"store"
-#define STORE_EXT_ABI	3
+#define STORE_EXT_ABI	4	/* 4: struct store_stat_row has store/stat_cols.h's fields */
 
 struct store_ext {
 	struct sds_ext_head head;	/* STORE_EXT, STORE_EXT_ABI, SDS_EXT_IMPL */

@@ -130,6 +130,16 @@ function fmtPct(v) {
   return (v >= 10 ? v.toFixed(1) : v.toFixed(3)) + '%';
 }
 
+// An adaptive point's limit as a stats series gives it (docs/ADAPTIVE.md):
+// of one host, or summed over the hosts that report one, with the highest
+// latency steered by; '' when no host has one.
+function fmtAdaptive(s) {
+  if (!s || s.adaptive_limit === null || s.adaptive_limit === undefined) return '';
+  const n = s.adaptive_limit_hosts;
+  return 'limit ' + s.adaptive_limit + (n > 1 ? ' (adaptive, sum of ' + n + ' hosts)' : ' (adaptive)') +
+    ', steering by ' + (n > 1 ? 'up to ' : '') + fmtNs(s.adaptive_latency_ns);
+}
+
 function fillTable(id, rows) {
   const tb = $(id).querySelector('tbody');
   tb.replaceChildren();
@@ -333,7 +343,7 @@ function loadPointsTable(live, active) {
             has ? fmtRate(s.visits[k], step) : '-', has ? fmtRate(s.downgrades[k], step) : '-',
             has ? fmtRate(s.exceptions[k], step) : '-', has ? fmtRate(s.timeouts[k], step) : '-',
             has ? fmtNs(s.p50_ns[k]) : '-', has ? fmtNs(s.p99_ns[k]) : '-',
-            s ? fmtPct(s.overhead_pct) : '-', has ? fmtDate(s.as_of) : '', b];
+            s ? fmtPct(s.overhead_pct) : '-', fmtAdaptive(s) || '-', has ? fmtDate(s.as_of) : '', b];
   }));
 }
 
@@ -669,6 +679,10 @@ async function rangeStats(a, range, to, from0) {
     for (const k of ['visits', 'exceptions', 'timeouts', 'downgrades', 'faults', 'delays'])
       if (s[k]) s.total[k] = s[k].reduce((x, y) => x + y, 0);
     s.total.max_concurrency = Math.max(0, ...s.max_concurrency);
+    // The newest state: the last three steps hold every host's latest (30 s).
+    if (src)
+      for (const k of ['adaptive_limit', 'adaptive_limit_hosts', 'adaptive_latency_ns'])
+        if (k in src) s[k] = src[k];
   }
   doc.to = inc.to;
   return doc;
@@ -698,12 +712,15 @@ async function loadStats() {
     if (by[name]) drawByHost(entry, by[name], i0, labels);
     else drawTotals(entry, name, s, i0, t, labels, doc.step);
     const tot = s.total;
+    const lim = by[name] ? Object.keys(by[name].hosts).sort()
+      .filter((h) => fmtAdaptive(by[name].hosts[h]))
+      .map((h) => h + ': ' + fmtAdaptive(by[name].hosts[h])).join(' · ') : fmtAdaptive(s);
     entry.sum.textContent = 'step ' + doc.step + ' s · visits ' + tot.visits +
       ' · downgrades ' + tot.downgrades + ' · exceptions ' + tot.exceptions + ' · timeouts ' +
       tot.timeouts + ' · max concurrency ' + tot.max_concurrency + ' · p50 ' + fmtNs(tot.p50_ns) +
       ' · p99 ' + fmtNs(tot.p99_ns) + (tot.faults || tot.delays ?
       ' · drill faults ' + (tot.faults || 0) + ' · drill delays ' + (tot.delays || 0) : '') +
-      (by[name] ? ' · by host: ' + Object.keys(by[name].hosts).length : '');
+      (by[name] ? ' · by host: ' + Object.keys(by[name].hosts).length : '') + (lim ? ' · ' + lim : '');
   }
   const from = doc.from + i0 * doc.step;
   $('range-shown').textContent = 'shown: ' + fmtDate(from) + ' to now' +

@@ -133,6 +133,13 @@ json_t *heartbeat_to_json(const struct sds_heartbeat *hb)
 		if (heartbeat_point_copy_to_json(p, po) ||
 		    heartbeat_point_split_to_json(p, po))
 			goto oom;
+		/* An adaptive point's limit at the period's end (docs/ADAPTIVE.md). */
+		if (p->adaptive_limit) {
+			json_object_set_new(po, "adaptive_limit",
+					    json_integer((json_int_t)p->adaptive_limit));
+			json_object_set_new(po, "adaptive_latency_ns",
+					    json_integer((json_int_t)p->adaptive_latency_ns));
+		}
 		if (json_object_set_new(pts, p->name, po))
 			goto oom;
 	}
@@ -197,10 +204,11 @@ static int get_count(json_t *v, uint64_t *out)
 static const char *const point_fields[] = {
 	"visits", "exceptions", "timeouts", "downgrades", "max_concurrency",
 	"faults", "delays", "copy_captured", "copy_dropped", "copy_truncated",
+	"adaptive_limit", "adaptive_latency_ns",
 	"latency_hist", "suspended", "overhead_pct",
 	"split_calls", "split_on_cpu_ns", "split_runqueue_ns", "split_blocked_ns",
 };
-#define POINT_COUNTS	10	/* point_fields before latency_hist */
+#define POINT_COUNTS	12	/* point_fields before latency_hist */
 
 /* The budget's fields: "suspended" a boolean, "overhead_pct" 0..SDS_HB_OVERHEAD_MAX. */
 static int point_budget_from_json(const char *name, json_t *obj,
@@ -236,6 +244,7 @@ static int point_from_json(const char *name, json_t *obj, struct sds_hb_point *p
 		&p->visits, &p->exceptions, &p->timeouts, &p->downgrades,
 		&p->max_concurrency, &p->faults, &p->delays,
 		&p->copy_captured, &p->copy_dropped, &p->copy_truncated,
+		&p->adaptive_limit, &p->adaptive_latency_ns,
 	};
 	const char *key;
 	json_t *v, *h;

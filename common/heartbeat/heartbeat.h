@@ -22,7 +22,8 @@
  * Optional point fields, sent only when set: "faults", "delays" (drills),
  * "suspended": true and "overhead_pct" (the probe-cost budget: the
  * probes' estimated share of one CPU, up to 3 decimals), "copy_captured",
- * "copy_dropped", "copy_truncated" (traffic copy, docs/COPY.md);
+ * "copy_dropped", "copy_truncated" (traffic copy, docs/COPY.md),
+ * "adaptive_limit", "adaptive_latency_ns" (docs/ADAPTIVE.md);
  * "split_calls", "split_on_cpu_ns", "split_runqueue_ns", "split_blocked_ns"
  * (where the period's completed calls' time went, docs/SPLIT.md: sent
  * when the loader splits calls and some completed).
@@ -74,6 +75,8 @@ struct sds_hb_point {
 	uint64_t copy_captured;		/* requests captured for traffic copy (sent when non-zero) */
 	uint64_t copy_dropped;		/* captures lost: ring full, or the copy server unreachable (sent when non-zero) */
 	uint64_t copy_truncated;	/* captures cut at copy_max (sent when non-zero) */
+	uint64_t adaptive_limit;	/* an adaptive point's concurrency limit at the period's end (sent when non-zero) */
+	uint64_t adaptive_latency_ns;	/* the latency it steered by then (sent with adaptive_limit) */
 	/* Where the period's split calls' time went (heartbeat_split.c; sent when @split_calls). */
 	uint64_t split_calls;		/* completed calls split in the period */
 	uint64_t split_on_cpu_ns;	/* their time on a CPU */

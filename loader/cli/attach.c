@@ -32,6 +32,7 @@
 #include "publish/failfast.h"
 #include "daemon/loader.h"
 #include "daemon/engine.h"
+#include "decide/enforce.h"
 #include "report/uplink.h"
 #include "daemon/loop.h"
 #include "report/metrics.h"
@@ -480,6 +481,22 @@ static int resolve_probes(struct attach_run *a, char **specs)
 	return 0;
 }
 
+/*
+ * The function points given (their specs: nothing is attached yet) can
+ * enforce their strategies' fields (decide/enforce.c): 0, or -1 and @err.
+ */
+static int check_function_points(struct attach_run *a, char *err, size_t errlen)
+{
+	int i;
+
+	for (i = 0; i < a->npoints; i++)
+		if (enforce__strategy(strategy_set_find(a->strategies,
+							a->l->probes.pts[i].spec.name),
+				      true, err, errlen))
+			return -1;
+	return 0;
+}
+
 /* The strategies to start with, and the uplink (not started yet). */
 static int resolve_strategies(struct attach_run *a)
 {
@@ -499,6 +516,9 @@ static int resolve_strategies(struct attach_run *a)
 		if (strategy_set_load_file(env.strategies, a->strategies, err,
 					   sizeof(err)))
 			return cmd_err("%s", err);
+		/* A field these points cannot enforce: nothing attached. */
+		if (check_function_points(a, err, sizeof(err)))
+			return cmd_err("%s: %s", env.strategies, err);
 	}
 	if (!env.admin) {
 		if (env.token_file)

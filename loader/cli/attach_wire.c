@@ -115,7 +115,7 @@ static json_t *serve_head(void *ctx)
 static json_t *serve_point_state(void *ctx, int id, const struct point_stats *st)
 {
 	struct loader *l = ctx;
-	json_t *o = json_object(), *state = json_object(), *ff;
+	json_t *o = json_object(), *state = json_object(), *ff, *ad;
 	struct engine_cluster cl;
 	uint32_t reason, rate;
 	bool down;
@@ -149,6 +149,10 @@ static json_t *serve_point_state(void *ctx, int id, const struct point_stats *st
 			"source", src[cl.source], "hosts", cl.hosts,
 			"age_ms", (json_int_t)cl.age_ms));
 	}
+	/* Adaptive concurrency: the limit in force and what it steers by. */
+	ad = adaptive_run__json(&l->engine.adaptive, id);
+	if (ad)
+		json_object_set_new(o, "adaptive", ad);
 	/* Fail-fast, on points with :failfast=. */
 	ff = failfast__point_json(l->failfast, id);
 	if (ff)

@@ -17,13 +17,23 @@ static const char events_usage[] =
 "\n"
 "Downgrade transitions of an app's points as they happen: the point, the\n"
 "reason, started or ended, and when; and TARGET's deploys (reason deploy:\n"
-"build old -> new build-id, unresolved, rejected, retired; docs/DEPLOY.md).  Prints the ones kept since attach,\n"
+"build old -> new build-id, unresolved, rejected, retired; docs/DEPLOY.md)\n"
+"and adaptive limits' moves of more than 10 % (reason adaptive, event limit:\n"
+"from -> to; docs/ADAPTIVE.md).  Prints the ones kept since attach,\n"
 "then follows; stops after N events with --count.  --json prints one\n"
 "object per line.\n";
 
-/* The rest of a line: a deploy's " OLD -> NEW: detail", or " (at the call)". */
+/*
+ * The rest of a line: a deploy's " OLD -> NEW: detail", an adaptive
+ * limit's " FROM -> TO: detail", or " (at the call)".
+ */
 static void print_deploy(json_t *e)
 {
+	if (!strcmp(query_jstr(e, "reason"), "adaptive")) {
+		printf(" %lld -> %lld: %s\n", query_jint(e, "from"),
+		       query_jint(e, "to"), query_jstr(e, "detail"));
+		return;
+	}
 	if (strcmp(query_jstr(e, "reason"), "deploy")) {
 		/* A function point's trip dated by its crossing call. */
 		puts(json_is_true(json_object_get(e, "at_call")) ? " (at the call)" : "");

@@ -75,6 +75,28 @@ static void print_builds(json_t *r)
 	       query_jint(r, "builds.deploys"), query_jint(r, "builds.rejected"));
 }
 
+/* Adaptive concurrency: a line per adaptive point (docs/ADAPTIVE.md). */
+static void print_adaptive(json_t *r)
+{
+	json_t *p, *ad;
+	size_t i;
+	char a[16], b[16];
+
+	json_array_foreach(json_object_get(r, "points"), i, p) {
+		ad = json_object_get(p, "adaptive");
+		if (!ad)
+			continue;
+		printf("adaptive %s: %s limit %lld [%lld..%lld], by %s %s (no-load %s)%s\n",
+		       query_jstr(p, "name"), query_jstr(ad, "algorithm"),
+		       query_jint(ad, "limit"), query_jint(ad, "min"),
+		       query_jint(ad, "max"), query_jstr(ad, "signal"),
+		       fmt_ns(query_jint(ad, "latency_ns"), a, sizeof(a)),
+		       fmt_ns(query_jint(ad, "no_load_ns"), b, sizeof(b)),
+		       json_is_true(json_object_get(ad, "remeasuring")) ?
+		       ", re-measuring" : "");
+	}
+}
+
 /*
  * Where the completed calls' time went (docs/SPLIT.md): a line per point
  * that has split calls, the mean of a call, after the table; or one line
@@ -110,9 +132,10 @@ static const char stats_usage[] =
 "Counters of every point of an attached app: totals since attach, the\n"
 "10-s sliding window, concurrency and latency percentiles, and the\n"
 "probes' estimated cost (OVERHEAD: site cost x calls/s, as a share of one\n"
-"CPU; attach --max-overhead), and where the calls' time went (a line a\n"
-"point: a call's mean time on a CPU, on the run queue, blocked;\n"
-"docs/SPLIT.md).  Once TARGET was replaced (a deploy), a\n"
+"CPU; attach --max-overhead).  An adaptive point's line says its limit and\n"
+"the latency it steers by (docs/ADAPTIVE.md), and a line a point where the\n"
+"calls' time went: a call's mean time on a CPU, on the run queue, blocked\n"
+"(docs/SPLIT.md).  Once TARGET was replaced (a deploy), a\n"
 "line says its builds (build-ids) still counted (--json: \"builds\").\n"
 "With neither option and one app attached, that one.\n";
 
@@ -187,6 +210,7 @@ int do_stats(int argc, char **argv)
 		       query_jint(ff, "drilled"), query_jint(ff, "probes"),
 		       json_is_true(json_object_get(ff, "failing")) ? ", failing" : "");
 	}
+	print_adaptive(r);
 	print_split(r);
 	json_decref(r);
 	return 0;
@@ -196,7 +220,7 @@ static const char top_usage[] =
 "Usage: sds-bpf top [--group G] [--app NAME] [--interval S] [--count N]\n"
 "\n"
 "Live table of an app's points: calls, errors and timeouts per second,\n"
-"concurrency, p50 and p99 latency, the probes' estimated cost.  Refreshed every S seconds (1); stops\n"
+"concurrency, an adaptive point's limit, p50 and p99 latency, the probes' estimated cost.  Refreshed every S seconds (1); stops\n"
 "after N refreshes (default: until interrupted).\n";
 
 int do_top(int argc, char **argv)
@@ -234,10 +258,11 @@ int do_top(int argc, char **argv)
 			putchar('\n');
 		printf("%s  %s/%s  pid %lld\n", tbuf, query_jstr(r, "group"),
 		       query_jstr(r, "app"), query_jint(r, "pid"));
-		printf("%-14s %9s %8s %7s %5s %8s %8s %8s %-19s\n", "POINT", "CALLS/s",
-		       "ERR/s", "TMO/s", "CONC", "P50", "P99", "OVERHEAD", "STATE");
+		printf("%-14s %9s %8s %7s %5s %5s %8s %8s %8s %-19s\n", "POINT", "CALLS/s",
+		       "ERR/s", "TMO/s", "CONC", "LIMIT", "P50", "P99", "OVERHEAD", "STATE");
 		json_array_foreach(json_object_get(r, "points"), i, p) {
 			long long dv = 0, de = 0, dt = 0;
+			char lim[16] = "-";
 
 			pp = prev ? json_array_get(json_object_get(prev, "points"), i) : NULL;
 			if (pp) {
@@ -245,10 +270,14 @@ int do_top(int argc, char **argv)
 				de = query_jint(p, "total.exceptions") - query_jint(pp, "total.exceptions");
 				dt = query_jint(p, "total.timeouts") - query_jint(pp, "total.timeouts");
 			}
-			printf("%-14.14s %9.1f %8.1f %7.1f %5lld %8s %8s %8s %-19.19s\n",
+			/* An adaptive point's limit in force. */
+			if (json_object_get(p, "adaptive"))
+				snprintf(lim, sizeof(lim), "%lld",
+					 query_jint(p, "adaptive.limit"));
+			printf("%-14.14s %9.1f %8.1f %7.1f %5lld %5s %8s %8s %8s %-19.19s\n",
 			       query_jstr(p, "name"), (double)dv / q.interval,
 			       (double)de / q.interval, (double)dt / q.interval,
-			       query_jint(p, "concurrency"),
+			       query_jint(p, "concurrency"), lim,
 			       fmt_ns(query_jint(p, "latency_ns.p50"), a, sizeof(a)),
 			       fmt_ns(query_jint(p, "latency_ns.p99"), b, sizeof(b)),
 			       fmt_pct(p, c, sizeof(c)), state_str(p));

@@ -23,6 +23,7 @@
 #include "serve/serve.h"
 #include "capture/capture.h"
 #include "deploy/watch.h"
+#include "daemon/adaptive_run.h"
 #include "daemon/budget_run.h"
 #include "daemon/drill.h"
 #include "daemon/engine.h"
@@ -30,6 +31,7 @@
 #include "daemon/exact_run.h"
 #include "daemon/halfopen_cells.h"
 #include "daemon/keep.h"
+#include "decide/enforce.h"
 #include "heartbeat/heartbeat.h"
 #include "publish/lbpub.h"
 #include "report/uplink.h"
@@ -178,7 +180,10 @@ static void cluster_report(struct engine *e)
 	e->share_reporting = any;
 }
 
-/* The BPF side's slow-call threshold: the strategy's timeout_ms wins. */
+/*
+ * A point's strategy is new: the BPF side's slow-call threshold (the
+ * strategy's timeout_ms wins) and its adaptive limit, afresh.
+ */
 static void point_configure(struct engine *e, int id)
 {
 	const struct sds_strategy *st = point_strategy(e, id);
@@ -187,6 +192,22 @@ static void point_configure(struct engine *e, int id)
 	if (st && st->timeout_ms > 0)
 		timeout_ns = (uint64_t)st->timeout_ms * 1000000ULL;
 	probes__configure(e->env.probes, id, timeout_ns);
+	adaptive_run__configure(&e->adaptive, id, st, flags_now_ns());
+}
+
+int engine__check(const struct probes *pr, const struct sds_strategies *s,
+		  char *err, size_t errlen)
+{
+	int i, id;
+
+	for (i = 0; s && i < s->n; i++) {
+		id = probes__find(pr, s->s[i].point);
+		if (id >= 0 &&
+		    enforce__strategy(&s->s[i], pr->pts[id].kind == POINT_FUNCTION,
+				      err, errlen))
+			return -1;
+	}
+	return 0;
 }
 
 int engine__set_files(struct engine *e, const char *strategies_path,
@@ -308,6 +329,8 @@ static void point_tick(struct engine *e, int id, uint64_t now_ns,
 	engine_eval(&e->run[id], id, &in, &out);
 	exact__after(&e->exact, id, &e->run[id], in.st, e->snap, now_sec,
 		     out.reset, &out.fs);
+	/* An adaptive point's semaphore: the limit of this tick's step. */
+	adaptive_run__publish(&e->adaptive, id, &out.fs);
 	/* A hold that (re)starts lets its first probe through one interval on. */
 	if (out.hold_started)
 		flags__set_probe(e->env.flags, id, now_ns + out.fs.probe_interval_ns);
@@ -346,6 +369,7 @@ static void engine_read(struct engine *e, uint64_t now_ns, uint64_t now_sec)
 	 * to bound.
 	 */
 	if (lbpub__wants_gauges(&e->lbpub, e->env.probes) || e->env.uplink ||
+	    adaptive_run__any(&e->adaptive, e->env.probes->npoints) ||
 	    (e->env.metrics && metrics__waiting(e->env.metrics)))
 		what |= COUNTERS_GAUGES;
 	for (id = 0; !(what & COUNTERS_GAUGES) && id < e->env.probes->npoints; id++)
@@ -391,6 +415,7 @@ static void tick_heartbeat(struct engine *e, struct tick *t)
 			continue;
 		budget__hb_point(e->env.budget, id, st, hp);
 		capture__heartbeat(e->env.capture, id, hp);
+		adaptive_run__heartbeat(&e->adaptive, id, hp);
 	}
 	e->tick_build.build_id[0] = '\0';
 	e->tick_build.deploys = 0;
@@ -430,6 +455,10 @@ void engine__tick(struct engine *e)
 		cluster_report(e);
 	}
 	for (id = 0; id < t->npoints; id++) {
+		/* Stepped once a tick: a drill's flush publishes the same limit. */
+		adaptive_run__tick(&e->adaptive, id, snapshot__point(e->snap, id),
+				   flags__counts(e->env.flags, id), now_ns,
+				   e->env.events, t->pt[id].name);
 		drill__take_dirty(e->env.drill, id);
 		point_tick(e, id, now_ns, now_sec, live, &t->pt[id]);
 	}
@@ -505,8 +534,14 @@ static bool strategy_changed(const struct sds_strategies *old,
 int engine__apply(struct engine *e, struct sds_strategies *s)
 {
 	struct sds_strategies *old = e->strategies;
+	char err[512];
 	int i, id;
 
+	/* A field no point here can enforce: refused whole, the old ones stay. */
+	if (engine__check(e->env.probes, s, err, sizeof(err))) {
+		free(s);
+		return cmd_err("%s; the strategies in force stay", err);
+	}
 	e->strategies = s;
 	/* Points named in a strategy get their entries before anyone calls. */
 	for (i = 0; s && i < s->n; i++)

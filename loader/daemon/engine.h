@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include "decide/engine_eval.h"
 #include "decide/halfopen.h"
+#include "daemon/adaptive_run.h"
 #include "daemon/exact_run.h"
 #include "daemon/tick.h"
 #include "heartbeat/heartbeat.h"
@@ -69,6 +70,7 @@ struct engine {
 	struct point_run run[SDS_MAX_POINTS];	/* per point id: its chain, window, drill */
 	struct halfopen_run halfopen[SDS_MAX_POINTS];	/* per point id: its half-open phase */
 	struct exact_run exact;		/* exact trips' marks (exact_run.c) */
+	struct adaptive_run adaptive;	/* adaptive points' limits (adaptive_run.c) */
 	struct snap_pool snaps;		/* buffers of the reads */
 	struct snapshot *snap;		/* the last tick's read (held); NULL before the first */
 	struct lbpub *lbpub;		/* providers' load for balancers; NULL: none yet */
@@ -114,6 +116,12 @@ void engine__init(struct engine *e, const struct engine_env *env);
 void engine__close(struct engine *e);
 
 int engine__point(struct engine *e, const char *name);
+/*
+ * Can the points of @pr enforce every field of @s (decide/enforce.c)?
+ * 0, or -1 with one line in @err.  engine__apply refuses what fails it.
+ */
+int engine__check(const struct probes *pr, const struct sds_strategies *s,
+		  char *err, size_t errlen);
 void engine__tick(struct engine *e);
 /* Evaluate the points a drill changed since the tick, from the tick's read. */
 void engine__flush(struct engine *e);

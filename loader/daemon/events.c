@@ -27,6 +27,7 @@ void events__add(struct events *ev, const char *point, uint32_t reason,
 	e->budget = false;
 	e->at_call = false;
 	e->deploy = DEPLOY_NONE;
+	e->limit = false;
 	e->old_build[0] = e->new_build[0] = e->detail[0] = '\0';
 }
 
@@ -59,6 +60,33 @@ void events__add_deploy(struct events *ev, const char *point,
 	snprintf(e->old_build, sizeof(e->old_build), "%s", old_build ? old_build : "");
 	snprintf(e->new_build, sizeof(e->new_build), "%s", new_build ? new_build : "");
 	snprintf(e->detail, sizeof(e->detail), "%s", detail ? detail : "");
+}
+
+void events__add_limit(struct events *ev, const char *point, int64_t from,
+		       int64_t to, const char *detail)
+{
+	struct event *e;
+
+	events__add(ev, point, 0, false);
+	e = &ev->ring[(ev->next_seq - 1) % EVENTS_MAX];
+	e->limit = true;
+	e->limit_from = from;
+	e->limit_to = to;
+	snprintf(e->detail, sizeof(e->detail), "%s", detail ? detail : "");
+}
+
+/* {..., "reason": "adaptive", "event": "limit", "from", "to", "detail"}. */
+static json_t *limit_json(const struct event *e)
+{
+	return json_pack("{s:I, s:I, s:s, s:s, s:s, s:I, s:I, s:s}",
+			 "seq", (json_int_t)e->seq,
+			 "time_ms", (json_int_t)e->time_ms,
+			 "point", e->point,
+			 "reason", "adaptive",
+			 "event", "limit",
+			 "from", (json_int_t)e->limit_from,
+			 "to", (json_int_t)e->limit_to,
+			 "detail", e->detail);
 }
 
 /* A deploy event's "event" field. */
@@ -118,6 +146,10 @@ json_t *events__json(const struct events *ev, uint64_t since)
 
 		if (e->deploy) {
 			json_array_append_new(arr, deploy_json(e));
+			continue;
+		}
+		if (e->limit) {
+			json_array_append_new(arr, limit_json(e));
 			continue;
 		}
 		o2 = json_pack("{s:I, s:I, s:s, s:s, s:s}",

@@ -35,7 +35,10 @@ struct event {
 	enum deploy_event deploy;	/* a deploy's event (then @reason, @started unused) */
 	char old_build[BUILDID_HEX_MAX + 1];	/* deploy: the build-id before, "" if none */
 	char new_build[BUILDID_HEX_MAX + 1];	/* deploy: the build-id after, "" if none */
-	char detail[EVENTS_DETAIL_MAX];	/* deploy: what happened, one sentence */
+	char detail[EVENTS_DETAIL_MAX];	/* deploy, limit: what happened, one sentence */
+	/* An adaptive point's concurrency limit moved by more than 10 % (then @reason, @started unused). */
+	bool limit;
+	int64_t limit_from, limit_to;
 };
 
 struct events {
@@ -61,6 +64,12 @@ void events__add_budget(struct events *ev, const char *point, bool suspended);
 void events__add_deploy(struct events *ev, const char *point,
 			enum deploy_event what, const char *old_build,
 			const char *new_build, const char *detail);
+/*
+ * Adaptive point @point's concurrency limit went from @from to @to
+ * (docs/ADAPTIVE.md); @detail: the latencies it steered by.
+ */
+void events__add_limit(struct events *ev, const char *point, int64_t from,
+		       int64_t to, const char *detail);
 /* {"next": N, "dropped": D, "events": [...]} of the events with seq >= @since. */
 json_t *events__json(const struct events *ev, uint64_t since);
 

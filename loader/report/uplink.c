@@ -458,6 +458,9 @@ static void period_close(struct uplink *u, const struct tick *t,
 		hp->copy_captured = copy ? x->copy_captured : 0;
 		hp->copy_dropped = copy ? x->copy_dropped : 0;
 		hp->copy_truncated = copy ? x->copy_truncated : 0;
+		/* An adaptive point's limit as the period ends (adaptive_run.c). */
+		hp->adaptive_limit = x->adaptive_limit;
+		hp->adaptive_latency_ns = x->adaptive_latency_ns;
 	}
 	doc = heartbeat_to_json(p->hb);
 	body = doc ? json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;

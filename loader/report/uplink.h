@@ -30,11 +30,25 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 #include "report/backlog.h"
 #include "heartbeat/heartbeat.h"
 #include "kernel/probes.h"
 #include "window.h"
 #include "report/uplink_pick.h"
+
+/*
+ * Milliseconds of @clk: CLOCK_REALTIME for what the admin compares
+ * (retry dates), CLOCK_MONOTONIC for durations.  The uplink's threads
+ * each read the clock themselves.
+ */
+static inline uint64_t uplink__ms(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 #define UPLINK_MAX_URLS		8	/* --admin URL,URL,... */
 #define UPLINK_URL_MAX		512	/* bytes of one of them */

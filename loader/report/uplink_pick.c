@@ -39,14 +39,6 @@ _Static_assert(UPLINK_MAX_URLS <= 8, "uplink_pick's arrays hold UPLINK_MAX_URLS"
 #define LD(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define ST(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int uplink_pick__init(struct uplink *u, const char *policy, char *err,
 		      size_t errlen)
 {
@@ -131,7 +123,7 @@ static bool fill_load(struct uplink *u, struct uplink_pick *k, const bool *tried
 int uplink_pick__next(struct uplink *u, const bool *tried)
 {
 	struct uplink_pick *k = u->pick;
-	uint64_t now = mono_ms(), best_at = UINT64_MAX;
+	uint64_t now = uplink__ms(CLOCK_MONOTONIC), best_at = UINT64_MAX;
 	int i, best = -1;
 
 	if (!k) {
@@ -222,14 +214,14 @@ static void pick_end(struct uplink *u, int i, bool post, bool stored,
 	if (back > UPLINK_BACKOFF_MAX_MS)
 		back = UPLINK_BACKOFF_MAX_MS;
 	ST(a->backoff_ms, back);
-	ST(a->down_until_ms, mono_ms() + back);
+	ST(a->down_until_ms, uplink__ms(CLOCK_MONOTONIC) + back);
 	ST(a->timed_out, timed_out);
 }
 
 void uplink_pick__json(struct uplink *u, json_t *o)
 {
 	struct uplink_pick *k = u->pick;
-	uint64_t now = mono_ms(), until;
+	uint64_t now = uplink__ms(CLOCK_MONOTONIC), until;
 	json_t *arr;
 	int i;
 

@@ -45,22 +45,6 @@
 #define PUSH_QUICK_MAX		3	/* ... and this many in a row wait PUSH_BACKOFF_MIN_MS */
 #define PUSH_DENIED_MS		30000	/* 401, 403, 404: the token or the app */
 
-static uint64_t wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* @ms +- 25 %, at least PUSH_BACKOFF_MIN_MS. */
 static uint64_t jitter(uint64_t ms)
 {
@@ -68,7 +52,7 @@ static uint64_t jitter(uint64_t ms)
 	uint64_t j;
 
 	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
-		r = (uint32_t)mono_ms() * 2654435761u;
+		r = (uint32_t)uplink__ms(CLOCK_MONOTONIC) * 2654435761u;
 	j = ms * 3 / 4 + (uint64_t)r % (ms / 2 + 1);
 	return j < PUSH_BACKOFF_MIN_MS ? PUSH_BACKOFF_MIN_MS : j;
 }
@@ -79,7 +63,7 @@ static uint64_t jitter(uint64_t ms)
  */
 static void push_sleep(struct uplink *u, uint64_t ms)
 {
-	uint64_t at = wall_ms() + ms;
+	uint64_t at = uplink__ms(CLOCK_REALTIME) + ms;
 	struct timespec ts = { .tv_sec = at / 1000, .tv_nsec = (at % 1000) * 1000000L };
 
 	while (!u->stop && pthread_cond_timedwait(&u->idle_cond, &u->lock, &ts) == 0)
@@ -217,7 +201,7 @@ static void *pusher(void *arg)
 		uint64_t t0;
 
 		if (delay) {
-			u->push.retry_at_ms = wall_ms() + delay;
+			u->push.retry_at_ms = uplink__ms(CLOCK_REALTIME) + delay;
 			push_sleep(u, delay);
 			if (u->stop)
 				break;
@@ -230,7 +214,7 @@ static void *pusher(void *arg)
 		pthread_mutex_unlock(&u->lock);
 
 		url = watch_url(u, c, i, have_seq, seq);
-		t0 = mono_ms();
+		t0 = uplink__ms(CLOCK_MONOTONIC);
 		if (url)
 			watch_once(u, m, c, url, &w);
 		else
@@ -255,7 +239,7 @@ static void *pusher(void *arg)
 				u->sync_at_ms = 0;
 				pthread_cond_broadcast(&u->cond);
 			}
-			quick = mono_ms() - t0 < PUSH_QUICK_MS ? quick + 1 : 0;
+			quick = uplink__ms(CLOCK_MONOTONIC) - t0 < PUSH_QUICK_MS ? quick + 1 : 0;
 			delay = quick >= PUSH_QUICK_MAX ? PUSH_BACKOFF_MIN_MS : 0;
 			if (delay)
 				quick = 0;

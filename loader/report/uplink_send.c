@@ -33,22 +33,6 @@ enum post_result {
 	POST_BAD_REPLY = 1,	/* stored (HTTP 200), reply unusable */
 };
 
-static uint64_t wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
  * Post @body to @base: POST_OK with the parsed reply in @r, else @err
  * says why.  The admin stores a heartbeat before it answers 200, so a 200
@@ -141,7 +125,7 @@ static bool reply_unusable(struct uplink *u, const char *err, char *line,
 			   size_t len)
 {
 	int64_t start = u->queue[u->head].period_start;
-	uint64_t now = wall_ms();
+	uint64_t now = uplink__ms(CLOCK_REALTIME);
 	bool log = !u->log_at_ms || now - u->log_at_ms >= LOG_EVERY_MS;
 
 	uplink__pop_head(u);
@@ -161,7 +145,7 @@ static bool reply_unusable(struct uplink *u, const char *err, char *line,
 /* After every URL failed: wait RETRY_MS (or until told to stop). */
 static void failed_wait(struct uplink *u, const char *err)
 {
-	uint64_t at = wall_ms() + RETRY_MS;
+	uint64_t at = uplink__ms(CLOCK_REALTIME) + RETRY_MS;
 	struct timespec ts;
 
 	u->failures++;
@@ -193,7 +177,7 @@ static enum post_result request_picks(struct uplink *u, CURL *curl,
 	memset(tried, 0, sizeof(tried));
 	while (curl && r->strategies && res == POST_FAILED &&
 	       (i = uplink_pick__next(u, tried)) >= 0) {
-		uint64_t t0 = mono_ms();
+		uint64_t t0 = uplink__ms(CLOCK_MONOTONIC);
 		bool timed_out = false;
 
 		tried[i] = true;
@@ -206,10 +190,10 @@ static enum post_result request_picks(struct uplink *u, CURL *curl,
 			       errlen);
 		if (body)
 			uplink_pick__end(u, i, res != POST_FAILED, timed_out,
-					 mono_ms() - t0);
+					 uplink__ms(CLOCK_MONOTONIC) - t0);
 		else
 			uplink_pick__read_end(u, i, res != POST_FAILED, timed_out,
-					      mono_ms() - t0);
+					      uplink__ms(CLOCK_MONOTONIC) - t0);
 	}
 	return res;
 }
@@ -249,7 +233,7 @@ static void sync_state(struct uplink *u, CURL *curl, struct sds_hb_reply *r)
 		/* Refused or unusable: the heartbeat brings the state instead. */
 		if (res == POST_FAILED && !u->sync_due) {
 			u->sync_due = true;
-			u->sync_at_ms = wall_ms() + RETRY_MS;
+			u->sync_at_ms = uplink__ms(CLOCK_REALTIME) + RETRY_MS;
 		}
 	}
 	free(r->strategies);
@@ -270,7 +254,7 @@ static void *sender(void *arg)
 		char err[1536] = "", line[2048], *body;
 		int64_t start;
 		enum post_result res;
-		uint64_t now = wall_ms();
+		uint64_t now = uplink__ms(CLOCK_REALTIME);
 
 		/* A change announced goes before the next period. */
 		if (u->sync_due && u->sync_at_ms <= now) {

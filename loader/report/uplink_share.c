@@ -31,14 +31,6 @@
 #define SHARE_REPLY_MAX		(256 << 10)	/* 256 points' grants and some */
 #define SHARE_LIMIT_MAX		((int64_t)1 << 40)	/* as strategy.c's LIMIT_MAX */
 
-static uint64_t wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* FNV-1a of @a then @b: the rendezvous weight of URL @a for app @b. */
 static uint64_t weight(const char *a, const char *b)
 {
@@ -178,7 +170,7 @@ static void *sharer(void *arg)
 	rendezvous(u, order);
 	pthread_mutex_lock(&u->lock);
 	while (!u->stop && curl) {
-		uint64_t at = wall_ms() + UPLINK_SHARE_MS;
+		uint64_t at = uplink__ms(CLOCK_REALTIME) + UPLINK_SHARE_MS;
 		struct timespec ts = { .tv_sec = at / 1000,
 				       .tv_nsec = (at % 1000) * 1000000L };
 		int ids[SDS_MAX_POINTS], nids, i, hosts = 0, ok = 0;

@@ -136,6 +136,7 @@ static json_t *point_json(struct serve *sv, int id, const struct snapshot *snap)
 	/* Fail-fast, on points with :failfast=; cluster shares, on cluster points. */
 	take(o, st, "failfast");
 	take(o, st, "cluster");
+	take(o, st, "adaptive");
 	json_decref(st);
 	return o;
 }

@@ -152,7 +152,8 @@ struct serve_ops {
 	/*
 	 * `stats`: point @id's "state", "drill", "overhead" and, on a
 	 * :failfast= point, "failfast", on a point with a cluster-wide
-	 * limit, "cluster" (serve.c puts them in order).
+	 * limit, "cluster", on an adaptive point, "adaptive" (serve.c puts
+	 * them in order).
 	 */
 	struct json_t *(*point_state)(void *ctx, int id,
 				      const struct point_stats *st);

@@ -14,7 +14,8 @@ organisation, auth, SIGTERM, static files), t_heartbeat (sums, the probe
 budget's state), t_bad_inputs, t_dashboard, t_cockpit (the fleet page,
 the kill switch, schemes, refusals), t_copy, t_roles, t_scope,
 t_drill_errno, t_pwfile, t_scan_apart, t_watch (the push channel: watch
-and sync), t_shares (the cluster shares), t_pg (PostgreSQL's own).
+and sync), t_shares (the cluster shares), t_adaptive (an adaptive
+point's limit), t_pg (PostgreSQL's own).
 SDS_TEST_STORE=pg runs them on PostgreSQL (make admin-integration-pg).
 
     python3 tests/admin/run.py [-v] [NAME-SUBSTRING...]
@@ -50,8 +51,9 @@ def main(argv):
     if admin_lib.STORE != "pg":
         return run(argv)
     # SQLite's own migration test has no PostgreSQL form; said, not skipped silently.
-    print("NOTE: test_point_budget_old_database is SQLite's schema 2 -> 5 migration,"
-          " not run on PostgreSQL (whose schema is test_pg_newer_schema's)")
+    print("NOTE: test_point_budget_old_database and test_adaptive_old_database are SQLite's"
+          " schema 2 -> 7 and 6 -> 7 migrations, not run on PostgreSQL (whose schema is"
+          " test_pg_newer_schema's and the unit test_adaptive_state's)")
     if pgtest.available() or "--list" in argv:
         return run(argv, pgtest.available)
     try:

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 """
 An app's page of the dashboard in a real headless chromium (chromium.py):
-charts, hosts and the points table (the newest period's state and rates)
-drawn from real heartbeats, a strategy edited and a drill started and
+charts, hosts and the points table (the newest period's state and rates,
+an adaptive point's limit) drawn from real heartbeats, a strategy edited and a drill started and
 stopped from its folded forms, no console error.  A screenshot is kept at
 build/test/admin/dashboard.png.  The fleet page, the kill switch, schemes
 and refusals: t_cockpit.py.
@@ -45,7 +45,8 @@ def test_dashboard(env):
 
 def post_periods(env):
     """Twelve periods of web-1 (the newest with order suspended by the
-    budget), one of web-2: the period now, and the visits of order."""
+    budget and adaptive at 40), one of web-2 (adaptive at 25): the period
+    now, and the visits of order."""
     now = (int(time.time()) // 10) * 10
     visits = 0
     for i in range(12):
@@ -57,10 +58,12 @@ def post_periods(env):
                "pay": pt(20, 1, 0, 0, 1, [0] * 18 + [20])}
         if i == 11:
             # The newest period: order's probes suspended by the budget.
-            pts["order"].update(suspended=True, overhead_pct=12.345)
+            pts["order"].update(suspended=True, overhead_pct=12.345, adaptive_limit=40,
+                                adaptive_latency_ns=2500000)
             pts["pay"].update(overhead_pct=0.014)
         env.ok("POST", "/heartbeat", heartbeat("web-1", p, pts))
-    env.ok("POST", "/heartbeat", heartbeat("web-2", now - 20, {"order": pt(50, 0, 0, 0, 9)}))
+    env.ok("POST", "/heartbeat", heartbeat("web-2", now - 20, {"order": dict(
+        pt(50, 0, 0, 0, 9), adaptive_limit=25, adaptive_latency_ns=4000000)}))
     visits += 50
     return now, visits
 
@@ -88,10 +91,13 @@ def drawn(b, now, visits):
         (tr) => [...tr.cells].map((td) => td.textContent))"""
     b.wait_js("document.querySelectorAll('#points tbody tr').length == 2", what="point rows")
     as_of = time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(now - 10))
+    # order's adaptive limit: each host's latest (web-1's 40 of the newest
+    # period, web-2's 25 of the one before) summed, the higher latency.
     eq([r[:6] + r[8:] for r in b.js(rows_js)],
        [["order", "downgrading 2%suspended: overhead", "21.0", "0.5", "0.2", "0.1", "12.3%",
-         as_of, "Kill switch"],
-        ["pay", "ok", "2.0", "0.0", "0.1", "0.0", "0.014%", as_of, "Kill switch"]], "points table")
+         "limit 65 (adaptive, sum of 2 hosts), steering by up to 4.00 ms", as_of, "Kill switch"],
+        ["pay", "ok", "2.0", "0.0", "0.1", "0.0", "0.014%", "-", as_of, "Kill switch"]],
+       "points table")
     # Styled as the other warning state (a host behind the version).
     eq(b.js("""[...document.querySelectorAll('#points tbody tr td:nth-child(2) span.warn')].map(
                (s) => [s.textContent, getComputedStyle(s).color])"""),
@@ -99,6 +105,26 @@ def drawn(b, now, visits):
        "colour of the warning states")
     check(b.js("Chart.getChart(document.querySelectorAll('.chartcard[data-point=\"order\"] canvas')[1])"
                ".data.datasets[2].data.some(v => v > 0)"), "p99 latency drawn")
+    adaptive_shown(b)
+
+
+def adaptive_shown(b):
+    """order's adaptive limit on its chart card: summed, then per host
+    once the card is broken down by host; pay (not adaptive) says none."""
+    sum_js = "document.querySelector('.chartcard[data-point=\"%s\"] .sum').textContent"
+    total = "limit 65 (adaptive, sum of 2 hosts), steering by up to 4.00 ms"
+    got = b.wait_js("(() => { const t = %s; return t.includes('limit') ? t : ''; })()"
+                    % (sum_js % "order"), what="the limit on order's card")
+    check(got.endswith(" · " + total), "order's card: %r" % got)
+    check("limit" not in b.js(sum_js % "pay"), "pay's card: %r" % b.js(sum_js % "pay"))
+    b.js("document.querySelector('.chartcard[data-point=\"order\"] input.byhost').click()")
+    hosts = ("web-1: limit 40 (adaptive), steering by 2.50 ms · "
+             "web-2: limit 25 (adaptive), steering by 4.00 ms")
+    got = b.wait_js("(() => { const t = %s; return t.includes('by host') ? t : ''; })()"
+                    % (sum_js % "order"), what="order's card by host")
+    check(got.endswith(" · by host: 2 · " + hosts), "order's card by host: %r" % got)
+    b.js("document.querySelector('.chartcard[data-point=\"order\"] input.byhost').click()")
+    b.wait_js("!(%s).includes('by host')" % (sum_js % "order"), what="order's card summed again")
 
 
 

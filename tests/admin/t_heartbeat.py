@@ -174,10 +174,13 @@ def test_point_budget_old_database(env):
     env.stop_admin()
     db = sqlite3.connect(os.path.join(env.tmp, "sds.db"))
     try:
-        eq(db.execute("PRAGMA user_version").fetchone()[0], 6, "schema version")
-        # Schema 2 is schema 6 without copy_servers' owner (6), drills'
-        # errno (5), the copy tables (4) and the two columns (3).
-        db.executescript("ALTER TABLE drills DROP COLUMN errno;"
+        eq(db.execute("PRAGMA user_version").fetchone()[0], 7, "schema version")
+        # Schema 2 is schema 7 without the adaptive columns (7),
+        # copy_servers' owner (6), drills' errno (5), the copy tables (4)
+        # and the two columns (3).
+        db.executescript("ALTER TABLE stats DROP COLUMN adaptive_limit;"
+                         "ALTER TABLE stats DROP COLUMN adaptive_latency_ns;"
+                         "ALTER TABLE drills DROP COLUMN errno;"
                          "DROP TABLE copy_loader_stats; DROP TABLE copy_server_stats;"
                          "DROP TABLE copy_servers; DROP TABLE copy_plans;"
                          "ALTER TABLE stats DROP COLUMN suspended;"
@@ -196,6 +199,6 @@ def test_point_budget_old_database(env):
     env.stop_admin()
     db = sqlite3.connect(os.path.join(env.tmp, "sds.db"))
     try:
-        eq(db.execute("PRAGMA user_version").fetchone()[0], 6, "schema version after migrating")
+        eq(db.execute("PRAGMA user_version").fetchone()[0], 7, "schema version after migrating")
     finally:
         db.close()

@@ -23,6 +23,9 @@
 #                    (tests/exact/run.py, tools/bench/exact)
 #   fnexact          fn_point() called on a schedule, the entry time of
 #                    each call recorded (tests/exact/fn_run.py)
+#   overload         overload.c linked with libsds.a: a guarded service in
+#                    front of a dependency of fixed capacity, offered an
+#                    open-loop load (tests/adaptive, tools/bench/overload)
 #   target_many      1,024 functions f0000..f1023 with nop5 entries (as
 #                    target_nop5), C generated under build/ by
 #                    tests/integration/gen_many.py (the 1,024-point test)
@@ -44,7 +47,7 @@ TEST_TARGETS := $(TT_DIR)/target_pie $(TT_DIR)/target_nopie \
 		$(TT_DIR)/guarded_static $(TT_DIR)/guarded_shared \
 		$(TT_DIR)/guarded_shared2 $(TT_DIR)/target_many \
 		$(TT_DIR)/copytarget $(TT_DIR)/lbtarget $(TT_DIR)/exactapp \
-		$(TT_DIR)/fnexact
+		$(TT_DIR)/fnexact $(TT_DIR)/overload
 
 $(TT_DIR)/copytarget: $(TT_SRC)/copytarget.c
 	@mkdir -p $(@D)
@@ -101,6 +104,11 @@ $(TT_DIR)/guarded_static: $(GT_DEPS)
 		$(GT_LIBDIR)/libsds.a $(TARGET_LIBS)
 
 $(TT_DIR)/lbtarget: $(TT_SRC)/lbtarget.c $(BUILD)/include/sds.h $(GT_LIBDIR)/libsds.a
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -fPIE -pie -I$(BUILD)/include -o $@ $< \
+		$(GT_LIBDIR)/libsds.a $(TARGET_LIBS)
+
+$(TT_DIR)/overload: $(TT_SRC)/overload.c $(BUILD)/include/sds.h $(GT_LIBDIR)/libsds.a
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -fPIE -pie -I$(BUILD)/include -o $@ $< \
 		$(GT_LIBDIR)/libsds.a $(TARGET_LIBS)

@@ -26,15 +26,21 @@
 #include <string.h>
 #include "store/pg/pg.h"
 
+/*
+ * store/stat_cols.h's columns are one more array each, after the fixed
+ * ones: their bare ? are numbered on by pg_stmt_sql().
+ */
 #define HB_STATS_SQL \
 	"INSERT INTO stats (app_id, period_start, host, point, visits, exceptions," \
 	" timeouts, downgrades, max_concurrency, hist, faults, delays, suspended," \
-	" overhead_milli)" \
+	" overhead_milli" STORE_STAT_SQL_NAMES ")" \
 	" SELECT $1, $2, $3, u.p, u.v, u.e, u.t, u.d, u.c, decode(u.h, 'hex'), u.f," \
-	" u.dl, u.s, u.o FROM unnest($4::text[], $5::bigint[], $6::bigint[]," \
-	" $7::bigint[], $8::bigint[], $9::bigint[], $10::text[], $11::bigint[]," \
-	" $12::bigint[], $13::bigint[], $14::bigint[])" \
-	" AS u(p, v, e, t, d, c, h, f, dl, s, o) ON CONFLICT DO NOTHING"
+	" u.dl, u.s, u.o" STORE_STAT_SQL_U " FROM unnest($4::text[], $5::bigint[]," \
+	" $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::text[]," \
+	" $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[]" \
+	STORE_STAT_SQL_ARRAYS ")" \
+	" AS u(p, v, e, t, d, c, h, f, dl, s, o" STORE_STAT_SQL_NAMES ")" \
+	" ON CONFLICT DO NOTHING"
 
 /* $1 group, $2 app, $3 period, $4 host, $5 now, $6 ip, $7 version, $8.. arrays */
 #define HB_FAST_SQL \
@@ -44,12 +50,14 @@
 	"  SELECT id, $3, $4, $5 FROM app ON CONFLICT DO NOTHING RETURNING app_id)," \
 	" st AS (INSERT INTO stats (app_id, period_start, host, point, visits," \
 	"  exceptions, timeouts, downgrades, max_concurrency, hist, faults, delays," \
-	"  suspended, overhead_milli)" \
+	"  suspended, overhead_milli" STORE_STAT_SQL_NAMES ")" \
 	"  SELECT hb.app_id, $3, $4, u.p, u.v, u.e, u.t, u.d, u.c, decode(u.h, 'hex')," \
-	"  u.f, u.dl, u.s, u.o FROM hb, unnest($8::text[], $9::bigint[], $10::bigint[]," \
-	"  $11::bigint[], $12::bigint[], $13::bigint[], $14::text[], $15::bigint[]," \
-	"  $16::bigint[], $17::bigint[], $18::bigint[])" \
-	"  AS u(p, v, e, t, d, c, h, f, dl, s, o) ON CONFLICT DO NOTHING)," \
+	"  u.f, u.dl, u.s, u.o" STORE_STAT_SQL_U " FROM hb, unnest($8::text[]," \
+	"  $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[]," \
+	"  $14::text[], $15::bigint[], $16::bigint[], $17::bigint[], $18::bigint[]" \
+	STORE_STAT_SQL_ARRAYS ")" \
+	"  AS u(p, v, e, t, d, c, h, f, dl, s, o" STORE_STAT_SQL_NAMES ")" \
+	"  ON CONFLICT DO NOTHING)," \
 	" h AS (INSERT INTO hosts (app_id, host, ip, first_seen, last_seen, last_period," \
 	"  version) SELECT id, $4, $6, $5, $5, $3, $7 FROM app" \
 	"  ON CONFLICT (app_id, host) DO UPDATE SET ip = EXCLUDED.ip," \
@@ -59,7 +67,8 @@
 	" SELECT id, version, active_scheme, (SELECT count(*) FROM hb) FROM app"
 
 enum { A_POINT, A_VISITS, A_EXC, A_TMO, A_DOWN, A_CONC, A_HIST, A_FAULTS,
-       A_DELAYS, A_SUSP, A_OVER, NARRAY };
+       A_DELAYS, A_SUSP, A_OVER, A_COLS,
+       NARRAY = A_COLS + STORE_STAT_NCOLS };	/* store/stat_cols.h's from A_COLS */
 
 /*
  * Append @v in decimal to @f.  By hand, as the hex below: a heartbeat's
@@ -110,7 +119,7 @@ static void put_text(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-/* The eleven array literals of @hb's points, in @buf[] (free()d by the caller). */
+/* The NARRAY array literals of @hb's points, in @buf[] (free()d by the caller). */
 static int point_arrays(const struct sds_heartbeat *hb, char *buf[NARRAY])
 {
 	FILE *f[NARRAY];
@@ -127,7 +136,7 @@ static int point_arrays(const struct sds_heartbeat *hb, char *buf[NARRAY])
 	}
 	for (i = 0; i < hb->n && !ret; i++) {
 		const struct sds_hb_point *p = &hb->points[i];
-		const int64_t v[NARRAY] = {
+		int64_t v[NARRAY] = {
 			[A_VISITS] = (int64_t)p->visits, [A_EXC] = (int64_t)p->exceptions,
 			[A_TMO] = (int64_t)p->timeouts, [A_DOWN] = (int64_t)p->downgrades,
 			[A_CONC] = (int64_t)p->max_concurrency, [A_FAULTS] = (int64_t)p->faults,
@@ -135,6 +144,11 @@ static int point_arrays(const struct sds_heartbeat *hb, char *buf[NARRAY])
 			[A_OVER] = (int64_t)p->overhead_milli,
 		};
 		int n = p->nhist < SDS_HIST_BUCKETS ? p->nhist : SDS_HIST_BUCKETS;
+
+		k = A_COLS;
+#define COL_(f, kind)	v[k++] = (int64_t)p->f;
+		STORE_STAT_COLS(COL_)
+#undef COL_
 
 		for (k = 0; k < NARRAY; k++) {
 			if (i)
@@ -162,12 +176,14 @@ static int point_arrays(const struct sds_heartbeat *hb, char *buf[NARRAY])
 static int stats_insert(struct pg_store *p, int64_t app, const struct sds_heartbeat *hb,
 			char *err)
 {
-	char *arr[NARRAY], id[24], period[24];
+	char *arr[NARRAY], id[24], period[24], *sql = NULL;
 	const char *vals[3 + NARRAY];
 	PGresult *r;
 	int k, ret;
 
-	if (point_arrays(hb, arr)) {
+	/* The transaction's path (a new app, copy counts): a copy is cheap beside it. */
+	sql = pg_stmt_sql(HB_STATS_SQL);
+	if (point_arrays(hb, arr) || !sql) {
 		ret = STORE_ERROR;
 		sq_seterr(err, "out of memory");
 		goto out;
@@ -179,12 +195,13 @@ static int stats_insert(struct pg_store *p, int64_t app, const struct sds_heartb
 	vals[2] = hb->host;
 	for (k = 0; k < NARRAY; k++)
 		vals[3 + k] = arr[k];
-	r = PQexecParams(p->conn.conn, HB_STATS_SQL, 3 + NARRAY, NULL, vals, NULL, NULL, 0);
+	r = PQexecParams(p->conn.conn, sql, 3 + NARRAY, NULL, vals, NULL, NULL, 0);
 	ret = pg_db_result(&p->conn, r) ? sq_dberr(&p->sq, err) : 0;
 	PQclear(r);
 out:
 	for (k = 0; k < NARRAY; k++)
 		free(arr[k]);
+	free(sql);
 	return ret;
 }
 

@@ -49,9 +49,9 @@ static const char *const pg_sql[NQ] = {
 		" VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING",
 	[Q_STAT_INS] = "INSERT INTO stats (app_id, period_start, host, point, visits,"
 		" exceptions, timeouts, downgrades, max_concurrency, hist, faults, delays,"
-		" suspended, overhead_milli)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
-		" ON CONFLICT DO NOTHING",
+		" suspended, overhead_milli" STORE_STAT_SQL_NAMES ")"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14"
+		STORE_STAT_SQL_PARAMS ") ON CONFLICT DO NOTHING",
 	[Q_HOST_UPSERT] = "INSERT INTO hosts (app_id, host, ip, first_seen, last_seen, last_period, version)"
 		" VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6)"
 		" ON CONFLICT (app_id, host) DO UPDATE SET ip = ?3, last_seen = ?4,"

@@ -15,7 +15,8 @@
 #include "store/query/sq.h"
 
 #define PG_DAY		86400	/* one statistics partition per UTC day */
-#define PG_MAXPARAM	20	/* the most $N a statement binds (the heartbeat's 18) */
+/* The most $N a statement binds: the heartbeat's 18, one more per store/stat_cols.h column. */
+#define PG_MAXPARAM	(20 + STORE_STAT_NCOLS)
 
 /* One connection, and what its last statement left. */
 struct pg_db {
@@ -83,6 +84,8 @@ PGconn *pg_connect(const char *url);
 /* store/pg/stmt.c: statements, with the calls of struct sq_engine */
 /* A statement named @name on @db for @sql (?N or $N: ?N become $N); NULL if out of memory. */
 struct pg_stmt *pg_stmt_new(struct pg_db *db, const char *name, const char *sql);
+/* @sql with libpq's $N for ?N and for a bare ? (numbered on, as SQLite does); malloc()ed. */
+char *pg_stmt_sql(const char *sql);
 void pg_stmt_reuse(struct sq_stmt *q);
 int pg_stmt_bind_int64(struct sq_stmt *q, int i, int64_t v);
 int pg_stmt_bind_text(struct sq_stmt *q, int i, const char *t, enum sq_life life);

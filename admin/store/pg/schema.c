@@ -5,7 +5,8 @@
  * the day partitions of the statistics with their retention.
  *
  * The tables are SQLite's (store/sqlite/schema.c: its version 4 is our 1,
- * its 5 (drills.errno) our 2) in PostgreSQL's types.  stats and
+ * its 5 (drills.errno) our 2, its 6 our 3, its 7 our 4) in PostgreSQL's
+ * types.  stats and
  * heartbeats are partitioned by range of period_start, one partition per
  * UTC day named stats_pYYYYMMDD and heartbeats_pYYYYMMDD: retention drops
  * whole partitions, which costs nothing however many rows they hold,
@@ -149,6 +150,13 @@ static const char *const migrations[] = {
 	"ALTER TABLE drills ADD COLUMN errno " T ";",
 	/* 3: a copy server's owner, a token fingerprint (SQLite's schema 6) */
 	"ALTER TABLE copy_servers ADD COLUMN owner " T ";",
+	/*
+	 * 4: an adaptive point's limit and its latency (SQLite's schema 7,
+	 * store/stat_cols.h); on the partitioned table, so every day's
+	 * partition has them, the old rows 0
+	 */
+	"ALTER TABLE stats ADD COLUMN adaptive_limit BIGINT NOT NULL DEFAULT 0;"
+	"ALTER TABLE stats ADD COLUMN adaptive_latency_ns BIGINT NOT NULL DEFAULT 0;",
 };
 #define PG_SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 

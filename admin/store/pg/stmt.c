@@ -24,14 +24,38 @@ static struct pg_stmt *ps(struct sq_stmt *q)
 	return (struct pg_stmt *)q;
 }
 
-/* @sql with each ?N (N a digit) as $N: libpq's parameters. */
-static char *dollar_params(const char *sql)
+/*
+ * @sql with each ?N (N a digit) as $N: libpq's parameters.  A bare ? is
+ * numbered as SQLite numbers it, one past the highest ?N or $N before it
+ * (store/stat_cols.h's columns are written so).
+ */
+char *pg_stmt_sql(const char *sql)
 {
-	char *t = strdup(sql), *c;
+	size_t n = strlen(sql), bare = 0, k = 0;
+	const char *c;
+	char *t;
+	long top = 0;
 
-	for (c = t; c && *c; c++)
-		if (*c == '?' && c[1] >= '0' && c[1] <= '9')
-			*c = '$';
+	for (c = sql; *c; c++)
+		bare += *c == '?';
+	/* "$" and up to three digits for each. */
+	t = malloc(n + bare * 3 + 1);
+	if (!t)
+		return NULL;
+	for (c = sql; *c; c++) {
+		if ((*c == '?' || *c == '$') && c[1] >= '0' && c[1] <= '9') {
+			long v = strtol(c + 1, NULL, 10);
+
+			if (v > top)
+				top = v;
+			t[k++] = '$';
+		} else if (*c == '?' && top < 999) {
+			k += sprintf(t + k, "$%ld", ++top);
+		} else {
+			t[k++] = *c;
+		}
+	}
+	t[k] = '\0';
 	return t;
 }
 
@@ -41,7 +65,7 @@ struct pg_stmt *pg_stmt_new(struct pg_db *db, const char *name, const char *sql)
 
 	if (!q)
 		return NULL;
-	q->sql = dollar_params(sql);
+	q->sql = pg_stmt_sql(sql);
 	if (!q->sql) {
 		free(q);
 		return NULL;

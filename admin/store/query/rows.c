@@ -283,8 +283,12 @@ int sq_stat_row_emit(struct sq_stmt *q, store_stat_cb cb, void *ctx)
 		.hist = hist,
 	};
 	const unsigned char *b = sq_col_blob(q, 8);
-	int n = sq_col_bytes(q, 8) / 8, j;
+	int n = sq_col_bytes(q, 8) / 8, j, k = 13;
 
+	/* store/stat_cols.h's columns follow overhead_milli, in its order. */
+#define COL_(f, kind)	row.f = (uint64_t)sq_col_int64(q, k++);
+	STORE_STAT_COLS(COL_)
+#undef COL_
 	if (n > SDS_HIST_BUCKETS)
 		n = SDS_HIST_BUCKETS;
 	for (j = 0; j < n; j++) {

@@ -65,8 +65,9 @@ const char *const sq_sql[NQ] = {
 		" VALUES (?1, ?2, ?3, ?4)",
 	[Q_STAT_INS] = "INSERT OR IGNORE INTO stats (app_id, period_start, host, point, visits,"
 		" exceptions, timeouts, downgrades, max_concurrency, hist, faults, delays,"
-		" suspended, overhead_milli)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+		" suspended, overhead_milli" STORE_STAT_SQL_NAMES ")"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14"
+		STORE_STAT_SQL_PARAMS ")",
 	[Q_HOST_UPSERT] = "INSERT INTO hosts (app_id, host, ip, first_seen, last_seen, last_period, version)"
 		" VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6)"
 		" ON CONFLICT (app_id, host) DO UPDATE SET ip = ?3, last_seen = ?4,"
@@ -75,11 +76,11 @@ const char *const sq_sql[NQ] = {
 		" FROM hosts h WHERE h.app_id = ?1 ORDER BY h.host",
 	[Q_STAT_SCAN] = "SELECT period_start, point, host, visits, exceptions, timeouts,"
 		" downgrades, max_concurrency, hist, faults, delays, suspended, overhead_milli"
-		" FROM stats"
+		STORE_STAT_SQL_NAMES " FROM stats"
 		" WHERE app_id = ?1 AND period_start >= ?2 AND period_start < ?3",
 	[Q_STAT_SCAN_POINT] = "SELECT period_start, point, host, visits, exceptions, timeouts,"
 		" downgrades, max_concurrency, hist, faults, delays, suspended, overhead_milli"
-		" FROM stats"
+		STORE_STAT_SQL_NAMES " FROM stats"
 		" WHERE app_id = ?1 AND period_start >= ?2 AND period_start < ?3 AND point = ?4",
 	[Q_POINT_LIST] = "SELECT point FROM strategies t JOIN schemes s ON s.id = t.scheme_id"
 		" WHERE s.app_id = ?1 UNION SELECT point FROM stats WHERE app_id = ?1"

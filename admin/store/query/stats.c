@@ -88,7 +88,7 @@ int sq_heartbeat(struct store *st, const struct sds_heartbeat *hb,
 	for (i = 0; i < hb->n && !res->duplicate; i++) {
 		const struct sds_hb_point *p = &hb->points[i];
 		uint64_t blob[SDS_HIST_BUCKETS];
-		int j;
+		int j, k;
 
 		q = sq_q(s, Q_STAT_INS);
 		if (!q)
@@ -113,6 +113,10 @@ int sq_heartbeat(struct store *st, const struct sds_heartbeat *hb,
 		sq_bind_int64(q, 12, (int64_t)p->delays);
 		sq_bind_int64(q, 13, p->suspended);
 		sq_bind_int64(q, 14, (int64_t)p->overhead_milli);
+		k = 15;
+#define BIND_(f, kind)	sq_bind_int64(q, k++, (int64_t)p->f);
+		STORE_STAT_COLS(BIND_)
+#undef BIND_
 		ret = sq_run(s, q, err);
 		if (ret)
 			goto fail;

@@ -19,7 +19,7 @@
 static const char scan_sql[] =
 	"SELECT s.period_start, s.point, s.host, s.visits, s.exceptions, s.timeouts,"
 	" s.downgrades, s.max_concurrency, s.hist, s.faults, s.delays, s.suspended,"
-	" s.overhead_milli FROM stats s"
+	" s.overhead_milli" STORE_STAT_SQL_S " FROM stats s"
 	" JOIN apps a ON a.id = s.app_id JOIN groups g ON g.id = a.group_id"
 	" WHERE g.name = ?1 AND a.name = ?2 AND s.period_start >= ?3"
 	" AND s.period_start < ?4 AND (?5 IS NULL OR s.point = ?5)";

@@ -144,6 +144,13 @@ static const char *const migrations[] = {
 	 * NULL, as every row stored before: claimed by the next heartbeat.
 	 */
 	"ALTER TABLE copy_servers ADD COLUMN owner TEXT;",
+	/*
+	 * 7: an adaptive point's limit and the latency it steered by
+	 * (store/stat_cols.h, docs/ADAPTIVE.md); rows stored before read as
+	 * 0, as a point that is not adaptive.
+	 */
+	"ALTER TABLE stats ADD COLUMN adaptive_limit INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE stats ADD COLUMN adaptive_latency_ns INTEGER NOT NULL DEFAULT 0;",
 };
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 

@@ -177,21 +177,24 @@ static void test_old_database(void **state)
 
 	if (fixture_pg()) {
 		/* Not silent: cmocka lists it as SKIPPED, with this line. */
-		printf("test_old_database: SQLite's schema 2 -> 5 migration; PostgreSQL's"
+		printf("test_old_database: SQLite's schema 2 -> 7 migration; PostgreSQL's"
 		       " schema versions are tests/admin/t_pg.py's\n");
 		skip();
 	}
 	/*
 	 * Make the file what sds-admin wrote before the budget: schema 2 is
-	 * schema 6 without copy_servers' owner, drills' errno, the copy tables
-	 * and the two columns, and its binary inserted rows without them.
+	 * schema 7 without the adaptive columns, copy_servers' owner, drills'
+	 * errno, the copy tables and the two columns, and its binary inserted
+	 * rows without them.
 	 */
 	post(hb_json("h1", T0, "\"order\": {\"visits\": 7}"), T0 + 12, false);
 	store_close(st);
 	st = NULL;
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(user_version(db), 6);
-	sql(db, "ALTER TABLE drills DROP COLUMN errno;"
+	assert_int_equal(user_version(db), 7);
+	sql(db, "ALTER TABLE stats DROP COLUMN adaptive_limit;"
+		"ALTER TABLE stats DROP COLUMN adaptive_latency_ns;"
+		"ALTER TABLE drills DROP COLUMN errno;"
 		"DROP TABLE copy_loader_stats; DROP TABLE copy_server_stats;"
 		"DROP TABLE copy_servers; DROP TABLE copy_plans;"
 		"ALTER TABLE stats DROP COLUMN suspended;"
@@ -207,7 +210,7 @@ static void test_old_database(void **state)
 	st = sqlite_store_open(path, err);
 	assert_non_null(st);
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(user_version(db), 6);
+	assert_int_equal(user_version(db), 7);
 	sqlite3_close(db);
 	assert_int_equal(st->ops->stats_scan(st, "g", "shop", "order", T0, T0 + 20,
 					     collect, &s, err), STORE_OK);

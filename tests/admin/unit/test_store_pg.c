@@ -133,22 +133,24 @@ static void test_newer_schema(void **state)
 	need_pg();
 	store_close(st);
 	st = NULL;
-	exec("UPDATE sds_schema SET version = 4");
+	exec("UPDATE sds_schema SET version = 5");
 	assert_null(fixture_open());
-	assert_non_null(strstr(err, ": schema version 4 is newer than this sds-admin knows (3)"));
+	assert_non_null(strstr(err, ": schema version 5 is newer than this sds-admin knows (4)"));
 	assert_non_null(strstr(err, "database '"));
 	got = query("SELECT version FROM sds_schema");
-	assert_string_equal(got, "4");
+	assert_string_equal(got, "5");
 	free(got);
-	/* A schema 1 database (before drills' errno and copy servers'
-	 * owners) upgrades at open. */
+	/* A schema 1 database (before drills' errno, copy servers' owners
+	 * and the adaptive columns) upgrades at open. */
 	exec("ALTER TABLE drills DROP COLUMN errno");
 	exec("ALTER TABLE copy_servers DROP COLUMN owner");
+	exec("ALTER TABLE stats DROP COLUMN adaptive_limit");
+	exec("ALTER TABLE stats DROP COLUMN adaptive_latency_ns");
 	exec("UPDATE sds_schema SET version = 1");
 	st = fixture_open();
 	assert_non_null(st);
 	got = query("SELECT version FROM sds_schema");
-	assert_string_equal(got, "3");
+	assert_string_equal(got, "4");
 	free(got);
 	got = query("SELECT count(*) FROM information_schema.columns"
 		    " WHERE table_name = 'drills' AND column_name = 'errno'");

@@ -190,6 +190,73 @@ static void test_copy_field(void **state)
 		       "point 'order': copy must be \"read\" or \"write\"");
 }
 
+/* Adaptive concurrency (docs/ADAPTIVE.md): the fields, their bounds, round trip. */
+static void test_adaptive_fields(void **state)
+{
+	struct bufs *b = *state;
+	const struct sds_strategy *st;
+	char err[256], *text;
+	json_t *o;
+
+	assert_int_equal(parse("{\"version\": 1, \"points\": {"
+			       " \"v\": {\"adaptive_limit\": \"vegas\", \"adaptive_min\": 2,"
+			       "  \"adaptive_max\": 2147483648, \"adaptive_initial\": 16,"
+			       "  \"adaptive_signal\": \"blocked\"},"
+			       " \"g\": {\"adaptive_limit\": \"gradient2\", \"adaptive_min\": 1,"
+			       "  \"adaptive_max\": 1},"
+			       " \"o\": {\"adaptive_limit\": \"off\", \"concurrent_threshold\": 3}}}",
+			       b->out, err, sizeof(err)), 0);
+	st = strategy_set_find(b->out, "v");
+	assert_int_equal(st->adaptive_limit, SDS_ADAPTIVE_VEGAS);
+	assert_int_equal(st->adaptive_min, 2);
+	assert_int_equal(st->adaptive_max, (int64_t)1 << 31);
+	assert_int_equal(st->adaptive_initial, 16);
+	assert_int_equal(st->adaptive_signal, SDS_ADAPTIVE_BY_BLOCKED);
+	assert_true(strategy_is_adaptive(st));
+	o = strategy_to_json(st);
+	text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	assert_string_equal(text, "{\"adaptive_initial\":16,\"adaptive_limit\":\"vegas\","
+			    "\"adaptive_max\":2147483648,\"adaptive_min\":2,"
+			    "\"adaptive_signal\":\"blocked\",\"downgrade_rate\":100}");
+	free(text);
+	json_decref(o);
+	st = strategy_set_find(b->out, "g");
+	assert_int_equal(st->adaptive_limit, SDS_ADAPTIVE_GRADIENT2);
+	assert_int_equal(st->adaptive_signal, SDS_ADAPTIVE_BY_LATENCY);
+	/* "off" is no adaptive limit: a fixed one may stand beside it. */
+	st = strategy_set_find(b->out, "o");
+	assert_false(strategy_is_adaptive(st));
+	assert_int_equal(st->concurrent_threshold, 3);
+	o = strategy_to_json(st);
+	assert_null(json_object_get(o, "adaptive_limit"));
+	json_decref(o);
+
+	expect_invalid(b, DOC("{\"adaptive_limit\": \"bbr\", \"adaptive_min\": 1, \"adaptive_max\": 8}"),
+		       "point 'order': adaptive_limit must be \"gradient2\", \"vegas\", \"aimd\" or \"off\"");
+	expect_invalid(b, DOC("{\"adaptive_limit\": 3}"),
+		       "point 'order': adaptive_limit must be \"gradient2\", \"vegas\", \"aimd\" or \"off\"");
+	expect_invalid(b, DOC("{\"adaptive_limit\": \"aimd\"}"),
+		       "point 'order': adaptive_limit needs adaptive_min and adaptive_max (the floor and the ceiling)");
+	expect_invalid(b, DOC("{\"adaptive_limit\": \"aimd\", \"adaptive_min\": 1}"),
+		       "point 'order': adaptive_limit needs adaptive_min and adaptive_max (the floor and the ceiling)");
+	expect_invalid(b, DOC("{\"adaptive_limit\": \"aimd\", \"adaptive_min\": 9, \"adaptive_max\": 8}"),
+		       "point 'order': adaptive_min 9 is above adaptive_max 8");
+	expect_invalid(b, DOC("{\"adaptive_limit\": \"aimd\", \"adaptive_min\": 1, \"adaptive_max\": 2147483649}"),
+		       "point 'order': adaptive_max must be an integer 1..2147483648");
+	expect_invalid(b, DOC("{\"adaptive_limit\": \"aimd\", \"adaptive_min\": 0, \"adaptive_max\": 8}"),
+		       "point 'order': adaptive_min must be an integer 1..2147483648");
+	expect_invalid(b, DOC("{\"adaptive_limit\": \"aimd\", \"adaptive_min\": -1, \"adaptive_max\": 8}"),
+		       "point 'order': adaptive_min must be an integer 1..2147483648");
+	expect_invalid(b, DOC("{\"adaptive_limit\": \"aimd\", \"adaptive_min\": 2, \"adaptive_max\": 8, \"adaptive_initial\": 9}"),
+		       "point 'order': adaptive_initial must lie in adaptive_min..adaptive_max");
+	expect_invalid(b, DOC("{\"adaptive_limit\": \"aimd\", \"adaptive_min\": 1, \"adaptive_max\": 8, \"concurrent_threshold\": 4}"),
+		       "point 'order': adaptive_limit and concurrent_threshold: choose one (adaptive_max is the ceiling)");
+	expect_invalid(b, DOC("{\"adaptive_min\": 1, \"adaptive_max\": 8}"),
+		       "point 'order': adaptive_min, adaptive_max, adaptive_initial and adaptive_signal need adaptive_limit");
+	expect_invalid(b, DOC("{\"adaptive_limit\": \"aimd\", \"adaptive_min\": 1, \"adaptive_max\": 8, \"adaptive_signal\": \"cpu\"}"),
+		       "point 'order': adaptive_signal must be \"latency\" or \"blocked\"");
+}
+
 /* ---- round trip ----------------------------------------------------------- */
 
 static const char full_doc[] =
@@ -431,6 +498,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_round_trip_empty, setup, teardown),
 		cmocka_unit_test(test_strategy_to_json_one),
 		cmocka_unit_test_setup_teardown(test_copy_field, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_adaptive_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_find, setup, teardown),
 	};
 

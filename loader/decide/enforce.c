@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* enforce.c - the strategy fields a point cannot enforce, refused. */
+#include <stdio.h>
+#include "decide/enforce.h"
+
+int enforce__strategy(const struct sds_strategy *st, bool function,
+		      char *err, size_t errlen)
+{
+	const char *field = NULL;
+
+	if (!st || !function)
+		return 0;
+	/*
+	 * A limit of calls in flight or a token bucket decides at the call's
+	 * entry whether it runs: only a guard can refuse it; a uprobe counts
+	 * the call that runs anyway.
+	 */
+	if (strategy_is_adaptive(st))
+		field = "adaptive_limit";
+	else if (st->concurrent_threshold != SDS_OFF)
+		field = "concurrent_threshold";
+	else if (st->token_rate != SDS_OFF)
+		field = "token_rate";
+	else if (st->cluster_token_rate != SDS_OFF)
+		field = "cluster_token_rate";
+	if (!field)
+		return 0;
+	snprintf(err, errlen,
+		 "point '%s': %s needs a guard point (sds_enter/sds_should_downgrade): a function point cannot hold its calls back",
+		 st->point, field);
+	return -1;
+}

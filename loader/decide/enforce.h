@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * enforce.h - which strategy fields a point can enforce.  A setting that
+ * cannot be enforced is refused, never silently ignored: attach refuses
+ * to start with it, a SIGHUP reload or an admin reply that carries it is
+ * refused whole and the strategies in force stay.  Pure: no maps, no
+ * clock (tests/unit/decide/test_adaptive.c).
+ */
+#ifndef SDS_ENFORCE_H
+#define SDS_ENFORCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "strategy.h"
+
+/*
+ * Can a point enforce @st?  @function: a function point (a uprobe on
+ * TARGET's code: it can count and fail dependency calls, never hold a
+ * call back); else a guard point.  0, or -1 with one line in @err naming
+ * the field and what can enforce it.
+ */
+int enforce__strategy(const struct sds_strategy *st, bool function,
+		      char *err, size_t errlen);
+
+#endif /* SDS_ENFORCE_H */

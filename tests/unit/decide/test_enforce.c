@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Unit tests of loader/decide/enforce.c: the fields a function point
+ * cannot enforce are refused with one line naming what can; a guard
+ * point takes them all.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include "../cmocka_timeout.h"	/* a per-test timeout */
+
+#include <stdio.h>
+#include <string.h>
+
+#include "decide/enforce.h"
+
+static void expect_refused(struct sds_strategy *st, const char *field)
+{
+	char err[256], want[256];
+
+	snprintf(want, sizeof(want),
+		 "point 'fn': %s needs a guard point (sds_enter/sds_should_downgrade): a function point cannot hold its calls back",
+		 field);
+	strcpy(err, "untouched");
+	assert_int_equal(enforce__strategy(st, true, err, sizeof(err)), -1);
+	assert_string_equal(err, want);
+	/* A guard point enforces it. */
+	strcpy(err, "untouched");
+	assert_int_equal(enforce__strategy(st, false, err, sizeof(err)), 0);
+	assert_string_equal(err, "untouched");
+}
+
+static void test_function_point_refuses_what_holds_calls(void **state)
+{
+	struct sds_strategy st;
+
+	strategy_init(&st, "fn");
+	st.concurrent_threshold = 4;
+	expect_refused(&st, "concurrent_threshold");
+	strategy_init(&st, "fn");
+	st.token_rate = 10;
+	st.token_bucket = 10;
+	expect_refused(&st, "token_rate");
+	strategy_init(&st, "fn");
+	st.cluster_token_rate = 10;
+	st.cluster_token_bucket = 10;
+	expect_refused(&st, "cluster_token_rate");
+	strategy_init(&st, "fn");
+	st.adaptive_limit = SDS_ADAPTIVE_AIMD;
+	st.adaptive_min = 1;
+	st.adaptive_max = 8;
+	expect_refused(&st, "adaptive_limit");
+}
+
+static void test_function_point_takes_what_it_counts(void **state)
+{
+	struct sds_strategy st;
+	char err[64] = "untouched";
+
+	strategy_init(&st, "fn");
+	st.visit_threshold = 10;
+	st.timeout_ms = 5;
+	st.timeout_count_threshold = 3;
+	st.exception_threshold = 2;
+	st.exception_rate_threshold = 50;
+	st.cluster_visit_threshold = 100;
+	st.delay_ms = 1000;
+	assert_int_equal(enforce__strategy(&st, true, err, sizeof(err)), 0);
+	assert_int_equal(enforce__strategy(NULL, true, err, sizeof(err)), 0);
+	assert_string_equal(err, "untouched");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_function_point_refuses_what_holds_calls),
+		cmocka_unit_test(test_function_point_takes_what_it_counts),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
