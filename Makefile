@@ -135,6 +135,7 @@ UNIT_BINS  := $(foreach s,$(UNIT_SRCS),$(call unit_bin,$(s)))
 # names the module here: UNIT_EXTRA_<test> (its object is then linked in).
 UNIT_EXTRA_test_uplink := loader/report/uplink.c loader/report/uplink_split.c loader/report/uplink_pick.c loader/report/hostid.c $(LOADER_USRC)
 UNIT_EXTRA_test_hostid := loader/report/hostid.c
+UNIT_EXTRA_test_uplink_split := loader/report/uplink_split.c
 UNIT_EXTRA_test_lbpub := loader/publish/lbpub.c
 UNIT_EXTRA_test_metrics := loader/report/metrics_text.c
 UNIT_EXTRA_test_uplink_pick := loader/report/uplink_pick.c $(LOADER_USRC)
