@@ -37,7 +37,7 @@ LOADER_USRC := libsds/balance.c libsds/balance_hash.c libsds/ext_balancer.c
 PURE_SRCS   := $(filter-out common/hbpost.c,$(COMMON_SRCS)) loader/target/pointspec.c loader/target/site.c loader/target/elfsym.c loader/target/elfaddr.c loader/decide/chain.c loader/decide/budget.c loader/decide/pressure.c \
 	       loader/target/demangle.c loader/target/lang.c loader/target/exits.c loader/kernel/calib.c loader/target/debuginfo.c \
 	       loader/report/backlog.c loader/report/backlog_load.c loader/target/buildid.c \
-	       loader/kernel/counters.c loader/kernel/snapshot.c loader/decide/engine_eval.c loader/decide/halfopen.c loader/decide/exact.c loader/decide/adaptive.c loader/decide/enforce.c \
+	       loader/kernel/counters.c loader/kernel/counters_split.c loader/kernel/snapshot.c loader/decide/engine_eval.c loader/decide/halfopen.c loader/decide/exact.c loader/decide/adaptive.c loader/decide/enforce.c \
 	       loader/kernel/stuck.c
 
 # The loader's sources (and the unit tests' mains) under ASan/UBSan, each
@@ -134,8 +134,9 @@ UNIT_BINS  := $(foreach s,$(UNIT_SRCS),$(call unit_bin,$(s)))
 
 # A unit that links one loader module beside fakes of what it reads
 # names the module here: UNIT_EXTRA_<test> (its object is then linked in).
-UNIT_EXTRA_test_uplink := loader/report/uplink.c loader/report/uplink_pick.c loader/report/hostid.c $(LOADER_USRC)
+UNIT_EXTRA_test_uplink := loader/report/uplink.c loader/report/uplink_split.c loader/report/uplink_pick.c loader/report/hostid.c $(LOADER_USRC)
 UNIT_EXTRA_test_hostid := loader/report/hostid.c
+UNIT_EXTRA_test_uplink_split := loader/report/uplink_split.c
 UNIT_EXTRA_test_lbpub := loader/publish/lbpub.c
 UNIT_EXTRA_test_metrics := loader/report/metrics_text.c
 UNIT_EXTRA_test_psi := loader/kernel/psi.c
@@ -185,6 +186,7 @@ include tests/exact/exact.mk
 include tests/stuck/stuck.mk
 include tests/lib/testlib.mk
 include tests/probepath/probepath.mk
+include tests/split/split.mk
 include tests/metrics/metrics.mk
 
 integration: all $(TEST_TARGETS)
@@ -238,7 +240,8 @@ bench: deps
 		$(MAKE) -s copy-bench | tee $$BENCH_OUT/copy.txt && \
 		$(MAKE) -s exact-bench | tee $$BENCH_OUT/exact.txt && \
 		$(MAKE) -s lb-bench | tee $$BENCH_OUT/lb.txt && \
-		$(MAKE) -s overload-bench | tee $$BENCH_OUT/overload.md
+		$(MAKE) -s overload-bench | tee $$BENCH_OUT/overload.md && \
+		$(MAKE) -s split-bench | tee $$BENCH_OUT/split.md
 
 demo: deps
 	$(MAKE) all demo-bins

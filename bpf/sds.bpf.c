@@ -206,6 +206,8 @@ static __always_inline bool is_exception(const struct sds_point_cfg *cfg,
 
 /* Calls in flight of points with a timeout: sds_stuck.bpf.h. */
 #include "sds_stuck.bpf.h"
+/* Where calls' time went, kept by the frames and the session: sds_split.bpf.h. */
+#include "sds_split.bpf.h"
 
 /* The frame stack: sds_frames.bpf.h. */
 #include "sds_frames.bpf.h"
@@ -265,6 +267,7 @@ static __always_inline void call_enter(__u32 point, __u64 ts, __u64 sp,
 	fr->f[d].guard = kind == SDS_FRAME_GUARD;
 	fr->f[d].exits = kind == SDS_FRAME_EXITS;
 	fr->f[d].ff_probe = 0;
+	split_frame_enter(frame_at(fr, d), ts);
 	fr->depth = d + 1;
 	ADD(&g->entered, 1);
 	stuck_enter(point, ts);
@@ -459,6 +462,8 @@ static __always_inline int call_leave(__u32 point, __u64 sp, __u64 rax)
 	probe = frame_at(fr, found)->ff_probe;
 	fr->depth = found;
 	call_done(point, ts, lat, true, rax);
+	/* The frame is above the depth now, but nothing pushes before this. */
+	split_frame_done(frame_at(fr, found), ts, lat);
 	if (probe)
 		ff_probe_done(point, rax);
 	return 0;
@@ -532,6 +537,7 @@ int BPF_PROG(sds_thread_exit, struct task_struct *task)
 	struct sds_frames *fr;
 
 	session_thread_exit(task);
+	split_thread_exit(task);
 	fr = bpf_task_storage_get(&frames, task, 0, 0);
 	if (fr)
 		frames_drop_all(fr);

@@ -39,13 +39,15 @@ static __always_inline void frame_drop(__u32 point)
 
 /*
  * The call of frame @f, on the current thread, given up: the gauge, and
- * its entry in the stuck table if it has one (sds_stuck.bpf.h).  Every
+ * its entry in the stuck table if it has one (sds_stuck.bpf.h), its split
+ * (sds_split.bpf.h).  Every
  * caller runs on the frames' own thread: an exit, an entry, a return.
  */
 static __always_inline void frame_given_up(const struct sds_frame *f)
 {
 	frame_drop(f->point);
 	sds_stuck_drop(stuck_tid(), f->point, f->ts);
+	split_frame_forget(f);
 }
 
 /* Give up every frame of @fr: calls that will never be seen ending. */

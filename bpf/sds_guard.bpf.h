@@ -67,6 +67,7 @@ SEC("uprobe")
 int sds_guard_exit(struct pt_regs *ctx)
 {
 	struct sds_frames *fr;
+	struct sds_frame f;
 	__u32 id, point, d, i, found = SDS_MAX_DEPTH;
 	__u64 ts, lat;
 
@@ -101,9 +102,11 @@ int sds_guard_exit(struct pt_regs *ctx)
 	}
 	if (found >= SDS_MAX_DEPTH)
 		return 0;
-	lat = ts - frame_at(fr, found)->ts;
+	f = *frame_at(fr, found);
+	lat = ts - f.ts;
 	frame_remove(fr, d, found);
 	call_done(point, ts, lat, false, 0);
+	split_frame_done(&f, ts, lat);
 	return 0;
 }
 

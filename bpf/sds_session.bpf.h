@@ -43,6 +43,8 @@ extern bool bpf_session_is_return(void) __ksym __weak;
 #define SDS_SESS_TAG_MASK	(~0ULL << 58)
 /* The kernel's MAX_URETPROBE_DEPTH: no return instance past it. */
 #define SDS_SESS_MAX_DEPTH	64
+_Static_assert(SDS_SPLIT_DEPTH == SDS_SESS_MAX_DEPTH,
+	       "a split slot per return instance (sds_split.bpf.h)");
 
 /* This loader's tag in bits 58-63 (set at load, never 0). */
 const volatile __u64 session_tag = 0;
@@ -89,7 +91,7 @@ static __always_inline void session_reap(struct task_struct *t,
 					 struct return_instance *ri, __u64 sp)
 {
 	__u64 tramp = 0, ret = 0;
-	__u32 i;
+	__u32 i, depth = t->utask ? t->utask->depth : 0;
 
 	/* The kernel frees every dead one: at most its depth limit. */
 	for (i = 0; i < SDS_SESS_MAX_DEPTH; i++) {
@@ -107,6 +109,8 @@ static __always_inline void session_reap(struct task_struct *t,
 				break;
 		}
 		session_drop(ri);
+		/* The i-th newest instance: depth - 1 - i when it entered. */
+		sds_split_sess_forget(depth - 1 - i, ri->consumer.cookie);
 		ri = ri->next;
 	}
 }
@@ -147,6 +151,7 @@ static __always_inline int session_enter(struct pt_regs *ctx, __u32 point,
 	stuck_enter(point, ts);
 	*ck = session_tag | ((__u64)point << SDS_SESS_PT_SHIFT) |
 	      (ts & SDS_SESS_TS_MASK);
+	split_sess_enter(ts, *ck);
 	return 0;
 }
 
@@ -179,6 +184,7 @@ int sds_session(struct pt_regs *ctx)
 	lat = (ts - *ck) & SDS_SESS_TS_MASK;
 #endif
 	call_done(point, ts, lat, true, PT_REGS_RC(ctx));
+	split_sess_done(point, ts, lat, *ck);
 	return 0;
 }
 

@@ -126,11 +126,14 @@ struct sds_frame {
 	__u64 sp;		/* stack pointer at entry: the return sees sp + 8; 0 for guards */
 	__u64 ts;		/* bpf_ktime_get_ns() at entry */
 	__u32 point;		/* point id */
-	__u16 guard;		/* a guard point's call: paired by point, not sp */
+	__u8 guard;		/* a guard point's call: paired by point, not sp */
+	__u8 split;		/* the call keeps its split (bpf/sds_split.bpf.h) */
 	__u8 exits;		/* ended by an exit probe on a ret (loader/target/exits.c):
 				 * a frame unwound without one left by an exception */
 	__u8 ff_probe;		/* a fail-fast hold let this call through as its probe
 				 * (bpf/failfast.bpf.c): its end reports the outcome */
+	__u64 split_runq;	/* the thread's run-queue ns at entry (@split) */
+	__u64 split_blocked;	/* the thread's blocked ns at entry (@split) */
 };
 
 /* What kind of call a frame is: how its end is seen. */
@@ -154,6 +157,27 @@ struct sds_frames {
 				 * increments): frames of another are a program's
 				 * the thread no longer runs */
 	struct sds_frame f[SDS_MAX_DEPTH];
+};
+
+/*
+ * Where the time of a point's calls went (bpf/sds_split.bpf.h,
+ * docs/SPLIT.md): per point, per CPU, since load, over the calls that
+ * kept a split (those that entered with the tracepoints attached).
+ */
+#define SDS_SPLIT_PARKED	16384	/* blocked threads inside calls tracked at once */
+
+struct sds_split_sum {
+	__u64 calls;		/* completed calls split */
+	__u64 on_cpu_ns;	/* their time on a CPU */
+	__u64 runq_ns;		/* ... runnable, waiting on the run queue */
+	__u64 blocked_ns;	/* ... asleep until a wakeup */
+};
+
+/* The same calls' three parts, each a log2 histogram as sds_gauge.hist. */
+struct sds_split_hist {
+	__u64 on_cpu[SDS_HIST_BUCKETS];
+	__u64 runq[SDS_HIST_BUCKETS];
+	__u64 blocked[SDS_HIST_BUCKETS];
 };
 
 /*

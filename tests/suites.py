@@ -138,6 +138,8 @@ SUITES = [
     Suite("deploy", "wait2", [_py("tests/deploy/run.py")], budget=240,
           env={"SDS_DEPLOY_LOADER": "{build}/test/sds-bpf-asan"}),
     Suite("debuginfo", "wait2", [_py("tests/debuginfo/run.py")], budget=90),
+    # Where calls' time went (docs/SPLIT.md): ~40 s, light on the CPU.
+    Suite("split", "wait2", [_py("tests/split/run.py")], budget=90),
     Suite("testlib", "wait2", [_py("tests/lib/selftest.py")], budget=60),
     Suite("copy", "wait2", [_py("tests/copy/run.py")], budget=240),
     # The fleet (docs/PUSH.md, docs/CLUSTER.md): 20 changes at random

@@ -133,7 +133,8 @@ json_t *heartbeat_to_json(const struct sds_heartbeat *hb)
 		if (p->overhead_milli)
 			json_object_set_new(po, "overhead_pct",
 					    json_real(p->overhead_milli / 1000.0));
-		if (heartbeat_point_copy_to_json(p, po))
+		if (heartbeat_point_copy_to_json(p, po) ||
+		    heartbeat_point_split_to_json(p, po))
 			goto oom;
 		if (p->overload)
 			json_object_set_new(po, "overload", json_true());
@@ -212,6 +213,7 @@ static const char *const point_fields[] = {
 	"faults", "delays", "copy_captured", "copy_dropped", "copy_truncated",
 	"adaptive_limit", "adaptive_latency_ns", "max_stuck",
 	"latency_hist", "suspended", "overhead_pct", "overload",
+	"split_calls", "split_on_cpu_ns", "split_runqueue_ns", "split_blocked_ns",
 };
 #define POINT_COUNTS	13	/* point_fields before latency_hist */
 
@@ -285,7 +287,8 @@ static int point_from_json(const char *name, json_t *obj, struct sds_hb_point *p
 		}
 	}
 	if (point_budget_from_json(name, obj, p, err, errlen) ||
-	    heartbeat_point_overload_from_json(name, obj, p, err, errlen))
+	    heartbeat_point_overload_from_json(name, obj, p, err, errlen) ||
+	    heartbeat_point_split_from_json(name, obj, p, err, errlen))
 		return -1;
 	h = json_object_get(obj, "latency_hist");
 	if (!h)

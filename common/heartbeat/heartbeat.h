@@ -26,7 +26,10 @@
  * "adaptive_limit", "adaptive_latency_ns" (docs/ADAPTIVE.md), "max_stuck"
  * (the most calls in flight past their timeout at once in the period,
  * docs/LIMITS.md "Stuck calls"), "overload": true (a host pressure rule
- * downgraded the point in the period).
+ * downgraded the point in the period), "split_calls", "split_on_cpu_ns",
+ * "split_runqueue_ns", "split_blocked_ns" (where the period's completed
+ * calls' time went, docs/SPLIT.md: sent when the loader splits calls and
+ * some completed).
  * Optional top-level "pressure": [{"firing": B, "fired": N}, ...], each
  * host pressure rule's state as the period ends, by rule index
  * (docs/PRESSURE.md); sent only with rules.
@@ -82,6 +85,11 @@ struct sds_hb_point {
 	uint64_t adaptive_latency_ns;	/* the latency it steered by then (sent with adaptive_limit) */
 	uint64_t max_stuck;		/* most calls stuck past the timeout at once (sent when non-zero) */
 	bool overload;			/* a host pressure rule downgraded it in the period (sent when true) */
+	/* Where the period's split calls' time went (heartbeat_split.c; sent when @split_calls). */
+	uint64_t split_calls;		/* completed calls split in the period */
+	uint64_t split_on_cpu_ns;	/* their time on a CPU */
+	uint64_t split_runq_ns;		/* ... waiting on a run queue */
+	uint64_t split_blocked_ns;	/* ... blocked */
 	int nhist;			/* entries of latency_hist sent: last non-zero + 1 */
 	uint64_t latency_hist[SDS_HIST_BUCKETS];	/* [i]: latencies in [2^i, 2^(i+1)) ns */
 };
@@ -250,5 +258,12 @@ int heartbeat_pressure_from_json(json_t *doc, struct sds_heartbeat *out,
 int heartbeat_point_overload_from_json(const char *name, json_t *obj,
 				       struct sds_hb_point *p, char *err,
 				       size_t errlen);
+ * heartbeat_split.c: a point's split into @po (when it has split calls),
+ * and from @obj into @p, each bounded; -1 (with @err for the parse).
+ */
+int heartbeat_point_split_to_json(const struct sds_hb_point *p, json_t *po);
+int heartbeat_point_split_from_json(const char *name, json_t *obj,
+				    struct sds_hb_point *p, char *err,
+				    size_t errlen);
 
 #endif /* SDS_HEARTBEAT_H */

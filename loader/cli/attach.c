@@ -54,6 +54,7 @@ static struct attach_env {
 	const char *token_file;	/* --token-file FILE */
 	const char *admin_policy;	/* --admin-policy NAME; NULL: least_active */
 	bool no_push;		/* --no-push: heartbeats alone carry the admin's changes */
+	bool no_split;		/* --no-split: no scheduler tracepoints (docs/SPLIT.md) */
 	const char *state_dir;	/* --state-dir DIR */
 	bool fork_safe;		/* --fork-safe: no probe on a 5-byte NOP, whatever the kernel */
 	uint64_t max_overhead;	/* --max-overhead, in CPU ns per s (budget.h); 0: off */
@@ -146,6 +147,7 @@ static int parse_options(int argc, char **argv)
 		{ "token-file", required_argument, NULL, 'K' },
 		{ "admin-policy", required_argument, NULL, 'P' },
 		{ "no-push", no_argument, NULL, 'N' },
+		{ "no-split", no_argument, NULL, 'S' },
 		{ "state-dir", required_argument, NULL, 'D' },
 		{ "fork-safe", no_argument, NULL, 'F' },
 		{ "max-overhead", required_argument, NULL, 'O' },
@@ -238,6 +240,9 @@ static int parse_options(int argc, char **argv)
 			break;
 		case 'N':
 			env.no_push = true;
+			break;
+		case 'S':
+			env.no_split = true;
 			break;
 		case 'D':
 			env.state_dir = optarg;
@@ -453,6 +458,7 @@ static int resolve_probes(struct attach_run *a, char **specs)
 
 	if (probes__init(&l->probes))
 		return cmd_err("out of memory");
+	l->probes.split.off = env.no_split;
 	if (resolve_points(&l->probes, target, a->npoints, specs, &a->sites,
 			   &a->needs_libsds))
 		return -1;

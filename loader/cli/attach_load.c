@@ -259,6 +259,9 @@ int attach_load(struct attach_run *a, uint64_t max_overhead)
 	if (counters_bpf__source(&l->counters_src, probes__slots_fd(&l->probes),
 				 probes__gauges_fd(&l->probes), l->probes.cap,
 				 &src) ||
+	    (counters_bpf__split(&l->counters_src, probes__split_sums_fd(&l->probes),
+				 probes__split_hist_fd(&l->probes),
+				 &l->probes.split.on, &src), 0) ||
 	    counters__init(&l->counters, &src, l->probes.npoints,
 			   counters_now_sec()))
 		return cmd_err("reading counters: %s", strerror(errno));

@@ -44,6 +44,8 @@ const char attach_usage[] =
 "                           host name), random, round_robin, or an extension\n"
 "      --no-push            no long-poll to the admin: its changes come with\n"
 "                           the heartbeats (every 10 s) instead of at once\n"
+"      --no-split           no scheduler tracepoints: calls' time is not split\n"
+"                           into on-CPU, run-queue and blocked (docs/SPLIT.md)\n"
 "      --token-file FILE    the admin's bearer token\n"
 "      --state-dir DIR      kept across restarts (default $SDS_STATE_DIR or\n"
 "                           /var/lib/sds), with --admin: the admin's last\n"

@@ -143,6 +143,35 @@ static void print_adaptive(json_t *r)
 	}
 }
 
+/*
+ * Where the completed calls' time went (docs/SPLIT.md): a line per point
+ * that has split calls, the mean of a call, after the table; or one line
+ * saying why there is no split.
+ */
+static void print_split(json_t *r)
+{
+	json_t *p;
+	size_t i;
+	char a[16], b[16], c[16];
+
+	if (!json_is_true(json_object_get(json_object_get(r, "split"), "on"))) {
+		printf("split: unavailable: %s\n",
+		       query_jstr(json_object_get(r, "split"), "why"));
+		return;
+	}
+	json_array_foreach(json_object_get(r, "points"), i, p) {
+		long long n = query_jint(p, "split.calls");
+
+		if (n <= 0)
+			continue;
+		printf("split %s: %lld calls, a call's mean on-CPU %s, run queue %s, blocked %s\n",
+		       query_jstr(p, "name"), n,
+		       fmt_ns(query_jint(p, "split.on_cpu_ns") / n, a, sizeof(a)),
+		       fmt_ns(query_jint(p, "split.runqueue_ns") / n, b, sizeof(b)),
+		       fmt_ns(query_jint(p, "split.blocked_ns") / n, c, sizeof(c)));
+	}
+}
+
 static const char stats_usage[] =
 "Usage: sds-bpf stats [--group G] [--app NAME] [--json]\n"
 "\n"
@@ -152,7 +181,9 @@ static const char stats_usage[] =
 "percentiles, and the probes' estimated cost (OVERHEAD: site cost x\n"
 "calls/s, as a share of one CPU; attach --max-overhead).  An adaptive\n"
 "point's line says its limit and the latency it steers by\n"
-"(docs/ADAPTIVE.md).  Once TARGET was replaced (a deploy), a\n"
+"(docs/ADAPTIVE.md), and a line a point where the calls' time went: a\n"
+"call's mean time on a CPU, on the run queue, blocked (docs/SPLIT.md).\n"
+"Once TARGET was replaced (a deploy), a\n"
 "line says its builds (build-ids) still counted (--json: \"builds\").\n"
 "With host pressure rules in the strategies, a line says the host's\n"
 "pressure and one each rule's state (--json: \"pressure\").\n"
@@ -232,6 +263,7 @@ int do_stats(int argc, char **argv)
 		       json_is_true(json_object_get(ff, "failing")) ? ", failing" : "");
 	}
 	print_adaptive(r);
+	print_split(r);
 	json_decref(r);
 	return 0;
 }

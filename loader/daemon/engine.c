@@ -526,7 +526,7 @@ struct snapshot *engine__query_snapshot(struct engine *e)
 	 * Fresh enough and with the gauges (a tick reads them only when it
 	 * needs them), or the pool nearly held: the tick's serves.
 	 */
-	if (e->snap && ((e->snap->gauges &&
+	if (e->snap && ((e->snap->gauges && e->snap->split_hists &&
 			 now_ns - e->snap->taken_ns < 1000000ULL) ||
 			busy >= SNAP_POOL - 1))
 		return snapshot__get(e->snap);
@@ -534,7 +534,9 @@ struct snapshot *engine__query_snapshot(struct engine *e)
 	if (!s)
 		return snapshot__get(e->snap);
 	s->taken_ns = now_ns;
-	counters__snap(e->env.counters, counters_now_sec(), COUNTERS_GAUGES, s);
+	/* With the split's histograms (`hist --split`): the tick reads none. */
+	counters__snap(e->env.counters, counters_now_sec(),
+		       COUNTERS_GAUGES | COUNTERS_SPLIT_HIST, s);
 	return s;
 }
 

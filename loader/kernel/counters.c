@@ -226,6 +226,8 @@ int counters__snap(struct counters *c, uint64_t now_sec, unsigned int what,
 	}
 	for (i = 0; i < out->npoints; i++)
 		point_snap(c, i, now_sec, what & COUNTERS_FOLD, &out->pts[i]);
+	/* Where the calls' time went: every read, the adaptive limit's steer. */
+	counters_split__snap(c, what, out);
 	for (first = 0; (what & COUNTERS_GAUGES) && first < out->npoints;
 	     first += n) {
 		n = out->npoints - first;
@@ -258,6 +260,7 @@ void counters__free(struct counters *c)
 	free(c->gauge);
 	free(c->acc);
 	free(c->secs);
+	counters_split__free(c);
 	c->ring = NULL;
 	c->gauge = NULL;
 	c->acc = NULL;

@@ -32,6 +32,7 @@
 /* counters__snap's @what. */
 #define COUNTERS_FOLD	(1u << 0)	/* the tick's read: fold complete seconds */
 #define COUNTERS_GAUGES	(1u << 1)	/* read the gauges (concurrency, histogram) */
+#define COUNTERS_SPLIT_HIST	(1u << 2)	/* read the split's histograms (`hist --split`) */
 
 /* The last value read of one point's second (summed over CPUs). */
 struct counters_sec {
@@ -56,6 +57,13 @@ struct counters_source {
 			struct sds_slot *out);
 	/* Gauges of points [@first, @first + @n) (@n <= COUNTERS_CHUNK), @ncpu a point. */
 	int (*read_gauges)(void *ctx, int first, int n, struct sds_gauge *out);
+	/*
+	 * The split's sums and histograms of points [@first, @first + @n)
+	 * (@n <= COUNTERS_CHUNK), @ncpu a point: 0, 1 when the split is not
+	 * available (NULL: never), -1 with errno.
+	 */
+	int (*read_split)(void *ctx, int first, int n, struct sds_split_sum *out);
+	int (*read_split_hist)(void *ctx, int first, int n, struct sds_split_hist *out);
 	void *ctx;			/* @read's first argument */
 	int ncpu;			/* per-CPU copies of each key */
 };
@@ -66,6 +74,8 @@ struct counters {
 	int npoints;			/* points tracked */
 	struct sds_slot *ring;		/* scratch: COUNTERS_ROW_CHUNK points' slots */
 	struct sds_gauge *gauge;	/* scratch: COUNTERS_CHUNK gauges */
+	struct sds_split_sum *split;	/* scratch: COUNTERS_CHUNK points' split (counters_split.c) */
+	struct sds_split_hist *split_hist;	/* ... and their histograms, on first use */
 	struct point_acc *acc;		/* SDS_MAX_POINTS running totals */
 	struct counters_sec *secs;	/* SDS_MAX_POINTS * SDS_RING_SLOTS: by point, second % 16 */
 	uint64_t complete_upto;		/* seconds up to this were read complete */
@@ -116,6 +126,10 @@ int counters__snap(struct counters *c, uint64_t now_sec, unsigned int what,
 int counters__read_point(struct counters *c, int id, uint64_t now_sec,
 			 struct point_stats *out);
 void counters__free(struct counters *c);
+/* counters_split.c: every point's split into @out (counters__snap's part). */
+void counters_split__snap(struct counters *c, unsigned int what,
+			  struct snapshot *out);
+void counters_split__free(struct counters *c);
 
 /* counters_bpf.c: the source of a loader, the BPF maps */
 struct counters_bpf {
@@ -123,9 +137,15 @@ struct counters_bpf {
 	int gauges_fd;			/* PERCPU_ARRAY of struct sds_gauge */
 	int cap;			/* point ids the maps hold: a ring row's length */
 	bool per_key;			/* no batched lookups here: one key at a time */
+	int split_sums_fd;		/* the split's maps (-1: not loaded) */
+	int split_hist_fd;
+	const bool *split_on;		/* the split's tracepoints run (probes' split.on) */
 	__u32 keys[COUNTERS_ROW_CHUNK];	/* scratch for the batch's keys */
 };
 int counters_bpf__source(struct counters_bpf *b, int slots_fd, int gauges_fd,
 			 int cap, struct counters_source *out);
+/* The split's maps (-1: none) and whether they count now (@on). */
+void counters_bpf__split(struct counters_bpf *b, int sums_fd, int hist_fd,
+			 const bool *on, struct counters_source *out);
 
 #endif /* SDS_COUNTERS_H */

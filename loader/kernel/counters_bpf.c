@@ -95,6 +95,39 @@ static int bpf_read_gauges(void *ctx, int first, int n, struct sds_gauge *out)
 	return read_range(b, b->gauges_fd, first, n, out, size);
 }
 
+static int bpf_read_split(void *ctx, int first, int n, struct sds_split_sum *out)
+{
+	struct counters_bpf *b = ctx;
+	size_t size = sizeof(*out) * libbpf_num_possible_cpus();
+
+	if (b->split_sums_fd < 0 || !b->split_on ||
+	    !__atomic_load_n(b->split_on, __ATOMIC_RELAXED))
+		return 1;
+	return read_range(b, b->split_sums_fd, first, n, out, size);
+}
+
+static int bpf_read_split_hist(void *ctx, int first, int n,
+			       struct sds_split_hist *out)
+{
+	struct counters_bpf *b = ctx;
+	size_t size = sizeof(*out) * libbpf_num_possible_cpus();
+
+	if (b->split_hist_fd < 0 || !b->split_on ||
+	    !__atomic_load_n(b->split_on, __ATOMIC_RELAXED))
+		return 1;
+	return read_range(b, b->split_hist_fd, first, n, out, size);
+}
+
+void counters_bpf__split(struct counters_bpf *b, int sums_fd, int hist_fd,
+			 const bool *on, struct counters_source *out)
+{
+	b->split_sums_fd = sums_fd;
+	b->split_hist_fd = hist_fd;
+	b->split_on = on;
+	out->read_split = bpf_read_split;
+	out->read_split_hist = bpf_read_split_hist;
+}
+
 int counters_bpf__source(struct counters_bpf *b, int slots_fd, int gauges_fd,
 			 int cap, struct counters_source *out)
 {
@@ -102,10 +135,14 @@ int counters_bpf__source(struct counters_bpf *b, int slots_fd, int gauges_fd,
 	b->slots_fd = slots_fd;
 	b->gauges_fd = gauges_fd;
 	b->cap = cap;
+	b->split_sums_fd = -1;
+	b->split_hist_fd = -1;
 	/* For measuring (tools/bench): the one-key-a-syscall path. */
 	b->per_key = getenv("SDS_COUNTERS_PER_KEY") != NULL;
 	out->read_row = bpf_read_row;
 	out->read_gauges = bpf_read_gauges;
+	out->read_split = NULL;		/* counters_bpf__split() */
+	out->read_split_hist = NULL;
 	out->ctx = b;
 	out->ncpu = libbpf_num_possible_cpus();
 	return out->ncpu > 0 ? 0 : -1;

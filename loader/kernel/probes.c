@@ -82,6 +82,7 @@ static int probes_open(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
 	pr->atomics = preempt_kernel_preemptible();
 	pr->skel->rodata->atomics = pr->atomics;
 	probes__session_prepare(pr, key);
+	probes__split_prepare(pr);
 	return 0;
 }
 
@@ -94,6 +95,14 @@ int probes__load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
 	    probes_open(pr, key, sec_offset_ns, err, errlen))
 		return -1;
 	e = sds_bpf__load(pr->skel);
+	/* A kernel that refuses the split's tracepoints: the rest, without them. */
+	if (e && probes__split_retry(pr, -e)) {
+		sds_bpf__destroy(pr->skel);
+		pr->skel = NULL;
+		if (probes_open(pr, key, sec_offset_ns, err, errlen))
+			return -1;
+		e = sds_bpf__load(pr->skel);
+	}
 	/* A kernel without uprobe sessions: the pair, without them. */
 	if (e && probes__session_retry(pr, -e)) {
 		sds_bpf__destroy(pr->skel);
@@ -190,6 +199,7 @@ int probes__add_guard(struct probes *pr, const char *name)
 	snprintf(p->spec.name, sizeof(p->spec.name), "%s", name);
 	if (probes__configure(pr, id, 0))
 		return -1;
+	probes__split_want(pr);
 	return id;
 }
 
@@ -312,6 +322,8 @@ int probes__attach_point(struct probes *pr, int id, const char *target,
 		return -1;
 	if (id >= pr->npoints)
 		pr->npoints = id + 1;
+	/* A point to split: the scheduler's tracepoints from now on. */
+	probes__split_want(pr);
 	return 0;
 }
 
@@ -557,6 +569,7 @@ void probes__destroy(struct probes *pr)
 	/* No skeleton, no links: a table only resolved (attach failed early). */
 	if (pr->pts && pr->skel)
 		detach_points(pr->pts);
+	probes__split_detach(pr);
 	bpf_link__destroy(pr->exit_link);
 	for (i = 0; i < EXITS_CATCH_MAX; i++)
 		bpf_link__destroy(pr->catch_links[i]);

@@ -80,6 +80,20 @@ struct probe_path {
 	char why[160];			/* the pair's reason, when not the session */
 };
 
+/*
+ * Where calls' time went (probes_split.c, docs/SPLIT.md): the two
+ * scheduler tracepoints, loaded unless --no-split, attached once the
+ * loader has a point.
+ */
+struct probe_split {
+	bool off;			/* --no-split */
+	bool loaded;			/* the programs are in the skeleton */
+	bool on;			/* both attached: calls keep their split */
+	char why[160];			/* why not on (once it cannot be) */
+	struct bpf_link *sw;		/* sds_split_switch */
+	struct bpf_link *wk;		/* sds_split_wakeup */
+};
+
 struct probes {
 	struct sds_bpf *skel;		/* loaded programs and maps */
 	int nfiles;			/* guard files attached (used slots) */
@@ -96,6 +110,7 @@ struct probes {
 	int cap;			/* point ids the maps hold (set before probes__load; 0: SDS_MAX_POINTS) */
 	struct bpf_program *copy_site_prog;	/* capture.c's sds_copy_site; NULL: no capture */
 	struct probe_path path;		/* session or pair, and why (probes_session.c) */
+	struct probe_split split;	/* the split's tracepoints (probes_split.c) */
 };
 
 /*
@@ -140,6 +155,20 @@ int probes__session_attach(struct probes *pr, int id, const char *target,
 void probes__session_adopted(struct probes *pr, int n);
 /* "session (...)" or "pair (...)": what `attach` and `stats` show. */
 const char *probes__path_text(const struct probes *pr, char *buf, size_t len);
+
+/*
+ * probes_split.c: before the load, the split's programs in or out; after
+ * a failed load with them, whether to load again without (the reason
+ * kept); once a point exists, attach them (a refusal is one line on
+ * stderr and the split unavailable, attach goes on); detach them.
+ */
+void probes__split_prepare(struct probes *pr);
+bool probes__split_retry(struct probes *pr, int load_err);
+void probes__split_want(struct probes *pr);
+void probes__split_detach(struct probes *pr);
+/* The split's maps for the counters (-1: not loaded). */
+int probes__split_sums_fd(const struct probes *pr);
+int probes__split_hist_fd(const struct probes *pr);
 
 /* Find a point by name: its id, or -1. */
 /*

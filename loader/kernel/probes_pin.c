@@ -118,6 +118,10 @@ static int adopt_load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
 	pr->skel->rodata->atomics = atomics;
 	pr->atomics = atomics;
 	probes__session_prepare(pr, key);
+	/* The adopted links run the dead loader's programs, over its split maps. */
+	snprintf(pr->split.why, sizeof(pr->split.why),
+		 "adopted from a dead loader's pins: split again after a fresh attach");
+	probes__split_prepare(pr);
 	pinned_maps(pr->skel, maps);
 	for (i = 0; maps[i]; i++) {
 		snprintf(name, sizeof(name), "map_%s", bpf_map__name(maps[i]));

@@ -34,6 +34,19 @@ struct point_stats {
 	bool stuck_read;		/* @stuck was read (false: unknown, or no table) */
 	bool ok;			/* read; false: its maps could not be read */
 	bool gauges;			/* @concurrency .. @hist were read */
+	/*
+	 * Where the time of its completed calls went (docs/SPLIT.md), since
+	 * attach, summed over CPUs: read every tick; a consumer diffs two
+	 * snapshots for a tick's share (the mean blocked ns a call: the
+	 * delta of @split_blocked_ns over the delta of @split_calls).
+	 */
+	bool split;			/* available: the tracepoints run and were read */
+	bool split_hists;		/* @split_hist was read (COUNTERS_SPLIT_HIST) */
+	uint64_t split_calls;		/* completed calls split */
+	uint64_t split_on_cpu_ns;	/* their time on a CPU */
+	uint64_t split_runq_ns;		/* ... runnable, waiting on a run queue */
+	uint64_t split_blocked_ns;	/* ... asleep until woken */
+	struct sds_split_hist split_hist;	/* each part's log2 histogram */
 };
 
 struct snapshot {
@@ -42,6 +55,7 @@ struct snapshot {
 	uint64_t taken_ns;		/* CLOCK_MONOTONIC of the read */
 	uint64_t gen;			/* reads so far when it was taken (1, 2, ...) */
 	bool gauges;			/* the gauges were read (COUNTERS_GAUGES) */
+	bool split_hists;		/* the split's histograms were read (COUNTERS_SPLIT_HIST) */
 	int npoints;			/* points read: ids 0..npoints-1 */
 	int cap;			/* points @pts has room for */
 	struct point_stats *pts;	/* @cap entries */

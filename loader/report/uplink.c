@@ -454,6 +454,7 @@ static void period_close(struct uplink *u, const struct tick *t,
 			hp->latency_hist[b] = u->hist_mark[id][b] - u->hist_base[id][b];
 			u->hist_base[id][b] = u->hist_mark[id][b];
 		}
+		uplink_split__close(u, id, hp);
 		/* The probes' cost as the period ends (budget_run.c). */
 		hp->suspended = x->suspended;
 		hp->overhead_milli = x->overhead_milli;
@@ -498,6 +499,7 @@ static void hist_mark(struct uplink *u, const struct tick *t, int64_t cur)
 		/* Unreadable now: its calls go to the next period instead. */
 		if (st && st->gauges)
 			memcpy(u->hist_mark[id], st->hist, sizeof(st->hist));
+		uplink_split__mark(u, id, st);
 	}
 	u->mark_at = cur;
 }

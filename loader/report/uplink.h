@@ -116,6 +116,15 @@ struct uplink_share_grant {
 /* Where this host's identity is read (machine-id(5)). */
 #define UPLINK_MACHINE_ID	"/etc/machine-id"
 
+/*
+ * A point's split sums since attach (kernel/snapshot.h) as the first tick
+ * of a period saw them: a period's split is the difference of two.
+ */
+struct uplink_split {
+	bool known;			/* the split was read then */
+	uint64_t calls, on_cpu_ns, runq_ns, blocked_ns;
+};
+
 struct uplink {
 	/* set up once */
 	char *urls[UPLINK_MAX_URLS];	/* admin base URLs, as given */
@@ -144,6 +153,9 @@ struct uplink {
 	 */
 	uint64_t hist_base[SDS_MAX_POINTS][SDS_HIST_BUCKETS];
 	uint64_t hist_mark[SDS_MAX_POINTS][SDS_HIST_BUCKETS];
+	/* The split's sums, marked as the histograms are (uplink_split.c). */
+	struct uplink_split split_base[SDS_MAX_POINTS];
+	struct uplink_split split_mark[SDS_MAX_POINTS];
 	int64_t mark_at;		/* the period @hist_mark was taken in */
 	int64_t closed_upto;		/* periods before this are closed */
 	uint64_t drill_seen[SDS_MAX_POINTS][2];	/* entries' drill_faults, drill_delays at the last tick */
@@ -345,5 +357,14 @@ int uplink__take_copy(struct uplink *u, struct sds_hb_copy *out);
  * "reconnects", "failures", "last_error"} (+ "retry_at_ms" while retrying).
  */
 json_t *uplink__json(struct uplink *u);
+
+/*
+ * uplink_split.c: at a period's first tick, every point's split sums
+ * (beside the histograms); at its close, point @id's split of the period
+ * into @hp (nothing when either end was not read).
+ */
+struct point_stats;
+void uplink_split__mark(struct uplink *u, int id, const struct point_stats *st);
+void uplink_split__close(struct uplink *u, int id, struct sds_hb_point *hp);
 
 #endif /* SDS_UPLINK_H */

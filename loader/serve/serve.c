@@ -42,6 +42,34 @@ static void take(json_t *o, json_t *from, const char *key)
 		json_object_set(o, key, v);
 }
 
+/*
+ * Where the point's completed calls' time went, summed since attach
+ * (docs/SPLIT.md); NULL when the split is unavailable (the head's
+ * "split" says why), never zeros.
+ */
+static json_t *split_json(const struct point_stats *p)
+{
+	if (!p->split)
+		return NULL;
+	return json_pack("{s:I, s:I, s:I, s:I}",
+			 "calls", (json_int_t)p->split_calls,
+			 "on_cpu_ns", (json_int_t)p->split_on_cpu_ns,
+			 "runqueue_ns", (json_int_t)p->split_runq_ns,
+			 "blocked_ns", (json_int_t)p->split_blocked_ns);
+}
+
+/* The head's "split": whether calls are split, and why not. */
+static json_t *split_head_json(const struct probes *pr)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "on", json_boolean(pr->split.on));
+	if (!pr->split.on)
+		json_object_set_new(o, "why", json_string(pr->split.why[0] ?
+				    pr->split.why : "no point yet"));
+	return o;
+}
+
 static json_t *point_json(struct serve *sv, int id, const struct snapshot *snap)
 {
 	const struct probe_point *p = &sv->probes->pts[id];
@@ -90,6 +118,9 @@ static json_t *point_json(struct serve *sv, int id, const struct snapshot *snap)
 	json_object_set_new(lat, "p99", json_integer(
 		window_hist_percentile(stp->hist, SDS_HIST_BUCKETS, 99)));
 	json_object_set_new(o, "latency_ns", lat);
+	lat = split_json(stp);
+	if (lat)
+		json_object_set_new(o, "split", lat);
 
 	/* state, drill, overhead, then copy, then failfast. */
 	st = sv->ops->point_state(sv->ctx, id, stp);
@@ -136,6 +167,7 @@ static json_t *head_json(struct serve *sv)
 	/* Timed calls never counted stuck: the table had no room (kernel/stuck.h). */
 	json_object_set_new(o, "stuck_lost",
 			    json_integer((json_int_t)probes__stuck_lost(sv->probes)));
+	json_object_set_new(o, "split", split_head_json(sv->probes));
 	take(o, d, "admin");
 	json_object_set_new(o, "refused", refused_json(&sv->refused));
 	take(o, d, "tick_late_ms");
@@ -267,6 +299,26 @@ static json_t *error_json(const char *fmt, const char *arg)
 	return json_pack("{s:s}", "error", msg);
 }
 
+static json_t *buckets_json(const __u64 *h)
+{
+	json_t *b = json_array();
+	int i;
+
+	for (i = 0; i < SDS_HIST_BUCKETS; i++)
+		json_array_append_new(b, json_integer(h[i]));
+	return b;
+}
+
+static json_t *split_hist_json(const struct point_stats *st)
+{
+	json_t *o = split_json(st);
+
+	json_object_set_new(o, "on_cpu", buckets_json(st->split_hist.on_cpu));
+	json_object_set_new(o, "runqueue", buckets_json(st->split_hist.runq));
+	json_object_set_new(o, "blocked", buckets_json(st->split_hist.blocked));
+	return o;
+}
+
 static json_t *hist_json(struct serve *sv, const char *name)
 {
 	const struct probes *pr = sv->probes;
@@ -306,6 +358,13 @@ static json_t *hist_json(struct serve *sv, const char *name)
 	for (i = 0; i < SDS_HIST_BUCKETS; i++)
 		json_array_append_new(b, json_integer(st->hist[i]));
 	json_object_set_new(o, "buckets", b);
+	/* hist --split: the three parts' histograms, or why there are none. */
+	if (st->split && st->split_hists)
+		json_object_set_new(o, "split", split_hist_json(st));
+	else
+		json_object_set_new(o, "split_why", json_string(
+			!pr->split.on ? (pr->split.why[0] ? pr->split.why : "no point yet") :
+			"not read yet"));
 	snapshot__put(snap);
 	return o;
 }
