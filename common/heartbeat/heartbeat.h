@@ -258,6 +258,7 @@ int heartbeat_pressure_from_json(json_t *doc, struct sds_heartbeat *out,
 int heartbeat_point_overload_from_json(const char *name, json_t *obj,
 				       struct sds_hb_point *p, char *err,
 				       size_t errlen);
+/*
  * heartbeat_split.c: a point's split into @po (when it has split calls),
  * and from @obj into @p, each bounded; -1 (with @err for the parse).
  */
