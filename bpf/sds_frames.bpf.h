@@ -38,16 +38,26 @@ static __always_inline void frame_drop(__u32 point)
 }
 
 /*
- * The call of frame @f, on the current thread, given up: the gauge, and
- * its entry in the stuck table if it has one (sds_stuck.bpf.h), its split
- * (sds_split.bpf.h).  Every
- * caller runs on the frames' own thread: an exit, an entry, a return.
+ * The call of a frame, on the current thread, given up: the gauge, its
+ * entry in the stuck table if it has one (sds_stuck.bpf.h), its split
+ * (sds_split.bpf.h).  Every caller runs on the frames' own thread: an
+ * exit, an entry, a return.  A global function, verified once: the loops
+ * that give frames up call it at each of their (unrolled) iterations, and
+ * inlined there its branches multiply the verifier's states past its
+ * limit.
  */
+__noinline int sds_frame_given_up(__u32 point, __u64 ts, __u32 split)
+{
+	frame_drop(point);
+	sds_stuck_drop(stuck_tid(), point, ts);
+	if (split)
+		sds_split_forget();
+	return 0;
+}
+
 static __always_inline void frame_given_up(const struct sds_frame *f)
 {
-	frame_drop(f->point);
-	sds_stuck_drop(stuck_tid(), f->point, f->ts);
-	split_frame_forget(f);
+	sds_frame_given_up(f->point, f->ts, f->split);
 }
 
 /* Give up every frame of @fr: calls that will never be seen ending. */

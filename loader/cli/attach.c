@@ -483,7 +483,8 @@ static int resolve_probes(struct attach_run *a, char **specs)
 
 /*
  * The function points given (their specs: nothing is attached yet) can
- * enforce their strategies' fields (decide/enforce.c): 0, or -1 and @err.
+ * enforce their strategies' fields (decide/enforce.c), and what needs the
+ * split has it: 0, or -1 and @err.
  */
 static int check_function_points(struct attach_run *a, char *err, size_t errlen)
 {
@@ -494,7 +495,8 @@ static int check_function_points(struct attach_run *a, char *err, size_t errlen)
 							a->l->probes.pts[i].spec.name),
 				      true, err, errlen))
 			return -1;
-	return 0;
+	/* Nothing loaded yet: only --no-split can say the split is off. */
+	return engine__check(&a->l->probes, a->strategies, err, errlen);
 }
 
 /* The strategies to start with, and the uplink (not started yet). */

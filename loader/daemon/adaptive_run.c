@@ -27,6 +27,7 @@ void adaptive_run__configure(struct adaptive_run *ar, int id,
 		.initial = st->adaptive_initial > 0 ? st->adaptive_initial : 0,
 	};
 	p->signal = (uint32_t)st->adaptive_signal;
+	p->used = p->signal;
 	adaptive__reset(&p->st, &p->cfg, now_ns, ar->seed ^ ((uint64_t)id << 17));
 	p->shown = p->st.published;
 }
@@ -49,6 +50,32 @@ static bool limit_moved(int64_t shown, int64_t now)
 	return d * 10 > shown;
 }
 
+/*
+ * The calls completed since the last read and their time, by @signal:
+ * the kernel's entry-to-return latency (completed calls, the gauges), or
+ * their blocked part (the split's calls, docs/SPLIT.md).  false: @ps has
+ * no such counts this tick.
+ */
+static bool signal_read(const struct point_stats *ps, uint32_t signal,
+			uint64_t *calls, uint64_t *time_ns)
+{
+	if (!ps || !ps->ok)
+		return false;
+	if (signal == SDS_ADAPTIVE_BY_BLOCKED) {
+		if (!ps->split)
+			return false;
+		*calls = ps->split_calls;
+		*time_ns = ps->split_blocked_ns;
+		return true;
+	}
+	/* Only a read with the gauges has completed calls (counters.c). */
+	if (!ps->gauges)
+		return false;
+	*calls = ps->completed;
+	*time_ns = ps->total.latency_sum;
+	return true;
+}
+
 void adaptive_run__tick(struct adaptive_run *ar, int id,
 			const struct point_stats *ps,
 			const struct cell_counts *cells, uint64_t now_ns,
@@ -56,36 +83,49 @@ void adaptive_run__tick(struct adaptive_run *ar, int id,
 {
 	struct adaptive_point *p = &ar->pt[id];
 	struct adaptive_sample s = { .now_ns = now_ns, .inflight = -1 };
-	uint64_t time_ns;
+	uint64_t calls = 0, time_ns = 0;
+	uint32_t used = p->signal;
+	bool fed;
 	char detail[EVENTS_DETAIL_MAX];
 
 	if (!p->st.on)
 		return;
-	/* Only a read with the gauges has completed calls (counters.c). */
-	if (ps && ps->ok && ps->gauges) {
-		time_ns = ps->total.latency_sum;
+	/* The split unreadable this tick: the whole latency, said as such. */
+	fed = signal_read(ps, used, &calls, &time_ns);
+	if (!fed && used == SDS_ADAPTIVE_BY_BLOCKED) {
+		used = SDS_ADAPTIVE_BY_LATENCY;
+		fed = signal_read(ps, used, &calls, &time_ns);
+	}
+	/* Another signal: its no-load latency is another number. */
+	if (fed && p->fed && used != p->used) {
+		adaptive__remeasure(&p->st);
+		p->fed = false;
+	}
+	if (fed) {
 		/* Counts only grow; a read that went back (a restart's) starts over. */
-		if (p->fed && ps->completed >= p->completed && time_ns >= p->time_ns) {
-			s.calls = ps->completed - p->completed;
+		if (p->fed && calls >= p->completed && time_ns >= p->time_ns) {
+			s.calls = calls - p->completed;
 			s.time_ns = time_ns - p->time_ns;
 		}
-		s.inflight = ps->concurrency;
-		p->completed = ps->completed;
+		p->completed = calls;
 		p->time_ns = time_ns;
+		p->used = used;
 	}
+	if (ps && ps->ok && ps->gauges)
+		s.inflight = ps->concurrency;
 	if (cells) {
 		if (p->fed && cells->refused_concurrent >= p->refused)
 			s.refused = cells->refused_concurrent - p->refused;
 		p->refused = cells->refused_concurrent;
 	}
-	p->fed = ps && ps->ok && ps->gauges;
+	p->fed = fed;
 	adaptive__step(&p->st, &p->cfg, &s);
 	if (!limit_moved(p->shown, p->st.published))
 		return;
 	snprintf(detail, sizeof(detail),
 		 "%s by %s %.2f ms, no-load %.2f ms%s",
 		 strategy_adaptive_name(p->cfg.algo),
-		 strategy_adaptive_signal_name(p->signal), p->st.rtt_ns / 1e6,
+		 strategy_adaptive_signal_name(p->used), p->st.rtt_ns / 1e6,
 		 p->st.base_ns / 1e6, p->st.probing ? " (re-measuring)" : "");
 	events__add_limit(ev, name, p->shown, p->st.published, detail);
 	p->shown = p->st.published;
@@ -119,7 +159,7 @@ json_t *adaptive_run__json(const struct adaptive_run *ar, int id)
 
 	if (!p->st.on)
 		return NULL;
-	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:s, s:b, s:I}",
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:s, s:s, s:b, s:I}",
 			 "algorithm", strategy_adaptive_name(p->cfg.algo),
 			 "limit", (json_int_t)p->st.published,
 			 "min", (json_int_t)p->cfg.min,
@@ -127,6 +167,7 @@ json_t *adaptive_run__json(const struct adaptive_run *ar, int id)
 			 "latency_ns", (json_int_t)p->st.rtt_ns,
 			 "no_load_ns", (json_int_t)p->st.base_ns,
 			 "signal", strategy_adaptive_signal_name(p->signal),
+			 "steered_by", strategy_adaptive_signal_name(p->used),
 			 "remeasuring", p->st.probing,
 			 "remeasures", (json_int_t)p->st.remeasures);
 }

@@ -24,9 +24,10 @@ struct sds_strategy;
 struct adaptive_point {
 	struct adaptive_state st;	/* the algorithm's (decide/adaptive.c) */
 	struct adaptive_cfg cfg;	/* from the strategy */
-	uint32_t signal;		/* enum sds_adaptive_signal */
+	uint32_t signal;		/* enum sds_adaptive_signal: the strategy's */
+	uint32_t used;			/* the one the last read gave (the split can be unreadable) */
 	bool fed;			/* the counters below are a read's */
-	uint64_t completed;		/* the read's completed calls */
+	uint64_t completed;		/* the read's completed calls (the signal's: split calls) */
 	uint64_t time_ns;		/* the read's time of those calls (the signal's) */
 	uint64_t refused;		/* the loader's count of refusals by the semaphore */
 	int64_t shown;			/* the limit the last event was written for */
@@ -57,7 +58,10 @@ void adaptive_run__publish(const struct adaptive_run *ar, int id,
 /* Point @id's limit and latency into its heartbeat point @hp, if adaptive. */
 void adaptive_run__heartbeat(const struct adaptive_run *ar, int id,
 			     struct sds_hb_point *hp);
-/* {"algorithm", "limit", "min", "max", "latency_ns", "no_load_ns", "signal", "remeasuring"}, or NULL. */
+/*
+ * {"algorithm", "limit", "min", "max", "latency_ns", "no_load_ns",
+ * "signal", "steered_by", "remeasuring", "remeasures"}, or NULL.
+ */
 json_t *adaptive_run__json(const struct adaptive_run *ar, int id);
 
 #endif /* SDS_ADAPTIVE_RUN_H */

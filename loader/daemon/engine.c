@@ -209,6 +209,15 @@ int engine__check(const struct probes *pr, const struct sds_strategies *s,
 	int i, id;
 
 	for (i = 0; s && i < s->n; i++) {
+		/* The blocked part needs the split, which this loader has not. */
+		if (strategy_is_adaptive(&s->s[i]) &&
+		    s->s[i].adaptive_signal == SDS_ADAPTIVE_BY_BLOCKED &&
+		    (pr->split.off || (!pr->split.loaded && pr->split.why[0]))) {
+			snprintf(err, errlen,
+				 "point '%s': adaptive_signal \"blocked\" needs the split of calls' time, which this loader has not (%s; docs/SPLIT.md)",
+				 s->s[i].point, pr->split.off ? "--no-split" : pr->split.why);
+			return -1;
+		}
 		id = probes__find(pr, s->s[i].point);
 		if (id >= 0 &&
 		    enforce__strategy(&s->s[i], pr->pts[id].kind == POINT_FUNCTION,

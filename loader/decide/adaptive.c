@@ -93,7 +93,7 @@ static double aimd(double limit, double base, double rtt, bool used)
 }
 
 /* A re-measure begins: the limit is the floor for a while (Envoy's way). */
-static void remeasure(struct adaptive_state *r)
+void adaptive__remeasure(struct adaptive_state *r)
 {
 	r->probe_saved = r->limit;
 	r->probing = true;
@@ -143,7 +143,7 @@ int64_t adaptive__step(struct adaptive_state *r, const struct adaptive_cfg *cfg,
 		r->base_ns = rtt;
 	if (s->now_ns >= r->epoch_end_ns ||
 	    (r->floor_since_ns && s->now_ns - r->floor_since_ns >= ADAPTIVE_FLOOR_NS)) {
-		remeasure(r);
+		adaptive__remeasure(r);
 		goto publish;
 	}
 	if (rtt <= 0.0 || r->base_ns <= 0.0)
@@ -170,7 +170,7 @@ int64_t adaptive__step(struct adaptive_state *r, const struct adaptive_cfg *cfg,
 		if (!r->high_since_limit)
 			r->high_since_limit = pub;
 		else if (pub * 2.0 <= r->high_since_limit) {
-			remeasure(r);
+			adaptive__remeasure(r);
 			goto publish;
 		}
 	} else {

@@ -96,6 +96,11 @@ struct adaptive_state {
 /* Start @r afresh for @cfg at @now_ns (@seed: jitter, e.g. the point id and pid). */
 void adaptive__reset(struct adaptive_state *r, const struct adaptive_cfg *cfg,
 		     uint64_t now_ns, uint64_t seed);
+/*
+ * Re-measure the no-load latency from the next tick (the limit is the
+ * floor meanwhile): the latency @r steers by became another number.
+ */
+void adaptive__remeasure(struct adaptive_state *r);
 /* One tick: the limit to publish, in [cfg->min, cfg->max]. */
 int64_t adaptive__step(struct adaptive_state *r, const struct adaptive_cfg *cfg,
 		       const struct adaptive_sample *s);

@@ -303,6 +303,45 @@ def test_bad_input_refused_on_reload(ctx):
 
 
 @test
+def test_blocked_signal_settles(ctx):
+    """adaptive_signal "blocked": the limit steers by the calls' blocked
+    part (the dependency's FIFO and its 5-ms sleep are both blocked time),
+    says so, and settles as the whole latency does."""
+    loader, svc = start(ctx, adaptive("vegas", adaptive_signal="blocked"))
+    svc.cmd("load %d %d" % (RATE, THREADS))
+    seen = []
+    tail = limits_for(ctx, SETTLE_S, seen)
+    mean = sum(tail) / len(tail)
+    ad = get_point(ctx.stats(), POINT)["adaptive"]
+    log("blocked: limits %r, mean %.2f, %r" % ([l for _, l in seen], mean, ad))
+    check(ad["signal"] == "blocked" and ad["steered_by"] == "blocked",
+          "the limit steers by %r (asked %r), want blocked"
+          % (ad["steered_by"], ad["signal"]))
+    check(0.8 * CAPACITY <= mean <= 1.2 * CAPACITY,
+          "by blocked time the limit's mean is %.2f, want within 20 %% of %d; "
+          "seen %r" % (mean, CAPACITY, seen))
+    # Blocked time is most of a 5-ms sleep: no-load between 4 and 6 ms.
+    check(4e6 <= ad["no_load_ns"] <= 6e6, "no-load %r ns by blocked time"
+          % ad["no_load_ns"])
+    svc.cmd("stop")
+
+
+@test
+def test_blocked_signal_without_split_refused(ctx):
+    """adaptive_signal "blocked" with --no-split: refused at attach, one
+    line, nothing attached."""
+    path = sdstest.stage(OVERLOAD, ctx.tmp)
+    spath = write_strategies(ctx, {POINT: adaptive("vegas", adaptive_signal="blocked")})
+    r = ctx.sds("attach", "--app", APP, "--no-split", "--strategies", spath,
+                path, timeout=20)
+    msg = ("point 'dep': adaptive_signal \"blocked\" needs the split of "
+           "calls' time, which this loader has not (--no-split; docs/SPLIT.md)")
+    check(r.rc not in (0, None) and msg in r.err and
+          len(r.err.strip().splitlines()) == 1,
+          "attach --no-split with blocked: rc %r, %r" % (r.rc, r.err))
+
+
+@test
 def test_gradient2_settles_and_follows(ctx):
     settles(ctx, "gradient2")
 
