@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * pressure_run.h - host pressure rules at work (docs/PRESSURE.md): PSI
- * sampled at every tick (kernel/psi.c), each rule stepped by the pure
+ * sampled at every tick (host/psi.c), each rule stepped by the pure
  * decider (decide/pressure.c), and what a firing rule does to a point's
  * verdict: a downgrade with reason "overload", or its limits in place of
  * the point's own.  The engine owns one; attach opens it before the
@@ -16,7 +16,7 @@
 #include "decide/pressure.h"
 #include "decide/verdict.h"
 #include "heartbeat/heartbeat.h"
-#include "kernel/psi.h"
+#include "host/psi.h"
 
 struct events;
 struct probes;

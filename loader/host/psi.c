@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "kernel/psi.h"
+#include "host/psi.h"
 
 int psi__open(struct psi *p, const char *dir, char *err, size_t errlen)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests of loader/kernel/psi.c: PSI's text parsed as hostile input,
+ * Unit tests of loader/host/psi.c: PSI's text parsed as hostile input,
  * and the files read through fds opened once (a directory of this test's
  * own stands for /proc/pressure).
  */
@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kernel/psi.h"
+#include "host/psi.h"
 
 #define GOOD	"some avg10=1.50 avg60=0.20 avg300=0.03 total=123456\n" \
 		"full avg10=0.00 avg60=0.00 avg300=0.00 total=789\n"
