@@ -257,9 +257,14 @@ def strategy_fields_equal_validator(ctx):
         fields[name] = tuple(consts.get(v) or int(v) for v in (lo, hi))
     check(len(fields) >= 16, "fields of common/strategy.c: %s" % sorted(fields))
     check('"copy"' in src, "common/strategy.c has no \"copy\"")
-    # The fields whose values are words: strcmp(key, "NAME") in the parser.
+    # The fields whose values are words: strcmp(key, "NAME") in the
+    # parser, but the document's own keys ("unknown field ... (version,
+    # points, ...)").
+    top = re.search(r'unknown field \'%\.64s\' \(([\w, ]+)\)', src)
+    check(top, "common/strategy.c: the document's keys")
+    top = {k.strip() for k in top.group(1).split(",")}
     for name in re.findall(r'strcmp\(key, "(\w+)"\)', src):
-        if name not in ("version", "points"):
+        if name not in top:
             fields[name] = None
     page = {}
     defs = page_definitions(os.path.join(MAN, "sds-strategies.5"))[("DESCRIPTION", None)]
