@@ -114,6 +114,14 @@ def nap_is_blocked(ctx, path):
     check_nap(ctx, "nap", split_of(ctx, "nap", NAPS))
 
 
+def steal_ns():
+    """The time the hypervisor took the CPUs away, all CPUs, ns
+    (/proc/stat's steal, USER_HZ ticks)."""
+    with open("/proc/stat") as f:
+        cpu = f.readline().split()
+    return int(cpu[8]) * 10**9 // os.sysconf("SC_CLK_TCK")
+
+
 @on_both
 def spin_waits_on_the_run_queue(ctx, path):
     """10 calls of spin(10) on one CPU beside a thread spinning all the
@@ -121,6 +129,7 @@ def spin_waits_on_the_run_queue(ctx, path):
     CPU clock counted across them; each > 2 ms and >= a third of that on
     the run queue; < 1 ms blocked; exactly 10 calls split."""
     _, t, _ = start(ctx)
+    steal0 = steal_ns()
     cpu_ns, wall_ns = took(t, "spin %d %d" % (SPINS, MS))
     s = split_of(ctx, "spin", SPINS)
     on, rq, bl = (per_call(s, k) for k in ("on_cpu_ns", "runqueue_ns", "blocked_ns"))
@@ -129,7 +138,12 @@ def spin_waits_on_the_run_queue(ctx, path):
     check(on >= 0.95 * MS_NS, "spin: a call of %d ms CPU was %.3f ms on a CPU: %s"
           % (MS, on / 1e6, what))
     # The probes run on the thread too: its clock counts them as well.
-    check(s["on_cpu_ns"] <= cpu_ns * 1.02 + 1000000,
+    # And the hypervisor's steal: the thread's clock leaves out the time
+    # its vCPU was taken away (paravirt steal accounting), the
+    # tracepoints' clock does not; on a host busy with other suites that
+    # is a few ms of these 100.
+    steal = steal_ns() - steal0
+    check(s["on_cpu_ns"] <= cpu_ns * 1.02 + 1000000 + steal,
           "spin: %d ns on a CPU, more than the thread's own clock: %s"
           % (s["on_cpu_ns"], what))
     check(rq > 2e6 and rq >= on / 3,
@@ -209,8 +223,8 @@ SUITE.test(split_on_shown)
 
 def split_off_of(pid):
     """The loader's split_off (bpf/sds_split.bpf.h): threads inside a
-    call that are off a CPU, from its .bss map (u64 at offset 8, after
-    split_on and its padding: the skeleton's struct sds_bpf__bss)."""
+    call that are off a CPU, from its .bss map, by name (bpftool's
+    BTF-formatted dump: the section's layout moves as globals come)."""
     ids = set()
     d = "/proc/%d/fdinfo" % pid
     for fd in os.listdir(d):
@@ -225,8 +239,10 @@ def split_off_of(pid):
     eq(len(bss), 1, "the loader's sds_bpf.bss maps")
     r = subprocess.run(["bpftool", "map", "dump", "id", str(bss[0]), "--json"],
                        capture_output=True, text=True, timeout=30)
-    v = json.loads(r.stdout)[0]["value"]
-    return int.from_bytes(bytes(int(x, 16) for x in v[8:16]), "little")
+    for var in json.loads(r.stdout)[0]["formatted"]["value"][".bss"]:
+        if "split_off" in var:
+            return int(var["split_off"])
+    raise sdstest.Fail("no split_off in the loader's .bss: %s" % r.stdout[:200])
 
 
 def split_off_counts_parked_threads(ctx):
