@@ -268,19 +268,20 @@ static int rules_read(char *text, struct sds_strategies *out, char *err)
 	return ret;
 }
 
-static int rules_write(struct sq_store *s, int64_t sid,
-		       const struct sds_pressure_set *p, char *err)
+/*
+ * Put @o (taken) as the row of point @point of scheme @sid: a point's
+ * strategy, or the scheme's host pressure rules as point "".
+ */
+static int row_write(struct sq_store *s, int64_t sid, const char *point,
+		     json_t *o, char *err)
 {
-	struct sq_stmt *q;
-	json_t *o;
+	struct sq_stmt *q = sq_q(s, Q_STRAT_PUT);
 	char *body;
 
-	if (!p->n)
-		return 0;
-	q = sq_q(s, Q_STRAT_PUT);
-	if (!q)
+	if (!q) {
+		json_decref(o);
 		return sq_dberr(s, err);
-	o = pressure_set_to_json(p);
+	}
 	body = o ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	json_decref(o);
 	if (!body) {
@@ -288,9 +289,17 @@ static int rules_write(struct sq_store *s, int64_t sid,
 		return STORE_ERROR;
 	}
 	sq_bind_int64(q, 1, sid);
-	sq_bind_text(q, 2, "");
+	sq_bind_text(q, 2, point);
 	sq_bind_text_free(q, 3, body);
 	return sq_run(s, q, err);
+}
+
+static int rules_write(struct sq_store *s, int64_t sid,
+		       const struct sds_pressure_set *p, char *err)
+{
+	if (!p->n)
+		return 0;
+	return row_write(s, sid, "", pressure_set_to_json(p), err);
 }
 
 /* Read scheme @sid's strategies into @out (version left alone). */
@@ -391,25 +400,7 @@ out:
 static int strategy_write(struct sq_store *s, int64_t sid,
 			  const struct sds_strategy *in, char *err)
 {
-	struct sq_stmt *q = sq_q(s, Q_STRAT_PUT);
-	json_t *o;
-	char *body;
-	int ret;
-
-	if (!q)
-		return sq_dberr(s, err);
-	o = strategy_to_json(in);
-	body = o ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-	json_decref(o);
-	if (!body) {
-		sq_seterr(err, "out of memory");
-		return STORE_ERROR;
-	}
-	sq_bind_int64(q, 1, sid);
-	sq_bind_text(q, 2, in->point);
-	sq_bind_text_free(q, 3, body);
-	ret = sq_run(s, q, err);
-	return ret;
+	return row_write(s, sid, in->point, strategy_to_json(in), err);
 }
 
 /*
