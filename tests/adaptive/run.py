@@ -38,6 +38,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
+import overload  # noqa: E402
 import fake_admin  # noqa: E402
 import sdsadmin  # noqa: E402
 from sdstest import BUILD, SDS, check, eq, get_point, log  # noqa: E402
@@ -67,35 +68,6 @@ class Ctx(sdstest.ProcDir):
                                 "stats --app %s --json" % APP)
 
 
-class Service(sdstest.LineReader):
-    """tests/targets/overload driven over its stdin."""
-
-    def __init__(self, ctx, path):
-        self.name = "overload"
-        self.buf = b""
-        self.p = subprocess.Popen([path, "default", APP, POINT],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, env=ctx.env,
-                                  cwd=ctx.tmp, start_new_session=True)
-        ctx.others.append(self.p)
-        check(self.readline(10) == "ready", "overload did not start")
-
-    def cmd(self, line, timeout=30):
-        self.p.stdin.write((line + "\n").encode())
-        self.p.stdin.flush()
-        out = []
-        while True:
-            got = self.readline(timeout)
-            if got == "done":
-                return out
-            check(not got.startswith("error"), "overload: %s" % got)
-            out.append(got)
-
-    def report(self):
-        f = self.cmd("report")[0].split()
-        return {f[i]: int(f[i + 1]) for i in range(0, len(f), 2)}
-
-
 def write_strategies(ctx, points, version=1, name="strategies.json"):
     path = os.path.join(ctx.tmp, name)
     with open(path, "w") as f:
@@ -114,7 +86,7 @@ def start(ctx, strategy):
     spath = write_strategies(ctx, {POINT: strategy})
     loader = sdstest.AttachProcess(ctx, ["--app", APP, "--strategies", spath,
                                          path], APP)
-    svc = Service(ctx, path)
+    svc = overload.Service(ctx, path, APP, POINT)
     return loader, svc
 
 
@@ -382,7 +354,7 @@ def test_limit_reaches_the_admin(ctx):
         path = sdstest.stage(OVERLOAD, ctx.tmp)
         sdstest.AttachProcess(ctx, ["--app", APP, "--admin", fa.url, "--token-file",
                                     adm.token_file, path], APP)
-        svc = Service(ctx, path)
+        svc = overload.Service(ctx, path, APP, POINT)
         svc.cmd("capacity %d" % CAPACITY)
         svc.cmd("service_ms %d" % SERVICE_MS)
         svc.cmd("load %d %d" % (RATE, THREADS))

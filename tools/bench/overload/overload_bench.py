@@ -62,6 +62,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 import sdstest  # noqa: E402
+import overload  # noqa: E402
 from sdstest import BUILD, SDS  # noqa: E402
 
 OVERLOAD = os.path.join(BUILD, "test", "targets", "overload")
@@ -112,41 +113,6 @@ def progress(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
-class Service(sdstest.LineReader):
-    """tests/targets/overload driven over its stdin (its header comment
-    has the commands)."""
-
-    def __init__(self, ctx, path):
-        self.name = "overload"
-        self.buf = b""
-        self.p = subprocess.Popen([path, "default", APP, POINT],
-                                  stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, env=ctx.env,
-                                  cwd=ctx.tmp, start_new_session=True)
-        ctx.others.append(self.p)
-        sdstest.check(self.readline(10) == "ready", "overload did not start")
-
-    def cmd(self, line, timeout=30):
-        self.p.stdin.write((line + "\n").encode())
-        self.p.stdin.flush()
-        out = []
-        while True:
-            got = self.readline(timeout)
-            if got == "done":
-                return out
-            sdstest.check(not got.startswith("error"), "overload: %s" % got)
-            out.append(got)
-
-    def report(self):
-        f = self.cmd("report")[0].split()
-        r = {f[i]: int(f[i + 1]) for i in range(0, len(f), 2)}
-        secs = max(r["elapsed_ms"], 1) / 1000.0
-        r["goodput"] = r["good"] / secs
-        r["made"] = r["requests"] / secs
-        return r
-
-
 class Bench:
     def __init__(self, ctx):
         self.ctx = ctx
@@ -157,7 +123,7 @@ class Bench:
         path = sdstest.stage(OVERLOAD, ctx.tmp)
         self.loader = sdstest.AttachProcess(
             ctx, ["--app", APP, "--strategies", self.spath, path], APP)
-        self.svc = Service(ctx, path)
+        self.svc = overload.Service(ctx, path, APP, POINT)
         self.svc.cmd("capacity %d" % CAPACITY)
         self.svc.cmd("deadline_ms %d" % DEADLINE_MS)
 
