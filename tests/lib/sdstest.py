@@ -989,6 +989,24 @@ def run_suite(runner, suite, new_ctx, argv=None, **checks):
                       lambda: preflight_error(**checks))
 
 
+# A function point's two probe paths (docs/PROBES.md), as SDS_PROBE_PATH names them.
+PROBE_PATHS = ("session", "pair")
+
+
+def on_probe_paths(suite):
+    """A decorator: register @fn(ctx, path) in @suite once per probe path
+    (the loader's SDS_PROBE_PATH), named NAME_PATH."""
+    def register(fn):
+        for path in PROBE_PATHS:
+            def one(ctx, fn=fn, path=path):
+                ctx.env["SDS_PROBE_PATH"] = path
+                fn(ctx, path)
+            one.__name__ = "%s_%s" % (fn.__name__, path)
+            suite.test(one)
+        return fn
+    return register
+
+
 class Suite:
     """A registry of tests and the loop that runs them, with the one
     report every Python suite prints and tests/lanes.py counts:

@@ -31,18 +31,10 @@ sdstest = it.sdstest
 check, get_point, Fail = it.check, it.get_point, it.Fail
 
 SUITE = sdstest.Suite(timeout=it.TEST_TIMEOUT)
-PATHS = ("session", "pair")
+PATHS = sdstest.PROBE_PATHS
 
 
-def on_both(fn):
-    """Register @fn(ctx, path) once per path, named NAME_PATH."""
-    for path in PATHS:
-        def one(ctx, fn=fn, path=path):
-            ctx.env["SDS_PROBE_PATH"] = path
-            fn(ctx, path)
-        one.__name__ = "%s_%s" % (fn.__name__, path)
-        SUITE.test(one)
-    return fn
+on_both = sdstest.on_probe_paths(SUITE)
 
 
 def point_probe(ctx, app, name):

@@ -45,7 +45,7 @@ check, eq, get_point, Fail = it.check, sdstest.eq, it.get_point, it.Fail
 import guarded  # noqa: E402  (tests/lib, on the path through integration)
 
 SUITE = sdstest.Suite(timeout=it.TEST_TIMEOUT)
-PATHS = ("session", "pair")
+PATHS = sdstest.PROBE_PATHS
 APP = "splitapp"
 MS = 10                 # each call's sleep, or its CPU time
 NAPS, SPINS = 20, 10    # calls made
@@ -53,15 +53,7 @@ MS_NS = MS * 1000000
 LOG2_10MS = 23          # 10 ms (and up to 16.7 ms) is in [2^23, 2^24) ns
 
 
-def on_both(fn):
-    """Register @fn(ctx, path) once per probe path, named NAME_PATH."""
-    for path in PATHS:
-        def one(ctx, fn=fn, path=path):
-            ctx.env["SDS_PROBE_PATH"] = path
-            fn(ctx, path)
-        one.__name__ = "%s_%s" % (fn.__name__, path)
-        SUITE.test(one)
-    return fn
+on_both = sdstest.on_probe_paths(SUITE)
 
 
 def start(ctx, extra=()):
