@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * The store tests' fixture (test_store.c, test_point_state.c): a fresh
+ * The store tests' fixture (test_store.c, test_point_state.c, ...): a fresh
  * SQLite store in a temp dir per group (setup), removed with its WAL
  * files (teardown); `st` is the store under test.
  *
@@ -16,6 +16,8 @@
 #include <unistd.h>
 #include <libpq-fe.h>
 
+#include <string.h>
+#include "heartbeat/heartbeat.h"
 #include "store/store.h"
 
 static char dir[64];
@@ -80,6 +82,40 @@ static int teardown(void **state)
 	unlink(path);
 	rmdir(dir);
 	return 0;
+}
+
+/*
+ * Parse @json as a loader would send it and store it at @now; the store
+ * must say @want_duplicate (the units of point state that post JSON).
+ */
+static __attribute__((unused)) void fixture_post_json(const char *json,
+						      int64_t now,
+						      bool want_duplicate)
+{
+	struct sds_heartbeat *hb = heartbeat_new();
+	struct store_hb_result res = { 0 };
+	char perr[256];
+
+	assert_non_null(hb);
+	if (heartbeat_parse(json, strlen(json), hb, perr, sizeof(perr)))
+		fail_msg("heartbeat_parse: %s", perr);
+	assert_int_equal(st->ops->heartbeat(st, hb, now, &res, err), STORE_OK);
+	assert_int_equal(res.duplicate, want_duplicate);
+	heartbeat_free(hb);
+}
+
+/* A heartbeat of app g/shop from @host for @period with @points ("NAME": {...}, ...). */
+static __attribute__((unused)) char *fixture_hb_json(const char *host,
+						     int64_t period,
+						     const char *points)
+{
+	static char buf[1024];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"group\": \"g\", \"app\": \"shop\", \"host\": \"%s\", \"ip\": \"\","
+		 " \"period_start\": %lld, \"period_s\": 10, \"version\": 0,"
+		 " \"points\": {%s}}", host, (long long)period, points);
+	return buf;
 }
 
 #endif /* SDS_STORE_FIXTURE_H */

@@ -27,31 +27,6 @@
 
 #include "store_fixture.h"
 
-/* Parse @json as a loader would send it and store it at @now. */
-static void post(const char *json, int64_t now, bool want_duplicate)
-{
-	struct sds_heartbeat *hb = heartbeat_new();
-	struct store_hb_result res = { 0 };
-	char perr[256];
-
-	assert_non_null(hb);
-	if (heartbeat_parse(json, strlen(json), hb, perr, sizeof(perr)))
-		fail_msg("heartbeat_parse: %s", perr);
-	assert_int_equal(st->ops->heartbeat(st, hb, now, &res, err), STORE_OK);
-	assert_int_equal(res.duplicate, want_duplicate);
-	heartbeat_free(hb);
-}
-
-static char *hb_json(const char *host, int64_t period, const char *points)
-{
-	static char buf[1024];
-
-	snprintf(buf, sizeof(buf),
-		 "{\"group\": \"g\", \"app\": \"shop\", \"host\": \"%s\", \"ip\": \"\","
-		 " \"period_start\": %lld, \"period_s\": 10, \"version\": 0,"
-		 " \"points\": {%s}}", host, (long long)period, points);
-	return buf;
-}
 
 /* A point "order" adaptive at @limit steering by @lat ns. */
 static char *adaptive(const char *host, int64_t period, int limit, long lat)
@@ -60,7 +35,7 @@ static char *adaptive(const char *host, int64_t period, int limit, long lat)
 
 	snprintf(pts, sizeof(pts), "\"order\": {\"visits\": 5, \"adaptive_limit\": %d,"
 		 " \"adaptive_latency_ns\": %ld}, \"pay\": {\"visits\": 1}", limit, lat);
-	return hb_json(host, period, pts);
+	return fixture_hb_json(host, period, pts);
 }
 
 /* The stored rows of "order", as stats_scan() hands them back. */
@@ -150,8 +125,8 @@ static void test_round_trip(void **state)
 	int i, n;
 
 	/* Two hosts of one period: the limits summed, the higher latency. */
-	post(adaptive("h1", T0, 40, 2500000), T0 + 11, false);
-	post(adaptive("h2", T0, 25, 4000000), T0 + 12, false);
+	fixture_post_json(adaptive("h1", T0, 40, 2500000), T0 + 11, false);
+	fixture_post_json(adaptive("h2", T0, 25, 4000000), T0 + 12, false);
 	s = scan(T0, T0 + 10);
 	assert_int_equal(s.n, 2);
 	assert_true((s.limit[0] == 40 && s.lat[0] == 2500000 && s.limit[1] == 25 &&
@@ -165,29 +140,29 @@ static void test_round_trip(void **state)
 	want("order", "h2", T0, T0 + 10, 25, 1, 4000000);
 
 	/* A repeat of (host, period) changes nothing. */
-	post(adaptive("h1", T0, 99, 1), T0 + 13, true);
+	fixture_post_json(adaptive("h1", T0, 99, 1), T0 + 13, true);
 	want("order", NULL, T0, T0 + 10, 65, 2, 4000000);
 
 	/*
 	 * h1's next period, h2's not heard yet: h1's latest (38) and h2's
 	 * (25, ten seconds older), the higher latency h2's.
 	 */
-	post(adaptive("h1", T0 + 10, 38, 3000000), T0 + 21, false);
+	fixture_post_json(adaptive("h1", T0 + 10, 38, 3000000), T0 + 21, false);
 	want("order", NULL, T0, T0 + 20, 63, 2, 4000000);
 	want("order", "h1", T0, T0 + 20, 38, 1, 3000000);
 	/* A range that ends before it keeps the older state. */
 	want("order", NULL, T0, T0 + 10, 65, 2, 4000000);
 
 	/* h2 stops being adaptive: only h1's counts. */
-	post(hb_json("h2", T0 + 10, "\"order\": {\"visits\": 2}"), T0 + 22, false);
+	fixture_post_json(fixture_hb_json("h2", T0 + 10, "\"order\": {\"visits\": 2}"), T0 + 22, false);
 	want("order", NULL, T0, T0 + 20, 38, 1, 3000000);
 	want("order", "h2", T0, T0 + 20, -1, 0, -1);
 
 	/* h2 adaptive again at T0 + 20, then silent: it counts for 30 s. */
-	post(adaptive("h2", T0 + 20, 30, 6000000), T0 + 32, false);
-	post(adaptive("h1", T0 + 40, 44, 1000000), T0 + 51, false);
+	fixture_post_json(adaptive("h2", T0 + 20, 30, 6000000), T0 + 32, false);
+	fixture_post_json(adaptive("h1", T0 + 40, 44, 1000000), T0 + 51, false);
 	want("order", NULL, T0, T0 + 50, 74, 2, 6000000);
-	post(adaptive("h1", T0 + 50, 45, 1000000), T0 + 61, false);
+	fixture_post_json(adaptive("h1", T0 + 50, 45, 1000000), T0 + 61, false);
 	want("order", NULL, T0, T0 + 60, 45, 1, 1000000);
 
 	/* Every row keeps its own period's values. */
@@ -202,7 +177,7 @@ static void test_round_trip(void **state)
 		char host[16];
 
 		snprintf(host, sizeof(host), "m%d", i);
-		post(adaptive(host, T0 + 100, i, i * 1000L), T0 + 111, false);
+		fixture_post_json(adaptive(host, T0 + 100, i, i * 1000L), T0 + 111, false);
 	}
 	want("order", NULL, T0 + 100, T0 + 110, 210, 20, 20000);
 	want("order", "m7", T0 + 100, T0 + 110, 7, 1, 7000);
@@ -211,7 +186,7 @@ static void test_round_trip(void **state)
 	n = snprintf(pts, sizeof(pts), "\"order\": {\"adaptive_limit\": 1099511627776,"
 		     " \"adaptive_latency_ns\": 1099511627775}");
 	assert_true(n < (int)sizeof(pts));
-	post(hb_json("big", T0 + 200, pts), T0 + 211, false);
+	fixture_post_json(fixture_hb_json("big", T0 + 200, pts), T0 + 211, false);
 	want("order", "big", T0 + 200, T0 + 210, 1099511627776LL, 1, 1099511627775LL);
 }
 
@@ -267,7 +242,7 @@ static void test_old_database(void **state)
 	sqlite3 *db;
 
 	/* Written before: a row of T0, and one of T0 + 10 added as the old binary would. */
-	post(hb_json("h1", T0, "\"order\": {\"visits\": 7}"), T0 + 12, false);
+	fixture_post_json(fixture_hb_json("h1", T0, "\"order\": {\"visits\": 7}"), T0 + 12, false);
 	store_close(st);
 	st = NULL;
 	if (fixture_pg()) {
@@ -313,7 +288,7 @@ static void test_old_database(void **state)
 	want("order", NULL, T0, T0 + 20, -1, 0, -1);
 
 	/* And it stores them from then on. */
-	post(adaptive("h1", T0 + 20, 12, 800000), T0 + 32, false);
+	fixture_post_json(adaptive("h1", T0 + 20, 12, 800000), T0 + 32, false);
 	want("order", NULL, T0, T0 + 30, 12, 1, 800000);
 	s = scan(T0, T0 + 30);
 	assert_true(s.n == 3 && s.limit[2] == 12 && s.lat[2] == 800000);

@@ -24,31 +24,6 @@
 
 #include "store_fixture.h"
 
-/* Parse @json as a loader would send it and store it at @now. */
-static void post(const char *json, int64_t now, bool want_duplicate)
-{
-	struct sds_heartbeat *hb = heartbeat_new();
-	struct store_hb_result res = { 0 };
-	char perr[256];
-
-	assert_non_null(hb);
-	if (heartbeat_parse(json, strlen(json), hb, perr, sizeof(perr)))
-		fail_msg("heartbeat_parse: %s", perr);
-	assert_int_equal(st->ops->heartbeat(st, hb, now, &res, err), STORE_OK);
-	assert_int_equal(res.duplicate, want_duplicate);
-	heartbeat_free(hb);
-}
-
-static char *hb_json(const char *host, int64_t period, const char *points)
-{
-	static char buf[1024];
-
-	snprintf(buf, sizeof(buf),
-		 "{\"group\": \"g\", \"app\": \"shop\", \"host\": \"%s\", \"ip\": \"\","
-		 " \"period_start\": %lld, \"period_s\": 10, \"version\": 0,"
-		 " \"points\": {%s}}", host, (long long)period, points);
-	return buf;
-}
 
 /* One stored row, as stats_scan() hands it back. */
 struct seen {
@@ -103,7 +78,7 @@ static void test_round_trip(void **state)
 	struct seen s = { 0 };
 
 	/* Suspended with its estimate; "pay" sends neither. */
-	post(hb_json("h1", T0, "\"order\": {\"visits\": 3, \"suspended\": true,"
+	fixture_post_json(fixture_hb_json("h1", T0, "\"order\": {\"visits\": 3, \"suspended\": true,"
 		     " \"overhead_pct\": 12.345}, \"pay\": {\"visits\": 1}"), T0 + 12, false);
 	assert_int_equal(st->ops->stats_scan(st, "g", "shop", "order", T0, T0 + 10,
 					     collect, &s, err), STORE_OK);
@@ -114,25 +89,25 @@ static void test_round_trip(void **state)
 	want_state("pay", T0, T0 + 10, false, "0.0", T0);
 
 	/* A repeat of (host, period) changes nothing, even the state. */
-	post(hb_json("h1", T0, "\"order\": {\"visits\": 3}"), T0 + 13, true);
+	fixture_post_json(fixture_hb_json("h1", T0, "\"order\": {\"visits\": 3}"), T0 + 13, true);
 	want_state("order", T0, T0 + 10, true, "12.345", T0);
 
 	/* The next heartbeat without the fields: not suspended, 0. */
-	post(hb_json("h1", T0 + 10, "\"order\": {\"visits\": 900}"), T0 + 22, false);
+	fixture_post_json(fixture_hb_json("h1", T0 + 10, "\"order\": {\"visits\": 900}"), T0 + 22, false);
 	want_state("order", T0, T0 + 20, false, "0.0", T0 + 10);
 	/* A range that ends before it still shows the older state. */
 	want_state("order", T0, T0 + 10, true, "12.345", T0);
 
 	/* A heartbeat that does not mention the point leaves its state. */
-	post(hb_json("h1", T0 + 20, "\"pay\": {\"visits\": 1, \"overhead_pct\": 0.014}"),
+	fixture_post_json(fixture_hb_json("h1", T0 + 20, "\"pay\": {\"visits\": 1, \"overhead_pct\": 0.014}"),
 	     T0 + 32, false);
 	want_state("order", T0, T0 + 30, false, "0.0", T0 + 10);
 	want_state("pay", T0, T0 + 30, false, "0.014", T0 + 20);
 
 	/* Two hosts in one period: suspended on either, the highest estimate. */
-	post(hb_json("h1", T0 + 30, "\"order\": {\"suspended\": true, \"overhead_pct\": 0.5}"),
+	fixture_post_json(fixture_hb_json("h1", T0 + 30, "\"order\": {\"suspended\": true, \"overhead_pct\": 0.5}"),
 	     T0 + 42, false);
-	post(hb_json("h2", T0 + 30, "\"order\": {\"visits\": 5, \"overhead_pct\": 2}"),
+	fixture_post_json(fixture_hb_json("h2", T0 + 30, "\"order\": {\"visits\": 5, \"overhead_pct\": 2}"),
 	     T0 + 43, false);
 	want_state("order", T0, T0 + 40, true, "2.0", T0 + 30);
 
@@ -187,7 +162,7 @@ static void test_old_database(void **state)
 	 * errno, the copy tables and the two columns, and its binary inserted
 	 * rows without them.
 	 */
-	post(hb_json("h1", T0, "\"order\": {\"visits\": 7}"), T0 + 12, false);
+	fixture_post_json(fixture_hb_json("h1", T0, "\"order\": {\"visits\": 7}"), T0 + 12, false);
 	store_close(st);
 	st = NULL;
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
@@ -220,7 +195,7 @@ static void test_old_database(void **state)
 	want_state("order", T0, T0 + 20, false, "0.0", T0 + 10);
 
 	/* And it stores the budget's fields from then on. */
-	post(hb_json("h1", T0 + 20, "\"order\": {\"suspended\": true, \"overhead_pct\": 7.5}"),
+	fixture_post_json(fixture_hb_json("h1", T0 + 20, "\"order\": {\"suspended\": true, \"overhead_pct\": 7.5}"),
 	     T0 + 32, false);
 	want_state("order", T0, T0 + 30, true, "7.5", T0 + 20);
 }
