@@ -47,7 +47,9 @@
  *                     call is at most (the smallest of the threads' longest
  *                     gaps between two calls): a token bucket of a longer
  *                     burst cannot have overflowed; M the most passed calls
- *                     inside at once (between the pass and the finally)
+ *                     inside at once (between the pass and the finally);
+ *                     then "span_min_ns S1 span_max_ns S2", bounds of the
+ *                     time from the first call to the last
  *   mark              remember now (for first_down's since_mark_ns and
  *                     call's since_mark)
  *   first_down POINT [every_us=U] [max_ms=M] [err=1]
@@ -322,6 +324,8 @@ struct rate_arg {
 	struct sds_point *p;
 	long long until;
 	long long first, last, gap;
+	long long second;	/* the clock read after the first call */
+	long long end;		/* the clock read after the last call */
 	long passed, down;
 	pthread_barrier_t *bar;
 };
@@ -336,9 +340,12 @@ static void *rate_main(void *arg)
 
 	pthread_barrier_wait(a->bar);
 	a->first = -1;
+	a->second = -1;
 	a->gap = 0;
 	for (;;) {
 		t = now_ns();
+		if (a->first >= 0 && a->second < 0)
+			a->second = t;
 		if (t >= a->until && a->first >= 0)
 			break;
 		if (a->first < 0)
@@ -361,6 +368,7 @@ static void *rate_main(void *arg)
 		}
 		sds_downgrade_finally(a->p);
 	}
+	a->end = t;
 	return NULL;
 }
 
@@ -370,7 +378,7 @@ static int cmd_rate(struct sds_point *p, double secs, char **opt, int nopt)
 	pthread_t tid[MAX_RATE_THREADS];
 	pthread_barrier_t bar;
 	long nt = 1, i, passed = 0, down = 0;
-	long long first = -1, last = -1, gap = -1;
+	long long first = -1, last = -1, gap = -1, second = -1, end = -1;
 
 	if (opt_long(opt, nopt, "threads", &nt) < 0 || nt < 1 ||
 	    nt > MAX_RATE_THREADS || secs <= 0)
@@ -404,11 +412,24 @@ static int cmd_rate(struct sds_point *p, double secs, char **opt, int nopt)
 			first = a[i].first;
 		if (a[i].last > last)
 			last = a[i].last;
+		if (second < 0 || a[i].second < second)
+			second = a[i].second;
+		if (a[i].end > end)
+			end = a[i].end;
 		if (gap < 0 || a[i].gap < gap)
 			gap = a[i].gap;
 	}
-	printf("passed %ld downgraded %ld elapsed_ns %lld gap_ns %lld max_inside %ld\n",
-	       passed, down, last - first, gap, rate_max_inside);
+	/*
+	 * Every call's own clock read lies between the read before it and the
+	 * one after: the first call's in [first, second], the last one's in
+	 * [last, end].  span_min_ns and span_max_ns bound the time between
+	 * the first call and the last, however long a thread was preempted
+	 * between a read and its call.
+	 */
+	printf("passed %ld downgraded %ld elapsed_ns %lld gap_ns %lld max_inside %ld "
+	       "span_min_ns %lld span_max_ns %lld\n",
+	       passed, down, last - first, gap, rate_max_inside,
+	       last - second, end - first);
 	return 0;
 }
 
