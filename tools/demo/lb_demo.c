@@ -42,7 +42,7 @@
 #define LBD_BREAK	2	/* p1 slow and p2 failing after this second */
 #define LBD_SWITCH	8	/* shortest_response after this second */
 #define LBD_HEAL	16	/* p1 fast, p2 answering after this second */
-#define LBD_SECONDS	26	/* the whole run */
+#define LBD_SECONDS	30	/* the whole run */
 
 /* One provider: its server and how it behaves now. */
 struct lbd_provider {

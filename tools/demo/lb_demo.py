@@ -46,10 +46,12 @@ from demo_lib import BUILD, SDS, Run
 
 LBDEMO = os.path.join(BUILD, "demo", "lb-demo")
 APP = "lbdemo"                 # sds_client_open("default", "lbdemo")
-BREAK, SWITCH, HEAL, SECONDS = 2, 8, 16, 26   # as in lb_demo.c
+BREAK, SWITCH, HEAL, SECONDS = 2, 8, 16, 30   # as in lb_demo.c
 DELAY_MS = 15000               # p2's downgrade: until just after the heal
 THRESHOLD = 20                 # exceptions per second that trip a provider
-HEAL_WITHIN = 8                # seconds after the heal: both back
+HEAL_WITHIN = 12               # seconds after the heal: both back (a slow
+                               # call of p1 just before the heal is
+                               # forgotten 10 s later)
 STRATEGY = {"exception_threshold": THRESHOLD, "delay_ms": DELAY_MS,
             "retry_interval_ms": DELAY_MS}
 
