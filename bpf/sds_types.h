@@ -28,6 +28,13 @@
  * SDS_MAX_DEPTH was full): the oldest guard frame of the point is dropped.
  */
 #define SDS_SITE_EVICT		(1u << 31)
+/*
+ * Or'ed into the point id of any site by a keyed guard call
+ * (sds_should_downgrade_key, sds_enter_key): the site's third argument is
+ * then a `const struct sds_key *` (bpf/sds_keys.h, zero-padded) and its
+ * fourth the key's sds_key_hash(); unkeyed calls leave both unset.
+ */
+#define SDS_SITE_KEYED		(1u << 30)
 
 /* Which return values count as an exception. */
 enum sds_err_mode {
