@@ -110,10 +110,21 @@ $(GEN)/failfast.skel.h: $(GEN)/failfast.bpf.o
 	$(BPFTOOL) gen skeleton $< name sds_ff_bpf > $@.tmp
 	mv $@.tmp $@
 
+# Delay drills at function points (bpf/delay.bpf.c): cgroup connect hooks
+# that mark sockets and a tc egress program that delays their packets,
+# loaded only when a point can be drilled so (loader/publish/delaydrill.c).
+$(GEN)/delay.bpf.o: bpf/delay.bpf.c bpf/sds_types.h bpf/sds_delay.h bpf/sds_common.bpf.h $(GEN)/vmlinux.h
+	$(CLANG) -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -I$(GEN) -Ibpf \
+		-c $< -o $@
+
+$(GEN)/delay.skel.h: $(GEN)/delay.bpf.o
+	$(BPFTOOL) gen skeleton $< name sds_dl_bpf > $@.tmp
+	mv $@.tmp $@
+
 # ---- sds-bpf ----------------------------------------------------------------
 LOADER_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(COMMON_SRCS) $(LOADER_SRCS) $(LOADER_USRC))
 
-$(OBJ)/%.o: %.c $(GEN)/sds.skel.h $(GEN)/copy.skel.h $(GEN)/failfast.skel.h
+$(OBJ)/%.o: %.c $(GEN)/sds.skel.h $(GEN)/copy.skel.h $(GEN)/failfast.skel.h $(GEN)/delay.skel.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
@@ -157,7 +168,7 @@ $(ASAN_OBJ)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O1 -g $(WARN) -std=gnu11 $(SAN) -MMD -MP -c $< -o $@
 $(call asan_objs,$(filter-out $(PURE_SRCS),$(LOADER_SRCS))): | \
-	$(GEN)/sds.skel.h $(GEN)/copy.skel.h $(GEN)/failfast.skel.h $(SDS_VERSION_H)
+	$(GEN)/sds.skel.h $(GEN)/copy.skel.h $(GEN)/failfast.skel.h $(GEN)/delay.skel.h $(SDS_VERSION_H)
 -include $(ASAN_OBJS:.o=.d)
 # Kept, not deleted as intermediates: the next build relinks nothing.
 .SECONDARY: $(ASAN_OBJS)

@@ -29,6 +29,7 @@
 #include "kernel/forkcheck.h"
 #include "target/lang.h"
 #include "names.h"
+#include "publish/delaydrill.h"
 #include "publish/failfast.h"
 #include "daemon/loader.h"
 #include "daemon/engine.h"
@@ -158,10 +159,14 @@ static int parse_options(int argc, char **argv)
 		{ "metrics", required_argument, NULL, 'X' },
 		{ "share-uid", required_argument, NULL, 'U' },
 		{ "share-gid", required_argument, NULL, 'Y' },
+		{ "drill-dev", required_argument, NULL, 'V' },
+		{ "no-drill-qdisc", no_argument, NULL, 'Q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
+	const char *drill_dev = NULL;
+	bool no_drill_qdisc = false;
 	struct group *gr;
 	long v;
 	int c;
@@ -285,6 +290,12 @@ static int parse_options(int argc, char **argv)
 			if (parse_share(optarg, true, env.share_gid, &env.nshare_gid))
 				return -1;
 			break;
+		case 'V':
+			drill_dev = optarg;
+			break;
+		case 'Q':
+			no_drill_qdisc = true;
+			break;
 		case 'v':
 			env.verbose = true;
 			break;
@@ -295,7 +306,8 @@ static int parse_options(int argc, char **argv)
 			return cmd_err("attach: bad option (see sds-bpf attach --help)");
 		}
 	}
-	return 0;
+	/* Delay drills at function points: where their packets are held. */
+	return delaydrill__set_opts(drill_dev, no_drill_qdisc);
 }
 
 /* :site=nop5 on a function that does not start with one: say what it does. */

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include "cli/attach_run.h"
 #include "cli/cmd.h"
+#include "publish/delaydrill.h"
 #include "publish/failfast.h"
 #include "daemon/loader.h"
 #include "daemon/budget_run.h"
@@ -252,7 +253,8 @@ int attach_load(struct attach_run *a, uint64_t max_overhead)
 	if (!a->adopted)
 		exact__share_cells(&l->engine.exact);
 	if (capture_start(a) ||
-	    failfast__open(&l->failfast, &l->probes, a->npoints))
+	    failfast__open(&l->failfast, &l->probes, a->npoints) ||
+	    delaydrill__open(&l->delay, &l->probes, a->npoints))
 		return -1;
 	if (attach_all(a, err, sizeof(err)))
 		return cmd_err("%s", err);
@@ -304,6 +306,9 @@ void attach_run__unload(struct attach_run *a, bool clean)
 	probes__set_pins(&l->probes, NULL);
 	capture__close(l->capture);
 	l->capture = NULL;
+	/* Delay drills end first: their fq and links go with the loader. */
+	delaydrill__close(l->delay);
+	l->delay = NULL;
 	failfast__close(l->failfast);
 	l->failfast = NULL;
 	probes__destroy(&l->probes);

@@ -16,6 +16,7 @@
 #include "daemon/engine.h"
 #include "daemon/exact_fn.h"
 #include "daemon/loader.h"
+#include "publish/delaydrill.h"
 #include "publish/failfast.h"
 #include "report/uplink.h"
 #include "serve/serve.h"
@@ -159,6 +160,10 @@ static json_t *serve_point_state(void *ctx, int id, const struct point_stats *st
 	ff = failfast__point_json(l->failfast, id);
 	if (ff)
 		json_object_set_new(o, "failfast", ff);
+	/* Delay drills, on points with failfast=connect. */
+	ff = delaydrill__point_json(l->delay, id);
+	if (ff)
+		json_object_set_new(o, "delay", ff);
 	return o;
 }
 
@@ -183,6 +188,7 @@ void attach_wire_drill(struct loader *l)
 		.flags = &l->flags,
 		.events = &l->events,
 		.failfast = &l->failfast,
+		.delay = &l->delay,
 		.app = l->app,
 		/* A drill from the admin may name a point no process has yet. */
 		.point = drill_point,

@@ -30,7 +30,11 @@ static const char drill_usage[] =
 "\n"
 "At a function point with failfast= (docs/FAILFAST.md), --error fails a\n"
 "share P% of the operations failfast= names made inside the function, with\n"
-"the point's errno= or --errno NAME (ECONNREFUSED, ETIMEDOUT, EIO, ...).\n";
+"the point's errno= or --errno NAME (ECONNREFUSED, ETIMEDOUT, EIO, ...).\n"
+"At a function point with failfast=connect, --delay-ms N delays the packets\n"
+"of a share P% of the sockets connected inside the function by N ms (chosen\n"
+"per socket at its connect; fq on the interfaces attach --drill-dev names,\n"
+"docs/DELAY.md): each exchange after the handshake is N ms late.\n";
 
 /* What the options ask for, before it becomes a request line. */
 struct drill_opts {
@@ -87,6 +91,7 @@ int do_drill(int argc, char **argv)
 	const char *group = NULL, *app = NULL;
 	char req[CTL_REQ_MAX];
 	struct ctl_app one;
+	const char *dev;
 	json_t *r;
 	int c;
 
@@ -153,6 +158,11 @@ int do_drill(int argc, char **argv)
 	r = cmd_request(&one, req);
 	if (!r)
 		return 1;
+	/* A function point's delay drill says where it holds the packets. */
+	dev = json_string_value(json_object_get(json_object_get(r, "drill"),
+						"devices"));
+	if (dev)
+		printf("delay drill on '%s': tc egress on %s\n", argv[optind], dev);
 	json_decref(r);
 	return 0;
 }

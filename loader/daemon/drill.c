@@ -10,6 +10,7 @@
 #include <time.h>
 #include "cli/cmd.h"
 #include "errnames.h"
+#include "publish/delaydrill.h"
 #include "publish/failfast.h"
 #include "heartbeat/heartbeat.h"
 #include "daemon/drill.h"
@@ -76,6 +77,7 @@ int drill__start(struct drill *dl, const char *name, bool create,
 {
 	const struct cell_counts *n;
 	struct drill_run *r;
+	bool fn;
 	int id;
 
 	if (!sds_point_name_valid(name)) {
@@ -90,10 +92,19 @@ int drill__start(struct drill *dl, const char *name, bool create,
 			 name, dl->c.app);
 		return -1;
 	}
-	/* A function point is drilled through its failfast= operations. */
-	if (dl->c.probes->pts[id].kind != POINT_GUARD &&
-	    failfast_drill_check(&dl->c.probes->pts[id], d->kind, err, errlen))
+	/*
+	 * A function point is drilled through its failfast= operations (an
+	 * error drill) or the sockets it connects (a delay drill).
+	 */
+	fn = dl->c.probes->pts[id].kind != POINT_GUARD;
+	if (fn && d->kind == SDS_DRILL_DELAY) {
+		if (delaydrill__can(*dl->c.delay, &dl->c.probes->pts[id], err,
+				    errlen))
+			return -1;
+	} else if (fn &&
+		   failfast_drill_check(&dl->c.probes->pts[id], d->kind, err, errlen)) {
 		return -1;
+	}
 	if (d->kind != SDS_DRILL_ERROR && d->kind != SDS_DRILL_DELAY) {
 		snprintf(err, errlen, "drill on '%s': kind must be error or delay", name);
 		return -1;
@@ -111,12 +122,23 @@ int drill__start(struct drill *dl, const char *name, bool create,
 	}
 	n = flags__counts(dl->c.flags, id);
 	r = &dl->c.run[id].drill;
+	/* The network is set up last: a refusal there leaves the old drill. */
+	if (fn && d->kind == SDS_DRILL_DELAY) {
+		char why[400];
+
+		if (delaydrill__start(*dl->c.delay, id, d->ratio, d->delay_ns,
+				      d->expires_ns, why, sizeof(why))) {
+			snprintf(err, errlen, "delay drill on '%s': %s", name, why);
+			return -1;
+		}
+	} else if (fn && r->kind == SDS_DRILL_DELAY) {
+		delaydrill__stop(*dl->c.delay, id);
+	}
 	if (r->kind)
 		events__add(dl->c.events, name, SDS_REASON_DRILL, false);
 	*r = *d;
-	r->faults_base = dl->c.probes->pts[id].kind == POINT_GUARD ?
-			 n->drill_faults : failfast__drilled(*dl->c.failfast, id);
-	r->delays_base = n->drill_delays;
+	r->faults_base = !fn ? n->drill_faults : failfast__drilled(*dl->c.failfast, id);
+	r->delays_base = !fn ? n->drill_delays : delaydrill__marked(*dl->c.delay, id);
 	events__add(dl->c.events, name, SDS_REASON_DRILL, true);
 	drill_publish(dl, id);
 	return 0;
@@ -124,6 +146,10 @@ int drill__start(struct drill *dl, const char *name, bool create,
 
 static void drill_end(struct drill *dl, int id)
 {
+	/* A function point's delay drill: its marks stop delaying at once. */
+	if (dl->c.run[id].drill.kind == SDS_DRILL_DELAY &&
+	    dl->c.probes->pts[id].kind != POINT_GUARD)
+		delaydrill__stop(*dl->c.delay, id);
 	dl->c.run[id].drill.kind = SDS_DRILL_NONE;
 	events__add(dl->c.events, dl->c.probes->pts[id].spec.name, SDS_REASON_DRILL,
 		    false);
@@ -168,6 +194,7 @@ json_t *drill__json(struct drill *dl, int id, uint64_t now_ns)
 	const struct drill_run *r = &dl->c.run[id].drill;
 	/* The loader's own bounded counts: a forged cell cannot wrap them. */
 	const struct cell_counts *n = flags__counts(dl->c.flags, id);
+	bool fn = dl->c.probes->pts[id].kind != POINT_GUARD;
 	uint64_t left;
 	json_t *o;
 
@@ -182,13 +209,19 @@ json_t *drill__json(struct drill *dl, int id, uint64_t now_ns)
 		"faults", (json_int_t)(dl->c.probes->pts[id].kind == POINT_GUARD ?
 				       n->drill_faults - r->faults_base :
 				       failfast__drilled(*dl->c.failfast, id) - r->faults_base),
-		"delays", (json_int_t)(n->drill_delays - r->delays_base),
+		/* A function point's delays: the sockets its drill marked. */
+		"delays", (json_int_t)(fn ? delaydrill__marked(*dl->c.delay, id) - r->delays_base :
+				       n->drill_delays - r->delays_base),
 		"source", r->admin_id ? json_integer(r->admin_id) :
 					json_string("local"));
 	/* Only a drill that names its own errno says so: others use the point's. */
 	if (o && r->err)
 		json_object_set_new(o, "errno",
 				    json_string(errnames_name(r->err)));
+	/* Where a function point's delay drill holds its packets. */
+	if (o && fn && r->kind == SDS_DRILL_DELAY)
+		json_object_set_new(o, "devices",
+				    json_string(delaydrill__hooked(*dl->c.delay)));
 	return o;
 }
 

@@ -31,6 +31,7 @@ struct drill_run {
 	uint64_t delays_base;		/* entry's drill_delays when it started */
 };
 
+struct delaydrill;
 struct events;
 struct failfast;
 struct flags_region;
@@ -44,6 +45,7 @@ struct drill_ctx {
 	struct flags_region *flags;	/* the cells' bounded counts (flags__counts) */
 	struct events *events;		/* a drill's start and end */
 	struct failfast *const *failfast;	/* a function point's drilled operations */
+	struct delaydrill *const *delay;	/* a function point's delay drills (delaydrill.h) */
 	const char *app;		/* --app, in messages */
 	/* Make point @name's entry (the engine's): its id, or -1. */
 	int (*point)(void *point_ctx, const char *name);

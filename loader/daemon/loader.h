@@ -27,6 +27,7 @@
 #include "deploy/watch.h"
 
 struct capture;
+struct delaydrill;
 struct failfast;
 struct keep;
 struct metrics;
@@ -69,6 +70,7 @@ struct loader {
 	struct watch watch;		/* TARGET's builds across deploys (watch.c) */
 	struct capture *capture;	/* traffic copy (capture.c); NULL: off */
 	struct failfast *failfast;	/* LSM fail-fast (failfast.c); NULL: no :failfast= point */
+	struct delaydrill *delay;	/* delay drills at function points (delaydrill.c); NULL: no failfast=connect point */
 	struct metrics *metrics;	/* --metrics (metrics.h); NULL: off */
 };
 

@@ -137,6 +137,7 @@ static json_t *point_json(struct serve *sv, int id, const struct snapshot *snap)
 		json_object_set_new(o, "copy", cp);
 	/* Fail-fast, on points with :failfast=; cluster shares, on cluster points. */
 	take(o, st, "failfast");
+	take(o, st, "delay");
 	take(o, st, "cluster");
 	take(o, st, "adaptive");
 	json_decref(st);
