@@ -180,6 +180,21 @@ void drill__tick(struct drill *dl, int id, uint64_t now_ns,
 
 	if (r->kind && now_ns >= r->expires_ns)
 		drill_end(dl, id);
+	/*
+	 * A function point's delay drill kept by a loader that died (keep.c
+	 * restores the run states): this loader hooks it again, or ends it.
+	 */
+	if (r->kind == SDS_DRILL_DELAY && dl->c.probes->pts[id].kind != POINT_GUARD &&
+	    !delaydrill__running(*dl->c.delay, id)) {
+		char why[400];
+
+		if (delaydrill__start(*dl->c.delay, id, r->ratio, r->delay_ns,
+				      r->expires_ns, why, sizeof(why))) {
+			cmd_err("delay drill on '%s', kept from the last loader: %s; ended",
+				dl->c.probes->pts[id].spec.name, why);
+			drill_end(dl, id);
+		}
+	}
 	fs->drill_kind = r->kind;
 	if (!r->kind)
 		return;

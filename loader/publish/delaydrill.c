@@ -653,6 +653,11 @@ undo:
 	return -1;
 }
 
+bool delaydrill__running(const struct delaydrill *dd, int id)
+{
+	return dd && id >= 0 && id < dd->cap && dd->active[id];
+}
+
 void delaydrill__stop(struct delaydrill *dd, int id)
 {
 	struct sds_dl_state st = {};

@@ -59,6 +59,8 @@ int delaydrill__can(const struct delaydrill *dd, const struct probe_point *p,
 int delaydrill__start(struct delaydrill *dd, int id, uint32_t ratio,
 		      uint64_t delay_ns, uint64_t expires_ns, char *err,
 		      size_t errlen);
+/* Does point @id's delay drill run in @dd (started here, not only kept)? */
+bool delaydrill__running(const struct delaydrill *dd, int id);
 /* Point @id's delay drill ended; the last one unhooks everything. */
 void delaydrill__stop(struct delaydrill *dd, int id);
 /* Sockets point @id's delay drills marked since load (@dd NULL: 0). */

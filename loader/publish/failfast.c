@@ -464,7 +464,7 @@ int failfast_drill_check(const struct probe_point *p, uint32_t kind,
 	}
 	if (kind != SDS_DRILL_ERROR) {
 		snprintf(err, errlen,
-			 "'%s' is a function point: only error drills (its failfast= operations fail); a delay cannot be injected there (LSM programs cannot sleep)",
+			 "'%s' is a function point: its failfast= operations take error drills; a delay drill there delays its connects' traffic instead (docs/DELAY.md)",
 			 p->spec.name);
 		return -1;
 	}

@@ -59,7 +59,8 @@ void failfast__tick(struct failfast *ff, int id, uint64_t now_ns,
 /*
  * May function point @p be drilled with @kind (enum sds_drill_kind)?
  * Only with error, and only if it has failfast= operations: 0, or -1
- * with a one-line message in @err.
+ * with a one-line message in @err.  (Delay drills at function points are
+ * delaydrill.h's.)
  */
 int failfast_drill_check(const struct probe_point *p, uint32_t kind,
 			 char *err, size_t errlen);

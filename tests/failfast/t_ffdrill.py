@@ -50,8 +50,9 @@ def drill_ratio_and_expiry(ctx):
 
 @test
 def drill_bad_on_function_points(ctx):
-    """A function point without failfast=, or a delay drill: refused in
-    one line, nothing started."""
+    """A function point without failfast=, or a delay drill on one
+    without failfast=connect (its traffic cannot be marked,
+    docs/DELAY.md): refused in one line, nothing started."""
     ctx.attach(SPECS)
     r = drill(ctx, ["plain", "--error", "--for", "5"])
     eq((r.rc, r.err),
@@ -60,9 +61,10 @@ def drill_bad_on_function_points(ctx):
            "(docs/FAILFAST.md)\n"), "drill on plain")
     r = drill(ctx, ["ffile", "--delay-ms", "100", "--for", "5"])
     eq((r.rc, r.err),
-       (1, "sds-bpf: fftarget: 'ffile' is a function point: only error drills "
-           "(its failfast= operations fail); a delay cannot be injected "
-           "there (LSM programs cannot sleep)\n"), "delay drill on ffile")
+       (1, "sds-bpf: fftarget: 'ffile' is a function point whose traffic the "
+           "loader cannot mark: a delay drill delays the sockets a thread "
+           "connects inside the function, which needs failfast=connect "
+           "(docs/DELAY.md)\n"), "delay drill on ffile")
     check(ctx.point("ffile")["drill"] is None and
           ctx.point("plain")["drill"] is None, "a drill was started")
 
