@@ -24,12 +24,13 @@ TARGET = os.path.join(sdstest.BUILD, "test", "targets", "dltarget")
 APP = "dltarget"
 SUITE = sdstest.Suite(timeout=240)
 DRY_ENV = "SDS_DELAY_DRYRUN"
-SPECS = ["fetch=fetch:failfast=connect:err=neg", "other=fetch_other:err=neg"]
+SPECS = ["fetch=fetch:failfast=connect:err=neg", "other=fetch_other:err=neg",
+         "hold=fetch_hold:failfast=connect:err=neg"]
 PORT = 7000
 MS = 1000 * 1000
 _SEQ = itertools.count(1)
 
-# The server in the namespace: each connection gets "OK" after its request.
+# The server in the namespace: each request on a connection gets "OK".
 SERVER = r"""
 import socket, sys, threading
 s = socket.socket()
@@ -40,7 +41,7 @@ print("ready", flush=True)
 def one(c):
     c.settimeout(70)
     try:
-        if c.recv(64):
+        while c.recv(64):
             c.sendall(b"OK\n")
     except OSError:
         pass
@@ -203,9 +204,14 @@ class Ctx(sdstest.ProcDir):
         try:
             self.loader = sdstest.AttachProcess(
                 self, ["--app", APP] + list(extra) + [TARGET] + list(specs),
-                APP, wait=wait)
+                APP, wait=False)
         finally:
             self.env = saved
+        # A hang, not speed: beside other suites' loaders verifying their
+        # programs, one with fail-fast's and the delay drills' objects has
+        # taken over 30 s to open its socket here.
+        if wait:
+            self.loader.wait_ready(timeout=90)
         return self.loader
 
     def sds(self, args, timeout=60):

@@ -32,8 +32,8 @@ def drill(ctx, *args):
     return r
 
 
-def counts(ctx):
-    d = ctx.delay()
+def counts(ctx, point="fetch"):
+    d = ctx.delay(point)
     return d["marked"], d["spared"], d["packets"]
 
 
@@ -105,6 +105,35 @@ def dry_marks_call_by_call(ctx):
     eq(t.run("fetch", net, 20)[0], {"OK": 20}, "after the expiry")
     eq(counts(ctx), (m, s, p), "counts after the expiry")
     eq(root_qdisc(net.dev), "qdisc noqueue 0:", "the veth's qdisc")
+
+
+@test
+def dry_marked_socket_after_the_drill(ctx):
+    """A socket marked by a drill is delayed while the drill runs, even
+    for exchanges made outside the point (the mark is the socket's), and
+    never after: its packets are stamped during the drill, none after
+    --stop, none under a new drill of the same point (not its mark)."""
+    net = ctx.net()
+    ctx.attach(["--drill-dev", net.dev])
+    t = ctx.target()
+    drill(ctx, "hold", "--delay-ms", "200", "--for", "300")
+    eq(t.run("hold", net, 1)[0], {"OK": 1}, "hold")
+    eq(counts(ctx, "hold")[:2], (1, 0), "marked, spared")
+    p0 = counts(ctx, "hold")[2]
+    eq(t.run("use", net, 5)[0], {"OK": 5}, "use during the drill")
+    # The ACK of the last answer may leave after the call returned
+    # (delayed ACK, up to 40 ms): stamped too, while the drill runs.
+    time.sleep(0.5)
+    p1 = counts(ctx, "hold")[2]
+    check(p1 >= p0 + 5, "5 requests stamped %d packets" % (p1 - p0))
+    drill(ctx, "hold", "--stop")
+    wait_unhooked("after --stop")
+    eq(t.run("use", net, 5)[0], {"OK": 5}, "use after --stop")
+    eq(counts(ctx, "hold")[2], p1, "packets after --stop")
+    drill(ctx, "hold", "--delay-ms", "200", "--for", "300")
+    eq(t.run("use", net, 5)[0], {"OK": 5}, "use under a new drill")
+    eq(counts(ctx, "hold")[2], p1, "packets of the old mark under a new drill")
+    drill(ctx, "hold", "--stop")
 
 
 @test

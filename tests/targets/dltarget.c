@@ -10,6 +10,10 @@
  *   plain ADDR PORT N   the same exchange N times outside fetch()
  *   other ADDR PORT N   N calls of fetch_other(): the same exchange inside
  *                       another function (a point without failfast=)
+ *   hold ADDR PORT 1    fetch_hold(): connect inside it and keep the socket
+ *                       (the one held before is closed)
+ *   use ADDR PORT N     N request-and-answer exchanges on the held socket,
+ *                       outside any function point
  *   quit                exit 0
  *
  * Each prints "res NAME=COUNT ... ns T1,T2,...": the calls' outcomes (OK
@@ -69,6 +73,47 @@ TARGET_FN int fetch(const char *addr, int port)
 	return exchange(addr, port);
 }
 
+static int held = -1;
+
+/* One request and its answer on connected socket @fd. */
+static int ask(int fd)
+{
+	char buf[64];
+
+	if (send(fd, "GET\n", 4, MSG_NOSIGNAL) != 4)
+		return -errno;
+	if (recv(fd, buf, sizeof(buf), 0) <= 0)
+		return errno ? -errno : -ECONNRESET;
+	return 0;
+}
+
+/* Connect to @addr:@port and keep the socket for `use`. */
+TARGET_FN int fetch_hold(const char *addr, int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct timeval tv = { .tv_sec = 5 };
+	int fd;
+
+	asm volatile("");
+	if (held >= 0)
+		close(held);
+	held = -1;
+	if (inet_pton(AF_INET, addr, &a.sin_addr) != 1)
+		return -EINVAL;
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	held = fd;
+	return 0;
+}
+
 /* The same exchange in another function. */
 TARGET_FN int fetch_other(const char *addr, int port)
 {
@@ -106,7 +151,8 @@ int main(void)
 		if (sscanf(line, "%15s %63s %d %d", cmd, addr, &port, &n) != 4 ||
 		    n < 1 || n > MAX_CALLS ||
 		    (strcmp(cmd, "fetch") && strcmp(cmd, "plain") &&
-		     strcmp(cmd, "other"))) {
+		     strcmp(cmd, "other") && strcmp(cmd, "hold") &&
+		     strcmp(cmd, "use"))) {
 			printf("err bad command\n");
 			continue;
 		}
@@ -114,6 +160,8 @@ int main(void)
 			unsigned long long t0 = now_ns();
 			int r = !strcmp(cmd, "fetch") ? fetch(addr, port) :
 				!strcmp(cmd, "other") ? fetch_other(addr, port) :
+				!strcmp(cmd, "hold") ? fetch_hold(addr, port) :
+				!strcmp(cmd, "use") ? (held < 0 ? -EINVAL : ask(held)) :
 				exchange(addr, port);
 			const char *o = outcome(r);
 
