@@ -23,6 +23,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_endian.h>
 #include "sds_types.h"
 #include "sds_delay.h"
 #include "sds_common.bpf.h"
@@ -52,6 +53,20 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sds_dl_count);
 } delay_count SEC(".maps");
+
+/*
+ * The peer ports the marked sockets connected to, a bit each: the tc
+ * program looks a socket's storage up only for a packet to such a port,
+ * so the host's other packets cost it two loads and an inlined array
+ * lookup, not two helper calls (tools/bench/delay).  Cleared by the
+ * loader when the last drill ends.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SDS_DL_PORT_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+} delay_ports SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
@@ -133,8 +148,8 @@ static __always_inline int dl_connect(struct bpf_sock_addr *ctx)
 	struct sds_dl_count *c;
 	struct sds_dl_mark *m;
 	struct bpf_sock *sk;
-	__u32 point = 0;
-	__u64 now = 0;
+	__u32 point = 0, port, w;
+	__u64 now = 0, *bits;
 
 	if (!dl_drilled_point(&point, &now, &st) || !st)
 		return 1;
@@ -154,6 +169,11 @@ static __always_inline int dl_connect(struct bpf_sock_addr *ctx)
 		return 1;	/* no memory: the socket runs undelayed */
 	m->point = point;
 	m->gen = st->gen;
+	port = bpf_ntohs((__u16)ctx->user_port);
+	w = port >> 6;
+	bits = bpf_map_lookup_elem(&delay_ports, &w);
+	if (bits)
+		__sync_fetch_and_or(bits, 1ULL << (port & 63));
 	if (c)
 		ADD(&c->marked, 1);
 	return 1;
@@ -184,11 +204,17 @@ int sds_dl_egress(struct __sk_buff *skb)
 	struct sds_dl_count *c;
 	struct sds_dl_mark *m;
 	struct bpf_sock *sk;
-	__u64 now, t;
-	__u32 point;
+	__u64 now, t, *bits;
+	__u32 point, port, w;
 
 	sk = skb->sk;
 	if (!sk)
+		return TCX_NEXT;
+	/* No marked socket connected to this peer port: not ours. */
+	port = bpf_ntohs(sk->dst_port);
+	w = port >> 6;
+	bits = bpf_map_lookup_elem(&delay_ports, &w);
+	if (!bits || !(*bits & (1ULL << (port & 63))))
 		return TCX_NEXT;
 	sk = bpf_sk_fullsock(sk);
 	if (!sk)

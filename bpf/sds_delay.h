@@ -15,6 +15,9 @@
 #include <linux/types.h>
 #endif
 
+/* The peer-port bitmap (delay_ports): 65536 ports, 64 a word. */
+#define SDS_DL_PORT_WORDS	1024
+
 /*
  * Per point (array delay_state), written whole by the loader when a
  * delay drill starts or ends.  @gen numbers the point's drills: a socket

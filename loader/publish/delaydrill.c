@@ -428,6 +428,8 @@ static void dev_release(struct dl_dev *d)
 
 static void dl_unhook(struct delaydrill *dd)
 {
+	__u64 zero = 0;
+	__u32 w;
 	int i;
 
 	/* The marks first: no socket is marked once nothing delays it. */
@@ -437,6 +439,10 @@ static void dl_unhook(struct delaydrill *dd)
 	}
 	for (i = 0; i < dd->ndev; i++)
 		dev_release(&dd->dev[i]);
+	/* The next drill's marks start from no port. */
+	for (w = 0; w < SDS_DL_PORT_WORDS; w++)
+		bpf_map_update_elem(bpf_map__fd(dd->skel->maps.delay_ports), &w,
+				    &zero, BPF_ANY);
 	if (dd->hooked)
 		fprintf(stderr, "sds-bpf: delay drills: unhooked %s\n", dd->hooked_text);
 	dd->ndev = 0;
