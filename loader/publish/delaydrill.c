@@ -440,7 +440,7 @@ static void dl_unhook(struct delaydrill *dd)
 	for (i = 0; i < dd->ndev; i++)
 		dev_release(&dd->dev[i]);
 	/* The next drill's marks start from no port. */
-	for (w = 0; w < SDS_DL_PORT_WORDS; w++)
+	for (w = 0; dd->skel && w < SDS_DL_PORT_WORDS; w++)
 		bpf_map_update_elem(bpf_map__fd(dd->skel->maps.delay_ports), &w,
 				    &zero, BPF_ANY);
 	if (dd->hooked)
