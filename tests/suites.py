@@ -142,7 +142,7 @@ SUITES = [
     Suite("split", "wait2", [_py("tests/split/run.py")], budget=90),
     # Delay drills at function points (docs/DELAY.md): a veth pair into a
     # namespace of its own; mostly waits on drills' lives.
-    Suite("delaydrill", "wait2", [_py("tests/delaydrill/run.py")], budget=180),
+    Suite("delaydrill", "wait2", [_py("tests/delaydrill/run.py")], budget=300),
     Suite("testlib", "wait2", [_py("tests/lib/selftest.py")], budget=60),
     Suite("copy", "wait2", [_py("tests/copy/run.py")], budget=240),
     # The fleet (docs/PUSH.md, docs/CLUSTER.md): 20 changes at random

@@ -527,24 +527,21 @@ out:
 	dd->ndev = 0;
 }
 
-int delaydrill__open(struct delaydrill **out, const struct probes *p, int n)
+/*
+ * The object, loaded at the first delay drill (a loader that never runs
+ * one verifies nothing of it, and its start costs nothing more): 0, or -1
+ * with @dd->why kept (every later drill is refused with it, said once).
+ */
+static int dl_load(struct delaydrill *dd)
 {
-	struct delaydrill *dd;
+	const struct probes *p = dd->probes;
 	libbpf_print_fn_t old;
-	int i, want = 0, e;
+	int e;
 
-	*out = NULL;
-	for (i = 0; i < n; i++)
-		want |= (p->pts[i].spec.failfast_ops & SDS_FF_CONNECT) != 0;
-	if (!want)
+	if (dd->skel)
 		return 0;
-	dd = calloc(1, sizeof(*dd));
-	if (!dd)
-		return cmd_err("out of memory");
-	*out = dd;
-	dd->probes = p;
-	dd->ncpu = libbpf_num_possible_cpus();
-	dd->cap = p->cap > 0 ? p->cap : SDS_MAX_POINTS;
+	if (dd->why[0])
+		return -1;
 	dd->skel = sds_dl_bpf__open();
 	if (!dd->skel) {
 		snprintf(dd->why, sizeof(dd->why), "opening the delay BPF object: %s",
@@ -569,16 +566,36 @@ int delaydrill__open(struct delaydrill **out, const struct probes *p, int n)
 			 strerror(-e));
 		goto refused;
 	}
-	if (dl_dry())
-		fprintf(stderr, "sds-bpf: delay drill dry run (%s): packets are stamped, no qdisc is checked or set\n",
-			DL_DRY_ENV);
-	dl_sweep(dd);
 	return 0;
 refused:
 	fprintf(stderr, "sds-bpf: delay drills at function points are off: %s\n",
 		dd->why);
 	sds_dl_bpf__destroy(dd->skel);
 	dd->skel = NULL;
+	return -1;
+}
+
+int delaydrill__open(struct delaydrill **out, const struct probes *p, int n)
+{
+	struct delaydrill *dd;
+	int i, want = 0;
+
+	*out = NULL;
+	for (i = 0; i < n; i++)
+		want |= (p->pts[i].spec.failfast_ops & SDS_FF_CONNECT) != 0;
+	if (!want)
+		return 0;
+	dd = calloc(1, sizeof(*dd));
+	if (!dd)
+		return cmd_err("out of memory");
+	*out = dd;
+	dd->probes = p;
+	dd->ncpu = libbpf_num_possible_cpus();
+	dd->cap = p->cap > 0 ? p->cap : SDS_MAX_POINTS;
+	if (dl_dry())
+		fprintf(stderr, "sds-bpf: delay drill dry run (%s): packets are stamped, no qdisc is checked or set\n",
+			DL_DRY_ENV);
+	dl_sweep(dd);
 	return 0;
 }
 
@@ -600,7 +617,7 @@ int delaydrill__can(const struct delaydrill *dd, const struct probe_point *p,
 			 p->spec.name);
 		return -1;
 	}
-	if (!dd || !dd->skel) {
+	if (!dd || dd->why[0]) {
 		snprintf(err, errlen, "'%s': delay drills are off in this loader: %s",
 			 p->spec.name, dd ? dd->why : "not loaded");
 		return -1;
@@ -625,8 +642,12 @@ int delaydrill__start(struct delaydrill *dd, int id, uint32_t ratio,
 	};
 	int i;
 
-	if (!dd || !dd->skel || id < 0 || id >= dd->cap) {
+	if (!dd || id < 0 || id >= dd->cap) {
 		snprintf(err, errlen, "delay drills are off in this loader");
+		return -1;
+	}
+	if (dl_load(dd)) {
+		snprintf(err, errlen, "delay drills are off in this loader: %s", dd->why);
 		return -1;
 	}
 	if (!dd->hooked && dl_hook(dd, delay_ns, err, errlen))
@@ -686,8 +707,10 @@ static int dl_count(struct delaydrill *dd, int id, struct sds_dl_count *sum)
 	int c;
 
 	memset(sum, 0, sizeof(*sum));
-	if (!dd || !dd->skel || id < 0 || id >= dd->cap)
+	if (!dd || id < 0 || id >= dd->cap)
 		return -1;
+	if (!dd->skel)
+		return 0;	/* no drill yet: nothing counted */
 	v = calloc(dd->ncpu, sizeof(*v));
 	if (!v)
 		return -1;
@@ -720,7 +743,7 @@ json_t *delaydrill__point_json(struct delaydrill *dd, int id)
 {
 	struct sds_dl_count n;
 
-	if (!dd || !dd->skel || id < 0 || id >= dd->cap ||
+	if (!dd || id < 0 || id >= dd->cap ||
 	    !(dd->probes->pts[id].spec.failfast_ops & SDS_FF_CONNECT) ||
 	    dl_count(dd, id, &n))
 		return NULL;

@@ -4,9 +4,9 @@
  * sockets a thread connects inside a drilled point are marked at the
  * cgroup connect hook, and a tc egress program gives their packets an
  * earliest departure time the delay ahead, which the fq qdisc honours.
- * The object (bpf/delay.bpf.c) is loaded when some point has
- * failfast=connect, and attached, with fq where needed, only while a
- * delay drill runs; everything it set up goes when the last drill ends
+ * The object (bpf/delay.bpf.c) is loaded at the first delay drill of a
+ * loader with a failfast=connect point, and attached, with fq where
+ * needed, only while a delay drill runs; everything it set up goes when the last drill ends
  * or the loader exits, and a dead loader's fq is taken down by the next.
  */
 #ifndef SDS_DELAYDRILL_H
@@ -34,11 +34,12 @@ struct probes;
 int delaydrill__set_opts(const char *devs, bool no_qdisc);
 
 /*
- * After the main object is loaded: load the delay object over its frames
- * map when some of the @n points of @p has failfast=connect, into *@out
- * (NULL otherwise), and take down what a dead loader left on the
- * interfaces.  A kernel that refuses the object makes every delay drill
- * refused, saying why; the loader runs on.  0, or -1 said.
+ * After the main object is loaded: when some of the @n points of @p has
+ * failfast=connect, set up *@out (NULL otherwise; the object over the
+ * main one's frames map is loaded at the first delay drill) and take
+ * down what a dead loader left on the interfaces.  A kernel that refuses
+ * the object makes every delay drill refused, saying why; the loader
+ * runs on.  0, or -1 said.
  */
 int delaydrill__open(struct delaydrill **out, const struct probes *p, int n);
 /* Every drill ended, everything set up undone, @dd (NULL: nothing) freed. */

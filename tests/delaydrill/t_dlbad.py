@@ -25,23 +25,17 @@ def refused(ctx, net, args, why):
 
 
 @test
-def bad_point_cannot_mark(ctx):
-    """A delay drill on a function point without failfast=connect: its
-    traffic cannot be marked."""
+def bad_point_delay_ratio(ctx):
+    """A delay drill on a function point without failfast=connect (its
+    traffic cannot be marked); over 60,000 ms or a ratio outside 0..100:
+    the command refuses, and so does the loader for a client that skips
+    the command's checks."""
     net = ctx.net()
     ctx.attach(["--drill-dev", net.dev])
     refused(ctx, net, ["other", "--delay-ms", "200", "--for", "30"],
             "%s: 'other' is a function point whose traffic the loader cannot "
             "mark: a delay drill delays the sockets a thread connects inside "
             "the function, which needs failfast=connect (docs/DELAY.md)" % APP)
-
-
-@test
-def bad_delay_and_ratio(ctx):
-    """Over 60,000 ms or a ratio outside 0..100: the command refuses, and
-    so does the loader for a client that skips the command's checks."""
-    net = ctx.net()
-    ctx.attach(["--drill-dev", net.dev])
     refused(ctx, net, ["fetch", "--delay-ms", "60001", "--for", "30"],
             "drill: bad --delay-ms '60001': expected milliseconds 1..60000")
     refused(ctx, net, ["fetch", "--delay-ms", "200", "--ratio", "101",
