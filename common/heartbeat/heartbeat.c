@@ -152,7 +152,7 @@ json_t *heartbeat_to_json(const struct sds_heartbeat *hb)
 	    json_object_set_new(o, "build", json_pack("{s:s, s:I}", "id", hb->build_id,
 			       "deploys", (json_int_t)hb->deploys)))
 		goto oom;
-	if (heartbeat_pressure_to_json(hb, o))
+	if (heartbeat_pressure_to_json(hb, o) || heartbeat_refused_to_json(hb, o))
 		goto oom;
 	if (json_object_set_new(o, "points", pts))
 		goto oom_o;
@@ -311,7 +311,7 @@ static int point_from_json(const char *name, json_t *obj, struct sds_hb_point *p
 
 static const char *const top_fields[] = {
 	"group", "app", "host", "ip", "period_start", "period_s", "version", "points",
-	"build", "pressure",
+	"build", "pressure", "refused",
 };
 
 /* Lowercase hex, 1..SDS_HB_BUILD_MAX digits. */
@@ -415,7 +415,8 @@ int heartbeat_from_json(json_t *doc, struct sds_heartbeat *out,
 	}
 	out->version = json_integer_value(v);
 	if (build_from_json(doc, out, err, errlen) ||
-	    heartbeat_pressure_from_json(doc, out, err, errlen))
+	    heartbeat_pressure_from_json(doc, out, err, errlen) ||
+	    heartbeat_refused_from_json(doc, out, err, errlen))
 		return -1;
 
 	pts = json_object_get(doc, "points");

@@ -33,6 +33,12 @@
  * Optional top-level "pressure": [{"firing": B, "fired": N}, ...], each
  * host pressure rule's state as the period ends, by rule index
  * (docs/PRESSURE.md); sent only with rules.
+ * Optional top-level "refused": [{"version": V, "point": P, "reason": R}]:
+ * the admin's strategies version V that the loader refused (a field point
+ * P cannot enforce, R the loader's one line, at most 200 bytes; "point"
+ * absent when the refusal names none), the latest, one per point; sent
+ * while the loader keeps the version it had, until it accepts a later
+ * one (heartbeat_refused.c).
  *
  * Usage on the loader side:
  *
@@ -88,7 +94,7 @@ struct sds_hb_point {
 	/* Where the period's split calls' time went (heartbeat_split.c; sent when @split_calls). */
 	uint64_t split_calls;		/* completed calls split in the period */
 	uint64_t split_on_cpu_ns;	/* their time on a CPU */
-	uint64_t split_runq_ns;		/* ... waiting on a run queue */
+	uint64_t split_runqueue_ns;	/* ... waiting on a run queue */
 	uint64_t split_blocked_ns;	/* ... blocked */
 	int nhist;			/* entries of latency_hist sent: last non-zero + 1 */
 	uint64_t latency_hist[SDS_HIST_BUCKETS];	/* [i]: latencies in [2^i, 2^(i+1)) ns */
@@ -100,6 +106,16 @@ struct sds_hb_point {
 struct sds_hb_rule {
 	bool firing;			/* firing then */
 	uint64_t fired;			/* times it fired since its document came */
+};
+
+#define SDS_HB_MAX_REFUSED	16	/* refusals in one heartbeat, one per point */
+#define SDS_HB_REASON_MAX	200	/* bytes of a refusal's one line */
+
+/* The admin's strategies the loader refused (heartbeat_refused.c). */
+struct sds_hb_refusal {
+	int64_t version;		/* the admin's version refused, >= 1 */
+	char point[SDS_NAME_MAX + 1];	/* the point it names; "": none */
+	char reason[SDS_HB_REASON_MAX + 1];	/* one line, printable */
 };
 
 /* One heartbeat: one app on one host, one period.  ~160 KiB: heap it. */
@@ -115,6 +131,8 @@ struct sds_heartbeat {
 	uint32_t deploys;		/* new builds of TARGET the loader followed since it started */
 	int nrules;			/* host pressure rules in @rules; 0: none, not sent */
 	struct sds_hb_rule rules[SDS_HB_MAX_RULES];
+	int nrefused;			/* entries of @refused; 0: none, not sent */
+	struct sds_hb_refusal refused[SDS_HB_MAX_REFUSED];
 	int n;				/* points used */
 	struct sds_hb_point points[SDS_HB_MAX_POINTS];
 };
@@ -258,6 +276,17 @@ int heartbeat_pressure_from_json(json_t *doc, struct sds_heartbeat *out,
 int heartbeat_point_overload_from_json(const char *name, json_t *obj,
 				       struct sds_hb_point *p, char *err,
 				       size_t errlen);
+/*
+ * heartbeat_refused.c: the top-level "refused" of @hb into @o (only with
+ * some), and read back validated; 0, or -1 (and @err).  A reason as the
+ * loader wrote it made one printable line of at most SDS_HB_REASON_MAX
+ * bytes (heartbeat_refusal_set()).
+ */
+int heartbeat_refused_to_json(const struct sds_heartbeat *hb, json_t *o);
+int heartbeat_refused_from_json(json_t *doc, struct sds_heartbeat *out,
+				char *err, size_t errlen);
+void heartbeat_refusal_set(struct sds_hb_refusal *r, int64_t version,
+			   const char *point, const char *reason);
 /*
  * heartbeat_split.c: a point's split into @po (when it has split calls),
  * and from @obj into @p, each bounded; -1 (with @err for the parse).

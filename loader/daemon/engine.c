@@ -425,8 +425,12 @@ static void tick_heartbeat(struct engine *e, struct tick *t)
 	t->hb_close = uplink__closing(e->env.uplink, t->now_sec);
 	t->build = NULL;
 	t->nrules = 0;
+	t->nrefused = 0;
 	if (!t->hb_close)
 		return;
+	/* The admin's strategies refused, until a later version is accepted. */
+	t->nrefused = e->nrefused;
+	t->refused = e->refused;
 	/* Host pressure rules as the period ends (docs/PRESSURE.md). */
 	t->nrules = pressure_run__hb_rules(&e->pressure, e->tick_rules);
 	t->rules = e->tick_rules;
@@ -576,6 +580,7 @@ int engine__apply(struct engine *e, struct sds_strategies *s)
 	if (engine__check(e->env.probes, s, err, sizeof(err)) ||
 	    pressure_run__check(&e->pressure, s, e->env.probes,
 				e->env.probes->npoints, err, sizeof(err))) {
+		snprintf(e->apply_err, sizeof(e->apply_err), "%s", err);
 		free(s);
 		return cmd_err("%s; the strategies in force stay", err);
 	}
@@ -699,14 +704,48 @@ static void cache_write(struct engine *e)
 	json_decref(doc);
 }
 
+/*
+ * The admin's strategies @s were refused with @why: the heartbeat says so,
+ * one line per point that cannot enforce a field of its strategy
+ * (decide/enforce.c), or @why alone when no point's strategy was the
+ * cause (a pressure rule, the split).  Each line is cut to
+ * SDS_HB_REASON_MAX bytes.
+ */
+static void refusal_note(struct engine *e, const struct sds_strategies *s,
+			 const char *why)
+{
+	const struct probes *pr = e->env.probes;
+	char err[512];
+	int i, id;
+
+	e->nrefused = 0;
+	for (i = 0; i < s->n && e->nrefused < SDS_HB_MAX_REFUSED; i++) {
+		id = probes__find(pr, s->s[i].point);
+		if (id < 0 ||
+		    !enforce__strategy(&s->s[i], pr->pts[id].kind == POINT_FUNCTION,
+				       err, sizeof(err)))
+			continue;
+		heartbeat_refusal_set(&e->refused[e->nrefused++], s->version,
+				      s->s[i].point, err);
+	}
+	if (!e->nrefused)
+		heartbeat_refusal_set(&e->refused[e->nrefused++], s->version, NULL, why);
+}
+
 void engine__admin_reply(struct engine *e)
 {
 	static struct sds_hb_drill drills[SDS_HB_MAX_DRILLS];
 	struct sds_strategies *s = uplink__take_reply(e->env.uplink);
+	static struct sds_strategies copy;
 	int n;
 
 	if (s) {
-		engine__apply(e, s);
+		/* engine__apply frees what it refuses: the report needs its points. */
+		copy = *s;
+		if (engine__apply(e, s))
+			refusal_note(e, &copy, e->apply_err);
+		else
+			e->nrefused = 0;	/* a later version accepted: no longer refused */
 		cache_write(e);
 	}
 	/* The cluster limits' shares: in force from this tick on. */

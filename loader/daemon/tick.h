@@ -52,6 +52,9 @@ struct tick {
 	/* At such a tick: each host pressure rule's state (pressure_run.c); @nrules 0: none. */
 	int nrules;
 	const struct sds_hb_rule *rules;
+	/* At such a tick: the admin's strategies refused (engine.c); @nrefused 0: none. */
+	int nrefused;
+	const struct sds_hb_refusal *refused;
 };
 
 #endif /* SDS_TICK_H */

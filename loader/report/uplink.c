@@ -440,6 +440,10 @@ static void period_close(struct uplink *u, const struct tick *t,
 	p->hb->nrules = t->nrules;
 	if (t->nrules > 0)
 		memcpy(p->hb->rules, t->rules, t->nrules * sizeof(t->rules[0]));
+	/* The admin's strategies refused, only with some (engine.c). */
+	p->hb->nrefused = t->nrefused;
+	if (t->nrefused > 0)
+		memcpy(p->hb->refused, t->refused, t->nrefused * sizeof(t->refused[0]));
 	for (id = 0; id < t->npoints; id++) {
 		const struct point_stats *st = snapshot__point(t->snap, id);
 		const struct sds_hb_point *x = &t->pt[id].hb;
