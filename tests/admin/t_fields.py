@@ -1,0 +1,154 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""
+The heartbeat's split (docs/SPLIT.md), stuck calls (docs/LIMITS.md) and
+host pressure (docs/PRESSURE.md) through sds-admin: a point's split_*
+summed per step and in the total, max_stuck and overload the highest
+(a maximum is never summed), by host too; a host's pressure rules'
+state and the admin's strategies it refused as its last heartbeat said
+(GET hosts, GET refused, the fleet), a later heartbeat without them
+clearing them; kept across a restart.
+"""
+
+from sdstest import eq
+from admin_lib import APP, T0, heartbeat, pt, test
+
+SPLIT = ("split_calls", "split_on_cpu_ns", "split_runqueue_ns", "split_blocked_ns")
+KEYS = SPLIT + ("max_stuck", "overload")
+
+
+def sp(visits, calls, cpu, rq, blk, stuck=0, overload=False):
+    p = dict(pt(visits), split_calls=calls, split_on_cpu_ns=cpu,
+             split_runqueue_ns=rq, split_blocked_ns=blk)
+    if stuck:
+        p["max_stuck"] = stuck
+    if overload:
+        p["overload"] = True
+    return p
+
+
+def series(env, frm, to, step=10):
+    """{point: ({key: [per step]}, {key: total})} of GET stats."""
+    s = env.ok("GET", APP + "/stats?from=%d&to=%d&step=%d" % (frm, to, step))
+    return {n: ({k: p[k] for k in KEYS}, {k: p["total"][k] for k in KEYS})
+            for n, p in s["points"].items()}
+
+
+def by_host(env, frm, to, point="order"):
+    s = env.ok("GET", APP + "/stats/hosts?from=%d&to=%d&step=10&point=%s" % (frm, to, point))
+    return {h: {k: p["total"][k] for k in KEYS} for h, p in s["hosts"].items()}
+
+
+def hosts(env):
+    """{host: (pressure, refused)} of GET hosts."""
+    return {h["host"]: (h["pressure"], h["refused"]) for h in env.ok("GET", APP + "/hosts")}
+
+
+RULES = [{"firing": True, "fired": 3}, {"firing": False, "fired": 0}]
+WHY = ("point 'order': concurrent_threshold needs a guard point"
+       " (sds_enter/sds_should_downgrade): a function point cannot hold its calls back")
+
+
+@test
+def test_split_stuck_overload(env):
+    """Split sums, max_stuck and overload maxima, per step, total and host."""
+    env.start_admin()
+    env.ok("POST", "/heartbeat", heartbeat("web-1", T0, {
+        "order": sp(10, 8, 4000, 1000, 250000, stuck=3), "pay": pt(2)}))
+    env.ok("POST", "/heartbeat", heartbeat("web-2", T0, {
+        "order": sp(5, 4, 2000, 500, 125000, stuck=2, overload=True)}))
+    env.ok("POST", "/heartbeat", heartbeat("web-1", T0 + 10, {
+        "order": sp(7, 6, 3000, 700, 1, stuck=1)}))
+    # A repeat of (host, period) adds nothing.
+    env.ok("POST", "/heartbeat", heartbeat("web-2", T0, {
+        "order": sp(5, 400, 2, 5, 1, stuck=90, overload=False)}))
+    got = series(env, T0, T0 + 20)
+    eq(got["order"], ({"split_calls": [12, 6], "split_on_cpu_ns": [6000, 3000],
+                       "split_runqueue_ns": [1500, 700], "split_blocked_ns": [375000, 1],
+                       "max_stuck": [3, 1], "overload": [1, 0]},
+                      {"split_calls": 18, "split_on_cpu_ns": 9000,
+                       "split_runqueue_ns": 2200, "split_blocked_ns": 375001,
+                       "max_stuck": 3, "overload": 1}), "order by 10 s")
+    eq(got["pay"][1], dict.fromkeys(KEYS, 0), "a point without them")
+    # One 20-s step: the sums add, the maxima stay maxima (3, not 3 + 2 + 1).
+    eq(series(env, T0, T0 + 20, step=20)["order"][0],
+       {"split_calls": [18], "split_on_cpu_ns": [9000], "split_runqueue_ns": [2200],
+        "split_blocked_ns": [375001], "max_stuck": [3], "overload": [1]}, "one 20-s step")
+    eq(by_host(env, T0, T0 + 20),
+       {"web-1": {"split_calls": 14, "split_on_cpu_ns": 7000, "split_runqueue_ns": 1700,
+                  "split_blocked_ns": 250001, "max_stuck": 3, "overload": 0},
+        "web-2": {"split_calls": 4, "split_on_cpu_ns": 2000, "split_runqueue_ns": 500,
+                  "split_blocked_ns": 125000, "max_stuck": 2, "overload": 1}}, "by host")
+    # The largest values the codec takes come back whole.
+    env.ok("POST", "/heartbeat", heartbeat("web-3", T0 + 20, {
+        "big": sp(1, 1 << 40, 1 << 53, 1 << 53, 1 << 53, stuck=1 << 40)}))
+    eq(series(env, T0 + 20, T0 + 30)["big"][1],
+       {"split_calls": 1 << 40, "split_on_cpu_ns": 1 << 53, "split_runqueue_ns": 1 << 53,
+        "split_blocked_ns": 1 << 53, "max_stuck": 1 << 40, "overload": 0}, "the largest")
+    # Bad values: 400 naming the field, nothing stored.
+    for bad, field in (({"max_stuck": -1}, "points.order.max_stuck"),
+                       ({"split_blocked_ns": (1 << 53) + 1}, "points.order.split_blocked_ns"),
+                       ({"overload": 1}, "points.order.overload")):
+        env.bad("POST", "/heartbeat", heartbeat("web-1", T0 + 30, {"order": dict(pt(1), **bad)}),
+                field=field)
+    eq(series(env, T0, T0 + 40)["order"][1]["max_stuck"], 3, "after bad heartbeats")
+    env.stop_admin()
+    env.start_admin()
+    eq(series(env, T0, T0 + 20)["order"][1],
+       {"split_calls": 18, "split_on_cpu_ns": 9000, "split_runqueue_ns": 2200,
+        "split_blocked_ns": 375001, "max_stuck": 3, "overload": 1}, "after a restart")
+    env.stop_admin()
+
+
+@test
+def test_host_pressure_and_refused(env):
+    """A host's rules' state and refusals: its last heartbeat's, then cleared."""
+    env.start_admin()
+    hb = heartbeat("web-1", T0, {"order": pt(1)}, version=4)
+    hb["pressure"] = RULES
+    hb["refused"] = [{"version": 5, "point": "order", "reason": WHY}]
+    env.ok("POST", "/heartbeat", hb)
+    hb2 = heartbeat("web-2", T0, {"order": pt(1)}, version=4)
+    hb2["refused"] = [{"version": 5, "point": "order", "reason": WHY},
+                      {"version": 5, "reason": "pressure rule 0: this host cannot read PSI"}]
+    env.ok("POST", "/heartbeat", hb2)
+    env.ok("POST", "/heartbeat", heartbeat("web-3", T0, {"order": pt(1)}, version=4))
+    ref1 = [{"version": 5, "point": "order", "reason": WHY}]
+    eq(hosts(env), {"web-1": (RULES, ref1), "web-2": (None, hb2["refused"]),
+                    "web-3": (None, [])}, "hosts")
+    want = [{"point": "order", "version": 5, "reason": WHY, "hosts": ["web-1", "web-2"],
+             "text": "refused on 2 hosts: " + WHY},
+            {"point": None, "version": 5, "reason": "pressure rule 0: this host cannot read PSI",
+             "hosts": ["web-2"],
+             "text": "refused on 1 host: pressure rule 0: this host cannot read PSI"}]
+    eq(env.ok("GET", APP + "/refused"), want, "refused")
+    fleet = env.ok("GET", "/fleet?group=demo&app=shop")["groups"][0]["apps"][0]
+    eq(fleet["refused"], want, "the fleet's refused")
+    eq([(h["host"], h["pressure"]) for h in fleet["hosts"]],
+       [("web-1", RULES), ("web-2", None), ("web-3", None)], "the fleet's hosts' pressure")
+    # Kept across a restart, and by a repeat of (host, period) that says the same.
+    env.stop_admin()
+    env.start_admin()
+    eq(env.ok("GET", APP + "/refused"), want, "after a restart")
+    # web-1 accepted a later version: its next heartbeat has neither.
+    env.ok("POST", "/heartbeat", heartbeat("web-1", T0 + 10, {"order": pt(1)}, version=6))
+    eq(hosts(env)["web-1"], (None, []), "web-1 after accepting")
+    eq([(e["hosts"], e["text"]) for e in env.ok("GET", APP + "/refused")],
+       [(["web-2"], "refused on 1 host: " + WHY),
+        (["web-2"], "refused on 1 host: pressure rule 0: this host cannot read PSI")],
+       "refused after web-1 accepted")
+    # Bad refusals: 400 naming the field, the host's kept.
+    for bad, field in (([], "refused"),
+                       ([{"version": 0, "reason": "x"}], "refused[0].version"),
+                       ([{"version": 5, "reason": "a\nb"}], "refused[0].reason"),
+                       ([{"version": 5, "reason": "x" * 201}], "refused[0].reason"),
+                       ([{"version": 5, "point": "a b", "reason": "x"}], "refused[0].point"),
+                       ([{"version": 5, "reason": "x", "why": 1}], "refused[0]"),
+                       ([{"version": 5, "point": "p", "reason": "x"},
+                         {"version": 6, "point": "p", "reason": "y"}], "refused[1]")):
+        b = heartbeat("web-2", T0 + 10, {"order": pt(1)})
+        b["refused"] = bad
+        env.bad("POST", "/heartbeat", b, field=field)
+    eq(len(hosts(env)["web-2"][1]), 2, "web-2 after bad heartbeats")
+    env.ok("POST", "/heartbeat", heartbeat("web-2", T0 + 10, {"order": pt(1)}, version=6))
+    eq(env.ok("GET", APP + "/refused"), [], "none left")
+    env.stop_admin()
