@@ -9,8 +9,14 @@ state and the admin's strategies it refused as its last heartbeat said
 clearing them; kept across a restart.
 """
 
-from sdstest import eq
-from admin_lib import APP, T0, heartbeat, pt, test
+import os
+import time
+
+from sdstest import check, eq
+from admin_lib import APP, CHROMIUM, T0, heartbeat, pt, test
+from chromium import Browser
+
+B = T0 // 20 * 20
 
 SPLIT = ("split_calls", "split_on_cpu_ns", "split_runqueue_ns", "split_blocked_ns")
 KEYS = SPLIT + ("max_stuck", "overload")
@@ -51,6 +57,7 @@ WHY = ("point 'order': concurrent_threshold needs a guard point"
 @test
 def test_split_stuck_overload(env):
     """Split sums, max_stuck and overload maxima, per step, total and host."""
+    T0 = B     # noqa: N806 (a 20-s step holds its first two periods)
     env.start_admin()
     env.ok("POST", "/heartbeat", heartbeat("web-1", T0, {
         "order": sp(10, 8, 4000, 1000, 250000, stuck=3), "pay": pt(2)}))
@@ -151,4 +158,67 @@ def test_host_pressure_and_refused(env):
     eq(len(hosts(env)["web-2"][1]), 2, "web-2 after bad heartbeats")
     env.ok("POST", "/heartbeat", heartbeat("web-2", T0 + 10, {"order": pt(1)}, version=6))
     eq(env.ok("GET", APP + "/refused"), [], "none left")
+    env.stop_admin()
+
+
+@test
+def test_fields_dashboard(env):
+    """The app's page: a point's split, max stuck and overload, a host's
+    pressure rules and refusals, the refusal beside the strategy."""
+    check(os.path.exists(CHROMIUM), "%s missing: run make deps" % CHROMIUM)
+    env.start_admin()
+    env.ok("POST", "/groups/demo/apps", {"name": "shop"}, want=201)
+    env.ok("PUT", APP + "/schemes/default/strategies", {
+        "points": {"order": {"concurrent_threshold": 8}, "report": {"priority": "low"}},
+        "pressure": [{"resource": "cpu", "above_pct": 40, "for_ms": 5000,
+                      "action": "downgrade"}]})
+    version = env.ok("GET", APP + "/strategies")["version"]
+    now = (int(time.time()) // 10) * 10
+    # The newest period's split: 1 ms on a CPU, 3 ms queued, 6 ms blocked.
+    hb = heartbeat("web-1", now - 10, {
+        "order": sp(10, 4, 1000000, 3000000, 6000000, stuck=7, overload=True),
+        "report": pt(2)}, version=version - 1)
+    hb["pressure"] = [{"firing": True, "fired": 2}]
+    hb["refused"] = [{"version": version, "point": "order", "reason": WHY}]
+    env.ok("POST", "/heartbeat", hb)
+    env.ok("POST", "/heartbeat", heartbeat("web-2", now - 10, {"order": pt(5)}, version=version))
+    b = Browser(env)
+    try:
+        b.call("Emulation.setDeviceMetricsOverride", width=1600, height=1200,
+               deviceScaleFactor=1, mobile=False)
+        b.call("Page.navigate", url="http://127.0.0.1:%d/#/app/demo/shop" % env.port)
+        b.wait_event("Page.loadEventFired")
+        b.wait_js("document.querySelectorAll('#points tbody tr').length == 2 && "
+                  "document.querySelector('#points tbody').textContent.includes('refused')",
+                  what="point rows")
+        rows = b.js("""[...document.querySelectorAll('#points tbody tr')].map(
+            (tr) => [tr.cells[0].textContent, [...tr.cells[1].firstChild.children].map((s) => s.textContent),
+                     tr.cells[10].textContent, tr.cells[11].textContent])""")
+        refusal = "version %d refused on 1 host: %s" % (version, WHY)
+        eq(rows, [["order", ["overload: a pressure rule shed it", refusal],
+                   "on-CPU 10.0% · run queue 30.0% · blocked 60.0%", "7"],
+                  ["report", ["ok"], "-", "0"]], "points table")
+        eq(b.js("""[...document.querySelectorAll('#points tbody tr:first-child .splitbar span')]
+                   .map((s) => s.style.width)"""), ["10%", "30%", "60%"],
+           "the split's bar (the browser writes 10.0% as 10%)")
+        hosts = b.js("""[...document.querySelectorAll('#hosts tbody tr')].map(
+            (tr) => [tr.cells[0].textContent, tr.cells[7].textContent, tr.cells[8].textContent])""")
+        eq(hosts, [["web-1", "rule 0 (cpu some > 40%): firing, fired 2×",
+                    "version %d order: %s" % (version, WHY)],
+                   ["web-2", "-", "-"]], "hosts table")
+        # Beside the strategy in the editor's table (the active scheme's).
+        ed = b.wait_js("""(() => { const r = [...document.querySelectorAll('#ed-table tbody tr')]
+            .find((tr) => tr.cells[0].textContent == 'order');
+            return r ? r.cells[2].textContent : ''; })()""", what="the editor's table")
+        eq(ed, refusal, "beside the strategy")
+        # web-1 takes the version: its next heartbeat has no refusal, the page none.
+        env.ok("POST", "/heartbeat", heartbeat("web-1", now, {"order": pt(1)}, version=version))
+        b.wait_js("!document.querySelector('#points tbody').textContent.includes('refused')",
+                  what="the refusal cleared")
+        eq(b.js("document.querySelector('#hosts tbody tr').cells[8].textContent"), "-",
+           "web-1's refusals cleared")
+        b.js("1")
+        check(not b.errors, "console errors: %s" % "; ".join(b.errors))
+    finally:
+        b.close()
     env.stop_admin()
