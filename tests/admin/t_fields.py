@@ -211,6 +211,13 @@ def test_fields_dashboard(env):
             .find((tr) => tr.cells[0].textContent == 'order');
             return r ? r.cells[2].textContent : ''; })()""", what="the editor's table")
         eq(ed, refusal, "beside the strategy")
+        # The fleet page: beside the app's version.
+        b.js("location.hash = '#/'")
+        got = b.wait_js("""(() => { const r = document.querySelector(
+            'tr[data-app="demo/shop"] .refused'); return r ? r.textContent : ''; })()""",
+                        what="the fleet's refusal")
+        eq(got, "version %d order refused on 1 host: %s" % (version, WHY), "the fleet's refusal")
+        b.js("location.hash = '#/app/demo/shop'")
         # web-1 takes the version: its next heartbeat has no refusal, the page none.
         env.ok("POST", "/heartbeat", heartbeat("web-1", now, {"order": pt(1)}, version=version))
         b.wait_js("!document.querySelector('#points tbody').textContent.includes('refused')",
