@@ -18,6 +18,7 @@
 #include "daemon/tick.h"
 #include "daemon/events.h"
 #include "kernel/counters.h"
+#include "kernel/keys.h"
 #include "kernel/probes.h"
 #include "publish/flags.h"
 #include "serve/serve.h"
@@ -200,6 +201,14 @@ static void point_configure(struct engine *e, int id)
 	if (st && st->timeout_ms > 0)
 		timeout_ns = (uint64_t)st->timeout_ms * 1000000ULL;
 	probes__configure(e->env.probes, id, timeout_ns);
+	/* A keyed point's table at its key_capacity (docs/KEYS.md). */
+	if (keys__keyed(e->env.probes, id)) {
+		char err[256];
+
+		if (keys__table(e->env.probes, id, st ? st->key_capacity : SDS_OFF,
+				err, sizeof(err)))
+			cmd_err("%s", err);
+	}
 	adaptive_run__configure(&e->adaptive, id, st, flags_now_ns());
 }
 
@@ -220,8 +229,10 @@ int engine__check(const struct probes *pr, const struct sds_strategies *s,
 		}
 		id = probes__find(pr, s->s[i].point);
 		if (id >= 0 &&
-		    enforce__strategy(&s->s[i], pr->pts[id].kind == POINT_FUNCTION,
-				      err, errlen))
+		    (enforce__strategy(&s->s[i], pr->pts[id].kind == POINT_FUNCTION,
+				       err, errlen) ||
+		     enforce__keys(&s->s[i], pr->pts[id].kind == POINT_FUNCTION,
+				   pr->pts[id].spec.key_kind != 0, err, errlen)))
 			return -1;
 	}
 	return 0;
@@ -448,6 +459,14 @@ static void tick_heartbeat(struct engine *e, struct tick *t)
 	t->build = &e->tick_build;
 }
 
+/* keys__tick's capacity of a guard point's new table: its strategy's. */
+static int64_t key_capacity_of(void *ctx, int id)
+{
+	const struct sds_strategy *st = point_strategy(ctx, id);
+
+	return st ? st->key_capacity : SDS_OFF;
+}
+
 void engine__tick(struct engine *e)
 {
 	struct tick *t = &e->tick;
@@ -457,6 +476,8 @@ void engine__tick(struct engine *e)
 	int id;
 
 	engine_read(e, now_ns, now_sec);
+	/* Guard points passed keys since the last tick get their tables. */
+	keys__tick(e->env.probes, key_capacity_of, e);
 	if (e->snap)
 		now_sec = e->snap->sec;
 	t->snap = e->snap;
