@@ -76,23 +76,24 @@ struct {
  */
 __u8 key_wanted[SDS_MAX_POINTS];
 
-/* libbpf before 1.3 stops at the fifth (x86-64: the sixth is r9). */
-#ifndef PT_REGS_PARM6
-#define PT_REGS_PARM6(x) (__PT_REGS_CAST(x)->r9)
-#endif
-
-/* Argument @n (1..6, System V order) of the call at @ctx. */
+/*
+ * Argument @n (1..6, System V order) of the call at @ctx.  The six
+ * registers are read into the stack first, as copy.bpf.c's arg_of: a
+ * switch over the context compiles to a variable context offset, which
+ * the verifier refuses.
+ */
 static __always_inline __u64 key_arg(struct pt_regs *ctx, __u32 n)
 {
-	switch (n) {
-	case 1: return PT_REGS_PARM1(ctx);
-	case 2: return PT_REGS_PARM2(ctx);
-	case 3: return PT_REGS_PARM3(ctx);
-	case 4: return PT_REGS_PARM4(ctx);
-	case 5: return PT_REGS_PARM5(ctx);
-	case 6: return PT_REGS_PARM6(ctx);
-	}
-	return 0;
+	__u64 a[6] = {
+		PT_REGS_PARM1(ctx), PT_REGS_PARM2(ctx), PT_REGS_PARM3(ctx),
+		PT_REGS_PARM4(ctx), PT_REGS_PARM5(ctx),
+		ctx->r9,	/* no PT_REGS_PARM6 in libbpf 1.1 */
+	};
+
+	n -= 1;
+	if (n >= 6)
+		return 0;
+	return a[n];
 }
 
 static __always_inline void key_unreadable(struct sds_key *k)

@@ -218,6 +218,9 @@ void session__close(struct serve *sv, int slot, bool slow);
 void session__close_all(struct serve *sv);
 void session__sweep(struct serve *sv, uint64_t now_ns, uint64_t *next_ns);
 
+/* serve_keys.c: `keys POINT [N]`, a keyed point's heaviest keys */
+struct json_t *serve__keys_json(struct serve *sv, const char *args);
+
 /* serve.c: one-shot requests; `stats` in slices */
 char *serve__request(struct serve *sv, const char *req);
 void serve__stats_begin(struct serve *sv, struct stats_job *j);
