@@ -238,9 +238,8 @@ static int key_parse(const char *arg, const char *val, size_t vlen,
 	}
 	if (v < 1 || v > SDS_KEY_MAX) {
 		snprintf(err, errlen,
-			 "bad point '%s': key=%.*s: a key is 1..64 bytes (%llu is %s)",
-			 arg, (int)vlen, val, (unsigned long long)v,
-			 v ? "over 64" : "none");
+			 "bad point '%s': key=%.*s: a key's length is 1..64 bytes, not %llu",
+			 arg, (int)vlen, val, (unsigned long long)v);
 		return -1;
 	}
 	ps->key_max = (uint8_t)v;
