@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "heartbeat/heartbeat.h"
 #include "kernel/keys.h"
 #include "kernel/probes.h"
 #include "strategy.h"
@@ -432,4 +433,33 @@ int keys__unblock(struct probes *pr, int id, uint64_t hash)
 	    errno != ENOENT)
 		return -1;
 	return 0;
+}
+
+void keys__heartbeat(const struct probes *pr, int id, struct sds_heartbeat *hb,
+		     int index)
+{
+	struct keys_read r;
+	size_t i;
+
+	if (!keys__keyed(pr, id) || keys__read(pr, id, &r))
+		return;
+	keys__top(&r);
+	for (i = 0; i < r.n && i < SDS_HB_POINT_KEYS; i++) {
+		const struct keys_entry *e = &r.e[i];
+		struct sds_hb_key *k;
+		char text[KEYS_TEXT_MAX];
+
+		if (!e->win_calls)
+			break;
+		k = heartbeat_add_key(hb, index);
+		if (!k)
+			break;
+		keys__text(&e->key, text, sizeof(text));
+		snprintf(k->key, sizeof(k->key), "%s", text);
+		snprintf(k->kind, sizeof(k->kind), "%s", keys__kind_name(e->key.kind));
+		k->calls = e->win_calls;
+		k->exceptions = e->win_exceptions;
+		k->downgrades = e->win_downgrades;
+	}
+	keys__read_free(&r);
 }

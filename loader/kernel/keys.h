@@ -16,6 +16,7 @@
 
 struct probes;
 struct point_spec;
+struct sds_heartbeat;
 
 /* One point's table, as the loader holds it (struct probes' keys[]). */
 struct probe_keys {
@@ -101,5 +102,12 @@ uint64_t keys__percentile(const struct keys_entry *e, unsigned int p);
  */
 int keys__block(struct probes *pr, int id, uint64_t hash, uint64_t until_ns);
 int keys__unblock(struct probes *pr, int id, uint64_t hash);
+
+/*
+ * The heartbeat's keys of point @id (points[@index] of @hb): its
+ * SDS_HB_POINT_KEYS heaviest over the window as the period closes.
+ */
+void keys__heartbeat(const struct probes *pr, int id, struct sds_heartbeat *hb,
+		     int index);
 
 #endif /* SDS_KEYS_LOADER_H */

@@ -21,6 +21,10 @@ what the test made the target call.
   * zipf: 200,000 calls of a Zipf(1.1) stream over 100,000 keys through a
     point of key_capacity 4,096: the top 10 are the stream's 10 heaviest
     keys with their exact counts.
+  * heartbeat: the heartbeat of a period with 1 s of the users' calls
+    (5.0-6.5 s into it, inside the 10-s window the period's close reads)
+    carries the point's 10 heaviest keys: user 7 first with its 5,000
+    calls, the others 50 each, exceptions exact (a fake admin keeps it).
   * bad_key, bad_capacity: each malformed :key= and key_capacity is one
     exact line and exit 1, nothing attached.
   * bad_reload: a SIGHUP reload with key_capacity 0 is refused and the
@@ -44,6 +48,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
 from sdstest import BUILD, SDS, check, eq, get_point, log  # noqa: E402
+from fake_admin import NOTHING_NEW, FakeAdmin  # noqa: E402
 
 TT = os.path.join(BUILD, "test", "targets")
 KEYTARGET = os.path.join(TT, "keytarget")
@@ -67,8 +72,8 @@ class Ctx(sdstest.ProcDir):
             json.dump({"version": version, "points": points}, f)
         return path
 
-    def attach(self, points, strategies=None):
-        args = ["--app", "keys", "--max-overhead", "0"]
+    def attach(self, points, strategies=None, extra=()):
+        args = ["--app", "keys", "--max-overhead", "0"] + list(extra)
         if strategies is not None:
             args += ["--strategies", self.strategies(strategies)]
         return sdstest.AttachProcess(self, args + [self.target] + points,
@@ -247,6 +252,57 @@ def zipf(ctx):
     eq(got, want[:10], "top 10 (key, calls)")
     eq(r["evicted"], r["inserted"] - r["live"], "evicted")
     check(r["live"] <= 4096, "live %d over the capacity" % r["live"])
+
+
+class Closing:
+    """@x.close() at the test's cleanup (ctx.loaders' cleanup())."""
+
+    def __init__(self, x):
+        self.x = x
+
+    def cleanup(self):
+        self.x.close()
+
+
+@SUITE.test
+def heartbeat(ctx):
+    """The period's heaviest keys in the heartbeat the loader posts."""
+    posts = []
+
+    def answer(doc):
+        posts.append(doc)
+        return NOTHING_NEW
+    token = "t0k-of.the_keys_suite"
+    adm = FakeAdmin(answer, token=token)
+    ctx.loaders.append(Closing(adm))
+    tok = sdstest.write_token(os.path.join(ctx.tmp, "token"), token)
+    ctx.attach(["u=handle:key=arg1:err=neg:site=nop5"],
+               extra=["--admin", adm.url, "--token-file", tok])
+    # 5.0-5.5 s into a period: the calls end before 6.5 s, and the
+    # period's close (a tick or two past its end) reads a window that
+    # holds them all.
+    while not 5.0 <= time.time() % 10 < 5.5:
+        time.sleep(0.05)
+    start = int(time.time()) // 10 * 10
+    ctx.run_target("users", 1, "int")
+    check(time.time() < start + 7, "the calls ran past 7 s into the period")
+    deadline = time.monotonic() + 25
+    doc = None
+    while doc is None:
+        check(time.monotonic() < deadline, "no heartbeat of period %d" % start)
+        time.sleep(0.2)
+        with adm.lock:
+            doc = next((d for d in posts if d["period_start"] == start), None)
+    p = doc["points"]["u"]
+    eq(p["visits"], (USERS - 1) * RATE + HOT_RATE, "the period's visits")
+    keys = p.get("keys")
+    check(keys and len(keys) == 10, "keys %r, want 10" % keys)
+    eq(keys[0], {"key": "7", "kind": "int", "calls": HOT_RATE,
+                 "exceptions": 0, "downgrades": 0}, "the heaviest key")
+    for k in keys[1:]:
+        u = int(k["key"])
+        eq((k["kind"], k["calls"], k["exceptions"], k["downgrades"]),
+           ("int", RATE, RATE if u % 10 == 0 else 0, 0), "key %s" % u)
 
 
 BAD_KEYS = [
