@@ -436,8 +436,14 @@ static void tick_heartbeat(struct engine *e, struct tick *t)
 	t->hb_close = uplink__closing(e->env.uplink, t->now_sec);
 	t->build = NULL;
 	t->nrules = 0;
+	t->nkeys = 0;
+	t->keys = e->tick_keys;
 	if (!t->hb_close)
 		return;
+	/* The keyed points' heaviest keys as the period ends (docs/KEYS.md). */
+	for (id = 0; id < t->npoints; id++)
+		keys__heartbeat(e->env.probes, id, e->tick_keys, &t->nkeys,
+				SDS_HB_MAX_KEYS);
 	/* Host pressure rules as the period ends (docs/PRESSURE.md). */
 	t->nrules = pressure_run__hb_rules(&e->pressure, e->tick_rules);
 	t->rules = e->tick_rules;

@@ -89,6 +89,7 @@ struct engine {
 	/* Host pressure rules (docs/PRESSURE.md): attach opens it, the tick steps it. */
 	struct pressure_run pressure;
 	struct sds_hb_rule tick_rules[SDS_HB_MAX_RULES];	/* @tick.rules */
+	struct sds_hb_key tick_keys[SDS_HB_MAX_KEYS];	/* @tick.keys */
 };
 
 /* Where a cluster point's limits in force come from (engine__cluster). */

@@ -435,9 +435,10 @@ int keys__unblock(struct probes *pr, int id, uint64_t hash)
 	return 0;
 }
 
-void keys__heartbeat(const struct probes *pr, int id, struct sds_heartbeat *hb,
-		     int index)
+void keys__heartbeat(const struct probes *pr, int id, struct sds_hb_key *out,
+		     int *n, int max)
 {
+	int mine = 0;
 	struct keys_read r;
 	size_t i;
 
@@ -449,11 +450,12 @@ void keys__heartbeat(const struct probes *pr, int id, struct sds_heartbeat *hb,
 		struct sds_hb_key *k;
 		char text[KEYS_TEXT_MAX];
 
-		if (!e->win_calls)
+		if (!e->win_calls || *n >= max || mine >= SDS_HB_POINT_KEYS)
 			break;
-		k = heartbeat_add_key(hb, index);
-		if (!k)
-			break;
+		k = &out[(*n)++];
+		mine++;
+		memset(k, 0, sizeof(*k));
+		k->point = id;
 		keys__text(&e->key, text, sizeof(text));
 		snprintf(k->key, sizeof(k->key), "%s", text);
 		snprintf(k->kind, sizeof(k->kind), "%s", keys__kind_name(e->key.kind));

@@ -16,7 +16,7 @@
 
 struct probes;
 struct point_spec;
-struct sds_heartbeat;
+struct sds_hb_key;
 
 /* One point's table, as the loader holds it (struct probes' keys[]). */
 struct probe_keys {
@@ -104,10 +104,11 @@ int keys__block(struct probes *pr, int id, uint64_t hash, uint64_t until_ns);
 int keys__unblock(struct probes *pr, int id, uint64_t hash);
 
 /*
- * The heartbeat's keys of point @id (points[@index] of @hb): its
- * SDS_HB_POINT_KEYS heaviest over the window as the period closes.
+ * The heartbeat's keys of point @id: its SDS_HB_POINT_KEYS heaviest over
+ * the window as the period closes, appended to @out[*@n..@max), each
+ * with .point @id.
  */
-void keys__heartbeat(const struct probes *pr, int id, struct sds_heartbeat *hb,
-		     int index);
+void keys__heartbeat(const struct probes *pr, int id, struct sds_hb_key *out,
+		     int *n, int max);
 
 #endif /* SDS_KEYS_LOADER_H */
