@@ -6,9 +6,11 @@
  * lookups, bounded by the point's key_capacity), sorted, and the first
  * N sent; keys go out as text (keys__text), never as raw bytes.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <jansson.h>
 #include "kernel/keys.h"
 #include "kernel/probes.h"
@@ -107,4 +109,108 @@ json_t *serve__keys_json(struct serve *sv, const char *args)
 	json_object_set_new(o, "top", a);
 	keys__read_free(&r);
 	return o;
+}
+
+/* Two hex digits; -1 if either is not one. */
+static int hex_byte(const char *s)
+{
+	int v = 0, i;
+
+	for (i = 0; i < 2; i++) {
+		char c = s[i];
+
+		v <<= 4;
+		if (c >= '0' && c <= '9')
+			v |= c - '0';
+		else if (c >= 'a' && c <= 'f')
+			v |= c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			v |= c - 'A' + 10;
+		else
+			return -1;
+	}
+	return v;
+}
+
+/* @text as point @ps's key (as keys__text shows one); -1 if it cannot be one. */
+static int key_of_text(const struct point_spec *ps, const char *text,
+		       struct sds_key *k)
+{
+	size_t n = strlen(text), i;
+
+	memset(k, 0, sizeof(*k));
+	if (ps->key_kind == SDS_KEY_INT) {
+		char *end;
+		long long v;
+
+		errno = 0;
+		v = strtoll(text, &end, 10);
+		if (!n || *end || errno)
+			return -1;
+		k->kind = SDS_KEY_INT;
+		k->len = 8;
+		memcpy(k->bytes, &v, sizeof(v));
+		return 0;
+	}
+	k->kind = ps->key_kind;
+	if (ps->key_kind == SDS_KEY_BUF && n > 2 && !strncmp(text, "0x", 2) &&
+	    n % 2 == 0) {
+		if ((n - 2) / 2 > ps->key_max)
+			return -1;
+		for (i = 0; i < (n - 2) / 2; i++) {
+			int b = hex_byte(text + 2 + 2 * i);
+
+			if (b < 0)
+				return -1;
+			k->bytes[i] = (__u8)b;
+		}
+		k->len = (__u8)((n - 2) / 2);
+		return 0;
+	}
+	if (n > ps->key_max)
+		return -1;
+	memcpy(k->bytes, text, n);
+	k->len = (__u8)n;
+	return 0;
+}
+
+json_t *serve__keys_block(struct serve *sv, const char *args)
+{
+	struct probes *pr = sv->probes;
+	char name[SDS_NAME_MAX + 1];
+	unsigned long secs;
+	const char *sp = strchr(args, ' '), *text;
+	struct timespec ts;
+	struct sds_key k;
+	uint64_t hash, until = 0;
+	char *end;
+	int id;
+
+	if (!sp || (size_t)(sp - args) > SDS_NAME_MAX)
+		return keys_error("keys-block: expected POINT SECONDS KEY%s", "");
+	memcpy(name, args, (size_t)(sp - args));
+	name[sp - args] = '\0';
+	secs = strtoul(sp + 1, &end, 10);
+	if (end == sp + 1 || *end != ' ' || secs > 86400)
+		return keys_error("keys-block: SECONDS must be 0..86400%s", "");
+	text = end + 1;
+	id = probes__find(pr, name);
+	if (id < 0)
+		return keys_error("no point '%s' in this app", name);
+	if (pr->pts[id].kind != POINT_FUNCTION || !pr->pts[id].spec.key_kind ||
+	    !pr->pts[id].spec.failfast_ops)
+		return keys_error("keys-block: point '%s' is not a keyed function point with failfast= (docs/KEYS.md)",
+				  name);
+	if (key_of_text(&pr->pts[id].spec, text, &k))
+		return keys_error("keys-block: '%s' is not a key of the point", text);
+	hash = sds_key_hash(&k);
+	if (secs) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		until = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec +
+			secs * 1000000000ULL;
+	}
+	if (secs ? keys__block(pr, id, hash, until) : keys__unblock(pr, id, hash))
+		return keys_error("keys-block: the kernel refused: %s", strerror(errno));
+	return json_pack("{s:s, s:s, s:I}", "point", name, "key", text,
+			 "seconds", (json_int_t)secs);
 }

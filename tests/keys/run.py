@@ -25,6 +25,10 @@ what the test made the target call.
     (5.0-6.5 s into it, inside the 10-s window the period's close reads)
     carries the point's 10 heaviest keys: user 7 first with its 5,000
     calls, the others 50 each, exceptions exact (a fake admin keeps it).
+  * blocked_key: on a keyed :failfast=connect point, key 2 blocked
+    through the control socket's root-only `keys-block`: its 10 connects
+    fail, key 1's 10 pass; the block counted (blocked 1, key 2's downgrade, the
+    point's failfast denied 10), and unblocked key 2 passes again.
   * bad_key, bad_capacity: each malformed :key= and key_capacity is one
     exact line and exit 1, nothing attached.
   * bad_reload: a SIGHUP reload with key_capacity 0 is refused and the
@@ -40,6 +44,7 @@ import json
 import os
 import random
 import signal
+import socket
 import struct
 import sys
 import time
@@ -303,6 +308,43 @@ def heartbeat(ctx):
         u = int(k["key"])
         eq((k["kind"], k["calls"], k["exceptions"], k["downgrades"]),
            ("int", RATE, RATE if u % 10 == 0 else 0, 0), "key %s" % u)
+
+
+def ctl(ctx, line):
+    """One request line to the loader's control socket: its reply."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(5)
+    s.connect(sdstest.sock_path(ctx.run_dir, "default", "keys"))
+    s.sendall(line.encode() + b"\n")
+    buf = b""
+    while not buf.endswith(b"\n"):
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        buf += chunk
+    s.close()
+    return json.loads(buf)
+
+
+@SUITE.test
+def blocked_key(ctx):
+    """A blocked key's calls fail fast; the other keys' do not."""
+    ctx.attach(["ff=handle_ff:key=arg1:failfast=connect:site=nop5"])
+    eq(ctl(ctx, "keys-block ff 30 2"),
+       {"point": "ff", "key": "2", "seconds": 30}, "keys-block")
+    eq(ctx.run_target("block"), "key1 failed 0\nkey2 failed 10\ndone\n",
+       "connects failed by key")
+    r = ctx.keys("ff")
+    got = {e["key"]: (e["calls"], e["downgrades"]) for e in r["top"]}
+    eq((r["blocked"], got), (1, {"1": (1, 0), "2": (1, 1)}),
+       "blocked, (calls, downgrades) by key")
+    eq(ctx.point("ff")["failfast"]["denied"], 10, "failfast denied")
+    eq(ctl(ctx, "keys-block ff 0 2")["seconds"], 0, "unblock")
+    eq(ctx.run_target("block"), "key1 failed 0\nkey2 failed 0\ndone\n",
+       "connects failed once unblocked")
+    # Not a key of the point, not a failfast point: refused.
+    eq(ctl(ctx, "keys-block ff 30 x"),
+       {"error": "keys-block: 'x' is not a key of the point"}, "a bad key")
 
 
 BAD_KEYS = [

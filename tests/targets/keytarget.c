@@ -14,14 +14,16 @@
  *                           with a pointer nobody can read (0x10)
  *   keytarget many N        handle_many(k) once for each k in 1..N
  *   keytarget file PATH     handle_zipf(k) for each 8-byte k in PATH
- *   keytarget block         handle_ff(1) and handle_ff(2), each opening
- *                           /dev/null 10 times: prints the opens that failed
+ *   keytarget block         handle_ff(1) and handle_ff(2), each connecting
+ *                           10 UDP sockets: prints the connects that failed
  *
  * The functions read nothing through their pointers: an unreadable key
  * is the probe's business only.
  */
 #include <errno.h>
-#include <fcntl.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,17 +64,23 @@ __attribute__((noinline)) int handle_zipf(long k)
 	return 0;
 }
 
-/* A :failfast=open point: its opens fail while its key is blocked. */
+/*
+ * A :failfast=connect point: its connects (a UDP socket's to the
+ * loopback's discard port, which sends nothing) fail while its key is
+ * blocked.
+ */
 __attribute__((noinline)) int handle_ff(long k)
 {
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(9),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	int i, failed = 0;
 
 	for (i = 0; i < 10; i++) {
-		int fd = open("/dev/null", O_RDONLY);
+		int fd = socket(AF_INET, SOCK_DGRAM, 0);
 
-		if (fd < 0)
+		if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)))
 			failed++;
-		else
+		if (fd >= 0)
 			close(fd);
 	}
 	KEEP(k);
