@@ -2,7 +2,7 @@
 /*
  * sds_keystat.h - hot keys counted in the kernel (docs/KEYS.md): the map
  * layouts shared by the key programs (bpf/sds_keys.bpf.h) and the loader
- * (loader/kernel/keys.c).
+ * (loader/keys/keys.c).
  *
  * A keyed point has its own bounded table of keys: an LRU hash of
  * key_capacity entries (the loader creates it and puts it in the outer

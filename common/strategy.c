@@ -49,8 +49,10 @@ static const struct field fields[] = {
 	S(adaptive_max, 1, SDS_ADAPTIVE_MAX),
 	S(adaptive_initial, 1, SDS_ADAPTIVE_MAX),
 	/* Hot keys (docs/KEYS.md): the keys a keyed point's table keeps. */
-	S(key_capacity, 1, SDS_KEY_CAPACITY_MAX),
+	S(key_capacity, 1, 65536),
 };
+/* The literal above is what tests/man reads against the page. */
+_Static_assert(SDS_KEY_CAPACITY_MAX == 65536, "key_capacity's bound");
 #undef F
 #undef S
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))

@@ -42,7 +42,7 @@ void query_sleep_ms(long ms);
  * stats_keys.c: `stats --keys POINT [--top N]` and `top --keys POINT`:
  * a keyed point's @top heaviest keys (docs/KEYS.md); the exit code.
  */
-int stats_keys(const struct query_env *q, const char *point, long top);
-int top_keys(const struct query_env *q, const char *point, long top);
+int stats_keys_once(const struct query_env *q, const char *point, long top);
+int stats_keys_top(const struct query_env *q, const char *point, long top);
 
 #endif

@@ -244,7 +244,7 @@ int do_stats(int argc, char **argv)
 	if (top && !keys)
 		return cmd_err("stats: --top needs --keys POINT"), 1;
 	if (keys)
-		return stats_keys(&q, keys, top ? top : 10);
+		return stats_keys_once(&q, keys, top ? top : 10);
 	if (q.json)
 		return query_ask_print(&q, "stats");
 	r = query_ask(&q, "stats");
@@ -343,7 +343,7 @@ int do_top(int argc, char **argv)
 	if (top && !keys)
 		return cmd_err("top: --top needs --keys POINT"), 1;
 	if (keys)
-		return top_keys(&q, keys, top ? top : 10);
+		return stats_keys_top(&q, keys, top ? top : 10);
 	/* A baseline first, so the first table already shows rates. */
 	prev = query_ask(&q, "stats");
 	if (!prev)

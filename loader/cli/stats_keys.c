@@ -52,7 +52,7 @@ static void print_head(json_t *r)
 	       query_jint(r, "blocked"));
 }
 
-int stats_keys(const struct query_env *q, const char *point, long top)
+int stats_keys_once(const struct query_env *q, const char *point, long top)
 {
 	char req[128], a[16], b[16];
 	json_t *r, *k;
@@ -95,7 +95,7 @@ static long long prev_of(json_t *prev, json_t *k, const char *field)
 	return -1;
 }
 
-int top_keys(const struct query_env *q, const char *point, long top)
+int stats_keys_top(const struct query_env *q, const char *point, long top)
 {
 	bool tty = isatty(STDOUT_FILENO);
 	char req[128], b[16];

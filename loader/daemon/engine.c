@@ -18,7 +18,7 @@
 #include "daemon/tick.h"
 #include "daemon/events.h"
 #include "kernel/counters.h"
-#include "kernel/keys.h"
+#include "keys/keys.h"
 #include "kernel/probes.h"
 #include "publish/flags.h"
 #include "serve/serve.h"

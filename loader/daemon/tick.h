@@ -51,7 +51,7 @@ struct tick {
 	const struct sds_heartbeat *build;
 	/*
 	 * At such a tick: the keyed points' heaviest keys of the window
-	 * (kernel/keys.c), each naming its point id in .point.
+	 * (keys/keys.c), each naming its point id in .point.
 	 */
 	int nkeys;
 	const struct sds_hb_key *keys;

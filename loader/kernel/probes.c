@@ -11,7 +11,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "preempt.h"
-#include "kernel/keys.h"
+#include "keys/keys.h"
 #include "kernel/probes.h"
 #include "sds.skel.h"
 

@@ -2,7 +2,7 @@
 /*
  * serve_keys.c - the `keys POINT [N]` reply: a keyed point's heaviest
  * keys over the window and its table's counts (docs/KEYS.md,
- * docs/PROTOCOL.md).  The table is read whole (kernel/keys.c: batch
+ * docs/PROTOCOL.md).  The table is read whole (keys/keys.c: batch
  * lookups, bounded by the point's key_capacity), sorted, and the first
  * N sent; keys go out as text (keys__text), never as raw bytes.
  */
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include <jansson.h>
-#include "kernel/keys.h"
+#include "keys/keys.h"
 #include "kernel/probes.h"
 #include "names.h"
 #include "serve/serve.h"

@@ -20,7 +20,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "heartbeat/heartbeat.h"
-#include "kernel/keys.h"
+#include "keys/keys.h"
 #include "kernel/probes.h"
 #include "strategy.h"
 #include "sds.skel.h"
