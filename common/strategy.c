@@ -7,6 +7,7 @@
 #include <string.h>
 #include "names.h"
 #include "strategy.h"
+#include "sds_keys.h"
 #include "sdsjson.h"
 
 #define LIMIT_MAX	((int64_t)1 << 40)	/* far above any sane limit */
@@ -47,7 +48,11 @@ static const struct field fields[] = {
 	S(adaptive_min, 1, SDS_ADAPTIVE_MAX),
 	S(adaptive_max, 1, SDS_ADAPTIVE_MAX),
 	S(adaptive_initial, 1, SDS_ADAPTIVE_MAX),
+	/* Hot keys (docs/KEYS.md): the keys a keyed point's table keeps. */
+	S(key_capacity, 1, 65536),
 };
+/* The literal above is what tests/man reads against the page. */
+_Static_assert(SDS_KEY_CAPACITY_MAX == 65536, "key_capacity's bound");
 #undef F
 #undef S
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))

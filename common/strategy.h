@@ -63,6 +63,8 @@ struct sds_strategy {
 	int64_t adaptive_signal;	/* enum sds_adaptive_signal */
 	/* Host pressure (docs/PRESSURE.md): enum sds_priority, default normal. */
 	int64_t priority;
+	/* Hot keys (docs/KEYS.md): keys a keyed point keeps, 1..65536; off: 4,096. */
+	int64_t key_capacity;
 };
 
 /* The pressure rules hold points' limits: their header needs the struct above. */

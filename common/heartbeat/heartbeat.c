@@ -32,6 +32,7 @@ void heartbeat_init(struct sds_heartbeat *hb, const char *group, const char *app
 	hb->period_s = SDS_HB_PERIOD_S;
 	hb->version = version;
 	hb->n = 0;
+	hb->nkeys = 0;
 }
 
 struct sds_hb_point *heartbeat_add_point(struct sds_heartbeat *hb,
@@ -134,7 +135,8 @@ json_t *heartbeat_to_json(const struct sds_heartbeat *hb)
 			json_object_set_new(po, "overhead_pct",
 					    json_real(p->overhead_milli / 1000.0));
 		if (heartbeat_point_copy_to_json(p, po) ||
-		    heartbeat_point_split_to_json(p, po))
+		    heartbeat_point_split_to_json(p, po) ||
+		    heartbeat_point_keys_to_json(hb, i, po))
 			goto oom;
 		if (p->overload)
 			json_object_set_new(po, "overload", json_true());
@@ -214,6 +216,7 @@ static const char *const point_fields[] = {
 	"adaptive_limit", "adaptive_latency_ns", "max_stuck",
 	"latency_hist", "suspended", "overhead_pct", "overload",
 	"split_calls", "split_on_cpu_ns", "split_runqueue_ns", "split_blocked_ns",
+	"keys",
 };
 #define POINT_COUNTS	13	/* point_fields before latency_hist */
 
@@ -376,6 +379,7 @@ int heartbeat_from_json(json_t *doc, struct sds_heartbeat *out,
 		}
 	}
 	memset(out, 0, offsetof(struct sds_heartbeat, points));
+	out->nkeys = 0;
 	if (get_str(doc, "group", out->group, sizeof(out->group), sds_name_valid,
 		    "name (1-64 of [A-Za-z0-9_-])", err, errlen) ||
 	    get_str(doc, "app", out->app, sizeof(out->app), sds_name_valid,
@@ -430,7 +434,8 @@ int heartbeat_from_json(json_t *doc, struct sds_heartbeat *out,
 		return -1;
 	}
 	json_object_foreach(pts, key, v) {
-		if (point_from_json(key, v, &out->points[out->n], err, errlen))
+		if (point_from_json(key, v, &out->points[out->n], err, errlen) ||
+		    heartbeat_point_keys_from_json(key, v, out, out->n, err, errlen))
 			return -1;
 		out->n++;
 	}

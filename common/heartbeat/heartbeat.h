@@ -29,7 +29,8 @@
  * downgraded the point in the period), "split_calls", "split_on_cpu_ns",
  * "split_runqueue_ns", "split_blocked_ns" (where the period's completed
  * calls' time went, docs/SPLIT.md: sent when the loader splits calls and
- * some completed).
+ * some completed), "keys" (a keyed point's heaviest keys over the
+ * period: heartbeat_keys.c, docs/KEYS.md).
  * Optional top-level "pressure": [{"firing": B, "fired": N}, ...], each
  * host pressure rule's state as the period ends, by rule index
  * (docs/PRESSURE.md); sent only with rules.
@@ -118,6 +119,22 @@ struct sds_hb_refusal {
 	char reason[SDS_HB_REASON_MAX + 1];	/* one line, printable */
 };
 
+/*
+ * A keyed point's heavy key of the period (heartbeat_keys.c): at most
+ * SDS_HB_POINT_KEYS a point, SDS_HB_MAX_KEYS a heartbeat.
+ */
+#define SDS_HB_POINT_KEYS	10
+#define SDS_HB_MAX_KEYS		256
+#define SDS_HB_KEY_TEXT		130	/* "0x" and 64 bytes in hex */
+struct sds_hb_key {
+	int point;			/* its point's index in points[] */
+	char key[SDS_HB_KEY_TEXT + 1];	/* as shown: integer, printable text or hex */
+	char kind[12];			/* "int", "str", "buf", "unreadable" */
+	uint64_t calls;
+	uint64_t exceptions;
+	uint64_t downgrades;
+};
+
 /* One heartbeat: one app on one host, one period.  ~160 KiB: heap it. */
 struct sds_heartbeat {
 	char group[SDS_NAME_MAX + 1];
@@ -135,6 +152,8 @@ struct sds_heartbeat {
 	struct sds_hb_refusal refused[SDS_HB_MAX_REFUSED];
 	int n;				/* points used */
 	struct sds_hb_point points[SDS_HB_MAX_POINTS];
+	int nkeys;			/* keys used, every point's */
+	struct sds_hb_key keys[SDS_HB_MAX_KEYS];
 };
 
 #define SDS_HB_MAX_DRILLS	SDS_MAX_POINTS	/* drills in one reply */
@@ -295,5 +314,16 @@ int heartbeat_point_split_to_json(const struct sds_hb_point *p, json_t *po);
 int heartbeat_point_split_from_json(const char *name, json_t *obj,
 				    struct sds_hb_point *p, char *err,
 				    size_t errlen);
+
+/*
+ * heartbeat_keys.c: a key of point index @point, added zeroed (NULL past
+ * the bounds); the point's keys into @po, and from @obj into @hb, bounded.
+ */
+struct sds_hb_key *heartbeat_add_key(struct sds_heartbeat *hb, int point);
+int heartbeat_point_keys_to_json(const struct sds_heartbeat *hb, int point,
+				 json_t *po);
+int heartbeat_point_keys_from_json(const char *name, json_t *obj,
+				   struct sds_heartbeat *hb, int point,
+				   char *err, size_t errlen);
 
 #endif /* SDS_HEARTBEAT_H */

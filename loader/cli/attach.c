@@ -490,11 +490,15 @@ static int check_function_points(struct attach_run *a, char *err, size_t errlen)
 {
 	int i;
 
-	for (i = 0; i < a->npoints; i++)
-		if (enforce__strategy(strategy_set_find(a->strategies,
-							a->l->probes.pts[i].spec.name),
-				      true, err, errlen))
+	for (i = 0; i < a->npoints; i++) {
+		const struct point_spec *ps = &a->l->probes.pts[i].spec;
+		const struct sds_strategy *st = strategy_set_find(a->strategies,
+								  ps->name);
+
+		if (enforce__strategy(st, true, err, errlen) ||
+		    enforce__keys(st, true, ps->key_kind != 0, err, errlen))
 			return -1;
+	}
 	/* Nothing loaded yet: only --no-split can say the split is off. */
 	return engine__check(&a->l->probes, a->strategies, err, errlen);
 }

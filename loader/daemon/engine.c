@@ -18,6 +18,7 @@
 #include "daemon/tick.h"
 #include "daemon/events.h"
 #include "kernel/counters.h"
+#include "keys/keys.h"
 #include "kernel/probes.h"
 #include "publish/flags.h"
 #include "serve/serve.h"
@@ -200,6 +201,14 @@ static void point_configure(struct engine *e, int id)
 	if (st && st->timeout_ms > 0)
 		timeout_ns = (uint64_t)st->timeout_ms * 1000000ULL;
 	probes__configure(e->env.probes, id, timeout_ns);
+	/* A keyed point's table at its key_capacity (docs/KEYS.md). */
+	if (keys__keyed(e->env.probes, id)) {
+		char err[256];
+
+		if (keys__table(e->env.probes, id, st ? st->key_capacity : SDS_OFF,
+				err, sizeof(err)))
+			cmd_err("%s", err);
+	}
 	adaptive_run__configure(&e->adaptive, id, st, flags_now_ns());
 }
 
@@ -220,8 +229,10 @@ int engine__check(const struct probes *pr, const struct sds_strategies *s,
 		}
 		id = probes__find(pr, s->s[i].point);
 		if (id >= 0 &&
-		    enforce__strategy(&s->s[i], pr->pts[id].kind == POINT_FUNCTION,
-				      err, errlen))
+		    (enforce__strategy(&s->s[i], pr->pts[id].kind == POINT_FUNCTION,
+				       err, errlen) ||
+		     enforce__keys(&s->s[i], pr->pts[id].kind == POINT_FUNCTION,
+				   pr->pts[id].spec.key_kind != 0, err, errlen)))
 			return -1;
 	}
 	return 0;
@@ -426,11 +437,17 @@ static void tick_heartbeat(struct engine *e, struct tick *t)
 	t->build = NULL;
 	t->nrules = 0;
 	t->nrefused = 0;
+	t->nkeys = 0;
+	t->keys = e->tick_keys;
 	if (!t->hb_close)
 		return;
 	/* The admin's strategies refused, until a later version is accepted. */
 	t->nrefused = e->nrefused;
 	t->refused = e->refused;
+	/* The keyed points' heaviest keys as the period ends (docs/KEYS.md). */
+	for (id = 0; id < t->npoints; id++)
+		keys__heartbeat(e->env.probes, id, e->tick_keys, &t->nkeys,
+				SDS_HB_MAX_KEYS);
 	/* Host pressure rules as the period ends (docs/PRESSURE.md). */
 	t->nrules = pressure_run__hb_rules(&e->pressure, e->tick_rules);
 	t->rules = e->tick_rules;
@@ -452,6 +469,14 @@ static void tick_heartbeat(struct engine *e, struct tick *t)
 	t->build = &e->tick_build;
 }
 
+/* keys__tick's capacity of a guard point's new table: its strategy's. */
+static int64_t key_capacity_of(void *ctx, int id)
+{
+	const struct sds_strategy *st = point_strategy(ctx, id);
+
+	return st ? st->key_capacity : SDS_OFF;
+}
+
 void engine__tick(struct engine *e)
 {
 	struct tick *t = &e->tick;
@@ -461,6 +486,8 @@ void engine__tick(struct engine *e)
 	int id;
 
 	engine_read(e, now_ns, now_sec);
+	/* Guard points passed keys since the last tick get their tables. */
+	keys__tick(e->env.probes, key_capacity_of, e);
 	if (e->snap)
 		now_sec = e->snap->sec;
 	t->snap = e->snap;

@@ -98,6 +98,7 @@ struct engine {
 	int nrefused;
 	struct sds_hb_refusal refused[SDS_HB_MAX_REFUSED];
 	char apply_err[512];
+	struct sds_hb_key tick_keys[SDS_HB_MAX_KEYS];	/* @tick.keys */
 };
 
 /* Where a cluster point's limits in force come from (engine__cluster). */

@@ -18,6 +18,7 @@
 
 struct bpf_link;
 struct pins;
+struct probe_keys;
 struct sds_bpf;
 
 enum point_kind {
@@ -111,6 +112,7 @@ struct probes {
 	struct bpf_program *copy_site_prog;	/* capture.c's sds_copy_site; NULL: no capture */
 	struct probe_path path;		/* session or pair, and why (probes_session.c) */
 	struct probe_split split;	/* the split's tracepoints (probes_split.c) */
+	struct probe_keys *keys;	/* per point its key table (keys.c), SDS_MAX_POINTS */
 };
 
 /*

@@ -471,6 +471,16 @@ static void period_close(struct uplink *u, const struct tick *t,
 		hp->adaptive_latency_ns = x->adaptive_latency_ns;
 		/* A host pressure rule shed it in the period (pressure_run.c). */
 		hp->overload = x->overload;
+		/* A keyed point's heaviest keys (engine.c, docs/KEYS.md). */
+		for (b = 0; b < t->nkeys; b++) {
+			struct sds_hb_key *k;
+
+			if (t->keys[b].point != id ||
+			    !(k = heartbeat_add_key(p->hb, (int)(hp - p->hb->points))))
+				continue;
+			*k = t->keys[b];
+			k->point = (int)(hp - p->hb->points);
+		}
 	}
 	doc = heartbeat_to_json(p->hb);
 	body = doc ? json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;

@@ -4,6 +4,7 @@
  *   POINT=SYMBOL[:err=neg|zero|nonzero|none][:ret=32|64][:timeout_ms=N]
  *               [:copy=BUF,LEN[:copy_max=BYTES][:copy_rate=PCT]]
  *               [:failfast=connect,send,open[:errno=NAME]]
+ *               [:key=argN|strN[,MAX]|bufN,lenM|bufN,LEN]
  * where SYMBOL may hold "::" (C++, Rust): options begin at ":KEY=".
  */
 #ifndef SDS_POINTSPEC_H
@@ -37,6 +38,10 @@ struct point_spec {
 	uint32_t copy_rate;		/* :copy_rate=, percent 0..100 (default 100) */
 	uint32_t failfast_ops;		/* :failfast=, SDS_FF_* (sds_failfast.h); 0: none */
 	int failfast_errno;		/* :errno=, positive; 0: ECONNREFUSED / EIO by operation */
+	uint8_t key_kind;		/* :key=, enum sds_key_kind (sds_keys.h); SDS_KEY_NONE: unkeyed */
+	uint8_t key_arg;		/* the argument holding the key or its pointer, 1..6 */
+	uint8_t key_len_arg;		/* bufN,lenM: M, 1..6; 0: a fixed length @key_max */
+	uint8_t key_max;		/* str, buf: bytes read at most, 1..SDS_KEY_MAX */
 };
 
 /*
@@ -57,6 +62,9 @@ int pointspec_parse(const char *arg, struct point_spec *out,
  */
 int pointspec_check_go(const struct point_spec *ps, const char *arg,
 			char *err, size_t errlen);
+
+/* The :key= of @ps as written ("arg1", "str2,16", "buf1,len2"), into @buf. */
+void pointspec_key_format(const struct point_spec *ps, char *buf, size_t len);
 
 /* @ops as "connect,send,open" into @buf; -1 if it did not fit. */
 int pointspec_ops_format(uint32_t ops, char *buf, size_t len);
