@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * sds.c - the hot path of libsds: sds_should_downgrade(), sds_enter(),
- * sds_exception_sign(), sds_downgrade_finally(), sds_copy().
+ * sds_exception_sign(), sds_downgrade_finally(), sds_copy(), and the
+ * keyed entries sds_should_downgrade_key(), sds_enter_key() (docs/KEYS.md).
  *
  * No allocation, no lock, no syscall (CLOCK_MONOTONIC comes from the
  * vDSO, and only for a point whose entry is active) -- except the sleep
@@ -33,11 +34,18 @@
  */
 #define SDS_FRAMES_BUSY	(SDS_FRAMES + 1)
 
-/* One guarded call in progress on this thread. */
+/*
+ * One guarded call in progress on this thread.  A keyed call (SDS_G_KEYED
+ * in @how) keeps its key here, for its exception and exit sites: the
+ * caller's buffer may be gone by then.  An unkeyed call never reads or
+ * writes @hash and @key.
+ */
 struct frame {
 	struct sds_point *point;	/* the call's point */
 	const struct sds_bind *bind;	/* its binding at entry; NULL: detached */
 	unsigned int how;		/* SDS_G_* of its decision and since */
+	uint64_t hash;			/* keyed: sds_key_hash(&key) */
+	struct sds_key key;		/* keyed: the call's key, zero-padded */
 };
 
 /* The guarded calls of one thread. */
@@ -131,7 +139,11 @@ static __attribute__((noinline, cold)) unsigned int frames_evict(struct frames *
 	signal_fence();
 	if (!old.bind || (old.how & SDS_G_DOWNGRADE))
 		return SDS_FRAMES - 1;	/* took nothing, pushed nothing */
-	sds__site_exit(old.bind->id | SDS_SITE_EVICT, old.bind->key);
+	if (old.how & SDS_G_KEYED)
+		sds__site_exit_keyed(old.bind->id | SDS_SITE_EVICT | SDS_SITE_KEYED,
+				     old.bind->key, &old.key, old.hash);
+	else
+		sds__site_exit(old.bind->id | SDS_SITE_EVICT, old.bind->key);
 	if (old.how & SDS_G_PERMIT)
 		sds_guard_release(old.bind->cell, old.bind->permit,
 				  SDS_G_PERMIT);
@@ -219,6 +231,113 @@ SDS_API enum sds_verdict sds_enter(struct sds_point *p)
 }
 
 /*
+ * A keyed call of a point that is or was bound (docs/KEYS.md): the key
+ * built zero-padded on the stack and hashed once; a key the loader
+ * blocked is downgraded (SDS_G_KEYBLOCK, reason key) without touching the
+ * point's limits -- its bucket, semaphore or probe stay the other keys'
+ * -- and any other key is decided as enter_frame() decides an unkeyed
+ * call.  Every site of the call is called keyed, with the frame's copy
+ * of the key.  The unkeyed path shares none of this: its instructions are
+ * those it had.
+ */
+static __attribute__((noinline)) enum sds_verdict
+enter_frame_key(struct sds_point *p, const struct sds_bind *b, const void *key,
+		size_t len, bool fault_downgrades)
+{
+	struct sds_key k;
+	struct frames *t;
+	struct frame *f;
+	unsigned int how = SDS_G_KEYED;
+	uint64_t delay_ns = 0, now = 0, hash;
+	unsigned int d;
+
+	t = &frames;
+	d = t->depth;
+	if (d >= SDS_FRAMES) {
+		d = frames_evict(t);
+		if (d >= SDS_FRAMES)
+			return SDS_PASS;
+	}
+	if (!b) {
+		/* Detached: a frame for the end to find, no key needed. */
+		t->depth = d + 1;
+		signal_fence();
+		f = &t->f[d];
+		f->point = p;
+		f->bind = NULL;
+		f->how = 0;
+		return SDS_PASS;
+	}
+	if (len > SDS_KEY_MAX)
+		len = SDS_KEY_MAX;	/* the first 64 bytes are the key */
+	__builtin_memset(&k, 0, sizeof(k));
+	k.kind = SDS_KEY_BUF;
+	k.len = (__u8)len;
+	__builtin_memcpy(k.bytes, key, len);
+	hash = sds_key_hash(&k);
+
+	if (__atomic_load_n(&b->keys->nblocked, __ATOMIC_ACQUIRE)) {
+		now = clock_ns();
+		if (sds_guard_key_blocked(b->keys, b->hdr, hash, now))
+			how |= SDS_G_DOWNGRADE | SDS_G_KEYBLOCK;
+	}
+	if (!(how & SDS_G_DOWNGRADE) &&
+	    __atomic_load_n(&b->entry->active, __ATOMIC_RELAXED))
+		how |= sds_guard_decide_drill(b->entry, b->cell, b->hdr, b->permit,
+					      now ? now : clock_ns(), &t->rng,
+					      &delay_ns);
+	if ((how & SDS_G_FAULT) && fault_downgrades) {
+		sds_guard_release(b->cell, b->permit, how | SDS_G_EXCEPTION);
+		how = SDS_G_KEYED | SDS_G_DOWNGRADE;
+	}
+	t->depth = d + 1;
+	signal_fence();
+	f = &t->f[d];
+	f->point = p;
+	f->bind = b;
+	f->how = how;
+	f->hash = hash;
+	f->key = k;
+	if (how & SDS_G_DOWNGRADE) {
+		sds__site_downgrade_keyed(b->id | SDS_SITE_KEYED, b->key, &f->key,
+					  hash);
+		return SDS_DOWNGRADE;
+	}
+	sds__site_enter_keyed(b->id | SDS_SITE_KEYED, b->key, &f->key, hash);
+	if (how & SDS_G_DELAY)
+		drill_sleep(delay_ns);
+	return (how & SDS_G_FAULT) ? SDS_FAULT : SDS_PASS;
+}
+
+static inline enum sds_verdict enter_key(struct sds_point *p, const void *key,
+					 size_t len, bool fault_downgrades)
+{
+	const struct sds_bind *b;
+
+	if (!key || !len)
+		return enter(p, fault_downgrades);
+	if (!p)
+		return SDS_PASS;
+	b = __atomic_load_n(&p->bind, __ATOMIC_ACQUIRE);
+	/* Never bound: the key is not even built. */
+	if (!b && !__atomic_load_n(&p->ever, __ATOMIC_RELAXED))
+		return SDS_PASS;
+	return enter_frame_key(p, b, key, len, fault_downgrades);
+}
+
+SDS_API bool sds_should_downgrade_key(struct sds_point *p, const void *key,
+				      size_t len)
+{
+	return enter_key(p, key, len, true) != SDS_PASS;
+}
+
+SDS_API enum sds_verdict sds_enter_key(struct sds_point *p, const void *key,
+				       size_t len)
+{
+	return enter_key(p, key, len, false);
+}
+
+/*
  * Exact trips (PROTOCOL.md): an exception signed while the loader counts
  * exceptions against a mark spends one, before the site counts it, so the
  * next call of any process of the app already sees it.
@@ -247,33 +366,65 @@ SDS_API void sds_exception_sign(struct sds_point *p)
 		return;
 	f->how |= SDS_G_EXCEPTION;
 	exception_spend(f->bind);
-	sds__site_exception(f->bind->id, f->bind->key);
+	if (__builtin_expect(f->how & SDS_G_KEYED, 0))
+		sds__site_exception_keyed(f->bind->id | SDS_SITE_KEYED,
+					  f->bind->key, &f->key, f->hash);
+	else
+		sds__site_exception(f->bind->id, f->bind->key);
+}
+
+/* Drop frame @i of @t (its fields read already). */
+static inline void frame_drop(struct frames *t, int i)
+{
+	if ((unsigned int)i + 1 < t->depth)
+		__builtin_memmove(&t->f[i], &t->f[i + 1],
+				  (t->depth - 1 - i) * sizeof(t->f[0]));
+	signal_fence();
+	t->depth--;
+}
+
+/* The end of a keyed call: as finally_frame(), its exit site keyed. */
+static __attribute__((noinline)) void finally_keyed(struct frames *t, int i)
+{
+	const struct sds_bind *b = t->f[i].bind;
+	unsigned int how = t->f[i].how;
+	uint64_t hash = t->f[i].hash;
+	struct sds_key k = t->f[i].key;
+
+	frame_drop(t, i);
+	if (!b || (how & SDS_G_DOWNGRADE))
+		return;
+	sds__site_exit_keyed(b->id | SDS_SITE_KEYED, b->key, &k, hash);
+	if (how & (SDS_G_PERMIT | SDS_G_PROBE))
+		sds_guard_release(b->cell, b->permit, how);
 }
 
 /* The end of a call of a point that was bound once (see above). */
 static __attribute__((noinline)) void finally_frame(struct sds_point *p)
 {
+	const struct sds_bind *b;
 	struct frames *t;
-	struct frame f;
+	unsigned int how;
 	int i;
 
 	t = &frames;
 	i = frame_find(t, p);
 	if (i < 0)
 		return;
-	f = t->f[i];
-	if ((unsigned int)i + 1 < t->depth)
-		__builtin_memmove(&t->f[i], &t->f[i + 1],
-				  (t->depth - 1 - i) * sizeof(f));
-	signal_fence();
-	t->depth--;
+	b = t->f[i].bind;
+	how = t->f[i].how;
+	if (__builtin_expect(how & SDS_G_KEYED, 0)) {
+		finally_keyed(t, i);
+		return;
+	}
+	frame_drop(t, i);
 
-	if (!f.bind || (f.how & SDS_G_DOWNGRADE))
+	if (!b || (how & SDS_G_DOWNGRADE))
 		return;		/* a downgraded call ends with nothing */
 	/* Exit first: a permit given back lets the next call in. */
-	sds__site_exit(f.bind->id, f.bind->key);
-	if (f.how & (SDS_G_PERMIT | SDS_G_PROBE))
-		sds_guard_release(f.bind->cell, f.bind->permit, f.how);
+	sds__site_exit(b->id, b->key);
+	if (how & (SDS_G_PERMIT | SDS_G_PROBE))
+		sds_guard_release(b->cell, b->permit, how);
 }
 
 SDS_API void sds_downgrade_finally(struct sds_point *p)
