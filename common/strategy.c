@@ -305,7 +305,7 @@ static int key_overrides_from_json(const char *name, json_t *obj,
 
 			if (!f) {
 				snprintf(err, errlen,
-					 "point '%s': key_overrides '%s': unknown field '%.64s' (key_visit_threshold, key_token_rate, key_token_bucket)",
+					 "point '%s': key_overrides '%s': unknown field '%.64s'; an override has key_visit_threshold, key_token_rate, key_token_bucket",
 					 name, key, fk);
 				return -1;
 			}

@@ -171,7 +171,7 @@ static void test_key_invalid(void **state)
 	expect_invalid(b, DOC("{\"key_overrides\": {\"u7\": 5}}"),
 		       "point 'order': key_overrides 'u7': expected an object of key_visit_threshold, key_token_rate, key_token_bucket");
 	expect_invalid(b, DOC("{\"key_overrides\": {\"u7\": {\"token_rate\": 5}}}"),
-		       "point 'order': key_overrides 'u7': unknown field 'token_rate' (key_visit_threshold, key_token_rate, key_token_bucket)");
+		       "point 'order': key_overrides 'u7': unknown field 'token_rate'; an override has key_visit_threshold, key_token_rate, key_token_bucket");
 	expect_invalid(b, DOC("{\"key_overrides\": {\"u7\": {\"key_token_rate\": 0}}}"),
 		       "point 'order': key_overrides 'u7': key_token_rate must be an integer 1..1000000000 (negative: off for this key)");
 	expect_invalid(b, DOC("{\"key_overrides\": {\"u7\": {\"key_token_rate\": 1.5}}}"),
