@@ -14,8 +14,10 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "strategy.h"
 #include "sds_types.h"
 #include "sds_flags.h"
 #include "sds_keys.h"
@@ -422,4 +424,66 @@ uint32_t keylimit__tracked(const struct keylimit *kl)
 uint32_t keylimit__blocked(const struct keylimit *kl)
 {
 	return kl->blocked;
+}
+
+/* ---- from a strategy ---- */
+
+int keylimit__key_of_text(unsigned int kind, const char *text,
+			  struct sds_key *out)
+{
+	size_t len = strlen(text);
+
+	memset(out, 0, sizeof(*out));
+	out->kind = kind;
+	if (kind == SDS_KEY_INT) {
+		unsigned long long u;
+		char *end;
+		int i;
+
+		errno = 0;
+		if (text[0] == '-')
+			u = (unsigned long long)strtoll(text, &end, 10);
+		else
+			u = strtoull(text, &end, 10);
+		if (!len || *end || errno || text[0] == '+' || text[0] == ' ')
+			return -1;
+		out->len = 8;
+		for (i = 0; i < 8; i++)
+			out->bytes[i] = (__u8)(u >> (8 * i));
+		return 0;
+	}
+	if ((kind != SDS_KEY_STR && kind != SDS_KEY_BUF) || !len || len > SDS_KEY_MAX)
+		return -1;
+	out->len = (__u8)len;
+	memcpy(out->bytes, text, len);
+	return 0;
+}
+
+int keylimit__from_strategy(const struct sds_strategies *s,
+			    const struct sds_strategy *st, unsigned int kind,
+			    struct keylimit_limits *def,
+			    struct keylimit_override *ov, char *err, size_t errlen)
+{
+	const struct sds_key_override *o;
+	struct sds_key k;
+	int i, n;
+
+	def->visit_threshold = st->key_visit_threshold;
+	def->token_rate = st->key_token_rate;
+	def->token_bucket = st->key_token_bucket;
+	o = strategy_key_overrides(s, st, &n);
+	for (i = 0; i < n; i++) {
+		if (keylimit__key_of_text(kind, o[i].key, &k)) {
+			snprintf(err, errlen,
+				 "point '%s': key_overrides '%s': no key of this point (its keys are %s)",
+				 st->point, o[i].key,
+				 kind == SDS_KEY_INT ? "integers" : "1-64 bytes");
+			return -1;
+		}
+		ov[i].hash = sds_key_hash(&k);
+		strategy_key_override_limits(st, &o[i], &ov[i].lim.visit_threshold,
+					     &ov[i].lim.token_rate,
+					     &ov[i].lim.token_bucket);
+	}
+	return n;
 }

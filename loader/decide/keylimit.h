@@ -39,6 +39,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <linux/types.h>
+#include "sds_keys.h"
 
 /* One key's limits; < 0 (SDS_OFF): that limit off. */
 struct keylimit_limits {
@@ -110,6 +112,29 @@ size_t keylimit__tick(struct keylimit *kl, uint64_t now_ns,
 /* Keys tracked now, and those of them blocked (as the changes said). */
 uint32_t keylimit__tracked(const struct keylimit *kl);
 uint32_t keylimit__blocked(const struct keylimit *kl);
+
+struct sds_strategies;
+struct sds_strategy;
+
+/*
+ * The key limits of strategy @st of document @s (common/strategy.h) for
+ * a point whose keys are of kind @kind (enum sds_key_kind: SDS_KEY_INT
+ * for :key=argN, whose override keys are decimal integers, 8 bytes
+ * little-endian; SDS_KEY_STR for :key=strN; SDS_KEY_BUF for :key=bufN
+ * and guards), ready for keylimit__set_limits: *@def, and in @ov (room
+ * for SDS_KEY_OVERRIDES_MAX) each override with its key's sds_key_hash()
+ * as the probes and the guards hash it.  Returns how many, or -1 with a
+ * line in @err for an override no key of the point can be ("abc" of an
+ * integer key).
+ */
+int keylimit__from_strategy(const struct sds_strategies *s,
+			    const struct sds_strategy *st, unsigned int kind,
+			    struct keylimit_limits *def,
+			    struct keylimit_override *ov, char *err, size_t errlen);
+
+/* The key of kind @kind a key_overrides entry's text @text names: 0, or -1. */
+int keylimit__key_of_text(unsigned int kind, const char *text,
+			  struct sds_key *out);
 
 /*
  * The limits @kl applies to the key of @hash (an override's, or the

@@ -21,6 +21,7 @@
 #include "sds_flags.h"
 #include "sds_keys.h"
 #include "decide/keylimit.h"
+#include "strategy.h"
 
 #define NS	1000000000ULL
 #define MS	1000000ULL
@@ -211,6 +212,57 @@ static void test_eviction(void **state)
 	keylimit__free(kl);
 }
 
+/* A strategy's limits with its overrides hashed as the point's keys are. */
+static void test_from_strategy(void **state)
+{
+	static struct sds_strategies doc;
+	static struct keylimit_override ov[SDS_KEY_OVERRIDES_MAX];
+	const char *text = "{\"version\": 1, \"points\": {\"order\": {"
+		"\"key_token_rate\": 100, \"key_visit_threshold\": 900, \"key_overrides\": {"
+		"\"7\": {\"key_token_rate\": 1000}, \"-2\": {\"key_visit_threshold\": -1}}}}}";
+	struct keylimit_limits def;
+	struct sds_key k;
+	char err[256];
+	int n;
+
+	assert_int_equal(strategy_set_parse(text, strlen(text), &doc, err, sizeof(err)), 0);
+	n = keylimit__from_strategy(&doc, &doc.s[0], SDS_KEY_BUF, &def, ov, err, sizeof(err));
+	assert_int_equal(n, 2);
+	assert_int_equal(def.token_rate, 100);
+	assert_int_equal(def.token_bucket, 100);
+	assert_int_equal(def.visit_threshold, 900);
+	/* A guard's "7": one byte. */
+	memset(&k, 0, sizeof(k));
+	k.kind = SDS_KEY_BUF;
+	k.len = 1;
+	k.bytes[0] = '7';
+	assert_true(ov[0].hash == sds_key_hash(&k));
+	assert_int_equal(ov[0].lim.token_rate, 1000);
+	assert_int_equal(ov[0].lim.token_bucket, 1000);
+	assert_int_equal(ov[0].lim.visit_threshold, 900);
+	assert_int_equal(ov[1].lim.visit_threshold, OFF);
+	assert_int_equal(ov[1].lim.token_rate, 100);
+	/* An integer point's 7: the argument's 8 bytes; -2 two's complement. */
+	n = keylimit__from_strategy(&doc, &doc.s[0], SDS_KEY_INT, &def, ov, err, sizeof(err));
+	assert_int_equal(n, 2);
+	memset(&k, 0, sizeof(k));
+	k.kind = SDS_KEY_INT;
+	k.len = 8;
+	k.bytes[0] = 7;
+	assert_true(ov[0].hash == sds_key_hash(&k));
+	memset(k.bytes, 0xff, 8);
+	k.bytes[0] = 0xfe;
+	assert_true(ov[1].hash == sds_key_hash(&k));
+	/* "abc" is no integer. */
+	text = "{\"version\": 1, \"points\": {\"order\": {\"key_overrides\": {\"abc\": {}}}}}";
+	assert_int_equal(strategy_set_parse(text, strlen(text), &doc, err, sizeof(err)), 0);
+	assert_int_equal(keylimit__from_strategy(&doc, &doc.s[0], SDS_KEY_INT, &def, ov,
+						 err, sizeof(err)), -1);
+	assert_string_equal(err, "point 'order': key_overrides 'abc': no key of this point (its keys are integers)");
+	assert_int_equal(keylimit__from_strategy(&doc, &doc.s[0], SDS_KEY_STR, &def, ov,
+						 err, sizeof(err)), 1);
+}
+
 /* ---- the simulated app --------------------------------------------------- */
 
 #define USERS	1000
@@ -396,6 +448,7 @@ int main(void)
 		cmocka_unit_test(test_overrides),
 		cmocka_unit_test(test_limit_removed),
 		cmocka_unit_test(test_eviction),
+		cmocka_unit_test(test_from_strategy),
 		cmocka_unit_test(test_sim_token_rate),
 		cmocka_unit_test(test_sim_override),
 		cmocka_unit_test(test_sim_visits),
