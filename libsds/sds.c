@@ -36,16 +36,23 @@
 
 /*
  * One guarded call in progress on this thread.  A keyed call (SDS_G_KEYED
- * in @how) keeps its key here, for its exception and exit sites: the
- * caller's buffer may be gone by then.  An unkeyed call never reads or
- * writes @hash and @key.
+ * in @how) keeps its key for its exception and exit sites (the caller's
+ * buffer may be gone by then) in a slot of its own, @key, of the
+ * thread's key slots: the frame stays the size it was, so the unkeyed
+ * path, which never reads @key, is the code it was, and a frame moved by
+ * an end out of order takes its key along for free.
  */
 struct frame {
 	struct sds_point *point;	/* the call's point */
 	const struct sds_bind *bind;	/* its binding at entry; NULL: detached */
 	unsigned int how;		/* SDS_G_* of its decision and since */
-	uint64_t hash;			/* keyed: sds_key_hash(&key) */
-	struct sds_key key;		/* keyed: the call's key, zero-padded */
+	unsigned int key;		/* keyed: its slot in frames.keys (was padding) */
+};
+
+/* A keyed call's key, held for its sites. */
+struct frame_key {
+	uint64_t hash;			/* sds_key_hash(&key) */
+	struct sds_key key;		/* zero-padded */
 };
 
 /* The guarded calls of one thread. */
@@ -53,7 +60,12 @@ struct frames {
 	unsigned int depth;		/* frames in use; SDS_FRAMES_BUSY: moving */
 	uint64_t rng;			/* downgrade_rate's PRNG; 0: unseeded */
 	struct frame f[SDS_FRAMES];	/* innermost last */
+	/* Keyed calls only, after what the unkeyed path reads. */
+	uint64_t keys_used;		/* bit i: keys[i] is a live frame's */
+	struct frame_key keys[SDS_FRAMES];
 };
+_Static_assert(sizeof(struct frame) == 24, "a frame: three words, as before keys");
+_Static_assert(SDS_FRAMES <= 64, "one bit a key slot");
 
 static __thread struct frames frames;
 
@@ -103,6 +115,34 @@ static void drill_sleep(uint64_t ns)
 }
 
 /*
+ * A free key slot of @t, taken; -1 if none (never while frames are
+ * balanced: a live keyed frame holds one of SDS_FRAMES).  A signal
+ * handler may take one between our read and our or: the or's old value
+ * says so, and we try the next.
+ */
+static int key_slot_take(struct frames *t)
+{
+	uint64_t used, bit;
+
+	for (;;) {
+		used = __atomic_load_n(&t->keys_used, __ATOMIC_RELAXED);
+		if (!~used)
+			return -1;
+		bit = 1ULL << __builtin_ctzll(~used);
+		if (!(__atomic_fetch_or(&t->keys_used, bit, __ATOMIC_RELAXED) & bit))
+			return __builtin_ctzll(bit);
+	}
+}
+
+/* Give back the key slot of a frame that ended (@how, @slot: its). */
+static inline void key_slot_give(struct frames *t, unsigned int how,
+				 unsigned int slot)
+{
+	if ((how & SDS_G_KEYED) && slot < SDS_FRAMES)
+		__atomic_fetch_and(&t->keys_used, ~(1ULL << slot), __ATOMIC_RELAXED);
+}
+
+/*
  * The stack of @t is full: drop its oldest frame, the call least likely
  * to be still running (frames are only leaked by calls that never end),
  * and return the new depth.  What the call took is given back as its end
@@ -137,16 +177,20 @@ static __attribute__((noinline, cold)) unsigned int frames_evict(struct frames *
 	signal_fence();
 	t->depth = SDS_FRAMES - 1;
 	signal_fence();
-	if (!old.bind || (old.how & SDS_G_DOWNGRADE))
+	if (!old.bind || (old.how & SDS_G_DOWNGRADE)) {
+		key_slot_give(t, old.how, old.key);
 		return SDS_FRAMES - 1;	/* took nothing, pushed nothing */
+	}
 	if (old.how & SDS_G_KEYED)
 		sds__site_exit_keyed(old.bind->id | SDS_SITE_EVICT | SDS_SITE_KEYED,
-				     old.bind->key, &old.key, old.hash);
+				     old.bind->key, &t->keys[old.key].key,
+				     t->keys[old.key].hash);
 	else
 		sds__site_exit(old.bind->id | SDS_SITE_EVICT, old.bind->key);
 	if (old.how & SDS_G_PERMIT)
 		sds_guard_release(old.bind->cell, old.bind->permit,
 				  SDS_G_PERMIT);
+	key_slot_give(t, old.how, old.key);
 	return SDS_FRAMES - 1;
 }
 
@@ -250,6 +294,7 @@ enter_frame_key(struct sds_point *p, const struct sds_bind *b, const void *key,
 	unsigned int how = SDS_G_KEYED;
 	uint64_t delay_ns = 0, now = 0, hash;
 	unsigned int d;
+	int slot;
 
 	t = &frames;
 	d = t->depth;
@@ -290,20 +335,36 @@ enter_frame_key(struct sds_point *p, const struct sds_bind *b, const void *key,
 		sds_guard_release(b->cell, b->permit, how | SDS_G_EXCEPTION);
 		how = SDS_G_KEYED | SDS_G_DOWNGRADE;
 	}
+	/* The key's slot before the frame: the frame names a written key. */
+	slot = key_slot_take(t);
+	if (slot < 0) {
+		how &= ~SDS_G_KEYED;	/* no room (leaked frames): counted unkeyed */
+	} else {
+		t->keys[slot].hash = hash;
+		t->keys[slot].key = k;
+	}
+	signal_fence();
 	t->depth = d + 1;
 	signal_fence();
 	f = &t->f[d];
 	f->point = p;
 	f->bind = b;
 	f->how = how;
-	f->hash = hash;
-	f->key = k;
-	if (how & SDS_G_DOWNGRADE) {
-		sds__site_downgrade_keyed(b->id | SDS_SITE_KEYED, b->key, &f->key,
-					  hash);
+	f->key = (unsigned int)slot;
+	if (slot < 0) {
+		if (how & SDS_G_DOWNGRADE) {
+			sds__site_downgrade(b->id, b->key);
+			return SDS_DOWNGRADE;
+		}
+		sds__site_enter(b->id, b->key);
+	} else if (how & SDS_G_DOWNGRADE) {
+		sds__site_downgrade_keyed(b->id | SDS_SITE_KEYED, b->key,
+					  &t->keys[slot].key, hash);
 		return SDS_DOWNGRADE;
+	} else {
+		sds__site_enter_keyed(b->id | SDS_SITE_KEYED, b->key,
+				      &t->keys[slot].key, hash);
 	}
-	sds__site_enter_keyed(b->id | SDS_SITE_KEYED, b->key, &f->key, hash);
 	if (how & SDS_G_DELAY)
 		drill_sleep(delay_ns);
 	return (how & SDS_G_FAULT) ? SDS_FAULT : SDS_PASS;
@@ -349,6 +410,14 @@ static inline void exception_spend(const struct sds_bind *b)
 		__atomic_fetch_add(&b->cell->exc_spent, 1, __ATOMIC_RELAXED);
 }
 
+/* A keyed call's exception site, with its key: out of the unkeyed path. */
+static __attribute__((noinline)) void exception_keyed(struct frames *t,
+						      const struct frame *f)
+{
+	sds__site_exception_keyed(f->bind->id | SDS_SITE_KEYED, f->bind->key,
+				  &t->keys[f->key].key, t->keys[f->key].hash);
+}
+
 SDS_API void sds_exception_sign(struct sds_point *p)
 {
 	struct frames *t;
@@ -367,8 +436,7 @@ SDS_API void sds_exception_sign(struct sds_point *p)
 	f->how |= SDS_G_EXCEPTION;
 	exception_spend(f->bind);
 	if (__builtin_expect(f->how & SDS_G_KEYED, 0))
-		sds__site_exception_keyed(f->bind->id | SDS_SITE_KEYED,
-					  f->bind->key, &f->key, f->hash);
+		exception_keyed(t, f);
 	else
 		sds__site_exception(f->bind->id, f->bind->key);
 }
@@ -383,20 +451,24 @@ static inline void frame_drop(struct frames *t, int i)
 	t->depth--;
 }
 
-/* The end of a keyed call: as finally_frame(), its exit site keyed. */
+/*
+ * The end of a keyed call: as finally_frame(), its exit site keyed with
+ * the key of its slot, given back after the site (held until then, no
+ * signal handler's call can take it).
+ */
 static __attribute__((noinline)) void finally_keyed(struct frames *t, int i)
 {
 	const struct sds_bind *b = t->f[i].bind;
-	unsigned int how = t->f[i].how;
-	uint64_t hash = t->f[i].hash;
-	struct sds_key k = t->f[i].key;
+	unsigned int how = t->f[i].how, slot = t->f[i].key;
 
 	frame_drop(t, i);
-	if (!b || (how & SDS_G_DOWNGRADE))
-		return;
-	sds__site_exit_keyed(b->id | SDS_SITE_KEYED, b->key, &k, hash);
-	if (how & (SDS_G_PERMIT | SDS_G_PROBE))
-		sds_guard_release(b->cell, b->permit, how);
+	if (b && !(how & SDS_G_DOWNGRADE) && slot < SDS_FRAMES) {
+		sds__site_exit_keyed(b->id | SDS_SITE_KEYED, b->key,
+				     &t->keys[slot].key, t->keys[slot].hash);
+		if (how & (SDS_G_PERMIT | SDS_G_PROBE))
+			sds_guard_release(b->cell, b->permit, how);
+	}
+	key_slot_give(t, how, slot);
 }
 
 /* The end of a call of a point that was bound once (see above). */

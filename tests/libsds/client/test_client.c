@@ -567,6 +567,30 @@ static void test_keyed(void **state)
 		assert_int_equal(site_keyed_count(SITE_EXIT, fake_id(&fl, "q")), 0);
 		assert_int_equal(site_keyed_count(SITE_EXIT, fake_id(&fl, "r")), 1);
 	}
+	/*
+	 * Leaked keyed frames: 70 calls never ended fill the 64 frames and
+	 * evict 6, keyed with their key; the key slots are given back with
+	 * the frames, so every later keyed call is keyed still.
+	 */
+	{
+		struct sds_key kL = want_key("L", 1), kM = want_key("M", 1);
+		__u64 ev = site_evicted(id), ex = site_keyed_count(SITE_EXIT, id);
+
+		for (i = 0; i < 70; i++)
+			assert_false(sds_should_downgrade_key(p, "L", 1));
+		assert_int_equal(site_evicted(id) - ev, 6);
+		assert_int_equal(site_keyed_count(SITE_EXIT, id) - ex, 6);
+		assert_keyed(SITE_EXIT, &kL);
+		for (i = 0; i < 64; i++)
+			sds_downgrade_finally(p);
+		assert_int_equal(site_keyed_count(SITE_EXIT, id) - ex, 70);
+		for (i = 0; i < 64; i++)
+			assert_false(sds_should_downgrade_key(p, "M", 1));
+		for (i = 0; i < 64; i++)
+			sds_downgrade_finally(p);
+		assert_keyed(SITE_EXIT, &kM);
+		assert_int_equal(site_keyed_count(SITE_EXIT, id) - ex, 134);
+	}
 	sds_client_close(c);
 	fake_stop(&fl);
 }
