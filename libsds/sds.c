@@ -116,21 +116,27 @@ static void drill_sleep(uint64_t ns)
 
 /*
  * A free key slot of @t, taken; -1 if none (never while frames are
- * balanced: a live keyed frame holds one of SDS_FRAMES).  A signal
- * handler may take one between our read and our or: the or's old value
- * says so, and we try the next.
+ * balanced: a live keyed frame holds one of SDS_FRAMES).  Only this
+ * thread's signal handlers can race us, and one instruction is atomic
+ * against them: bts sets the bit and says whether it was set (a handler
+ * took that slot between our read and it: we try the next), with no bus
+ * lock, which an atomic of the C library would take for nothing.
  */
 static int key_slot_take(struct frames *t)
 {
-	uint64_t used, bit;
+	uint64_t used;
+	unsigned char was;
+	long i;
 
 	for (;;) {
 		used = __atomic_load_n(&t->keys_used, __ATOMIC_RELAXED);
 		if (!~used)
 			return -1;
-		bit = 1ULL << __builtin_ctzll(~used);
-		if (!(__atomic_fetch_or(&t->keys_used, bit, __ATOMIC_RELAXED) & bit))
-			return __builtin_ctzll(bit);
+		i = __builtin_ctzll(~used);
+		__asm__ volatile("btsq %2, %0\n\tsetc %1"
+				 : "+m"(t->keys_used), "=q"(was) : "r"(i) : "cc");
+		if (!was)
+			return (int)i;
 	}
 }
 
@@ -139,7 +145,8 @@ static inline void key_slot_give(struct frames *t, unsigned int how,
 				 unsigned int slot)
 {
 	if ((how & SDS_G_KEYED) && slot < SDS_FRAMES)
-		__atomic_fetch_and(&t->keys_used, ~(1ULL << slot), __ATOMIC_RELAXED);
+		__asm__ volatile("btrq %1, %0" : "+m"(t->keys_used)
+				 : "r"((long)slot) : "cc");
 }
 
 /*
