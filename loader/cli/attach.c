@@ -349,6 +349,12 @@ static int resolve_points(struct probes *pr, const char *target,
 			cmd_err("%s", err);
 			goto out;
 		}
+		/* A clone's arguments are the compiler's (elfsym.h): copy= cannot read them. */
+		if (p->fn.clone[0] && p->spec.copy) {
+			cmd_err("bad point '%s': %s is the compiler's clone %s of %s, whose arguments it changed: copy= cannot read them",
+				specs[i], p->fn.name, p->fn.clone, p->spec.symbol);
+			goto out;
+		}
 		/* The entry site, moved past a stepped start (entry.c). */
 		if (entry__place(ef, &p->fn, &p->spec, pr->ret_why == RET_WHY_GO,
 				 &p->site, err, sizeof(err))) {

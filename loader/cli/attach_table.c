@@ -50,6 +50,9 @@ void attach_table__print(const struct probes *pr, const struct sds_sites *sites,
 		       at, p->site.insn);
 		if (!demangle__shown(p->fn.name, shown, sizeof(shown)))
 			printf("%16s symbol: %s\n", "", shown);
+		if (p->fn.clone[0])
+			printf("%16s clone: the compiler's %s clone (no symbol of %s's own)\n",
+			       "", p->fn.clone, p->spec.symbol);
 		if (p->site.why[0])
 			printf("%16s site: %s\n", "", p->site.why);
 		/* Past the NOP: the cheap site is there, the hint is moot. */

@@ -16,6 +16,7 @@ struct elf_func {
 	uint64_t size;		/* st_size, 0 when unknown */
 	unsigned char code[32];	/* first bytes of the function (zero padded): room for a Go stack check and the instruction after it */
 	size_t code_len;	/* valid bytes in @code */
+	char clone[48];		/* found as a clone of the name asked for: its suffix (".isra.0"); "" */
 };
 
 struct elf_file;	/* an open ELF file (libelf) */

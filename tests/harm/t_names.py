@@ -16,6 +16,10 @@ return probe, and `list-symbols`.
   written, visits exact; err= and timeout_ms= refused (exit 1, why).
 - A '::' among the options: exit 1, one line saying where '::' goes.
 - list-symbols on names_cart: the two overloads' rows exactly, and --json.
+- names_clone (g++ -O2 -fwhole-program): shop::Cart::add(int) exists only
+  as its .constprop/.isra clone; named as written it counts 1,000 calls
+  and 250 errors exactly, attach says it probes the clone, and copy= is
+  refused (the compiler changed the arguments).
 
 The points sit on stepped sites (-O2 prologues): --max-overhead 0, as
 these tests count and do not budget.
@@ -90,6 +94,45 @@ def test_names_cxx_signature_counts_exactly(ctx):
     check_returns(a, p, "a", 1000, 0)
     want = "symbol: shop::Cart::add(int) [%s]" % ADD_INT
     check(want in a.stdout(), "attach's table lacks %r: %r" % (want, a.stdout()))
+
+
+def clone_symbol(prog):
+    """names_clone's one symbol of shop::Cart::add(int): its clone, as nm
+    reads it (the suffix is the compiler's to number)."""
+    out = subprocess.run(["nm", prog], capture_output=True, text=True,
+                         check=True).stdout
+    syms = [ln.split()[-1] for ln in out.splitlines()
+            if ln.split()[-1].startswith(ADD_INT)]
+    eq(len(syms), 1, "names_clone's symbols of add(int): %r" % syms)
+    check(syms[0] != ADD_INT and ".isra." in syms[0],
+          "names_clone: add(int) is not an .isra clone: %r" % syms[0])
+    return syms[0]
+
+
+@test
+def test_names_cxx_clone_by_its_name(ctx):
+    """g++ left only shop::Cart::add(int) [clone .constprop.0] [clone
+    .isra.0]: named as written in the source, it is found, said so, and
+    counts the 1,000 calls and 250 errors exactly; copy= is refused."""
+    prog = ctx.program("names_clone")
+    sym = clone_symbol(prog)
+    out = "calls 1000 errors 250 items 750\n"
+    eq(run(ctx, [prog, "1000"]), (0, out), "names_clone unprobed")
+    attach_refused(ctx, [prog, "a=shop::Cart::add(int):copy=1,2"],
+                   "bad point 'a=shop::Cart::add(int):copy=1,2': %s is the "
+                   "compiler's clone %s of shop::Cart::add(int), whose "
+                   "arguments it changed: copy= cannot read them"
+                   % (sym, sym[len(ADD_INT):]))
+    a = ctx.attach(["--max-overhead", "0", prog,
+                    "a=shop::Cart::add(int):err=neg"], "names_clone")
+    want = "clone: the compiler's %s clone" % sym[len(ADD_INT):]
+    check(want in a.stdout(), "attach's table lacks %r: %r"
+          % (want, a.stdout()))
+    eq(run(ctx, [prog, "1000"]), (0, out), "names_clone under attach")
+    p = wait_visits(ctx, "names_clone", "a", 1000)
+    # Plain C++ without libstdc++: nothing unwinds, the pair's latency.
+    eq(p["latency_ns"]["count"], 1000, "a latency count")
+    eq(p["total"]["exceptions"], 250, "a errors (err=neg)")
 
 
 @test
@@ -183,9 +226,14 @@ def test_names_list_symbols_overloads(ctx):
          "stepped", "exits")], "list-symbols --json functions")
     r = ctx.sds(["list-symbols", prog, "shop::Cart::add"])
     eq(r.rc, 0, "list-symbols: %r" % r)
-    rows = ["%-8s %-10s %-9s %-10s %s [%s]" % (
-        f["site"], "~%d ns" % f["cost_ns"], "0x%x" % f["offset"],
-        f["returns"], f["name"], f["symbol"]) for f in fns]
+    rows = []
+    for f in fns:
+        rows.append("%-8s %-10s %-9s %-10s %s [%s]" % (
+            f["site"], "~%d ns" % f["cost_ns"], "0x%x" % f["offset"],
+            f["returns"], f["name"], f["symbol"]))
+        # Where the entry probe sits and why (docs/PROBES.md).
+        if f["site_why"]:
+            rows.append("%8s site: %s" % ("", f["site_why"]))
     head = "%-8s %-10s %-9s %-10s %s" % ("SITE", "COST", "OFFSET", "RETURNS",
                                          "FUNCTION [SYMBOL]")
     lines = r.out.splitlines()
