@@ -67,8 +67,12 @@ void attach_table__print(const struct probes *pr, const struct sds_sites *sites,
 			       "", unwind_ret_why_text(p->ret_why),
 			       *p->exits_why ? ": " : "", p->exits_why);
 		else if (p->ret_mode == RET_EXITS)
-			printf("%16s returns: a probe on each of its %d ret%s (the target can unwind: no return probe); an exit not seen is an exception\n",
-			       "", p->exits.n, p->exits.n == 1 ? "" : "s");
+			printf("%16s returns: a probe on each of its %d ret%s (the target can unwind: no return probe%s%s); an exit not seen is an exception\n",
+			       "", p->exits.n, p->exits.n == 1 ? "" : "s",
+			       *p->returns_why ? "; " : "", p->returns_why);
+		else if (p->ret_mode == RET_PAIR && *p->returns_why)
+			printf("%16s returns: pair (%s: a return probe is safe in this target that can unwind)\n",
+			       "", p->returns_why);
 		else if (p->ret_mode == RET_PAIR && !p->session && pr->path.session)
 			printf("%16s returns: the pair (failfast= reads the per-thread frame stack)\n", "");
 		if (p->ret_mode == RET_PAIR)

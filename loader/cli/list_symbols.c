@@ -195,7 +195,7 @@ static int lsyms_print(struct elf_file *ef, const char *target,
 		}
 	} else {
 		if (why == RET_WHY_UNWIND)
-			printf("returns: exits, a probe on each ret, where they can all be found, else entry-only (%s)\n",
+			printf("returns: per function: the pair where nothing it calls can throw, else exits, a probe on each ret, where they can all be found, else entry-only (%s)\n",
 			       unwind_ret_why_text(why));
 		else if (why != RET_WHY_NONE)
 			printf("returns: %s (%s)\n", unwind_ret_mode_name(mode),
@@ -220,7 +220,7 @@ static int lsyms_print(struct elf_file *ef, const char *target,
 				"instruction", p.site.insn,
 				"cost_ns", (int)probes__point_cost_ns(&p),
 				"returns", unwind_ret_mode_name(p.ret_mode),
-				"returns_why", p.ret_mode != RET_ENTRY_ONLY ? "" :
+				"returns_why", p.ret_mode != RET_ENTRY_ONLY ? p.returns_why :
 				*p.exits_why ? p.exits_why : unwind_ret_why_text(p.ret_why)));
 			continue;
 		}
@@ -235,6 +235,10 @@ static int lsyms_print(struct elf_file *ef, const char *target,
 		/* Where entry.c moved the probe, or why it could not. */
 		if (p.site.why[0])
 			printf("%8s site: %s\n", "", p.site.why);
+		/* A target that can unwind: why this one has the pair, or not. */
+		if (p.returns_why[0] && p.ret_mode != RET_ENTRY_ONLY)
+			printf("%8s returns: %s (%s)\n", "",
+			       unwind_ret_mode_name(p.ret_mode), p.returns_why);
 	}
 	if (json) {
 		json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);

@@ -161,6 +161,16 @@ int elf_file__func_prefixed(struct elf_file *ef, const char *prefix,
 int elf_file__plt_stub(struct elf_file *ef, const char *sym, uint64_t *vaddr,
 		       uint64_t *off);
 
+/*
+ * The shared-library function the PLT stub at @vaddr jumps to (by the
+ * relocation of the GOT slot it jumps through): its name, valid while @ef
+ * is open, or NULL when @vaddr is no such stub.
+ */
+const char *elf_file__plt_name(struct elf_file *ef, uint64_t vaddr);
+
+/* The symbol whose relocation fills GOT slot @slot (-fno-plt calls), or NULL. */
+const char *elf_file__got_name(struct elf_file *ef, uint64_t slot);
+
 void elf_file__close(struct elf_file *ef);
 
 #endif /* SDS_ELFSYM_H */

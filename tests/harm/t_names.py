@@ -10,8 +10,9 @@ return probe, and `list-symbols`.
   demangled name beside the mangled one.  `shop::Cart::add` alone exits 1
   listing both; `shop::Cart::ad` exits 1 listing the nearest first.
 - names_handler (rustc -O, crate main): `h=main::handler:err=neg` counts
-  300,000 visits exactly; the 100,000 errors are asserted when attach
-  shows the point with returns (not "returns: entry-only"), else none.
+  300,000 visits exactly, and, a leaf that cannot panic, keeps its
+  return probe: 300,000 latencies and the 100,000 errors exact.
+- shop::Cart::add(int) is a leaf too: the pair, its 1,000 latencies.
 - names_go: main.handler, main.(*Cart).Add and math/rand.(*Rand).Seed as
   written, visits exact; err= and timeout_ms= refused (exit 1, why).
 - A '::' among the options: exit 1, one line saying where '::' goes.
@@ -69,16 +70,16 @@ def wait_visits(ctx, app, name, want):
     return p
 
 
-def check_returns(a, p, name, calls, exceptions):
-    """A C++ or Rust point has a probe on each ret (attach says so, and
-    stats says "exits"): @calls latencies and @exceptions errors, exact."""
-    check("returns: a probe on each of its" in a.stdout()
-          and ENTRY_ONLY not in a.stdout(),
-          "%s: attach's table does not show exit probes: %r"
-          % (name, a.stdout()))
-    eq(p["returns"], "exits", "%s returns" % name)
+def check_pair(a, p, name, calls, errors):
+    """A C++ or Rust point nothing below which can throw keeps its return
+    probe (attach says why, stats says "pair"): @calls latencies and
+    @errors errors, exact."""
+    want = "returns: pair (cannot unwind: a leaf: a return probe is safe"
+    check(want in a.stdout(), "%s: attach's table lacks %r: %r"
+          % (name, want, a.stdout()))
+    eq(p["returns"], "pair", "%s returns" % name)
     eq(p["latency_ns"]["count"], calls, "%s latency count" % name)
-    eq(p["total"]["exceptions"], exceptions, "%s exceptions" % name)
+    eq(p["total"]["exceptions"], errors, "%s exceptions" % name)
 
 
 @test
@@ -91,7 +92,8 @@ def test_names_cxx_signature_counts_exactly(ctx):
     eq(run(ctx, [prog, "1000"]), (0, "calls 1000 items 1500\n"),
        "names_cart under attach")
     p = wait_visits(ctx, "names_cart", "a", 1000)
-    check_returns(a, p, "a", 1000, 0)
+    # A leaf: the pair, like plain C (docs/UNWIND.md).
+    check_pair(a, p, "a", 1000, 0)
     want = "symbol: shop::Cart::add(int) [%s]" % ADD_INT
     check(want in a.stdout(), "attach's table lacks %r: %r" % (want, a.stdout()))
 
@@ -181,7 +183,8 @@ def test_names_rust_handler(ctx):
           "attach's table: %r" % a.stdout())
     eq(run(ctx, [prog]), (0, out), "names_handler under attach")
     p = wait_visits(ctx, "names_handler", "h", 300000)
-    check_returns(a, p, "h", 300000, 100000)
+    # No panicking call in it: the pair, its latency exact.
+    check_pair(a, p, "h", 300000, 100000)
 
 
 @test
@@ -216,14 +219,17 @@ def test_names_list_symbols_overloads(ctx):
     eq(r.rc, 0, "list-symbols --json: %r" % r)
     doc = json.loads(r.out)
     eq(doc["language"], "C++", "language")
-    eq(doc["returns"], "exits", "returns (a C++ target: a probe on each ret)")
+    eq(doc["returns"], "exits", "returns (a C++ target: a probe on each ret "
+       "but where nothing can throw)")
     fns = doc["functions"]
     eq([(f["name"], f["symbol"], f["offset"], f["site"], f["returns"])
         for f in fns],
        [("shop::Cart::add(int)", ADD_INT,
-         sdstest.symbol_file_offset(prog, ADD_INT), "stepped", "exits"),
+         sdstest.symbol_file_offset(prog, ADD_INT), "stepped", "pair"),
         (ADD_STR_NAME, ADD_STR, sdstest.symbol_file_offset(prog, ADD_STR),
-         "stepped", "exits")], "list-symbols --json functions")
+         "stepped", "pair")], "list-symbols --json functions")
+    eq([f["returns_why"] for f in fns], ["cannot unwind: a leaf"] * 2,
+       "list-symbols --json returns_why")
     r = ctx.sds(["list-symbols", prog, "shop::Cart::add"])
     eq(r.rc, 0, "list-symbols: %r" % r)
     rows = []
@@ -234,12 +240,16 @@ def test_names_list_symbols_overloads(ctx):
         # Where the entry probe sits and why (docs/PROBES.md).
         if f["site_why"]:
             rows.append("%8s site: %s" % ("", f["site_why"]))
+        rows.append("%8s returns: %s (%s)" % ("", f["returns"],
+                                              f["returns_why"]))
     head = "%-8s %-10s %-9s %-10s %s" % ("SITE", "COST", "OFFSET", "RETURNS",
                                          "FUNCTION [SYMBOL]")
     lines = r.out.splitlines()
     eq(lines[1:], [head] + rows, "list-symbols rows")
-    check(lines[0].startswith("returns: exits, a probe on each ret, where "
-                              "they can all be found, else entry-only ("),
+    check(lines[0].startswith("returns: per function: the pair where nothing "
+                              "it calls can throw, else exits, a probe on "
+                              "each ret, where they can all be found, else "
+                              "entry-only ("),
           "list-symbols: first line %r" % lines[0])
     # A glob, and what matches nothing.
     r = ctx.sds(["list-symbols", "--json", prog, "shop::*(int)"])
