@@ -344,6 +344,19 @@ out:
 	return ret;
 }
 
+int elf_file__defined(struct elf_file *ef, const char *sym, uint64_t *vaddr,
+		      uint64_t *size)
+{
+	struct elf_func found;
+
+	if (elf_file__lookup(ef, SHT_SYMTAB, sym, &found) &&
+	    elf_file__lookup(ef, SHT_DYNSYM, sym, &found))
+		return -1;
+	*vaddr = found.vaddr;
+	*size = found.size;
+	return 0;
+}
+
 int elf_file__find_func(struct elf_file *ef, const char *sym,
 			struct elf_func *out, char *err, size_t errlen)
 {

@@ -50,6 +50,13 @@ struct elf_file *elf_file__open_fd(int fd, const char *name, char *err,
 int elf_file__find_func(struct elf_file *ef, const char *sym,
 			struct elf_func *out, char *err, size_t errlen);
 
+/*
+ * The function defined as @sym exactly (no demangled names): its address
+ * and size.  0, or -1.
+ */
+int elf_file__defined(struct elf_file *ef, const char *sym, uint64_t *vaddr,
+		      uint64_t *size);
+
 /* One symbol of the file, as elf_file__for_each_sym() shows it. */
 struct elf_sym {
 	const char *name;	/* valid during the callback only */

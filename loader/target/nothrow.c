@@ -151,7 +151,12 @@ static int nothrow_target(struct nothrow_scan *sc, const char *self,
 	if (to >= start && to - start < size)
 		return 0;
 	plt = elf_file__plt_name(sc->ef, to);
-	if (plt)
+	/* A shared object calls its own exported functions by the PLT too. */
+	if (plt && !nothrow_listed(plt, nothrow_libc,
+				   sizeof(nothrow_libc) / sizeof(nothrow_libc[0])) &&
+	    !elf_file__defined(sc->ef, plt, &fstart, &fsize))
+		to = fstart;
+	else if (plt)
 		return nothrow_lib(sc, plt);
 	if (elf_file__func_holding(sc->ef, to, &name, &fstart, &fsize)) {
 		snprintf(addr, sizeof(addr), "0x%" PRIx64, to);
