@@ -210,11 +210,12 @@ static int lsyms_print(struct elf_file *ef, const char *target,
 		if (lsym_point(ef, r, mode, why, &p))
 			continue;
 		if (json) {
-			json_array_append_new(arr, json_pack("{s:s, s:s, s:I, s:I, s:s, s:i, s:s, s:s, s:i, s:s, s:s}",
+			json_array_append_new(arr, json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:i, s:s, s:s, s:i, s:s, s:s}",
 				"name", r->name, "symbol", r->symbol,
 				"vaddr", (json_int_t)r->vaddr,
 				"offset", (json_int_t)p.attach_off,
 				"site", site_kind_name(p.site.kind),
+				"entry_site", site_kind_name(p.site.entry_kind),
 				"site_at", (int)p.site.skip,
 				"site_why", p.site.why,
 				"instruction", p.site.insn,

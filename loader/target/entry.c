@@ -226,7 +226,12 @@ static uint64_t entry_scan_line(struct entry_scan *sc, const struct site *s,
 			      found);
 		if (here == limit && forced)
 			return here;
-		if (!forced && here > fv + s->skip && found->kind != SITE_STEPPED &&
+		/*
+		 * Not a 5-byte NOP inside a function: the kernel turns its probe
+		 * into a call, which fork safety (forkcheck.c) only handles at
+		 * the entry; it is a NOP, the scan goes on past it.
+		 */
+		if (!forced && here > fv + s->skip && found->kind == SITE_EMULATED &&
 		    !found->skip)
 			return here;
 		if (!cs_disasm_iter(sc->cs, &p, &left, &a, sc->in)) {
@@ -294,6 +299,7 @@ static int entry_relocate(struct entry_scan *sc, struct site *s,
 		 "%s, `%s`: first emulated instruction on every path",
 		 entry_off(site - fv, o, sizeof(o)), found.insn);
 	found.moved = site - fv != s->skip;
+	found.entry_kind = s->kind;
 	found.skip = (unsigned int)(site - fv);
 	*s = found;
 	return 0;
@@ -312,6 +318,7 @@ int entry__place(struct elf_file *ef, const struct elf_func *fn,
 		site_classify_go(fn->code, fn->code_len, fn->vaddr, out);
 	else
 		site_classify(fn->code, fn->code_len, fn->vaddr, out);
+	out->entry_kind = out->kind;
 	if (spec && spec->site_policy == SITE_POLICY_AT)
 		forced = spec->site_at;
 	if (forced < 0 && out->kind != SITE_STEPPED)
