@@ -587,6 +587,7 @@ void elf_file__close(struct elf_file *ef)
 		close(ef->fd);
 	elf_file__close(ef->dbg);
 	free(ef->dbg_refused);
+	free(ef->nothrow);
 	free(ef->path);
 	free(ef);
 }

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "target/demangle.h"
+#include "target/elffile.h"
 #include "target/elfsym.h"
 #include "target/exits.h"
 #include "target/nothrow.h"
@@ -50,6 +51,54 @@ static const char *const nothrow_raisers[] = {
 	"backtrace", "pthread_exit", "pthread_cancel",
 };
 
+/*
+ * Functions of this file already found safe, by address: every function
+ * a safe root saw (its tree is in the root's).  Unsafe verdicts are not
+ * kept: a callee may have been assumed safe while in progress, and the
+ * message names the path anew.  Open addressing; full, it stops
+ * remembering.
+ */
+#define NOTHROW_MEMO	(1u << 14)
+enum { MEMO_NONE, MEMO_SAFE };
+struct nothrow_memo {
+	uint64_t at[NOTHROW_MEMO];
+	uint8_t verdict[NOTHROW_MEMO];
+	unsigned int n;
+};
+
+static unsigned int memo_slot(const struct nothrow_memo *m, uint64_t a)
+{
+	unsigned int i = (unsigned int)((a * 0x9e3779b97f4a7c15ULL) >> 50) & (NOTHROW_MEMO - 1);
+
+	while (m->verdict[i] != MEMO_NONE && m->at[i] != a)
+		i = (i + 1) & (NOTHROW_MEMO - 1);
+	return i;
+}
+
+static int memo_get(const struct elf_file *ef, uint64_t a)
+{
+	const struct nothrow_memo *m = ef->nothrow;
+
+	return m ? m->verdict[memo_slot(m, a)] : MEMO_NONE;
+}
+
+static void memo_put(struct elf_file *ef, uint64_t a, int verdict)
+{
+	struct nothrow_memo *m = ef->nothrow;
+	unsigned int i;
+
+	if (!m && !(m = ef->nothrow = calloc(1, sizeof(*m))))
+		return;
+	/* Three quarters full at most: a probe always ends. */
+	if (m->n >= NOTHROW_MEMO / 4 * 3)
+		return;
+	i = memo_slot(m, a);
+	if (m->verdict[i] == MEMO_NONE)
+		m->n++;
+	m->at[i] = a;
+	m->verdict[i] = (uint8_t)verdict;
+}
+
 struct nothrow_scan {
 	struct elf_file *ef;
 	csh cs;
@@ -63,6 +112,7 @@ struct nothrow_scan {
 	char *why;
 	size_t whylen;
 	char libname[160];		/* a library function's name, for the message */
+	int nknown;			/* calls to functions proven safe before */
 };
 
 static bool nothrow_listed(const char *name, const char *const *list, size_t n)
@@ -172,6 +222,11 @@ static int nothrow_target(struct nothrow_scan *sc, const char *self,
 	for (i = 0; i < sc->nseen; i++)
 		if (sc->seen[i] == fstart)
 			return 0;	/* decoded, or in progress (recursion) */
+	/* Proven before (its tree is all safe): not decoded again. */
+	if (memo_get(sc->ef, fstart) == MEMO_SAFE) {
+		sc->nknown++;
+		return 0;
+	}
 	/* A part of the caller (SELF.cold): its code is the caller's. */
 	if (fstart == to && !strncmp(name, self, strlen(self)) &&
 	    name[strlen(self)] == '.')
@@ -272,19 +327,22 @@ bool nothrow__check(struct elf_file *ef, const struct elf_func *fn, char *why,
 	cs_close(&sc.cs);
 	if (ret)
 		return false;
-	if (sc.nseen == 1 && !sc.nplt) {
+	/* A safe root: all it saw is safe (their trees are in its tree). */
+	for (i = 0; i < sc.nseen; i++)
+		memo_put(ef, sc.seen[i], MEMO_SAFE);
+	/* Worded alike whatever was proven before (the memo). */
+	if (sc.nseen > 1 || sc.nknown) {
+		snprintf(why, whylen, "cannot unwind: nothing it calls can throw");
+		return true;
+	}
+	if (!sc.nplt) {
 		snprintf(why, whylen, "cannot unwind: a leaf");
 		return true;
 	}
-	used = (size_t)snprintf(why, whylen, "cannot unwind: ");
-	if (sc.nseen > 1 && used < whylen)
-		used += (size_t)snprintf(why + used, whylen - used,
-					 "it and the %d functions it calls never throw",
-					 sc.nseen - 1);
+	used = (size_t)snprintf(why, whylen, "cannot unwind: it calls only ");
 	for (i = 0; i < sc.nplt && used < whylen; i++)
 		used += (size_t)snprintf(why + used, whylen - used, "%s%s",
-					 i ? ", " : sc.nseen > 1 ? "; calls only " :
-					 "it calls only ", sc.plt[i]);
+					 i ? ", " : "", sc.plt[i]);
 	if (sc.nplt == (int)(sizeof(sc.plt) / sizeof(sc.plt[0])) && used < whylen)
 		snprintf(why + used, whylen - used, ", ...");
 	return true;
