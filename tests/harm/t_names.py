@@ -14,7 +14,8 @@ return probe, and `list-symbols`.
   return probe: 300,000 latencies and the 100,000 errors exact.
 - shop::Cart::add(int) is a leaf too: the pair, its 1,000 latencies.
 - names_go: main.handler, main.(*Cart).Add and math/rand.(*Rand).Seed as
-  written, visits exact; err= and timeout_ms= refused (exit 1, why).
+  written, visits exact, main.handler's probe moved past its stack check
+  and frame setup to an emulated instruction; err= and timeout_ms= refused (exit 1, why).
 - A '::' among the options: exit 1, one line saying where '::' goes.
 - list-symbols on names_cart: the two overloads' rows exactly, and --json.
 - names_clone (g++ -O2 -fwhole-program): shop::Cart::add(int) exists only
@@ -27,6 +28,7 @@ these tests count and do not budget.
 """
 
 import json
+import re
 import time
 import subprocess
 
@@ -200,6 +202,14 @@ def test_names_go_as_written(ctx):
         p = wait_visits(ctx, "names_go", name, calls)
         eq(p["latency_ns"]["count"], 0, "%s latency count (Go)" % name)
     eq(a.stdout().count(ENTRY_ONLY), 3, "entry-only lines: %r" % a.stdout())
+    # main.handler's frame setup (sub, mov) past its stack check would be
+    # stepped: the probe sits on its first emulated instruction instead,
+    # and still counts each call once (above).
+    eq(sdstest.get_point(ctx.stats("names_go"), "h")["site"], "emulated",
+       "h's site")
+    check(re.search(r"site: \+0x[0-9a-f]+, `[^`]+`: first emulated "
+                    r"instruction on every path", a.stdout()),
+          "attach's table: h's moved site: %r" % a.stdout())
 
 
 @test
