@@ -189,6 +189,22 @@ static __always_inline int ff_check(__u32 op)
 		 */
 		if (f->ff_probe)
 			continue;
+		/*
+		 * A call whose key the loader blocked (sds.bpf.c marked its
+		 * frame at entry, docs/KEYS.md): its operations fail as a
+		 * downgraded point's, whatever the point's own state.
+		 */
+		if (f->key_blocked) {
+			st = bpf_map_lookup_elem(&failfast_state, &point);
+			if (st && (st->ops & op)) {
+				c = bpf_map_lookup_elem(&failfast_count, &point);
+				if (c)
+					ADD(&c->denied, 1);
+				return -(op == SDS_FF_OPEN ? st->file_errno :
+					 st->sock_errno);
+			}
+			st = NULL;
+		}
 		why = ff_point_denies(point, op, &now, &st);
 		if (why == FF_PROBE)
 			f->ff_probe = 1;

@@ -211,6 +211,8 @@ static __always_inline bool is_exception(const struct sds_point_cfg *cfg,
 
 /* The frame stack: sds_frames.bpf.h. */
 #include "sds_frames.bpf.h"
+/* Hot keys, counted per key of a keyed point: sds_keys.bpf.h. */
+#include "sds_keys.bpf.h"
 
 /*
  * Count the entry of a call of @point at @ts and push its frame.  Function
@@ -220,7 +222,8 @@ static __always_inline bool is_exception(const struct sds_point_cfg *cfg,
  * only leaked calls fill it, and the thread must stay counted.
  */
 static __always_inline void call_enter(__u32 point, __u64 ts, __u64 sp,
-				       enum sds_frame_kind kind)
+				       enum sds_frame_kind kind, __u64 key_hash,
+				       __u8 key_blocked)
 {
 	struct task_struct *task;
 	struct sds_frames *fr;
@@ -267,6 +270,8 @@ static __always_inline void call_enter(__u32 point, __u64 ts, __u64 sp,
 	fr->f[d].guard = kind == SDS_FRAME_GUARD;
 	fr->f[d].exits = kind == SDS_FRAME_EXITS;
 	fr->f[d].ff_probe = 0;
+	fr->f[d].key_hash = key_hash;
+	fr->f[d].key_blocked = key_blocked;
 	split_frame_enter(frame_at(fr, d), ts);
 	fr->depth = d + 1;
 	ADD(&g->entered, 1);
@@ -279,10 +284,10 @@ drop:
 
 /*
  * A call of @point that entered @lat ns before @ts has ended: the gauge,
- * the histogram and the slot's latency and timeouts.  Returns the slot, so
- * a function point can add its exception there.
+ * the histogram and the slot's latency and timeouts.  Returns whether its
+ * return was an exception, for its key (sds_keys.bpf.h).
  */
-static __always_inline void call_done(__u32 point, __u64 ts, __u64 lat,
+static __always_inline bool call_done(__u32 point, __u64 ts, __u64 lat,
 				      bool has_ret, __u64 rax)
 {
 	struct sds_point_cfg *cfg;
@@ -292,18 +297,18 @@ static __always_inline void call_done(__u32 point, __u64 ts, __u64 lat,
 
 	g = bpf_map_lookup_elem(&gauges, &point);
 	if (!g)
-		return;
+		return false;
 	b = log2_u64(lat);
 	if (b < SDS_HIST_BUCKETS)
 		ADD(&g->hist[b], 1);
 
 	s = slot_get(point, sec_of(ts));
 	if (!s)
-		return;
+		return false;
 	ADD(&s->latency_sum, lat);
 	cfg = bpf_map_lookup_elem(&point_cfg, &point);
 	if (!cfg)
-		return;
+		return false;
 	/* It entered at ts - lat (a session's: the cookie's 48 bits). */
 	if (cfg->timeout_ns)
 		stuck_end(stuck_tid(), point, ts - lat);
@@ -318,7 +323,9 @@ static __always_inline void call_done(__u32 point, __u64 ts, __u64 lat,
 	if (has_ret && is_exception(cfg, rax)) {
 		ADD(&s->exceptions, 1);
 		fn_marks_exception(point);
+		return true;
 	}
+	return false;
 }
 
 /*
@@ -341,9 +348,18 @@ static __always_inline int function_enter(struct pt_regs *ctx,
 					  enum sds_frame_kind kind)
 {
 	__u32 point = bpf_get_attach_cookie(ctx);
+	struct sds_key_cfg *kc;
+	__u64 ts, h = 0;
+	__u8 blocked = 0;
 
-	if (point < SDS_MAX_POINTS)
-		call_enter(point, point_clock(), PT_REGS_SP(ctx), kind);
+	if (point >= SDS_MAX_POINTS)
+		return 0;
+	ts = point_clock();
+	/* An unkeyed point pays this load and branch for hot keys. */
+	kc = bpf_map_lookup_elem(&key_cfg, &point);
+	if (kc && kc->kind)
+		h = sds_key_fn_enter(ctx, point, ts, &blocked);
+	call_enter(point, ts, PT_REGS_SP(ctx), kind, h, blocked);
 	return 0;
 }
 
@@ -373,7 +389,9 @@ SEC("uprobe")
 int sds_enter_only(struct pt_regs *ctx)
 {
 	__u32 point = bpf_get_attach_cookie(ctx);
+	struct sds_key_cfg *kc;
 	struct sds_slot *s;
+	__u8 blocked = 0;
 	__u64 ts;
 
 	if (point >= SDS_MAX_POINTS)
@@ -383,6 +401,10 @@ int sds_enter_only(struct pt_regs *ctx)
 	s = slot_get(point, sec_of(ts));
 	if (s)
 		ADD(&s->visits, 1);
+	/* Keyed: its calls by key (no frame: no latency, no exceptions). */
+	kc = bpf_map_lookup_elem(&key_cfg, &point);
+	if (kc && kc->kind)
+		sds_key_fn_enter(ctx, point, ts, &blocked);
 	return 0;
 }
 
@@ -417,7 +439,8 @@ static __always_inline int call_leave(__u32 point, __u64 sp, __u64 rax)
 	struct sds_frames *fr;
 	__u64 ts, lat;
 	__u32 d, i, found = SDS_MAX_DEPTH;
-	bool probe;
+	bool probe, exc;
+	__u64 key_hash;
 
 	if (point >= SDS_MAX_POINTS)
 		return 0;
@@ -460,8 +483,11 @@ static __always_inline int call_leave(__u32 point, __u64 sp, __u64 rax)
 	}
 	lat = ts - frame_at(fr, found)->ts;
 	probe = frame_at(fr, found)->ff_probe;
+	key_hash = frame_at(fr, found)->key_hash;
 	fr->depth = found;
-	call_done(point, ts, lat, true, rax);
+	exc = call_done(point, ts, lat, true, rax);
+	if (key_hash)
+		sds_key_done(point, key_hash, ts, lat, exc);
 	/* The frame is above the depth now, but nothing pushes before this. */
 	split_frame_done(frame_at(fr, found), ts, lat);
 	if (probe)

@@ -6,7 +6,7 @@
  *
  *   - "flags": everything the loader decides, in elements of
  *     SDS_FLAG_SIZE: element 0 is the header, element 1+i the flag entry
- *     of point id i.  A sealed memfd (loader/publish/flags.c says why not a BPF
+ *     of point id i; then one blocked-key table a point (hot keys).  A sealed memfd (loader/publish/flags.c says why not a BPF
  *     map) that clients get opened O_RDONLY and map PROT_READ: the kernel
  *     refuses them a writable mapping, mprotect to write, write(2) and
  *     reopening for writing.  The loader is its only writer; an entry is
@@ -29,7 +29,7 @@
 #include "sds_types.h"
 
 #define SDS_FLAGS_MAGIC		0x53445346u	/* "SDSF" */
-#define SDS_FLAGS_LAYOUT	4	/* 4: 1,024 points (3: 256) */
+#define SDS_FLAGS_LAYOUT	5	/* 5: blocked-key tables (4: 1,024 points, 3: 256) */
 #define SDS_FLAG_SIZE		128		/* a flags element: two cache lines */
 #define SDS_CELL_SIZE		128		/* a cells element: two cache lines */
 #define SDS_MAX_PROCS		64		/* guarded processes per loader */
@@ -56,6 +56,7 @@ enum sds_reason {
 	SDS_REASON_DRILL = 8,		/* a fault drill (sds_should_downgrade's view of a fault) */
 	SDS_REASON_SLOW_RATE = 9,	/* slow_rate_threshold: share of slow calls */
 	SDS_REASON_OVERLOAD = 10,	/* a host pressure rule fires (docs/PRESSURE.md) */
+	SDS_REASON_KEY = 11,		/* the call's key is blocked (docs/KEYS.md "Limits") */
 	SDS_REASON_MAX,
 };
 
@@ -200,6 +201,49 @@ struct sds_cell {
 };
 
 /*
+ * Hot keys' limits (docs/KEYS.md "Limits"): in the flags map, after the
+ * flag entries, one blocked-key table per point id, the loader's only
+ * (flags__key_block, flags__key_clear), read by a keyed guard call
+ * (sds_should_downgrade_key, sds_enter_key) with plain loads.
+ *
+ * Open addressing with a bounded window: a key of hash h lives in one of
+ * the SDS_KEY_BLOCK_PROBES slots from its home, the group of four slots
+ * (one cache line) that h's low bits name, wrapping.  A lookup reads the
+ * whole window -- two cache lines, never more -- so a cleared slot needs
+ * no tombstone, and the writer refuses a key whose window is full.
+ * @nblocked counts the slots in use: a keyed call of a point with none
+ * blocked reads that one word.
+ *
+ * A slot is written until_ns first, then hash (release), and cleared
+ * hash first: a lookup that matches the hash reads that key's until_ns,
+ * or, if the slot is reused in between, the next key's, a tick's race.
+ * A block is believed only while now < until_ns <= now +
+ * SDS_KEY_BLOCK_MAX_NS, and not from a stale region: garbage cannot
+ * block a key for long, nor a dead loader at all.
+ */
+#define SDS_KEY_BLOCK_SLOTS	512	/* slots of a point's table: a power of 2 */
+#define SDS_KEY_BLOCK_GROUP	4	/* slots a cache line */
+#define SDS_KEY_BLOCK_PROBES	8	/* slots a lookup reads: two groups */
+#define SDS_KEY_BLOCK_MAX_NS	60000000000ULL	/* a block ahead by more: no loader's */
+
+struct sds_keyblock_slot {
+	__u64 hash;		/* sds_key_hash() of the blocked key; 0: free */
+	__u64 until_ns;		/* CLOCK_MONOTONIC: the block lapses then unless renewed */
+};
+
+struct sds_key_table {
+	__u32 nblocked;		/* slots in use; 0: nothing blocked, look no further */
+	__u32 pad[15];		/* the count's cache line of its own */
+	struct sds_keyblock_slot slot[SDS_KEY_BLOCK_SLOTS];
+};
+
+#define SDS_KEY_TABLES_OFF	((__u64)SDS_FLAGS_ELEMS * SDS_FLAG_SIZE)
+#define SDS_KEY_TABLE_OFF(point)	(SDS_KEY_TABLES_OFF + \
+					 (__u64)(point) * sizeof(struct sds_key_table))
+/* The flags map's bytes: entries, then the tables (before page rounding). */
+#define SDS_FLAGS_BYTES		SDS_KEY_TABLE_OFF(SDS_MAX_POINTS)
+
+/*
  * Permit table, in the cells map after the cells: for process slot s
  * (given at registration) and point id p, the permits that process holds
  * (it raises its cell before it takes a permit and lowers it after it gives
@@ -239,6 +283,16 @@ _Static_assert(__builtin_offsetof(struct sds_flag, probe_calls) == 124,
 	       "half-open: probe_calls at 124 (PROTOCOL.md)");
 _Static_assert(__builtin_offsetof(struct sds_cell, probe_claimed) == 104,
 	       "half-open: probe_claimed at 104 (PROTOCOL.md)");
+_Static_assert(sizeof(struct sds_key_table) == 8256 &&
+	       SDS_KEY_TABLES_OFF == 131200,
+	       "blocked-key tables of 8,256 bytes from 131,200 (PROTOCOL.md)");
+_Static_assert(sizeof(struct sds_key_table) % 64 == 0 &&
+	       SDS_KEY_TABLES_OFF % 64 == 0,
+	       "blocked-key tables: whole cache lines");
+_Static_assert((SDS_KEY_BLOCK_SLOTS & (SDS_KEY_BLOCK_SLOTS - 1)) == 0 &&
+	       SDS_KEY_BLOCK_PROBES % SDS_KEY_BLOCK_GROUP == 0 &&
+	       SDS_KEY_BLOCK_GROUP * sizeof(struct sds_keyblock_slot) == 64,
+	       "blocked-key windows: whole groups of a cache line");
 _Static_assert(SDS_PERMIT_ELEMS * SDS_CELL_SIZE >= SDS_MAX_PROCS * SDS_MAX_POINTS * 4,
 	       "the permit table fits");
 #endif

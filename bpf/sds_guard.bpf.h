@@ -14,21 +14,36 @@
  */
 const volatile __u64 loader_key = 0;
 
-static __always_inline int guard_point(struct pt_regs *ctx, __u32 *point)
+/*
+ * The point of a guard site's call at @ctx; *@keyed when libsds passed a
+ * key with it (SDS_SITE_KEYED: its third and fourth arguments).
+ */
+static __always_inline int guard_point(struct pt_regs *ctx, __u32 *point,
+				       bool *keyed)
 {
+	__u32 id;
+
 	if (PT_REGS_PARM2(ctx) != loader_key)
 		return -1;
-	*point = (__u32)PT_REGS_PARM1(ctx);
+	id = (__u32)PT_REGS_PARM1(ctx);
+	*keyed = id & SDS_SITE_KEYED;
+	*point = id & ~SDS_SITE_KEYED;
 	return *point < SDS_MAX_POINTS ? 0 : -1;
 }
 
 SEC("uprobe")
 int sds_guard_enter(struct pt_regs *ctx)
 {
+	__u64 ts, h = 0;
 	__u32 point;
+	bool keyed;
 
-	if (!guard_point(ctx, &point))
-		call_enter(point, bpf_ktime_get_ns(), 0, SDS_FRAME_GUARD);
+	if (guard_point(ctx, &point, &keyed))
+		return 0;
+	ts = bpf_ktime_get_ns();
+	if (keyed)
+		h = sds_key_guard(ctx, point, ts, 0);
+	call_enter(point, ts, 0, SDS_FRAME_GUARD, h, 0);
 	return 0;
 }
 
@@ -37,11 +52,16 @@ int sds_guard_downgrade(struct pt_regs *ctx)
 {
 	struct sds_slot *s;
 	__u32 point;
+	bool keyed;
+	__u64 ts;
 
-	if (guard_point(ctx, &point))
+	if (guard_point(ctx, &point, &keyed))
 		return 0;
+	ts = bpf_ktime_get_ns();
+	if (keyed)
+		sds_key_guard(ctx, point, ts, 1);
 	/* A downgraded call counts a visit and a downgrade, nothing else. */
-	s = slot_get(point, sec_of(bpf_ktime_get_ns()));
+	s = slot_get(point, sec_of(ts));
 	if (!s)
 		return 0;
 	ADD(&s->visits, 1);
@@ -54,10 +74,15 @@ int sds_guard_exception(struct pt_regs *ctx)
 {
 	struct sds_slot *s;
 	__u32 point;
+	bool keyed;
+	__u64 ts;
 
-	if (guard_point(ctx, &point))
+	if (guard_point(ctx, &point, &keyed))
 		return 0;
-	s = slot_get(point, sec_of(bpf_ktime_get_ns()));
+	ts = bpf_ktime_get_ns();
+	if (keyed)
+		sds_key_guard_exception(ctx, point, ts);
+	s = slot_get(point, sec_of(ts));
 	if (s)
 		ADD(&s->exceptions, 1);
 	return 0;
@@ -74,7 +99,8 @@ int sds_guard_exit(struct pt_regs *ctx)
 	if (PT_REGS_PARM2(ctx) != loader_key)
 		return 0;
 	id = (__u32)PT_REGS_PARM1(ctx);
-	point = id & ~SDS_SITE_EVICT;
+	/* A keyed call's key is in its frame: the exit need not read it. */
+	point = id & ~(SDS_SITE_EVICT | SDS_SITE_KEYED);
 	if (point >= SDS_MAX_POINTS)
 		return 0;
 	fr = frames_current(&d);
@@ -106,6 +132,8 @@ int sds_guard_exit(struct pt_regs *ctx)
 	lat = ts - f.ts;
 	frame_remove(fr, d, found);
 	call_done(point, ts, lat, false, 0);
+	if (f.key_hash)
+		sds_key_done(point, f.key_hash, ts, lat, 0);
 	split_frame_done(&f, ts, lat);
 	return 0;
 }

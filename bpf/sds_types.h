@@ -141,6 +141,9 @@ struct sds_frame {
 				 * (bpf/failfast.bpf.c): its end reports the outcome */
 	__u64 split_runq;	/* the thread's run-queue ns at entry (@split) */
 	__u64 split_blocked;	/* the thread's blocked ns at entry (@split) */
+	__u64 key_hash;		/* a keyed point's call: its key's sds_key_hash(); 0: none */
+	__u8 key_blocked;	/* its key is blocked (bpf/sds_keys.bpf.h): fail fast */
+	__u8 key_pad[7];
 };
 
 /* What kind of call a frame is: how its end is seen. */

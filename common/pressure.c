@@ -153,6 +153,13 @@ static int rule_limits(json_t *lim, struct sds_pressure_rule *r, int i,
 		snprintf(err, errlen, "pressure rule %d: limits: %s", i, e2);
 		goto out;
 	}
+	/* A rule's limits are strategies alone: no document holds overrides. */
+	if (tmp->nkey_ov) {
+		snprintf(err, errlen,
+			 "pressure rule %d: limits: key_overrides are a point's own, not a rule's",
+			 i);
+		goto out;
+	}
 	r->nlimits = tmp->n;
 	memcpy(r->limits, tmp->s, tmp->n * sizeof(tmp->s[0]));	/* sorted */
 	ret = 0;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "names.h"
 #include "strategy.h"
+#include "sds_keys.h"
 #include "sdsjson.h"
 
 #define LIMIT_MAX	((int64_t)1 << 40)	/* far above any sane limit */
@@ -47,7 +48,15 @@ static const struct field fields[] = {
 	S(adaptive_min, 1, SDS_ADAPTIVE_MAX),
 	S(adaptive_max, 1, SDS_ADAPTIVE_MAX),
 	S(adaptive_initial, 1, SDS_ADAPTIVE_MAX),
+	/* Hot keys (docs/KEYS.md): the keys a keyed point's table keeps. */
+	S(key_capacity, 1, 65536),
+	/* Hot keys (docs/KEYS.md "Limits"): the same bounds as the point's. */
+	F(key_visit_threshold, 1, LIMIT_MAX),
+	F(key_token_rate, 1, 1000000000),
+	F(key_token_bucket, 1, 1000000000),
 };
+/* The literal above is what tests/man reads against the page. */
+_Static_assert(SDS_KEY_CAPACITY_MAX == 65536, "key_capacity's bound");
 #undef F
 #undef S
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
@@ -198,9 +207,160 @@ static const struct field *field_find(const char *name)
 	return NULL;
 }
 
-static int point_from_json(const char *name, json_t *obj,
+/* The three key limits an override may set: their fields' entries. */
+static const struct field *key_field(const char *key)
+{
+	const struct field *f = field_find(key);
+
+	if (f && (f->off == offsetof(struct sds_strategy, key_visit_threshold) ||
+		  f->off == offsetof(struct sds_strategy, key_token_rate) ||
+		  f->off == offsetof(struct sds_strategy, key_token_bucket)))
+		return f;
+	return NULL;
+}
+
+static int64_t *key_ov_field(struct sds_key_override *o, const struct field *f)
+{
+	if (f->off == offsetof(struct sds_strategy, key_visit_threshold))
+		return &o->key_visit_threshold;
+	if (f->off == offsetof(struct sds_strategy, key_token_rate))
+		return &o->key_token_rate;
+	return &o->key_token_bucket;
+}
+
+void strategy_key_override_limits(const struct sds_strategy *st,
+				  const struct sds_key_override *o,
+				  int64_t *visit_threshold, int64_t *token_rate,
+				  int64_t *token_bucket)
+{
+	*visit_threshold = o->key_visit_threshold == SDS_KEY_INHERIT ?
+			   st->key_visit_threshold : o->key_visit_threshold;
+	if (o->key_token_rate == SDS_KEY_INHERIT) {
+		*token_rate = st->key_token_rate;
+		*token_bucket = o->key_token_bucket == SDS_KEY_INHERIT ?
+				st->key_token_bucket : o->key_token_bucket;
+	} else {
+		*token_rate = o->key_token_rate;
+		*token_bucket = o->key_token_bucket == SDS_KEY_INHERIT ?
+				o->key_token_rate : o->key_token_bucket;
+	}
+	if (*token_rate == SDS_OFF)
+		*token_bucket = SDS_OFF;
+	else if (*token_bucket == SDS_OFF)
+		*token_bucket = *token_rate;
+}
+
+/*
+ * "key_overrides": {"KEY": {key_visit_threshold, key_token_rate,
+ * key_token_bucket}, ...} of point @name into @s's pool: 0, or -1 (@err).
+ */
+static int key_overrides_from_json(const char *name, json_t *obj,
+				   struct sds_strategies *s,
+				   struct sds_strategy *st, char *err, size_t errlen)
+{
+	const char *key, *fk;
+	json_t *v, *fv;
+
+	if (!json_is_object(obj)) {
+		snprintf(err, errlen,
+			 "point '%s': key_overrides must be an object of key -> {key_visit_threshold, key_token_rate, key_token_bucket}",
+			 name);
+		return -1;
+	}
+	if (json_object_size(obj) > SDS_KEY_OVERRIDES_MAX) {
+		snprintf(err, errlen, "point '%s': key_overrides: %zu keys (at most %d)",
+			 name, json_object_size(obj), SDS_KEY_OVERRIDES_MAX);
+		return -1;
+	}
+	if (s->nkey_ov + (int)json_object_size(obj) > SDS_KEY_OVERRIDES_ALL) {
+		snprintf(err, errlen,
+			 "point '%s': key_overrides: more than %d keys in all points",
+			 name, SDS_KEY_OVERRIDES_ALL);
+		return -1;
+	}
+	st->key_ov_first = s->nkey_ov;
+	st->key_ov_n = 0;
+	json_object_foreach(obj, key, v) {
+		struct sds_key_override *o = &s->key_ov[s->nkey_ov];
+		size_t len = strlen(key);
+
+		if (!len) {
+			snprintf(err, errlen, "point '%s': key_overrides: an empty key", name);
+			return -1;
+		}
+		if (len > SDS_KEY_MAX) {
+			snprintf(err, errlen,
+				 "point '%s': key_overrides: key '%.32s...' is %zu bytes (at most %d)",
+				 name, key, len, SDS_KEY_MAX);
+			return -1;
+		}
+		if (!json_is_object(v)) {
+			snprintf(err, errlen,
+				 "point '%s': key_overrides '%s': expected an object of key_visit_threshold, key_token_rate, key_token_bucket",
+				 name, key);
+			return -1;
+		}
+		memset(o, 0, sizeof(*o));
+		memcpy(o->key, key, len);
+		o->key_visit_threshold = o->key_token_rate = o->key_token_bucket =
+			SDS_KEY_INHERIT;
+		json_object_foreach(v, fk, fv) {
+			const struct field *f = key_field(fk);
+			int64_t x;
+
+			if (!f) {
+				snprintf(err, errlen,
+					 "point '%s': key_overrides '%s': unknown field '%.64s'; an override has key_visit_threshold, key_token_rate, key_token_bucket",
+					 name, key, fk);
+				return -1;
+			}
+			if (json_is_null(fv))
+				continue;
+			x = json_is_integer(fv) ? json_integer_value(fv) : 0;
+			if (!json_is_integer(fv) || (x >= 0 && (x < f->min || x > f->max))) {
+				snprintf(err, errlen,
+					 "point '%s': key_overrides '%s': %s must be an integer %lld..%lld (negative: off for this key)",
+					 name, key, f->name, (long long)f->min,
+					 (long long)f->max);
+				return -1;
+			}
+			*key_ov_field(o, f) = x < 0 ? SDS_OFF : x;
+		}
+		st->key_ov_n++;
+		s->nkey_ov++;
+	}
+	return 0;
+}
+
+/* The key limits of @st together, overrides resolved: 0, or -1 (@err). */
+static int key_limits_check(const char *name, const struct sds_strategies *s,
+			    const struct sds_strategy *st, char *err, size_t errlen)
+{
+	int i;
+
+	for (i = 0; i < st->key_ov_n; i++) {
+		const struct sds_key_override *o = &s->key_ov[st->key_ov_first + i];
+		if (o->key_token_bucket >= 0 && o->key_token_rate == SDS_KEY_INHERIT &&
+		    st->key_token_rate == SDS_OFF) {
+			snprintf(err, errlen,
+				 "point '%s': key_overrides '%s': key_token_bucket needs key_token_rate",
+				 name, o->key);
+			return -1;
+		}
+		if (o->key_token_bucket >= 0 && o->key_token_rate == SDS_OFF) {
+			snprintf(err, errlen,
+				 "point '%s': key_overrides '%s': key_token_bucket needs key_token_rate",
+				 name, o->key);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int point_from_json(const char *name, json_t *obj, struct sds_strategies *s,
 			   struct sds_strategy *st, char *err, size_t errlen)
 {
+	json_t *key_ov = NULL;
 	const struct field *f;
 	const char *key;
 	json_t *v;
@@ -240,6 +400,11 @@ static int point_from_json(const char *name, json_t *obj,
 					 name);
 				return -1;
 			}
+			continue;
+		}
+		/* Hot keys' overrides: read once the point's own limits are. */
+		if (!strcmp(key, "key_overrides")) {
+			key_ov = v;
 			continue;
 		}
 		switch (adaptive_from_json(name, key, v, st, err, errlen)) {
@@ -293,6 +458,15 @@ bad:
 	if (st->cluster_token_rate != SDS_OFF &&
 	    st->cluster_token_bucket == SDS_OFF)
 		st->cluster_token_bucket = st->cluster_token_rate;
+	if (st->key_token_bucket != SDS_OFF && st->key_token_rate == SDS_OFF) {
+		snprintf(err, errlen, "point '%s': key_token_bucket needs key_token_rate", name);
+		return -1;
+	}
+	if (st->key_token_rate != SDS_OFF && st->key_token_bucket == SDS_OFF)
+		st->key_token_bucket = st->key_token_rate;
+	if (key_ov && (key_overrides_from_json(name, key_ov, s, st, err, errlen) ||
+		       key_limits_check(name, s, st, err, errlen)))
+		return -1;
 	/* "Slow" is slower than timeout_ms: without it nothing is slow. */
 	if (st->slow_rate_threshold > 0 && st->timeout_ms == SDS_OFF) {
 		snprintf(err, errlen, "point '%s': slow_rate_threshold needs timeout_ms",
@@ -349,7 +523,7 @@ int strategy_set_from_json(json_t *doc, struct sds_strategies *out,
 	}
 	s->version = json_integer_value(ver);
 	json_object_foreach(pts, key, v) {
-		if (point_from_json(key, v, &s->s[s->n], err, errlen)) {
+		if (point_from_json(key, v, s, &s->s[s->n], err, errlen)) {
 			free(s);
 			return -1;
 		}
@@ -461,6 +635,36 @@ json_t *strategy_to_json(const struct sds_strategy *st)
 	return o;
 }
 
+json_t *strategy_to_json_in(const struct sds_strategies *s,
+			    const struct sds_strategy *st)
+{
+	const struct sds_key_override *ov;
+	json_t *o = strategy_to_json(st), *kv;
+	int i, n;
+
+	ov = strategy_key_overrides(s, st, &n);
+	if (!n)
+		return o;
+	kv = json_object();
+	for (i = 0; i < n; i++) {
+		json_t *one = json_object();
+
+		/* Off for this key is written as -1, as it was given. */
+		if (ov[i].key_visit_threshold != SDS_KEY_INHERIT)
+			json_object_set_new(one, "key_visit_threshold",
+					    json_integer(ov[i].key_visit_threshold));
+		if (ov[i].key_token_rate != SDS_KEY_INHERIT)
+			json_object_set_new(one, "key_token_rate",
+					    json_integer(ov[i].key_token_rate));
+		if (ov[i].key_token_bucket != SDS_KEY_INHERIT)
+			json_object_set_new(one, "key_token_bucket",
+					    json_integer(ov[i].key_token_bucket));
+		json_object_set_new(kv, ov[i].key, one);
+	}
+	json_object_set_new(o, "key_overrides", kv);
+	return o;
+}
+
 json_t *strategy_set_to_json(const struct sds_strategies *s)
 {
 	json_t *o = json_object(), *pts = json_object();
@@ -468,7 +672,7 @@ json_t *strategy_set_to_json(const struct sds_strategies *s)
 
 	json_object_set_new(o, "version", json_integer(s->version));
 	for (i = 0; i < s->n; i++)
-		json_object_set_new(pts, s->s[i].point, strategy_to_json(&s->s[i]));
+		json_object_set_new(pts, s->s[i].point, strategy_to_json_in(s, &s->s[i]));
 	json_object_set_new(o, "points", pts);
 	if (s->pressure.n)
 		json_object_set_new(o, "pressure", pressure_set_to_json(&s->pressure));

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <jansson.h>
 #include "sds_types.h"
+#include "sds_keys.h"
 
 #define SDS_OFF			(-1)
 #define SDS_MAX_STRATEGIES	SDS_MAX_POINTS
@@ -63,6 +64,33 @@ struct sds_strategy {
 	int64_t adaptive_signal;	/* enum sds_adaptive_signal */
 	/* Host pressure (docs/PRESSURE.md): enum sds_priority, default normal. */
 	int64_t priority;
+	/* Hot keys (docs/KEYS.md): keys a keyed point keeps, 1..65536; off: 4,096. */
+	int64_t key_capacity;
+	/*
+	 * Hot keys (docs/KEYS.md "Limits"): the limits of each key of the
+	 * point, and the keys with limits of their own (key_overrides):
+	 * entries key_ov_first .. + key_ov_n of the document's
+	 * sds_strategies.key_ov (strategy_key_overrides()).
+	 */
+	int64_t key_visit_threshold;	/* visits of one key over the window that block it */
+	int64_t key_token_rate;		/* calls of one key a second */
+	int64_t key_token_bucket;	/* one key's burst (default key_token_rate) */
+	int32_t key_ov_first;
+	int32_t key_ov_n;
+};
+
+/*
+ * A key_overrides entry: a key with limits of its own.  A field it leaves
+ * out is the point's (SDS_KEY_INHERIT); a negative one turns that limit
+ * off for this key.
+ */
+#define SDS_KEY_INHERIT		(-2)
+#define SDS_KEY_OVERRIDES_ALL	4096	/* key_overrides entries of all points */
+struct sds_key_override {
+	char key[SDS_KEY_MAX + 1];	/* the key's text (1..64 bytes), NUL-terminated */
+	int64_t key_visit_threshold;	/* SDS_KEY_INHERIT, SDS_OFF or a limit */
+	int64_t key_token_rate;
+	int64_t key_token_bucket;	/* absent with a rate of its own: that rate */
 };
 
 /* The pressure rules hold points' limits: their header needs the struct above. */
@@ -105,7 +133,28 @@ struct sds_strategies {
 	int n;				/* points used in @s */
 	struct sds_strategy s[SDS_MAX_STRATEGIES];	/* sorted by point name */
 	struct sds_pressure_set pressure;	/* host pressure rules (pressure.h) */
+	int nkey_ov;			/* entries used in @key_ov */
+	struct sds_key_override key_ov[SDS_KEY_OVERRIDES_ALL];	/* by point, in its order */
 };
+
+/* The key_overrides of @st in @s, and their number in *@n. */
+static inline const struct sds_key_override *
+strategy_key_overrides(const struct sds_strategies *s,
+		       const struct sds_strategy *st, int *n)
+{
+	*n = st->key_ov_n;
+	return st->key_ov_n ? &s->key_ov[st->key_ov_first] : NULL;
+}
+
+/*
+ * The limits override @o gives its key on point @st, resolved: the
+ * point's where it says nothing, a bucket of its own rate where it sets
+ * a rate and no bucket.
+ */
+void strategy_key_override_limits(const struct sds_strategy *st,
+				  const struct sds_key_override *o,
+				  int64_t *visit_threshold, int64_t *token_rate,
+				  int64_t *token_bucket);
 
 /* Reset @st to "everything off" for @point (downgrade_rate 100). */
 void strategy_init(struct sds_strategy *st, const char *point);
@@ -127,6 +176,12 @@ int strategy_set_load_file(const char *path, struct sds_strategies *out,
 
 /* One point's strategy as a JSON object, fields that are off left out. */
 json_t *strategy_to_json(const struct sds_strategy *st);
+/*
+ * The same with the point's key_overrides, which live in its document
+ * @s: a strategy alone (strategy_to_json) leaves them out.
+ */
+json_t *strategy_to_json_in(const struct sds_strategies *s,
+			    const struct sds_strategy *st);
 /* The whole document, as strategy_set_from_json() reads it. */
 json_t *strategy_set_to_json(const struct sds_strategies *s);
 

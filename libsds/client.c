@@ -130,6 +130,8 @@ static int session_bind(struct sds_client *c, struct sds_session *s,
 					     (1 + id) * SDS_FLAG_SIZE);
 	b->cell = (struct sds_cell *)((char *)s->cells + id * SDS_CELL_SIZE);
 	b->hdr = s->region;
+	b->keys = (const struct sds_key_table *)((char *)s->region +
+						 SDS_KEY_TABLE_OFF(id));
 	b->permit = (__u32 *)((char *)s->cells + SDS_PERMITS_OFF) +
 		    SDS_PERMIT_IDX(s->slot, id);
 	b->key = s->key;
@@ -156,7 +158,8 @@ static void *region_map(int fd, uint64_t size)
 	const struct sds_flags_header *h;
 	void *r;
 
-	if (size < (uint64_t)SDS_FLAGS_ELEMS * SDS_FLAG_SIZE || size > SIZE_MAX)
+	/* The entries and every point's blocked-key table (bpf/sds_flags.h). */
+	if (size < (uint64_t)SDS_FLAGS_BYTES || size > SIZE_MAX)
 		return NULL;
 	r = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
 	if (r == MAP_FAILED)

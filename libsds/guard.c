@@ -13,7 +13,7 @@
 #include "guard_budget.h"
 
 /* sites.S writes this layout into its notes by hand. */
-_Static_assert(SDS_FLAGS_LAYOUT == 4, "libsds/sites.S records layout 4");
+_Static_assert(SDS_FLAGS_LAYOUT == 5, "libsds/sites.S records layout 5");
 
 /*
  * A time cell further than its bound + this past our now is forged: no

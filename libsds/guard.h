@@ -19,6 +19,8 @@
 #define SDS_G_EXCEPTION	(1u << 3)	/* frames only: an exception was signed */
 #define SDS_G_FAULT	(1u << 4)	/* passed, but an error drill fails it */
 #define SDS_G_DELAY	(1u << 5)	/* passed, after the delay drill's sleep */
+#define SDS_G_KEYED	(1u << 6)	/* frames only: a keyed call (its key in the frame) */
+#define SDS_G_KEYBLOCK	(1u << 7)	/* refused: its key is blocked (reason key) */
 
 /*
  * Tries of a CAS on a cell before the guard gives up (fail-open: the call
@@ -57,6 +59,36 @@ static inline bool sds_guard_stale(const struct sds_flags_header *h,
 	if (now >= tick)
 		return now - tick > iv + SDS_STALE_NS;
 	return tick - now > SDS_STALE_NS;
+}
+
+/*
+ * Hot keys (docs/KEYS.md "Limits"): is the key of sds_key_hash() @hash
+ * blocked in table @t (the point's, read only) at CLOCK_MONOTONIC @now?
+ * Plain loads of the key's window only (bpf/sds_flags.h): a block is
+ * believed while now < until_ns <= now + SDS_KEY_BLOCK_MAX_NS, and never
+ * from a region whose loader stopped ticking (@h stale).  The caller
+ * reads @t->nblocked first: with none blocked it need not read the clock.
+ */
+static inline bool sds_guard_key_blocked(const struct sds_key_table *t,
+					 const struct sds_flags_header *h,
+					 uint64_t hash, uint64_t now)
+{
+	uint32_t home = (uint32_t)hash & (SDS_KEY_BLOCK_SLOTS - 1) &
+			~(uint32_t)(SDS_KEY_BLOCK_GROUP - 1);
+	unsigned int i;
+
+	for (i = 0; i < SDS_KEY_BLOCK_PROBES; i++) {
+		const struct sds_keyblock_slot *s =
+			&t->slot[(home + i) & (SDS_KEY_BLOCK_SLOTS - 1)];
+		uint64_t until;
+
+		if (__atomic_load_n(&s->hash, __ATOMIC_ACQUIRE) != hash)
+			continue;
+		until = __atomic_load_n(&s->until_ns, __ATOMIC_RELAXED);
+		return until > now && until - now <= SDS_KEY_BLOCK_MAX_NS &&
+		       !sds_guard_stale(h, now);
+	}
+	return false;
 }
 
 /*

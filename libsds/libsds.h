@@ -20,6 +20,7 @@
 #include <sys/un.h>
 #include "sds.h"
 #include "sds_flags.h"
+#include "sds_keys.h"
 
 /* Exported from libsds.so; everything else is hidden (-fvisibility). */
 #define SDS_API		__attribute__((visibility("default")))
@@ -30,6 +31,19 @@ void sds__site_exit(__u32 id, __u64 key);
 void sds__site_exception(__u32 id, __u64 key);
 void sds__site_downgrade(__u32 id, __u64 key);
 void sds__site_copy(__u32 id, const void *buf, size_t len);
+/*
+ * The same sites called by a keyed guard call (id | SDS_SITE_KEYED, with
+ * the key and its hash: bpf/sds_types.h): other names of the same
+ * symbols, so that an unkeyed call still passes two arguments only.
+ */
+void sds__site_enter_keyed(__u32 id, __u64 key, const struct sds_key *k,
+			   __u64 hash) __asm__("sds__site_enter");
+void sds__site_exit_keyed(__u32 id, __u64 key, const struct sds_key *k,
+			  __u64 hash) __asm__("sds__site_exit");
+void sds__site_exception_keyed(__u32 id, __u64 key, const struct sds_key *k,
+			       __u64 hash) __asm__("sds__site_exception");
+void sds__site_downgrade_keyed(__u32 id, __u64 key, const struct sds_key *k,
+			       __u64 hash) __asm__("sds__site_downgrade");
 
 /*
  * In a forked child (sds.c): the calling thread's frames are the
@@ -51,6 +65,7 @@ struct sds_bind {
 	const struct sds_flag *entry;		/* the point's flag entry (read-only map) */
 	struct sds_cell *cell;			/* the point's cell (the guards') */
 	const struct sds_flags_header *hdr;	/* the region's header (tick) */
+	const struct sds_key_table *keys;	/* the point's blocked keys (read-only map) */
 	__u32 *permit;				/* this process's permit cell */
 	__u64 key;				/* this loader's key for the sites */
 	__u32 id;				/* the point's id in this loader run */

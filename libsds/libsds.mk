@@ -27,7 +27,7 @@ LIBSDS_CSRCS  := libsds/sds.c libsds/guard.c libsds/client.c \
 		 libsds/conn.c libsds/repair.c common/names.c \
 		 libsds/balance.c libsds/balance_hash.c libsds/lb.c libsds/lb_ext.c \
 		 libsds/ext_balancer.c common/ext/ext.c common/ext/ext_load.c common/trust.c
-LIBSDS_HDRS   := $(wildcard libsds/*.h) bpf/sds_flags.h bpf/sds_types.h \
+LIBSDS_HDRS   := $(wildcard libsds/*.h) bpf/sds_flags.h bpf/sds_types.h bpf/sds_keys.h \
 		 common/names.h common/ext/ext.h common/ext/ext_int.h common/trust.h
 LIBSDS_OBJS   := $(patsubst %.c,$(LIBSDS_OBJDIR)/%.o,$(LIBSDS_CSRCS)) \
 		 $(LIBSDS_OBJDIR)/libsds/sites.o

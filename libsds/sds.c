@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * sds.c - the hot path of libsds: sds_should_downgrade(), sds_enter(),
- * sds_exception_sign(), sds_downgrade_finally(), sds_copy().
+ * sds_exception_sign(), sds_downgrade_finally(), sds_copy(), and the
+ * keyed entries sds_should_downgrade_key(), sds_enter_key() (docs/KEYS.md).
  *
  * No allocation, no lock, no syscall (CLOCK_MONOTONIC comes from the
  * vDSO, and only for a point whose entry is active) -- except the sleep
@@ -33,11 +34,25 @@
  */
 #define SDS_FRAMES_BUSY	(SDS_FRAMES + 1)
 
-/* One guarded call in progress on this thread. */
+/*
+ * One guarded call in progress on this thread.  A keyed call (SDS_G_KEYED
+ * in @how) keeps its key for its exception and exit sites (the caller's
+ * buffer may be gone by then) in a slot of its own, @key, of the
+ * thread's key slots: the frame stays the size it was, so the unkeyed
+ * path, which never reads @key, is the code it was, and a frame moved by
+ * an end out of order takes its key along for free.
+ */
 struct frame {
 	struct sds_point *point;	/* the call's point */
 	const struct sds_bind *bind;	/* its binding at entry; NULL: detached */
 	unsigned int how;		/* SDS_G_* of its decision and since */
+	unsigned int key;		/* keyed: its slot in frames.keys (was padding) */
+};
+
+/* A keyed call's key, held for its sites. */
+struct frame_key {
+	uint64_t hash;			/* sds_key_hash(&key) */
+	struct sds_key key;		/* zero-padded */
 };
 
 /* The guarded calls of one thread. */
@@ -45,7 +60,12 @@ struct frames {
 	unsigned int depth;		/* frames in use; SDS_FRAMES_BUSY: moving */
 	uint64_t rng;			/* downgrade_rate's PRNG; 0: unseeded */
 	struct frame f[SDS_FRAMES];	/* innermost last */
+	/* Keyed calls only, after what the unkeyed path reads. */
+	uint64_t keys_used;		/* bit i: keys[i] is a live frame's */
+	struct frame_key keys[SDS_FRAMES];
 };
+_Static_assert(sizeof(struct frame) == 24, "a frame: three words, as before keys");
+_Static_assert(SDS_FRAMES <= 64, "one bit a key slot");
 
 static __thread struct frames frames;
 
@@ -95,6 +115,41 @@ static void drill_sleep(uint64_t ns)
 }
 
 /*
+ * A free key slot of @t, taken; -1 if none (never while frames are
+ * balanced: a live keyed frame holds one of SDS_FRAMES).  Only this
+ * thread's signal handlers can race us, and one instruction is atomic
+ * against them: bts sets the bit and says whether it was set (a handler
+ * took that slot between our read and it: we try the next), with no bus
+ * lock, which an atomic of the C library would take for nothing.
+ */
+static int key_slot_take(struct frames *t)
+{
+	uint64_t used;
+	unsigned char was;
+	long i;
+
+	for (;;) {
+		used = __atomic_load_n(&t->keys_used, __ATOMIC_RELAXED);
+		if (!~used)
+			return -1;
+		i = __builtin_ctzll(~used);
+		__asm__ volatile("btsq %2, %0\n\tsetc %1"
+				 : "+m"(t->keys_used), "=q"(was) : "r"(i) : "cc");
+		if (!was)
+			return (int)i;
+	}
+}
+
+/* Give back the key slot of a frame that ended (@how, @slot: its). */
+static inline void key_slot_give(struct frames *t, unsigned int how,
+				 unsigned int slot)
+{
+	if ((how & SDS_G_KEYED) && slot < SDS_FRAMES)
+		__asm__ volatile("btrq %1, %0" : "+m"(t->keys_used)
+				 : "r"((long)slot) : "cc");
+}
+
+/*
  * The stack of @t is full: drop its oldest frame, the call least likely
  * to be still running (frames are only leaked by calls that never end),
  * and return the new depth.  What the call took is given back as its end
@@ -129,12 +184,20 @@ static __attribute__((noinline, cold)) unsigned int frames_evict(struct frames *
 	signal_fence();
 	t->depth = SDS_FRAMES - 1;
 	signal_fence();
-	if (!old.bind || (old.how & SDS_G_DOWNGRADE))
+	if (!old.bind || (old.how & SDS_G_DOWNGRADE)) {
+		key_slot_give(t, old.how, old.key);
 		return SDS_FRAMES - 1;	/* took nothing, pushed nothing */
-	sds__site_exit(old.bind->id | SDS_SITE_EVICT, old.bind->key);
+	}
+	if (old.how & SDS_G_KEYED)
+		sds__site_exit_keyed(old.bind->id | SDS_SITE_EVICT | SDS_SITE_KEYED,
+				     old.bind->key, &t->keys[old.key].key,
+				     t->keys[old.key].hash);
+	else
+		sds__site_exit(old.bind->id | SDS_SITE_EVICT, old.bind->key);
 	if (old.how & SDS_G_PERMIT)
 		sds_guard_release(old.bind->cell, old.bind->permit,
 				  SDS_G_PERMIT);
+	key_slot_give(t, old.how, old.key);
 	return SDS_FRAMES - 1;
 }
 
@@ -219,6 +282,130 @@ SDS_API enum sds_verdict sds_enter(struct sds_point *p)
 }
 
 /*
+ * A keyed call of a point that is or was bound (docs/KEYS.md): the key
+ * built zero-padded on the stack and hashed once; a key the loader
+ * blocked is downgraded (SDS_G_KEYBLOCK, reason key) without touching the
+ * point's limits -- its bucket, semaphore or probe stay the other keys'
+ * -- and any other key is decided as enter_frame() decides an unkeyed
+ * call.  Every site of the call is called keyed, with the frame's copy
+ * of the key.  The unkeyed path shares none of this: its instructions are
+ * those it had.
+ */
+static __attribute__((noinline)) enum sds_verdict
+enter_frame_key(struct sds_point *p, const struct sds_bind *b, const void *key,
+		size_t len, bool fault_downgrades)
+{
+	struct sds_key k;
+	struct frames *t;
+	struct frame *f;
+	unsigned int how = SDS_G_KEYED;
+	uint64_t delay_ns = 0, now = 0, hash;
+	unsigned int d;
+	int slot;
+
+	t = &frames;
+	d = t->depth;
+	if (d >= SDS_FRAMES) {
+		d = frames_evict(t);
+		if (d >= SDS_FRAMES)
+			return SDS_PASS;
+	}
+	if (!b) {
+		/* Detached: a frame for the end to find, no key needed. */
+		t->depth = d + 1;
+		signal_fence();
+		f = &t->f[d];
+		f->point = p;
+		f->bind = NULL;
+		f->how = 0;
+		return SDS_PASS;
+	}
+	if (len > SDS_KEY_MAX)
+		len = SDS_KEY_MAX;	/* the first 64 bytes are the key */
+	__builtin_memset(&k, 0, sizeof(k));
+	k.kind = SDS_KEY_BUF;
+	k.len = (__u8)len;
+	__builtin_memcpy(k.bytes, key, len);
+	hash = sds_key_hash(&k);
+
+	if (__atomic_load_n(&b->keys->nblocked, __ATOMIC_ACQUIRE)) {
+		now = clock_ns();
+		if (sds_guard_key_blocked(b->keys, b->hdr, hash, now))
+			how |= SDS_G_DOWNGRADE | SDS_G_KEYBLOCK;
+	}
+	if (!(how & SDS_G_DOWNGRADE) &&
+	    __atomic_load_n(&b->entry->active, __ATOMIC_RELAXED))
+		how |= sds_guard_decide_drill(b->entry, b->cell, b->hdr, b->permit,
+					      now ? now : clock_ns(), &t->rng,
+					      &delay_ns);
+	if ((how & SDS_G_FAULT) && fault_downgrades) {
+		sds_guard_release(b->cell, b->permit, how | SDS_G_EXCEPTION);
+		how = SDS_G_KEYED | SDS_G_DOWNGRADE;
+	}
+	/* The key's slot before the frame: the frame names a written key. */
+	slot = key_slot_take(t);
+	if (slot < 0) {
+		how &= ~SDS_G_KEYED;	/* no room (leaked frames): counted unkeyed */
+	} else {
+		t->keys[slot].hash = hash;
+		t->keys[slot].key = k;
+	}
+	signal_fence();
+	t->depth = d + 1;
+	signal_fence();
+	f = &t->f[d];
+	f->point = p;
+	f->bind = b;
+	f->how = how;
+	f->key = (unsigned int)slot;
+	if (slot < 0) {
+		if (how & SDS_G_DOWNGRADE) {
+			sds__site_downgrade(b->id, b->key);
+			return SDS_DOWNGRADE;
+		}
+		sds__site_enter(b->id, b->key);
+	} else if (how & SDS_G_DOWNGRADE) {
+		sds__site_downgrade_keyed(b->id | SDS_SITE_KEYED, b->key,
+					  &t->keys[slot].key, hash);
+		return SDS_DOWNGRADE;
+	} else {
+		sds__site_enter_keyed(b->id | SDS_SITE_KEYED, b->key,
+				      &t->keys[slot].key, hash);
+	}
+	if (how & SDS_G_DELAY)
+		drill_sleep(delay_ns);
+	return (how & SDS_G_FAULT) ? SDS_FAULT : SDS_PASS;
+}
+
+static inline enum sds_verdict enter_key(struct sds_point *p, const void *key,
+					 size_t len, bool fault_downgrades)
+{
+	const struct sds_bind *b;
+
+	if (!key || !len)
+		return enter(p, fault_downgrades);
+	if (!p)
+		return SDS_PASS;
+	b = __atomic_load_n(&p->bind, __ATOMIC_ACQUIRE);
+	/* Never bound: the key is not even built. */
+	if (!b && !__atomic_load_n(&p->ever, __ATOMIC_RELAXED))
+		return SDS_PASS;
+	return enter_frame_key(p, b, key, len, fault_downgrades);
+}
+
+SDS_API bool sds_should_downgrade_key(struct sds_point *p, const void *key,
+				      size_t len)
+{
+	return enter_key(p, key, len, true) != SDS_PASS;
+}
+
+SDS_API enum sds_verdict sds_enter_key(struct sds_point *p, const void *key,
+				       size_t len)
+{
+	return enter_key(p, key, len, false);
+}
+
+/*
  * Exact trips (PROTOCOL.md): an exception signed while the loader counts
  * exceptions against a mark spends one, before the site counts it, so the
  * next call of any process of the app already sees it.
@@ -228,6 +415,14 @@ static inline void exception_spend(const struct sds_bind *b)
 	if ((__atomic_load_n(&b->entry->active, __ATOMIC_RELAXED) & SDS_ACT_BUDGET) &&
 	    __atomic_load_n(&b->entry->exc_upto, __ATOMIC_RELAXED) != UINT64_MAX)
 		__atomic_fetch_add(&b->cell->exc_spent, 1, __ATOMIC_RELAXED);
+}
+
+/* A keyed call's exception site, with its key: out of the unkeyed path. */
+static __attribute__((noinline)) void exception_keyed(struct frames *t,
+						      const struct frame *f)
+{
+	sds__site_exception_keyed(f->bind->id | SDS_SITE_KEYED, f->bind->key,
+				  &t->keys[f->key].key, t->keys[f->key].hash);
 }
 
 SDS_API void sds_exception_sign(struct sds_point *p)
@@ -247,33 +442,68 @@ SDS_API void sds_exception_sign(struct sds_point *p)
 		return;
 	f->how |= SDS_G_EXCEPTION;
 	exception_spend(f->bind);
-	sds__site_exception(f->bind->id, f->bind->key);
+	if (__builtin_expect(f->how & SDS_G_KEYED, 0))
+		exception_keyed(t, f);
+	else
+		sds__site_exception(f->bind->id, f->bind->key);
+}
+
+/* Drop frame @i of @t (its fields read already). */
+static inline void frame_drop(struct frames *t, int i)
+{
+	if ((unsigned int)i + 1 < t->depth)
+		__builtin_memmove(&t->f[i], &t->f[i + 1],
+				  (t->depth - 1 - i) * sizeof(t->f[0]));
+	signal_fence();
+	t->depth--;
+}
+
+/*
+ * The end of a keyed call: as finally_frame(), its exit site keyed with
+ * the key of its slot, given back after the site (held until then, no
+ * signal handler's call can take it).
+ */
+static __attribute__((noinline)) void finally_keyed(struct frames *t, int i)
+{
+	const struct sds_bind *b = t->f[i].bind;
+	unsigned int how = t->f[i].how, slot = t->f[i].key;
+
+	frame_drop(t, i);
+	if (b && !(how & SDS_G_DOWNGRADE) && slot < SDS_FRAMES) {
+		sds__site_exit_keyed(b->id | SDS_SITE_KEYED, b->key,
+				     &t->keys[slot].key, t->keys[slot].hash);
+		if (how & (SDS_G_PERMIT | SDS_G_PROBE))
+			sds_guard_release(b->cell, b->permit, how);
+	}
+	key_slot_give(t, how, slot);
 }
 
 /* The end of a call of a point that was bound once (see above). */
 static __attribute__((noinline)) void finally_frame(struct sds_point *p)
 {
+	const struct sds_bind *b;
 	struct frames *t;
-	struct frame f;
+	unsigned int how;
 	int i;
 
 	t = &frames;
 	i = frame_find(t, p);
 	if (i < 0)
 		return;
-	f = t->f[i];
-	if ((unsigned int)i + 1 < t->depth)
-		__builtin_memmove(&t->f[i], &t->f[i + 1],
-				  (t->depth - 1 - i) * sizeof(f));
-	signal_fence();
-	t->depth--;
+	b = t->f[i].bind;
+	how = t->f[i].how;
+	if (__builtin_expect(how & SDS_G_KEYED, 0)) {
+		finally_keyed(t, i);
+		return;
+	}
+	frame_drop(t, i);
 
-	if (!f.bind || (f.how & SDS_G_DOWNGRADE))
+	if (!b || (how & SDS_G_DOWNGRADE))
 		return;		/* a downgraded call ends with nothing */
 	/* Exit first: a permit given back lets the next call in. */
-	sds__site_exit(f.bind->id, f.bind->key);
-	if (f.how & (SDS_G_PERMIT | SDS_G_PROBE))
-		sds_guard_release(f.bind->cell, f.bind->permit, f.how);
+	sds__site_exit(b->id, b->key);
+	if (how & (SDS_G_PERMIT | SDS_G_PROBE))
+		sds_guard_release(b->cell, b->permit, how);
 }
 
 SDS_API void sds_downgrade_finally(struct sds_point *p)

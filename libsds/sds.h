@@ -109,6 +109,24 @@ enum sds_verdict {
 enum sds_verdict sds_enter(struct sds_point *p);
 
 /*
+ * Hot keys (docs/KEYS.md): the entries above for one call of a key -- a
+ * user, a tenant, an item -- given as the @len bytes at @key, so that
+ * the loader counts the point's calls per key and can limit one key
+ * without the others (key_token_rate, key_visit_threshold,
+ * key_overrides in sds-strategies(5)).  A key the loader blocked is
+ * downgraded (reason "key") whatever the point decides; any other key is
+ * decided as the unkeyed call decides it.  The key is copied: @key need
+ * only be valid during this call.  A key longer than SDS_KEY_MAX (64)
+ * bytes is its first 64 (keys that share those collide: pass a digest of
+ * longer ones); NULL @key or @len 0 is an unkeyed call.  End the call
+ * with sds_exception_sign() and sds_downgrade_finally() as any other.
+ * Costs the unkeyed call plus building and hashing 64 bytes.
+ */
+#define SDS_KEY_MAX	64
+bool sds_should_downgrade_key(struct sds_point *p, const void *key, size_t len);
+enum sds_verdict sds_enter_key(struct sds_point *p, const void *key, size_t len);
+
+/*
  * The guarded call of @p in progress on this thread failed: counts one
  * exception (at most one per call; nothing for a downgraded call or
  * outside a guarded call).

@@ -17,6 +17,9 @@
  *	int r = sds::invoke(order, [] { return cached_answer(); },
  *			    [] { return order_service_call(); });
  *
+ * and for one call of a key (a user, a tenant: docs/KEYS.md), which the
+ * loader can limit alone: sds::guard g(order, user_id), sds::invoke_key.
+ *
  * An exception that leaves the guarded scope is signed as the call's
  * exception (sds_exception_sign) by the guard's destructor, which
  * compares std::uncaught_exceptions() with its value when the guard was
@@ -38,6 +41,7 @@
 #include <functional>
 #include <type_traits>
 #include <cstddef>
+#include <string_view>
 #include <utility>
 
 #include "sds.h"
@@ -61,6 +65,22 @@ public:
 		return sds_should_downgrade(p_);
 	}
 	sds_verdict enter() const noexcept { return sds_enter(p_); }
+	/*
+	 * The keyed entries (sds_should_downgrade_key, sds_enter_key): at
+	 * most 64 bytes of @key count; an empty key is an unkeyed call.
+	 */
+	bool should_downgrade_key(const void *key, std::size_t len) const noexcept
+	{
+		return sds_should_downgrade_key(p_, key, len);
+	}
+	bool should_downgrade_key(std::string_view key) const noexcept
+	{
+		return sds_should_downgrade_key(p_, key.data(), key.size());
+	}
+	sds_verdict enter_key(std::string_view key) const noexcept
+	{
+		return sds_enter_key(p_, key.data(), key.size());
+	}
 	void exception_sign() const noexcept { sds_exception_sign(p_); }
 	void downgrade_finally() const noexcept { sds_downgrade_finally(p_); }
 	/* sds_copy(): offer @len bytes at @buf to traffic copy. */
@@ -118,6 +138,10 @@ public:
 	explicit guard(point p) noexcept
 		: p_(p), uncaught_(std::uncaught_exceptions()),
 		  downgraded_(p.should_downgrade()) {}
+	/* One call of key @key (sds_should_downgrade_key). */
+	guard(point p, std::string_view key) noexcept
+		: p_(p), uncaught_(std::uncaught_exceptions()),
+		  downgraded_(p.should_downgrade_key(key)) {}
 
 	~guard()
 	{
@@ -154,6 +178,19 @@ auto invoke(point p, Fallback &&fallback, Fn &&fn)
 			      std::invoke_result_t<Fn>>
 {
 	guard g(p);
+
+	if (g.downgraded())
+		return std::invoke(std::forward<Fallback>(fallback));
+	return std::invoke(std::forward<Fn>(fn));
+}
+
+/* sds::invoke for one call of key @key: a blocked key runs @fallback. */
+template <class Fallback, class Fn>
+auto invoke_key(point p, std::string_view key, Fallback &&fallback, Fn &&fn)
+	-> std::common_type_t<std::invoke_result_t<Fallback>,
+			      std::invoke_result_t<Fn>>
+{
+	guard g(p, key);
 
 	if (g.downgraded())
 		return std::invoke(std::forward<Fallback>(fallback));

@@ -26,7 +26,7 @@
 
 #define SDS_NOTE_TYPE	1
 /* SDS_FLAGS_LAYOUT of bpf/sds_flags.h (not includable here: C only). */
-#define SDS_NOTE_LAYOUT	4
+#define SDS_NOTE_LAYOUT	5
 
 .macro SDS_SITE name
 	.text

@@ -59,6 +59,12 @@ static const int col_kind[] = { STORE_STAT_COLS(COL_KIND_) };
 #define NCOLS	STORE_STAT_NCOLS
 #define LAST_S	30	/* a host's latest row counts if this close to the newest period */
 
+/* A column of one host's latest row (STORE_STAT_LAST_*), not of every row. */
+static bool col_last(int j)
+{
+	return col_kind[j] == STORE_STAT_LAST_SUM || col_kind[j] == STORE_STAT_LAST_MAX;
+}
+
 static uint64_t col_of(const struct store_stat_row *row, int j)
 {
 	return *(const uint64_t *)((const char *)row + col_off[j]);
@@ -68,7 +74,7 @@ static uint64_t col_of(const struct store_stat_row *row, int j)
 struct cell {
 	uint64_t visits, exceptions, timeouts, downgrades, max_concurrency;	/* the counts */
 	uint64_t faults, delays;	/* what drills injected, summed */
-	uint64_t cols[NCOLS];		/* store/stat_cols.h's STORE_STAT_SUM columns, summed */
+	uint64_t cols[NCOLS];		/* store/stat_cols.h's STORE_STAT_SUM columns summed, STORE_STAT_MAX the highest */
 	uint64_t hist[SDS_HIST_BUCKETS];	/* the latency histograms, summed */
 };
 
@@ -129,7 +135,7 @@ static bool row_has_last(const struct store_stat_row *row)
 	int j;
 
 	for (j = 0; j < NCOLS; j++)
-		if (col_kind[j] != STORE_STAT_SUM && col_of(row, j))
+		if (col_last(j) && col_of(row, j))
 			return true;
 	return false;
 }
@@ -251,6 +257,8 @@ static int agg_row(const struct store_stat_row *row, void *ctx)
 	for (i = 0; i < NCOLS; i++)
 		if (col_kind[i] == STORE_STAT_SUM)
 			c->cols[i] += col_of(row, i);
+		else if (col_kind[i] == STORE_STAT_MAX && col_of(row, i) > c->cols[i])
+			c->cols[i] = col_of(row, i);	/* a maximum: a sum would mean nothing */
 	return 0;
 }
 
@@ -264,7 +272,8 @@ static json_t *pcts(json_t *o, const uint64_t *hist)
 
 /*
  * store/stat_cols.h's columns of @se into @o and @tot: a STORE_STAT_SUM
- * column per step and in the total; a STORE_STAT_LAST_* column over the
+ * column per step and in the total (a STORE_STAT_MAX column too, its
+ * highest in each and over all); a STORE_STAT_LAST_* column over the
  * hosts whose latest row is recent (see last_row()) and carries it,
  * summed (with "NAME_hosts", how many) or the highest; null when no
  * host has it.
@@ -279,11 +288,16 @@ static void cols_json(const struct agg *ag, const struct series *se, json_t *o, 
 		json_t *arr;
 		char name[96];
 
-		if (col_kind[j] == STORE_STAT_SUM) {
+		if (!col_last(j)) {
 			arr = json_array();
 			for (k = 0; k < ag->nsteps; k++) {
-				json_array_append_new(arr, json_integer((json_int_t)se->cells[k].cols[j]));
-				sum += se->cells[k].cols[j];
+				uint64_t x = se->cells[k].cols[j];
+
+				json_array_append_new(arr, json_integer((json_int_t)x));
+				if (col_kind[j] == STORE_STAT_SUM)
+					sum += x;
+				else if (x > sum)
+					sum = x;
 			}
 			json_object_set_new(o, col_name[j], arr);
 			json_object_set_new(tot, col_name[j], json_integer((json_int_t)sum));

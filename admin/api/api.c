@@ -276,6 +276,8 @@ static void app_routes(struct api_route *r)
 		return api_route_active_scheme(r, g, a);
 	if (!strcmp(what, "stats"))
 		return api_route_stats(r, g, a);
+	if (!strcmp(what, "refused"))
+		return api_route_refused(r, g, a);
 	if (!strcmp(what, "hosts") || !strcmp(what, "points") ||
 	    !strcmp(what, "events") || !strcmp(what, "audit"))
 		return api_route_listing(r, g, a, what);

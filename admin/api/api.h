@@ -76,6 +76,14 @@ void api_route_copy_plan(struct api_route *r, const char *g, const char *a, cons
 	       const char *what);
 void api_route_copy_servers(struct api_route *r);
 
+/*
+ * api/refused.c: the admin's strategies the hosts refused, gathered from
+ * host_list's rows @hosts: [{"point", "version", "reason", "hosts",
+ * "text"}] (new reference; NULL: out of memory); GET {A}/refused.
+ */
+json_t *api_refused(json_t *hosts);
+void api_route_refused(struct api_route *r, const char *g, const char *a);
+
 /* api/fleet.c: the dashboard's cockpit */
 void api_route_fleet(struct api_route *r);
 void api_route_stats_hosts(struct api_route *r, const char *g, const char *a);

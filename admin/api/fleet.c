@@ -181,7 +181,7 @@ static int fleet_app(struct api_route *r, json_t *app, int64_t now, struct sds_s
 	{
 		json_t *d = in_force(drills, now, true);
 
-		*out = json_pack("{s:O, s:O, s:O, s:O, s:O, s:o, s:I, s:I, s:O, s:o, s:o, s:o}",
+		*out = json_pack("{s:O, s:O, s:O, s:O, s:O, s:o, s:I, s:I, s:O, s:o, s:o, s:o, s:o}",
 				 "group", json_object_get(app, "group"),
 				 "name", json_object_get(app, "name"),
 				 "description", json_object_get(app, "description"),
@@ -192,7 +192,8 @@ static int fleet_app(struct api_route *r, json_t *app, int64_t now, struct sds_s
 				 "hosts", hosts,
 				 "downgraded", downgraded(events, ss, d),
 				 "drills", d,
-				 "copy_plans", in_force(plans, now, false));
+				 "copy_plans", in_force(plans, now, false),
+				 "refused", api_refused(hosts));
 	}
 out:
 	json_decref(hosts);

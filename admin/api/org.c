@@ -245,6 +245,27 @@ static json_t *strategies_doc(const struct sds_strategies *s, const char *scheme
 	return o;
 }
 
+/*
+ * Hot keys' key_overrides live in their document (common/strategy.h),
+ * and the store keeps strategies a point a row: it would drop them.
+ * Refused, never lost; 0: none in @ss (else the reply is sent).
+ */
+static int key_overrides_refused(struct api_route *r,
+				 const struct sds_strategies *ss)
+{
+	int i;
+
+	for (i = 0; i < ss->n; i++) {
+		if (!ss->s[i].key_ov_n)
+			continue;
+		api_fail(r, 400,
+			 "point '%s': key_overrides: sds-admin does not store them yet (give them in the loader's --strategies file)",
+			 ss->s[i].point);
+		return -1;
+	}
+	return 0;
+}
+
 void api_route_strategies(struct api_route *r, const char *g, const char *a,
 		    const char *s)
 {
@@ -278,6 +299,8 @@ void api_route_strategies(struct api_route *r, const char *g, const char *a,
 		api_fail(r, 400, "%s", r->err);
 		goto out;
 	}
+	if (key_overrides_refused(r, ss))
+		goto out;
 	if (api_cluster_check_hosts(r, g, a, ss))
 		goto out;
 	if (api_store_rc(r, st->ops->strategies_put(st, g, a, s, ss, comment, &version, r->err)))
@@ -383,6 +406,8 @@ void api_route_strategy(struct api_route *r, const char *g, const char *a,
 		goto out;
 	}
 	json_decref(doc);
+	if (key_overrides_refused(r, ss))
+		goto out;
 	if (api_cluster_check_hosts(r, g, a, ss))
 		goto out;
 	if (rules_still_valid(r, g, a, s, &ss->s[0], NULL))

@@ -17,6 +17,9 @@
  *   STORE_STAT_LAST_SUM  a state: each host's latest value, summed over
  *                        the hosts that report it ("NAME", "NAME_hosts")
  *   STORE_STAT_LAST_MAX  a state: each host's latest, the highest ("NAME")
+ *   STORE_STAT_MAX       a maximum over the period (or a flag, 0/1): the
+ *                        highest of the step's rows and of the range
+ *                        ("NAME": [...], "total": {"NAME"}), never summed
  *
  * A new field: one X() line here (anywhere: every statement's column
  * list, and the order the scans read, come from this list), one
@@ -31,12 +34,22 @@
 #define STORE_STAT_SUM		0
 #define STORE_STAT_LAST_SUM	1
 #define STORE_STAT_LAST_MAX	2
+#define STORE_STAT_MAX		3
 
 #define STORE_STAT_COLS(X)						\
 	/* an adaptive point's limit at the period's end (docs/ADAPTIVE.md) */ \
 	X(adaptive_limit, STORE_STAT_LAST_SUM)				\
 	/* the latency it steered by then */				\
-	X(adaptive_latency_ns, STORE_STAT_LAST_MAX)
+	X(adaptive_latency_ns, STORE_STAT_LAST_MAX)			\
+	/* the period's split calls and where their time went (docs/SPLIT.md) */ \
+	X(split_calls, STORE_STAT_SUM)					\
+	X(split_on_cpu_ns, STORE_STAT_SUM)				\
+	X(split_runqueue_ns, STORE_STAT_SUM)				\
+	X(split_blocked_ns, STORE_STAT_SUM)				\
+	/* the most calls stuck past their timeout at once (docs/LIMITS.md) */ \
+	X(max_stuck, STORE_STAT_MAX)					\
+	/* 1: a host pressure rule shed the point (docs/PRESSURE.md) */	\
+	X(overload, STORE_STAT_MAX)
 
 /* How many. */
 #define STORE_STAT_ONE_(f, k)	+ 1

@@ -352,7 +352,7 @@ struct store *pg_store_open(const char *url, char *err);
 #include "../../libsds/sds_ext.h"
 
 #define STORE_EXT	"store"
-#define STORE_EXT_ABI	4	/* 4: struct store_stat_row has store/stat_cols.h's fields */
+#define STORE_EXT_ABI	5	/* 4: struct store_stat_row has store/stat_cols.h's fields; 5: split, max_stuck, overload */
 
 struct store_ext {
 	struct sds_ext_head head;	/* STORE_EXT, STORE_EXT_ABI, SDS_EXT_IMPL */

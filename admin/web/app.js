@@ -140,6 +140,34 @@ function fmtAdaptive(s) {
     ', steering by ' + (n > 1 ? 'up to ' : '') + fmtNs(s.adaptive_latency_ns);
 }
 
+// Where a period's split calls' time went (docs/SPLIT.md), of step @k of
+// stats series @s: three shares and a bar of them; '-' without split calls.
+function fmtSplit(s, k) {
+  if (!s || !s.split_calls || !s.split_calls[k]) return '-';
+  const parts = [['on-CPU', s.split_on_cpu_ns[k], 'cpu'], ['run queue', s.split_runqueue_ns[k], 'rq'],
+                 ['blocked', s.split_blocked_ns[k], 'blk']];
+  const sum = parts.reduce((a, p) => a + p[1], 0) || 1;
+  const bar = el('span', null, 'splitbar');
+  for (const [, v, cls] of parts) {
+    const x = el('span', null, cls);
+    x.style.width = (100 * v / sum).toFixed(1) + '%';
+    bar.appendChild(x);
+  }
+  bar.title = s.split_calls[k] + ' calls split';
+  return span(bar, parts.map(([n, v]) => n + ' ' + (100 * v / sum).toFixed(1) + '%').join(' · '));
+}
+
+// A host's pressure rules as its last heartbeat said (docs/PRESSURE.md),
+// named by the active strategies' rules: '-' without rules.
+function fmtPressure(rules, defs) {
+  if (!rules || !rules.length) return '-';
+  return rules.map((r, i) => {
+    const d = defs && defs[i];
+    return 'rule ' + i + (d ? ' (' + d.resource + ' ' + d.kind + ' > ' + d.above_pct + '%)' : '') + ': ' +
+      (r.firing ? 'firing' : 'quiet') + ', fired ' + r.fired + '×';
+  }).join('; ');
+}
+
 function fillTable(id, rows) {
   const tb = $(id).querySelector('tbody');
   tb.replaceChildren();
@@ -233,6 +261,8 @@ function selectApp(a) {
   state.active = null;
   state.first = undefined;
   state.stats = null;
+  state.refused = [];
+  $('app-refused').replaceChildren();
   for (const k of Object.keys(state.charts)) state.charts[k].forEach((c) => c.destroy());
   state.charts = {};
   state.byHost = {};
@@ -289,13 +319,18 @@ async function refreshApp(slow) {
     // Drills before the charts: they mark their periods, and the state says so.
     await loadDrills();
   }
-  const [active, hosts, live] = await Promise.all([
+  const [active, hosts, live, refused] = await Promise.all([
     api('GET', p + '/strategies'), api('GET', p + '/hosts'),
     api('GET', p + '/stats?step=10&from=' + (Math.floor(Date.now() / 10000) * 10 - 60)),
+    api('GET', p + '/refused'),
     loadStats(),
   ]);
   if (state.sel !== a) return;
   state.active = active;
+  state.refused = refused;
+  // Refusals that name no point (a pressure rule, the split): by the version.
+  $('app-refused').replaceChildren(...refused.filter((r) => !r.point).map((r) =>
+    el('span', 'version ' + r.version + ' ' + r.text, 'refused')));
   loadHosts(info, hosts);
   loadPointsTable(live, active);
   if (slow)
@@ -308,6 +343,10 @@ async function refreshApp(slow) {
 function drillsOf(point) {
   const now = Date.now() / 1000;
   return state.drills.filter((d) => d.point === point && drillEnd(d) > now);
+}
+
+function refusedOf(point) {
+  return (state.refused || []).filter((r) => r.point === point);
 }
 
 function isKilled(active, point) {
@@ -330,6 +369,9 @@ function loadPointsTable(live, active) {
     if (has && s.downgrades[k] > 0)
       st.push(el('span', 'downgrading ' + Math.round(100 * s.downgrades[k] / Math.max(1, s.visits[k])) + '%', 'warn'));
     if (s && s.suspended) st.push(el('span', 'suspended: overhead', 'warn'));
+    if (has && s.overload && s.overload[k]) st.push(el('span', 'overload: a pressure rule shed it', 'warn'));
+    // The admin's strategies a host refused for this point (GET refused).
+    for (const r of refusedOf(name)) st.push(el('span', 'version ' + r.version + ' ' + r.text, 'refused'));
     if (!has) st.push(el('span', 'no report in the last minute', 'muted'));
     if (!st.length) st.push(el('span', 'ok', 'insync'));
     const cell = el('span', null, 'states');
@@ -343,7 +385,9 @@ function loadPointsTable(live, active) {
             has ? fmtRate(s.visits[k], step) : '-', has ? fmtRate(s.downgrades[k], step) : '-',
             has ? fmtRate(s.exceptions[k], step) : '-', has ? fmtRate(s.timeouts[k], step) : '-',
             has ? fmtNs(s.p50_ns[k]) : '-', has ? fmtNs(s.p99_ns[k]) : '-',
-            s ? fmtPct(s.overhead_pct) : '-', fmtAdaptive(s) || '-', has ? fmtDate(s.as_of) : '', b];
+            s ? fmtPct(s.overhead_pct) : '-', fmtAdaptive(s) || '-',
+            has ? fmtSplit(s, k) : '-', has && s.max_stuck ? s.max_stuck[k] : '-',
+            has ? fmtDate(s.as_of) : '', b];
   }));
 }
 
@@ -400,7 +444,9 @@ function loadHosts(info, hosts) {
       (s.token_rate >= 0 ? s.token_rate + '/s' : '') + (s.live ? '' : ' (not reporting)')).join('; ');
     return [h.host, h.ip, el('span', isLive ? 'live' : 'stale', isLive ? 'insync' : 'stale'),
             fmtDate(h.last_seen) + ' (' + age + ' s ago)', fmtDate(h.last_period), v,
-            shares || '-'];
+            shares || '-', fmtPressure(h.pressure, state.active && state.active.pressure),
+            (h.refused || []).map((r) => 'version ' + r.version + (r.point ? ' ' + r.point : '') +
+                                  ': ' + r.reason).join('; ') || '-'];
   }));
   $('hosts-rule').textContent = 'live: a heartbeat within the last ' + LIVE_S + ' s; stale: none since.';
   $('app-hosts-sum').textContent = live + ' of ' + hosts.length + ' host' + (hosts.length === 1 ? '' : 's') + ' live';
@@ -438,8 +484,11 @@ async function loadEditorTable() {
   const rows = [];
   const dl = $('ed-points');
   dl.replaceChildren();
+  // Beside each strategy of the active scheme: what hosts refused of it.
+  const active = state.info && s === state.info.active_scheme;
   for (const [pt, st] of Object.entries(doc.points)) {
-    rows.push([pt, el('code', JSON.stringify(st))]);
+    const why = active ? refusedOf(pt).map((r) => 'version ' + r.version + ' ' + r.text).join('; ') : '';
+    rows.push([pt, el('code', JSON.stringify(st)), why ? el('span', why, 'refused') : '']);
     const o = el('option');
     o.value = pt;
     dl.appendChild(o);

@@ -54,6 +54,16 @@ function runningCell(app) {
   return box;
 }
 
+// The app's version and scheme, and the strategies its hosts refuse (issue 36).
+function strategiesCell(app) {
+  const box = el('div', null, 'list');
+  box.appendChild(el('span', 'version ' + app.version + ' · scheme ' + app.active_scheme));
+  for (const r of app.refused || [])
+    box.appendChild(el('span', 'version ' + r.version + (r.point ? ' ' + r.point : '') + ' ' + r.text,
+                       'refused block'));
+  return box;
+}
+
 async function loadFleet() {
   const doc = await api('GET', '/fleet');
   if (state.view !== 'fleet') return;
@@ -94,8 +104,7 @@ async function loadFleet() {
       name.appendChild(link(a.name, appHref(a.group, a.name)));
       if (a.description) name.appendChild(el('small', a.description, 'muted block'));
       tr.appendChild(name);
-      for (const c of [hostChips(a), downgradedCell(a), runningCell(a),
-                       el('span', 'version ' + a.version + ' · scheme ' + a.active_scheme)]) {
+      for (const c of [hostChips(a), downgradedCell(a), runningCell(a), strategiesCell(a)]) {
         const td = el('td');
         td.appendChild(c);
         tr.appendChild(td);

@@ -14,6 +14,8 @@
  *   guard-throw N   the same, the dependency throws out of the scope
  *   guard-fail N    the same, the dependency fails without throwing
  *                   (an error code: the scope signs it with g.fail())
+ *   key-ok N        N calls through sds::invoke_key, of keys user0..user9
+ *                   in turn, that succeed (docs/KEYS.md)
  *
  * Each prints "passed P downgraded D failed F" (P: the dependency ran, D:
  * the fallback ran, F: the dependency failed) then "done".  EOF or
@@ -78,7 +80,11 @@ void run(sds::point dep, const std::string &kind, long n, tally &t)
 {
 	for (long i = 0; i < n; i++) {
 		try {
-			if (kind == "ok" || kind == "throw")
+			if (kind == "key-ok")
+				sds::invoke_key(dep, "user" + std::to_string(i % 10),
+						[&] { return cached(t); },
+						[&] { return dependency(t, false, true); });
+			else if (kind == "ok" || kind == "throw")
 				call_invoke(dep, t, kind == "throw");
 			else
 				call_scoped(dep, t, kind != "guard-ok",
@@ -92,7 +98,7 @@ void run(sds::point dep, const std::string &kind, long n, tally &t)
 bool known(const std::string &kind)
 {
 	for (const char *k : {"ok", "throw", "guard-ok", "guard-throw",
-			      "guard-fail"})
+			      "guard-fail", "key-ok"})
 		if (kind == k)
 			return true;
 	return false;

@@ -18,6 +18,12 @@ func (p Point) Begin() Guard {
 	return Guard{p: p, downgraded: p.ShouldDowngrade()}
 }
 
+// BeginKey is Begin for one call of key (docs/KEYS.md).
+func (p Point) BeginKey(key []byte) Guard {
+	runtime.LockOSThread()
+	return Guard{p: p, downgraded: p.ShouldDowngradeKey(key)}
+}
+
 // Downgraded tells the call to run its fallback instead.
 func (g Guard) Downgraded() bool { return g.downgraded }
 
@@ -46,6 +52,17 @@ func (g Guard) End(errp *error) {
 // on).
 func Invoke[T any](p Point, fallback, fn func() (T, error)) (v T, err error) {
 	g := p.Begin()
+	defer g.End(&err)
+	if g.Downgraded() {
+		return fallback()
+	}
+	return fn()
+}
+
+// InvokeKey is Invoke for one call of key: a key the loader blocked runs
+// fallback().
+func InvokeKey[T any](p Point, key []byte, fallback, fn func() (T, error)) (v T, err error) {
+	g := p.BeginKey(key)
 	defer g.End(&err)
 	if g.Downgraded() {
 		return fallback()

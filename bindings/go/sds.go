@@ -104,6 +104,32 @@ func (p Point) ShouldDowngrade() bool { return bool(C.sds_should_downgrade(p.p))
 // (the same thread rule).
 func (p Point) Enter() Verdict { return Verdict(C.sds_enter(p.p)) }
 
+// keyArgs is key as libsds takes it: its first byte (nil when empty,
+// an unkeyed call) and its length.  libsds copies the key during the
+// call and keeps no pointer to it.
+func keyArgs(key []byte) (unsafe.Pointer, C.size_t) {
+	if len(key) == 0 {
+		return nil, 0
+	}
+	return unsafe.Pointer(&key[0]), C.size_t(len(key))
+}
+
+// ShouldDowngradeKey is sds_should_downgrade_key: ShouldDowngrade for one
+// call of key (a user, a tenant: docs/KEYS.md), which the loader can block
+// alone.  At most 64 bytes count (longer keys are their first 64); an
+// empty key is an unkeyed call.  The same thread rule: prefer BeginKey
+// or InvokeKey.
+func (p Point) ShouldDowngradeKey(key []byte) bool {
+	k, n := keyArgs(key)
+	return bool(C.sds_should_downgrade_key(p.p, k, n))
+}
+
+// EnterKey is sds_enter_key: Enter for one call of key.
+func (p Point) EnterKey(key []byte) Verdict {
+	k, n := keyArgs(key)
+	return Verdict(C.sds_enter_key(p.p, k, n))
+}
+
 // ExceptionSign is sds_exception_sign: the call in progress on this
 // thread failed.
 func (p Point) ExceptionSign() { C.sds_exception_sign(p.p) }

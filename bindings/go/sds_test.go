@@ -147,3 +147,36 @@ func TestCopyWithoutALoaderAndOfBadPoints(t *testing.T) {
 		t.Fatalf("invalid name: %v, want EINVAL", err)
 	}
 }
+
+func TestKeyedCallsWithoutALoader(t *testing.T) {
+	p := client(t).Point("dep")
+	for i := 0; i < 1000; i++ {
+		key := []byte{'u', byte('0' + i%10)}
+		v, err := InvokeKey(p, key, fallbackRan, func() (int, error) { return i, nil })
+		if v != i || err != nil {
+			t.Fatalf("InvokeKey: %v, %v; want %d, nil", v, err, i)
+		}
+	}
+	err := func() (err error) {
+		g := p.BeginKey([]byte("user7"))
+		defer g.End(&err)
+		if g.Downgraded() {
+			t.Fatal("downgraded without a loader")
+		}
+		return errors.New("x")
+	}()
+	if err == nil {
+		t.Fatal("End changed the error")
+	}
+	if v := p.EnterKey(make([]byte, 100)); v != Pass { // its first 64 bytes
+		t.Fatalf("EnterKey: %v, want Pass", v)
+	}
+	p.DowngradeFinally()
+	if p.ShouldDowngradeKey(nil) { // an unkeyed call
+		t.Fatal("ShouldDowngradeKey(nil) downgraded")
+	}
+	p.DowngradeFinally()
+	if (Point{}).ShouldDowngradeKey([]byte("k")) {
+		t.Fatal("the zero Point downgraded")
+	}
+}

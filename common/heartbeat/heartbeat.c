@@ -32,6 +32,7 @@ void heartbeat_init(struct sds_heartbeat *hb, const char *group, const char *app
 	hb->period_s = SDS_HB_PERIOD_S;
 	hb->version = version;
 	hb->n = 0;
+	hb->nkeys = 0;
 }
 
 struct sds_hb_point *heartbeat_add_point(struct sds_heartbeat *hb,
@@ -134,7 +135,8 @@ json_t *heartbeat_to_json(const struct sds_heartbeat *hb)
 			json_object_set_new(po, "overhead_pct",
 					    json_real(p->overhead_milli / 1000.0));
 		if (heartbeat_point_copy_to_json(p, po) ||
-		    heartbeat_point_split_to_json(p, po))
+		    heartbeat_point_split_to_json(p, po) ||
+		    heartbeat_point_keys_to_json(hb, i, po))
 			goto oom;
 		if (p->overload)
 			json_object_set_new(po, "overload", json_true());
@@ -152,7 +154,7 @@ json_t *heartbeat_to_json(const struct sds_heartbeat *hb)
 	    json_object_set_new(o, "build", json_pack("{s:s, s:I}", "id", hb->build_id,
 			       "deploys", (json_int_t)hb->deploys)))
 		goto oom;
-	if (heartbeat_pressure_to_json(hb, o))
+	if (heartbeat_pressure_to_json(hb, o) || heartbeat_refused_to_json(hb, o))
 		goto oom;
 	if (json_object_set_new(o, "points", pts))
 		goto oom_o;
@@ -214,6 +216,7 @@ static const char *const point_fields[] = {
 	"adaptive_limit", "adaptive_latency_ns", "max_stuck",
 	"latency_hist", "suspended", "overhead_pct", "overload",
 	"split_calls", "split_on_cpu_ns", "split_runqueue_ns", "split_blocked_ns",
+	"keys",
 };
 #define POINT_COUNTS	13	/* point_fields before latency_hist */
 
@@ -311,7 +314,7 @@ static int point_from_json(const char *name, json_t *obj, struct sds_hb_point *p
 
 static const char *const top_fields[] = {
 	"group", "app", "host", "ip", "period_start", "period_s", "version", "points",
-	"build", "pressure",
+	"build", "pressure", "refused",
 };
 
 /* Lowercase hex, 1..SDS_HB_BUILD_MAX digits. */
@@ -376,6 +379,7 @@ int heartbeat_from_json(json_t *doc, struct sds_heartbeat *out,
 		}
 	}
 	memset(out, 0, offsetof(struct sds_heartbeat, points));
+	out->nkeys = 0;
 	if (get_str(doc, "group", out->group, sizeof(out->group), sds_name_valid,
 		    "name (1-64 of [A-Za-z0-9_-])", err, errlen) ||
 	    get_str(doc, "app", out->app, sizeof(out->app), sds_name_valid,
@@ -415,7 +419,8 @@ int heartbeat_from_json(json_t *doc, struct sds_heartbeat *out,
 	}
 	out->version = json_integer_value(v);
 	if (build_from_json(doc, out, err, errlen) ||
-	    heartbeat_pressure_from_json(doc, out, err, errlen))
+	    heartbeat_pressure_from_json(doc, out, err, errlen) ||
+	    heartbeat_refused_from_json(doc, out, err, errlen))
 		return -1;
 
 	pts = json_object_get(doc, "points");
@@ -429,7 +434,8 @@ int heartbeat_from_json(json_t *doc, struct sds_heartbeat *out,
 		return -1;
 	}
 	json_object_foreach(pts, key, v) {
-		if (point_from_json(key, v, &out->points[out->n], err, errlen))
+		if (point_from_json(key, v, &out->points[out->n], err, errlen) ||
+		    heartbeat_point_keys_from_json(key, v, out, out->n, err, errlen))
 			return -1;
 		out->n++;
 	}

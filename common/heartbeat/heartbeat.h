@@ -29,10 +29,17 @@
  * downgraded the point in the period), "split_calls", "split_on_cpu_ns",
  * "split_runqueue_ns", "split_blocked_ns" (where the period's completed
  * calls' time went, docs/SPLIT.md: sent when the loader splits calls and
- * some completed).
+ * some completed), "keys" (a keyed point's heaviest keys over the
+ * period: heartbeat_keys.c, docs/KEYS.md).
  * Optional top-level "pressure": [{"firing": B, "fired": N}, ...], each
  * host pressure rule's state as the period ends, by rule index
  * (docs/PRESSURE.md); sent only with rules.
+ * Optional top-level "refused": [{"version": V, "point": P, "reason": R}]:
+ * the admin's strategies version V that the loader refused (a field point
+ * P cannot enforce, R the loader's one line, at most 200 bytes; "point"
+ * absent when the refusal names none), the latest, one per point; sent
+ * while the loader keeps the version it had, until it accepts a later
+ * one (heartbeat_refused.c).
  *
  * Usage on the loader side:
  *
@@ -88,7 +95,7 @@ struct sds_hb_point {
 	/* Where the period's split calls' time went (heartbeat_split.c; sent when @split_calls). */
 	uint64_t split_calls;		/* completed calls split in the period */
 	uint64_t split_on_cpu_ns;	/* their time on a CPU */
-	uint64_t split_runq_ns;		/* ... waiting on a run queue */
+	uint64_t split_runqueue_ns;	/* ... waiting on a run queue */
 	uint64_t split_blocked_ns;	/* ... blocked */
 	int nhist;			/* entries of latency_hist sent: last non-zero + 1 */
 	uint64_t latency_hist[SDS_HIST_BUCKETS];	/* [i]: latencies in [2^i, 2^(i+1)) ns */
@@ -100,6 +107,32 @@ struct sds_hb_point {
 struct sds_hb_rule {
 	bool firing;			/* firing then */
 	uint64_t fired;			/* times it fired since its document came */
+};
+
+#define SDS_HB_MAX_REFUSED	16	/* refusals in one heartbeat, one per point */
+#define SDS_HB_REASON_MAX	200	/* bytes of a refusal's one line */
+
+/* The admin's strategies the loader refused (heartbeat_refused.c). */
+struct sds_hb_refusal {
+	int64_t version;		/* the admin's version refused, >= 1 */
+	char point[SDS_NAME_MAX + 1];	/* the point it names; "": none */
+	char reason[SDS_HB_REASON_MAX + 1];	/* one line, printable */
+};
+
+/*
+ * A keyed point's heavy key of the period (heartbeat_keys.c): at most
+ * SDS_HB_POINT_KEYS a point, SDS_HB_MAX_KEYS a heartbeat.
+ */
+#define SDS_HB_POINT_KEYS	10
+#define SDS_HB_MAX_KEYS		256
+#define SDS_HB_KEY_TEXT		130	/* "0x" and 64 bytes in hex */
+struct sds_hb_key {
+	int point;			/* its point's index in points[] */
+	char key[SDS_HB_KEY_TEXT + 1];	/* as shown: integer, printable text or hex */
+	char kind[12];			/* "int", "str", "buf", "unreadable" */
+	uint64_t calls;
+	uint64_t exceptions;
+	uint64_t downgrades;
 };
 
 /* One heartbeat: one app on one host, one period.  ~160 KiB: heap it. */
@@ -115,8 +148,12 @@ struct sds_heartbeat {
 	uint32_t deploys;		/* new builds of TARGET the loader followed since it started */
 	int nrules;			/* host pressure rules in @rules; 0: none, not sent */
 	struct sds_hb_rule rules[SDS_HB_MAX_RULES];
+	int nrefused;			/* entries of @refused; 0: none, not sent */
+	struct sds_hb_refusal refused[SDS_HB_MAX_REFUSED];
 	int n;				/* points used */
 	struct sds_hb_point points[SDS_HB_MAX_POINTS];
+	int nkeys;			/* keys used, every point's */
+	struct sds_hb_key keys[SDS_HB_MAX_KEYS];
 };
 
 #define SDS_HB_MAX_DRILLS	SDS_MAX_POINTS	/* drills in one reply */
@@ -259,6 +296,17 @@ int heartbeat_point_overload_from_json(const char *name, json_t *obj,
 				       struct sds_hb_point *p, char *err,
 				       size_t errlen);
 /*
+ * heartbeat_refused.c: the top-level "refused" of @hb into @o (only with
+ * some), and read back validated; 0, or -1 (and @err).  A reason as the
+ * loader wrote it made one printable line of at most SDS_HB_REASON_MAX
+ * bytes (heartbeat_refusal_set()).
+ */
+int heartbeat_refused_to_json(const struct sds_heartbeat *hb, json_t *o);
+int heartbeat_refused_from_json(json_t *doc, struct sds_heartbeat *out,
+				char *err, size_t errlen);
+void heartbeat_refusal_set(struct sds_hb_refusal *r, int64_t version,
+			   const char *point, const char *reason);
+/*
  * heartbeat_split.c: a point's split into @po (when it has split calls),
  * and from @obj into @p, each bounded; -1 (with @err for the parse).
  */
@@ -266,5 +314,16 @@ int heartbeat_point_split_to_json(const struct sds_hb_point *p, json_t *po);
 int heartbeat_point_split_from_json(const char *name, json_t *obj,
 				    struct sds_hb_point *p, char *err,
 				    size_t errlen);
+
+/*
+ * heartbeat_keys.c: a key of point index @point, added zeroed (NULL past
+ * the bounds); the point's keys into @po, and from @obj into @hb, bounded.
+ */
+struct sds_hb_key *heartbeat_add_key(struct sds_heartbeat *hb, int point);
+int heartbeat_point_keys_to_json(const struct sds_heartbeat *hb, int point,
+				 json_t *po);
+int heartbeat_point_keys_from_json(const char *name, json_t *obj,
+				   struct sds_heartbeat *hb, int point,
+				   char *err, size_t errlen);
 
 #endif /* SDS_HEARTBEAT_H */

@@ -21,7 +21,7 @@ int heartbeat_point_split_to_json(const struct sds_hb_point *p, json_t *po)
 		return 0;
 	if (json_object_set_new(po, "split_calls", json_integer((json_int_t)p->split_calls)) ||
 	    json_object_set_new(po, "split_on_cpu_ns", json_integer((json_int_t)p->split_on_cpu_ns)) ||
-	    json_object_set_new(po, "split_runqueue_ns", json_integer((json_int_t)p->split_runq_ns)) ||
+	    json_object_set_new(po, "split_runqueue_ns", json_integer((json_int_t)p->split_runqueue_ns)) ||
 	    json_object_set_new(po, "split_blocked_ns", json_integer((json_int_t)p->split_blocked_ns)))
 		return -1;
 	return 0;
@@ -55,7 +55,7 @@ int heartbeat_point_split_from_json(const char *name, json_t *obj,
 	    split_field(name, obj, "split_on_cpu_ns", SDS_HB_SPLIT_NS_MAX,
 			&p->split_on_cpu_ns, err, errlen) ||
 	    split_field(name, obj, "split_runqueue_ns", SDS_HB_SPLIT_NS_MAX,
-			&p->split_runq_ns, err, errlen) ||
+			&p->split_runqueue_ns, err, errlen) ||
 	    split_field(name, obj, "split_blocked_ns", SDS_HB_SPLIT_NS_MAX,
 			&p->split_blocked_ns, err, errlen))
 		return -1;

@@ -26,6 +26,7 @@
 #include "cli/attach_table.h"
 #include "kernel/calib.h"
 #include "target/debuginfo.h"
+#include "target/entry.h"
 #include "kernel/forkcheck.h"
 #include "target/lang.h"
 #include "names.h"
@@ -360,12 +361,20 @@ static int resolve_points(struct probes *pr, const char *target,
 			cmd_err("%s", err);
 			goto out;
 		}
-		if (pr->ret_why == RET_WHY_GO)
-			site_classify_go(p->fn.code, p->fn.code_len, p->fn.vaddr,
-					 &p->site);
-		else
-			site_classify(p->fn.code, p->fn.code_len, p->fn.vaddr,
-				      &p->site);
+		/* A clone's arguments are the compiler's (elfsym.h): copy= and key= cannot read them. */
+		if (p->fn.clone[0] && (p->spec.copy || p->spec.key_kind)) {
+			cmd_err("bad point '%s': %s is the compiler's clone %s of %s, whose arguments it changed: %s cannot read them",
+				specs[i], p->fn.name, p->fn.clone, p->spec.symbol,
+				p->spec.copy ? "copy=" : "key=");
+			goto out;
+		}
+		/* The entry site, moved past a stepped start (entry.c). */
+		if (entry__place(ef, &p->fn, &p->spec, pr->ret_why == RET_WHY_GO,
+				 &p->site, err, sizeof(err))) {
+			cmd_err("bad point '%s': :site=+0x%x of %s: %s", specs[i],
+				p->spec.site_at, p->spec.symbol, err);
+			goto out;
+		}
 		if (p->spec.site_policy == SITE_POLICY_NOP5 &&
 		    site_nop5_refuse(specs[i], p))
 			goto out;
@@ -502,11 +511,15 @@ static int check_function_points(struct attach_run *a, char *err, size_t errlen)
 {
 	int i;
 
-	for (i = 0; i < a->npoints; i++)
-		if (enforce__strategy(strategy_set_find(a->strategies,
-							a->l->probes.pts[i].spec.name),
-				      true, err, errlen))
+	for (i = 0; i < a->npoints; i++) {
+		const struct point_spec *ps = &a->l->probes.pts[i].spec;
+		const struct sds_strategy *st = strategy_set_find(a->strategies,
+								  ps->name);
+
+		if (enforce__strategy(st, true, err, errlen) ||
+		    enforce__keys(st, true, ps->key_kind != 0, err, errlen))
 			return -1;
+	}
 	/* Nothing loaded yet: only --no-split can say the split is off. */
 	return engine__check(&a->l->probes, a->strategies, err, errlen);
 }

@@ -38,4 +38,11 @@ const char *query_short_build(const char *id);
 /* Sleep @ms milliseconds, signals or not. */
 void query_sleep_ms(long ms);
 
+/*
+ * stats_keys.c: `stats --keys POINT [--top N]` and `top --keys POINT`:
+ * a keyed point's @top heaviest keys (docs/KEYS.md); the exit code.
+ */
+int stats_keys_once(const struct query_env *q, const char *point, long top);
+int stats_keys_top(const struct query_env *q, const char *point, long top);
+
 #endif

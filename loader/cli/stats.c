@@ -5,6 +5,8 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <jansson.h>
@@ -172,8 +174,44 @@ static void print_split(json_t *r)
 	}
 }
 
+/*
+ * --keys POINT and --top N, the keys' own options, taken out of @argv
+ * before the shared ones (as hist's --split): 0, or 1 after an error.
+ */
+static int keys_options(const char *cmd, int *argc, char **argv,
+			const char **point, long *top)
+{
+	int k, j;
+
+	for (k = j = 1; k < *argc; k++) {
+		if (!strcmp(argv[k], "--keys") || !strcmp(argv[k], "--top")) {
+			if (k + 1 >= *argc)
+				return cmd_err("%s: %s needs a value", cmd, argv[k]), 1;
+			if (argv[k][2] == 'k') {
+				*point = argv[++k];
+			} else {
+				char *end;
+
+				*top = strtol(argv[++k], &end, 10);
+				if (*end || end == argv[k] || *top < 1 || *top > 1000)
+					return cmd_err("%s: --top must be an integer 1..1000, not '%s'",
+						       cmd, argv[k]), 1;
+			}
+			continue;
+		}
+		argv[j++] = argv[k];
+	}
+	*argc = j;
+	return 0;
+}
+
 static const char stats_usage[] =
 "Usage: sds-bpf stats [--group G] [--app NAME] [--json]\n"
+"       sds-bpf stats --keys POINT [--top N] [--group G] [--app NAME] [--json]\n"
+"\n"
+"With --keys, a keyed point's N heaviest keys (10; at most 1000) over the\n"
+"10-s window: calls, errors, downgrades, rate, mean and p99 latency, and\n"
+"its table's keys, evictions and unreadable keys (docs/KEYS.md).\n"
 "\n"
 "Counters of every point of an attached app: totals since attach, the\n"
 "10-s sliding window, the calls in flight past their timeout (STUCK: the\n"
@@ -195,11 +233,18 @@ int do_stats(int argc, char **argv)
 	json_t *r, *p;
 	size_t i;
 	char a[16], b[16], c[16], d[24];
+	const char *keys = NULL;
+	long top = 0;
 
-	if (query_parse_options(argc, argv, &q, stats_usage))
+	if (keys_options("stats", &argc, argv, &keys, &top) ||
+	    query_parse_options(argc, argv, &q, stats_usage))
 		return 1;
 	if (optind < argc)
 		return cmd_err("stats: unexpected argument '%s'", argv[optind]), 1;
+	if (top && !keys)
+		return cmd_err("stats: --top needs --keys POINT"), 1;
+	if (keys)
+		return stats_keys_once(&q, keys, top ? top : 10);
 	if (q.json)
 		return query_ask_print(&q, "stats");
 	r = query_ask(&q, "stats");
@@ -270,6 +315,10 @@ int do_stats(int argc, char **argv)
 
 static const char top_usage[] =
 "Usage: sds-bpf top [--group G] [--app NAME] [--interval S] [--count N]\n"
+"       sds-bpf top --keys POINT [--top N] [--group G] [--app NAME] [--interval S] [--count N]\n"
+"\n"
+"With --keys, a keyed point's N hottest keys (10): their calls and errors\n"
+"per second, calls over the window and p99 latency (docs/KEYS.md).\n"
 "\n"
 "Live table of an app's points: calls, errors and timeouts per second,\n"
 "calls stuck past their timeout now, concurrency, an adaptive point's limit, p50 and p99 latency, the probes' estimated cost.  Refreshed every S seconds (1); stops\n"
@@ -283,11 +332,18 @@ int do_top(int argc, char **argv)
 	long n;
 	size_t i;
 	char a[16], b[16], c[16];
+	const char *keys = NULL;
+	long top = 0;
 
-	if (query_parse_options(argc, argv, &q, top_usage))
+	if (keys_options("top", &argc, argv, &keys, &top) ||
+	    query_parse_options(argc, argv, &q, top_usage))
 		return 1;
 	if (optind < argc)
 		return cmd_err("top: unexpected argument '%s'", argv[optind]), 1;
+	if (top && !keys)
+		return cmd_err("top: --top needs --keys POINT"), 1;
+	if (keys)
+		return stats_keys_top(&q, keys, top ? top : 10);
 	/* A baseline first, so the first table already shows rates. */
 	prev = query_ask(&q, "stats");
 	if (!prev)

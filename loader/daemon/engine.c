@@ -18,6 +18,7 @@
 #include "daemon/tick.h"
 #include "daemon/events.h"
 #include "kernel/counters.h"
+#include "keys/keys.h"
 #include "kernel/probes.h"
 #include "publish/flags.h"
 #include "serve/serve.h"
@@ -200,6 +201,14 @@ static void point_configure(struct engine *e, int id)
 	if (st && st->timeout_ms > 0)
 		timeout_ns = (uint64_t)st->timeout_ms * 1000000ULL;
 	probes__configure(e->env.probes, id, timeout_ns);
+	/* A keyed point's table at its key_capacity (docs/KEYS.md). */
+	if (keys__keyed(e->env.probes, id)) {
+		char err[256];
+
+		if (keys__table(e->env.probes, id, st ? st->key_capacity : SDS_OFF,
+				err, sizeof(err)))
+			cmd_err("%s", err);
+	}
 	adaptive_run__configure(&e->adaptive, id, st, flags_now_ns());
 }
 
@@ -220,8 +229,10 @@ int engine__check(const struct probes *pr, const struct sds_strategies *s,
 		}
 		id = probes__find(pr, s->s[i].point);
 		if (id >= 0 &&
-		    enforce__strategy(&s->s[i], pr->pts[id].kind == POINT_FUNCTION,
-				      err, errlen))
+		    (enforce__strategy(&s->s[i], pr->pts[id].kind == POINT_FUNCTION,
+				       err, errlen) ||
+		     enforce__keys(&s->s[i], pr->pts[id].kind == POINT_FUNCTION,
+				   pr->pts[id].spec.key_kind != 0, err, errlen)))
 			return -1;
 	}
 	return 0;
@@ -425,8 +436,18 @@ static void tick_heartbeat(struct engine *e, struct tick *t)
 	t->hb_close = uplink__closing(e->env.uplink, t->now_sec);
 	t->build = NULL;
 	t->nrules = 0;
+	t->nrefused = 0;
+	t->nkeys = 0;
+	t->keys = e->tick_keys;
 	if (!t->hb_close)
 		return;
+	/* The admin's strategies refused, until a later version is accepted. */
+	t->nrefused = e->nrefused;
+	t->refused = e->refused;
+	/* The keyed points' heaviest keys as the period ends (docs/KEYS.md). */
+	for (id = 0; id < t->npoints; id++)
+		keys__heartbeat(e->env.probes, id, e->tick_keys, &t->nkeys,
+				SDS_HB_MAX_KEYS);
 	/* Host pressure rules as the period ends (docs/PRESSURE.md). */
 	t->nrules = pressure_run__hb_rules(&e->pressure, e->tick_rules);
 	t->rules = e->tick_rules;
@@ -448,6 +469,14 @@ static void tick_heartbeat(struct engine *e, struct tick *t)
 	t->build = &e->tick_build;
 }
 
+/* keys__tick's capacity of a guard point's new table: its strategy's. */
+static int64_t key_capacity_of(void *ctx, int id)
+{
+	const struct sds_strategy *st = point_strategy(ctx, id);
+
+	return st ? st->key_capacity : SDS_OFF;
+}
+
 void engine__tick(struct engine *e)
 {
 	struct tick *t = &e->tick;
@@ -457,6 +486,8 @@ void engine__tick(struct engine *e)
 	int id;
 
 	engine_read(e, now_ns, now_sec);
+	/* Guard points passed keys since the last tick get their tables. */
+	keys__tick(e->env.probes, key_capacity_of, e);
 	if (e->snap)
 		now_sec = e->snap->sec;
 	t->snap = e->snap;
@@ -576,6 +607,7 @@ int engine__apply(struct engine *e, struct sds_strategies *s)
 	if (engine__check(e->env.probes, s, err, sizeof(err)) ||
 	    pressure_run__check(&e->pressure, s, e->env.probes,
 				e->env.probes->npoints, err, sizeof(err))) {
+		snprintf(e->apply_err, sizeof(e->apply_err), "%s", err);
 		free(s);
 		return cmd_err("%s; the strategies in force stay", err);
 	}
@@ -699,14 +731,48 @@ static void cache_write(struct engine *e)
 	json_decref(doc);
 }
 
+/*
+ * The admin's strategies @s were refused with @why: the heartbeat says so,
+ * one line per point that cannot enforce a field of its strategy
+ * (decide/enforce.c), or @why alone when no point's strategy was the
+ * cause (a pressure rule, the split).  Each line is cut to
+ * SDS_HB_REASON_MAX bytes.
+ */
+static void refusal_note(struct engine *e, const struct sds_strategies *s,
+			 const char *why)
+{
+	const struct probes *pr = e->env.probes;
+	char err[512];
+	int i, id;
+
+	e->nrefused = 0;
+	for (i = 0; i < s->n && e->nrefused < SDS_HB_MAX_REFUSED; i++) {
+		id = probes__find(pr, s->s[i].point);
+		if (id < 0 ||
+		    !enforce__strategy(&s->s[i], pr->pts[id].kind == POINT_FUNCTION,
+				       err, sizeof(err)))
+			continue;
+		heartbeat_refusal_set(&e->refused[e->nrefused++], s->version,
+				      s->s[i].point, err);
+	}
+	if (!e->nrefused)
+		heartbeat_refusal_set(&e->refused[e->nrefused++], s->version, NULL, why);
+}
+
 void engine__admin_reply(struct engine *e)
 {
 	static struct sds_hb_drill drills[SDS_HB_MAX_DRILLS];
 	struct sds_strategies *s = uplink__take_reply(e->env.uplink);
+	static struct sds_strategies copy;
 	int n;
 
 	if (s) {
-		engine__apply(e, s);
+		/* engine__apply frees what it refuses: the report needs its points. */
+		copy = *s;
+		if (engine__apply(e, s))
+			refusal_note(e, &copy, e->apply_err);
+		else
+			e->nrefused = 0;	/* a later version accepted: no longer refused */
 		cache_write(e);
 	}
 	/* The cluster limits' shares: in force from this tick on. */

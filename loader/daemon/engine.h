@@ -89,6 +89,16 @@ struct engine {
 	/* Host pressure rules (docs/PRESSURE.md): attach opens it, the tick steps it. */
 	struct pressure_run pressure;
 	struct sds_hb_rule tick_rules[SDS_HB_MAX_RULES];	/* @tick.rules */
+	/*
+	 * The admin's strategies refused (a field a point cannot enforce):
+	 * the heartbeat reports them (@tick.refused) until the loader
+	 * accepts a later version from the admin.  @apply_err is
+	 * engine__apply's last refusal, for engine__admin_reply.
+	 */
+	int nrefused;
+	struct sds_hb_refusal refused[SDS_HB_MAX_REFUSED];
+	char apply_err[512];
+	struct sds_hb_key tick_keys[SDS_HB_MAX_KEYS];	/* @tick.keys */
 };
 
 /* Where a cluster point's limits in force come from (engine__cluster). */

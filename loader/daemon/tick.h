@@ -49,9 +49,18 @@ struct tick {
 	bool hb_close;			/* a heartbeat period closes: pt[].hb and @build are filled */
 	/* At such a tick: TARGET's build (deploy/watch.c: build_id, deploys; "" and 0: none followed). */
 	const struct sds_heartbeat *build;
+	/*
+	 * At such a tick: the keyed points' heaviest keys of the window
+	 * (keys/keys.c), each naming its point id in .point.
+	 */
+	int nkeys;
+	const struct sds_hb_key *keys;
 	/* At such a tick: each host pressure rule's state (pressure_run.c); @nrules 0: none. */
 	int nrules;
 	const struct sds_hb_rule *rules;
+	/* At such a tick: the admin's strategies refused (engine.c); @nrefused 0: none. */
+	int nrefused;
+	const struct sds_hb_refusal *refused;
 };
 
 #endif /* SDS_TICK_H */

@@ -30,3 +30,14 @@ int enforce__strategy(const struct sds_strategy *st, bool function,
 		 st->point, field);
 	return -1;
 }
+
+int enforce__keys(const struct sds_strategy *st, bool function, bool keyed,
+		  char *err, size_t errlen)
+{
+	if (!st || !function || keyed || st->key_capacity == SDS_OFF)
+		return 0;
+	snprintf(err, errlen,
+		 "point '%s': key_capacity needs a keyed point (:key=argN, strN or bufN,lenM; docs/KEYS.md): this one has no key",
+		 st->point);
+	return -1;
+}

@@ -22,4 +22,12 @@
 int enforce__strategy(const struct sds_strategy *st, bool function,
 		      char *err, size_t errlen);
 
+/*
+ * key_capacity needs a point with keys: a function point with :key=
+ * (@keyed), or a guard point (libsds passes its keys).  0, or -1 with
+ * one line in @err.
+ */
+int enforce__keys(const struct sds_strategy *st, bool function, bool keyed,
+		  char *err, size_t errlen);
+
 #endif /* SDS_ENFORCE_H */

@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "preempt.h"
+#include "keys/keys.h"
 #include "kernel/probes.h"
 #include "sds.skel.h"
 
@@ -213,6 +214,8 @@ int probes__configure(struct probes *pr, int id, uint64_t timeout_ns)
 	};
 	__u32 key = id;
 
+	if (keys__configure(pr, id))
+		return -1;
 	return bpf_map_update_elem(bpf_map__fd(pr->skel->maps.point_cfg), &key,
 				   &cfg, BPF_ANY);
 }
@@ -317,6 +320,9 @@ int probes__attach_point(struct probes *pr, int id, const char *target,
 			 p->spec.name, strerror(e));
 		return -1;
 	}
+	/* Its key table before its probes: the first call is counted by key. */
+	if (p->spec.key_kind && keys__table(pr, id, -1, err, errlen))
+		return -1;
 	p->attach_off = p->fn.offset + p->site.skip;
 	if (probes__resume(pr, id, target, pid, err, errlen))
 		return -1;
@@ -556,7 +562,9 @@ int probes__init(struct probes *pr)
 {
 	memset(pr, 0, sizeof(*pr));
 	pr->pts = calloc(SDS_MAX_POINTS, sizeof(*pr->pts));
-	return pr->pts ? 0 : -1;
+	if (!pr->pts || keys__init(pr))
+		return -1;
+	return 0;
 }
 
 void probes__destroy(struct probes *pr)
@@ -573,6 +581,7 @@ void probes__destroy(struct probes *pr)
 	bpf_link__destroy(pr->exit_link);
 	for (i = 0; i < EXITS_CATCH_MAX; i++)
 		bpf_link__destroy(pr->catch_links[i]);
+	keys__destroy(pr);
 	sds_bpf__destroy(pr->skel);
 	free(pr->pts);
 	memset(pr, 0, sizeof(*pr));

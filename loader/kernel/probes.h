@@ -18,6 +18,7 @@
 
 struct bpf_link;
 struct pins;
+struct probe_keys;
 struct sds_bpf;
 
 enum point_kind {
@@ -39,6 +40,7 @@ struct probe_point {
 	struct exit_sites exits;	/* its rets (RET_EXITS) */
 	struct bpf_link *exit_links[EXITS_MAX];	/* a uprobe on each (RET_EXITS) */
 	char exits_why[160];		/* why it has no exit probes (RET_WHY_NO_EXITS) */
+	char returns_why[160];		/* in a target that can unwind: "cannot unwind: ..." (a pair) or "may unwind: ..." (nothrow.c) */
 	bool unresolved;		/* not in the build TARGET now is (watch.c): nothing to attach */
 	bool session;			/* @enter is a uprobe session link (probes_session.c) */
 };
@@ -111,6 +113,7 @@ struct probes {
 	struct bpf_program *copy_site_prog;	/* capture.c's sds_copy_site; NULL: no capture */
 	struct probe_path path;		/* session or pair, and why (probes_session.c) */
 	struct probe_split split;	/* the split's tracepoints (probes_split.c) */
+	struct probe_keys *keys;	/* per point its key table (keys.c), SDS_MAX_POINTS */
 };
 
 /*

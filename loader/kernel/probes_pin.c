@@ -33,8 +33,14 @@ static void pinned_maps(struct sds_bpf *s, struct bpf_map **out)
 	out[3] = s->maps.sec_cache;
 	out[4] = s->maps.frames;
 	out[5] = s->maps.stuck;
-	out[6] = NULL;
+	out[6] = s->maps.key_cfg;
+	out[7] = s->maps.key_tables;
+	out[8] = s->maps.key_counts;
+	out[9] = s->maps.key_blocked;
+	out[10] = NULL;
 }
+
+#define PINNED_MAPS_MAX	11
 
 /*
  * The pins of a loader from before the stuck table (bpf/sds_stuck.bpf.h)
@@ -44,13 +50,16 @@ static void pinned_maps(struct sds_bpf *s, struct bpf_map **out)
  */
 static bool pin_optional(struct sds_bpf *s, struct bpf_map *m)
 {
-	return m == s->maps.stuck;
+	/* Hot keys' maps, likewise (bpf/sds_keys.bpf.h). */
+	return m == s->maps.stuck || m == s->maps.key_cfg ||
+	       m == s->maps.key_tables || m == s->maps.key_counts ||
+	       m == s->maps.key_blocked;
 }
 
 int probes__pin_maps(struct probes *pr, const struct pins *p, char *err,
 		     size_t errlen)
 {
-	struct bpf_map *maps[7];
+	struct bpf_map *maps[PINNED_MAPS_MAX];
 	char path[512], name[64];
 	int i;
 
@@ -101,9 +110,9 @@ static int adopt_load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
 		      bool atomics, const struct pins *p, char *err,
 		      size_t errlen)
 {
-	struct bpf_map *maps[7], *fresh = NULL;
+	struct bpf_map *maps[PINNED_MAPS_MAX], *fresh[PINNED_MAPS_MAX];
 	char path[512], name[64];
-	int i, fd, e;
+	int i, fd, e, nfresh = 0;
 
 	pr->skel = sds_bpf__open();
 	if (!pr->skel)
@@ -127,7 +136,7 @@ static int adopt_load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
 		snprintf(name, sizeof(name), "map_%s", bpf_map__name(maps[i]));
 		fd = pins__path(p, name, path, sizeof(path)) ? -1 : bpf_obj_get(path);
 		if (fd < 0 && errno == ENOENT && pin_optional(pr->skel, maps[i])) {
-			fresh = maps[i];
+			fresh[nfresh++] = maps[i];
 			continue;
 		}
 		if (fd < 0 || bpf_map__reuse_fd(maps[i], fd)) {
@@ -146,12 +155,12 @@ static int adopt_load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
 	if (e)
 		return snprintf(err, errlen, "loading BPF programs over the pinned maps: %s",
 				strerror(-e)), -1;
-	if (fresh) {
-		snprintf(name, sizeof(name), "map_%s", bpf_map__name(fresh));
+	for (i = 0; i < nfresh; i++) {
+		snprintf(name, sizeof(name), "map_%s", bpf_map__name(fresh[i]));
 		if (pins__path(p, name, path, sizeof(path)) ||
-		    bpf_obj_pin(bpf_map__fd(fresh), path))
+		    bpf_obj_pin(bpf_map__fd(fresh[i]), path))
 			return snprintf(err, errlen, "pinning map %s in %s: %s",
-					bpf_map__name(fresh), p->dir,
+					bpf_map__name(fresh[i]), p->dir,
 					strerror(errno)), -1;
 	}
 	link_open(p, "thread_exit", &pr->exit_link);

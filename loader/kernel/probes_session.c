@@ -82,7 +82,8 @@ bool probes__session_retry(struct probes *pr, int load_err)
 bool probes__wants_session(const struct probes *pr, const struct probe_point *p)
 {
 	return pr->path.session && p->kind == POINT_FUNCTION &&
-	       p->ret_mode == RET_PAIR && !p->spec.failfast_ops;
+	       p->ret_mode == RET_PAIR && !p->spec.failfast_ops &&
+	       !p->spec.key_kind;	/* a key's hash needs the frame (docs/KEYS.md) */
 }
 
 /* Link fd @fd as a struct bpf_link (its fd taken over); NULL with errno. */

@@ -113,7 +113,8 @@ int flags__create(struct flags_region *f, uint64_t epoch, uint64_t tick_ns)
 
 	memset(f, 0, sizeof(*f));
 	f->ro_fd = f->cells_fd = -1;
-	f->size = ((size_t)SDS_FLAGS_ELEMS * SDS_FLAG_SIZE + page - 1) / page * page;
+	/* The entries and the blocked-key tables: pages only where written. */
+	f->size = ((size_t)SDS_FLAGS_BYTES + page - 1) / page * page;
 	f->fd = flags_memfd(f->size, &f->mem, &f->ro_fd);
 	if (f->fd < 0)
 		goto fail;
@@ -678,4 +679,101 @@ void flags__release_slot(struct flags_region *f, uint32_t slot)
 	/* Its guards may still map it: their mapping keeps it, ours goes. */
 	if (!o->slots)
 		own_free(f, own - 1);
+}
+
+/* ---- hot keys: the blocked-key tables (bpf/sds_flags.h) ---- */
+
+static struct sds_key_table *key_table_at(const struct flags_region *f,
+					  uint32_t point)
+{
+	return (struct sds_key_table *)((char *)f->mem + SDS_KEY_TABLE_OFF(point));
+}
+
+/* Slot @i of @hash's window in @t (as the guard reads it, sds_guard_key_blocked). */
+static struct sds_keyblock_slot *key_slot(struct sds_key_table *t, uint64_t hash,
+				     unsigned int i)
+{
+	uint32_t home = (uint32_t)hash & (SDS_KEY_BLOCK_SLOTS - 1) &
+			~(uint32_t)(SDS_KEY_BLOCK_GROUP - 1);
+
+	return &t->slot[(home + i) & (SDS_KEY_BLOCK_SLOTS - 1)];
+}
+
+int flags__key_block(struct flags_region *f, uint32_t point, uint64_t hash,
+		     uint64_t until_ns)
+{
+	struct sds_keyblock_slot *s, *free_slot = NULL;
+	struct sds_key_table *t;
+	unsigned int i;
+
+	if (point >= SDS_MAX_POINTS || !hash) {
+		errno = EINVAL;
+		return -1;
+	}
+	t = key_table_at(f, point);
+	for (i = 0; i < SDS_KEY_BLOCK_PROBES; i++) {
+		s = key_slot(t, hash, i);
+		if (LD(s->hash) == hash) {
+			__atomic_store_n(&s->until_ns, until_ns, __ATOMIC_RELAXED);
+			return 0;
+		}
+		if (!free_slot && !LD(s->hash))
+			free_slot = s;
+	}
+	if (!free_slot) {
+		errno = ENOSPC;
+		return -1;
+	}
+	/* until_ns first: a guard that sees the hash sees this block's end. */
+	__atomic_store_n(&free_slot->until_ns, until_ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&free_slot->hash, hash, __ATOMIC_RELEASE);
+	__atomic_store_n(&t->nblocked, LD(t->nblocked) + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int flags__key_clear(struct flags_region *f, uint32_t point, uint64_t hash)
+{
+	struct sds_key_table *t;
+	struct sds_keyblock_slot *s;
+	unsigned int i;
+
+	if (point >= SDS_MAX_POINTS || !hash) {
+		errno = EINVAL;
+		return -1;
+	}
+	t = key_table_at(f, point);
+	for (i = 0; i < SDS_KEY_BLOCK_PROBES; i++) {
+		s = key_slot(t, hash, i);
+		if (LD(s->hash) != hash)
+			continue;
+		/* The hash first: no guard matches it with a stale end. */
+		__atomic_store_n(&s->hash, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&s->until_ns, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->nblocked, LD(t->nblocked) - 1, __ATOMIC_RELEASE);
+		return 0;
+	}
+	errno = ENOENT;
+	return -1;
+}
+
+void flags__key_clear_all(struct flags_region *f, uint32_t point)
+{
+	struct sds_key_table *t;
+	unsigned int i;
+
+	if (point >= SDS_MAX_POINTS)
+		return;
+	t = key_table_at(f, point);
+	if (!LD(t->nblocked))
+		return;		/* never written: its pages stay untouched */
+	__atomic_store_n(&t->nblocked, 0, __ATOMIC_RELEASE);
+	for (i = 0; i < SDS_KEY_BLOCK_SLOTS; i++) {
+		__atomic_store_n(&t->slot[i].hash, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&t->slot[i].until_ns, 0, __ATOMIC_RELAXED);
+	}
+}
+
+uint32_t flags__key_blocked(const struct flags_region *f, uint32_t point)
+{
+	return point < SDS_MAX_POINTS ? LD(key_table_at(f, point)->nblocked) : 0;
 }

@@ -174,6 +174,24 @@ void flags__forget_cross(struct flags_region *f, uint32_t point,
 void flags__set_lb(struct flags_region *f, uint32_t point, uint32_t inflight,
 		   uint32_t latency_ns);
 /*
+ * Hot keys (docs/KEYS.md "Limits"): @point's blocked-key table, which
+ * keyed guard calls read (bpf/sds_flags.h).  flags__key_block blocks the
+ * key of sds_key_hash() @hash until CLOCK_MONOTONIC @until_ns (renewing
+ * or moving the end of a block it already holds): 0, or -1 with errno
+ * EINVAL (@point out of range, @hash 0) or ENOSPC (the key's window of
+ * SDS_KEY_BLOCK_PROBES slots is full: it is not blocked; the caller
+ * counts it).  A guard ignores an end more than SDS_KEY_BLOCK_MAX_NS
+ * ahead of its clock: renew a longer block each tick.
+ * flags__key_clear lifts one block (-1, ENOENT: none),
+ * flags__key_clear_all every block of @point (its strategy went), and
+ * flags__key_blocked says how many @point holds.
+ */
+int flags__key_block(struct flags_region *f, uint32_t point, uint64_t hash,
+		     uint64_t until_ns);
+int flags__key_clear(struct flags_region *f, uint32_t point, uint64_t hash);
+void flags__key_clear_all(struct flags_region *f, uint32_t point);
+uint32_t flags__key_blocked(const struct flags_region *f, uint32_t point);
+/*
  * Give back the permits process @slot held (it died or left): its row,
  * bounded by the permits there are (a forged row gives back at most all),
  * in the cells it had; a slot with cells of its own leaves them (the last

@@ -440,6 +440,10 @@ static void period_close(struct uplink *u, const struct tick *t,
 	p->hb->nrules = t->nrules;
 	if (t->nrules > 0)
 		memcpy(p->hb->rules, t->rules, t->nrules * sizeof(t->rules[0]));
+	/* The admin's strategies refused, only with some (engine.c). */
+	p->hb->nrefused = t->nrefused;
+	if (t->nrefused > 0)
+		memcpy(p->hb->refused, t->refused, t->nrefused * sizeof(t->refused[0]));
 	for (id = 0; id < t->npoints; id++) {
 		const struct point_stats *st = snapshot__point(t->snap, id);
 		const struct sds_hb_point *x = &t->pt[id].hb;
@@ -467,6 +471,16 @@ static void period_close(struct uplink *u, const struct tick *t,
 		hp->adaptive_latency_ns = x->adaptive_latency_ns;
 		/* A host pressure rule shed it in the period (pressure_run.c). */
 		hp->overload = x->overload;
+		/* A keyed point's heaviest keys (engine.c, docs/KEYS.md). */
+		for (b = 0; b < t->nkeys; b++) {
+			struct sds_hb_key *k;
+
+			if (t->keys[b].point != id ||
+			    !(k = heartbeat_add_key(p->hb, (int)(hp - p->hb->points))))
+				continue;
+			*k = t->keys[b];
+			k->point = (int)(hp - p->hb->points);
+		}
 	}
 	doc = heartbeat_to_json(p->hb);
 	body = doc ? json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;

@@ -38,13 +38,13 @@ void uplink_split__close(struct uplink *u, int id, struct sds_hb_point *hp)
 	    m->blocked_ns >= b->blocked_ns) {
 		hp->split_calls = m->calls - b->calls;
 		hp->split_on_cpu_ns = m->on_cpu_ns - b->on_cpu_ns;
-		hp->split_runq_ns = m->runq_ns - b->runq_ns;
+		hp->split_runqueue_ns = m->runq_ns - b->runq_ns;
 		hp->split_blocked_ns = m->blocked_ns - b->blocked_ns;
 	} else if (!b->known && m->known && !b->calls) {
 		/* The split began in this period: its sums began at 0. */
 		hp->split_calls = m->calls;
 		hp->split_on_cpu_ns = m->on_cpu_ns;
-		hp->split_runq_ns = m->runq_ns;
+		hp->split_runqueue_ns = m->runq_ns;
 		hp->split_blocked_ns = m->blocked_ns;
 	}
 	*b = *m;

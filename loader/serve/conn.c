@@ -248,6 +248,10 @@ static void pending_answer(struct serve *sv, int i, int tick_fd)
 	}
 	if (!strncmp(req, "drill ", 6))
 		reply = drill_request(sv, c, req + 6);
+	else if (!strncmp(req, "keys-block ", 11))
+		reply = c->uid != 0 ?
+			conn_io_error("keys-block: permission denied: blocking a key needs root") :
+			conn_io_reply(serve__keys_block(sv, req + 11));
 	else
 		reply = serve__request(sv, req);
 	pending_reply(sv, i, reply);

@@ -379,6 +379,8 @@ char *serve__request(struct serve *sv, const char *req)
 		reply = info_json(sv);
 	else if (!strncmp(req, "hist ", 5))
 		reply = hist_json(sv, req + 5);
+	else if (!strncmp(req, "keys ", 5))
+		reply = serve__keys_json(sv, req + 5);
 	else if (!strcmp(req, "events") || !strncmp(req, "events ", 7))
 		reply = events__json(sv->events,
 				     req[6] ? strtoull(req + 7, NULL, 10) : 0);

@@ -218,6 +218,15 @@ void session__close(struct serve *sv, int slot, bool slow);
 void session__close_all(struct serve *sv);
 void session__sweep(struct serve *sv, uint64_t now_ns, uint64_t *next_ns);
 
+/* serve_keys.c: `keys POINT [N]`, a keyed point's heaviest keys */
+struct json_t *serve__keys_json(struct serve *sv, const char *args);
+/*
+ * `keys-block POINT SECONDS KEY` (root): key KEY of keyed :failfast=
+ * point POINT fails fast for SECONDS (0: unblocked); KEY as `stats
+ * --keys` shows it (an integer, text, or 0x and hex).
+ */
+struct json_t *serve__keys_block(struct serve *sv, const char *args);
+
 /* serve.c: one-shot requests; `stats` in slices */
 char *serve__request(struct serve *sv, const char *req);
 void serve__stats_begin(struct serve *sv, struct stats_job *j);

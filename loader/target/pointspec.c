@@ -2,8 +2,9 @@
 /*
  * Parsing of function points on the command line:
  *   POINT=SYMBOL[:err=neg|zero|nonzero|none][:ret=32|64][:timeout_ms=N]
- *               [:site=nop5|any][:copy=BUF,LEN[:copy_max=BYTES][:copy_rate=PCT]]
+ *               [:site=nop5|any|entry|+0xN][:copy=BUF,LEN[:copy_max=BYTES][:copy_rate=PCT]]
  *               [:failfast=connect,send,open[:errno=NAME]]
+ *               [:key=argN|strN[,MAX]|bufN,lenM|bufN,LEN]
  * SYMBOL may be a C++ or Rust name: "shop::Cart::add(int)",
  * "main::handler"; its options begin at the first ':' that starts one.
  */
@@ -14,6 +15,7 @@
 #include "errnames.h"
 #include "names.h"
 #include "target/pointspec.h"
+#include "sds_keys.h"
 
 #define POINT_USAGE "POINT=SYMBOL[:err=...][:ret=32|64][:timeout_ms=N]"
 #define TIMEOUT_MS_MAX 3600000ULL	/* one hour: longer is a typo */
@@ -29,6 +31,7 @@ enum point_opt {
 	OPT_COPY_RATE,
 	OPT_FAILFAST,
 	OPT_ERRNO,
+	OPT_KEY,
 	OPT_NR,
 };
 
@@ -42,6 +45,7 @@ static const char *const opt_names[OPT_NR] = {
 	[OPT_COPY_RATE] = "copy_rate",
 	[OPT_FAILFAST] = "failfast",
 	[OPT_ERRNO] = "errno",
+	[OPT_KEY] = "key",
 };
 
 /* What each option takes, for the "needs a value" message. */
@@ -49,13 +53,49 @@ static const char *const opt_usage[OPT_NR] = {
 	[OPT_ERR] = "err=neg|zero|nonzero|none",
 	[OPT_RET] = "ret=32|64",
 	[OPT_TIMEOUT_MS] = "timeout_ms=N",
-	[OPT_SITE] = "site=nop5|any",
+	[OPT_SITE] = "site=nop5|any|entry|+0xN",
 	[OPT_COPY] = "copy=BUF,LEN",
 	[OPT_COPY_MAX] = "copy_max=BYTES",
 	[OPT_COPY_RATE] = "copy_rate=PCT",
 	[OPT_FAILFAST] = "failfast=connect,send,open",
 	[OPT_ERRNO] = "errno=NAME",
+	[OPT_KEY] = "key=argN|strN|bufN,lenM",
 };
+
+/*
+ * :site=+0xN (or +N): bytes from the function's start, below 1 MiB.
+ * 0, or -1.
+ */
+static int site_at_parse(const char *v, size_t n, uint32_t *out)
+{
+	unsigned long x = 0;
+	size_t i = 1;
+	int base = 10;
+
+	if (n < 2 || v[0] != '+')
+		return -1;
+	if (n > 3 && v[1] == '0' && (v[2] == 'x' || v[2] == 'X')) {
+		base = 16;
+		i = 3;
+	}
+	for (; i < n; i++) {
+		int d;
+
+		if (v[i] >= '0' && v[i] <= '9')
+			d = v[i] - '0';
+		else if (base == 16 && v[i] >= 'a' && v[i] <= 'f')
+			d = v[i] - 'a' + 10;
+		else if (base == 16 && v[i] >= 'A' && v[i] <= 'F')
+			d = v[i] - 'A' + 10;
+		else
+			return -1;
+		x = x * (unsigned long)base + (unsigned long)d;
+		if (x >= (1UL << 20))
+			return -1;
+	}
+	*out = (uint32_t)x;
+	return 0;
+}
 
 /* :failfast='s operations, in bit order (SDS_FF_*). */
 static const char *const ff_op_names[] = { "connect", "send", "open" };
@@ -107,6 +147,160 @@ static int failfast_parse(const char *arg, const char *val, size_t vlen,
 		p = comma + 1;
 	}
 	return 0;
+}
+
+static int digits_parse(const char *s, size_t len, uint64_t lo, uint64_t hi,
+			uint64_t *out);
+
+#define KEY_USAGE "key= takes argN, strN[,MAX], bufN,lenM or bufN,LEN (N, M: argument numbers 1..6; MAX, LEN: bytes 1..64)"
+
+/* The argument number after a key kind's name: "3" of "arg3"; -1: not one, 0: out of 1..6. */
+static int key_argno(const char *s, size_t n, const char *kind)
+{
+	size_t k = strlen(kind);
+	uint64_t v;
+	size_t i;
+
+	if (n <= k || memcmp(s, kind, k))
+		return -1;
+	for (i = k; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+	if (n - k > 3 || digits_parse(s + k, n - k, 0, 999, &v))
+		return 0;
+	return v >= 1 && v <= SDS_COPY_ARGS ? (int)v : 0;
+}
+
+/* Which of arg, str, buf token @s[0..n) names; NULL: none. */
+static const char *key_kind_named(const char *s, size_t n)
+{
+	static const char *const kinds[] = { "arg", "str", "buf" };
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		if (key_argno(s, n, kinds[i]) >= 0)
+			return kinds[i];
+	return NULL;
+}
+
+/*
+ * key=argN | strN[,MAX] | bufN,lenM | bufN,LEN: where the call's key is
+ * (docs/KEYS.md).  One key a point; argument numbers 1..6 as copy='s;
+ * at most SDS_KEY_MAX bytes read.
+ */
+static int key_parse(const char *arg, const char *val, size_t vlen,
+		     struct point_spec *ps, char *err, size_t errlen)
+{
+	const char *comma = memchr(val, ',', vlen), *second = NULL;
+	size_t n1 = comma ? (size_t)(comma - val) : vlen, n2 = 0;
+	const char *kind = key_kind_named(val, n1);
+	uint64_t v;
+	int a;
+
+	if (comma) {
+		second = comma + 1;
+		n2 = vlen - n1 - 1;
+	}
+	if (!kind) {
+		snprintf(err, errlen, "bad point '%s': " KEY_USAGE, arg);
+		return -1;
+	}
+	a = key_argno(val, n1, kind);
+	if (a == 0) {
+		snprintf(err, errlen,
+			 "bad point '%s': key=%.*s: argument numbers are 1..6 (x86-64 passes only the first six integer arguments in registers)",
+			 arg, (int)vlen, val);
+		return -1;
+	}
+	if (second && key_kind_named(second, n2)) {
+		const char *k2 = key_kind_named(second, n2);
+
+		snprintf(err, errlen,
+			 "bad point '%s': key=%.*s: one key a point, not both %s and %s",
+			 arg, (int)vlen, val, kind, k2);
+		return -1;
+	}
+	if (second && memchr(second, ',', n2)) {
+		snprintf(err, errlen, "bad point '%s': " KEY_USAGE, arg);
+		return -1;
+	}
+	ps->key_arg = (uint8_t)a;
+	ps->key_max = SDS_KEY_MAX;
+	if (!strcmp(kind, "arg")) {
+		if (second) {
+			snprintf(err, errlen,
+				 "bad point '%s': key=%.*s: an integer key is its argument's 8 bytes: argN takes no length",
+				 arg, (int)vlen, val);
+			return -1;
+		}
+		ps->key_kind = SDS_KEY_INT;
+		ps->key_max = 8;
+		return 0;
+	}
+	if (!strcmp(kind, "str")) {
+		ps->key_kind = SDS_KEY_STR;
+		if (!second)
+			return 0;
+	} else {
+		ps->key_kind = SDS_KEY_BUF;
+		if (!second) {
+			snprintf(err, errlen,
+				 "bad point '%s': key=%.*s: bufN needs its length: bufN,lenM (the M-th argument) or bufN,LEN (bytes)",
+				 arg, (int)vlen, val);
+			return -1;
+		}
+		a = key_argno(second, n2, "len");
+		if (a == 0) {
+			snprintf(err, errlen,
+				 "bad point '%s': key=%.*s: argument numbers are 1..6 (x86-64 passes only the first six integer arguments in registers)",
+				 arg, (int)vlen, val);
+			return -1;
+		}
+		if (a > 0) {
+			if (a == ps->key_arg) {
+				snprintf(err, errlen,
+					 "bad point '%s': key=%.*s: the bytes and their length are two different arguments",
+					 arg, (int)vlen, val);
+				return -1;
+			}
+			ps->key_len_arg = (uint8_t)a;
+			return 0;
+		}
+	}
+	if (n2 > 6 || digits_parse(second, n2, 0, 999999, &v)) {
+		snprintf(err, errlen, "bad point '%s': " KEY_USAGE, arg);
+		return -1;
+	}
+	if (v < 1 || v > SDS_KEY_MAX) {
+		snprintf(err, errlen,
+			 "bad point '%s': key=%.*s: a key's length is 1..64 bytes, not %llu",
+			 arg, (int)vlen, val, (unsigned long long)v);
+		return -1;
+	}
+	ps->key_max = (uint8_t)v;
+	return 0;
+}
+
+void pointspec_key_format(const struct point_spec *ps, char *buf, size_t len)
+{
+	switch (ps->key_kind) {
+	case SDS_KEY_INT:
+		snprintf(buf, len, "arg%u", ps->key_arg);
+		return;
+	case SDS_KEY_STR:
+		if (ps->key_max < SDS_KEY_MAX)
+			snprintf(buf, len, "str%u,%u", ps->key_arg, ps->key_max);
+		else
+			snprintf(buf, len, "str%u", ps->key_arg);
+		return;
+	case SDS_KEY_BUF:
+		if (ps->key_len_arg)
+			snprintf(buf, len, "buf%u,len%u", ps->key_arg, ps->key_len_arg);
+		else
+			snprintf(buf, len, "buf%u,%u", ps->key_arg, ps->key_max);
+		return;
+	}
+	snprintf(buf, len, "%s", "");
 }
 
 /* errno=NAME: one of common/errnames.c's, by its name. */
@@ -288,9 +482,13 @@ static int probe_opt_parse(const char *arg, int o, const char *val, size_t vlen,
 			ps->site_policy = SITE_POLICY_NOP5;
 		} else if (vlen == 3 && !memcmp(val, "any", 3)) {
 			ps->site_policy = SITE_POLICY_ANY;
+		} else if (vlen == 5 && !memcmp(val, "entry", 5)) {
+			ps->site_policy = SITE_POLICY_ENTRY;
+		} else if (!site_at_parse(val, vlen, &ps->site_at)) {
+			ps->site_policy = SITE_POLICY_AT;
 		} else {
 			snprintf(err, errlen,
-				 "bad point '%s': unknown site= value '%.*s' (nop5, any)",
+				 "bad point '%s': unknown site= value '%.*s' (nop5, any, entry, +0xN)",
 				 arg, (int)vlen, val);
 			return -1;
 		}
@@ -325,7 +523,7 @@ static int point_opt_apply(const char *arg, const char *opt, size_t len,
 	}
 	if (o == OPT_NR) {
 		snprintf(err, errlen,
-			 "bad point '%s': unknown option '%.*s' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=)",
+			 "bad point '%s': unknown option '%.*s' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=, key=)",
 			 arg, (int)klen, opt);
 		return -1;
 	}
@@ -357,6 +555,8 @@ static int point_opt_apply(const char *arg, const char *opt, size_t len,
 		return failfast_parse(arg, val, vlen, ps, err, errlen);
 	case OPT_ERRNO:
 		return errno_parse(arg, val, vlen, ps, err, errlen);
+	case OPT_KEY:
+		return key_parse(arg, val, vlen, ps, err, errlen);
 	}
 	return 0;
 }
@@ -517,7 +717,15 @@ usage:
 int pointspec_check_go(const struct point_spec *ps, const char *arg,
 			char *err, size_t errlen)
 {
-	const char *opt = ps->err_mode != SDS_ERR_NONE ? "err=" :
+	const char *opt;
+
+	if (ps->key_kind) {
+		snprintf(err, errlen,
+			 "bad point '%s': key= reads the key from the System V argument registers, and Go's register ABI passes arguments differently: Go points cannot be keyed",
+			 arg);
+		return -1;
+	}
+	opt = ps->err_mode != SDS_ERR_NONE ? "err=" :
 			  ps->timeout_ns ? "timeout_ms=" :
 			  ps->failfast_ops ? "failfast=" : NULL;
 

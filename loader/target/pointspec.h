@@ -4,6 +4,7 @@
  *   POINT=SYMBOL[:err=neg|zero|nonzero|none][:ret=32|64][:timeout_ms=N]
  *               [:copy=BUF,LEN[:copy_max=BYTES][:copy_rate=PCT]]
  *               [:failfast=connect,send,open[:errno=NAME]]
+ *               [:key=argN|strN[,MAX]|bufN,lenM|bufN,LEN]
  * where SYMBOL may hold "::" (C++, Rust): options begin at ":KEY=".
  */
 #ifndef SDS_POINTSPEC_H
@@ -19,6 +20,8 @@ enum site_policy {
 	SITE_POLICY_DEFAULT = 0,	/* the cheapest site that cannot harm the target */
 	SITE_POLICY_NOP5 = 1,		/* :site=nop5: the 5-byte NOP even where fork loses children */
 	SITE_POLICY_ANY = 2,		/* :site=any: any site, even a stepped one on a hot function */
+	SITE_POLICY_ENTRY = 3,		/* :site=entry: the first instruction, never moved (entry.c) */
+	SITE_POLICY_AT = 4,		/* :site=+0xN: that instruction (@site_at), whatever the analysis says */
 };
 
 #define POINT_SYMBOL_MAX	1023	/* a C++ signature can be long */
@@ -30,6 +33,7 @@ struct point_spec {
 	bool ret64;			/* judge the 64-bit return (ret=64) */
 	uint64_t timeout_ns;		/* timeout_ms * 1e6; 0 when not given */
 	enum site_policy site_policy;	/* :site=; default SITE_POLICY_DEFAULT */
+	uint32_t site_at;		/* :site=+0xN: N, bytes from the function's start */
 	bool copy;			/* :copy=BUF,LEN given: the point can be captured */
 	uint8_t copy_buf_arg;		/* argument holding the request, 1..6 */
 	uint8_t copy_len_arg;		/* argument holding its length, 1..6 */
@@ -37,6 +41,10 @@ struct point_spec {
 	uint32_t copy_rate;		/* :copy_rate=, percent 0..100 (default 100) */
 	uint32_t failfast_ops;		/* :failfast=, SDS_FF_* (sds_failfast.h); 0: none */
 	int failfast_errno;		/* :errno=, positive; 0: ECONNREFUSED / EIO by operation */
+	uint8_t key_kind;		/* :key=, enum sds_key_kind (sds_keys.h); SDS_KEY_NONE: unkeyed */
+	uint8_t key_arg;		/* the argument holding the key or its pointer, 1..6 */
+	uint8_t key_len_arg;		/* bufN,lenM: M, 1..6; 0: a fixed length @key_max */
+	uint8_t key_max;		/* str, buf: bytes read at most, 1..SDS_KEY_MAX */
 };
 
 /*
@@ -57,6 +65,9 @@ int pointspec_parse(const char *arg, struct point_spec *out,
  */
 int pointspec_check_go(const struct point_spec *ps, const char *arg,
 			char *err, size_t errlen);
+
+/* The :key= of @ps as written ("arg1", "str2,16", "buf1,len2"), into @buf. */
+void pointspec_key_format(const struct point_spec *ps, char *buf, size_t len);
 
 /* @ops as "connect,send,open" into @buf; -1 if it did not fit. */
 int pointspec_ops_format(uint32_t ops, char *buf, size_t len);

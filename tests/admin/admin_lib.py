@@ -165,6 +165,17 @@ def pt(visits, exceptions=0, timeouts=0, downgrades=0, conc=0, hist=None):
 
 APP = "/groups/demo/apps/shop"
 
+# SQLite's schema 8 less its columns (a point's split, max_stuck and
+# overload; a host's pressure and refused): schema 7, for the migration tests.
+DROP_8 = ("ALTER TABLE stats DROP COLUMN split_calls;"
+          "ALTER TABLE stats DROP COLUMN split_on_cpu_ns;"
+          "ALTER TABLE stats DROP COLUMN split_runqueue_ns;"
+          "ALTER TABLE stats DROP COLUMN split_blocked_ns;"
+          "ALTER TABLE stats DROP COLUMN max_stuck;"
+          "ALTER TABLE stats DROP COLUMN overload;"
+          "ALTER TABLE hosts DROP COLUMN pressure;"
+          "ALTER TABLE hosts DROP COLUMN refused;")
+
 
 def fp(token):
     """The audit log's fingerprint of @token (admin/api/auth.c)."""

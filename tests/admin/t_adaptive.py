@@ -12,7 +12,7 @@ import os
 import sqlite3
 
 from sdstest import eq
-from admin_lib import APP, T0, heartbeat, only, pt, test
+from admin_lib import APP, DROP_8, T0, heartbeat, only, pt, test
 
 KEYS = ("adaptive_limit", "adaptive_limit_hosts", "adaptive_latency_ns")
 
@@ -89,8 +89,8 @@ def test_adaptive_old_database(env):
     env.stop_admin()
     db = sqlite3.connect(os.path.join(env.tmp, "sds.db"))
     try:
-        eq(db.execute("PRAGMA user_version").fetchone()[0], 7, "schema version")
-        db.executescript("ALTER TABLE stats DROP COLUMN adaptive_limit;"
+        eq(db.execute("PRAGMA user_version").fetchone()[0], 8, "schema version")
+        db.executescript(DROP_8 + "ALTER TABLE stats DROP COLUMN adaptive_limit;"
                          "ALTER TABLE stats DROP COLUMN adaptive_latency_ns;"
                          "PRAGMA user_version = 6;")
         db.commit()
@@ -105,6 +105,6 @@ def test_adaptive_old_database(env):
     env.stop_admin()
     db = sqlite3.connect(os.path.join(env.tmp, "sds.db"))
     try:
-        eq(db.execute("PRAGMA user_version").fetchone()[0], 7, "schema version after migrating")
+        eq(db.execute("PRAGMA user_version").fetchone()[0], 8, "schema version after migrating")
     finally:
         db.close()

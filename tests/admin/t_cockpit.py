@@ -230,10 +230,10 @@ def app_state(b, now, drill):
     as_of = time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(now - 10))
     # order, newest period: 100 visits, 10 downgraded, 1 exception, over 10 s.
     eq([r[:6] + r[8:] for r in rows],
-       [["order", "downgrading 10%", "10.0", "1.0", "0.1", "0.0", "0.000%", "-", as_of,
-         "Kill switch"],
-        ["pay", "drill %d: error 30%%" % drill, "0.7", "0.0", "0.0", "0.0", "0.000%", "-", as_of,
-         "Kill switch"]], "points")
+       [["order", "downgrading 10%", "10.0", "1.0", "0.1", "0.0", "0.000%", "-", "-", "0",
+         as_of, "Kill switch"],
+        ["pay", "drill %d: error 30%%" % drill, "0.7", "0.0", "0.0", "0.0", "0.000%", "-", "-",
+         "0", as_of, "Kill switch"]], "points")
     eq(b.js("document.querySelectorAll('#hosts tbody tr').length"), 2, "host rows")
     eq(b.js("[...document.querySelectorAll('#hosts tbody tr')].map((tr) => tr.cells[2].textContent)"),
        ["live", "live"], "hosts live")

@@ -95,8 +95,9 @@ def drawn(b, now, visits):
     # period, web-2's 25 of the one before) summed, the higher latency.
     eq([r[:6] + r[8:] for r in b.js(rows_js)],
        [["order", "downgrading 2%suspended: overhead", "21.0", "0.5", "0.2", "0.1", "12.3%",
-         "limit 65 (adaptive, sum of 2 hosts), steering by up to 4.00 ms", as_of, "Kill switch"],
-        ["pay", "ok", "2.0", "0.0", "0.1", "0.0", "0.014%", "-", as_of, "Kill switch"]],
+         "limit 65 (adaptive, sum of 2 hosts), steering by up to 4.00 ms", "-", "0", as_of,
+         "Kill switch"],
+        ["pay", "ok", "2.0", "0.0", "0.1", "0.0", "0.014%", "-", "-", "0", as_of, "Kill switch"]],
        "points table")
     # Styled as the other warning state (a host behind the version).
     eq(b.js("""[...document.querySelectorAll('#points tbody tr td:nth-child(2) span.warn')].map(

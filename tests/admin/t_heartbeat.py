@@ -9,7 +9,7 @@ import os
 import sqlite3
 
 from sdstest import check, eq
-from admin_lib import APP, T0, heartbeat, only, pt, test
+from admin_lib import APP, DROP_8, T0, heartbeat, only, pt, test
 
 
 @test
@@ -174,11 +174,12 @@ def test_point_budget_old_database(env):
     env.stop_admin()
     db = sqlite3.connect(os.path.join(env.tmp, "sds.db"))
     try:
-        eq(db.execute("PRAGMA user_version").fetchone()[0], 7, "schema version")
-        # Schema 2 is schema 7 without the adaptive columns (7),
+        eq(db.execute("PRAGMA user_version").fetchone()[0], 8, "schema version")
+        # Schema 2 is schema 8 without the split, stuck, overload and the
+        # host's pressure and refusals (8), the adaptive columns (7),
         # copy_servers' owner (6), drills' errno (5), the copy tables (4)
         # and the two columns (3).
-        db.executescript("ALTER TABLE stats DROP COLUMN adaptive_limit;"
+        db.executescript(DROP_8 + "ALTER TABLE stats DROP COLUMN adaptive_limit;"
                          "ALTER TABLE stats DROP COLUMN adaptive_latency_ns;"
                          "ALTER TABLE drills DROP COLUMN errno;"
                          "DROP TABLE copy_loader_stats; DROP TABLE copy_server_stats;"
@@ -199,6 +200,6 @@ def test_point_budget_old_database(env):
     env.stop_admin()
     db = sqlite3.connect(os.path.join(env.tmp, "sds.db"))
     try:
-        eq(db.execute("PRAGMA user_version").fetchone()[0], 7, "schema version after migrating")
+        eq(db.execute("PRAGMA user_version").fetchone()[0], 8, "schema version after migrating")
     finally:
         db.close()

@@ -231,6 +231,22 @@ def expect(r, passed, downgraded, failed, what):
 KILL_SWITCH = {POINT: {"visit_threshold": 0}}
 
 
+def example_keyed(ctx, path, app):
+    """The keyed calls of an example ("key-ok N": N calls of keys
+    user0..user9 in turn): each passes with no limit in force, and each
+    runs the fallback under a kill switch, which holds every key.  What
+    the kernel counts of each key is the keyed counting's to test."""
+    prog = ctx.program(path, app)
+    spath = ctx.strategies({"version": 1, "points": {}})
+    ctx.attach(prog, app, spath)
+    ex = Example(ctx, prog, app)
+    expect(ex.run("key-ok", 100), 100, 0, 0, "key-ok 100")
+    ctx.strategies({"version": 2, "points": KILL_SWITCH})
+    ctx.wait_version(app, 2)
+    expect(ex.run("key-ok", 50), 0, 50, 0, "key-ok 50 under the kill switch")
+    check(ex.quit() == 0, "%s did not exit 0" % ex.name)
+
+
 def example_counts(ctx, path, app, fails):
     """The loader-backed test of an example: @fails are its kinds that
     fail ((kind, guard kind) pairs, e.g. ("err", "guard-err")).  Each

@@ -3,7 +3,7 @@
 
 import os
 
-from bindings_lib import BIN, example_counts, test
+from bindings_lib import BIN, example_counts, example_keyed, test
 
 
 @test
@@ -15,3 +15,10 @@ def cpp_guard_and_invoke_counts(ctx):
     run the fallback (no exception, nothing in flight)."""
     example_counts(ctx, os.path.join(BIN, "cpp_example"), "cppex",
                    [("throw", "guard-throw"), ("throw", "guard-fail")])
+
+
+@test
+def cpp_invoke_key(ctx):
+    """sds::invoke_key under `sds-bpf attach`: keyed calls pass, and
+    under a kill switch run the fallback (docs/KEYS.md)."""
+    example_keyed(ctx, os.path.join(BIN, "cpp_example"), "cppkey")

@@ -4,8 +4,8 @@ under a real loader."""
 
 import re
 
-from bindings_lib import (Counts, Example, example_counts, expect, go,
-                          go_example, test)
+from bindings_lib import (Counts, Example, example_counts, example_keyed,
+                          expect, go, go_example, test)
 from sdstest import check
 
 
@@ -15,8 +15,8 @@ def go_package_go_test(ctx):
     r = go(["test", "-count=1", "-v", "."])
     check(r.rc == 0, "go test: %r" % r)
     passed = re.findall(r"^--- PASS: (\w+)", r.out, re.M)
-    check(len(passed) == 7 and "--- FAIL" not in r.out,
-          "go test: passed %r, want 7 tests: %r" % (passed, r))
+    check(len(passed) == 8 and "--- FAIL" not in r.out,
+          "go test: passed %r, want 8 tests: %r" % (passed, r))
 
 
 @test
@@ -46,3 +46,10 @@ def go_example_goroutines_across_threads(ctx):
         c.add(r)
     c.check(ctx, "goex", "3 x 1,000 goroutines")
     check(ex.quit() == 0, "the example did not exit 0")
+
+
+@test
+def go_example_keyed_calls(ctx):
+    """InvokeKey under `sds-bpf attach`: keyed calls pass, and under a
+    kill switch run the fallback (docs/KEYS.md)."""
+    example_keyed(ctx, go_example(), "gokey")

@@ -5,7 +5,8 @@ libsds dir, and its example under a real loader."""
 import os
 import re
 
-from bindings_lib import CACHE, cargo, example_counts, rust_example, test
+from bindings_lib import (CACHE, cargo, example_counts, example_keyed,
+                          rust_example, test)
 from sdstest import check
 
 
@@ -17,8 +18,8 @@ def rust_crate_cargo_test(ctx):
     check(r.rc == 0, "cargo test --offline: %r" % r)
     got = re.findall(r"test result: ok\. (\d+) passed; (\d+) failed; "
                      r"(\d+) ignored", r.out)
-    check([tuple(map(int, g)) for g in got] == [(7, 0, 0), (1, 0, 0)],
-          "cargo test: results %r, want 7 unit tests and 1 doc test "
+    check([tuple(map(int, g)) for g in got] == [(8, 0, 0), (1, 0, 0)],
+          "cargo test: results %r, want 8 unit tests and 1 doc test "
           "passed: %r" % (got, r))
 
 
@@ -45,3 +46,10 @@ def rust_example_counts(ctx):
     invoke and through a Guard; under a kill switch the fallback runs."""
     example_counts(ctx, rust_example(), "rustex",
                    [("err", "guard-err"), ("panic", "guard-panic")])
+
+
+@test
+def rust_example_keyed_calls(ctx):
+    """Point::invoke_key under `sds-bpf attach`: keyed calls pass, and
+    under a kill switch run the fallback (docs/KEYS.md)."""
+    example_keyed(ctx, rust_example(), "rustkey")

@@ -31,6 +31,10 @@ programs (tests/targets/guarded.c, libsds) timing their own calls.
   cluster_tokens_two_hosts   cluster_token_rate 1,000/s (bucket 100) on two
       hosts calling back to back for 3 s: together at most rate x time +
       bucket pass, and at least 90 % of rate x time
+  function_point_refusal   the admin pushes concurrent_threshold to a
+      loader's function point (issue 36): the loader refuses it, keeps the
+      version it had, and its heartbeat says which version, point and why;
+      GET refused shows it exactly, a corrected push clears it
 
 Run as root:  python3 tests/push/run.py [-v] [NAME-SUBSTRING...]
 Python 3 standard library only.
@@ -512,6 +516,62 @@ def cluster_tokens_two_hosts(ctx):
     # decrease at once, the other's increase after the ack, 500 ms).
     check(passed >= 0.9 * R * T, "only %d calls passed in %.2f s on both "
           "hosts, want at least %d" % (passed, elapsed, 0.9 * R * T))
+
+
+FN_POINT = "w"
+FN_WHY = ("point 'w': concurrent_threshold needs a guard point (sds_enter/"
+          "sds_should_downgrade): a function point cannot hold its calls back")
+
+
+def fn_strategy(admin, doc):
+    return admin.ok("PUT", e2e.A + "/schemes/default/strategies/" + FN_POINT, dict(doc))["version"]
+
+
+def fn_host(admin, pred, what, deadline_s=30):
+    """The app's one host once @pred(host row) holds (heartbeats come once a
+    period, at its end plus the host's offset)."""
+    def one():
+        st, d = admin.req("GET", "/api/v1" + e2e.A + "/hosts")
+        return d[0] if st == 200 and len(d) == 1 and pred(d[0]) else None
+    return e2e.wait_until(one, time.time() + deadline_s,
+                          lambda _: "%s within %d s: %r"
+                          % (what, deadline_s, admin.req("GET", "/api/v1" + e2e.A + "/hosts")))
+
+
+@test
+def function_point_refusal(ctx):
+    a = ctx.admin()
+    a.ok("POST", "/groups/%s/apps" % GROUP, {"name": e2e.APP}, want=201)
+    v1 = fn_strategy(a, {"visit_threshold": 1000000})
+    loader = ctx.attach(a.url, point="%s=work" % FN_POINT)
+    host = fn_host(a, lambda h: h["version"] == v1, "the loader in force at version %d" % v1)
+    eq(host["refused"], [], "no refusal at first")
+    eq(a.ok("GET", e2e.A + "/refused"), [], "GET refused at first")
+    # A field the function point cannot enforce: refused, v1 stays in force.
+    v2 = fn_strategy(a, {"concurrent_threshold": 2})
+    h = fn_host(a, lambda h: h["refused"], "the refusal in a heartbeat")
+    eq((h["version"], h["refused"]),
+       (v1, [{"version": v2, "point": FN_POINT, "reason": FN_WHY}]), "the heartbeat's refusal")
+    eq(a.ok("GET", e2e.A + "/refused"),
+       [{"point": FN_POINT, "version": v2, "reason": FN_WHY, "hosts": [h["host"]],
+         "text": "refused on 1 host: " + FN_WHY}], "GET refused")
+    fleet = a.ok("GET", "/fleet?group=%s&app=%s" % (GROUP, e2e.APP))
+    eq([r["text"] for r in fleet["groups"][0]["apps"][0]["refused"]],
+       ["refused on 1 host: " + FN_WHY], "the fleet's refused")
+    eq(loader.stats()["strategies_version"], v1, "the loader's version in force")
+    check(FN_WHY + "; the strategies in force stay" in loader.stderr(),
+          "the loader's log line: %r" % loader.stderr())
+    # Still refused a period later: the admin offers v2 again, the loader says so again.
+    last = h["last_period"]
+    h = fn_host(a, lambda h: h["last_period"] > last, "the next heartbeat")
+    eq((h["version"], [r["version"] for r in h["refused"]]), (v1, [v2]), "refused still")
+    # A corrected push: taken, the refusal gone with the next heartbeat.
+    v3 = fn_strategy(a, {"visit_threshold": 5})
+    h = fn_host(a, lambda h: h["version"] == v3, "the corrected version in force")
+    eq(h["refused"], [], "refusal cleared")
+    eq(a.ok("GET", e2e.A + "/refused"), [], "GET refused after the correction")
+    eq(loader.stats()["strategies_version"], v3, "the loader's version in force")
+    loader.stop()
 
 
 if __name__ == "__main__":

@@ -218,12 +218,12 @@ def libsds_fork_repair_impossible_disables_child(ctx):
 
 
 # A loader impostor: serves the app's socket as nobody, answers register
-# with a region (layout 4, bpf/sds_flags.h) whose point 0 is downgraded,
+# with a region (layout 5, bpf/sds_flags.h) whose point 0 is downgraded,
 # and logs what it was asked.
 FAKE = r'''
 import mmap, os, socket, sys, threading, time, struct
 sock_path, log_path = sys.argv[1], sys.argv[2]
-SIZE = (1 + 1024) * 128
+SIZE = (1 + 1024) * 128 + 1024 * 8256   # the entries, then the key tables
 CELLS = (1024 + (64 * 1024 * 4 + 127) // 128) * 128
 fd = os.memfd_create("sds-fake-region")
 os.ftruncate(fd, SIZE)
@@ -231,7 +231,7 @@ cfd = os.memfd_create("sds-fake-cells")
 os.ftruncate(cfd, CELLS)
 m = mmap.mmap(fd, SIZE)
 now = lambda: time.clock_gettime_ns(time.CLOCK_MONOTONIC)
-m[0:40] = struct.pack("<IIIIQQQ", 0x53445346, 4, os.getpid(), 1, 1, now(),
+m[0:40] = struct.pack("<IIIIQQQ", 0x53445346, 5, os.getpid(), 1, 1, now(),
                       100000000)
 m[128:152] = struct.pack("<IIIIQ", 0, 1, 1, 100, now() + 3600 * 10**9)
 def tick():
@@ -256,7 +256,7 @@ def serve(c):
             log.write("request %s\n" % line.decode(errors="replace"))
             if line.startswith(b"register"):
                 socket.send_fds(c, [b'{"slot": 0, "key": 1, "epoch": 1, '
-                                    b'"layout": 4, "size": %d, '
+                                    b'"layout": 5, "size": %d, '
                                     b'"cells_size": %d}\n' % (SIZE, CELLS)],
                                 [fd, cfd])
             elif line.startswith(b"point"):

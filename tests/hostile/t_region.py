@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 """
 A flags region clients cannot forge (issue 8; docs/TRUST.md, "The flags
-region"; bpf/sds_flags.h layout 4).
+region"; bpf/sds_flags.h layout 5).
 
 One root loader attached to a staged copy of region_forge
 (tests/hostile/region_forge.c) with --socket-mode 0666; a victim (the same

@@ -28,6 +28,11 @@
 #                    open-loop load (tests/adaptive, tools/bench/overload)
 #   stucktarget      stuck_call() hangs on a pipe until the test lets it
 #                    go (tests/stuck/run.py)
+#   keytarget        keyed calls: users at fixed rates by integer, string
+#                    and buffer keys, unreadable keys, many keys, a key
+#                    file (tests/keys/run.py)
+#   keyguard         keyguard.c linked with libsds.a: keyed guard calls
+#                    (sds_enter_key) of string keys (tests/keys/run.py)
 #   target_many      1,024 functions f0000..f1023 with nop5 entries (as
 #                    target_nop5), C generated under build/ by
 #                    tests/integration/gen_many.py (the 1,024-point test)
@@ -49,7 +54,18 @@ TEST_TARGETS := $(TT_DIR)/target_pie $(TT_DIR)/target_nopie \
 		$(TT_DIR)/guarded_static $(TT_DIR)/guarded_shared \
 		$(TT_DIR)/guarded_shared2 $(TT_DIR)/target_many \
 		$(TT_DIR)/copytarget $(TT_DIR)/lbtarget $(TT_DIR)/exactapp \
-		$(TT_DIR)/fnexact $(TT_DIR)/overload $(TT_DIR)/stucktarget
+		$(TT_DIR)/fnexact $(TT_DIR)/overload $(TT_DIR)/stucktarget \
+		$(TT_DIR)/keytarget $(TT_DIR)/keyguard
+
+# Non-PIE, every function starting with a 5-byte NOP (as target_nop5): ~55,000
+# probed calls a second cost the test a few % of a CPU, not a stepped
+# site's half of one.
+$(TT_DIR)/keytarget.o: $(TT_SRC)/keytarget.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -pg -mfentry -mnop-mcount -fno-pie -c -o $@ $<
+
+$(TT_DIR)/keytarget: $(TT_DIR)/keytarget.o
+	$(CC) -no-pie -o $@ $<
 
 $(TT_DIR)/copytarget: $(TT_SRC)/copytarget.c
 	@mkdir -p $(@D)
@@ -103,6 +119,12 @@ GT_PC     := PKG_CONFIG_PATH=$(GT_LIBDIR)/pkgconfig $(or $(PKG_CONFIG),pkg-confi
 GT_SRCS   := $(TT_SRC)/guarded.c $(TT_SRC)/guarded_harm.c $(TT_SRC)/guarded_copy.c
 GT_DEPS   := $(GT_SRCS) $(TT_SRC)/guarded.h $(BUILD)/include/sds.h $(GT_LIBDIR)/libsds.a \
 	     $(GT_LIBDIR)/libsds.so $(GT_LIBDIR)/pkgconfig/sds.pc
+
+# Keyed guard calls (tests/keys): libsds.a, as guarded_static.
+$(TT_DIR)/keyguard: $(TT_SRC)/keyguard.c $(BUILD)/include/sds.h $(GT_LIBDIR)/libsds.a
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -fPIE -pie -I$(BUILD)/include -o $@ $< \
+		$(GT_LIBDIR)/libsds.a $(TARGET_LIBS)
 
 $(TT_DIR)/guarded_static: $(GT_DEPS)
 	@mkdir -p $(@D)

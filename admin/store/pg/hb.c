@@ -42,7 +42,10 @@
 	" AS u(p, v, e, t, d, c, h, f, dl, s, o" STORE_STAT_SQL_NAMES ")" \
 	" ON CONFLICT DO NOTHING"
 
-/* $1 group, $2 app, $3 period, $4 host, $5 now, $6 ip, $7 version, $8.. arrays */
+/*
+ * $1 group, $2 app, $3 period, $4 host, $5 now, $6 ip, $7 version, $8..
+ * arrays, then the host's pressure and refusals (sq_host_json()).
+ */
 #define HB_FAST_SQL \
 	"WITH app AS (SELECT a.id, a.version, a.active_scheme FROM apps a" \
 	"  JOIN groups g ON g.id = a.group_id WHERE g.name = $1 AND a.name = $2)," \
@@ -59,11 +62,12 @@
 	"  AS u(p, v, e, t, d, c, h, f, dl, s, o" STORE_STAT_SQL_NAMES ")" \
 	"  ON CONFLICT DO NOTHING)," \
 	" h AS (INSERT INTO hosts (app_id, host, ip, first_seen, last_seen, last_period," \
-	"  version) SELECT id, $4, $6, $5, $5, $3, $7 FROM app" \
-	"  ON CONFLICT (app_id, host) DO UPDATE SET ip = EXCLUDED.ip," \
+	"  version, pressure, refused) SELECT id, $4, $6, $5, $5, $3, $7, ?::text, ?::text" \
+	"  FROM app ON CONFLICT (app_id, host) DO UPDATE SET ip = EXCLUDED.ip," \
 	"  last_seen = EXCLUDED.last_seen," \
 	"  last_period = GREATEST(hosts.last_period, EXCLUDED.last_period)," \
-	"  version = EXCLUDED.version)" \
+	"  version = EXCLUDED.version, pressure = EXCLUDED.pressure," \
+	"  refused = EXCLUDED.refused)" \
 	" SELECT id, version, active_scheme, (SELECT count(*) FROM hb) FROM app"
 
 enum { A_POINT, A_VISITS, A_EXC, A_TMO, A_DOWN, A_CONC, A_HIST, A_FAULTS,
@@ -253,6 +257,11 @@ static int hb_fast(struct pg_store *p, const struct sds_heartbeat *hb, int64_t n
 	sq_bind_int64(q, 7, hb->version);
 	for (k = 0; k < NARRAY; k++)
 		sq_bind_text_free(q, 8 + k, arr[k]);
+	if (sq_host_json(q, 8 + NARRAY, hb)) {
+		sq_reset(q);
+		sq_seterr(err, "out of memory");
+		return STORE_ERROR;
+	}
 	rc = sq_step(q);
 	if (rc == SQ_ROW) {
 		r->id = sq_col_int64(q, 0);
@@ -325,6 +334,12 @@ static int hb_write(struct sq_store *s, const struct sds_heartbeat *hb, int64_t 
 	sq_bind_int64(q, 4, now);
 	sq_bind_int64(q, 5, hb->period_start);
 	sq_bind_int64(q, 6, hb->version);
+	if (sq_host_json(q, 7, hb)) {
+		sq_reset(q);
+		ret = STORE_ERROR;
+		sq_seterr(err, "out of memory");
+		goto fail;
+	}
 	ret = sq_run(s, q, err);
 	if (ret)
 		goto fail;

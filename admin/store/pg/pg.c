@@ -52,10 +52,12 @@ static const char *const pg_sql[NQ] = {
 		" suspended, overhead_milli" STORE_STAT_SQL_NAMES ")"
 		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14"
 		STORE_STAT_SQL_PARAMS ") ON CONFLICT DO NOTHING",
-	[Q_HOST_UPSERT] = "INSERT INTO hosts (app_id, host, ip, first_seen, last_seen, last_period, version)"
-		" VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6)"
+	[Q_HOST_UPSERT] = "INSERT INTO hosts (app_id, host, ip, first_seen, last_seen, last_period, version,"
+		" pressure, refused)"
+		" VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8)"
 		" ON CONFLICT (app_id, host) DO UPDATE SET ip = ?3, last_seen = ?4,"
-		" last_period = GREATEST(hosts.last_period, ?5), version = ?6",
+		" last_period = GREATEST(hosts.last_period, ?5), version = ?6,"
+		" pressure = ?7, refused = ?8",
 	[Q_DRILL_INS] = "INSERT INTO drills (app_id, point, kind, ratio, delay_ms, created,"
 		" expires_at, started_by, errno) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id",
 	[Q_COPY_INS] = "INSERT INTO copy_plans (app_id, name, points, sample_pct, amplification,"

@@ -15,8 +15,11 @@
 #include "store/query/sq.h"
 
 #define PG_DAY		86400	/* one statistics partition per UTC day */
-/* The most $N a statement binds: the heartbeat's 18, one more per store/stat_cols.h column. */
-#define PG_MAXPARAM	(20 + STORE_STAT_NCOLS)
+/*
+ * The most $N a statement binds: the heartbeat's 18 and the host's 2,
+ * one more per store/stat_cols.h column.
+ */
+#define PG_MAXPARAM	(22 + STORE_STAT_NCOLS)
 
 /* One connection, and what its last statement left. */
 struct pg_db {

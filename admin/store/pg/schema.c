@@ -5,7 +5,8 @@
  * the day partitions of the statistics with their retention.
  *
  * The tables are SQLite's (store/sqlite/schema.c: its version 4 is our 1,
- * its 5 (drills.errno) our 2, its 6 our 3, its 7 our 4) in PostgreSQL's
+ * its 5 (drills.errno) our 2, its 6 our 3, its 7 our 4, its 8 our 5) in
+ * PostgreSQL's
  * types.  stats and
  * heartbeats are partitioned by range of period_start, one partition per
  * UTC day named stats_pYYYYMMDD and heartbeats_pYYYYMMDD: retention drops
@@ -157,6 +158,18 @@ static const char *const migrations[] = {
 	 */
 	"ALTER TABLE stats ADD COLUMN adaptive_limit BIGINT NOT NULL DEFAULT 0;"
 	"ALTER TABLE stats ADD COLUMN adaptive_latency_ns BIGINT NOT NULL DEFAULT 0;",
+	/*
+	 * 5: the split, stuck calls and overload per point (SQLite's schema
+	 * 8, store/stat_cols.h), a host's pressure rules and refusals (JSON)
+	 */
+	"ALTER TABLE stats ADD COLUMN split_calls BIGINT NOT NULL DEFAULT 0;"
+	"ALTER TABLE stats ADD COLUMN split_on_cpu_ns BIGINT NOT NULL DEFAULT 0;"
+	"ALTER TABLE stats ADD COLUMN split_runqueue_ns BIGINT NOT NULL DEFAULT 0;"
+	"ALTER TABLE stats ADD COLUMN split_blocked_ns BIGINT NOT NULL DEFAULT 0;"
+	"ALTER TABLE stats ADD COLUMN max_stuck BIGINT NOT NULL DEFAULT 0;"
+	"ALTER TABLE stats ADD COLUMN overload BIGINT NOT NULL DEFAULT 0;"
+	"ALTER TABLE hosts ADD COLUMN pressure " T ";"
+	"ALTER TABLE hosts ADD COLUMN refused " T ";",
 };
 #define PG_SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 

@@ -368,6 +368,12 @@ int sq_hb_answer(struct sq_store *s, const struct sq_app_ref *r, int64_t have,
 /* store_ops.app_state: the app looked up, sq_hb_answer(); nothing written. */
 int sq_app_state(struct store *st, const char *g, const char *a, int64_t have,
 		 int64_t now, struct store_hb_result *res, char *err);
+/*
+ * Bind @hb's host pressure rules (docs/PRESSURE.md) at @i and its
+ * refusals at @i + 1, each the heartbeat's JSON text, NULL when it sent
+ * none: the host row keeps its last heartbeat's.  -1: out of memory.
+ */
+int sq_host_json(struct sq_stmt *q, int i, const struct sds_heartbeat *hb);
 int sq_host_list(struct store *st, const char *g, const char *a,
 		 json_t **out, char *err);
 int sq_stats_scan(struct store *st, const char *g, const char *a,

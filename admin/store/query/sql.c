@@ -68,11 +68,14 @@ const char *const sq_sql[NQ] = {
 		" suspended, overhead_milli" STORE_STAT_SQL_NAMES ")"
 		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14"
 		STORE_STAT_SQL_PARAMS ")",
-	[Q_HOST_UPSERT] = "INSERT INTO hosts (app_id, host, ip, first_seen, last_seen, last_period, version)"
-		" VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6)"
+	/* ?7, ?8: the host's pressure rules and refusals as its heartbeat sent them (JSON, NULL: none). */
+	[Q_HOST_UPSERT] = "INSERT INTO hosts (app_id, host, ip, first_seen, last_seen, last_period, version,"
+		" pressure, refused)"
+		" VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8)"
 		" ON CONFLICT (app_id, host) DO UPDATE SET ip = ?3, last_seen = ?4,"
-		" last_period = max(last_period, ?5), version = ?6",
-	[Q_HOST_LIST] = "SELECT h.host, h.ip, h.first_seen, h.last_seen, h.last_period, h.version"
+		" last_period = max(last_period, ?5), version = ?6, pressure = ?7, refused = ?8",
+	[Q_HOST_LIST] = "SELECT h.host, h.ip, h.first_seen, h.last_seen, h.last_period, h.version,"
+		" h.pressure, h.refused"
 		" FROM hosts h WHERE h.app_id = ?1 ORDER BY h.host",
 	[Q_STAT_SCAN] = "SELECT period_start, point, host, visits, exceptions, timeouts,"
 		" downgrades, max_concurrency, hist, faults, delays, suspended, overhead_milli"

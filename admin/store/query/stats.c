@@ -136,6 +136,12 @@ int sq_heartbeat(struct store *st, const struct sds_heartbeat *hb,
 	sq_bind_int64(q, 4, now);
 	sq_bind_int64(q, 5, hb->period_start);
 	sq_bind_int64(q, 6, hb->version);
+	if (sq_host_json(q, 7, hb)) {
+		sq_reset(q);
+		sq_seterr(err, "out of memory");
+		ret = STORE_ERROR;
+		goto fail;
+	}
 	ret = sq_run(s, q, err);
 	if (ret)
 		goto fail;
@@ -152,14 +158,64 @@ out:
 	return ret;
 }
 
+/* One part of @hb as JSON text (NULL when it has none), bound at @i. */
+static int bind_json(struct sq_stmt *q, int i, const struct sds_heartbeat *hb,
+		     int (*part)(const struct sds_heartbeat *, json_t *),
+		     const char *key)
+{
+	json_t *o = json_object();
+	char *t = NULL;
+
+	if (!o || part(hb, o)) {
+		json_decref(o);
+		return -1;
+	}
+	if (json_object_get(o, key)) {
+		t = json_dumps(json_object_get(o, key), JSON_COMPACT);
+		if (!t) {
+			json_decref(o);
+			return -1;
+		}
+	}
+	json_decref(o);
+	if (!t)
+		return sq_bind_null(q, i);
+	return sq_bind_text_free(q, i, t);
+}
+
+int sq_host_json(struct sq_stmt *q, int i, const struct sds_heartbeat *hb)
+{
+	if (bind_json(q, i, hb, heartbeat_pressure_to_json, "pressure") ||
+	    bind_json(q, i + 1, hb, heartbeat_refused_to_json, "refused"))
+		return -1;
+	return 0;
+}
+
+/* Column @i, JSON text stored by sq_host_json(); NULL, or unreadable: @none. */
+static json_t *json_col(struct sq_stmt *q, int i, json_t *none)
+{
+	const char *t = sq_col_text(q, i);
+	json_t *v = t && *t ? json_loads(t, 0, NULL) : NULL;
+
+	if (!json_is_array(v)) {
+		json_decref(v);
+		return none;
+	}
+	json_decref(none);
+	return v;
+}
+
 static json_t *host_row(struct sq_stmt *q)
 {
-	return json_pack("{s:s, s:s, s:I, s:I, s:I, s:I}", "host", sq_col_text(q, 0),
+	/* The host's last heartbeat's: pressure null without rules, refused [] without any. */
+	return json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:o, s:o}", "host", sq_col_text(q, 0),
 			 "ip", sq_col_text(q, 1),
 			 "first_seen", (json_int_t)sq_col_int64(q, 2),
 			 "last_seen", (json_int_t)sq_col_int64(q, 3),
 			 "last_period", (json_int_t)sq_col_int64(q, 4),
-			 "version", (json_int_t)sq_col_int64(q, 5));
+			 "version", (json_int_t)sq_col_int64(q, 5),
+			 "pressure", json_col(q, 6, json_null()),
+			 "refused", json_col(q, 7, json_array()));
 }
 
 int sq_host_list(struct store *st, const char *g, const char *a,

@@ -151,6 +151,21 @@ static const char *const migrations[] = {
 	 */
 	"ALTER TABLE stats ADD COLUMN adaptive_limit INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE stats ADD COLUMN adaptive_latency_ns INTEGER NOT NULL DEFAULT 0;",
+	/*
+	 * 8: a point's split (docs/SPLIT.md), its most stuck calls
+	 * (docs/LIMITS.md) and whether a host pressure rule shed it
+	 * (store/stat_cols.h); a host's pressure rules' state and the
+	 * strategies it refused as of its last heartbeat, JSON (NULL: none
+	 * sent).  Rows stored before read as 0 and NULL.
+	 */
+	"ALTER TABLE stats ADD COLUMN split_calls INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE stats ADD COLUMN split_on_cpu_ns INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE stats ADD COLUMN split_runqueue_ns INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE stats ADD COLUMN split_blocked_ns INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE stats ADD COLUMN max_stuck INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE stats ADD COLUMN overload INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE hosts ADD COLUMN pressure TEXT;"
+	"ALTER TABLE hosts ADD COLUMN refused TEXT;",
 };
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 

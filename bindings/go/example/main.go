@@ -12,6 +12,8 @@
 //	                           succeeds, returns an error, or panics
 //	                           (recovered outside the call)
 //	guard-ok N | guard-err N | guard-panic N
+//	key-ok N	N calls through sds.InvokeKey, of keys user0..user9 in
+//			turn, that succeed (docs/KEYS.md)
 //	                           the same in a function with Begin/End
 //	spread N                   N goroutines at once, each one call through
 //	                           sds.Invoke that sleeps 1 ms inside (parks
@@ -85,6 +87,14 @@ func call(dep sds.Point, t *tally, kind string) {
 }
 
 func run(dep sds.Point, t *tally, kind string, n int) {
+	if kind == "key-ok" {
+		for i := 0; i < n; i++ {
+			sds.InvokeKey(dep, []byte("user"+strconv.Itoa(i%10)),
+				func() (int, error) { return cached(t) },
+				func() (int, error) { return dependency(t, "ok") })
+		}
+		return
+	}
 	if kind != "spread" {
 		for i := 0; i < n; i++ {
 			call(dep, t, kind)
@@ -112,7 +122,7 @@ func main() {
 	dep := client.Point("dep")
 	kinds := map[string]bool{"ok": true, "err": true, "panic": true,
 		"guard-ok": true, "guard-err": true, "guard-panic": true,
-		"spread": true}
+		"spread": true, "key-ok": true}
 
 	fmt.Println("ready")
 	in := bufio.NewScanner(os.Stdin)

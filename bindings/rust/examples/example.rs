@@ -12,6 +12,9 @@
 //!                                     or panics (caught outside the call)
 //!     guard-ok N | guard-err N | guard-panic N
 //!                                     the same in a scope holding a Guard
+//!     key-ok N                        N calls through Point::invoke_key, of
+//!                                     keys user0..user9 in turn, that
+//!                                     succeed (docs/KEYS.md)
 //!
 //! Each prints "passed P downgraded D failed F" (P: the dependency ran,
 //! D: the fallback ran, F: the dependency failed) then "done".  EOF or
@@ -54,7 +57,11 @@ fn cached(t: &Tally) -> Result<u32, String> {
     Ok(7)
 }
 
-fn call(dep: &sds::Point, t: &Tally, kind: &str) -> Result<u32, String> {
+fn call(dep: &sds::Point, t: &Tally, kind: &str, i: u64) -> Result<u32, String> {
+    if kind == "key-ok" {
+        let key = format!("user{}", i % 10);
+        return dep.invoke_key(key.as_bytes(), || cached(t), || dependency(t, "ok"));
+    }
     match kind.strip_prefix("guard-") {
         // Idiomatic use 1: invoke.
         None => dep.invoke(|| cached(t), || dependency(t, kind)),
@@ -79,7 +86,7 @@ fn main() {
     panic::set_hook(Box::new(|_| {}));
     let client = sds::Client::open(&args[1], &args[2]);
     let dep = client.point("dep");
-    let kinds = ["ok", "err", "panic", "guard-ok", "guard-err", "guard-panic"];
+    let kinds = ["ok", "err", "panic", "guard-ok", "guard-err", "guard-panic", "key-ok"];
 
     let mut out = io::stdout();
     writeln!(out, "ready").unwrap();
@@ -99,9 +106,9 @@ fn main() {
             }
         };
         let t = Tally::default();
-        for _ in 0..n {
+        for i in 0..n {
             // The service's own error path: an Err, or a caught panic.
-            let _ = panic::catch_unwind(AssertUnwindSafe(|| call(&dep, &t, kind)));
+            let _ = panic::catch_unwind(AssertUnwindSafe(|| call(&dep, &t, kind, i)));
         }
         writeln!(
             out,

@@ -30,6 +30,8 @@ extern "C" {
     pub fn sds_point(c: *mut sds_client, name: *const c_char) -> *mut sds_point;
     pub fn sds_should_downgrade(p: *mut sds_point) -> bool;
     pub fn sds_enter(p: *mut sds_point) -> sds_verdict;
+    pub fn sds_should_downgrade_key(p: *mut sds_point, key: *const c_void, len: usize) -> bool;
+    pub fn sds_enter_key(p: *mut sds_point, key: *const c_void, len: usize) -> sds_verdict;
     pub fn sds_exception_sign(p: *mut sds_point);
     pub fn sds_downgrade_finally(p: *mut sds_point);
     pub fn sds_copy(p: *mut sds_point, buf: *const c_void, len: usize) -> c_int;

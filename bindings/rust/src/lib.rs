@@ -118,6 +118,26 @@ impl<'c> Point<'c> {
         }
     }
 
+    /// `sds_should_downgrade_key`: [`Point::should_downgrade`] for one
+    /// call of `key` (a user, a tenant: docs/KEYS.md), which the loader
+    /// can block alone.  At most 64 bytes count (longer keys are their
+    /// first 64); an empty key is an unkeyed call.  libsds copies it.
+    pub fn should_downgrade_key(&self, key: &[u8]) -> bool {
+        // SAFETY: as above; libsds reads at most key.len() bytes, only
+        // during the call.
+        unsafe { ffi::sds_should_downgrade_key(self.raw, key.as_ptr().cast(), key.len()) }
+    }
+
+    /// `sds_enter_key`: [`Point::enter`] for one call of `key`.
+    pub fn enter_key(&self, key: &[u8]) -> Verdict {
+        // SAFETY: as above.
+        match unsafe { ffi::sds_enter_key(self.raw, key.as_ptr().cast(), key.len()) } {
+            ffi::SDS_DOWNGRADE => Verdict::Downgrade,
+            ffi::SDS_FAULT => Verdict::Fault,
+            _ => Verdict::Pass,
+        }
+    }
+
     /// `sds_exception_sign`: the call in progress on this thread failed.
     pub fn exception_sign(&self) {
         // SAFETY: as above.
@@ -152,6 +172,29 @@ impl<'c> Point<'c> {
             downgraded: self.should_downgrade(),
             _thread: PhantomData,
         }
+    }
+
+    /// [`Point::guard`] for one call of `key`.
+    pub fn guard_key(&self, key: &[u8]) -> Guard<'c> {
+        Guard {
+            point: *self,
+            panicking: thread::panicking(),
+            downgraded: self.should_downgrade_key(key),
+            _thread: PhantomData,
+        }
+    }
+
+    /// [`Point::invoke`] for one call of `key`.
+    pub fn invoke_key<T, E, B, F>(&self, key: &[u8], fallback: B, f: F) -> Result<T, E>
+    where
+        B: FnOnce() -> Result<T, E>,
+        F: FnOnce() -> Result<T, E>,
+    {
+        let g = self.guard_key(key);
+        if g.downgraded() {
+            return fallback();
+        }
+        g.check(f())
     }
 
     /// A guarded call: `fallback()` when downgraded, else `f()`, whose

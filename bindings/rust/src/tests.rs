@@ -110,3 +110,22 @@ fn points_are_shared_across_threads() {
         }
     });
 }
+
+#[test]
+fn keyed_calls_without_a_loader() {
+    let c = client();
+    let p = c.point("dep");
+    for i in 0..1000u32 {
+        let key = format!("user{}", i % 10);
+        assert_eq!(p.invoke_key::<u32, (), _, _>(key.as_bytes(), || panic!("fallback ran"), || Ok(i)), Ok(i));
+    }
+    {
+        let g = p.guard_key(b"user7");
+        assert!(!g.downgraded());
+        g.fail();
+    }
+    assert_eq!(p.enter_key(&[0u8; 100]), Verdict::Pass); // longer than 64: its first 64
+    p.downgrade_finally();
+    assert!(!p.should_downgrade_key(b""));                // empty: an unkeyed call
+    p.downgrade_finally();
+}

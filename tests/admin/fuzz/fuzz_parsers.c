@@ -28,6 +28,10 @@ static bool hb_point_equal(const struct sds_hb_point *a,
 	       a->faults == b->faults && a->delays == b->delays &&
 	       a->suspended == b->suspended && a->overload == b->overload &&
 	       a->overhead_milli == b->overhead_milli && a->nhist == b->nhist &&
+	       a->max_stuck == b->max_stuck && a->split_calls == b->split_calls &&
+	       a->split_on_cpu_ns == b->split_on_cpu_ns &&
+	       a->split_runqueue_ns == b->split_runqueue_ns &&
+	       a->split_blocked_ns == b->split_blocked_ns &&
 	       !memcmp(a->latency_hist, b->latency_hist, sizeof(a->latency_hist));
 }
 
@@ -38,8 +42,14 @@ static bool heartbeat_equal(const struct sds_heartbeat *a,
 	if (strcmp(a->group, b->group) || strcmp(a->app, b->app) ||
 	    strcmp(a->host, b->host) || strcmp(a->ip, b->ip) ||
 	    a->period_start != b->period_start || a->period_s != b->period_s ||
-	    a->version != b->version || a->n != b->n || a->nrules != b->nrules)
+	    a->version != b->version || a->n != b->n || a->nrules != b->nrules ||
+	    a->nrefused != b->nrefused)
 		return false;
+	for (int i = 0; i < a->nrefused; i++)
+		if (a->refused[i].version != b->refused[i].version ||
+		    strcmp(a->refused[i].point, b->refused[i].point) ||
+		    strcmp(a->refused[i].reason, b->refused[i].reason))
+			return false;
 	for (int i = 0; i < a->nrules; i++)
 		if (a->rules[i].firing != b->rules[i].firing ||
 		    a->rules[i].fired != b->rules[i].fired)

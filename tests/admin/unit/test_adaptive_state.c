@@ -246,8 +246,16 @@ static void test_old_database(void **state)
 	store_close(st);
 	st = NULL;
 	if (fixture_pg()) {
-		pg_want("SELECT version FROM sds_schema", "4");
-		free(pg("ALTER TABLE stats DROP COLUMN adaptive_limit;"
+		pg_want("SELECT version FROM sds_schema", "5");
+		free(pg("ALTER TABLE stats DROP COLUMN split_calls;"
+			"ALTER TABLE stats DROP COLUMN split_on_cpu_ns;"
+			"ALTER TABLE stats DROP COLUMN split_runqueue_ns;"
+			"ALTER TABLE stats DROP COLUMN split_blocked_ns;"
+			"ALTER TABLE stats DROP COLUMN max_stuck;"
+			"ALTER TABLE stats DROP COLUMN overload;"
+			"ALTER TABLE hosts DROP COLUMN pressure;"
+			"ALTER TABLE hosts DROP COLUMN refused;"
+			"ALTER TABLE stats DROP COLUMN adaptive_limit;"
 			"ALTER TABLE stats DROP COLUMN adaptive_latency_ns;"
 			"UPDATE sds_schema SET version = 3;"
 			"INSERT INTO stats (app_id, period_start, host, point, visits,"
@@ -256,8 +264,16 @@ static void test_old_database(void **state)
 			" FROM stats"));
 	} else {
 		assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-		assert_int_equal(user_version(db), 7);
-		sql(db, "ALTER TABLE stats DROP COLUMN adaptive_limit;"
+		assert_int_equal(user_version(db), 8);
+		sql(db, "ALTER TABLE stats DROP COLUMN split_calls;"
+			"ALTER TABLE stats DROP COLUMN split_on_cpu_ns;"
+			"ALTER TABLE stats DROP COLUMN split_runqueue_ns;"
+			"ALTER TABLE stats DROP COLUMN split_blocked_ns;"
+			"ALTER TABLE stats DROP COLUMN max_stuck;"
+			"ALTER TABLE stats DROP COLUMN overload;"
+			"ALTER TABLE hosts DROP COLUMN pressure;"
+			"ALTER TABLE hosts DROP COLUMN refused;"
+			"ALTER TABLE stats DROP COLUMN adaptive_limit;"
 			"ALTER TABLE stats DROP COLUMN adaptive_latency_ns;"
 			"PRAGMA user_version = 6;"
 			"INSERT INTO stats (app_id, period_start, host, point, visits, exceptions,"
@@ -273,12 +289,12 @@ static void test_old_database(void **state)
 	if (!st)
 		fail_msg("reopening: %s", err);
 	if (fixture_pg()) {
-		pg_want("SELECT version FROM sds_schema", "4");
+		pg_want("SELECT version FROM sds_schema", "5");
 		pg_want("SELECT count(*) FROM information_schema.columns WHERE table_name = 'stats'"
 			" AND column_name IN ('adaptive_limit', 'adaptive_latency_ns')", "2");
 	} else {
 		assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-		assert_int_equal(user_version(db), 7);
+		assert_int_equal(user_version(db), 8);
 		sqlite3_close(db);
 	}
 	s = scan(T0, T0 + 20);

@@ -294,6 +294,88 @@ static void test_max_stuck(void **state)
 					"\"a\":{\"max_stuck\":1099511627777}}"), 0);
 }
 
+/*
+ * "refused" (issue 36): the admin's strategies a loader refused, one line
+ * per point, sent only with some; every bound refused with the field named.
+ */
+static void test_refused(void **state)
+{
+	static const char *const bad[][2] = {
+		{"[]", "refused must be an array of 1..16 refusals"},
+		{"{}", "refused must be an array of 1..16 refusals"},
+		{"[1]", "refused[0] must be an object"},
+		{"[{\"version\":0,\"reason\":\"x\"}]", "refused[0].version must be an integer 1..1099511627776"},
+		{"[{\"reason\":\"x\"}]", "refused[0].version must be an integer 1..1099511627776"},
+		{"[{\"version\":2,\"reason\":\"\"}]", "refused[0].reason must be one line of 1..200 bytes without control characters"},
+		{"[{\"version\":2,\"reason\":\"a\\nb\"}]", "refused[0].reason must be one line of 1..200 bytes without control characters"},
+		{"[{\"version\":2,\"reason\":\"a\\u001fb\"}]", "refused[0].reason must be one line of 1..200 bytes without control characters"},
+		{"[{\"version\":2,\"point\":\"a b\",\"reason\":\"x\"}]", "refused[0].point: bad point name (1-64 of [A-Za-z0-9_-])"},
+		{"[{\"version\":2,\"reason\":\"x\",\"why\":1}]", "refused[0]: unknown field 'why'"},
+		{"[{\"version\":2,\"reason\":\"x\"},{\"version\":3,\"reason\":\"y\"}]", "refused[1]: point '' twice"},
+	};
+	char text[1024], reason[300];
+	json_t *doc, *arr;
+	size_t i;
+
+	assert_int_equal(parse_tail("\"period_start\":1700000000,\"points\":{},"
+				    "\"refused\":[{\"version\":4,\"point\":\"w\",\"reason\":\"point 'w': no\"},"
+				    "{\"version\":4,\"reason\":\"pressure rule 0: no\"}]"), 0);
+	assert_int_equal(hb->nrefused, 2);
+	assert_int_equal(hb->refused[0].version, 4);
+	assert_string_equal(hb->refused[0].point, "w");
+	assert_string_equal(hb->refused[0].reason, "point 'w': no");
+	assert_string_equal(hb->refused[1].point, "");
+	doc = heartbeat_to_json(hb);
+	arr = json_object_get(doc, "refused");
+	assert_int_equal(json_array_size(arr), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(arr, 0), "point")), "w");
+	assert_null(json_object_get(json_array_get(arr, 1), "point"));
+	json_decref(doc);
+	/* 200 bytes taken, 201 not. */
+	memset(reason, 'x', 200);
+	reason[200] = '\0';
+	snprintf(text, sizeof(text), "\"period_start\":1700000000,\"points\":{},"
+		 "\"refused\":[{\"version\":4,\"reason\":\"%s\"}]", reason);
+	assert_int_equal(parse_tail(text), 0);
+	snprintf(text, sizeof(text), "\"period_start\":1700000000,\"points\":{},"
+		 "\"refused\":[{\"version\":4,\"reason\":\"x%s\"}]", reason);
+	assert_int_not_equal(parse_tail(text), 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "\"period_start\":1700000000,\"points\":{},"
+			 "\"refused\":%s", bad[i][0]);
+		assert_int_not_equal(parse_tail(text), 0);
+		assert_string_equal(err, bad[i][1]);
+	}
+	/* None: no key, so that an older admin takes the heartbeat. */
+	assert_int_equal(parse_tail("\"period_start\":1700000000,\"points\":{}"), 0);
+	assert_int_equal(hb->nrefused, 0);
+	doc = heartbeat_to_json(hb);
+	assert_null(json_object_get(doc, "refused"));
+	json_decref(doc);
+}
+
+/*
+ * The loader's side: a reason cut to 200 bytes on a UTF-8 boundary,
+ * control bytes made blanks, a bad point name dropped.
+ */
+static void test_refusal_set(void **state)
+{
+	struct sds_hb_refusal r;
+	char reason[300];
+
+	memset(reason, 'x', 199);
+	memcpy(reason + 199, "\xc3\xa9tail", 7);	/* é across the limit */
+	heartbeat_refusal_set(&r, 7, "w", reason);
+	assert_int_equal(r.version, 7);
+	assert_string_equal(r.point, "w");
+	assert_int_equal(strlen(r.reason), 199);
+	heartbeat_refusal_set(&r, 7, "a b", "one\ntwo\tthree");
+	assert_string_equal(r.point, "");
+	assert_string_equal(r.reason, "one two three");
+	heartbeat_refusal_set(&r, 7, NULL, "");
+	assert_string_equal(r.reason, "refused");
+}
+
 /* The deploy field (docs/DEPLOY.md): "build": {"id", "deploys"}, optional. */
 static void test_build_field(void **state)
 {
@@ -429,6 +511,8 @@ int main(void)
 		cmocka_unit_test(test_budget_fields),
 		cmocka_unit_test(test_build_field),
 		cmocka_unit_test(test_max_stuck),
+		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_refusal_set),
 		cmocka_unit_test(test_reply),
 		cmocka_unit_test(test_reply_drill_errno),
 	};

@@ -158,7 +158,8 @@ static void test_old_database(void **state)
 	}
 	/*
 	 * Make the file what sds-admin wrote before the budget: schema 2 is
-	 * schema 7 without the adaptive columns, copy_servers' owner, drills'
+	 * schema 8 without the split, stuck, overload and host columns, the
+	 * adaptive columns, copy_servers' owner, drills'
 	 * errno, the copy tables and the two columns, and its binary inserted
 	 * rows without them.
 	 */
@@ -166,8 +167,16 @@ static void test_old_database(void **state)
 	store_close(st);
 	st = NULL;
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(user_version(db), 7);
-	sql(db, "ALTER TABLE stats DROP COLUMN adaptive_limit;"
+	assert_int_equal(user_version(db), 8);
+	sql(db, "ALTER TABLE stats DROP COLUMN split_calls;"
+		"ALTER TABLE stats DROP COLUMN split_on_cpu_ns;"
+		"ALTER TABLE stats DROP COLUMN split_runqueue_ns;"
+		"ALTER TABLE stats DROP COLUMN split_blocked_ns;"
+		"ALTER TABLE stats DROP COLUMN max_stuck;"
+		"ALTER TABLE stats DROP COLUMN overload;"
+		"ALTER TABLE hosts DROP COLUMN pressure;"
+		"ALTER TABLE hosts DROP COLUMN refused;"
+		"ALTER TABLE stats DROP COLUMN adaptive_limit;"
 		"ALTER TABLE stats DROP COLUMN adaptive_latency_ns;"
 		"ALTER TABLE drills DROP COLUMN errno;"
 		"DROP TABLE copy_loader_stats; DROP TABLE copy_server_stats;"
@@ -185,7 +194,7 @@ static void test_old_database(void **state)
 	st = sqlite_store_open(path, err);
 	assert_non_null(st);
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(user_version(db), 7);
+	assert_int_equal(user_version(db), 8);
 	sqlite3_close(db);
 	assert_int_equal(st->ops->stats_scan(st, "g", "shop", "order", T0, T0 + 20,
 					     collect, &s, err), STORE_OK);

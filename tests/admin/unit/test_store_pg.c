@@ -133,12 +133,12 @@ static void test_newer_schema(void **state)
 	need_pg();
 	store_close(st);
 	st = NULL;
-	exec("UPDATE sds_schema SET version = 5");
+	exec("UPDATE sds_schema SET version = 6");
 	assert_null(fixture_open());
-	assert_non_null(strstr(err, ": schema version 5 is newer than this sds-admin knows (4)"));
+	assert_non_null(strstr(err, ": schema version 6 is newer than this sds-admin knows (5)"));
 	assert_non_null(strstr(err, "database '"));
 	got = query("SELECT version FROM sds_schema");
-	assert_string_equal(got, "5");
+	assert_string_equal(got, "6");
 	free(got);
 	/* A schema 1 database (before drills' errno, copy servers' owners
 	 * and the adaptive columns) upgrades at open. */
@@ -146,11 +146,19 @@ static void test_newer_schema(void **state)
 	exec("ALTER TABLE copy_servers DROP COLUMN owner");
 	exec("ALTER TABLE stats DROP COLUMN adaptive_limit");
 	exec("ALTER TABLE stats DROP COLUMN adaptive_latency_ns");
+	exec("ALTER TABLE stats DROP COLUMN split_calls");
+	exec("ALTER TABLE stats DROP COLUMN split_on_cpu_ns");
+	exec("ALTER TABLE stats DROP COLUMN split_runqueue_ns");
+	exec("ALTER TABLE stats DROP COLUMN split_blocked_ns");
+	exec("ALTER TABLE stats DROP COLUMN max_stuck");
+	exec("ALTER TABLE stats DROP COLUMN overload");
+	exec("ALTER TABLE hosts DROP COLUMN pressure");
+	exec("ALTER TABLE hosts DROP COLUMN refused");
 	exec("UPDATE sds_schema SET version = 1");
 	st = fixture_open();
 	assert_non_null(st);
 	got = query("SELECT version FROM sds_schema");
-	assert_string_equal(got, "4");
+	assert_string_equal(got, "5");
 	free(got);
 	got = query("SELECT count(*) FROM information_schema.columns"
 		    " WHERE table_name = 'drills' AND column_name = 'errno'");

@@ -426,6 +426,192 @@ static void test_probe(void **state)
 	fake_stop(&fl);
 }
 
+/* ---- hot keys: keyed calls (docs/KEYS.md) ---- */
+
+/* The key a guard's (@buf, @len) is, as the test builds it from bpf/sds_keys.h. */
+static struct sds_key want_key(const void *buf, size_t len)
+{
+	struct sds_key k;
+
+	memset(&k, 0, sizeof(k));
+	k.kind = SDS_KEY_BUF;
+	k.len = len;
+	memcpy(k.bytes, buf, len);
+	return k;
+}
+
+/* The last keyed call of site @kind was of point @id with key @k. */
+static void assert_keyed(int kind, const struct sds_key *k)
+{
+	assert_memory_equal(&site_last_keyed[kind], k, sizeof(*k));
+	assert_true(site_last_hash[kind] == sds_key_hash(k));
+}
+
+/*
+ * Keyed calls: every site keyed with the frame's copy of the key (the
+ * caller's buffer changed before the end); a blocked key downgraded, the
+ * others passing; NULL or 0 unkeyed; a long key cut to 64 bytes.
+ */
+static void test_keyed(void **state)
+{
+	struct sds_key k7 = want_key("user7", 5), k8 = want_key("user8", 5);
+	char buf[100], buf2[100];
+	struct sds_client *c;
+	struct sds_point *p;
+	struct cfx_counts b;
+	struct sds_key kl;
+	struct sds_flag *e;
+	int id, i;
+
+	assert_int_equal(fake_start(&fl, cfx_run_dir, "g", "keyed", 2), 0);
+	c = sds_client_open("g", "keyed");
+	p = sds_point(c, "order");
+	e = fake_entry(&fl, "order");
+	assert_non_null(e);
+	id = fake_id(&fl, "order");
+
+	/* Nothing blocked: passes, keyed at every site. */
+	memcpy(buf, "user7", 5);
+	b = cfx_counts_now();
+	assert_false(sds_should_downgrade_key(p, buf, 5));
+	assert_keyed(SITE_ENTER, &k7);
+	memcpy(buf, "XXXXX", 5);	/* the end must not read the caller's buffer */
+	sds_exception_sign(p);
+	assert_keyed(SITE_EXCEPTION, &k7);
+	sds_downgrade_finally(p);
+	assert_keyed(SITE_EXIT, &k7);
+	cfx_assert_delta(&b, 1, 1, 1, 0);
+	assert_int_equal(site_keyed_count(SITE_ENTER, id), 1);
+	assert_int_equal(site_keyed_count(SITE_EXIT, id), 1);
+	assert_int_equal(site_keyed_count(SITE_EXCEPTION, id), 1);
+	assert_true(site_last_key[SITE_ENTER] == fl.key);
+
+	/* user7 blocked for 10 s: downgraded, keyed; user8 passes. */
+	assert_int_equal(fake_key_block(&fl, "order", sds_key_hash(&k7),
+					fake_now() + 10 * NS), 0);
+	b = cfx_counts_now();
+	for (i = 0; i < 10; i++) {
+		assert_true(sds_should_downgrade_key(p, "user7", 5));
+		sds_exception_sign(p);		/* a downgraded call signs nothing */
+		sds_downgrade_finally(p);
+		assert_int_equal(sds_enter_key(p, "user7", 5), SDS_DOWNGRADE);
+		sds_downgrade_finally(p);
+		assert_int_equal(sds_enter_key(p, "user8", 5), SDS_PASS);
+		sds_downgrade_finally(p);
+	}
+	cfx_assert_delta(&b, 10, 10, 0, 20);
+	assert_keyed(SITE_DOWNGRADE, &k7);
+	assert_keyed(SITE_EXIT, &k8);
+	assert_int_equal(site_keyed_count(SITE_DOWNGRADE, id), 20);
+	/* Unkeyed calls of the point are not its keys': they pass. */
+	b = cfx_counts_now();
+	assert_false(sds_should_downgrade(p));
+	sds_downgrade_finally(p);
+	assert_false(sds_should_downgrade_key(p, NULL, 5));
+	sds_downgrade_finally(p);
+	assert_false(sds_should_downgrade_key(p, "user7", 0));
+	sds_downgrade_finally(p);
+	cfx_assert_delta(&b, 3, 3, 0, 0);
+	assert_int_equal(site_keyed_count(SITE_ENTER, id), 11);
+
+	/* Lifted: passes again. */
+	assert_int_equal(fake_key_clear(&fl, "order", sds_key_hash(&k7)), 0);
+	b = cfx_counts_now();
+	assert_false(sds_should_downgrade_key(p, "user7", 5));
+	sds_downgrade_finally(p);
+	cfx_assert_delta(&b, 1, 1, 0, 0);
+
+	/* The point's own downgrade applies to every key. */
+	fake_set(e, SDS_ACT_DOWNGRADE, 100, fake_now() + 10 * NS, 0, 0);
+	b = cfx_counts_now();
+	assert_true(sds_should_downgrade_key(p, "user8", 5));
+	sds_downgrade_finally(p);
+	cfx_assert_delta(&b, 0, 0, 0, 1);
+	assert_keyed(SITE_DOWNGRADE, &k8);
+	fake_set(e, 0, 0, 0, 0, 0);
+
+	/* 100 bytes: the first 64 are the key; two that share them are one. */
+	memset(buf, 'a', sizeof(buf));
+	memcpy(buf2, buf, sizeof(buf2));
+	buf2[99] = 'b';
+	kl = want_key(buf, 64);
+	assert_false(sds_should_downgrade_key(p, buf, sizeof(buf)));
+	sds_downgrade_finally(p);
+	assert_keyed(SITE_EXIT, &kl);
+	assert_false(sds_should_downgrade_key(p, buf2, sizeof(buf2)));
+	sds_downgrade_finally(p);
+	assert_keyed(SITE_EXIT, &kl);
+
+	/*
+	 * Out of order: keyed A, unkeyed, keyed B of three points; A ends
+	 * first and the frames above it move down, keys with them.
+	 */
+	{
+		struct sds_point *q = sds_point(c, "q"), *r = sds_point(c, "r");
+		struct sds_key ka = want_key("A", 1), kb = want_key("BB", 2);
+
+		assert_true(cfx_wait_bound(q, true, 2000));
+		assert_true(cfx_wait_bound(r, true, 2000));
+		b = cfx_counts_now();
+		assert_false(sds_should_downgrade_key(p, "A", 1));
+		assert_false(sds_should_downgrade(q));
+		assert_false(sds_should_downgrade_key(r, "BB", 2));
+		sds_downgrade_finally(p);
+		assert_keyed(SITE_EXIT, &ka);
+		sds_exception_sign(r);
+		assert_keyed(SITE_EXCEPTION, &kb);
+		sds_downgrade_finally(q);
+		sds_downgrade_finally(r);
+		assert_keyed(SITE_EXIT, &kb);
+		cfx_assert_delta(&b, 3, 3, 1, 0);
+		assert_int_equal(site_keyed_count(SITE_EXIT, fake_id(&fl, "q")), 0);
+		assert_int_equal(site_keyed_count(SITE_EXIT, fake_id(&fl, "r")), 1);
+	}
+	/*
+	 * Leaked keyed frames: 70 calls never ended fill the 64 frames and
+	 * evict 6, keyed with their key; the key slots are given back with
+	 * the frames, so every later keyed call is keyed still.
+	 */
+	{
+		struct sds_key kL = want_key("L", 1), kM = want_key("M", 1);
+		__u64 ev = site_evicted(id), ex = site_keyed_count(SITE_EXIT, id);
+
+		for (i = 0; i < 70; i++)
+			assert_false(sds_should_downgrade_key(p, "L", 1));
+		assert_int_equal(site_evicted(id) - ev, 6);
+		assert_int_equal(site_keyed_count(SITE_EXIT, id) - ex, 6);
+		assert_keyed(SITE_EXIT, &kL);
+		for (i = 0; i < 64; i++)
+			sds_downgrade_finally(p);
+		assert_int_equal(site_keyed_count(SITE_EXIT, id) - ex, 70);
+		for (i = 0; i < 64; i++)
+			assert_false(sds_should_downgrade_key(p, "M", 1));
+		for (i = 0; i < 64; i++)
+			sds_downgrade_finally(p);
+		assert_keyed(SITE_EXIT, &kM);
+		assert_int_equal(site_keyed_count(SITE_EXIT, id) - ex, 134);
+	}
+	sds_client_close(c);
+	fake_stop(&fl);
+}
+
+/* Without a loader a keyed call is an unkeyed one: it passes, touching nothing. */
+static void test_keyed_noloader(void **state)
+{
+	struct sds_client *c = sds_client_open("g", "nokeys");
+	struct sds_point *p = sds_point(c, "order");
+	struct cfx_counts b = cfx_counts_now();
+
+	assert_false(sds_should_downgrade_key(p, "user7", 5));
+	sds_downgrade_finally(p);
+	assert_int_equal(sds_enter_key(p, "user7", 5), SDS_PASS);
+	sds_downgrade_finally(p);
+	assert_false(sds_should_downgrade_key(NULL, "user7", 5));
+	assert_int_equal(sds_enter_key(NULL, NULL, 0), SDS_PASS);
+	cfx_assert_delta(&b, 0, 0, 0, 0);
+	sds_client_close(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -437,6 +623,8 @@ int main(void)
 		cmocka_unit_test(test_permits),
 		cmocka_unit_test(test_permits_threads),
 		cmocka_unit_test(test_probe),
+		cmocka_unit_test(test_keyed),
+		cmocka_unit_test(test_keyed_noloader),
 	};
 
 	return cmocka_run_group_tests(tests, cfx_setup, cfx_teardown);

@@ -4,17 +4,31 @@
  * client tests in place of libsds/sites.S: what the BPF programs would
  * count, the tests count here, exactly, by point id and key.
  */
+#define FAKE_SITES_KEYED	/* the sites' four arguments, defined here */
 #include "fake_sites.h"
 
 __u64 site_calls[SITE_KINDS][SDS_MAX_POINTS];
 __u64 site_last_key[SITE_KINDS];
 static __u64 site_evicts[SDS_MAX_POINTS];
+static __u64 site_keyed[SITE_KINDS][SDS_MAX_POINTS];
+struct sds_key site_last_keyed[SITE_KINDS];
+__u64 site_last_hash[SITE_KINDS];
 static __u64 site_copies[SDS_MAX_POINTS];
 static __u64 site_copies_all;
 struct site_copy_call site_copy_last;
 
-static void count(int kind, __u32 id, __u64 key)
+static void count(int kind, __u32 id, __u64 key, const struct sds_key *k,
+		  __u64 hash)
 {
+	if (id & SDS_SITE_KEYED) {
+		id &= ~SDS_SITE_KEYED;
+		if ((id & ~SDS_SITE_EVICT) < SDS_MAX_POINTS)
+			__atomic_add_fetch(&site_keyed[kind][id & ~SDS_SITE_EVICT],
+					   1, __ATOMIC_RELAXED);
+		/* Single-threaded callers only look at these. */
+		site_last_keyed[kind] = *k;
+		site_last_hash[kind] = hash;
+	}
 	/* An eviction is no end of a call: counted apart. */
 	if (kind == SITE_EXIT && (id & SDS_SITE_EVICT) &&
 	    (id & ~SDS_SITE_EVICT) < SDS_MAX_POINTS) {
@@ -27,24 +41,28 @@ static void count(int kind, __u32 id, __u64 key)
 	__atomic_store_n(&site_last_key[kind], key, __ATOMIC_RELAXED);
 }
 
-__attribute__((noinline)) void sds__site_enter(__u32 id, __u64 key)
+__attribute__((noinline)) void sds__site_enter(__u32 id, __u64 key,
+						 const struct sds_key *k, __u64 hash)
 {
-	count(SITE_ENTER, id, key);
+	count(SITE_ENTER, id, key, k, hash);
 }
 
-__attribute__((noinline)) void sds__site_exit(__u32 id, __u64 key)
+__attribute__((noinline)) void sds__site_exit(__u32 id, __u64 key,
+						 const struct sds_key *k, __u64 hash)
 {
-	count(SITE_EXIT, id, key);
+	count(SITE_EXIT, id, key, k, hash);
 }
 
-__attribute__((noinline)) void sds__site_exception(__u32 id, __u64 key)
+__attribute__((noinline)) void sds__site_exception(__u32 id, __u64 key,
+						 const struct sds_key *k, __u64 hash)
 {
-	count(SITE_EXCEPTION, id, key);
+	count(SITE_EXCEPTION, id, key, k, hash);
 }
 
-__attribute__((noinline)) void sds__site_downgrade(__u32 id, __u64 key)
+__attribute__((noinline)) void sds__site_downgrade(__u32 id, __u64 key,
+						 const struct sds_key *k, __u64 hash)
 {
-	count(SITE_DOWNGRADE, id, key);
+	count(SITE_DOWNGRADE, id, key, k, hash);
 }
 
 /* Single-threaded callers only look at @site_copy_last. */
@@ -81,6 +99,11 @@ __u64 site_total(int kind)
 	for (i = 0; i < SDS_MAX_POINTS; i++)
 		n += site_count(kind, i);
 	return n;
+}
+
+__u64 site_keyed_count(int kind, __u32 id)
+{
+	return __atomic_load_n(&site_keyed[kind][id], __ATOMIC_RELAXED);
 }
 
 __u64 site_evicted(__u32 id)

@@ -46,6 +46,26 @@ void fake_set(struct sds_flag *e, __u32 active, __u32 rate, __u64 expires_ns,
 	flags__publish(&fr, 0, &fs);
 }
 
+/* With the loader's own writer, flags__key_block()/flags__key_clear(). */
+int fake_key_block(struct fake_loader *f, const char *name, __u64 hash,
+		   __u64 until_ns)
+{
+	static struct flags_region fr;	/* static: it carries per-point arrays */
+	int id = fake_id(f, name);
+
+	fr.mem = f->region;
+	return id < 0 ? -1 : flags__key_block(&fr, id, hash, until_ns);
+}
+
+int fake_key_clear(struct fake_loader *f, const char *name, __u64 hash)
+{
+	static struct flags_region fr;
+	int id = fake_id(f, name);
+
+	fr.mem = f->region;
+	return id < 0 ? -1 : flags__key_clear(&fr, id, hash);
+}
+
 /* Id of @name, created if new (f->lock held); -1 beyond the limit. */
 static int point_id(struct fake_loader *f, const char *name, bool create)
 {
@@ -310,7 +330,7 @@ int fake_start(struct fake_loader *f, const char *dir, const char *group,
 	f->epoch = epoch;
 	f->key = epoch * 0x9e3779b97f4a7c15ULL;
 	f->ticking = true;
-	f->size = (size_t)SDS_FLAGS_ELEMS * SDS_FLAG_SIZE;
+	f->size = ((size_t)SDS_FLAGS_BYTES + 4095) / 4096 * 4096;
 	f->memfd = memfd_create("sds-flags", MFD_CLOEXEC);
 	if (f->memfd < 0 || ftruncate(f->memfd, f->size))
 		return -1;

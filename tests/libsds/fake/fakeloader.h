@@ -79,5 +79,12 @@ void fake_set(struct sds_flag *e, __u32 active, __u32 rate, __u64 expires_ns,
 	      __s64 limit, __u64 probe_ns);
 
 uint64_t fake_now(void);
+/*
+ * Block the key of hash @hash of point @name until @until_ns, or lift
+ * its block, with the loader's own writer: 0 or -1 (errno).
+ */
+int fake_key_block(struct fake_loader *f, const char *name, __u64 hash,
+		   __u64 until_ns);
+int fake_key_clear(struct fake_loader *f, const char *name, __u64 hash);
 
 #endif /* SDS_FAKELOADER_H */

@@ -19,7 +19,7 @@
 #define NS		1000000000ULL
 #define MS		1000000ULL
 #define T0		(1000 * NS)	/* the fake clock's start */
-#define REGION_SIZE	((size_t)SDS_FLAGS_ELEMS * SDS_FLAG_SIZE)
+#define REGION_SIZE	((size_t)SDS_FLAGS_BYTES)	/* entries and key tables */
 #define CELLS_SIZE	((size_t)SDS_CELLS_ELEMS * SDS_CELL_SIZE)
 /* The cell of the point whose entry is @e. */
 #define C(e)	((struct sds_cell *)((char *)cells + \

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 #include "../../unit/cmocka_timeout.h"	/* a per-test timeout */
 
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 
@@ -519,6 +520,106 @@ static void test_rand(void **state)
 		assert_true(sds_guard_rand(&x) == sds_guard_rand(&y));
 }
 
+/* ---- hot keys: the blocked-key table (bpf/sds_flags.h) ---- */
+
+static const struct sds_key_table *ktab(int id)
+{
+	return (const struct sds_key_table *)((char *)region + SDS_KEY_TABLE_OFF(id));
+}
+
+/* A lookup of @hash at @now by a guard whose loader ticked then. */
+static bool kblocked(int id, uint64_t hash, uint64_t now)
+{
+	hdr->tick_ns = now;
+	return sds_guard_key_blocked(ktab(id), hdr, hash, now);
+}
+
+/*
+ * A block holds from the loader's write to its end, for its hash only;
+ * a lifted one, a lapsed one, one too far ahead (forged) and one of a
+ * stale region block nothing.
+ */
+static void test_key_block(void **state)
+{
+	const uint64_t h = 0x1234567890abcdefULL, other = h ^ (1ULL << 40);
+
+	assert_false(kblocked(3, h, T0));
+	assert_int_equal(flags__key_block(&fr, 3, h, T0 + 5 * NS), 0);
+	assert_int_equal(flags__key_blocked(&fr, 3), 1);
+	assert_int_equal(ktab(3)->nblocked, 1);
+	assert_true(kblocked(3, h, T0));
+	assert_true(kblocked(3, h, T0 + 5 * NS - 1));
+	assert_false(kblocked(3, h, T0 + 5 * NS));	/* lapsed */
+	assert_false(kblocked(3, other, T0));		/* same window, other key */
+	assert_false(kblocked(4, h, T0));		/* other point */
+	/* Renewed: the same slot, a later end. */
+	assert_int_equal(flags__key_block(&fr, 3, h, T0 + 9 * NS), 0);
+	assert_int_equal(flags__key_blocked(&fr, 3), 1);
+	assert_true(kblocked(3, h, T0 + 8 * NS));
+	/* A stale region (its loader stopped 3 s ago) blocks nothing. */
+	hdr->tick_ns = T0 - 3 * NS;
+	assert_false(sds_guard_key_blocked(ktab(3), hdr, h, T0));
+	/* Lifted. */
+	assert_int_equal(flags__key_clear(&fr, 3, h), 0);
+	assert_int_equal(flags__key_blocked(&fr, 3), 0);
+	assert_false(kblocked(3, h, T0));
+	assert_int_equal(flags__key_clear(&fr, 3, h), -1);
+	assert_int_equal(errno, ENOENT);
+	/* An end more than SDS_KEY_BLOCK_MAX_NS ahead is no loader's. */
+	assert_int_equal(flags__key_block(&fr, 3, h, T0 + SDS_KEY_BLOCK_MAX_NS + 1), 0);
+	assert_false(kblocked(3, h, T0));
+	assert_true(kblocked(3, h, T0 + 1));		/* exactly the bound */
+	flags__key_clear_all(&fr, 3);
+	assert_int_equal(flags__key_blocked(&fr, 3), 0);
+	assert_false(kblocked(3, h, T0 + 1));
+	/* Bad input. */
+	assert_int_equal(flags__key_block(&fr, 3, 0, T0 + NS), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(flags__key_block(&fr, SDS_MAX_POINTS, h, T0 + NS), -1);
+	assert_int_equal(errno, EINVAL);
+}
+
+/*
+ * The window: eight slots from the home group, wrapping past the last
+ * slot; a ninth key of the same home is refused (ENOSPC) until one goes.
+ */
+static void test_key_window(void **state)
+{
+	/* Home 508: slots 508..511, then 0..3. */
+	const uint64_t home = SDS_KEY_BLOCK_SLOTS - SDS_KEY_BLOCK_GROUP;
+	uint64_t h[SDS_KEY_BLOCK_PROBES + 1];
+	int i;
+
+	for (i = 0; i <= SDS_KEY_BLOCK_PROBES; i++)
+		h[i] = home + (uint64_t)(i + 1) * SDS_KEY_BLOCK_SLOTS;
+	for (i = 0; i < SDS_KEY_BLOCK_PROBES; i++)
+		assert_int_equal(flags__key_block(&fr, 7, h[i], T0 + NS), 0);
+	assert_int_equal(flags__key_block(&fr, 7, h[SDS_KEY_BLOCK_PROBES], T0 + NS), -1);
+	assert_int_equal(errno, ENOSPC);
+	assert_int_equal(flags__key_blocked(&fr, 7), SDS_KEY_BLOCK_PROBES);
+	for (i = 0; i < SDS_KEY_BLOCK_PROBES; i++)
+		assert_true(kblocked(7, h[i], T0));
+	assert_false(kblocked(7, h[SDS_KEY_BLOCK_PROBES], T0));
+	/* The wrapped ones are in slots 0..3. */
+	for (i = 0; i < SDS_KEY_BLOCK_GROUP; i++)
+		assert_true(ktab(7)->slot[i].hash == h[SDS_KEY_BLOCK_GROUP + i]);
+	/* A key of home 0 finds four slots of its window taken, four free. */
+	for (i = 0; i < SDS_KEY_BLOCK_GROUP; i++)
+		assert_int_equal(flags__key_block(&fr, 7, (uint64_t)(i + 1) << 20,
+						  T0 + NS), 0);
+	assert_int_equal(flags__key_block(&fr, 7, 5ULL << 20, T0 + NS), -1);
+	/* One lifted: the refused key fits, in the freed slot. */
+	assert_int_equal(flags__key_clear(&fr, 7, h[2]), 0);
+	assert_int_equal(flags__key_block(&fr, 7, h[SDS_KEY_BLOCK_PROBES], T0 + NS), 0);
+	assert_true(ktab(7)->slot[home + 2].hash == h[SDS_KEY_BLOCK_PROBES]);
+	assert_true(kblocked(7, h[SDS_KEY_BLOCK_PROBES], T0));
+	assert_false(kblocked(7, h[2], T0));
+	assert_int_equal(flags__key_blocked(&fr, 7), SDS_KEY_BLOCK_PROBES + 4);
+	flags__key_clear_all(&fr, 7);
+	for (i = 0; i < SDS_KEY_BLOCK_SLOTS; i++)
+		assert_true(ktab(7)->slot[i].hash == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -540,6 +641,8 @@ int main(void)
 		cmocka_unit_test(test_forged_permits),
 		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_rand),
+		cmocka_unit_test(test_key_block),
+		cmocka_unit_test(test_key_window),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -4,7 +4,7 @@
  * in build/lib/libsds.so, in build/lib/libsds.a and in programs linked
  * with it (PIE, non-PIE, --gc-sections, stripped): each site is 16-byte
  * aligned and disassembles (objdump -d) to `0f 1f 44 00 00` then `c3`;
- * the .note.sds notes name the five sites with layout 4 and the address
+ * the .note.sds notes name the five sites with layout 5 and the address
  * of each symbol; the .so exports the API and the sites only.
  *
  * The files are given by the build (-D): see tests/libsds/libsds.mk.
@@ -37,6 +37,7 @@ static const char *const sites[] = { "enter", "exit", "exception", "downgrade", 
 
 static const char *const api[] = {
 	"sds_client_open", "sds_point", "sds_should_downgrade", "sds_enter",
+	"sds_should_downgrade_key", "sds_enter_key",
 	"sds_exception_sign", "sds_downgrade_finally", "sds_copy",
 	"sds_client_close", "sds_lb_open", "sds_lb_error", "sds_lb_choose",
 	"sds_lb_point", "sds_lb_call", "sds_lb_close", "sds__site_enter", "sds__site_exit",

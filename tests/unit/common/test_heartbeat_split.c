@@ -32,7 +32,7 @@ static struct sds_heartbeat *one_point(uint64_t calls)
 	p->visits = 20;
 	p->split_calls = calls;
 	p->split_on_cpu_ns = 1200000;
-	p->split_runq_ns = 340000;
+	p->split_runqueue_ns = 340000;
 	p->split_blocked_ns = 201000000;
 	return hb;
 }
@@ -51,7 +51,7 @@ static void test_round_trip(void **state)
 	assert_int_equal(back->n, 1);
 	assert_int_equal(back->points[0].split_calls, 20);
 	assert_int_equal(back->points[0].split_on_cpu_ns, 1200000);
-	assert_int_equal(back->points[0].split_runq_ns, 340000);
+	assert_int_equal(back->points[0].split_runqueue_ns, 340000);
 	assert_int_equal(back->points[0].split_blocked_ns, 201000000);
 	json_decref(doc);
 	heartbeat_free(hb);

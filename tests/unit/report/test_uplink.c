@@ -122,6 +122,9 @@ static void second(int id, uint64_t sec, uint64_t visits, uint64_t exc)
  * drills' injections of fake_cells (guard points); no probe budget, no
  * traffic copy and no deploy followed, so the extras are 0.
  */
+static const struct sds_hb_refusal *tick_refused;	/* the next ticks' refusals */
+static int tick_nrefused;
+
 static void tick(uint64_t now)
 {
 	static struct tick_point pts[NPTS];
@@ -147,6 +150,8 @@ static void tick(uint64_t now)
 		pts[i].drill_delays = fake_cells[i].drill_delays;
 	}
 	t.hb_close = uplink__closing(&u, now);
+	t.nrefused = t.hb_close ? tick_nrefused : 0;
+	t.refused = tick_refused;
 	uplink__tick(&u, &t);
 }
 
@@ -204,6 +209,43 @@ static void test_period_close(void **state)
 	queued(1, hb);
 	assert_int_equal(hb->period_start, P0 + 10);
 	assert_int_equal(point_of(hb, "a")->visits, 1003);
+	heartbeat_free(hb);
+}
+
+/*
+ * The admin's strategies the engine refused (issue 36) go into the
+ * heartbeat of the period the tick closes, whole; a period closed without
+ * any has no "refused".
+ */
+static void test_period_refused(void **state)
+{
+	struct sds_heartbeat *hb = heartbeat_new();
+	struct sds_hb_refusal r[2];
+	uint64_t s;
+
+	heartbeat_refusal_set(&r[0], 5, "a", "point 'a': concurrent_threshold needs a guard point");
+	heartbeat_refusal_set(&r[1], 5, NULL, "pressure rule 0: no");
+	tick_refused = r;
+	tick_nrefused = 2;
+	for (s = 0; s < 10; s++)
+		second(0, s, 1, 0);
+	tick(11);
+	tick_nrefused = 0;
+	for (s = 10; s < 20; s++)
+		second(0, s, 1, 0);
+	tick(21);
+	assert_int_equal(u.count, 2);
+	queued(0, hb);
+	assert_int_equal(hb->nrefused, 2);
+	assert_int_equal(hb->refused[0].version, 5);
+	assert_string_equal(hb->refused[0].point, "a");
+	assert_string_equal(hb->refused[0].reason,
+			    "point 'a': concurrent_threshold needs a guard point");
+	assert_string_equal(hb->refused[1].point, "");
+	assert_string_equal(hb->refused[1].reason, "pressure rule 0: no");
+	queued(1, hb);
+	assert_int_equal(hb->nrefused, 0);
+	assert_null(strstr(u.queue[(u.head + 1) % UPLINK_BACKLOG].body, "refused"));
 	heartbeat_free(hb);
 }
 
@@ -510,6 +552,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_period_close, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_period_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hist_conc_drills, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_backlog_ack_restore, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bound, setup, teardown),

@@ -64,14 +64,14 @@ static void test_periods(void **state)
 	hp = close_one();
 	assert_int_equal(hp.split_calls, 20);
 	assert_int_equal(hp.split_on_cpu_ns, 1000);
-	assert_int_equal(hp.split_runq_ns, 300);
+	assert_int_equal(hp.split_runqueue_ns, 300);
 	assert_int_equal(hp.split_blocked_ns, 200000);
 	/* The next: the difference. */
 	mark(25, 1500, 310, 260000, true);
 	hp = close_one();
 	assert_int_equal(hp.split_calls, 5);
 	assert_int_equal(hp.split_on_cpu_ns, 500);
-	assert_int_equal(hp.split_runq_ns, 10);
+	assert_int_equal(hp.split_runqueue_ns, 10);
 	assert_int_equal(hp.split_blocked_ns, 60000);
 	/* No call in the period: nothing (the codec sends no fields). */
 	mark(25, 1500, 310, 260000, true);

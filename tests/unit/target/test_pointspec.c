@@ -15,6 +15,7 @@
 
 #include "target/pointspec.h"
 #include "sds_failfast.h"
+#include "sds_keys.h"
 
 #define USAGE "expected POINT=SYMBOL[:err=...][:ret=32|64][:timeout_ms=N]"
 
@@ -208,17 +209,17 @@ static void test_bad_timeout(void **state)
 
 static void test_bad_options(void **state)
 {
-	parse_bad("p=f:foo=1", "unknown option 'foo' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=)");
-	parse_bad("p=f:ERR=neg", "unknown option 'ERR' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=)");
-	parse_bad("p=f:timeout=5", "unknown option 'timeout' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=)");
-	parse_bad("p=f:=neg", "unknown option '' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=)");
+	parse_bad("p=f:foo=1", "unknown option 'foo' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=, key=)");
+	parse_bad("p=f:ERR=neg", "unknown option 'ERR' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=, key=)");
+	parse_bad("p=f:timeout=5", "unknown option 'timeout' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=, key=)");
+	parse_bad("p=f:=neg", "unknown option '' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=, key=)");
 	parse_bad("p=f:", "empty option");
 	parse_bad("p=f::err=neg",
 		  "'::' before option 'err': one ':' separates the symbol from its options");
 	parse_bad("p=f:err=neg:", "empty option");
 	/* The first bad option is the one named. */
 	parse_bad("p=f:err=neg:bogus:ret=99",
-		  "unknown option 'bogus' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=)");
+		  "unknown option 'bogus' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=, key=)");
 }
 
 /* C++, Rust and Go names: "::" belongs to the symbol (issue 10). */
@@ -263,7 +264,7 @@ static void test_scoped_bad(void **state)
 		  "'::' before option 'timeout_ms': one ':' separates the symbol from its options");
 	/* A lone ':' still starts the options: the old messages stand. */
 	parse_bad("h=main::handler:foo=1",
-		  "unknown option 'foo' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=)");
+		  "unknown option 'foo' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=, key=)");
 	parse_bad("h=main::handler:err",
 		  "option 'err' needs a value (err=neg|zero|nonzero|none)");
 	parse_bad("h=main::handler:", "empty option");
@@ -320,12 +321,20 @@ static void test_site(void **state)
 	assert_int_equal(site_of("p=f:err=neg:site=nop5:timeout_ms=5"),
 			 SITE_POLICY_NOP5);
 	parse_ok("p=f:site=any:err=neg:ret=64", "p", "f", SDS_ERR_NEG, true, 0);
-	parse_bad("p=f:site=foo", "unknown site= value 'foo' (nop5, any)");
-	parse_bad("p=f:site=NOP5", "unknown site= value 'NOP5' (nop5, any)");
-	parse_bad("p=f:site=nop5x", "unknown site= value 'nop5x' (nop5, any)");
-	parse_bad("p=f:site=an", "unknown site= value 'an' (nop5, any)");
-	parse_bad("p=f:site=", "unknown site= value '' (nop5, any)");
-	parse_bad("p=f:site", "option 'site' needs a value (site=nop5|any)");
+	assert_int_equal(site_of("p=f:site=entry"), SITE_POLICY_ENTRY);
+	assert_int_equal(site_of("p=f:site=+0x1f"), SITE_POLICY_AT);
+	assert_int_equal(site_of("p=f:site=+12"), SITE_POLICY_AT);
+	parse_bad("p=f:site=+", "unknown site= value '+' (nop5, any, entry, +0xN)");
+	parse_bad("p=f:site=+0x", "unknown site= value '+0x' (nop5, any, entry, +0xN)");
+	parse_bad("p=f:site=0x10", "unknown site= value '0x10' (nop5, any, entry, +0xN)");
+	parse_bad("p=f:site=+0x100000", "unknown site= value '+0x100000' (nop5, any, entry, +0xN)");
+	parse_bad("p=f:site=+1g", "unknown site= value '+1g' (nop5, any, entry, +0xN)");
+	parse_bad("p=f:site=foo", "unknown site= value 'foo' (nop5, any, entry, +0xN)");
+	parse_bad("p=f:site=NOP5", "unknown site= value 'NOP5' (nop5, any, entry, +0xN)");
+	parse_bad("p=f:site=nop5x", "unknown site= value 'nop5x' (nop5, any, entry, +0xN)");
+	parse_bad("p=f:site=an", "unknown site= value 'an' (nop5, any, entry, +0xN)");
+	parse_bad("p=f:site=", "unknown site= value '' (nop5, any, entry, +0xN)");
+	parse_bad("p=f:site", "option 'site' needs a value (site=nop5|any|entry|+0xN)");
 	parse_bad("p=f:site=nop5:site=any", "duplicate option 'site='");
 	parse_bad("p=f:site=any:site=any", "duplicate option 'site='");
 }
@@ -377,6 +386,71 @@ static void test_copy(void **state)
 	parse_bad("p=f:copy_rate=5", "copy_rate= needs copy=BUF,LEN (which arguments hold the request)");
 	parse_bad("p=f:copy=1,2:copy=1,2", "duplicate option 'copy='");
 	parse_bad("p=f:copy", "option 'copy' needs a value (copy=BUF,LEN)");
+}
+
+/* :key=: where the key is, as the kernel reads it (docs/KEYS.md). */
+static void key_ok(const char *arg, unsigned int kind, unsigned int a,
+		   unsigned int len_arg, unsigned int max, const char *shown)
+{
+	struct point_spec ps;
+	char err[256] = "", buf[32];
+
+	if (pointspec_parse(arg, &ps, err, sizeof(err)))
+		fail_msg("'%s' refused: %s", arg, err);
+	assert_int_equal(ps.key_kind, kind);
+	assert_int_equal(ps.key_arg, a);
+	assert_int_equal(ps.key_len_arg, len_arg);
+	assert_int_equal(ps.key_max, max);
+	pointspec_key_format(&ps, buf, sizeof(buf));
+	assert_string_equal(buf, shown);
+}
+
+#define ARGNO "argument numbers are 1..6 (x86-64 passes only the first six integer arguments in registers)"
+
+static void test_key(void **state)
+{
+	struct point_spec ps;
+	char err[256];
+
+	key_ok("p=f:key=arg1", SDS_KEY_INT, 1, 0, 8, "arg1");
+	key_ok("p=f:key=arg6:err=neg", SDS_KEY_INT, 6, 0, 8, "arg6");
+	key_ok("p=f:key=str2", SDS_KEY_STR, 2, 0, 64, "str2");
+	key_ok("p=f:key=str2,16", SDS_KEY_STR, 2, 0, 16, "str2,16");
+	key_ok("p=f:key=buf1,len2", SDS_KEY_BUF, 1, 2, 64, "buf1,len2");
+	key_ok("p=f:key=buf3,64", SDS_KEY_BUF, 3, 0, 64, "buf3,64");
+	key_ok("p=ns::f:key=buf3,1:failfast=open", SDS_KEY_BUF, 3, 0, 1, "buf3,1");
+	/* Unkeyed: nothing set, nothing shown. */
+	assert_int_equal(pointspec_parse("p=f", &ps, err, sizeof(err)), 0);
+	assert_int_equal(ps.key_kind, SDS_KEY_NONE);
+
+	parse_bad("p=f:key=arg0", "key=arg0: " ARGNO);
+	parse_bad("p=f:key=arg7", "key=arg7: " ARGNO);
+	parse_bad("p=f:key=str12", "key=str12: " ARGNO);
+	parse_bad("p=f:key=buf1,len0", "key=buf1,len0: " ARGNO);
+	parse_bad("p=f:key=str1,65", "key=str1,65: a key's length is 1..64 bytes, not 65");
+	parse_bad("p=f:key=buf1,0", "key=buf1,0: a key's length is 1..64 bytes, not 0");
+	parse_bad("p=f:key=str1,buf2", "key=str1,buf2: one key a point, not both str and buf");
+	parse_bad("p=f:key=buf1,str2", "key=buf1,str2: one key a point, not both buf and str");
+	parse_bad("p=f:key=buf1", "key=buf1: bufN needs its length: bufN,lenM (the M-th argument) or bufN,LEN (bytes)");
+	parse_bad("p=f:key=buf2,len2", "key=buf2,len2: the bytes and their length are two different arguments");
+	parse_bad("p=f:key=arg1,8", "key=arg1,8: an integer key is its argument's 8 bytes: argN takes no length");
+	parse_bad("p=f:key=user",
+		  "key= takes argN, strN[,MAX], bufN,lenM or bufN,LEN (N, M: argument numbers 1..6; MAX, LEN: bytes 1..64)");
+	parse_bad("p=f:key=buf1,len2,8",
+		  "key= takes argN, strN[,MAX], bufN,lenM or bufN,LEN (N, M: argument numbers 1..6; MAX, LEN: bytes 1..64)");
+	parse_bad("p=f:key=", "key= takes argN, strN[,MAX], bufN,lenM or bufN,LEN (N, M: argument numbers 1..6; MAX, LEN: bytes 1..64)");
+	parse_bad("p=f:key=arg1:key=arg2", "duplicate option 'key='");
+}
+
+/* Go's register ABI is not System V's: a Go point cannot be keyed. */
+static void test_key_go(void **state)
+{
+	struct point_spec ps;
+	char err[512];
+
+	assert_int_equal(pointspec_parse("p=main.f:key=arg1", &ps, err, sizeof(err)), 0);
+	assert_int_equal(pointspec_check_go(&ps, "p=main.f:key=arg1", err, sizeof(err)), -1);
+	assert_string_equal(err, "bad point 'p=main.f:key=arg1': key= reads the key from the System V argument registers, and Go's register ABI passes arguments differently: Go points cannot be keyed");
 }
 
 static void test_copy_go(void **state)
@@ -513,6 +587,8 @@ int main(void)
 		cmocka_unit_test(test_duplicates),
 		cmocka_unit_test(test_copy),
 		cmocka_unit_test(test_copy_go),
+		cmocka_unit_test(test_key),
+		cmocka_unit_test(test_key_go),
 		cmocka_unit_test(test_small_err_buffer),
 		cmocka_unit_test(test_err_mode_name),
 		cmocka_unit_test(test_failfast),

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * sds_keystat.h - hot keys counted in the kernel (docs/KEYS.md): the map
+ * layouts shared by the key programs (bpf/sds_keys.bpf.h) and the loader
+ * (loader/keys/keys.c).
+ *
+ * A keyed point has its own bounded table of keys: an LRU hash of
+ * key_capacity entries (the loader creates it and puts it in the outer
+ * array key_tables at the point's id), keyed by the key's sds_key_hash(),
+ * whose value is the key itself and its counts.  Values are shared by
+ * every CPU and added to with atomics: one key's calls are counted once
+ * whichever CPU runs them.
+ */
+#ifndef SDS_KEYSTAT_H
+#define SDS_KEYSTAT_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+#include "sds_keys.h"
+
+/* A key's latency histogram: log2 buckets of ns, the last one open. */
+#define SDS_KEY_HIST		32	/* [2^i, 2^(i+1)) ns; 31: >= 2^31 ns */
+#define SDS_KEY_RING		16	/* one-second slots of a key (the 10-s window) */
+
+/*
+ * Per point (array key_cfg), written by the loader before it attaches:
+ * where a function point's key is.  @kind SDS_KEY_NONE: an unkeyed point
+ * (its calls pay one array load for this).
+ */
+struct sds_key_cfg {
+	__u8 kind;		/* enum sds_key_kind: INT, STR or BUF */
+	__u8 arg;		/* the argument holding the key or its pointer, 1..6 */
+	__u8 len_arg;		/* BUF: the argument holding the length, 1..6; 0: @max */
+	__u8 max;		/* STR, BUF: bytes read at most, 1..SDS_KEY_MAX */
+	__u8 failfast;		/* a :failfast= point: its blocked keys fail fast */
+	__u8 pad[3];
+};
+
+/* One second of a key: stamped with its second, claimed by its first writer. */
+struct sds_key_slot {
+	__u32 sec;		/* low 32 bits of the CLOCK_MONOTONIC second (+ offset) */
+	__u32 calls;		/* calls entered */
+	__u32 exceptions;	/* calls whose return matched err= */
+	__u32 downgrades;	/* calls refused (guards) or blocked (failfast=) */
+};
+
+/* A key's entry in its point's table. */
+struct sds_key_stat {
+	struct sds_key key;	/* the key, as the probe read it */
+	__u64 calls;		/* since the key entered the table */
+	__u64 exceptions;
+	__u64 downgrades;
+	__u64 completed;	/* calls whose end was seen */
+	__u64 latency_sum;	/* ns, over @completed */
+	__u32 hist[SDS_KEY_HIST];	/* log2 latency of @completed */
+	struct sds_key_slot ring[SDS_KEY_RING];	/* slot: second % SDS_KEY_RING */
+};
+
+/*
+ * Per point, per CPU (key_counts), since load: what the loader needs
+ * beside the table to account for every call.  Evictions are
+ * @inserted minus the table's live entries.
+ */
+struct sds_key_count {
+	__u64 inserted;		/* keys added to the table */
+	__u64 unreadable;	/* calls whose key could not be read: the key (unreadable) */
+	__u64 lost;		/* calls not counted by key: no table, or the insert failed */
+	__u64 blocked;		/* calls of a blocked key marked to fail fast */
+};
+
+/*
+ * Blocked keys (hash key_blocked), written only by the loader
+ * (keys__block, keys__unblock): a keyed :failfast= point's calls of a key
+ * blocked until @until_ns (CLOCK_MONOTONIC) fail fast as if the point
+ * were downgraded.
+ */
+struct sds_key_block {
+	__u32 point;
+	__u32 pad;
+	__u64 hash;		/* sds_key_hash() of the key */
+};
+
+#define SDS_KEY_BLOCKED_MAX	4096	/* blocked keys, all points */
+
+#endif /* SDS_KEYSTAT_H */
