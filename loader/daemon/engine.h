@@ -18,6 +18,7 @@
 #include "decide/halfopen.h"
 #include "daemon/adaptive_run.h"
 #include "daemon/exact_run.h"
+#include "daemon/keys_run.h"
 #include "daemon/pressure_run.h"
 #include "daemon/tick.h"
 #include "heartbeat/heartbeat.h"
@@ -72,6 +73,7 @@ struct engine {
 	struct halfopen_run halfopen[SDS_MAX_POINTS];	/* per point id: its half-open phase */
 	struct exact_run exact;		/* exact trips' marks (exact_run.c) */
 	struct adaptive_run adaptive;	/* adaptive points' limits (adaptive_run.c) */
+	struct keys_run keys;		/* hot keys' limits (keys_run.c) */
 	struct snap_pool snaps;		/* buffers of the reads */
 	struct snapshot *snap;		/* the last tick's read (held); NULL before the first */
 	struct lbpub *lbpub;		/* providers' load for balancers; NULL: none yet */
