@@ -216,25 +216,19 @@ static void point_configure(struct engine *e, int id)
 			    flags_now_ns());
 }
 
-/*
- * Key limits a point can enforce (decide/enforce.c), and overrides that
- * name keys it can have ("abc" of an integer key): 0, or -1 with @err.
- */
-static int check_key_limits(const struct probes *pr, int id,
-			    const struct sds_strategies *s,
-			    const struct sds_strategy *st, char *err,
-			    size_t errlen)
+int engine__check_key_limits(const struct sds_strategies *s,
+			     const struct sds_strategy *st, bool function,
+			     unsigned int key_kind, bool failfast, char *err,
+			     size_t errlen)
 {
-	const struct probe_point *pp = &pr->pts[id];
-	bool fn = pp->kind == POINT_FUNCTION;
 	struct keylimit_override *ov;
 	struct keylimit_limits def;
 	int rc;
 
-	if (enforce__key_limits(st, fn, pp->spec.key_kind != 0,
-				pp->spec.failfast_ops != 0, err, errlen))
-		return -1;
-	if (!st->key_ov_n)
+	if (!st || enforce__key_limits(st, function, key_kind != 0, failfast,
+				       err, errlen))
+		return st ? -1 : 0;
+	if (!st->key_ov_n || (function && !key_kind))
 		return 0;
 	ov = calloc(SDS_KEY_OVERRIDES_MAX, sizeof(*ov));
 	if (!ov) {
@@ -242,10 +236,23 @@ static int check_key_limits(const struct probes *pr, int id,
 			 st->point);
 		return -1;
 	}
-	rc = keylimit__from_strategy(s, st, fn ? pp->spec.key_kind : SDS_KEY_BUF,
+	rc = keylimit__from_strategy(s, st, function ? key_kind : SDS_KEY_BUF,
 				     &def, ov, err, errlen);
 	free(ov);
 	return rc < 0 ? -1 : 0;
+}
+
+/* engine__check_key_limits of point @id of @pr. */
+static int check_key_limits(const struct probes *pr, int id,
+			    const struct sds_strategies *s,
+			    const struct sds_strategy *st, char *err,
+			    size_t errlen)
+{
+	const struct probe_point *pp = &pr->pts[id];
+
+	return engine__check_key_limits(s, st, pp->kind == POINT_FUNCTION,
+					pp->spec.key_kind,
+					pp->spec.failfast_ops != 0, err, errlen);
 }
 
 int engine__check(const struct probes *pr, const struct sds_strategies *s,

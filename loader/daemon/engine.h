@@ -138,6 +138,16 @@ int engine__point(struct engine *e, const char *name);
  */
 int engine__check(const struct probes *pr, const struct sds_strategies *s,
 		  char *err, size_t errlen);
+/*
+ * Can a point (@function, keyed by @key_kind, with :failfast= or not)
+ * enforce @st's key limits (enforce__key_limits), and do its
+ * key_overrides (in document @s) name keys it can have?  0, or -1 with
+ * one line in @err.
+ */
+int engine__check_key_limits(const struct sds_strategies *s,
+			     const struct sds_strategy *st, bool function,
+			     unsigned int key_kind, bool failfast, char *err,
+			     size_t errlen);
 void engine__tick(struct engine *e);
 /* Evaluate the points a drill changed since the tick, from the tick's read. */
 void engine__flush(struct engine *e);
