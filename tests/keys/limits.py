@@ -10,6 +10,9 @@ added to tests/keys/run.py's suite (add()):
     [R*T + B - SLACK, R*T + B + one tick's worth of its calls], T its
     calls' span as the app measured it; every other user passes every
     call; the blocks and lifts are events of reason "key".
+  * function_token: the same through a keyed :failfast=connect function
+    point (keyguard ff): user 7's calls that did not pass are exactly its
+    connects the point failed fast.
   * bad_limits: key limits on a function point without :key=, or without
     :failfast=, refused at attach with one exact line, nothing attached;
     and on a SIGHUP reload, the strategies in force kept.
@@ -33,14 +36,17 @@ TICK_MS = 100
 SLACK = 100 + 100
 
 
-def run_guard(ctx, strategy):
+def run_guard(ctx, strategy, point=None):
+    """keyguard against @strategy: through its guard point k, or through
+    function point @point (a POINT=SYMBOL spec) of its ff mode."""
     app = sdstest.stage(KEYGUARD, ctx.tmp)
     path = ctx.strategies({"k": strategy})
     sdstest.AttachProcess(ctx, ["--app", "keys", "--max-overhead", "0",
                                 "--tick-ms", str(TICK_MS),
-                                "--strategies", path, app], "keys")
-    r = sdstest.run_group([app, "keys", str(SECS)], ctx.env, ctx.tmp,
-                          ctx.others, 60)
+                                "--strategies", path, app] +
+                          ([point] if point else []), "keys")
+    r = sdstest.run_group([app, "ff" if point else "keys", str(SECS)],
+                          ctx.env, ctx.tmp, ctx.others, 60)
     check(r.rc == 0 and r.out.endswith("done\n"), "keyguard: %r" % r)
     users, elapsed = {}, None
     for line in r.out.splitlines():
@@ -99,6 +105,18 @@ def guard_override(ctx):
     check_hot(ctx, users, t, 1000, 1000)
 
 
+def function_token(ctx):
+    """The same limit through a keyed :failfast=connect function point:
+    a blocked key's calls fail fast (their connects refused)."""
+    users, t = run_guard(ctx, {"key_token_rate": 100, "key_token_bucket": 100},
+                         "k=handle_ff:key=arg1:failfast=connect")
+    check_hot(ctx, users, t, 100, 100)
+    p = ctx.point("k")
+    # Every call of user 7 that did not pass failed fast, by the point.
+    eq(p["failfast"]["denied"], SECS * HOT_RATE - users[HOT][1],
+       "failfast denied (user 7's calls that did not pass)")
+
+
 NO_KEY = ("point 'u': key_token_rate needs a keyed point (:key=argN, strN or "
           "bufN,lenM; docs/KEYS.md): this one has no key")
 NO_FF = ("point 'u': key_token_rate needs :failfast= on this point, or a "
@@ -144,5 +162,5 @@ def bad_limits(ctx):
 
 def add(suite):
     """Register the tests in tests/keys/run.py's @suite."""
-    for f in (guard_token, guard_override, bad_limits):
+    for f in (guard_token, guard_override, function_token, bad_limits):
         suite.test(f)

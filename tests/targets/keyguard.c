@@ -10,10 +10,21 @@
  *                       user U of 1..100 but 7, and 100 times for user 7:
  *                       users at 50 calls/s, user 7 at 5,000/s.
  *
+ *   keyguard ff SECS    the same calls through handle_ff(user), each
+ *                       connecting a UDP socket to a listener of this
+ *                       program's on the loopback: a function point
+ *                       (:key=arg1:failfast=connect) whose blocked calls'
+ *                       connects fail.  A call passed when its connect did.
+ *                       No libsds client.
+ *
  * Prints "user U calls C passed P" for each user, "elapsed_ns E" (user
  * 7's first call to its last), then "done".
  */
 #include <errno.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +60,20 @@ static void step(struct timespec *t, long ns)
 }
 
 static uint64_t calls[USERS + 1], passed[USERS + 1];
+static struct sockaddr_in listener;
+
+/* A :failfast=connect point's call: 0, or -1 when its connect failed. */
+__attribute__((noinline)) int handle_ff(long user)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), rc = -1;
+
+	if (fd >= 0) {
+		rc = connect(fd, (struct sockaddr *)&listener, sizeof(listener));
+		close(fd);
+	}
+	__asm__ volatile("" : : "r"(user) : "memory");
+	return rc ? -1 : 0;
+}
 
 static void call(struct sds_point *pt, int u)
 {
@@ -56,6 +81,11 @@ static void call(struct sds_point *pt, int u)
 	int len = snprintf(key, sizeof(key), "%d", u);
 
 	calls[u]++;
+	if (!pt) {
+		if (!handle_ff(u))
+			passed[u]++;
+		return;
+	}
 	if (!sds_should_downgrade_key(pt, key, (size_t)len))
 		passed[u]++;
 	sds_downgrade_finally(pt);
@@ -71,17 +101,34 @@ int main(int argc, char **argv)
 	int u;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: keyguard APP SECS\n");
+		fprintf(stderr, "usage: keyguard APP|ff SECS\n");
 		return 2;
 	}
 	secs = atol(argv[2]);
-	c = sds_client_open("default", argv[1]);
-	pt = sds_point(c, "k");
-	if (!c || !pt) {
-		fprintf(stderr, "keyguard: no client or point\n");
-		return 1;
+	if (!strcmp(argv[1], "ff")) {
+		socklen_t len = sizeof(listener);
+		int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+		listener.sin_family = AF_INET;
+		listener.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if (fd < 0 || bind(fd, (struct sockaddr *)&listener, sizeof(listener)) ||
+		    getsockname(fd, (struct sockaddr *)&listener, &len)) {
+			perror("keyguard: listener");
+			return 1;
+		}
+		c = NULL;
+		pt = NULL;
+		/* The warm-up's key makes the table (it is the point's from attach). */
+		handle_ff(1000);
+	} else {
+		c = sds_client_open("default", argv[1]);
+		pt = sds_point(c, "k");
+		if (!c || !pt) {
+			fprintf(stderr, "keyguard: no client or point\n");
+			return 1;
+		}
 	}
-	for (i = 0; i < 10; i++) {
+	for (i = 0; pt && i < 10; i++) {
 		bool down = sds_should_downgrade_key(pt, "warm", 4);
 
 		(void)down;
@@ -109,6 +156,7 @@ int main(int argc, char **argv)
 		       (unsigned long long)calls[u], (unsigned long long)passed[u]);
 	printf("elapsed_ns %llu\n", (unsigned long long)(last - first));
 	printf("done\n");
-	sds_client_close(c);
+	if (c)
+		sds_client_close(c);
 	return 0;
 }
