@@ -216,6 +216,7 @@ void keys_run__tick(struct keys_run *kr, int id, uint64_t now_ns,
 	uint32_t rest_why[2] = { 0, 0 };
 	bool read_ok = false;
 	int read_errno = 0;
+	uint8_t *gone;		/* [0, nb) of @p->blocked lifted this tick */
 
 	if (!p->kl)
 		return;
@@ -299,6 +300,7 @@ void keys_run__tick(struct keys_run *kr, int id, uint64_t now_ns,
 	}
 	nch = keylimit__tick(p->kl, now_ns, obs, n, &ch);
 	nb = p->nblocked;
+	gone = nb ? calloc(nb, 1) : NULL;
 	for (i = 0; i < nch; i++) {
 		bool was = in_sorted(p->blocked, nb, ch[i].hash);
 		bool on = ch[i].until_ns != 0;
@@ -312,9 +314,13 @@ void keys_run__tick(struct keys_run *kr, int id, uint64_t now_ns,
 			if (p->nblocked < p->cap)
 				p->blocked[p->nblocked++] = ch[i].hash;
 		} else {
+			const uint64_t *b = bsearch(&ch[i].hash, p->blocked, nb,
+						    sizeof(uint64_t), cmp_u64);
+
 			p->lifts++;
-			*(uint64_t *)bsearch(&ch[i].hash, p->blocked, nb,
-					     sizeof(uint64_t), cmp_u64) = 0;
+			/* Marked, not zeroed: [0, nb) stays sorted for this tick's searches. */
+			if (gone)
+				gone[b - p->blocked] = 1;
 		}
 		/* KEYS_RUN_EVENTS - 1 events each way, the last counts the rest. */
 		e = entry_of(&r, order, cur, n, ch[i].hash);
@@ -329,12 +335,21 @@ void keys_run__tick(struct keys_run *kr, int id, uint64_t now_ns,
 	for (i = 0; i < 2; i++)
 		if (rest[i])
 			key_event(ev, name, i, rest_e[i], rest_why[i], rest[i] - 1);
-	/* The blocked set again, sorted, without the lifted (their 0s). */
-	for (i = nb = 0; i < p->nblocked; i++)
-		if (p->blocked[i])
-			p->blocked[nb++] = p->blocked[i];
-	p->nblocked = nb;
-	qsort(p->blocked, nb, sizeof(uint64_t), cmp_u64);
+	/*
+	 * The blocked set again, sorted, without the lifted.  Out of memory
+	 * for the marks: the lifted stay listed (a later block of one is no
+	 * event; point_off unblocks it again, harmlessly).
+	 */
+	{
+		size_t k = 0, old_nb = nb;
+
+		for (i = 0; i < p->nblocked; i++)
+			if (i >= old_nb || !gone || !gone[i])
+				p->blocked[k++] = p->blocked[i];
+		p->nblocked = k;
+	}
+	free(gone);
+	qsort(p->blocked, p->nblocked, sizeof(uint64_t), cmp_u64);
 	/*
 	 * This read's counts are the next tick's base; no table yet (a
 	 * guard point not passed a key), the first one's counts are all new.
