@@ -31,7 +31,6 @@
 #include "daemon/exact_run.h"
 #include "daemon/keys_run.h"
 #include "decide/keylimit.h"
-#include "daemon/halfopen_cells.h"
 #include "daemon/keep.h"
 #include "decide/enforce.h"
 #include "heartbeat/heartbeat.h"

@@ -31,6 +31,7 @@ struct counters;
 struct drill;
 struct events;
 struct failfast;
+struct flag_state;
 struct flags_region;
 struct keep;
 struct lbpub;
@@ -178,5 +179,18 @@ bool engine__cluster(struct engine *e, int id, struct engine_cluster *out);
  */
 void engine__save(const struct engine *e, int id, struct point_run *out);
 void engine__restore(struct engine *e, int id, const struct point_run *in);
+
+/* What a half-open phase writes in the flags region at the tick (halfopen_cells.c). */
+/*
+ * Before point @id's entry is published with @fs (its phase @h, its
+ * strategy @st or NULL, in region @f): with SDS_ACT_HALFOPEN,
+ * the entry's probe_calls; for a phase just opened, cell.next_probe_ns
+ * (one interval on) and then cell.probe_claimed (none claimed, the new
+ * tag), in that order, so that
+ * a guard that sees the new claim count also sees the new start.
+ */
+void halfopen__cells(struct halfopen_run *h, struct flags_region *f, int id,
+		     const struct sds_strategy *st, uint64_t now_ns,
+		     const struct flag_state *fs);
 
 #endif /* SDS_ENGINE_H */
