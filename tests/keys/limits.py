@@ -3,7 +3,7 @@
 Hot keys' limits wired into the loader's tick (docs/KEYS.md "Limits"),
 added to tests/keys/run.py's suite (add()):
 
-  * guard_token, guard_override: tests/targets/keyguard calls
+  * guard_token, guard_override: tests/targets/keyrate calls
     sds_should_downgrade_key() for users 1..100 at 50 calls/s and user 7
     at 5,000/s for SECS s, against key_token_rate 100, key_token_bucket
     100 (then an override of user 7 to 1,000/s): user 7 passes within
@@ -11,7 +11,7 @@ added to tests/keys/run.py's suite (add()):
     calls' span as the app measured it; every other user passes every
     call; the blocks and lifts are events of reason "key".
   * function_token: the same through a keyed :failfast=connect function
-    point (keyguard ff): user 7's calls that did not pass are exactly its
+    point (keyrate ff): user 7's calls that did not pass are exactly its
     connects the point failed fast.
   * bad_limits: key limits on a function point without :key=, or without
     :failfast=, refused at attach with one exact line, nothing attached;
@@ -26,7 +26,7 @@ import time
 import sdstest
 from sdstest import BUILD, check, eq, get_point, log
 
-KEYGUARD = os.path.join(BUILD, "test", "targets", "keyguard")
+KEYRATE = os.path.join(BUILD, "test", "targets", "keyrate")
 SECS = 4
 USERS, HOT, RATE, HOT_RATE = 100, 7, 50, 5000
 TICK_MS = 100
@@ -37,9 +37,9 @@ SLACK = 100 + 100
 
 
 def run_guard(ctx, strategy, point=None):
-    """keyguard against @strategy: through its guard point k, or through
+    """keyrate against @strategy: through its guard point k, or through
     function point @point (a POINT=SYMBOL spec) of its ff mode."""
-    app = sdstest.stage(KEYGUARD, ctx.tmp)
+    app = sdstest.stage(KEYRATE, ctx.tmp)
     path = ctx.strategies({"k": strategy})
     sdstest.AttachProcess(ctx, ["--app", "keys", "--max-overhead", "0",
                                 "--tick-ms", str(TICK_MS),
@@ -47,7 +47,7 @@ def run_guard(ctx, strategy, point=None):
                           ([point] if point else []), "keys")
     r = sdstest.run_group([app, "ff" if point else "keys", str(SECS)],
                           ctx.env, ctx.tmp, ctx.others, 60)
-    check(r.rc == 0 and r.out.endswith("done\n"), "keyguard: %r" % r)
+    check(r.rc == 0 and r.out.endswith("done\n"), "keyrate: %r" % r)
     users, elapsed = {}, None
     for line in r.out.splitlines():
         w = line.split()

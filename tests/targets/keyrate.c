@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * keyguard - keyed guard calls for tests/keys (docs/KEYS.md "Limits"):
+ * keyrate - keyed calls at fixed rates for tests/keys (docs/KEYS.md "Limits"):
  *
- *   keyguard APP SECS   registers with the loader of APP, warms the point
+ *   keyrate APP SECS    registers with the loader of APP, warms the point
  *                       up (key "warm", 10 calls over 0.5 s: the kernel
  *                       makes its key table at the next tick), then for
  *                       SECS seconds, in rounds of 20 ms, calls
@@ -10,7 +10,7 @@
  *                       user U of 1..100 but 7, and 100 times for user 7:
  *                       users at 50 calls/s, user 7 at 5,000/s.
  *
- *   keyguard ff SECS    the same calls through handle_ff(user), each
+ *   keyrate ff SECS     the same calls through handle_ff(user), each
  *                       connecting a UDP socket to a listener of this
  *                       program's on the loopback: a function point
  *                       (:key=arg1:failfast=connect) whose blocked calls'
@@ -101,7 +101,7 @@ int main(int argc, char **argv)
 	int u;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: keyguard APP|ff SECS\n");
+		fprintf(stderr, "usage: keyrate APP|ff SECS\n");
 		return 2;
 	}
 	secs = atol(argv[2]);
@@ -113,7 +113,7 @@ int main(int argc, char **argv)
 		listener.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 		if (fd < 0 || bind(fd, (struct sockaddr *)&listener, sizeof(listener)) ||
 		    getsockname(fd, (struct sockaddr *)&listener, &len)) {
-			perror("keyguard: listener");
+			perror("keyrate: listener");
 			return 1;
 		}
 		c = NULL;
@@ -124,7 +124,7 @@ int main(int argc, char **argv)
 		c = sds_client_open("default", argv[1]);
 		pt = sds_point(c, "k");
 		if (!c || !pt) {
-			fprintf(stderr, "keyguard: no client or point\n");
+			fprintf(stderr, "keyrate: no client or point\n");
 			return 1;
 		}
 	}
