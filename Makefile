@@ -35,7 +35,7 @@ LOADER_USRC := libsds/balance.c libsds/balance_hash.c libsds/ext_balancer.c
 # Pure modules the unit tests link (no BPF, no sockets; not common/hbpost.c,
 # libcurl's).
 PURE_SRCS   := $(filter-out common/hbpost.c,$(COMMON_SRCS)) loader/target/pointspec.c loader/target/site.c loader/target/elfsym.c loader/target/elfaddr.c loader/decide/chain.c loader/decide/budget.c loader/decide/pressure.c loader/decide/keylimit.c \
-	       loader/target/demangle.c loader/target/lang.c loader/target/exits.c loader/kernel/calib.c loader/target/debuginfo.c \
+	       loader/target/demangle.c loader/target/lang.c loader/target/exits.c loader/target/entry.c loader/target/nothrow.c loader/kernel/calib.c loader/target/debuginfo.c \
 	       loader/report/backlog.c loader/report/backlog_load.c loader/target/buildid.c \
 	       loader/kernel/counters.c loader/kernel/counters_split.c loader/kernel/snapshot.c loader/decide/engine_eval.c loader/decide/halfopen.c loader/decide/exact.c loader/decide/adaptive.c loader/decide/enforce.c \
 	       loader/kernel/stuck.c
@@ -240,6 +240,7 @@ bench: deps
 		$(MAKE) -s copy-bench | tee $$BENCH_OUT/copy.txt && \
 		$(MAKE) -s exact-bench | tee $$BENCH_OUT/exact.txt && \
 		$(MAKE) -s lb-bench | tee $$BENCH_OUT/lb.txt && \
+		$(PYTHON) tools/bench/census/census.py | tee $$BENCH_OUT/census.md && \
 		$(MAKE) -s overload-bench | tee $$BENCH_OUT/overload.md && \
 		$(MAKE) -s split-bench | tee $$BENCH_OUT/split.md
 

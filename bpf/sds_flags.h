@@ -283,6 +283,9 @@ _Static_assert(__builtin_offsetof(struct sds_flag, probe_calls) == 124,
 	       "half-open: probe_calls at 124 (PROTOCOL.md)");
 _Static_assert(__builtin_offsetof(struct sds_cell, probe_claimed) == 104,
 	       "half-open: probe_claimed at 104 (PROTOCOL.md)");
+_Static_assert(sizeof(struct sds_key_table) == 8256 &&
+	       SDS_KEY_TABLES_OFF == 131200,
+	       "blocked-key tables of 8,256 bytes from 131,200 (PROTOCOL.md)");
 _Static_assert(sizeof(struct sds_key_table) % 64 == 0 &&
 	       SDS_KEY_TABLES_OFF % 64 == 0,
 	       "blocked-key tables: whole cache lines");

@@ -26,6 +26,7 @@
 #include "cli/attach_table.h"
 #include "kernel/calib.h"
 #include "target/debuginfo.h"
+#include "target/entry.h"
 #include "kernel/forkcheck.h"
 #include "target/lang.h"
 #include "names.h"
@@ -348,12 +349,20 @@ static int resolve_points(struct probes *pr, const char *target,
 			cmd_err("%s", err);
 			goto out;
 		}
-		if (pr->ret_why == RET_WHY_GO)
-			site_classify_go(p->fn.code, p->fn.code_len, p->fn.vaddr,
-					 &p->site);
-		else
-			site_classify(p->fn.code, p->fn.code_len, p->fn.vaddr,
-				      &p->site);
+		/* A clone's arguments are the compiler's (elfsym.h): copy= and key= cannot read them. */
+		if (p->fn.clone[0] && (p->spec.copy || p->spec.key_kind)) {
+			cmd_err("bad point '%s': %s is the compiler's clone %s of %s, whose arguments it changed: %s cannot read them",
+				specs[i], p->fn.name, p->fn.clone, p->spec.symbol,
+				p->spec.copy ? "copy=" : "key=");
+			goto out;
+		}
+		/* The entry site, moved past a stepped start (entry.c). */
+		if (entry__place(ef, &p->fn, &p->spec, pr->ret_why == RET_WHY_GO,
+				 &p->site, err, sizeof(err))) {
+			cmd_err("bad point '%s': :site=+0x%x of %s: %s", specs[i],
+				p->spec.site_at, p->spec.symbol, err);
+			goto out;
+		}
 		if (p->spec.site_policy == SITE_POLICY_NOP5 &&
 		    site_nop5_refuse(specs[i], p))
 			goto out;

@@ -27,6 +27,7 @@ void attach_table__print(const struct probes *pr, const struct sds_sites *sites,
 	for (i = 0; i < pr->npoints; i++) {
 		const struct probe_point *p = &pr->pts[i];
 		char off[32], cost[16], hint[512], shown[2 * ELF_FUNC_NAME_MAX];
+		char at[24];
 
 		if (p->kind != POINT_FUNCTION)
 			continue;
@@ -34,16 +35,28 @@ void attach_table__print(const struct probes *pr, const struct sds_sites *sites,
 
 		snprintf(off, sizeof(off), "0x%llx", (unsigned long long)p->attach_off);
 		snprintf(cost, sizeof(cost), "~%u ns", probes__point_cost_ns(p));
-		/* What was stepped over: endbr64 (4), the NOP (5), or both (9). */
+		/*
+		 * What was stepped over: endbr64 (4), the NOP (5), or both
+		 * (9); or where entry.c moved the probe to.
+		 */
+		if (p->site.moved)
+			snprintf(at, sizeof(at), "+0x%x: ", p->site.skip);
+		else
+			snprintf(at, sizeof(at), "%s", p->site.skip == 4 ? "endbr64; " :
+				 p->site.skip == 5 ? "nopl; " : p->site.skip == 9 ?
+				 "endbr64; nopl; " : "");
 		printf("%-16s %-24s %-10s %-8s %-9s %s%s\n", p->spec.name,
 		       p->spec.symbol, off, site_kind_name(p->site.kind), cost,
-		       p->site.skip == 4 ? "endbr64; " : p->site.skip == 5 ?
-		       "nopl; " : p->site.skip == 9 ? "endbr64; nopl; " : "",
-		       p->site.insn);
+		       at, p->site.insn);
 		if (!demangle__shown(p->fn.name, shown, sizeof(shown)))
 			printf("%16s symbol: %s\n", "", shown);
+		if (p->fn.clone[0])
+			printf("%16s clone: the compiler's %s clone (no symbol of %s's own)\n",
+			       "", p->fn.clone, p->spec.symbol);
+		if (p->site.why[0])
+			printf("%16s site: %s\n", "", p->site.why);
 		/* Past the NOP: the cheap site is there, the hint is moot. */
-		if (p->site.skip == 5 || p->site.skip == 9)
+		if (!p->site.moved && (p->site.skip == 5 || p->site.skip == 9))
 			printf("%16s note: fork-safe: probed past the 5-byte NOP, ~%u ns a call instead of ~%u (%s)\n",
 			       "", site_cost_ns(p->site.kind),
 			       site_cost_ns(SITE_NOP5), t->fork_safe_by);
@@ -54,8 +67,12 @@ void attach_table__print(const struct probes *pr, const struct sds_sites *sites,
 			       "", unwind_ret_why_text(p->ret_why),
 			       *p->exits_why ? ": " : "", p->exits_why);
 		else if (p->ret_mode == RET_EXITS)
-			printf("%16s returns: a probe on each of its %d ret%s (the target can unwind: no return probe); an exit not seen is an exception\n",
-			       "", p->exits.n, p->exits.n == 1 ? "" : "s");
+			printf("%16s returns: a probe on each of its %d ret%s (the target can unwind: no return probe%s%s); an exit not seen is an exception\n",
+			       "", p->exits.n, p->exits.n == 1 ? "" : "s",
+			       *p->returns_why ? "; " : "", p->returns_why);
+		else if (p->ret_mode == RET_PAIR && *p->returns_why)
+			printf("%16s returns: pair (%s: a return probe is safe in this target that can unwind)\n",
+			       "", p->returns_why);
 		else if (p->ret_mode == RET_PAIR && !p->session && pr->path.session)
 			printf("%16s returns: the pair (failfast= reads the per-thread frame stack)\n", "");
 		if (p->ret_mode == RET_PAIR)

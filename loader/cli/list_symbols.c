@@ -12,6 +12,7 @@
 #include "cli/cmd.h"
 #include "target/demangle.h"
 #include "target/elfsym.h"
+#include "target/entry.h"
 #include "target/lang.h"
 #include "kernel/probes.h"
 #include "target/site.h"
@@ -163,10 +164,8 @@ static int lsym_point(struct elf_file *ef, const struct lsym *r,
 	if (elf_file__func_at(ef, r->symbol, r->vaddr, r->size, &p->fn, err,
 			      sizeof(err)))
 		return -1;
-	if (why == RET_WHY_GO)
-		site_classify_go(p->fn.code, p->fn.code_len, p->fn.vaddr, &p->site);
-	else
-		site_classify(p->fn.code, p->fn.code_len, p->fn.vaddr, &p->site);
+	entry__place(ef, &p->fn, NULL, why == RET_WHY_GO, &p->site, err,
+		     sizeof(err));
 	p->kind = POINT_FUNCTION;
 	unwind__place(ef, p, mode, why);
 	p->attach_off = p->fn.offset + p->site.skip;
@@ -196,7 +195,7 @@ static int lsyms_print(struct elf_file *ef, const char *target,
 		}
 	} else {
 		if (why == RET_WHY_UNWIND)
-			printf("returns: exits, a probe on each ret, where they can all be found, else entry-only (%s)\n",
+			printf("returns: per function: the pair where nothing it calls can throw, else exits, a probe on each ret, where they can all be found, else entry-only (%s)\n",
 			       unwind_ret_why_text(why));
 		else if (why != RET_WHY_NONE)
 			printf("returns: %s (%s)\n", unwind_ret_mode_name(mode),
@@ -211,15 +210,18 @@ static int lsyms_print(struct elf_file *ef, const char *target,
 		if (lsym_point(ef, r, mode, why, &p))
 			continue;
 		if (json) {
-			json_array_append_new(arr, json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:i, s:s, s:s}",
+			json_array_append_new(arr, json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:i, s:s, s:s, s:i, s:s, s:s}",
 				"name", r->name, "symbol", r->symbol,
 				"vaddr", (json_int_t)r->vaddr,
 				"offset", (json_int_t)p.attach_off,
 				"site", site_kind_name(p.site.kind),
+				"entry_site", site_kind_name(p.site.entry_kind),
+				"site_at", (int)p.site.skip,
+				"site_why", p.site.why,
 				"instruction", p.site.insn,
 				"cost_ns", (int)probes__point_cost_ns(&p),
 				"returns", unwind_ret_mode_name(p.ret_mode),
-				"returns_why", p.ret_mode != RET_ENTRY_ONLY ? "" :
+				"returns_why", p.ret_mode != RET_ENTRY_ONLY ? p.returns_why :
 				*p.exits_why ? p.exits_why : unwind_ret_why_text(p.ret_why)));
 			continue;
 		}
@@ -231,6 +233,13 @@ static int lsyms_print(struct elf_file *ef, const char *target,
 		else
 			printf("%-8s %-10s %-9s %-10s %s\n", site_kind_name(p.site.kind),
 			       cost, off, unwind_ret_mode_name(p.ret_mode), r->name);
+		/* Where entry.c moved the probe, or why it could not. */
+		if (p.site.why[0])
+			printf("%8s site: %s\n", "", p.site.why);
+		/* A target that can unwind: why this one has the pair, or not. */
+		if (p.returns_why[0] && p.ret_mode != RET_ENTRY_ONLY)
+			printf("%8s returns: %s (%s)\n", "",
+			       unwind_ret_mode_name(p.ret_mode), p.returns_why);
 	}
 	if (json) {
 		json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);

@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "target/debuginfo.h"
+#include "target/entry.h"
 #include "target/elfsym.h"
 #include "kernel/forkcheck.h"
 #include "heartbeat/heartbeat.h"
@@ -188,10 +189,9 @@ static int resolve_copy(struct elf_file *ef, enum ret_mode mode,
 		return -1;
 	if (elf_file__find_func(ef, p->spec.symbol, &p->fn, err, errlen))
 		return -1;
-	if (why == RET_WHY_GO)
-		site_classify_go(p->fn.code, p->fn.code_len, p->fn.vaddr, &p->site);
-	else
-		site_classify(p->fn.code, p->fn.code_len, p->fn.vaddr, &p->site);
+	if (entry__place(ef, &p->fn, &p->spec, why == RET_WHY_GO, &p->site,
+			 err, errlen))
+		return -1;
 	if (p->spec.site_policy == SITE_POLICY_NOP5 && p->site.kind != SITE_NOP5) {
 		snprintf(err, errlen, "%.100s does not start with a 5-byte NOP (:site=nop5)",
 			 p->spec.symbol);

@@ -40,6 +40,7 @@ struct probe_point {
 	struct exit_sites exits;	/* its rets (RET_EXITS) */
 	struct bpf_link *exit_links[EXITS_MAX];	/* a uprobe on each (RET_EXITS) */
 	char exits_why[160];		/* why it has no exit probes (RET_WHY_NO_EXITS) */
+	char returns_why[160];		/* in a target that can unwind: "cannot unwind: ..." (a pair) or "may unwind: ..." (nothrow.c) */
 	bool unresolved;		/* not in the build TARGET now is (watch.c): nothing to attach */
 	bool session;			/* @enter is a uprobe session link (probes_session.c) */
 };

@@ -172,6 +172,7 @@ static int cand_set(struct demangle_cand *c, const char *shown,
 	c->vaddr = vaddr;
 	c->size = size;
 	c->score = score;
+	c->base_len = 0;
 	if (!c->shown || !c->mangled) {
 		cand_free(c);
 		return -1;
@@ -232,19 +233,95 @@ static int pick_near(struct demangle_pick *pk, const char *shown,
 	return 0;
 }
 
+/* One ".word.N" or ".word" component at @s: its end, or NULL. */
+static const char *suffix_part(const char *s, const char *word, bool num)
+{
+	size_t n = strlen(word);
+
+	if (*s != '.' || strncmp(s + 1, word, n))
+		return NULL;
+	s += 1 + n;
+	if (!num)
+		return *s == '\0' || *s == '.' ? s : NULL;
+	if (*s != '.' || s[1] < '0' || s[1] > '9')
+		return NULL;
+	for (s++; *s >= '0' && *s <= '9'; s++)
+		;
+	return *s == '\0' || *s == '.' ? s : NULL;
+}
+
+enum demangle_suffix demangle__suffix(const char *mangled, size_t *base_len)
+{
+	enum demangle_suffix k = DEMANGLE_SUFFIX_SAME;
+	const char *s, *e;
+
+	*base_len = strlen(mangled);
+	/* Itanium and Rust v0 mangled names hold no '.': a suffix does. */
+	if (strncmp(mangled, "_Z", 2) && strncmp(mangled, "_R", 2))
+		return DEMANGLE_SUFFIX_NONE;
+	s = strchr(mangled, '.');
+	if (!s)
+		return DEMANGLE_SUFFIX_NONE;
+	*base_len = (size_t)(s - mangled);
+	while (*s) {
+		if ((e = suffix_part(s, "isra", true)) ||
+		    (e = suffix_part(s, "constprop", true)) ||
+		    (e = suffix_part(s, "part", true))) {
+			k = DEMANGLE_SUFFIX_CLONE;
+		} else if (!(e = suffix_part(s, "llvm", true)) &&
+			   !(e = suffix_part(s, "lto_priv", true)) &&
+			   !(e = suffix_part(s, "localalias", false))) {
+			return DEMANGLE_SUFFIX_OTHER;	/* .cold, or unknown */
+		}
+		s = e;
+	}
+	return k;
+}
+
+/* Does @want name the function @mangled is a clone of (its first @n bytes)? */
+static bool clone_matches(const char *mangled, size_t n, const char *want)
+{
+	struct demangled d;
+	char *base;
+	bool m;
+
+	base = strndup(mangled, n);
+	if (!base)
+		return false;
+	m = !demangle__name(base, &d) && demangle__matches(&d, want);
+	demangle__free(&d);
+	free(base);
+	return m;
+}
+
 int demangle_pick__add(struct demangle_pick *pk, const char *mangled,
 		       uint64_t vaddr, uint64_t size)
 {
+	enum demangle_suffix sfx;
 	struct demangled d;
 	const char *shown, *cmp;
+	size_t base_len;
 	int ret;
 
+	sfx = demangle__suffix(mangled, &base_len);
+	if ((sfx == DEMANGLE_SUFFIX_CLONE || sfx == DEMANGLE_SUFFIX_SAME) &&
+	    clone_matches(mangled, base_len, pk->want)) {
+		if (demangle__name(mangled, &d))
+			return 0;
+		ret = pick_match(pk, d.full, mangled, vaddr, size);
+		if (!ret && sfx == DEMANGLE_SUFFIX_CLONE && pk->nmatch &&
+		    !strcmp(pk->match[pk->nmatch - 1].mangled, mangled))
+			pk->match[pk->nmatch - 1].base_len = base_len;
+		demangle__free(&d);
+		return ret;
+	}
 	if (demangle__name(mangled, &d)) {
 		/* A plain name (C, Go) matches only as written: no match here. */
 		return pk->nearest ? pick_near(pk, mangled, mangled, mangled, vaddr) : 0;
 	}
 	shown = d.full;
-	if (demangle__matches(&d, pk->want)) {
+	/* A .cold piece, or a suffix not known: never named by its function's name. */
+	if (sfx == DEMANGLE_SUFFIX_NONE && demangle__matches(&d, pk->want)) {
 		ret = pick_match(pk, shown, mangled, vaddr, size);
 	} else if (!pk->nearest) {
 		ret = 0;
@@ -255,6 +332,37 @@ int demangle_pick__add(struct demangle_pick *pk, const char *mangled,
 	}
 	demangle__free(&d);
 	return ret;
+}
+
+size_t demangle_pick__settle(struct demangle_pick *pk)
+{
+	size_t i, j, k = 0, nclone = 0;
+
+	for (i = 0; i < pk->nmatch; i++) {
+		struct demangle_cand *c = &pk->match[i];
+		bool shadowed = false;
+
+		for (j = 0; c->base_len && j < pk->nmatch; j++)
+			if (!pk->match[j].base_len &&
+			    strlen(pk->match[j].mangled) == c->base_len &&
+			    !strncmp(pk->match[j].mangled, c->mangled, c->base_len))
+				shadowed = true;
+		if (shadowed) {
+			cand_free(c);
+			continue;
+		}
+		pk->match[k++] = *c;
+	}
+	pk->nmatch = k;
+	for (i = 0; i < pk->nmatch; i++) {
+		if (!pk->match[i].base_len ||
+		    pk->match[i].base_len != pk->match[0].base_len ||
+		    strncmp(pk->match[i].mangled, pk->match[0].mangled,
+			    pk->match[0].base_len))
+			return 0;
+		nclone++;
+	}
+	return nclone;
 }
 
 /* "shown [mangled]", or "shown" when it is not mangled. */

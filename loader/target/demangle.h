@@ -45,6 +45,7 @@ struct demangle_cand {
 	uint64_t vaddr;		/* its address: aliases of one function are one match */
 	uint64_t size;		/* st_size */
 	unsigned int score;	/* nearest: 0 contains @want, then edit distance */
+	size_t base_len;	/* a clone: the length of the symbol it is a clone of (the unsuffixed one); 0 */
 };
 
 struct demangle_pick {
@@ -60,11 +61,36 @@ struct demangle_pick {
 void demangle_pick__init(struct demangle_pick *pk, const char *want);
 
 /*
+ * What a compiler's suffix on a C++ or Rust symbol ("_ZN..Ei.isra.0")
+ * makes of it: the same function under another name (.llvm.N,
+ * .lto_priv.N, .localalias), a clone whose arguments the compiler may
+ * have changed (.isra.N, .constprop.N, .part.N), or a piece of one that
+ * is no function entry (.cold) or unknown.
+ */
+enum demangle_suffix {
+	DEMANGLE_SUFFIX_NONE,		/* no suffix */
+	DEMANGLE_SUFFIX_SAME,		/* the function itself */
+	DEMANGLE_SUFFIX_CLONE,		/* a clone: named as the function, arguments changed */
+	DEMANGLE_SUFFIX_OTHER,		/* .cold or unknown: never named so */
+};
+
+/* @mangled's suffix, and in @base_len the length before it. */
+enum demangle_suffix demangle__suffix(const char *mangled, size_t *base_len);
+
+/*
  * Consider function @mangled at @vaddr: a match, or with @pk->nearest
  * one of the nearest names.  -1 on ENOMEM.
  */
 int demangle_pick__add(struct demangle_pick *pk, const char *mangled,
 		       uint64_t vaddr, uint64_t size);
+
+/*
+ * After the last demangle_pick__add(): drop the clones whose unsuffixed
+ * function is among the matches (it is the one named).  Then, when every
+ * match left is a clone of one function (the unsuffixed symbol absent),
+ * their number; else 0 (a direct match, none, or an ambiguous mix).
+ */
+size_t demangle_pick__settle(struct demangle_pick *pk);
 
 /*
  * The message for @pk when it holds no match or several, into @buf:

@@ -162,6 +162,62 @@ static bool plt_jumps_through(const unsigned char *b, size_t len, uint64_t a,
 	return a + at + 6 + (int64_t)disp == slot;
 }
 
+/* The GOT slot the stub at @b (@len bytes, at @a) jumps through, or 0. */
+static uint64_t plt_slot_of(const unsigned char *b, size_t len, uint64_t a)
+{
+	size_t at = 0;
+	int32_t disp;
+
+	if (len >= 4 && b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
+		at = 4;
+	if (at < len && b[at] == 0xf2)
+		at++;
+	if (at + 6 > len || b[at] != 0xff || b[at + 1] != 0x25)
+		return 0;
+	memcpy(&disp, b + at + 2, 4);
+	return a + at + 6 + (int64_t)disp;
+}
+
+const char *elf_file__plt_name(struct elf_file *ef, uint64_t vaddr)
+{
+	unsigned char b[16];
+	uint64_t slot, off;
+
+	if (elf_file__read_code(ef, vaddr, b, sizeof(b), &off))
+		return NULL;
+	slot = plt_slot_of(b, sizeof(b), vaddr);
+	return slot ? elf_file__got_name(ef, slot) : NULL;
+}
+
+const char *elf_file__got_name(struct elf_file *ef, uint64_t slot)
+{
+	Elf_Scn *scn = NULL, *symscn;
+	GElf_Shdr shdr, symshdr;
+	Elf_Data *data, *syms;
+	GElf_Rela r;
+	GElf_Sym s;
+	size_t i, n;
+
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_RELA ||
+		    !shdr.sh_entsize || !(data = elf_getdata(scn, NULL)))
+			continue;
+		symscn = elf_getscn(ef->elf, shdr.sh_link);
+		if (!symscn || !gelf_getshdr(symscn, &symshdr) ||
+		    !(syms = elf_getdata(symscn, NULL)))
+			continue;
+		n = shdr.sh_size / shdr.sh_entsize;
+		for (i = 0; i < n; i++) {
+			if (!gelf_getrela(data, (int)i, &r) || r.r_offset != slot ||
+			    !GELF_R_SYM(r.r_info) ||
+			    !gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &s))
+				continue;
+			return elf_strptr(ef->elf, symshdr.sh_link, s.st_name);
+		}
+	}
+	return NULL;
+}
+
 int elf_file__plt_stub(struct elf_file *ef, const char *sym, uint64_t *vaddr,
 		       uint64_t *off)
 {

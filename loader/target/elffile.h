@@ -20,6 +20,7 @@ struct elf_file {
 	struct elf_file *dbg;	/* separate debug file whose .symtab stands in for ours (debuginfo.c); NULL */
 	int dbg_how;		/* how @dbg was found: DEBUGINFO_BY_* */
 	char *dbg_refused;	/* why the first debug file found was refused, for messages; NULL */
+	struct nothrow_memo *nothrow;	/* nothrow.c's verdicts so far (one allocation); NULL */
 };
 
 enum {

@@ -293,14 +293,27 @@ static int elf_file__find_demangled(struct elf_file *ef, const char *sym,
 {
 	struct demangle_pick pk;
 	char what[1536];
+	size_t nclone;
 	int ret = -1;
 
 	demangle_pick__init(&pk, sym);
 	if (elf_file__for_each_sym(ef, ELF_SYMS_FUNCS, pick_add, &pk))
 		goto nomem;
+	nclone = demangle_pick__settle(&pk);
 	if (pk.nmatch == 1) {
 		ret = elf_file__func_at(ef, pk.match[0].mangled, pk.match[0].vaddr,
 					pk.match[0].size, out, err, errlen);
+		if (!ret && pk.match[0].base_len)
+			snprintf(out->clone, sizeof(out->clone), "%s",
+				 pk.match[0].mangled + pk.match[0].base_len);
+		goto out;
+	}
+	if (nclone > 1) {
+		demangle_pick__describe(&pk, what, sizeof(what));
+		snprintf(err, errlen,
+			 "symbol '%s' in %s has no symbol of its own, only %zu clones the compiler made (one point cannot probe several yet): %s",
+			 sym, ef->path, nclone,
+			 strstr(what, ": ") ? strstr(what, ": ") + 2 : what);
 		goto out;
 	}
 	if (pk.nmatch > 1) {
@@ -331,6 +344,19 @@ out:
 	return ret;
 }
 
+int elf_file__defined(struct elf_file *ef, const char *sym, uint64_t *vaddr,
+		      uint64_t *size)
+{
+	struct elf_func found;
+
+	if (elf_file__lookup(ef, SHT_SYMTAB, sym, &found) &&
+	    elf_file__lookup(ef, SHT_DYNSYM, sym, &found))
+		return -1;
+	*vaddr = found.vaddr;
+	*size = found.size;
+	return 0;
+}
+
 int elf_file__find_func(struct elf_file *ef, const char *sym,
 			struct elf_func *out, char *err, size_t errlen)
 {
@@ -338,11 +364,17 @@ int elf_file__find_func(struct elf_file *ef, const char *sym,
 
 	/* The symbol as written wins: a mangled name, a C or Go name. */
 	memset(&found, 0, sizeof(found));
+	size_t base_len;
+
 	if (elf_file__lookup(ef, SHT_SYMTAB, sym, &found) &&
 	    elf_file__lookup(ef, SHT_DYNSYM, sym, &found))
 		return elf_file__find_demangled(ef, sym, out, err, errlen);
-	return elf_file__func_at(ef, sym, found.vaddr, found.size, out, err,
-				 errlen);
+	if (elf_file__func_at(ef, sym, found.vaddr, found.size, out, err, errlen))
+		return -1;
+	/* A clone named by its own symbol: its arguments are the compiler's too. */
+	if (demangle__suffix(sym, &base_len) == DEMANGLE_SUFFIX_CLONE)
+		snprintf(out->clone, sizeof(out->clone), "%s", sym + base_len);
+	return 0;
 }
 
 static const char *const site_names[SDS_SITE_COUNT] = {
@@ -555,6 +587,7 @@ void elf_file__close(struct elf_file *ef)
 		close(ef->fd);
 	elf_file__close(ef->dbg);
 	free(ef->dbg_refused);
+	free(ef->nothrow);
 	free(ef->path);
 	free(ef);
 }

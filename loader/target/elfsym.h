@@ -16,6 +16,7 @@ struct elf_func {
 	uint64_t size;		/* st_size, 0 when unknown */
 	unsigned char code[32];	/* first bytes of the function (zero padded): room for a Go stack check and the instruction after it */
 	size_t code_len;	/* valid bytes in @code */
+	char clone[48];		/* found as a clone of the name asked for: its suffix (".isra.0"); "" */
 };
 
 struct elf_file;	/* an open ELF file (libelf) */
@@ -48,6 +49,13 @@ struct elf_file *elf_file__open_fd(int fd, const char *name, char *err,
  */
 int elf_file__find_func(struct elf_file *ef, const char *sym,
 			struct elf_func *out, char *err, size_t errlen);
+
+/*
+ * The function defined as @sym exactly (no demangled names): its address
+ * and size.  0, or -1.
+ */
+int elf_file__defined(struct elf_file *ef, const char *sym, uint64_t *vaddr,
+		      uint64_t *size);
 
 /* One symbol of the file, as elf_file__for_each_sym() shows it. */
 struct elf_sym {
@@ -159,6 +167,16 @@ int elf_file__func_prefixed(struct elf_file *ef, const char *prefix,
  */
 int elf_file__plt_stub(struct elf_file *ef, const char *sym, uint64_t *vaddr,
 		       uint64_t *off);
+
+/*
+ * The shared-library function the PLT stub at @vaddr jumps to (by the
+ * relocation of the GOT slot it jumps through): its name, valid while @ef
+ * is open, or NULL when @vaddr is no such stub.
+ */
+const char *elf_file__plt_name(struct elf_file *ef, uint64_t vaddr);
+
+/* The symbol whose relocation fills GOT slot @slot (-fno-plt calls), or NULL. */
+const char *elf_file__got_name(struct elf_file *ef, uint64_t slot);
 
 void elf_file__close(struct elf_file *ef);
 

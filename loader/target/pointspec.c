@@ -2,7 +2,7 @@
 /*
  * Parsing of function points on the command line:
  *   POINT=SYMBOL[:err=neg|zero|nonzero|none][:ret=32|64][:timeout_ms=N]
- *               [:site=nop5|any][:copy=BUF,LEN[:copy_max=BYTES][:copy_rate=PCT]]
+ *               [:site=nop5|any|entry|+0xN][:copy=BUF,LEN[:copy_max=BYTES][:copy_rate=PCT]]
  *               [:failfast=connect,send,open[:errno=NAME]]
  *               [:key=argN|strN[,MAX]|bufN,lenM|bufN,LEN]
  * SYMBOL may be a C++ or Rust name: "shop::Cart::add(int)",
@@ -53,7 +53,7 @@ static const char *const opt_usage[OPT_NR] = {
 	[OPT_ERR] = "err=neg|zero|nonzero|none",
 	[OPT_RET] = "ret=32|64",
 	[OPT_TIMEOUT_MS] = "timeout_ms=N",
-	[OPT_SITE] = "site=nop5|any",
+	[OPT_SITE] = "site=nop5|any|entry|+0xN",
 	[OPT_COPY] = "copy=BUF,LEN",
 	[OPT_COPY_MAX] = "copy_max=BYTES",
 	[OPT_COPY_RATE] = "copy_rate=PCT",
@@ -61,6 +61,41 @@ static const char *const opt_usage[OPT_NR] = {
 	[OPT_ERRNO] = "errno=NAME",
 	[OPT_KEY] = "key=argN|strN|bufN,lenM",
 };
+
+/*
+ * :site=+0xN (or +N): bytes from the function's start, below 1 MiB.
+ * 0, or -1.
+ */
+static int site_at_parse(const char *v, size_t n, uint32_t *out)
+{
+	unsigned long x = 0;
+	size_t i = 1;
+	int base = 10;
+
+	if (n < 2 || v[0] != '+')
+		return -1;
+	if (n > 3 && v[1] == '0' && (v[2] == 'x' || v[2] == 'X')) {
+		base = 16;
+		i = 3;
+	}
+	for (; i < n; i++) {
+		int d;
+
+		if (v[i] >= '0' && v[i] <= '9')
+			d = v[i] - '0';
+		else if (base == 16 && v[i] >= 'a' && v[i] <= 'f')
+			d = v[i] - 'a' + 10;
+		else if (base == 16 && v[i] >= 'A' && v[i] <= 'F')
+			d = v[i] - 'A' + 10;
+		else
+			return -1;
+		x = x * (unsigned long)base + (unsigned long)d;
+		if (x >= (1UL << 20))
+			return -1;
+	}
+	*out = (uint32_t)x;
+	return 0;
+}
 
 /* :failfast='s operations, in bit order (SDS_FF_*). */
 static const char *const ff_op_names[] = { "connect", "send", "open" };
@@ -447,9 +482,13 @@ static int probe_opt_parse(const char *arg, int o, const char *val, size_t vlen,
 			ps->site_policy = SITE_POLICY_NOP5;
 		} else if (vlen == 3 && !memcmp(val, "any", 3)) {
 			ps->site_policy = SITE_POLICY_ANY;
+		} else if (vlen == 5 && !memcmp(val, "entry", 5)) {
+			ps->site_policy = SITE_POLICY_ENTRY;
+		} else if (!site_at_parse(val, vlen, &ps->site_at)) {
+			ps->site_policy = SITE_POLICY_AT;
 		} else {
 			snprintf(err, errlen,
-				 "bad point '%s': unknown site= value '%.*s' (nop5, any)",
+				 "bad point '%s': unknown site= value '%.*s' (nop5, any, entry, +0xN)",
 				 arg, (int)vlen, val);
 			return -1;
 		}

@@ -20,6 +20,8 @@ enum site_policy {
 	SITE_POLICY_DEFAULT = 0,	/* the cheapest site that cannot harm the target */
 	SITE_POLICY_NOP5 = 1,		/* :site=nop5: the 5-byte NOP even where fork loses children */
 	SITE_POLICY_ANY = 2,		/* :site=any: any site, even a stepped one on a hot function */
+	SITE_POLICY_ENTRY = 3,		/* :site=entry: the first instruction, never moved (entry.c) */
+	SITE_POLICY_AT = 4,		/* :site=+0xN: that instruction (@site_at), whatever the analysis says */
 };
 
 #define POINT_SYMBOL_MAX	1023	/* a C++ signature can be long */
@@ -31,6 +33,7 @@ struct point_spec {
 	bool ret64;			/* judge the 64-bit return (ret=64) */
 	uint64_t timeout_ns;		/* timeout_ms * 1e6; 0 when not given */
 	enum site_policy site_policy;	/* :site=; default SITE_POLICY_DEFAULT */
+	uint32_t site_at;		/* :site=+0xN: N, bytes from the function's start */
 	bool copy;			/* :copy=BUF,LEN given: the point can be captured */
 	uint8_t copy_buf_arg;		/* argument holding the request, 1..6 */
 	uint8_t copy_len_arg;		/* argument holding its length, 1..6 */

@@ -288,7 +288,7 @@ void site_hint(const struct site *s, const struct src_info *src, char *buf,
 		break;
 	}
 	/* CET builds: say that endbr64 cost nothing (docs/DESIGN.md §3). */
-	if (s->skip == 4 && n > 0 && (size_t)n < len)
+	if (s->skip == 4 && !s->moved && n > 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n,
 			 "; the leading endbr64 is skipped, the probe sits 4 bytes in");
 }

@@ -20,6 +20,9 @@ struct site {
 	enum site_kind kind;	/* what the probe on the chosen site costs */
 	unsigned int skip;	/* bytes skipped before the site (4 after endbr64) */
 	char insn[32];		/* what the site's instruction is, e.g. "push %rbp" */
+	bool moved;		/* entry.c moved it past a stepped first instruction */
+	enum site_kind entry_kind;	/* what the unmoved entry site was (entry.c): SITE_STEPPED when moved */
+	char why[200];		/* where it is and why ("+0x12, `call`: ..."), or why it stayed (entry.c); "" */
 };
 
 /*

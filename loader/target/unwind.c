@@ -10,10 +10,12 @@
  * in a TARGET that can unwind a function point has a uprobe on each
  * instruction that ends its calls instead (exits.c), or, where they
  * cannot all be found, counts entries only (docs/UNWIND.md tells what
- * was tried and measured).
+ * was tried and measured).  A function nothing below which can throw
+ * (nothrow.c) keeps the return probe: no unwinder ever walks its frame.
  */
 #include "target/elfsym.h"
 #include "target/exits.h"
+#include "target/nothrow.h"
 #include "kernel/probes.h"
 #include "target/unwind.h"
 
@@ -39,8 +41,15 @@ void unwind__place(struct elf_file *ef, struct probe_point *p,
 	p->ret_mode = mode;
 	p->ret_why = why;
 	p->exits_why[0] = '\0';
+	p->returns_why[0] = '\0';
 	if (why != RET_WHY_UNWIND)
 		return;
+	/* Nothing below it throws: no unwinder meets its return probe. */
+	if (nothrow__check(ef, &p->fn, p->returns_why, sizeof(p->returns_why))) {
+		p->ret_mode = RET_PAIR;
+		p->ret_why = RET_WHY_NONE;
+		return;
+	}
 	if (exits__find(ef, &p->fn, p->fn.name, p->fn.vaddr + p->site.skip,
 			&p->exits, p->exits_why, sizeof(p->exits_why))) {
 		p->ret_why = RET_WHY_NO_EXITS;

@@ -35,9 +35,10 @@ enum ret_mode unwind_ret_mode(struct elf_file *ef, enum ret_why *why);
 /*
  * Set the return mode of function point @p (its function and entry site
  * already found) in TARGET @ef, whose own mode is @mode for @why: in a
- * TARGET that can unwind, a probe on each of the function's exits where
+ * TARGET that can unwind, the pair where nothing the function calls can
+ * throw (nothrow.c), else a probe on each of the function's exits where
  * exits.c finds them all (RET_EXITS), else entry-only, with the reason in
- * @p->exits_why.
+ * @p->exits_why; which of the first two and why in @p->returns_why.
  */
 void unwind__place(struct elf_file *ef, struct probe_point *p,
 		   enum ret_mode mode, enum ret_why why);

@@ -7,7 +7,7 @@
 #
 # Per-file flags by name: *_nop5.c are compiled -pg -mfentry -mnop-mcount
 # non-PIE and linked without -pg (every function starts with a 5-byte NOP,
-# no profiling runtime).  Without rustc the .rs programs are not built and
+# no profiling runtime); *_clone.cc -fwhole-program.  Without rustc the .rs programs are not built and
 # their tests fail saying so (they never skip).
 
 BUILD   ?= build
@@ -30,6 +30,12 @@ $(HARM_DIR)/%_nop5: tests/harm/%_nop5.c
 		-c -o $@.o $<
 	$(CC) -no-pie -o $@ $@.o -lpthread
 	rm -f $@.o
+
+# *_clone.cc: -fwhole-program, so that g++ may clone a function and drop
+# its original (names_clone.cc).
+$(HARM_DIR)/%_clone: tests/harm/%_clone.cc
+	@mkdir -p $(@D)
+	$(CXX) $(HARM_CFLAGS) -fno-omit-frame-pointer -fwhole-program -std=gnu++17 -o $@ $<
 
 $(HARM_DIR)/%: tests/harm/%.c
 	@mkdir -p $(@D)

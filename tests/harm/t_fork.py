@@ -307,13 +307,13 @@ def fork_bad_site_value(ctx):
     path = ctx.program("fork_nop5")
     _refused(ctx, [path, "w=work:site=foo"],
              "sds-bpf: bad point 'w=work:site=foo': unknown site= value "
-             "'foo' (nop5, any)")
+             "'foo' (nop5, any, entry, +0xN)")
     _refused(ctx, [path, "w=work:site="],
              "sds-bpf: bad point 'w=work:site=': unknown site= value '' "
-             "(nop5, any)")
+             "(nop5, any, entry, +0xN)")
     _refused(ctx, [path, "w=work:site"],
              "sds-bpf: bad point 'w=work:site': option 'site' needs a value "
-             "(site=nop5|any)")
+             "(site=nop5|any|entry|+0xN)")
 
 
 @test

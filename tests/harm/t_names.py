@@ -10,18 +10,25 @@ return probe, and `list-symbols`.
   demangled name beside the mangled one.  `shop::Cart::add` alone exits 1
   listing both; `shop::Cart::ad` exits 1 listing the nearest first.
 - names_handler (rustc -O, crate main): `h=main::handler:err=neg` counts
-  300,000 visits exactly; the 100,000 errors are asserted when attach
-  shows the point with returns (not "returns: entry-only"), else none.
+  300,000 visits exactly, and, a leaf that cannot panic, keeps its
+  return probe: 300,000 latencies and the 100,000 errors exact.
+- shop::Cart::add(int) is a leaf too: the pair, its 1,000 latencies.
 - names_go: main.handler, main.(*Cart).Add and math/rand.(*Rand).Seed as
-  written, visits exact; err= and timeout_ms= refused (exit 1, why).
+  written, visits exact, main.handler's probe moved past its stack check
+  and frame setup to an emulated instruction; err= and timeout_ms= refused (exit 1, why).
 - A '::' among the options: exit 1, one line saying where '::' goes.
 - list-symbols on names_cart: the two overloads' rows exactly, and --json.
+- names_clone (g++ -O2 -fwhole-program): shop::Cart::add(int) exists only
+  as its .constprop/.isra clone; named as written it counts 1,000 calls
+  and 250 errors exactly, attach says it probes the clone, and copy= is
+  refused (the compiler changed the arguments).
 
 The points sit on stepped sites (-O2 prologues): --max-overhead 0, as
 these tests count and do not budget.
 """
 
 import json
+import re
 import time
 import subprocess
 
@@ -65,16 +72,16 @@ def wait_visits(ctx, app, name, want):
     return p
 
 
-def check_returns(a, p, name, calls, exceptions):
-    """A C++ or Rust point has a probe on each ret (attach says so, and
-    stats says "exits"): @calls latencies and @exceptions errors, exact."""
-    check("returns: a probe on each of its" in a.stdout()
-          and ENTRY_ONLY not in a.stdout(),
-          "%s: attach's table does not show exit probes: %r"
-          % (name, a.stdout()))
-    eq(p["returns"], "exits", "%s returns" % name)
+def check_pair(a, p, name, calls, errors):
+    """A C++ or Rust point nothing below which can throw keeps its return
+    probe (attach says why, stats says "pair"): @calls latencies and
+    @errors errors, exact."""
+    want = "returns: pair (cannot unwind: a leaf: a return probe is safe"
+    check(want in a.stdout(), "%s: attach's table lacks %r: %r"
+          % (name, want, a.stdout()))
+    eq(p["returns"], "pair", "%s returns" % name)
     eq(p["latency_ns"]["count"], calls, "%s latency count" % name)
-    eq(p["total"]["exceptions"], exceptions, "%s exceptions" % name)
+    eq(p["total"]["exceptions"], errors, "%s exceptions" % name)
 
 
 @test
@@ -87,9 +94,49 @@ def test_names_cxx_signature_counts_exactly(ctx):
     eq(run(ctx, [prog, "1000"]), (0, "calls 1000 items 1500\n"),
        "names_cart under attach")
     p = wait_visits(ctx, "names_cart", "a", 1000)
-    check_returns(a, p, "a", 1000, 0)
+    # A leaf: the pair, like plain C (docs/UNWIND.md).
+    check_pair(a, p, "a", 1000, 0)
     want = "symbol: shop::Cart::add(int) [%s]" % ADD_INT
     check(want in a.stdout(), "attach's table lacks %r: %r" % (want, a.stdout()))
+
+
+def clone_symbol(prog):
+    """names_clone's one symbol of shop::Cart::add(int): its clone, as nm
+    reads it (the suffix is the compiler's to number)."""
+    out = subprocess.run(["nm", prog], capture_output=True, text=True,
+                         check=True).stdout
+    syms = [ln.split()[-1] for ln in out.splitlines()
+            if ln.split()[-1].startswith(ADD_INT)]
+    eq(len(syms), 1, "names_clone's symbols of add(int): %r" % syms)
+    check(syms[0] != ADD_INT and ".isra." in syms[0],
+          "names_clone: add(int) is not an .isra clone: %r" % syms[0])
+    return syms[0]
+
+
+@test
+def test_names_cxx_clone_by_its_name(ctx):
+    """g++ left only shop::Cart::add(int) [clone .constprop.0] [clone
+    .isra.0]: named as written in the source, it is found, said so, and
+    counts the 1,000 calls and 250 errors exactly; copy= is refused."""
+    prog = ctx.program("names_clone")
+    sym = clone_symbol(prog)
+    out = "calls 1000 errors 250 items 750\n"
+    eq(run(ctx, [prog, "1000"]), (0, out), "names_clone unprobed")
+    attach_refused(ctx, [prog, "a=shop::Cart::add(int):copy=1,2"],
+                   "bad point 'a=shop::Cart::add(int):copy=1,2': %s is the "
+                   "compiler's clone %s of shop::Cart::add(int), whose "
+                   "arguments it changed: copy= cannot read them"
+                   % (sym, sym[len(ADD_INT):]))
+    a = ctx.attach(["--max-overhead", "0", prog,
+                    "a=shop::Cart::add(int):err=neg"], "names_clone")
+    want = "clone: the compiler's %s clone" % sym[len(ADD_INT):]
+    check(want in a.stdout(), "attach's table lacks %r: %r"
+          % (want, a.stdout()))
+    eq(run(ctx, [prog, "1000"]), (0, out), "names_clone under attach")
+    p = wait_visits(ctx, "names_clone", "a", 1000)
+    # Plain C++ without libstdc++: nothing unwinds, the pair's latency.
+    eq(p["latency_ns"]["count"], 1000, "a latency count")
+    eq(p["total"]["exceptions"], 250, "a errors (err=neg)")
 
 
 @test
@@ -138,7 +185,8 @@ def test_names_rust_handler(ctx):
           "attach's table: %r" % a.stdout())
     eq(run(ctx, [prog]), (0, out), "names_handler under attach")
     p = wait_visits(ctx, "names_handler", "h", 300000)
-    check_returns(a, p, "h", 300000, 100000)
+    # No panicking call in it: the pair, its latency exact.
+    check_pair(a, p, "h", 300000, 100000)
 
 
 @test
@@ -154,6 +202,14 @@ def test_names_go_as_written(ctx):
         p = wait_visits(ctx, "names_go", name, calls)
         eq(p["latency_ns"]["count"], 0, "%s latency count (Go)" % name)
     eq(a.stdout().count(ENTRY_ONLY), 3, "entry-only lines: %r" % a.stdout())
+    # main.handler's frame setup (sub, mov) past its stack check would be
+    # stepped: the probe sits on its first emulated instruction instead,
+    # and still counts each call once (above).
+    eq(sdstest.get_point(ctx.stats("names_go"), "h")["site"], "emulated",
+       "h's site")
+    check(re.search(r"site: \+0x[0-9a-f]+, `[^`]+`: first emulated "
+                    r"instruction on every path", a.stdout()),
+          "attach's table: h's moved site: %r" % a.stdout())
 
 
 @test
@@ -173,25 +229,37 @@ def test_names_list_symbols_overloads(ctx):
     eq(r.rc, 0, "list-symbols --json: %r" % r)
     doc = json.loads(r.out)
     eq(doc["language"], "C++", "language")
-    eq(doc["returns"], "exits", "returns (a C++ target: a probe on each ret)")
+    eq(doc["returns"], "exits", "returns (a C++ target: a probe on each ret "
+       "but where nothing can throw)")
     fns = doc["functions"]
     eq([(f["name"], f["symbol"], f["offset"], f["site"], f["returns"])
         for f in fns],
        [("shop::Cart::add(int)", ADD_INT,
-         sdstest.symbol_file_offset(prog, ADD_INT), "stepped", "exits"),
+         sdstest.symbol_file_offset(prog, ADD_INT), "stepped", "pair"),
         (ADD_STR_NAME, ADD_STR, sdstest.symbol_file_offset(prog, ADD_STR),
-         "stepped", "exits")], "list-symbols --json functions")
+         "stepped", "pair")], "list-symbols --json functions")
+    eq([f["returns_why"] for f in fns], ["cannot unwind: a leaf"] * 2,
+       "list-symbols --json returns_why")
     r = ctx.sds(["list-symbols", prog, "shop::Cart::add"])
     eq(r.rc, 0, "list-symbols: %r" % r)
-    rows = ["%-8s %-10s %-9s %-10s %s [%s]" % (
-        f["site"], "~%d ns" % f["cost_ns"], "0x%x" % f["offset"],
-        f["returns"], f["name"], f["symbol"]) for f in fns]
+    rows = []
+    for f in fns:
+        rows.append("%-8s %-10s %-9s %-10s %s [%s]" % (
+            f["site"], "~%d ns" % f["cost_ns"], "0x%x" % f["offset"],
+            f["returns"], f["name"], f["symbol"]))
+        # Where the entry probe sits and why (docs/PROBES.md).
+        if f["site_why"]:
+            rows.append("%8s site: %s" % ("", f["site_why"]))
+        rows.append("%8s returns: %s (%s)" % ("", f["returns"],
+                                              f["returns_why"]))
     head = "%-8s %-10s %-9s %-10s %s" % ("SITE", "COST", "OFFSET", "RETURNS",
                                          "FUNCTION [SYMBOL]")
     lines = r.out.splitlines()
     eq(lines[1:], [head] + rows, "list-symbols rows")
-    check(lines[0].startswith("returns: exits, a probe on each ret, where "
-                              "they can all be found, else entry-only ("),
+    check(lines[0].startswith("returns: per function: the pair where nothing "
+                              "it calls can throw, else exits, a probe on "
+                              "each ret, where they can all be found, else "
+                              "entry-only ("),
           "list-symbols: first line %r" % lines[0])
     # A glob, and what matches nothing.
     r = ctx.sds(["list-symbols", "--json", prog, "shop::*(int)"])

@@ -19,6 +19,9 @@ exception when it is caught.
 - a C++ function that ends in a tail call (unwind_tail) cannot have every
   exit probed: attach says entry-only and why (naming the jump), visits
   exact, the program unharmed;
+- a leaf (unwind_ex's h) beside the thrower: nothing below it can throw
+  (loader/target/nothrow.c), so it keeps its return probe, latency exact,
+  and the exception through f is still caught;
 - plain C (unwind_plain) keeps its pair: visits, latency count and
   exceptions (err=neg) exact, and attach prints no entry-only line;
 - Go counts entries only (its runtime's stack walks).
@@ -113,6 +116,29 @@ def check_exits(ctx, argv, specs, calls, thrown, want):
 def test_unwind_cxx_exception_caught(ctx):
     check_exits(ctx, [ctx.program("unwind_ex"), "100", "2"], ["f=_Z1fii"],
                 100, 50, "caught 50\nsum 50\n")
+
+
+@test
+def test_unwind_cxx_leaf_pair_beside_thrower(ctx):
+    """h, a leaf f calls before g throws through f: h keeps its return
+    probe (nothing below it can throw), its 100 latencies exact; f, probed
+    at its exits, counts the 50 exceptions; the program catches them as
+    unprobed."""
+    argv = [ctx.program("unwind_ex"), "100", "2"]
+    a = attach_and_run(ctx, argv, ["f=_Z1fii", "h=h"], "caught 50\nsum 50\n")
+    p = wait_visits(ctx, "unwind_ex", "h", 100)
+    eq((p["returns"], p["latency_ns"]["count"], p["total"]["exceptions"],
+        p["concurrency"]), ("pair", 100, 0, 0), "h: returns, latencies, "
+       "exceptions, in flight")
+    p = wait_visits(ctx, "unwind_ex", "f", 100)
+    eq((p["returns"], p["latency_ns"]["count"], p["total"]["exceptions"],
+        p["concurrency"]), ("exits", 50, 50, 0), "f: returns, latencies, "
+       "exceptions, in flight")
+    check("returns: pair (cannot unwind: a leaf" in a.stdout(),
+          "attach's table: h's pair: %r" % a.stdout())
+    check(re.search(r"no return probe; may unwind: calls g -> "
+                    r"__cxa_allocate_exception\)", a.stdout()),
+          "attach's table: why f has exit probes: %r" % a.stdout())
 
 
 @test

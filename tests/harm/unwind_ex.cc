@@ -4,8 +4,8 @@
  *
  *   unwind_ex N K [SPIN]
  *
- * main calls f(i) N times; f calls g, which throws every K-th call
- * (i % K == K - 1); main catches.  Prints "caught C" (C = N / K) and
+ * main calls f(i) N times; f calls the leaf h (0), then g, which throws
+ * every K-th call (i % K == K - 1); main catches.  Prints "caught C" (C = N / K) and
  * "sum S" of f's normal returns.  Under a uretprobe on f without care for
  * unwinding the program ends in std::terminate (exit 134).  With SPIN, f
  * and g do that many loop rounds of work.
@@ -27,9 +27,15 @@ extern "C" __attribute__((noinline)) int g(int i, int k)
 	return i & 1;
 }
 
+/* noipa: a real call whose value the compiler does not know. */
+extern "C" __attribute__((noipa)) int h(int i)
+{
+	return i < 0;
+}
+
 __attribute__((noinline)) int f(int i, int k)
 {
-	return g(i, k) + 1;
+	return h(i) + g(i, k) + 1;
 }
 
 int main(int argc, char **argv)

@@ -223,7 +223,7 @@ def libsds_fork_repair_impossible_disables_child(ctx):
 FAKE = r'''
 import mmap, os, socket, sys, threading, time, struct
 sock_path, log_path = sys.argv[1], sys.argv[2]
-SIZE = (1 + 1024) * 128 + 1024 * 4160   # the entries, then the key tables
+SIZE = (1 + 1024) * 128 + 1024 * 8256   # the entries, then the key tables
 CELLS = (1024 + (64 * 1024 * 4 + 127) // 128) * 128
 fd = os.memfd_create("sds-fake-region")
 os.ftruncate(fd, SIZE)

@@ -12,6 +12,12 @@ what the test made the target call.
     multiples of 10 fail) exact, 1,000 keys in the table, none evicted;
     `stats --keys` lists user 7 first with its exact count; buffer keys
     shown as hex, string keys as their text; `top --keys` shows user 7 first.
+  * guard_keys: libsds's keyed guard calls (tests/targets/keyguard,
+    sds_enter_key with "user-N" N times, user 7 500 more; a guard's
+    (key, len) is of kind buf, shown as its text): the guard
+    point's table is made at the tick after its first key ("warm", that
+    call counted lost), then every key's calls, completed calls and
+    exceptions exact, user 7 first.
   * unreadable: 1,000 calls with a pointer nobody can read (0x10), through
     a string and a buffer key: each counted under (unreadable), the calls
     themselves all made and counted.
@@ -57,6 +63,7 @@ from fake_admin import NOTHING_NEW, FakeAdmin  # noqa: E402
 
 TT = os.path.join(BUILD, "test", "targets")
 KEYTARGET = os.path.join(TT, "keytarget")
+KEYGUARD = os.path.join(TT, "keyguard")
 SECS = 2                     # the users' run: 2 s of the issue's rates
 USERS = 1000
 HOT, HOT_RATE, RATE = 7, 5000, 50
@@ -180,6 +187,27 @@ def buf_users(ctx):
     """The same through bytes and their length (:key=buf1,len2), as hex."""
     ctx.attach(["b=handle_buf:key=buf1,len2:err=neg:site=nop5"])
     check_users(ctx, "buf", "b")
+
+
+@SUITE.test
+def guard_keys(ctx):
+    """A guard point's keys, as libsds passes them."""
+    target = sdstest.stage(KEYGUARD, ctx.tmp)
+    sdstest.AttachProcess(ctx, ["--app", "keys", target], "keys")
+    r = sdstest.run_group([target, "keys"], ctx.env, ctx.tmp, ctx.others, 60)
+    eq((r.rc, r.out), (0, "done\n"), "keyguard")
+    r = ctx.keys("kg")
+    eq((r["key"], r["capacity"], r["lost"], r["live"], r["inserted"],
+        r["evicted"]), ("guard", 4096, 1, 100, 100, 0),
+       "key, capacity, lost (the first key's call), live, inserted, evicted")
+    want = {}
+    for u in range(1, 101):
+        n = u + (500 if u == HOT else 0)
+        want["user-%d" % u] = ("buf", n, n, n if u % 10 == 0 else 0)
+    got = {e["key"]: (e["kind"], e["calls"], e["completed"], e["exceptions"])
+           for e in r["top"]}
+    eq(got, want, "(kind, calls, completed, exceptions) by key")
+    eq(r["top"][0]["key"], "user-7", "the heaviest key")
 
 
 @SUITE.test
@@ -434,4 +462,4 @@ limits.add(SUITE)
 
 if __name__ == "__main__":
     sys.exit(sdstest.run_suite(__file__, SUITE, Ctx,
-                               needs=(SDS, KEYTARGET)))
+                               needs=(SDS, KEYTARGET, KEYGUARD)))

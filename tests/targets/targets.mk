@@ -31,6 +31,8 @@
 #   keytarget        keyed calls: users at fixed rates by integer, string
 #                    and buffer keys, unreadable keys, many keys, a key
 #                    file (tests/keys/run.py)
+#   keyguard         keyguard.c linked with libsds.a: keyed guard calls
+#                    (sds_enter_key) of string keys (tests/keys/run.py)
 #   keyrate          keyrate.c linked with libsds.a: keyed calls, users at
 #                    50/s and user 7 at 5,000/s, through a guard point or a
 #                    :failfast= function (tests/keys/limits.py)
@@ -56,7 +58,7 @@ TEST_TARGETS := $(TT_DIR)/target_pie $(TT_DIR)/target_nopie \
 		$(TT_DIR)/guarded_shared2 $(TT_DIR)/target_many \
 		$(TT_DIR)/copytarget $(TT_DIR)/lbtarget $(TT_DIR)/exactapp \
 		$(TT_DIR)/fnexact $(TT_DIR)/overload $(TT_DIR)/stucktarget \
-		$(TT_DIR)/keytarget $(TT_DIR)/keyrate
+		$(TT_DIR)/keytarget $(TT_DIR)/keyguard $(TT_DIR)/keyrate
 
 # Non-PIE, every function starting with a 5-byte NOP (as target_nop5): ~55,000
 # probed calls a second cost the test a few % of a CPU, not a stepped
@@ -120,6 +122,12 @@ GT_PC     := PKG_CONFIG_PATH=$(GT_LIBDIR)/pkgconfig $(or $(PKG_CONFIG),pkg-confi
 GT_SRCS   := $(TT_SRC)/guarded.c $(TT_SRC)/guarded_harm.c $(TT_SRC)/guarded_copy.c
 GT_DEPS   := $(GT_SRCS) $(TT_SRC)/guarded.h $(BUILD)/include/sds.h $(GT_LIBDIR)/libsds.a \
 	     $(GT_LIBDIR)/libsds.so $(GT_LIBDIR)/pkgconfig/sds.pc
+
+# Keyed guard calls (tests/keys): libsds.a, as guarded_static.
+$(TT_DIR)/keyguard: $(TT_SRC)/keyguard.c $(BUILD)/include/sds.h $(GT_LIBDIR)/libsds.a
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -fPIE -pie -I$(BUILD)/include -o $@ $< \
+		$(GT_LIBDIR)/libsds.a $(TARGET_LIBS)
 
 $(TT_DIR)/guarded_static: $(GT_DEPS)
 	@mkdir -p $(@D)

@@ -139,6 +139,72 @@ static void test_pick_several(void **state)
 	demangle_pick__free(&pk);
 }
 
+static void test_suffix(void **state)
+{
+	size_t n;
+
+	assert_int_equal(demangle__suffix(CART_ADD_INT, &n), DEMANGLE_SUFFIX_NONE);
+	assert_int_equal(n, strlen(CART_ADD_INT));
+	assert_int_equal(demangle__suffix("main", &n), DEMANGLE_SUFFIX_NONE);
+	assert_int_equal(demangle__suffix("foo.isra.0", &n), DEMANGLE_SUFFIX_NONE);
+	assert_int_equal(demangle__suffix(CART_ADD_INT ".isra.0", &n), DEMANGLE_SUFFIX_CLONE);
+	assert_int_equal(n, strlen(CART_ADD_INT));
+	assert_int_equal(demangle__suffix(CART_ADD_INT ".constprop.0.isra.12", &n),
+			 DEMANGLE_SUFFIX_CLONE);
+	assert_int_equal(demangle__suffix(CART_ADD_INT ".part.3", &n), DEMANGLE_SUFFIX_CLONE);
+	assert_int_equal(demangle__suffix(CART_ADD_INT ".llvm.1234", &n), DEMANGLE_SUFFIX_SAME);
+	assert_int_equal(demangle__suffix(CART_ADD_INT ".localalias", &n), DEMANGLE_SUFFIX_SAME);
+	assert_int_equal(demangle__suffix(CART_ADD_INT ".cold", &n), DEMANGLE_SUFFIX_OTHER);
+	assert_int_equal(demangle__suffix(CART_ADD_INT ".isra.0.cold", &n), DEMANGLE_SUFFIX_OTHER);
+	assert_int_equal(demangle__suffix(CART_ADD_INT ".isra", &n), DEMANGLE_SUFFIX_OTHER);
+	assert_int_equal(demangle__suffix(CART_ADD_INT ".isra.x", &n), DEMANGLE_SUFFIX_OTHER);
+}
+
+static void test_pick_clones(void **state)
+{
+	struct demangle_pick pk;
+	char buf[1024];
+
+	(void)state;
+	/* Only a clone: it is the match, and settle says so. */
+	demangle_pick__init(&pk, "shop::Cart::add(int)");
+	assert_int_equal(demangle_pick__add(&pk, CART_ADD_INT ".isra.0", 0x20, 8), 0);
+	assert_int_equal(demangle_pick__add(&pk, CART_ADD_INT ".cold", 0x90, 8), 0);
+	assert_int_equal(demangle_pick__settle(&pk), 1);
+	assert_int_equal(pk.nmatch, 1);
+	assert_int_equal(pk.match[0].base_len, strlen(CART_ADD_INT));
+	demangle_pick__free(&pk);
+
+	/* The original is there: it is the one named, its clone dropped. */
+	demangle_pick__init(&pk, "shop::Cart::add(int)");
+	assert_int_equal(demangle_pick__add(&pk, CART_ADD_INT ".constprop.0", 0x40, 8), 0);
+	assert_int_equal(demangle_pick__add(&pk, CART_ADD_INT, 0x20, 8), 0);
+	assert_int_equal(demangle_pick__settle(&pk), 0);
+	assert_int_equal(pk.nmatch, 1);
+	assert_string_equal(pk.match[0].mangled, CART_ADD_INT);
+	demangle_pick__free(&pk);
+
+	/* Two clones of one function. */
+	demangle_pick__init(&pk, "shop::Cart::add(int)");
+	assert_int_equal(demangle_pick__add(&pk, CART_ADD_INT ".isra.0", 0x20, 8), 0);
+	assert_int_equal(demangle_pick__add(&pk, CART_ADD_INT ".constprop.0", 0x40, 8), 0);
+	assert_int_equal(demangle_pick__settle(&pk), 2);
+	demangle_pick__free(&pk);
+
+	/* A clone-only name that also names another function: ambiguous. */
+	demangle_pick__init(&pk, "shop::Cart::add");
+	assert_int_equal(demangle_pick__add(&pk, CART_ADD_INT ".isra.0", 0x20, 8), 0);
+	assert_int_equal(demangle_pick__add(&pk, CART_ADD_STR, 0x30, 8), 0);
+	assert_int_equal(demangle_pick__settle(&pk), 0);
+	assert_int_equal(pk.nmatch, 2);
+	demangle_pick__describe(&pk, buf, sizeof(buf));
+	assert_string_equal(buf,
+		"matches 2 functions: shop::Cart::add(int) [clone .isra.0] [" CART_ADD_INT ".isra.0]; "
+		"shop::Cart::add(std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&) [" CART_ADD_STR "]; "
+		"name one by its full signature or its mangled name");
+	demangle_pick__free(&pk);
+}
+
 static void test_pick_nearest(void **state)
 {
 	struct demangle_pick pk;
@@ -200,6 +266,8 @@ int main(void)
 		cmocka_unit_test(test_pick_one),
 		cmocka_unit_test(test_pick_several),
 		cmocka_unit_test(test_pick_nearest),
+		cmocka_unit_test(test_suffix),
+		cmocka_unit_test(test_pick_clones),
 		cmocka_unit_test(test_shown),
 	};
 

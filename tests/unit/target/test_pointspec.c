@@ -321,12 +321,20 @@ static void test_site(void **state)
 	assert_int_equal(site_of("p=f:err=neg:site=nop5:timeout_ms=5"),
 			 SITE_POLICY_NOP5);
 	parse_ok("p=f:site=any:err=neg:ret=64", "p", "f", SDS_ERR_NEG, true, 0);
-	parse_bad("p=f:site=foo", "unknown site= value 'foo' (nop5, any)");
-	parse_bad("p=f:site=NOP5", "unknown site= value 'NOP5' (nop5, any)");
-	parse_bad("p=f:site=nop5x", "unknown site= value 'nop5x' (nop5, any)");
-	parse_bad("p=f:site=an", "unknown site= value 'an' (nop5, any)");
-	parse_bad("p=f:site=", "unknown site= value '' (nop5, any)");
-	parse_bad("p=f:site", "option 'site' needs a value (site=nop5|any)");
+	assert_int_equal(site_of("p=f:site=entry"), SITE_POLICY_ENTRY);
+	assert_int_equal(site_of("p=f:site=+0x1f"), SITE_POLICY_AT);
+	assert_int_equal(site_of("p=f:site=+12"), SITE_POLICY_AT);
+	parse_bad("p=f:site=+", "unknown site= value '+' (nop5, any, entry, +0xN)");
+	parse_bad("p=f:site=+0x", "unknown site= value '+0x' (nop5, any, entry, +0xN)");
+	parse_bad("p=f:site=0x10", "unknown site= value '0x10' (nop5, any, entry, +0xN)");
+	parse_bad("p=f:site=+0x100000", "unknown site= value '+0x100000' (nop5, any, entry, +0xN)");
+	parse_bad("p=f:site=+1g", "unknown site= value '+1g' (nop5, any, entry, +0xN)");
+	parse_bad("p=f:site=foo", "unknown site= value 'foo' (nop5, any, entry, +0xN)");
+	parse_bad("p=f:site=NOP5", "unknown site= value 'NOP5' (nop5, any, entry, +0xN)");
+	parse_bad("p=f:site=nop5x", "unknown site= value 'nop5x' (nop5, any, entry, +0xN)");
+	parse_bad("p=f:site=an", "unknown site= value 'an' (nop5, any, entry, +0xN)");
+	parse_bad("p=f:site=", "unknown site= value '' (nop5, any, entry, +0xN)");
+	parse_bad("p=f:site", "option 'site' needs a value (site=nop5|any|entry|+0xN)");
 	parse_bad("p=f:site=nop5:site=any", "duplicate option 'site='");
 	parse_bad("p=f:site=any:site=any", "duplicate option 'site='");
 }
