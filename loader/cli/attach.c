@@ -517,7 +517,9 @@ static int check_function_points(struct attach_run *a, char *err, size_t errlen)
 								  ps->name);
 
 		if (enforce__strategy(st, true, err, errlen) ||
-		    enforce__keys(st, true, ps->key_kind != 0, err, errlen))
+		    enforce__keys(st, true, ps->key_kind != 0, err, errlen) ||
+		    engine__check_key_limits(a->strategies, st, true, ps->key_kind,
+					     ps->failfast_ops != 0, err, errlen))
 			return -1;
 	}
 	/* Nothing loaded yet: only --no-split can say the split is off. */

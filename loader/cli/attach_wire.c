@@ -13,8 +13,8 @@
 #include "capture/capture.h"
 #include "cli/attach_run.h"
 #include "daemon/budget_run.h"
+#include "daemon/exact_run.h"
 #include "daemon/engine.h"
-#include "daemon/exact_fn.h"
 #include "daemon/loader.h"
 #include "publish/delaydrill.h"
 #include "publish/failfast.h"
@@ -156,6 +156,10 @@ static json_t *serve_point_state(void *ctx, int id, const struct point_stats *st
 	ad = adaptive_run__json(&l->engine.adaptive, id);
 	if (ad)
 		json_object_set_new(o, "adaptive", ad);
+	/* Hot keys' limits: the keys blocked now (reason "key"). */
+	ad = keys_run__json(&l->engine.keys, id);
+	if (ad)
+		json_object_set_new(o, "key_limits", ad);
 	/* Fail-fast, on points with :failfast=. */
 	ff = failfast__point_json(l->failfast, id);
 	if (ff)

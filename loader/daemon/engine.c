@@ -28,9 +28,9 @@
 #include "daemon/budget_run.h"
 #include "daemon/drill.h"
 #include "daemon/engine.h"
-#include "daemon/exact_fn.h"
 #include "daemon/exact_run.h"
-#include "daemon/halfopen_cells.h"
+#include "daemon/keys_run.h"
+#include "decide/keylimit.h"
 #include "daemon/keep.h"
 #include "decide/enforce.h"
 #include "heartbeat/heartbeat.h"
@@ -210,6 +210,48 @@ static void point_configure(struct engine *e, int id)
 			cmd_err("%s", err);
 	}
 	adaptive_run__configure(&e->adaptive, id, st, flags_now_ns());
+	/* Key limits are the written strategy's: its overrides live in its document. */
+	keys_run__configure(&e->keys, id, e->strategies, point_written(e, id),
+			    flags_now_ns());
+}
+
+int engine__check_key_limits(const struct sds_strategies *s,
+			     const struct sds_strategy *st, bool function,
+			     unsigned int key_kind, bool failfast, char *err,
+			     size_t errlen)
+{
+	struct keylimit_override *ov;
+	struct keylimit_limits def;
+	int rc;
+
+	if (!st || enforce__key_limits(st, function, key_kind != 0, failfast,
+				       err, errlen))
+		return st ? -1 : 0;
+	if (!st->key_ov_n || (function && !key_kind))
+		return 0;
+	ov = calloc(SDS_KEY_OVERRIDES_MAX, sizeof(*ov));
+	if (!ov) {
+		snprintf(err, errlen, "point '%s': key_overrides: out of memory",
+			 st->point);
+		return -1;
+	}
+	rc = keylimit__from_strategy(s, st, function ? key_kind : SDS_KEY_BUF,
+				     &def, ov, err, errlen);
+	free(ov);
+	return rc < 0 ? -1 : 0;
+}
+
+/* engine__check_key_limits of point @id of @pr. */
+static int check_key_limits(const struct probes *pr, int id,
+			    const struct sds_strategies *s,
+			    const struct sds_strategy *st, char *err,
+			    size_t errlen)
+{
+	const struct probe_point *pp = &pr->pts[id];
+
+	return engine__check_key_limits(s, st, pp->kind == POINT_FUNCTION,
+					pp->spec.key_kind,
+					pp->spec.failfast_ops != 0, err, errlen);
 }
 
 int engine__check(const struct probes *pr, const struct sds_strategies *s,
@@ -232,7 +274,8 @@ int engine__check(const struct probes *pr, const struct sds_strategies *s,
 		    (enforce__strategy(&s->s[i], pr->pts[id].kind == POINT_FUNCTION,
 				       err, errlen) ||
 		     enforce__keys(&s->s[i], pr->pts[id].kind == POINT_FUNCTION,
-				   pr->pts[id].spec.key_kind != 0, err, errlen)))
+				   pr->pts[id].spec.key_kind != 0, err, errlen) ||
+		     check_key_limits(pr, id, s, &s->s[i], err, errlen)))
 			return -1;
 	}
 	return 0;
@@ -259,6 +302,7 @@ void engine__init(struct engine *e, const struct engine_env *env)
 	e->env = *env;
 	e->snaps.cap = env->probes->cap;
 	e->tick.pt = e->tick_pts;
+	keys_run__init(&e->keys, env->probes, env->flags);
 }
 
 void engine__close(struct engine *e)
@@ -271,6 +315,7 @@ void engine__close(struct engine *e)
 	free(e->strategies);
 	e->strategies = NULL;
 	pressure_run__close(&e->pressure);
+	keys_run__close(&e->keys);
 }
 
 int engine__point(struct engine *e, const char *name)
@@ -522,6 +567,8 @@ void engine__tick(struct engine *e)
 				   e->env.events, t->pt[id].name);
 		drill__take_dirty(e->env.drill, id);
 		point_tick(e, id, now_ns, now_sec, live, &t->pt[id]);
+		/* Hot keys' limits: blocks and lifts from this tick's per-key counts. */
+		keys_run__tick(&e->keys, id, now_ns, e->env.events, t->pt[id].name);
 	}
 	lbpub__tick(e->lbpub, e->env.flags, t);
 	flags__tick(e->env.flags, now_ns);
@@ -749,8 +796,11 @@ static void refusal_note(struct engine *e, const struct sds_strategies *s,
 	for (i = 0; i < s->n && e->nrefused < SDS_HB_MAX_REFUSED; i++) {
 		id = probes__find(pr, s->s[i].point);
 		if (id < 0 ||
-		    !enforce__strategy(&s->s[i], pr->pts[id].kind == POINT_FUNCTION,
-				       err, sizeof(err)))
+		    (!enforce__strategy(&s->s[i], pr->pts[id].kind == POINT_FUNCTION,
+					err, sizeof(err)) &&
+		     !enforce__keys(&s->s[i], pr->pts[id].kind == POINT_FUNCTION,
+				    pr->pts[id].spec.key_kind != 0, err, sizeof(err)) &&
+		     !check_key_limits(pr, id, s, &s->s[i], err, sizeof(err))))
 			continue;
 		heartbeat_refusal_set(&e->refused[e->nrefused++], s->version,
 				      s->s[i].point, err);

@@ -18,6 +18,7 @@
 #include "decide/halfopen.h"
 #include "daemon/adaptive_run.h"
 #include "daemon/exact_run.h"
+#include "daemon/keys_run.h"
 #include "daemon/pressure_run.h"
 #include "daemon/tick.h"
 #include "heartbeat/heartbeat.h"
@@ -30,6 +31,7 @@ struct counters;
 struct drill;
 struct events;
 struct failfast;
+struct flag_state;
 struct flags_region;
 struct keep;
 struct lbpub;
@@ -72,6 +74,7 @@ struct engine {
 	struct halfopen_run halfopen[SDS_MAX_POINTS];	/* per point id: its half-open phase */
 	struct exact_run exact;		/* exact trips' marks (exact_run.c) */
 	struct adaptive_run adaptive;	/* adaptive points' limits (adaptive_run.c) */
+	struct keys_run keys;		/* hot keys' limits (keys_run.c) */
 	struct snap_pool snaps;		/* buffers of the reads */
 	struct snapshot *snap;		/* the last tick's read (held); NULL before the first */
 	struct lbpub *lbpub;		/* providers' load for balancers; NULL: none yet */
@@ -136,6 +139,16 @@ int engine__point(struct engine *e, const char *name);
  */
 int engine__check(const struct probes *pr, const struct sds_strategies *s,
 		  char *err, size_t errlen);
+/*
+ * Can a point (@function, keyed by @key_kind, with :failfast= or not)
+ * enforce @st's key limits (enforce__key_limits), and do its
+ * key_overrides (in document @s) name keys it can have?  0, or -1 with
+ * one line in @err.
+ */
+int engine__check_key_limits(const struct sds_strategies *s,
+			     const struct sds_strategy *st, bool function,
+			     unsigned int key_kind, bool failfast, char *err,
+			     size_t errlen);
 void engine__tick(struct engine *e);
 /* Evaluate the points a drill changed since the tick, from the tick's read. */
 void engine__flush(struct engine *e);
@@ -166,5 +179,18 @@ bool engine__cluster(struct engine *e, int id, struct engine_cluster *out);
  */
 void engine__save(const struct engine *e, int id, struct point_run *out);
 void engine__restore(struct engine *e, int id, const struct point_run *in);
+
+/* What a half-open phase writes in the flags region at the tick (halfopen_cells.c). */
+/*
+ * Before point @id's entry is published with @fs (its phase @h, its
+ * strategy @st or NULL, in region @f): with SDS_ACT_HALFOPEN,
+ * the entry's probe_calls; for a phase just opened, cell.next_probe_ns
+ * (one interval on) and then cell.probe_claimed (none claimed, the new
+ * tag), in that order, so that
+ * a guard that sees the new claim count also sees the new start.
+ */
+void halfopen__cells(struct halfopen_run *h, struct flags_region *f, int id,
+		     const struct sds_strategy *st, uint64_t now_ns,
+		     const struct flag_state *fs);
 
 #endif /* SDS_ENGINE_H */

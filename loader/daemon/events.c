@@ -42,6 +42,16 @@ void events__add_at_call(struct events *ev, const char *point, uint32_t reason,
 	e->at_call = true;
 }
 
+void events__add_key(struct events *ev, const char *point, bool started,
+		     const char *detail)
+{
+	struct event *e;
+
+	events__add(ev, point, SDS_REASON_KEY, started);
+	e = &ev->ring[(ev->next_seq - 1) % EVENTS_MAX];
+	snprintf(e->detail, sizeof(e->detail), "%s", detail);
+}
+
 void events__add_budget(struct events *ev, const char *point, bool suspended)
 {
 	events__add(ev, point, 0, suspended);
@@ -161,6 +171,9 @@ json_t *events__json(const struct events *ev, uint64_t since)
 		/* Only where true: dated by the crossing call (exact trips). */
 		if (e->at_call)
 			json_object_set_new(o2, "at_call", json_true());
+		/* A key blocked or lifted (keys_run.c): which. */
+		if (e->detail[0])
+			json_object_set_new(o2, "detail", json_string(e->detail));
 		json_array_append_new(arr, o2);
 	}
 	json_object_set_new(o, "next", json_integer(ev->next_seq));

@@ -35,7 +35,7 @@ struct event {
 	enum deploy_event deploy;	/* a deploy's event (then @reason, @started unused) */
 	char old_build[BUILDID_HEX_MAX + 1];	/* deploy: the build-id before, "" if none */
 	char new_build[BUILDID_HEX_MAX + 1];	/* deploy: the build-id after, "" if none */
-	char detail[EVENTS_DETAIL_MAX];	/* deploy, limit: what happened, one sentence */
+	char detail[EVENTS_DETAIL_MAX];	/* deploy, limit, key: what happened, one sentence */
 	/* An adaptive point's concurrency limit moved by more than 10 % (then @reason, @started unused). */
 	bool limit;
 	int64_t limit_from, limit_to;
@@ -55,6 +55,12 @@ void events__add(struct events *ev, const char *point, uint32_t reason,
  */
 void events__add_at_call(struct events *ev, const char *point, uint32_t reason,
 			 uint64_t time_ms);
+/*
+ * A key of point @point blocked (@started) or lifted by its key limits
+ * (reason "key", docs/KEYS.md "Limits"); @detail names it.
+ */
+void events__add_key(struct events *ev, const char *point, bool started,
+		     const char *detail);
 /* Point @point's probes were suspended (@suspended) or resumed: overhead. */
 void events__add_budget(struct events *ev, const char *point, bool suspended);
 /*

@@ -23,7 +23,6 @@
 #include "decide/exact.h"
 #include "kernel/probes.h"
 #include "publish/flags.h"
-#include "daemon/exact_fn.h"
 #include "daemon/exact_run.h"
 #include "sds.skel.h"
 

@@ -24,7 +24,6 @@
 #include "kernel/snapshot.h"
 #include "publish/flags.h"
 #include "strategy.h"
-#include "daemon/exact_fn.h"
 #include "daemon/exact_run.h"
 #include "sds.skel.h"
 

@@ -15,6 +15,7 @@ static const char *const reason_names[SDS_REASON_MAX] = {
 	[SDS_REASON_DRILL] = "drill",
 	[SDS_REASON_SLOW_RATE] = "slow_rate",
 	[SDS_REASON_OVERLOAD] = "overload",
+	[SDS_REASON_KEY] = "key",
 };
 
 const char *chain_reason_name(uint32_t reason)

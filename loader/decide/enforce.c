@@ -41,3 +41,37 @@ int enforce__keys(const struct sds_strategy *st, bool function, bool keyed,
 		 st->point);
 	return -1;
 }
+
+/* The key limit @st sets, for its refusal; NULL: none. */
+static const char *key_limit_field(const struct sds_strategy *st)
+{
+	if (st->key_visit_threshold != SDS_OFF)
+		return "key_visit_threshold";
+	if (st->key_token_rate != SDS_OFF)
+		return "key_token_rate";
+	if (st->key_ov_n > 0)
+		return "key_overrides";
+	return NULL;
+}
+
+int enforce__key_limits(const struct sds_strategy *st, bool function,
+			bool keyed, bool failfast, char *err, size_t errlen)
+{
+	const char *field;
+
+	if (!st || !function || !(field = key_limit_field(st)))
+		return 0;
+	if (!keyed) {
+		snprintf(err, errlen,
+			 "point '%s': %s needs a keyed point (:key=argN, strN or bufN,lenM; docs/KEYS.md): this one has no key",
+			 st->point, field);
+		return -1;
+	}
+	if (failfast)
+		return 0;
+	/* A uprobe cannot refuse a call: only failing its operations fast can. */
+	snprintf(err, errlen,
+		 "point '%s': %s needs :failfast= on this point, or a guard point with sds_should_downgrade_key (docs/KEYS.md)",
+		 st->point, field);
+	return -1;
+}

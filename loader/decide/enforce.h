@@ -30,4 +30,14 @@ int enforce__strategy(const struct sds_strategy *st, bool function,
 int enforce__keys(const struct sds_strategy *st, bool function, bool keyed,
 		  char *err, size_t errlen);
 
+/*
+ * Key limits (key_visit_threshold, key_token_rate, key_overrides) block
+ * a key's calls: a guard point's libsds refuses them, a function point
+ * only fails them fast, so it needs :key= (@keyed) and :failfast=
+ * (@failfast).  0, or -1 with one line in @err naming what can enforce
+ * them.
+ */
+int enforce__key_limits(const struct sds_strategy *st, bool function,
+			bool keyed, bool failfast, char *err, size_t errlen);
+
 #endif /* SDS_ENFORCE_H */

@@ -140,6 +140,8 @@ static json_t *point_json(struct serve *sv, int id, const struct snapshot *snap)
 	take(o, st, "delay");
 	take(o, st, "cluster");
 	take(o, st, "adaptive");
+	/* Hot keys' limits, on points that have them (keys_run.c). */
+	take(o, st, "key_limits");
 	json_decref(st);
 	return o;
 }

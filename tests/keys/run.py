@@ -455,6 +455,11 @@ def bad_reload(ctx):
     check(path, "")
 
 
+# Key limits wired into the tick (limits.py).
+import limits  # noqa: E402
+limits.add(SUITE)
+
+
 if __name__ == "__main__":
     sys.exit(sdstest.run_suite(__file__, SUITE, Ctx,
                                needs=(SDS, KEYTARGET, KEYGUARD)))

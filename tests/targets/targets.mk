@@ -33,6 +33,9 @@
 #                    file (tests/keys/run.py)
 #   keyguard         keyguard.c linked with libsds.a: keyed guard calls
 #                    (sds_enter_key) of string keys (tests/keys/run.py)
+#   keyrate          keyrate.c linked with libsds.a: keyed calls, users at
+#                    50/s and user 7 at 5,000/s, through a guard point or a
+#                    :failfast= function (tests/keys/limits.py)
 #   target_many      1,024 functions f0000..f1023 with nop5 entries (as
 #                    target_nop5), C generated under build/ by
 #                    tests/integration/gen_many.py (the 1,024-point test)
@@ -55,7 +58,7 @@ TEST_TARGETS := $(TT_DIR)/target_pie $(TT_DIR)/target_nopie \
 		$(TT_DIR)/guarded_shared2 $(TT_DIR)/target_many \
 		$(TT_DIR)/copytarget $(TT_DIR)/lbtarget $(TT_DIR)/exactapp \
 		$(TT_DIR)/fnexact $(TT_DIR)/overload $(TT_DIR)/stucktarget \
-		$(TT_DIR)/keytarget $(TT_DIR)/keyguard
+		$(TT_DIR)/keytarget $(TT_DIR)/keyguard $(TT_DIR)/keyrate
 
 # Non-PIE, every function starting with a 5-byte NOP (as target_nop5): ~55,000
 # probed calls a second cost the test a few % of a CPU, not a stepped
@@ -137,6 +140,11 @@ $(TT_DIR)/lbtarget: $(TT_SRC)/lbtarget.c $(BUILD)/include/sds.h $(GT_LIBDIR)/lib
 		$(GT_LIBDIR)/libsds.a $(TARGET_LIBS)
 
 $(TT_DIR)/overload: $(TT_SRC)/overload.c $(BUILD)/include/sds.h $(GT_LIBDIR)/libsds.a
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -fPIE -pie -I$(BUILD)/include -o $@ $< \
+		$(GT_LIBDIR)/libsds.a $(TARGET_LIBS)
+
+$(TT_DIR)/keyrate: $(TT_SRC)/keyrate.c $(BUILD)/include/sds.h $(GT_LIBDIR)/libsds.a
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -fPIE -pie -I$(BUILD)/include -o $@ $< \
 		$(GT_LIBDIR)/libsds.a $(TARGET_LIBS)

@@ -72,11 +72,61 @@ static void test_function_point_takes_what_it_counts(void **state)
 	assert_string_equal(err, "untouched");
 }
 
+/*
+ * Key limits block a key's calls: a guard point refuses them, a function
+ * point only with :key= and :failfast= (fails them fast).
+ */
+static void test_key_limits_need_key_and_failfast(void **state)
+{
+	static const char *const fields[] = {
+		"key_visit_threshold", "key_token_rate", "key_overrides",
+	};
+	struct sds_strategy st;
+	char err[256], want[256];
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		strategy_init(&st, "fn");
+		if (i == 0)
+			st.key_visit_threshold = 10;
+		else if (i == 1)
+			st.key_token_rate = st.key_token_bucket = 10;
+		else
+			st.key_ov_n = 1;
+		snprintf(want, sizeof(want),
+			 "point 'fn': %s needs a keyed point (:key=argN, strN or bufN,lenM; docs/KEYS.md): this one has no key",
+			 fields[i]);
+		assert_int_equal(enforce__key_limits(&st, true, false, true, err,
+						     sizeof(err)), -1);
+		assert_string_equal(err, want);
+		snprintf(want, sizeof(want),
+			 "point 'fn': %s needs :failfast= on this point, or a guard point with sds_should_downgrade_key (docs/KEYS.md)",
+			 fields[i]);
+		assert_int_equal(enforce__key_limits(&st, true, true, false, err,
+						     sizeof(err)), -1);
+		assert_string_equal(err, want);
+		strcpy(err, "untouched");
+		assert_int_equal(enforce__key_limits(&st, true, true, true, err,
+						     sizeof(err)), 0);
+		/* A guard point enforces them, keyed by what it passes. */
+		assert_int_equal(enforce__key_limits(&st, false, false, false, err,
+						     sizeof(err)), 0);
+		assert_string_equal(err, "untouched");
+	}
+	/* No key limits: nothing to refuse. */
+	strategy_init(&st, "fn");
+	assert_int_equal(enforce__key_limits(&st, true, false, false, err,
+					     sizeof(err)), 0);
+	assert_int_equal(enforce__key_limits(NULL, true, false, false, err,
+					     sizeof(err)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_function_point_refuses_what_holds_calls),
 		cmocka_unit_test(test_function_point_takes_what_it_counts),
+		cmocka_unit_test(test_key_limits_need_key_and_failfast),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
