@@ -485,6 +485,38 @@ def run_group(cmd, env, cwd, track, timeout=30, fail_on_timeout=True):
                   err.decode(errors="replace"), p.pid)
 
 
+def ctl_request(sock, req, timeout=10):
+    """One request line on the loader's control socket @sock, as a client
+    that skips the command's own checks: the parsed reply."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    data = b""
+    try:
+        s.settimeout(timeout)
+        s.connect(sock)
+        s.sendall((req + "\n").encode())
+        while not data.endswith(b"\n"):
+            d = s.recv(65536)
+            if not d:
+                break
+            data += d
+    finally:
+        s.close()
+    return json.loads(data)
+
+
+def start_line_target(ctx, path, what):
+    """A test target at @path driven line by line on its stdin and stdout,
+    in its own session in @ctx's dir (ended by @ctx's cleanup), past its
+    first line "ready": the Popen.  @what names it in a failure."""
+    p = subprocess.Popen([path], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, cwd=ctx.tmp,
+                         start_new_session=True)
+    ctx.others.append(p)
+    eq(p.stdout.readline().strip(), b"ready", "%s's first line" % what)
+    return p
+
+
 class TestDir:
     """One test's 0755 temp dir with run/ and state/ in it, and an
     environment pointing SDS_RUN_DIR and SDS_STATE_DIR there, and
