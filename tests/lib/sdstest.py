@@ -356,6 +356,18 @@ def wait_until(fn, deadline, what, interval=0.2):
         time.sleep(interval)
 
 
+def wait_admin_drill(ctx, want_id, point="fetch"):
+    """Wait until the loader of @ctx (a Ctx whose point() reads its stats)
+    runs admin drill @want_id at @point (None: none runs): the drill."""
+    def ok():
+        d = ctx.point(point)["drill"]
+        if want_id is None:
+            return d is None
+        return d if d and d["source"] == want_id else None
+    return wait_until(ok, time.time() + 30,
+                      "the loader never took drill %r" % want_id, 0.5)
+
+
 def wait_ticks(stats, n, timeout=30.0):
     """Until the loader has done @n ticks more than when called (`stats
     --json`'s tick_count, counted after each tick's work); @stats()
