@@ -102,7 +102,7 @@ $(GEN)/copy.skel.h: $(GEN)/copy.bpf.o
 
 # Fail-fast (bpf/failfast.bpf.c): BPF LSM programs, loaded only when a
 # point has :failfast= (loader/publish/failfast.c).
-$(GEN)/failfast.bpf.o: bpf/failfast.bpf.c bpf/sds_types.h bpf/sds_failfast.h bpf/sds_common.bpf.h $(GEN)/vmlinux.h
+$(GEN)/failfast.bpf.o: bpf/failfast.bpf.c bpf/sds_types.h bpf/sds_failfast.h bpf/sds_common.bpf.h bpf/sds_frameread.bpf.h $(GEN)/vmlinux.h
 	$(CLANG) -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -I$(GEN) -Ibpf \
 		-c $< -o $@
 
@@ -113,7 +113,7 @@ $(GEN)/failfast.skel.h: $(GEN)/failfast.bpf.o
 # Delay drills at function points (bpf/delay.bpf.c): cgroup connect hooks
 # that mark sockets and a tc egress program that delays their packets,
 # loaded only when a point can be drilled so (loader/publish/delaydrill.c).
-$(GEN)/delay.bpf.o: bpf/delay.bpf.c bpf/sds_types.h bpf/sds_delay.h bpf/sds_common.bpf.h $(GEN)/vmlinux.h
+$(GEN)/delay.bpf.o: bpf/delay.bpf.c bpf/sds_types.h bpf/sds_delay.h bpf/sds_common.bpf.h bpf/sds_frameread.bpf.h $(GEN)/vmlinux.h
 	$(CLANG) -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -I$(GEN) -Ibpf \
 		-c $< -o $@
 

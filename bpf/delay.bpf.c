@@ -27,18 +27,11 @@
 #include "sds_types.h"
 #include "sds_delay.h"
 #include "sds_common.bpf.h"
+#include "sds_frameread.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define DL_IPPROTO_TCP	6
-
-/* sds.bpf.c's map, given its fd by the loader before the load. */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct sds_frames);
-} frames SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -75,20 +68,12 @@ struct {
 	__type(value, struct sds_dl_mark);
 } delay_mark SEC(".maps");
 
-/* Frame @i of @fr, bounded for the verifier (as failfast.bpf.c's). */
-static __always_inline struct sds_frame *dl_frame_at(struct sds_frames *fr,
-						     __u32 i)
-{
-	asm volatile("" : "+r"(i));
-	return &fr->f[i & (SDS_MAX_DEPTH - 1)];
-}
-
 /*
  * The innermost point on the current thread's frame stack with a delay
  * drill running now, into *@point: 1, or 0 for none.  The same reading of
- * the stack as bpf/failfast.bpf.c's ff_check: frames of an exec'd-over
- * program and frames below the user stack pointer (left by longjmp) are
- * not the thread's now.
+ * the stack as bpf/failfast.bpf.c's ff_check (sds_frameread.bpf.h): frames
+ * of an exec'd-over program and frames below the user stack pointer (left
+ * by longjmp) are not the thread's now.
  */
 static __always_inline int dl_drilled_point(__u32 *point, __u64 *now,
 					    struct sds_dl_state **stp)
@@ -100,19 +85,13 @@ static __always_inline int dl_drilled_point(__u32 *point, __u64 *now,
 	__u32 d, i, p;
 	__u64 usp;
 
-	fr = bpf_task_storage_get(&frames, task, 0, 0);
+	fr = frameread_stack(task, &d, &usp);
 	if (!fr)
 		return 0;
-	d = fr->depth;
-	if (!d || d > SDS_MAX_DEPTH)
-		return 0;
-	if (fr->exec_id != (__u32)task->self_exec_id)
-		return 0;
-	usp = PT_REGS_SP((struct pt_regs *)bpf_task_pt_regs(task));
 	for (i = 0; i < SDS_MAX_DEPTH; i++) {
 		if (i >= d)
 			break;
-		f = dl_frame_at(fr, d - 1 - i);
+		f = frameread_at(fr, d - 1 - i);
 		p = f->point;
 		if (f->guard || p >= SDS_MAX_POINTS || (f->sp && f->sp < usp))
 			continue;
@@ -128,14 +107,6 @@ static __always_inline int dl_drilled_point(__u32 *point, __u64 *now,
 		return 1;
 	}
 	return 0;
-}
-
-/* Share @pct of 100 hit, by the kernel's PRNG. */
-static __always_inline bool dl_hit(__u32 pct)
-{
-	if (pct >= 100)
-		return true;
-	return pct && bpf_get_prandom_u32() % 100 < pct;
 }
 
 /*
@@ -157,7 +128,7 @@ static __always_inline int dl_connect(struct bpf_sock_addr *ctx)
 	sk = ctx->sk;
 	if (!sk)
 		return 1;
-	if (!dl_hit(st->ratio)) {
+	if (!frameread_hit(st->ratio)) {
 		/* A socket reconnected (UDP) is judged again: not chosen now. */
 		bpf_sk_storage_delete(&delay_mark, sk);
 		if (c)

@@ -22,21 +22,9 @@
 #include "sds_types.h"
 #include "sds_failfast.h"
 #include "sds_common.bpf.h"
+#include "sds_frameread.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
-
-
-/*
- * sds.bpf.c's map, given its fd by the loader before the load
- * (bpf_map__reuse_fd): the declaration must match it exactly.  Only read
- * here, never created: a thread with no frames is outside every point.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct sds_frames);
-} frames SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -59,14 +47,6 @@ struct {
 	__type(value, struct sds_ff_count);
 } failfast_count SEC(".maps");
 
-/* Frame @i of @fr, bounded for the verifier (as sds.bpf.c's frame_at). */
-static __always_inline struct sds_frame *ff_frame_at(struct sds_frames *fr,
-						     __u32 i)
-{
-	asm volatile("" : "+r"(i));
-	return &fr->f[i & (SDS_MAX_DEPTH - 1)];
-}
-
 /*
  * A hold lets one op through per probe interval: the first thread to
  * swap the next probe time forward passes, the others are denied.
@@ -88,14 +68,6 @@ static __always_inline bool ff_probe_claim(__u32 point,
 		return false;
 	return __sync_val_compare_and_swap(&pr->next_ns, next,
 					   now + st->probe_interval_ns) == next;
-}
-
-/* Share @pct of 100 hit, by the kernel's PRNG. */
-static __always_inline bool ff_hit(__u32 pct)
-{
-	if (pct >= 100)
-		return true;
-	return pct && bpf_get_prandom_u32() % 100 < pct;
 }
 
 /* What ff_point_denies decided. */
@@ -122,7 +94,7 @@ static __always_inline int ff_point_denies(__u32 point, __u32 op, __u64 *now,
 		return 0;
 	if (!*now)
 		*now = bpf_ktime_get_ns();
-	if (st->deny && *now < st->expires_ns && ff_hit(st->rate)) {
+	if (st->deny && *now < st->expires_ns && frameread_hit(st->rate)) {
 		if (!ff_probe_claim(point, st, *now))
 			return FF_DENY;
 		c = bpf_map_lookup_elem(&failfast_count, &point);
@@ -131,7 +103,7 @@ static __always_inline int ff_point_denies(__u32 point, __u32 op, __u64 *now,
 		return FF_PROBE;
 	}
 	if (st->drill_ratio && *now < st->drill_expires_ns &&
-	    ff_hit(st->drill_ratio))
+	    frameread_hit(st->drill_ratio))
 		return FF_DRILL;
 	return FF_PASS;
 }
@@ -151,34 +123,15 @@ static __always_inline int ff_check(__u32 op)
 	__u64 now, usp;
 	enum ff_why why;
 
-	fr = bpf_task_storage_get(&frames, task, 0, 0);
+	/* The thread's stack now (sds_frameread.bpf.h): none, no point. */
+	fr = frameread_stack(task, &d, &usp);
 	if (!fr)
 		return 0;
-	d = fr->depth;
-	if (!d || d > SDS_MAX_DEPTH)
-		return 0;
-	/*
-	 * Frames pushed before an execve() (called from inside a point: its
-	 * call never returns) are the old program's: the thread runs another
-	 * now, inside none of its points.  One load of the task's exec
-	 * counter (the stack's is beside depth); sds.bpf.c gives the frames
-	 * up at the thread's next push or its exit.
-	 */
-	if (fr->exec_id != (__u32)task->self_exec_id)
-		return 0;
-	/*
-	 * The thread's user stack pointer at the syscall.  A frame is popped
-	 * lazily, at the thread's next probed entry or exit: one left by
-	 * longjmp (or an unwound exception) is still there although its call
-	 * is over.  A call in progress has its frame above the stack pointer;
-	 * one below it is over, and must not fail what the thread does now.
-	 */
-	usp = PT_REGS_SP((struct pt_regs *)bpf_task_pt_regs(task));
 	now = 0;
 	for (i = 0; i < SDS_MAX_DEPTH; i++) {
 		if (i >= d)
 			break;
-		f = ff_frame_at(fr, d - 1 - i);
+		f = frameread_at(fr, d - 1 - i);
 		point = f->point;
 		if (point >= SDS_MAX_POINTS || (f->sp && f->sp < usp))
 			continue;

@@ -140,6 +140,42 @@ void query_sleep_ms(long ms)
 		;
 }
 
+const char *query_fmt_ns(long long ns, char *buf, size_t len)
+{
+	if (ns <= 0)
+		snprintf(buf, len, "-");
+	else if (ns < 10000)
+		snprintf(buf, len, "%lldns", ns);
+	else if (ns < 10000000)
+		snprintf(buf, len, "%.1fus", ns / 1e3);
+	else if (ns < 10000000000LL)
+		snprintf(buf, len, "%.1fms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.1fs", ns / 1e9);
+	return buf;
+}
+
+json_t *query_top_next(const struct query_env *q, const char *req, long n,
+		       bool tty)
+{
+	char tbuf[16];
+	time_t now;
+	json_t *r;
+
+	query_sleep_ms(q->interval * 1000L);
+	now = time(NULL);
+	r = query_ask(q, req);
+	if (!r)
+		return NULL;
+	strftime(tbuf, sizeof(tbuf), "%H:%M:%S", localtime(&now));
+	if (tty)
+		fputs("\033[H\033[2J", stdout);
+	else if (n)
+		putchar('\n');
+	printf("%s  ", tbuf);
+	return r;
+}
+
 static const char list_usage[] =
 "Usage: sds-bpf list [--group G] [--json]\n"
 "\n"

@@ -37,6 +37,16 @@ const char *query_jstr(json_t *o, const char *key);
 const char *query_short_build(const char *id);
 /* Sleep @ms milliseconds, signals or not. */
 void query_sleep_ms(long ms);
+/* "1.2ms"-style latency in at most 7 characters, into @buf: @buf. */
+const char *query_fmt_ns(long long ns, char *buf, size_t len);
+/*
+ * `top`'s next table: after @q's interval, @req's reply (NULL on an error,
+ * printed), the screen cleared first on a terminal (@tty) and table @n
+ * after the first set apart by a blank line otherwise, then the time the
+ * reply was asked at ("12:00:01  ") printed for the table's first line.
+ */
+json_t *query_top_next(const struct query_env *q, const char *req, long n,
+		       bool tty);
 
 /*
  * stats_keys.c: `stats --keys POINT [--top N]` and `top --keys POINT`:

@@ -13,22 +13,6 @@
 #include "cli/cmd.h"
 #include "cli/query.h"
 
-/* "1.2ms"-style latency in at most 7 characters. */
-static const char *fmt_ns(long long ns, char *buf, size_t len)
-{
-	if (ns <= 0)
-		snprintf(buf, len, "-");
-	else if (ns < 10000)
-		snprintf(buf, len, "%lldns", ns);
-	else if (ns < 10000000)
-		snprintf(buf, len, "%.1fus", ns / 1e3);
-	else if (ns < 10000000000LL)
-		snprintf(buf, len, "%.1fms", ns / 1e6);
-	else
-		snprintf(buf, len, "%.1fs", ns / 1e9);
-	return buf;
-}
-
 /* The probes' estimated share of a CPU: "12.3%", "0.014%". */
 static const char *fmt_pct(json_t *p, char *buf, size_t len)
 {
@@ -138,8 +122,8 @@ static void print_adaptive(json_t *r)
 		       query_jstr(p, "name"), query_jstr(ad, "algorithm"),
 		       query_jint(ad, "limit"), query_jint(ad, "min"),
 		       query_jint(ad, "max"), query_jstr(ad, "signal"),
-		       fmt_ns(query_jint(ad, "latency_ns"), a, sizeof(a)),
-		       fmt_ns(query_jint(ad, "no_load_ns"), b, sizeof(b)),
+		       query_fmt_ns(query_jint(ad, "latency_ns"), a, sizeof(a)),
+		       query_fmt_ns(query_jint(ad, "no_load_ns"), b, sizeof(b)),
 		       json_is_true(json_object_get(ad, "remeasuring")) ?
 		       ", re-measuring" : "");
 	}
@@ -168,9 +152,9 @@ static void print_split(json_t *r)
 			continue;
 		printf("split %s: %lld calls, a call's mean on-CPU %s, run queue %s, blocked %s\n",
 		       query_jstr(p, "name"), n,
-		       fmt_ns(query_jint(p, "split.on_cpu_ns") / n, a, sizeof(a)),
-		       fmt_ns(query_jint(p, "split.runqueue_ns") / n, b, sizeof(b)),
-		       fmt_ns(query_jint(p, "split.blocked_ns") / n, c, sizeof(c)));
+		       query_fmt_ns(query_jint(p, "split.on_cpu_ns") / n, a, sizeof(a)),
+		       query_fmt_ns(query_jint(p, "split.runqueue_ns") / n, b, sizeof(b)),
+		       query_fmt_ns(query_jint(p, "split.blocked_ns") / n, c, sizeof(c)));
 	}
 }
 
@@ -291,8 +275,8 @@ int do_stats(int argc, char **argv)
 		       query_jint(p, "total.timeouts"), query_jint(p, "stuck"),
 		       query_jint(p, "total.downgrades"),
 		       query_jint(p, "window.visits"), query_jint(p, "concurrency"),
-		       fmt_ns(query_jint(p, "latency_ns.p50"), a, sizeof(a)),
-		       fmt_ns(query_jint(p, "latency_ns.p99"), b, sizeof(b)),
+		       query_fmt_ns(query_jint(p, "latency_ns.p50"), a, sizeof(a)),
+		       query_fmt_ns(query_jint(p, "latency_ns.p99"), b, sizeof(b)),
 		       fmt_pct(p, c, sizeof(c)), d, state_str(p));
 	}
 	/* Fail-fast: a line per point that has it, the table kept as it was. */
@@ -349,22 +333,12 @@ int do_top(int argc, char **argv)
 	if (!prev)
 		return 1;
 	for (n = 0; !q.count || n < q.count; n++) {
-		time_t now;
-		char tbuf[16];
-
-		query_sleep_ms(q.interval * 1000L);
-		now = time(NULL);
-		r = query_ask(&q, "stats");
+		r = query_top_next(&q, "stats", n, tty);
 		if (!r) {
 			json_decref(prev);
 			return 1;
 		}
-		strftime(tbuf, sizeof(tbuf), "%H:%M:%S", localtime(&now));
-		if (tty)
-			fputs("\033[H\033[2J", stdout);
-		else if (n)
-			putchar('\n');
-		printf("%s  %s/%s  pid %lld\n", tbuf, query_jstr(r, "group"),
+		printf("%s/%s  pid %lld\n", query_jstr(r, "group"),
 		       query_jstr(r, "app"), query_jint(r, "pid"));
 		printf("%-14s %9s %8s %7s %5s %5s %5s %8s %8s %8s %-19s\n", "POINT", "CALLS/s",
 		       "ERR/s", "TMO/s", "STUCK", "CONC", "LIMIT", "P50", "P99", "OVERHEAD", "STATE");
@@ -386,8 +360,8 @@ int do_top(int argc, char **argv)
 			       query_jstr(p, "name"), (double)dv / q.interval,
 			       (double)de / q.interval, (double)dt / q.interval,
 			       query_jint(p, "stuck"), query_jint(p, "concurrency"), lim,
-			       fmt_ns(query_jint(p, "latency_ns.p50"), a, sizeof(a)),
-			       fmt_ns(query_jint(p, "latency_ns.p99"), b, sizeof(b)),
+			       query_fmt_ns(query_jint(p, "latency_ns.p50"), a, sizeof(a)),
+			       query_fmt_ns(query_jint(p, "latency_ns.p99"), b, sizeof(b)),
 			       fmt_pct(p, c, sizeof(c)), state_str(p));
 		}
 		fflush(stdout);

@@ -27,21 +27,6 @@ static void put_key(const char *s, int w)
 		putchar(' ');
 }
 
-static const char *fmt_lat(long long ns, char *buf, size_t len)
-{
-	if (ns <= 0)
-		snprintf(buf, len, "-");
-	else if (ns < 10000)
-		snprintf(buf, len, "%lldns", ns);
-	else if (ns < 10000000)
-		snprintf(buf, len, "%.1fus", ns / 1e3);
-	else if (ns < 10000000000LL)
-		snprintf(buf, len, "%.1fms", ns / 1e6);
-	else
-		snprintf(buf, len, "%.1fs", ns / 1e9);
-	return buf;
-}
-
 /* The table's line: capacity, live keys, evictions, (unreadable) calls. */
 static void print_head(json_t *r)
 {
@@ -75,8 +60,8 @@ int stats_keys_once(const struct query_env *q, const char *point, long top)
 		       query_jint(k, "calls"), query_jint(k, "exceptions"),
 		       query_jint(k, "downgrades"), query_jint(k, "window_calls"),
 		       json_number_value(json_object_get(k, "rate")),
-		       fmt_lat(query_jint(k, "mean_ns"), a, sizeof(a)),
-		       fmt_lat(query_jint(k, "p99_ns"), b, sizeof(b)));
+		       query_fmt_ns(query_jint(k, "mean_ns"), a, sizeof(a)),
+		       query_fmt_ns(query_jint(k, "p99_ns"), b, sizeof(b)));
 	}
 	json_decref(r);
 	return 0;
@@ -110,22 +95,11 @@ int stats_keys_top(const struct query_env *q, const char *point, long top)
 	if (!prev)
 		return 1;
 	for (n = 0; !q->count || n < q->count; n++) {
-		time_t now;
-		char tbuf[16];
-
-		query_sleep_ms(q->interval * 1000L);
-		now = time(NULL);
-		r = query_ask(q, req);
+		r = query_top_next(q, req, n, tty);
 		if (!r) {
 			json_decref(prev);
 			return 1;
 		}
-		strftime(tbuf, sizeof(tbuf), "%H:%M:%S", localtime(&now));
-		if (tty)
-			fputs("\033[H\033[2J", stdout);
-		else if (n)
-			putchar('\n');
-		printf("%s  ", tbuf);
 		print_head(r);
 		printf("%-32s %9s %8s %9s %8s\n", "KEY", "CALLS/s", "ERR/s", "WIN-CALLS", "P99");
 		json_array_foreach(json_object_get(r, "top"), i, k) {
@@ -140,7 +114,7 @@ int stats_keys_top(const struct query_env *q, const char *point, long top)
 			put_key(query_jstr(k, "key"), 32);
 			printf(" %9.1f %8.1f %9lld %8s\n", cr, er,
 			       query_jint(k, "window_calls"),
-			       fmt_lat(query_jint(k, "p99_ns"), b, sizeof(b)));
+			       query_fmt_ns(query_jint(k, "p99_ns"), b, sizeof(b)));
 		}
 		fflush(stdout);
 		json_decref(prev);

@@ -105,9 +105,14 @@ int elf_file__func_prefixed(struct elf_file *ef, const char *prefix,
 	return -1;
 }
 
-/* The GOT slot a relocation of @sym fills, from any SHT_RELA section. */
-static int elf_file__got_slot(struct elf_file *ef, const char *sym,
-			      uint64_t *slot)
+/*
+ * The first relocation, in any SHT_RELA section, against a symbol, whose
+ * symbol's name is @sym (non-NULL) or whose GOT slot is @slot (@sym NULL):
+ * 0, its slot into *@at and its symbol's name (NULL if unreadable) into
+ * *@name; -1 for none.
+ */
+static int elf_file__got_find(struct elf_file *ef, const char *sym,
+			      uint64_t slot, uint64_t *at, const char **name)
 {
 	Elf_Scn *scn = NULL, *symscn;
 	GElf_Shdr shdr, symshdr;
@@ -126,28 +131,39 @@ static int elf_file__got_slot(struct elf_file *ef, const char *sym,
 			continue;
 		n = shdr.sh_size / shdr.sh_entsize;
 		for (i = 0; i < n; i++) {
-			const char *name;
+			const char *nm;
 
 			if (!gelf_getrela(data, (int)i, &r) ||
+			    (!sym && r.r_offset != slot) ||
 			    !GELF_R_SYM(r.r_info) ||
 			    !gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &s))
 				continue;
-			name = elf_strptr(ef->elf, symshdr.sh_link, s.st_name);
-			if (name && !strcmp(name, sym)) {
-				*slot = r.r_offset;
-				return 0;
-			}
+			nm = elf_strptr(ef->elf, symshdr.sh_link, s.st_name);
+			if (sym && (!nm || strcmp(nm, sym)))
+				continue;
+			*at = r.r_offset;
+			*name = nm;
+			return 0;
 		}
 	}
 	return -1;
 }
 
+/* The GOT slot a relocation of @sym fills, from any SHT_RELA section. */
+static int elf_file__got_slot(struct elf_file *ef, const char *sym,
+			      uint64_t *slot)
+{
+	const char *name;
+
+	return elf_file__got_find(ef, sym, 0, slot, &name);
+}
+
 /*
- * A stub at @a (bytes @b, @len of them) that jumps through GOT slot
- * @slot: [endbr64] [bnd] jmp *disp32(%rip).
+ * The GOT slot a stub at @a (bytes @b, @len of them) jumps through, into
+ * *@slot: [endbr64] [bnd] jmp *disp32(%rip).  False for another stub.
  */
-static bool plt_jumps_through(const unsigned char *b, size_t len, uint64_t a,
-			      uint64_t slot)
+static bool plt_stub_slot(const unsigned char *b, size_t len, uint64_t a,
+			  uint64_t *slot)
 {
 	size_t at = 0;
 	int32_t disp;
@@ -159,23 +175,25 @@ static bool plt_jumps_through(const unsigned char *b, size_t len, uint64_t a,
 	if (at + 6 > len || b[at] != 0xff || b[at + 1] != 0x25)
 		return false;
 	memcpy(&disp, b + at + 2, 4);
-	return a + at + 6 + (int64_t)disp == slot;
+	*slot = a + at + 6 + (int64_t)disp;
+	return true;
+}
+
+/* A stub at @a (bytes @b, @len of them) that jumps through GOT slot @slot. */
+static bool plt_jumps_through(const unsigned char *b, size_t len, uint64_t a,
+			      uint64_t slot)
+{
+	uint64_t to;
+
+	return plt_stub_slot(b, len, a, &to) && to == slot;
 }
 
 /* The GOT slot the stub at @b (@len bytes, at @a) jumps through, or 0. */
 static uint64_t plt_slot_of(const unsigned char *b, size_t len, uint64_t a)
 {
-	size_t at = 0;
-	int32_t disp;
+	uint64_t to;
 
-	if (len >= 4 && b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
-		at = 4;
-	if (at < len && b[at] == 0xf2)
-		at++;
-	if (at + 6 > len || b[at] != 0xff || b[at + 1] != 0x25)
-		return 0;
-	memcpy(&disp, b + at + 2, 4);
-	return a + at + 6 + (int64_t)disp;
+	return plt_stub_slot(b, len, a, &to) ? to : 0;
 }
 
 const char *elf_file__plt_name(struct elf_file *ef, uint64_t vaddr)
@@ -191,31 +209,10 @@ const char *elf_file__plt_name(struct elf_file *ef, uint64_t vaddr)
 
 const char *elf_file__got_name(struct elf_file *ef, uint64_t slot)
 {
-	Elf_Scn *scn = NULL, *symscn;
-	GElf_Shdr shdr, symshdr;
-	Elf_Data *data, *syms;
-	GElf_Rela r;
-	GElf_Sym s;
-	size_t i, n;
+	const char *name;
+	uint64_t at;
 
-	while ((scn = elf_nextscn(ef->elf, scn))) {
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_RELA ||
-		    !shdr.sh_entsize || !(data = elf_getdata(scn, NULL)))
-			continue;
-		symscn = elf_getscn(ef->elf, shdr.sh_link);
-		if (!symscn || !gelf_getshdr(symscn, &symshdr) ||
-		    !(syms = elf_getdata(symscn, NULL)))
-			continue;
-		n = shdr.sh_size / shdr.sh_entsize;
-		for (i = 0; i < n; i++) {
-			if (!gelf_getrela(data, (int)i, &r) || r.r_offset != slot ||
-			    !GELF_R_SYM(r.r_info) ||
-			    !gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &s))
-				continue;
-			return elf_strptr(ef->elf, symshdr.sh_link, s.st_name);
-		}
-	}
-	return NULL;
+	return elf_file__got_find(ef, NULL, slot, &at, &name) ? NULL : name;
 }
 
 int elf_file__plt_stub(struct elf_file *ef, const char *sym, uint64_t *vaddr,

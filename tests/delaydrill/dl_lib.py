@@ -18,7 +18,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
-from sdstest import SDS, Fail, check, eq, log  # noqa: E402,F401
+from sdstest import SDS, Fail, check, ctl_request, eq, log  # noqa: E402,F401
 
 TARGET = os.path.join(sdstest.BUILD, "test", "targets", "dltarget")
 APP = "dltarget"
@@ -119,12 +119,7 @@ class Target:
     ({outcome: count}, [each call's ns])."""
 
     def __init__(self, ctx):
-        self.p = subprocess.Popen([TARGET], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, cwd=ctx.tmp,
-                                  start_new_session=True)
-        ctx.others.append(self.p)
-        eq(self.p.stdout.readline().strip(), b"ready", "dltarget's first line")
+        self.p = sdstest.start_line_target(ctx, TARGET, "dltarget")
 
     def run(self, cmd, net, n):
         self.p.stdin.write(b"%s %s %d %d\n" % (cmd.encode(), net.addr.encode(),
@@ -233,23 +228,3 @@ class Ctx(sdstest.ProcDir):
         p = self.point(name)
         check("delay" in p, "stats: point %s has no \"delay\": %r" % (name, p))
         return p["delay"]
-
-
-def ctl_sock(ctx, req, timeout=10):
-    """One request line on the loader's control socket, as a client that
-    skips the command's own checks: the parsed reply."""
-    import socket
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    data = b""
-    try:
-        s.settimeout(timeout)
-        s.connect(ctx.loader.sock)
-        s.sendall((req + "\n").encode())
-        while not data.endswith(b"\n"):
-            d = s.recv(65536)
-            if not d:
-                break
-            data += d
-    finally:
-        s.close()
-    return json.loads(data)

@@ -10,7 +10,6 @@ the links go and nothing more is marked.
 import math
 import os
 import sys
-import time
 
 import sdstest
 from dl_lib import APP, HERE, check, dl_links, eq, test, wait_unhooked
@@ -19,17 +18,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "copy"))
 import copy_lib  # noqa: E402  (a real sds-admin)
 
 A = "/api/v1/groups/default/apps/%s" % APP
-
-
-def wait_drill(ctx, want_id):
-    """Wait until the loader runs admin drill @want_id (None: none runs)."""
-    def ok():
-        d = ctx.point("fetch")["drill"]
-        if want_id is None:
-            return d is None
-        return d if d and d["source"] == want_id else None
-    return sdstest.wait_until(ok, time.time() + 30,
-                              "the loader never took drill %r" % want_id, 0.5)
 
 
 @test
@@ -51,7 +39,7 @@ def admin_delay_drill_two_processes(ctx):
                                          "ratio": 50, "delay_ms": 200,
                                          "duration_s": 600, "by": "dl-test"},
                  want=201)
-    p = wait_drill(ctx, d["id"])
+    p = sdstest.wait_admin_drill(ctx, d["id"])
     eq((p["kind"], p["ratio"], p["delay_ms"], p["devices"]),
        ("delay", 50, 200, "%s (dry run: no qdisc)" % net.dev), "the loader's drill")
     eq(dl_links(), ["sds_dl_connect4", "sds_dl_connect6", "sds_dl_egress"],
@@ -68,7 +56,7 @@ def admin_delay_drill_two_processes(ctx):
           % (dl["packets"], dl["marked"]))
     eq(ctx.point("fetch")["drill"]["delays"], dl["marked"], "stats' drill delays")
     adm.call("POST", A + "/drills/%d/stop" % d["id"], {"by": "dl-test"})
-    wait_drill(ctx, None)
+    sdstest.wait_admin_drill(ctx, None)
     wait_unhooked("after the API's stop")
     eq(t1.run("fetch", net, 20)[0], {"OK": 20}, "after the stop")
     eq(ctx.delay(), dl, "counts after the stop")

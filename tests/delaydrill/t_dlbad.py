@@ -5,7 +5,7 @@ and the loader serves on."""
 
 import subprocess
 
-from dl_lib import (APP, check, ctl_sock, dl_links, eq, fq_loads, root_qdisc,
+from dl_lib import (APP, check, ctl_request, dl_links, eq, fq_loads, root_qdisc,
                     test)
 import sdstest
 
@@ -43,7 +43,7 @@ def bad_point_delay_ratio(ctx):
             "drill: bad --ratio '101': expected a percentage 0..100")
     for req, why in (("drill fetch delay 50 60001 30", "delay out of range 1..60000 ms"),
                      ("drill fetch delay 101 200 30", "ratio out of range 0..100")):
-        eq(ctl_sock(ctx, req), {"error": why}, "the loader's answer to %r" % req)
+        eq(ctl_request(ctx.loader.sock, req), {"error": why}, "the loader's answer to %r" % req)
     eq(dl_links(), [], "links after the raw requests")
     check(ctx.point("fetch").get("drill") is None, "a drill runs")
 

@@ -20,7 +20,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sdstest  # noqa: E402
-from sdstest import SDS, Fail, check, eq, log  # noqa: E402,F401
+from sdstest import SDS, Fail, check, ctl_request, eq, log  # noqa: E402,F401
 
 TARGET = os.path.join(sdstest.BUILD, "test", "targets", "fftarget")
 APP = "fftarget"
@@ -223,12 +223,7 @@ class Target:
     ({outcome: count}, median ns, max ns)."""
 
     def __init__(self, ctx):
-        self.p = subprocess.Popen([TARGET], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, cwd=ctx.tmp,
-                                  start_new_session=True)
-        ctx.others.append(self.p)
-        eq(self.p.stdout.readline().strip(), b"ready", "fftarget's first line")
+        self.p = sdstest.start_line_target(ctx, TARGET, "fftarget")
 
     def run(self, cmd, arg, n):
         self.p.stdin.write(b"%s %s %d\n" % (cmd.encode(), str(arg).encode(), n))
@@ -321,22 +316,3 @@ class Ctx(sdstest.ProcDir):
         check("failfast" in p, "stats: point %s has no \"failfast\": %r"
               % (name, p))
         return p["failfast"]
-
-
-def ctl_request(sock, req, timeout=10):
-    """One request line on the loader's control socket @sock, as a client
-    that skips the command's own checks: the parsed reply."""
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    data = b""
-    try:
-        s.settimeout(timeout)
-        s.connect(sock)
-        s.sendall((req + "\n").encode())
-        while not data.endswith(b"\n"):
-            d = s.recv(65536)
-            if not d:
-                break
-            data += d
-    finally:
-        s.close()
-    return json.loads(data)

@@ -31,17 +31,6 @@ def admin_app(ctx):
     return adm
 
 
-def wait_drill(ctx, want_id):
-    """Wait until the loader runs admin drill @want_id (None: none runs)."""
-    def ok():
-        d = ctx.point("fetch")["drill"]
-        if want_id is None:
-            return d is None
-        return d if d and d["source"] == want_id else None
-    return sdstest.wait_until(ok, time.time() + 30,
-                              "the loader never took drill %r" % want_id, 0.5)
-
-
 def cg_admin_drill_errno(ctx):
     """An API drill at ratio 30 with errno ETIMEDOUT: of 10,000 fetch()
     connects, ETIMEDOUT within 5 standard deviations of 3,000, the rest
@@ -58,7 +47,7 @@ def cg_admin_drill_errno(ctx):
                                          "errno": "ETIMEDOUT",
                                          "by": "ff-test"}, want=201)
     eq(d["errno"], "ETIMEDOUT", "the API's reply")
-    p = wait_drill(ctx, d["id"])
+    p = sdstest.wait_admin_drill(ctx, d["id"])
     eq((p["errno"], p["ratio"]), ("ETIMEDOUT", 30), "the loader's drill")
     n = 10000
     t0 = time.monotonic()
@@ -75,19 +64,19 @@ def cg_admin_drill_errno(ctx):
     eq(ctx.point("fetch")["drill"]["faults"], failed, "stats' drill faults")
     eq(srv.accepted, n - failed, "connections the server saw")
     adm.call("POST", A + "/drills/%d/stop" % d["id"], {"by": "ff-test"})
-    wait_drill(ctx, None)
+    sdstest.wait_admin_drill(ctx, None)
     eq(t.run("fetch", srv.port, 200)[0], {"OK": 200}, "after the API's stop")
     eq(ctx.ff("fetch")["denied"], failed, "denied after the stop")
     d2 = adm.call("POST", A + "/drills", {"point": "fetch", "kind": "error",
                                           "ratio": 100, "duration_s": 600,
                                           "by": "ff-test"}, want=201)
     check(d2["errno"] is None, "reply errno %r" % d2["errno"])
-    p = wait_drill(ctx, d2["id"])
+    p = sdstest.wait_admin_drill(ctx, d2["id"])
     check("errno" not in p, "the loader's drill: %r" % p)
     eq(t.run("fetch", srv.port, 20)[0], {"ECONNREFUSED": 20},
        "a drill with the point's errno")
     adm.call("POST", A + "/drills/%d/stop" % d2["id"], {"by": "ff-test"})
-    wait_drill(ctx, None)
+    sdstest.wait_admin_drill(ctx, None)
     eq(t.run("fetch", srv.port, 20)[0], {"OK": 20}, "after the second stop")
     a.end()
     ctx.loader = None

@@ -356,6 +356,18 @@ def wait_until(fn, deadline, what, interval=0.2):
         time.sleep(interval)
 
 
+def wait_admin_drill(ctx, want_id, point="fetch"):
+    """Wait until the loader of @ctx (a Ctx whose point() reads its stats)
+    runs admin drill @want_id at @point (None: none runs): the drill."""
+    def ok():
+        d = ctx.point(point)["drill"]
+        if want_id is None:
+            return d is None
+        return d if d and d["source"] == want_id else None
+    return wait_until(ok, time.time() + 30,
+                      "the loader never took drill %r" % want_id, 0.5)
+
+
 def wait_ticks(stats, n, timeout=30.0):
     """Until the loader has done @n ticks more than when called (`stats
     --json`'s tick_count, counted after each tick's work); @stats()
@@ -483,6 +495,38 @@ def run_group(cmd, env, cwd, track, timeout=30, fail_on_timeout=True):
                       err.decode(errors="replace"), p.pid)
     return Result(p.returncode, out.decode(errors="replace"),
                   err.decode(errors="replace"), p.pid)
+
+
+def ctl_request(sock, req, timeout=10):
+    """One request line on the loader's control socket @sock, as a client
+    that skips the command's own checks: the parsed reply."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    data = b""
+    try:
+        s.settimeout(timeout)
+        s.connect(sock)
+        s.sendall((req + "\n").encode())
+        while not data.endswith(b"\n"):
+            d = s.recv(65536)
+            if not d:
+                break
+            data += d
+    finally:
+        s.close()
+    return json.loads(data)
+
+
+def start_line_target(ctx, path, what):
+    """A test target at @path driven line by line on its stdin and stdout,
+    in its own session in @ctx's dir (ended by @ctx's cleanup), past its
+    first line "ready": the Popen.  @what names it in a failure."""
+    p = subprocess.Popen([path], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, cwd=ctx.tmp,
+                         start_new_session=True)
+    ctx.others.append(p)
+    eq(p.stdout.readline().strip(), b"ready", "%s's first line" % what)
+    return p
 
 
 class TestDir:

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "target/elfsym.h"
+#include "elf_fixture.h"
 #include "target/entry.h"
 #include "target/pointspec.h"
 
@@ -125,33 +126,14 @@ static const char asm_src[] =
 
 static int setup(void **state)
 {
-	char cmd[256];
-	char err[256];
-	FILE *f;
-
 	(void)state;
-	if (!mkdtemp(dir))
-		return -1;
-	snprintf(cmd, sizeof(cmd), "%s/f.S", dir);
-	f = fopen(cmd, "w");
-	if (!f || fputs(asm_src, f) < 0 || fclose(f))
-		return -1;
-	snprintf(so, sizeof(so), "%s/f.so", dir);
-	snprintf(cmd, sizeof(cmd), "gcc -shared -nostdlib -o %s %s/f.S", so, dir);
-	if (system(cmd))
-		return -1;
-	ef = elf_file__open(so, err, sizeof(err));
-	return ef ? 0 : -1;
+	return elf_fixture__build(dir, asm_src, "", so, sizeof(so), &ef);
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	elf_file__close(ef);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd);
+	return elf_fixture__remove(dir, ef);
 }
 
 /* entry__place() on @sym with @spec (NULL: defaults); its return. */
