@@ -27,6 +27,25 @@ static char err[STORE_ERR_MAX];
 
 #define T0 1700000000LL
 
+/*
+ * SQL that takes out the columns the store gained since it kept adaptive
+ * limits (SQLite schema 8, PostgreSQL 5: the split, max_stuck, overload,
+ * a host's pressure and refusals) and the adaptive columns themselves:
+ * the first step of making a file or database what an older sds-admin
+ * wrote, for the migration tests.  The same SQL runs on both engines.
+ */
+#define FIXTURE_DROP_TO_PRE_ADAPTIVE					\
+	"ALTER TABLE stats DROP COLUMN split_calls;"			\
+	"ALTER TABLE stats DROP COLUMN split_on_cpu_ns;"		\
+	"ALTER TABLE stats DROP COLUMN split_runqueue_ns;"		\
+	"ALTER TABLE stats DROP COLUMN split_blocked_ns;"		\
+	"ALTER TABLE stats DROP COLUMN max_stuck;"			\
+	"ALTER TABLE stats DROP COLUMN overload;"			\
+	"ALTER TABLE hosts DROP COLUMN pressure;"			\
+	"ALTER TABLE hosts DROP COLUMN refused;"			\
+	"ALTER TABLE stats DROP COLUMN adaptive_limit;"			\
+	"ALTER TABLE stats DROP COLUMN adaptive_latency_ns;"
+
 /* The PostgreSQL database under test, or NULL: the SQLite file. */
 static const char *fixture_pg(void)
 {

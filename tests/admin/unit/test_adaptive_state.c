@@ -247,16 +247,7 @@ static void test_old_database(void **state)
 	st = NULL;
 	if (fixture_pg()) {
 		pg_want("SELECT version FROM sds_schema", "5");
-		free(pg("ALTER TABLE stats DROP COLUMN split_calls;"
-			"ALTER TABLE stats DROP COLUMN split_on_cpu_ns;"
-			"ALTER TABLE stats DROP COLUMN split_runqueue_ns;"
-			"ALTER TABLE stats DROP COLUMN split_blocked_ns;"
-			"ALTER TABLE stats DROP COLUMN max_stuck;"
-			"ALTER TABLE stats DROP COLUMN overload;"
-			"ALTER TABLE hosts DROP COLUMN pressure;"
-			"ALTER TABLE hosts DROP COLUMN refused;"
-			"ALTER TABLE stats DROP COLUMN adaptive_limit;"
-			"ALTER TABLE stats DROP COLUMN adaptive_latency_ns;"
+		free(pg(FIXTURE_DROP_TO_PRE_ADAPTIVE
 			"UPDATE sds_schema SET version = 3;"
 			"INSERT INTO stats (app_id, period_start, host, point, visits,"
 			" exceptions, timeouts, downgrades, max_concurrency, hist)"
@@ -265,16 +256,7 @@ static void test_old_database(void **state)
 	} else {
 		assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
 		assert_int_equal(user_version(db), 8);
-		sql(db, "ALTER TABLE stats DROP COLUMN split_calls;"
-			"ALTER TABLE stats DROP COLUMN split_on_cpu_ns;"
-			"ALTER TABLE stats DROP COLUMN split_runqueue_ns;"
-			"ALTER TABLE stats DROP COLUMN split_blocked_ns;"
-			"ALTER TABLE stats DROP COLUMN max_stuck;"
-			"ALTER TABLE stats DROP COLUMN overload;"
-			"ALTER TABLE hosts DROP COLUMN pressure;"
-			"ALTER TABLE hosts DROP COLUMN refused;"
-			"ALTER TABLE stats DROP COLUMN adaptive_limit;"
-			"ALTER TABLE stats DROP COLUMN adaptive_latency_ns;"
+		sql(db, FIXTURE_DROP_TO_PRE_ADAPTIVE
 			"PRAGMA user_version = 6;"
 			"INSERT INTO stats (app_id, period_start, host, point, visits, exceptions,"
 			" timeouts, downgrades, max_concurrency, hist, faults, delays, suspended,"

@@ -168,16 +168,7 @@ static void test_old_database(void **state)
 	st = NULL;
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
 	assert_int_equal(user_version(db), 8);
-	sql(db, "ALTER TABLE stats DROP COLUMN split_calls;"
-		"ALTER TABLE stats DROP COLUMN split_on_cpu_ns;"
-		"ALTER TABLE stats DROP COLUMN split_runqueue_ns;"
-		"ALTER TABLE stats DROP COLUMN split_blocked_ns;"
-		"ALTER TABLE stats DROP COLUMN max_stuck;"
-		"ALTER TABLE stats DROP COLUMN overload;"
-		"ALTER TABLE hosts DROP COLUMN pressure;"
-		"ALTER TABLE hosts DROP COLUMN refused;"
-		"ALTER TABLE stats DROP COLUMN adaptive_limit;"
-		"ALTER TABLE stats DROP COLUMN adaptive_latency_ns;"
+	sql(db, FIXTURE_DROP_TO_PRE_ADAPTIVE
 		"ALTER TABLE drills DROP COLUMN errno;"
 		"DROP TABLE copy_loader_stats; DROP TABLE copy_server_stats;"
 		"DROP TABLE copy_servers; DROP TABLE copy_plans;"
