@@ -254,7 +254,8 @@ bench: deps
 		$(MAKE) -s lb-bench | tee $$BENCH_OUT/lb.txt && \
 		$(PYTHON) tools/bench/census/census.py | tee $$BENCH_OUT/census.md && \
 		$(MAKE) -s overload-bench | tee $$BENCH_OUT/overload.md && \
-		$(MAKE) -s split-bench | tee $$BENCH_OUT/split.md
+		$(MAKE) -s split-bench | tee $$BENCH_OUT/split.md && \
+		$(PYTHON) tools/bench/keys/keys_bench.py
 
 demo: deps
 	$(MAKE) all demo-bins

@@ -19,4 +19,4 @@ include tools/bench/baseline/baseline.mk tools/bench/probe/probe.mk \
 	tools/bench/exact/exact.mk tools/bench/failfast/failfast.mk \
 	tools/bench/lb/lb.mk tools/bench/overload/overload.mk \
 	tools/bench/split/split.mk tools/bench/census/census.mk \
-	tools/bench/delay/delay.mk
+	tools/bench/delay/delay.mk tools/bench/keys/keys.mk

@@ -363,6 +363,27 @@ def sum_overload(b):
                ("met" if all(back_ok) else "missed") if back else "not run"))
 
 
+def sum_keys(b):
+    f = lines(b, r"^target integer key")
+    s = lines(b, r"^target string key")
+    g = lines(b, r"^target keyed ")
+    t = lines(b, r"^target top 20 ")
+    r = row(b, "keyed ÷ unkeyed")
+    if not (f and s and g and t and r):
+        return None
+    added = [re.search(r"\(([-0-9.]+) ns\)", l) for l in (f[0], s[0])]
+    rank = re.search(r"\((\d+) of 20 in rank, worst count error ([0-9.]+) %", t[0])
+    if not all(added) or not rank:
+        return None
+    return ("a key adds %s ns (integer), %s ns (32-B string) to a function "
+            "point; a keyed guarded call %s an unkeyed one; top 20 of a "
+            "Zipf(1.1) stream: %s of 20 in rank, counts within %s %%"
+            % (added[0].group(1), added[1].group(1), median(r[1]),
+               rank.group(1), rank.group(2)),
+            "≤ 100 ns, ≤ 250 ns, ≤ 1.5×, exact top 20: %s"
+            % ", ".join(verdict(l[0]) or "?" for l in (f, s, g, t)))
+
+
 SUMMARY = (
     ("function", "function points, per call", "tools/bench/probe/run.sh",
      sum_function),
@@ -383,6 +404,7 @@ SUMMARY = (
     ("copy", "sds-copy dispatch", "make copy-bench", sum_copy),
     ("overload", "adaptive concurrency under overload",
      "make overload-bench", sum_overload),
+    ("keys", "hot keys: cost and top-K", "make keys-bench", sum_keys),
 )
 
 
