@@ -297,6 +297,39 @@ static int replay_pass(struct replay *rp, long pass, int *next)
 	return rc < 0 ? -1 : 0;
 }
 
+/*
+ * The end of a raw target's connection.  Closing a socket with answers
+ * still unread makes the kernel send a reset, and a reset makes the
+ * target's kernel discard the requests it has not read yet: the last few
+ * would be lost.  So the write side is shut (the target reads every
+ * request, then its end of file) and its answers are drained until it
+ * closes, for at most REPLAY_LINGER_MS.
+ */
+#define REPLAY_LINGER_MS	2000
+
+static void raw_finish(int fd)
+{
+	struct timespec t0, t;
+	char junk[4096];
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	long left;
+	ssize_t n;
+
+	if (shutdown(fd, SHUT_WR))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		left = REPLAY_LINGER_MS - ((t.tv_sec - t0.tv_sec) * 1000 +
+					   (t.tv_nsec - t0.tv_nsec) / 1000000);
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			return;
+		n = recv(fd, junk, sizeof(junk), MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+			return;
+	}
+}
+
 int replay_main(int argc, char **argv)
 {
 	struct replay rp = { .times = 1, .speed = 1.0 };
@@ -325,6 +358,10 @@ int replay_main(int argc, char **argv)
 		goto out;
 	}
 	rc = 0;
+	if (rp.framing == COPY_FRAMING_RAW)
+		for (i = 0; i < rp.nto; i++)
+			if (rp.fds[i] >= 0)
+				raw_finish(rp.fds[i]);
 out:
 	for (i = 0; i < rp.nto; i++)
 		if (rp.fds[i] >= 0)
