@@ -3,19 +3,19 @@
  * attach_wire.c - where attach hands the modules that do not see the
  * loader whole what they read of it and what they may ask of it: the
  * control socket's struct serve and its serve_ops (serve.h), built once
- * before the loop, and the drills' struct drill_ctx (daemon/drill.h).
+ * before the loop, and the drills' struct drill_ctx (state/drill.h).
  * The loader is whole only here, in the rest of attach and in the loop
- * (daemon/loop.c).
+ * (loop/loop.c).
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <jansson.h>
 #include "capture/capture.h"
 #include "cli/attach_run.h"
-#include "daemon/budget_run.h"
-#include "daemon/exact_run.h"
-#include "daemon/engine.h"
-#include "daemon/loader.h"
+#include "tick/budget_run.h"
+#include "tick/exact_run.h"
+#include "tick/engine.h"
+#include "loop/loader.h"
 #include "publish/delaydrill.h"
 #include "publish/failfast.h"
 #include "report/uplink.h"

@@ -34,7 +34,7 @@
 #include "publish/delaydrill.h"
 #include "publish/failfast_cg.h"
 #include "serve/ctl.h"
-#include "daemon/drill.h"
+#include "state/drill.h"
 #include "sds_delay.h"
 #include "sds_failfast.h"
 #include "sds.skel.h"

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "daemon/events.h"
-#include "daemon/keys_run.h"
+#include "state/events.h"
+#include "tick/keys_run.h"
 #include "decide/keylimit.h"
 #include "kernel/probes.h"
 #include "keys/keys.h"
