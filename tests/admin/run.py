@@ -54,7 +54,7 @@ def main(argv):
         return run(argv)
     # SQLite's own migration test has no PostgreSQL form; said, not skipped silently.
     print("NOTE: test_point_budget_old_database and test_adaptive_old_database are SQLite's"
-          " schema 2 -> 8 and 6 -> 8 migrations, not run on PostgreSQL (whose schema is"
+          " schema 2 -> 9 and 6 -> 9 migrations, not run on PostgreSQL (whose schema is"
           " test_pg_newer_schema's and the unit test_adaptive_state's)")
     if pgtest.available() or "--list" in argv:
         return run(argv, pgtest.available)
