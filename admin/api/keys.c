@@ -110,7 +110,8 @@ static json_t *merge(json_t *rows, int64_t top, int64_t *periods, json_t *hosts)
 				count(k, "exceptions"), count(k, "downgrades"), host };
 		}
 	}
-	qsort(h, n, sizeof(*h), hot_by_key);
+	if (n)		/* qsort's array may not be NULL, even empty */
+		qsort(h, n, sizeof(*h), hot_by_key);
 	/* Runs of one key merged in place; host counted once per run change. */
 	m = h;
 	for (i = 0; i < n; i = j) {
@@ -127,7 +128,8 @@ static json_t *merge(json_t *rows, int64_t top, int64_t *periods, json_t *hosts)
 		e.host = (const char *)(uintptr_t)nh;	/* the run's host count */
 		m[nm++] = e;
 	}
-	qsort(m, nm, sizeof(*m), hot_by_calls);
+	if (nm)
+		qsort(m, nm, sizeof(*m), hot_by_calls);
 	out = json_array();
 	for (i = 0; out && i < nm && (int64_t)i < top; i++) {
 		int64_t secs = *periods * 10;

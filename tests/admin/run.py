@@ -17,6 +17,8 @@ t_drill_errno, t_pwfile, t_scan_apart, t_watch (the push channel: watch
 and sync), t_shares (the cluster shares), t_adaptive (an adaptive
 point's limit), t_pressure (host pressure rules in the strategies),
 t_fields (the split, max_stuck, overload, a host's pressure and refusals),
+t_keys (hot keys stored, merged over hosts, on the dashboard; bad
+key_overrides refused),
 t_pg (PostgreSQL's own).
 SDS_TEST_STORE=pg runs them on PostgreSQL (make admin-integration-pg).
 

@@ -155,6 +155,10 @@ def test_key_overrides_refused(env):
         ({"7": {"key_token_rate": "5"}},
          "point 'order': key_overrides '7': key_token_rate must be an integer 1..1000000000"
          " (negative: off for this key)"),
+        # A key or field of any bytes: the line stays one line of text.
+        ({"a\nb": {"x\u0007": 5}},
+         "point 'order': key_overrides 'a?b': unknown field 'x?'; an override has "
+         "key_visit_threshold, key_token_rate, key_token_bucket"),
         ({"7": 5}, "point 'order': key_overrides '7': expected an object of "
          "key_visit_threshold, key_token_rate, key_token_bucket"),
         ([], "point 'order': key_overrides must be an object of key -> "
