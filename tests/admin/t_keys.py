@@ -6,13 +6,15 @@ served merged over hosts and periods by GET {A}/points/P/keys; a
 duplicate heartbeat adds nothing, a key of raw bytes is refused, the
 app's deletion takes them; strategies with bad key_overrides refused
 with the codec's (the loader's) one line; the dashboard's hot-keys
-panel in a real chromium.
+panel in a real chromium (a screenshot kept at
+build/test/admin/hotkeys.png).
 """
 
+import base64
 import os
 import time
 
-from sdstest import check, eq
+from sdstest import BUILD, check, eq
 from admin_lib import APP, CHROMIUM, heartbeat, pt, test
 from chromium import Browser
 
@@ -209,6 +211,13 @@ def test_hot_keys_dashboard(env):
            "the panel's caption")
         eq(b.js("""document.querySelector('.chartcard[data-point="pay"] .hotkeys').hidden"""),
            True, "pay has no keys: no panel")
+        # build/test/admin/hotkeys.png, for the eye: order's card.
+        b.js("""document.querySelector('.chartcard[data-point="order"]').scrollIntoView()""")
+        time.sleep(0.3)
+        shot = b.call("Page.captureScreenshot", format="png")
+        os.makedirs(os.path.join(BUILD, "test", "admin"), exist_ok=True)
+        with open(os.path.join(BUILD, "test", "admin", "hotkeys.png"), "wb") as f:
+            f.write(base64.b64decode(shot["data"]))
         b.js("1")
         check(not b.errors, "console errors: %s" % "; ".join(b.errors))
     finally:
