@@ -28,6 +28,9 @@ def key(k, kind, calls, exc=0, down=0):
     return d
 
 
+# A printable key that looks like markup: the dashboard shows its text.
+MARKUP = "<b id=inj>x</b>"
+
 # What each (host, period offset) sends for point "order": three periods
 # of web-1, two of web-2; "7" hot everywhere, "0x00ff" (a buf key shown as
 # hex) on web-2 only, "alice" in web-1's first period only.
@@ -36,7 +39,8 @@ SENT = {
     ("web-1", 20): [key("7", "int", 800, 8), key("11", "int", 50)],
     ("web-1", 10): [key("7", "int", 700, 7, 50), key("11", "int", 60, 2)],
     ("web-2", 20): [key("7", "int", 300, 3), key("0x00ff", "buf", 90, 0, 90)],
-    ("web-2", 10): [key("0x00ff", "buf", 110, 0, 110), key("7", "int", 200)],
+    ("web-2", 10): [key("0x00ff", "buf", 110, 0, 110), key("7", "int", 200),
+                    key(MARKUP, "str", 5)],
 }
 
 
@@ -205,6 +209,7 @@ def test_hot_keys_dashboard(env):
         eq(rows, [[k["key"], k["kind"], "%.1f" % k["calls_per_s"], "%.1f" % k["exceptions_per_s"],
                    "%.1f" % k["downgrades_per_s"], str(k["calls"]), str(k["hosts"])]
                   for k in want], "order's hot keys table")
+        eq(b.js("document.getElementById('inj')"), None, "a key is text, never markup")
         cap = b.js("""document.querySelector('.chartcard[data-point="order"] .hotkeys .sum')
                       .textContent""")
         eq(cap, "hot keys, last 60 s: 3 periods from 2 hosts (each host's 10 heaviest a period)",
