@@ -4,7 +4,7 @@ Hot keys (docs/KEYS.md) in sds-admin: a keyed point's heaviest keys from
 each host's heartbeat (points.P.keys), stored per (host, period) and
 served merged over hosts and periods by GET {A}/points/P/keys; a
 duplicate heartbeat adds nothing, a key of raw bytes is refused, the
-app's deletion takes them; strategies with bad key_overrides refused
+app's deletion and retention take them; strategies with bad key_overrides refused
 with the codec's (the loader's) one line; the dashboard's hot-keys
 panel in a real chromium (a screenshot kept at
 build/test/admin/hotkeys.png).
@@ -12,9 +12,11 @@ build/test/admin/hotkeys.png).
 
 import base64
 import os
+import sqlite3
 import time
 
 from sdstest import BUILD, check, eq
+import admin_lib
 from admin_lib import APP, CHROMIUM, heartbeat, pt, test
 from chromium import Browser
 
@@ -228,3 +230,40 @@ def test_hot_keys_dashboard(env):
     finally:
         b.close()
     env.stop_admin()
+
+
+def hot_key_periods(env):
+    """The periods of the store's hot_keys rows, sorted, whichever engine."""
+    q = "SELECT period_start FROM hot_keys ORDER BY period_start"
+    if admin_lib.STORE == "pg":
+        out = admin_lib.PG.sql(env.db_arg().rsplit("/", 1)[1], q)
+        return [int(x) for x in out.split()]
+    c = sqlite3.connect(os.path.join(env.tmp, "sds.db"), timeout=10)
+    try:
+        return [r[0] for r in c.execute(q)]
+    finally:
+        c.close()
+
+
+@test
+def test_hot_keys_retention(env):
+    """Hot keys go with the statistics of their period: kept with
+    --retention-days 0, those older than 30 days gone with 30 (PostgreSQL
+    drops their day's partition)."""
+    env.start_admin()
+    now = (int(time.time()) // 10) * 10
+    old = now - 40 * 86400
+    for p in (old, now - 10):
+        b = heartbeat("web-1", p, {"order": pt(10)})
+        b["points"]["order"]["keys"] = [key("7", "int", 10)]
+        env.ok("POST", "/heartbeat", b)
+    env.stop_admin()
+    eq(hot_key_periods(env), [old, now - 10], "stored")
+    env.start_admin("--retention-days", "0")
+    env.stop_admin()
+    eq(hot_key_periods(env), [old, now - 10], "kept with 0")
+    env.start_admin("--retention-days", "30")
+    eq([k["calls"] for k in env.ok("GET", APP + "/points/order/keys")["keys"]], [10],
+       "the recent period's key still served")
+    env.stop_admin()
+    eq(hot_key_periods(env), [now - 10], "after retention of 30 days")
