@@ -25,6 +25,7 @@ struct hot {
 	const char *key, *kind;	/* the row's strings: alive with the scan */
 	uint64_t calls, exceptions, downgrades;
 	const char *host;	/* the row's host, to count hosts */
+	size_t hosts;		/* merged: the hosts that sent the key */
 };
 
 static int hot_by_key(const void *a, const void *b)
@@ -107,25 +108,23 @@ static json_t *merge(json_t *rows, int64_t top, int64_t *periods, json_t *hosts)
 				cap = cap ? cap * 2 : 64;
 			}
 			h[n++] = (struct hot){ key, kind, count(k, "calls"),
-				count(k, "exceptions"), count(k, "downgrades"), host };
+				count(k, "exceptions"), count(k, "downgrades"), host, 1 };
 		}
 	}
 	if (n)		/* qsort's array may not be NULL, even empty */
 		qsort(h, n, sizeof(*h), hot_by_key);
-	/* Runs of one key merged in place; host counted once per run change. */
+	/* Runs of one key merged in place (by host within a run: each host counted once). */
 	m = h;
 	for (i = 0; i < n; i = j) {
 		struct hot e = h[i];
-		size_t nh = 1;
 
 		for (j = i + 1; j < n && !strcmp(h[j].kind, e.kind) &&
 		     !strcmp(h[j].key, e.key); j++) {
 			e.calls += h[j].calls;
 			e.exceptions += h[j].exceptions;
 			e.downgrades += h[j].downgrades;
-			nh += strcmp(h[j].host, h[j - 1].host) != 0;
+			e.hosts += strcmp(h[j].host, h[j - 1].host) != 0;
 		}
-		e.host = (const char *)(uintptr_t)nh;	/* the run's host count */
 		m[nm++] = e;
 	}
 	if (nm)
@@ -142,7 +141,7 @@ static json_t *merge(json_t *rows, int64_t top, int64_t *periods, json_t *hosts)
 			"calls_per_s", rate(m[i].calls, secs),
 			"exceptions_per_s", rate(m[i].exceptions, secs),
 			"downgrades_per_s", rate(m[i].downgrades, secs),
-			"hosts", (json_int_t)(uintptr_t)m[i].host));
+			"hosts", (json_int_t)m[i].hosts));
 	}
 out:
 	free(h);

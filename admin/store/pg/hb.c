@@ -265,6 +265,7 @@ static int hb_fast(struct pg_store *p, const struct sds_heartbeat *hb, int64_t n
 		sq_bind_text_free(q, 8 + k, arr[k]);
 	keys = sq_keys_text(hb, &oom);
 	if (sq_host_json(q, 8 + NARRAY, hb) || oom) {
+		free(keys);
 		sq_reset(q);
 		sq_seterr(err, "out of memory");
 		return STORE_ERROR;

@@ -60,13 +60,14 @@ int sq_keys_insert(struct sq_store *s, int64_t app, const struct sds_heartbeat *
 	int i, ret;
 
 	for (i = 0; i < hb->n && hb->nkeys; i++) {
-		char *t = sq_point_keys_text(hb, i);
+		char *t;
 		int j, has = 0;
 
 		for (j = 0; j < hb->nkeys; j++)
 			has |= hb->keys[j].point == i;
 		if (!has)
 			continue;
+		t = sq_point_keys_text(hb, i);
 		if (!t) {
 			sq_seterr(err, "out of memory");
 			return STORE_ERROR;
