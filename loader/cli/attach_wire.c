@@ -171,12 +171,22 @@ static json_t *serve_point_state(void *ctx, int id, const struct point_stats *st
 	return o;
 }
 
+static int serve_key_blocked(void *ctx, int id, uint64_t hash)
+{
+	struct loader *l = ctx;
+
+	if (!keys_run__on(&l->engine.keys, id))
+		return -1;
+	return keys_run__is_blocked(&l->engine.keys, id, hash);
+}
+
 static const struct serve_ops serve_ops = {
 	.point = serve_point,
 	.drill = serve_drill,
 	.query_snapshot = serve_query_snapshot,
 	.head = serve_head,
 	.point_state = serve_point_state,
+	.key_blocked = serve_key_blocked,
 };
 
 static int drill_point(void *ctx, const char *name)
