@@ -7,7 +7,8 @@
 #
 # Per-file flags by name: *_nop5.c are compiled -pg -mfentry -mnop-mcount
 # non-PIE and linked without -pg (every function starts with a 5-byte NOP,
-# no profiling runtime); *_clone.cc -fwhole-program.  Without rustc the .rs programs are not built and
+# no profiling runtime); *_clone.cc -fwhole-program; *_clones.cc
+# -fipa-cp-clone.  Without rustc the .rs programs are not built and
 # their tests fail saying so (they never skip).
 
 BUILD   ?= build
@@ -36,6 +37,12 @@ $(HARM_DIR)/%_nop5: tests/harm/%_nop5.c
 $(HARM_DIR)/%_clone: tests/harm/%_clone.cc
 	@mkdir -p $(@D)
 	$(CXX) $(HARM_CFLAGS) -fno-omit-frame-pointer -fwhole-program -std=gnu++17 -o $@ $<
+
+# *_clones.cc: -fipa-cp-clone (-O3's), so that g++ makes one clone of a
+# function per constant its callers pass (names_clones.cc).
+$(HARM_DIR)/%_clones: tests/harm/%_clones.cc
+	@mkdir -p $(@D)
+	$(CXX) $(HARM_CFLAGS) -fno-omit-frame-pointer -fipa-cp-clone -std=gnu++17 -o $@ $<
 
 $(HARM_DIR)/%: tests/harm/%.c
 	@mkdir -p $(@D)
