@@ -425,8 +425,14 @@ int probes__resume(struct probes *pr, int id, const char *target, pid_t pid,
 {
 	struct probe_point *p = &pr->pts[id];
 
-	if (p->enter)
+	/* Adopted from its pins: a clone whose pin was gone attached anew. */
+	if (p->enter) {
+		if (clones_attach(pr, p, id, target, pid))
+			goto fail;
+		if (pr->pins)
+			probes__pin_links(pr, pr->pins, err, errlen);
 		return 0;
+	}
 	if (p->unresolved) {
 		snprintf(err, errlen, "point '%s': %s is not in the build of %s followed now",
 			 p->spec.name, p->spec.symbol, target);

@@ -26,13 +26,15 @@ return probe, and `list-symbols`.
   only as two .constprop clones; named as written, one point probes both:
   1,000 + 600 calls count 1,600 visits and latencies and 400 errors
   exactly, attach names both clones, copy= is refused; `shop::charge`,
-  which also names an overload with a symbol of its own, is listed.
+  which also names an overload with a symbol of its own, is listed;
+  across a kill -9 of the loader both clones count on (pinned, adopted).
 
 The points sit on stepped sites (-O2 prologues): --max-overhead 0, as
 these tests count and do not budget.
 """
 
 import json
+import os
 import re
 import time
 import subprocess
@@ -196,6 +198,40 @@ def test_names_cxx_clones_one_point(ctx):
     # Plain C++, a leaf: each clone keeps the pair, latency for every call.
     eq(p["latency_ns"]["count"], n + m, "a latency count")
     eq(p["total"]["exceptions"], errs, "a errors (err=neg)")
+
+
+def pinned_names(root):
+    """The names of the pins under @root (link and map pins)."""
+    return {f for _, _, files in os.walk(root) for f in files}
+
+
+@test
+def test_names_cxx_clones_survive_kill9(ctx):
+    """The other clone's links are pinned beside the point's: after a
+    kill -9 of the loader both clones go on counting, and a new attach
+    adopts them (not a second set): two runs of 1,000 + 600 calls, one
+    with no loader alive, count 3,200 visits and 800 errors exactly."""
+    prog = ctx.program("names_clones")
+    clones_symbols(prog)
+    n, m = 1000, 600
+    errs = (n + 3) // 4 + (m + 3) // 4
+    args = ["--max-overhead", "0", prog, "a=%s:err=neg" % CHARGE_NAME]
+    l1 = ctx.attach(args, "names_clones")
+    pins = pinned_names(ctx.pin_root)
+    check("p0_c0_enter" in pins and "p0_c0_leave" in pins,
+          "the second clone's links are not pinned: %r" % sorted(pins))
+    stale = sdstest.inode_of(l1.sock)
+    sdstest.kill_group(l1.p)
+    l1.p.wait(10)
+    rc, out = run(ctx, [prog, str(n), str(m)])
+    eq(rc, 0, "names_clones with no loader alive")
+    l2 = ctx.attach(args, "names_clones", stale_inode=stale)
+    eq(run(ctx, [prog, str(n), str(m)])[0], 0, "names_clones, adopted")
+    p = wait_visits(ctx, "names_clones", "a", 2 * (n + m))
+    eq(p["total"]["exceptions"], 2 * errs, "a errors across kill -9")
+    # Said before its socket is served: in its stderr by now.
+    check("adopted the pins in" in l2.stderr(),
+          "no 'adopted' line: %r" % l2.stderr())
 
 
 @test
