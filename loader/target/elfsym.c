@@ -326,11 +326,15 @@ static int elf_file__find_demangled(struct elf_file *ef, const char *sym,
 		goto out;
 	}
 	if (nclone > 1) {
+		char room[64] = "";
+
 		demangle_pick__describe(&pk, what, sizeof(what));
+		if (max > 1)
+			snprintf(room, sizeof(room), " (one point probes at most %zu)",
+				 max);
 		snprintf(err, errlen,
-			 max > 1 ? "symbol '%s' in %s has no symbol of its own, only %zu clones the compiler made (one point probes at most %zu): %s"
-				 : "symbol '%s' in %s has no symbol of its own, only %zu clones the compiler made (name one here): %s",
-			 sym, ef->path, nclone, max,
+			 "symbol '%s' in %s has no symbol of its own, only %zu clones the compiler made%s: %s",
+			 sym, ef->path, nclone, room,
 			 strstr(what, ": ") ? strstr(what, ": ") + 2 : what);
 		goto out;
 	}
