@@ -21,7 +21,7 @@ echo "deb-src http://deb.debian.org/debian bookworm main" > "$list"
 apt="-o Dir::Etc::SourceList=$list -o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists=$out/apt/lists"
 
 # package:binary path inside its unpacked source
-for want in ninja-build:ninja rust-ripgrep:target/release/rg; do
+for want in ninja-build:ninja rust-ripgrep:target/x86_64-unknown-linux-gnu/release/rg; do
 	pkg=${want%%:*}
 	bin=${want#*:}
 	dir=$(ls -d "$out/src/$pkg"-*/ 2>/dev/null | head -1 || true)
