@@ -174,7 +174,10 @@ DROP_8 = ("ALTER TABLE stats DROP COLUMN split_calls;"
           "ALTER TABLE stats DROP COLUMN max_stuck;"
           "ALTER TABLE stats DROP COLUMN overload;"
           "ALTER TABLE hosts DROP COLUMN pressure;"
-          "ALTER TABLE hosts DROP COLUMN refused;")
+          "ALTER TABLE hosts DROP COLUMN refused;"
+          "ALTER TABLE drills DROP COLUMN hosts;"
+          "ALTER TABLE drills DROP COLUMN stop_when;"
+          "ALTER TABLE drills DROP COLUMN stop_reason;")
 
 
 def fp(token):

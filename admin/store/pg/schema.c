@@ -5,7 +5,7 @@
  * the day partitions of the statistics with their retention.
  *
  * The tables are SQLite's (store/sqlite/schema.c: its version 4 is our 1,
- * its 5 (drills.errno) our 2, its 6 our 3, its 7 our 4, its 8 our 5) in
+ * its 5 (drills.errno) our 2, its 6 our 3, its 7 our 4, its 8 our 5, its 9 our 6) in
  * PostgreSQL's
  * types.  stats and
  * heartbeats are partitioned by range of period_start, one partition per
@@ -170,6 +170,10 @@ static const char *const migrations[] = {
 	"ALTER TABLE stats ADD COLUMN overload BIGINT NOT NULL DEFAULT 0;"
 	"ALTER TABLE hosts ADD COLUMN pressure " T ";"
 	"ALTER TABLE hosts ADD COLUMN refused " T ";",
+	/* 6: a drill's hosts, stop conditions and stop reason (SQLite's schema 9) */
+	"ALTER TABLE drills ADD COLUMN hosts " T ";"
+	"ALTER TABLE drills ADD COLUMN stop_when " T ";"
+	"ALTER TABLE drills ADD COLUMN stop_reason " T ";",
 };
 #define PG_SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
