@@ -208,7 +208,7 @@ void attach_wire_drill(struct loader *l)
 		.point_ctx = &l->engine,
 		/* Stop conditions: the tick's read, and the admin told of a stop. */
 		.snap = &l->engine.snap,
-		.tick_ns = l->tick_ns,
+		.tick_ns = &l->tick_ns,
 		.aborted = drill_aborted,
 		.aborted_ctx = l,
 	};

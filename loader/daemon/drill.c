@@ -358,7 +358,8 @@ static void drill_stops_set(struct drill *dl, int id, const struct sds_hb_drill 
 
 	if (id < 0)
 		return;
-	dl->stops[id] = drill_stop__new(dr->stop, dr->nstop, dl->c.tick_ns, err, sizeof(err));
+	dl->stops[id] = drill_stop__new(dr->stop, dr->nstop, dl->c.tick_ns ? *dl->c.tick_ns : 0,
+					 err, sizeof(err));
 	if (!dl->stops[id])
 		drill_abort(dl, id, dr->id, err);
 }

@@ -52,7 +52,7 @@ struct drill_ctx {
 	void *point_ctx;
 	/* The tick's read (the engine's), where stop conditions count from. */
 	struct snapshot *const *snap;
-	uint64_t tick_ns;		/* --tick-ms: a stop condition's window is at least one */
+	const uint64_t *tick_ns;	/* --tick-ms (set after drill__init): a stop condition's window is at least one */
 	/*
 	 * Admin drill @id stopped here because @why (a stop condition broke,
 	 * or could not be judged): tell the admin, so that it stops
