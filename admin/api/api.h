@@ -79,6 +79,13 @@ void api_route_drill_abort(struct api_route *r, const char *g, const char *a,
  */
 int api_drill_hosts(struct api_route *r, const char *g, const char *a,
 		    const char *point, const char *kind, char **out);
+/*
+ * api/drill_judge.c: after heartbeat @hb was stored, the stop conditions
+ * of @res's drills judged over the fleet's periods; one broken stops its
+ * drill everywhere (audited drill.abort) and wakes the app's watchers.
+ */
+void api_drill_judge(struct api_route *r, const struct sds_heartbeat *hb,
+		     struct store_hb_result *res);
 
 /* api/copy.c, api/copy_servers.c: copy plans and copy servers */
 void api_route_copy_plans(struct api_route *r, const char *g, const char *a);

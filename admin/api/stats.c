@@ -225,6 +225,8 @@ void api_route_heartbeat(struct api_route *r)
 	} else {
 		atomic_fetch_add(&r->ad->m.heartbeats, 1);
 		atomic_fetch_add(&r->ad->m.heartbeat_points, hb->n);
+		/* A period more of the fleet: its drills' stop conditions. */
+		api_drill_judge(r, hb, &res);
 	}
 	api_reply(r, 200, reply_doc(&res, hb->version));
 out:

@@ -206,6 +206,7 @@ struct sds_hb_drill {
 	int64_t delay_ms;		/* delay drills: 1..60000 */
 	int64_t expires_at;		/* Unix seconds: it ends then */
 	int32_t err;			/* "errno" of an error drill on a failfast point; 0: the point's */
+	int64_t created;		/* the admin's: when it started, Unix s (never sent) */
 	int nstop;			/* stop conditions in @stop; 0: none, not sent */
 	struct sds_hb_stop stop[SDS_HB_MAX_STOPS];	/* "stop_when": any broken ends it */
 };

@@ -21,6 +21,11 @@ an exception, as a real failure would be).
       A's first call; the row's stop_reason, the audit log's drill.abort
       and A's `events` say exception_rate and its numbers; calls after it
       fault no more
+  fleet_judges_what_no_host_sees   a 60 % error drill on two hosts each
+      calling 3 times a second (too few calls for a host's own 2-s
+      window): the admin's judgment over the heartbeats' periods stops
+      it (stopped_by sds-admin, a "fleet:" reason) within 30 s, and both
+      hosts within 3 s of that; no host's events give a reason
   window_under_tick_refused   a loader ticking every 500 ms handed a
       condition of a 0.2-s window: it refuses to run the drill unwatched
       (no call faults), and the row says why
@@ -307,6 +312,39 @@ def exception_rate_stops_everywhere(ctx):
     eq(ev[0]["detail"], "drill %d stopped: %s" % (d["id"], why), "the event's detail")
     # The idle host ended it because the admin did: no reason of its own.
     eq([e for e in idle.events() if e.get("detail")], [], "the idle host's events with a reason")
+
+
+@test
+def fleet_judges_what_no_host_sees(ctx):
+    a, hosts = fleet(ctx, ["host-a", "host-b"])
+    d = drill(a, {"ratio": 60, "stop_when": STOP})
+    wait_drill(hosts, d["id"])
+    # 3 calls a second each: 6 or 7 in a host's 2-s window, under the
+    # loader's 10-call floor; the fleet's 10-s periods hold 60 at 60 %.
+    t0 = time.monotonic()
+    for h in hosts:
+        h.send("run 90 enter every_us=333333")
+    def row():
+        r = [x for x in a.ok("GET", A + "/drills") if x["id"] == d["id"]][0]
+        return r if r["stopped_at"] else None
+    r = e2e.wait_until(row, time.time() + 40,
+                       lambda _: "drill %d not stopped by the fleet within 40 s" % d["id"])
+    took = time.monotonic() - t0
+    log("stopped %.1f s after the first calls: %r" % (took, r))
+    eq(r["stopped_by"].split(" (token")[0], "sds-admin", "the row's stopped_by")
+    check(r["stop_reason"].startswith("fleet: exception_rate 0.") and
+          "above 0.3 over " in r["stop_reason"], "the row's stop_reason: %r" % r["stop_reason"])
+    # Two periods and a heartbeat's offset at most, with margin.
+    check(took <= 30, "the fleet stopped it %.1f s after the first calls" % took)
+    wait_drill(hosts, d["id"], present=False, deadline_s=3)
+    res = [h.answer() for h in hosts]
+    log("calls: %r" % res)
+    for h, x in zip(hosts, res):
+        eq(x["pass"] + x["fault"], 90, h.name + ": calls made")
+        eq([e for e in h.events() if e.get("detail")], [], h.name + ": events with a reason "
+           "(no host judged it alone)")
+    aborts = [x for x in a.ok("GET", A + "/audit") if x.get("action") == "drill.abort"]
+    eq(len(aborts), 1, "drill.abort audit rows")
 
 
 @test

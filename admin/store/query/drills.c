@@ -64,6 +64,7 @@ int sq_drills_active(struct sq_store *s, int64_t app, int64_t now,
 		d->ratio = sq_col_int(q, 3);
 		d->delay_ms = sq_col_int64(q, 4);
 		d->expires_at = sq_col_int64(q, 5);
+		d->created = sq_col_int64(q, 9);
 		/* The API checked the name; one this build lacks is the point's. */
 		d->err = sq_col_null(q, 6) ? 0 :
 			 errnames_parse(sq_col_text(q, 6));

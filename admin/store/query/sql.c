@@ -120,7 +120,7 @@ const char *const sq_sql[NQ] = {
 		" FROM drills WHERE app_id = ?1"
 		" ORDER BY id DESC LIMIT 200",
 	[Q_DRILL_ACTIVE] = "SELECT id, point, kind, ratio, delay_ms, expires_at, errno, hosts,"
-		" stop_when FROM drills"
+		" stop_when, created FROM drills"
 		" WHERE app_id = ?1 AND stopped_at IS NULL AND expires_at > ?2 ORDER BY id",
 	[Q_DRILL_GET] = "SELECT point, stopped_at, expires_at FROM drills"
 		" WHERE app_id = ?1 AND id = ?2",
