@@ -145,11 +145,11 @@ int sq_drill_create(struct store *st, const char *g, const char *a,
 			 (long long)*id, d->point, d->err ? " " : "",
 			 d->err ? errnames_name(d->err) : "", d->ratio,
 			 (long long)d->duration_s);
-	/* The blast radius and the stop conditions, as the audit log's reader wants them. */
+	/* A blast radius and stop conditions, when given (every host's drill reads as before). */
 	len = strlen(detail);
-	snprintf(detail + len, sizeof(detail) - len, ", hosts %.200s%s%.200s",
-		 d->hosts ? d->hosts : "all", stop_text ? ", stop_when " : "",
-		 stop_text ? stop_text : "");
+	snprintf(detail + len, sizeof(detail) - len, "%s%.200s%s%.200s",
+		 d->hosts ? ", hosts " : "", d->hosts ? d->hosts : "",
+		 stop_text ? ", stop_when " : "", stop_text ? stop_text : "");
 	ret = sq_commit_audited(s, 0, r.id, "drill.start", detail, who, err);
 	goto out;
 dbfail:
