@@ -283,6 +283,10 @@ json_t *drill__json(struct drill *dl, int id, uint64_t now_ns)
 	if (o && r->err)
 		json_object_set_new(o, "errno",
 				    json_string(errnames_name(r->err)));
+	/* An admin drill's stop conditions, judged here every tick. */
+	if (o && dl->stops[id])
+		json_object_set_new(o, "stop_when",
+				    heartbeat_stops_to_json(dl->stops[id]->stop, dl->stops[id]->n));
 	/* Where a function point's delay drill holds its packets. */
 	if (o && fn && r->kind == SDS_DRILL_DELAY)
 		json_object_set_new(o, "devices",

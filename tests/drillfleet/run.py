@@ -273,6 +273,9 @@ def exception_rate_stops_everywhere(ctx):
     eq(d["stop_when"], [{"field": "exception_rate", "above": 0.3, "window_s": 2.0}],
        "the 201's stop_when")
     wait_drill(hosts, d["id"])
+    for h in hosts:
+        eq(h.drill()["stop_when"], [{"field": "exception_rate", "above": 0.3, "window_s": 2.0}],
+           h.name + ": the conditions its loader judges")
     # 2,500 calls, one every 2 ms (5 s): the drill should end at about 2 s.
     t0 = time.monotonic()
     busy.send("run 2500 enter every_us=2000")
