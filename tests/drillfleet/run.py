@@ -26,6 +26,9 @@ an exception, as a real failure would be).
       window): the admin's judgment over the heartbeats' periods stops
       it (stopped_by sds-admin, a "fleet:" reason) within 30 s, and both
       hosts within 3 s of that; no host's events give a reason
+  postgresql_radius_and_abort   the same on PostgreSQL: a drill naming one
+      of two hosts with the condition stops within 3 s, the other host's
+      2,000 calls all pass; the row, the audit log
   window_under_tick_refused   a loader ticking every 500 ms handed a
       condition of a 0.2-s window: it refuses to run the drill unwatched
       (no call faults), and the row says why
@@ -49,6 +52,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "e2e"))
 import e2e_lib as e2e  # noqa: E402  (puts tests/lib on sys.path)
+import pgtest  # noqa: E402
 import sdstest  # noqa: E402
 from sdstest import Fail, SDS, check, eq, log  # noqa: E402
 
@@ -168,10 +172,18 @@ class Ctx(e2e.Ctx):
             sdstest._OWN_PIN_ROOTS.discard(r)
 
 
-def fleet(ctx, names, extra=()):
+def fleet(ctx, names, extra=(), pg=False):
     """An admin with app APP and a host per name, each known to the admin
-    by its first heartbeat; Host.host is the admin's name of it."""
-    a = e2e.Admin(ctx).start()
+    by its first heartbeat; Host.host is the admin's name of it.  @pg: the
+    admin on a database of its own on a real PostgreSQL."""
+    a = e2e.Admin(ctx)
+    if pg:
+        why = pgtest.available()
+        check(why is None, "no PostgreSQL: %s" % why)
+        ctx.pg = pgtest.cluster()
+        ctx.pg.start()
+        a.db = ctx.pg.create_db(pgtest.unique_name("sds_drillfleet"))
+    a.start()
     a.ok("POST", "/groups/%s/apps" % GROUP, {"name": APP}, want=201)
     hosts = [Host(ctx, n, a.url, extra) for n in names]
     for h in hosts:
@@ -315,6 +327,33 @@ def exception_rate_stops_everywhere(ctx):
     eq(ev[0]["detail"], "drill %d stopped: %s" % (d["id"], why), "the event's detail")
     # The idle host ended it because the admin did: no reason of its own.
     eq([e for e in idle.events() if e.get("detail")], [], "the idle host's events with a reason")
+
+
+@test
+def postgresql_radius_and_abort(ctx):
+    a, hosts = fleet(ctx, ["host-a", "host-b"], pg=True)
+    other, named = hosts
+    d = drill(a, {"ratio": 40, "hosts": [named.host], "stop_when": STOP})
+    eq(d["hosts"], [named.host], "the 201's hosts")
+    wait_drill([named], d["id"])
+    eq(other.drill(), None, "the other host's drill")
+    t0 = time.monotonic()
+    for h in hosts:
+        h.send("run 2000 enter every_us=2000")
+    e2e.wait_until(lambda: named.drill() is None or None, time.time() + 10,
+                   lambda _: "the drill still runs 10 s on: %r" % named.drill())
+    took = time.monotonic() - t0
+    res = {h.name: h.answer() for h in hosts}
+    log("stopped after %.2f s; calls %r" % (took, res))
+    check(took <= 3.0, "stopped %.2f s after the first call, want <= 3 s" % took)
+    eq((res[other.name]["pass"], res[other.name]["fault"]), (2000, 0), "the other host's calls")
+    check(res[named.name]["fault"] > 0, "no fault on the named host: %r" % res[named.name])
+    row = [x for x in a.ok("GET", A + "/drills") if x["id"] == d["id"]][0]
+    eq(row["hosts"], [named.host], "the row's hosts")
+    check(row["stop_reason"].startswith("exception_rate 0."), "the row's stop_reason: %r" % row)
+    eq(row["stopped_by"].split(" (token")[0], "host " + named.host, "the row's stopped_by")
+    eq(len([x for x in a.ok("GET", A + "/audit") if x.get("action") == "drill.abort"]), 1,
+       "drill.abort audit rows")
 
 
 @test
