@@ -19,17 +19,19 @@
 #include "api/api.h"
 
 #define JUDGE_MIN_CALLS	10	/* as the loader's: a rate needs this many calls */
+#define JUDGE_HOSTS	256	/* hosts told apart in a reason ("of N hosts", at most) */
 
 struct fleet_sum {
 	const char *point;
 	uint64_t visits, exceptions, downgrades, hist[SDS_HIST_BUCKETS];
-	int hosts_seen;
-	char last_host[SDS_HB_HOST_MAX + 1];
+	int hosts_seen;			/* distinct hosts summed, up to JUDGE_HOSTS */
+	uint64_t host_h[JUDGE_HOSTS];	/* their names' FNV-1a */
 };
 
 static int sum_row(const struct store_stat_row *row, void *ctx)
 {
 	struct fleet_sum *f = ctx;
+	uint64_t h;
 	int i;
 
 	/* Only the hosts the drill acted on: the others would dilute a rate. */
@@ -40,10 +42,13 @@ static int sum_row(const struct store_stat_row *row, void *ctx)
 	f->downgrades += row->downgrades;
 	for (i = 0; i < row->nhist && i < SDS_HIST_BUCKETS; i++)
 		f->hist[i] += row->hist[i];
-	if (strcmp(f->last_host, row->host)) {
-		snprintf(f->last_host, sizeof(f->last_host), "%s", row->host);
-		f->hosts_seen++;
-	}
+	/* Rows come by period: a host of several periods is counted once. */
+	for (i = 0, h = 0xcbf29ce484222325ULL; row->host[i]; i++)
+		h = (h ^ (unsigned char)row->host[i]) * 0x100000001b3ULL;
+	for (i = 0; i < f->hosts_seen && f->host_h[i] != h; i++)
+		;
+	if (i == f->hosts_seen && f->hosts_seen < JUDGE_HOSTS)
+		f->host_h[f->hosts_seen++] = h;
 	return 0;
 }
 
@@ -78,9 +83,11 @@ static bool judge(struct api_route *r, const char *g, const char *a,
 		const struct sds_hb_stop *s = &d->stop[i];
 		int64_t n = (s->window_ms + SDS_HB_PERIOD_S * 1000 - 1) / (SDS_HB_PERIOD_S * 1000);
 		int64_t from = period - (n - 1) * SDS_HB_PERIOD_S;
-		struct fleet_sum f = { .point = d->point };
+		struct fleet_sum f;	/* 2.5 KB: the request thread's stack */
 		double v;
 
+		memset(&f, 0, sizeof(f));
+		f.point = d->point;
 		/* Not the periods wholly before it started. */
 		if (from + SDS_HB_PERIOD_S <= d->created)
 			from = d->created / SDS_HB_PERIOD_S * SDS_HB_PERIOD_S;
