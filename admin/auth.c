@@ -178,6 +178,17 @@ static bool strategies_path(const char *p)
 	       seg_is(seg[6], len[6], "strategies");
 }
 
+/* groups/G/apps/A/drills/ID/abort */
+static bool drill_abort_path(const char *p)
+{
+	const char *seg[9];
+	size_t len[9];
+	int n = segments(p, seg, len, 9);
+
+	return n == 7 && seg_is(seg[0], len[0], "groups") && seg_is(seg[2], len[2], "apps") &&
+	       seg_is(seg[4], len[4], "drills") && seg_is(seg[6], len[6], "abort");
+}
+
 enum admin_need auth_need(const struct admin *ad, const char *method,
 				const char *url)
 {
@@ -197,6 +208,9 @@ enum admin_need auth_need(const struct admin *ad, const char *method,
 		return strategies_path(p) ? ADMIN_NEED_STRATEGIES : ADMIN_NEED_READ;
 	}
 	if (!strcmp(method, "POST") && !strcmp(p, "heartbeat"))
+		return ADMIN_NEED_HEARTBEAT;
+	/* A loader stopping a drill whose stop condition broke on its host (api/drills.c). */
+	if (!strcmp(method, "POST") && drill_abort_path(p))
 		return ADMIN_NEED_HEARTBEAT;
 	/* A loader's cluster shares (api/shares.c), every 500 ms. */
 	if (!strcmp(method, "POST") && !strcmp(p, "shares"))

@@ -257,6 +257,8 @@ static void app_routes(struct api_route *r)
 			return api_route_drills(r, g, a);
 		if (r->nseg == 7 && !strcmp(r->seg[6], "stop"))
 			return api_route_drill_stop(r, g, a, r->seg[5]);
+		if (r->nseg == 7 && !strcmp(r->seg[6], "abort"))
+			return api_route_drill_abort(r, g, a, r->seg[5]);
 		goto nf;
 	}
 	if (!strcmp(what, "copy-plans")) {

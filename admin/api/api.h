@@ -73,6 +73,23 @@ void api_token_id(const struct api_route *r, char out[24]);
 void api_route_drills(struct api_route *r, const char *g, const char *a);
 void api_route_drill_stop(struct api_route *r, const char *g, const char *a,
 		const char *ids);
+/* POST {A}/drills/ID/abort: a loader's stop condition broke (heartbeat token) */
+void api_route_drill_abort(struct api_route *r, const char *g, const char *a,
+			   const char *ids);
+/*
+ * api/drill_hosts.c: the body's blast radius (hosts, hosts_pct,
+ * hosts_count) as the JSON array of hosts chosen (*@out, malloc'ed;
+ * NULL: every host); -1 after a 400 (or 404, 500).
+ */
+int api_drill_hosts(struct api_route *r, const char *g, const char *a,
+		    const char *point, const char *kind, char **out);
+/*
+ * api/drill_judge.c: after heartbeat @hb was stored, the stop conditions
+ * of @res's drills judged over the fleet's periods; one broken stops its
+ * drill everywhere (audited drill.abort) and wakes the app's watchers.
+ */
+void api_drill_judge(struct api_route *r, const struct sds_heartbeat *hb,
+		     struct store_hb_result *res);
 
 /* api/copy.c, api/copy_servers.c: copy plans and copy servers */
 void api_route_copy_plans(struct api_route *r, const char *g, const char *a);

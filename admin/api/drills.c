@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "auth.h"
+#include "heartbeat/heartbeat.h"
 #include "api/api.h"
 
 /* ---- drills --------------------------------------------------------------- */
@@ -74,16 +76,18 @@ static int drill_errno(struct api_route *r, struct store_drill *d)
 }
 
 static const char *const f_drill[] = {
-	"point", "kind", "ratio", "delay_ms", "duration_s", "by", "errno", NULL
+	"point", "kind", "ratio", "delay_ms", "duration_s", "by", "errno",
+	"hosts", "hosts_pct", "hosts_count", "stop_when", NULL
 };
 
 void api_route_drills(struct api_route *r, const char *g, const char *a)
 {
 	struct store *st = r->ad->store;
+	struct sds_hb_stop stop[SDS_HB_MAX_STOPS];
 	struct store_drill d = { 0 };
 	const char *kind = NULL;
 	int64_t ratio, delay, dur, id;
-	char tid[24];
+	char tid[24], *hosts = NULL;
 	json_t *out;
 
 	if (api_is(r, "GET")) {
@@ -114,19 +118,35 @@ void api_route_drills(struct api_route *r, const char *g, const char *a)
 	}
 	if (drill_errno(r, &d))
 		return;
+	if (heartbeat_stops_from_json(json_object_get(r->doc, "stop_when"), "stop_when",
+				      stop, &d.nstop, r->err, sizeof(r->err))) {
+		api_fail(r, 400, "%s", r->err);
+		return;
+	}
+	d.stop = stop;
+	/* Last: it reads the app's hosts, and its refusal names them. */
+	if (api_drill_hosts(r, g, a, d.point, kind, &hosts))
+		return;
+	d.hosts = hosts;
 	d.ratio = ratio;
 	d.delay_ms = delay;
 	d.duration_s = dur;
 	api_token_id(r, tid);
 	d.token_id = tid;
-	if (api_store_rc(r, st->ops->drill_create(st, g, a, &d, store_now_s(), &id, r->err)))
+	if (api_store_rc(r, st->ops->drill_create(st, g, a, &d, store_now_s(), &id, r->err))) {
+		free(hosts);
 		return;
-	api_reply(r, 201, json_pack("{s:I, s:s, s:s, s:i, s:I, s:I, s:o}", "id", (json_int_t)id,
+	}
+	api_reply(r, 201, json_pack("{s:I, s:s, s:s, s:i, s:I, s:I, s:o, s:o, s:o}",
+				"id", (json_int_t)id,
 				"point", d.point, "kind", kind, "ratio", (int)ratio,
 				"delay_ms", (json_int_t)delay,
 				"expires_at", (json_int_t)(store_now_s() + dur),
 				"errno", d.err ? json_string(errnames_name(d.err)) :
-						 json_null()));
+						 json_null(),
+				"hosts", hosts ? json_loads(hosts, 0, NULL) : json_string("all"),
+				"stop_when", heartbeat_stops_to_json(stop, d.nstop)));
+	free(hosts);
 }
 
 static const char *const f_drill_stop[] = { "by", NULL };
@@ -153,7 +173,45 @@ void api_route_drill_stop(struct api_route *r, const char *g, const char *a,
 		return;
 	}
 	api_token_id(r, tid);
-	if (!api_store_rc(r, st->ops->drill_stop(st, g, a, id, by, tid, store_now_s(), r->err)))
+	if (!api_store_rc(r, st->ops->drill_stop(st, g, a, id, by, tid, NULL, store_now_s(),
+						 r->err)))
+		api_reply(r, 200, json_pack("{s:I, s:b}", "id", (json_int_t)id, "stopped", 1));
+}
+
+static const char *const f_drill_abort[] = { "host", "reason", NULL };
+
+/*
+ * A loader saw one of drill @ids's stop conditions broken on its host
+ * (loader/decide/drill_stop.c) and stopped it there: stop it for every
+ * host, with the loader's reason.  The heartbeat token's (auth.c); the
+ * write wakes the app's watchers, so the others stop it within a second.
+ */
+void api_route_drill_abort(struct api_route *r, const char *g, const char *a,
+			   const char *ids)
+{
+	struct store *st = r->ad->store;
+	const char *host, *reason;
+	char tid[24], by[300], *end;
+	long long id;
+
+	if (!api_is(r, "POST"))
+		return api_not_allowed(r, "POST");
+	id = strtoll(ids, &end, 10);
+	if (*end || id < 1)
+		return api_fail(r, 404, "no drill '%s'", ids);
+	if (r->rq->tok && !auth_in_scope(r->rq->tok, g, a))
+		return api_fail(r, 403, "this token is not for %s/%s", g, a);
+	if (api_body_object(r) || api_only_fields(r, f_drill_abort) ||
+	    api_text_field(r, "host", &host) || api_text_field(r, "reason", &reason))
+		return;
+	if (!host || !heartbeat_host_valid(host))
+		return api_fail(r, 400, "host: required, a host name (1-253 of [A-Za-z0-9._-])");
+	if (!reason || !*reason || strlen(reason) > SDS_HB_STOP_REASON_MAX)
+		return api_fail(r, 400, "reason: required, 1-%d bytes", SDS_HB_STOP_REASON_MAX);
+	snprintf(by, sizeof(by), "host %s", host);
+	api_token_id(r, tid);
+	if (!api_store_rc(r, st->ops->drill_stop(st, g, a, id, by, tid, reason,
+						 store_now_s(), r->err)))
 		api_reply(r, 200, json_pack("{s:I, s:b}", "id", (json_int_t)id, "stopped", 1));
 }
 

@@ -191,6 +191,7 @@ void api_route_heartbeat(struct api_route *r)
 	res.strategies = bufs->strategies;
 	res.drills = bufs->drills;
 	res.copy = &bufs->copy;
+	res.host = hb->host;	/* filled by the parse below */
 	if (heartbeat_parse(r->rq->body, r->rq->len, hb, r->err, sizeof(r->err))) {
 		atomic_fetch_add(&r->ad->m.heartbeat_rejected, 1);
 		api_fail(r, 400, "%s", r->err);
@@ -224,6 +225,8 @@ void api_route_heartbeat(struct api_route *r)
 	} else {
 		atomic_fetch_add(&r->ad->m.heartbeats, 1);
 		atomic_fetch_add(&r->ad->m.heartbeat_points, hb->n);
+		/* A period more of the fleet: its drills' stop conditions. */
+		api_drill_judge(r, hb, &res);
 	}
 	api_reply(r, 200, reply_doc(&res, hb->version));
 out:
@@ -242,6 +245,7 @@ out:
 void api_route_sync(struct api_route *r)
 {
 	const char *g = http_query(r->rq->conn, "group"), *a = http_query(r->rq->conn, "app");
+	const char *host;
 	struct store *st = r->ad->store;
 	struct store_hb_result res = { 0 };
 	struct hb_bufs *bufs;
@@ -258,6 +262,10 @@ void api_route_sync(struct api_route *r)
 				!sds_name_valid(g) ? "group" : "app");
 	if (api_query_int(r, "version", 0, &have))
 		return;
+	/* Its own drills (a blast radius names hosts); none said: every host's only. */
+	host = http_query(r->rq->conn, "host");
+	if (host && !heartbeat_host_valid(host))
+		return api_fail(r, 400, "host: bad name (1-253 of [A-Za-z0-9._-])");
 	/* A scoped heartbeat token reads its own apps only, as it heartbeats. */
 	if (r->rq->tok && !auth_in_scope(r->rq->tok, g, a)) {
 		char scope[2 * ADMIN_NAME_MAX + 2], more[4 * ADMIN_NAME_MAX + 64];
@@ -274,6 +282,7 @@ void api_route_sync(struct api_route *r)
 	res.strategies = bufs->strategies;
 	res.drills = bufs->drills;
 	res.copy = &bufs->copy;
+	res.host = host;
 	if (!st->ops->app_state)
 		return api_fail(r, 501, "this store cannot answer sync (no app_state)");
 	rc = st->ops->app_state(st, g, a, have, store_now_s(), &res, r->err);

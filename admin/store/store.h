@@ -61,6 +61,12 @@ struct store_hb_result {
 	struct sds_hb_drill *drills;	/* if non-NULL: room for SDS_HB_MAX_DRILLS, filled */
 	int ndrills;			/* the app's drills in force */
 	struct sds_hb_copy *copy;	/* if non-NULL: the app's plans and live copy servers */
+	/*
+	 * The sync's asker (GET /api/v1/sync?host=): only the drills handed
+	 * to it; NULL: a loader that does not say, only the drills of every
+	 * host.  A heartbeat's answer is its own host's (hb->host).
+	 */
+	const char *host;
 };
 
 #define ADMIN_WHO_MAX	600	/* "BY (token ID)" */
@@ -75,6 +81,9 @@ struct store_drill {
 	const char *by;			/* who, as they said (free text) */
 	const char *token_id;		/* which token: a fingerprint, never the token */
 	int32_t err;			/* error drills on failfast points: errno; 0: the point's */
+	const char *hosts;		/* the hosts it is handed to, a JSON array; NULL: all */
+	const struct sds_hb_stop *stop;	/* its stop conditions (@nstop; 0: none) */
+	int nstop;
 };
 
 #define STORE_COPY_LIVE_S	30	/* a copy server heard within this is offered to loaders */
@@ -240,10 +249,14 @@ struct store_ops {
 	/* The app's last 200 drills, newest first. */
 	int (*drill_list)(struct store *st, const char *g, const char *a,
 			  json_t **out, char *err);
-	/* Stop drill @id (audited); STORE_CONFLICT if it has ended. */
+	/*
+	 * Stop drill @id (audited); STORE_CONFLICT if it has ended.  @reason
+	 * (NULL: an operator's stop) is a broken stop condition's, said in
+	 * its row and audited as "drill.abort".
+	 */
 	int (*drill_stop)(struct store *st, const char *g, const char *a,
 			  int64_t id, const char *by, const char *token_id,
-			  int64_t now, char *err);
+			  const char *reason, int64_t now, char *err);
 
 	/*
 	 * Copy plans: start (audited; 409 when the name or a point is taken

@@ -554,8 +554,12 @@ async function loadDrills() {
       stop = el('button', 'Stop', 'danger');
       stop.addEventListener('click', () => stopDrill(d.id));
     }
-    return [d.id, d.point, what, fmtDate(d.created),
-            left > 0 ? Math.round(left) + ' s' : 'ended', d.started_by, d.stopped_by || '', stop];
+    // Its blast radius ("all", or the hosts chosen), and why a stop condition ended it.
+    const hosts = Array.isArray(d.hosts) ? d.hosts.join(', ') : (d.hosts || 'all');
+    const conds = (d.stop_when || []).map((c) => c.field + ' > ' + c.above + ' / ' + c.window_s + ' s');
+    return [d.id, d.point, what + (conds.length ? ' · stop if ' + conds.join(', ') : ''), hosts,
+            fmtDate(d.created), left > 0 ? Math.round(left) + ' s' : 'ended', d.started_by,
+            d.stopped_by || '', d.stop_reason || '', stop];
   }));
   $('drills-sum').textContent = running ? '· ' + running + ' running' : '';
 }
@@ -569,7 +573,7 @@ async function startDrill() {
   if (body.kind === 'error' && $('dr-errno').value) body.errno = $('dr-errno').value;
   try {
     const d = await api('POST', appPath(state.sel) + '/drills', body);
-    ok('drill ' + d.id + ' started: it reaches the hosts with their next heartbeat');
+    ok('drill ' + d.id + ' started on ' + (Array.isArray(d.hosts) ? d.hosts.length + ' hosts' : 'every host') + ': it reaches them with their next heartbeat');
     tick(true);
   } catch (e) { fail(e); }
 }

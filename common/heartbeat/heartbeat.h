@@ -157,6 +157,44 @@ struct sds_heartbeat {
 };
 
 #define SDS_HB_MAX_DRILLS	SDS_MAX_POINTS	/* drills in one reply */
+#define SDS_HB_MAX_STOPS	4		/* stop conditions of one drill */
+#define SDS_HB_STOP_MIN_MS	100		/* a window: at least the default tick */
+#define SDS_HB_STOP_MAX_MS	60000		/* ... at most a minute */
+#define SDS_HB_STOP_REASON_MAX	200		/* bytes of why a drill stopped */
+
+/* What a stop condition watches (heartbeat_drill.c names them). */
+enum sds_hb_stop_field {
+	SDS_STOP_NONE,
+	SDS_STOP_EXCEPTION_RATE,	/* exceptions / visits over the window, 0..1 */
+	SDS_STOP_P99_MS,		/* the calls' 99th latency percentile over it, ms */
+	SDS_STOP_DOWNGRADES,		/* calls downgraded over it */
+};
+
+/*
+ * One of a drill's stop conditions (docs/DRILL.md, "Automatic abort"):
+ * the drill stops once @field over the last @window_ms is above @above.
+ */
+struct sds_hb_stop {
+	uint32_t field;			/* enum sds_hb_stop_field */
+	double above;			/* the bound, in the field's unit */
+	int64_t window_ms;		/* SDS_HB_STOP_MIN_MS..SDS_HB_STOP_MAX_MS */
+};
+
+/* "exception_rate", ...: the field's enum value, or SDS_STOP_NONE. */
+uint32_t heartbeat_stop_field(const char *name);
+const char *heartbeat_stop_field_name(uint32_t field);
+/* The fields' names, ", "-separated, for messages. */
+#define SDS_HB_STOP_FIELDS "exception_rate, p99_ms, downgrades"
+/*
+ * A "stop_when" array (@v; NULL or null: none) into @out/@n; -1 with one
+ * line in @err (naming "@what[i].field").  The admin's API and every
+ * loader read it with this.
+ */
+int heartbeat_stops_from_json(json_t *v, const char *what,
+			      struct sds_hb_stop *out, int *n, char *err,
+			      size_t errlen);
+/* @n conditions as a "stop_when" array (new reference). */
+json_t *heartbeat_stops_to_json(const struct sds_hb_stop *s, int n);
 #define SDS_HB_DRILL_DELAY_MAX	60000		/* ms */
 
 /* One active drill of the app, as the admin's reply lists it. */
@@ -168,6 +206,9 @@ struct sds_hb_drill {
 	int64_t delay_ms;		/* delay drills: 1..60000 */
 	int64_t expires_at;		/* Unix seconds: it ends then */
 	int32_t err;			/* "errno" of an error drill on a failfast point; 0: the point's */
+	int64_t created;		/* the admin's: when it started, Unix s (never sent) */
+	int nstop;			/* stop conditions in @stop; 0: none, not sent */
+	struct sds_hb_stop stop[SDS_HB_MAX_STOPS];	/* "stop_when": any broken ends it */
 };
 
 #define SDS_HB_COPY_SERVERS	8		/* copy servers in one reply */

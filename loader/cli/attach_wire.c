@@ -194,6 +194,15 @@ static int drill_point(void *ctx, const char *name)
 	return engine__point(ctx, name);
 }
 
+/* A stop condition stopped admin drill @id here: the admin stops it everywhere. */
+static void drill_aborted(void *ctx, int64_t id, const char *why)
+{
+	struct loader *l = ctx;
+
+	if (l->uplink)
+		uplink_abort__note(l->uplink, id, why);
+}
+
 void attach_wire_drill(struct loader *l)
 {
 	const struct drill_ctx c = {
@@ -207,6 +216,11 @@ void attach_wire_drill(struct loader *l)
 		/* A drill from the admin may name a point no process has yet. */
 		.point = drill_point,
 		.point_ctx = &l->engine,
+		/* Stop conditions: the tick's read, and the admin told of a stop. */
+		.snap = &l->engine.snap,
+		.tick_ns = &l->tick_ns,
+		.aborted = drill_aborted,
+		.aborted_ctx = l,
 	};
 
 	drill__init(&l->drill, &c);

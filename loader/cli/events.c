@@ -19,7 +19,8 @@ static const char events_usage[] =
 "reason, started or ended, and when; and TARGET's deploys (reason deploy:\n"
 "build old -> new build-id, unresolved, rejected, retired; docs/DEPLOY.md)\n"
 "and adaptive limits' moves of more than 10 % (reason adaptive, event limit:\n"
-"from -> to; docs/ADAPTIVE.md).  Prints the ones kept since attach,\n"
+"from -> to; docs/ADAPTIVE.md); a drill a stop condition stopped says\n"
+"why (docs/DRILL.md).  Prints the ones kept since attach,\n"
 "then follows; stops after N events with --count.  --json prints one\n"
 "object per line.\n";
 
@@ -36,7 +37,12 @@ static void print_deploy(json_t *e)
 	}
 	if (strcmp(query_jstr(e, "reason"), "deploy")) {
 		/* A function point's trip dated by its crossing call. */
-		puts(json_is_true(json_object_get(e, "at_call")) ? " (at the call)" : "");
+		if (json_is_true(json_object_get(e, "at_call")))
+			fputs(" (at the call)", stdout);
+		/* A key's, or why a drill stopped (a stop condition broke). */
+		if (*query_jstr(e, "detail"))
+			printf(": %s", query_jstr(e, "detail"));
+		putchar('\n');
 		return;
 	}
 	printf(" %s -> %s: %s\n", query_short_build(query_jstr(e, "old_build")),

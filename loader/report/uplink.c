@@ -595,6 +595,7 @@ void uplink__stop(struct uplink *u)
 		pthread_mutex_unlock(&u->lock);
 		uplink_push__stop(u);
 		uplink_share__stop(u);
+		uplink_abort__stop(u);
 		pthread_join(u->thread, NULL);
 		u->started = false;
 	}

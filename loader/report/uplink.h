@@ -111,6 +111,7 @@ struct uplink_share_grant {
 };
 
 #define UPLINK_SHARE_MS		500	/* a report this often */
+#define UPLINK_ABORTS		16	/* drill stops waiting to be told */
 #define UPLINK_SHARE_LEASE_MS	1500	/* a grant stands this long after its reply */
 
 /* Where this host's identity is read (machine-id(5)). */
@@ -209,6 +210,17 @@ struct uplink {
 	char share_error[256];		/* why the last report failed, "" if it went */
 	pthread_t share_thread;		/* the share thread */
 	bool share_started;		/* @share_thread runs */
+
+	/* drills stopped here by a stop condition (uplink_abort.c), under @lock */
+	struct uplink_abort_msg {
+		int64_t id;			/* the admin's drill id */
+		char why[SDS_HB_STOP_REASON_MAX];	/* which condition broke, by what */
+	} aborts[UPLINK_ABORTS];	/* to tell the admin, oldest first */
+	int naborts;			/* entries of @aborts */
+	uint64_t aborts_sent, abort_failures;	/* told; given up or dropped */
+	pthread_cond_t abort_cond;	/* a notice queued, or stop */
+	pthread_t abort_thread;
+	bool abort_started;		/* @abort_thread runs */
 };
 
 /*
@@ -250,6 +262,14 @@ void uplink_share__report(struct uplink *u, const struct uplink_share_report *r,
 			  int npoints);
 int uplink_share__take(struct uplink *u, struct uplink_share_grant *out);
 json_t *uplink_share__json(struct uplink *u);
+/*
+ * uplink_abort.c: the thread that tells the admin of drills a stop
+ * condition stopped here (started and stopped with the sender), and the
+ * main loop's notice of one (never blocks on the network).
+ */
+int uplink_abort__start(struct uplink *u);
+void uplink_abort__stop(struct uplink *u);
+void uplink_abort__note(struct uplink *u, int64_t id, const char *why);
 
 /*
  * Keep the queue in <@state_dir>/<group>.<app>.backlog, and queue the

@@ -209,15 +209,16 @@ static void sync_state(struct uplink *u, CURL *curl, struct sds_hb_reply *r)
 	char *g = curl ? curl_easy_escape(curl, u->group, 0) : NULL;
 	char *a = curl ? curl_easy_escape(curl, u->app, 0) : NULL;
 	enum post_result res = POST_FAILED;
-	char path[600], err[1536] = "";
+	char path[900], err[1536] = "";
 
 	u->sync_due = false;
 	pthread_mutex_unlock(&u->lock);
 	memset(r, 0, sizeof(*r));
 	r->strategies = malloc(sizeof(*r->strategies));
 	if (g && a) {
-		snprintf(path, sizeof(path), "/api/v1/sync?group=%s&app=%s&version=%lld",
-			 g, a, (long long)version);
+		/* host: the drills handed to this host (a drill's blast radius). */
+		snprintf(path, sizeof(path), "/api/v1/sync?group=%s&app=%s&version=%lld&host=%s",
+			 g, a, (long long)version, u->host);
 		res = request_picks(u, curl, path, NULL, r, err, sizeof(err));
 	}
 	curl_free(g);
@@ -311,5 +312,6 @@ int uplink__start(struct uplink *u)
 	if (pthread_create(&u->thread, NULL, sender, u))
 		return -1;
 	u->started = true;
-	return uplink_push__start(u) || uplink_share__start(u) ? -1 : 0;
+	return uplink_push__start(u) || uplink_share__start(u) ||
+	       uplink_abort__start(u) ? -1 : 0;
 }

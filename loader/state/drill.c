@@ -14,9 +14,11 @@
 #include "publish/failfast.h"
 #include "heartbeat/heartbeat.h"
 #include "state/drill.h"
+#include "decide/drill_stop.h"
 #include "state/events.h"
 #include "decide/engine_eval.h"
 #include "kernel/probes.h"
+#include "kernel/snapshot.h"
 #include "publish/flags.h"
 #include "names.h"
 #include "target/pointspec.h"
@@ -55,6 +57,14 @@ void drill__init(struct drill *dl, const struct drill_ctx *ctx)
 	memset(dl->dirty, 0, sizeof(dl->dirty));
 	dl->any_dirty = false;
 	dl->c = *ctx;
+	memset(dl->stops, 0, sizeof(dl->stops));
+	dl->naborted = 0;
+}
+
+static void stops_free(struct drill *dl, int id)
+{
+	free(dl->stops[id]);
+	dl->stops[id] = NULL;
 }
 
 bool drill__dirty(const struct drill *dl)
@@ -137,6 +147,7 @@ int drill__start(struct drill *dl, const char *name, bool create,
 	if (r->kind)
 		events__add(dl->c.events, name, SDS_REASON_DRILL, false);
 	*r = *d;
+	stops_free(dl, id);	/* the caller sets the new drill's (drill__apply_admin) */
 	r->faults_base = !fn ? n->drill_faults : failfast__drilled(*dl->c.failfast, id);
 	r->delays_base = !fn ? n->drill_delays : delaydrill__marked(*dl->c.delay, id);
 	events__add(dl->c.events, name, SDS_REASON_DRILL, true);
@@ -151,8 +162,40 @@ static void drill_end(struct drill *dl, int id)
 	    dl->c.probes->pts[id].kind != POINT_GUARD)
 		delaydrill__stop(*dl->c.delay, id);
 	dl->c.run[id].drill.kind = SDS_DRILL_NONE;
+	stops_free(dl, id);
 	events__add(dl->c.events, dl->c.probes->pts[id].spec.name, SDS_REASON_DRILL,
 		    false);
+}
+
+static bool was_aborted(const struct drill *dl, int64_t admin_id)
+{
+	int i;
+
+	for (i = 0; i < dl->naborted && i < DRILL_ABORTED_MAX; i++)
+		if (dl->aborted[i] == admin_id)
+			return true;
+	return false;
+}
+
+/*
+ * End admin drill of point @id here because @why, say so in `events` and
+ * on stderr, and tell the admin (which stops it on every host).
+ */
+static void drill_abort(struct drill *dl, int id, int64_t admin_id, const char *why)
+{
+	struct events *ev = dl->c.events;
+	const char *name = dl->c.probes->pts[id].spec.name;
+
+	if (dl->c.run[id].drill.kind) {
+		drill_end(dl, id);
+		/* drill_end's event: it ended, and why. */
+		snprintf(ev->ring[(ev->next_seq - 1) % EVENTS_MAX].detail, EVENTS_DETAIL_MAX,
+			 "drill %lld stopped: %s", (long long)admin_id, why);
+	}
+	cmd_err("drill %lld on '%s': stopped: %s", (long long)admin_id, name, why);
+	dl->aborted[dl->naborted++ % DRILL_ABORTED_MAX] = admin_id;
+	if (dl->c.aborted)
+		dl->c.aborted(dl->c.aborted_ctx, admin_id, why);
 }
 
 int drill__stop(struct drill *dl, const char *name, char *err, size_t errlen)
@@ -177,9 +220,16 @@ void drill__tick(struct drill *dl, int id, uint64_t now_ns,
 		 struct flag_state *fs)
 {
 	struct drill_run *r = &dl->c.run[id].drill;
+	char broke[SDS_HB_STOP_REASON_MAX];
 
 	if (r->kind && now_ns >= r->expires_ns)
 		drill_end(dl, id);
+	/* An admin drill's stop conditions, over this tick's read of the point. */
+	if (r->kind && r->admin_id && dl->stops[id] &&
+	    drill_stop__judge(dl->stops[id], dl->c.snap && *dl->c.snap ?
+			      snapshot__point(*dl->c.snap, id) : NULL, now_ns,
+			      broke, sizeof(broke)))
+		drill_abort(dl, id, r->admin_id, broke);
 	/*
 	 * A function point's delay drill kept by a loader that died (keep.c
 	 * restores the run states): this loader hooks it again, or ends it.
@@ -233,6 +283,10 @@ json_t *drill__json(struct drill *dl, int id, uint64_t now_ns)
 	if (o && r->err)
 		json_object_set_new(o, "errno",
 				    json_string(errnames_name(r->err)));
+	/* An admin drill's stop conditions, judged here every tick. */
+	if (o && dl->stops[id])
+		json_object_set_new(o, "stop_when",
+				    heartbeat_stops_to_json(dl->stops[id]->stop, dl->stops[id]->n));
 	/* Where a function point's delay drill holds its packets. */
 	if (o && fn && r->kind == SDS_DRILL_DELAY)
 		json_object_set_new(o, "devices",
@@ -297,6 +351,23 @@ char *drill__request(struct drill *dl, const char *args)
 				    drill__json(dl, id, flags_now_ns())));
 }
 
+/*
+ * Admin drill @dr, running on point @id: judge its stop conditions from
+ * now on; one this loader cannot judge (a window under its tick) stops
+ * the drill, as a broken one would: never a drill run unwatched.
+ */
+static void drill_stops_set(struct drill *dl, int id, const struct sds_hb_drill *dr)
+{
+	char err[SDS_HB_STOP_REASON_MAX];
+
+	if (id < 0)
+		return;
+	dl->stops[id] = drill_stop__new(dr->stop, dr->nstop, dl->c.tick_ns ? *dl->c.tick_ns : 0,
+					 err, sizeof(err));
+	if (!dl->stops[id])
+		drill_abort(dl, id, dr->id, err);
+}
+
 void drill__apply_admin(struct drill *dl, const struct sds_hb_drill *dr, int n,
 			int64_t now_unix)
 {
@@ -335,16 +406,26 @@ void drill__apply_admin(struct drill *dl, const struct sds_hb_drill *dr, int n,
 		if (left_s > DRILL_MAX_S)
 			left_s = DRILL_MAX_S;
 		id = probes__find(dl->c.probes, dr[i].point);
+		if (was_aborted(dl, dr[i].id))
+			continue;	/* stopped here: the admin is being told */
 		if (id >= 0 && dl->c.run[id].drill.kind &&
-		    dl->c.run[id].drill.admin_id == dr[i].id)
+		    dl->c.run[id].drill.admin_id == dr[i].id) {
+			/* Kept from the last loader (keep.c): its conditions again. */
+			if (dr[i].nstop && !dl->stops[id])
+				drill_stops_set(dl, id, &dr[i]);
 			continue;	/* running already */
+		}
 		d.kind = dr[i].kind;
 		d.ratio = dr[i].ratio;
 		d.delay_ns = (uint64_t)dr[i].delay_ms * 1000000ULL;
 		d.expires_ns = now_ns + (uint64_t)left_s * 1000000000ULL;
 		d.admin_id = dr[i].id;
 		d.err = dr[i].err;	/* 0: the point's own errno */
-		if (drill__start(dl, dr[i].point, true, &d, err, sizeof(err)))
+		if (drill__start(dl, dr[i].point, true, &d, err, sizeof(err))) {
 			cmd_err("drill %" PRId64 " from the admin: %s", dr[i].id, err);
+			continue;
+		}
+		if (dr[i].nstop)
+			drill_stops_set(dl, probes__find(dl->c.probes, dr[i].point), &dr[i]);
 	}
 }

@@ -50,13 +50,34 @@ struct drill_ctx {
 	/* Make point @name's entry (the engine's): its id, or -1. */
 	int (*point)(void *point_ctx, const char *name);
 	void *point_ctx;
+	/* The tick's read (the engine's), where stop conditions count from. */
+	struct snapshot *const *snap;
+	const uint64_t *tick_ns;	/* --tick-ms (set after drill__init): a stop condition's window is at least one */
+	/*
+	 * Admin drill @id stopped here because @why (a stop condition broke,
+	 * or could not be judged): tell the admin, so that it stops
+	 * everywhere.  NULL: no admin.
+	 */
+	void (*aborted)(void *aborted_ctx, int64_t id, const char *why);
+	void *aborted_ctx;
 };
+
+#define DRILL_ABORTED_MAX	64	/* admin drills stopped here, not started again */
 
 /* The drills of one loader: which points to evaluate before the next tick. */
 struct drill {
 	uint8_t dirty[SDS_MAX_POINTS];	/* evaluate the point before the next tick */
 	bool any_dirty;			/* some @dirty is set */
 	struct drill_ctx c;
+	/* Per point id: an admin drill's stop conditions (drill_stop.c); NULL: none. */
+	struct drill_stop *stops[SDS_MAX_POINTS];
+	/*
+	 * The admin drills this loader stopped by their stop conditions,
+	 * the latest DRILL_ABORTED_MAX: a reply sent before the admin heard
+	 * of it still lists the drill, and must not start it again.
+	 */
+	int64_t aborted[DRILL_ABORTED_MAX];
+	int naborted;
 };
 
 /* Before any tick or request: @dl works on what @ctx points to. */

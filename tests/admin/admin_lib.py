@@ -176,7 +176,10 @@ DROP_8 = ("DROP TABLE hot_keys;"
           "ALTER TABLE stats DROP COLUMN max_stuck;"
           "ALTER TABLE stats DROP COLUMN overload;"
           "ALTER TABLE hosts DROP COLUMN pressure;"
-          "ALTER TABLE hosts DROP COLUMN refused;")
+          "ALTER TABLE hosts DROP COLUMN refused;"
+          "ALTER TABLE drills DROP COLUMN hosts;"
+          "ALTER TABLE drills DROP COLUMN stop_when;"
+          "ALTER TABLE drills DROP COLUMN stop_reason;")
 
 
 def fp(token):

@@ -4,9 +4,11 @@
  * GROUP/APP with point POINT, says "ready" once registered, then obeys
  * commands on stdin, one a line, answering each with one JSON line:
  *
- *   run N enter|should	N guarded calls through sds_enter() (a fault is
+ *   run N enter|should [every_us=U]
+ *			N guarded calls through sds_enter() (a fault is
  *			signed as an exception, like a real failure) or
- *			sds_should_downgrade(); counts what each got
+ *			sds_should_downgrade(); counts what each got; with
+ *			every_us, call i starts U*i us after the first
  *   quit
  *
  * {"pass": P, "fault": F, "down": D, "max_ms": M}: M is the slowest call.
@@ -30,7 +32,7 @@ int main(int argc, char **argv)
 	struct sds_client *c;
 	struct sds_point *p;
 	char line[256], mode[16];
-	long n, i;
+	long n, i, every_us;
 
 	if (argc != 4) {
 		fprintf(stderr, "usage: drillapp GROUP APP POINT\n");
@@ -44,17 +46,26 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	while (fgets(line, sizeof(line), stdin)) {
 		long pass = 0, fault = 0, down = 0;
-		double max = 0;
+		double max = 0, start = now_ms();
 
 		if (!strncmp(line, "quit", 4))
 			break;
-		if (sscanf(line, "run %ld %15s", &n, mode) != 2) {
+		every_us = 0;
+		if (sscanf(line, "run %ld %15s every_us=%ld", &n, mode, &every_us) < 2) {
 			printf("{\"error\": \"bad command\"}\n");
 			fflush(stdout);
 			continue;
 		}
 		for (i = 0; i < n; i++) {
-			double t0 = now_ms(), dt;
+			double t0, dt;
+
+			/* An absolute schedule: a slow call does not shift the next ones. */
+			while (every_us > 0 && now_ms() < start + i * every_us / 1e3) {
+				struct timespec ts = { 0, 100000 };
+
+				nanosleep(&ts, NULL);
+			}
+			t0 = now_ms();
 
 			if (!strcmp(mode, "should")) {
 				if (sds_should_downgrade(p))

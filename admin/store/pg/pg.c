@@ -61,7 +61,8 @@ static const char *const pg_sql[NQ] = {
 		" last_period = GREATEST(hosts.last_period, ?5), version = ?6,"
 		" pressure = ?7, refused = ?8",
 	[Q_DRILL_INS] = "INSERT INTO drills (app_id, point, kind, ratio, delay_ms, created,"
-		" expires_at, started_by, errno) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id",
+		" expires_at, started_by, errno, hosts, stop_when)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) RETURNING id",
 	[Q_COPY_INS] = "INSERT INTO copy_plans (app_id, name, points, sample_pct, amplification,"
 		" shadows, framing, writes, rate, created, expires_at, started_by)"
 		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) RETURNING id",

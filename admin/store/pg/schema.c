@@ -5,7 +5,7 @@
  * the day partitions of the statistics with their retention.
  *
  * The tables are SQLite's (store/sqlite/schema.c: its version 4 is our 1,
- * its 5 (drills.errno) our 2, its 6 our 3, its 7 our 4, its 8 our 5) in
+ * its 5 (drills.errno) our 2, its 6 our 3, its 7 our 4, its 8 our 5, its 9 our 6) in
  * PostgreSQL's
  * types.  stats and
  * heartbeats are partitioned by range of period_start, one partition per
@@ -182,6 +182,10 @@ static const char *const migrations[] = {
 	"  point " T " NOT NULL,"
 	"  keys " T " NOT NULL,"
 	"  PRIMARY KEY (app_id, point, period_start, host)) PARTITION BY RANGE (period_start);",
+	/* 7: a drill's hosts, stop conditions and stop reason (SQLite's schema 10) */
+	"ALTER TABLE drills ADD COLUMN hosts " T ";"
+	"ALTER TABLE drills ADD COLUMN stop_when " T ";"
+	"ALTER TABLE drills ADD COLUMN stop_reason " T ";",
 };
 #define PG_SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 

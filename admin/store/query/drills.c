@@ -10,9 +10,35 @@
 
 /* ---- drills ------------------------------------------------------------- */
 
-/* The app's drills in force at @now, for a heartbeat reply (lock held). */
+/*
+ * Is @host among a drill's hosts (@hosts: its JSON array; NULL: every
+ * host's)?  A row that does not parse is handed to nobody: a drill meant
+ * for some hosts never reaches all of them by a damaged row.
+ */
+static bool drill_for(const char *hosts, const char *host)
+{
+	json_t *a, *v;
+	bool in = false;
+	size_t i;
+
+	if (!hosts)
+		return true;
+	if (!host)
+		return false;
+	a = json_loads(hosts, 0, NULL);
+	json_array_foreach(a, i, v)
+		if (json_is_string(v) && !strcmp(json_string_value(v), host))
+			in = true;
+	json_decref(a);
+	return in;
+}
+
+/*
+ * The app's drills in force at @now handed to @host, for a heartbeat
+ * reply or a sync (lock held).
+ */
 int sq_drills_active(struct sq_store *s, int64_t app, int64_t now,
-		  struct sds_hb_drill *out, int *n, char *err)
+		  const char *host, struct sds_hb_drill *out, int *n, char *err)
 {
 	struct sq_stmt *q = sq_q(s, Q_DRILL_ACTIVE);
 	int rc;
@@ -23,8 +49,14 @@ int sq_drills_active(struct sq_store *s, int64_t app, int64_t now,
 	sq_bind_int64(q, 1, app);
 	sq_bind_int64(q, 2, now);
 	while ((rc = sq_step(q)) == SQ_ROW && *n < SDS_HB_MAX_DRILLS) {
-		struct sds_hb_drill *d = &out[(*n)++];
+		struct sds_hb_drill *d = &out[*n];
+		char why[160];
+		json_t *stop;
 
+		if (!drill_for(sq_col_null(q, 7) ? NULL : sq_col_text(q, 7), host))
+			continue;
+		(*n)++;
+		memset(d, 0, sizeof(*d));
 		d->id = sq_col_int64(q, 0);
 		snprintf(d->point, sizeof(d->point), "%s", sq_col_text(q, 1));
 		d->kind = strcmp(sq_col_text(q, 2), "delay") ? SDS_DRILL_ERROR :
@@ -32,9 +64,16 @@ int sq_drills_active(struct sq_store *s, int64_t app, int64_t now,
 		d->ratio = sq_col_int(q, 3);
 		d->delay_ms = sq_col_int64(q, 4);
 		d->expires_at = sq_col_int64(q, 5);
+		d->created = sq_col_int64(q, 9);
 		/* The API checked the name; one this build lacks is the point's. */
 		d->err = sq_col_null(q, 6) ? 0 :
 			 errnames_parse(sq_col_text(q, 6));
+		/* The API checked them; a row that no longer parses stops nothing. */
+		stop = sq_col_null(q, 8) ? NULL : json_loads(sq_col_text(q, 8), 0, NULL);
+		if (heartbeat_stops_from_json(stop, "stop_when", d->stop, &d->nstop,
+					      why, sizeof(why)))
+			d->nstop = 0;
+		json_decref(stop);
 	}
 	sq_reset(q);
 	if (rc != SQ_DONE && rc != SQ_ROW)
@@ -47,9 +86,11 @@ int sq_drill_create(struct store *st, const char *g, const char *a,
 		    char *err)
 {
 	struct sq_store *s = SQ(st);
-	char detail[256], who[ADMIN_WHO_MAX];
+	char detail[512], who[ADMIN_WHO_MAX], *stop_text = NULL;
 	struct sq_app_ref r;
 	struct sq_stmt *q;
+	json_t *stop;
+	size_t len;
 	int ret;
 
 	sq_lock(st);
@@ -75,6 +116,22 @@ int sq_drill_create(struct store *st, const char *g, const char *a,
 		sq_bind_text(q, 9, errnames_name(d->err));
 	else
 		sq_bind_null(q, 9);
+	if (d->hosts)
+		sq_bind_text(q, 10, d->hosts);
+	else
+		sq_bind_null(q, 10);
+	stop = d->nstop ? heartbeat_stops_to_json(d->stop, d->nstop) : NULL;
+	stop_text = stop ? json_dumps(stop, JSON_COMPACT) : NULL;
+	json_decref(stop);
+	if (d->nstop && !stop_text) {
+		sq_seterr(err, "out of memory");
+		ret = STORE_ERROR;
+		goto fail;
+	}
+	if (stop_text)
+		sq_bind_text(q, 11, stop_text);
+	else
+		sq_bind_null(q, 11);
 	ret = sq_run(s, q, err);
 	if (ret)
 		goto fail;
@@ -88,6 +145,11 @@ int sq_drill_create(struct store *st, const char *g, const char *a,
 			 (long long)*id, d->point, d->err ? " " : "",
 			 d->err ? errnames_name(d->err) : "", d->ratio,
 			 (long long)d->duration_s);
+	/* A blast radius and stop conditions, when given (every host's drill reads as before). */
+	len = strlen(detail);
+	snprintf(detail + len, sizeof(detail) - len, "%s%.200s%s%.200s",
+		 d->hosts ? ", hosts " : "", d->hosts ? d->hosts : "",
+		 stop_text ? ", stop_when " : "", stop_text ? stop_text : "");
 	ret = sq_commit_audited(s, 0, r.id, "drill.start", detail, who, err);
 	goto out;
 dbfail:
@@ -96,7 +158,19 @@ fail:
 	sq_rollback(s);
 out:
 	sq_unlock(st);
+	free(stop_text);
 	return ret;
+}
+
+/* A JSON column: its value, or @none when NULL or damaged. */
+static json_t *json_col(struct sq_stmt *q, int i, json_t *none)
+{
+	json_t *v = sq_col_null(q, i) ? NULL : json_loads(sq_col_text(q, i), 0, NULL);
+
+	if (!v)
+		return none;
+	json_decref(none);
+	return v;
 }
 
 static json_t *drill_row(struct sq_stmt *q)
@@ -117,6 +191,11 @@ static json_t *drill_row(struct sq_stmt *q)
 	/* null: the point's own errno (and every delay drill) */
 	json_object_set_new(o, "errno", sq_col_null(q, 10) ?
 			    json_null() : json_string(sq_col_text(q, 10)));
+	/* "all", or the hosts it was handed to; the conditions; why one stopped it. */
+	json_object_set_new(o, "hosts", json_col(q, 11, json_string("all")));
+	json_object_set_new(o, "stop_when", json_col(q, 12, json_array()));
+	json_object_set_new(o, "stop_reason", sq_col_null(q, 13) ?
+			    json_null() : json_string(sq_col_text(q, 13)));
 	return o;
 }
 
@@ -137,10 +216,10 @@ int sq_drill_list(struct store *st, const char *g, const char *a,
 
 int sq_drill_stop(struct store *st, const char *g, const char *a,
 		  int64_t id, const char *by, const char *token_id,
-		  int64_t now, char *err)
+		  const char *reason, int64_t now, char *err)
 {
 	struct sq_store *s = SQ(st);
-	char detail[160], who[ADMIN_WHO_MAX];
+	char detail[160 + SDS_HB_STOP_REASON_MAX], who[ADMIN_WHO_MAX];
 	struct sq_app_ref r;
 	struct sq_stmt *q;
 	int rc, ret;
@@ -166,8 +245,9 @@ int sq_drill_stop(struct store *st, const char *g, const char *a,
 		ret = STORE_NOTFOUND;
 		goto fail;
 	}
-	snprintf(detail, sizeof(detail), "drill %lld on %s", (long long)id,
-		 sq_col_text(q, 0));
+	snprintf(detail, sizeof(detail), "drill %lld on %s%s%.*s", (long long)id,
+		 sq_col_text(q, 0), reason ? ": " : "", SDS_HB_STOP_REASON_MAX,
+		 reason ? reason : "");
 	if (!sq_col_null(q, 1) ||
 	    sq_col_int64(q, 2) <= now) {
 		sq_reset(q);
@@ -184,7 +264,12 @@ int sq_drill_stop(struct store *st, const char *g, const char *a,
 	sq_bind_int64(q, 2, id);
 	sq_bind_int64(q, 3, now);
 	sq_bind_text(q, 4, who);
-	ret = sq_commit_audited(s, sq_run(s, q, err), r.id, "drill.stop", detail, who, err);
+	if (reason)
+		sq_bind_text(q, 5, reason);
+	else
+		sq_bind_null(q, 5);
+	ret = sq_commit_audited(s, sq_run(s, q, err), r.id,
+				reason ? "drill.abort" : "drill.stop", detail, who, err);
 	goto out;
 dbfail:
 	ret = sq_dberr(s, err);

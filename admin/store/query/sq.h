@@ -311,7 +311,7 @@ int sq_strategy_delete(struct store *st, const char *g, const char *a,
 
 /* store/query/drills.c: drills */
 int sq_drills_active(struct sq_store *s, int64_t app, int64_t now,
-		  struct sds_hb_drill *out, int *n, char *err);
+		  const char *host, struct sds_hb_drill *out, int *n, char *err);
 int sq_drill_create(struct store *st, const char *g, const char *a,
 		    const struct store_drill *d, int64_t now, int64_t *id,
 		    char *err);
@@ -319,7 +319,7 @@ int sq_drill_list(struct store *st, const char *g, const char *a,
 		  json_t **out, char *err);
 int sq_drill_stop(struct store *st, const char *g, const char *a,
 		  int64_t id, const char *by, const char *token_id,
-		  int64_t now, char *err);
+		  const char *reason, int64_t now, char *err);
 
 /* store/query/copy.c: copy plans, their statistics; _servers.c: copy servers */
 /* Columns of COPY_COLS (store/query/sql.c). */

@@ -121,15 +121,18 @@ const char *const sq_sql[NQ] = {
 		" (SELECT id FROM schemes WHERE app_id = ?1)",
 	[Q_DEL_APP_SCHEMES] = "DELETE FROM schemes WHERE app_id = ?1",
 	[Q_DRILL_INS] = "INSERT INTO drills (app_id, point, kind, ratio, delay_ms, created,"
-		" expires_at, started_by, errno) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+		" expires_at, started_by, errno, hosts, stop_when)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
 	[Q_DRILL_LIST] = "SELECT id, point, kind, ratio, delay_ms, created, expires_at,"
-		" stopped_at, started_by, stopped_by, errno FROM drills WHERE app_id = ?1"
+		" stopped_at, started_by, stopped_by, errno, hosts, stop_when, stop_reason"
+		" FROM drills WHERE app_id = ?1"
 		" ORDER BY id DESC LIMIT 200",
-	[Q_DRILL_ACTIVE] = "SELECT id, point, kind, ratio, delay_ms, expires_at, errno FROM drills"
+	[Q_DRILL_ACTIVE] = "SELECT id, point, kind, ratio, delay_ms, expires_at, errno, hosts,"
+		" stop_when, created FROM drills"
 		" WHERE app_id = ?1 AND stopped_at IS NULL AND expires_at > ?2 ORDER BY id",
 	[Q_DRILL_GET] = "SELECT point, stopped_at, expires_at FROM drills"
 		" WHERE app_id = ?1 AND id = ?2",
-	[Q_DRILL_STOP] = "UPDATE drills SET stopped_at = ?3, stopped_by = ?4"
+	[Q_DRILL_STOP] = "UPDATE drills SET stopped_at = ?3, stopped_by = ?4, stop_reason = ?5"
 		" WHERE app_id = ?1 AND id = ?2",
 #define COPY_COLS "p.id, p.name, p.points, p.sample_pct, p.amplification, p.shadows," \
 		" p.framing, p.writes, p.rate, p.created, p.expires_at, p.stopped_at," \

@@ -20,7 +20,8 @@ int sq_hb_answer(struct sq_store *s, const struct sq_app_ref *r, int64_t have,
 	res->version = r->version;
 	res->ndrills = 0;
 	if (res->drills)
-		ret = sq_drills_active(s, r->id, now, res->drills, &res->ndrills, err);
+		ret = sq_drills_active(s, r->id, now, res->host, res->drills,
+				       &res->ndrills, err);
 	if (!ret && res->copy)
 		ret = sq_copy_for_app(s, r->id, now, res->copy, err);
 	if (!ret && res->strategies && have != r->version) {

@@ -178,6 +178,15 @@ static const char *const migrations[] = {
 	"  point TEXT NOT NULL,"
 	"  keys TEXT NOT NULL,"
 	"  PRIMARY KEY (app_id, point, period_start, host)) WITHOUT ROWID;",
+	/*
+	 * 10: a drill's blast radius and automatic abort (docs/DRILL.md):
+	 * the hosts it was handed to (a JSON array; NULL, as every drill
+	 * stored before: all of the app's), its stop conditions (JSON, NULL:
+	 * none) and why it stopped when one broke (NULL: it did not).
+	 */
+	"ALTER TABLE drills ADD COLUMN hosts TEXT;"
+	"ALTER TABLE drills ADD COLUMN stop_when TEXT;"
+	"ALTER TABLE drills ADD COLUMN stop_reason TEXT;",
 };
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 

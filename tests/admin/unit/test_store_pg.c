@@ -155,6 +155,9 @@ static void test_newer_schema(void **state)
 	exec("ALTER TABLE hosts DROP COLUMN pressure");
 	exec("ALTER TABLE hosts DROP COLUMN refused");
 	exec("DROP TABLE hot_keys");
+	exec("ALTER TABLE drills DROP COLUMN hosts");
+	exec("ALTER TABLE drills DROP COLUMN stop_when");
+	exec("ALTER TABLE drills DROP COLUMN stop_reason");
 	exec("UPDATE sds_schema SET version = 1");
 	st = fixture_open();
 	assert_non_null(st);

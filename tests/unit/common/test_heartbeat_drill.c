@@ -123,6 +123,66 @@ static void test_errno_names(void **state)
 	assert_string_equal(errnames_name(EAGAIN), "?");
 }
 
+/* "stop_when": parsed as every loader reads it, written back the same. */
+static void test_stop_when(void **state)
+{
+	static const struct { const char *stop, *msg; } bad[] = {
+		{ "[{\"field\": \"latency\", \"above\": 1, \"window_s\": 2}]",
+		  "drills[0].stop_when[0].field: 'latency' is not one of exception_rate, p99_ms, downgrades" },
+		{ "[{\"above\": 1, \"window_s\": 2}]",
+		  "drills[0].stop_when[0].field: missing is not one of exception_rate, p99_ms, downgrades" },
+		{ "[{\"field\": \"exception_rate\", \"above\": 1.01, \"window_s\": 2}]",
+		  "drills[0].stop_when[0].above must be a number 0..1 (a share of the calls)" },
+		{ "[{\"field\": \"downgrades\", \"above\": -1, \"window_s\": 2}]",
+		  "drills[0].stop_when[0].above must be a number 0..2^40" },
+		{ "[{\"field\": \"p99_ms\", \"above\": 5, \"window_s\": 0.09}]",
+		  "drills[0].stop_when[0].window_s must be a number 0.1..60 (seconds; a tick is 100 ms)" },
+		{ "[{\"field\": \"p99_ms\", \"above\": 5, \"window_s\": 61}]",
+		  "drills[0].stop_when[0].window_s must be a number 0.1..60 (seconds; a tick is 100 ms)" },
+		{ "[{\"field\": \"p99_ms\", \"above\": 5, \"window_s\": 1, \"below\": 1}]",
+		  "drills[0].stop_when[0]: unknown field 'below' (field, above, window_s)" },
+		{ "{}", "drills[0].stop_when must be an array of at most 4 conditions" },
+		{ "[1, 2, 3, 4, 5]", "drills[0].stop_when must be an array of at most 4 conditions" },
+		{ "[1]", "drills[0].stop_when[0] must be an object {\"field\", \"above\", \"window_s\"}" },
+	};
+	char text[1024], *out;
+	json_t *a;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(parse(HEAD "[{\"id\": 3, \"point\": \"pay\", \"kind\": \"error\","
+			       " \"ratio\": 40, \"delay_ms\": 0, \"expires_at\": 1700000000,"
+			       " \"stop_when\": [{\"field\": \"exception_rate\", \"above\": 0.3,"
+			       " \"window_s\": 2}, {\"field\": \"p99_ms\", \"above\": 800,"
+			       " \"window_s\": 0.25}]}]}"), 0);
+	assert_int_equal(r.drills[0].nstop, 2);
+	assert_int_equal(r.drills[0].stop[0].field, SDS_STOP_EXCEPTION_RATE);
+	assert_true(r.drills[0].stop[0].above == 0.3);
+	assert_int_equal(r.drills[0].stop[0].window_ms, 2000);
+	assert_int_equal(r.drills[0].stop[1].field, SDS_STOP_P99_MS);
+	assert_int_equal(r.drills[0].stop[1].window_ms, 250);
+	a = heartbeat_drills_to_json(r.drills, 1);
+	out = json_dumps(json_object_get(json_array_get(a, 0), "stop_when"), JSON_COMPACT);
+	assert_string_equal(out, "[{\"field\":\"exception_rate\",\"above\":0.29999999999999999,"
+			    "\"window_s\":2.0},{\"field\":\"p99_ms\",\"above\":800.0,\"window_s\":0.25}]");
+	free(out);
+	json_decref(a);
+	/* None: not sent, as older admins never sent it. */
+	assert_int_equal(parse(HEAD "[{\"id\": 3, \"point\": \"pay\", \"kind\": \"error\","
+			       " \"ratio\": 40, \"delay_ms\": 0, \"expires_at\": 1}]}"), 0);
+	assert_int_equal(r.drills[0].nstop, 0);
+	a = heartbeat_drills_to_json(r.drills, 1);
+	assert_null(json_object_get(json_array_get(a, 0), "stop_when"));
+	json_decref(a);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), HEAD "[{\"id\": 3, \"point\": \"pay\", \"kind\":"
+			 " \"error\", \"ratio\": 40, \"delay_ms\": 0, \"expires_at\": 1,"
+			 " \"stop_when\": %s}]}", bad[i].stop);
+		assert_int_equal(parse(text), -1);
+		assert_string_equal(err, bad[i].msg);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -130,6 +190,7 @@ int main(void)
 		cmocka_unit_test(test_bad_fields),
 		cmocka_unit_test(test_too_many),
 		cmocka_unit_test(test_errno_names),
+		cmocka_unit_test(test_stop_when),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

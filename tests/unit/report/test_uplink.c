@@ -58,6 +58,12 @@ json_t *uplink_share__json(struct uplink *up)
 	return json_object();
 }
 
+/* ... nor the drill stops' (uplink_abort.c). */
+void uplink_abort__stop(struct uplink *up)
+{
+	(void)up;
+}
+
 /* ---- the uplink under test ------------------------------------------------ */
 
 /* Wall seconds = ring seconds + WALL: ring second 0 is period P0's first. */
