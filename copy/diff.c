@@ -343,34 +343,40 @@ static size_t strip(const struct diff_rules *r, const char *p, size_t len,
 static int body_cmp(const struct diff_rules *r, const char *a, size_t alen,
 		    const char *b, size_t blen, struct diff_result *res)
 {
-	char *sa = malloc(alen + 1), *sb = malloc(blen + 1);
 	json_t *ja = NULL, *jb = NULL;
 	struct walk w = { .r = r, .res = res };
+	char *sa = NULL, *sb = NULL;
 	size_t i;
 	int rc;
 
-	if (!sa || !sb) {
-		snprintf(res->where, sizeof(res->where), "out of memory");
-		rc = 1;
-		goto out;
+	if (r->nres) {		/* copies without the expressions' matches */
+		sa = malloc(alen + 1);
+		sb = malloc(blen + 1);
+		if (!sa || !sb) {
+			snprintf(res->where, sizeof(res->where), "out of memory");
+			rc = 1;
+			goto out;
+		}
+		alen = strip(r, a, alen, sa);
+		blen = strip(r, b, blen, sb);
+		a = sa;
+		b = sb;
 	}
-	alen = strip(r, a, alen, sa);
-	blen = strip(r, b, blen, sb);
 	if (alen && blen) {
-		ja = json_loadb(sa, alen, JSON_DECODE_ANY, NULL);
-		jb = ja ? json_loadb(sb, blen, JSON_DECODE_ANY, NULL) : NULL;
+		ja = json_loadb(a, alen, JSON_DECODE_ANY, NULL);
+		jb = ja ? json_loadb(b, blen, JSON_DECODE_ANY, NULL) : NULL;
 	}
 	if (ja && jb) {
 		rc = path_ignored(&w) ? 0 : walk_cmp(&w, ja, jb);
 		goto out;
 	}
-	for (i = 0; i < alen && i < blen && sa[i] == sb[i]; i++)
+	for (i = 0; i < alen && i < blen && a[i] == b[i]; i++)
 		;
 	rc = i < alen || i < blen;
 	if (rc) {
 		snprintf(res->where, sizeof(res->where), "body byte %zu", i);
-		show(res->recorded, sizeof(res->recorded), sa + i, alen - i);
-		show(res->shadow, sizeof(res->shadow), sb + i, blen - i);
+		show(res->recorded, sizeof(res->recorded), a + i, alen - i);
+		show(res->shadow, sizeof(res->shadow), b + i, blen - i);
 	}
 out:
 	json_decref(ja);
@@ -432,10 +438,13 @@ static bool header_next(const struct msg *m, size_t *at, const char **n,
 		l = m->head + *at;
 		if (*at >= m->hlen)
 			return false;
-		e = memmem(l, m->hlen - *at, "\r\n", 2);
+		/* The head ends in CRLF: a LF is a line's end (a bare LF too). */
+		e = memchr(l, '\n', m->hlen - *at);
 		if (!e)
 			return false;
-		*at = e + 2 - m->head;
+		*at = e + 1 - m->head;
+		if (e > l && e[-1] == '\r')
+			e--;
 		c = memchr(l, ':', e - l);
 		if (!c || l == m->head)		/* the status line, or junk */
 			continue;
