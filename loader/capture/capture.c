@@ -239,6 +239,14 @@ static int ring_event(void *ctx, void *data, size_t size)
 		  (ev->flags & SDS_COPY_EV_PAIRED ? COPYREC_F_PAIRED : 0) |
 		  (ev->flags & SDS_COPY_EV_RESPONSE ? COPYREC_F_RESPONSE : 0);
 	r.pair = ev->flags & SDS_COPY_EV_PAIRED ? ev->pair : 0;
+	/* Pairs are for recordings: without a recorder, neither the id nor
+	 * the response is wanted (and the request is encoded once). */
+	if (!recorder__wants(c->rec, ev->point)) {
+		if (r.flags & COPYREC_F_RESPONSE)
+			goto next;
+		r.flags &= ~COPYREC_F_PAIRED;
+		r.pair = 0;
+	}
 	snprintf(r.app, sizeof(r.app), "%s", c->env.app);
 	snprintf(r.point, sizeof(r.point), "%s", probes__name(pr, ev->point));
 	r.data = (const uint8_t *)(ev + 1);
@@ -247,12 +255,22 @@ static int ring_event(void *ctx, void *data, size_t size)
 		cp->lost++;
 		goto next;
 	}
-	/* A response goes only to recordings (what replay --diff compares):
-	 * the servers copy requests onto shadows, never responses. */
-	if (cp->to_servers && !(r.flags & COPYREC_F_RESPONSE) &&
-	    !copyout__push(&c->out, ev->point, c->enc, n))
-		cp->lost++;
 	recorder__push(c->rec, ev->point, c->enc, n);
+	/*
+	 * A response goes only to recordings (what replay --diff compares):
+	 * the servers copy requests onto shadows, never responses.  And they
+	 * get the request as the version-1 record it was before pairs, so a
+	 * server older than responses reads a newer loader's stream.
+	 */
+	if (!cp->to_servers || (r.flags & COPYREC_F_RESPONSE))
+		goto next;
+	if (r.flags & COPYREC_F_PAIRED) {
+		r.flags &= ~COPYREC_F_PAIRED;
+		r.pair = 0;
+		n = copyrec_encode(&r, c->enc, COPYREC_MAX_LEN);
+	}
+	if (n < 0 || !copyout__push(&c->out, ev->point, c->enc, n))
+		cp->lost++;
 next:
 	/* A negative return stops the consumer with this capture taken. */
 	return --drain_left > 0 ? 0 : -EAGAIN;
