@@ -362,6 +362,12 @@ static int body_cmp(const struct diff_rules *r, const char *a, size_t alen,
 		a = sa;
 		b = sb;
 	}
+	/* The same bytes are the same JSON, whatever is ignored: most pairs
+	 * of a replay are, and never pay for a parse. */
+	if (alen == blen && !memcmp(a, b, alen)) {
+		rc = 0;
+		goto out;
+	}
 	if (alen && blen) {
 		ja = json_loadb(a, alen, JSON_DECODE_ANY, NULL);
 		jb = ja ? json_loadb(b, blen, JSON_DECODE_ANY, NULL) : NULL;

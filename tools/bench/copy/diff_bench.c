@@ -3,9 +3,13 @@
  * diff_bench - how fast `sds-copy replay --diff` compares (issue 37):
  * diff_compare() (copy/diff.c) over N request-response pairs shaped like
  * tests/targets/httpsvc.c's -- an HTTP/1.1 head and a JSON body of ~110
- * bytes, one pair in ten differing in one field -- under four rule sets:
- * none, a JSON path ($.price), a /REGEX/, and a non-JSON body (bytes).
- * Prints pairs/s (the median of ROUNDS) per rule set and the target.
+ * bytes, one pair in ten differing in one field -- under six rule sets:
+ * none, a JSON path ($.price), a /REGEX/, every pair differing in an
+ * ignored "ts" (so every pair is parsed: the worst case), that and a
+ * regex, and a non-JSON body (bytes).  Most pairs of a real replay are the
+ * same bytes, which diff_compare() sees without parsing.
+ * Prints pairs/s (the median of ROUNDS) per rule set and whether it meets
+ * the target; exits 0 (a benchmark, not a test).
  *
  *	diff_bench [PAIRS [ROUNDS]]	(default 200000, 5)
  */
@@ -23,15 +27,15 @@ struct msg {
 	size_t len;
 };
 
-static void gen(struct msg *m, long id, long price, bool json)
+static void gen(struct msg *m, long id, long price, long ts, bool json)
 {
 	char body[256];
 	int bl;
 
 	if (json)
 		bl = snprintf(body, sizeof(body),
-			      "{\"id\":%ld,\"name\":\"item-%ld\",\"price\":%ld,\"tags\":[\"a\",\"b\"],\"stock\":{\"n\":%ld,\"where\":\"depot-3\"}}",
-			      id, id, price, id % 97);
+			      "{\"id\":%ld,\"name\":\"item-%ld\",\"price\":%ld,\"tags\":[\"a\",\"b\"],\"stock\":{\"n\":%ld,\"where\":\"depot-3\"},\"ts\":%ld}",
+			      id, id, price, id % 97, ts);
 	else
 		bl = snprintf(body, sizeof(body), "id=%ld name=item-%ld price=%ld stock=%ld\n",
 			      id, id, price, id % 97);
@@ -57,11 +61,14 @@ static int dcmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	static const struct { const char *name, *rule; bool json; } sets[] = {
-		{ "JSON, no rule", NULL, true },
-		{ "JSON, --ignore $.price", "$.price", true },
-		{ "JSON, --ignore /\"price\":[0-9]+/", "/\"price\":[0-9]+/", true },
-		{ "bytes (not JSON), no rule", NULL, false },
+	/* @ts: every pair's "ts" differs (ignored): no pair is the same bytes. */
+	static const struct { const char *name, *rule, *rule2; bool json, ts; } sets[] = {
+		{ "JSON, no rule", NULL, NULL, true, false },
+		{ "JSON, --ignore $.price", "$.price", NULL, true, false },
+		{ "JSON, --ignore /\"price\":[0-9]+/", "/\"price\":[0-9]+/", NULL, true, false },
+		{ "JSON, every pair parsed ($.ts)", "$.ts", NULL, true, true },
+		{ "JSON, every pair parsed, + /item-/", "$.ts", "/item-/", true, true },
+		{ "bytes (not JSON), no rule", NULL, NULL, false, false },
 	};
 	long n = argc > 1 ? atol(argv[1]) : 200000, i;
 	int rounds = argc > 2 ? atoi(argv[2]) : 5, r, s, ok = 1;
@@ -85,11 +92,12 @@ int main(int argc, char **argv)
 		long diff = 0;
 
 		memset(&rules, 0, sizeof(rules));
-		if (sets[s].rule && diff_rules_add(&rules, sets[s].rule, err, sizeof(err)))
+		if ((sets[s].rule && diff_rules_add(&rules, sets[s].rule, err, sizeof(err))) ||
+		    (sets[s].rule2 && diff_rules_add(&rules, sets[s].rule2, err, sizeof(err))))
 			return fprintf(stderr, "diff_bench: %s\n", err), 1;
 		for (i = 0; i < n; i++) {
-			gen(&rec[i], i, 3 * i, sets[s].json);
-			gen(&got[i], i, 3 * i + (i % 10 == 0), sets[s].json);
+			gen(&rec[i], i, 3 * i, 1000, sets[s].json);
+			gen(&got[i], i, 3 * i + (i % 10 == 0), 1000 + sets[s].ts, sets[s].json);
 		}
 		for (r = 0; r < rounds; r++) {
 			double t0 = now_s();
@@ -112,5 +120,7 @@ int main(int argc, char **argv)
 	free(rec);
 	free(got);
 	free(rate);
-	return ok ? 0 : 1;
+	/* A benchmark, not a test: the table says whether the target is met. */
+	(void)ok;
+	return 0;
 }
