@@ -416,6 +416,8 @@ static int send_one(struct replay *rp, int i, const struct copyrec *r)
 
 /* ---- --diff ---- */
 
+static void raw_finish(int fd);
+
 /* The recorded response at file offset @off, decoded into @r. */
 static int recorded_read(struct replay *rp, uint64_t off, struct copyrec *r)
 {
@@ -560,10 +562,29 @@ static void diff_one(struct replay *rp, int i, const struct copyrec *r,
 	if (write_all(rp->fds[i], r->data, r->cap_len, false))
 		goto failed;
 	rp->sent++;
-	/* Without a recorded response, a raw answer has no known end. */
-	if (!roff && !http)
+	/*
+	 * Without a recorded response, a raw answer has no known end: the
+	 * connection is finished (write side shut, the answer drained to the
+	 * target's close, as at the end of a raw replay) so that it is never
+	 * taken for the next request's.
+	 */
+	if (!roff && !http) {
+		raw_finish(rp->fds[i]);
+		close(rp->fds[i]);
+		rp->fds[i] = -1;
 		return;
+	}
 	n = answer_read(rp, rp->fds[i], http, roff ? want.cap_len : 0, &closed);
+	/*
+	 * A recorded response cut at copy_max is compared with as many of
+	 * the answer's first bytes; the rest of a raw answer is unread, so
+	 * the connection is not used again.
+	 */
+	if (n >= 0 && roff && (want.flags & COPYREC_F_TRUNCATED)) {
+		if ((size_t)n > want.cap_len)
+			n = want.cap_len;
+		closed = closed || !http;
+	}
 failed:
 	if (n < 0 || closed) {
 		if (rp->fds[i] >= 0)

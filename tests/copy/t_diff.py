@@ -6,6 +6,8 @@ response, headers and --ignore header:, --examples."""
 
 import json
 import os
+import socket
+import threading
 
 import sender
 from copy_lib import Shadow, eq, test
@@ -86,3 +88,75 @@ def t_diff_headers(ctx):
            "with header:x-build ignored")
     finally:
         sh.close()
+
+
+class Pong:
+    """A raw line server: each "LINE\\n" answered "pong LINE\\n"; counts
+    the lines and the connections."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.addr = "127.0.0.1:%d" % self.sock.getsockname()[1]
+        self.lines = self.conns = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            self.conns += 1
+            threading.Thread(target=self._serve, args=(c,), daemon=True).start()
+
+    def _serve(self, c):
+        buf = b""
+        with c:
+            while True:
+                try:
+                    d = c.recv(65536)
+                except OSError:
+                    return
+                if not d:
+                    return
+                buf += d
+                *lines, buf = buf.split(b"\n")
+                for l in lines:
+                    self.lines += 1
+                    c.sendall(b"pong " + l + b"\n")
+
+    def close(self):
+        self.sock.close()
+
+
+@test
+def t_diff_raw_bytes_and_unpaired(ctx):
+    """Raw framing, bytes that are not HTTP: each answer read to the
+    recorded response's length; a request without a recorded response in
+    the middle finishes its connection, so its answer is never taken for
+    the next one's: 6 pairs, 5 the same, the one recorded "pang" differs at
+    byte 1; 7 lines reached the server over 2 connections."""
+    recs = []
+    for i in range(7):
+        req = b"r%d\n" % i
+        if i == 3:
+            recs.append(sender.record("a", "p", req))
+            continue
+        resp = b"pang r%d\n" % i if i == 5 else b"pong r%d\n" % i
+        recs += [sender.record("a", "p", req, pair=i),
+                 sender.record("a", "p", resp, pair=i, response=True)]
+    path = write(ctx, "raw.rec", recs)
+    srv = Pong()
+    try:
+        r = ctx.run(["replay", path, "--to", srv.addr, "--diff", "--json"])
+        d = json.loads(r.out)
+        eq((r.rc, d["pairs"], d["same"], d["different"], d["unpaired"], d["sent"]),
+           (1, 6, 5, 1, 1, 7), "exit, pairs, same, different, unpaired, sent")
+        eq([(e["record"], e["path"], e["recorded"], e["shadow"])
+            for e in d["points"][0]["examples"]],
+           [(10, "body byte 1", "ang r5\\x0a", "ong r5\\x0a")], "the difference")
+        eq((srv.lines, srv.conns), (7, 2), "lines and connections the server saw")
+    finally:
+        srv.close()
