@@ -214,14 +214,34 @@ struct sds_copy_cfg {
 	__u32 max;		/* bytes captured at most, 1..SDS_COPY_MAX */
 	__u8 buf_arg;		/* function points: argument holding the buffer, 1..6 */
 	__u8 len_arg;		/* ... and the one holding its length, 1..6 */
-	__u16 pad;
+	__u8 ret_buf_arg;	/* :copy_ret=BUF,LEN: the response buffer, 1..6; 0: none */
+	__u8 ret_len_arg;	/* ... and the size_t * the function fills with its length */
 };
+
+/*
+ * A request captured by a program that will also capture its response
+ * (libsds's sds_copy_response(), a function point's :copy_ret=) is keyed
+ * by thread in copy_pending until then (LRU: a response that never comes
+ * costs a slot that is reused).
+ */
+#define SDS_COPY_PENDING	16384
+struct sds_copy_pending {
+	__u64 pair;		/* the pair id both captures carry */
+	__u64 buf;		/* function points: the response buffer */
+	__u64 lenp;		/* ... and the address of its length (size_t) */
+	__u32 point;		/* the point whose request it was */
+	__u32 pad;
+};
+
+#define SDS_COPY_EV_PAIRED	0x1	/* @pair is set */
+#define SDS_COPY_EV_RESPONSE	0x2	/* the response of @pair's request */
 
 /* Per point, per CPU, since load (per-CPU array copy_counts). */
 struct sds_copy_count {
 	__u64 captured;		/* events put in the ring */
 	__u64 dropped;		/* sampled calls lost: ring full, or the buffer unreadable */
-	__u64 truncated;	/* of @captured, cut at the point's max */
+	__u64 truncated;	/* of @captured (and @responses), cut at the point's max */
+	__u64 responses;	/* responses put in the ring (docs/COPY.md, "Responses") */
 };
 
 /* One capture in the ring: this header, then @cap_len bytes. */
@@ -230,7 +250,8 @@ struct sds_copy_event {
 	__u32 point;		/* point id */
 	__u32 orig_len;		/* the length argument (clamped to 32 bits) */
 	__u32 cap_len;		/* bytes that follow */
-	__u32 pad;
+	__u32 flags;		/* SDS_COPY_EV_* */
+	__u64 pair;		/* pair id when SDS_COPY_EV_PAIRED */
 };
 
 #endif /* SDS_TYPES_H */

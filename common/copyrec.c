@@ -57,25 +57,29 @@ static const char *lens_check(uint32_t orig, uint32_t cap, uint16_t flags,
 		return *at = 16, "unknown flags";
 	if (!(flags & COPYREC_F_TRUNCATED) != (cap == orig))
 		return *at = 16, "truncated flag does not match the lengths";
+	if ((flags & COPYREC_F_RESPONSE) && !(flags & COPYREC_F_PAIRED))
+		return *at = 16, "response flag without a pair id";
 	return NULL;
 }
 
 size_t copyrec_size(const struct copyrec *r)
 {
-	return COPYREC_HDR_LEN + strlen(r->app) + strlen(r->point) + r->cap_len;
+	return COPYREC_HDR_LEN + strlen(r->app) + strlen(r->point) +
+	       (r->flags & COPYREC_F_PAIRED ? COPYREC_PAIR_LEN : 0) + r->cap_len;
 }
 
 int copyrec_encode(const struct copyrec *r, void *buf, size_t size)
 {
 	size_t alen = strnlen(r->app, sizeof(r->app));
 	size_t plen = strnlen(r->point, sizeof(r->point));
+	size_t pl = r->flags & COPYREC_F_PAIRED ? COPYREC_PAIR_LEN : 0;
 	uint8_t *p = buf;
 	size_t at;
 
 	if (!sds_name_valid(r->app) || !sds_name_valid(r->point) ||
 	    lens_check(r->orig_len, r->cap_len, r->flags, &at) ||
 	    (r->cap_len && !r->data) ||
-	    size < COPYREC_HDR_LEN + alen + plen + r->cap_len) {
+	    size < COPYREC_HDR_LEN + alen + plen + pl + r->cap_len) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -87,9 +91,11 @@ int copyrec_encode(const struct copyrec *r, void *buf, size_t size)
 	p[19] = plen;
 	memcpy(p + 20, r->app, alen);
 	memcpy(p + 20 + alen, r->point, plen);
+	if (pl)
+		put64(p + 20 + alen + plen, r->pair);
 	if (r->cap_len)
-		memcpy(p + 20 + alen + plen, r->data, r->cap_len);
-	return (int)(COPYREC_HDR_LEN + alen + plen + r->cap_len);
+		memcpy(p + 20 + alen + plen + pl, r->data, r->cap_len);
+	return (int)(COPYREC_HDR_LEN + alen + plen + pl + r->cap_len);
 }
 
 /* A name of @len bytes at @p into @out, if it is a valid name. */
@@ -105,7 +111,7 @@ int copyrec_decode(const void *buf, size_t len, struct copyrec *r,
 		   const char **why, size_t *at)
 {
 	const uint8_t *p = buf;
-	size_t alen, plen, total;
+	size_t alen, plen, pl, total;
 
 	if (len < COPYREC_HDR_LEN)
 		return 0;
@@ -122,8 +128,9 @@ int copyrec_decode(const void *buf, size_t len, struct copyrec *r,
 		return *at = 18, *why = "app name length not in 1..64", -1;
 	if (plen < 1 || plen > SDS_NAME_MAX)
 		return *at = 19, *why = "point name length not in 1..64", -1;
-	/* Bounded above: 20 + 64 + 64 + 65536, no overflow. */
-	total = COPYREC_HDR_LEN + alen + plen + r->cap_len;
+	/* Bounded above: 20 + 64 + 64 + 8 + 65536, no overflow. */
+	pl = r->flags & COPYREC_F_PAIRED ? COPYREC_PAIR_LEN : 0;
+	total = COPYREC_HDR_LEN + alen + plen + pl + r->cap_len;
 	if (len < COPYREC_HDR_LEN + alen + plen)
 		return 0;
 	if (!name_take(p + 20, alen, r->app))
@@ -132,7 +139,8 @@ int copyrec_decode(const void *buf, size_t len, struct copyrec *r,
 		return *at = 20 + alen, *why = "point name not of [A-Za-z0-9_-]", -1;
 	if (len < total)
 		return 0;
-	r->data = p + 20 + alen + plen;
+	r->pair = pl ? get64(p + 20 + alen + plen) : 0;
+	r->data = p + 20 + alen + plen + pl;
 	return (int)total;
 }
 
@@ -263,6 +271,7 @@ int copyrec_reader_next(struct copyrec_reader *rd, struct copyrec *r,
 			return -1;
 		}
 	}
+	rd->rec_off = rd->off;
 	rd->pos += n;
 	rd->off += n;
 	if (!rd->header) {

@@ -13,6 +13,11 @@
  *   u8  app_len    1..SDS_NAME_MAX
  *   u8  point_len  1..SDS_NAME_MAX
  *
+ * then, only when flags has COPYREC_F_PAIRED, a u64 pair id right after
+ * the names: a request and the response captured for it (COPYREC_F_RESPONSE)
+ * carry the same id, so a reader pairs them (docs/COPY.md, "Responses").
+ * Records without the flag are the version-1 records they always were.
+ *
  * A stream to sds-copy starts with an 8-byte hello ("SDSc", u16 version,
  * u16 zero); a file with a 16-byte header ("SDSr", u16 version, u16 zero,
  * u64 created-at ns).  Decoding trusts nothing: every length is bounded
@@ -39,23 +44,29 @@
  */
 #define COPYREC_HELLO_TOKEN	2
 #define COPYREC_FILEHDR_LEN	16	/* file header */
-/* The longest record: header, two longest names, the longest payload. */
-#define COPYREC_MAX_LEN		(COPYREC_HDR_LEN + 2 * SDS_NAME_MAX + COPYREC_PAYLOAD_MAX)
+#define COPYREC_PAIR_LEN	8	/* the pair id of a COPYREC_F_PAIRED record */
+/* The longest record: header, two longest names, a pair id, the longest payload. */
+#define COPYREC_MAX_LEN		(COPYREC_HDR_LEN + 2 * SDS_NAME_MAX + COPYREC_PAIR_LEN + \
+				 COPYREC_PAYLOAD_MAX)
 
 #define COPYREC_F_TRUNCATED	0x1	/* the request was longer than captured */
 #define COPYREC_F_WRITE		0x2	/* a write point (else a read point) */
-#define COPYREC_F_ALL		(COPYREC_F_TRUNCATED | COPYREC_F_WRITE)
+#define COPYREC_F_PAIRED	0x4	/* a pair id follows the names */
+#define COPYREC_F_RESPONSE	0x8	/* the response of the request of its pair id */
+#define COPYREC_F_ALL		(COPYREC_F_TRUNCATED | COPYREC_F_WRITE | \
+				 COPYREC_F_PAIRED | COPYREC_F_RESPONSE)
 
 extern const char copyrec_stream_magic[4];	/* "SDSc" */
 extern const char copyrec_file_magic[4];	/* "SDSr" */
 
 struct copyrec {
 	uint64_t ts_ns;			/* CLOCK_REALTIME of the capture, ns */
-	uint32_t orig_len;		/* length of the request at the point */
+	uint32_t orig_len;		/* length of the request (response) at the point */
 	uint32_t cap_len;		/* bytes in @data */
 	uint16_t flags;			/* COPYREC_F_* */
 	char app[SDS_NAME_MAX + 1];	/* source app, a valid name */
 	char point[SDS_NAME_MAX + 1];	/* point in it, a valid name */
+	uint64_t pair;			/* pair id when flags has COPYREC_F_PAIRED, else 0 */
 	const uint8_t *data;		/* captured bytes (into the decoded buffer) */
 };
 
@@ -103,6 +114,7 @@ struct copyrec_reader {
 	size_t pos;			/* first unconsumed byte of @buf */
 	uint64_t off;			/* file offset of buf[pos] */
 	uint64_t created_ns;		/* from the header */
+	uint64_t rec_off;		/* file offset of the record last returned */
 	bool eof;			/* no more to read from @f */
 	bool header;			/* the header was read */
 };

@@ -31,6 +31,7 @@ void sds__site_exit(__u32 id, __u64 key);
 void sds__site_exception(__u32 id, __u64 key);
 void sds__site_downgrade(__u32 id, __u64 key);
 void sds__site_copy(__u32 id, const void *buf, size_t len);
+void sds__site_copy_ret(__u32 id, const void *buf, size_t len);
 /*
  * The same sites called by a keyed guard call (id | SDS_SITE_KEYED, with
  * the key and its hash: bpf/sds_types.h): other names of the same

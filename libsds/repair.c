@@ -105,6 +105,7 @@ int sds__sites_repair(void)
 		(const void *)sds__site_enter, (const void *)sds__site_exit,
 		(const void *)sds__site_exception,
 		(const void *)sds__site_downgrade, (const void *)sds__site_copy,
+		(const void *)sds__site_copy_ret,
 	};
 	unsigned char want[SITE_LEN];
 	int memfd = -1, ret = -1, pass;

@@ -550,6 +550,20 @@ SDS_API int sds_copy(struct sds_point *p, const void *buf, size_t len)
 	return 0;
 }
 
+/* As sds_copy(): the copy_ret site's program pairs it with the request. */
+SDS_API int sds_copy_response(struct sds_point *p, const void *buf, size_t len)
+{
+	const struct sds_bind *b;
+
+	b = p ? __atomic_load_n(&p->bind, __ATOMIC_ACQUIRE) : NULL;
+	if (!b)
+		return copy_unbound(p);
+	if (__builtin_expect(!__atomic_load_n(&b->entry->copy, __ATOMIC_RELAXED), 1))
+		return 0;
+	sds__site_copy_ret(b->id, buf, len);
+	return 0;
+}
+
 void sds__frames_forget(void)
 {
 	struct frames *t = &frames;

@@ -155,6 +155,17 @@ void sds_downgrade_finally(struct sds_point *p);
 int sds_copy(struct sds_point *p, const void *buf, size_t len);
 
 /*
+ * Offer the response to the request this thread last offered with
+ * sds_copy() at @p (docs/COPY.md, "Responses"): when that request was
+ * captured, these bytes are captured with it -- a recording then holds the
+ * pair, which `sds-copy replay --diff` compares with a shadow's answer.
+ * Call it on the thread that called sds_copy(), before its next
+ * sds_copy(); @buf need only be valid until it returns.  Costs what
+ * sds_copy() costs; returns 0, or -1 with errno EINVAL as sds_copy().
+ */
+int sds_copy_response(struct sds_point *p, const void *buf, size_t len);
+
+/*
  * Close @c: stops its thread, unregisters the process and frees the
  * client and its points.  No thread may use its points any more, nor be
  * inside one of their guarded calls.

@@ -89,6 +89,12 @@ public:
 		return sds_copy(p_, buf, len);
 	}
 
+	/* sds_copy_response(): the response to the request copy() offered. */
+	int copy_response(const void *buf, std::size_t len) const noexcept
+	{
+		return sds_copy_response(p_, buf, len);
+	}
+
 private:
 	sds_point_t *p_ = nullptr;	/* the C point; NULL: never downgrades */
 };

@@ -7,7 +7,8 @@
  *	c3			ret
  * called with (uint32_t id, uint64_t key) -- the copy site with
  * (uint32_t id, const void *buf, size_t len), for the loader's copy
- * program (docs/COPY.md) to read the buffer from.  The 5-byte NOP is the only
+ * program (docs/COPY.md) to read the buffer from, and the copy_ret site
+ * alike for the response (sds_copy_response()).  The 5-byte NOP is the only
  * first instruction the kernel turns into a call to a uprobe trampoline
  * (~260 ns a hit instead of an int3 trap, docs/DESIGN.md §3), and only if it
  * does not cross a page: hence the 16-byte alignment.  It is the whole
@@ -62,5 +63,6 @@ sds__site_\name:
 	SDS_SITE exception
 	SDS_SITE downgrade
 	SDS_SITE copy
+	SDS_SITE copy_ret
 
 	.section .note.GNU-stack, "", @progbits

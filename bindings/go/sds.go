@@ -153,5 +153,20 @@ func (p Point) Copy(buf []byte) error {
 	return nil
 }
 
+// CopyResponse is sds_copy_response: offer buf as the response to the
+// request this goroutine's OS thread last offered with Copy (docs/COPY.md,
+// "Responses").  Call it without yielding the thread in between
+// (runtime.LockOSThread), or the pair is lost; same errors as Copy.
+func (p Point) CopyResponse(buf []byte) error {
+	var ptr unsafe.Pointer
+	if len(buf) > 0 {
+		ptr = unsafe.Pointer(&buf[0])
+	}
+	if r, err := C.sds_copy_response(p.p, ptr, C.size_t(len(buf))); r != 0 {
+		return err
+	}
+	return nil
+}
+
 // Valid tells whether p is a point of libsds (not the zero Point).
 func (p Point) Valid() bool { return p.p != nil }

@@ -71,6 +71,8 @@ static int cfg_write(struct capture *c, int id, const struct probe_point *p,
 		.max = p->kind == POINT_GUARD ? SDS_COPY_MAX : p->spec.copy_max,
 		.buf_arg = p->spec.copy_buf_arg,
 		.len_arg = p->spec.copy_len_arg,
+		.ret_buf_arg = p->spec.copy_ret_buf_arg,
+		.ret_len_arg = p->spec.copy_ret_len_arg,
 	};
 	__u32 key = id;
 
@@ -120,9 +122,10 @@ int capture__open(struct capture **cp, const struct capture_env *env,
 	*cp = c;
 	c->env = *env;
 	c->fn_links = calloc(SDS_MAX_POINTS, sizeof(*c->fn_links));
+	c->ret_links = calloc(SDS_MAX_POINTS, sizeof(*c->ret_links));
 	c->enc = malloc(COPYREC_MAX_LEN);
 	recorder__init_all(c->rec);
-	if (!c->fn_links || !c->enc || copyout__init(&c->out))
+	if (!c->fn_links || !c->ret_links || !c->enc || copyout__init(&c->out))
 		return cmd_err("out of memory");
 	c->ncpu = libbpf_num_possible_cpus();
 	c->real_offset_ns = (int64_t)(clock_ns(CLOCK_REALTIME) -
@@ -164,8 +167,20 @@ int capture__open(struct capture **cp, const struct capture_env *env,
 			return cmd_err("point '%s': attaching the copy probe: %s%s",
 				       p->spec.name, strerror(errno),
 				       probes__attach_hint(errno));
+		if (!p->spec.copy_ret_buf_arg)
+			continue;
+		/* :copy_ret=: the return, where the response is written. */
+		uo.retprobe = true;
+		c->ret_links[i] = bpf_program__attach_uprobe_opts(
+			c->skel->progs.sds_copy_fn_ret, pid, path,
+			p->fn.offset + p->site.skip, &uo);
+		if (!c->ret_links[i])
+			return cmd_err("point '%s': attaching the copy_ret probe: %s%s",
+				       p->spec.name, strerror(errno),
+				       probes__attach_hint(errno));
 	}
-	probes__set_copy_site(c->env.probes, c->skel->progs.sds_copy_site);
+	probes__set_copy_site(c->env.probes, c->skel->progs.sds_copy_site,
+			      c->skel->progs.sds_copy_site_ret);
 	return 0;
 }
 
@@ -176,7 +191,10 @@ void capture__close(struct capture *c)
 	if (!c)
 		return;
 	recorder__close_all(c->rec);
-	probes__set_copy_site(c->env.probes, NULL);
+	probes__set_copy_site(c->env.probes, NULL, NULL);
+	if (c->ret_links)
+		for (i = 0; i < SDS_MAX_POINTS; i++)
+			bpf_link__destroy(c->ret_links[i]);
 	if (c->fn_links)
 		for (i = 0; i < SDS_MAX_POINTS; i++)
 			bpf_link__destroy(c->fn_links[i]);
@@ -184,6 +202,7 @@ void capture__close(struct capture *c)
 	sds_copy_bpf__destroy(c->skel);
 	copyout__free(&c->out);
 	free(c->fn_links);
+	free(c->ret_links);
 	free(c->enc);
 	free(c);
 }
@@ -216,7 +235,18 @@ static int ring_event(void *ctx, void *data, size_t size)
 	r.orig_len = ev->orig_len;
 	r.cap_len = ev->cap_len;
 	r.flags = (ev->cap_len < ev->orig_len ? COPYREC_F_TRUNCATED : 0) |
-		  (cp->write ? COPYREC_F_WRITE : 0);
+		  (cp->write ? COPYREC_F_WRITE : 0) |
+		  (ev->flags & SDS_COPY_EV_PAIRED ? COPYREC_F_PAIRED : 0) |
+		  (ev->flags & SDS_COPY_EV_RESPONSE ? COPYREC_F_RESPONSE : 0);
+	r.pair = ev->flags & SDS_COPY_EV_PAIRED ? ev->pair : 0;
+	/* Pairs are for recordings: without a recorder, neither the id nor
+	 * the response is wanted (and the request is encoded once). */
+	if (!recorder__wants(c->rec, ev->point)) {
+		if (r.flags & COPYREC_F_RESPONSE)
+			goto next;
+		r.flags &= ~COPYREC_F_PAIRED;
+		r.pair = 0;
+	}
 	snprintf(r.app, sizeof(r.app), "%s", c->env.app);
 	snprintf(r.point, sizeof(r.point), "%s", probes__name(pr, ev->point));
 	r.data = (const uint8_t *)(ev + 1);
@@ -225,9 +255,22 @@ static int ring_event(void *ctx, void *data, size_t size)
 		cp->lost++;
 		goto next;
 	}
-	if (cp->to_servers && !copyout__push(&c->out, ev->point, c->enc, n))
-		cp->lost++;
 	recorder__push(c->rec, ev->point, c->enc, n);
+	/*
+	 * A response goes only to recordings (what replay --diff compares):
+	 * the servers copy requests onto shadows, never responses.  And they
+	 * get the request as the version-1 record it was before pairs, so a
+	 * server older than responses reads a newer loader's stream.
+	 */
+	if (!cp->to_servers || (r.flags & COPYREC_F_RESPONSE))
+		goto next;
+	if (r.flags & COPYREC_F_PAIRED) {
+		r.flags &= ~COPYREC_F_PAIRED;
+		r.pair = 0;
+		n = copyrec_encode(&r, c->enc, COPYREC_MAX_LEN);
+	}
+	if (n < 0 || !copyout__push(&c->out, ev->point, c->enc, n))
+		cp->lost++;
 next:
 	/* A negative return stops the consumer with this capture taken. */
 	return --drain_left > 0 ? 0 : -EAGAIN;
@@ -408,6 +451,7 @@ void capture__counts(const struct capture *c, int id, struct sds_copy_count *n)
 		n->captured += v[i].captured;
 		n->dropped += v[i].dropped;
 		n->truncated += v[i].truncated;
+		n->responses += v[i].responses;
 	}
 }
 
@@ -419,8 +463,9 @@ json_t *capture__point_json(const struct capture *c, int id)
 		return NULL;
 	capture__counts(c, id, &n);
 	/* dropped: in the kernel (ring full, a fault); lost: after, at a sink. */
-	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:i}",
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:i}",
 			 "captured", (json_int_t)n.captured,
+			 "responses", (json_int_t)n.responses,
 			 "dropped", (json_int_t)n.dropped,
 			 "truncated", (json_int_t)n.truncated,
 			 "sent", (json_int_t)c->pt[id].sent,

@@ -66,6 +66,7 @@ struct capture {
 	int ncpu;			/* possible CPUs (per-CPU counts) */
 	int64_t real_offset_ns;		/* CLOCK_REALTIME - CLOCK_MONOTONIC at load */
 	struct bpf_link **fn_links;	/* SDS_MAX_POINTS: function points' copy probes */
+	struct bpf_link **ret_links;	/* SDS_MAX_POINTS: their :copy_ret= return probes */
 	bool copy_to;			/* --copy-to given: its servers, every able point */
 	struct copyout_addr copy_to_addrs[COPYOUT_SERVERS];	/* --copy-to */
 	int ncopy_to;			/* servers in @copy_to_addrs */

@@ -148,9 +148,11 @@ void probes__set_pins(struct probes *pr, const struct pins *pins)
 	pr->pins = pins;
 }
 
-void probes__set_copy_site(struct probes *pr, struct bpf_program *prog)
+void probes__set_copy_site(struct probes *pr, struct bpf_program *prog,
+			   struct bpf_program *ret_prog)
 {
 	pr->copy_site_prog = prog;
+	pr->copy_ret_prog = ret_prog;
 }
 
 const char *probes__name(const struct probes *pr, int id)

@@ -74,6 +74,7 @@ struct guard_file {
 	uint64_t idle_since;		/* when @refs last fell to 0 (eviction order) */
 	struct bpf_link *links[SDS_SITE_COUNT];	/* one uprobe per site */
 	struct bpf_link *copy_link;	/* capture's program on the copy site; NULL: none */
+	struct bpf_link *copy_ret_link;	/* ... and on the copy_ret site (responses) */
 };
 
 /* SDS_PROBE_PATH: how function points see their calls end. */
@@ -119,6 +120,7 @@ struct probes {
 	const struct pins *pins;	/* where links are pinned (probes_pin.c); NULL: nowhere */
 	int cap;			/* point ids the maps hold (set before probes__load; 0: SDS_MAX_POINTS) */
 	struct bpf_program *copy_site_prog;	/* capture.c's sds_copy_site; NULL: no capture */
+	struct bpf_program *copy_ret_prog;	/* capture.c's sds_copy_site_ret */
 	struct probe_path path;		/* session or pair, and why (probes_session.c) */
 	struct probe_split split;	/* the split's tracepoints (probes_split.c) */
 	struct probe_keys *keys;	/* per point its key table (keys.c), SDS_MAX_POINTS */
@@ -203,8 +205,9 @@ void probes__swap_build(struct probes *pr, struct probe_point *pts, int n,
  */
 void probes__set_cap(struct probes *pr, int cap);
 void probes__set_pins(struct probes *pr, const struct pins *pins);
-/* Capture's program for libsds's copy site (capture.c); NULL: none, capture is off. */
-void probes__set_copy_site(struct probes *pr, struct bpf_program *prog);
+/* Capture's programs for libsds's copy and copy_ret sites (capture.c); NULL: none, capture is off. */
+void probes__set_copy_site(struct probes *pr, struct bpf_program *prog,
+			   struct bpf_program *ret_prog);
 int probes__find(const struct probes *pr, const char *name);
 
 /* Add guard point @name: its id, or -1 when the table is full. */

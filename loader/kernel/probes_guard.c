@@ -48,6 +48,11 @@ static int guard_file__attach(struct probes *pr, struct guard_file *gf,
 								-1, path,
 								sites->copy_offset,
 								NULL);
+	if (pr->copy_ret_prog && sites->has_copy_ret)
+		gf->copy_ret_link = bpf_program__attach_uprobe_opts(pr->copy_ret_prog,
+								    -1, path,
+								    sites->copy_ret_offset,
+								    NULL);
 	return 0;
 }
 
@@ -73,6 +78,7 @@ void probes__guard_file_detach(struct guard_file *gf)
 	for (j = 0; j < SDS_SITE_COUNT; j++)
 		bpf_link__destroy(gf->links[j]);
 	bpf_link__destroy(gf->copy_link);
+	bpf_link__destroy(gf->copy_ret_link);
 	memset(gf, 0, sizeof(*gf));
 }
 

@@ -436,6 +436,11 @@ static void sds_note(struct elf_file *ef, const char *desc, size_t len,
 		out->has_copy = true;
 		return;
 	}
+	if (!strcmp(name, "copy_ret") && !elf_file__segment(ef, addr, &ph)) {
+		out->copy_ret_offset = addr - ph.p_vaddr + ph.p_offset;
+		out->has_copy_ret = true;
+		return;
+	}
 	for (i = 0; i < SDS_SITE_COUNT; i++) {
 		if (strcmp(name, site_names[i]))
 			continue;

@@ -127,6 +127,8 @@ struct sds_sites {
 	uint32_t found;				/* bit i: site i has a note */
 	uint64_t copy_offset;			/* file offset of the copy site (issue 12) */
 	bool has_copy;				/* a "copy" note: libsds has sds_copy(); older ones do not */
+	uint64_t copy_ret_offset;		/* file offset of the copy_ret site (issue 37) */
+	bool has_copy_ret;			/* a "copy_ret" note: libsds has sds_copy_response() */
 };
 
 /* 1: all four sites found; 0: none (no libsds here); -1: some missing. */

@@ -2,7 +2,8 @@
 /*
  * Parsing of function points on the command line:
  *   POINT=SYMBOL[:err=neg|zero|nonzero|none][:ret=32|64][:timeout_ms=N]
- *               [:site=nop5|any|entry|+0xN][:copy=BUF,LEN[:copy_max=BYTES][:copy_rate=PCT]]
+ *               [:site=nop5|any|entry|+0xN][:copy=BUF,LEN[:copy_max=BYTES][:copy_rate=PCT]
+ *               [:copy_ret=BUF,LEN]]
  *               [:failfast=connect,send,open[:errno=NAME]][:drill=net]
  *               [:key=argN|strN[,MAX]|bufN,lenM|bufN,LEN]
  * SYMBOL may be a C++ or Rust name: "shop::Cart::add(int)",
@@ -29,6 +30,7 @@ enum point_opt {
 	OPT_COPY,
 	OPT_COPY_MAX,
 	OPT_COPY_RATE,
+	OPT_COPY_RET,
 	OPT_FAILFAST,
 	OPT_ERRNO,
 	OPT_KEY,
@@ -44,6 +46,7 @@ static const char *const opt_names[OPT_NR] = {
 	[OPT_COPY] = "copy",
 	[OPT_COPY_MAX] = "copy_max",
 	[OPT_COPY_RATE] = "copy_rate",
+	[OPT_COPY_RET] = "copy_ret",
 	[OPT_FAILFAST] = "failfast",
 	[OPT_ERRNO] = "errno",
 	[OPT_KEY] = "key",
@@ -59,6 +62,7 @@ static const char *const opt_usage[OPT_NR] = {
 	[OPT_COPY] = "copy=BUF,LEN",
 	[OPT_COPY_MAX] = "copy_max=BYTES",
 	[OPT_COPY_RATE] = "copy_rate=PCT",
+	[OPT_COPY_RET] = "copy_ret=BUF,LEN",
 	[OPT_FAILFAST] = "failfast=connect,send,open",
 	[OPT_ERRNO] = "errno=NAME",
 	[OPT_KEY] = "key=argN|strN|bufN,lenM",
@@ -415,6 +419,37 @@ static int copy_args_parse(const char *arg, const char *val, size_t vlen,
 	return 0;
 }
 
+/*
+ * copy_ret=BUF,LEN: the response, read at the function's return -- BUF the
+ * argument holding the buffer the function fills, LEN the one holding a
+ * size_t * it writes the response's length through.  1..6 each, different.
+ */
+static int copy_ret_parse(const char *arg, const char *val, size_t vlen,
+			  struct point_spec *ps, char *err, size_t errlen)
+{
+	const char *comma = memchr(val, ',', vlen);
+	uint64_t b, n;
+
+	if (!comma ||
+	    digits_parse(val, (size_t)(comma - val), 1, SDS_COPY_ARGS, &b) ||
+	    digits_parse(comma + 1, vlen - (size_t)(comma - val) - 1, 1,
+			 SDS_COPY_ARGS, &n)) {
+		snprintf(err, errlen,
+			 "bad point '%s': copy_ret= takes two argument numbers BUF,LEN, each 1..6 (the response buffer and the size_t * the function writes its length to)",
+			 arg);
+		return -1;
+	}
+	if (b == n) {
+		snprintf(err, errlen,
+			 "bad point '%s': copy_ret=%u,%u: the response buffer and its length pointer are two different arguments",
+			 arg, (unsigned int)b, (unsigned int)n);
+		return -1;
+	}
+	ps->copy_ret_buf_arg = (uint8_t)b;
+	ps->copy_ret_len_arg = (uint8_t)n;
+	return 0;
+}
+
 /* copy_max= and copy_rate=. */
 static int copy_num_parse(const char *arg, int o, const char *val, size_t vlen,
 			  struct point_spec *ps, char *err, size_t errlen)
@@ -526,7 +561,7 @@ static int point_opt_apply(const char *arg, const char *opt, size_t len,
 	}
 	if (o == OPT_NR) {
 		snprintf(err, errlen,
-			 "bad point '%s': unknown option '%.*s' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=, key=, drill=)",
+			 "bad point '%s': unknown option '%.*s' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, copy_ret=, failfast=, errno=, key=, drill=)",
 			 arg, (int)klen, opt);
 		return -1;
 	}
@@ -551,6 +586,8 @@ static int point_opt_apply(const char *arg, const char *opt, size_t len,
 		return probe_opt_parse(arg, o, val, vlen, ps, err, errlen);
 	case OPT_COPY:
 		return copy_args_parse(arg, val, vlen, ps, err, errlen);
+	case OPT_COPY_RET:
+		return copy_ret_parse(arg, val, vlen, ps, err, errlen);
 	case OPT_COPY_MAX:
 	case OPT_COPY_RATE:
 		return copy_num_parse(arg, o, val, vlen, ps, err, errlen);
@@ -706,10 +743,12 @@ int pointspec_parse(const char *arg, struct point_spec *out,
 			return -1;
 	}
 
-	if (!ps.copy && (seen[OPT_COPY_MAX] || seen[OPT_COPY_RATE])) {
+	if (!ps.copy && (seen[OPT_COPY_MAX] || seen[OPT_COPY_RATE] ||
+			 seen[OPT_COPY_RET])) {
 		snprintf(err, errlen,
 			 "bad point '%s': %s= needs copy=BUF,LEN (which arguments hold the request)",
-			 arg, seen[OPT_COPY_MAX] ? "copy_max" : "copy_rate");
+			 arg, seen[OPT_COPY_MAX] ? "copy_max" :
+			 seen[OPT_COPY_RATE] ? "copy_rate" : "copy_ret");
 		return -1;
 	}
 	if (seen[OPT_ERRNO] && !ps.failfast_ops) {

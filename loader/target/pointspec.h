@@ -2,7 +2,7 @@
 /*
  * Parsing of function points on the command line:
  *   POINT=SYMBOL[:err=neg|zero|nonzero|none][:ret=32|64][:timeout_ms=N]
- *               [:copy=BUF,LEN[:copy_max=BYTES][:copy_rate=PCT]]
+ *               [:copy=BUF,LEN[:copy_max=BYTES][:copy_rate=PCT][:copy_ret=BUF,LEN]]
  *               [:failfast=connect,send,open[:errno=NAME]]
  *               [:key=argN|strN[,MAX]|bufN,lenM|bufN,LEN]
  * where SYMBOL may hold "::" (C++, Rust): options begin at ":KEY=".
@@ -37,6 +37,8 @@ struct point_spec {
 	bool copy;			/* :copy=BUF,LEN given: the point can be captured */
 	uint8_t copy_buf_arg;		/* argument holding the request, 1..6 */
 	uint8_t copy_len_arg;		/* argument holding its length, 1..6 */
+	uint8_t copy_ret_buf_arg;	/* :copy_ret=BUF,LEN: the response buffer, 1..6; 0: none */
+	uint8_t copy_ret_len_arg;	/* ... and the size_t * it fills with the length, 1..6 */
 	uint32_t copy_max;		/* :copy_max=, bytes 1..SDS_COPY_MAX (default 4096) */
 	uint32_t copy_rate;		/* :copy_rate=, percent 0..100 (default 100) */
 	uint32_t failfast_ops;		/* :failfast=, SDS_FF_* (sds_failfast.h); 0: none */

@@ -111,7 +111,8 @@ class Ctx(copy_lib.Ctx):
 
 
 def read_recording(path):
-    """[(ts, app, point, flags, orig_len, data)] of an "SDSr" file."""
+    """[(ts, app, point, flags, orig_len, data, pair id or None)] of an
+    "SDSr" file."""
     with open(path, "rb") as f:
         buf = f.read()
     check(buf[:4] == b"SDSr", "%s: magic %r" % (path, buf[:4]))
@@ -121,8 +122,11 @@ def read_recording(path):
         ts, orig, cap, flags, al, pl = struct.unpack_from("<QIIHBB", buf, pos)
         o = pos + 20
         app, point = buf[o:o + al].decode(), buf[o + al:o + al + pl].decode()
-        data = buf[o + al + pl:o + al + pl + cap]
+        o2 = o + al + pl + (8 if flags & 4 else 0)     # paired: a u64 id
+        data = buf[o2:o2 + cap]
         check(len(data) == cap, "%s: record at %d cut" % (path, pos))
-        out.append((ts, app, point, flags, orig, data))
-        pos = o + al + pl + cap
+        out.append((ts, app, point, flags, orig, data,
+                     struct.unpack_from("<Q", buf, o + al + pl)[0]
+                     if flags & 4 else None))
+        pos = o2 + cap
     return out

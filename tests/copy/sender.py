@@ -22,6 +22,8 @@ STREAM_MAGIC = b"SDSc"
 FILE_MAGIC = b"SDSr"
 F_TRUNCATED = 0x1
 F_WRITE = 0x2
+F_PAIRED = 0x4                      # a u64 pair id follows the names
+F_RESPONSE = 0x8                    # the response of its pair id's request
 HDR = struct.Struct("<QIIHBB")      # ts_ns orig cap flags app_len point_len
 
 
@@ -35,14 +37,18 @@ def file_header(created_ns=None):
     return FILE_MAGIC + struct.pack("<HHQ", VERSION, 0, created_ns)
 
 
-def record(app, point, data, ts_ns=None, write=False, orig_len=None):
-    """One encoded record; @orig_len > len(@data) marks it truncated."""
+def record(app, point, data, ts_ns=None, write=False, orig_len=None,
+           pair=None, response=False):
+    """One encoded record; @orig_len > len(@data) marks it truncated;
+    @pair (an int) makes it paired, @response the response of that pair."""
     if ts_ns is None:
         ts_ns = time.time_ns()
     orig = len(data) if orig_len is None else orig_len
-    flags = (F_WRITE if write else 0) | (F_TRUNCATED if orig > len(data) else 0)
+    flags = (F_WRITE if write else 0) | (F_TRUNCATED if orig > len(data) else 0) \
+        | (F_PAIRED if pair is not None else 0) | (F_RESPONSE if response else 0)
     a, p = app.encode(), point.encode()
-    return HDR.pack(ts_ns, orig, len(data), flags, len(a), len(p)) + a + p + data
+    pid = struct.pack("<Q", pair) if pair is not None else b""
+    return HDR.pack(ts_ns, orig, len(data), flags, len(a), len(p)) + a + p + pid + data
 
 
 def parse(buf, pos):
@@ -51,16 +57,18 @@ def parse(buf, pos):
     if len(buf) - pos < HDR.size:
         raise ValueError("offset %d: truncated record" % pos)
     ts, orig, cap, flags, al, pl = HDR.unpack_from(buf, pos)
-    if cap > 65536 or cap > orig or flags & ~3 or not 1 <= al <= 64 \
+    if cap > 65536 or cap > orig or flags & ~15 or not 1 <= al <= 64 \
             or not 1 <= pl <= 64:
         raise ValueError("offset %d: bad record header" % pos)
-    end = pos + HDR.size + al + pl + cap
+    pl8 = 8 if flags & F_PAIRED else 0
+    end = pos + HDR.size + al + pl + pl8 + cap
     if end > len(buf):
         raise ValueError("offset %d: truncated record" % pos)
     o = pos + HDR.size
-    return {"ts_ns": ts, "orig_len": orig, "flags": flags,
+    pair = struct.unpack_from("<Q", buf, o + al + pl)[0] if pl8 else None
+    return {"ts_ns": ts, "orig_len": orig, "flags": flags, "pair": pair,
             "app": buf[o:o + al].decode(), "point": buf[o + al:o + al + pl].decode(),
-            "data": buf[o + al + pl:end]}, end
+            "data": buf[o + al + pl + pl8:end]}, end
 
 
 def read_file(path):

@@ -170,7 +170,7 @@ def t_replay_bad_recordings(ctx):
     big[16 + 2 * n + 14] = 0x10           # third record: cap 2^20 + 4
     bad_file(ctx, "oversize", bytes(big), "offset 86: captured length above 65536")
     flags = bytearray(good)
-    flags[16 + 16] = 0x04
+    flags[16 + 16] = 0x10    # bits 0..3 are truncated, write, paired, response
     bad_file(ctx, "flags", bytes(flags), "offset 32: unknown flags")
 
 

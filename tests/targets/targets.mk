@@ -18,6 +18,9 @@
 #                    providers of one dependency (tests/balance/run.py)
 #   copytarget       handle_request(req, len) called on demand with distinct
 #                    bodies (tests/capture: traffic copy)
+#   httpsvc          httpsvc.c linked with libsds.a: an HTTP service whose
+#                    build b answers one field differently for every tenth
+#                    id (tests/copy/t_diff.py: responses and replay --diff)
 #   exactapp         exactapp.c linked with libsds.a: numbered calls of one
 #                    point at a rate from threads and processes
 #                    (tests/exact/run.py, tools/bench/exact)
@@ -58,7 +61,8 @@ TEST_TARGETS := $(TT_DIR)/target_pie $(TT_DIR)/target_nopie \
 		$(TT_DIR)/guarded_shared2 $(TT_DIR)/target_many \
 		$(TT_DIR)/copytarget $(TT_DIR)/lbtarget $(TT_DIR)/exactapp \
 		$(TT_DIR)/fnexact $(TT_DIR)/overload $(TT_DIR)/stucktarget \
-		$(TT_DIR)/keytarget $(TT_DIR)/keyguard $(TT_DIR)/keyrate
+		$(TT_DIR)/keytarget $(TT_DIR)/keyguard $(TT_DIR)/keyrate \
+		$(TT_DIR)/httpsvc
 
 # Non-PIE, every function starting with a 5-byte NOP (as target_nop5): ~55,000
 # probed calls a second cost the test a few % of a CPU, not a stepped
@@ -125,6 +129,13 @@ GT_DEPS   := $(GT_SRCS) $(TT_SRC)/guarded.h $(BUILD)/include/sds.h $(GT_LIBDIR)/
 
 # Keyed guard calls (tests/keys): libsds.a, as guarded_static.
 $(TT_DIR)/keyguard: $(TT_SRC)/keyguard.c $(BUILD)/include/sds.h $(GT_LIBDIR)/libsds.a
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -fPIE -pie -I$(BUILD)/include -o $@ $< \
+		$(GT_LIBDIR)/libsds.a $(TARGET_LIBS)
+
+# The response-diff service (tests/copy/t_diff.py): libsds.a, a guard point
+# with sds_copy_response() and a :copy_ret= function.
+$(TT_DIR)/httpsvc: $(TT_SRC)/httpsvc.c $(BUILD)/include/sds.h $(GT_LIBDIR)/libsds.a
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -fPIE -pie -I$(BUILD)/include -o $@ $< \
 		$(GT_LIBDIR)/libsds.a $(TARGET_LIBS)

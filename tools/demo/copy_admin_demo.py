@@ -139,9 +139,10 @@ def records(path):
         buf = f.read()
     pos, ts = 16, []
     while pos < len(buf):
-        t, _orig, cap, _fl, al, pl = struct.unpack_from("<QIIHBB", buf, pos)
-        ts.append(t)
-        pos += 20 + al + pl + cap
+        t, _orig, cap, fl, al, pl = struct.unpack_from("<QIIHBB", buf, pos)
+        if not fl & 8:                  # a response is not a request
+            ts.append(t)
+        pos += 20 + al + pl + (8 if fl & 4 else 0) + cap   # 4: a pair id
     return len(ts), ((ts[-1] - ts[0]) / 1e9 if ts else 0.0)
 
 

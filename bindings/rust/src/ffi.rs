@@ -35,5 +35,6 @@ extern "C" {
     pub fn sds_exception_sign(p: *mut sds_point);
     pub fn sds_downgrade_finally(p: *mut sds_point);
     pub fn sds_copy(p: *mut sds_point, buf: *const c_void, len: usize) -> c_int;
+    pub fn sds_copy_response(p: *mut sds_point, buf: *const c_void, len: usize) -> c_int;
     pub fn sds_client_close(c: *mut sds_client);
 }

@@ -164,6 +164,18 @@ impl<'c> Point<'c> {
         }
     }
 
+    /// `sds_copy_response`: offer `buf` as the response to the request
+    /// this thread last offered with `copy` (docs/COPY.md, "Responses").
+    pub fn copy_response(&self, buf: &[u8]) -> std::io::Result<()> {
+        // SAFETY: as for copy.
+        let r = unsafe { ffi::sds_copy_response(self.raw, buf.as_ptr().cast(), buf.len()) };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    }
+
     /// Begin a guarded call, ended when the guard drops.
     pub fn guard(&self) -> Guard<'c> {
         Guard {

@@ -113,6 +113,47 @@ static void test_copy_on(void **state)
 }
 
 /*
+ * sds_copy_response(): the copy_ret site, with its id, buffer and length,
+ * exactly while the point copies; never the request's site.
+ */
+static void test_copy_response(void **state)
+{
+	struct sds_client *c;
+	struct sds_point *p;
+	char req[8], resp[CALLS][4];
+	__u64 total;
+	int i, id;
+
+	p = start("resp", "req", &c);
+	id = fake_id(&fl, "req");
+	memset(&site_copy_ret_last, 0, sizeof(site_copy_ret_last));
+	/* Off: nothing reaches the site. */
+	assert_int_equal(sds_copy_response(p, resp[0], 4), 0);
+	assert_null(site_copy_ret_last.buf);
+	flags__set_copy(&fr, id, true);
+	total = site_copy_total();
+	for (i = 0; i < CALLS; i++) {
+		assert_int_equal(sds_copy(p, req, sizeof(req)), 0);
+		assert_int_equal(sds_copy_response(p, resp[i], 1 + i % 4), 0);
+		assert_int_equal(site_copy_ret_last.id, id);
+		assert_ptr_equal(site_copy_ret_last.buf, resp[i]);
+		assert_int_equal(site_copy_ret_last.len, 1 + i % 4);
+	}
+	/* The request site counted the requests only. */
+	assert_int_equal(site_copy_total() - total, CALLS);
+	flags__set_copy(&fr, id, false);
+	site_copy_ret_last.buf = NULL;
+	assert_int_equal(sds_copy_response(p, resp[0], 4), 0);
+	assert_null(site_copy_ret_last.buf);
+	/* A NULL point is refused as sds_copy() refuses it. */
+	errno = 0;
+	assert_int_equal(sds_copy_response(NULL, resp[0], 4), -1);
+	assert_int_equal(errno, EINVAL);
+	sds_client_close(c);
+	fake_stop(&fl);
+}
+
+/*
  * The word is not under the entry's seq: a loader killed in the middle
  * of a publish (seq odd for good) still has its copy word obeyed, and an
  * sds_copy() inside a guarded call changes nothing of the call's counts.
@@ -202,6 +243,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_copy_off),
 		cmocka_unit_test(test_copy_on),
+		cmocka_unit_test(test_copy_response),
 		cmocka_unit_test(test_copy_no_seq),
 		cmocka_unit_test(test_set_copy_range),
 		cmocka_unit_test(test_copy_closed),

@@ -76,6 +76,16 @@ __attribute__((noinline)) void sds__site_copy(__u32 id, const void *buf, size_t 
 	site_copy_last.len = len;
 }
 
+/* sds_copy_response(): the same record, of its own. */
+struct site_copy_call site_copy_ret_last;
+
+__attribute__((noinline)) void sds__site_copy_ret(__u32 id, const void *buf, size_t len)
+{
+	site_copy_ret_last.id = id;
+	site_copy_ret_last.buf = buf;
+	site_copy_ret_last.len = len;
+}
+
 __u64 site_copy_count(__u32 id)
 {
 	return __atomic_load_n(&site_copies[id], __ATOMIC_RELAXED);

@@ -22,6 +22,7 @@ void sds__site_exception(__u32 id, __u64 key);
 void sds__site_downgrade(__u32 id, __u64 key);
 #endif
 void sds__site_copy(__u32 id, const void *buf, size_t len);
+void sds__site_copy_ret(__u32 id, const void *buf, size_t len);
 
 /* The last call of the copy site (sds_copy), as it was called. */
 struct site_copy_call {
@@ -34,6 +35,7 @@ __u64 site_copy_count(__u32 id);
 /* Calls of the copy site, all ids (out-of-range ones too). */
 __u64 site_copy_total(void);
 extern struct site_copy_call site_copy_last;
+extern struct site_copy_call site_copy_ret_last;	/* sds_copy_response() */
 
 /* Calls of site @kind with point id @id so far. */
 __u64 site_count(int kind, __u32 id);

@@ -35,13 +35,13 @@
 
 static char run_dir[] = "/tmp/sds-fork-XXXXXX";
 
-#define NSITES	5
+#define NSITES	6
 
 /* Only their addresses: the copy site's arguments differ. */
 static const void *const sites[NSITES] = {
 	(const void *)sds__site_enter, (const void *)sds__site_exit,
 	(const void *)sds__site_exception, (const void *)sds__site_downgrade,
-	(const void *)sds__site_copy,
+	(const void *)sds__site_copy, (const void *)sds__site_copy_ret,
 };
 
 /* What the grandchild saw. */

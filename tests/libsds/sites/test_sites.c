@@ -32,16 +32,18 @@
 #define OBJDUMP "objdump"
 #endif
 
-static const char *const sites[] = { "enter", "exit", "exception", "downgrade", "copy" };
-#define NSITES	5
+static const char *const sites[] = { "enter", "exit", "exception", "downgrade", "copy",
+				     "copy_ret" };
+#define NSITES	6
 
 static const char *const api[] = {
 	"sds_client_open", "sds_point", "sds_should_downgrade", "sds_enter",
 	"sds_should_downgrade_key", "sds_enter_key",
-	"sds_exception_sign", "sds_downgrade_finally", "sds_copy",
+	"sds_exception_sign", "sds_downgrade_finally", "sds_copy", "sds_copy_response",
 	"sds_client_close", "sds_lb_open", "sds_lb_error", "sds_lb_choose",
 	"sds_lb_point", "sds_lb_call", "sds_lb_close", "sds__site_enter", "sds__site_exit",
 	"sds__site_exception", "sds__site_downgrade", "sds__site_copy",
+	"sds__site_copy_ret",
 };
 #define NAPI	(sizeof(api) / sizeof(api[0]))
 

@@ -62,10 +62,18 @@ static void test_round_trip(void **state)
 	r.orig_len = 1u << 20;
 	r.flags = COPYREC_F_TRUNCATED;
 	n = copyrec_encode(&r, buf, sizeof(buf));
-	assert_int_equal(n, COPYREC_MAX_LEN);
+	assert_int_equal(n, COPYREC_MAX_LEN - COPYREC_PAIR_LEN);
 	assert_int_equal(copyrec_decode(buf, n, &d, &why, &at), n);
 	assert_int_equal(d.orig_len, 1u << 20);
 	assert_int_equal(d.flags, COPYREC_F_TRUNCATED);
+	/* ... and a paired response of it is the longest of all. */
+	r.flags = COPYREC_F_TRUNCATED | COPYREC_F_PAIRED | COPYREC_F_RESPONSE;
+	r.pair = 0x0102030405060708ULL;
+	n = copyrec_encode(&r, buf, sizeof(buf));
+	assert_int_equal(n, COPYREC_MAX_LEN);
+	assert_int_equal(copyrec_decode(buf, n, &d, &why, &at), n);
+	assert_true(d.pair == 0x0102030405060708ULL);
+	assert_int_equal(d.data[0], 'b');
 
 	/* An empty request is a record too. */
 	rec_fill(&r, "a", "b", NULL, 0);
@@ -73,6 +81,38 @@ static void test_round_trip(void **state)
 	assert_int_equal(n, 22);
 	assert_int_equal(copyrec_decode(buf, n, &d, &why, &at), 22);
 	assert_int_equal(d.cap_len, 0);
+}
+
+/* A request and its response: the pair id right after the names. */
+static void test_pair(void **state)
+{
+	uint8_t buf[128];
+	struct copyrec r, d;
+	const char *why = NULL;
+	size_t at = 0;
+	int n, i;
+
+	rec_fill(&r, "svc", "api", "{\"a\":1}", 7);
+	r.flags = COPYREC_F_PAIRED | COPYREC_F_RESPONSE;
+	r.pair = 42;
+	n = copyrec_encode(&r, buf, sizeof(buf));
+	assert_int_equal(n, 20 + 3 + 3 + 8 + 7);
+	assert_int_equal((size_t)n, copyrec_size(&r));
+	assert_int_equal(buf[26], 42);			/* little-endian, after the names */
+	for (i = 0; i < n; i++)
+		assert_int_equal(copyrec_decode(buf, i, &d, &why, &at), 0);
+	assert_int_equal(copyrec_decode(buf, n, &d, &why, &at), n);
+	assert_true(d.pair == 42);
+	assert_memory_equal(d.data, "{\"a\":1}", 7);
+	/* A response needs a pair id: refused both ways, at the flags. */
+	r.flags = COPYREC_F_RESPONSE;
+	assert_int_equal(copyrec_encode(&r, buf, sizeof(buf)), -1);
+	r.flags = COPYREC_F_PAIRED | COPYREC_F_RESPONSE;
+	n = copyrec_encode(&r, buf, sizeof(buf));
+	buf[16] = COPYREC_F_RESPONSE;
+	assert_int_equal(copyrec_decode(buf, n, &d, &why, &at), -1);
+	assert_int_equal(at, 16);
+	assert_string_equal(why, "response flag without a pair id");
 }
 
 static void test_encode_refuses(void **state)
@@ -278,6 +318,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_pair),
 		cmocka_unit_test(test_encode_refuses),
 		cmocka_unit_test(test_decode_hostile),
 		cmocka_unit_test(test_hello_and_header),

@@ -209,17 +209,17 @@ static void test_bad_timeout(void **state)
 
 static void test_bad_options(void **state)
 {
-	parse_bad("p=f:foo=1", "unknown option 'foo' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=, key=, drill=)");
-	parse_bad("p=f:ERR=neg", "unknown option 'ERR' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=, key=, drill=)");
-	parse_bad("p=f:timeout=5", "unknown option 'timeout' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=, key=, drill=)");
-	parse_bad("p=f:=neg", "unknown option '' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=, key=, drill=)");
+	parse_bad("p=f:foo=1", "unknown option 'foo' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, copy_ret=, failfast=, errno=, key=, drill=)");
+	parse_bad("p=f:ERR=neg", "unknown option 'ERR' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, copy_ret=, failfast=, errno=, key=, drill=)");
+	parse_bad("p=f:timeout=5", "unknown option 'timeout' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, copy_ret=, failfast=, errno=, key=, drill=)");
+	parse_bad("p=f:=neg", "unknown option '' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, copy_ret=, failfast=, errno=, key=, drill=)");
 	parse_bad("p=f:", "empty option");
 	parse_bad("p=f::err=neg",
 		  "'::' before option 'err': one ':' separates the symbol from its options");
 	parse_bad("p=f:err=neg:", "empty option");
 	/* The first bad option is the one named. */
 	parse_bad("p=f:err=neg:bogus:ret=99",
-		  "unknown option 'bogus' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=, key=, drill=)");
+		  "unknown option 'bogus' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, copy_ret=, failfast=, errno=, key=, drill=)");
 }
 
 /* C++, Rust and Go names: "::" belongs to the symbol (issue 10). */
@@ -264,7 +264,7 @@ static void test_scoped_bad(void **state)
 		  "'::' before option 'timeout_ms': one ':' separates the symbol from its options");
 	/* A lone ':' still starts the options: the old messages stand. */
 	parse_bad("h=main::handler:foo=1",
-		  "unknown option 'foo' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=, key=, drill=)");
+		  "unknown option 'foo' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, copy_ret=, failfast=, errno=, key=, drill=)");
 	parse_bad("h=main::handler:err",
 		  "option 'err' needs a value (err=neg|zero|nonzero|none)");
 	parse_bad("h=main::handler:", "empty option");
@@ -386,6 +386,34 @@ static void test_copy(void **state)
 	parse_bad("p=f:copy_rate=5", "copy_rate= needs copy=BUF,LEN (which arguments hold the request)");
 	parse_bad("p=f:copy=1,2:copy=1,2", "duplicate option 'copy='");
 	parse_bad("p=f:copy", "option 'copy' needs a value (copy=BUF,LEN)");
+}
+
+#define RET_WHY "copy_ret= takes two argument numbers BUF,LEN, each 1..6 (the response buffer and the size_t * the function writes its length to)"
+
+/* :copy_ret= (issue 37): the response's buffer and length pointer. */
+static void test_copy_ret(void **state)
+{
+	struct point_spec ps;
+	char err[512] = "";
+
+	assert_int_equal(pointspec_parse("p=f:copy=1,2:copy_ret=3,4", &ps, err, sizeof(err)), 0);
+	assert_int_equal(ps.copy_ret_buf_arg, 3);
+	assert_int_equal(ps.copy_ret_len_arg, 4);
+	/* The response may be written over the request: BUF may be copy='s. */
+	assert_int_equal(pointspec_parse("p=f:copy_ret=1,6:copy=1,2", &ps, err, sizeof(err)), 0);
+	assert_int_equal(ps.copy_ret_buf_arg, 1);
+	assert_int_equal(ps.copy_ret_len_arg, 6);
+	assert_int_equal(pointspec_parse("p=f:copy=1,2", &ps, err, sizeof(err)), 0);
+	assert_int_equal(ps.copy_ret_buf_arg, 0);
+	parse_bad("p=f:copy=1,2:copy_ret=3", RET_WHY);
+	parse_bad("p=f:copy=1,2:copy_ret=0,4", RET_WHY);
+	parse_bad("p=f:copy=1,2:copy_ret=3,7", RET_WHY);
+	parse_bad("p=f:copy=1,2:copy_ret=3,4,5", RET_WHY);
+	parse_bad("p=f:copy=1,2:copy_ret=4,4",
+		  "copy_ret=4,4: the response buffer and its length pointer are two different arguments");
+	parse_bad("p=f:copy_ret=3,4", "copy_ret= needs copy=BUF,LEN (which arguments hold the request)");
+	parse_bad("p=f:copy=1,2:copy_ret=3,4:copy_ret=3,4", "duplicate option 'copy_ret='");
+	parse_bad("p=f:copy=1,2:copy_ret", "option 'copy_ret' needs a value (copy_ret=BUF,LEN)");
 }
 
 /* :key=: where the key is, as the kernel reads it (docs/KEYS.md). */
@@ -609,6 +637,7 @@ int main(void)
 		cmocka_unit_test(test_go),
 		cmocka_unit_test(test_duplicates),
 		cmocka_unit_test(test_copy),
+		cmocka_unit_test(test_copy_ret),
 		cmocka_unit_test(test_copy_go),
 		cmocka_unit_test(test_key),
 		cmocka_unit_test(test_key_go),

@@ -6,13 +6,15 @@ tools/bench/copy/copy_cost.py: what traffic copy costs the application per call
 
 build/bench/bench-copy-target calls handle_request(req, len) (a nop5
 entry: tools/bench/copy/copy_fn.c) in a tight loop with distinct requests of
-256 bytes and of 4 KiB.  Three byte-identical copies of it (uprobes belong
+256 bytes and of 4 KiB.  Four byte-identical copies of it (uprobes belong
 to a file), each served by its own `sds-bpf attach --tick-ms 100
 --max-overhead 0`, all running at once:
 
   none      req=handle_request:site=nop5            the function point alone
   copy 100% ...:copy=1,2:copy_rate=100 --copy-to    every request copied
   copy 10%  ...:copy=1,2:copy_rate=10  --copy-to    one in ten
+  copy+ret  ...:copy=1,2:copy_rate=100:copy_ret=3,4  every request and its
+            64-byte response (a uretprobe at the return: issue 37)
 
 The copies go to a sink on 127.0.0.1 (this script: it reads and discards).
 BENCH_ROUNDS rounds (default 11); each runs every column once per size,
@@ -52,8 +54,9 @@ ROUNDS = int(os.environ.get("BENCH_ROUNDS", "11"))
 CALLS = int(os.environ.get("BENCH_COPY_CALLS", "50000"))
 SIZES = [256, 4096]
 # (column, copy_rate or None for no copy)
-VARIANTS = [("none", None), ("copy100", 100), ("copy10", 10)]
-TITLE = {"none": "no copy", "copy100": "copy, 100%", "copy10": "copy, 10%"}
+VARIANTS = [("none", None), ("copy100", 100), ("copy10", 10), ("copyret", 100)]
+TITLE = {"none": "no copy", "copy100": "copy, 100%", "copy10": "copy, 10%",
+         "copyret": "copy + copy_ret, 100%"}
 
 
 class Sink:
@@ -111,6 +114,8 @@ class Bench:
         extra = []
         if rate is not None:
             spec += ":copy=1,2:copy_rate=%d" % rate
+            if name == "copyret":
+                spec += ":copy_ret=3,4"
             extra = ["--copy-to", self.sink.addr]
         app = "cc-" + name
         out = open(os.path.join(self.t, name + ".out"), "w")
@@ -188,33 +193,36 @@ def report(b, ns, sink_bytes):
     out("")
     out("`bench-copy-target %d SIZE` (handle_request(req, len), nop5 entry) under "
         "`sds-bpf attach --tick-ms 100 --max-overhead 0 [--copy-to SINK] "
-        "req=handle_request:site=nop5[:copy=1,2:copy_rate=R]`, three loaders "
+        "req=handle_request:site=nop5[:copy=1,2:copy_rate=R[:copy_ret=3,4]]`, four loaders "
         "at once, %d rounds in rotating order (tools/bench/copy/copy_cost.py)" % (
             CALLS, ROUNDS))
     out("")
-    out("| request | no copy | copy, 100% | copy, 10% | 100% − none | 10% − none |")
-    out("|---|---:|---:|---:|---:|---:|")
+    out("| request | no copy | copy, 100% | copy, 10% | copy + copy_ret | 100% − none | 10% − none | copy_ret's cost |")
+    out("|---|---:|---:|---:|---:|---:|---:|---:|")
     for s in SIZES:
-        out("| %s | %s | %s | %s | %s | %s |" % (
+        out("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
             "256 B" if s == 256 else "4 KiB", cell(ns[("none", s)]),
             cell(ns[("copy100", s)]), cell(ns[("copy10", s)]),
+            cell(ns[("copyret", s)]),
             diff_cell(ns[("copy100", s)], ns[("none", s)]),
-            diff_cell(ns[("copy10", s)], ns[("none", s)])))
+            diff_cell(ns[("copy10", s)], ns[("none", s)]),
+            diff_cell(ns[("copyret", s)], ns[("copy100", s)])))
     out("")
     out("ns per call, median of the rounds (min–max); the differences are the "
         "medians of each round's own difference (min…max).  The loop's own "
         "cost (a memcpy of the request number) is in every column.")
     out("")
-    out("| loader | calls | captured | dropped | truncated | sent | lost |")
-    out("|---|---:|---:|---:|---:|---:|---:|")
+    out("| loader | calls | captured | responses | dropped | truncated | sent | lost |")
+    out("|---|---:|---:|---:|---:|---:|---:|---:|")
     raw_counts = {}
     for n, _ in VARIANTS:
         p = b.stats(n)
         c = p.get("copy") or {}
         calls = (p.get("total") or {}).get("visits", 0)
         raw_counts[n] = {"calls": calls, "copy": c}
-        out("| %s | %d | %s | %s | %s | %s | %s |" % (
-            TITLE[n], calls, c.get("captured", "-"), c.get("dropped", "-"),
+        out("| %s | %d | %s | %s | %s | %s | %s | %s |" % (
+            TITLE[n], calls, c.get("captured", "-"), c.get("responses", "-"),
+            c.get("dropped", "-"),
             c.get("truncated", "-"), c.get("sent", "-"), c.get("lost", "-")))
     out("")
     out("The sink read %d bytes of records.  Dropped: in the kernel, the ring "
