@@ -255,7 +255,7 @@ static void test_old_database(void **state)
 			" FROM stats"));
 	} else {
 		assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-		assert_int_equal(user_version(db), 9);
+		assert_int_equal(user_version(db), 10);
 		sql(db, FIXTURE_DROP_TO_PRE_ADAPTIVE
 			"PRAGMA user_version = 6;"
 			"INSERT INTO stats (app_id, period_start, host, point, visits, exceptions,"
@@ -276,7 +276,7 @@ static void test_old_database(void **state)
 			" AND column_name IN ('adaptive_limit', 'adaptive_latency_ns')", "2");
 	} else {
 		assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-		assert_int_equal(user_version(db), 9);
+		assert_int_equal(user_version(db), 10);
 		sqlite3_close(db);
 	}
 	s = scan(T0, T0 + 20);
