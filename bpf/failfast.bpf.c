@@ -143,11 +143,13 @@ static __always_inline int ff_check(__u32 op)
 		if (f->ff_probe)
 			continue;
 		/*
-		 * A call whose key the loader blocked (sds.bpf.c marked its
-		 * frame at entry, docs/KEYS.md): its operations fail as a
-		 * downgraded point's, whatever the point's own state.
+		 * A call whose key the loader blocked (docs/KEYS.md), or that
+		 * its point's semaphore, bucket or exact marks refused
+		 * (sds_fnlimit.bpf.h, sds_fnmarks.bpf.h): sds.bpf.c marked its
+		 * frame at entry, and its operations fail as a downgraded
+		 * point's, whatever the point's own state.
 		 */
-		if (f->key_blocked) {
+		if (f->key_blocked || f->refused) {
 			st = bpf_map_lookup_elem(&failfast_state, &point);
 			if (st && (st->ops & op)) {
 				c = bpf_map_lookup_elem(&failfast_count, &point);

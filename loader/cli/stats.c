@@ -285,10 +285,11 @@ int do_stats(int argc, char **argv)
 
 		if (!ff)
 			continue;
-		printf("failfast %s: %s (%s, %s) failed %lld, drilled %lld, probes %lld%s\n",
+		printf("failfast %s: %s (%s, %s) failed %lld, drilled %lld, probes %lld, refused_concurrent %lld, refused_token %lld%s\n",
 		       query_jstr(p, "name"), query_jstr(ff, "ops"), query_jstr(ff, "errno_socket"),
 		       query_jstr(ff, "errno_file"), query_jint(ff, "denied"),
 		       query_jint(ff, "drilled"), query_jint(ff, "probes"),
+		       query_jint(ff, "refused_concurrent"), query_jint(ff, "refused_token"),
 		       json_is_true(json_object_get(ff, "failing")) ? ", failing" : "");
 	}
 	print_adaptive(r);
