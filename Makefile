@@ -255,7 +255,8 @@ bench: deps
 		$(PYTHON) tools/bench/census/census.py | tee $$BENCH_OUT/census.md && \
 		$(MAKE) -s overload-bench | tee $$BENCH_OUT/overload.md && \
 		$(MAKE) -s split-bench | tee $$BENCH_OUT/split.md && \
-		$(PYTHON) tools/bench/keys/keys_bench.py
+		$(PYTHON) tools/bench/keys/keys_bench.py && \
+		$(PYTHON) tools/bench/failfast/ff_limit.py
 
 demo: deps
 	$(MAKE) all demo-bins
