@@ -151,7 +151,16 @@ static __always_inline int ff_check(__u32 op)
 		 */
 		if (f->key_blocked || f->refused) {
 			st = bpf_map_lookup_elem(&failfast_state, &point);
-			if (st && (st->ops & op)) {
+			/*
+			 * A call past an exact mark gives way once the loader's
+			 * downgrade of the point is in force: it has seen the
+			 * trip, and its rate, hold and probes decide, as a
+			 * guard's do (libsds/guard.c, "exact trips").  A key's
+			 * block and the limits' refusals never give way.
+			 */
+			if (st && (st->ops & op) &&
+			    (f->key_blocked || f->refused != SDS_FNR_BUDGET ||
+			     !st->deny)) {
 				c = bpf_map_lookup_elem(&failfast_count, &point);
 				if (c)
 					ADD(&c->denied, 1);

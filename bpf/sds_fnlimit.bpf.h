@@ -80,6 +80,24 @@ static __always_inline int fn_permit_take(struct sds_fn_limit *l)
 }
 
 /*
+ * A call of @point refused by @why, counted where the loader reads the
+ * point's (@l: exact, the BPF side's own) and where it reads a guard's
+ * refusals (the cell: the point shows as downgraded, reason concurrent or
+ * token, while they refuse; engine_eval.c).
+ */
+static __always_inline void fn_refused(struct sds_fn_limit *l, __u32 point,
+				       bool token)
+{
+	struct sds_cell *c = bpf_map_lookup_elem(&cells, &point);
+
+	__sync_fetch_and_add(token ? &l->refused_token : &l->refused_concurrent, 1);
+	/* Shared with every guard of the app: always atomic. */
+	if (c)
+		__sync_fetch_and_add(token ? &c->refused_token :
+				     &c->refused_concurrent, 1);
+}
+
+/*
  * The limits of a call of @point entering at @ts that is pushing a frame:
  * its refusal (enum sds_fn_refusal) and, in *@permit, whether it holds a
  * permit, given back when its frame goes (fn_permit_give).  The bucket
@@ -99,13 +117,13 @@ __noinline int sds_fn_limit_take(__u32 point, __u64 ts, __u8 *permit)
 	/* The loader stores the limits first, @armed last. */
 	armed = *(volatile __u32 *)&l->armed;
 	if ((armed & SDS_FNL_TOKEN) && !fn_token_take(l, ts)) {
-		__sync_fetch_and_add(&l->refused_token, 1);
+		fn_refused(l, point, true);
 		return SDS_FNR_TOKEN;
 	}
 	if (armed & SDS_FNL_CONC) {
 		r = fn_permit_take(l);
 		if (!r) {
-			__sync_fetch_and_add(&l->refused_concurrent, 1);
+			fn_refused(l, point, false);
 			return SDS_FNR_CONC;
 		}
 		*permit = r > 0;
