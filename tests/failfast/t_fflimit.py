@@ -148,6 +148,27 @@ def cg_limit_visit_crossing_tick1000(ctx):
     crossing(ctx, 1000)
 
 
+def limit_refused_without_failfast(ctx):
+    """concurrent_threshold and token_rate on a function point without
+    :failfast=: attach refuses each in one line naming guard points and
+    :failfast=, nothing attached."""
+    for field, st in (("concurrent_threshold", {"concurrent_threshold": 3}),
+                      ("token_rate", {"token_rate": 100})):
+        ctx.write_strategies({"conn": st})
+        r = ctx.sds(["attach", "--app", "fftarget", "--strategies",
+                     ctx.strategies, TARGET, "conn=fetch_conn:err=neg"])
+        want = ("sds-bpf: %s: point 'conn': %s needs a guard point "
+                "(sds_enter/sds_should_downgrade) or :failfast= on this "
+                "function point (docs/FAILFAST.md): a function point cannot "
+                "hold its calls back\n" % (ctx.strategies, field))
+        eq((r.rc != 0, r.err), (True, want), "attach with %s" % field)
+        check(not os.path.exists(os.path.join(ctx.run_dir,
+                                              "default.fftarget.sock")),
+              "a socket after the refusal")
+
+
+test(limit_refused_without_failfast)
+
 _ok, _why = cg_lever()
 for _fn in (cg_limit_concurrent, cg_limit_token,
             cg_limit_visit_crossing_tick100, cg_limit_visit_crossing_tick1000):
