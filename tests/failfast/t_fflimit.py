@@ -10,6 +10,7 @@ each).  Barriers in the target, never sleeps: all threads are inside the
 function at once however loaded the machine is.
 """
 
+import json
 import os
 import time
 
@@ -90,6 +91,15 @@ def cg_limit_concurrent(ctx):
         eq((p["total"]["visits"], p["total"]["exceptions"]),
            (8 * rnd, 5 * rnd), "round %d: visits, exceptions" % rnd)
     eq(srv.accepted, 6, "connections the server saw")
+    # Shown as a guard's refusals are: the point downgraded, reason concurrent.
+    ev = sdstest.run_group([sdstest.SDS, "events", "--app", "fftarget",
+                            "--json", "--count", "1000"], ctx.env, ctx.tmp,
+                           ctx.others, 3, fail_on_timeout=False)
+    mine = [e for e in (json.loads(x) for x in ev.out.splitlines() if x.strip())
+            if e.get("point") == "hold"]
+    check(any(e.get("event") == "started" and e.get("reason") == "concurrent"
+              for e in mine), "no event of hold downgraded for concurrent: %r"
+          % mine[:6])
     end(ctx, a)
 
 
