@@ -252,7 +252,7 @@ bench: deps
 		$(MAKE) -s copy-bench | tee $$BENCH_OUT/copy.txt && \
 		$(MAKE) -s exact-bench | tee $$BENCH_OUT/exact.txt && \
 		$(MAKE) -s lb-bench | tee $$BENCH_OUT/lb.txt && \
-		$(PYTHON) tools/bench/census/census.py | tee $$BENCH_OUT/census.md && \
+		$(MAKE) -s site-census | tee $$BENCH_OUT/census.md && \
 		$(MAKE) -s overload-bench | tee $$BENCH_OUT/overload.md && \
 		$(MAKE) -s split-bench | tee $$BENCH_OUT/split.md && \
 		$(PYTHON) tools/bench/keys/keys_bench.py && \

@@ -89,7 +89,7 @@ struct {
 
 /*
  * The guards' cells (bpf/sds_flags.h): the loader makes the map it hands
- * the guards this one (loader/daemon/exact_run.c), so that a call slower than
+ * the guards this one (loader/tick/exact_run.c), so that a call slower than
  * its point's timeout spends one of the exact trips' slow_spent as it
  * ends, where the kernel counts its timeout.  Written only there.
  */

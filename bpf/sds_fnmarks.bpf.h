@@ -10,7 +10,7 @@
 /*
  * Exact trips of function points (docs/PROTOCOL.md "Exact trips"): the
  * loader's marks, one entry per point in .bss, which the loader maps and
- * writes (loader/daemon/exact_fn.c); zero (nothing armed) from the load.  A
+ * writes (loader/tick/exact_fn.c); zero (nothing armed) from the load.  A
  * point without a mark pays one load and a branch for them at entry.
  */
 struct sds_fn_marks fn_marks[SDS_MAX_POINTS];

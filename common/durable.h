@@ -4,7 +4,7 @@
  * fsynced, renamed over the old one, the directory fsynced.  A reader sees
  * the old file or the new one, never half of either.  The heartbeat
  * backlog (loader/report/backlog.c) and the admin's strategies cache
- * (loader/daemon/engine.c) are written this way.  Plain file I/O.
+ * (loader/tick/engine.c) are written this way.  Plain file I/O.
  */
 #ifndef SDS_DURABLE_H
 #define SDS_DURABLE_H

@@ -14,7 +14,7 @@
  * "total", over the rule's own window of for_ms) is above above_pct, and
  * clears when that share over clear_ms is at or below below_pct.
  * Validated whole here; whether this host reports the resource is the
- * loader's to say (loader/daemon/pressure_run.c).
+ * loader's to say (loader/tick/pressure_run.c).
  *
  * The rules hold points' limits and the strategies hold the rules:
  * strategy.h includes this header once struct sds_strategy is defined,

@@ -251,6 +251,21 @@ void strategy_key_override_limits(const struct sds_strategy *st,
 }
 
 /*
+ * @key as an error line shows it: a key may hold any byte, the line must
+ * stay one line of text (each byte outside printable ASCII a '?').
+ */
+static const char *key_shown(const char *key, char out[SDS_KEY_MAX + 1])
+{
+	size_t i;
+
+	for (i = 0; key[i] && i < SDS_KEY_MAX; i++)
+		out[i] = (unsigned char)key[i] >= 0x20 && (unsigned char)key[i] < 0x7f ?
+			 key[i] : '?';
+	out[i] = '\0';
+	return out;
+}
+
+/*
  * "key_overrides": {"KEY": {key_visit_threshold, key_token_rate,
  * key_token_bucket}, ...} of point @name into @s's pool: 0, or -1 (@err).
  */
@@ -259,6 +274,7 @@ static int key_overrides_from_json(const char *name, json_t *obj,
 				   struct sds_strategy *st, char *err, size_t errlen)
 {
 	const char *key, *fk;
+	char shown[SDS_KEY_MAX + 1], fshown[SDS_KEY_MAX + 1];
 	json_t *v, *fv;
 
 	if (!json_is_object(obj)) {
@@ -291,13 +307,13 @@ static int key_overrides_from_json(const char *name, json_t *obj,
 		if (len > SDS_KEY_MAX) {
 			snprintf(err, errlen,
 				 "point '%s': key_overrides: key '%.32s...' is %zu bytes (at most %d)",
-				 name, key, len, SDS_KEY_MAX);
+				 name, key_shown(key, shown), len, SDS_KEY_MAX);
 			return -1;
 		}
 		if (!json_is_object(v)) {
 			snprintf(err, errlen,
 				 "point '%s': key_overrides '%s': expected an object of key_visit_threshold, key_token_rate, key_token_bucket",
-				 name, key);
+				 name, key_shown(key, shown));
 			return -1;
 		}
 		memset(o, 0, sizeof(*o));
@@ -311,7 +327,7 @@ static int key_overrides_from_json(const char *name, json_t *obj,
 			if (!f) {
 				snprintf(err, errlen,
 					 "point '%s': key_overrides '%s': unknown field '%.64s'; an override has key_visit_threshold, key_token_rate, key_token_bucket",
-					 name, key, fk);
+					 name, key_shown(key, shown), key_shown(fk, fshown));
 				return -1;
 			}
 			if (json_is_null(fv))
@@ -320,7 +336,7 @@ static int key_overrides_from_json(const char *name, json_t *obj,
 			if (!json_is_integer(fv) || (x >= 0 && (x < f->min || x > f->max))) {
 				snprintf(err, errlen,
 					 "point '%s': key_overrides '%s': %s must be an integer %lld..%lld (negative: off for this key)",
-					 name, key, f->name, (long long)f->min,
+					 name, key_shown(key, shown), f->name, (long long)f->min,
 					 (long long)f->max);
 				return -1;
 			}

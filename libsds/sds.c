@@ -202,6 +202,39 @@ static __attribute__((noinline, cold)) unsigned int frames_evict(struct frames *
 }
 
 /*
+ * The frame a call about to begin will take: the depth, or SDS_FRAMES
+ * when even an eviction left none (a signal handler inside an eviction:
+ * the call passes with no frame).
+ */
+static inline __attribute__((always_inline)) unsigned int
+frame_reserve(struct frames *t)
+{
+	unsigned int d = t->depth;
+
+	return d < SDS_FRAMES ? d : frames_evict(t);
+}
+
+/*
+ * Frame @d pushed for a call of @p (@b NULL: detached): the depth moves
+ * first, so that a signal handler's call takes the next frame, then the
+ * frame is written.
+ */
+static inline __attribute__((always_inline)) struct frame *
+frame_push(struct frames *t, unsigned int d, struct sds_point *p,
+	   const struct sds_bind *b, unsigned int how)
+{
+	struct frame *f;
+
+	t->depth = d + 1;
+	signal_fence();
+	f = &t->f[d];
+	f->point = p;
+	f->bind = b;
+	f->how = how;
+	return f;
+}
+
+/*
  * The work of a call of a point that is or was bound.  Out of line so
  * that the path of a never-bound point (no loader) stays a leaf that
  * saves no register: two loads and a return.  @fault_downgrades: the
@@ -212,19 +245,14 @@ static __attribute__((noinline)) enum sds_verdict
 enter_frame(struct sds_point *p, const struct sds_bind *b, bool fault_downgrades)
 {
 	struct frames *t;
-	struct frame *f;
 	unsigned int how = 0;
 	uint64_t delay_ns = 0;
 	unsigned int d;
 
 	t = &frames;
-	d = t->depth;
-	if (d >= SDS_FRAMES) {
-		d = frames_evict(t);
-		/* A signal handler inside an eviction: no frame, pass. */
-		if (d >= SDS_FRAMES)
-			return SDS_PASS;
-	}
+	d = frame_reserve(t);
+	if (d >= SDS_FRAMES)
+		return SDS_PASS;
 	if (b && __atomic_load_n(&b->entry->active, __ATOMIC_RELAXED))
 		how = sds_guard_decide_drill(b->entry, b->cell, b->hdr, b->permit,
 					     clock_ns(), &t->rng, &delay_ns);
@@ -239,12 +267,7 @@ enter_frame(struct sds_point *p, const struct sds_bind *b, bool fault_downgrades
 	 * The frame is written before the site is called: nothing of the
 	 * thread's state is needed after the call.
 	 */
-	t->depth = d + 1;
-	signal_fence();
-	f = &t->f[d];
-	f->point = p;
-	f->bind = b;
-	f->how = how;
+	frame_push(t, d, p, b, how);
 	if (!b)
 		return SDS_PASS;
 	if (how & SDS_G_DOWNGRADE) {
@@ -304,20 +327,12 @@ enter_frame_key(struct sds_point *p, const struct sds_bind *b, const void *key,
 	int slot;
 
 	t = &frames;
-	d = t->depth;
-	if (d >= SDS_FRAMES) {
-		d = frames_evict(t);
-		if (d >= SDS_FRAMES)
-			return SDS_PASS;
-	}
+	d = frame_reserve(t);
+	if (d >= SDS_FRAMES)
+		return SDS_PASS;
 	if (!b) {
 		/* Detached: a frame for the end to find, no key needed. */
-		t->depth = d + 1;
-		signal_fence();
-		f = &t->f[d];
-		f->point = p;
-		f->bind = NULL;
-		f->how = 0;
+		frame_push(t, d, p, NULL, 0);
 		return SDS_PASS;
 	}
 	if (len > SDS_KEY_MAX)
@@ -351,12 +366,7 @@ enter_frame_key(struct sds_point *p, const struct sds_bind *b, const void *key,
 		t->keys[slot].key = k;
 	}
 	signal_fence();
-	t->depth = d + 1;
-	signal_fence();
-	f = &t->f[d];
-	f->point = p;
-	f->bind = b;
-	f->how = how;
+	f = frame_push(t, d, p, b, how);
 	f->key = (unsigned int)slot;
 	if (slot < 0) {
 		if (how & SDS_G_DOWNGRADE) {

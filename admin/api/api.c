@@ -266,6 +266,9 @@ static void app_routes(struct api_route *r)
 			return api_route_copy_plan(r, g, a, r->seg[5], r->nseg == 7 ? r->seg[6] : NULL);
 		goto nf;
 	}
+	if (!strcmp(what, "points") && r->nseg == 7 && !strcmp(r->seg[6], "keys"))
+		return api_seg_name(r, 5, "point") ? (void)0 :
+		       api_route_point_keys(r, g, a, r->seg[5]);
 	if (!strcmp(what, "stats") && r->nseg == 6 && !strcmp(r->seg[5], "hosts"))
 		return api_route_stats_hosts(r, g, a);
 	if (r->nseg != 5)

@@ -59,6 +59,10 @@ void api_route_heartbeat(struct api_route *r);
 /* GET sync?group=G&app=A&version=V: a heartbeat's answer, read only (issue 32) */
 void api_route_sync(struct api_route *r);
 
+/* api/keys.c: GET {A}/points/{P}/keys, a keyed point's hot keys merged over hosts */
+void api_route_point_keys(struct api_route *r, const char *g, const char *a,
+			  const char *point);
+
 /* api/shares.c: the cluster shares, and a strategy PUT's need of a live host */
 void api_route_shares(struct api_route *r);
 int api_cluster_check_hosts(struct api_route *r, const char *g, const char *a,

@@ -329,6 +329,14 @@ struct store_ops {
 	 */
 	int (*stats_first)(struct store *st, const char *g, const char *a, int64_t *first,
 			   char *err);
+	/*
+	 * Hot keys (docs/KEYS.md): point @point's rows with period_start in
+	 * [@from, @to), by period then host, each {"host", "period_start",
+	 * "keys": the heartbeat's array}.  STORE_NOTFOUND for an unknown
+	 * app.  May be NULL: the API then answers 501.
+	 */
+	int (*point_keys)(struct store *st, const char *g, const char *a, const char *point,
+			  int64_t from, int64_t to, json_t **out, char *err);
 };
 
 /* An open store: an engine's struct starts with this. */
@@ -352,7 +360,7 @@ struct store *pg_store_open(const char *url, char *err);
 #include "../../libsds/sds_ext.h"
 
 #define STORE_EXT	"store"
-#define STORE_EXT_ABI	5	/* 4: struct store_stat_row has store/stat_cols.h's fields; 5: split, max_stuck, overload */
+#define STORE_EXT_ABI	6	/* 4: struct store_stat_row has store/stat_cols.h's fields; 5: split, max_stuck, overload; 6: point_keys */
 
 struct store_ext {
 	struct sds_ext_head head;	/* STORE_EXT, STORE_EXT_ABI, SDS_EXT_IMPL */

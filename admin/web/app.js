@@ -334,7 +334,7 @@ async function refreshApp(slow) {
   loadHosts(info, hosts);
   loadPointsTable(live, active);
   if (slow)
-    await Promise.all([loadEvents(), loadAudit(), loadEditorTable(),
+    await Promise.all([loadEvents(), loadAudit(), loadEditorTable(), loadHotKeys(),
                        typeof loadCopy === 'function' ? loadCopy() : null]);
 }
 
@@ -653,6 +653,18 @@ function ensureCard(name) {
   const c2 = el('canvas');
   b2.appendChild(c2);
   card.appendChild(b2);
+  // The point's hot keys (docs/KEYS.md): hidden until some host sends keys.
+  const hk = el('div', null, 'hotkeys');
+  hk.hidden = true;
+  hk.appendChild(el('div', '', 'sum'));
+  const ht = el('table');
+  const hh = el('tr');
+  for (const c of ['key', 'kind', 'calls/s', 'errors/s', 'downgrades/s', 'calls', 'hosts'])
+    hh.appendChild(el('th', c));
+  ht.appendChild(el('thead')).appendChild(hh);
+  ht.appendChild(el('tbody'));
+  hk.appendChild(ht);
+  card.appendChild(hk);
   $('charts').appendChild(card);
   const counts = new Chart(c1, {
     type: 'line', data: { labels: [], datasets: totalsDatasets() },
@@ -664,9 +676,41 @@ function ensureCard(name) {
   });
   const entry = [counts, lat];
   entry.sum = sum;
+  entry.hotkeys = hk;
   entry.mode = 'total';
   state.charts[name] = entry;
   return entry;
+}
+
+// ---- hot keys: each keyed point's heaviest keys, merged over hosts --------
+
+const HOT_KEYS_S = 60;      // the last minute of periods
+
+async function loadHotKeys() {
+  const a = state.sel;
+  const names = Object.keys(state.charts);
+  const docs = await Promise.all(names.map((name) =>
+    api('GET', appPath(a) + '/points/' + encodeURIComponent(name) + '/keys?period=' + HOT_KEYS_S)));
+  if (state.sel !== a) return;
+  names.forEach((name, i) => drawHotKeys(state.charts[name].hotkeys, docs[i]));
+}
+
+// Keys are text from the API (an integer, printable ASCII or 0x and hex):
+// set as textContent, never as markup.
+function drawHotKeys(box, doc) {
+  box.hidden = !doc.keys.length;
+  if (box.hidden) return;
+  box.querySelector('.sum').textContent = 'hot keys, last ' + doc.period + ' s: ' + doc.periods +
+    ' period' + (doc.periods === 1 ? '' : 's') + ' from ' + doc.hosts.length + ' host' +
+    (doc.hosts.length === 1 ? '' : 's') + ' (each host\'s 10 heaviest a period)';
+  const tb = box.querySelector('tbody');
+  tb.replaceChildren(...doc.keys.map((k) => {
+    const tr = el('tr');
+    for (const c of [k.key, k.kind, k.calls_per_s.toFixed(1), k.exceptions_per_s.toFixed(1),
+                     k.downgrades_per_s.toFixed(1), k.calls, k.hosts])
+      tr.appendChild(el('td', c));
+    return tr;
+  }));
 }
 
 // Where the charts start: the app's first period unless the range's start

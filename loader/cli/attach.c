@@ -26,17 +26,18 @@
 #include "cli/attach_table.h"
 #include "kernel/calib.h"
 #include "target/debuginfo.h"
+#include "point/clones.h"
 #include "target/entry.h"
 #include "kernel/forkcheck.h"
 #include "target/lang.h"
 #include "names.h"
 #include "publish/delaydrill.h"
 #include "publish/failfast.h"
-#include "daemon/loader.h"
-#include "daemon/engine.h"
+#include "loop/loader.h"
+#include "tick/engine.h"
 #include "decide/enforce.h"
 #include "report/uplink.h"
-#include "daemon/loop.h"
+#include "loop/loop.h"
 #include "report/metrics.h"
 #include "cli/attach_run.h"
 
@@ -331,6 +332,8 @@ static int resolve_points(struct probes *pr, const char *target,
 {
 	struct elf_file *ef;
 	char err[2048];		/* room for a C++ overload list */
+	char what[512];
+	enum clones_fail fail;
 	int i, j, ret = -1;
 
 	if (n > SDS_MAX_POINTS)
@@ -357,28 +360,42 @@ static int resolve_points(struct probes *pr, const char *target,
 			cmd_err("%s", err);
 			goto out;
 		}
-		if (elf_file__find_func(ef, p->spec.symbol, &p->fn, err, sizeof(err))) {
-			cmd_err("%s", err);
+		/* Its entry and returns, on each clone of it if g++ left several. */
+		if (clones__resolve(ef, p, pr->ret_why == RET_WHY_GO,
+				    pr->ret_mode, pr->ret_why, &fail, err,
+				    sizeof(err))) {
+			if (fail == CLONES_FIND)
+				cmd_err("%s", err);
+			else
+				cmd_err("bad point '%s': :site=+0x%x of %s: %s",
+					specs[i], p->spec.site_at,
+					p->spec.symbol, err);
 			goto out;
 		}
 		/* A clone's arguments are the compiler's (elfsym.h): copy= and key= cannot read them. */
 		if (p->fn.clone[0] && (p->spec.copy || p->spec.key_kind)) {
-			cmd_err("bad point '%s': %s is the compiler's clone %s of %s, whose arguments it changed: %s cannot read them",
-				specs[i], p->fn.name, p->fn.clone, p->spec.symbol,
-				p->spec.copy ? "copy=" : "key=");
+			if (p->nclones) {
+				clones__describe(p, what, sizeof(what));
+				cmd_err("bad point '%s': %s has no symbol of its own, only %s, whose arguments the compiler changed: %s cannot read them",
+					specs[i], p->spec.symbol, what,
+					p->spec.copy ? "copy=" : "key=");
+			} else {
+				cmd_err("bad point '%s': %s is the compiler's clone %s of %s, whose arguments it changed: %s cannot read them",
+					specs[i], p->fn.name, p->fn.clone, p->spec.symbol,
+					p->spec.copy ? "copy=" : "key=");
+			}
 			goto out;
 		}
-		/* The entry site, moved past a stepped start (entry.c). */
-		if (entry__place(ef, &p->fn, &p->spec, pr->ret_why == RET_WHY_GO,
-				 &p->site, err, sizeof(err))) {
-			cmd_err("bad point '%s': :site=+0x%x of %s: %s", specs[i],
-				p->spec.site_at, p->spec.symbol, err);
-			goto out;
+		if (p->spec.site_policy == SITE_POLICY_NOP5) {
+			if (site_nop5_refuse(specs[i], p))
+				goto out;
+			for (j = 0; j < p->nclones; j++)
+				if (site_nop5_refuse(specs[i], &p->clones[j]))
+					goto out;
 		}
-		if (p->spec.site_policy == SITE_POLICY_NOP5 &&
-		    site_nop5_refuse(specs[i], p))
-			goto out;
-		unwind__place(ef, p, pr->ret_mode, pr->ret_why);
+		for (j = 0; j < p->nclones && !pr->catches.n; j++)
+			if (p->clones[j].ret_mode == RET_EXITS)
+				exits__catch_sites(ef, &pr->catches);
 		if (p->ret_mode == RET_EXITS && !pr->catches.n)
 			exits__catch_sites(ef, &pr->catches);
 	}

@@ -19,10 +19,10 @@
 #include "cli/cmd.h"
 #include "publish/delaydrill.h"
 #include "publish/failfast.h"
-#include "daemon/loader.h"
-#include "daemon/budget_run.h"
-#include "daemon/engine.h"
-#include "daemon/exact_run.h"
+#include "loop/loader.h"
+#include "tick/budget_run.h"
+#include "tick/engine.h"
+#include "tick/exact_run.h"
 #include "report/uplink.h"
 
 static uint64_t random_u64(void)

@@ -14,7 +14,7 @@
 #include "capture/capture.h"
 #include "serve/ctl.h"
 #include "target/elfsym.h"
-#include "daemon/keep.h"
+#include "state/keep.h"
 #include "kernel/pins.h"
 
 struct loader;

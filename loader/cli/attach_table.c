@@ -8,13 +8,14 @@
  */
 #include <stdio.h>
 #include "cli/attach_table.h"
+#include "point/clones.h"
 #include "target/demangle.h"
 
 void attach_table__print(const struct probes *pr, const struct sds_sites *sites,
 			 bool needs_libsds, const struct attach_table *t)
 {
 	char guard_cost[16], path[192];
-	int i, pairs = 0;
+	int i, k, pairs = 0;
 
 	if (t->fork_line[0])
 		printf("%s\n", t->fork_line);
@@ -50,9 +51,24 @@ void attach_table__print(const struct probes *pr, const struct sds_sites *sites,
 		       at, p->site.insn);
 		if (!demangle__shown(p->fn.name, shown, sizeof(shown)))
 			printf("%16s symbol: %s\n", "", shown);
-		if (p->fn.clone[0])
-			printf("%16s clone: the compiler's %s clone (no symbol of %s's own)\n",
-			       "", p->fn.clone, p->spec.symbol);
+		if (p->fn.clone[0]) {
+			char what[512];
+
+			clones__describe(p, what, sizeof(what));
+			printf("%16s clone%s: %s (no symbol of %s's own)\n", "",
+			       p->nclones ? "s" : "", what, p->spec.symbol);
+		}
+		/* The other clones, counted as this point (point/clones.h). */
+		for (k = 0; k < p->nclones; k++) {
+			const struct probe_point *c = &p->clones[k];
+
+			printf("%16s also: %s at 0x%llx, %s, returns: %s%s\n", "",
+			       c->fn.name,
+			       (unsigned long long)(c->fn.offset + c->site.skip),
+			       site_kind_name(c->site.kind),
+			       unwind_ret_mode_name(c->ret_mode),
+			       c->ret_mode == RET_EXITS ? " (a probe on each ret)" : "");
+		}
 		if (p->site.why[0])
 			printf("%16s site: %s\n", "", p->site.why);
 		/* Past the NOP: the cheap site is there, the hint is moot. */

@@ -32,6 +32,8 @@ const char attach_usage[] =
 "                             without it, connect by cgroup hooks)\n"
 "  errno=NAME                 their errno (ECONNREFUSED for connect and\n"
 "                             send, EIO for open)\n"
+"  drill=net                  drill --delay-ms may delay the sockets its\n"
+"                             calls connect (docs/DELAY.md)\n"
 "  key=argN|strN[,MAX]|bufN,lenM|bufN,LEN\n"
 "                             count calls per key (docs/KEYS.md): the N-th\n"
 "                             integer argument, the string it points to\n"

@@ -3,19 +3,19 @@
  * attach_wire.c - where attach hands the modules that do not see the
  * loader whole what they read of it and what they may ask of it: the
  * control socket's struct serve and its serve_ops (serve.h), built once
- * before the loop, and the drills' struct drill_ctx (daemon/drill.h).
+ * before the loop, and the drills' struct drill_ctx (state/drill.h).
  * The loader is whole only here, in the rest of attach and in the loop
- * (daemon/loop.c).
+ * (loop/loop.c).
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <jansson.h>
 #include "capture/capture.h"
 #include "cli/attach_run.h"
-#include "daemon/budget_run.h"
-#include "daemon/exact_run.h"
-#include "daemon/engine.h"
-#include "daemon/loader.h"
+#include "tick/budget_run.h"
+#include "tick/exact_run.h"
+#include "tick/engine.h"
+#include "loop/loader.h"
 #include "publish/delaydrill.h"
 #include "publish/failfast.h"
 #include "report/uplink.h"
@@ -171,12 +171,22 @@ static json_t *serve_point_state(void *ctx, int id, const struct point_stats *st
 	return o;
 }
 
+static int serve_key_blocked(void *ctx, int id, uint64_t hash)
+{
+	struct loader *l = ctx;
+
+	if (!keys_run__on(&l->engine.keys, id))
+		return -1;
+	return keys_run__is_blocked(&l->engine.keys, id, hash);
+}
+
 static const struct serve_ops serve_ops = {
 	.point = serve_point,
 	.drill = serve_drill,
 	.query_snapshot = serve_query_snapshot,
 	.head = serve_head,
 	.point_state = serve_point_state,
+	.key_blocked = serve_key_blocked,
 };
 
 static int drill_point(void *ctx, const char *name)

@@ -16,7 +16,7 @@
 #include "cli/cmd.h"
 #include "serve/ctl.h"
 #include "names.h"
-#include "daemon/keep.h"
+#include "state/keep.h"
 #include "kernel/pins.h"
 
 static const char detach_usage[] =

@@ -13,7 +13,7 @@
 #include <jansson.h>
 #include "cli/cmd.h"
 #include "serve/ctl.h"
-#include "daemon/drill.h"
+#include "state/drill.h"
 #include "errnames.h"
 #include "names.h"
 

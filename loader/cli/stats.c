@@ -297,6 +297,11 @@ int do_stats(int argc, char **argv)
 		       query_jint(ff, "drilled"), query_jint(ff, "probes"), lim,
 		       json_is_true(json_object_get(ff, "failing")) ? ", failing" : "");
 	}
+	/* Key limits with nothing to block: the guard passes no key (docs/KEYS.md). */
+	json_array_foreach(json_object_get(r, "points"), i, p)
+		if (json_is_false(json_object_get(json_object_get(p, "key_limits"), "keys_seen")))
+			printf("warning: point '%s' has key limits but its guard never passed a key (sds_should_downgrade_key, sds_enter_key: docs/KEYS.md)\n",
+			       query_jstr(p, "name"));
 	print_adaptive(r);
 	print_split(r);
 	json_decref(r);

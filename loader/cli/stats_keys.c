@@ -27,6 +27,14 @@ static void put_key(const char *s, int w)
 		putchar(' ');
 }
 
+/* BLOCKED: "yes" when the point's key limits block the key now; "-": no limits. */
+static const char *blocked_str(json_t *r, json_t *k)
+{
+	if (!json_is_true(json_object_get(r, "key_limits")))
+		return "-";
+	return json_is_true(json_object_get(k, "blocked")) ? "yes" : "no";
+}
+
 /* The table's line: capacity, live keys, evictions, (unreadable) calls. */
 static void print_head(json_t *r)
 {
@@ -52,16 +60,17 @@ int stats_keys_once(const struct query_env *q, const char *point, long top)
 	if (!r)
 		return 1;
 	print_head(r);
-	printf("%-32s %12s %10s %10s %10s %9s %8s %8s\n", "KEY", "CALLS", "ERRORS",
-	       "DOWNGR", "WIN-CALLS", "CALLS/s", "MEAN", "P99");
+	printf("%-32s %12s %10s %10s %10s %9s %8s %8s %7s\n", "KEY", "CALLS", "ERRORS",
+	       "DOWNGR", "WIN-CALLS", "CALLS/s", "MEAN", "P99", "BLOCKED");
 	json_array_foreach(json_object_get(r, "top"), i, k) {
 		put_key(query_jstr(k, "key"), 32);
-		printf(" %12lld %10lld %10lld %10lld %9.1f %8s %8s\n",
+		printf(" %12lld %10lld %10lld %10lld %9.1f %8s %8s %7s\n",
 		       query_jint(k, "calls"), query_jint(k, "exceptions"),
 		       query_jint(k, "downgrades"), query_jint(k, "window_calls"),
 		       json_number_value(json_object_get(k, "rate")),
 		       query_fmt_ns(query_jint(k, "mean_ns"), a, sizeof(a)),
-		       query_fmt_ns(query_jint(k, "p99_ns"), b, sizeof(b)));
+		       query_fmt_ns(query_jint(k, "p99_ns"), b, sizeof(b)),
+		       blocked_str(r, k));
 	}
 	json_decref(r);
 	return 0;
@@ -101,7 +110,8 @@ int stats_keys_top(const struct query_env *q, const char *point, long top)
 			return 1;
 		}
 		print_head(r);
-		printf("%-32s %9s %8s %9s %8s\n", "KEY", "CALLS/s", "ERR/s", "WIN-CALLS", "P99");
+		printf("%-32s %9s %8s %9s %8s %7s\n", "KEY", "CALLS/s", "ERR/s", "WIN-CALLS", "P99",
+		       "BLOCKED");
 		json_array_foreach(json_object_get(r, "top"), i, k) {
 			long long pc = prev_of(prev, k, "calls");
 			long long pe = prev_of(prev, k, "exceptions");
@@ -112,9 +122,10 @@ int stats_keys_top(const struct query_env *q, const char *point, long top)
 				    (double)query_jint(k, "window_exceptions") / 10;
 
 			put_key(query_jstr(k, "key"), 32);
-			printf(" %9.1f %8.1f %9lld %8s\n", cr, er,
+			printf(" %9.1f %8.1f %9lld %8s %7s\n", cr, er,
 			       query_jint(k, "window_calls"),
-			       query_fmt_ns(query_jint(k, "p99_ns"), b, sizeof(b)));
+			       query_fmt_ns(query_jint(k, "p99_ns"), b, sizeof(b)),
+			       blocked_str(r, k));
 		}
 		fflush(stdout);
 		json_decref(prev);

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "decide/chain.h"
-#include "daemon/drill.h"
+#include "state/drill.h"
 #include "decide/verdict.h"
 #include "kernel/snapshot.h"
 #include "strategy.h"

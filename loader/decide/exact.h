@@ -5,7 +5,7 @@
  * tests/unit/decide/test_exact.c can drive it.  For a threshold N over the
  * window, the loader publishes each tick a monotone mark `upto` of a
  * cumulative count `spent` that the guards keep in the cell: a pass (or
- * an exception) is allowed while spent < upto.  loader/daemon/exact_run.c is the
+ * an exception) is allowed while spent < upto.  loader/tick/exact_run.c is the
  * engine's glue.
  */
 #ifndef SDS_EXACT_H
@@ -30,7 +30,7 @@ struct exact_mark {
 	bool rebased;		/* the last tick re-based (or dropped) the mark */
 };
 
-/* A point's marks (daemon/exact_run.h: struct exact_run's pt[id]). */
+/* A point's marks (tick/exact_run.h: struct exact_run's pt[id]). */
 struct exact_point {
 	struct exact_mark visit;	/* visit_threshold: passes */
 	struct exact_mark exc;		/* exception_threshold: exceptions */

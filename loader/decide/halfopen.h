@@ -40,7 +40,7 @@ struct halfopen_run {
 /*
  * Open a phase of @h at these counts (the guards' probe results as the
  * loader counted them, the kernel's slow calls since attach): a new tag
- * (daemon/halfopen_cells.c then takes the one after the cell's), and ask the
+ * (tick/halfopen_cells.c then takes the one after the cell's), and ask the
  * engine to write the cells (@h->reopen).
  */
 void halfopen_open(struct halfopen_run *h, uint64_t ok, uint64_t failed,

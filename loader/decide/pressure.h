@@ -4,7 +4,7 @@
  * (docs/PRESSURE.md): a ring of (time, stalled µs) samples per resource,
  * the share of wall time stalled over any window the ring covers, and a
  * rule's state stepped by it with hysteresis.  No files, no clock: the
- * reading is daemon/pressure_run.c's; tests/unit/decide/test_pressure.c
+ * reading is tick/pressure_run.c's; tests/unit/decide/test_pressure.c
  * drives it with made-up samples.
  */
 #ifndef SDS_DECIDE_PRESSURE_H

@@ -28,12 +28,13 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "target/debuginfo.h"
+#include "point/clones.h"
 #include "target/entry.h"
 #include "target/elfsym.h"
 #include "kernel/forkcheck.h"
 #include "heartbeat/heartbeat.h"
-#include "daemon/events.h"
-#include "daemon/keep.h"
+#include "state/events.h"
+#include "state/keep.h"
 #include "decide/budget.h"
 #include "kernel/probes.h"
 #include "publish/flags.h"
@@ -179,6 +180,17 @@ static void rejected(struct watch *w, const struct stat *st, const char *why)
 			   w->builds[w->cur].id, NULL, detail);
 }
 
+/* Whether @p or one of its clones sees its returns by its exits. */
+static bool point_has_exits(const struct probe_point *p)
+{
+	int i;
+
+	for (i = 0; i < p->nclones; i++)
+		if (p->clones[i].ret_mode == RET_EXITS)
+			return true;
+	return p->ret_mode == RET_EXITS;
+}
+
 /* Point copy @p (spec set) in build @ef.  0, or -1 with why in @err. */
 static int resolve_copy(struct elf_file *ef, enum ret_mode mode,
 			enum ret_why why, struct probe_point *p, char *err,
@@ -187,17 +199,25 @@ static int resolve_copy(struct elf_file *ef, enum ret_mode mode,
 	if (why == RET_WHY_GO &&
 	    pointspec_check_go(&p->spec, p->spec.name, err, errlen))
 		return -1;
-	if (elf_file__find_func(ef, p->spec.symbol, &p->fn, err, errlen))
+	enum clones_fail fail;
+
+	/* The function, or every clone g++ left of it (point/clones.h). */
+	if (clones__resolve(ef, p, why == RET_WHY_GO, mode, why, &fail, err,
+			    errlen))
 		return -1;
-	if (entry__place(ef, &p->fn, &p->spec, why == RET_WHY_GO, &p->site,
-			 err, errlen))
-		return -1;
-	if (p->spec.site_policy == SITE_POLICY_NOP5 && p->site.kind != SITE_NOP5) {
+	if (p->spec.site_policy == SITE_POLICY_NOP5 && !clones__all_nop5(p)) {
 		snprintf(err, errlen, "%.100s does not start with a 5-byte NOP (:site=nop5)",
 			 p->spec.symbol);
+		clones__free(p);
 		return -1;
 	}
-	unwind__place(ef, p, mode, why);
+	/* Clones' arguments are the compiler's: no copy= or key= there. */
+	if (p->fn.clone[0] && (p->spec.copy || p->spec.key_kind)) {
+		snprintf(err, errlen, "%.60s is only the compiler's clones in this build: %s cannot read their arguments",
+			 p->spec.symbol, p->spec.copy ? "copy=" : "key=");
+		clones__free(p);
+		return -1;
+	}
 	return 0;
 }
 
@@ -233,7 +253,7 @@ static int build_resolve(struct watch *w, struct elf_file *ef,
 			p->ret_mode = RET_ENTRY_ONLY;
 			p->unresolved = true;
 			snprintf(p->exits_why, sizeof(p->exits_why), "%.159s", err);
-		} else if (p->ret_mode == RET_EXITS && !b->catches.n) {
+		} else if (!b->catches.n && point_has_exits(p)) {
 			exits__catch_sites(ef, &b->catches);
 		}
 	}

@@ -422,6 +422,29 @@ static void site_past_nop5(struct probe_point *p)
  * or with :site=nop5; past it where the kernel kills them, or with
  * --fork-safe.  The self-test runs only when such a point exists.
  */
+/* Whether @p's site, or one of its clones' (point/clones.h), is a nop5. */
+static bool point_on_nop5(const struct probe_point *p)
+{
+	int k;
+
+	for (k = 0; k < p->nclones; k++)
+		if (p->clones[k].site.kind == SITE_NOP5)
+			return true;
+	return p->site.kind == SITE_NOP5;
+}
+
+/* Every nop5 site of @p, its clones' too, moved past the NOP. */
+static void point_past_nop5(struct probe_point *p)
+{
+	int k;
+
+	for (k = 0; k < p->nclones; k++)
+		if (p->clones[k].site.kind == SITE_NOP5)
+			site_past_nop5(&p->clones[k]);
+	if (p->site.kind == SITE_NOP5)
+		site_past_nop5(p);
+}
+
 bool forkcheck__place(struct probe_point *pts, int n, bool fork_safe,
 		      const char *run_dir, struct forkcheck *fc)
 {
@@ -429,7 +452,7 @@ bool forkcheck__place(struct probe_point *pts, int n, bool fork_safe,
 	int i;
 
 	for (i = 0; i < n; i++)
-		if (pts[i].site.kind == SITE_NOP5 &&
+		if (point_on_nop5(&pts[i]) &&
 		    (!fork_safe ||
 		     pts[i].spec.site_policy == SITE_POLICY_NOP5))
 			break;
@@ -437,8 +460,7 @@ bool forkcheck__place(struct probe_point *pts, int n, bool fork_safe,
 	if (i == n) {
 		/* No point needs the answer: none on a nop5, or --fork-safe. */
 		for (i = 0; i < n; i++)
-			if (pts[i].site.kind == SITE_NOP5)
-				site_past_nop5(&pts[i]);
+			point_past_nop5(&pts[i]);
 		return false;
 	}
 	forkcheck__get(run_dir, fc);
@@ -446,11 +468,11 @@ bool forkcheck__place(struct probe_point *pts, int n, bool fork_safe,
 	for (i = 0; i < n; i++) {
 		struct probe_point *p = &pts[i];
 
-		if (p->site.kind != SITE_NOP5)
+		if (!point_on_nop5(p))
 			continue;
 		if (p->spec.site_policy != SITE_POLICY_NOP5) {
 			if (kills || fork_safe)
-				site_past_nop5(p);
+				point_past_nop5(p);
 			continue;
 		}
 		if (kills)

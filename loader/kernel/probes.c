@@ -285,6 +285,8 @@ static void point_detach(struct probe_point *p)
 {
 	int i;
 
+	for (i = 0; i < p->nclones; i++)
+		point_detach(&p->clones[i]);
 	bpf_link__destroy(p->enter);
 	p->enter = NULL;
 	p->session = false;
@@ -305,6 +307,63 @@ static void point_fail(const struct probe_point *p, const char *target,
 		 p->spec.name, target, p->spec.symbol, strerror(e),
 		 e == ESRCH ? " (no such process)" : probes__attach_hint(e));
 	errno = e;
+}
+
+/*
+ * The ends of @p, a sub-point (a clone, a deploy's copy) counted as point
+ * @id: as point_attach_ends() for pr->pts[id], what is attached skipped.
+ */
+static int copy_attach_ends(struct probes *pr, struct probe_point *p, int id,
+			    const char *target, pid_t pid)
+{
+	int i;
+
+	if (p->ret_mode == RET_PAIR) {
+		if (!p->leave)
+			p->leave = point_link(pr->skel->progs.sds_leave, id,
+					      true, target, pid, p->attach_off);
+		return p->leave ? 0 : -1;
+	}
+	if (p->ret_mode != RET_EXITS)
+		return 0;
+	for (i = 0; i < p->exits.n; i++) {
+		if (p->exit_links[i])
+			continue;
+		p->exit_links[i] = point_link(pr->skel->progs.sds_exit, id,
+					      false, target, pid,
+					      p->exits.off[i]);
+		if (!p->exit_links[i])
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Point @p's other clones (point/clones.h), each as its own analysis
+ * placed it, with cookie @id: their calls count into the point.  On the
+ * pair path, not a session's: a clone is a second site of one point, and
+ * a session link is one per point (probes_session.c).  0, or -1 with
+ * errno (what is attached stays, for point_detach()).
+ */
+static int clones_attach(struct probes *pr, struct probe_point *p, int id,
+			 const char *target, pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < p->nclones; i++) {
+		struct probe_point *c = &p->clones[i];
+
+		c->attach_off = c->fn.offset + c->site.skip;
+		if (c->enter)
+			continue;	/* adopted from its pin */
+		if (copy_attach_ends(pr, c, id, target, pid))
+			return -1;
+		c->enter = point_link(point_entry_prog(pr, c), id, false,
+				      target, pid, c->attach_off);
+		if (!c->enter)
+			return -1;
+	}
+	return 0;
 }
 
 int probes__attach_point(struct probes *pr, int id, const char *target,
@@ -366,13 +425,22 @@ int probes__resume(struct probes *pr, int id, const char *target, pid_t pid,
 {
 	struct probe_point *p = &pr->pts[id];
 
-	if (p->enter)
+	/* Adopted from its pins: a clone whose pin was gone attached anew. */
+	if (p->enter) {
+		if (clones_attach(pr, p, id, target, pid))
+			goto fail;
+		if (pr->pins)
+			probes__pin_links(pr, pr->pins, err, errlen);
 		return 0;
+	}
 	if (p->unresolved) {
 		snprintf(err, errlen, "point '%s': %s is not in the build of %s followed now",
 			 p->spec.name, p->spec.symbol, target);
 		return -1;
 	}
+	/* The other clones first: the point counts from one moment on. */
+	if (clones_attach(pr, p, id, target, pid))
+		goto fail;
 	/* One link for both ends where the kernel has sessions. */
 	if (probes__wants_session(pr, p)) {
 		int r = probes__session_attach(pr, id, target, pid);
@@ -404,35 +472,13 @@ fail:
 	return -1;
 }
 
-/* The ends of copy @p (as point_attach_ends() for pr->pts[id]). */
-static int copy_attach_ends(struct probes *pr, struct probe_point *p, int id,
-			    const char *target)
-{
-	int i;
-
-	if (p->ret_mode == RET_PAIR) {
-		p->leave = point_link(pr->skel->progs.sds_leave, id, true,
-				      target, -1, p->attach_off);
-		return p->leave ? 0 : -1;
-	}
-	if (p->ret_mode != RET_EXITS)
-		return 0;
-	for (i = 0; i < p->exits.n; i++) {
-		p->exit_links[i] = point_link(pr->skel->progs.sds_exit, id,
-					      false, target, -1,
-					      p->exits.off[i]);
-		if (!p->exit_links[i])
-			return -1;
-	}
-	return 0;
-}
-
 int probes__attach_copy(struct probes *pr, struct probe_point *p, int id,
 			const char *target, char *err, size_t errlen)
 {
 	p->attach_off = p->fn.offset + p->site.skip;
 	/* The ends first, for the same reason as in point_detach(). */
-	if (!copy_attach_ends(pr, p, id, target)) {
+	if (!clones_attach(pr, p, id, target, -1) &&
+	    !copy_attach_ends(pr, p, id, target, -1)) {
 		p->enter = point_link(point_entry_prog(pr, p), id, false,
 				      target, -1, p->attach_off);
 		if (p->enter)
@@ -446,6 +492,10 @@ int probes__attach_copy(struct probes *pr, struct probe_point *p, int id,
 void probes__detach_copy(struct probe_point *p)
 {
 	point_detach(p);
+	/* A copy's clones are its own (watch.c resolved them): gone with it. */
+	free(p->clones);
+	p->clones = NULL;
+	p->nclones = 0;
 }
 
 int probes__attach_catch_set(struct probes *pr, const struct catch_sites *cs,
@@ -577,6 +627,8 @@ void probes__destroy(struct probes *pr)
 	/* No skeleton, no links: a table only resolved (attach failed early). */
 	if (pr->pts && pr->skel)
 		detach_points(pr->pts);
+	for (i = 0; pr->pts && i < SDS_MAX_POINTS; i++)
+		free(pr->pts[i].clones);
 	probes__split_detach(pr);
 	bpf_link__destroy(pr->exit_link);
 	for (i = 0; i < EXITS_CATCH_MAX; i++)

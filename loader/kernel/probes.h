@@ -43,6 +43,14 @@ struct probe_point {
 	char returns_why[160];		/* in a target that can unwind: "cannot unwind: ..." (a pair) or "may unwind: ..." (nothrow.c) */
 	bool unresolved;		/* not in the build TARGET now is (watch.c): nothing to attach */
 	bool session;			/* @enter is a uprobe session link (probes_session.c) */
+	/*
+	 * The function's other clones, when g++ left several and no symbol
+	 * of its own (point/clones.h): each a sub-point with its own fn,
+	 * site, returns and links, attached with this point's id, on the
+	 * pair path (never a session), pinned, suspended and detached with it.
+	 */
+	struct probe_point *clones;
+	int nclones;
 };
 
 #define PROBES_MAX_GUARD_FILES	16	/* distinct files holding libsds sites */
@@ -289,13 +297,14 @@ bool probes__point_stepped(const struct probe_point *p);
  * Another build of TARGET (watch.c): attach function point @id's probes
  * as @p says (a copy of pr->pts[id] resolved in that build: its site,
  * ret_mode and exits) to @target, every process, the links into @p.
- * The same cookie @id: both builds count into one point.  0, or -1 with
- * a message (nothing of @p left attached).
+ * The same cookie @id: both builds count into one point; @p's clones
+ * (point/clones.h) too.  0, or -1 with a message (nothing of @p left
+ * attached).
  */
 int probes__attach_copy(struct probes *pr, struct probe_point *p, int id,
 			const char *target, char *err, size_t errlen);
 
-/* Detach what probes__attach_copy() attached to @p. */
+/* Detach what probes__attach_copy() attached to @p; free its clones. */
 void probes__detach_copy(struct probe_point *p);
 
 /*

@@ -196,6 +196,39 @@ static void point_name(char *buf, size_t len, int id, const char *what)
 	snprintf(buf, len, "p%d_%s", id, what);
 }
 
+/*
+ * Point @id's links, or its clone @c's (-1: the point's own), opened from
+ * their pins (@adopt) or pinned: "p<id>_enter", "p<id>_c<c>_enter", ...
+ */
+static int point_links(const struct pins *p, int id, int c,
+		       struct probe_point *pt, bool adopt)
+{
+	char name[64], what[24];
+	struct bpf_link **links[2 + EXITS_MAX];
+	const char *whats[2] = { "enter", "leave" };
+	int k, bad = 0;
+
+	links[0] = &pt->enter;
+	links[1] = &pt->leave;
+	for (k = 0; k < EXITS_MAX; k++)
+		links[2 + k] = &pt->exit_links[k];
+	for (k = 0; k < 2 + EXITS_MAX; k++) {
+		if (k < 2)
+			snprintf(what, sizeof(what), "%s", whats[k]);
+		else
+			snprintf(what, sizeof(what), "exit%d", k - 2);
+		if (c >= 0)
+			snprintf(name, sizeof(name), "p%d_c%d_%s", id, c, what);
+		else
+			point_name(name, sizeof(name), id, what);
+		if (adopt)
+			link_open(p, name, links[k]);
+		else
+			bad |= link_pin(p, name, *links[k]);
+	}
+	return bad;
+}
+
 void probes__adopt_points(struct probes *pr, const struct pins *p, int n)
 {
 	char name[64];
@@ -204,17 +237,10 @@ void probes__adopt_points(struct probes *pr, const struct pins *p, int n)
 	for (id = 0; id < n; id++) {
 		struct probe_point *pt = &pr->pts[id];
 
-		point_name(name, sizeof(name), id, "enter");
-		link_open(p, name, &pt->enter);
-		point_name(name, sizeof(name), id, "leave");
-		link_open(p, name, &pt->leave);
-		for (k = 0; k < EXITS_MAX; k++) {
-			char what[16];
-
-			snprintf(what, sizeof(what), "exit%d", k);
-			point_name(name, sizeof(name), id, what);
-			link_open(p, name, &pt->exit_links[k]);
-		}
+		point_links(p, id, -1, pt, true);
+		/* Its clones, as attach resolved them again (point/clones.h). */
+		for (k = 0; k < pt->nclones; k++)
+			point_links(p, id, k, &pt->clones[k], true);
 	}
 	for (k = 0; k < EXITS_CATCH_MAX; k++) {
 		snprintf(name, sizeof(name), "catch%d", k);
@@ -257,22 +283,16 @@ int probes__adopt_guards(struct probes *pr, const struct pins *p,
 int probes__pin_links(struct probes *pr, const struct pins *p, char *err,
 		      size_t errlen)
 {
-	char name[64], what[16];
+	char name[64];
 	int id, k, bad = 0;
 
 	bad |= link_pin(p, "thread_exit", pr->exit_link);
 	for (id = 0; id < pr->npoints; id++) {
 		struct probe_point *pt = &pr->pts[id];
 
-		point_name(name, sizeof(name), id, "enter");
-		bad |= link_pin(p, name, pt->enter);
-		point_name(name, sizeof(name), id, "leave");
-		bad |= link_pin(p, name, pt->leave);
-		for (k = 0; k < EXITS_MAX; k++) {
-			snprintf(what, sizeof(what), "exit%d", k);
-			point_name(name, sizeof(name), id, what);
-			bad |= link_pin(p, name, pt->exit_links[k]);
-		}
+		bad |= point_links(p, id, -1, pt, false);
+		for (k = 0; k < pt->nclones; k++)
+			bad |= point_links(p, id, k, &pt->clones[k], false);
 	}
 	for (k = 0; k < EXITS_CATCH_MAX; k++) {
 		snprintf(name, sizeof(name), "catch%d", k);
@@ -289,11 +309,12 @@ int probes__pin_links(struct probes *pr, const struct pins *p, char *err,
 	return 0;
 }
 
-void probes__unpin_point(struct probes *pr, int id)
+static void point_unpin(struct probe_point *pt)
 {
-	struct probe_point *pt = &pr->pts[id];
 	int k;
 
+	for (k = 0; k < pt->nclones; k++)
+		point_unpin(&pt->clones[k]);
 	if (pt->enter && bpf_link__pin_path(pt->enter))
 		bpf_link__unpin(pt->enter);
 	if (pt->leave && bpf_link__pin_path(pt->leave))
@@ -301,4 +322,9 @@ void probes__unpin_point(struct probes *pr, int id)
 	for (k = 0; k < EXITS_MAX; k++)
 		if (pt->exit_links[k] && bpf_link__pin_path(pt->exit_links[k]))
 			bpf_link__unpin(pt->exit_links[k]);
+}
+
+void probes__unpin_point(struct probes *pr, int id)
+{
+	point_unpin(&pr->pts[id]);
 }

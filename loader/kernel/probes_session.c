@@ -83,6 +83,8 @@ bool probes__wants_session(const struct probes *pr, const struct probe_point *p)
 {
 	return pr->path.session && p->kind == POINT_FUNCTION &&
 	       p->ret_mode == RET_PAIR && !p->spec.failfast_ops &&
+	       /* A connect inside the call reads its frame (docs/DELAY.md). */
+	       !p->spec.drill_net &&
 	       !p->spec.key_kind;	/* a key's hash needs the frame (docs/KEYS.md) */
 }
 

@@ -34,7 +34,7 @@
 #include "publish/delaydrill.h"
 #include "publish/failfast_cg.h"
 #include "serve/ctl.h"
-#include "daemon/drill.h"
+#include "state/drill.h"
 #include "sds_delay.h"
 #include "sds_failfast.h"
 #include "sds.skel.h"
@@ -575,6 +575,15 @@ refused:
 	return -1;
 }
 
+/*
+ * Can a delay drill mark the sockets @ps's calls connect?  Its calls keep
+ * a frame a connect can find: failfast=connect's, or :drill=net's alone.
+ */
+static bool dl_markable(const struct point_spec *ps)
+{
+	return (ps->failfast_ops & SDS_FF_CONNECT) || ps->drill_net;
+}
+
 int delaydrill__open(struct delaydrill **out, const struct probes *p, int n)
 {
 	struct delaydrill *dd;
@@ -582,7 +591,7 @@ int delaydrill__open(struct delaydrill **out, const struct probes *p, int n)
 
 	*out = NULL;
 	for (i = 0; i < n; i++)
-		want |= (p->pts[i].spec.failfast_ops & SDS_FF_CONNECT) != 0;
+		want |= dl_markable(&p->pts[i].spec);
 	if (!want)
 		return 0;
 	dd = calloc(1, sizeof(*dd));
@@ -611,9 +620,9 @@ void delaydrill__close(struct delaydrill *dd)
 int delaydrill__can(const struct delaydrill *dd, const struct probe_point *p,
 		    char *err, size_t errlen)
 {
-	if (!(p->spec.failfast_ops & SDS_FF_CONNECT)) {
+	if (!dl_markable(&p->spec)) {
 		snprintf(err, errlen,
-			 "'%s' is a function point whose traffic the loader cannot mark: a delay drill delays the sockets a thread connects inside the function, which needs failfast=connect (docs/DELAY.md)",
+			 "'%s' is a function point whose traffic the loader cannot mark: a delay drill delays the sockets a thread connects inside the function, which needs :drill=net or failfast=connect on the point (docs/DELAY.md)",
 			 p->spec.name);
 		return -1;
 	}
@@ -744,8 +753,7 @@ json_t *delaydrill__point_json(struct delaydrill *dd, int id)
 	struct sds_dl_count n;
 
 	if (!dd || id < 0 || id >= dd->cap ||
-	    !(dd->probes->pts[id].spec.failfast_ops & SDS_FF_CONNECT) ||
-	    dl_count(dd, id, &n))
+	    !dl_markable(&dd->probes->pts[id].spec) || dl_count(dd, id, &n))
 		return NULL;
 	return json_pack("{s:I, s:I, s:I}",
 			 "marked", (json_int_t)n.marked,

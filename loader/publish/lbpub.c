@@ -29,7 +29,7 @@
 #include "kernel/probes.h"
 #include "kernel/snapshot.h"
 #include "publish/flags.h"
-#include "daemon/tick.h"
+#include "tick/tick.h"
 
 bool lbpub_is_provider(const char *name)
 {

@@ -6,7 +6,7 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include "daemon/tick.h"
+#include "tick/tick.h"
 #include "kernel/probes.h"
 #include "kernel/snapshot.h"
 #include "report/metrics.h"

@@ -13,7 +13,7 @@
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
-#include "daemon/tick.h"
+#include "tick/tick.h"
 #include "kernel/snapshot.h"
 #include "report/uplink.h"
 #include "tokfile.h"

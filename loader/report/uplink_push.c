@@ -246,8 +246,9 @@ static void *pusher(void *arg)
 			continue;
 		}
 		delay = failed_delay(&w, &backoff, err, sizeof(err));
+		/* Cut to fit: the URL's head and the reason, one line. */
 		snprintf(u->push.last_error, sizeof(u->push.last_error),
-			 "%s: %s", u->urls[i], err);
+			 "%.120s: %.120s", u->urls[i], err);
 		u->push.failures++;
 		u->push.state = PUSH_RETRYING;
 		failed = true;

@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <jansson.h>
 #include "capture/capture.h"
-#include "daemon/events.h"
+#include "state/events.h"
 #include "deploy/watch.h"
 #include "kernel/probes.h"
 #include "kernel/snapshot.h"

@@ -157,6 +157,11 @@ struct serve_ops {
 	 */
 	struct json_t *(*point_state)(void *ctx, int id,
 				      const struct point_stats *st);
+	/*
+	 * `keys`: whether point @id's key of hash @hash is blocked by the
+	 * point's key limits now: 1 or 0; -1: the point has no key limits.
+	 */
+	int (*key_blocked)(void *ctx, int id, uint64_t hash);
 };
 
 /* The control socket's state, and what it reads of the loader's. */

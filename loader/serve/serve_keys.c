@@ -28,8 +28,8 @@ static json_t *keys_error(const char *fmt, const char *arg)
 	return json_pack("{s:s}", "error", msg);
 }
 
-/* One key of the reply. */
-static json_t *entry_json(const struct keys_entry *e)
+/* One key of the reply; @blocked: by the point's key limits now. */
+static json_t *entry_json(const struct keys_entry *e, bool blocked)
 {
 	char text[KEYS_TEXT_MAX];
 	json_t *o = json_object();
@@ -50,6 +50,7 @@ static json_t *entry_json(const struct keys_entry *e)
 	json_object_set_new(o, "mean_ns", json_integer(e->completed ?
 		(json_int_t)(e->latency_sum / e->completed) : 0));
 	json_object_set_new(o, "p99_ns", json_integer((json_int_t)keys__percentile(e, 99)));
+	json_object_set_new(o, "blocked", json_boolean(blocked));
 	return o;
 }
 
@@ -62,6 +63,7 @@ json_t *serve__keys_json(struct serve *sv, const char *args)
 	struct keys_read r;
 	unsigned long top = KEYS_TOP_DEFAULT;
 	json_t *o, *a;
+	bool limits;
 	size_t i;
 	int id;
 
@@ -103,9 +105,14 @@ json_t *serve__keys_json(struct serve *sv, const char *args)
 	json_object_set_new(o, "lost", json_integer((json_int_t)r.lost));
 	json_object_set_new(o, "blocked", json_integer((json_int_t)r.blocked));
 	json_object_set_new(o, "window_s", json_integer(SDS_WINDOW_S));
+	/* Which keys the point's key limits block now (the tick's set). */
+	limits = sv->ops->key_blocked ? sv->ops->key_blocked(sv->ctx, id, 0) >= 0 : false;
+	json_object_set_new(o, "key_limits", json_boolean(limits));
 	a = json_array();
 	for (i = 0; i < r.n && i < top; i++)
-		json_array_append_new(a, entry_json(&r.e[i]));
+		json_array_append_new(a, entry_json(&r.e[i], limits &&
+			r.e[i].key.kind != SDS_KEY_UNREADABLE &&
+			sv->ops->key_blocked(sv->ctx, id, sds_key_hash(&r.e[i].key)) > 0));
 	json_object_set_new(o, "top", a);
 	keys__read_free(&r);
 	return o;

@@ -283,36 +283,58 @@ static int pick_add(const struct elf_sym *s, void *ctx)
 	return demangle_pick__add(ctx, s->name, s->vaddr, s->size) ? -ENOMEM : 0;
 }
 
+static int func_by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct elf_func *)a)->name,
+		      ((const struct elf_func *)b)->name);
+}
+
 /*
  * @sym is no symbol of the file: the function whose demangled name it is,
- * if exactly one; else a message listing the several, or the nearest.
+ * if exactly one, or the @max or fewer clones of one function the compiler
+ * left without a symbol of its own (into @out[0..]); else a message
+ * listing the several, or the nearest.  Returns how many in @out, or -1.
  */
 static int elf_file__find_demangled(struct elf_file *ef, const char *sym,
-				    struct elf_func *out, char *err,
-				    size_t errlen)
+				    struct elf_func *out, size_t max,
+				    char *err, size_t errlen)
 {
 	struct demangle_pick pk;
 	char what[1536];
-	size_t nclone;
+	size_t nclone, i;
 	int ret = -1;
 
 	demangle_pick__init(&pk, sym);
 	if (elf_file__for_each_sym(ef, ELF_SYMS_FUNCS, pick_add, &pk))
 		goto nomem;
 	nclone = demangle_pick__settle(&pk);
-	if (pk.nmatch == 1) {
-		ret = elf_file__func_at(ef, pk.match[0].mangled, pk.match[0].vaddr,
-					pk.match[0].size, out, err, errlen);
-		if (!ret && pk.match[0].base_len)
-			snprintf(out->clone, sizeof(out->clone), "%s",
-				 pk.match[0].mangled + pk.match[0].base_len);
+	if (pk.nmatch == 1 || (nclone > 1 && nclone <= max)) {
+		for (i = 0; i < pk.nmatch; i++) {
+			memset(&out[i], 0, sizeof(out[i]));
+			if (elf_file__func_at(ef, pk.match[i].mangled,
+					      pk.match[i].vaddr,
+					      pk.match[i].size, &out[i], err,
+					      errlen))
+				goto out;
+			if (pk.match[i].base_len)
+				snprintf(out[i].clone, sizeof(out[i].clone), "%s",
+					 pk.match[i].mangled + pk.match[i].base_len);
+		}
+		/* By symbol: attach names the clones in the same order every time. */
+		qsort(out, pk.nmatch, sizeof(*out), func_by_name);
+		ret = (int)pk.nmatch;
 		goto out;
 	}
 	if (nclone > 1) {
+		char room[64] = "";
+
 		demangle_pick__describe(&pk, what, sizeof(what));
+		if (max > 1)
+			snprintf(room, sizeof(room), " (one point probes at most %zu)",
+				 max);
 		snprintf(err, errlen,
-			 "symbol '%s' in %s has no symbol of its own, only %zu clones the compiler made (one point cannot probe several yet): %s",
-			 sym, ef->path, nclone,
+			 "symbol '%s' in %s has no symbol of its own, only %zu clones the compiler made%s: %s",
+			 sym, ef->path, nclone, room,
 			 strstr(what, ": ") ? strstr(what, ": ") + 2 : what);
 		goto out;
 	}
@@ -357,24 +379,31 @@ int elf_file__defined(struct elf_file *ef, const char *sym, uint64_t *vaddr,
 	return 0;
 }
 
-int elf_file__find_func(struct elf_file *ef, const char *sym,
-			struct elf_func *out, char *err, size_t errlen)
+int elf_file__find_funcs(struct elf_file *ef, const char *sym,
+			 struct elf_func *out, size_t max, char *err,
+			 size_t errlen)
 {
 	struct elf_func found;
+	size_t base_len;
 
 	/* The symbol as written wins: a mangled name, a C or Go name. */
 	memset(&found, 0, sizeof(found));
-	size_t base_len;
-
 	if (elf_file__lookup(ef, SHT_SYMTAB, sym, &found) &&
 	    elf_file__lookup(ef, SHT_DYNSYM, sym, &found))
-		return elf_file__find_demangled(ef, sym, out, err, errlen);
+		return elf_file__find_demangled(ef, sym, out, max ? max : 1,
+						err, errlen);
 	if (elf_file__func_at(ef, sym, found.vaddr, found.size, out, err, errlen))
 		return -1;
 	/* A clone named by its own symbol: its arguments are the compiler's too. */
 	if (demangle__suffix(sym, &base_len) == DEMANGLE_SUFFIX_CLONE)
 		snprintf(out->clone, sizeof(out->clone), "%s", sym + base_len);
-	return 0;
+	return 1;
+}
+
+int elf_file__find_func(struct elf_file *ef, const char *sym,
+			struct elf_func *out, char *err, size_t errlen)
+{
+	return elf_file__find_funcs(ef, sym, out, 1, err, errlen) < 0 ? -1 : 0;
 }
 
 static const char *const site_names[SDS_SITE_COUNT] = {

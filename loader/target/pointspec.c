@@ -3,7 +3,7 @@
  * Parsing of function points on the command line:
  *   POINT=SYMBOL[:err=neg|zero|nonzero|none][:ret=32|64][:timeout_ms=N]
  *               [:site=nop5|any|entry|+0xN][:copy=BUF,LEN[:copy_max=BYTES][:copy_rate=PCT]]
- *               [:failfast=connect,send,open[:errno=NAME]]
+ *               [:failfast=connect,send,open[:errno=NAME]][:drill=net]
  *               [:key=argN|strN[,MAX]|bufN,lenM|bufN,LEN]
  * SYMBOL may be a C++ or Rust name: "shop::Cart::add(int)",
  * "main::handler"; its options begin at the first ':' that starts one.
@@ -32,6 +32,7 @@ enum point_opt {
 	OPT_FAILFAST,
 	OPT_ERRNO,
 	OPT_KEY,
+	OPT_DRILL,
 	OPT_NR,
 };
 
@@ -46,6 +47,7 @@ static const char *const opt_names[OPT_NR] = {
 	[OPT_FAILFAST] = "failfast",
 	[OPT_ERRNO] = "errno",
 	[OPT_KEY] = "key",
+	[OPT_DRILL] = "drill",
 };
 
 /* What each option takes, for the "needs a value" message. */
@@ -60,6 +62,7 @@ static const char *const opt_usage[OPT_NR] = {
 	[OPT_FAILFAST] = "failfast=connect,send,open",
 	[OPT_ERRNO] = "errno=NAME",
 	[OPT_KEY] = "key=argN|strN|bufN,lenM",
+	[OPT_DRILL] = "drill=net",
 };
 
 /*
@@ -523,7 +526,7 @@ static int point_opt_apply(const char *arg, const char *opt, size_t len,
 	}
 	if (o == OPT_NR) {
 		snprintf(err, errlen,
-			 "bad point '%s': unknown option '%.*s' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=, key=)",
+			 "bad point '%s': unknown option '%.*s' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=, key=, drill=)",
 			 arg, (int)klen, opt);
 		return -1;
 	}
@@ -557,6 +560,16 @@ static int point_opt_apply(const char *arg, const char *opt, size_t len,
 		return errno_parse(arg, val, vlen, ps, err, errlen);
 	case OPT_KEY:
 		return key_parse(arg, val, vlen, ps, err, errlen);
+	case OPT_DRILL:
+		/* The one kind so far: the sockets connected inside, delayed (docs/DELAY.md). */
+		if (vlen != 3 || memcmp(val, "net", 3)) {
+			snprintf(err, errlen,
+				 "bad point '%s': unknown drill= kind '%.*s' (net)",
+				 arg, (int)vlen, val);
+			return -1;
+		}
+		ps->drill_net = true;
+		return 0;
 	}
 	return 0;
 }
@@ -727,7 +740,8 @@ int pointspec_check_go(const struct point_spec *ps, const char *arg,
 	}
 	opt = ps->err_mode != SDS_ERR_NONE ? "err=" :
 			  ps->timeout_ns ? "timeout_ms=" :
-			  ps->failfast_ops ? "failfast=" : NULL;
+			  ps->failfast_ops ? "failfast=" :
+			  ps->drill_net ? "drill=net" : NULL;
 
 	if (ps->copy) {
 		snprintf(err, errlen,

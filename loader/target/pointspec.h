@@ -41,6 +41,7 @@ struct point_spec {
 	uint32_t copy_rate;		/* :copy_rate=, percent 0..100 (default 100) */
 	uint32_t failfast_ops;		/* :failfast=, SDS_FF_* (sds_failfast.h); 0: none */
 	int failfast_errno;		/* :errno=, positive; 0: ECONNREFUSED / EIO by operation */
+	bool drill_net;			/* :drill=net: its sockets can be delay-drilled (docs/DELAY.md) */
 	uint8_t key_kind;		/* :key=, enum sds_key_kind (sds_keys.h); SDS_KEY_NONE: unkeyed */
 	uint8_t key_arg;		/* the argument holding the key or its pointer, 1..6 */
 	uint8_t key_len_arg;		/* bufN,lenM: M, 1..6; 0: a fixed length @key_max */

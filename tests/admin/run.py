@@ -17,6 +17,8 @@ t_drill_errno, t_pwfile, t_scan_apart, t_watch (the push channel: watch
 and sync), t_shares (the cluster shares), t_adaptive (an adaptive
 point's limit), t_pressure (host pressure rules in the strategies),
 t_fields (the split, max_stuck, overload, a host's pressure and refusals),
+t_keys (hot keys stored, merged over hosts, on the dashboard; bad
+key_overrides refused),
 t_pg (PostgreSQL's own).
 SDS_TEST_STORE=pg runs them on PostgreSQL (make admin-integration-pg).
 
@@ -54,7 +56,7 @@ def main(argv):
         return run(argv)
     # SQLite's own migration test has no PostgreSQL form; said, not skipped silently.
     print("NOTE: test_point_budget_old_database and test_adaptive_old_database are SQLite's"
-          " schema 2 -> 8 and 6 -> 8 migrations, not run on PostgreSQL (whose schema is"
+          " schema 2 -> 9 and 6 -> 9 migrations, not run on PostgreSQL (whose schema is"
           " test_pg_newer_schema's and the unit test_adaptive_state's)")
     if pgtest.available() or "--list" in argv:
         return run(argv, pgtest.available)

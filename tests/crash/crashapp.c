@@ -60,7 +60,7 @@ static bool near_boundary(struct timespec *now)
  * A stepped probe site (a mov first, at -O2), on purpose: at ~20 us
  * a call by design, the totals an adopting loader is handed (thousands of
  * calls) are far over --max-overhead if it takes them for this second's
- * calls, so the exact counts across kill -9 catch that (loader/daemon/budget_run.c
+ * calls, so the exact counts across kill -9 catch that (loader/tick/budget_run.c
  * budget__adopt).  As an emulated site (~1 us) they fit, and that bug
  * passed test_kill9_counts_exact and test_keep_upgrade.
  */

@@ -53,13 +53,13 @@ READY_TIMEOUT = 30.0
 # (forkcheck, calibration) are made once, not by every test's loader.
 RUN_DIR = tempfile.mkdtemp(prefix="sds-crash-run-")
 def keep_layout():
-    """KEEP_LAYOUT as loader/daemon/keep.h defines it (what this build keeps)."""
-    with open(os.path.join(HERE, "..", "..", "loader", "daemon", "keep.h")) as f:
+    """KEEP_LAYOUT as loader/state/keep.h defines it (what this build keeps)."""
+    with open(os.path.join(HERE, "..", "..", "loader", "state", "keep.h")) as f:
         for line in f:
             w = line.split()
             if w[:2] == ["#define", "KEEP_LAYOUT"]:
                 return int(w[2])
-    raise Fail("no KEEP_LAYOUT in loader/daemon/keep.h")
+    raise Fail("no KEEP_LAYOUT in loader/state/keep.h")
 
 
 KEEP_LAYOUT_OFF = 8           # struct keep_header: magic, then layout (u32)

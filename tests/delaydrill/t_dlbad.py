@@ -35,7 +35,8 @@ def bad_point_delay_ratio(ctx):
     refused(ctx, net, ["other", "--delay-ms", "200", "--for", "30"],
             "%s: 'other' is a function point whose traffic the loader cannot "
             "mark: a delay drill delays the sockets a thread connects inside "
-            "the function, which needs failfast=connect (docs/DELAY.md)" % APP)
+            "the function, which needs :drill=net or failfast=connect on the "
+            "point (docs/DELAY.md)" % APP)
     refused(ctx, net, ["fetch", "--delay-ms", "60001", "--for", "30"],
             "drill: bad --delay-ms '60001': expected milliseconds 1..60000")
     refused(ctx, net, ["fetch", "--delay-ms", "200", "--ratio", "101",

@@ -19,7 +19,7 @@ import signal
 import statistics
 import time
 
-from dl_lib import (check, dl_links, eq, fq_loads, root_qdisc, skip, test,
+from dl_lib import (APP, check, dl_links, eq, fq_loads, root_qdisc, skip, test,
                     wait_unhooked)
 
 PROGS = ["sds_dl_connect4", "sds_dl_connect6", "sds_dl_egress"]
@@ -219,3 +219,34 @@ if fq_loads()[0]:
     test(timed)
 else:
     skip("timed", fq_loads()[1])
+
+
+@test
+def drill_net_marks_without_failfast(ctx):
+    """:drill=net alone (no failfast=): the point's calls keep the frame a
+    connect finds, so a ratio-100 delay drill marks each of its 30
+    sockets and stamps their packets, and none of the calls outside it;
+    the point's connects are never refused (it fails nothing)."""
+    net = ctx.net()
+    ctx.attach(["--drill-dev", net.dev],
+               specs=["fetch=fetch:err=neg:drill=net", "other=fetch_other:err=neg"])
+    t = ctx.target()
+    r = drill(ctx, "fetch", "--delay-ms", "50", "--for", "300")
+    eq(r.out, "delay drill on 'fetch': tc egress on %s (dry run: no qdisc)\n"
+       % net.dev, "drill's line")
+    eq(t.run("fetch", net, 30)[0], {"OK": 30}, "30 drilled calls")
+    m, s, p = counts(ctx)
+    eq((m, s), (30, 0), "marked, spared at ratio 100")
+    check(p >= 30, "%d packets stamped for 30 marked sockets" % p)
+    eq(t.run("other", net, 20)[0], {"OK": 20}, "in the point without drill=net")
+    eq(t.run("plain", net, 20)[0], {"OK": 20}, "outside the points")
+    eq(counts(ctx), (m, s, p), "counts after calls outside the point")
+    eq(ctx.point("fetch")["total"]["visits"], 30, "fetch's visits")
+    r = ctx.drill("other", "--delay-ms", "50", "--for", "30")
+    eq((r.rc, r.err.strip()),
+       (1, "sds-bpf: %s: 'other' is a function point whose traffic the loader "
+           "cannot mark: a delay drill delays the sockets a thread connects "
+           "inside the function, which needs :drill=net or failfast=connect "
+           "on the point (docs/DELAY.md)" % APP), "a drill on other")
+    drill(ctx, "fetch", "--stop")
+    wait_unhooked("after --stop")

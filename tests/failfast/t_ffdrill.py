@@ -63,8 +63,8 @@ def drill_bad_on_function_points(ctx):
     eq((r.rc, r.err),
        (1, "sds-bpf: fftarget: 'ffile' is a function point whose traffic the "
            "loader cannot mark: a delay drill delays the sockets a thread "
-           "connects inside the function, which needs failfast=connect "
-           "(docs/DELAY.md)\n"), "delay drill on ffile")
+           "connects inside the function, which needs :drill=net or "
+           "failfast=connect on the point (docs/DELAY.md)\n"), "delay drill on ffile")
     check(ctx.point("ffile")["drill"] is None and
           ctx.point("plain")["drill"] is None, "a drill was started")
 

@@ -5,9 +5,10 @@
 #                     (rustc -O) into build/test/harm/NAME
 #   make harm-tests   builds them and runs the suite (root)
 #
-# Per-file flags by name: *_nop5.c are compiled -pg -mfentry -mnop-mcount
+# Per-file flags by name: *_nop5.c (and .cc) are compiled -pg -mfentry -mnop-mcount
 # non-PIE and linked without -pg (every function starts with a 5-byte NOP,
-# no profiling runtime); *_clone.cc -fwhole-program.  Without rustc the .rs programs are not built and
+# no profiling runtime); *_clone.cc -fwhole-program; *_clones.cc
+# -fipa-cp-clone.  Without rustc the .rs programs are not built and
 # their tests fail saying so (they never skip).
 
 BUILD   ?= build
@@ -31,11 +32,25 @@ $(HARM_DIR)/%_nop5: tests/harm/%_nop5.c
 	$(CC) -no-pie -o $@ $@.o -lpthread
 	rm -f $@.o
 
+# The same for C++ (fork_clones_nop5.cc: a function's clones on NOPs).
+$(HARM_DIR)/%_nop5: tests/harm/%_nop5.cc
+	@mkdir -p $(@D)
+	$(CXX) $(HARM_CFLAGS) -std=gnu++17 -fno-pie -pg -mfentry -mnop-mcount \
+		-c -o $@.o $<
+	$(CXX) -no-pie -o $@ $@.o -lpthread
+	rm -f $@.o
+
 # *_clone.cc: -fwhole-program, so that g++ may clone a function and drop
 # its original (names_clone.cc).
 $(HARM_DIR)/%_clone: tests/harm/%_clone.cc
 	@mkdir -p $(@D)
 	$(CXX) $(HARM_CFLAGS) -fno-omit-frame-pointer -fwhole-program -std=gnu++17 -o $@ $<
+
+# *_clones.cc: -fipa-cp-clone (-O3's), so that g++ makes one clone of a
+# function per constant its callers pass (names_clones.cc).
+$(HARM_DIR)/%_clones: tests/harm/%_clones.cc
+	@mkdir -p $(@D)
+	$(CXX) $(HARM_CFLAGS) -fno-omit-frame-pointer -fipa-cp-clone -std=gnu++17 -o $@ $<
 
 $(HARM_DIR)/%: tests/harm/%.c
 	@mkdir -p $(@D)

@@ -11,10 +11,12 @@ the bug, probes function points past the NOP unless they say
 These tests document that kernel's behaviour: where the self-test finds
 the kernel fine, the ones that need the bug FAIL saying so (they never
 pass vacuously).  Programs: build/test/harm/fork_nop5 (fork_nop5.c),
+build/test/harm/fork_clones_nop5 (fork_clones_nop5.cc: two clones on NOPs),
 build/test/targets/{target_endbr,target_pie,guarded_static}.
 """
 
 import os
+import subprocess
 import time
 
 import sdstest
@@ -357,3 +359,42 @@ def fork_libsds_child_survives(ctx):
     check(t.alive(), "the parent died")
     p = get_point(ctx.stats("app"), "order")
     eq(p.get("total", {}).get("visits"), 110, "visits of order")
+
+
+CHARGE = "_ZL6chargeil"
+
+
+@test
+def fork_safe_moves_every_clone(ctx):
+    """A point on both clones g++ left of charge(int, long), each starting
+    with a 5-byte NOP: --fork-safe moves every clone's probe past its NOP,
+    not the first clone's alone, and the point counts both clones' calls
+    exactly (2 x 500 visits, 2 x 125 errors)."""
+    path = ctx.program("fork_clones_nop5")
+    out = subprocess.run(["nm", path], capture_output=True, text=True,
+                         check=True).stdout
+    syms = sorted(ln.split()[-1] for ln in out.splitlines()
+                  if ln.split()[-1].startswith(CHARGE + "."))
+    eq(len(syms), 2, "fork_clones_nop5's clones of charge: %r" % syms)
+    offs = [symbol_file_offset(path, s) for s in syms]
+    l = ctx.attach(["--fork-safe", "--max-overhead", "0", path,
+                    "c=charge(int, long):err=neg"], "fork_clones_nop5")
+    row = [ln for ln in out_lines(l) if ln.startswith("c ")]
+    eq(len(row), 1, "attach's row of c: %r" % out_lines(l))
+    eq([t for t in row[0].split() if t.startswith("0x")][:1],
+       ["0x%x" % (offs[0] + 5)], "c's offset (past the NOP)")
+    also = [ln.strip() for ln in out_lines(l) if "also: " in ln]
+    eq(len(also), 1, "attach's other clone of c: %r" % out_lines(l))
+    check(also[0].startswith("also: %s at 0x%x, " % (syms[1], offs[1] + 5))
+          and ", nop5," not in also[0],
+          "the second clone not probed past its NOP: %r" % also[0])
+    r = subprocess.run([path, "500"], env=ctx.env, cwd=ctx.tmp,
+                       capture_output=True, text=True, timeout=60)
+    eq((r.returncode, r.stdout), (0, "calls 500 500 errors 250\n"),
+       "fork_clones_nop5 under attach")
+    p = sdstest.wait_until(
+        lambda: (lambda q: q if q["total"]["visits"] >= 1000 else None)(
+            get_point(ctx.stats("fork_clones_nop5"), "c")),
+        time.time() + 10, "c: visits never reached 1000")
+    eq(p["total"]["visits"], 1000, "c visits")
+    eq(p["total"]["exceptions"], 250, "c errors (err=neg)")

@@ -22,12 +22,19 @@ return probe, and `list-symbols`.
   as its .constprop/.isra clone; named as written it counts 1,000 calls
   and 250 errors exactly, attach says it probes the clone, and copy= is
   refused (the compiler changed the arguments).
+- names_clones (g++ -O2 -fipa-cp-clone): shop::charge(int, long) exists
+  only as two .constprop clones; named as written, one point probes both:
+  1,000 + 600 calls count 1,600 visits and latencies and 400 errors
+  exactly, attach names both clones, copy= is refused; `shop::charge`,
+  which also names an overload with a symbol of its own, is listed;
+  across a kill -9 of the loader both clones count on (pinned, adopted).
 
 The points sit on stepped sites (-O2 prologues): --max-overhead 0, as
 these tests count and do not budget.
 """
 
 import json
+import os
 import re
 import time
 import subprocess
@@ -137,6 +144,109 @@ def test_names_cxx_clone_by_its_name(ctx):
     # Plain C++ without libstdc++: nothing unwinds, the pair's latency.
     eq(p["latency_ns"]["count"], 1000, "a latency count")
     eq(p["total"]["exceptions"], 250, "a errors (err=neg)")
+
+
+CHARGE = "_ZN4shopL6chargeEil"
+CHARGE_NAME = "shop::charge(int, long)"
+
+
+def clones_symbols(prog):
+    """names_clones' symbols of shop::charge(int, long): two clones, no
+    symbol of its own, as nm reads them (sorted)."""
+    out = subprocess.run(["nm", prog], capture_output=True, text=True,
+                         check=True).stdout
+    syms = sorted(ln.split()[-1] for ln in out.splitlines()
+                  if ln.split()[-1].startswith(CHARGE))
+    eq(len(syms), 2, "names_clones' symbols of charge(int, long): %r" % syms)
+    check(all(".constprop." in s for s in syms),
+          "names_clones: charge(int, long) is not two clones: %r" % syms)
+    return syms
+
+
+@test
+def test_names_cxx_clones_one_point(ctx):
+    """g++ left shop::charge(int, long) as two clones, one per constant
+    rate, and no symbol of its own: named as written, one point probes
+    both; 1,000 calls through one and 600 through the other count 1,600
+    visits, 1,600 latencies and 400 errors exactly; attach names both
+    clones; copy= is refused."""
+    prog = ctx.program("names_clones")
+    syms = clones_symbols(prog)
+    sfx = [s[len(CHARGE):] for s in syms]
+    # Amounts 0..N-1 of each caller; a multiple of 4 fails.
+    n, m = 1000, 600
+    errs = (n + 3) // 4 + (m + 3) // 4
+    out = "calls %d %d errors %d total %d\n" % (
+        n, m, errs,
+        sum(3 * i for i in range(n) if i % 4) +
+        sum(7 * i for i in range(m) if i % 4) + 2 * 3)
+    eq(run(ctx, [prog, str(n), str(m)]), (0, out), "names_clones unprobed")
+    attach_refused(ctx, [prog, "a=%s:copy=1,2" % CHARGE_NAME],
+                   "bad point 'a=%s:copy=1,2': %s has no symbol of its own, "
+                   "only the compiler's %s and %s clones, whose arguments "
+                   "the compiler changed: copy= cannot read them"
+                   % (CHARGE_NAME, CHARGE_NAME, sfx[0], sfx[1]))
+    a = ctx.attach(["--max-overhead", "0", prog,
+                    "a=%s:err=neg" % CHARGE_NAME], "names_clones")
+    for want in ["clones: the compiler's %s and %s clones (no symbol of "
+                 "%s's own)" % (sfx[0], sfx[1], CHARGE_NAME),
+                 "also: %s at 0x" % syms[1]]:
+        check(want in a.stdout(), "attach's table lacks %r: %r"
+              % (want, a.stdout()))
+    eq(run(ctx, [prog, str(n), str(m)]), (0, out), "names_clones under attach")
+    p = wait_visits(ctx, "names_clones", "a", n + m)
+    # Plain C++, a leaf: each clone keeps the pair, latency for every call.
+    eq(p["latency_ns"]["count"], n + m, "a latency count")
+    eq(p["total"]["exceptions"], errs, "a errors (err=neg)")
+
+
+def pinned_names(root):
+    """The names of the pins under @root (link and map pins)."""
+    return {f for _, _, files in os.walk(root) for f in files}
+
+
+@test
+def test_names_cxx_clones_survive_kill9(ctx):
+    """The other clone's links are pinned beside the point's: after a
+    kill -9 of the loader both clones go on counting, and a new attach
+    adopts them (not a second set): two runs of 1,000 + 600 calls, one
+    with no loader alive, count 3,200 visits and 800 errors exactly."""
+    prog = ctx.program("names_clones")
+    clones_symbols(prog)
+    n, m = 1000, 600
+    errs = (n + 3) // 4 + (m + 3) // 4
+    args = ["--max-overhead", "0", prog, "a=%s:err=neg" % CHARGE_NAME]
+    l1 = ctx.attach(args, "names_clones")
+    pins = pinned_names(ctx.pin_root)
+    check("p0_c0_enter" in pins and "p0_c0_leave" in pins,
+          "the second clone's links are not pinned: %r" % sorted(pins))
+    stale = sdstest.inode_of(l1.sock)
+    sdstest.kill_group(l1.p)
+    l1.p.wait(10)
+    rc, out = run(ctx, [prog, str(n), str(m)])
+    eq(rc, 0, "names_clones with no loader alive")
+    l2 = ctx.attach(args, "names_clones", stale_inode=stale)
+    eq(run(ctx, [prog, str(n), str(m)])[0], 0, "names_clones, adopted")
+    p = wait_visits(ctx, "names_clones", "a", 2 * (n + m))
+    eq(p["total"]["exceptions"], 2 * errs, "a errors across kill -9")
+    # Said before its socket is served: in its stderr by now.
+    check("adopted the pins in" in l2.stderr(),
+          "no 'adopted' line: %r" % l2.stderr())
+
+
+@test
+def test_names_cxx_clones_and_overload_listed(ctx):
+    """shop::charge alone names the two clones and the overload
+    charge(double), which has a symbol of its own: ambiguous, listed."""
+    prog = ctx.program("names_clones")
+    syms = clones_symbols(prog)
+    attach_refused(ctx, [prog, "a=shop::charge"],
+                   "symbol 'shop::charge' in %s matches 3 functions: "
+                   "shop::charge(double) [_ZN4shop6chargeEd]; "
+                   "%s [clone %s] [%s]; %s [clone %s] [%s]; name one by its "
+                   "full signature or its mangled name"
+                   % (prog, CHARGE_NAME, syms[0][len(CHARGE):], syms[0],
+                      CHARGE_NAME, syms[1][len(CHARGE):], syms[1]))
 
 
 @test

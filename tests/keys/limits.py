@@ -13,6 +13,13 @@ added to tests/keys/run.py's suite (add()):
   * function_token: the same through a keyed :failfast=connect function
     point (keyrate ff): user 7's calls that did not pass are exactly its
     connects the point failed fast.
+  * guard_visit: key_visit_threshold 1000 on the guard point: user 7 is
+    downgraded within a tick of its 1,000th visit (at most two ticks'
+    calls more, for a late tick), every other user passes every call,
+    the kernel's counts of each key exact, `stats --keys`' BLOCKED (text
+    and JSON) says user 7 only, one event of reason "key".
+  * guard_no_key: the same limits, the program calling unkeyed: every
+    call passes and `stats` warns that the guard never passed a key.
   * bad_limits: key limits on a function point without :key=, or without
     :failfast=, refused at attach with one exact line, nothing attached;
     and on a SIGHUP reload, the strategies in force kept.
@@ -36,16 +43,17 @@ TICK_MS = 100
 SLACK = 100 + 100
 
 
-def run_guard(ctx, strategy, point=None):
+def run_guard(ctx, strategy, point=None, mode=()):
     """keyrate against @strategy: through its guard point k, or through
-    function point @point (a POINT=SYMBOL spec) of its ff mode."""
+    function point @point (a POINT=SYMBOL spec) of its ff mode; @mode:
+    keyrate's further arguments ("unkeyed")."""
     app = sdstest.stage(KEYRATE, ctx.tmp)
     path = ctx.strategies({"k": strategy})
     sdstest.AttachProcess(ctx, ["--app", "keys", "--max-overhead", "0",
                                 "--tick-ms", str(TICK_MS),
                                 "--strategies", path, app] +
                           ([point] if point else []), "keys")
-    r = sdstest.run_group([app, "ff" if point else "keys", str(SECS)],
+    r = sdstest.run_group([app, "ff" if point else "keys", str(SECS)] + list(mode),
                           ctx.env, ctx.tmp, ctx.others, 60)
     check(r.rc == 0 and r.out.endswith("done\n"), "keyrate: %r" % r)
     users, elapsed = {}, None
@@ -117,6 +125,79 @@ def function_token(ctx):
        "failfast denied (user 7's calls that did not pass)")
 
 
+VISIT = 1000
+NO_KEY_WARNING = ("warning: point 'k' has key limits but its guard never passed a key "
+                  "(sds_should_downgrade_key, sds_enter_key: docs/KEYS.md)")
+
+
+def blocked_column(ctx, point):
+    """`stats --keys POINT`'s text: {key: BLOCKED} of its table's lines."""
+    r = ctx.sds(["stats", "--app", "keys", "--keys", point, "--top", "1000"])
+    check(r.rc == 0, "stats --keys: %r" % r)
+    lines = r.out.splitlines()
+    eq(lines[1].split()[-1], "BLOCKED", "the last column's head")
+    return {line.split()[0]: line.split()[-1] for line in lines[2:]}
+
+
+def guard_visit(ctx):
+    """key_visit_threshold 1000 on a guard point: user 7 (5,000/s) is
+    downgraded from the tick after its 1,000th visit (reason "key", its
+    calls counted exactly as downgrades by the kernel), every other user
+    (200 visits in the run) passes every call; `stats --keys` says which
+    key is blocked now (BLOCKED), in text and JSON."""
+    users, t = run_guard(ctx, {"key_visit_threshold": VISIT})
+    calls, passed = users[HOT]
+    eq(calls, SECS * HOT_RATE, "user 7's calls")
+    # The block comes at the first tick that reads 1,000 visits: within
+    # one tick's worth of its calls (500), two allowed for a late tick.
+    hi = VISIT + 2 * HOT_RATE * TICK_MS / 1000
+    log("user 7: %d of %d passed; bounds [%d, %d]" % (passed, calls, VISIT, hi))
+    check(VISIT <= passed <= hi, "user 7 passed %d, want %d..%d" % (passed, VISIT, hi))
+    bad = [(u, c, p) for u, (c, p) in users.items()
+           if u != HOT and (c, p) != (SECS * RATE, SECS * RATE)]
+    check(not bad, "other users not passing every call: %r" % bad[:5])
+    # The kernel counted every call of each key, user 7's refusals as downgrades.
+    r = ctx.sds(["stats", "--app", "keys", "--keys", "k", "--top", "1000", "--json"])
+    check(r.rc == 0, "stats --keys --json: %r" % r)
+    doc = json.loads(r.out)
+    got = {e["key"]: (e["calls"], e["downgrades"], e["blocked"]) for e in doc["top"]}
+    want = {str(u): (SECS * RATE, 0, False) for u in range(1, USERS + 1) if u != HOT}
+    want[str(HOT)] = (calls, calls - passed, True)
+    # The warm-up's 10 calls: those before the table was made are lost.
+    want["warm"] = (10 - doc["lost"], 0, False)
+    check(1 <= doc["lost"] <= 10, "lost %d of the warm-up's 10" % doc["lost"])
+    eq((doc["key_limits"], got), (True, want), "(calls, downgrades, blocked) by key")
+    want_text = {k: "yes" if b else "no" for k, (_, _, b) in want.items()}
+    eq(blocked_column(ctx, "k"), want_text, "BLOCKED in the text")
+    p = ctx.point("k")
+    kl = p["key_limits"]
+    eq((p["total"]["downgrades"], kl["reason"], kl["keys_seen"], kl["blocked"],
+        kl["blocks"], kl["lifts"]), (calls - passed, "key", True, 1, 1, 0),
+       "the point's downgrades and key_limits")
+    r = ctx.sds(["stats", "--app", "keys"])
+    eq([x for x in r.out.splitlines() if x.startswith("warning:")], [],
+       "no warning: the guard passes keys")
+    ev = sdstest.run_group([sdstest.SDS, "events", "--app", "keys", "--json",
+                            "--count", "1000"], ctx.env, ctx.tmp, ctx.others,
+                           3, fail_on_timeout=False)
+    mine = [(e["event"], e["detail"]) for e in (json.loads(x) for x in ev.out.splitlines()
+                                                if x.strip())
+            if e["point"] == "k" and e["reason"] == "key"]
+    eq(mine, [("started", "key 7 blocked (key_visit_threshold)")], "the key events")
+
+
+def guard_no_key(ctx):
+    """Key limits on a guard point whose program passes no key: its calls
+    all pass, and `stats` warns (one line; key_limits.keys_seen false)."""
+    users, _ = run_guard(ctx, {"key_visit_threshold": VISIT}, mode=["unkeyed"])
+    bad = [(u, c, p) for u, (c, p) in users.items() if c != p or c == 0]
+    check(not bad, "users not passing every call: %r" % bad[:5])
+    r = ctx.sds(["stats", "--app", "keys"])
+    eq([x for x in r.out.splitlines() if x.startswith("warning:")], [NO_KEY_WARNING],
+       "stats' warning")
+    eq(ctx.point("k")["key_limits"]["keys_seen"], False, "key_limits.keys_seen")
+
+
 NO_KEY = ("point 'u': key_token_rate needs a keyed point (:key=argN, strN or "
           "bufN,lenM; docs/KEYS.md): this one has no key")
 NO_FF = ("point 'u': key_token_rate needs :failfast= on this point, or a "
@@ -162,5 +243,6 @@ def bad_limits(ctx):
 
 def add(suite):
     """Register the tests in tests/keys/run.py's @suite."""
-    for f in (guard_token, guard_override, function_token, bad_limits):
+    for f in (guard_token, guard_override, function_token, guard_visit, guard_no_key,
+              bad_limits):
         suite.test(f)

@@ -39,6 +39,8 @@ what the test made the target call.
     exact line and exit 1, nothing attached.
   * bad_reload: a SIGHUP reload with key_capacity 0 is refused and the
     strategies in force stay.
+  * limits.py's: key limits at the tick (guard_token, guard_override,
+    function_token, guard_visit, guard_no_key, bad_limits).
 
 Run as root:  python3 tests/keys/run.py [-v] [NAME-SUBSTRING...]
 Python 3 standard library only.

@@ -10,6 +10,11 @@
  *                       user U of 1..100 but 7, and 100 times for user 7:
  *                       users at 50 calls/s, user 7 at 5,000/s.
  *
+ *   keyrate APP SECS unkeyed
+ *                       the same rounds through sds_should_downgrade(k):
+ *                       no key ever passed, no warm-up (a point whose
+ *                       key limits have nothing to block: `stats` warns).
+ *
  *   keyrate ff SECS     the same calls through handle_ff(user), each
  *                       connecting a UDP socket to a listener of this
  *                       program's on the loopback: a function point
@@ -60,6 +65,7 @@ static void step(struct timespec *t, long ns)
 }
 
 static uint64_t calls[USERS + 1], passed[USERS + 1];
+static bool unkeyed;
 static struct sockaddr_in listener;
 
 /* A :failfast=connect point's call: 0, or -1 when its connect failed. */
@@ -86,7 +92,8 @@ static void call(struct sds_point *pt, int u)
 			passed[u]++;
 		return;
 	}
-	if (!sds_should_downgrade_key(pt, key, (size_t)len))
+	if (unkeyed ? !sds_should_downgrade(pt) :
+	    !sds_should_downgrade_key(pt, key, (size_t)len))
 		passed[u]++;
 	sds_downgrade_finally(pt);
 }
@@ -100,11 +107,12 @@ int main(int argc, char **argv)
 	long secs, r, i;
 	int u;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: keyrate APP|ff SECS\n");
+	if (argc != 3 && !(argc == 4 && !strcmp(argv[3], "unkeyed"))) {
+		fprintf(stderr, "usage: keyrate APP|ff SECS [unkeyed]\n");
 		return 2;
 	}
 	secs = atol(argv[2]);
+	unkeyed = argc == 4;
 	if (!strcmp(argv[1], "ff")) {
 		socklen_t len = sizeof(listener);
 		int fd = socket(AF_INET, SOCK_DGRAM, 0);
@@ -128,7 +136,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	for (i = 0; pt && i < 10; i++) {
+	for (i = 0; pt && !unkeyed && i < 10; i++) {
 		bool down = sds_should_downgrade_key(pt, "warm", 4);
 
 		(void)down;

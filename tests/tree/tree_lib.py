@@ -132,7 +132,7 @@ def modules(root, src):
             continue
         hstem = os.path.basename(h)[:-2]
         # A family shares its header wherever it is (decide/budget.h for
-        # daemon/budget_run.c).
+        # tick/budget_run.c).
         if stem.startswith(hstem + "_"):
             mods.add(hstem)
         if os.path.dirname(h) == folder and \

@@ -44,7 +44,9 @@
 
 /*
  * $1 group, $2 app, $3 period, $4 host, $5 now, $6 ip, $7 version, $8..
- * arrays, then the host's pressure and refusals (sq_host_json()).
+ * arrays, then the host's pressure and refusals (sq_host_json()), then
+ * the points' hot keys, {"POINT": [...]} or NULL (sq_keys_text()): a
+ * row per point, written only with a new (host, period) row.
  */
 #define HB_FAST_SQL \
 	"WITH app AS (SELECT a.id, a.version, a.active_scheme FROM apps a" \
@@ -67,7 +69,10 @@
 	"  last_seen = EXCLUDED.last_seen," \
 	"  last_period = GREATEST(hosts.last_period, EXCLUDED.last_period)," \
 	"  version = EXCLUDED.version, pressure = EXCLUDED.pressure," \
-	"  refused = EXCLUDED.refused)" \
+	"  refused = EXCLUDED.refused)," \
+	" k AS (INSERT INTO hot_keys (app_id, period_start, host, point, keys)" \
+	"  SELECT hb.app_id, $3, $4, j.key, j.value::text FROM hb, json_each(?::json) AS j" \
+	"  ON CONFLICT DO NOTHING)" \
 	" SELECT id, version, active_scheme, (SELECT count(*) FROM hb) FROM app"
 
 enum { A_POINT, A_VISITS, A_EXC, A_TMO, A_DOWN, A_CONC, A_HIST, A_FAULTS,
@@ -229,7 +234,8 @@ static int hb_fast(struct pg_store *p, const struct sds_heartbeat *hb, int64_t n
 {
 	struct sq_store *s = &p->sq;
 	struct sq_stmt *q;
-	char *arr[NARRAY];
+	char *arr[NARRAY], *keys;
+	bool oom;
 	int k, rc;
 
 	if (!p->hb_fast) {
@@ -257,11 +263,17 @@ static int hb_fast(struct pg_store *p, const struct sds_heartbeat *hb, int64_t n
 	sq_bind_int64(q, 7, hb->version);
 	for (k = 0; k < NARRAY; k++)
 		sq_bind_text_free(q, 8 + k, arr[k]);
-	if (sq_host_json(q, 8 + NARRAY, hb)) {
+	keys = sq_keys_text(hb, &oom);
+	if (sq_host_json(q, 8 + NARRAY, hb) || oom) {
+		free(keys);
 		sq_reset(q);
 		sq_seterr(err, "out of memory");
 		return STORE_ERROR;
 	}
+	if (keys)
+		sq_bind_text_free(q, 8 + NARRAY + 2, keys);
+	else
+		sq_bind_null(q, 8 + NARRAY + 2);
 	rc = sq_step(q);
 	if (rc == SQ_ROW) {
 		r->id = sq_col_int64(q, 0);
@@ -322,6 +334,8 @@ static int hb_write(struct sq_store *s, const struct sds_heartbeat *hb, int64_t 
 	}
 	if (!res->duplicate) {
 		ret = sq_copy_loader_counts(s, r->id, hb, err);
+		if (!ret)
+			ret = sq_keys_insert(s, r->id, hb, err);
 		if (ret)
 			goto fail;
 	}

@@ -47,6 +47,8 @@ static const char *const pg_sql[NQ] = {
 		" SELECT ?2::bigint, point, body FROM strategies WHERE scheme_id = ?1",
 	[Q_HB_INS] = "INSERT INTO heartbeats (app_id, period_start, host, received)"
 		" VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING",
+	[Q_KEYS_INS] = "INSERT INTO hot_keys (app_id, period_start, host, point, keys)"
+		" VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING",
 	[Q_STAT_INS] = "INSERT INTO stats (app_id, period_start, host, point, visits,"
 		" exceptions, timeouts, downgrades, max_concurrency, hist, faults, delays,"
 		" suspended, overhead_milli" STORE_STAT_SQL_NAMES ")"
@@ -200,6 +202,7 @@ static void pg_close(struct store *st)
 static const struct store_ops pg_ops = {
 	.close = pg_close,
 	SQ_QUERY_OPS,
+	.point_keys = pg_point_keys,
 	/* The long reads: on the reader's connection (store/pg/reader.c). */
 	.events = pg_events,
 	.point_list = pg_point_list,

@@ -6,7 +6,7 @@
  * The store's one connection is serialized by a mutex that every
  * heartbeat takes; a 30-day statistics scan under it held every heartbeat
  * that admin serves for as long as it ran.  The scans the API serves
- * (statistics, events, the point list) go to a second connection: a
+ * (statistics, events, the point list, hot keys) go to a second connection: a
  * struct pg_store of its own (its mutex, its prepared statements), so
  * the shared query files run on it unchanged.  It is opened at the first
  * such read, read-only, reset like the main one when it broke, and closed
@@ -120,6 +120,20 @@ int pg_point_list(struct store *st, const char *g, const char *a,
 	ret = sq_point_list(rd, g, a, out, err);
 	if (retry(rd, ret))
 		ret = sq_point_list(rd, g, a, out, err);
+	return ret;
+}
+
+int pg_point_keys(struct store *st, const char *g, const char *a, const char *point,
+		  int64_t from, int64_t to, json_t **out, char *err)
+{
+	struct store *rd = reader(st, err);
+	int ret;
+
+	if (!rd)
+		return STORE_ERROR;
+	ret = sq_point_keys(rd, g, a, point, from, to, out, err);
+	if (retry(rd, ret))
+		ret = sq_point_keys(rd, g, a, point, from, to, out, err);
 	return ret;
 }
 

@@ -9,7 +9,7 @@
  * PostgreSQL's
  * types.  stats and
  * heartbeats are partitioned by range of period_start, one partition per
- * UTC day named stats_pYYYYMMDD and heartbeats_pYYYYMMDD: retention drops
+ * UTC day named stats_pYYYYMMDD, heartbeats_pYYYYMMDD and hot_keys_pYYYYMMDD: retention drops
  * whole partitions, which costs nothing however many rows they hold,
  * where DELETE would rewrite them.
  *
@@ -170,6 +170,18 @@ static const char *const migrations[] = {
 	"ALTER TABLE stats ADD COLUMN overload BIGINT NOT NULL DEFAULT 0;"
 	"ALTER TABLE hosts ADD COLUMN pressure " T ";"
 	"ALTER TABLE hosts ADD COLUMN refused " T ";",
+	/*
+	 * 6: a keyed point's heaviest keys of a period (SQLite's schema 9,
+	 * docs/KEYS.md), JSON; by day as the statistics, so retention drops
+	 * them with theirs
+	 */
+	"CREATE TABLE hot_keys ("
+	"  app_id BIGINT NOT NULL,"
+	"  period_start BIGINT NOT NULL,"
+	"  host " T " NOT NULL,"
+	"  point " T " NOT NULL,"
+	"  keys " T " NOT NULL,"
+	"  PRIMARY KEY (app_id, point, period_start, host)) PARTITION BY RANGE (period_start);",
 };
 #define PG_SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
@@ -253,14 +265,14 @@ static void day_name(int64_t day, char out[16])
 }
 
 /*
- * Day @day's partitions of stats and heartbeats, and the next day's (a
+ * Day @day's partitions of stats, heartbeats and hot_keys, and the next day's (a
  * heartbeat just after midnight finds its partition).  Its own transaction
  * under the DDL lock: called between a heartbeat's transactions, never
  * inside one.
  */
 int pg_partitions(struct pg_store *p, int64_t day, char *err)
 {
-	static const char *const tables[] = { "stats", "heartbeats" };
+	static const char *const tables[] = { "stats", "heartbeats", "hot_keys" };
 	char sql[512], name[16];
 	int64_t d;
 	int i;
@@ -272,7 +284,7 @@ int pg_partitions(struct pg_store *p, int64_t day, char *err)
 		goto fail;
 	for (d = day; d <= day + PG_DAY; d += PG_DAY) {
 		day_name(d, name);
-		for (i = 0; i < 2; i++) {
+		for (i = 0; i < (int)(sizeof(tables) / sizeof(tables[0])); i++) {
 			snprintf(sql, sizeof(sql),
 				 "CREATE TABLE IF NOT EXISTS %s_p%s PARTITION OF %s"
 				 " FOR VALUES FROM (%lld) TO (%lld)", tables[i], name,
@@ -308,7 +320,8 @@ int pg_prune(struct store *st, int64_t before, char *err)
 	r = PQexec(p->conn.conn,
 		   "SELECT c.relname, pg_get_expr(c.relpartbound, c.oid)"
 		   " FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"
-		   " WHERE i.inhparent IN ('stats'::regclass, 'heartbeats'::regclass)"
+		   " WHERE i.inhparent IN ('stats'::regclass, 'heartbeats'::regclass,"
+		   " 'hot_keys'::regclass)"
 		   " ORDER BY 1");
 	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
 		ret = pq_fail(p, r, err);

@@ -74,6 +74,12 @@ const char *const sq_sql[NQ] = {
 		" VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8)"
 		" ON CONFLICT (app_id, host) DO UPDATE SET ip = ?3, last_seen = ?4,"
 		" last_period = max(last_period, ?5), version = ?6, pressure = ?7, refused = ?8",
+	/* A point's heaviest keys of a period, the heartbeat's "keys" array as JSON text. */
+	[Q_KEYS_INS] = "INSERT OR IGNORE INTO hot_keys (app_id, period_start, host, point, keys)"
+		" VALUES (?1, ?2, ?3, ?4, ?5)",
+	[Q_KEYS_SCAN] = "SELECT host, period_start, keys FROM hot_keys"
+		" WHERE app_id = ?1 AND point = ?2 AND period_start >= ?3 AND period_start < ?4"
+		" ORDER BY period_start, host",
 	[Q_HOST_LIST] = "SELECT h.host, h.ip, h.first_seen, h.last_seen, h.last_period, h.version,"
 		" h.pressure, h.refused"
 		" FROM hosts h WHERE h.app_id = ?1 ORDER BY h.host",
@@ -100,6 +106,7 @@ const char *const sq_sql[NQ] = {
 		" ORDER BY id DESC LIMIT ?2",
 	[Q_PRUNE_STATS] = "DELETE FROM stats WHERE period_start < ?1",
 	[Q_PRUNE_HB] = "DELETE FROM heartbeats WHERE period_start < ?1",
+	[Q_PRUNE_KEYS] = "DELETE FROM hot_keys WHERE period_start < ?1",
 	[Q_PRUNE_HOSTS] = "DELETE FROM hosts WHERE last_seen < ?1",
 	[Q_PRUNE_AUDIT] = "DELETE FROM audit WHERE time < ?1",
 	[Q_COUNT_GROUPS] = "SELECT count(*) FROM groups",
@@ -107,6 +114,7 @@ const char *const sq_sql[NQ] = {
 	[Q_COUNT_HOSTS] = "SELECT count(*) FROM hosts",
 	[Q_DEL_APP_STATS] = "DELETE FROM stats WHERE app_id = ?1",
 	[Q_DEL_APP_HB] = "DELETE FROM heartbeats WHERE app_id = ?1",
+	[Q_DEL_APP_KEYS] = "DELETE FROM hot_keys WHERE app_id = ?1",
 	[Q_DEL_APP_HOSTS] = "DELETE FROM hosts WHERE app_id = ?1",
 	[Q_DEL_APP_AUDIT] = "DELETE FROM audit WHERE app_id = ?1",
 	[Q_DEL_APP_STRATS] = "DELETE FROM strategies WHERE scheme_id IN"

@@ -124,6 +124,8 @@ int sq_heartbeat(struct store *st, const struct sds_heartbeat *hb,
 
 	if (!res->duplicate) {
 		ret = sq_copy_loader_counts(s, r.id, hb, err);
+		if (!ret)
+			ret = sq_keys_insert(s, r.id, hb, err);
 		if (ret)
 			goto fail;
 	}
@@ -383,6 +385,8 @@ int sq_prune(struct store *st, int64_t before, char *err)
 	ret = sq_run(s, sq_qk(s, Q_PRUNE_STATS, before), err);
 	if (!ret)
 		ret = sq_run(s, sq_qk(s, Q_PRUNE_HB, before), err);
+	if (!ret)
+		ret = sq_run(s, sq_qk(s, Q_PRUNE_KEYS, before), err);
 	sq_unlock(st);
 	return ret;
 }

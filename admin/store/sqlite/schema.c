@@ -166,6 +166,18 @@ static const char *const migrations[] = {
 	"ALTER TABLE stats ADD COLUMN overload INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE hosts ADD COLUMN pressure TEXT;"
 	"ALTER TABLE hosts ADD COLUMN refused TEXT;",
+	/*
+	 * 9: a keyed point's heaviest keys of a period as the host's
+	 * heartbeat sent them (docs/KEYS.md): the point's "keys" array,
+	 * JSON, one row per (host, period, point) that had some.
+	 */
+	"CREATE TABLE hot_keys ("
+	"  app_id INTEGER NOT NULL REFERENCES apps(id) ON DELETE CASCADE,"
+	"  period_start INTEGER NOT NULL,"
+	"  host TEXT NOT NULL,"
+	"  point TEXT NOT NULL,"
+	"  keys TEXT NOT NULL,"
+	"  PRIMARY KEY (app_id, point, period_start, host)) WITHOUT ROWID;",
 };
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 

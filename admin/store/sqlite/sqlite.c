@@ -199,6 +199,7 @@ static void sqlite_close(struct store *st)
 static const struct store_ops sqlite_ops = {
 	.close = sqlite_close,
 	SQ_QUERY_OPS,
+	.point_keys = sq_point_keys,
 	.point_list = sq_point_list,
 	.events = sq_events,
 	.heartbeat = sq_heartbeat,

@@ -30,11 +30,13 @@ static char err[STORE_ERR_MAX];
 /*
  * SQL that takes out the columns the store gained since it kept adaptive
  * limits (SQLite schema 8, PostgreSQL 5: the split, max_stuck, overload,
- * a host's pressure and refusals) and the adaptive columns themselves:
+ * a host's pressure and refusals; 9 and 6: the hot keys' table) and the
+ * adaptive columns themselves:
  * the first step of making a file or database what an older sds-admin
  * wrote, for the migration tests.  The same SQL runs on both engines.
  */
 #define FIXTURE_DROP_TO_PRE_ADAPTIVE					\
+	"DROP TABLE hot_keys;"						\
 	"ALTER TABLE stats DROP COLUMN split_calls;"			\
 	"ALTER TABLE stats DROP COLUMN split_on_cpu_ns;"		\
 	"ALTER TABLE stats DROP COLUMN split_runqueue_ns;"		\

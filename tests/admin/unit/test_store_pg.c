@@ -133,12 +133,12 @@ static void test_newer_schema(void **state)
 	need_pg();
 	store_close(st);
 	st = NULL;
-	exec("UPDATE sds_schema SET version = 6");
+	exec("UPDATE sds_schema SET version = 7");
 	assert_null(fixture_open());
-	assert_non_null(strstr(err, ": schema version 6 is newer than this sds-admin knows (5)"));
+	assert_non_null(strstr(err, ": schema version 7 is newer than this sds-admin knows (6)"));
 	assert_non_null(strstr(err, "database '"));
 	got = query("SELECT version FROM sds_schema");
-	assert_string_equal(got, "6");
+	assert_string_equal(got, "7");
 	free(got);
 	/* A schema 1 database (before drills' errno, copy servers' owners
 	 * and the adaptive columns) upgrades at open. */
@@ -154,11 +154,12 @@ static void test_newer_schema(void **state)
 	exec("ALTER TABLE stats DROP COLUMN overload");
 	exec("ALTER TABLE hosts DROP COLUMN pressure");
 	exec("ALTER TABLE hosts DROP COLUMN refused");
+	exec("DROP TABLE hot_keys");
 	exec("UPDATE sds_schema SET version = 1");
 	st = fixture_open();
 	assert_non_null(st);
 	got = query("SELECT version FROM sds_schema");
-	assert_string_equal(got, "5");
+	assert_string_equal(got, "6");
 	free(got);
 	got = query("SELECT count(*) FROM information_schema.columns"
 		    " WHERE table_name = 'drills' AND column_name = 'errno'");

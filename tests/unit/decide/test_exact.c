@@ -235,7 +235,7 @@ static void test_chain_visit_full(void **state)
  * Function points (capped false: every call counts, past the mark too):
  * a count past the mark is honest, no re-base, and the mark follows it;
  * `rebased` says which ticks re-based (their crossing stamps are cleared,
- * loader/daemon/exact_fn.c): the first, a new threshold, a count gone back, a
+ * loader/tick/exact_fn.c): the first, a new threshold, a count gone back, a
  * dropped mark; never an ordinary tick.
  */
 static void test_uncapped_and_rebased(void **state)

@@ -2,7 +2,7 @@
 /*
  * Unit tests of loader/report/uplink.c's period accounting and queue:
  * seconds go in through uplink__on_second() as the counters' fold gives
- * them, and every tick's record (daemon/tick.h) through uplink__tick() as
+ * them, and every tick's record (tick/tick.h) through uplink__tick() as
  * the engine builds it, with the read and the extras the test lays out.
  * Nothing of another module is faked: the uplink reads only the record.
  * No BPF, no sender thread: the tests pop the queue as the sender does.
@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon/tick.h"
+#include "tick/tick.h"
 #include "kernel/probes.h"
 #include "kernel/snapshot.h"
 #include "report/uplink.h"

@@ -77,6 +77,17 @@ static const char names_src[] =
 	"\t.globl _ZN4shop4CartC1Ev\n\t.set _ZN4shop4CartC1Ev, _ZN4shop4CartC2Ev\n"
 	"\t.section .note.GNU-stack,\"\",@progbits\n";
 
+/*
+ * Two clones of shop::charge(int, long) without a symbol of their own
+ * (in the file out of name order), and an overload with one.
+ */
+static const char clones_src[] =
+	"\t.text\n"
+	NAMES_FN("_ZN4shopL6chargeEil.constprop.1", 0x61)
+	NAMES_FN("_ZN4shopL6chargeEil.constprop.0", 0x60)
+	NAMES_FN("_ZN4shop6chargeEd", 0x62)
+	"\t.section .note.GNU-stack,\"\",@progbits\n";
+
 static const char lib_src[] =
 	"int sds_lib_fn(int x) { return x * 2 + 1; }\n";
 
@@ -121,6 +132,7 @@ static int setup(void **state)
 		return -1;
 	if (write_file("t.c", c_src) || write_file("f.S", asm_src) ||
 	    write_file("lib.c", lib_src) || write_file("names.S", names_src) ||
+	    write_file("clones.S", clones_src) ||
 	    write_file("text.txt", "just some text, not an ELF file\n") ||
 	    write_file("empty", ""))
 		return -1;
@@ -129,6 +141,7 @@ static int setup(void **state)
 		"gcc -O1 -fno-pie -no-pie -o nopie t.c f.S && "
 		"gcc -O1 -fPIC -shared -o libt.so lib.c f.S && "
 		"gcc -shared -o libnames.so names.S && "
+		"gcc -shared -o libclones.so clones.S && "
 		"cp libnames.so libnames.stripped.so && strip libnames.stripped.so && "
 		"gcc -O1 -c -o t.o t.c && "
 		"cp pie pie.stripped && strip pie.stripped && "
@@ -426,6 +439,44 @@ static void test_demangled(void **state)
 		 "symbol '%s' not found in %s: the file is stripped (no .symtab) and has no debug file under /usr/lib/debug; rebuild without -s, install its debug symbols (-dbgsym) or use a binary with symbols");
 }
 
+/*
+ * A name that finds only clones of one function: all of them, sorted by
+ * symbol, each with its suffix, where the caller takes several; one
+ * message where it takes one; the overload's own symbol makes the bare
+ * name ambiguous.
+ */
+static void test_clones(void **state)
+{
+	const char *lib = in_dir("libclones.so");
+	struct elf_func f[8];
+	struct elf_file *ef = open_ok(lib);
+	char err[1024] = "";
+
+	assert_int_equal(elf_file__find_funcs(ef, "shop::charge(int, long)", f,
+					      8, err, sizeof(err)), 2);
+	assert_string_equal(f[0].name, "_ZN4shopL6chargeEil.constprop.0");
+	assert_string_equal(f[0].clone, ".constprop.0");
+	assert_int_equal(f[0].code[0], 0x60);
+	assert_string_equal(f[1].name, "_ZN4shopL6chargeEil.constprop.1");
+	assert_string_equal(f[1].clone, ".constprop.1");
+	assert_int_equal(f[1].code[0], 0x61);
+	check_func(lib, &f[0]);
+	check_func(lib, &f[1]);
+	/* One function found is one, whatever the room. */
+	assert_int_equal(elf_file__find_funcs(ef, "shop::charge(double)", f, 8,
+					      err, sizeof(err)), 1);
+	assert_int_equal(f[0].code[0], 0x62);
+	assert_string_equal(f[0].clone, "");
+	/* Fewer places than clones: refused, listing them. */
+	assert_int_equal(elf_file__find_funcs(ef, "shop::charge(int, long)", f,
+					      1, err, sizeof(err)), -1);
+	elf_file__close(ef);
+	find_bad(lib, "shop::charge(int, long)",
+		 "symbol '%s' in %s has no symbol of its own, only 2 clones the compiler made: shop::charge(int, long) [clone .constprop.0] [_ZN4shopL6chargeEil.constprop.0]; shop::charge(int, long) [clone .constprop.1] [_ZN4shopL6chargeEil.constprop.1]; name one by its full signature or its mangled name");
+	find_bad(lib, "shop::charge",
+		 "symbol '%s' in %s matches 3 functions: shop::charge(double) [_ZN4shop6chargeEd]; shop::charge(int, long) [clone .constprop.0] [_ZN4shopL6chargeEil.constprop.0]; shop::charge(int, long) [clone .constprop.1] [_ZN4shopL6chargeEil.constprop.1]; name one by its full signature or its mangled name");
+}
+
 static void test_stripped(void **state)
 {
 	find_bad(in_dir("pie.stripped"), "sds_test_add",
@@ -512,6 +563,7 @@ int main(void)
 		cmocka_unit_test(test_not_found),
 		cmocka_unit_test(test_demangled),
 		cmocka_unit_test(test_stripped),
+		cmocka_unit_test(test_clones),
 		cmocka_unit_test(test_open_errors),
 		cmocka_unit_test(test_open_fd),
 		cmocka_unit_test(test_close_null),

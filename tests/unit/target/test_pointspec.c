@@ -209,17 +209,17 @@ static void test_bad_timeout(void **state)
 
 static void test_bad_options(void **state)
 {
-	parse_bad("p=f:foo=1", "unknown option 'foo' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=, key=)");
-	parse_bad("p=f:ERR=neg", "unknown option 'ERR' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=, key=)");
-	parse_bad("p=f:timeout=5", "unknown option 'timeout' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=, key=)");
-	parse_bad("p=f:=neg", "unknown option '' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=, key=)");
+	parse_bad("p=f:foo=1", "unknown option 'foo' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=, key=, drill=)");
+	parse_bad("p=f:ERR=neg", "unknown option 'ERR' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=, key=, drill=)");
+	parse_bad("p=f:timeout=5", "unknown option 'timeout' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=, key=, drill=)");
+	parse_bad("p=f:=neg", "unknown option '' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=, key=, drill=)");
 	parse_bad("p=f:", "empty option");
 	parse_bad("p=f::err=neg",
 		  "'::' before option 'err': one ':' separates the symbol from its options");
 	parse_bad("p=f:err=neg:", "empty option");
 	/* The first bad option is the one named. */
 	parse_bad("p=f:err=neg:bogus:ret=99",
-		  "unknown option 'bogus' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=, key=)");
+		  "unknown option 'bogus' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=, key=, drill=)");
 }
 
 /* C++, Rust and Go names: "::" belongs to the symbol (issue 10). */
@@ -264,7 +264,7 @@ static void test_scoped_bad(void **state)
 		  "'::' before option 'timeout_ms': one ':' separates the symbol from its options");
 	/* A lone ':' still starts the options: the old messages stand. */
 	parse_bad("h=main::handler:foo=1",
-		  "unknown option 'foo' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=, key=)");
+		  "unknown option 'foo' (err=, ret=, timeout_ms=, site=, copy=, copy_max=, copy_rate=, failfast=, errno=, key=, drill=)");
 	parse_bad("h=main::handler:err",
 		  "option 'err' needs a value (err=neg|zero|nonzero|none)");
 	parse_bad("h=main::handler:", "empty option");
@@ -553,6 +553,29 @@ static void test_failfast(void **state)
 	assert_int_equal(pointspec_ops_format(SDS_FF_ALL, buf, 8), -1);
 }
 
+/* :drill=net: the one drill kind; once; its value checked. */
+static void test_drill_net(void **state)
+{
+	struct point_spec ps;
+	char err[256] = "";
+
+	assert_int_equal(pointspec_parse("p=f:drill=net", &ps, err, sizeof(err)), 0);
+	assert_true(ps.drill_net);
+	assert_int_equal(ps.failfast_ops, 0);
+	assert_int_equal(pointspec_parse("p=ns::f:err=neg:drill=net", &ps, err, sizeof(err)), 0);
+	assert_true(ps.drill_net);
+	assert_int_equal(pointspec_parse("p=f", &ps, err, sizeof(err)), 0);
+	assert_false(ps.drill_net);
+	parse_bad("p=f:drill=disk", "unknown drill= kind 'disk' (net)");
+	parse_bad("p=f:drill=", "unknown drill= kind '' (net)");
+	parse_bad("p=f:drill=NET", "unknown drill= kind 'NET' (net)");
+	parse_bad("p=f:drill", "option 'drill' needs a value (drill=net)");
+	parse_bad("p=f:drill=net:drill=net", "duplicate option 'drill='");
+	assert_int_equal(pointspec_parse("p=f:drill=net", &ps, err, sizeof(err)), 0);
+	assert_int_equal(pointspec_check_go(&ps, "p=f:drill=net", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "drill=net needs the function's return"));
+}
+
 /* A Go point has no frame to be inside of: failfast= is refused. */
 static void test_failfast_go(void **state)
 {
@@ -592,6 +615,7 @@ int main(void)
 		cmocka_unit_test(test_small_err_buffer),
 		cmocka_unit_test(test_err_mode_name),
 		cmocka_unit_test(test_failfast),
+		cmocka_unit_test(test_drill_net),
 		cmocka_unit_test(test_failfast_go),
 	};
 

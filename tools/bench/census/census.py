@@ -12,8 +12,10 @@ its return mode.
     python3 tools/bench/census/census.py [BINARY...]
 
 Default binaries: Debian's nginx, postgres and python3.11 where they are
-installed, and libstdc++ (a target that can unwind).  Prints a markdown
-table.  Python 3 standard library only.
+installed, and libstdc++ (a target that can unwind); `make site-census`
+adds Debian's ninja-build (C++) and ripgrep (Rust), built from their
+Debian sources with symbols kept (debsrc.sh: the packages' binaries are
+stripped).  Prints a markdown table.  Python 3 standard library only.
 """
 
 import collections

@@ -2,8 +2,8 @@
 /* pressure_run.c - host pressure rules in the tick (pressure_run.h). */
 #include <stdio.h>
 #include <string.h>
-#include "daemon/events.h"
-#include "daemon/pressure_run.h"
+#include "state/events.h"
+#include "tick/pressure_run.h"
 #include "decide/chain.h"
 #include "decide/enforce.h"
 #include "kernel/probes.h"

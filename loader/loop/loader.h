@@ -2,7 +2,7 @@
 /*
  * loader.h - the state of one running `sds-bpf attach`, whole only in
  * attach (cli/attach*.c: its lifecycle, and the wiring that hands each
- * module what it reads) and the loop (daemon/loop.c).  Every other
+ * module what it reads) and the loop (loop/loop.c).  Every other
  * module sees only its own part and what attach handed it: the engine
  * its struct engine (engine.h), the control socket its struct serve
  * (serve/serve.h), the drills their struct drill_ctx, and so on.
@@ -16,9 +16,9 @@
 #include <jansson.h>
 /* What struct loader holds by value; the rest by pointer, declared here. */
 #include "decide/budget.h"
-#include "daemon/drill.h"
-#include "daemon/engine.h"
-#include "daemon/events.h"
+#include "state/drill.h"
+#include "tick/engine.h"
+#include "state/events.h"
 #include "kernel/counters.h"
 #include "kernel/probes.h"
 #include "publish/flags.h"

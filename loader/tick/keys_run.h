@@ -81,8 +81,8 @@ void keys_run__close(struct keys_run *kr);
 /* Whether point @id has the key of @hash blocked now (stats --keys). */
 bool keys_run__is_blocked(const struct keys_run *kr, int id, uint64_t hash);
 /*
- * {"reason": "key", "blocked", "tracked", "blocks", "lifts", "enospc",
- * "failed"} of point @id, or NULL: no key limits.
+ * {"reason": "key", "keys_seen", "blocked", "tracked", "blocks", "lifts",
+ * "enospc", "failed"} of point @id, or NULL: no key limits.
  */
 json_t *keys_run__json(const struct keys_run *kr, int id);
 

@@ -20,7 +20,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "daemon/keep.h"
+#include "state/keep.h"
 #include "decide/engine_eval.h"
 #include "kernel/counters.h"
 #include "kernel/probes.h"

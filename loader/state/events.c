@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <time.h>
 #include "decide/chain.h"
-#include "daemon/events.h"
+#include "state/events.h"
 
 void events__init(struct events *ev)
 {

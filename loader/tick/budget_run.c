@@ -11,13 +11,13 @@
 #include <time.h>
 #include "decide/budget.h"
 #include "cli/cmd.h"
-#include "daemon/events.h"
+#include "state/events.h"
 #include "kernel/counters.h"
 #include "kernel/probes.h"
 #include "kernel/snapshot.h"
 #include "publish/flags.h"
-#include "daemon/budget_run.h"
-#include "daemon/tick.h"
+#include "tick/budget_run.h"
+#include "tick/tick.h"
 #include "heartbeat/heartbeat.h"
 
 /* "5", "2.5", "155.632": thousandths of a percent, no trailing zeros. */

@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "daemon/adaptive_run.h"
-#include "daemon/events.h"
+#include "tick/adaptive_run.h"
+#include "state/events.h"
 #include "decide/verdict.h"
 #include "heartbeat/heartbeat.h"
 #include "kernel/snapshot.h"

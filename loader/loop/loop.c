@@ -15,10 +15,10 @@
 #include <unistd.h>
 #include "cli/cmd.h"
 #include "capture/capture.h"
-#include "daemon/loader.h"
-#include "daemon/engine.h"
+#include "loop/loader.h"
+#include "tick/engine.h"
 #include "report/uplink.h"
-#include "daemon/loop.h"
+#include "loop/loop.h"
 #include "report/metrics.h"
 
 static int signal_fd(void)

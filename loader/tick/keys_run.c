@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "daemon/events.h"
-#include "daemon/keys_run.h"
+#include "state/events.h"
+#include "tick/keys_run.h"
 #include "decide/keylimit.h"
 #include "kernel/probes.h"
 #include "keys/keys.h"
@@ -390,8 +390,14 @@ json_t *keys_run__json(const struct keys_run *kr, int id)
 
 	if (!p->kl)
 		return NULL;
-	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I}",
+	/*
+	 * keys_seen: the kernel saw the point's calls pass a key (a guard
+	 * point's table is made then): false, its limits have nothing to
+	 * block (`stats` warns).
+	 */
+	return json_pack("{s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I}",
 			 "reason", "key",
+			 "keys_seen", keys__keyed(kr->probes, id),
 			 "blocked", (json_int_t)p->nblocked,
 			 "tracked", (json_int_t)keylimit__tracked(p->kl),
 			 "blocks", (json_int_t)p->blocks,

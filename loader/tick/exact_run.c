@@ -24,7 +24,7 @@
 #include "kernel/snapshot.h"
 #include "publish/flags.h"
 #include "strategy.h"
-#include "daemon/exact_run.h"
+#include "tick/exact_run.h"
 #include "sds.skel.h"
 
 #define LD(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)

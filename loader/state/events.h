@@ -51,7 +51,7 @@ void events__add(struct events *ev, const char *point, uint32_t reason,
 		 bool started);
 /*
  * A downgrade of function point @point started at the call that crossed
- * its mark, at Unix @time_ms (loader/daemon/exact_fn.c), not at the tick.
+ * its mark, at Unix @time_ms (loader/tick/exact_fn.c), not at the tick.
  */
 void events__add_at_call(struct events *ev, const char *point, uint32_t reason,
 			 uint64_t time_ms);

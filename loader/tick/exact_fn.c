@@ -23,7 +23,7 @@
 #include "decide/exact.h"
 #include "kernel/probes.h"
 #include "publish/flags.h"
-#include "daemon/exact_run.h"
+#include "tick/exact_run.h"
 #include "sds.skel.h"
 
 /* A stamp this far past now is no call's: cleared even while it is young. */

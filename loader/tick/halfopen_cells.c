@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* halfopen_cells.c - what a half-open phase writes in the region (halfopen.h). */
 #include "decide/halfopen.h"
-#include "daemon/engine.h"
+#include "tick/engine.h"
 #include "publish/flags.h"
 #include "strategy.h"
 
