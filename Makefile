@@ -219,7 +219,7 @@ e2e: all $(TEST_TARGETS)
 .PHONY: test-bins
 test-bins: products test-targets $(UNIT_BINS) $(ADMIN_UNIT_BINS) libsds-tests \
 	hostile-bins harm-bins bindings-bins deploy-bins $(LOADER_ASAN) $(ADMIN_ASAN) \
-	$(FUZZ_BIN) $(DRILL_DIR)/drillapp $(CRASH_DIR)/crashapp $(FF_TARGET) $(DL_TARGET) \
+	$(FUZZ_BIN) $(DRILL_DIR)/drillapp $(CRASH_DIR)/crashapp $(FF_TARGET) $(FF_LIMIT) $(DL_TARGET) \
 	$(GEN)/copy.bpf.o demo-bins
 
 # One build (-j2), then every suite of tests/suites.py in its lane, side
@@ -255,7 +255,8 @@ bench: deps
 		$(MAKE) -s site-census | tee $$BENCH_OUT/census.md && \
 		$(MAKE) -s overload-bench | tee $$BENCH_OUT/overload.md && \
 		$(MAKE) -s split-bench | tee $$BENCH_OUT/split.md && \
-		$(PYTHON) tools/bench/keys/keys_bench.py
+		$(PYTHON) tools/bench/keys/keys_bench.py && \
+		$(PYTHON) tools/bench/failfast/ff_limit.py
 
 demo: deps
 	$(MAKE) all demo-bins

@@ -109,6 +109,33 @@ static __always_inline int ff_point_denies(__u32 point, __u32 op, __u64 *now,
 }
 
 /*
+ * A frame of @point marked at its entry fails operation @op as a
+ * downgraded point's would, whatever the point's own state: a key the
+ * loader blocked (@refused 0), or a refusal of its limits (enum
+ * sds_fn_refusal).  The errno (counted in denied), or 0: @op is not the
+ * point's, or the call is past an exact mark and the loader's downgrade
+ * of the point is in force: it has seen the trip, and its rate, hold and
+ * probes decide, as a guard's do (libsds/guard.c, "exact trips").  A
+ * global function, verified once on its own: inlined into ff_check's
+ * loop its branches multiply the verifier's states.
+ */
+__noinline int ff_marked(__u32 point, __u32 op, __u32 refused)
+{
+	struct sds_ff_state *st;
+	struct sds_ff_count *c;
+
+	st = bpf_map_lookup_elem(&failfast_state, &point);
+	if (!st || !(st->ops & op))
+		return 0;
+	if (refused == SDS_FNR_BUDGET && st->deny)
+		return 0;
+	c = bpf_map_lookup_elem(&failfast_count, &point);
+	if (c)
+		ADD(&c->denied, 1);
+	return op == SDS_FF_OPEN ? st->file_errno : st->sock_errno;
+}
+
+/*
  * The verdict for operation @op of the current thread: 0, or -errno of
  * the innermost point on its frame stack that fails @op now.
  */
@@ -122,6 +149,7 @@ static __always_inline int ff_check(__u32 op)
 	__u32 d, i, point;
 	__u64 now, usp;
 	enum ff_why why;
+	int e;
 
 	/* The thread's stack now (sds_frameread.bpf.h): none, no point. */
 	fr = frameread_stack(task, &d, &usp);
@@ -143,20 +171,15 @@ static __always_inline int ff_check(__u32 op)
 		if (f->ff_probe)
 			continue;
 		/*
-		 * A call whose key the loader blocked (sds.bpf.c marked its
-		 * frame at entry, docs/KEYS.md): its operations fail as a
-		 * downgraded point's, whatever the point's own state.
+		 * A call whose key the loader blocked (docs/KEYS.md), or that
+		 * its point's semaphore, bucket or exact marks refused
+		 * (sds_fnlimit.bpf.h, sds_fnmarks.bpf.h): sds.bpf.c marked its
+		 * frame at entry (ff_marked).
 		 */
-		if (f->key_blocked) {
-			st = bpf_map_lookup_elem(&failfast_state, &point);
-			if (st && (st->ops & op)) {
-				c = bpf_map_lookup_elem(&failfast_count, &point);
-				if (c)
-					ADD(&c->denied, 1);
-				return -(op == SDS_FF_OPEN ? st->file_errno :
-					 st->sock_errno);
-			}
-			st = NULL;
+		if (f->key_blocked || f->refused) {
+			e = ff_marked(point, op, f->key_blocked ? 0 : f->refused);
+			if (e > 0)
+				return -e;
 		}
 		why = ff_point_denies(point, op, &now, &st);
 		if (why == FF_PROBE)

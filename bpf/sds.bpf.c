@@ -103,6 +103,8 @@ struct {
 
 /* Exact trips of function points: sds_fnmarks.bpf.h. */
 #include "sds_fnmarks.bpf.h"
+/* The semaphore and bucket of :failfast= points: sds_fnlimit.bpf.h. */
+#include "sds_fnlimit.bpf.h"
 
 /* Per CPU: the second last computed, so the hot path divides once a second. */
 struct sds_sec_cache {
@@ -230,10 +232,12 @@ static __always_inline void call_enter(__u32 point, __u64 ts, __u64 sp,
 	struct sds_slot *s;
 	struct sds_gauge *g;
 	__u32 d, idx;
+	__u8 refused = SDS_FNR_NONE, permit = 0;
+	bool over = false;
 
 	/* Before the visit: a tick that counted it sees the crossing too. */
 	if (kind != SDS_FRAME_GUARD)
-		fn_marks_enter(point, ts);
+		over = fn_marks_enter(point, ts);
 	s = slot_get(point, sec_of(ts));
 	if (s)
 		ADD(&s->visits, 1);
@@ -264,6 +268,15 @@ static __always_inline void call_enter(__u32 point, __u64 ts, __u64 sp,
 	}
 	if (d >= SDS_MAX_DEPTH)
 		goto drop;
+	/*
+	 * A function point's limits, once its frame has a place: a permit is
+	 * given back with the frame, however it goes.  Past a mark the call
+	 * fails fast already and spends neither token nor permit.
+	 */
+	if (over)
+		refused = SDS_FNR_BUDGET;
+	else if (kind != SDS_FRAME_GUARD)
+		refused = fn_limit_enter(point, ts, &permit);
 	fr->f[d].sp = sp;
 	fr->f[d].ts = ts;
 	fr->f[d].point = point;
@@ -272,6 +285,8 @@ static __always_inline void call_enter(__u32 point, __u64 ts, __u64 sp,
 	fr->f[d].ff_probe = 0;
 	fr->f[d].key_hash = key_hash;
 	fr->f[d].key_blocked = key_blocked;
+	fr->f[d].refused = refused;
+	fr->f[d].permit = permit;
 	split_frame_enter(frame_at(fr, d), ts);
 	fr->depth = d + 1;
 	ADD(&g->entered, 1);
@@ -484,6 +499,8 @@ static __always_inline int call_leave(__u32 point, __u64 sp, __u64 rax)
 	lat = ts - frame_at(fr, found)->ts;
 	probe = frame_at(fr, found)->ff_probe;
 	key_hash = frame_at(fr, found)->key_hash;
+	if (frame_at(fr, found)->permit)
+		fn_permit_give(point);
 	fr->depth = found;
 	exc = call_done(point, ts, lat, true, rax);
 	if (key_hash)

@@ -46,9 +46,13 @@ static __always_inline void frame_drop(__u32 point)
  * inlined there its branches multiply the verifier's states past its
  * limit.
  */
-__noinline int sds_frame_given_up(__u32 point, __u64 ts, __u32 split)
+__noinline int sds_frame_given_up(__u32 point, __u64 ts, __u32 split,
+				  __u32 permit)
 {
 	frame_drop(point);
+	/* Its permit of the point's semaphore (sds_fnlimit.bpf.h) goes too. */
+	if (permit && point < SDS_MAX_POINTS)
+		fn_permit_give(point);
 	sds_stuck_drop(stuck_tid(), point, ts);
 	if (split)
 		sds_split_forget();
@@ -57,7 +61,7 @@ __noinline int sds_frame_given_up(__u32 point, __u64 ts, __u32 split)
 
 static __always_inline void frame_given_up(const struct sds_frame *f)
 {
-	sds_frame_given_up(f->point, f->ts, f->split);
+	sds_frame_given_up(f->point, f->ts, f->split, f->permit);
 }
 
 /* Give up every frame of @fr: calls that will never be seen ending. */

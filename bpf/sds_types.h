@@ -98,6 +98,41 @@ struct sds_fn_marks {
 };
 
 /*
+ * The limits a function point with :failfast= keeps at its calls' entry
+ * (bpf/sds_fnlimit.bpf.h, docs/FAILFAST.md "Limits"): a semaphore of calls
+ * in flight and a GCRA token bucket, across every process of the app (the
+ * programs are the loader's, one set for the app).  In the programs'
+ * global fn_limits[], mapped by the loader (loader/publish/failfast_limit.c):
+ * the first part is the loader's, stored field by field and @armed last
+ * (release); the rest is the BPF side's, which the loader only resets.
+ * Never visible to clients: nothing a client writes moves them.
+ */
+#define SDS_FNL_CONC		(1u << 0)	/* enforce @concurrent_limit */
+#define SDS_FNL_TOKEN		(1u << 1)	/* enforce the bucket */
+
+struct sds_fn_limit {
+	/* the loader's */
+	__u32 armed;		/* SDS_FNL_* in force; 0: the entry pays one load */
+	__u32 pad;
+	__s64 concurrent_limit;	/* calls in flight allowed */
+	__u64 token_interval_ns;	/* ns per token: 1e9 / token_rate */
+	__u64 token_burst_ns;	/* (token_bucket) * token_interval_ns */
+	/* the BPF side's */
+	__s64 inflight;		/* calls holding a permit now */
+	__u64 tat_ns;		/* GCRA: theoretical arrival time */
+	__u64 refused_concurrent;	/* calls refused by the semaphore, since load */
+	__u64 refused_token;	/* calls refused by the bucket, since load */
+};
+
+/* Why a function point's call fails fast from its entry (sds_frame.refused). */
+enum sds_fn_refusal {
+	SDS_FNR_NONE = 0,
+	SDS_FNR_BUDGET = 1,	/* it crossed an exact mark (visit, exception, slow) */
+	SDS_FNR_CONC = 2,	/* the semaphore was full */
+	SDS_FNR_TOKEN = 3,	/* the bucket was empty */
+};
+
+/*
  * Calls in flight of points with a timeout (bpf/sds_stuck.bpf.h), kept
  * per thread where the loader can read them, so that it can count at each
  * tick the calls slower than their timeout that have not returned yet
@@ -143,7 +178,9 @@ struct sds_frame {
 	__u64 split_blocked;	/* the thread's blocked ns at entry (@split) */
 	__u64 key_hash;		/* a keyed point's call: its key's sds_key_hash(); 0: none */
 	__u8 key_blocked;	/* its key is blocked (bpf/sds_keys.bpf.h): fail fast */
-	__u8 key_pad[7];
+	__u8 refused;		/* enum sds_fn_refusal: its limits refused it at entry: fail fast */
+	__u8 permit;		/* it holds a permit of its point's semaphore (sds_fnlimit.bpf.h) */
+	__u8 key_pad[5];
 };
 
 /* What kind of call a frame is: how its end is seen. */

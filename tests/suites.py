@@ -186,7 +186,7 @@ SUITES = [
     # After the heavy work, at the normal priority.
     Suite("e2e-3", "heavy", [_py("tests/e2e/run.py")], budget=300,
           env={"SDS_TEST_SHARD": "3/3"}, nice=False),
-    Suite("failfast", "heavy", [_py("tests/failfast/run.py")], budget=300,
+    Suite("failfast", "heavy", [_py("tests/failfast/run.py")], budget=360,
           nice=False),
     # Host pressure (docs/PRESSURE.md): its CPU hog (at nice 19) needs the
     # host's cpu pressure low before and after it, so it comes last, once

@@ -533,7 +533,7 @@ static int check_function_points(struct attach_run *a, char *err, size_t errlen)
 		const struct sds_strategy *st = strategy_set_find(a->strategies,
 								  ps->name);
 
-		if (enforce__strategy(st, true, err, errlen) ||
+		if (enforce__strategy(st, true, ps->failfast_ops != 0, err, errlen) ||
 		    enforce__keys(st, true, ps->key_kind != 0, err, errlen) ||
 		    engine__check_key_limits(a->strategies, st, true, ps->key_kind,
 					     ps->failfast_ops != 0, err, errlen))

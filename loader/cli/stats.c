@@ -282,13 +282,19 @@ int do_stats(int argc, char **argv)
 	/* Fail-fast: a line per point that has it, the table kept as it was. */
 	json_array_foreach(json_object_get(r, "points"), i, p) {
 		json_t *ff = json_object_get(p, "failfast");
+		char lim[96] = "";
 
 		if (!ff)
 			continue;
-		printf("failfast %s: %s (%s, %s) failed %lld, drilled %lld, probes %lld%s\n",
+		/* The limits' refusals only where they refused (docs/FAILFAST.md "Limits"). */
+		if (query_jint(ff, "refused_concurrent") || query_jint(ff, "refused_token"))
+			snprintf(lim, sizeof(lim), ", refused_concurrent %lld, refused_token %lld",
+				 query_jint(ff, "refused_concurrent"),
+				 query_jint(ff, "refused_token"));
+		printf("failfast %s: %s (%s, %s) failed %lld, drilled %lld, probes %lld%s%s\n",
 		       query_jstr(p, "name"), query_jstr(ff, "ops"), query_jstr(ff, "errno_socket"),
 		       query_jstr(ff, "errno_file"), query_jint(ff, "denied"),
-		       query_jint(ff, "drilled"), query_jint(ff, "probes"),
+		       query_jint(ff, "drilled"), query_jint(ff, "probes"), lim,
 		       json_is_true(json_object_get(ff, "failing")) ? ", failing" : "");
 	}
 	/* Key limits with nothing to block: the guard passes no key (docs/KEYS.md). */

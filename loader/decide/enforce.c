@@ -4,25 +4,34 @@
 #include "decide/enforce.h"
 
 int enforce__strategy(const struct sds_strategy *st, bool function,
-		      char *err, size_t errlen)
+		      bool failfast, char *err, size_t errlen)
 {
-	const char *field = NULL;
+	const char *field = NULL, *limit = NULL;
 
 	if (!st || !function)
 		return 0;
 	/*
 	 * A limit of calls in flight or a token bucket decides at the call's
-	 * entry whether it runs: only a guard can refuse it; a uprobe counts
-	 * the call that runs anyway.
+	 * entry whether it runs: a guard refuses the call; a uprobe counts
+	 * the call that runs anyway, so a function point keeps them only
+	 * with :failfast=, whose refused calls fail their operations fast
+	 * (bpf/sds_fnlimit.bpf.h).  The adaptive limit and the cluster's
+	 * bucket are a guard's alone.
 	 */
 	if (strategy_is_adaptive(st))
 		field = "adaptive_limit";
 	else if (st->concurrent_threshold != SDS_OFF)
-		field = "concurrent_threshold";
+		limit = "concurrent_threshold";
 	else if (st->token_rate != SDS_OFF)
-		field = "token_rate";
-	else if (st->cluster_token_rate != SDS_OFF)
+		limit = "token_rate";
+	if (!field && st->cluster_token_rate != SDS_OFF)
 		field = "cluster_token_rate";
+	if (limit && !field && !failfast) {
+		snprintf(err, errlen,
+			 "point '%s': %s needs a guard point (sds_enter/sds_should_downgrade) or :failfast= on this function point (docs/FAILFAST.md): a function point cannot hold its calls back",
+			 st->point, limit);
+		return -1;
+	}
 	if (!field)
 		return 0;
 	snprintf(err, errlen,

@@ -16,11 +16,14 @@
 /*
  * Can a point enforce @st?  @function: a function point (a uprobe on
  * TARGET's code: it can count and fail dependency calls, never hold a
- * call back); else a guard point.  0, or -1 with one line in @err naming
+ * call back); else a guard point.  @failfast: the function point has
+ * :failfast= operations, so concurrent_threshold and token_rate are kept
+ * at its calls' entry and the calls they refuse fail fast
+ * (docs/FAILFAST.md "Limits").  0, or -1 with one line in @err naming
  * the field and what can enforce it.
  */
 int enforce__strategy(const struct sds_strategy *st, bool function,
-		      char *err, size_t errlen);
+		      bool failfast, char *err, size_t errlen);
 
 /*
  * key_capacity needs a point with keys: a function point with :key=

@@ -16,6 +16,7 @@
 #include "cli/cmd.h"
 #include "publish/failfast.h"
 #include "publish/failfast_cg.h"
+#include "publish/failfast_limit.h"
 #include "kernel/probes.h"
 #include "publish/flags.h"
 #include "sds_failfast.h"
@@ -393,6 +394,8 @@ void failfast__tick(struct failfast *ff, int id, uint64_t now_ns,
 
 	if (!ff || id >= ff->cap || !ff->shadow[id].ops)
 		return;
+	/* Its semaphore and bucket, kept at the calls' entry (sds_fnlimit.bpf.h). */
+	failfast_limit__tick(ff->probes, id, fs);
 	st = ff->shadow[id];
 	st.deny = !!(fs->active & SDS_ACT_DOWNGRADE);
 	st.rate = st.deny ? fs->rate : 0;
@@ -484,6 +487,7 @@ json_t *failfast__point_json(struct failfast *ff, int id)
 {
 	const struct sds_ff_state *st;
 	struct sds_ff_count n;
+	uint64_t conc, tok;
 	char ops[32];
 
 	if (!ff || id >= ff->cap || !ff->shadow[id].ops)
@@ -492,12 +496,15 @@ json_t *failfast__point_json(struct failfast *ff, int id)
 	if (ff_count(ff, id, &n))
 		return NULL;
 	pointspec_ops_format(st->ops, ops, sizeof(ops));
-	return json_pack("{s:s, s:s, s:s, s:b, s:I, s:I, s:I}",
+	failfast_limit__refused(ff->probes, id, &conc, &tok);
+	return json_pack("{s:s, s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:I}",
 			 "ops", ops,
 			 "errno_socket", errnames_name(st->sock_errno),
 			 "errno_file", errnames_name(st->file_errno),
 			 "failing", st->deny,
 			 "denied", (json_int_t)n.denied,
 			 "drilled", (json_int_t)n.drilled,
-			 "probes", (json_int_t)n.probes);
+			 "probes", (json_int_t)n.probes,
+			 "refused_concurrent", (json_int_t)conc,
+			 "refused_token", (json_int_t)tok);
 }

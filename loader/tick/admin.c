@@ -69,7 +69,7 @@ static void refusal_note(struct engine *e, const struct sds_strategies *s,
 		id = probes__find(pr, s->s[i].point);
 		if (id < 0 ||
 		    (!enforce__strategy(&s->s[i], pr->pts[id].kind == POINT_FUNCTION,
-					err, sizeof(err)) &&
+					pr->pts[id].spec.failfast_ops != 0, err, sizeof(err)) &&
 		     !enforce__keys(&s->s[i], pr->pts[id].kind == POINT_FUNCTION,
 				    pr->pts[id].spec.key_kind != 0, err, sizeof(err)) &&
 		     !engine__point_key_limits(pr, id, s, &s->s[i], err, sizeof(err))))

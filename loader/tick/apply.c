@@ -99,7 +99,7 @@ int engine__check(const struct probes *pr, const struct sds_strategies *s,
 		id = probes__find(pr, s->s[i].point);
 		if (id >= 0 &&
 		    (enforce__strategy(&s->s[i], pr->pts[id].kind == POINT_FUNCTION,
-				       err, errlen) ||
+				       pr->pts[id].spec.failfast_ops != 0, err, errlen) ||
 		     enforce__keys(&s->s[i], pr->pts[id].kind == POINT_FUNCTION,
 				   pr->pts[id].spec.key_kind != 0, err, errlen) ||
 		     engine__point_key_limits(pr, id, s, &s->s[i], err, errlen)))

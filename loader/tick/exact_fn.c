@@ -46,18 +46,29 @@ bool exact_fn__armed(const struct exact_run *x, int id)
 	return fn_marks(x, id) != NULL;
 }
 
-void exact_fn__publish(struct exact_run *x, int id, const uint64_t upto[3],
-		       const bool rebased[3])
+void exact_fn__publish(struct exact_run *x, int id, const uint64_t in[3],
+		       const bool rebased[3], bool hold)
 {
 	static const uint32_t bit[3] = { SDS_FN_VISIT, SDS_FN_EXC, SDS_FN_SLOW };
 	static const uint32_t why[3] = { SDS_REASON_VISIT, SDS_REASON_EXCEPTION,
 					 SDS_REASON_TIMEOUT };
 	struct sds_fn_marks *m = fn_marks(x, id);
-	uint32_t armed = 0;
+	uint64_t upto[3] = { in[0], in[1], in[2] }, cur[3];
+	uint32_t armed = 0, was;
 	int i;
 
 	if (!m)
 		return;
+	/* Held: a mark armed now stays where it is if the new one is higher. */
+	if (hold) {
+		was = __atomic_load_n(&m->armed, __ATOMIC_RELAXED);
+		cur[0] = m->visit_upto;
+		cur[1] = m->exc_upto;
+		cur[2] = m->slow_upto;
+		for (i = 0; i < 3; i++)
+			if ((was & bit[i]) && cur[i] < upto[i])
+				upto[i] = cur[i];
+	}
 	for (i = 0; i < 3; i++) {
 		if (upto[i] != UINT64_MAX)
 			armed |= bit[i];

@@ -157,12 +157,13 @@ static bool visit_refused(struct exact_run *xr, int id,
 
 /*
  * Advance point @id's marks at ring second @sec (@rebase: its window was
- * just reset) and store them in its entry.  Returns whether the visit
+ * just reset) and store them in its entry.  @hold: the BPF side's marks
+ * may not rise this tick (exact_fn__publish).  Returns whether the visit
  * budget is spent.
  */
 static bool marks_tick(struct exact_run *xr, int id, const struct point_run *r,
 		       const struct sds_strategy *st, const struct snapshot *snap,
-		       uint64_t sec, bool rebase)
+		       uint64_t sec, bool rebase, bool hold)
 {
 	struct exact_point *x = &xr->pt[id];
 	const struct sds_cell *c = flags__cell(xr->flags, id);
@@ -201,7 +202,7 @@ static bool marks_tick(struct exact_run *xr, int id, const struct point_run *r,
 	x->active = vu != UINT64_MAX || eu != UINT64_MAX || su != UINT64_MAX;
 	exact_fn__publish(xr, id, (const uint64_t[3]){ vu, eu, su },
 			  (const bool[3]){ x->visit.rebased, x->exc.rebased,
-					   x->slow.rebased });
+					   x->slow.rebased }, hold);
 	/* Every tick: it keeps what it saw for the next one. */
 	refused = visit_refused(xr, id, r, snap);
 	return vu != UINT64_MAX && vspent >= vu && refused;
@@ -211,15 +212,24 @@ bool exact__before(struct exact_run *x, int id, const struct point_run *r,
 		   const struct sds_strategy *st, const struct snapshot *snap,
 		   uint64_t sec)
 {
-	return marks_tick(x, id, r, st, snap, sec, false);
+	return marks_tick(x, id, r, st, snap, sec, false, false);
 }
 
 void exact__after(struct exact_run *x, int id, const struct point_run *r,
 		  const struct sds_strategy *st, const struct snapshot *snap,
 		  uint64_t sec, bool reset, struct flag_state *fs)
 {
+	/*
+	 * A :failfast= point that trips now fails the calls past its mark
+	 * from their entry; its downgrade reaches the fail-fast programs
+	 * only later in this tick (failfast__tick), so the re-based marks
+	 * reach the BPF side at the next tick: until then the calls past
+	 * the old mark still fail, and no call slips through in between.
+	 */
 	if (reset)
-		marks_tick(x, id, r, st, snap, sec, true);
+		marks_tick(x, id, r, st, snap, sec, true,
+			   (fs->active & SDS_ACT_DOWNGRADE) &&
+			   x->probes->pts[id].spec.failfast_ops);
 	if (x->pt[id].active)
 		fs->active |= SDS_ACT_BUDGET;
 }

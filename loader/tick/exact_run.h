@@ -58,11 +58,13 @@ void exact__after(struct exact_run *x, int id, const struct point_run *r,
  * Publish point @id's marks (visit, exceptions, slow calls; UINT64_MAX:
  * none) to the BPF side, clearing the crossing of a mark @rebased; a
  * no-op where the BPF side cannot have them (exact_fn__armed false: not a function point, or
- * links adopted from pins).
+ * links adopted from pins).  @hold: no mark armed there rises (a
+ * :failfast= point that trips keeps failing the calls past its old mark
+ * until its downgrade is in force, exact__after).
  */
 bool exact_fn__armed(const struct exact_run *x, int id);
 void exact_fn__publish(struct exact_run *x, int id, const uint64_t upto[3],
-		       const bool rebased[3]);
+		       const bool rebased[3], bool hold);
 /*
  * After point @id's tick at @now_ns on the read taken at @snap_ns, whose
  * shown reason went from @was to @shown: the CLOCK_MONOTONIC time of the

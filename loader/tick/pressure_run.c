@@ -48,6 +48,7 @@ static int limits_check(const struct sds_pressure_rule *r, int i,
 				continue;
 			/* Before attach loads them, TARGET's points have no kind yet. */
 			if (enforce__strategy(&r->limits[k], pp->kind != POINT_GUARD,
+					      pp->spec.failfast_ops != 0,
 					      why, sizeof(why))) {
 				snprintf(err, errlen, "pressure rule %d: limits: %s", i, why);
 				return -1;

@@ -21,8 +21,9 @@ threads, open loop).
     (GET stats, stats/hosts).
   * Bad input: an unknown algorithm, a missing floor or ceiling, a floor
     above the ceiling, a ceiling above 2^31, beside concurrent_threshold,
-    on a function point (and there concurrent_threshold, token_rate,
-    cluster_token_rate: nothing can hold a call back) -- each refused by
+    on a function point (and there concurrent_threshold, token_rate
+    without :failfast=, cluster_token_rate: nothing can hold a call
+    back) -- each refused by
     attach with one line, nothing attached; and by a SIGHUP reload, the
     strategies in force kept.
 
@@ -256,6 +257,11 @@ def test_function_point_refused(ctx):
         r = ctx.sds("attach", "--app", APP, "--strategies", spath, path,
                     "w=work", timeout=30)
         want = msg.replace("adaptive_limit", field)
+        # These two a function point keeps with :failfast= (docs/FAILFAST.md).
+        if field != "cluster_token_rate":
+            want = want.replace("sds_should_downgrade)", "sds_should_downgrade) "
+                                "or :failfast= on this function point "
+                                "(docs/FAILFAST.md)")
         check(r.rc not in (0, None) and want in r.err,
               "attach with %s on a function point: rc %r, %r" % (field, r.rc, r.err))
     # And on SIGHUP: refused, the strategies in force stay.

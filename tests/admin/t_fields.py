@@ -51,7 +51,8 @@ def hosts(env):
 
 RULES = [{"firing": True, "fired": 3}, {"firing": False, "fired": 0}]
 WHY = ("point 'order': concurrent_threshold needs a guard point"
-       " (sds_enter/sds_should_downgrade): a function point cannot hold its calls back")
+       " (sds_enter/sds_should_downgrade) or :failfast= on this function point"
+       " (docs/FAILFAST.md): a function point cannot hold its calls back")
 
 
 @test

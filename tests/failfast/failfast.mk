@@ -14,6 +14,13 @@ $(FF_TARGET): $(TT_SRC)/fftarget.c $(FF_EXEC)
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -fPIE -pie -o $@ $<
 
+# The limits' target (t_fflimit.py): threads held inside a point.
+FF_LIMIT  := $(TT_DIR)/fflimit
+
+$(FF_LIMIT): $(TT_SRC)/fflimit.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -pthread -fPIE -pie -o $@ $<
+
 $(FF_EXEC): $(TT_SRC)/ffexec.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -fPIE -pie -o $@ $<
@@ -21,5 +28,5 @@ $(FF_EXEC): $(TT_SRC)/ffexec.c
 EXTRA_TESTS += failfast-tests
 
 .PHONY: failfast-tests
-failfast-tests: all $(FF_TARGET)
+failfast-tests: all $(FF_TARGET) $(FF_LIMIT)
 	$(PYTHON) tests/failfast/run.py

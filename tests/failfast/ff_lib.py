@@ -266,7 +266,7 @@ class Ctx(sdstest.ProcDir):
     def target(self):
         return Target(self)
 
-    def attach(self, specs, dry=True, wait=True, extra=()):
+    def attach(self, specs, dry=True, wait=True, extra=(), target=TARGET):
         env = dict(self.env)
         if dry:
             env[DRY_ENV] = LIBC
@@ -276,7 +276,7 @@ class Ctx(sdstest.ProcDir):
         try:
             self.loader = sdstest.AttachProcess(
                 self, ["--app", APP, "--strategies", self.strategies] +
-                list(extra) + [TARGET] + list(specs), APP, wait=wait)
+                list(extra) + [target] + list(specs), APP, wait=wait)
         finally:
             self.env = saved
         if wait and not dry:

@@ -520,7 +520,8 @@ def cluster_tokens_two_hosts(ctx):
 
 FN_POINT = "w"
 FN_WHY = ("point 'w': concurrent_threshold needs a guard point (sds_enter/"
-          "sds_should_downgrade): a function point cannot hold its calls back")
+          "sds_should_downgrade) or :failfast= on this function point "
+          "(docs/FAILFAST.md): a function point cannot hold its calls back")
 
 
 def fn_strategy(admin, doc):

@@ -495,7 +495,8 @@ def function_point_without_failfast_refused(ctx):
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        universal_newlines=True, timeout=60)
     want = ("sds-bpf: %s: pressure rule 0: limits: point 'fn': token_rate "
-            "needs a guard point (sds_enter/sds_should_downgrade): a function "
+            "needs a guard point (sds_enter/sds_should_downgrade) or "
+            ":failfast= on this function point (docs/FAILFAST.md): a function "
             "point cannot hold its calls back\n" % spath)
     check(r.returncode != 0 and r.stderr == want,
           "limits: attach exited %d saying %r, want non-zero and %r"

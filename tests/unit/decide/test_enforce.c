@@ -11,24 +11,39 @@
 #include <cmocka.h>
 #include "../cmocka_timeout.h"	/* a per-test timeout */
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "decide/enforce.h"
 
-static void expect_refused(struct sds_strategy *st, const char *field)
+static void expect_refused(struct sds_strategy *st, const char *field,
+			   bool failfast_keeps)
 {
 	char err[256], want[256];
 
-	snprintf(want, sizeof(want),
-		 "point 'fn': %s needs a guard point (sds_enter/sds_should_downgrade): a function point cannot hold its calls back",
-		 field);
+	if (failfast_keeps)
+		snprintf(want, sizeof(want),
+			 "point 'fn': %s needs a guard point (sds_enter/sds_should_downgrade) or :failfast= on this function point (docs/FAILFAST.md): a function point cannot hold its calls back",
+			 field);
+	else
+		snprintf(want, sizeof(want),
+			 "point 'fn': %s needs a guard point (sds_enter/sds_should_downgrade): a function point cannot hold its calls back",
+			 field);
 	strcpy(err, "untouched");
-	assert_int_equal(enforce__strategy(st, true, err, sizeof(err)), -1);
+	assert_int_equal(enforce__strategy(st, true, false, err, sizeof(err)), -1);
 	assert_string_equal(err, want);
+	/* With :failfast= the semaphore and the bucket are kept at entry. */
+	strcpy(err, "untouched");
+	assert_int_equal(enforce__strategy(st, true, true, err, sizeof(err)),
+			 failfast_keeps ? 0 : -1);
+	if (failfast_keeps)
+		assert_string_equal(err, "untouched");
+	else
+		assert_string_equal(err, want);
 	/* A guard point enforces it. */
 	strcpy(err, "untouched");
-	assert_int_equal(enforce__strategy(st, false, err, sizeof(err)), 0);
+	assert_int_equal(enforce__strategy(st, false, false, err, sizeof(err)), 0);
 	assert_string_equal(err, "untouched");
 }
 
@@ -38,20 +53,32 @@ static void test_function_point_refuses_what_holds_calls(void **state)
 
 	strategy_init(&st, "fn");
 	st.concurrent_threshold = 4;
-	expect_refused(&st, "concurrent_threshold");
+	expect_refused(&st, "concurrent_threshold", true);
 	strategy_init(&st, "fn");
 	st.token_rate = 10;
 	st.token_bucket = 10;
-	expect_refused(&st, "token_rate");
+	expect_refused(&st, "token_rate", true);
 	strategy_init(&st, "fn");
 	st.cluster_token_rate = 10;
 	st.cluster_token_bucket = 10;
-	expect_refused(&st, "cluster_token_rate");
+	expect_refused(&st, "cluster_token_rate", false);
 	strategy_init(&st, "fn");
 	st.adaptive_limit = SDS_ADAPTIVE_AIMD;
 	st.adaptive_min = 1;
 	st.adaptive_max = 8;
-	expect_refused(&st, "adaptive_limit");
+	expect_refused(&st, "adaptive_limit", false);
+	/* Beside a limit :failfast= keeps, the cluster's bucket is still refused. */
+	strategy_init(&st, "fn");
+	st.token_rate = 10;
+	st.token_bucket = 10;
+	st.cluster_token_rate = 10;
+	st.cluster_token_bucket = 10;
+	{
+		char err[256];
+
+		assert_int_equal(enforce__strategy(&st, true, true, err, sizeof(err)), -1);
+		assert_non_null(strstr(err, "cluster_token_rate needs a guard point"));
+	}
 }
 
 static void test_function_point_takes_what_it_counts(void **state)
@@ -67,8 +94,8 @@ static void test_function_point_takes_what_it_counts(void **state)
 	st.exception_rate_threshold = 50;
 	st.cluster_visit_threshold = 100;
 	st.delay_ms = 1000;
-	assert_int_equal(enforce__strategy(&st, true, err, sizeof(err)), 0);
-	assert_int_equal(enforce__strategy(NULL, true, err, sizeof(err)), 0);
+	assert_int_equal(enforce__strategy(&st, true, false, err, sizeof(err)), 0);
+	assert_int_equal(enforce__strategy(NULL, true, false, err, sizeof(err)), 0);
 	assert_string_equal(err, "untouched");
 }
 
