@@ -246,7 +246,7 @@ static void test_old_database(void **state)
 	store_close(st);
 	st = NULL;
 	if (fixture_pg()) {
-		pg_want("SELECT version FROM sds_schema", "6");
+		pg_want("SELECT version FROM sds_schema", "7");
 		free(pg(FIXTURE_DROP_TO_PRE_ADAPTIVE
 			"UPDATE sds_schema SET version = 3;"
 			"INSERT INTO stats (app_id, period_start, host, point, visits,"
@@ -271,7 +271,7 @@ static void test_old_database(void **state)
 	if (!st)
 		fail_msg("reopening: %s", err);
 	if (fixture_pg()) {
-		pg_want("SELECT version FROM sds_schema", "6");
+		pg_want("SELECT version FROM sds_schema", "7");
 		pg_want("SELECT count(*) FROM information_schema.columns WHERE table_name = 'stats'"
 			" AND column_name IN ('adaptive_limit', 'adaptive_latency_ns')", "2");
 	} else {
