@@ -250,19 +250,21 @@ static struct bpf_link *point_link(struct bpf_program *prog, int id,
 }
 
 /*
- * How point @id's calls end: its uretprobe, or a probe on each exit;
- * nothing for an entry-only point.  0, or -1 with errno (what is attached
- * stays, for point_detach()).
+ * How the calls of @p end, counted as point @id (@p is pr->pts[id], or a
+ * sub-point: a clone, a deploy's copy): its uretprobe, or a probe on each
+ * exit; nothing for an entry-only point.  What is attached already is
+ * skipped.  0, or -1 with errno (what is attached stays, for
+ * point_detach()).
  */
-static int point_attach_ends(struct probes *pr, int id, const char *target,
-			     pid_t pid)
+static int ends_attach(struct probes *pr, struct probe_point *p, int id,
+		       const char *target, pid_t pid)
 {
-	struct probe_point *p = &pr->pts[id];
 	int i;
 
-	if (p->ret_mode == RET_PAIR && !p->leave) {
-		p->leave = point_link(pr->skel->progs.sds_leave, id, true,
-				      target, pid, p->attach_off);
+	if (p->ret_mode == RET_PAIR) {
+		if (!p->leave)
+			p->leave = point_link(pr->skel->progs.sds_leave, id,
+					      true, target, pid, p->attach_off);
 		return p->leave ? 0 : -1;
 	}
 	if (p->ret_mode != RET_EXITS)
@@ -312,35 +314,6 @@ static void point_fail(const struct probe_point *p, const char *target,
 }
 
 /*
- * The ends of @p, a sub-point (a clone, a deploy's copy) counted as point
- * @id: as point_attach_ends() for pr->pts[id], what is attached skipped.
- */
-static int copy_attach_ends(struct probes *pr, struct probe_point *p, int id,
-			    const char *target, pid_t pid)
-{
-	int i;
-
-	if (p->ret_mode == RET_PAIR) {
-		if (!p->leave)
-			p->leave = point_link(pr->skel->progs.sds_leave, id,
-					      true, target, pid, p->attach_off);
-		return p->leave ? 0 : -1;
-	}
-	if (p->ret_mode != RET_EXITS)
-		return 0;
-	for (i = 0; i < p->exits.n; i++) {
-		if (p->exit_links[i])
-			continue;
-		p->exit_links[i] = point_link(pr->skel->progs.sds_exit, id,
-					      false, target, pid,
-					      p->exits.off[i]);
-		if (!p->exit_links[i])
-			return -1;
-	}
-	return 0;
-}
-
-/*
  * Point @p's other clones (point/clones.h), each as its own analysis
  * placed it, with cookie @id: their calls count into the point.  On the
  * pair path, not a session's: a clone is a second site of one point, and
@@ -358,7 +331,7 @@ static int clones_attach(struct probes *pr, struct probe_point *p, int id,
 		c->attach_off = c->fn.offset + c->site.skip;
 		if (c->enter)
 			continue;	/* adopted from its pin */
-		if (copy_attach_ends(pr, c, id, target, pid))
+		if (ends_attach(pr, c, id, target, pid))
 			return -1;
 		c->enter = point_link(point_entry_prog(pr, c), id, false,
 				      target, pid, c->attach_off);
@@ -456,7 +429,7 @@ int probes__resume(struct probes *pr, int id, const char *target, pid_t pid,
 		}
 	}
 	/* The ends first, for the same reason as in point_detach(). */
-	if (!point_attach_ends(pr, id, target, pid)) {
+	if (!ends_attach(pr, &pr->pts[id], id, target, pid)) {
 		p->enter = point_link(point_entry_prog(pr, p), id, false,
 				      target, pid, p->attach_off);
 		/*
@@ -480,7 +453,7 @@ int probes__attach_copy(struct probes *pr, struct probe_point *p, int id,
 	p->attach_off = p->fn.offset + p->site.skip;
 	/* The ends first, for the same reason as in point_detach(). */
 	if (!clones_attach(pr, p, id, target, -1) &&
-	    !copy_attach_ends(pr, p, id, target, -1)) {
+	    !ends_attach(pr, p, id, target, -1)) {
 		p->enter = point_link(point_entry_prog(pr, p), id, false,
 				      target, -1, p->attach_off);
 		if (p->enter)

@@ -388,26 +388,38 @@ static int timeout_ms_parse(const char *s, size_t len, uint64_t *ms)
 }
 
 /*
- * copy=BUF,LEN: two different argument numbers 1..6.  x86-64's System V
- * ABI passes the first six integer arguments in registers (rdi, rsi, rdx,
- * rcx, r8, r9); a seventh is on the stack, which the probe does not read.
+ * BUF,LEN: two argument numbers 1..6 into *@b, *@n.  -1: not that shape;
+ * -2: one argument named twice.  x86-64's System V ABI passes the first
+ * six integer arguments in registers (rdi, rsi, rdx, rcx, r8, r9); a
+ * seventh is on the stack, which the probe does not read.
  */
+static int arg_pair_parse(const char *val, size_t vlen, uint64_t *b,
+			  uint64_t *n)
+{
+	const char *comma = memchr(val, ',', vlen);
+
+	if (!comma ||
+	    digits_parse(val, (size_t)(comma - val), 1, SDS_COPY_ARGS, b) ||
+	    digits_parse(comma + 1, vlen - (size_t)(comma - val) - 1, 1,
+			 SDS_COPY_ARGS, n))
+		return -1;
+	return *b == *n ? -2 : 0;
+}
+
+/* copy=BUF,LEN: the request's buffer and its length, read at entry. */
 static int copy_args_parse(const char *arg, const char *val, size_t vlen,
 			   struct point_spec *ps, char *err, size_t errlen)
 {
-	const char *comma = memchr(val, ',', vlen);
 	uint64_t b, n;
+	int rc = arg_pair_parse(val, vlen, &b, &n);
 
-	if (!comma ||
-	    digits_parse(val, (size_t)(comma - val), 1, SDS_COPY_ARGS, &b) ||
-	    digits_parse(comma + 1, vlen - (size_t)(comma - val) - 1, 1,
-			 SDS_COPY_ARGS, &n)) {
+	if (rc == -1) {
 		snprintf(err, errlen,
 			 "bad point '%s': copy= takes two argument numbers BUF,LEN, each 1..6 (x86-64 passes only the first six integer arguments in registers)",
 			 arg);
 		return -1;
 	}
-	if (b == n) {
+	if (rc == -2) {
 		snprintf(err, errlen,
 			 "bad point '%s': copy=%u,%u: the buffer and its length are two different arguments",
 			 arg, (unsigned int)b, (unsigned int)n);
@@ -427,19 +439,16 @@ static int copy_args_parse(const char *arg, const char *val, size_t vlen,
 static int copy_ret_parse(const char *arg, const char *val, size_t vlen,
 			  struct point_spec *ps, char *err, size_t errlen)
 {
-	const char *comma = memchr(val, ',', vlen);
 	uint64_t b, n;
+	int rc = arg_pair_parse(val, vlen, &b, &n);
 
-	if (!comma ||
-	    digits_parse(val, (size_t)(comma - val), 1, SDS_COPY_ARGS, &b) ||
-	    digits_parse(comma + 1, vlen - (size_t)(comma - val) - 1, 1,
-			 SDS_COPY_ARGS, &n)) {
+	if (rc == -1) {
 		snprintf(err, errlen,
 			 "bad point '%s': copy_ret= takes two argument numbers BUF,LEN, each 1..6 (the response buffer and the size_t * the function writes its length to)",
 			 arg);
 		return -1;
 	}
-	if (b == n) {
+	if (rc == -2) {
 		snprintf(err, errlen,
 			 "bad point '%s': copy_ret=%u,%u: the response buffer and its length pointer are two different arguments",
 			 arg, (unsigned int)b, (unsigned int)n);
