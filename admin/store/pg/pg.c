@@ -80,7 +80,8 @@ static const char main_session[] = "SET synchronous_commit = off;"
 /*
  * libpq waits for a server that accepts and never answers for as long as
  * the socket lives, and a heartbeat or an API call would wait with it:
- * unless the URL sets its own connect_timeout, give up after 10 s.  The
+ * unless the URL sets its own connect_timeout, give up after 10 s (libpq
+ * measures it on the wall clock, in whole seconds).  The
  * URL is expanded in place of "dbname", after our default, so its
  * parameters win; PQreset() reuses them all.
  */
