@@ -536,8 +536,10 @@ static __attribute__((noinline, cold)) int copy_unbound(const struct sds_point *
  * Off: the binding, then the entry's copy word -- a plain load, no seq
  * (flags__set_copy says why a stale read is fine).  The site call is the
  * only thing added when on; the BPF side bounds the id, samples and copies.
+ * Inlined into both entries with a constant @response: one site call each.
  */
-SDS_API int sds_copy(struct sds_point *p, const void *buf, size_t len)
+static __attribute__((always_inline)) inline int
+copy_call(struct sds_point *p, const void *buf, size_t len, bool response)
 {
 	const struct sds_bind *b;
 
@@ -546,22 +548,22 @@ SDS_API int sds_copy(struct sds_point *p, const void *buf, size_t len)
 		return copy_unbound(p);
 	if (__builtin_expect(!__atomic_load_n(&b->entry->copy, __ATOMIC_RELAXED), 1))
 		return 0;
-	sds__site_copy(b->id, buf, len);
+	if (response)
+		sds__site_copy_ret(b->id, buf, len);
+	else
+		sds__site_copy(b->id, buf, len);
 	return 0;
 }
 
-/* As sds_copy(): the copy_ret site's program pairs it with the request. */
+SDS_API int sds_copy(struct sds_point *p, const void *buf, size_t len)
+{
+	return copy_call(p, buf, len, false);
+}
+
+/* The copy_ret site's program pairs the response with the request. */
 SDS_API int sds_copy_response(struct sds_point *p, const void *buf, size_t len)
 {
-	const struct sds_bind *b;
-
-	b = p ? __atomic_load_n(&p->bind, __ATOMIC_ACQUIRE) : NULL;
-	if (!b)
-		return copy_unbound(p);
-	if (__builtin_expect(!__atomic_load_n(&b->entry->copy, __ATOMIC_RELAXED), 1))
-		return 0;
-	sds__site_copy_ret(b->id, buf, len);
-	return 0;
+	return copy_call(p, buf, len, true);
 }
 
 void sds__frames_forget(void)
