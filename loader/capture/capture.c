@@ -269,7 +269,8 @@ static int ring_event(void *ctx, void *data, size_t size)
 		r.pair = 0;
 		n = copyrec_encode(&r, c->enc, COPYREC_MAX_LEN);
 	}
-	if (n < 0 || !copyout__push(&c->out, ev->point, c->enc, n))
+	if (n < 0 || !copyout__push(&c->out, ev->point, copyout__key(r.point),
+				    c->enc, n))
 		cp->lost++;
 next:
 	/* A negative return stops the consumer with this capture taken. */
@@ -282,25 +283,28 @@ void capture__drain(struct capture *c)
 		return;
 	drain_left = CAPTURE_DRAIN_BURST;
 	ring_buffer__consume(c->rb);
-	capture__out_event(c, 0);
+	capture__out_event(c, NULL);
 }
 
-short capture__out_events(const struct capture *c, int *fd)
+short capture__out_events(const struct capture *c, int i, int *fd)
 {
 	if (!c) {
 		*fd = -1;
 		return 0;
 	}
-	return copyout__events(&c->out, fd);
+	return copyout__events(&c->out, i, fd);
 }
 
-void capture__out_event(struct capture *c, short revents)
+void capture__out_event(struct capture *c, const short *revents)
 {
 	static uint64_t sent[SDS_MAX_POINTS], lost[SDS_MAX_POINTS];
+	static const short none[COPYOUT_SERVERS];
 	int i;
 
 	if (!c)
 		return;
+	if (!revents)
+		revents = none;	/* time passed, or records were queued */
 	memset(sent, 0, sizeof(sent));
 	memset(lost, 0, sizeof(lost));
 	copyout__run(&c->out, revents, flags_now_ns(), sent, lost);
@@ -409,15 +413,36 @@ static void servers_apply(struct capture *c)
 json_t *capture__out_json(const struct capture *c)
 {
 	const struct copyout *o;
+	const struct copy_stream *s;
+	const char *server = NULL;
+	uint64_t connects = 0, failures = 0;
+	json_t *streams;
+	int i;
 
 	if (!c)
 		return json_null();
 	o = &c->out;
-	return json_pack("{s:i, s:s?, s:I, s:I, s:I}", "servers", o->naddrs,
-			 "server", o->naddrs ? o->addrs[o->cur].text : NULL,
-			 "connects", (json_int_t)o->connects,
-			 "failures", (json_int_t)o->failures,
-			 "refused", (json_int_t)o->refused);
+	streams = json_array();
+	for (i = 0; i < o->naddrs; i++) {
+		s = &o->s[i];
+		connects += s->connects;
+		failures += s->failures;
+		if (!server && s->connected)
+			server = o->addrs[i].text;
+		json_array_append_new(streams, json_pack(
+			"{s:s, s:b, s:b, s:I, s:I, s:I, s:I}",
+			"server", o->addrs[i].text, "connected", s->connected,
+			"down", s->down, "queued", (json_int_t)s->qn,
+			"sent", (json_int_t)s->sent,
+			"connects", (json_int_t)s->connects,
+			"failures", (json_int_t)s->failures));
+	}
+	return json_pack("{s:i, s:s?, s:s, s:I, s:I, s:I, s:o}",
+			 "servers", o->naddrs, "server", server,
+			 "route", o->spread ? "point" : "failover",
+			 "connects", (json_int_t)connects,
+			 "failures", (json_int_t)failures,
+			 "refused", (json_int_t)o->refused, "streams", streams);
 }
 
 void capture__tick(struct capture *c)

@@ -70,7 +70,7 @@ struct capture {
 	bool copy_to;			/* --copy-to given: its servers, every able point */
 	struct copyout_addr copy_to_addrs[COPYOUT_SERVERS];	/* --copy-to */
 	int ncopy_to;			/* servers in @copy_to_addrs */
-	struct copyout out;		/* the stream to the servers */
+	struct copyout out;		/* the streams to the servers */
 	struct sds_hb_copy plans;	/* the admin's last word (plans, servers) */
 	bool has_plans;			/* @plans came from an admin */
 	struct recorder rec[CAPTURE_RECORDERS];	/* `record` clients */
@@ -112,9 +112,10 @@ bool capture__able(const struct capture *c, int id);
 int capture__fd(const struct capture *c);
 /* Take up to CAPTURE_DRAIN_BURST captures from the ring to the sinks. */
 void capture__drain(struct capture *c);
-/* The servers' connection: fd and events for poll (fd -1: none). */
-short capture__out_events(const struct capture *c, int *fd);
-void capture__out_event(struct capture *c, short revents);
+/* Server stream @i (of COPYOUT_SERVERS): fd and events for poll (fd -1: none). */
+short capture__out_events(const struct capture *c, int i, int *fd);
+/* Streams ready (@revents[i] for stream i; NULL: none, time passed). */
+void capture__out_event(struct capture *c, const short *revents);
 /* Every tick: the admin's plans of the last reply (uplink__take_copy),
  * rates from plans, recorders, --copy-to; reconnects. */
 void capture__tick(struct capture *c);

@@ -1,54 +1,42 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * copyout.c - the stream of copy records to the sds-copy servers (see
- * copyout.h): one non-blocking connection, the "SDSc" hello, then records
- * back to back from a bounded buffer.  A connection that fails loses the
- * record it was in the middle of (a stream cannot resume inside one) and
- * the next server of the list is tried, after a back-off once the whole
- * list failed; records queued meanwhile wait in the buffer.
+ * copyout.c - which sds-copy server each copy record goes to (see
+ * copyout.h); stream.c carries them.  A record is routed by its point's
+ * name when it is queued: the admin's list by rendezvous hashing over the
+ * live servers, --copy-to to the first live one.  A stream that fails is
+ * down until it connects again, and the records queued behind the one it
+ * was inside move, in order, to where their points route now, so a dead
+ * server costs the records it was writing and those already in its
+ * socket, nothing queued.
  */
 #include <errno.h>
 #include <netdb.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include "capture/copyout.h"
-#include "copyrec.h"
 
 int copyout__init(struct copyout *o)
 {
-	memset(o, 0, sizeof(*o));
-	o->fd = -1;
-	o->backoff_ns = COPYOUT_BACKOFF_MIN_NS;
-	o->buf = malloc(COPYOUT_BUF);
-	o->q = calloc(COPYOUT_QUEUE, sizeof(*o->q));
-	if (!o->buf || !o->q) {
-		copyout__free(o);
-		return -1;
-	}
-	return 0;
-}
+	int i;
 
-static void copyout_close(struct copyout *o)
-{
-	if (o->fd >= 0)
-		close(o->fd);
-	o->fd = -1;
-	o->connected = false;
-	o->hello_left = 0;
+	memset(o, 0, sizeof(*o));
+	for (i = 0; i < COPYOUT_SERVERS; i++)
+		o->s[i].fd = -1;
+	o->lost = calloc(SDS_MAX_POINTS, sizeof(*o->lost));
+	return o->lost ? 0 : -1;
 }
 
 void copyout__free(struct copyout *o)
 {
-	copyout_close(o);
-	free(o->buf);
-	free(o->q);
-	o->buf = NULL;
-	o->q = NULL;
+	int i;
+
+	for (i = 0; i < COPYOUT_SERVERS; i++)
+		copy_stream__free(&o->s[i]);
+	free(o->lost);
+	o->lost = NULL;
+	o->naddrs = 0;
 }
 
 /*
@@ -135,7 +123,7 @@ int copyout__parse_one(const char *s, struct copyout_addr *a, char *err,
 	return addr_parse(s, strlen(s), true, a, err, errlen);
 }
 
-/* FNV-1a 32 of @s: the same host starts at the same server every time. */
+/* FNV-1a 32 of @s. */
 static uint32_t fnv32(const char *s)
 {
 	uint32_t h = 2166136261u;
@@ -145,215 +133,152 @@ static uint32_t fnv32(const char *s)
 	return h;
 }
 
-void copyout__set(struct copyout *o, const struct copyout_addr *addrs, int n,
-		  bool spread)
+uint32_t copyout__key(const char *name)
 {
-	char host[256] = "";
-	int first = 0;
-	bool same;
-
-	/*
-	 * The admin's list (@spread): not its first, or whoever came first
-	 * would get every loader.  A stable hash of this host spreads the
-	 * loaders over the servers; failover goes on in the order given from
-	 * there.  --copy-to is the operator's failover order: its first.
-	 */
-	if (spread && n > 0) {
-		gethostname(host, sizeof(host) - 1);
-		first = (int)(fnv32(host) % (uint32_t)n);
-	}
-	same = n > 0 && o->naddrs > 0 && o->cur < o->naddrs &&
-	       !strcmp(addrs[first].text, o->addrs[o->cur].text);
-	memcpy(o->addrs, addrs, n * sizeof(addrs[0]));
-	o->naddrs = n;
-	o->first = first;
-	if (same) {
-		o->cur = first;
-		return;
-	}
-	/* Another server to start at: start over with it. */
-	if (o->fd >= 0)
-		copyout_close(o);
-	o->cur = first;
-	o->retry_ns = 0;
-	o->backoff_ns = COPYOUT_BACKOFF_MIN_NS;
+	return fnv32(name);
 }
 
-bool copyout__push(struct copyout *o, uint32_t point, const void *rec,
-		   size_t len)
+/* A 32-bit mix (murmur3's finaliser): rendezvous scores of key and server. */
+static uint32_t mix32(uint32_t h)
 {
-	size_t tail;
-
-	if (!o->naddrs || o->qn == COPYOUT_QUEUE || o->len + len > COPYOUT_BUF)
-		return false;
-	tail = o->head + o->len;
-	if (tail + len > COPYOUT_BUF) {
-		/* Room in all, not at the end: move the queue to the front. */
-		memmove(o->buf, o->buf + o->head, o->len);
-		o->head = 0;
-		tail = o->len;
-	}
-	memcpy(o->buf + tail, rec, len);
-	o->len += len;
-	o->q[(o->qh + o->qn) % COPYOUT_QUEUE] = (struct copyout_ent){
-		.point = point, .len = (uint32_t)len };
-	o->qn++;
-	return true;
-}
-
-short copyout__events(const struct copyout *o, int *fd)
-{
-	*fd = o->fd;
-	if (o->fd < 0)
-		return 0;
-	if (!o->connected || o->hello_left || o->len)
-		return POLLOUT;
-	return POLLIN;		/* the server answers nothing: only its close */
-}
-
-/* The connection failed: the record it was inside is lost; next server. */
-static void copyout_fail(struct copyout *o, uint64_t now_ns, uint64_t *lost)
-{
-	if (o->partial && o->qn) {
-		struct copyout_ent *e = &o->q[o->qh];
-
-		lost[e->point]++;
-		o->head += e->len - o->partial;
-		o->len -= e->len - o->partial;
-		o->qh = (o->qh + 1) % COPYOUT_QUEUE;
-		o->qn--;
-		o->partial = 0;
-	}
-	copyout_close(o);
-	o->failures++;
-	o->cur = (o->cur + 1) % (o->naddrs ? o->naddrs : 1);
-	if (o->cur == o->first) {
-		/* The whole list failed: wait before going round again. */
-		o->retry_ns = now_ns + o->backoff_ns;
-		o->backoff_ns *= 2;
-		if (o->backoff_ns > COPYOUT_BACKOFF_MAX_NS)
-			o->backoff_ns = COPYOUT_BACKOFF_MAX_NS;
-	}
-}
-
-static void copyout_connect(struct copyout *o, uint64_t now_ns, uint64_t *lost)
-{
-	const struct copyout_addr *a = &o->addrs[o->cur];
-	int fd;
-
-	fd = socket(a->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		copyout_fail(o, now_ns, lost);
-		return;
-	}
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
-	o->fd = fd;
-	o->hello_left = COPYREC_HELLO_LEN + (int)o->token_len;
-	o->connect_due_ns = now_ns + COPYOUT_CONNECT_NS;
-	if (connect(fd, (const struct sockaddr *)&a->sa, a->salen) == 0) {
-		o->connected = true;
-	} else if (errno != EINPROGRESS) {
-		copyout_fail(o, now_ns, lost);
-		return;
-	}
-	o->connects++;
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	return h ^ (h >> 16);
 }
 
 /*
- * Write what the socket takes: the hello, then records.  With a token the
- * hello is version COPYREC_HELLO_TOKEN: its length in place of the zero,
- * then the token (sds-copy --stream-token-file checks it).
+ * The stream of @s (@n, for servers hashing to @hash) a record of @key
+ * goes to: a live one before a down one; among them, with @spread the
+ * highest score of key and server, else the first of the list.
  */
-static int copyout_send(struct copyout *o, uint64_t *sent)
+static int route(const struct copy_stream *s, const uint32_t *hash, int n,
+		 bool spread, uint32_t key)
 {
-	uint8_t hello[COPYREC_HELLO_LEN + SDS_TOKEN_MAX];
-	size_t hlen = COPYREC_HELLO_LEN + o->token_len;
-	ssize_t n;
+	uint32_t best_score = 0, score;
+	int i, best = -1;
 
-	if (o->hello_left) {
-		copyrec_hello_encode(hello);
-		if (o->token_len) {
-			hello[4] = COPYREC_HELLO_TOKEN;
-			hello[5] = 0;
-			hello[6] = (uint8_t)o->token_len;
-			hello[7] = (uint8_t)(o->token_len >> 8);
-			memcpy(hello + COPYREC_HELLO_LEN, o->token, o->token_len);
-		}
-		n = send(o->fd, hello + hlen - o->hello_left,
-			 o->hello_left, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0)
-			return errno == EAGAIN ? 0 : -1;
-		o->hello_left -= (int)n;
-		if (o->hello_left)
-			return 0;
+	for (i = 0; i < n; i++) {
+		score = spread ? mix32(key ^ hash[i]) : (uint32_t)(n - i);
+		if (best >= 0 && s[best].down == s[i].down && score <= best_score)
+			continue;
+		if (best >= 0 && !s[best].down && s[i].down)
+			continue;
+		best = i;
+		best_score = score;
 	}
-	while (o->len) {
-		n = send(o->fd, o->buf + o->head, o->len, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0)
-			return errno == EAGAIN ? 0 : -1;
-		o->head += n;
-		o->len -= n;
-		/* Records written whole are sent. */
-		while (o->qn && o->partial + (size_t)n >= o->q[o->qh].len) {
-			n -= o->q[o->qh].len - o->partial;
-			o->partial = 0;
-			sent[o->q[o->qh].point]++;
-			o->qh = (o->qh + 1) % COPYOUT_QUEUE;
-			o->qn--;
-		}
-		o->partial += n;
-	}
-	o->head = 0;
-	return 0;
+	return best;
 }
 
-/* Connected: did connect() succeed, did the server close? */
-static int copyout_check(struct copyout *o, short revents)
+bool copyout__push(struct copyout *o, uint32_t point, uint32_t key,
+		   const void *rec, size_t len)
 {
-	int soerr = 0;
-	socklen_t sl = sizeof(soerr);
-	char b[256];
-	ssize_t n;
+	int i;
 
-	if (!o->connected && (revents & (POLLOUT | POLLERR | POLLHUP))) {
-		if (getsockopt(o->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) || soerr)
-			return -1;
-		o->connected = true;
-	}
-	if (revents & POLLIN) {
-		n = recv(o->fd, b, sizeof(b), MSG_DONTWAIT);
-		if (n == 0 || (n < 0 && errno != EAGAIN))
-			return -1;
-	}
-	if (o->connected && (revents & (POLLERR | POLLHUP)))
-		return -1;
-	return 0;
+	if (!o->naddrs)
+		return false;
+	i = route(o->s, o->addr_hash, o->naddrs, o->spread, key);
+	return copy_stream__push(&o->s[i], point, key, rec, len);
 }
 
-void copyout__run(struct copyout *o, short revents, uint64_t now_ns,
+/*
+ * Stream @from's queue, whole records in order, to where each routes in
+ * @to (@n streams); what does not fit there is lost.  @self: @from is one
+ * of @to, and nothing moves while no other stream is live (it keeps its
+ * queue for its own next try).
+ */
+static void queue_move(struct copyout *o, struct copy_stream *from,
+		       struct copy_stream *to, int n, bool self)
+{
+	struct copyout_ent e;
+	const uint8_t *rec;
+	int i, live = 0;
+
+	for (i = 0; i < n; i++)
+		live += &to[i] != from && !to[i].down;
+	if (self && !live)
+		return;
+	while (copy_stream__pop(from, &e, &rec)) {
+		i = route(to, o->addr_hash, n, o->spread, e.key);
+		if (i < 0 || &to[i] == from ||
+		    !copy_stream__push(&to[i], e.point, e.key, rec, e.len)) {
+			o->lost[e.point < SDS_MAX_POINTS ? e.point : 0]++;
+			o->lost_any = true;
+		}
+	}
+}
+
+static bool same_list(const struct copyout *o, const struct copyout_addr *addrs,
+		      int n, bool spread)
+{
+	int i;
+
+	if (n != o->naddrs || spread != o->spread)
+		return false;
+	for (i = 0; i < n; i++)
+		if (strcmp(addrs[i].text, o->addrs[i].text))
+			return false;
+	return true;
+}
+
+void copyout__set(struct copyout *o, const struct copyout_addr *addrs, int n,
+		  bool spread)
+{
+	static struct copyout_addr keep[COPYOUT_SERVERS];
+	struct copy_stream old[COPYOUT_SERVERS];
+	size_t cap, qcap;
+	int i, nold = o->naddrs;
+
+	if (same_list(o, addrs, n, spread))
+		return;
+	/* The old streams hold on to their servers (@keep) while they empty. */
+	memcpy(keep, o->addrs, sizeof(keep));
+	memcpy(old, o->s, sizeof(old));
+	for (i = 0; i < nold; i++)
+		old[i].addr = &keep[i];
+	cap = n ? COPYOUT_BUF / (size_t)n : 0;
+	if (cap < COPYOUT_STREAM_MIN)
+		cap = COPYOUT_STREAM_MIN;
+	qcap = n ? COPYOUT_QUEUE / (size_t)n : 0;
+	memcpy(o->addrs, addrs, n * sizeof(addrs[0]));
+	o->naddrs = 0;
+	o->spread = spread;
+	for (i = 0; i < n; i++) {
+		o->addr_hash[i] = fnv32(o->addrs[i].text);
+		if (copy_stream__init(&o->s[i], &o->addrs[i], cap, qcap))
+			break;		/* no memory: the servers before it */
+		o->naddrs = i + 1;
+	}
+	for (; i < COPYOUT_SERVERS; i++)
+		memset(&o->s[i], 0, sizeof(o->s[i])), o->s[i].fd = -1;
+	for (i = 0; i < nold; i++) {
+		queue_move(o, &old[i], o->s, o->naddrs, false);
+		copy_stream__free(&old[i]);
+	}
+}
+
+short copyout__events(const struct copyout *o, int i, int *fd)
+{
+	if (i < 0 || i >= o->naddrs) {
+		*fd = -1;
+		return 0;
+	}
+	return copy_stream__events(&o->s[i], fd);
+}
+
+void copyout__run(struct copyout *o, const short *revents, uint64_t now_ns,
 		  uint64_t *sent, uint64_t *lost)
 {
-	if (!o->naddrs)
-		return;
-	if (o->fd < 0) {
-		if (!o->len || now_ns < o->retry_ns)
-			return;		/* connect when there is something to send */
-		copyout_connect(o, now_ns, lost);
-		if (o->fd < 0)
-			return;
+	int i;
+
+	for (i = 0; i < o->naddrs; i++)
+		if (copy_stream__run(&o->s[i], revents[i], now_ns, o->token,
+				     o->token_len, true, sent, lost) < 0)
+			queue_move(o, &o->s[i], o->s, o->naddrs, true);
+	for (i = 0; o->lost_any && i < SDS_MAX_POINTS; i++) {
+		lost[i] += o->lost[i];
+		o->lost[i] = 0;
 	}
-	if (copyout_check(o, revents)) {
-		copyout_fail(o, now_ns, lost);
-		return;
-	}
-	if (!o->connected) {
-		if (now_ns >= o->connect_due_ns)
-			copyout_fail(o, now_ns, lost);
-		return;
-	}
-	if (copyout_send(o, sent)) {
-		copyout_fail(o, now_ns, lost);
-		return;
-	}
-	o->backoff_ns = COPYOUT_BACKOFF_MIN_NS;
+	o->lost_any = false;
 }

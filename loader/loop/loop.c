@@ -99,8 +99,9 @@ static bool watch_hit(int fd, const char *base)
 
 enum {
 	PFD_SIG, PFD_TICK, PFD_WATCH, PFD_ADMIN, PFD_LISTEN, PFD_DEPLOY,
-	PFD_RING, PFD_COPYOUT,			/* traffic copy: the ring, the servers */
-	PFD_REC,				/* CAPTURE_RECORDERS recorders */
+	PFD_RING,				/* traffic copy: the ring */
+	PFD_COPYOUT,				/* COPYOUT_SERVERS servers' streams */
+	PFD_REC = PFD_COPYOUT + COPYOUT_SERVERS,	/* CAPTURE_RECORDERS recorders */
 	PFD_SESS = PFD_REC + CAPTURE_RECORDERS,	/* SDS_MAX_PROCS sessions */
 	PFD_CONN = PFD_SESS + SDS_MAX_PROCS,	/* CONN_PENDING_MAX pending connections */
 	PFD_N = PFD_CONN + CONN_PENDING_MAX,
@@ -167,8 +168,10 @@ static void copy_fds(struct pollfd *pfd, struct loader *l)
 	short ev;
 
 	pfd[PFD_RING] = (struct pollfd){ .fd = capture__fd(l->capture), .events = POLLIN };
-	ev = capture__out_events(l->capture, &fd);
-	pfd[PFD_COPYOUT] = (struct pollfd){ .fd = fd, .events = ev };
+	for (i = 0; i < COPYOUT_SERVERS; i++) {
+		ev = capture__out_events(l->capture, i, &fd);
+		pfd[PFD_COPYOUT + i] = (struct pollfd){ .fd = fd, .events = ev };
+	}
 	for (i = 0; i < CAPTURE_RECORDERS; i++) {
 		ev = capture__recorder_events(l->capture, i, &fd);
 		pfd[PFD_REC + i] = (struct pollfd){ .fd = fd, .events = ev };
@@ -178,6 +181,7 @@ static void copy_fds(struct pollfd *pfd, struct loader *l)
 /* Bounded: CAPTURE_DRAIN_BURST captures, what the sockets take now. */
 static void copy_serve(struct pollfd *pfd, struct loader *l, bool tick)
 {
+	short revents[COPYOUT_SERVERS], any = 0;
 	int i;
 
 	if (!l->capture)
@@ -186,8 +190,12 @@ static void copy_serve(struct pollfd *pfd, struct loader *l, bool tick)
 		capture__tick(l->capture);
 	if (pfd[PFD_RING].revents & POLLIN)
 		capture__drain(l->capture);
-	if (pfd[PFD_COPYOUT].revents || tick)
-		capture__out_event(l->capture, pfd[PFD_COPYOUT].revents);
+	for (i = 0; i < COPYOUT_SERVERS; i++) {
+		revents[i] = pfd[PFD_COPYOUT + i].revents;
+		any |= revents[i];
+	}
+	if (any || tick)
+		capture__out_event(l->capture, revents);
 	for (i = 0; i < CAPTURE_RECORDERS; i++)
 		if (pfd[PFD_REC + i].revents || tick)
 			capture__recorder_event(l->capture, i, pfd[PFD_REC + i].revents);

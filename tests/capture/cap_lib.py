@@ -18,6 +18,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "copy"))
 import sdstest  # noqa: E402
 import copy_lib  # noqa: E402
+from fake_admin import NOTHING_NEW, FakeAdmin  # noqa: E402
 from sdstest import SDS, Fail, check, eq, log  # noqa: E402,F401
 
 TARGET = os.path.join(sdstest.BUILD, "test", "targets", "copytarget")
@@ -48,6 +49,27 @@ def beat_in(ctx, slack=3.0):
     the tick that applies its reply."""
     return sdstest.heartbeat_after(loader_admin(ctx), time.time()) + slack \
         - time.time()
+
+
+class PlanAdmin(FakeAdmin):
+    """Answers every heartbeat with @copy as the reply's "copy" and keeps
+    the heartbeats' points."""
+
+    def __init__(self, ctx, copy):
+        self.copy = copy
+        self.beats = []
+        super().__init__(self._answer)
+        ctx.fakes.append(self)
+
+    def _answer(self, doc):
+        self.beats.append(doc)
+        return dict(NOTHING_NEW, copy=self.copy)
+
+    def captured(self, point=POINT):
+        """copy_captured of @point summed over the heartbeats."""
+        with self.lock:
+            return sum(b["points"].get(point, {}).get("copy_captured", 0)
+                       for b in self.beats)
 
 
 class Target:

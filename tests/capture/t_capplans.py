@@ -8,30 +8,8 @@ import os
 import time
 
 import sdstest
-from fake_admin import NOTHING_NEW, FakeAdmin
-from cap_lib import (APP, POINT, beat_in, body, check, copy_lib, eq,
-                     loader_admin, test)
-
-
-class PlanAdmin(FakeAdmin):
-    """Answers every heartbeat with @copy as the reply's "copy" and keeps
-    the heartbeats' points."""
-
-    def __init__(self, ctx, copy):
-        self.copy = copy
-        self.beats = []
-        super().__init__(self._answer)
-        ctx.fakes.append(self)
-
-    def _answer(self, doc):
-        self.beats.append(doc)
-        return dict(NOTHING_NEW, copy=self.copy)
-
-    def captured(self):
-        """copy_captured of POINT summed over the heartbeats."""
-        with self.lock:
-            return sum(b["points"].get(POINT, {}).get("copy_captured", 0)
-                       for b in self.beats)
+from cap_lib import (APP, POINT, PlanAdmin, beat_in, body, check, copy_lib,
+                     eq, loader_admin, test)
 
 
 @test

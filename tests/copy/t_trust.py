@@ -29,13 +29,6 @@ NAMES = ["copy-%d.fleet.invalid:7070" % i for i in range(8)]
 NUMERIC = ["127.0.0.1:7071", "[::1]:7072", "127.0.0.3:7073"]
 
 
-def fnv32(s):
-    h = 2166136261
-    for b in s.encode():
-        h = ((h ^ b) * 16777619) & 0xffffffff
-    return h
-
-
 class SilentResolver:
     """A DNS server on 127.0.53.1:53 that counts queries and answers none:
     a resolver that never answers, as in a DNS outage."""
@@ -115,8 +108,8 @@ def copy_admin_names_never_resolved(ctx):
     every tick is on time (tick_late_ms max under 100 ms over 3 replies)
     and 200 of 200 guarded calls are downgraded.  Then a list of 5 of
     those names and 3 numeric servers: parsed once more (5 refused more,
-    13 in all), the 3 kept, and the one tried first is the one a stable
-    hash of the host name picks (FNV-1a 32 mod 3), not the list's first."""
+    13 in all), the 3 kept, routed by point (t_spread.py follows the
+    records)."""
     res = SilentResolver()
     admin = NamesAdmin(NAMES)
     try:
@@ -150,9 +143,9 @@ def copy_admin_names_never_resolved(ctx):
         sdstest.wait_until(lambda: admin.posts >= seen + 3, time.time() + 60,
                            lambda _: "%d heartbeats, not %d" % (admin.posts, seen + 3), 0.2)
         out = loader_stats(ctx, "app")["copy_out"]
-        eq((out["refused"], out["servers"]), (13, 3), "copy_out refused, servers")
-        eq(out["server"], NUMERIC[fnv32(socket.gethostname()) % len(NUMERIC)],
-           "copy_out.server (host %s)" % socket.gethostname())
+        eq((out["refused"], out["servers"], out["route"]), (13, 3, "point"),
+           "copy_out refused, servers, route")
+        eq([x["server"] for x in out["streams"]], NUMERIC, "copy_out.streams")
         eq(res.queries, 0, "DNS queries at the resolver")
         eq(l.stderr().count("copy server from the admin refused"), 13, "refusal lines")
     finally:
