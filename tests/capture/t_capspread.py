@@ -66,6 +66,23 @@ def copying(ctx):
     return all(p and p.get("copy", {}).get("rate") == 100 for p in pts)
 
 
+def copying_target(ctx, extra):
+    """guarded_static under a loader given @extra, every point registered
+    (one sds_copy() each) and copying at 100 %."""
+    path = sdstest.stage(os.path.join(sdstest.BUILD, "test", "targets",
+                                      "guarded_static"), ctx.tmp)
+    t = guarded.Target(ctx, path)
+    t.open(SAPP)
+    l = sdstest.AttachProcess(ctx, ["--app", SAPP] + extra + [path], SAPP)
+    for k, p in enumerate(POINTS):
+        eq(t.cmd("copy %s 1 %d" % (p, SIZE0 + k)), ["copied 1 failed 0"],
+           "registering %s" % p)
+    sdstest.wait_until(lambda: copying(ctx), time.time() + 40,
+                       lambda _: "the points never copied at 100: %r"
+                       % l.stderr(), 0.2)
+    return t
+
+
 def round_of(ctx, t, rnd, base=None):
     """N sds_copy() calls at every point; all sent (the loader's count,
     beyond @base's)."""
@@ -107,18 +124,7 @@ def test_spread_by_point_and_failover(ctx):
          "expires_at": int(time.time()) + 3600, "points": POINTS}]})
     token = sdstest.write_token(os.path.join(ctx.tmp, "token"),
                                 "t0ken-spread_for.tests")
-    path = sdstest.stage(os.path.join(sdstest.BUILD, "test", "targets",
-                                      "guarded_static"), ctx.tmp)
-    t = guarded.Target(ctx, path)
-    t.open(SAPP)
-    l = sdstest.AttachProcess(ctx, ["--app", SAPP, "--admin", admin.url,
-                                    "--token-file", token, path], SAPP)
-    for k, p in enumerate(POINTS):
-        eq(t.cmd("copy %s 1 %d" % (p, SIZE0 + k)), ["copied 1 failed 0"],
-           "registering %s" % p)
-    sdstest.wait_until(lambda: copying(ctx), time.time() + 40,
-                       lambda _: "the points never copied at 100: %r"
-                       % l.stderr(), 0.2)
+    t = copying_target(ctx, ["--admin", admin.url, "--token-file", token])
     base = sent(ctx)
     check(all(c["sent"] == 0 for c in base.values()),
           "sent before the first round: %r" % base)
@@ -175,18 +181,7 @@ def test_copy_to_failover_order(ctx):
     srvs = [copy_lib.Server(ctx, [copy_lib.plan("s", [sh.addr], app=SAPP,
                                                 points=POINTS)], name=nm)
             for sh, nm in zip(shadows, ("a", "b"))]
-    path = sdstest.stage(os.path.join(sdstest.BUILD, "test", "targets",
-                                      "guarded_static"), ctx.tmp)
-    t = guarded.Target(ctx, path)
-    t.open(SAPP)
-    l = sdstest.AttachProcess(ctx, ["--app", SAPP, "--copy-to",
-                                    ",".join(s.addr for s in srvs), path], SAPP)
-    for k, p in enumerate(POINTS):
-        eq(t.cmd("copy %s 1 %d" % (p, SIZE0 + k)), ["copied 1 failed 0"],
-           "registering %s" % p)
-    sdstest.wait_until(lambda: copying(ctx), time.time() + 40,
-                       lambda _: "the points never copied at 100: %r"
-                       % l.stderr(), 0.2)
+    t = copying_target(ctx, ["--copy-to", ",".join(s.addr for s in srvs)])
     base = {p: c["sent"] for p, c in sent(ctx).items()}
     round_of(ctx, t, 1, base)
     wait_shadows(shadows, [{p: N + base[p] for p in POINTS}, {}], "round 1")
