@@ -234,6 +234,17 @@ static int start_engine(struct attach_run *a)
 	return 0;
 }
 
+/* Function points with :failfast=, whose limits the BPF side keeps. */
+static int failfast_points(const struct probes *pr)
+{
+	int id, n = 0;
+
+	for (id = 0; id < pr->npoints; id++)
+		n += pr->pts[id].kind == POINT_FUNCTION &&
+		     pr->pts[id].spec.failfast_ops != 0;
+	return n;
+}
+
 int attach_load(struct attach_run *a, uint64_t max_overhead)
 {
 	struct loader *l = a->l;
@@ -282,6 +293,10 @@ int attach_load(struct attach_run *a, uint64_t max_overhead)
 	if (a->adopted)
 		fprintf(stderr, "sds-bpf: adopted the pins in %s: counting never stopped\n",
 			a->pins.dir);
+	if (a->adopted && !l->probes.globals_adopted && failfast_points(&l->probes))
+		fprintf(stderr, "sds-bpf: the pins in %s run another build's programs: "
+			"limits at :failfast= points wait for a fresh attach "
+			"(stop, sds-bpf detach, attach)\n", a->pins.dir);
 	return start_engine(a);
 }
 

@@ -8,9 +8,19 @@
  *
  * Names in the directory (bpffs refuses dots): map_<name>; thread_exit;
  * p<id>_enter, p<id>_leave, p<id>_exit<k>; catch<k>; guard_<site>
- * (TARGET's libsds sites); keep (keep.c).
+ * (TARGET's libsds sites); globals_<build> (below); keep (keep.c).
+ *
+ * The programs' globals (.bss: the fail-fast limits, the exact marks of
+ * function points, key_wanted, the split's switch) are a map of their own
+ * that each load makes anew, and the adopted links keep running the dead
+ * loader's programs over *its* globals.  So the globals are pinned too,
+ * under a name that says which build of the BPF object they belong to
+ * (a hash of its bytes): a loader of the same build takes them over, and
+ * the limits it writes reach the adopted probes; a loader of another
+ * build cannot know the old layout, loads its own, and says so.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -42,6 +52,49 @@ static void pinned_maps(struct sds_bpf *s, struct bpf_map **out)
 
 #define PINNED_MAPS_MAX	11
 
+/* "globals_<16 hex>": FNV-1a of the BPF object this loader was built with. */
+static void globals_name(char *buf, size_t len)
+{
+	static uint64_t h;
+	const unsigned char *b;
+	size_t n, i;
+
+	if (!h) {
+		h = 0xcbf29ce484222325ULL;
+		b = sds_bpf__elf_bytes(&n);
+		for (i = 0; i < n; i++)
+			h = (h ^ b[i]) * 0x100000001b3ULL;
+	}
+	snprintf(buf, len, "globals_%016llx", (unsigned long long)h);
+}
+
+/*
+ * Point pr->skel's globals at the pinned ones of this build, if @p has
+ * them and they are the size this object's are; false: it loads its own.
+ */
+static bool globals_adopt(struct probes *pr, const struct pins *p)
+{
+	struct bpf_map *m = pr->skel->maps.bss;
+	struct bpf_map_info info;
+	uint32_t ilen = sizeof(info);
+	char path[512], name[64];
+	int fd, e = -1;
+
+	globals_name(name, sizeof(name));
+	if (pins__path(p, name, path, sizeof(path)))
+		return false;
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return false;
+	memset(&info, 0, sizeof(info));
+	if (!bpf_obj_get_info_by_fd(fd, &info, &ilen) &&
+	    info.type == BPF_MAP_TYPE_ARRAY && info.max_entries == 1 &&
+	    info.value_size == bpf_map__value_size(m))
+		e = bpf_map__reuse_fd(m, fd);
+	close(fd);		/* reuse_fd took a duplicate */
+	return e == 0;
+}
+
 /*
  * The pins of a loader from before the stuck table (bpf/sds_stuck.bpf.h)
  * have none: a new table, pinned after the load.  The adopted links run
@@ -72,6 +125,11 @@ int probes__pin_maps(struct probes *pr, const struct pins *p, char *err,
 					bpf_map__name(maps[i]), p->dir,
 					strerror(errno)), -1;
 	}
+	globals_name(name, sizeof(name));
+	if (pins__path(p, name, path, sizeof(path)) ||
+	    bpf_obj_pin(bpf_map__fd(pr->skel->maps.bss), path))
+		return snprintf(err, errlen, "pinning the programs' globals in %s: %s",
+				p->dir, strerror(errno)), -1;
 	return 0;
 }
 
@@ -131,6 +189,7 @@ static int adopt_load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
 	snprintf(pr->split.why, sizeof(pr->split.why),
 		 "adopted from a dead loader's pins: split again after a fresh attach");
 	probes__split_prepare(pr);
+	pr->globals_adopted = globals_adopt(pr, p);
 	pinned_maps(pr->skel, maps);
 	for (i = 0; maps[i]; i++) {
 		snprintf(name, sizeof(name), "map_%s", bpf_map__name(maps[i]));
@@ -155,6 +214,9 @@ static int adopt_load(struct probes *pr, uint64_t key, uint64_t sec_offset_ns,
 	if (e)
 		return snprintf(err, errlen, "loading BPF programs over the pinned maps: %s",
 				strerror(-e)), -1;
+	/* The split is off after an adoption: its old switch too. */
+	if (pr->globals_adopted && pr->skel->bss)
+		__atomic_store_n(&pr->skel->bss->split_on, 0, __ATOMIC_RELEASE);
 	for (i = 0; i < nfresh; i++) {
 		snprintf(name, sizeof(name), "map_%s", bpf_map__name(fresh[i]));
 		if (pins__path(p, name, path, sizeof(path)) ||

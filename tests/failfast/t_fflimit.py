@@ -12,6 +12,7 @@ function at once however loaded the machine is.
 
 import json
 import os
+import signal
 import time
 
 import sdstest
@@ -103,6 +104,61 @@ def cg_limit_concurrent(ctx):
     end(ctx, a)
 
 
+def hold_round(ctx, procs, srv, rnd, want):
+    """Every process holds 4 calls inside fetch_hold() at once, then lets
+    them go: (connects that succeeded, failed fast) must be @want."""
+    for t in procs:
+        t.send("hold %d 4" % srv.port)
+    held = [t.counts(t.line("held")) for t in procs]
+    got = (sum(h["OK"] for h in held), sum(h["ECONNREFUSED"] for h in held),
+           sum(h["other"] for h in held))
+    for t in procs:
+        t.send("release")
+    for t in procs:
+        t.line("done")
+    eq(got, want + (0,), "round %d: connects that succeeded, failed fast, "
+       "other (per process %r)" % (rnd, held))
+
+
+def cg_limit_concurrent_adopted(ctx):
+    """concurrent_threshold 3 with the loader killed (-9) and a new one of
+    the same build adopting its pins: the adopted probes run the old
+    programs, over the pinned globals the new loader writes, so the limit
+    holds as before (3 connect, 5 fail fast), and a new limit (5) the new
+    loader is given reaches them too (5 and 3)."""
+    srv = ctx.server()
+    a = attach(ctx, HOLD, {"hold": {"concurrent_threshold": 3}})
+    procs = [Limit(ctx), Limit(ctx)]
+    hold_round(ctx, procs, srv, 1, (3, 5))
+    sock = a.sock
+    stale = sdstest.inode_of(sock)
+    a.p.send_signal(signal.SIGKILL)
+    a.p.wait(10)
+    env = dict(ctx.env)
+    env.pop("SDS_FAILFAST_DRYRUN", None)
+    saved, ctx.env = ctx.env, env
+    try:
+        b = sdstest.AttachProcess(ctx, ["--app", "fftarget", "--strategies",
+                                        ctx.strategies, TARGET, HOLD],
+                                  "fftarget", stale_inode=stale)
+    finally:
+        ctx.env = saved
+    ctx.loader = b
+    ctx.cg.ours()
+    check("adopted the pins" in b.stderr(), "no adoption: %r" % b.stderr())
+    check("another build" not in b.stderr(), "said another build: %r"
+          % b.stderr())
+    ticked(ctx)
+    hold_round(ctx, procs, srv, 2, (3, 5))
+    ctx.write_strategies({"hold": {"concurrent_threshold": 5}})
+    ticked(ctx)
+    hold_round(ctx, procs, srv, 3, (5, 3))
+    f = ctx.ff("hold")
+    eq(f["refused_concurrent"], 5 + 5 + 3,
+       "refused_concurrent of the three rounds (kept across the adoption)")
+    end(ctx, b)
+
+
 def cg_limit_token(ctx):
     """token_rate 100 with a bucket of 10, 1,000 calls paced over ~1 s:
     the bucket, then one call per 10 ms pass (10 + 100 x the span in s,
@@ -180,7 +236,7 @@ def limit_refused_without_failfast(ctx):
 test(limit_refused_without_failfast)
 
 _ok, _why = cg_lever()
-for _fn in (cg_limit_concurrent, cg_limit_token,
+for _fn in (cg_limit_concurrent, cg_limit_concurrent_adopted, cg_limit_token,
             cg_limit_visit_crossing_tick100, cg_limit_visit_crossing_tick1000):
     if _ok:
         test(_fn)
