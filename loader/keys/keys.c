@@ -397,24 +397,29 @@ void keys__text(const struct sds_key *k, char *buf, size_t len)
 		o += (size_t)snprintf(buf + o, len - o, "%02x", k->bytes[i]);
 }
 
-uint64_t keys__percentile(const struct keys_entry *e, unsigned int p)
+uint64_t keys__hist_percentile(const uint32_t hist[SDS_KEY_HIST], unsigned int p)
 {
 	uint64_t total = 0, need, run = 0;
 	int i;
 
 	for (i = 0; i < SDS_KEY_HIST; i++)
-		total += e->hist[i];
+		total += hist[i];
 	if (!total)
 		return 0;
 	need = (total * p + 99) / 100;
 	if (!need)
 		need = 1;
 	for (i = 0; i < SDS_KEY_HIST; i++) {
-		run += e->hist[i];
+		run += hist[i];
 		if (run >= need)
 			return (2ULL << i) - 1;
 	}
 	return (2ULL << (SDS_KEY_HIST - 1)) - 1;
+}
+
+uint64_t keys__percentile(const struct keys_entry *e, unsigned int p)
+{
+	return keys__hist_percentile(e->hist, p);
 }
 
 int keys__block(struct probes *pr, int id, uint64_t hash, uint64_t until_ns)
@@ -435,8 +440,8 @@ int keys__unblock(struct probes *pr, int id, uint64_t hash)
 	return 0;
 }
 
-void keys__heartbeat(const struct probes *pr, int id, struct sds_hb_key *out,
-		     int *n, int max)
+void keys__heartbeat(const struct probes *pr, int id, struct keys_period *kp,
+		     struct sds_hb_key *out, int *n, int max)
 {
 	int mine = 0;
 	struct keys_read r;
@@ -462,6 +467,8 @@ void keys__heartbeat(const struct probes *pr, int id, struct sds_hb_key *out,
 		k->calls = e->win_calls;
 		k->exceptions = e->win_exceptions;
 		k->downgrades = e->win_downgrades;
+		k->p99_ns = keys_period__percentile(kp, e, 99);
 	}
+	keys_period__mark(kp, &r);
 	keys__read_free(&r);
 }

@@ -13,6 +13,7 @@
 #include "sds_types.h"
 #include "sds_keys.h"
 #include "sds_keystat.h"
+#include "keys/keys_period.h"
 
 struct probes;
 struct point_spec;
@@ -94,6 +95,8 @@ void keys__text(const struct sds_key *k, char *buf, size_t len);
 const char *keys__kind_name(unsigned int kind);
 /* The p-th percentile (0..100) of @e's latency, ns (a bucket's upper end); 0: none. */
 uint64_t keys__percentile(const struct keys_entry *e, unsigned int p);
+/* The same of a histogram of SDS_KEY_HIST log2 buckets. */
+uint64_t keys__hist_percentile(const uint32_t hist[SDS_KEY_HIST], unsigned int p);
 
 /*
  * Blocked keys (a keyed :failfast= point): block key hash @hash of
@@ -106,9 +109,10 @@ int keys__unblock(struct probes *pr, int id, uint64_t hash);
 /*
  * The heartbeat's keys of point @id: its SDS_HB_POINT_KEYS heaviest over
  * the window as the period closes, appended to @out[*@n..@max), each
- * with .point @id.
+ * with .point @id and its p99 over the period (since @kp's marks, which
+ * are then moved to now: keys_period.h).
  */
-void keys__heartbeat(const struct probes *pr, int id, struct sds_hb_key *out,
-		     int *n, int max);
+void keys__heartbeat(const struct probes *pr, int id, struct keys_period *kp,
+		     struct sds_hb_key *out, int *n, int max);
 
 #endif /* SDS_KEYS_LOADER_H */

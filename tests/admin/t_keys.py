@@ -4,8 +4,9 @@ Hot keys (docs/KEYS.md) in sds-admin: a keyed point's heaviest keys from
 each host's heartbeat (points.P.keys), stored per (host, period) and
 served merged over hosts and periods by GET {A}/points/P/keys; a
 duplicate heartbeat adds nothing, a key of raw bytes is refused, the
-app's deletion and retention take them; strategies with bad key_overrides refused
-with the codec's (the loader's) one line; the dashboard's hot-keys
+app's deletion and retention take them; key_overrides stored, returned
+and sent to the loaders, bad ones refused with the codec's (the loader's)
+one line; each key's p99 (the highest of its host periods'); the dashboard's hot-keys
 panel in a real chromium (a screenshot kept at
 build/test/admin/hotkeys.png).
 """
@@ -21,12 +22,14 @@ from admin_lib import APP, CHROMIUM, heartbeat, pt, test
 from chromium import Browser
 
 
-def key(k, kind, calls, exc=0, down=0):
+def key(k, kind, calls, exc=0, down=0, p99=0):
     d = {"key": k, "kind": kind, "calls": calls}
     if exc:
         d["exceptions"] = exc
     if down:
         d["downgrades"] = down
+    if p99:
+        d["p99_ns"] = p99
     return d
 
 
@@ -36,26 +39,31 @@ MARKUP = "<b id=inj>x</b>"
 # What each (host, period offset) sends for point "order": three periods
 # of web-1, two of web-2; "7" hot everywhere, "0x00ff" (a buf key shown as
 # hex) on web-2 only, "alice" in web-1's first period only.
+# Each host period's p99 of a key (ns, a log2 bucket's upper end); "0x00ff"
+# sends none (none of its calls completed: all were downgraded).
 SENT = {
-    ("web-1", 30): [key("7", "int", 900, 9, 100), key("alice", "str", 40, 1)],
-    ("web-1", 20): [key("7", "int", 800, 8), key("11", "int", 50)],
-    ("web-1", 10): [key("7", "int", 700, 7, 50), key("11", "int", 60, 2)],
-    ("web-2", 20): [key("7", "int", 300, 3), key("0x00ff", "buf", 90, 0, 90)],
-    ("web-2", 10): [key("0x00ff", "buf", 110, 0, 110), key("7", "int", 200),
-                    key(MARKUP, "str", 5)],
+    ("web-1", 30): [key("7", "int", 900, 9, 100, 4095), key("alice", "str", 40, 1, 0, 1023)],
+    ("web-1", 20): [key("7", "int", 800, 8, 0, 131071), key("11", "int", 50, 0, 0, 2047)],
+    ("web-1", 10): [key("7", "int", 700, 7, 50, 8191), key("11", "int", 60, 2, 0, 4095)],
+    ("web-2", 20): [key("7", "int", 300, 3, 0, 16383), key("0x00ff", "buf", 90, 0, 90)],
+    ("web-2", 10): [key("0x00ff", "buf", 110, 0, 110), key("7", "int", 200, 0, 0, 2047),
+                    key(MARKUP, "str", 5, 0, 0, 511)],
 }
 
 
 def expected(sent, periods):
     """The merge, computed from what was sent: summed per key, rates over
-    @periods periods of 10 s, by calls then exceptions, descending."""
+    @periods periods of 10 s, by calls then exceptions, descending; the
+    highest p99 sent (None: none sent)."""
     m = {}
     for (host, _), keys in sent.items():
         for k in keys:
             e = m.setdefault((k["kind"], k["key"]), {
                 "key": k["key"], "kind": k["kind"], "calls": 0, "exceptions": 0,
-                "downgrades": 0, "hosts": set()})
+                "downgrades": 0, "hosts": set(), "p99_ns": None})
             e["calls"] += k["calls"]
+            if k.get("p99_ns"):
+                e["p99_ns"] = max(e["p99_ns"] or 0, k["p99_ns"])
             e["exceptions"] += k.get("exceptions", 0)
             e["downgrades"] += k.get("downgrades", 0)
             e["hosts"].add(host)
@@ -68,7 +76,7 @@ def expected(sent, periods):
                     "calls_per_s": round(e["calls"] / secs, 3),
                     "exceptions_per_s": round(e["exceptions"] / secs, 3),
                     "downgrades_per_s": round(e["downgrades"] / secs, 3),
-                    "hosts": len(e["hosts"])})
+                    "hosts": len(e["hosts"]), "p99_ns": e["p99_ns"]})
     return out
 
 
@@ -141,8 +149,8 @@ def test_hot_keys_merged(env):
 @test
 def test_key_overrides_refused(env):
     """Bad key_overrides: 400 and the codec's one line (the loader's,
-    common/strategy.c), in a whole document's PUT and a point's; good ones
-    still refused (not stored yet), the strategies kept."""
+    common/strategy.c), in a whole document's PUT and a point's; nothing
+    stored, no version."""
     env.start_admin()
     env.ok("POST", "/groups", {"name": "demo"}, want=201)
     env.ok("POST", "/groups/demo/apps", {"name": "shop"}, want=201)
@@ -163,6 +171,8 @@ def test_key_overrides_refused(env):
         ({"7": {"key_token_rate": "5"}},
          "point 'order': key_overrides '7': key_token_rate must be an integer 1..1000000000"
          " (negative: off for this key)"),
+        ({"7": {"key_token_bucket": 5}},
+         "point 'order': key_overrides '7': key_token_bucket needs key_token_rate"),
         # A key or field of any bytes: the line stays one line of text.
         ({"a\nb": {"x\u0007": 5}},
          "point 'order': key_overrides 'a?b': unknown field 'x?'; an override has "
@@ -178,13 +188,87 @@ def test_key_overrides_refused(env):
         eq((e["error"], "\n" in e["error"]), (msg, False), "document PUT: %.60s" % msg)
         e = env.bad("PUT", APP + "/schemes/default/strategies/order", body)
         eq(e["error"], msg, "point PUT: %.60s" % msg)
-    e = env.bad("PUT", APP + "/schemes/default/strategies/order",
-                dict(lim, key_overrides={"7": {"key_token_rate": 5}}))
-    eq(e["error"], "point 'order': key_overrides: sds-admin does not store them yet "
-       "(give them in the loader's --strategies file)", "good overrides: not stored yet")
     eq(env.ok("GET", APP + "/schemes/default/strategies")["points"],
        {"order": {"visit_threshold": 5, "downgrade_rate": 100}}, "the strategies kept")
     eq(env.ok("GET", APP)["version"], 2, "no version for a refusal")
+    env.stop_admin()
+
+
+def strategies_sent(env, host="web-1"):
+    """What a loader at version 0 is sent: the reply's strategies."""
+    now = (int(time.time()) // 10) * 10
+    r = env.ok("POST", "/heartbeat", heartbeat(host, now, {"order": pt(1)}))
+    eq(r["changed"], True, "a loader at version 0 is sent the strategies")
+    return r["strategies"]
+
+
+@test
+def test_key_overrides_stored(env):
+    """key_overrides stored (a point's PUT and a whole document's), returned
+    by every GET, sent to the loaders in the heartbeat's reply, kept across
+    a restart; 1,024 keys a point stored whole, a 4,097th key of the
+    document refused with the loader's line and nothing stored; an
+    override removed by a PUT without it."""
+    env.start_admin()
+    env.ok("POST", "/groups", {"name": "demo"}, want=201)
+    env.ok("POST", "/groups/demo/apps", {"name": "shop"}, want=201)
+    order = {"key_token_rate": 100, "key_overrides": {
+        "7": {"key_token_rate": 1000}, "alice": {"key_token_rate": 5, "key_token_bucket": 10},
+        "vip": {"key_token_rate": -1}, "k" * 64: {"key_visit_threshold": 50}}}
+    # What the codec gives back: a negative is "off" (-1), a bucket left
+    # out with a rate of its own stays out, the point's defaults added.
+    want = {"key_token_rate": 100, "downgrade_rate": 100, "key_overrides": {
+        "7": {"key_token_rate": 1000}, "alice": {"key_token_rate": 5, "key_token_bucket": 10},
+        "vip": {"key_token_rate": -1}, "k" * 64: {"key_visit_threshold": 50}}}
+    r = env.ok("PUT", APP + "/schemes/default/strategies/order", order)
+    eq((r["point"], r["strategy"], r["version"]), ("order", want, 2), "the point's PUT reply")
+    eq(env.ok("GET", APP + "/schemes/default/strategies/order"), want, "GET the point")
+    eq(env.ok("GET", APP + "/schemes/default/strategies")["points"], {"order": want},
+       "GET the document")
+    eq(strategies_sent(env)["points"], {"order": want}, "sent to a loader")
+    # A second point beside it: each keeps its own.
+    pay = {"key_visit_threshold": 10, "key_overrides": {"9": {"key_visit_threshold": 20}}}
+    pay_want = dict(pay, downgrade_rate=100)
+    env.ok("PUT", APP + "/schemes/default/strategies/pay", pay)
+    eq(env.ok("GET", APP + "/schemes/default/strategies")["points"],
+       {"order": want, "pay": pay_want}, "two points' overrides")
+    # Kept across a restart (the store, not a cache).
+    env.stop_admin()
+    env.start_admin()
+    eq(env.ok("GET", APP + "/schemes/default/strategies")["points"],
+       {"order": want, "pay": pay_want}, "after a restart")
+    eq(strategies_sent(env, "web-2")["points"], {"order": want, "pay": pay_want},
+       "sent after a restart")
+    # A whole document: 1,024 keys a point, four points: 4,096 in all.
+    big = {"p%d" % p: {"key_token_rate": 100, "key_overrides": {
+        "%d" % (p * 10000 + i): {"key_token_rate": i + 1} for i in range(1024)}}
+        for p in range(4)}
+    r = env.ok("PUT", APP + "/schemes/default/strategies", {"points": big})
+    got = env.ok("GET", APP + "/schemes/default/strategies")["points"]
+    eq(sorted(got), ["p0", "p1", "p2", "p3"], "the document's points")
+    for p in range(4):
+        eq(got["p%d" % p]["key_overrides"], big["p%d" % p]["key_overrides"],
+           "p%d's 1,024 overrides" % p)
+    sent = strategies_sent(env, "web-3")["points"]
+    eq(sum(len(v["key_overrides"]) for v in sent.values()), 4096, "4,096 overrides sent")
+    version = env.ok("GET", APP)["version"]
+    # One more key in a fifth point: over the document's 4,096.
+    e = env.bad("PUT", APP + "/schemes/default/strategies/p4",
+                {"key_token_rate": 5, "key_overrides": {"x": {"key_token_rate": 1}}})
+    eq(e["error"], "point 'p4': key_overrides: more than 4096 keys in all points",
+       "a 4,097th key")
+    eq((sorted(env.ok("GET", APP + "/schemes/default/strategies")["points"]),
+        env.ok("GET", APP)["version"]), (["p0", "p1", "p2", "p3"], version),
+       "nothing stored")
+    # Replacing a point's 1,024 by one stays within the bound.
+    r = env.ok("PUT", APP + "/schemes/default/strategies/p0",
+               {"key_token_rate": 100, "key_overrides": {"x": {"key_token_rate": 1}}})
+    eq(r["strategy"]["key_overrides"], {"x": {"key_token_rate": 1}}, "p0 replaced")
+    # The override removed: a PUT without key_overrides.
+    r = env.ok("PUT", APP + "/schemes/default/strategies/p0", {"key_token_rate": 100})
+    eq(r["strategy"], {"key_token_rate": 100, "downgrade_rate": 100}, "p0's override gone")
+    eq("key_overrides" in env.ok("GET", APP + "/schemes/default/strategies/p0"), False,
+       "GET p0: no overrides")
     env.stop_admin()
 
 
