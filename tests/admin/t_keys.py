@@ -12,14 +12,16 @@ build/test/admin/hotkeys.png).
 """
 
 import base64
+import json
 import os
 import sqlite3
 import time
 
 from sdstest import BUILD, check, eq
 import admin_lib
-from admin_lib import APP, CHROMIUM, heartbeat, pt, test
+from admin_lib import APP, CHROMIUM, TOKEN, heartbeat, pt, test
 from chromium import Browser
+from t_cockpit import wait_api
 
 
 def key(k, kind, calls, exc=0, down=0, p99=0):
@@ -215,9 +217,10 @@ def test_key_overrides_stored(env):
     order = {"key_token_rate": 100, "key_overrides": {
         "7": {"key_token_rate": 1000}, "alice": {"key_token_rate": 5, "key_token_bucket": 10},
         "vip": {"key_token_rate": -1}, "k" * 64: {"key_visit_threshold": 50}}}
-    # What the codec gives back: a negative is "off" (-1), a bucket left
-    # out with a rate of its own stays out, the point's defaults added.
-    want = {"key_token_rate": 100, "downgrade_rate": 100, "key_overrides": {
+    # What the codec gives back: a negative is "off" (-1), an override's
+    # bucket left out with a rate of its own stays out, the point's
+    # defaults added (its bucket: its rate).
+    want = {"key_token_rate": 100, "key_token_bucket": 100, "downgrade_rate": 100, "key_overrides": {
         "7": {"key_token_rate": 1000}, "alice": {"key_token_rate": 5, "key_token_bucket": 10},
         "vip": {"key_token_rate": -1}, "k" * 64: {"key_visit_threshold": 50}}}
     r = env.ok("PUT", APP + "/schemes/default/strategies/order", order)
@@ -266,7 +269,8 @@ def test_key_overrides_stored(env):
     eq(r["strategy"]["key_overrides"], {"x": {"key_token_rate": 1}}, "p0 replaced")
     # The override removed: a PUT without key_overrides.
     r = env.ok("PUT", APP + "/schemes/default/strategies/p0", {"key_token_rate": 100})
-    eq(r["strategy"], {"key_token_rate": 100, "downgrade_rate": 100}, "p0's override gone")
+    eq(r["strategy"], {"key_token_rate": 100, "key_token_bucket": 100, "downgrade_rate": 100},
+       "p0's override gone")
     eq("key_overrides" in env.ok("GET", APP + "/schemes/default/strategies/p0"), False,
        "GET p0: no overrides")
     env.stop_admin()
@@ -293,7 +297,8 @@ def test_hot_keys_dashboard(env):
             '.chartcard[data-point="order"] .hotkeys tbody tr')].map(
             (tr) => [...tr.cells].map((c) => c.textContent))""")
         eq(rows, [[k["key"], k["kind"], "%.1f" % k["calls_per_s"], "%.1f" % k["exceptions_per_s"],
-                   "%.1f" % k["downgrades_per_s"], str(k["calls"]), str(k["hosts"])]
+                   "%.1f" % k["downgrades_per_s"], str(k["calls"]), str(k["hosts"]),
+                   fmt_ns(k["p99_ns"]), "-" if k["kind"] == "buf" else "cap"]
                   for k in want], "order's hot keys table")
         eq(b.js("document.getElementById('inj')"), None, "a key is text, never markup")
         cap = b.js("""document.querySelector('.chartcard[data-point="order"] .hotkeys .sum')
@@ -309,11 +314,74 @@ def test_hot_keys_dashboard(env):
         os.makedirs(os.path.join(BUILD, "test", "admin"), exist_ok=True)
         with open(os.path.join(BUILD, "test", "admin", "hotkeys.png"), "wb") as f:
             f.write(base64.b64decode(shot["data"]))
+        cap_from_dashboard(env, b, now)
         b.js("1")
         check(not b.errors, "console errors: %s" % "; ".join(b.errors))
     finally:
         b.close()
     env.stop_admin()
+
+
+def fmt_ns(ns):
+    """The dashboard's fmtNs of a p99 (None: "-")."""
+    if ns is None:
+        return "-"
+    if ns >= 1e9:
+        return "%.2f s" % (ns / 1e9)
+    if ns >= 1e6:
+        return "%.2f ms" % (ns / 1e6)
+    if ns >= 1e3:
+        return "%.1f \u00b5s" % (ns / 1e3)
+    return "%d ns" % ns
+
+
+ROW = """document.querySelector('.chartcard[data-point="order"] .hotkeys tr[data-key="%s"]')"""
+
+
+def confirm(b, comment):
+    b.wait_js("document.getElementById('ks-dialog').open", what="confirmation")
+    b.js("document.getElementById('ks-comment').value = %s" % json.dumps(comment))
+    b.js("document.getElementById('ks-confirm').click()")
+    b.wait_js("!document.getElementById('ks-dialog').open", what="dialog closed")
+
+
+def cap_from_dashboard(env, b, now):
+    """An operator caps key 7 of order at 50/s from its hot-keys row: the
+    active scheme's strategy of order gets key_overrides {"7":
+    {"key_token_rate": 50}}, its other settings kept, audited, sent in the
+    next heartbeat's reply; the row says the cap; removed again, the
+    override goes and the point's own limits stay."""
+    env.ok("PUT", APP + "/schemes/default/strategies/order", {"key_token_rate": 500})
+    b.js("""(() => { const e = document.getElementById('token'); e.value = %s;
+        e.dispatchEvent(new Event('change')); })()""" % json.dumps(TOKEN))
+    v0 = env.ok("GET", APP)["version"]
+    # A cap that is no whole number is refused on the page: nothing written.
+    b.wait_js("!!" + ROW % "7" + ".querySelector('input.caprate')", what="7's cap input")
+    b.js(ROW % "7" + ".querySelector('input.caprate').value = '0'")
+    b.js(ROW % "7" + ".querySelector('button.capkey').click()")
+    b.wait_js("document.getElementById('error').textContent.includes('a cap is a whole number')",
+              what="a cap of 0 refused")
+    b.js(ROW % "7" + ".querySelector('input.caprate').value = '50'")
+    b.js(ROW % "7" + ".querySelector('button.capkey').click()")
+    confirm(b, "user 7 floods order")
+    doc = wait_api(env, APP + "/strategies", lambda d: "key_overrides" in d["points"].get("order", {}),
+                   "the cap stored")
+    eq(doc["points"]["order"], {"key_token_rate": 500, "key_token_bucket": 500, "downgrade_rate": 100,
+                                "key_overrides": {"7": {"key_token_rate": 50}}}, "capped")
+    eq(doc["version"], v0 + 1, "one new version")
+    a = env.ok("GET", APP + "/audit")[0]
+    eq((a["action"], a["comment"]), ("strategy.put", "user 7 floods order"), "audited")
+    r = env.ok("POST", "/heartbeat", heartbeat("web-1", now + 10, {"order": pt(1)}))
+    eq(r["strategies"]["points"]["order"]["key_overrides"], {"7": {"key_token_rate": 50}},
+       "the hosts get the cap")
+    b.wait_js(ROW % "7" + ".cells[8].textContent == '50/s remove cap'", what="7's row says its cap")
+    b.js(ROW % "7" + ".querySelector('button.uncap').click()")
+    confirm(b, "user 7 calm again")
+    doc = wait_api(env, APP + "/strategies",
+                   lambda d: "key_overrides" not in d["points"].get("order", {}), "the cap removed")
+    eq(doc["points"]["order"], {"key_token_rate": 500, "key_token_bucket": 500,
+                                "downgrade_rate": 100}, "cap removed")
+    b.wait_js("!!" + ROW % "7" + ".querySelector('button.capkey')", what="7 cappable again")
 
 
 def hot_key_periods(env):
