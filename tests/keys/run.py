@@ -41,6 +41,9 @@ what the test made the target call.
     strategies in force stay.
   * limits.py's: key limits at the tick (guard_token, guard_override,
     function_token, guard_visit, guard_no_key, bad_limits).
+  * admin_cap.py's: user 7 capped through a real sds-admin's API
+    (admin_cap) and from its dashboard in chromium (dashboard_cap), on a
+    keyed :failfast= function point of an unmodified program.
 
 Run as root:  python3 tests/keys/run.py [-v] [NAME-SUBSTRING...]
 Python 3 standard library only.
@@ -460,6 +463,9 @@ def bad_reload(ctx):
 # Key limits wired into the tick (limits.py).
 import limits  # noqa: E402
 limits.add(SUITE)
+# One tenant capped from the console: a real sds-admin (admin_cap.py).
+import admin_cap  # noqa: E402
+admin_cap.add(SUITE)
 
 
 if __name__ == "__main__":
