@@ -397,26 +397,6 @@ void keys__text(const struct sds_key *k, char *buf, size_t len)
 		o += (size_t)snprintf(buf + o, len - o, "%02x", k->bytes[i]);
 }
 
-uint64_t keys__hist_percentile(const uint32_t hist[SDS_KEY_HIST], unsigned int p)
-{
-	uint64_t total = 0, need, run = 0;
-	int i;
-
-	for (i = 0; i < SDS_KEY_HIST; i++)
-		total += hist[i];
-	if (!total)
-		return 0;
-	need = (total * p + 99) / 100;
-	if (!need)
-		need = 1;
-	for (i = 0; i < SDS_KEY_HIST; i++) {
-		run += hist[i];
-		if (run >= need)
-			return (2ULL << i) - 1;
-	}
-	return (2ULL << (SDS_KEY_HIST - 1)) - 1;
-}
-
 uint64_t keys__percentile(const struct keys_entry *e, unsigned int p)
 {
 	return keys__hist_percentile(e->hist, p);

@@ -95,8 +95,6 @@ void keys__text(const struct sds_key *k, char *buf, size_t len);
 const char *keys__kind_name(unsigned int kind);
 /* The p-th percentile (0..100) of @e's latency, ns (a bucket's upper end); 0: none. */
 uint64_t keys__percentile(const struct keys_entry *e, unsigned int p);
-/* The same of a histogram of SDS_KEY_HIST log2 buckets. */
-uint64_t keys__hist_percentile(const uint32_t hist[SDS_KEY_HIST], unsigned int p);
 
 /*
  * Blocked keys (a keyed :failfast= point): block key hash @hash of

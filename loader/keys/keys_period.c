@@ -5,11 +5,32 @@
  * loader keeps each key's buckets as the last period closed, sorted by
  * hash, and the period's p99 is taken from the difference.  Bounded by
  * the table's capacity (its read is as large), replaced whole each period.
+ * Pure: no map is read here (tests/unit/kernel/test_keys_period.c).
  */
 #include <stdlib.h>
 #include <string.h>
 #include "keys/keys.h"
 #include "keys/keys_period.h"
+
+uint64_t keys__hist_percentile(const uint32_t hist[SDS_KEY_HIST], unsigned int p)
+{
+	uint64_t total = 0, need, run = 0;
+	int i;
+
+	for (i = 0; i < SDS_KEY_HIST; i++)
+		total += hist[i];
+	if (!total)
+		return 0;
+	need = (total * p + 99) / 100;
+	if (!need)
+		need = 1;
+	for (i = 0; i < SDS_KEY_HIST; i++) {
+		run += hist[i];
+		if (run >= need)
+			return (2ULL << i) - 1;
+	}
+	return (2ULL << (SDS_KEY_HIST - 1)) - 1;
+}
 
 static int cmp_hash(const void *a, const void *b)
 {

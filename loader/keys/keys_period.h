@@ -28,6 +28,9 @@ struct keys_period {
 	struct keys_period_key *k;
 };
 
+/* The p-th percentile (0..100) of a key's log2 histogram, ns (a bucket's upper end); 0: none. */
+uint64_t keys__hist_percentile(const uint32_t hist[SDS_KEY_HIST], unsigned int p);
+
 /*
  * The p-th percentile (0..100, ns, a bucket's upper end) of @e's calls
  * that completed since @kp's mark; 0: none did.  A key the mark lacks
