@@ -235,6 +235,21 @@ def test_key_overrides_stored(env):
     env.ok("PUT", APP + "/schemes/default/strategies/pay", pay)
     eq(env.ok("GET", APP + "/schemes/default/strategies")["points"],
        {"order": want, "pay": pay_want}, "two points' overrides")
+    # Keys of any UTF-8 text: stored and returned as sent, even where the
+    # audit's detail (the body cut at 200 bytes) would cut one in two.
+    # Three points' names a byte apart: one of them puts the cut inside a
+    # key's three-byte character.
+    utf = {"key_token_rate": 10, "key_overrides": {
+        "\u7528\u6237\u7528\u6237-%02d" % i: {"key_token_rate": i + 1} for i in range(30)}}
+    for point in ("u", "ux", "uxx"):
+        r = env.ok("PUT", APP + "/schemes/default/strategies/" + point, utf)
+        eq(r["strategy"]["key_overrides"], utf["key_overrides"], "UTF-8 keys stored")
+        eq(env.ok("GET", APP + "/schemes/default/strategies/" + point)["key_overrides"],
+           utf["key_overrides"], "UTF-8 keys returned")
+        a = env.ok("GET", APP + "/audit")[0]
+        check(a["action"] == "strategy.put" and
+              a["detail"].startswith("default: %s {" % point), "the audit's detail: %r" % a)
+        env.ok("DELETE", APP + "/schemes/default/strategies/" + point)
     # Kept across a restart (the store, not a cache).
     env.stop_admin()
     env.start_admin()

@@ -510,10 +510,14 @@ int sq_strategy_put(struct store *st, const char *g, const char *a,
 	struct strat_op op = { .one = in };
 	char detail[200];
 	json_t *o = strategy_to_json_in(in, &in->s[0]);
-	char *body = o ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	/*
+	 * The audit's detail is cut at 200 bytes (a long override list too):
+	 * in ASCII (a key's text escaped), so the cut never splits a UTF-8
+	 * character, which PostgreSQL would refuse and SQLite keep unreadable.
+	 */
+	char *body = o ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII) : NULL;
 	int ret;
 
-	/* The audit's detail is cut at 200 bytes: a long override list too. */
 	snprintf(detail, sizeof(detail), "%s %s", in->s[0].point, body ? body : "");
 	free(body);
 	json_decref(o);
