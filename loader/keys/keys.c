@@ -429,6 +429,9 @@ void keys__heartbeat(const struct probes *pr, int id, struct keys_period *kp,
 
 	if (!keys__keyed(pr, id) || keys__read(pr, id, &r))
 		return;
+	/* Marks of a table since replaced (a new capacity) hold nothing of this one's. */
+	if (kp->table != pr->keys[id].base_inserted)
+		keys_period__free(kp);
 	keys__top(&r);
 	for (i = 0; i < r.n && i < SDS_HB_POINT_KEYS; i++) {
 		const struct keys_entry *e = &r.e[i];
@@ -449,6 +452,6 @@ void keys__heartbeat(const struct probes *pr, int id, struct keys_period *kp,
 		k->downgrades = e->win_downgrades;
 		k->p99_ns = keys_period__percentile(kp, e, 99);
 	}
-	keys_period__mark(kp, &r);
+	keys_period__mark(kp, &r, pr->keys[id].base_inserted);
 	keys__read_free(&r);
 }

@@ -60,13 +60,15 @@ uint64_t keys_period__percentile(const struct keys_period *kp,
 	return keys__hist_percentile(k.hist, p);
 }
 
-void keys_period__mark(struct keys_period *kp, const struct keys_read *r)
+void keys_period__mark(struct keys_period *kp, const struct keys_read *r,
+		       uint64_t table)
 {
 	size_t i;
 
 	free(kp->k);
 	kp->k = NULL;
 	kp->n = 0;
+	kp->table = table;
 	if (!r->n)
 		return;
 	kp->k = malloc(r->n * sizeof(*kp->k));

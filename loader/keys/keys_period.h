@@ -22,10 +22,15 @@ struct keys_period_key {
 	uint32_t hist[SDS_KEY_HIST];
 };
 
-/* One point's marks: at most its table's keys, sorted by hash. */
+/*
+ * One point's marks: at most its table's keys, sorted by hash; of the
+ * table @table names (its struct probe_keys' base_inserted: a new table,
+ * a new value), for a replaced table's counts start again.
+ */
 struct keys_period {
 	size_t n;
 	struct keys_period_key *k;
+	uint64_t table;
 };
 
 /* The p-th percentile (0..100) of a key's log2 histogram, ns (a bucket's upper end); 0: none. */
@@ -45,7 +50,8 @@ uint64_t keys_period__percentile(const struct keys_period *kp,
  * memory: no marks (the next period's percentiles are each key's whole
  * histogram's).
  */
-void keys_period__mark(struct keys_period *kp, const struct keys_read *r);
+void keys_period__mark(struct keys_period *kp, const struct keys_read *r,
+		       uint64_t table);
 void keys_period__free(struct keys_period *kp);
 
 #endif /* SDS_KEYS_PERIOD_H */

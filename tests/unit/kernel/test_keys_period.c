@@ -57,8 +57,9 @@ static void test_period_less_mark(void **state)
 	assert_int_equal(keys_period__percentile(&kp, &e[0], 99), (1 << 21) - 1);
 	r.n = 2;
 	r.e = e;
-	keys_period__mark(&kp, &r);
+	keys_period__mark(&kp, &r, 5);
 	assert_int_equal(kp.n, 2);
+	assert_int_equal(kp.table, 5);
 	e[0].hist[10] = 1000;
 	assert_int_equal(keys_period__percentile(&kp, &e[0], 99), (1 << 11) - 1);
 	/* Key 8: nothing completed in the period. */
