@@ -39,8 +39,9 @@ uint64_t keys__hist_percentile(const uint32_t hist[SDS_KEY_HIST], unsigned int p
 /*
  * The p-th percentile (0..100, ns, a bucket's upper end) of @e's calls
  * that completed since @kp's mark; 0: none did.  A key the mark lacks
- * (new to the table, evicted and back) or whose buckets went back (a new
- * table): its whole histogram, all of it since it entered the table.
+ * (new to the table, evicted and back) or whose buckets went back: its
+ * whole histogram, all of it since it entered the table.  (Marks of a
+ * replaced table are dropped by the caller: keys_period.table.)
  */
 uint64_t keys_period__percentile(const struct keys_period *kp,
 				 const struct keys_entry *e, unsigned int p);
