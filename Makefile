@@ -151,6 +151,7 @@ UNIT_EXTRA_test_uplink_split := loader/report/uplink_split.c
 UNIT_EXTRA_test_lbpub := loader/publish/lbpub.c
 UNIT_EXTRA_test_metrics := loader/report/metrics_text.c
 UNIT_EXTRA_test_psi := loader/host/psi.c
+UNIT_EXTRA_test_keys_period := loader/keys/keys_period.c
 UNIT_EXTRA_test_uplink_pick := loader/report/uplink_pick.c $(LOADER_USRC)
 # The registry's first user, the balancing policies; the test builds its
 # plugins from tests/unit/common/ext_plugin.c.

@@ -150,8 +150,10 @@ SUITES = [
     Suite("copy", "wait2", [_py("tests/copy/run.py")], budget=240),
     # Hot keys (docs/KEYS.md): ~55,000 keyed calls/s for 2 s, three times,
     # and 300,000 more, a fail-fast attach (~25 s), key limits at the
-    # tick (6 runs of keyrate, ~10 s each); counts, never times.
-    Suite("keys", "wait2", [_py("tests/keys/run.py")], budget=200),
+    # tick (6 runs of keyrate, ~10 s each); counts, never times; a tenant
+    # capped through sds-admin and its dashboard (~80 s, mostly waiting
+    # for a heartbeat).
+    Suite("keys", "wait2", [_py("tests/keys/run.py")], budget=300),
     # The fleet (docs/PUSH.md, docs/CLUSTER.md): 20 changes at random
     # phases of the heartbeat period, cluster limits; mostly waiting.
     Suite("fleet", "wait2", [_py("tests/fleet/run.py")], budget=360),

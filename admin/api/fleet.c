@@ -69,7 +69,7 @@ static json_t *why(const char *point, const struct sds_strategies *ss, json_t *d
 				 (long long)json_integer_value(json_object_get(d, "ratio")));
 		json_array_append_new(out, json_string(buf));
 	}
-	*strategy = one ? strategy_to_json(one) : json_null();
+	*strategy = one ? strategy_to_json_in(ss, one) : json_null();
 	if (one && one->visit_threshold == 0) {
 		json_array_append_new(out, json_string("kill switch (visit_threshold 0)"));
 	} else if (one) {

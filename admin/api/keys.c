@@ -9,7 +9,11 @@
  * counts summed, and rates over the periods heard (each 10 s).  A key
  * only some periods or hosts counted among their heaviest is summed
  * over those: the counts are a lower bound, exact for a key every host
- * kept in every period.
+ * kept in every period.  A key's "p99_ns" is the highest p99 of the
+ * host periods that sent one (each a host's period's own, from its
+ * kernel's per-key histogram): no distribution has more than 1 % of its
+ * calls above the highest p99 of its parts, so it bounds the merged p99
+ * from above; null when no period sent one (no call completed).
  */
 #include <math.h>
 #include <stdio.h>
@@ -24,6 +28,7 @@
 struct hot {
 	const char *key, *kind;	/* the row's strings: alive with the scan */
 	uint64_t calls, exceptions, downgrades;
+	uint64_t p99_ns;	/* the highest of its host periods' p99; 0: none */
 	const char *host;	/* the row's host, to count hosts */
 	size_t hosts;		/* merged: the hosts that sent the key */
 };
@@ -108,7 +113,8 @@ static json_t *merge(json_t *rows, int64_t top, int64_t *periods, json_t *hosts)
 				cap = cap ? cap * 2 : 64;
 			}
 			h[n++] = (struct hot){ key, kind, count(k, "calls"),
-				count(k, "exceptions"), count(k, "downgrades"), host, 1 };
+				count(k, "exceptions"), count(k, "downgrades"),
+				count(k, "p99_ns"), host, 1 };
 		}
 	}
 	if (n)		/* qsort's array may not be NULL, even empty */
@@ -123,6 +129,8 @@ static json_t *merge(json_t *rows, int64_t top, int64_t *periods, json_t *hosts)
 			e.calls += h[j].calls;
 			e.exceptions += h[j].exceptions;
 			e.downgrades += h[j].downgrades;
+			if (h[j].p99_ns > e.p99_ns)
+				e.p99_ns = h[j].p99_ns;
 			e.hosts += strcmp(h[j].host, h[j - 1].host) != 0;
 		}
 		m[nm++] = e;
@@ -133,7 +141,7 @@ static json_t *merge(json_t *rows, int64_t top, int64_t *periods, json_t *hosts)
 	for (i = 0; out && i < nm && (int64_t)i < top; i++) {
 		int64_t secs = *periods * 10;
 
-		json_array_append_new(out, json_pack("{s:s, s:s, s:I, s:I, s:I, s:o, s:o, s:o, s:I}",
+		json_array_append_new(out, json_pack("{s:s, s:s, s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:o}",
 			"key", m[i].key, "kind", m[i].kind,
 			"calls", (json_int_t)m[i].calls,
 			"exceptions", (json_int_t)m[i].exceptions,
@@ -141,7 +149,8 @@ static json_t *merge(json_t *rows, int64_t top, int64_t *periods, json_t *hosts)
 			"calls_per_s", rate(m[i].calls, secs),
 			"exceptions_per_s", rate(m[i].exceptions, secs),
 			"downgrades_per_s", rate(m[i].downgrades, secs),
-			"hosts", (json_int_t)m[i].hosts));
+			"hosts", (json_int_t)m[i].hosts,
+			"p99_ns", m[i].p99_ns ? json_integer((json_int_t)m[i].p99_ns) : json_null()));
 	}
 out:
 	free(h);

@@ -245,27 +245,6 @@ static json_t *strategies_doc(const struct sds_strategies *s, const char *scheme
 	return o;
 }
 
-/*
- * Hot keys' key_overrides live in their document (common/strategy.h),
- * and the store keeps strategies a point a row: it would drop them.
- * Refused, never lost; 0: none in @ss (else the reply is sent).
- */
-static int key_overrides_refused(struct api_route *r,
-				 const struct sds_strategies *ss)
-{
-	int i;
-
-	for (i = 0; i < ss->n; i++) {
-		if (!ss->s[i].key_ov_n)
-			continue;
-		api_fail(r, 400,
-			 "point '%s': key_overrides: sds-admin does not store them yet (give them in the loader's --strategies file)",
-			 ss->s[i].point);
-		return -1;
-	}
-	return 0;
-}
-
 void api_route_strategies(struct api_route *r, const char *g, const char *a,
 		    const char *s)
 {
@@ -299,8 +278,6 @@ void api_route_strategies(struct api_route *r, const char *g, const char *a,
 		api_fail(r, 400, "%s", r->err);
 		goto out;
 	}
-	if (key_overrides_refused(r, ss))
-		goto out;
 	if (api_cluster_check_hosts(r, g, a, ss))
 		goto out;
 	if (api_store_rc(r, st->ops->strategies_put(st, g, a, s, ss, comment, &version, r->err)))
@@ -313,14 +290,16 @@ out:
 }
 
 /*
- * A point's strategy put (@put) or deleted (@del) must leave the scheme's
- * host pressure rules valid (docs/PRESSURE.md: a rule shedding "low"
- * points needs one): the whole document after the change, validated by
- * the codec.  0: valid (or no rules); else the reply is sent.
+ * A point's strategy put (@put, the one point of document @pdoc) or
+ * deleted (@del) must leave the scheme's document valid: its host
+ * pressure rules (docs/PRESSURE.md: a rule shedding "low" points needs
+ * one), and its key_overrides at most SDS_KEY_OVERRIDES_ALL in all
+ * points (docs/KEYS.md).  The whole document after the change, validated
+ * by the codec.  0: valid (or nothing to check); else the reply is sent.
  */
-static int rules_still_valid(struct api_route *r, const char *g, const char *a,
-			     const char *s, const struct sds_strategy *put,
-			     const char *del)
+static int doc_still_valid(struct api_route *r, const char *g, const char *a,
+			   const char *s, const struct sds_strategies *pdoc,
+			   const struct sds_strategy *put, const char *del)
 {
 	struct store *st = r->ad->store;
 	struct sds_strategies *cur = malloc(sizeof(*cur));
@@ -334,12 +313,12 @@ static int rules_still_valid(struct api_route *r, const char *g, const char *a,
 	if (api_store_rc(r, st->ops->strategies_get(st, g, a, s, cur, NULL, r->err)))
 		goto out;
 	ret = 0;
-	if (!cur->pressure.n)
+	if (!cur->pressure.n && !(put && put->key_ov_n))
 		goto out;
 	doc = strategy_set_to_json(cur);
 	pts = json_object_get(doc, "points");
 	if (put)
-		json_object_set_new(pts, put->point, strategy_to_json(put));
+		json_object_set_new(pts, put->point, strategy_to_json_in(pdoc, put));
 	if (del)
 		json_object_del(pts, del);
 	if (strategy_set_from_json(doc, cur, r->err, sizeof(r->err))) {
@@ -374,7 +353,7 @@ void api_route_strategy(struct api_route *r, const char *g, const char *a,
 		if (!one)
 			api_fail(r, 404, "point '%s' has no strategy in scheme '%s'", point, s);
 		else
-			api_reply(r, 200, strategy_to_json(one));
+			api_reply(r, 200, strategy_to_json_in(ss, one));
 		goto out;
 	}
 	if (api_is(r, "DELETE")) {
@@ -384,7 +363,7 @@ void api_route_strategy(struct api_route *r, const char *g, const char *a,
 			api_fail(r, 400, "unknown field '%.64s'", json_object_iter_key(json_object_iter(r->doc)));
 			goto out;
 		}
-		if (rules_still_valid(r, g, a, s, NULL, point))
+		if (doc_still_valid(r, g, a, s, NULL, NULL, point))
 			goto out;
 		if (!api_store_rc(r, st->ops->strategy_delete(st, g, a, s, point, comment,
 							  &version, r->err)))
@@ -406,15 +385,13 @@ void api_route_strategy(struct api_route *r, const char *g, const char *a,
 		goto out;
 	}
 	json_decref(doc);
-	if (key_overrides_refused(r, ss))
-		goto out;
 	if (api_cluster_check_hosts(r, g, a, ss))
 		goto out;
-	if (rules_still_valid(r, g, a, s, &ss->s[0], NULL))
+	if (doc_still_valid(r, g, a, s, ss, &ss->s[0], NULL))
 		goto out;
-	if (!api_store_rc(r, st->ops->strategy_put(st, g, a, s, &ss->s[0], comment,
+	if (!api_store_rc(r, st->ops->strategy_put(st, g, a, s, ss, comment,
 					       &version, r->err))) {
-		json_t *o = strategy_to_json(&ss->s[0]);
+		json_t *o = strategy_to_json_in(ss, &ss->s[0]);
 
 		api_reply(r, 200, json_pack("{s:s, s:o, s:I}", "point", point, "strategy", o,
 					"version", (json_int_t)version));

@@ -206,9 +206,12 @@ struct store_ops {
 	int (*strategies_put)(struct store *st, const char *g, const char *a,
 			      const char *s, const struct sds_strategies *in,
 			      const char *comment, int64_t *version, char *err);
-	/* Set (insert or replace) one point's strategy. */
+	/*
+	 * Set (insert or replace) one point's strategy: @in is a document of
+	 * that one point (in->s[0]), which holds its key_overrides.
+	 */
 	int (*strategy_put)(struct store *st, const char *g, const char *a,
-			    const char *s, const struct sds_strategy *in,
+			    const char *s, const struct sds_strategies *in,
 			    const char *comment, int64_t *version, char *err);
 	/* Delete one point's strategy (audited); bumps the version if @s is active. */
 	int (*strategy_delete)(struct store *st, const char *g, const char *a,
@@ -373,7 +376,7 @@ struct store *pg_store_open(const char *url, char *err);
 #include "../../libsds/sds_ext.h"
 
 #define STORE_EXT	"store"
-#define STORE_EXT_ABI	6	/* 4: struct store_stat_row has store/stat_cols.h's fields; 5: split, max_stuck, overload; 6: point_keys */
+#define STORE_EXT_ABI	7	/* 4: struct store_stat_row has store/stat_cols.h's fields; 5: split, max_stuck, overload; 6: point_keys; 7: strategy_put takes a one-point document (key_overrides) */
 
 struct store_ext {
 	struct sds_ext_head head;	/* STORE_EXT, STORE_EXT_ABI, SDS_EXT_IMPL */

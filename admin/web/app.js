@@ -519,6 +519,10 @@ async function saveStrategy() {
     const cur = await api('GET', appPath(state.sel) + '/schemes/' + encodeURIComponent(s) + '/strategies');
     const prio = cur.points[pt] && cur.points[pt].priority;
     if (prio) body.priority = prio;
+    // Nor its hot keys' limits (key_overrides: the hot-keys panel's caps): kept.
+    for (const f of ['key_capacity', 'key_visit_threshold', 'key_token_rate', 'key_token_bucket',
+                     'key_overrides'])
+      if (cur.points[pt] && cur.points[pt][f] !== undefined) body[f] = cur.points[pt][f];
     const r = await api('PUT', appPath(state.sel) + '/schemes/' + encodeURIComponent(s) +
                         '/strategies/' + encodeURIComponent(pt), body);
     ok('saved ' + pt + ' (version ' + r.version + ')');
@@ -663,7 +667,7 @@ function ensureCard(name) {
   hk.appendChild(el('div', '', 'sum'));
   const ht = el('table');
   const hh = el('tr');
-  for (const c of ['key', 'kind', 'calls/s', 'errors/s', 'downgrades/s', 'calls', 'hosts'])
+  for (const c of ['key', 'kind', 'calls/s', 'errors/s', 'downgrades/s', 'calls', 'hosts', 'p99', 'cap'])
     hh.appendChild(el('th', c));
   ht.appendChild(el('thead')).appendChild(hh);
   ht.appendChild(el('tbody'));
@@ -700,7 +704,8 @@ async function loadHotKeys() {
 }
 
 // Keys are text from the API (an integer, printable ASCII or 0x and hex):
-// set as textContent, never as markup.
+// set as textContent, never as markup.  The last cell caps the key: its
+// key_token_rate override in the active scheme's strategy of the point.
 function drawHotKeys(box, doc) {
   box.hidden = !doc.keys.length;
   if (box.hidden) return;
@@ -710,11 +715,103 @@ function drawHotKeys(box, doc) {
   const tb = box.querySelector('tbody');
   tb.replaceChildren(...doc.keys.map((k) => {
     const tr = el('tr');
+    tr.dataset.key = k.key;
     for (const c of [k.key, k.kind, k.calls_per_s.toFixed(1), k.exceptions_per_s.toFixed(1),
-                     k.downgrades_per_s.toFixed(1), k.calls, k.hosts])
+                     k.downgrades_per_s.toFixed(1), k.calls, k.hosts,
+                     k.p99_ns === null ? '-' : fmtNs(k.p99_ns)])
       tr.appendChild(el('td', c));
+    tr.appendChild(capCell(doc.point, k));
     return tr;
   }));
+}
+
+// An override's key is the key's text (docs/KEYS.md "Limits"): an
+// integer's decimal, a string's or bytes' text.  A key shown as hex (bytes
+// not all printable) or (unreadable) has no text an override can name.
+function cappable(k) {
+  return k.kind === 'int' || ((k.kind === 'str' || k.kind === 'buf') && !/^0x([0-9a-f]{2})+$/.test(k.key));
+}
+
+function keyCap(point, key) {
+  const s = state.active && state.active.points[point];
+  const o = s && s.key_overrides && s.key_overrides[key];
+  return o && o.key_token_rate > 0 ? o.key_token_rate : null;
+}
+
+function capCell(point, k) {
+  const td = el('td', null, 'cap');
+  if (!cappable(k)) {
+    td.textContent = '-';
+    return td;
+  }
+  const cap = keyCap(point, k.key);
+  if (cap !== null) {
+    td.appendChild(el('span', cap + '/s '));
+    const b = el('button', 'remove cap', 'uncap');
+    b.addEventListener('click', () => capKey(point, k.key, null));
+    td.appendChild(b);
+    return td;
+  }
+  const inp = el('input', null, 'caprate');
+  inp.type = 'number';
+  inp.min = '1';
+  inp.placeholder = 'calls/s';
+  const b = el('button', 'cap', 'capkey');
+  b.addEventListener('click', () => {
+    const n = Number(inp.value);
+    if (!Number.isInteger(n) || n < 1) {
+      fail(new Error('a cap is a whole number of calls a second, at least 1'));
+      return;
+    }
+    capKey(point, k.key, n);
+  });
+  td.appendChild(inp);
+  td.appendChild(b);
+  return td;
+}
+
+// Cap one key of @point at @rate calls a second (null: remove its cap), in
+// the active scheme's strategy of the point, its other settings and
+// overrides kept; an override left with nothing goes.  The loaders take it
+// with the new version; the key is failed fast or downgraded (reason
+// key) while over its bucket.
+function capKey(point, key, rate) {
+  const info = state.info, a = state.sel;
+  const scheme = info.active_scheme;
+  const path = appPath(a) + '/schemes/' + encodeURIComponent(scheme) + '/strategies/' +
+               encodeURIComponent(point);
+  openConfirm({
+    title: (rate !== null ? 'Cap key ' : 'Remove the cap of key ') + key + ' of ' + point,
+    text: rate !== null
+      ? 'Key ' + key + ' of ' + point + ' on every host of ' + info.group + '/' + info.name +
+        ' passes at most ' + rate + ' calls a second once the host has the new strategies version:' +
+        ' key_overrides["' + key + '"].key_token_rate ' + rate + ' in the active scheme ' + scheme + '.'
+      : 'key_token_rate is removed from key_overrides["' + key + '"] of ' + point +
+        ' in the active scheme ' + scheme + ' of ' + info.group + '/' + info.name + '.',
+    action: async (comment) => {
+      const sp = appPath(a) + '/schemes/' + encodeURIComponent(scheme) + '/strategies';
+      const cur = (await api('GET', sp)).points[point] || {};
+      const ov = cur.key_overrides || {};
+      const o = ov[key] || {};
+      if (rate !== null) {
+        o.key_token_rate = rate;
+        delete o.key_token_bucket;
+        ov[key] = o;
+      } else {
+        delete o.key_token_rate;
+        delete o.key_token_bucket;
+        if (Object.keys(o).length) ov[key] = o;
+        else delete ov[key];
+      }
+      if (Object.keys(ov).length) cur.key_overrides = ov;
+      else delete cur.key_overrides;
+      const r = await api('PUT', path, Object.assign(cur, { comment }));
+      ok((rate !== null ? 'key ' + key + ' of ' + point + ' capped at ' + rate + '/s'
+                        : 'cap of key ' + key + ' of ' + point + ' removed') +
+         ' (version ' + r.version + '): the hosts take it with the new version');
+      tick(true);
+    },
+  });
 }
 
 // Where the charts start: the app's first period unless the range's start

@@ -133,6 +133,7 @@ struct sds_hb_key {
 	uint64_t calls;
 	uint64_t exceptions;
 	uint64_t downgrades;
+	uint64_t p99_ns;		/* p99 of its calls that completed in the period; 0: none */
 };
 
 /* One heartbeat: one app on one host, one period.  ~160 KiB: heap it. */

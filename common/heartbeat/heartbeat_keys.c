@@ -2,7 +2,8 @@
 /*
  * heartbeat_keys.c - a keyed point's heaviest keys of the period in the
  * heartbeat (docs/KEYS.md): "keys": [{"key": "7", "kind": "int",
- * "calls": N, "exceptions": N, "downgrades": N}, ...], at most
+ * "calls": N, "exceptions": N, "downgrades": N, "p99_ns": N}, ...]
+ * ("p99_ns" only when some call of the key completed in the period), at most
  * SDS_HB_POINT_KEYS a point and SDS_HB_MAX_KEYS a heartbeat, sent only
  * when a point has some (older admins refuse fields they do not know).
  * Keys are text: printable ASCII only, as the loader shows them.
@@ -48,6 +49,11 @@ int heartbeat_point_keys_to_json(const struct sds_heartbeat *hb, int point,
 			      "kind", k->kind, "calls", (json_int_t)k->calls,
 			      "exceptions", (json_int_t)k->exceptions,
 			      "downgrades", (json_int_t)k->downgrades);
+		if (o && k->p99_ns &&
+		    json_object_set_new(o, "p99_ns", json_integer((json_int_t)k->p99_ns))) {
+			json_decref(o);
+			o = NULL;
+		}
 		if (!o || json_array_append_new(a, o)) {
 			json_decref(a);
 			return -1;
@@ -121,7 +127,8 @@ int heartbeat_point_keys_from_json(const char *name, json_t *obj,
 		}
 		json_object_foreach(e, f, v) {
 			if (strcmp(f, "key") && strcmp(f, "kind") && strcmp(f, "calls") &&
-			    strcmp(f, "exceptions") && strcmp(f, "downgrades")) {
+			    strcmp(f, "exceptions") && strcmp(f, "downgrades") &&
+			    strcmp(f, "p99_ns")) {
 				snprintf(err, errlen, "points.%s.keys[%zu]: unknown field '%.64s'",
 					 name, i, f);
 				return -1;
@@ -150,9 +157,10 @@ int heartbeat_point_keys_from_json(const char *name, json_t *obj,
 		snprintf(k->kind, sizeof(k->kind), "%s", json_string_value(kind));
 		if (key_count(e, "calls", &k->calls) ||
 		    key_count(e, "exceptions", &k->exceptions) ||
-		    key_count(e, "downgrades", &k->downgrades)) {
+		    key_count(e, "downgrades", &k->downgrades) ||
+		    key_count(e, "p99_ns", &k->p99_ns)) {
 			snprintf(err, errlen,
-				 "points.%s.keys[%zu]: calls, exceptions and downgrades must be integers 0..%lld",
+				 "points.%s.keys[%zu]: calls, exceptions, downgrades and p99_ns must be integers 0..%lld",
 				 name, i, (long long)SDS_HB_COUNT_MAX);
 			return -1;
 		}

@@ -399,22 +399,7 @@ void keys__text(const struct sds_key *k, char *buf, size_t len)
 
 uint64_t keys__percentile(const struct keys_entry *e, unsigned int p)
 {
-	uint64_t total = 0, need, run = 0;
-	int i;
-
-	for (i = 0; i < SDS_KEY_HIST; i++)
-		total += e->hist[i];
-	if (!total)
-		return 0;
-	need = (total * p + 99) / 100;
-	if (!need)
-		need = 1;
-	for (i = 0; i < SDS_KEY_HIST; i++) {
-		run += e->hist[i];
-		if (run >= need)
-			return (2ULL << i) - 1;
-	}
-	return (2ULL << (SDS_KEY_HIST - 1)) - 1;
+	return keys__hist_percentile(e->hist, p);
 }
 
 int keys__block(struct probes *pr, int id, uint64_t hash, uint64_t until_ns)
@@ -435,8 +420,8 @@ int keys__unblock(struct probes *pr, int id, uint64_t hash)
 	return 0;
 }
 
-void keys__heartbeat(const struct probes *pr, int id, struct sds_hb_key *out,
-		     int *n, int max)
+void keys__heartbeat(const struct probes *pr, int id, struct keys_period *kp,
+		     struct sds_hb_key *out, int *n, int max)
 {
 	int mine = 0;
 	struct keys_read r;
@@ -444,6 +429,9 @@ void keys__heartbeat(const struct probes *pr, int id, struct sds_hb_key *out,
 
 	if (!keys__keyed(pr, id) || keys__read(pr, id, &r))
 		return;
+	/* Marks of a table since replaced (a new capacity) hold nothing of this one's. */
+	if (kp->table != pr->keys[id].base_inserted)
+		keys_period__free(kp);
 	keys__top(&r);
 	for (i = 0; i < r.n && i < SDS_HB_POINT_KEYS; i++) {
 		const struct keys_entry *e = &r.e[i];
@@ -462,6 +450,8 @@ void keys__heartbeat(const struct probes *pr, int id, struct sds_hb_key *out,
 		k->calls = e->win_calls;
 		k->exceptions = e->win_exceptions;
 		k->downgrades = e->win_downgrades;
+		k->p99_ns = keys_period__percentile(kp, e, 99);
 	}
+	keys_period__mark(kp, &r, pr->keys[id].base_inserted);
 	keys__read_free(&r);
 }

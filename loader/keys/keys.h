@@ -13,6 +13,7 @@
 #include "sds_types.h"
 #include "sds_keys.h"
 #include "sds_keystat.h"
+#include "keys/keys_period.h"
 
 struct probes;
 struct point_spec;
@@ -106,9 +107,10 @@ int keys__unblock(struct probes *pr, int id, uint64_t hash);
 /*
  * The heartbeat's keys of point @id: its SDS_HB_POINT_KEYS heaviest over
  * the window as the period closes, appended to @out[*@n..@max), each
- * with .point @id.
+ * with .point @id and its p99 over the period (since @kp's marks, which
+ * are then moved to now: keys_period.h).
  */
-void keys__heartbeat(const struct probes *pr, int id, struct sds_hb_key *out,
-		     int *n, int max);
+void keys__heartbeat(const struct probes *pr, int id, struct keys_period *kp,
+		     struct sds_hb_key *out, int *n, int max);
 
 #endif /* SDS_KEYS_LOADER_H */

@@ -40,6 +40,8 @@ void engine__init(struct engine *e, const struct engine_env *env)
 
 void engine__close(struct engine *e)
 {
+	int id;
+
 	snapshot__put(e->snap);
 	e->snap = NULL;
 	snap_pool__free(&e->snaps);
@@ -49,6 +51,8 @@ void engine__close(struct engine *e)
 	e->strategies = NULL;
 	pressure_run__close(&e->pressure);
 	keys_run__close(&e->keys);
+	for (id = 0; id < SDS_MAX_POINTS; id++)
+		keys_period__free(&e->keys_period[id]);
 }
 
 int engine__point(struct engine *e, const char *name)
@@ -224,8 +228,8 @@ static void tick_heartbeat(struct engine *e, struct tick *t)
 	t->refused = e->refused;
 	/* The keyed points' heaviest keys as the period ends (docs/KEYS.md). */
 	for (id = 0; id < t->npoints; id++)
-		keys__heartbeat(e->env.probes, id, e->tick_keys, &t->nkeys,
-				SDS_HB_MAX_KEYS);
+		keys__heartbeat(e->env.probes, id, &e->keys_period[id], e->tick_keys,
+				&t->nkeys, SDS_HB_MAX_KEYS);
 	/* Host pressure rules as the period ends (docs/PRESSURE.md). */
 	t->nrules = pressure_run__hb_rules(&e->pressure, e->tick_rules);
 	t->rules = e->tick_rules;

@@ -19,6 +19,7 @@
 #include "tick/adaptive_run.h"
 #include "tick/exact_run.h"
 #include "tick/keys_run.h"
+#include "keys/keys_period.h"
 #include "tick/pressure_run.h"
 #include "tick/tick.h"
 #include "heartbeat/heartbeat.h"
@@ -102,6 +103,7 @@ struct engine {
 	struct sds_hb_refusal refused[SDS_HB_MAX_REFUSED];
 	char apply_err[512];
 	struct sds_hb_key tick_keys[SDS_HB_MAX_KEYS];	/* @tick.keys */
+	struct keys_period keys_period[SDS_MAX_POINTS];	/* per point: its keys' latency at the last period's close */
 };
 
 /* Where a cluster point's limits in force come from (engine__cluster). */

@@ -30,7 +30,8 @@ what the test made the target call.
   * heartbeat: the heartbeat of a period with 1 s of the users' calls
     (5.0-6.5 s into it, inside the 10-s window the period's close reads)
     carries the point's 10 heaviest keys: user 7 first with its 5,000
-    calls, the others 50 each, exceptions exact (a fake admin keeps it).
+    calls, the others 50 each, exceptions exact, each key's p99 of the
+    period that of all its calls (a fake admin keeps it).
   * blocked_key: on a keyed :failfast=connect point, key 2 blocked
     through the control socket's root-only `keys-block`: its 10 connects
     fail, key 1's 10 pass; the block counted (blocked 1, key 2's downgrade, the
@@ -41,6 +42,9 @@ what the test made the target call.
     strategies in force stay.
   * limits.py's: key limits at the tick (guard_token, guard_override,
     function_token, guard_visit, guard_no_key, bad_limits).
+  * admin_cap.py's: user 7 capped through a real sds-admin's API
+    (admin_cap) and from its dashboard in chromium (dashboard_cap), on a
+    keyed :failfast= function point of an unmodified program.
 
 Run as root:  python3 tests/keys/run.py [-v] [NAME-SUBSTRING...]
 Python 3 standard library only.
@@ -332,8 +336,17 @@ def heartbeat(ctx):
     eq(p["visits"], (USERS - 1) * RATE + HOT_RATE, "the period's visits")
     keys = p.get("keys")
     check(keys and len(keys) == 10, "keys %r, want 10" % keys)
-    eq(keys[0], {"key": "7", "kind": "int", "calls": HOT_RATE,
-                 "exceptions": 0, "downgrades": 0}, "the heaviest key")
+    # Every call of these keys was made (and ended) in this period: each
+    # one's p99 of the period is that of its whole histogram, as `stats
+    # --keys` has it (after the period no call came), a log2 bucket's top.
+    table = {e["key"]: e for e in ctx.keys("u")["top"]}
+    p99 = [k.get("p99_ns") for k in keys]
+    check(all(x and (x + 1) & x == 0 for x in p99),
+          "p99_ns %r: not each a log2 bucket's upper end" % p99)
+    eq(p99, [table[k["key"]]["p99_ns"] for k in keys], "the keys' p99 of the period")
+    eq(dict(keys[0], p99_ns=0), {"key": "7", "kind": "int", "calls": HOT_RATE,
+                                 "exceptions": 0, "downgrades": 0, "p99_ns": 0},
+       "the heaviest key")
     for k in keys[1:]:
         u = int(k["key"])
         eq((k["kind"], k["calls"], k["exceptions"], k["downgrades"]),
@@ -460,6 +473,9 @@ def bad_reload(ctx):
 # Key limits wired into the tick (limits.py).
 import limits  # noqa: E402
 limits.add(SUITE)
+# One tenant capped from the console: a real sds-admin (admin_cap.py).
+import admin_cap  # noqa: E402
+admin_cap.add(SUITE)
 
 
 if __name__ == "__main__":

@@ -315,12 +315,14 @@ int sq_strategies_read(struct sq_store *s, int64_t sid,
 	sq_bind_int64(q, 1, sid);
 	out->n = 0;
 	out->pressure.n = 0;
+	out->nkey_ov = 0;
 	while ((rc = sq_step(q)) == SQ_ROW) {
 		const char *point = sq_col_text(q, 0);
 		const char *body = sq_col_text(q, 1);
-		char doc[4096], perr[256];
 		struct sds_strategies *one_pt;
-		int n;
+		struct sds_strategy *st;
+		char *doc = NULL, perr[256];
+		int n, bad;
 
 		/* The scheme's host pressure rules: the row no point can name. */
 		if (!point[0]) {
@@ -335,20 +337,32 @@ int sq_strategies_read(struct sq_store *s, int64_t sid,
 		}
 		if (out->n >= SDS_MAX_STRATEGIES)
 			break;
-		/* Stored bodies were validated on the way in; parse them back
-		 * with the same codec so both sides agree on the meaning. */
-		n = snprintf(doc, sizeof(doc), "{\"version\":0,\"points\":{\"%s\":%s}}",
-			     point, body);
-		one_pt = malloc(sizeof(*one_pt));
-		if (!one_pt || n >= (int)sizeof(doc) ||
-		    strategy_set_parse(doc, n, one_pt, perr, sizeof(perr)) || one_pt->n != 1) {
+		/*
+		 * Stored bodies were validated on the way in; parse them back
+		 * with the same codec so both sides agree on the meaning.  A
+		 * body with its key_overrides can be ~100 KiB: sized to fit.
+		 */
+		n = asprintf(&doc, "{\"version\":0,\"points\":{\"%s\":%s}}", point, body);
+		one_pt = n < 0 ? NULL : malloc(sizeof(*one_pt));
+		bad = !one_pt || strategy_set_parse(doc, (size_t)n, one_pt, perr, sizeof(perr)) ||
+		      one_pt->n != 1 ||
+		      out->nkey_ov + one_pt->nkey_ov > SDS_KEY_OVERRIDES_ALL;
+		if (n >= 0)
+			free(doc);
+		if (bad) {
 			free(one_pt);
 			free(rules);
 			sq_reset(q);
 			sq_seterr(err, "database: stored strategy of point '%s' unreadable", point);
 			return STORE_ERROR;
 		}
-		out->s[out->n++] = one_pt->s[0];
+		/* Its key_overrides move to the end of the document's. */
+		st = &out->s[out->n++];
+		*st = one_pt->s[0];
+		st->key_ov_first = out->nkey_ov;
+		memcpy(&out->key_ov[out->nkey_ov], one_pt->key_ov,
+		       (size_t)one_pt->nkey_ov * sizeof(*one_pt->key_ov));
+		out->nkey_ov += one_pt->nkey_ov;
 		free(one_pt);
 	}
 	sq_reset(q);
@@ -397,10 +411,12 @@ out:
 	return ret;
 }
 
+/* Point @in of document @doc, with its key_overrides (which live in @doc). */
 static int strategy_write(struct sq_store *s, int64_t sid,
+			  const struct sds_strategies *doc,
 			  const struct sds_strategy *in, char *err)
 {
-	return row_write(s, sid, in->point, strategy_to_json(in), err);
+	return row_write(s, sid, in->point, strategy_to_json_in(doc, in), err);
 }
 
 /*
@@ -409,7 +425,7 @@ static int strategy_write(struct sq_store *s, int64_t sid,
  */
 struct strat_op {
 	const struct sds_strategies *all;	/* replace every strategy with these, or */
-	const struct sds_strategy *one;		/* set this point's, or */
+	const struct sds_strategies *one;	/* set its one point's (s[0]), or */
 	const char *del;			/* delete this point's */
 };
 
@@ -422,13 +438,13 @@ static int strat_apply(struct sq_store *s, int64_t sid, const struct strat_op *o
 	if (op->all) {
 		ret = sq_run(s, sq_qk(s, Q_STRAT_CLEAR, sid), err);
 		for (i = 0; i < op->all->n && !ret; i++)
-			ret = strategy_write(s, sid, &op->all->s[i], err);
+			ret = strategy_write(s, sid, op->all, &op->all->s[i], err);
 		if (!ret)
 			ret = rules_write(s, sid, &op->all->pressure, err);
 		return ret;
 	}
 	if (op->one)
-		return strategy_write(s, sid, op->one, err);
+		return strategy_write(s, sid, op->one, &op->one->s[0], err);
 	q = sq_q(s, Q_STRAT_DEL);
 	if (!q)
 		return sq_dberr(s, err);
@@ -488,16 +504,21 @@ int sq_strategies_put(struct store *st, const char *g, const char *a,
 }
 
 int sq_strategy_put(struct store *st, const char *g, const char *a,
-		    const char *name, const struct sds_strategy *in,
+		    const char *name, const struct sds_strategies *in,
 		    const char *comment, int64_t *version, char *err)
 {
 	struct strat_op op = { .one = in };
 	char detail[200];
-	json_t *o = strategy_to_json(in);
-	char *body = o ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	json_t *o = strategy_to_json_in(in, &in->s[0]);
+	/*
+	 * The audit's detail is cut at 200 bytes (a long override list too):
+	 * in ASCII (a key's text escaped), so the cut never splits a UTF-8
+	 * character, which PostgreSQL would refuse and SQLite keep unreadable.
+	 */
+	char *body = o ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII) : NULL;
 	int ret;
 
-	snprintf(detail, sizeof(detail), "%s %s", in->point, body ? body : "");
+	snprintf(detail, sizeof(detail), "%s %s", in->s[0].point, body ? body : "");
 	free(body);
 	json_decref(o);
 	ret = strat_frame(st, g, a, name, &op, "strategy.put", detail, comment,

@@ -303,7 +303,7 @@ int sq_strategies_put(struct store *st, const char *g, const char *a,
 		      const char *name, const struct sds_strategies *in,
 		      const char *comment, int64_t *version, char *err);
 int sq_strategy_put(struct store *st, const char *g, const char *a,
-		    const char *name, const struct sds_strategy *in,
+		    const char *name, const struct sds_strategies *in,
 		    const char *comment, int64_t *version, char *err);
 int sq_strategy_delete(struct store *st, const char *g, const char *a,
 		       const char *name, const char *point,

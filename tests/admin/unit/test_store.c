@@ -77,12 +77,15 @@ static void test_org(void **state)
 static void put_one(const char *scheme, const char *point, int64_t visit_threshold,
 		    int64_t *version)
 {
-	struct sds_strategy s;
+	struct sds_strategies *one = calloc(1, sizeof(*one));
 
-	strategy_init(&s, point);
-	s.visit_threshold = visit_threshold;
-	assert_int_equal(st->ops->strategy_put(st, "g1", "shop", scheme, &s, "c",
+	assert_non_null(one);
+	one->n = 1;
+	strategy_init(&one->s[0], point);
+	one->s[0].visit_threshold = visit_threshold;
+	assert_int_equal(st->ops->strategy_put(st, "g1", "shop", scheme, one, "c",
 					       version, err), STORE_OK);
+	free(one);
 }
 
 static void test_schemes_and_versions(void **state)

@@ -36,6 +36,7 @@ static void test_round_trip(void **state)
 	snprintf(k->kind, sizeof(k->kind), "int");
 	k->calls = 50000;
 	k->exceptions = 3;
+	k->p99_ns = 2047;
 	k = heartbeat_add_key(hb, 1);
 	snprintf(k->key, sizeof(k->key), "0x07000000");
 	snprintf(k->kind, sizeof(k->kind), "buf");
@@ -49,12 +50,18 @@ static void test_round_trip(void **state)
 	ks = json_object_get(json_object_get(json_object_get(doc, "points"), "order"),
 			     "keys");
 	assert_int_equal(json_array_size(ks), 2);
+	/* A key none of whose calls completed in the period sends no p99. */
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(ks, 0), "p99_ns")),
+			 2047);
+	assert_null(json_object_get(json_array_get(ks, 1), "p99_ns"));
 	assert_int_equal(heartbeat_from_json(doc, back, err, sizeof(err)), 0);
 	assert_int_equal(back->nkeys, 2);
 	assert_string_equal(back->keys[0].key, "7");
 	assert_string_equal(back->keys[0].kind, "int");
 	assert_int_equal(back->keys[0].calls, 50000);
 	assert_int_equal(back->keys[0].exceptions, 3);
+	assert_int_equal(back->keys[0].p99_ns, 2047);
+	assert_int_equal(back->keys[1].p99_ns, 0);
 	assert_string_equal(back->keys[1].key, "0x07000000");
 	assert_int_equal(back->keys[1].downgrades, 2);
 	assert_string_equal(back->points[back->keys[0].point].name, "order");
@@ -85,7 +92,7 @@ static void test_refused(void **state)
 		{ "{}", "points.order.keys must be an array of at most 10 keys" },
 		{ "[1]", "points.order.keys[0] must be an object" },
 		{ "[{\"key\": \"7\", \"kind\": \"int\", \"calls\": -1}]",
-		  "points.order.keys[0]: calls, exceptions and downgrades must be integers 0..1099511627776" },
+		  "points.order.keys[0]: calls, exceptions, downgrades and p99_ns must be integers 0..1099511627776" },
 		{ "[{\"key\": \"a\\u001bb\", \"kind\": \"str\"}]",
 		  "points.order.keys[0].key must be printable text of at most 130 characters" },
 		{ "[{\"key\": 7, \"kind\": \"int\"}]",
