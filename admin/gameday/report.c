@@ -80,7 +80,7 @@ json_t *gameday_report(struct store *st, const char *g, const char *a, json_t *r
 	rep = json_object();
 	json_object_update(rep, run);
 	json_object_del(rep, "state");
-	json_object_set(rep, "steps", json_is_array(steps) ? steps : json_array());
+	json_object_set_new(rep, "steps", json_is_array(steps) ? json_incref(steps) : json_array());
 	json_object_set_new(rep, "error", json_incref(json_object_get(state, "error")) ?:
 			    json_null());
 	d = first_step(steps, "drill", &di);

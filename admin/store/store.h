@@ -60,6 +60,7 @@ struct store_hb_result {
 	struct sds_strategies *strategies;	/* if non-NULL and @want: the active scheme's */
 	struct sds_hb_drill *drills;	/* if non-NULL: room for SDS_HB_MAX_DRILLS, filled */
 	int ndrills;			/* the app's drills in force */
+	int64_t drills_seq;		/* the app's drills' change counter as they were read */
 	struct sds_hb_copy *copy;	/* if non-NULL: the app's plans and live copy servers */
 	/*
 	 * The sync's asker (GET /api/v1/sync?host=): only the drills handed

@@ -171,6 +171,7 @@ APP = "/groups/demo/apps/shop"
 # schema 7, for the migration tests.
 DROP_8 = ("DROP TABLE gameday_runs;"
           "DROP TABLE gamedays;"
+          "ALTER TABLE apps DROP COLUMN drills_seq;"
           "DROP TABLE hot_keys;"
           "ALTER TABLE stats DROP COLUMN split_calls;"
           "ALTER TABLE stats DROP COLUMN split_on_cpu_ns;"

@@ -40,7 +40,7 @@ enum {
 	Q_COUNT_GROUPS, Q_COUNT_APPS, Q_COUNT_HOSTS,
 	Q_DEL_APP_STATS, Q_DEL_APP_HB, Q_DEL_APP_KEYS, Q_DEL_APP_HOSTS, Q_DEL_APP_AUDIT,
 	Q_DEL_APP_SCHEMES, Q_DEL_APP_STRATS,
-	Q_DRILL_INS, Q_DRILL_LIST, Q_DRILL_ACTIVE, Q_DRILL_GET, Q_DRILL_STOP,
+	Q_DRILLS_BUMP, Q_DRILL_INS, Q_DRILL_LIST, Q_DRILL_ACTIVE, Q_DRILL_GET, Q_DRILL_STOP,
 	Q_COPY_INS, Q_COPY_UPD, Q_COPY_LIST, Q_COPY_GET, Q_COPY_STOP,
 	Q_COPY_ACTIVE_APP, Q_COPY_ACTIVE_ALL, Q_COPY_BY_NAME, Q_COPY_LSTAT,
 	Q_COPY_SSTAT, Q_COPY_STATS, Q_COPY_SRV_UPSERT, Q_COPY_SRV_LIVE,
@@ -123,6 +123,7 @@ struct sq_app_ref {
 	int64_t id;		/* apps.id */
 	int64_t version;	/* its strategies' version, as read */
 	int64_t active;		/* the active scheme's id, 0 if none */
+	int64_t drills_seq;	/* its drills' change counter, as read */
 };
 
 /* store/query/sql.c: the SQL of statement @id; @dialect's own row if it has one. */

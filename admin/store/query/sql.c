@@ -26,7 +26,7 @@ const char *const sq_sql[NQ] = {
 	[Q_GROUP_UPD] = "UPDATE groups SET description = ?2 WHERE name = ?1",
 	[Q_GROUP_DEL] = "DELETE FROM groups WHERE id = ?1",
 	[Q_GROUP_NAPPS] = "SELECT count(*) FROM apps WHERE group_id = ?1",
-	[Q_APP_ID] = "SELECT a.id, a.version, a.active_scheme FROM apps a"
+	[Q_APP_ID] = "SELECT a.id, a.version, a.active_scheme, a.drills_seq FROM apps a"
 		" JOIN groups g ON g.id = a.group_id WHERE g.name = ?1 AND a.name = ?2",
 #define APP_COLS "g.name, a.name, a.description, a.created, a.version," \
 		" (SELECT s.name FROM schemes s WHERE s.id = a.active_scheme)," \
@@ -120,6 +120,7 @@ const char *const sq_sql[NQ] = {
 	[Q_DEL_APP_STRATS] = "DELETE FROM strategies WHERE scheme_id IN"
 		" (SELECT id FROM schemes WHERE app_id = ?1)",
 	[Q_DEL_APP_SCHEMES] = "DELETE FROM schemes WHERE app_id = ?1",
+	[Q_DRILLS_BUMP] = "UPDATE apps SET drills_seq = drills_seq + 1 WHERE id = ?1",
 	[Q_DRILL_INS] = "INSERT INTO drills (app_id, point, kind, ratio, delay_ms, created,"
 		" expires_at, started_by, errno, hosts, stop_when)"
 		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",

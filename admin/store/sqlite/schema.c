@@ -193,7 +193,10 @@ static const char *const migrations[] = {
 	 * 0: none; next_run NULL: not scheduled) and how many reports it
 	 * keeps; its runs, each a report.  One run open per app at once:
 	 * the partial unique index, so two admins cannot both start one.
+	 * And an app's drills' change counter, one up with every drill
+	 * started or stopped: a loader keeps the newest list it was sent.
 	 */
+	"ALTER TABLE apps ADD COLUMN drills_seq INTEGER NOT NULL DEFAULT 0;"
 	"CREATE TABLE gamedays ("
 	"  id INTEGER PRIMARY KEY,"
 	"  app_id INTEGER NOT NULL REFERENCES apps(id) ON DELETE CASCADE,"

@@ -40,6 +40,7 @@ static char err[STORE_ERR_MAX];
 #define FIXTURE_DROP_TO_PRE_ADAPTIVE					\
 	"DROP TABLE gameday_runs;"					\
 	"DROP TABLE gamedays;"						\
+	"ALTER TABLE apps DROP COLUMN drills_seq;"			\
 	"DROP TABLE hot_keys;"						\
 	"ALTER TABLE drills DROP COLUMN hosts;"				\
 	"ALTER TABLE drills DROP COLUMN stop_when;"			\

@@ -156,6 +156,7 @@ static void test_newer_schema(void **state)
 	exec("ALTER TABLE hosts DROP COLUMN refused");
 	exec("DROP TABLE gameday_runs");
 	exec("DROP TABLE gamedays");
+	exec("ALTER TABLE apps DROP COLUMN drills_seq");
 	exec("DROP TABLE hot_keys");
 	exec("ALTER TABLE drills DROP COLUMN hosts");
 	exec("ALTER TABLE drills DROP COLUMN stop_when");
