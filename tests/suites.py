@@ -118,7 +118,7 @@ SUITES = [
     Suite("e2e-1", "wait1", [_py("tests/e2e/run.py")], budget=300,
           env={"SDS_TEST_SHARD": "1/3"}),
     Suite("backlog", "wait1", [_py("tests/backlog/run.py")], budget=200),
-    Suite("drill", "wait1", [_py("tests/drill/run.py")], budget=200),
+    Suite("drill", "wait1", [_py("tests/drill/run.py")], budget=240),
     # Drills' blast radius and automatic abort (docs/DRILL.md): four hosts,
     # a drill stopped by its condition within 3 s; mostly heartbeats.
     Suite("drillfleet", "wait1", [_py("tests/drillfleet/run.py")], budget=260),
