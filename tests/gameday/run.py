@@ -28,7 +28,8 @@ state and pin directories, each on its own copy of tests/drill/drillapp).
       drill it started is stopped (on the host too, calls pass again);
       a second run while one runs is refused (400, one line), nothing
       started
-  schedule_keeps_last_reports   a game day every 10 s, keeping 2: three
+  schedule_keeps_last_reports(_pg)   on SQLite and on PostgreSQL: a game
+      day every 10 s, keeping 2: three
       runs 10 s apart (a tick of margin), started by the schedule, only
       the last two kept; a copy step starts the named plan again with its
       settings and the run's end stops it; a due run while another game
@@ -261,11 +262,32 @@ def abort_stops_what_it_started(ctx):
     eq(a.ok("GET", GD + "/long")["running"], None, "running after")
 
 
-@test
-def schedule_keeps_last_reports(ctx):
+def admin(ctx, pg=False):
+    """An admin with app APP and no host; @pg: on a database of its own
+    on a real PostgreSQL."""
     a = e2e.Admin(ctx)
+    if pg:
+        why = pgtest.available()
+        check(why is None, "no PostgreSQL: %s" % why)
+        ctx.pg = pgtest.cluster()
+        ctx.pg.start()
+        a.db = ctx.pg.create_db(pgtest.unique_name("sds_gameday"))
     a.start()
     a.ok("POST", "/groups/%s/apps" % df.GROUP, {"name": df.APP}, want=201)
+    return a
+
+
+@test
+def schedule_keeps_last_reports(ctx):
+    schedule(ctx, admin(ctx))
+
+
+@test
+def schedule_keeps_last_reports_pg(ctx):
+    schedule(ctx, admin(ctx, pg=True))
+
+
+def schedule(ctx, a):
     plan = {"name": "mirror", "points": [POINT], "sample_pct": 30, "amplification": 2,
             "framing": "http", "writes": False, "rate": 50, "shadows": ["127.0.0.1:9"],
             "duration_s": 600, "by": "test"}
@@ -368,9 +390,7 @@ BAD = [
 
 @test
 def bad_input(ctx):
-    a = e2e.Admin(ctx)
-    a.start()
-    a.ok("POST", "/groups/%s/apps" % df.GROUP, {"name": df.APP}, want=201)
+    a = admin(ctx)
     for body, why in BAD:
         doc = dict(body, name="gd")
         got = a.ok("POST", GD, doc, want=400)
