@@ -62,13 +62,15 @@ static int check_until(struct api_route *r, json_t *u, const char *w)
 	json_t *above = json_object_get(u, "above"), *below = json_object_get(u, "below");
 	const char *point = json_string_value(json_object_get(u, "point"));
 	const char *field = json_string_value(json_object_get(u, "field"));
+	char where[48];
 	double v, max;
 	uint32_t fid;
 
 	if (!json_is_object(u))
 		return api_fail(r, 400, "%s.until must be an object {point, field, above or below, "
 				"window_s}", w), -1;
-	if (only(r, u, "until", f, "point, field, above, below, window_s"))
+	snprintf(where, sizeof(where), "%s.until", w);
+	if (only(r, u, where, f, "point, field, above, below, window_s"))
 		return -1;
 	if (!point || !sds_name_valid(point))
 		return api_fail(r, 400, "%s.until.point: bad name (1-64 of [A-Za-z0-9_-])", w), -1;

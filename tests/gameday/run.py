@@ -371,6 +371,9 @@ BAD = [
     ({"steps": [{"do": "wait", "for_s": 1}, {"do": "stop", "step": 0}]},
      "steps[1].step must be the index of an earlier drill or copy step"),
     ({"steps": [{"do": "stop", "x": 1}]}, "steps[0]: unknown field 'x' (do, step)"),
+    ({"steps": [{"do": "wait", "until": {"point": POINT, "field": "downgrades", "above": 1,
+                                         "window_s": 10, "over": 2}, "timeout_s": 5}]},
+     "steps[0].until: unknown field 'over' (point, field, above, below, window_s)"),
     ({"steps": [{"do": "wait", "for_s": 1}], "schedule": {"every": "5x"}},
      "schedule.every must be a period of 10 s to 366 d: seconds, or N followed by s, m, h "
      "or d (\"7d\")"),
