@@ -21,6 +21,12 @@ function stepText(s) {
   return 'wait until ' + u.point + ' ' + u.field + (u.above !== undefined ? ' > ' + u.above : ' < ' + u.below);
 }
 
+function gdEvery(s) {
+  for (const [u, n] of [['d', 86400], ['h', 3600], ['m', 60]])
+    if (s % n === 0) return s / n + ' ' + u;
+  return s + ' s';
+}
+
 function gdWhen(t) {
   return typeof t === 'number' ? fmtTime(t) + '.' + String(Math.round((t % 1) * 1000)).padStart(3, '0') : '';
 }
@@ -45,7 +51,7 @@ async function loadGamedays() {
     btns.appendChild(del);
     const last = g.running ? 'run ' + g.running + ' running' : '';
     return [g.name, g.steps.map(stepText).join(' → '),
-            g.schedule ? 'every ' + g.schedule.every_s + ' s' : 'when asked',
+            g.schedule ? 'every ' + gdEvery(g.schedule.every_s) : 'when asked',
             g.next_run ? fmtDate(g.next_run) : '', last, btns];
   }));
   $('gd-sum').textContent = running ? '· ' + running + ' running' : '';

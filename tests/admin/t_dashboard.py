@@ -250,6 +250,10 @@ def gamedays_run_and_aborted(b, env):
               && document.getElementById('gd-milestones').textContent.includes('scheme → emergency')
               && document.querySelectorAll('#gd-steps-table tr').length == 2"""
               % run[0]["run"], timeout=30, what="the last report in the panel")
+    # The panel open, for the eye: build/test/admin/gameday.png.
+    b.js("document.getElementById('p-gamedays').open = true;"
+         "document.getElementById('p-gamedays').scrollIntoView()")
+    screenshot(b, "gameday.png")
     b.js("document.getElementById('gd-by').value = 'ops'")
     b.js(click % "gd-long")
     b.wait_js("""[...document.querySelectorAll('#gamedays tbody tr')].some((tr) =>
@@ -264,11 +268,11 @@ def gamedays_run_and_aborted(b, env):
           % r)
 
 
-def screenshot(b):
-    """build/test/admin/dashboard.png, for the eye."""
+def screenshot(b, name="dashboard.png"):
+    """build/test/admin/@name, for the eye."""
     time.sleep(0.5)
     shot = b.call("Page.captureScreenshot", format="png")
     out = os.path.join(BUILD, "test", "admin")
     os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "dashboard.png"), "wb") as f:
+    with open(os.path.join(out, name), "wb") as f:
         f.write(base64.b64decode(shot["data"]))
