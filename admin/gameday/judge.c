@@ -76,7 +76,8 @@ int gameday_judge(struct store *st, const char *g, const char *a, json_t *until,
 	j->from = (int64_t)since / GAMEDAY_PERIOD_S * GAMEDAY_PERIOD_S;
 	if (j->from < (now / GAMEDAY_PERIOD_S - n - 2) * GAMEDAY_PERIOD_S)
 		j->from = (now / GAMEDAY_PERIOD_S - n - 2) * GAMEDAY_PERIOD_S;
-	ret = st->ops->stats_scan(st, g, a, j->point, j->from, now + GAMEDAY_PERIOD_S, add_row,
+	ret = (st->ops->stats_scan_apart ? st->ops->stats_scan_apart :
+	       st->ops->stats_scan)(st, g, a, j->point, j->from, now + GAMEDAY_PERIOD_S, add_row,
 				  j, err);
 	if (ret || !j->n)
 		goto out;

@@ -92,7 +92,8 @@ json_t *gameday_report(struct store *st, const char *g, const char *a, json_t *r
 		return NULL;
 	}
 	s.from = from = from / GAMEDAY_PERIOD_S * GAMEDAY_PERIOD_S;
-	ret = st->ops->stats_scan(st, g, a, NULL, from, now + GAMEDAY_PERIOD_S, add_row, &s, err);
+	ret = (st->ops->stats_scan_apart ? st->ops->stats_scan_apart :
+	       st->ops->stats_scan)(st, g, a, NULL, from, now + GAMEDAY_PERIOD_S, add_row, &s, err);
 	if (ret) {
 		free(s.p);
 		json_decref(rep);
