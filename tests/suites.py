@@ -123,8 +123,9 @@ SUITES = [
     # a drill stopped by its condition within 3 s; mostly heartbeats.
     Suite("drillfleet", "wait1", [_py("tests/drillfleet/run.py")], budget=260),
     # Game days (docs/GAMEDAY.md): a five-step run on two hosts, an abort
-    # on PostgreSQL, a 10-s schedule; mostly waiting for the periods.
-    Suite("gameday", "wait1", [_py("tests/gameday/run.py")], budget=240),
+    # on PostgreSQL, 10-s schedules (two admins on one PostgreSQL); mostly
+    # waiting for the periods.
+    Suite("gameday", "wait1", [_py("tests/gameday/run.py")], budget=300),
     Suite("metrics", "wait1", [_py("tests/metrics/run.py")], budget=120),
     # Adaptive limits settling under load: 3 x 20 s, light on the CPU.
     Suite("adaptive", "wait1", [_py("tests/adaptive/run.py")], budget=150),

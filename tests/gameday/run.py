@@ -34,6 +34,8 @@ state and pin directories, each on its own copy of tests/drill/drillapp).
       the last two kept; a copy step starts the named plan again with its
       settings and the run's end stops it; a due run while another game
       day runs on the app is recorded as skipped, with why
+  two_admins_one_run_per_due_time   two admins of one PostgreSQL, both
+      ticking: three due times, three runs, each advanced once
   bad_input   steps naming a copy plan or a scheme the app does not have,
       a drill the drills API would refuse, malformed steps and schedules:
       each a 400 of one line, nothing stored, nothing audited
@@ -336,6 +338,40 @@ def schedule(ctx, a):
     a.ok("POST", GD + "/busy/abort", {})
     eq(a.ok("DELETE", GD + "/tick", {}), {"name": "tick", "deleted": True}, "delete")
     a.ok("GET", GD + "/tick", want=404)
+
+
+@test
+def two_admins_one_run_per_due_time(ctx):
+    """Two admins of one PostgreSQL, both ticking: each due time of a
+    10-s schedule opens one run, and each run is advanced by one admin
+    (its steps' records once each, the audit's gameday.run once a run)."""
+    a = admin(ctx, pg=True)
+    b = e2e.Admin(ctx)
+    b.db = a.db
+    b.start()
+    t0 = int(time.time()) + 2
+    a.ok("POST", GD, {"name": "both", "keep": 5, "schedule": {"every": 10, "from": t0},
+                      "steps": [{"do": "wait", "for_s": 2}]}, want=201)
+    e2e.wait_until(lambda: b.ok("GET", GD + "/both")["next_run"] >= t0 + 30 or None,
+                   time.time() + 45, lambda _: "three due times not reached: %r"
+                   % b.ok("GET", GD + "/both"))
+    last = b.ok("GET", GD + "/both")["runs"][0]["run"]
+    wait_ended(b, "both", last, 10)
+    runs = list(reversed(a.ok("GET", GD + "/both")["runs"]))
+    log("runs: %s" % json.dumps(runs))
+    eq(len(runs), 3, "runs of three due times")
+    for r, due in zip(runs, (t0, t0 + 10, t0 + 20)):
+        eq((r["result"], r["started_by"]), ("done", "schedule"), "run %d" % r["run"])
+        check(due <= r["started_at"] <= due + TICK + MARGIN, "run %d opened at %d, due %d"
+              % (r["run"], r["started_at"], due))
+        eq([x["do"] for x in r["state"]["steps"]], ["wait"], "run %d's steps" % r["run"])
+        took = r["state"]["steps"][0]["ended_at"] - r["state"]["steps"][0]["started_at"]
+        check(2.0 <= took <= 2.0 + 2 * TICK + MARGIN, "run %d's wait took %.2f s"
+              % (r["run"], took))
+    eq(len([x for x in a.ok("GET", A + "/audit") if x["action"] == "gameday.run"]), 3,
+       "gameday.run audit rows")
+    eq(len([x for x in a.ok("GET", A + "/audit") if x["action"] == "gameday.end"]), 3,
+       "gameday.end audit rows")
 
 
 BAD = [
