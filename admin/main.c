@@ -17,6 +17,7 @@
 #include "admin.h"
 #include "sds_version.h"
 #include "watch.h"
+#include "gameday/gameday.h"
 #include "ext/ext.h"
 #include "tokfile.h"
 
@@ -72,6 +73,8 @@ static const char usage[] =
 "                       for a change at once, 0 to turn the push channel\n"
 "                       off (every watch 503) (default 10000); the open\n"
 "                       files limit is raised to fit, else N lowered\n"
+"  --gameday-tick-ms N  how often the game days' scheduler looks at the runs\n"
+"                       due and in progress, 100..60000 (default 1000)\n"
 "  --retention-days N   forget statistics, hosts and copy servers not seen and\n"
 "                       audit rows older than N days, 0 to keep all (default\n"
 "                       30; PostgreSQL\n"
@@ -280,6 +283,7 @@ struct opts {
 	long threads;			/* --threads */
 	long retention;			/* --retention-days, 0: keep all */
 	long max_watchers;		/* --max-watchers, 0: no push channel */
+	long gameday_tick_ms;		/* --gameday-tick-ms: the game days' scheduler */
 	bool ext_list;			/* --ext-list: list and exit */
 	bool json;			/* --json, with --ext-list */
 	bool operator;			/* an operator's --token-file was given */
@@ -299,6 +303,7 @@ static const struct option long_opts[] = {
 	{ "protect-reads", no_argument, NULL, 'p' },
 	{ "threads", required_argument, NULL, 'n' },
 	{ "max-watchers", required_argument, NULL, 'W' },
+	{ "gameday-tick-ms", required_argument, NULL, 'G' },
 	{ "retention-days", required_argument, NULL, 'r' },
 	{ "web-dir", required_argument, NULL, 'w' },
 	{ "js-dir", required_argument, NULL, 'j' },
@@ -339,6 +344,7 @@ static void take_opt(struct admin *ad, struct opts *o, int c, const char *arg)
 	case 'W':
 		o->max_watchers = num_opt("--max-watchers", arg, 0, WATCH_MAX_LIMIT);
 		break;
+	case 'G': o->gameday_tick_ms = num_opt("--gameday-tick-ms", arg, 100, 60000); break;
 	case 'r': o->retention = num_opt("--retention-days", arg, 0, 3650); break;
 	case 'w': ad->web_dir = arg; break;
 	case 'j': ad->js_dir = arg; break;
@@ -513,7 +519,9 @@ int main(int argc, char **argv)
 		.copy_max_amp = ADMIN_COPY_MAX_AMP,
 		.conns_per_client = ADMIN_CONNS_PER_CLIENT,
 	};
-	struct opts o = { .threads = 2, .retention = 30, .max_watchers = WATCH_MAX_DEFAULT };
+	struct opts o = { .threads = 2, .retention = 30, .max_watchers = WATCH_MAX_DEFAULT,
+			  .gameday_tick_ms = GAMEDAY_TICK_MS };
+	struct gameday_runner *gr;
 	char err[STORE_ERR_MAX];
 	sigset_t sigs;
 	const char *argv_db;
@@ -549,7 +557,12 @@ int main(int argc, char **argv)
 	prune(&ad, o.retention);
 	start_watch(&ad, &o);
 	fd = listen_on(o.listen);
+	/* Its steps are API requests: it starts with the store and the channel. */
+	gr = gameday_start(&ad, (int)o.gameday_tick_ms, err, sizeof(err));
+	if (!gr)
+		die("game days", err);
 	serve(&ad, &o, fd, &sigs);
+	gameday_stop(gr);
 	/* The listener stops with the store, which it calls the channel from. */
 	cluster_close(ad.cluster);
 	store_close(ad.store);

@@ -118,10 +118,14 @@ SUITES = [
     Suite("e2e-1", "wait1", [_py("tests/e2e/run.py")], budget=300,
           env={"SDS_TEST_SHARD": "1/3"}),
     Suite("backlog", "wait1", [_py("tests/backlog/run.py")], budget=200),
-    Suite("drill", "wait1", [_py("tests/drill/run.py")], budget=200),
+    Suite("drill", "wait1", [_py("tests/drill/run.py")], budget=240),
     # Drills' blast radius and automatic abort (docs/DRILL.md): four hosts,
     # a drill stopped by its condition within 3 s; mostly heartbeats.
     Suite("drillfleet", "wait1", [_py("tests/drillfleet/run.py")], budget=260),
+    # Game days (docs/GAMEDAY.md): a five-step run on two hosts, an abort
+    # on PostgreSQL, 10-s schedules (two admins on one PostgreSQL); mostly
+    # waiting for the periods.
+    Suite("gameday", "wait1", [_py("tests/gameday/run.py")], budget=300),
     Suite("metrics", "wait1", [_py("tests/metrics/run.py")], budget=120),
     # Adaptive limits settling under load: 3 x 20 s, light on the CPU.
     Suite("adaptive", "wait1", [_py("tests/adaptive/run.py")], budget=150),

@@ -268,6 +268,16 @@ static void app_routes(struct api_route *r)
 			return api_route_copy_plan(r, g, a, r->seg[5], r->nseg == 7 ? r->seg[6] : NULL);
 		goto nf;
 	}
+	if (!strcmp(what, "gamedays")) {
+		if (r->nseg == 5)
+			return api_route_gamedays(r, g, a);
+		if (api_seg_name(r, 5, "game day"))
+			return;
+		if (r->nseg <= 8)
+			return api_route_gameday(r, g, a, r->seg[5], r->nseg > 6 ? r->seg[6] : NULL,
+						 r->nseg > 7 ? r->seg[7] : NULL);
+		goto nf;
+	}
 	if (!strcmp(what, "points") && r->nseg == 7 && !strcmp(r->seg[6], "keys"))
 		return api_seg_name(r, 5, "point") ? (void)0 :
 		       api_route_point_keys(r, g, a, r->seg[5]);

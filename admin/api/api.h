@@ -77,6 +77,11 @@ void api_route_drill_stop(struct api_route *r, const char *g, const char *a,
 void api_route_drill_abort(struct api_route *r, const char *g, const char *a,
 			   const char *ids);
 /*
+ * A drill's body @doc checked as POST {A}/drills would (its hosts too),
+ * nothing started: 0, or -1 after the 400 (or 404) it would give.
+ */
+int api_drill_check(struct api_route *r, const char *g, const char *a, json_t *doc);
+/*
  * api/drill_hosts.c: the body's blast radius (hosts, hosts_pct,
  * hosts_count) as the JSON array of hosts chosen (*@out, malloc'ed;
  * NULL: every host); -1 after a 400 (or 404, 500).
@@ -90,6 +95,19 @@ int api_drill_hosts(struct api_route *r, const char *g, const char *a,
  */
 void api_drill_judge(struct api_route *r, const struct sds_heartbeat *hb,
 		     struct store_hb_result *res);
+
+/* api/gamedays.c: game days, their runs and reports (docs/GAMEDAY.md) */
+void api_route_gamedays(struct api_route *r, const char *g, const char *a);
+void api_route_gameday(struct api_route *r, const char *g, const char *a, const char *name,
+		       const char *what, const char *run);
+/*
+ * api/gameday_plan.c: the definition r->doc asks for, checked against the
+ * app (its copy plans, schemes, hosts): *@body the stored definition
+ * (new reference), *@every_s and *@next_run its schedule (0: none),
+ * *@keep its reports kept.  0, or -1 after a 400 (404 for the app).
+ */
+int api_gameday_plan(struct api_route *r, const char *g, const char *a, json_t **body,
+		     int64_t *every_s, int64_t *next_run, int *keep);
 
 /* api/copy.c, api/copy_servers.c: copy plans and copy servers */
 void api_route_copy_plans(struct api_route *r, const char *g, const char *a);

@@ -80,14 +80,78 @@ static const char *const f_drill[] = {
 	"hosts", "hosts_pct", "hosts_count", "stop_when", NULL
 };
 
+/*
+ * The drill r->doc asks for, checked (a 400 and -1 when not): its fields
+ * into @d, its conditions into @stop, its kind's name into *@kind and
+ * the hosts chosen into *@hosts (malloc'ed JSON; NULL: every host).
+ */
+static int drill_parse(struct api_route *r, const char *g, const char *a,
+		       struct store_drill *d, struct sds_hb_stop *stop, const char **kind,
+		       char **hosts)
+{
+	int64_t ratio, delay, dur;
+
+	if (api_only_fields(r, f_drill) ||
+	    api_name_field(r, "point", true, &d->point) || api_text_field(r, "by", &d->by))
+		return -1;
+	*kind = json_string_value(json_object_get(r->doc, "kind"));
+	if (!*kind || (strcmp(*kind, "error") && strcmp(*kind, "delay"))) {
+		api_fail(r, 400, "kind must be \"error\" or \"delay\"");
+		return -1;
+	}
+	d->kind = strcmp(*kind, "error") ? SDS_DRILL_DELAY : SDS_DRILL_ERROR;
+	if (drill_int(r, "ratio", 0, 100, 100, &ratio) ||
+	    drill_int(r, "duration_s", 1, 86400, -1, &dur) ||
+	    drill_int(r, "delay_ms", d->kind == SDS_DRILL_DELAY ? 1 : 0,
+		      SDS_HB_DRILL_DELAY_MAX, d->kind == SDS_DRILL_DELAY ? -1 : 0,
+		      &delay))
+		return -1;
+	if (!d->by || !*d->by || strlen(d->by) > 256) {
+		api_fail(r, 400, "by: required, 1-256 bytes (who starts the drill, free text)");
+		return -1;
+	}
+	if (drill_errno(r, d))
+		return -1;
+	if (heartbeat_stops_from_json(json_object_get(r->doc, "stop_when"), "stop_when",
+				      stop, &d->nstop, r->err, sizeof(r->err))) {
+		api_fail(r, 400, "%s", r->err);
+		return -1;
+	}
+	d->stop = stop;
+	/* Last: it reads the app's hosts, and its refusal names them. */
+	if (api_drill_hosts(r, g, a, d->point, *kind, hosts))
+		return -1;
+	d->hosts = *hosts;
+	d->ratio = ratio;
+	d->delay_ms = delay;
+	d->duration_s = dur;
+	return 0;
+}
+
+int api_drill_check(struct api_route *r, const char *g, const char *a, json_t *doc)
+{
+	struct sds_hb_stop stop[SDS_HB_MAX_STOPS];
+	struct store_drill d = { 0 };
+	json_t *saved = r->doc;
+	const char *kind;
+	char *hosts = NULL;
+	int ret;
+
+	r->doc = doc;
+	ret = drill_parse(r, g, a, &d, stop, &kind, &hosts);
+	r->doc = saved;
+	free(hosts);
+	return ret;
+}
+
 void api_route_drills(struct api_route *r, const char *g, const char *a)
 {
 	struct store *st = r->ad->store;
 	struct sds_hb_stop stop[SDS_HB_MAX_STOPS];
 	struct store_drill d = { 0 };
 	const char *kind = NULL;
-	int64_t ratio, delay, dur, id;
 	char tid[24], *hosts = NULL;
+	int64_t id;
 	json_t *out;
 
 	if (api_is(r, "GET")) {
@@ -97,40 +161,8 @@ void api_route_drills(struct api_route *r, const char *g, const char *a)
 	}
 	if (!api_is(r, "POST"))
 		return api_not_allowed(r, "GET, POST");
-	if (api_body_object(r) || api_only_fields(r, f_drill) ||
-	    api_name_field(r, "point", true, &d.point) || api_text_field(r, "by", &d.by))
+	if (api_body_object(r) || drill_parse(r, g, a, &d, stop, &kind, &hosts))
 		return;
-	kind = json_string_value(json_object_get(r->doc, "kind"));
-	if (!kind || (strcmp(kind, "error") && strcmp(kind, "delay"))) {
-		api_fail(r, 400, "kind must be \"error\" or \"delay\"");
-		return;
-	}
-	d.kind = strcmp(kind, "error") ? SDS_DRILL_DELAY : SDS_DRILL_ERROR;
-	if (drill_int(r, "ratio", 0, 100, 100, &ratio) ||
-	    drill_int(r, "duration_s", 1, 86400, -1, &dur) ||
-	    drill_int(r, "delay_ms", d.kind == SDS_DRILL_DELAY ? 1 : 0,
-		      SDS_HB_DRILL_DELAY_MAX, d.kind == SDS_DRILL_DELAY ? -1 : 0,
-		      &delay))
-		return;
-	if (!d.by || !*d.by || strlen(d.by) > 256) {
-		api_fail(r, 400, "by: required, 1-256 bytes (who starts the drill, free text)");
-		return;
-	}
-	if (drill_errno(r, &d))
-		return;
-	if (heartbeat_stops_from_json(json_object_get(r->doc, "stop_when"), "stop_when",
-				      stop, &d.nstop, r->err, sizeof(r->err))) {
-		api_fail(r, 400, "%s", r->err);
-		return;
-	}
-	d.stop = stop;
-	/* Last: it reads the app's hosts, and its refusal names them. */
-	if (api_drill_hosts(r, g, a, d.point, kind, &hosts))
-		return;
-	d.hosts = hosts;
-	d.ratio = ratio;
-	d.delay_ms = delay;
-	d.duration_s = dur;
 	api_token_id(r, tid);
 	d.token_id = tid;
 	if (api_store_rc(r, st->ops->drill_create(st, g, a, &d, store_now_s(), &id, r->err))) {
@@ -139,9 +171,9 @@ void api_route_drills(struct api_route *r, const char *g, const char *a)
 	}
 	api_reply(r, 201, json_pack("{s:I, s:s, s:s, s:i, s:I, s:I, s:o, s:o, s:o}",
 				"id", (json_int_t)id,
-				"point", d.point, "kind", kind, "ratio", (int)ratio,
-				"delay_ms", (json_int_t)delay,
-				"expires_at", (json_int_t)(store_now_s() + dur),
+				"point", d.point, "kind", kind, "ratio", (int)d.ratio,
+				"delay_ms", (json_int_t)d.delay_ms,
+				"expires_at", (json_int_t)(store_now_s() + d.duration_s),
 				"errno", d.err ? json_string(errnames_name(d.err)) :
 						 json_null(),
 				"hosts", hosts ? json_loads(hosts, 0, NULL) : json_string("all"),

@@ -167,6 +167,8 @@ static json_t *reply_doc(const struct store_hb_result *res, int64_t have)
 		json_object_set_new(doc, "drills",
 				    heartbeat_drills_to_json(res->drills, res->ndrills));
 		json_object_set_new(doc, "copy", heartbeat_copy_to_json(res->copy));
+		/* The drills' version: a loader replaces its list with a newer one only. */
+		json_object_set_new(doc, "drills_seq", json_integer(res->drills_seq));
 	}
 	return doc;
 }

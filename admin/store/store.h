@@ -60,6 +60,7 @@ struct store_hb_result {
 	struct sds_strategies *strategies;	/* if non-NULL and @want: the active scheme's */
 	struct sds_hb_drill *drills;	/* if non-NULL: room for SDS_HB_MAX_DRILLS, filled */
 	int ndrills;			/* the app's drills in force */
+	int64_t drills_seq;		/* the app's drills' change counter as they were read */
 	struct sds_hb_copy *copy;	/* if non-NULL: the app's plans and live copy servers */
 	/*
 	 * The sync's asker (GET /api/v1/sync?host=): only the drills handed
@@ -85,6 +86,18 @@ struct store_drill {
 	const struct sds_hb_stop *stop;	/* its stop conditions (@nstop; 0: none) */
 	int nstop;
 };
+
+/* A game day to store (validated by the API; docs/GAMEDAY.md). */
+struct store_gameday {
+	const char *name;		/* no other game day of the app has it */
+	const char *body;		/* its definition, JSON: description, steps, schedule */
+	int64_t every_s;		/* a schedule's period; 0: run only when asked */
+	int64_t next_run;		/* the schedule's first run, Unix seconds; 0: none */
+	int keep;			/* the last runs (reports) it keeps, 1..100 */
+	const char *who;		/* "BY (token ID)", for the row and the audit log */
+};
+
+#define STORE_GAMEDAY_MAX_RUNS	100	/* a game day keeps this many reports at most */
 
 #define STORE_COPY_LIVE_S	30	/* a copy server heard within this is offered to loaders */
 #define STORE_COPY_SERVERS_PER_TOKEN 16	/* copy server names one token may hold */
@@ -353,6 +366,57 @@ struct store_ops {
 	 */
 	int (*point_keys)(struct store *st, const char *g, const char *a, const char *point,
 			  int64_t from, int64_t to, json_t **out, char *err);
+
+	/*
+	 * Game days (docs/GAMEDAY.md).  May be NULL: the API answers 501.
+	 * gameday_create: @gd stored (audited "gameday.create"), STORE_EXISTS
+	 * when the app has one by that name.  gameday_list: the app's, by
+	 * name, each {"id", "name", "description", "steps", "schedule",
+	 * "keep", "next_run", "created", "created_by", "running": the open
+	 * run's id or null}; gameday_get: one, with "runs": its kept runs,
+	 * newest first, each {"run", "started_by", "started_at", "ended_at",
+	 * "result", "abort_by", "state"}.  gameday_delete (audited):
+	 * STORE_CONFLICT while it runs.  gameday_run: a run opened at @now
+	 * with @state (audited "gameday.run"), *@run its id; STORE_CONFLICT
+	 * while any game day of the app runs (one at a time per app, over
+	 * every admin of the store).  gameday_abort: its open run marked
+	 * to abort (audited), STORE_CONFLICT when it does not run.
+	 */
+	int (*gameday_create)(struct store *st, const char *g, const char *a,
+			      const struct store_gameday *gd, int64_t now, int64_t *id,
+			      char *err);
+	int (*gameday_list)(struct store *st, const char *g, const char *a, json_t **out,
+			    char *err);
+	int (*gameday_get)(struct store *st, const char *g, const char *a, const char *name,
+			   json_t **out, char *err);
+	int (*gameday_delete)(struct store *st, const char *g, const char *a,
+			      const char *name, const char *who, char *err);
+	int (*gameday_run)(struct store *st, const char *g, const char *a, const char *name,
+			   const char *who, const char *state, int64_t now, int64_t *run,
+			   char *err);
+	int (*gameday_abort)(struct store *st, const char *g, const char *a,
+			     const char *name, const char *who, char *err);
+	/*
+	 * The scheduler's tick (admin/gameday/run.c), as runner @runner at
+	 * @now: every scheduled game day due opens a run with @state (or, while
+	 * another runs on its app, a run ended at once, result "skipped: ...")
+	 * and moves to its next time after @now; then every open run that
+	 * @runner holds or whose lease lapsed is leased to it until @now +
+	 * @lease_s and listed in *@claimed: [{"run", "group", "app",
+	 * "gameday", "body", "state", "started_at", "abort_by",
+	 * "started_by"}].  Several admins of one store: each due time opens one
+	 * run, each run advances in one admin at a time.
+	 */
+	int (*gameday_tick)(struct store *st, const char *runner, int64_t now,
+			    int64_t lease_s, const char *state, json_t **claimed, char *err);
+	/*
+	 * Run @run's @state, as @runner holds it; @ended_at nonzero: it ended
+	 * then with @result, and only its game day's last "keep" ended runs
+	 * stay.  STORE_CONFLICT when @runner no longer holds it.
+	 */
+	int (*gameday_save)(struct store *st, int64_t run, const char *runner,
+			    const char *state, int64_t ended_at, const char *result,
+			    char *err);
 };
 
 /* An open store: an engine's struct starts with this. */
@@ -376,7 +440,7 @@ struct store *pg_store_open(const char *url, char *err);
 #include "../../libsds/sds_ext.h"
 
 #define STORE_EXT	"store"
-#define STORE_EXT_ABI	7	/* 4: struct store_stat_row has store/stat_cols.h's fields; 5: split, max_stuck, overload; 6: point_keys; 7: strategy_put takes a one-point document (key_overrides) */
+#define STORE_EXT_ABI	7	/* 4: struct store_stat_row has store/stat_cols.h's fields; 5: split, max_stuck, overload; 6: point_keys; 7: strategy_put takes a one-point document (key_overrides), game days */
 
 struct store_ext {
 	struct sds_ext_head head;	/* STORE_EXT, STORE_EXT_ABI, SDS_EXT_IMPL */

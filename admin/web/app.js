@@ -268,7 +268,7 @@ function selectApp(a) {
   state.byHost = {};
   $('charts').replaceChildren();
   $('app-title').textContent = a.group + ' / ' + a.name;
-  for (const id of ['points', 'hosts', 'schemes', 'ed-table', 'drills', 'copy-plans', 'events', 'audit'])
+  for (const id of ['points', 'hosts', 'schemes', 'ed-table', 'drills', 'copy-plans', 'gamedays', 'events', 'audit'])
     fillTable(id, []);
 }
 
@@ -335,7 +335,8 @@ async function refreshApp(slow) {
   loadPointsTable(live, active);
   if (slow)
     await Promise.all([loadEvents(), loadAudit(), loadEditorTable(), loadHotKeys(),
-                       typeof loadCopy === 'function' ? loadCopy() : null]);
+                       typeof loadCopy === 'function' ? loadCopy() : null,
+                       typeof loadGamedays === 'function' ? loadGamedays() : null]);
 }
 
 // ---- points: the state, the rates, the kill switch ---------------------------
@@ -575,6 +576,14 @@ async function startDrill() {
   if (body.kind === 'delay') body.delay_ms = Number($('dr-delay').value);
   // Empty: the point's own errno= (a guard point takes none).
   if (body.kind === 'error' && $('dr-errno').value) body.errno = $('dr-errno').value;
+  // The blast radius: every host unless told; a share or a count of the live ones.
+  const mode = $('dr-hosts-mode').value, hv = $('dr-hosts').value.trim();
+  if (mode === 'hosts') body.hosts = hv.split(',').map((x) => x.trim()).filter((x) => x);
+  else if (mode !== 'all') body[mode] = Number(hv);
+  // A stop condition: the drill ends everywhere once it breaks.
+  if ($('dr-stop-field').value)
+    body.stop_when = [{ field: $('dr-stop-field').value, above: Number($('dr-stop-above').value),
+                        window_s: Number($('dr-stop-window').value) }];
   try {
     const d = await api('POST', appPath(state.sel) + '/drills', body);
     ok('drill ' + d.id + ' started on ' + (Array.isArray(d.hosts) ? d.hosts.length + ' hosts' : 'every host') + ': it reaches them with their next heartbeat');
@@ -986,6 +995,8 @@ function start() {
   $('ed-save').addEventListener('click', saveStrategy);
   $('ed-delete').addEventListener('click', deleteStrategy);
   $('dr-start').addEventListener('click', startDrill);
+  $('dr-hosts-mode').addEventListener('change', () => { $('dr-hosts').disabled = $('dr-hosts-mode').value === 'all'; });
+  if (typeof gamedayStart === 'function') gamedayStart();
   $('ks-confirm').addEventListener('click', confirmClicked);
   $('ks-cancel').addEventListener('click', () => $('ks-dialog').close());
   $('ks-comment').addEventListener('keydown', (e) => { if (e.key === 'Enter') confirmClicked(); });

@@ -495,6 +495,15 @@ int heartbeat_reply_parse(const char *text, size_t len, struct sds_hb_reply *r,
 	r->changed = json_is_true(v);
 	if (heartbeat_drills_from_json(json_object_get(doc, "drills"), r, err, errlen))
 		goto out;
+	v = json_object_get(doc, "drills_seq");
+	if (v) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0) {
+			snprintf(err, errlen, "drills_seq must be a non-negative integer");
+			goto out;
+		}
+		r->drills_seq = json_integer_value(v);
+		r->has_drills_seq = true;
+	}
 	v = json_object_get(doc, "copy");
 	if (v) {
 		if (heartbeat_copy_from_json(v, &r->copy, err, errlen))

@@ -243,6 +243,8 @@ struct sds_hb_reply {
 	struct sds_strategies *strategies;	/* owned by the caller; may be NULL */
 	int ndrills;			/* drills in @drills */
 	struct sds_hb_drill drills[SDS_HB_MAX_DRILLS];	/* the app's active drills */
+	bool has_drills_seq;		/* the reply carried "drills_seq" (older admins do not) */
+	int64_t drills_seq;		/* the app's drills' change counter when they were read */
 	bool has_copy;			/* the reply carried "copy" (older admins do not) */
 	struct sds_hb_copy copy;	/* the app's copy plans and servers; none: nplans 0 */
 };
@@ -300,6 +302,21 @@ json_t *heartbeat_drills_to_json(const struct sds_hb_drill *d, int n);
  */
 int heartbeat_drills_from_json(json_t *v, struct sds_hb_reply *r, char *err,
 			       size_t errlen);
+
+/*
+ * A lower "drills_seq" than the list kept is a stale reply (made before
+ * a change another reply already brought) for this long; after it, the
+ * admin's counter went back (a new database, the app made again) and
+ * its list stands.
+ */
+#define SDS_HB_DRILLS_STALE_MS	30000
+/*
+ * Does a reply's drills list (@has: it carried a counter, @seq) replace
+ * the one kept (counter @kept, taken at @kept_ms), at @now_ms?  A reply
+ * without a counter (an older admin) always does.
+ */
+bool heartbeat_drills_newer(bool has, int64_t seq, int64_t kept, uint64_t kept_ms,
+			    uint64_t now_ms);
 
 /*
  * Parse a reply.  If it carries strategies and @r->strategies is non-NULL,

@@ -249,3 +249,12 @@ int heartbeat_drills_from_json(json_t *v, struct sds_hb_reply *r, char *err,
 			return -1;
 	return 0;
 }
+
+bool heartbeat_drills_newer(bool has, int64_t seq, int64_t kept, uint64_t kept_ms,
+			    uint64_t now_ms)
+{
+	if (!has || seq >= kept)
+		return true;
+	/* Lower: a reply overtaken by a newer one, unless the counter went back. */
+	return now_ms >= kept_ms + SDS_HB_DRILLS_STALE_MS;
+}

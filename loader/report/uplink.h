@@ -184,6 +184,9 @@ struct uplink {
 	bool drills_new;		/* @drills came with a reply the main loop has not taken */
 	int ndrills;			/* the app's active drills, as of the last reply */
 	struct sds_hb_drill drills[SDS_HB_MAX_DRILLS];
+	int64_t drills_seq;		/* the admin's counter of @drills (heartbeat_drills_newer) */
+	uint64_t drills_seq_ms;		/* wall clock they were taken at */
+	uint64_t drills_stale;		/* replies whose older drills were not taken */
 	bool copy_new;			/* @copy came with a reply the main loop has not taken */
 	struct sds_hb_copy copy;	/* the app's copy plans and servers, as of the last reply that had them */
 	bool stop;			/* the sender (and the push thread) must exit */

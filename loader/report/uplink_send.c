@@ -86,17 +86,30 @@ out:
 /* Reply @r came (a heartbeat's or a sync's): its state for the main loop. */
 static void reply_deliver(struct uplink *u, struct sds_hb_reply *r)
 {
-	uint64_t one = 1;
+	uint64_t one = 1, now = uplink__ms(CLOCK_REALTIME);
 
 	if (r->has_strategies) {
 		free(u->reply);
 		u->reply = r->strategies;
 		r->strategies = NULL;
 	}
-	/* Every reply lists the drills in force: a missing one stopped. */
-	memcpy(u->drills, r->drills, r->ndrills * sizeof(r->drills[0]));
-	u->ndrills = r->ndrills;
-	u->drills_new = true;
+	/*
+	 * Every reply lists the drills in force: a missing one stopped.  But
+	 * a heartbeat's reply made before a change can come after the sync
+	 * that brought it: the admin's counter tells the older list, kept out.
+	 */
+	if (heartbeat_drills_newer(r->has_drills_seq, r->drills_seq, u->drills_seq,
+				   u->drills_seq_ms, now)) {
+		memcpy(u->drills, r->drills, r->ndrills * sizeof(r->drills[0]));
+		u->ndrills = r->ndrills;
+		u->drills_new = true;
+		if (r->has_drills_seq) {
+			u->drills_seq = r->drills_seq;
+			u->drills_seq_ms = now;
+		}
+	} else {
+		u->drills_stale++;
+	}
 	/* Copy plans as drills: every reply lists those in force. */
 	if (r->has_copy) {
 		u->copy = r->copy;

@@ -165,10 +165,14 @@ def pt(visits, exceptions=0, timeouts=0, downgrades=0, conc=0, hist=None):
 
 APP = "/groups/demo/apps/shop"
 
-# SQLite's schema 9 less its hot keys' table and schema 8's columns (a
+# SQLite's schema 11 less its game days' tables (11), a drill's radius and
+# conditions (10), its hot keys' table and schema 8's columns (a
 # point's split, max_stuck and overload; a host's pressure and refused):
 # schema 7, for the migration tests.
-DROP_8 = ("DROP TABLE hot_keys;"
+DROP_8 = ("DROP TABLE gameday_runs;"
+          "DROP TABLE gamedays;"
+          "ALTER TABLE apps DROP COLUMN drills_seq;"
+          "DROP TABLE hot_keys;"
           "ALTER TABLE stats DROP COLUMN split_calls;"
           "ALTER TABLE stats DROP COLUMN split_on_cpu_ns;"
           "ALTER TABLE stats DROP COLUMN split_runqueue_ns;"

@@ -2,8 +2,9 @@
 """
 An app's page of the dashboard in a real headless chromium (chromium.py):
 charts, hosts and the points table (the newest period's state and rates,
-an adaptive point's limit) drawn from real heartbeats, a strategy edited and a drill started and
-stopped from its folded forms, no console error.  A screenshot is kept at
+an adaptive point's limit) drawn from real heartbeats, a strategy edited, a drill (its hosts and
+stop condition too) started and stopped, and game days run, aborted and reported from its folded
+forms, no console error.  A screenshot is kept at
 build/test/admin/dashboard.png.  The fleet page, the kill switch, schemes
 and refusals: t_cockpit.py.
 """
@@ -34,6 +35,7 @@ def test_dashboard(env):
         drawn(b, now, visits)
         strategy_edited(b, env, now)
         drill_started_and_stopped(b, env, now)
+        gamedays_run_and_aborted(b, env)
         screenshot(b)
         # Drain pending events before judging the console.
         b.js("1")
@@ -178,6 +180,9 @@ def drill_started_and_stopped(b, env, now):
         set('dr-point', 'order'); set('dr-kind', 'error'); set('dr-ratio', '30');
         set('dr-errno', 'ETIMEDOUT');
         set('dr-for', '60'); set('dr-by', 'ops from the page');
+        set('dr-hosts-mode', 'hosts'); set('dr-hosts', 'web-1');
+        set('dr-stop-field', 'exception_rate'); set('dr-stop-above', '0.3');
+        set('dr-stop-window', '2');
         document.getElementById('dr-start').click(); })()""")
     deadline = time.time() + 20
     drills = []
@@ -191,6 +196,9 @@ def drill_started_and_stopped(b, env, now):
        ("order", "error", 30, "ETIMEDOUT", "ops from the page"),
        "drill started from the page")
     check(58 <= d["expires_at"] - d["created"] <= 60, "drill lasts 60 s")
+    eq((d["hosts"], d["stop_when"]),
+       (["web-1"], [{"field": "exception_rate", "above": 0.3, "window_s": 2.0}]),
+       "the drill's hosts and stop condition from the page")
     r = env.ok("POST", "/heartbeat", heartbeat("web-1", now, {"order": pt(1)}))
     eq([x["id"] for x in r["drills"]], [d["id"]], "heartbeat carries the drill")
     b.wait_js("!!document.querySelector('#drills tbody button')", what="Stop button")
@@ -208,11 +216,63 @@ def drill_started_and_stopped(b, env, now):
                  == '0.000%'""", what="suspension cleared in the points table")
 
 
-def screenshot(b):
-    """build/test/admin/dashboard.png, for the eye."""
+def gamedays_run_and_aborted(b, env):
+    """Two game days defined through the API: one run from the panel to
+    its end (the last report's steps and the scheme switch shown), the
+    other run and aborted from it; one saved from the panel's form."""
+    GD = APP + "/gamedays"
+    env.ok("POST", APP + "/schemes", {"name": "emergency"}, want=201)
+    env.ok("POST", GD, {"name": "gd-page", "steps": [{"do": "wait", "for_s": 1},
+                                                     {"do": "scheme", "scheme": "emergency"}]},
+           want=201)
+    env.ok("POST", GD, {"name": "gd-long", "steps": [{"do": "wait", "for_s": 60}]}, want=201)
+    b.js("""(() => { document.getElementById('gd-name').value = 'gd-form';
+        document.getElementById('gd-every').value = '7d';
+        document.getElementById('gd-steps').value = '[{"do": "wait", "for_s": 2}]';
+        document.getElementById('gd-save').click(); })()""")
+    b.wait_js("document.querySelectorAll('#gamedays tbody tr').length == 3", timeout=30,
+              what="three game days in the panel")
+    g = env.ok("GET", GD + "/gd-form")
+    eq((g["steps"], g["schedule"]["every_s"]), ([{"do": "wait", "for_s": 2}], 7 * 86400),
+       "the game day saved from the panel")
+    click = """(() => { const r = [...document.querySelectorAll('#gamedays tbody tr')]
+        .find((tr) => tr.cells[0].textContent === '%s');
+        r.cells[5].querySelector('button').click(); })()"""
+    b.js(click % "gd-page")
+    deadline = time.time() + 20
+    while time.time() < deadline and not [r for r in env.ok("GET", GD + "/gd-page")["runs"]
+                                          if r["result"] == "done"]:
+        time.sleep(0.2)
+    run = env.ok("GET", GD + "/gd-page")["runs"]
+    eq([r["result"] for r in run], ["done"], "the run from the panel")
+    eq(env.ok("GET", APP + "/active_scheme")["scheme"], "emergency", "the scheme it switched to")
+    b.wait_js("""document.getElementById('gd-report').textContent.includes('gd-page run %d · done')
+              && document.getElementById('gd-milestones').textContent.includes('scheme → emergency')
+              && document.querySelectorAll('#gd-steps-table tr').length == 2"""
+              % run[0]["run"], timeout=30, what="the last report in the panel")
+    # The panel open, for the eye: build/test/admin/gameday.png.
+    b.js("document.getElementById('p-gamedays').open = true;"
+         "document.getElementById('p-gamedays').scrollIntoView()")
+    screenshot(b, "gameday.png")
+    b.js("document.getElementById('gd-by').value = 'ops'")
+    b.js(click % "gd-long")
+    b.wait_js("""[...document.querySelectorAll('#gamedays tbody tr')].some((tr) =>
+              tr.cells[0].textContent === 'gd-long' && tr.cells[5].textContent.includes('Abort'))""",
+              timeout=30, what="gd-long running in the panel")
+    b.js(click % "gd-long")
+    deadline = time.time() + 20
+    while time.time() < deadline and env.ok("GET", GD + "/gd-long")["runs"][0]["ended_at"] is None:
+        time.sleep(0.2)
+    r = env.ok("GET", GD + "/gd-long")["runs"][0]
+    check((r["result"] or "").startswith("aborted by ops (token "), "the abort from the panel: %r"
+          % r)
+
+
+def screenshot(b, name="dashboard.png"):
+    """build/test/admin/@name, for the eye."""
     time.sleep(0.5)
     shot = b.call("Page.captureScreenshot", format="png")
     out = os.path.join(BUILD, "test", "admin")
     os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "dashboard.png"), "wb") as f:
+    with open(os.path.join(out, name), "wb") as f:
         f.write(base64.b64decode(shot["data"]))

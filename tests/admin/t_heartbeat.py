@@ -174,7 +174,7 @@ def test_point_budget_old_database(env):
     env.stop_admin()
     db = sqlite3.connect(os.path.join(env.tmp, "sds.db"))
     try:
-        eq(db.execute("PRAGMA user_version").fetchone()[0], 10, "schema version")
+        eq(db.execute("PRAGMA user_version").fetchone()[0], 11, "schema version")
         # Schema 2 is schema 8 without the split, stuck, overload and the
         # host's pressure and refusals (8), the adaptive columns (7),
         # copy_servers' owner (6), drills' errno (5), the copy tables (4)
@@ -200,6 +200,34 @@ def test_point_budget_old_database(env):
     env.stop_admin()
     db = sqlite3.connect(os.path.join(env.tmp, "sds.db"))
     try:
-        eq(db.execute("PRAGMA user_version").fetchone()[0], 10, "schema version after migrating")
+        eq(db.execute("PRAGMA user_version").fetchone()[0], 11, "schema version after migrating")
     finally:
         db.close()
+
+
+@test
+def test_drills_seq(env):
+    """The drills' change counter in the heartbeat's reply and the sync:
+    0 for a new app, one up with each drill started and each stopped,
+    the same in both; a loader keeps the list of the highest it saw
+    (tests/unit/common/test_heartbeat_drill.c)."""
+    env.start_admin()
+    env.ok("POST", "/groups/demo/apps", {"name": "shop"}, want=201)
+    sync = "/api/v1/sync?group=demo&app=shop&version=1&host=web-1"
+
+    def seqs(period):
+        r = env.ok("POST", "/heartbeat", heartbeat("web-1", period, {"order": pt(1)}))
+        st, s = env.req("GET", sync)
+        eq(st, 200, "sync")
+        eq(s["drills_seq"], r["drills_seq"], "the sync's counter")
+        return r["drills_seq"], [d["id"] for d in r["drills"]]
+    eq(seqs(T0), (0, []), "a new app")
+    body = {"point": "order", "kind": "error", "duration_s": 60, "by": "t"}
+    a = env.ok("POST", APP + "/drills", body, want=201)["id"]
+    b = env.ok("POST", APP + "/drills", body, want=201)["id"]
+    eq(seqs(T0 + 10), (2, [a, b]), "two drills started")
+    env.ok("POST", APP + "/drills/%d/stop" % a, {"by": "t"})
+    env.ok("POST", APP + "/drills/%d/stop" % a, {"by": "t"}, want=409)
+    eq(seqs(T0 + 20), (3, [b]), "one stopped, a second stop refused")
+    env.ok("POST", APP + "/drills/%d/abort" % b, {"host": "web-1", "reason": "r"})
+    eq(seqs(T0 + 30), (4, []), "the other aborted")

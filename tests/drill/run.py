@@ -550,12 +550,53 @@ def test_admin_drill_far_expiry_ends_within_a_day(ctx):
         adm.close()
 
 
+def test_admin_drills_older_seq_kept_out(ctx):
+    """A reply whose drills_seq is lower than the list the loader keeps
+    (a heartbeat's reply made before a change, come after the sync that
+    brought it: docs/DRILL.md, "The drills' version") leaves the drill
+    running; the next reply, of a higher counter, without it, stops it."""
+    replies = []
+    drill = {"id": 5, "point": POINT, "kind": "error", "ratio": 100, "delay_ms": 0,
+             "expires_at": int(time.time()) + 600}
+
+    def answer(doc):
+        n = len(replies)
+        r = {"version": 0, "changed": False, "strategies": None,
+             "drills": [drill] if n == 0 else [], "drills_seq": (5, 4, 6)[min(n, 2)]}
+        replies.append(r)
+        return r
+    adm = FakeAdmin(answer)
+    try:
+        tok = sdstest.write_token(os.path.join(ctx.tmp, "token"), "t0k-of.a_fake_admin")
+        ctx.attach("--admin", adm.url, "--token-file", tok)
+        a = ctx.app()
+        deadline = sdstest.heartbeat_after(ctx.stats()["admin"], time.time()) + 3.0
+        p = wait_until(lambda: ctx.point()["drill"], deadline,
+                       "the fake admin's drill never reached the loader", 0.5)
+        eq(p["source"], 5, "drill source")
+        # The stale reply (counter 4, no drills) answered: the drill stays.
+        wait_until(lambda: len(replies) >= 2 or None, time.time() + 15,
+                   "no second heartbeat within 15 s", 0.2)
+        time.sleep(1.0)
+        eq((ctx.point()["drill"] or {}).get("source"), 5, "the drill after the stale reply")
+        eq(run_calls(a, 50)["fault"], 50, "faults after the stale reply")
+        # Counter 6, no drills: it ends.
+        wait_until(lambda: len(replies) >= 3 or None, time.time() + 15,
+                   "no third heartbeat within 15 s", 0.2)
+        wait_until(lambda: ctx.point()["drill"] is None or None, time.time() + 3,
+                   "the drill still runs after the newer reply", 0.2)
+        eq(run_calls(a, 50)["pass"], 50, "calls pass after the newer reply")
+    finally:
+        adm.close()
+
+
 TESTS = [test_error_ratio_two_processes, test_delay_p50_and_timeout,
          test_stop_and_expiry, test_bad_input,
          test_app_choice_several_loaders, test_app_choice_bad_input,
          test_admin_drill_reaches_loader_and_expires_without_admin,
          test_admin_stop_reaches_loader,
-         test_admin_drill_far_expiry_ends_within_a_day]
+         test_admin_drill_far_expiry_ends_within_a_day,
+         test_admin_drills_older_seq_kept_out]
 
 # Seconds per test: a stuck guard, loader or browser fails its test
 # instead of hanging `make test` (the slowest drill test takes ~31 s).

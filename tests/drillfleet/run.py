@@ -205,10 +205,10 @@ def drill(a, body, want=201):
 
 def wait_drill(hosts, id_, present=True, deadline_s=15):
     """Until each of @hosts runs admin drill @id_ (or runs none).  Which
-    hosts run it, not how soon: a heartbeat reply the admin made before
-    the change can reach a loader after the push channel's sync and hold
-    the old drills until the next period (docs/DRILL.md, "Known"), so the
-    bound is one 10-s period and a margin; the stop's speed is
+    hosts run it, not how soon: a loader whose push channel is down
+    learns a change at its next heartbeat, so the bound is one 10-s
+    period and a margin (a stale reply can no longer undo a push:
+    docs/DRILL.md, "The drills' version"); the stop's speed is
     exception_rate_stops_everywhere's."""
     def ok():
         return all(((h.drill() or {}).get("source") == id_) == present for h in hosts)

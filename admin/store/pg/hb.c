@@ -49,7 +49,7 @@
  * row per point, written only with a new (host, period) row.
  */
 #define HB_FAST_SQL \
-	"WITH app AS (SELECT a.id, a.version, a.active_scheme FROM apps a" \
+	"WITH app AS (SELECT a.id, a.version, a.active_scheme, a.drills_seq FROM apps a" \
 	"  JOIN groups g ON g.id = a.group_id WHERE g.name = $1 AND a.name = $2)," \
 	" hb AS (INSERT INTO heartbeats (app_id, period_start, host, received)" \
 	"  SELECT id, $3, $4, $5 FROM app ON CONFLICT DO NOTHING RETURNING app_id)," \
@@ -73,7 +73,7 @@
 	" k AS (INSERT INTO hot_keys (app_id, period_start, host, point, keys)" \
 	"  SELECT hb.app_id, $3, $4, j.key, j.value::text FROM hb, json_each(?::json) AS j" \
 	"  ON CONFLICT DO NOTHING)" \
-	" SELECT id, version, active_scheme, (SELECT count(*) FROM hb) FROM app"
+	" SELECT id, version, active_scheme, (SELECT count(*) FROM hb), drills_seq FROM app"
 
 enum { A_POINT, A_VISITS, A_EXC, A_TMO, A_DOWN, A_CONC, A_HIST, A_FAULTS,
        A_DELAYS, A_SUSP, A_OVER, A_COLS,
@@ -280,6 +280,7 @@ static int hb_fast(struct pg_store *p, const struct sds_heartbeat *hb, int64_t n
 		r->version = sq_col_int64(q, 1);
 		r->active = sq_col_int64(q, 2);
 		res->duplicate = sq_col_int64(q, 3) == 0;
+		r->drills_seq = sq_col_int64(q, 4);
 	}
 	sq_reset(q);
 	if (rc == SQ_ROW)

@@ -136,6 +136,10 @@ int sq_drill_create(struct store *st, const char *g, const char *a,
 	if (ret)
 		goto fail;
 	*id = sq_last_id(s);
+	/* Every list a loader is sent after this one is newer (docs/DRILL.md). */
+	ret = sq_run(s, sq_qk(s, Q_DRILLS_BUMP, r.id), err);
+	if (ret)
+		goto fail;
 	if (d->kind == SDS_DRILL_DELAY)
 		snprintf(detail, sizeof(detail), "drill %lld on %s: delay %lld ms, ratio %u, for %lld s",
 			 (long long)*id, d->point, (long long)d->delay_ms, d->ratio,
@@ -268,7 +272,10 @@ int sq_drill_stop(struct store *st, const char *g, const char *a,
 		sq_bind_text(q, 5, reason);
 	else
 		sq_bind_null(q, 5);
-	ret = sq_commit_audited(s, sq_run(s, q, err), r.id,
+	ret = sq_run(s, q, err);
+	if (!ret)
+		ret = sq_run(s, sq_qk(s, Q_DRILLS_BUMP, r.id), err);
+	ret = sq_commit_audited(s, ret, r.id,
 				reason ? "drill.abort" : "drill.stop", detail, who, err);
 	goto out;
 dbfail:

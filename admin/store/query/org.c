@@ -240,6 +240,7 @@ int sq_app_insert(struct sq_store *s, const char *g, const char *a,
 		return ret;
 	r->id = sq_last_id(s);
 	r->version = 1;
+	r->drills_seq = 0;
 	ret = sq_scheme_insert(s, r->id, "default", "", &sid, err);
 	if (ret)
 		return ret;

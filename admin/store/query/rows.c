@@ -178,6 +178,7 @@ int sq_app_lookup(struct sq_store *s, const char *g, const char *a,
 		r->id = sq_col_int64(q, 0);
 		r->version = sq_col_int64(q, 1);
 		r->active = sq_col_int64(q, 2);
+		r->drills_seq = sq_col_int64(q, 3);
 		sq_reset(q);
 		return 0;
 	}

@@ -40,11 +40,14 @@ enum {
 	Q_COUNT_GROUPS, Q_COUNT_APPS, Q_COUNT_HOSTS,
 	Q_DEL_APP_STATS, Q_DEL_APP_HB, Q_DEL_APP_KEYS, Q_DEL_APP_HOSTS, Q_DEL_APP_AUDIT,
 	Q_DEL_APP_SCHEMES, Q_DEL_APP_STRATS,
-	Q_DRILL_INS, Q_DRILL_LIST, Q_DRILL_ACTIVE, Q_DRILL_GET, Q_DRILL_STOP,
+	Q_DRILLS_BUMP, Q_DRILL_INS, Q_DRILL_LIST, Q_DRILL_ACTIVE, Q_DRILL_GET, Q_DRILL_STOP,
 	Q_COPY_INS, Q_COPY_UPD, Q_COPY_LIST, Q_COPY_GET, Q_COPY_STOP,
 	Q_COPY_ACTIVE_APP, Q_COPY_ACTIVE_ALL, Q_COPY_BY_NAME, Q_COPY_LSTAT,
 	Q_COPY_SSTAT, Q_COPY_STATS, Q_COPY_SRV_UPSERT, Q_COPY_SRV_LIVE,
 	Q_COPY_SRV_LIST, Q_COPY_SRV_OWNER, Q_COPY_SRV_OWNED, Q_COPY_SRV_PRUNE,
+	Q_GD_INS, Q_GD_LIST, Q_GD_GET, Q_GD_DEL, Q_GD_DUE, Q_GD_NEXT,
+	Q_GDR_INS, Q_GDR_OPEN_APP, Q_GDR_LIST, Q_GDR_ABORT, Q_GDR_OPEN, Q_GDR_CLAIM,
+	Q_GDR_SAVE, Q_GDR_KEEP, Q_GDR_PRUNE,
 	NQ
 };
 
@@ -120,6 +123,7 @@ struct sq_app_ref {
 	int64_t id;		/* apps.id */
 	int64_t version;	/* its strategies' version, as read */
 	int64_t active;		/* the active scheme's id, 0 if none */
+	int64_t drills_seq;	/* its drills' change counter, as read */
 };
 
 /* store/query/sql.c: the SQL of statement @id; @dialect's own row if it has one. */
@@ -354,6 +358,24 @@ int sq_copy_server_heartbeat(struct store *st, const struct store_copy_hb *hb,
 			     int64_t now, json_t **plans, char *err);
 int sq_copy_server_list(struct store *st, int64_t now, json_t **out, char *err);
 
+/* store/query/gamedays.c: game days and their runs (docs/GAMEDAY.md) */
+int sq_gameday_create(struct store *st, const char *g, const char *a,
+		      const struct store_gameday *gd, int64_t now, int64_t *id, char *err);
+int sq_gameday_list(struct store *st, const char *g, const char *a, json_t **out,
+		    char *err);
+int sq_gameday_get(struct store *st, const char *g, const char *a, const char *name,
+		   json_t **out, char *err);
+int sq_gameday_delete(struct store *st, const char *g, const char *a, const char *name,
+		      const char *who, char *err);
+int sq_gameday_run(struct store *st, const char *g, const char *a, const char *name,
+		   const char *who, const char *state, int64_t now, int64_t *run, char *err);
+int sq_gameday_abort(struct store *st, const char *g, const char *a, const char *name,
+		     const char *who, char *err);
+int sq_gameday_tick(struct store *st, const char *runner, int64_t now, int64_t lease_s,
+		    const char *state, json_t **claimed, char *err);
+int sq_gameday_save(struct store *st, int64_t run, const char *runner, const char *state,
+		    int64_t ended_at, const char *result, char *err);
+
 /* store/query/stats.c: heartbeats, hosts, stats, events, retention */
 int sq_heartbeat(struct store *st, const struct sds_heartbeat *hb,
 		 int64_t now, struct store_hb_result *res, char *err);
@@ -450,6 +472,14 @@ int sq_prune_meta(struct store *st, int64_t before, char *err);
 	.copy_server_list = sq_copy_server_list, \
 	.counts = sq_counts, \
 	.audit_denied = sq_audit_denied, \
-	.stats_first = sq_stats_first
+	.stats_first = sq_stats_first, \
+	.gameday_create = sq_gameday_create, \
+	.gameday_list = sq_gameday_list, \
+	.gameday_get = sq_gameday_get, \
+	.gameday_delete = sq_gameday_delete, \
+	.gameday_run = sq_gameday_run, \
+	.gameday_abort = sq_gameday_abort, \
+	.gameday_tick = sq_gameday_tick, \
+	.gameday_save = sq_gameday_save
 
 #endif /* SDS_ADMIN_STORE_QUERY_SQ_H */

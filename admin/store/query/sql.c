@@ -26,7 +26,7 @@ const char *const sq_sql[NQ] = {
 	[Q_GROUP_UPD] = "UPDATE groups SET description = ?2 WHERE name = ?1",
 	[Q_GROUP_DEL] = "DELETE FROM groups WHERE id = ?1",
 	[Q_GROUP_NAPPS] = "SELECT count(*) FROM apps WHERE group_id = ?1",
-	[Q_APP_ID] = "SELECT a.id, a.version, a.active_scheme FROM apps a"
+	[Q_APP_ID] = "SELECT a.id, a.version, a.active_scheme, a.drills_seq FROM apps a"
 		" JOIN groups g ON g.id = a.group_id WHERE g.name = ?1 AND a.name = ?2",
 #define APP_COLS "g.name, a.name, a.description, a.created, a.version," \
 		" (SELECT s.name FROM schemes s WHERE s.id = a.active_scheme)," \
@@ -120,6 +120,7 @@ const char *const sq_sql[NQ] = {
 	[Q_DEL_APP_STRATS] = "DELETE FROM strategies WHERE scheme_id IN"
 		" (SELECT id FROM schemes WHERE app_id = ?1)",
 	[Q_DEL_APP_SCHEMES] = "DELETE FROM schemes WHERE app_id = ?1",
+	[Q_DRILLS_BUMP] = "UPDATE apps SET drills_seq = drills_seq + 1 WHERE id = ?1",
 	[Q_DRILL_INS] = "INSERT INTO drills (app_id, point, kind, ratio, delay_ms, created,"
 		" expires_at, started_by, errno, hosts, stop_when)"
 		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
@@ -182,6 +183,43 @@ const char *const sq_sql[NQ] = {
 	[Q_COPY_SRV_OWNER] = "SELECT owner FROM copy_servers WHERE name = ?1",
 	[Q_COPY_SRV_OWNED] = "SELECT count(*) FROM copy_servers WHERE owner = ?1",
 	[Q_COPY_SRV_PRUNE] = "DELETE FROM copy_servers WHERE last_seen < ?1",
+#define GD_COLS "d.id, d.name, d.body, d.every_s, d.next_run, d.keep, d.created," \
+		" d.created_by, (SELECT r.id FROM gameday_runs r" \
+		" WHERE r.gameday_id = d.id AND r.ended_at IS NULL)"
+	[Q_GD_INS] = "INSERT INTO gamedays (app_id, name, body, every_s, next_run, keep,"
+		" created, created_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+	[Q_GD_LIST] = "SELECT " GD_COLS " FROM gamedays d WHERE d.app_id = ?1 ORDER BY d.name",
+	[Q_GD_GET] = "SELECT " GD_COLS " FROM gamedays d WHERE d.app_id = ?1 AND d.name = ?2",
+	[Q_GD_DEL] = "DELETE FROM gamedays WHERE id = ?1",
+	[Q_GD_DUE] = "SELECT id, app_id, every_s, next_run, name FROM gamedays"
+		" WHERE next_run IS NOT NULL AND next_run <= ?1 ORDER BY next_run, id",
+	[Q_GD_NEXT] = "UPDATE gamedays SET next_run = ?3 WHERE id = ?1 AND next_run = ?2",
+	[Q_GDR_INS] = "INSERT INTO gameday_runs (gameday_id, app_id, started_by, started_at,"
+		" state, ended_at, result) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	[Q_GDR_OPEN_APP] = "SELECT r.id, d.name FROM gameday_runs r"
+		" JOIN gamedays d ON d.id = r.gameday_id"
+		" WHERE r.app_id = ?1 AND r.ended_at IS NULL",
+	[Q_GDR_LIST] = "SELECT id, started_by, started_at, ended_at, result, state, abort_by"
+		" FROM gameday_runs WHERE gameday_id = ?1 ORDER BY id DESC LIMIT ?2",
+	[Q_GDR_ABORT] = "UPDATE gameday_runs SET abort_by = ?2"
+		" WHERE id = ?1 AND ended_at IS NULL AND abort_by IS NULL",
+	[Q_GDR_OPEN] = "SELECT r.id, g.name, a.name, d.name, d.body, r.state, r.started_at,"
+		" r.abort_by, r.started_by FROM gameday_runs r"
+		" JOIN gamedays d ON d.id = r.gameday_id JOIN apps a ON a.id = r.app_id"
+		" JOIN groups g ON g.id = a.group_id"
+		" WHERE r.ended_at IS NULL AND (r.runner = ?1 OR r.runner IS NULL OR r.lease_until < ?2)"
+		" ORDER BY r.id",
+	/* A lease: one admin advances a run at a time, another takes over when it lapses. */
+	[Q_GDR_CLAIM] = "UPDATE gameday_runs SET runner = ?1, lease_until = ?3"
+		" WHERE id = ?4 AND ended_at IS NULL"
+		" AND (runner = ?1 OR runner IS NULL OR lease_until < ?2)",
+	[Q_GDR_SAVE] = "UPDATE gameday_runs SET state = ?3, ended_at = ?4, result = ?5"
+		" WHERE id = ?1 AND runner = ?2 AND ended_at IS NULL",
+	[Q_GDR_KEEP] = "SELECT r.gameday_id, d.keep, r.app_id, d.name FROM gameday_runs r"
+		" JOIN gamedays d ON d.id = r.gameday_id WHERE r.id = ?1",
+	[Q_GDR_PRUNE] = "DELETE FROM gameday_runs WHERE gameday_id = ?1 AND ended_at IS NOT NULL"
+		" AND id NOT IN (SELECT id FROM gameday_runs WHERE gameday_id = ?1"
+		" AND ended_at IS NOT NULL ORDER BY id DESC LIMIT ?2)",
 };
 
 const char *sq_sql_of(const char *const *dialect, int id)

@@ -18,6 +18,7 @@ int sq_hb_answer(struct sq_store *s, const struct sq_app_ref *r, int64_t have,
 	int ret = 0;
 
 	res->version = r->version;
+	res->drills_seq = r->drills_seq;
 	res->ndrills = 0;
 	if (res->drills)
 		ret = sq_drills_active(s, r->id, now, res->host, res->drills,

@@ -187,6 +187,41 @@ static const char *const migrations[] = {
 	"ALTER TABLE drills ADD COLUMN hosts TEXT;"
 	"ALTER TABLE drills ADD COLUMN stop_when TEXT;"
 	"ALTER TABLE drills ADD COLUMN stop_reason TEXT;",
+	/*
+	 * 11: game days (docs/GAMEDAY.md): a named plan of steps per app
+	 * (its definition as the API took it, JSON), its schedule (every_s
+	 * 0: none; next_run NULL: not scheduled) and how many reports it
+	 * keeps; its runs, each a report.  One run open per app at once:
+	 * the partial unique index, so two admins cannot both start one.
+	 * And an app's drills' change counter, one up with every drill
+	 * started or stopped: a loader keeps the newest list it was sent.
+	 */
+	"ALTER TABLE apps ADD COLUMN drills_seq INTEGER NOT NULL DEFAULT 0;"
+	"CREATE TABLE gamedays ("
+	"  id INTEGER PRIMARY KEY,"
+	"  app_id INTEGER NOT NULL REFERENCES apps(id) ON DELETE CASCADE,"
+	"  name TEXT NOT NULL,"
+	"  body TEXT NOT NULL,"
+	"  every_s INTEGER NOT NULL,"
+	"  next_run INTEGER,"
+	"  keep INTEGER NOT NULL,"
+	"  created INTEGER NOT NULL,"
+	"  created_by TEXT NOT NULL,"
+	"  UNIQUE (app_id, name));"
+	"CREATE TABLE gameday_runs ("
+	"  id INTEGER PRIMARY KEY,"
+	"  gameday_id INTEGER NOT NULL REFERENCES gamedays(id) ON DELETE CASCADE,"
+	"  app_id INTEGER NOT NULL,"
+	"  started_by TEXT NOT NULL,"
+	"  started_at INTEGER NOT NULL,"
+	"  ended_at INTEGER,"
+	"  result TEXT,"
+	"  state TEXT NOT NULL,"
+	"  runner TEXT,"
+	"  lease_until INTEGER NOT NULL DEFAULT 0,"
+	"  abort_by TEXT);"
+	"CREATE INDEX gameday_runs_gd ON gameday_runs (gameday_id, id);"
+	"CREATE UNIQUE INDEX gameday_runs_open ON gameday_runs (app_id) WHERE ended_at IS NULL;",
 };
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 

@@ -4,7 +4,9 @@
  * loader parses them from the admin — each field's bound, an explicit
  * null "errno", the array's size; and errnames.c's list of names.  The
  * round trip and an unknown or misplaced "errno" are in
- * tests/admin/unit/test_heartbeat.c (test_reply_drill_errno).
+ * tests/admin/unit/test_heartbeat.c (test_reply_drill_errno).  And the
+ * drills' counter: parsed, and a lower one than the list kept refused
+ * until the counter has stayed back SDS_HB_DRILLS_STALE_MS.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -30,6 +32,28 @@ static int parse(const char *text)
 {
 	err[0] = '\0';
 	return heartbeat_reply_parse(text, strlen(text), &r, err, sizeof(err));
+}
+
+static void test_drills_seq(void **state)
+{
+	assert_int_equal(parse(HEAD "[], \"drills_seq\": 12}"), 0);
+	assert_true(r.has_drills_seq);
+	assert_int_equal(r.drills_seq, 12);
+	assert_int_equal(parse(HEAD "[]}"), 0);
+	assert_false(r.has_drills_seq);
+	assert_int_equal(parse(HEAD "[], \"drills_seq\": -1}"), -1);
+	assert_string_equal(err, "drills_seq must be a non-negative integer");
+	assert_int_equal(parse(HEAD "[], \"drills_seq\": \"3\"}"), -1);
+	assert_string_equal(err, "drills_seq must be a non-negative integer");
+
+	/* Kept: counter 5, taken at 1,000,000 ms. */
+	assert_true(heartbeat_drills_newer(true, 5, 5, 1000000, 1000001));
+	assert_true(heartbeat_drills_newer(true, 6, 5, 1000000, 1000001));
+	assert_false(heartbeat_drills_newer(true, 4, 5, 1000000, 1000001));
+	assert_false(heartbeat_drills_newer(true, 4, 5, 1000000, 1000000 + SDS_HB_DRILLS_STALE_MS - 1));
+	assert_true(heartbeat_drills_newer(true, 4, 5, 1000000, 1000000 + SDS_HB_DRILLS_STALE_MS));
+	assert_true(heartbeat_drills_newer(false, 0, 5, 1000000, 1000001));
+	assert_true(heartbeat_drills_newer(true, 0, 0, 0, 1));
 }
 
 static void test_errno(void **state)
@@ -187,6 +211,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_errno),
+		cmocka_unit_test(test_drills_seq),
 		cmocka_unit_test(test_bad_fields),
 		cmocka_unit_test(test_too_many),
 		cmocka_unit_test(test_errno_names),
