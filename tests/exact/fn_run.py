@@ -11,7 +11,7 @@ each call's CLOCK_MONOTONIC entry time; every test runs once with
 SDS_PROBE_PATH=session and once with =pair:
 
   * visit_threshold 1000: calls 1..1000 at 2,000/s, 50 ms of nothing,
-    call 1001, 50 ms of nothing, 99 more: the event is within 2 ms of call
+    call 1001, 50 ms of nothing, 99 more: the event is within 10 ms of call
     1001 (the tick would date it up to 1 s late), 50 ms from calls 1000
     and 1002;
   * exception_threshold 5 (err=neg) and timeout_count_threshold 5
@@ -48,7 +48,11 @@ PATHS = ("session", "pair")
 TICK_MS = 1000
 CELL, VISIT_CROSS = 128, 112           # bpf/sds_flags.h: struct sds_cell
 CELLS_ELEMS = 1024 + 64 * 1024 * 4 // 128   # SDS_CELLS_ELEMS
-TOL_MS = 2
+# The event is stamped by the probe, the call by the target just before
+# it: on a loaded box the probe can run milliseconds later (2.5 ms seen
+# beside other suites).  The calls are 30 ms or more apart, so 10 ms
+# still names the one call.
+TOL_MS = 10
 
 
 class Ctx(sdstest.ProcDir):
