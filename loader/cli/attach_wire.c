@@ -15,6 +15,7 @@
 #include "tick/budget_run.h"
 #include "tick/exact_run.h"
 #include "tick/engine.h"
+#include "deps/deps.h"
 #include "loop/loader.h"
 #include "publish/delaydrill.h"
 #include "publish/failfast.h"
@@ -180,6 +181,13 @@ static int serve_key_blocked(void *ctx, int id, uint64_t hash)
 	return keys_run__is_blocked(&l->engine.keys, id, hash);
 }
 
+static json_t *serve_deps(void *ctx, const char *point)
+{
+	struct loader *l = ctx;
+
+	return deps__json(l->deps, &l->probes, point);
+}
+
 static const struct serve_ops serve_ops = {
 	.point = serve_point,
 	.drill = serve_drill,
@@ -187,6 +195,7 @@ static const struct serve_ops serve_ops = {
 	.head = serve_head,
 	.point_state = serve_point_state,
 	.key_blocked = serve_key_blocked,
+	.deps = serve_deps,
 };
 
 static int drill_point(void *ctx, const char *name)

@@ -124,6 +124,7 @@ struct probes {
 	struct probe_path path;		/* session or pair, and why (probes_session.c) */
 	struct probe_split split;	/* the split's tracepoints (probes_split.c) */
 	struct probe_keys *keys;	/* per point its key table (keys.c), SDS_MAX_POINTS */
+	bool deps;			/* attach --deps: function points keep frames (docs/DEPS.md) */
 };
 
 /*
