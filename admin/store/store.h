@@ -350,6 +350,14 @@ struct store_ops {
 	 */
 	int (*point_keys)(struct store *st, const char *g, const char *a, const char *point,
 			  int64_t from, int64_t to, json_t **out, char *err);
+	/*
+	 * Dependencies (docs/DEPS.md): a row per host of the app that sent
+	 * some, by host, each {"host", "period_start", "updated", "deps":
+	 * {"POINT": [edges as the heartbeat sent them]}}.  STORE_NOTFOUND
+	 * for an unknown app.  May be NULL: the API then answers 501.
+	 */
+	int (*app_deps)(struct store *st, const char *g, const char *a, json_t **out,
+			char *err);
 };
 
 /* An open store: an engine's struct starts with this. */
@@ -373,7 +381,7 @@ struct store *pg_store_open(const char *url, char *err);
 #include "../../libsds/sds_ext.h"
 
 #define STORE_EXT	"store"
-#define STORE_EXT_ABI	6	/* 4: struct store_stat_row has store/stat_cols.h's fields; 5: split, max_stuck, overload; 6: point_keys */
+#define STORE_EXT_ABI	7	/* 4: struct store_stat_row has store/stat_cols.h's fields; 5: split, max_stuck, overload; 6: point_keys; 7: app_deps */
 
 struct store_ext {
 	struct sds_ext_head head;	/* STORE_EXT, STORE_EXT_ABI, SDS_EXT_IMPL */

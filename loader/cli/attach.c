@@ -601,6 +601,8 @@ static int resolve_strategies(struct attach_run *a)
 	if (uplink_pick__init(&up, env.admin_policy, err, sizeof(err)))
 		return cmd_err("%s", err);
 	up.probes = &l->probes;
+	up.deps_fill = attach_wire_deps_fill;
+	up.deps_ctx = l;
 	up.push_off = env.no_push;
 	l->uplink = &up;
 	/* What the last loader could not send goes first (backlog.c). */

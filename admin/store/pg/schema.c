@@ -186,6 +186,14 @@ static const char *const migrations[] = {
 	"ALTER TABLE drills ADD COLUMN hosts " T ";"
 	"ALTER TABLE drills ADD COLUMN stop_when " T ";"
 	"ALTER TABLE drills ADD COLUMN stop_reason " T ";",
+	/* 8: each point's dependencies, a row per (app, host) (SQLite's schema 11, docs/DEPS.md) */
+	"CREATE TABLE deps ("
+	"  app_id BIGINT NOT NULL,"
+	"  host " T " NOT NULL,"
+	"  period_start BIGINT NOT NULL,"
+	"  updated BIGINT NOT NULL,"
+	"  deps " T " NOT NULL,"
+	"  PRIMARY KEY (app_id, host));",
 };
 #define PG_SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 

@@ -187,6 +187,18 @@ static const char *const migrations[] = {
 	"ALTER TABLE drills ADD COLUMN hosts TEXT;"
 	"ALTER TABLE drills ADD COLUMN stop_when TEXT;"
 	"ALTER TABLE drills ADD COLUMN stop_reason TEXT;",
+	/*
+	 * 11: each point's dependencies as a host's latest heartbeat sent
+	 * them (docs/DEPS.md): {"POINT": [edges...]}, JSON, one row per
+	 * (app, host), replaced by a heartbeat of the same period or later.
+	 */
+	"CREATE TABLE deps ("
+	"  app_id INTEGER NOT NULL REFERENCES apps(id) ON DELETE CASCADE,"
+	"  host TEXT NOT NULL,"
+	"  period_start INTEGER NOT NULL,"
+	"  updated INTEGER NOT NULL,"
+	"  deps TEXT NOT NULL,"
+	"  PRIMARY KEY (app_id, host)) WITHOUT ROWID;",
 };
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
