@@ -335,7 +335,8 @@ async function refreshApp(slow) {
   loadPointsTable(live, active);
   if (slow)
     await Promise.all([loadEvents(), loadAudit(), loadEditorTable(), loadHotKeys(),
-                       typeof loadCopy === 'function' ? loadCopy() : null]);
+                       typeof loadCopy === 'function' ? loadCopy() : null,
+                       typeof loadDeps === 'function' ? loadDeps() : null]);
 }
 
 // ---- points: the state, the rates, the kill switch ---------------------------
