@@ -18,6 +18,7 @@ import sdstest  # noqa: E402
 from sdstest import SDS, Fail, check, eq, log  # noqa: E402,F401
 
 TARGET = os.path.join(sdstest.BUILD, "test", "targets", "dltarget")
+GUARD = os.path.join(sdstest.BUILD, "test", "targets", "depsguard")
 APP = "depsapp"
 SUITE = sdstest.Suite(timeout=240)
 SPECS = ["fetch=fetch:err=neg", "hold=fetch_hold:err=neg",
@@ -94,9 +95,9 @@ class Ctx(sdstest.ProcDir):
     def target(self):
         return Target(self)
 
-    def attach(self, extra=("--deps",), specs=SPECS, wait=True):
+    def attach(self, extra=("--deps",), specs=SPECS, wait=True, target=TARGET):
         self.loader = sdstest.AttachProcess(
-            self, ["--app", APP] + list(extra) + [TARGET] + list(specs),
+            self, ["--app", APP] + list(extra) + [target] + list(specs),
             APP, wait=False)
         if wait:
             # A hang, not speed: a loader verifying its objects beside

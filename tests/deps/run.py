@@ -23,5 +23,5 @@ import sdstest  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(sdstest.run_suite(__file__, deps_lib.SUITE, deps_lib.Ctx,
-                               needs=(sdstest.SDS, deps_lib.TARGET),
+                               needs=(sdstest.SDS, deps_lib.TARGET, deps_lib.GUARD),
                                tools=("bpftool",)))

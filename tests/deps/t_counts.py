@@ -7,7 +7,8 @@ connection (a pool: one connect, K sends); the same exchanges outside
 every point and in a point that is not called count nothing.
 """
 
-from deps_lib import (APP, REQ, check, counts, edges, eq, test)
+import sdstest
+from deps_lib import (APP, GUARD, REQ, check, counts, edges, eq, test)
 
 N, M, K = 7, 5, 9
 
@@ -90,3 +91,20 @@ def test_overflow_counted(ctx):
     eq(d["max_edges"], 2, "max_edges")
     # c's three connects found no room (and were never marked).
     eq(d["overflow"], {"edges": 3, "marks": 0}, "overflow")
+
+
+@test
+def test_guard_point(ctx):
+    """A libsds guard point: the calls made between sds_should_downgrade()
+    and sds_downgrade_finally() count on its edges, the same exchanges
+    outside the guard nowhere."""
+    ok = ctx.server()
+    refused = ctx.refusing()
+    app = sdstest.stage(GUARD, ctx.tmp)
+    ctx.attach(specs=(), extra=("--deps",), target=app)
+    r = sdstest.run_group([app, APP, str(ok), str(refused), "6", "3", "4"],
+                          ctx.env, ctx.tmp, ctx.others, 60)
+    eq((r.rc, r.out), (0, "ok 6 refused 3 plain 4\ndone\n"), "depsguard: %r" % r)
+    eq(edges(ctx.deps()), {
+        ("inv", "127.0.0.1", ok, "tcp"): counts(6, 0, 6, 0, 0, 6 * REQ),
+        ("inv", "127.0.0.1", refused, "tcp"): counts(3, 3)}, "deps of the guard point")
