@@ -25,9 +25,11 @@ SPECS = ["fetch=fetch:err=neg", "hold=fetch_hold:err=neg",
          "pool=fetch_pooled:err=neg", "other=fetch_other:err=neg"]
 REQ = 4     # bytes of dltarget's request, "GET\n"
 
-# Each request on a connection gets "OK\n"; prints its port first.
+# Each request on a connection gets "OK\n" (with "reset": the connection
+# is reset instead, SO_LINGER 0); prints its port first.
 SERVER = r"""
-import socket, sys, threading
+import socket, struct, sys, threading
+reset = sys.argv[1:] == ["reset"]
 s = socket.socket()
 s.bind(("127.0.0.1", 0))
 s.listen(1024)
@@ -36,6 +38,9 @@ def one(c):
     c.settimeout(70)
     try:
         while c.recv(64):
+            if reset:
+                c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                break
             c.sendall(b"OK\n")
     except OSError:
         pass
@@ -78,9 +83,10 @@ class Ctx(sdstest.ProcDir):
         for s in self.held:
             s.close()
 
-    def server(self):
-        """A server answering on 127.0.0.1: its port."""
-        p = subprocess.Popen(["python3", "-u", "-c", SERVER],
+    def server(self, reset=False):
+        """A server answering on 127.0.0.1 (@reset: resetting each
+        connection at its first request): its port."""
+        p = subprocess.Popen(["python3", "-u", "-c", SERVER] + (["reset"] if reset else []),
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                              start_new_session=True)
         self.others.append(p)

@@ -108,3 +108,16 @@ def test_guard_point(ctx):
     eq(edges(ctx.deps()), {
         ("inv", "127.0.0.1", ok, "tcp"): counts(6, 0, 6, 0, 0, 6 * REQ),
         ("inv", "127.0.0.1", refused, "tcp"): counts(3, 3)}, "deps of the guard point")
+
+
+@test
+def test_reset_by_the_peer(ctx):
+    """A peer that resets each connection at its request: the connects
+    and sends count, and each connection as reset, none as a failed
+    connect."""
+    rst = ctx.server(reset=True)
+    ctx.attach()
+    t = ctx.target()
+    eq(t.run("fetch", rst, 5), {"ECONNRESET": 5}, "fetch to the resetting server")
+    eq(edges(ctx.deps()), {("fetch", "127.0.0.1", rst, "tcp"): counts(5, 0, 5, 0, 5, 5 * REQ)},
+       "deps")
