@@ -205,6 +205,7 @@ include tests/balance/balance.mk
 include tests/capture/capture.mk
 include tests/failfast/failfast.mk
 include tests/delaydrill/delaydrill.mk
+include tests/deps/deps.mk
 include tests/exact/exact.mk
 include tests/stuck/stuck.mk
 include tests/lib/testlib.mk
