@@ -121,10 +121,21 @@ $(GEN)/delay.skel.h: $(GEN)/delay.bpf.o
 	$(BPFTOOL) gen skeleton $< name sds_dl_bpf > $@.tmp
 	mv $@.tmp $@
 
+# Dependencies found by themselves (bpf/deps.bpf.c): cgroup connect hooks,
+# a sock_ops program and the sock_send_length raw tracepoint counting each
+# point's peers, loaded only by attach --deps (loader/deps/deps.c).
+$(GEN)/deps.bpf.o: bpf/deps.bpf.c bpf/sds_types.h bpf/sds_deps.h bpf/sds_common.bpf.h bpf/sds_frameread.bpf.h $(GEN)/vmlinux.h
+	$(CLANG) -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -I$(GEN) -Ibpf \
+		-c $< -o $@
+
+$(GEN)/deps.skel.h: $(GEN)/deps.bpf.o
+	$(BPFTOOL) gen skeleton $< name sds_dp_bpf > $@.tmp
+	mv $@.tmp $@
+
 # ---- sds-bpf ----------------------------------------------------------------
 LOADER_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(COMMON_SRCS) $(LOADER_SRCS) $(LOADER_USRC))
 
-$(OBJ)/%.o: %.c $(GEN)/sds.skel.h $(GEN)/copy.skel.h $(GEN)/failfast.skel.h $(GEN)/delay.skel.h
+$(OBJ)/%.o: %.c $(GEN)/sds.skel.h $(GEN)/copy.skel.h $(GEN)/failfast.skel.h $(GEN)/delay.skel.h $(GEN)/deps.skel.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
@@ -169,7 +180,7 @@ $(ASAN_OBJ)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O1 -g $(WARN) -std=gnu11 $(SAN) -MMD -MP -c $< -o $@
 $(call asan_objs,$(filter-out $(PURE_SRCS),$(LOADER_SRCS))): | \
-	$(GEN)/sds.skel.h $(GEN)/copy.skel.h $(GEN)/failfast.skel.h $(GEN)/delay.skel.h $(SDS_VERSION_H)
+	$(GEN)/sds.skel.h $(GEN)/copy.skel.h $(GEN)/failfast.skel.h $(GEN)/delay.skel.h $(GEN)/deps.skel.h $(SDS_VERSION_H)
 -include $(ASAN_OBJS:.o=.d)
 # Kept, not deleted as intermediates: the next build relinks nothing.
 .SECONDARY: $(ASAN_OBJS)
@@ -195,6 +206,7 @@ include tests/balance/balance.mk
 include tests/capture/capture.mk
 include tests/failfast/failfast.mk
 include tests/delaydrill/delaydrill.mk
+include tests/deps/deps.mk
 include tests/exact/exact.mk
 include tests/stuck/stuck.mk
 include tests/lib/testlib.mk

@@ -14,7 +14,7 @@
 #                            for SUSTAIN_SECONDS (600), the verdict per interval
 
 ADMIN_SRCS   := $(wildcard admin/*.c admin/api/*.c admin/gameday/*.c admin/store/*.c admin/store/*/*.c)
-ADMIN_COMMON := common/strategy.c common/pressure.c common/names.c common/errnames.c common/window.c common/heartbeat/heartbeat.c common/heartbeat/heartbeat_copy.c common/heartbeat/heartbeat_drill.c common/heartbeat/heartbeat_pressure.c common/heartbeat/heartbeat_split.c common/heartbeat/heartbeat_refused.c common/heartbeat/heartbeat_keys.c common/sdsjson.c \
+ADMIN_COMMON := common/strategy.c common/pressure.c common/names.c common/errnames.c common/window.c common/heartbeat/heartbeat.c common/heartbeat/heartbeat_copy.c common/heartbeat/heartbeat_drill.c common/heartbeat/heartbeat_pressure.c common/heartbeat/heartbeat_split.c common/heartbeat/heartbeat_refused.c common/heartbeat/heartbeat_keys.c common/heartbeat/heartbeat_deps.c common/sdsjson.c \
 		common/ext/ext.c common/ext/ext_load.c common/ext/ext_print.c common/tokfile.c common/trust.c
 ADMIN_LIBS   := -lmicrohttpd -ljansson -lsqlite3 -lpq -lpthread -lm
 ADMIN_OBJ    := $(BUILD)/obj/admin

@@ -150,6 +150,7 @@ SUITES = [
     # Delay drills at function points (docs/DELAY.md): a veth pair into a
     # namespace of its own; mostly waits on drills' lives.
     Suite("delaydrill", "wait2", [_py("tests/delaydrill/run.py")], budget=300),
+    Suite("deps", "wait2", [_py("tests/deps/run.py")], budget=240),
     Suite("testlib", "wait2", [_py("tests/lib/selftest.py")], budget=60),
     Suite("copy", "wait2", [_py("tests/copy/run.py")], budget=240),
     # Hot keys (docs/KEYS.md): ~55,000 keyed calls/s for 2 s, three times,

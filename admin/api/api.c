@@ -278,6 +278,9 @@ static void app_routes(struct api_route *r)
 						 r->nseg > 7 ? r->seg[7] : NULL);
 		goto nf;
 	}
+	if (!strcmp(what, "points") && r->nseg == 7 && !strcmp(r->seg[6], "deps"))
+		return api_seg_name(r, 5, "point") ? (void)0 :
+		       api_route_deps(r, g, a, r->seg[5]);
 	if (!strcmp(what, "points") && r->nseg == 7 && !strcmp(r->seg[6], "keys"))
 		return api_seg_name(r, 5, "point") ? (void)0 :
 		       api_route_point_keys(r, g, a, r->seg[5]);
@@ -293,6 +296,8 @@ static void app_routes(struct api_route *r)
 		return api_route_stats(r, g, a);
 	if (!strcmp(what, "refused"))
 		return api_route_refused(r, g, a);
+	if (!strcmp(what, "deps"))
+		return api_route_deps(r, g, a, NULL);
 	if (!strcmp(what, "hosts") || !strcmp(what, "points") ||
 	    !strcmp(what, "events") || !strcmp(what, "audit"))
 		return api_route_listing(r, g, a, what);

@@ -63,6 +63,13 @@ void api_route_sync(struct api_route *r);
 void api_route_point_keys(struct api_route *r, const char *g, const char *a,
 			  const char *point);
 
+/*
+ * api/deps.c: GET {A}/deps and {A}/points/{P}/deps (@point), each point's
+ * dependencies summed over the app's hosts (docs/DEPS.md)
+ */
+void api_route_deps(struct api_route *r, const char *g, const char *a,
+		    const char *point);
+
 /* api/shares.c: the cluster shares, and a strategy PUT's need of a live host */
 void api_route_shares(struct api_route *r);
 int api_cluster_check_hosts(struct api_route *r, const char *g, const char *a,

@@ -417,6 +417,14 @@ struct store_ops {
 	int (*gameday_save)(struct store *st, int64_t run, const char *runner,
 			    const char *state, int64_t ended_at, const char *result,
 			    char *err);
+	/*
+	 * Dependencies (docs/DEPS.md): a row per host of the app that sent
+	 * some, by host, each {"host", "period_start", "updated", "deps":
+	 * {"POINT": [edges as the heartbeat sent them]}}.  STORE_NOTFOUND
+	 * for an unknown app.  May be NULL: the API then answers 501.
+	 */
+	int (*app_deps)(struct store *st, const char *g, const char *a, json_t **out,
+			char *err);
 };
 
 /* An open store: an engine's struct starts with this. */
@@ -440,7 +448,7 @@ struct store *pg_store_open(const char *url, char *err);
 #include "../../libsds/sds_ext.h"
 
 #define STORE_EXT	"store"
-#define STORE_EXT_ABI	7	/* 4: struct store_stat_row has store/stat_cols.h's fields; 5: split, max_stuck, overload; 6: point_keys; 7: strategy_put takes a one-point document (key_overrides), game days */
+#define STORE_EXT_ABI	7	/* 4: struct store_stat_row has store/stat_cols.h's fields; 5: split, max_stuck, overload; 6: point_keys; 7: strategy_put takes a one-point document (key_overrides), game days, app_deps */
 
 struct store_ext {
 	struct sds_ext_head head;	/* STORE_EXT, STORE_EXT_ABI, SDS_EXT_IMPL */

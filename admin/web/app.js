@@ -336,7 +336,8 @@ async function refreshApp(slow) {
   if (slow)
     await Promise.all([loadEvents(), loadAudit(), loadEditorTable(), loadHotKeys(),
                        typeof loadCopy === 'function' ? loadCopy() : null,
-                       typeof loadGamedays === 'function' ? loadGamedays() : null]);
+                       typeof loadGamedays === 'function' ? loadGamedays() : null,
+                       typeof loadDeps === 'function' ? loadDeps() : null]);
 }
 
 // ---- points: the state, the rates, the kill switch ---------------------------

@@ -33,6 +33,7 @@ void heartbeat_init(struct sds_heartbeat *hb, const char *group, const char *app
 	hb->version = version;
 	hb->n = 0;
 	hb->nkeys = 0;
+	hb->ndeps = 0;
 }
 
 struct sds_hb_point *heartbeat_add_point(struct sds_heartbeat *hb,
@@ -136,7 +137,8 @@ json_t *heartbeat_to_json(const struct sds_heartbeat *hb)
 					    json_real(p->overhead_milli / 1000.0));
 		if (heartbeat_point_copy_to_json(p, po) ||
 		    heartbeat_point_split_to_json(p, po) ||
-		    heartbeat_point_keys_to_json(hb, i, po))
+		    heartbeat_point_keys_to_json(hb, i, po) ||
+		    heartbeat_point_deps_to_json(hb, i, po))
 			goto oom;
 		if (p->overload)
 			json_object_set_new(po, "overload", json_true());
@@ -217,6 +219,7 @@ static const char *const point_fields[] = {
 	"latency_hist", "suspended", "overhead_pct", "overload",
 	"split_calls", "split_on_cpu_ns", "split_runqueue_ns", "split_blocked_ns",
 	"keys",
+	"deps",
 };
 #define POINT_COUNTS	13	/* point_fields before latency_hist */
 
@@ -380,6 +383,7 @@ int heartbeat_from_json(json_t *doc, struct sds_heartbeat *out,
 	}
 	memset(out, 0, offsetof(struct sds_heartbeat, points));
 	out->nkeys = 0;
+	out->ndeps = 0;
 	if (get_str(doc, "group", out->group, sizeof(out->group), sds_name_valid,
 		    "name (1-64 of [A-Za-z0-9_-])", err, errlen) ||
 	    get_str(doc, "app", out->app, sizeof(out->app), sds_name_valid,
@@ -435,7 +439,8 @@ int heartbeat_from_json(json_t *doc, struct sds_heartbeat *out,
 	}
 	json_object_foreach(pts, key, v) {
 		if (point_from_json(key, v, &out->points[out->n], err, errlen) ||
-		    heartbeat_point_keys_from_json(key, v, out, out->n, err, errlen))
+		    heartbeat_point_keys_from_json(key, v, out, out->n, err, errlen) ||
+		    heartbeat_point_deps_from_json(key, v, out, out->n, err, errlen))
 			return -1;
 		out->n++;
 	}

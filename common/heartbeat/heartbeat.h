@@ -30,7 +30,9 @@
  * "split_runqueue_ns", "split_blocked_ns" (where the period's completed
  * calls' time went, docs/SPLIT.md: sent when the loader splits calls and
  * some completed), "keys" (a keyed point's heaviest keys over the
- * period: heartbeat_keys.c, docs/KEYS.md).
+ * period: heartbeat_keys.c, docs/KEYS.md), "deps" (the peers the point's
+ * calls reached, counted since the loader attached, not per period:
+ * heartbeat_deps.c, docs/DEPS.md).
  * Optional top-level "pressure": [{"firing": B, "fired": N}, ...], each
  * host pressure rule's state as the period ends, by rule index
  * (docs/PRESSURE.md); sent only with rules.
@@ -136,7 +138,29 @@ struct sds_hb_key {
 	uint64_t p99_ns;		/* p99 of its calls that completed in the period; 0: none */
 };
 
-/* One heartbeat: one app on one host, one period.  ~160 KiB: heap it. */
+/*
+ * A point's dependency (heartbeat_deps.c, docs/DEPS.md): a peer its calls
+ * reached, with counts since the loader attached (not the period's: the
+ * admin keeps each host's latest).  At most SDS_HB_POINT_DEPS a point,
+ * SDS_HB_MAX_DEPS a heartbeat, the heaviest.
+ */
+#define SDS_HB_POINT_DEPS	32
+#define SDS_HB_MAX_DEPS		256
+#define SDS_HB_PEER_MAX		45	/* longest IPv6 text form */
+struct sds_hb_dep {
+	int point;			/* its point's index in points[] */
+	char addr[SDS_HB_PEER_MAX + 1];	/* the peer, canonical text ("127.0.0.1", "::1") */
+	uint16_t port;			/* 1..65535 */
+	char proto[4];			/* "tcp", "udp" */
+	uint64_t connects;
+	uint64_t connect_errors;
+	uint64_t sends;
+	uint64_t send_errors;
+	uint64_t resets;
+	uint64_t bytes;
+};
+
+/* One heartbeat: one app on one host, one period.  ~190 KiB: heap it. */
 struct sds_heartbeat {
 	char group[SDS_NAME_MAX + 1];
 	char app[SDS_NAME_MAX + 1];
@@ -155,6 +179,8 @@ struct sds_heartbeat {
 	struct sds_hb_point points[SDS_HB_MAX_POINTS];
 	int nkeys;			/* keys used, every point's */
 	struct sds_hb_key keys[SDS_HB_MAX_KEYS];
+	int ndeps;			/* dependencies used, every point's */
+	struct sds_hb_dep deps[SDS_HB_MAX_DEPS];
 };
 
 #define SDS_HB_MAX_DRILLS	SDS_MAX_POINTS	/* drills in one reply */
@@ -382,6 +408,20 @@ struct sds_hb_key *heartbeat_add_key(struct sds_heartbeat *hb, int point);
 int heartbeat_point_keys_to_json(const struct sds_heartbeat *hb, int point,
 				 json_t *po);
 int heartbeat_point_keys_from_json(const char *name, json_t *obj,
+				   struct sds_heartbeat *hb, int point,
+				   char *err, size_t errlen);
+
+/*
+ * heartbeat_deps.c: a dependency of point index @point, added zeroed
+ * (NULL past the bounds); the point's into @po, and from @obj into @hb,
+ * each checked (an address inet_pton reads, kept in its canonical form; a
+ * port 1..65535; "tcp" or "udp"; counts 0..SDS_HB_COUNT_MAX; no edge
+ * twice).
+ */
+struct sds_hb_dep *heartbeat_add_dep(struct sds_heartbeat *hb, int point);
+int heartbeat_point_deps_to_json(const struct sds_heartbeat *hb, int point,
+				 json_t *po);
+int heartbeat_point_deps_from_json(const char *name, json_t *obj,
 				   struct sds_heartbeat *hb, int point,
 				   char *err, size_t errlen);
 

@@ -31,6 +31,7 @@
 #include "kernel/forkcheck.h"
 #include "target/lang.h"
 #include "names.h"
+#include "deps/deps.h"
 #include "publish/delaydrill.h"
 #include "publish/failfast.h"
 #include "loop/loader.h"
@@ -163,12 +164,15 @@ static int parse_options(int argc, char **argv)
 		{ "share-gid", required_argument, NULL, 'Y' },
 		{ "drill-dev", required_argument, NULL, 'V' },
 		{ "no-drill-qdisc", no_argument, NULL, 'Q' },
+		{ "deps", no_argument, NULL, 'E' },
+		{ "deps-max", required_argument, NULL, 'Z' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	const char *drill_dev = NULL;
-	bool no_drill_qdisc = false;
+	bool no_drill_qdisc = false, deps = false;
+	const char *deps_max = NULL;
 	struct group *gr;
 	long v;
 	int c;
@@ -298,6 +302,12 @@ static int parse_options(int argc, char **argv)
 		case 'Q':
 			no_drill_qdisc = true;
 			break;
+		case 'E':
+			deps = true;
+			break;
+		case 'Z':
+			deps_max = optarg;
+			break;
 		case 'v':
 			env.verbose = true;
 			break;
@@ -308,6 +318,9 @@ static int parse_options(int argc, char **argv)
 			return cmd_err("attach: bad option (see sds-bpf attach --help)");
 		}
 	}
+	/* Each point's dependencies (docs/DEPS.md). */
+	if (deps__set_opts(deps, deps_max))
+		return -1;
 	/* Delay drills at function points: where their packets are held. */
 	return delaydrill__set_opts(drill_dev, no_drill_qdisc);
 }
@@ -588,6 +601,8 @@ static int resolve_strategies(struct attach_run *a)
 	if (uplink_pick__init(&up, env.admin_policy, err, sizeof(err)))
 		return cmd_err("%s", err);
 	up.probes = &l->probes;
+	up.deps_fill = attach_wire_deps_fill;
+	up.deps_ctx = l;
 	up.push_off = env.no_push;
 	l->uplink = &up;
 	/* What the last loader could not send goes first (backlog.c). */

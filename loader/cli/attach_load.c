@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include "cli/attach_run.h"
 #include "cli/cmd.h"
+#include "deps/deps.h"
 #include "publish/delaydrill.h"
 #include "publish/failfast.h"
 #include "loop/loader.h"
@@ -256,6 +257,8 @@ int attach_load(struct attach_run *a, uint64_t max_overhead)
 	detach__sweep(a->pins.dir);
 	a->adopted = pins_adoptable(a);
 	probes__set_pins(&l->probes, &a->pins);
+	/* --deps: a function point's calls keep frames a send can find. */
+	l->probes.deps = deps__wanted();
 	if (a->adopted ? load_adopt(a, err, sizeof(err)) :
 			 load_fresh(a, err, sizeof(err)))
 		return cmd_err("%s", err);
@@ -265,7 +268,8 @@ int attach_load(struct attach_run *a, uint64_t max_overhead)
 		exact__share_cells(&l->engine.exact);
 	if (capture_start(a) ||
 	    failfast__open(&l->failfast, &l->probes, a->npoints) ||
-	    delaydrill__open(&l->delay, &l->probes, a->npoints))
+	    delaydrill__open(&l->delay, &l->probes, a->npoints) ||
+	    deps__open(&l->deps, &l->probes))
 		return -1;
 	if (attach_all(a, err, sizeof(err)))
 		return cmd_err("%s", err);
@@ -326,6 +330,8 @@ void attach_run__unload(struct attach_run *a, bool clean)
 	l->delay = NULL;
 	failfast__close(l->failfast);
 	l->failfast = NULL;
+	deps__close(l->deps);
+	l->deps = NULL;
 	probes__destroy(&l->probes);
 	flags__destroy(&l->flags);
 	keep__close(&a->keep);

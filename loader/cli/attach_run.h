@@ -56,6 +56,12 @@ void attach_wire_serve(struct loader *l);
  * once @l is zeroed, before anything runs.
  */
 void attach_wire_drill(struct loader *l);
+/*
+ * attach_wire.c: the heartbeat's dependencies (docs/DEPS.md): each point's
+ * edges since attach, read from l->deps (none without --deps), added to
+ * @hb's points, heaviest first within its bounds.  The uplink's deps_fill.
+ */
+void attach_wire_deps_fill(void *l, struct sds_heartbeat *hb);
 
 /* attach_usage.c: `sds-bpf attach --help`. */
 extern const char attach_usage[];

@@ -8,13 +8,16 @@
  * (loop/loop.c).
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <jansson.h>
 #include "capture/capture.h"
 #include "cli/attach_run.h"
 #include "tick/budget_run.h"
 #include "tick/exact_run.h"
 #include "tick/engine.h"
+#include "deps/deps.h"
 #include "loop/loader.h"
 #include "publish/delaydrill.h"
 #include "publish/failfast.h"
@@ -180,6 +183,47 @@ static int serve_key_blocked(void *ctx, int id, uint64_t hash)
 	return keys_run__is_blocked(&l->engine.keys, id, hash);
 }
 
+static json_t *serve_deps(void *ctx, const char *point)
+{
+	struct loader *l = ctx;
+
+	return deps__json(l->deps, &l->probes, point);
+}
+
+void attach_wire_deps_fill(void *ctx, struct sds_heartbeat *hb)
+{
+	struct loader *l = ctx;
+	uint64_t ovf[SDS_DEPS_OVF_NR];
+	struct deps_edge *e;
+	int n, total, i, j;
+
+	if (!l->deps)
+		return;
+	e = calloc((size_t)deps__capacity(l->deps), sizeof(*e));
+	if (!e)
+		return;
+	n = deps__read(l->deps, &l->probes, e, deps__capacity(l->deps), &total, ovf);
+	for (i = 0; i < n && hb->ndeps < SDS_HB_MAX_DEPS; i++) {
+		struct sds_hb_dep *d;
+
+		/* Only to a point the period has: a point's deps ride with its counts. */
+		for (j = 0; j < hb->n && strcmp(hb->points[j].name, e[i].name); j++)
+			;
+		if (j == hb->n || !(d = heartbeat_add_dep(hb, j)))
+			continue;
+		snprintf(d->addr, sizeof(d->addr), "%s", e[i].addr);
+		d->port = e[i].port;
+		snprintf(d->proto, sizeof(d->proto), "%s", e[i].proto);
+		d->connects = e[i].c.connects;
+		d->connect_errors = e[i].c.connect_errors;
+		d->sends = e[i].c.sends;
+		d->send_errors = e[i].c.send_errors;
+		d->resets = e[i].c.resets;
+		d->bytes = e[i].c.bytes;
+	}
+	free(e);
+}
+
 static const struct serve_ops serve_ops = {
 	.point = serve_point,
 	.drill = serve_drill,
@@ -187,6 +231,7 @@ static const struct serve_ops serve_ops = {
 	.head = serve_head,
 	.point_state = serve_point_state,
 	.key_blocked = serve_key_blocked,
+	.deps = serve_deps,
 };
 
 static int drill_point(void *ctx, const char *name)

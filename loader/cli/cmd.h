@@ -40,6 +40,7 @@ int do_list(int argc, char **argv);
 int do_stats(int argc, char **argv);
 int do_top(int argc, char **argv);
 int do_hist(int argc, char **argv);
+int do_deps(int argc, char **argv);
 int do_events(int argc, char **argv);
 int do_drill(int argc, char **argv);
 int do_record(int argc, char **argv);

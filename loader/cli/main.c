@@ -25,6 +25,7 @@ static const struct cmd {
 	{ "top", do_top, "live table of an app's points, refreshed every second" },
 	{ "hist", do_hist, "log2 latency histogram of one point" },
 	{ "events", do_events, "downgrade transitions as they happen" },
+	{ "deps", do_deps, "each point's dependencies: the peers its calls reached (attach --deps)" },
 	{ "record", do_record, "record the requests an app's points receive into a file (root)" },
 	{ "drill", do_drill, "start or stop a fault drill at a guard point (root)" },
 	{ "detach", do_detach, "remove the pins (probes, maps, kept state) a stopped loader left (root)" },

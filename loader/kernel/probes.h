@@ -125,6 +125,7 @@ struct probes {
 	struct probe_split split;	/* the split's tracepoints (probes_split.c) */
 	struct probe_keys *keys;	/* per point its key table (keys.c), SDS_MAX_POINTS */
 	bool globals_adopted;		/* adopted: the pinned links' .bss is ours (probes_pin.c) */
+	bool deps;			/* attach --deps: function points keep frames (docs/DEPS.md) */
 };
 
 /*

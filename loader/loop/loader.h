@@ -72,6 +72,7 @@ struct loader {
 	struct failfast *failfast;	/* LSM fail-fast (failfast.c); NULL: no :failfast= point */
 	struct delaydrill *delay;	/* delay drills at function points (delaydrill.c); NULL: no failfast=connect point */
 	struct metrics *metrics;	/* --metrics (metrics.h); NULL: off */
+	struct deps *deps;		/* --deps: each point's peers (deps/deps.h); NULL: off */
 };
 
 #endif /* SDS_LOADER_H */

@@ -482,6 +482,9 @@ static void period_close(struct uplink *u, const struct tick *t,
 			k->point = (int)(hp - p->hb->points);
 		}
 	}
+	/* Each point's peers since attach (docs/DEPS.md), with --deps. */
+	if (u->deps_fill)
+		u->deps_fill(u->deps_ctx, p->hb);
 	doc = heartbeat_to_json(p->hb);
 	body = doc ? json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
 	json_decref(doc);

@@ -142,6 +142,13 @@ struct uplink {
 	int64_t first_period;		/* the period counting began in: the first sent */
 	int event_fd;			/* readable when a reply brought strategies */
 	const struct probes *probes;	/* the loader's points, for their names */
+	/*
+	 * attach --deps: adds each point's dependencies, counted since
+	 * attach, to a period's heartbeat as it closes (docs/DEPS.md); NULL:
+	 * none.  Set before the loop.
+	 */
+	void (*deps_fill)(void *ctx, struct sds_heartbeat *hb);
+	void *deps_ctx;
 
 	/* the main loop's */
 	struct uplink_period open[UPLINK_OPEN];	/* periods being accounted */

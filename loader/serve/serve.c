@@ -383,6 +383,10 @@ char *serve__request(struct serve *sv, const char *req)
 		reply = hist_json(sv, req + 5);
 	else if (!strncmp(req, "keys ", 5))
 		reply = serve__keys_json(sv, req + 5);
+	else if (!strcmp(req, "deps"))
+		reply = sv->ops->deps(sv->ctx, NULL);
+	else if (!strncmp(req, "deps ", 5))
+		reply = sv->ops->deps(sv->ctx, req + 5);
 	else if (!strcmp(req, "events") || !strncmp(req, "events ", 7))
 		reply = events__json(sv->events,
 				     req[6] ? strtoull(req + 7, NULL, 10) : 0);

@@ -162,6 +162,11 @@ struct serve_ops {
 	 * point's key limits now: 1 or 0; -1: the point has no key limits.
 	 */
 	int (*key_blocked)(void *ctx, int id, uint64_t hash);
+	/*
+	 * `deps [POINT]`: each point's dependencies (docs/DEPS.md), or of
+	 * point @point only (NULL: all); NULL on no memory.
+	 */
+	struct json_t *(*deps)(void *ctx, const char *point);
 };
 
 /* The control socket's state, and what it reads of the loader's. */

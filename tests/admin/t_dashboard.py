@@ -33,6 +33,7 @@ def test_dashboard(env):
         b.call("Page.navigate", url="http://127.0.0.1:%d/#/app/demo/shop" % env.port)
         b.wait_event("Page.loadEventFired")
         drawn(b, now, visits)
+        deps_shown(b)
         strategy_edited(b, env, now)
         drill_started_and_stopped(b, env, now)
         gamedays_run_and_aborted(b, env)
@@ -63,9 +64,17 @@ def post_periods(env):
             pts["order"].update(suspended=True, overhead_pct=12.345, adaptive_limit=40,
                                 adaptive_latency_ns=2500000)
             pts["pay"].update(overhead_pct=0.014)
+            # Its dependencies since attach (docs/DEPS.md).
+            pts["order"]["deps"] = [
+                {"addr": "10.0.0.5", "port": 5432, "proto": "tcp", "connects": 3,
+                 "sends": 30},
+                {"addr": "::1", "port": 6379, "proto": "tcp", "connects": 2,
+                 "connect_errors": 2}]
         env.ok("POST", "/heartbeat", heartbeat("web-1", p, pts))
     env.ok("POST", "/heartbeat", heartbeat("web-2", now - 20, {"order": dict(
-        pt(50, 0, 0, 0, 9), adaptive_limit=25, adaptive_latency_ns=4000000)}))
+        pt(50, 0, 0, 0, 9), adaptive_limit=25, adaptive_latency_ns=4000000,
+        deps=[{"addr": "10.0.0.5", "port": 5432, "proto": "tcp", "connects": 1,
+               "sends": 12, "send_errors": 1}])}))
     visits += 50
     return now, visits
 
@@ -109,6 +118,20 @@ def drawn(b, now, visits):
     check(b.js("Chart.getChart(document.querySelectorAll('.chartcard[data-point=\"order\"] canvas')[1])"
                ".data.datasets[2].data.some(v => v > 0)"), "p99 latency drawn")
     adaptive_shown(b)
+
+
+def deps_shown(b):
+    """The Dependencies panel: order's two peers summed over the hosts
+    that sent them, heaviest first, the class unknown."""
+    rows_js = """[...document.querySelectorAll('#deps tbody tr')].map(
+        (tr) => [...tr.cells].map((td) => td.textContent))"""
+    b.wait_js("document.querySelectorAll('#deps tbody tr').length == 2", what="deps rows")
+    eq(b.js(rows_js),
+       [["order", "10.0.0.5:5432", "tcp", "2", "4", "0", "42", "1", "0", "unknown"],
+        ["", "[::1]:6379", "tcp", "1", "2", "2", "0", "0", "0", "unknown"]],
+       "dependencies table")
+    check(b.js("document.getElementById('deps-sum').textContent").startswith(
+        "since each loader attached, from 2 hosts"), "deps' summary")
 
 
 def adaptive_shown(b):

@@ -14,6 +14,9 @@
  *                       (the one held before is closed)
  *   use ADDR PORT N     N request-and-answer exchanges on the held socket,
  *                       outside any function point
+ *   pooled ADDR PORT N  N calls of fetch_pooled(): one exchange each on the
+ *                       held socket, inside that function (a connection
+ *                       pool's call: no connect; tests/deps)
  *   quit                exit 0
  *
  * Each prints "res NAME=COUNT ... ns T1,T2,...": the calls' outcomes (OK
@@ -114,6 +117,13 @@ TARGET_FN int fetch_hold(const char *addr, int port)
 	return 0;
 }
 
+/* One exchange on the held socket, connected before: a pooled call. */
+TARGET_FN int fetch_pooled(void)
+{
+	asm volatile("");
+	return held < 0 ? -EINVAL : ask(held);
+}
+
 /* The same exchange in another function. */
 TARGET_FN int fetch_other(const char *addr, int port)
 {
@@ -152,7 +162,7 @@ int main(void)
 		    n < 1 || n > MAX_CALLS ||
 		    (strcmp(cmd, "fetch") && strcmp(cmd, "plain") &&
 		     strcmp(cmd, "other") && strcmp(cmd, "hold") &&
-		     strcmp(cmd, "use"))) {
+		     strcmp(cmd, "use") && strcmp(cmd, "pooled"))) {
 			printf("err bad command\n");
 			continue;
 		}
@@ -162,6 +172,7 @@ int main(void)
 				!strcmp(cmd, "other") ? fetch_other(addr, port) :
 				!strcmp(cmd, "hold") ? fetch_hold(addr, port) :
 				!strcmp(cmd, "use") ? (held < 0 ? -EINVAL : ask(held)) :
+				!strcmp(cmd, "pooled") ? fetch_pooled() :
 				exchange(addr, port);
 			const char *o = outcome(r);
 

@@ -39,6 +39,9 @@
 #   keyrate          keyrate.c linked with libsds.a: keyed calls, users at
 #                    50/s and user 7 at 5,000/s, through a guard point or a
 #                    :failfast= function (tests/keys/limits.py)
+#   depsguard        depsguard.c linked with libsds.a: guarded calls that
+#                    connect to local servers, and the same outside any
+#                    guard (tests/deps)
 #   target_many      1,024 functions f0000..f1023 with nop5 entries (as
 #                    target_nop5), C generated under build/ by
 #                    tests/integration/gen_many.py (the 1,024-point test)
@@ -61,7 +64,7 @@ TEST_TARGETS := $(TT_DIR)/target_pie $(TT_DIR)/target_nopie \
 		$(TT_DIR)/guarded_shared2 $(TT_DIR)/target_many \
 		$(TT_DIR)/copytarget $(TT_DIR)/lbtarget $(TT_DIR)/exactapp \
 		$(TT_DIR)/fnexact $(TT_DIR)/overload $(TT_DIR)/stucktarget \
-		$(TT_DIR)/keytarget $(TT_DIR)/keyguard $(TT_DIR)/keyrate \
+		$(TT_DIR)/keytarget $(TT_DIR)/keyguard $(TT_DIR)/keyrate $(TT_DIR)/depsguard \
 		$(TT_DIR)/httpsvc
 
 # Non-PIE, every function starting with a 5-byte NOP (as target_nop5): ~55,000
@@ -151,6 +154,11 @@ $(TT_DIR)/lbtarget: $(TT_SRC)/lbtarget.c $(BUILD)/include/sds.h $(GT_LIBDIR)/lib
 		$(GT_LIBDIR)/libsds.a $(TARGET_LIBS)
 
 $(TT_DIR)/overload: $(TT_SRC)/overload.c $(BUILD)/include/sds.h $(GT_LIBDIR)/libsds.a
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -fPIE -pie -I$(BUILD)/include -o $@ $< \
+		$(GT_LIBDIR)/libsds.a $(TARGET_LIBS)
+
+$(TT_DIR)/depsguard: $(TT_SRC)/depsguard.c $(BUILD)/include/sds.h $(GT_LIBDIR)/libsds.a
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -fPIE -pie -I$(BUILD)/include -o $@ $< \
 		$(GT_LIBDIR)/libsds.a $(TARGET_LIBS)

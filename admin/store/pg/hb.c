@@ -431,6 +431,13 @@ int pg_heartbeat(struct store *st, const struct sds_heartbeat *hb,
 		}
 		break;
 	}
+	/*
+	 * Each point's dependencies (docs/DEPS.md): the host's row replaced
+	 * on its own, not in the batch: the upsert keeps the latest period's
+	 * whatever the order, and a failure loses only this period's copy.
+	 */
+	if (!ret && !res->duplicate)
+		ret = sq_deps_store(s, r.id, hb, now, err);
 	if (!ret)
 		ret = hb_answer(s, hb->version, now, &r, res, err);
 	sq_unlock(st);

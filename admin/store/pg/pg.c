@@ -209,6 +209,7 @@ static const struct store_ops pg_ops = {
 	.close = pg_close,
 	SQ_QUERY_OPS,
 	.point_keys = pg_point_keys,
+	.app_deps = pg_app_deps,
 	/* The long reads: on the reader's connection (store/pg/reader.c). */
 	.events = pg_events,
 	.point_list = pg_point_list,

@@ -140,6 +140,8 @@ int pg_stats_scan_apart(struct store *st, const char *g, const char *a,
 			store_stat_cb cb, void *ctx, char *err);
 int pg_events(struct store *st, const char *g, const char *a, int64_t from,
 	      int64_t to, int limit, json_t **out, char *err);
+int pg_app_deps(struct store *st, const char *g, const char *a, json_t **out,
+		char *err);
 int pg_point_keys(struct store *st, const char *g, const char *a, const char *point,
 		  int64_t from, int64_t to, json_t **out, char *err);
 int pg_point_list(struct store *st, const char *g, const char *a,

@@ -137,6 +137,20 @@ int pg_point_keys(struct store *st, const char *g, const char *a, const char *po
 	return ret;
 }
 
+int pg_app_deps(struct store *st, const char *g, const char *a, json_t **out,
+		char *err)
+{
+	struct store *rd = reader(st, err);
+	int ret;
+
+	if (!rd)
+		return STORE_ERROR;
+	ret = sq_app_deps(rd, g, a, out, err);
+	if (retry(rd, ret))
+		ret = sq_app_deps(rd, g, a, out, err);
+	return ret;
+}
+
 void pg_reader_close(struct pg_store *p)
 {
 	struct pg_store *r = p->reader;

@@ -216,6 +216,14 @@ static const char *const migrations[] = {
 	"  abort_by " T ");"
 	"CREATE INDEX gameday_runs_gd ON gameday_runs (gameday_id, id);"
 	"CREATE UNIQUE INDEX gameday_runs_open ON gameday_runs (app_id) WHERE ended_at IS NULL;",
+	/* 9: each point's dependencies, a row per (app, host) (SQLite's schema 12, docs/DEPS.md) */
+	"CREATE TABLE deps ("
+	"  app_id BIGINT NOT NULL,"
+	"  host " T " NOT NULL,"
+	"  period_start BIGINT NOT NULL,"
+	"  updated BIGINT NOT NULL,"
+	"  deps " T " NOT NULL,"
+	"  PRIMARY KEY (app_id, host));",
 };
 #define PG_SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 

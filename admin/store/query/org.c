@@ -300,7 +300,7 @@ out:
 int sq_app_delete(struct store *st, const char *g, const char *a, char *err)
 {
 	static const int dels[] = {
-		Q_DEL_APP_STATS, Q_DEL_APP_HB, Q_DEL_APP_KEYS, Q_DEL_APP_HOSTS,
+		Q_DEL_APP_STATS, Q_DEL_APP_HB, Q_DEL_APP_KEYS, Q_DEL_APP_DEPS, Q_DEL_APP_HOSTS,
 		Q_DEL_APP_AUDIT, Q_DEL_APP_STRATS, Q_DEL_APP_SCHEMES, Q_APP_DEL,
 	};
 	struct sq_store *s = SQ(st);

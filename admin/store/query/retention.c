@@ -19,6 +19,9 @@ int sq_prune_meta(struct store *st, int64_t before, char *err)
 	if (ret)
 		goto out;
 	ret = sq_run(s, sq_qk(s, Q_PRUNE_HOSTS, before), err);
+	/* A host's dependencies go with it (docs/DEPS.md). */
+	if (!ret)
+		ret = sq_run(s, sq_qk(s, Q_PRUNE_DEPS, before), err);
 	if (!ret)
 		ret = sq_run(s, sq_qk(s, Q_PRUNE_AUDIT, before), err);
 	/* Copy servers not heard since: a name registered once is not kept forever. */

@@ -33,12 +33,12 @@ enum {
 	Q_SCHEME_ID, Q_SCHEME_LIST, Q_SCHEME_GET, Q_SCHEME_INS, Q_SCHEME_UPD, Q_SCHEME_REN,
 	Q_SCHEME_DEL, Q_SCHEME_NAME,
 	Q_STRAT_LIST, Q_STRAT_CLEAR, Q_STRAT_PUT, Q_STRAT_DEL, Q_STRAT_CLONE,
-	Q_HB_INS, Q_STAT_INS, Q_HOST_UPSERT, Q_KEYS_INS, Q_KEYS_SCAN,
+	Q_HB_INS, Q_STAT_INS, Q_HOST_UPSERT, Q_KEYS_INS, Q_KEYS_SCAN, Q_DEPS_UPSERT, Q_DEPS_SCAN,
 	Q_HOST_LIST, Q_STAT_SCAN, Q_STAT_SCAN_POINT, Q_POINT_LIST, Q_EVENTS, Q_STAT_FIRST,
 	Q_AUDIT_INS, Q_AUDIT_LIST,
-	Q_PRUNE_STATS, Q_PRUNE_HB, Q_PRUNE_KEYS, Q_PRUNE_HOSTS, Q_PRUNE_AUDIT,
+	Q_PRUNE_STATS, Q_PRUNE_HB, Q_PRUNE_KEYS, Q_PRUNE_HOSTS, Q_PRUNE_DEPS, Q_PRUNE_AUDIT,
 	Q_COUNT_GROUPS, Q_COUNT_APPS, Q_COUNT_HOSTS,
-	Q_DEL_APP_STATS, Q_DEL_APP_HB, Q_DEL_APP_KEYS, Q_DEL_APP_HOSTS, Q_DEL_APP_AUDIT,
+	Q_DEL_APP_STATS, Q_DEL_APP_HB, Q_DEL_APP_KEYS, Q_DEL_APP_DEPS, Q_DEL_APP_HOSTS, Q_DEL_APP_AUDIT,
 	Q_DEL_APP_SCHEMES, Q_DEL_APP_STRATS,
 	Q_DRILLS_BUMP, Q_DRILL_INS, Q_DRILL_LIST, Q_DRILL_ACTIVE, Q_DRILL_GET, Q_DRILL_STOP,
 	Q_COPY_INS, Q_COPY_UPD, Q_COPY_LIST, Q_COPY_GET, Q_COPY_STOP,
@@ -412,6 +412,15 @@ int sq_keys_insert(struct sq_store *s, int64_t app, const struct sds_heartbeat *
 		   char *err);
 int sq_point_keys(struct store *st, const char *g, const char *a, const char *point,
 		  int64_t from, int64_t to, json_t **out, char *err);
+/*
+ * store/query/deps.c: each point's dependencies (docs/DEPS.md).
+ * sq_deps_store: @hb's, the host's row replaced unless a later period's
+ * is there (nothing when it sent none).  sq_app_deps: store_ops.app_deps.
+ */
+int sq_deps_store(struct sq_store *s, int64_t app, const struct sds_heartbeat *hb,
+		  int64_t now, char *err);
+int sq_app_deps(struct store *st, const char *g, const char *a, json_t **out,
+		char *err);
 int sq_stats_scan(struct store *st, const char *g, const char *a,
 		  const char *point, int64_t from, int64_t to,
 		  store_stat_cb cb, void *ctx, char *err);

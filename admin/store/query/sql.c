@@ -77,6 +77,14 @@ const char *const sq_sql[NQ] = {
 	/* A point's heaviest keys of a period, the heartbeat's "keys" array as JSON text. */
 	[Q_KEYS_INS] = "INSERT OR IGNORE INTO hot_keys (app_id, period_start, host, point, keys)"
 		" VALUES (?1, ?2, ?3, ?4, ?5)",
+	/* A host's dependencies since its loader attached (docs/DEPS.md): the latest period's. */
+	[Q_DEPS_UPSERT] = "INSERT INTO deps (app_id, host, period_start, updated, deps)"
+		" VALUES (?1, ?2, ?3, ?4, ?5)"
+		" ON CONFLICT (app_id, host) DO UPDATE SET period_start = excluded.period_start,"
+		" updated = excluded.updated, deps = excluded.deps"
+		" WHERE excluded.period_start >= deps.period_start",
+	[Q_DEPS_SCAN] = "SELECT host, period_start, updated, deps FROM deps"
+		" WHERE app_id = ?1 ORDER BY host",
 	[Q_KEYS_SCAN] = "SELECT host, period_start, keys FROM hot_keys"
 		" WHERE app_id = ?1 AND point = ?2 AND period_start >= ?3 AND period_start < ?4"
 		" ORDER BY period_start, host",
@@ -108,6 +116,7 @@ const char *const sq_sql[NQ] = {
 	[Q_PRUNE_HB] = "DELETE FROM heartbeats WHERE period_start < ?1",
 	[Q_PRUNE_KEYS] = "DELETE FROM hot_keys WHERE period_start < ?1",
 	[Q_PRUNE_HOSTS] = "DELETE FROM hosts WHERE last_seen < ?1",
+	[Q_PRUNE_DEPS] = "DELETE FROM deps WHERE updated < ?1",
 	[Q_PRUNE_AUDIT] = "DELETE FROM audit WHERE time < ?1",
 	[Q_COUNT_GROUPS] = "SELECT count(*) FROM groups",
 	[Q_COUNT_APPS] = "SELECT count(*) FROM apps",
@@ -115,6 +124,7 @@ const char *const sq_sql[NQ] = {
 	[Q_DEL_APP_STATS] = "DELETE FROM stats WHERE app_id = ?1",
 	[Q_DEL_APP_HB] = "DELETE FROM heartbeats WHERE app_id = ?1",
 	[Q_DEL_APP_KEYS] = "DELETE FROM hot_keys WHERE app_id = ?1",
+	[Q_DEL_APP_DEPS] = "DELETE FROM deps WHERE app_id = ?1",
 	[Q_DEL_APP_HOSTS] = "DELETE FROM hosts WHERE app_id = ?1",
 	[Q_DEL_APP_AUDIT] = "DELETE FROM audit WHERE app_id = ?1",
 	[Q_DEL_APP_STRATS] = "DELETE FROM strategies WHERE scheme_id IN"

@@ -128,6 +128,8 @@ int sq_heartbeat(struct store *st, const struct sds_heartbeat *hb,
 		ret = sq_copy_loader_counts(s, r.id, hb, err);
 		if (!ret)
 			ret = sq_keys_insert(s, r.id, hb, err);
+		if (!ret)
+			ret = sq_deps_store(s, r.id, hb, now, err);
 		if (ret)
 			goto fail;
 	}

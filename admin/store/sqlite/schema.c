@@ -222,6 +222,18 @@ static const char *const migrations[] = {
 	"  abort_by TEXT);"
 	"CREATE INDEX gameday_runs_gd ON gameday_runs (gameday_id, id);"
 	"CREATE UNIQUE INDEX gameday_runs_open ON gameday_runs (app_id) WHERE ended_at IS NULL;",
+	/*
+	 * 12: each point's dependencies as a host's latest heartbeat sent
+	 * them (docs/DEPS.md): {"POINT": [edges...]}, JSON, one row per
+	 * (app, host), replaced by a heartbeat of the same period or later.
+	 */
+	"CREATE TABLE deps ("
+	"  app_id INTEGER NOT NULL REFERENCES apps(id) ON DELETE CASCADE,"
+	"  host TEXT NOT NULL,"
+	"  period_start INTEGER NOT NULL,"
+	"  updated INTEGER NOT NULL,"
+	"  deps TEXT NOT NULL,"
+	"  PRIMARY KEY (app_id, host)) WITHOUT ROWID;",
 };
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 

@@ -200,6 +200,7 @@ static const struct store_ops sqlite_ops = {
 	.close = sqlite_close,
 	SQ_QUERY_OPS,
 	.point_keys = sq_point_keys,
+	.app_deps = sq_app_deps,
 	.point_list = sq_point_list,
 	.events = sq_events,
 	.heartbeat = sq_heartbeat,

@@ -32,12 +32,13 @@ static char err[STORE_ERR_MAX];
  * limits (SQLite schema 8, PostgreSQL 5: the split, max_stuck, overload,
  * a host's pressure and refusals; 9 and 6: the hot keys' table; 10
  * and 7: a drill's hosts, stop conditions and stop reason; 11 and 8:
- * the game days' tables) and the
+ * the game days' and the dependencies' tables) and the
  * adaptive columns themselves:
  * the first step of making a file or database what an older sds-admin
  * wrote, for the migration tests.  The same SQL runs on both engines.
  */
 #define FIXTURE_DROP_TO_PRE_ADAPTIVE					\
+	"DROP TABLE deps;"						\
 	"DROP TABLE gameday_runs;"					\
 	"DROP TABLE gamedays;"						\
 	"ALTER TABLE apps DROP COLUMN drills_seq;"			\

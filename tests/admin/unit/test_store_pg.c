@@ -161,6 +161,7 @@ static void test_newer_schema(void **state)
 	exec("ALTER TABLE drills DROP COLUMN hosts");
 	exec("ALTER TABLE drills DROP COLUMN stop_when");
 	exec("ALTER TABLE drills DROP COLUMN stop_reason");
+	exec("DROP TABLE deps");
 	exec("UPDATE sds_schema SET version = 1");
 	st = fixture_open();
 	assert_non_null(st);
