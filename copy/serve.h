@@ -268,7 +268,4 @@ void copy_admin_tick(struct copy_server *s);
 void copy_admin_event(struct copy_server *s);
 json_t *copy_admin_json(const struct copy_server *s);
 
-/* replay.c */
-int replay_main(int argc, char **argv);
-
 #endif /* COPY_SERVE_H */
