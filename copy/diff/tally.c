@@ -135,3 +135,38 @@ void tally_print_points(const struct tally *t, FILE *out)
 				p->ex[k].res.recorded, p->ex[k].res.shadow);
 	}
 }
+
+void tally_reset(struct tally *t)
+{
+	int i;
+
+	memset(&t->total, 0, sizeof(t->total));
+	for (i = 0; i < t->npts; i++) {
+		memset(&t->pts[i].n, 0, sizeof(t->pts[i].n));
+		t->pts[i].nex = 0;
+	}
+}
+
+void tally_merge(struct tally *dst, const struct tally *src)
+{
+	int i, k;
+
+	for (i = 0; i < src->npts; i++) {
+		const struct tally_point *sp = &src->pts[i];
+		struct tally_point *dp = point_of(dst, sp->app, sp->point);
+		struct tally_count *c[2] = { &dst->total, dp ? &dp->n : NULL };
+		int j;
+
+		for (j = 0; j < 2; j++) {
+			if (!c[j])
+				continue;
+			c[j]->pairs += sp->n.pairs;
+			c[j]->same += sp->n.same;
+			c[j]->different += sp->n.different;
+			c[j]->shadow_errors += sp->n.shadow_errors;
+			c[j]->timeouts += sp->n.timeouts;
+		}
+		for (k = 0; dp && dp->ex && k < sp->nex && dp->nex < dst->examples; k++)
+			dp->ex[dp->nex++] = sp->ex[k];
+	}
+}

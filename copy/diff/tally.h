@@ -61,6 +61,11 @@ void tally_add(struct tally *t, const char *app, const char *point,
 /* Forget the examples kept (the counts stay): a new period's examples. */
 void tally_examples_clear(struct tally *t);
 
+/* Every count and example zero again (the points stay). */
+void tally_reset(struct tally *t);
+/* Add @src's counts and examples (up to @dst's limit) to @dst. */
+void tally_merge(struct tally *dst, const struct tally *src);
+
 /* {"pairs", "same", "different", "shadow_errors", "timeouts"} */
 json_t *tally_count_json(const struct tally_count *c);
 
