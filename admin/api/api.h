@@ -93,6 +93,9 @@ void api_drill_judge(struct api_route *r, const struct sds_heartbeat *hb,
 
 /* api/copy.c, api/copy_servers.c: copy plans and copy servers */
 void api_route_copy_plans(struct api_route *r, const char *g, const char *a);
+/* api/copy_opts.c: a plan's diff and ramp settings; *opts JSON text or NULL (free it) */
+int api_copy_opts(struct api_route *r, const char *g, const struct store_copy_plan *p,
+		  int64_t *amp, char **opts);
 void api_route_copy_plan(struct api_route *r, const char *g, const char *a, const char *ids,
 	       const char *what);
 void api_route_copy_servers(struct api_route *r);

@@ -103,12 +103,15 @@ struct store_copy_plan {
 	int64_t expires_at;		/* Unix seconds, in the future */
 	const char *by;			/* who, as they said (free text) */
 	const char *token_id;		/* which token: a fingerprint, never the token */
+	const char *opts;		/* JSON {diff, ignore, ramp, stop_when, shadow_app}; NULL: none */
 };
 
 /* One plan's counts in a copy server's heartbeat (per period, not totals). */
 struct store_copy_hb_plan {
 	const char *name;		/* the plan's name */
 	int64_t received, dispatched, shadow_errors, dropped;	/* in the period */
+	int64_t unpaired;		/* diff: requests without a production response */
+	json_t *diff_points;		/* diff: {POINT: {pairs, same, ..., examples}}, checked; or NULL */
 };
 
 /* A copy server's heartbeat (POST /api/v1/copy-servers/heartbeat). */

@@ -165,10 +165,15 @@ def pt(visits, exceptions=0, timeouts=0, downgrades=0, conc=0, hist=None):
 
 APP = "/groups/demo/apps/shop"
 
-# SQLite's schema 9 less its hot keys' table and schema 8's columns (a
-# point's split, max_stuck and overload; a host's pressure and refused):
-# schema 7, for the migration tests.
-DROP_8 = ("DROP TABLE hot_keys;"
+# SQLite's schema 11 less its copy diff and ramp (11), the drills' blast
+# radius (10), its hot keys' table (9) and schema 8's columns (a point's
+# split, max_stuck and overload; a host's pressure and refused): schema 7,
+# for the migration tests.
+DROP_8 = ("DROP TABLE copy_diff_stats;"
+          "ALTER TABLE copy_plans DROP COLUMN opts;"
+          "ALTER TABLE copy_plans DROP COLUMN result;"
+          "ALTER TABLE copy_server_stats DROP COLUMN unpaired;"
+          "DROP TABLE hot_keys;"
           "ALTER TABLE stats DROP COLUMN split_calls;"
           "ALTER TABLE stats DROP COLUMN split_on_cpu_ns;"
           "ALTER TABLE stats DROP COLUMN split_runqueue_ns;"

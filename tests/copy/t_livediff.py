@@ -117,3 +117,92 @@ def t_livediff_bad_plans(ctx):
             (plan("p", [sh], framing="http", diff=True, ignore="$.a"),
              "\"ignore\" not a list of at most 16 rules")):
         refused(ctx, [p], want)
+
+
+PLANS = "/api/v1/groups/demo/apps/shop/copy-plans"
+
+
+def admin_app(ctx):
+    from copy_lib import Admin
+    adm = Admin(ctx)
+    adm.call("POST", "/api/v1/groups", {"name": "demo"}, want=201)
+    adm.call("POST", "/api/v1/groups/demo/apps", {"name": "shop"}, want=201)
+    return adm
+
+
+@test
+def t_livediff_admin(ctx):
+    """A diff plan made in sds-admin: sds-copy compares, reports per
+    period, the admin stores and serves them: the plan's diff_result sums
+    to exactly 100 pairs, 90 same, 10 different, 3 unpaired, with the first
+    five differences at $.price; its per-period stats add up the same."""
+    adm = admin_app(ctx)
+    sh = ctx.shadow(http=True, answer=build_b)
+    p = adm.call("POST", PLANS, {"name": "d2", "points": ["api"], "amplification": 2,
+                                 "framing": "http", "diff": True, "shadows": [sh.addr],
+                                 "duration_s": 600, "by": "t_livediff"}, want=201)
+    eq((p["diff"], "ignore" in p, p["diff_result"]["pairs"]), (True, False, 0),
+       "the new plan: diff, no ignore, nothing judged yet")
+    srv = Server(ctx, None, name="ld", admin=["--admin", adm.url, "--token-file",
+                                              adm.token_file])
+    sdstest.wait_until(lambda: [x["name"] for x in srv.stats()["plans"]] == ["d2"],
+                       time.time() + 15, lambda _: "plan never arrived: %r" % srv.stats())
+    eq(srv.plan_stats("d2")["diff"]["pairs"], 0, "sds-copy has the plan as a diff plan")
+    sender.send(srv.addr, pairs("shop", "api", range(100), lone=range(500, 503)))
+
+    def judged():
+        d = adm.call("GET", PLANS + "/%d" % p["id"])["diff_result"]
+        return d if d["pairs"] + d["unpaired"] >= 103 else None
+    d = sdstest.wait_until(judged, time.time() + 40,
+                           lambda _: "never reached the admin: %r" % srv.stats())
+    eq((d["pairs"], d["same"], d["different"], d["shadow_errors"], d["timeouts"],
+        d["unpaired"]), (100, 90, 10, 0, 0, 3), "the admin's diff of the plan")
+    eq([(x["point"], x["pairs"], x["same"], x["different"]) for x in d["points"]],
+       [("api", 100, 90, 10)], "per point")
+    ex = d["points"][0]["examples"]
+    eq(len(ex), 5, "examples kept")
+    for e in ex:
+        check(e["path"] == "$.price" and int(e["shadow"]) == int(e["recorded"]) + 1 and
+              (int(e["recorded"]) - 7) % 100 == 0, "example %r" % e)
+    doc = adm.call("GET", PLANS + "/%d/stats?from=0&to=%d" % (p["id"], time.time() + 60))
+    eq(sum(x.get("diff", {}).get("different", 0) for x in doc["periods"]), 10,
+       "different over the plan's periods")
+    eq(sum(x.get("diff", {}).get("pairs", 0) for x in doc["periods"]), 100,
+       "pairs over the plan's periods")
+    srv.stop()
+    adm.stop()
+
+
+@test
+def t_livediff_admin_bad(ctx):
+    """A diff plan's bad settings and a copy server's bad diff counts: 400
+    of one line, nothing stored."""
+    adm = admin_app(ctx)
+    base = {"name": "b", "points": ["api"], "framing": "http", "diff": True,
+            "shadows": ["127.0.0.1:9"], "duration_s": 60, "by": "t"}
+    for change, want in (
+            ({"framing": "raw"}, "diff needs framing \"http\""),
+            ({"diff": "yes"}, "diff must be true or false"),
+            ({"diff": False, "ignore": ["$.a"]}, "ignore needs diff: true"),
+            ({"ignore": ["$..a"]}, "ignore[0]: --ignore '$..a': unknown syntax at character 3"),
+            ({"ignore": "$.a"}, "ignore must be an array of at most 16 rules")):
+        st, doc = adm.req("POST", PLANS, dict(base, **change))
+        eq(st, 400, "status for %r" % change)
+        check(want in doc["error"] and "\n" not in doc["error"], "%r in %r" % (want, doc))
+    eq(adm.call("GET", PLANS), [], "no plan stored")
+    p = adm.call("POST", PLANS, base, want=201)
+    hb = {"name": "c1", "addr": "127.0.0.1:7", "period_start": int(time.time()) // 10 * 10 - 10}
+    for d, want in (
+            ({"points": {"api": {"pairs": 3, "same": 1, "different": 1, "shadow_errors": 0,
+                                 "timeouts": 0}}}, "pairs is not same + different"),
+            ({"points": {"api": {"pairs": 1, "same": 1, "different": 0, "shadow_errors": 0,
+                                 "timeouts": 0, "examples": [{"path": 1}]}}},
+             "examples[0] must be {path, recorded, shadow}"),
+            ({"points": {"a.b": {}}}, "not a point name"),
+            ({"colour": 1}, "unknown field 'colour'")):
+        st, doc = adm.req("POST", "/api/v1/copy-servers/heartbeat",
+                          dict(hb, plans={"b": {"received": 1, "diff": d}}))
+        eq(st, 400, "heartbeat status for %r" % d)
+        check(want in doc["error"], "%r in %r" % (want, doc))
+    eq(adm.call("GET", PLANS + "/%d" % p["id"])["diff_result"]["pairs"], 0, "nothing stored")
+    adm.stop()

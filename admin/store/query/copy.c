@@ -53,6 +53,7 @@ static json_t *plan_row(struct sq_stmt *q)
 			    json_null() : json_integer(sq_col_int64(q, CP_STOPPED_AT)));
 	json_object_set_new(o, "stopped_by", sq_col_null(q, CP_STOPPED_BY) ?
 			    json_null() : json_string(sq_col_text(q, CP_STOPPED_BY)));
+	sq_copy_opts_show(q, o);
 	return o;
 }
 
@@ -303,6 +304,10 @@ int sq_copy_plan_create(struct store *st, const char *g, const char *a,
 	sq_bind_int64(q, 11, p->expires_at);
 	snprintf(who, sizeof(who), "%s (token %s)", p->by, p->token_id);
 	sq_bind_text(q, 12, who);
+	if (p->opts)
+		sq_bind_text(q, 13, p->opts);
+	else
+		sq_bind_null(q, 13);
 	ret = sq_run(s, q, err);
 	if (ret)
 		goto fail;
@@ -340,6 +345,14 @@ static int plan_fetch(struct sq_store *s, int64_t app, int64_t id,
 	if (ret)
 		return ret;
 	json_object_set_new(*out, "state", json_string(plan_state(*out, now)));
+	if (!active && json_is_true(json_object_get(*out, "diff"))) {
+		ret = sq_copy_diff_summary(s, id, *out, err);
+		if (ret) {
+			json_decref(*out);
+			*out = NULL;
+			return ret;
+		}
+	}
 	if (active && strcmp(plan_state(*out, now), "active")) {
 		sq_seterr(err, "copy plan %lld has ended already", (long long)id);
 		json_decref(*out);
@@ -382,6 +395,10 @@ int sq_copy_plan_update(struct store *st, const char *g, const char *a,
 	sq_bind_int64(q, 2, id);
 	bind_settings(q, 3, pts, p);
 	sq_bind_int64(q, 10, p->expires_at);
+	if (p->opts)
+		sq_bind_text(q, 11, p->opts);
+	else
+		sq_bind_null(q, 11);
 	ret = sq_run(s, q, err);
 	if (ret)
 		goto fail;
@@ -512,6 +529,8 @@ int sq_copy_plan_stats(struct store *st, const char *g, const char *a,
 		}
 		ret = sq_rows(s, q, stat_row, out, err);
 	}
+	if (!ret)
+		ret = sq_copy_diff_periods(s, id, from, to, *out, err);
 	sq_unlock(st);
 	return ret;
 }

@@ -45,6 +45,8 @@ enum {
 	Q_COPY_ACTIVE_APP, Q_COPY_ACTIVE_ALL, Q_COPY_BY_NAME, Q_COPY_LSTAT,
 	Q_COPY_SSTAT, Q_COPY_STATS, Q_COPY_SRV_UPSERT, Q_COPY_SRV_LIVE,
 	Q_COPY_SRV_LIST, Q_COPY_SRV_OWNER, Q_COPY_SRV_OWNED, Q_COPY_SRV_PRUNE,
+	Q_COPY_DSTAT, Q_COPY_DSUM, Q_COPY_DEX, Q_COPY_UNPAIRED, Q_COPY_DPERIODS,
+	Q_COPY_RAMP, Q_COPY_RAMP_STOP, Q_COPY_RAMPING,
 	NQ
 };
 
@@ -326,10 +328,17 @@ int sq_drill_stop(struct store *st, const char *g, const char *a,
 enum {
 	CP_ID, CP_NAME, CP_POINTS, CP_PCT, CP_AMP, CP_SHADOWS, CP_FRAMING, CP_WRITES,
 	CP_RATE, CP_CREATED, CP_EXPIRES, CP_STOPPED_AT, CP_STARTED_BY, CP_STOPPED_BY,
-	CP_GROUP, CP_APP,
+	CP_GROUP, CP_APP, CP_OPTS, CP_RESULT,
 };
 /* Column @i (JSON text) parsed; an empty array if it does not parse. */
 json_t *sq_copy_col_json(struct sq_stmt *q, int i);
+/* store/query/copy_diff.c: a plan's options and results shown, its diff stored and summed */
+void sq_copy_opts_show(struct sq_stmt *q, json_t *plan);
+int sq_copy_diff_put(struct sq_store *s, int64_t plan, const struct store_copy_hb *hb,
+		     const struct store_copy_hb_plan *p, char *err);
+int sq_copy_diff_summary(struct sq_store *s, int64_t plan, json_t *out, char *err);
+int sq_copy_diff_periods(struct sq_store *s, int64_t plan, int64_t from, int64_t to,
+			 json_t *periods, char *err);
 int sq_copy_loader_counts(struct sq_store *s, int64_t app,
 		       const struct sds_heartbeat *hb, char *err);
 int sq_copy_for_app(struct sq_store *s, int64_t app, int64_t now,
