@@ -183,9 +183,6 @@ static int diff_parse(json_t *o, struct copy_plan_cfg *c, char *err,
 	if (v && !json_is_boolean(v))
 		return snprintf(err, errlen, "\"diff\" not true or false"), -1;
 	c->diff = json_is_true(v);
-	/* raw copies are written back to back: no answer has a known end. */
-	if (c->diff && c->framing != COPY_FRAMING_HTTP)
-		return snprintf(err, errlen, "\"diff\" needs \"framing\": \"http\" (a raw copy's answer has no end to compare)"), -1;
 	if (!a)
 		return 0;
 	if (!c->diff)

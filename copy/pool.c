@@ -147,6 +147,17 @@ fail:
 	conn_close(s, c, true);
 }
 
+/*
+ * One copy per connection at a time, its answer read before the next:
+ * http framing, and a diff plan's raw copies (each an HTTP request the
+ * shadow answers with one HTTP response, or none of its answers could be
+ * told from the next).
+ */
+static bool one_at_a_time(const struct copy_endpoint *ep)
+{
+	return ep->plan->cfg.framing == COPY_FRAMING_HTTP || ep->plan->cfg.diff;
+}
+
 /* Take the next copies off the queue into @c's batch. */
 static void conn_fill(struct copy_conn *c)
 {
@@ -154,7 +165,7 @@ static void conn_fill(struct copy_conn *c)
 	struct copy_body *b;
 
 	c->off = c->total = c->hdr_len = 0;
-	if (ep->plan->cfg.framing == COPY_FRAMING_HTTP) {
+	if (one_at_a_time(ep)) {
 		b = queue_pop(ep);
 		c->items[c->nitems++] = b;
 		/* One copy of a compared record is the one compared. */
@@ -163,8 +174,9 @@ static void conn_fill(struct copy_conn *c)
 			b->diff_id = 0;
 		}
 		/* The head fits: host <= 128, colour <= 129 characters. */
-		c->hdr_len = frame_http_head(c->hdr, sizeof(c->hdr),
-					     ep->cfg.addr.text, b->colour, b->len);
+		if (ep->plan->cfg.framing == COPY_FRAMING_HTTP)
+			c->hdr_len = frame_http_head(c->hdr, sizeof(c->hdr),
+						     ep->cfg.addr.text, b->colour, b->len);
 		c->total = c->hdr_len + b->len;
 		return;
 	}
@@ -185,7 +197,7 @@ static void conn_done(struct copy_server *s, struct copy_conn *c)
 	ep->plan->c.dispatched += c->nitems;
 	for (i = 0; i < c->nitems; i++)
 		copy_body_put(s, c->items[i]);
-	if (ep->plan->cfg.framing == COPY_FRAMING_HTTP) {
+	if (one_at_a_time(ep)) {
 		c->waiting = true;
 		c->deadline_ms = copy_now_ms() + COPY_TIMEOUT_MS;
 	}

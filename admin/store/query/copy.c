@@ -170,6 +170,8 @@ int sq_copy_for_app(struct sq_store *s, int64_t app, int64_t now,
 		snprintf(p->name, sizeof(p->name), "%s", sq_col_text(q, CP_NAME));
 		p->sample_pct = sq_col_int(q, CP_PCT);
 		p->expires_at = sq_col_int64(q, CP_EXPIRES);
+		p->diff = !sq_col_null(q, CP_OPTS) &&
+			  strstr(sq_col_text(q, CP_OPTS), "\"diff\":true");
 		p->npoints = 0;
 		json_array_foreach(pts, i, v)
 			if (p->npoints < SDS_HB_COPY_POINTS)
