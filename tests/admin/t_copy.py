@@ -88,7 +88,7 @@ def test_copy_plans_api(env):
                       "sample_pct": 30, "amplification": 5, "shadows": GOOD["shadows"],
                       "framing": "http", "writes": True, "rate": 100, "state": "active",
                       "started_by": "alice (token fnv:%s)" % p["started_by"][-9:-1],
-                      "stopped_at": None, "stopped_by": None}, "created plan")
+                      "stopped_at": None, "stopped_by": None, "diff": False}, "created plan")
     eq(env.ok("GET", PLANS), [p], "plan list")
     eq(env.ok("GET", PLANS + "/%d" % p["id"]), p, "plan get")
 
@@ -390,6 +390,69 @@ def test_copy_dashboard(env):
         eq(r["copy"]["plans"], [], "a stopped plan leaves the heartbeat")
         b.wait_js("!document.querySelector('#copy-plans tbody button')", what="no Stop button")
         b.js("1")
+        check(not b.errors, "console errors: %s" % "; ".join(b.errors))
+    finally:
+        b.close()
+    env.stop_admin()
+
+
+@test
+def test_copy_diff_dashboard(env):
+    """A diff plan started from the Copy panel (diff ticked, two ignore
+    rules) reaches the API exactly; two periods of a copy server's judged
+    pairs are shown in its card exactly: the sums, per point, the first
+    examples in period order."""
+    check(os.path.exists(CHROMIUM), "%s missing: run make deps" % CHROMIUM)
+    env.start_admin()
+    env.ok("POST", "/groups/demo/apps", {"name": "shop"}, want=201)
+    b = Browser(env)
+    try:
+        b.call("Page.navigate", url="http://127.0.0.1:%d/#/app/demo/shop" % env.port)
+        b.wait_event("Page.loadEventFired")
+        b.wait_js("!document.getElementById('app').hidden", what="the app")
+        b.js("""(() => { const e = document.getElementById('token'); e.value = %s;
+            e.dispatchEvent(new Event('change')); })()""" % json.dumps(TOKEN))
+        b.js("""(() => {
+            const set = (id, v) => { document.getElementById(id).value = v; };
+            set('cp-name', 'dd'); set('cp-points', 'order'); set('cp-shadows', '127.0.0.1:9001');
+            set('cp-framing', 'http'); document.getElementById('cp-diff').checked = true;
+            set('cp-ignore', '$.ts, header:Date'); set('cp-for', '900'); set('cp-by', 'ops');
+            document.getElementById('cp-start').click(); })()""")
+        plans = sdstest.wait_until(lambda: env.ok("GET", PLANS), time.time() + 20,
+                                   lambda _: "plan never reached the API; page status: %r"
+                                   % b.js("document.getElementById('status').textContent"))
+        p = plans[0]
+        eq((p["name"], p["diff"], p["ignore"]), ("dd", True, ["$.ts", "header:Date"]),
+           "diff plan created from the page")
+        now_p = (int(time.time()) // 10) * 10
+
+        def ex(i):
+            return {"path": "$.price", "recorded": str(i), "shadow": str(i + 1)}
+        for period, same, diff, exs in ((now_p, 40, 3, [ex(1), ex(2), ex(3)]),
+                                        (now_p + 10, 50, 4, [ex(4), ex(5), ex(6), ex(7)])):
+            env.ok("POST", "/copy-servers/heartbeat",
+                   {"name": "c1", "addr": "127.0.0.1:7070", "period_start": period,
+                    "plans": {"dd": {"received": same + diff + 1, "dispatched": same + diff,
+                                     "diff": {"unpaired": 1, "points": {"order": {
+                                         "pairs": same + diff + 1, "same": same,
+                                         "different": diff, "shadow_errors": 0,
+                                         "timeouts": 1, "examples": exs}}}}}})
+        b.js("tick(true)")
+        want = ("diff: 99 pairs: 90 same, 7 different, 0 shadow errors, 2 timeouts, "
+                "2 without a production response")
+        got = b.wait_js("""(() => { const s = document.querySelector(
+            '#copy-charts .chartcard[data-plan="%d"] .diffsum');
+            return s && s.textContent == %s ? s.textContent : ''; })()"""
+                        % (p["id"], json.dumps(want)),
+                        what="the plan's diff: %s, shown: %r" % (want, b.js(
+                            "[...document.querySelectorAll('#copy-charts .copyextra')]"
+                            ".map((e) => e.textContent)")))
+        eq(got, want, "diff shown")
+        lines = b.js("""[...document.querySelectorAll('#copy-charts .chartcard[data-plan="%d"] .diff div:not(.diffsum)')]
+            .map((e) => e.textContent)""" % p["id"])
+        eq(lines, ["order: 99 pairs, 90 same, 7 different, 0 shadow errors, 2 timeouts"] +
+           ["  $.price: production %d, shadow %d" % (i, i + 1) for i in range(1, 6)],
+           "per point and the first five examples")
         check(not b.errors, "console errors: %s" % "; ".join(b.errors))
     finally:
         b.close()
