@@ -93,6 +93,8 @@ void api_drill_judge(struct api_route *r, const struct sds_heartbeat *hb,
 
 /* api/copy.c, api/copy_servers.c: copy plans and copy servers */
 void api_route_copy_plans(struct api_route *r, const char *g, const char *a);
+/* api/copy_ramp.c: every ramping plan judged and stepped (at copy server heartbeats) */
+void api_copy_ramp_tick(struct api_route *r, int64_t now);
 /* api/copy_opts.c: a plan's diff and ramp settings; *opts JSON text or NULL (free it) */
 int api_copy_opts(struct api_route *r, const char *g, const struct store_copy_plan *p,
 		  int64_t *amp, char **opts);

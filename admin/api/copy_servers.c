@@ -284,6 +284,8 @@ static void server_heartbeat(struct api_route *r)
 		hb.nplans++;
 	}
 	hb.plans = plans;
+	/* Ramps step before the reply is made: it carries the new amplification. */
+	api_copy_ramp_tick(r, store_now_s());
 	if (!api_store_rc(r, st->ops->copy_server_heartbeat(st, &hb, store_now_s(), &out, r->err)))
 		api_reply(r, 200, json_pack("{s:o}", "plans", out));
 out:

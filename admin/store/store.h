@@ -293,6 +293,11 @@ struct store_ops {
 				     int64_t now, json_t **plans, char *err);
 	/* Every copy server, in registration order, "live" as of @now. */
 	int (*copy_server_list)(struct store *st, int64_t now, json_t **out, char *err);
+	/* Every active plan with a ramp, of every app, as copy_plan_get shows it. */
+	int (*copy_ramps)(struct store *st, int64_t now, json_t **out, char *err);
+	/* A ramping plan's amplification and what its ramp found (JSON text). */
+	int (*copy_ramp_set)(struct store *st, int64_t id, int amplification,
+			     const char *result, char *err);
 
 	/*
 	 * Forget statistics of periods before @before.  SQLite deletes those

@@ -457,3 +457,51 @@ def test_copy_diff_dashboard(env):
     finally:
         b.close()
     env.stop_admin()
+
+
+@test
+def test_copy_ramp_bad_input(env):
+    """A ramp's bad settings: each a one-line 400, nothing stored; a good
+    one starts at ramp.from and shows no result yet."""
+    env.start_admin()
+    env.ok("POST", "/groups/demo/apps", {"name": "shop"}, want=201)
+    env.ok("POST", "/groups/demo/apps", {"name": "shadow"}, want=201)
+    good = {"name": "r", "points": ["order"], "shadows": ["127.0.0.1:9"],
+            "ramp": {"from": 1, "to": 10, "step": 1, "every_s": 60},
+            "stop_when": [{"field": "p99_ms", "above": 50}], "shadow_app": "shadow",
+            "duration_s": 600, "by": "t"}
+
+    def ramp(**kw):
+        return dict(good["ramp"], **kw)
+    for change, want in (
+            ({"ramp": ramp(**{"from": 5, "to": 3})}, "ramp: from 5 is above to 3"),
+            ({"ramp": ramp(step=0)}, "ramp.step must be an integer >= 1"),
+            ({"ramp": ramp(step=-2)}, "ramp.step must be an integer >= 1"),
+            ({"ramp": ramp(every_s=5)}, "ramp.every_s must be an integer of at least 10 (the admin's period"),
+            ({"ramp": ramp(to=21)}, "ramp.to must be an integer 1..20 (--copy-max-amplification 20)"),
+            ({"ramp": ramp(speed=2)}, "ramp: unknown field 'speed'"),
+            ({"ramp": 3}, "ramp must be an object {from, to, step, every_s}"),
+            ({"amplification": 3}, "give amplification or ramp, not both"),
+            ({"stop_when": [{"field": "latency", "above": 1}]},
+             "stop_when[0].field: 'latency' is not one of exception_rate, p99_ms, downgrades"),
+            ({"stop_when": [{"field": "p99_ms", "above": 1, "window_s": 2}]},
+             "stop_when[0]: unknown field 'window_s'"),
+            ({"stop_when": [{"field": "exception_rate", "above": 2}]},
+             "stop_when[0].above must be a number 0..1"),
+            ({"stop_when": []}, "stop_when must be an array of 1..4 conditions"),
+            ({"shadow_app": "nosuch"}, "shadow_app 'nosuch': the admin has no such app in group 'demo'"),
+            ({"shadow_app": None}, "shadow_app: required with stop_when")):
+        body = {k: v for k, v in dict(good, **change).items() if v is not None}
+        st, doc = env.req("POST", "/api/v1" + PLANS, body)
+        eq(st, 400, "status for %r" % change)
+        check(want in doc["error"] and "\n" not in doc["error"], "%r in %r" % (want, doc))
+    nr = dict(good)
+    del nr["ramp"]
+    st, doc = env.req("POST", "/api/v1" + PLANS, nr)
+    eq((st, doc["error"]), (400, "stop_when needs a ramp (it says when to stop stepping)"),
+       "stop_when without a ramp")
+    eq(env.ok("GET", PLANS), [], "no plan stored")
+    p = env.ok("POST", PLANS, good, want=201)
+    eq((p["amplification"], p["ramp"], p["stop_when"], p["shadow_app"], p["ramp_result"]),
+       (1, good["ramp"], good["stop_when"], "shadow", None), "the ramping plan")
+    env.stop_admin()

@@ -33,7 +33,7 @@ static const char *plan_state(json_t *o, int64_t now)
 }
 
 /* A plan as the API shows it (state added by the caller: it needs now). */
-static json_t *plan_row(struct sq_stmt *q)
+json_t *sq_copy_plan_row(struct sq_stmt *q)
 {
 	json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:o, s:i, s:i, s:o, s:s, s:b, s:I, s:I, s:I, s:s}",
 		"id", (json_int_t)sq_col_int64(q, CP_ID),
@@ -341,7 +341,7 @@ static int plan_fetch(struct sq_store *s, int64_t app, int64_t id,
 		sq_bind_int64(q, 1, app);
 		sq_bind_int64(q, 2, id);
 	}
-	ret = sq_one(s, q, plan_row, out, err);
+	ret = sq_one(s, q, sq_copy_plan_row, out, err);
 	if (ret == STORE_NOTFOUND)
 		sq_seterr(err, "copy plan %lld not found", (long long)id);
 	if (ret)
@@ -431,7 +431,7 @@ int sq_copy_plan_list(struct store *st, const char *g, const char *a,
 	sq_lock(st);
 	ret = sq_app_lookup(s, g, a, &r, err);
 	if (!ret)
-		ret = sq_rows(s, sq_qk(s, Q_COPY_LIST, r.id), plan_row, out, err);
+		ret = sq_rows(s, sq_qk(s, Q_COPY_LIST, r.id), sq_copy_plan_row, out, err);
 	sq_unlock(st);
 	if (!ret)
 		json_array_foreach(*out, i, v)

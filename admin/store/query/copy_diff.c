@@ -190,3 +190,39 @@ int sq_copy_diff_periods(struct sq_store *s, int64_t plan, int64_t from, int64_t
 	sq_reset(q);
 	return rc == SQ_DONE ? 0 : sq_dberr(s, err);
 }
+
+int sq_copy_ramps(struct store *st, int64_t now, json_t **out, char *err)
+{
+	struct sq_store *s = SQ(st);
+	struct sq_stmt *q;
+	int ret;
+
+	sq_lock(st);
+	q = sq_q(s, Q_COPY_RAMPING);
+	if (q)
+		sq_bind_int64(q, 1, now);
+	ret = sq_rows(s, q, sq_copy_plan_row, out, err);
+	sq_unlock(st);
+	return ret;
+}
+
+int sq_copy_ramp_set(struct store *st, int64_t id, int amplification,
+		     const char *result, char *err)
+{
+	struct sq_store *s = SQ(st);
+	struct sq_stmt *q;
+	int ret;
+
+	sq_lock(st);
+	q = sq_q(s, Q_COPY_RAMP);
+	if (!q) {
+		ret = sq_dberr(s, err);
+	} else {
+		sq_bind_int64(q, 1, id);
+		sq_bind_int64(q, 2, amplification);
+		sq_bind_text(q, 3, result);
+		ret = sq_run(s, q, err);
+	}
+	sq_unlock(st);
+	return ret;
+}

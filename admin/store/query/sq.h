@@ -46,7 +46,7 @@ enum {
 	Q_COPY_SSTAT, Q_COPY_STATS, Q_COPY_SRV_UPSERT, Q_COPY_SRV_LIVE,
 	Q_COPY_SRV_LIST, Q_COPY_SRV_OWNER, Q_COPY_SRV_OWNED, Q_COPY_SRV_PRUNE,
 	Q_COPY_DSTAT, Q_COPY_DSUM, Q_COPY_DEX, Q_COPY_UNPAIRED, Q_COPY_DPERIODS,
-	Q_COPY_RAMP, Q_COPY_RAMP_STOP, Q_COPY_RAMPING,
+	Q_COPY_RAMP, Q_COPY_RAMPING,
 	NQ
 };
 
@@ -334,9 +334,13 @@ enum {
 json_t *sq_copy_col_json(struct sq_stmt *q, int i);
 /* store/query/copy_diff.c: a plan's options and results shown, its diff stored and summed */
 void sq_copy_opts_show(struct sq_stmt *q, json_t *plan);
+json_t *sq_copy_plan_row(struct sq_stmt *q);
 int sq_copy_diff_put(struct sq_store *s, int64_t plan, const struct store_copy_hb *hb,
 		     const struct store_copy_hb_plan *p, char *err);
 int sq_copy_diff_summary(struct sq_store *s, int64_t plan, json_t *out, char *err);
+int sq_copy_ramps(struct store *st, int64_t now, json_t **out, char *err);
+int sq_copy_ramp_set(struct store *st, int64_t id, int amplification,
+		     const char *result, char *err);
 int sq_copy_diff_periods(struct sq_store *s, int64_t plan, int64_t from, int64_t to,
 			 json_t *periods, char *err);
 int sq_copy_loader_counts(struct sq_store *s, int64_t app,
@@ -457,6 +461,8 @@ int sq_prune_meta(struct store *st, int64_t before, char *err);
 	.copy_plan_stats = sq_copy_plan_stats, \
 	.copy_server_heartbeat = sq_copy_server_heartbeat, \
 	.copy_server_list = sq_copy_server_list, \
+	.copy_ramps = sq_copy_ramps, \
+	.copy_ramp_set = sq_copy_ramp_set, \
 	.counts = sq_counts, \
 	.audit_denied = sq_audit_denied, \
 	.stats_first = sq_stats_first

@@ -185,8 +185,6 @@ const char *const sq_sql[NQ] = {
 		" WHERE plan_id = ?1 AND period_start >= ?2 AND period_start < ?3"
 		" GROUP BY period_start ORDER BY period_start",
 	[Q_COPY_RAMP] = "UPDATE copy_plans SET amplification = ?2, result = ?3 WHERE id = ?1",
-	[Q_COPY_RAMP_STOP] = "UPDATE copy_plans SET amplification = ?2, result = ?3,"
-		" stopped_at = ?4, stopped_by = ?5 WHERE id = ?1",
 	[Q_COPY_RAMPING] = "SELECT " COPY_COLS COPY_FROM " WHERE p.stopped_at IS NULL"
 		" AND p.expires_at > ?1 AND p.opts LIKE '%\"ramp\"%' ORDER BY p.id",
 	[Q_COPY_STATS] = "SELECT period_start, sum(c), sum(d), sum(r), sum(di), sum(se), sum(sd) FROM"
