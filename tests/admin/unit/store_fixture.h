@@ -31,12 +31,17 @@ static char err[STORE_ERR_MAX];
  * SQL that takes out the columns the store gained since it kept adaptive
  * limits (SQLite schema 8, PostgreSQL 5: the split, max_stuck, overload,
  * a host's pressure and refusals; 9 and 6: the hot keys' table; 10
- * and 7: a drill's hosts, stop conditions and stop reason) and the
+ * and 7: a drill's hosts, stop conditions and stop reason; 11 and 8: a
+ * copy plan's options and result, its diff statistics) and the
  * adaptive columns themselves:
  * the first step of making a file or database what an older sds-admin
  * wrote, for the migration tests.  The same SQL runs on both engines.
  */
 #define FIXTURE_DROP_TO_PRE_ADAPTIVE					\
+	"DROP TABLE copy_diff_stats;"					\
+	"ALTER TABLE copy_plans DROP COLUMN opts;"			\
+	"ALTER TABLE copy_plans DROP COLUMN result;"			\
+	"ALTER TABLE copy_server_stats DROP COLUMN unpaired;"		\
 	"DROP TABLE hot_keys;"						\
 	"ALTER TABLE drills DROP COLUMN hosts;"				\
 	"ALTER TABLE drills DROP COLUMN stop_when;"			\
