@@ -15,12 +15,13 @@
 
 ADMIN_SRCS   := $(wildcard admin/*.c admin/api/*.c admin/gameday/*.c admin/store/*.c admin/store/*/*.c)
 ADMIN_COMMON := common/strategy.c common/pressure.c common/names.c common/errnames.c common/window.c common/heartbeat/heartbeat.c common/heartbeat/heartbeat_copy.c common/heartbeat/heartbeat_drill.c common/heartbeat/heartbeat_pressure.c common/heartbeat/heartbeat_split.c common/heartbeat/heartbeat_refused.c common/heartbeat/heartbeat_keys.c common/heartbeat/heartbeat_deps.c common/sdsjson.c \
-		common/ext/ext.c common/ext/ext_load.c common/ext/ext_print.c common/tokfile.c common/trust.c
+		common/ext/ext.c common/ext/ext_load.c common/ext/ext_print.c common/tokfile.c common/trust.c \
+		copy/diff/diff.c
 ADMIN_LIBS   := -lmicrohttpd -ljansson -lsqlite3 -lpq -lpthread -lm
 ADMIN_OBJ    := $(BUILD)/obj/admin
 ADMIN_OBJS   := $(patsubst %.c,$(ADMIN_OBJ)/%.o,$(ADMIN_SRCS) $(ADMIN_COMMON))
 ADMIN_WEB    := $(CURDIR)/admin/web
-ADMIN_CPP    := $(CPPFLAGS) -Iadmin -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql) -DSDS_ADMIN_WEB_DIR='"$(ADMIN_WEB)"'
+ADMIN_CPP    := $(CPPFLAGS) -Iadmin -Icopy/diff -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql) -DSDS_ADMIN_WEB_DIR='"$(ADMIN_WEB)"'
 ATEST        := $(BUILD)/test/admin
 FUZZ_SECONDS ?= 600
 FUZZ_SMOKE_SECONDS ?= 60

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <jansson.h>
 
+#include "live.h"
 #include "serve.h"
 
 #define ADMIN_PERIOD_S		10	/* heartbeats at natural 10-s boundaries */
@@ -56,14 +57,22 @@ static char *body_build(struct copy_server *s, int64_t period_start)
 	for (i = 0; plans && i < s->nplans && i < COPY_PLANS_MAX; i++) {
 		struct copy_admin_count *c = &a->sent[a->nsent++];
 		const struct copy_admin_count *b;
+		json_t *pj, *dj;
 
 		snapshot(&s->plans[i], c);
 		b = count_of(a->base, a->nbase, c->name);
-		json_object_set_new(plans, c->name, json_pack("{s:I, s:I, s:I, s:I}",
+		pj = json_pack("{s:I, s:I, s:I, s:I}",
 			"received", (json_int_t)delta(c->received, b ? b->received : 0),
 			"dispatched", (json_int_t)delta(c->dispatched, b ? b->dispatched : 0),
 			"shadow_errors", (json_int_t)delta(c->shadow_errors, b ? b->shadow_errors : 0),
-			"dropped", (json_int_t)delta(c->dropped, b ? b->dropped : 0)));
+			"dropped", (json_int_t)delta(c->dropped, b ? b->dropped : 0));
+		/* A diff plan's pairs judged since the admin last took them. */
+		dj = live_hb_json(&s->plans[i]);
+		if (pj && dj)
+			json_object_set_new(pj, "diff", dj);
+		else
+			json_decref(dj);
+		json_object_set_new(plans, c->name, pj);
 	}
 	doc = json_pack("{s:s, s:s, s:I, s:o}", "name", s->name, "addr", a->advertise,
 			"period_start", (json_int_t)period_start, "plans", plans);
@@ -114,6 +123,7 @@ static void reply_apply(struct copy_server *s, const char *text, size_t len)
 	struct copy_admin *a = s->admin;
 	struct copy_plans np;
 	char err[2048];
+	int i;
 
 	if (plan_parse_text(text, len, "reply", s->max_amp, time(NULL), true, &np,
 			    err, sizeof(err))) {
@@ -131,6 +141,8 @@ static void reply_apply(struct copy_server *s, const char *text, size_t len)
 	/* The admin took the counts: they are the new baseline. */
 	memcpy(a->base, a->sent, sizeof(a->sent[0]) * a->nsent);
 	a->nbase = a->nsent;
+	for (i = 0; i < s->nplans; i++)
+		live_hb_taken(&s->plans[i]);
 	a->heartbeats++;
 	say_once(a->last_err, sizeof(a->last_err), "", "");
 }

@@ -9,12 +9,16 @@
 #include <string.h>
 #include <time.h>
 
+#include "live.h"
 #include "serve.h"
 
 void copy_body_put(struct copy_server *s, struct copy_body *b)
 {
 	if (--b->refs)
 		return;
+	/* The compared copy was never sent (a full queue, a reload). */
+	if (b->diff_id)
+		live_fail(s, b->diff_id, -1);
 	s->mem -= sizeof(*b) + b->len;
 	free(b);
 }
@@ -61,13 +65,19 @@ static void colour_set(char *out, const char *app, const char *point)
 	memcpy(out + a + 1, point, p + 1);
 }
 
-void copy_dispatch(struct copy_server *s, const struct copyrec *r)
+void copy_dispatch(struct copy_server *s, uint64_t serial, const struct copyrec *r)
 {
 	struct copy_plan *p = plan_find(s, r->app, r->point);
 	struct copy_body *b;
 	uint64_t now;
 	int i, e;
 
+	/* A production response: what a diff plan compares with, never copied. */
+	if (r->flags & COPYREC_F_RESPONSE) {
+		if (p && p->live)
+			live_response(s, serial, r);
+		return;
+	}
 	s->records++;
 	if (!p) {
 		s->unmatched++;
@@ -98,6 +108,8 @@ void copy_dispatch(struct copy_server *s, const struct copyrec *r)
 	colour_set(b->colour, r->app, r->point);
 	memcpy(b->data, r->data, r->cap_len);
 	s->mem += sizeof(*b) + b->len;
+	b->diff_id = p->live && (r->flags & COPYREC_F_PAIRED) ?
+		     live_open(s, p, serial, r) : 0;
 	/* The clock only for a cap: a tenth of the per-record cost otherwise. */
 	now = p->cfg.rate ? copy_now_ms() : 0;
 	for (i = 0; i < p->cfg.amplification; i++) {
@@ -145,6 +157,11 @@ static struct copy_plan *plan_by_name(struct copy_plan *v, int n, const char *na
 		if (!strcmp(v[i].cfg.name, name))
 			return &v[i];
 	return NULL;
+}
+
+struct copy_plan *copy_plan_by_name(struct copy_server *s, const char *name)
+{
+	return plan_by_name(s->plans, s->nplans, name);
 }
 
 static void plan_eps_free(struct copy_server *s, struct copy_plan *p,
@@ -215,6 +232,11 @@ int copy_plans_apply(struct copy_server *s, struct copy_plans *np)
 		v[i].tokens = v[i].cfg.rate;
 		v[i].tokens_ms = now;
 		o = plan_by_name(s->plans, s->nplans, v[i].cfg.name);
+		if (o) {
+			v[i].live = o->live;	/* its diff's counts carry over */
+			o->live = NULL;
+		}
+		live_plan_set(&v[i]);	/* out of memory: no diff until the next */
 		if (!o)
 			continue;
 		v[i].c = o->c;
@@ -233,6 +255,7 @@ int copy_plans_apply(struct copy_server *s, struct copy_plans *np)
 		uint64_t lost = 0;
 
 		plan_eps_free(s, &s->plans[i], &lost);
+		live_plan_free(s->plans[i].live);
 		o = plan_by_name(v, np->n, s->plans[i].cfg.name);
 		if (o)
 			o->c.drop_reload += lost;

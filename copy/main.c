@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "replay.h"
 #include "serve.h"
 #include "sds_version.h"
 

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "diff.h"
 #include "names.h"
 #include "plan.h"
 #include "sdsjson.h"
@@ -147,7 +148,7 @@ static int shadow_parse(json_t *v, size_t i, bool numeric,
 
 static const char *const plan_keys[] = {
 	"name", "app", "points", "amplification", "shadows", "framing",
-	"writes", "rate", "pool", "expires_at", "sample_pct", NULL,
+	"writes", "rate", "pool", "expires_at", "sample_pct", "diff", "ignore", NULL,
 };
 
 static int keys_check(json_t *o, char *err, size_t errlen)
@@ -163,6 +164,50 @@ static int keys_check(json_t *o, char *err, size_t errlen)
 			return snprintf(err, errlen, "unknown key \"%s\"", key), -1;
 	}
 	return 0;
+}
+
+/*
+ * "diff": true and "ignore": [RULE...] (docs/COPY.md "Live diff").  The
+ * rules are compiled here once to be refused whole, and again by the
+ * plan that takes them (a compiled rule set is too large to copy).
+ */
+static int diff_parse(json_t *o, struct copy_plan_cfg *c, char *err,
+		      size_t errlen)
+{
+	json_t *v = json_object_get(o, "diff"), *a = json_object_get(o, "ignore");
+	struct diff_rules rules;
+	char why[512];
+	size_t i;
+	int rc = 0;
+
+	if (v && !json_is_boolean(v))
+		return snprintf(err, errlen, "\"diff\" not true or false"), -1;
+	c->diff = json_is_true(v);
+	if (!a)
+		return 0;
+	if (!c->diff)
+		return snprintf(err, errlen, "\"ignore\" needs \"diff\": true"), -1;
+	if (!json_is_array(a) || json_array_size(a) > COPY_IGNORE_MAX)
+		return snprintf(err, errlen, "\"ignore\" not a list of at most %d rules",
+				COPY_IGNORE_MAX), -1;
+	memset(&rules, 0, sizeof(rules));
+	json_array_foreach(a, i, v) {
+		const char *r = json_string_value(v);
+
+		if (!r || strlen(r) > COPY_IGNORE_LEN) {
+			rc = snprintf(err, errlen, "ignore[%zu] not a string of at most %d bytes",
+				      i, COPY_IGNORE_LEN);
+			break;
+		}
+		if (diff_rules_add(&rules, r, why, sizeof(why))) {
+			rc = snprintf(err, errlen, "ignore[%zu]: %s", i, why);
+			break;
+		}
+		strcpy(c->ignore[i], r);
+		c->nignore = (int)i + 1;
+	}
+	diff_rules_free(&rules);
+	return rc ? -1 : 0;
 }
 
 static int plan_parse(json_t *o, int max_amp, int64_t now, bool numeric,
@@ -221,7 +266,7 @@ static int plan_parse(json_t *o, int max_amp, int64_t now, bool numeric,
 	if (x <= now)
 		return snprintf(err, errlen, "expires_at %lld is in the past", x), -1;
 	c->expires_at = x;
-	return 0;
+	return diff_parse(o, c, err, errlen);
 }
 
 /* No record may belong to two plans: which would win is no one's guess. */

@@ -21,6 +21,8 @@
 #define COPY_CONNS_MAX		4096
 #define COPY_ADDR_MAX		128	/* "HOST:PORT" as written */
 #define COPY_PLANS_FILE_MAX	(1 << 20)	/* bytes of a plans file */
+#define COPY_IGNORE_MAX		16	/* "ignore" rules of a diff plan */
+#define COPY_IGNORE_LEN		256	/* bytes of one */
 
 enum copy_framing {
 	COPY_FRAMING_RAW,		/* the captured bytes as they are */
@@ -53,6 +55,9 @@ struct copy_plan_cfg {
 	uint64_t rate;			/* copies per second, 0: no cap */
 	int pool;			/* connections per endpoint */
 	int64_t expires_at;		/* unix seconds; the plan stops then */
+	bool diff;			/* compare shadow answers with production's */
+	char ignore[COPY_IGNORE_MAX][COPY_IGNORE_LEN + 1];	/* diff's --ignore rules */
+	int nignore;			/* entries of @ignore */
 };
 
 struct copy_plans {

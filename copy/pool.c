@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "frame.h"
+#include "live.h"
 #include "serve.h"
 
 int copy_endpoint_init(struct copy_endpoint *ep, struct copy_plan *p,
@@ -72,6 +73,23 @@ static void conn_watch(struct copy_server *s, struct copy_conn *c, bool out)
 		c->events = want;
 }
 
+/* A compared copy's answer is over: judged (live.c), or failed with @outcome. */
+static void conn_diff_end(struct copy_server *s, struct copy_conn *c, int outcome)
+{
+	if (!c->diff_id)
+		return;
+	if (outcome == TALLY_SAME)
+		live_answer(s, c->diff_id, c->abuf, c->alen);
+	else
+		live_fail(s, c->diff_id, outcome);
+	if (outcome != TALLY_SAME)
+		free(c->abuf);
+	c->abuf = NULL;
+	c->diff_id = 0;
+	c->alen = c->aneed = 0;
+	c->close_after = false;
+}
+
 /* Close @c; copies it had not written whole are lost (@err: counted). */
 static void conn_close(struct copy_server *s, struct copy_conn *c, bool err)
 {
@@ -79,6 +97,9 @@ static void conn_close(struct copy_server *s, struct copy_conn *c, bool err)
 	struct copy_plan *p = ep->plan;
 	int i;
 
+	/* A shadow that took the copy and never answered in time: a timeout. */
+	conn_diff_end(s, c, !err ? -1 : c->waiting && c->deadline_ms &&
+			    copy_now_ms() > c->deadline_ms ? TALLY_TIMEOUT : TALLY_ERROR);
 	if (c->fd >= 0) {
 		epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 		close(c->fd);
@@ -126,6 +147,17 @@ fail:
 	conn_close(s, c, true);
 }
 
+/*
+ * One copy per connection at a time, its answer read before the next:
+ * http framing, and a diff plan's raw copies (each an HTTP request the
+ * shadow answers with one HTTP response, or none of its answers could be
+ * told from the next).
+ */
+static bool one_at_a_time(const struct copy_endpoint *ep)
+{
+	return ep->plan->cfg.framing == COPY_FRAMING_HTTP || ep->plan->cfg.diff;
+}
+
 /* Take the next copies off the queue into @c's batch. */
 static void conn_fill(struct copy_conn *c)
 {
@@ -133,12 +165,18 @@ static void conn_fill(struct copy_conn *c)
 	struct copy_body *b;
 
 	c->off = c->total = c->hdr_len = 0;
-	if (ep->plan->cfg.framing == COPY_FRAMING_HTTP) {
+	if (one_at_a_time(ep)) {
 		b = queue_pop(ep);
 		c->items[c->nitems++] = b;
+		/* One copy of a compared record is the one compared. */
+		if (b->diff_id) {
+			c->diff_id = b->diff_id;
+			b->diff_id = 0;
+		}
 		/* The head fits: host <= 128, colour <= 129 characters. */
-		c->hdr_len = frame_http_head(c->hdr, sizeof(c->hdr),
-					     ep->cfg.addr.text, b->colour, b->len);
+		if (ep->plan->cfg.framing == COPY_FRAMING_HTTP)
+			c->hdr_len = frame_http_head(c->hdr, sizeof(c->hdr),
+						     ep->cfg.addr.text, b->colour, b->len);
 		c->total = c->hdr_len + b->len;
 		return;
 	}
@@ -159,7 +197,7 @@ static void conn_done(struct copy_server *s, struct copy_conn *c)
 	ep->plan->c.dispatched += c->nitems;
 	for (i = 0; i < c->nitems; i++)
 		copy_body_put(s, c->items[i]);
-	if (ep->plan->cfg.framing == COPY_FRAMING_HTTP) {
+	if (one_at_a_time(ep)) {
 		c->waiting = true;
 		c->deadline_ms = copy_now_ms() + COPY_TIMEOUT_MS;
 	}
@@ -261,6 +299,42 @@ void copy_endpoint_pump(struct copy_server *s, struct copy_endpoint *ep)
 	}
 }
 
+/* The compared copy's whole answer is in: judged; true when the connection ends. */
+static bool answer_done(struct copy_server *s, struct copy_conn *c)
+{
+	bool close_after = c->close_after;
+
+	conn_diff_end(s, c, TALLY_SAME);
+	c->waiting = false;
+	c->deadline_ms = 0;
+	c->rlen = 0;
+	return close_after;
+}
+
+/*
+ * The compared copy's answer head @r is parsed: keep the head and read
+ * the body after it.  0 to read on, -1 an error, -2 done and the
+ * connection ends (Connection: close).
+ */
+static int answer_start(struct copy_server *s, struct copy_conn *c,
+			const struct copy_http_resp *r)
+{
+	size_t total = r->head_len + r->body_len;
+
+	if (total > LIVE_ANSWER_MAX || c->rlen > total)
+		return -1;	/* longer than any response a loader captures */
+	c->abuf = malloc(total);
+	if (!c->abuf)
+		return -1;
+	memcpy(c->abuf, c->rbuf, c->rlen);
+	c->alen = c->rlen;
+	c->aneed = total;
+	c->close_after = r->close;
+	if (c->alen < c->aneed)
+		return 0;
+	return answer_done(s, c) ? -2 : 0;
+}
+
 /* http: the response to the copy just written; raw: whatever comes back. */
 static int conn_read(struct copy_server *s, struct copy_conn *c)
 {
@@ -270,7 +344,9 @@ static int conn_read(struct copy_server *s, struct copy_conn *c)
 	int rc;
 
 	for (;;) {
-		if (!c->waiting || c->skip) {
+		if (c->aneed) {
+			n = recv(c->fd, c->abuf + c->alen, c->aneed - c->alen, MSG_DONTWAIT);
+		} else if (!c->waiting || c->skip) {
 			n = recv(c->fd, junk, c->skip && c->skip < sizeof(junk) ?
 				 c->skip : sizeof(junk), MSG_DONTWAIT);
 		} else {
@@ -286,6 +362,14 @@ static int conn_read(struct copy_server *s, struct copy_conn *c)
 			return c->waiting || c->nitems ? -1 : -2;
 		if (!c->waiting)
 			continue;	/* raw: answers are not read */
+		if (c->aneed) {
+			c->alen += n;
+			if (c->alen < c->aneed)
+				continue;
+			if (answer_done(s, c))
+				return -2;
+			continue;
+		}
 		if (c->skip) {
 			c->skip -= n;
 			if (!c->skip)
@@ -301,6 +385,12 @@ static int conn_read(struct copy_server *s, struct copy_conn *c)
 		if (r.status >= 400) {
 			c->ep->errors++;
 			c->ep->plan->c.shadow_errors++;
+		}
+		if (c->diff_id) {
+			rc = answer_start(s, c, &r);
+			if (rc)
+				return rc;
+			continue;
 		}
 		if (r.close)
 			return -2;

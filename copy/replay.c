@@ -23,60 +23,10 @@
 
 #include <jansson.h>
 
-#include "copyrec.h"
-#include "diff.h"
 #include "frame.h"
-#include "plan.h"
+#include "replay.h"
 
-#define REPLAY_IO_TIMEOUT_S	5	/* connect, write, HTTP response */
-#define REPLAY_POINTS_MAX	64	/* points --diff counts apart */
-#define REPLAY_EXAMPLES_MAX	100	/* --examples */
-#define REPLAY_ANSWER_MAX	(COPYREC_PAYLOAD_MAX + 8192)	/* an answer kept for --diff */
-
-/* --diff: what became of the pairs of one point. */
-struct diff_count {
-	uint64_t pairs, same, different, shadow_errors, timeouts;
-};
-
-struct diff_example {
-	uint64_t record;		/* the request's number in the file, from 1 */
-	struct diff_result res;
-};
-
-struct diff_point {
-	char app[SDS_NAME_MAX + 1], point[SDS_NAME_MAX + 1];
-	struct diff_count n;
-	struct diff_example *ex;	/* the first --examples differences */
-	int nex;
-};
-
-struct replay {
-	const char *path;		/* the recording */
-	FILE *f;			/* it, open */
-	struct copy_addr to[COPY_SHADOWS_MAX];	/* --to */
-	int fds[COPY_SHADOWS_MAX];	/* a connection to each */
-	int nto;			/* entries of @to */
-	long times;			/* --times */
-	double speed;			/* --speed */
-	enum copy_framing framing;	/* --framing */
-	uint64_t records;		/* records in the file */
-	uint64_t sent;			/* requests written whole */
-	uint64_t http_errors;		/* responses >= 400 */
-	/* --diff */
-	bool diff;			/* compare answers with recorded responses */
-	bool json;			/* --json report */
-	int examples;			/* --examples, per point */
-	int timeout_ms;			/* --timeout: an answer's deadline */
-	struct diff_rules rules;	/* --ignore */
-	uint64_t requests;		/* request records in the file */
-	uint64_t *resp_off;		/* per request: its response's offset; 0: none */
-	uint64_t unpaired;		/* requests sent that had no recorded response */
-	struct diff_count total;
-	struct diff_point pts[REPLAY_POINTS_MAX];
-	int npts;
-	uint8_t *rbuf;			/* a recorded response, read back */
-	uint8_t *abuf;			/* the shadow's answer */
-};
+#define REPLAY_EXAMPLES_MAX	TALLY_EXAMPLES_MAX	/* --examples */
 
 static const char replay_usage[] =
 	"usage: sds-copy replay FILE --to HOST:PORT[,...] [--times N] [--speed X]\n"
@@ -213,53 +163,10 @@ static int replay_args(struct replay *rp, int argc, char **argv)
 	return -1;
 }
 
-/* A paired record of the file, for matching responses to requests. */
-struct pair_ent {
-	uint64_t pair;			/* its pair id */
-	uint64_t seq;			/* its place among the file's records */
-	uint64_t req;			/* a request: its number among the requests */
-	uint64_t off;			/* a response: its file offset */
-	bool response;
-};
-
-static int pair_ent_cmp(const void *a, const void *b)
-{
-	const struct pair_ent *x = a, *y = b;
-
-	if (x->pair != y->pair)
-		return x->pair < y->pair ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/*
- * --diff: each response to the request of its pair id it follows (the
- * latest one not answered yet; a thread's requests of one id are one at a
- * time).  Sorted by (pair, file order), then one walk per id.
- */
-static int pairs_match(struct replay *rp, struct pair_ent *e, size_t n)
-{
-	size_t i, j, open;
-
-	rp->resp_off = calloc(rp->requests ? rp->requests : 1, sizeof(*rp->resp_off));
-	if (!rp->resp_off)
-		return -1;
-	if (n)
-		qsort(e, n, sizeof(*e), pair_ent_cmp);
-	for (i = 0; i < n; i = j) {
-		for (open = n, j = i; j < n && e[j].pair == e[i].pair; j++) {
-			if (!e[j].response)
-				open = j;
-			else if (open < n && !rp->resp_off[e[open].req])
-				rp->resp_off[e[open].req] = e[j].off;
-		}
-	}
-	return 0;
-}
-
 /* Pass over the whole file: count its records, or name the bad offset. */
 static int replay_check(struct replay *rp)
 {
-	struct pair_ent *e = NULL, *ne;
+	struct replay_pair *e = NULL, *ne;
 	size_t n = 0, cap = 0;
 	struct copyrec_reader rd;
 	struct copyrec r;
@@ -283,7 +190,7 @@ static int replay_check(struct replay *rp)
 			}
 			e = ne;
 		}
-		e[n++] = (struct pair_ent){
+		e[n++] = (struct replay_pair){
 			.pair = r.pair, .seq = rp->records,
 			.req = rp->requests - 1, .off = rd.rec_off,
 			.response = r.flags & COPYREC_F_RESPONSE,
@@ -295,7 +202,7 @@ static int replay_check(struct replay *rp)
 		free(e);
 		return -1;
 	}
-	if (rc == -2 || (rp->diff && pairs_match(rp, e, n))) {
+	if (rc == -2 || (rp->diff && replay_pairs_match(rp, e, n))) {
 		fprintf(stderr, "sds-copy: replay: out of memory\n");
 		free(e);
 		return -1;
@@ -305,7 +212,7 @@ static int replay_check(struct replay *rp)
 }
 
 /* A connection to target @i in rp->fds[i]: 0, or -1 (errno). */
-static int target_connect(struct replay *rp, int i)
+int replay_target_connect(struct replay *rp, int i)
 {
 	struct timeval tv = { .tv_sec = REPLAY_IO_TIMEOUT_S };
 	int fd;
@@ -328,7 +235,7 @@ static int targets_connect(struct replay *rp)
 	int i;
 
 	for (i = 0; i < rp->nto; i++) {
-		if (target_connect(rp, i)) {
+		if (replay_target_connect(rp, i)) {
 			fprintf(stderr, "sds-copy: replay: %s: %s; nothing sent\n",
 				rp->to[i].text, strerror(errno));
 			return -1;
@@ -338,7 +245,7 @@ static int targets_connect(struct replay *rp)
 }
 
 /* @more: the head of a request, its body follows (one segment, no Nagle wait). */
-static int write_all(int fd, const void *buf, size_t len, bool more)
+int replay_write_all(int fd, const void *buf, size_t len, bool more)
 {
 	const char *p = buf;
 	ssize_t n;
@@ -392,7 +299,7 @@ static int send_one(struct replay *rp, int i, const struct copyrec *r)
 	int fd = rp->fds[i], hl, st;
 
 	if (rp->framing == COPY_FRAMING_RAW) {
-		if (write_all(fd, r->data, r->cap_len, false))
+		if (replay_write_all(fd, r->data, r->cap_len, false))
 			return -1;
 		/* What a raw target answers is not read, only drained. */
 		while (recv(fd, junk, sizeof(junk), MSG_DONTWAIT) > 0)
@@ -402,8 +309,8 @@ static int send_one(struct replay *rp, int i, const struct copyrec *r)
 	}
 	snprintf(colour, sizeof(colour), "%s/%s", r->app, r->point);
 	hl = frame_http_head(head, sizeof(head), rp->to[i].text, colour, r->cap_len);
-	if (hl < 0 || write_all(fd, head, hl, true) ||
-	    write_all(fd, r->data, r->cap_len, false))
+	if (hl < 0 || replay_write_all(fd, head, hl, true) ||
+	    replay_write_all(fd, r->data, r->cap_len, false))
 		return -1;
 	rp->sent++;
 	st = http_response(fd);
@@ -412,255 +319,6 @@ static int send_one(struct replay *rp, int i, const struct copyrec *r)
 	if (st >= 400)
 		rp->http_errors++;
 	return 0;
-}
-
-/* ---- --diff ---- */
-
-static void raw_finish(int fd);
-
-/* The recorded response at file offset @off, decoded into @r. */
-static int recorded_read(struct replay *rp, uint64_t off, struct copyrec *r)
-{
-	const char *why;
-	size_t at;
-	ssize_t n;
-
-	n = pread(fileno(rp->f), rp->rbuf, COPYREC_MAX_LEN, (off_t)off);
-	if (n <= 0 || copyrec_decode(rp->rbuf, (size_t)n, r, &why, &at) <= 0)
-		return -1;
-	return 0;
-}
-
-/*
- * One answer into rp->abuf: an HTTP response (head and Content-Length
- * body; a body without length, or Connection: close, runs to the close)
- * when @http, else @want bytes.  The length, -1 on an error, -2 on the
- * --timeout.  @closed: the target closed (the connection is done).
- */
-static ssize_t answer_read(struct replay *rp, int fd, bool http, size_t want,
-			   bool *closed)
-{
-	struct copy_http_resp h;
-	size_t len = 0, need = http ? 0 : want;
-	bool to_close = false;
-	ssize_t n;
-	int rc;
-
-	*closed = false;
-	if (need > REPLAY_ANSWER_MAX)
-		need = REPLAY_ANSWER_MAX;
-	for (;;) {
-		if (need && len >= need)
-			return len;
-		if (!http && !need)
-			return 0;
-		if (len == REPLAY_ANSWER_MAX)
-			return -1;		/* longer than any recorded response */
-		n = recv(fd, rp->abuf + len, REPLAY_ANSWER_MAX - len, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return errno == EAGAIN || errno == EWOULDBLOCK ? -2 : -1;
-		if (n == 0) {
-			*closed = true;
-			return to_close ? (ssize_t)len : -1;
-		}
-		len += n;
-		if (!http || need || to_close)
-			continue;
-		rc = frame_http_resp_parse((const char *)rp->abuf, len, &h);
-		if (rc < 0)
-			return -1;
-		if (rc == 0)
-			continue;
-		if (h.close && !h.body_len)
-			to_close = true;
-		else if (h.head_len + h.body_len > REPLAY_ANSWER_MAX)
-			return -1;
-		else
-			need = h.head_len + h.body_len;
-		if (h.close)
-			*closed = true;	/* whatever follows, the connection ends */
-	}
-}
-
-static struct diff_point *diff_point_of(struct replay *rp, const struct copyrec *r)
-{
-	struct diff_point *p;
-	int i;
-
-	for (i = 0; i < rp->npts; i++)
-		if (!strcmp(rp->pts[i].app, r->app) && !strcmp(rp->pts[i].point, r->point))
-			return &rp->pts[i];
-	if (rp->npts == REPLAY_POINTS_MAX)
-		return NULL;		/* counted in the totals only */
-	p = &rp->pts[rp->npts++];
-	snprintf(p->app, sizeof(p->app), "%s", r->app);
-	snprintf(p->point, sizeof(p->point), "%s", r->point);
-	p->ex = rp->examples ? calloc(rp->examples, sizeof(*p->ex)) : NULL;
-	return p;
-}
-
-enum { OUT_SAME, OUT_DIFFERENT, OUT_ERROR, OUT_TIMEOUT };
-
-static void diff_count(struct replay *rp, const struct copyrec *r, int out,
-		       uint64_t recno, const struct diff_result *res)
-{
-	struct diff_point *p = diff_point_of(rp, r);
-	struct diff_count *c[2] = { &rp->total, p ? &p->n : NULL };
-	int i;
-
-	for (i = 0; i < 2; i++) {
-		if (!c[i])
-			continue;
-		c[i]->pairs++;
-		if (out == OUT_SAME)
-			c[i]->same++;
-		else if (out == OUT_DIFFERENT)
-			c[i]->different++;
-		else if (out == OUT_ERROR)
-			c[i]->shadow_errors++;
-		else
-			c[i]->timeouts++;
-	}
-	if (p && out == OUT_DIFFERENT && p->nex < rp->examples && p->ex) {
-		p->ex[p->nex].record = recno;
-		p->ex[p->nex++].res = *res;
-	}
-}
-
-/*
- * --diff: send request @r (record @recno) to target @i, read the answer,
- * compare it with the recorded response at @roff (0: none recorded, the
- * answer is read and not compared).  A failed or late answer leaves the
- * connection out of step: it is closed and opened again for the next.
- */
-static void diff_one(struct replay *rp, int i, const struct copyrec *r,
-		     uint64_t recno, uint64_t roff)
-{
-	char head[COPY_ADDR_MAX * 4], colour[2 * SDS_NAME_MAX + 2];
-	struct diff_result res;
-	struct copyrec want;
-	bool http, closed = false;
-	ssize_t n = -1;
-	int out, hl;
-
-	if (roff && recorded_read(rp, roff, &want))
-		roff = 0;
-	if (!roff)
-		rp->unpaired++;
-	http = rp->framing == COPY_FRAMING_HTTP ||
-	       (roff && want.cap_len >= 5 && !memcmp(want.data, "HTTP/", 5));
-	if (rp->fds[i] < 0 && target_connect(rp, i))
-		goto failed;
-	if (rp->framing == COPY_FRAMING_HTTP) {
-		snprintf(colour, sizeof(colour), "%s/%s", r->app, r->point);
-		hl = frame_http_head(head, sizeof(head), rp->to[i].text, colour, r->cap_len);
-		if (hl < 0 || write_all(rp->fds[i], head, hl, true))
-			goto failed;
-	}
-	if (write_all(rp->fds[i], r->data, r->cap_len, false))
-		goto failed;
-	rp->sent++;
-	/*
-	 * Without a recorded response, a raw answer has no known end: the
-	 * connection is finished (write side shut, the answer drained to the
-	 * target's close, as at the end of a raw replay) so that it is never
-	 * taken for the next request's.
-	 */
-	if (!roff && !http) {
-		raw_finish(rp->fds[i]);
-		close(rp->fds[i]);
-		rp->fds[i] = -1;
-		return;
-	}
-	n = answer_read(rp, rp->fds[i], http, roff ? want.cap_len : 0, &closed);
-	/*
-	 * A recorded response cut at copy_max is compared with as many of
-	 * the answer's first bytes; the rest of a raw answer is unread, so
-	 * the connection is not used again.
-	 */
-	if (n >= 0 && roff && (want.flags & COPYREC_F_TRUNCATED)) {
-		if ((size_t)n > want.cap_len)
-			n = want.cap_len;
-		closed = closed || !http;
-	}
-failed:
-	if (n < 0 || closed) {
-		if (rp->fds[i] >= 0)
-			close(rp->fds[i]);
-		rp->fds[i] = -1;
-	}
-	if (!roff)
-		return;
-	if (n == -2)
-		out = OUT_TIMEOUT;
-	else if (n < 0)
-		out = OUT_ERROR;
-	else
-		out = diff_compare(&rp->rules, want.data, want.cap_len,
-				   rp->abuf, (size_t)n, &res) ? OUT_DIFFERENT : OUT_SAME;
-	diff_count(rp, r, out, recno, &res);
-}
-
-static json_t *count_json(const struct diff_count *c)
-{
-	return json_pack("{s:I,s:I,s:I,s:I,s:I}",
-			 "pairs", (json_int_t)c->pairs, "same", (json_int_t)c->same,
-			 "different", (json_int_t)c->different,
-			 "shadow_errors", (json_int_t)c->shadow_errors,
-			 "timeouts", (json_int_t)c->timeouts);
-}
-
-static void diff_report(struct replay *rp)
-{
-	const struct diff_count *t = &rp->total;
-	json_t *doc, *pts, *pj, *ex;
-	int i, k;
-
-	if (rp->json) {
-		doc = count_json(t);
-		json_object_set_new(doc, "sent", json_integer((json_int_t)rp->sent));
-		json_object_set_new(doc, "unpaired", json_integer((json_int_t)rp->unpaired));
-		pts = json_array();
-		for (i = 0; i < rp->npts; i++) {
-			const struct diff_point *p = &rp->pts[i];
-
-			pj = count_json(&p->n);
-			json_object_set_new(pj, "app", json_string(p->app));
-			json_object_set_new(pj, "point", json_string(p->point));
-			ex = json_array();
-			for (k = 0; k < p->nex; k++)
-				json_array_append_new(ex, json_pack("{s:I,s:s,s:s,s:s}",
-					"record", (json_int_t)p->ex[k].record,
-					"path", p->ex[k].res.where,
-					"recorded", p->ex[k].res.recorded,
-					"shadow", p->ex[k].res.shadow));
-			json_object_set_new(pj, "examples", ex);
-			json_array_append_new(pts, pj);
-		}
-		json_object_set_new(doc, "points", pts);
-		json_dumpf(doc, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
-		fputc('\n', stdout);
-		json_decref(doc);
-		return;
-	}
-	printf("%" PRIu64 " pairs: %" PRIu64 " same, %" PRIu64 " different, %" PRIu64
-	       " shadow errors, %" PRIu64 " timeouts (%" PRIu64 " requests sent, %" PRIu64
-	       " without a recorded response)\n", t->pairs, t->same, t->different,
-	       t->shadow_errors, t->timeouts, rp->sent, rp->unpaired);
-	for (i = 0; i < rp->npts; i++) {
-		const struct diff_point *p = &rp->pts[i];
-
-		printf("%s/%s: %" PRIu64 " pairs: %" PRIu64 " same, %" PRIu64 " different, %"
-		       PRIu64 " shadow errors, %" PRIu64 " timeouts\n", p->app, p->point,
-		       p->n.pairs, p->n.same, p->n.different, p->n.shadow_errors,
-		       p->n.timeouts);
-		for (k = 0; k < p->nex; k++)
-			printf("  record %" PRIu64 ": %s: recorded %s, shadow %s\n",
-			       p->ex[k].record, p->ex[k].res.where,
-			       p->ex[k].res.recorded, p->ex[k].res.shadow);
-	}
 }
 
 static void sleep_until(const struct timespec *start, uint64_t off_ns)
@@ -703,7 +361,7 @@ static int replay_pass(struct replay *rp, long pass, int *next)
 			sleep_until(&start, (uint64_t)((r.ts_ns - ts0) / rp->speed));
 		errno = 0;
 		if (rp->diff) {
-			diff_one(rp, *next, &r, i, rp->resp_off[k - 1]);
+			replay_diff_one(rp, *next, &r, i, rp->resp_off[k - 1]);
 		} else if (send_one(rp, *next, &r)) {
 			fprintf(stderr, "sds-copy: replay: %s: %s during pass %ld, record %" PRIu64 "; %" PRIu64 " requests sent, none resent\n",
 				rp->to[*next].text, errno ? strerror(errno) : "bad response",
@@ -730,7 +388,7 @@ static int replay_pass(struct replay *rp, long pass, int *next)
  */
 #define REPLAY_LINGER_MS	2000
 
-static void raw_finish(int fd)
+void replay_raw_finish(int fd)
 {
 	struct timespec t0, t;
 	char junk[4096];
@@ -761,8 +419,11 @@ int replay_main(int argc, char **argv)
 	long pass;
 
 	rc = replay_args(&rp, argc, argv);
-	if (rc >= 0)
+	if (rc >= 0) {
+		diff_rules_free(&rp.rules);
 		return rc;
+	}
+	tally_init(&rp.tally, rp.examples);
 	rc = 1;
 	rp.f = fopen(rp.path, "re");
 	if (!rp.f || fstat(fileno(rp.f), &st) || !S_ISREG(st.st_mode)) {
@@ -784,12 +445,12 @@ int replay_main(int argc, char **argv)
 		if (replay_pass(&rp, pass, &next))
 			goto out;
 	if (rp.diff) {
-		diff_report(&rp);
-		if (!rp.total.pairs)
+		replay_diff_report(&rp);
+		if (!rp.tally.total.pairs)
 			fprintf(stderr, "sds-copy: replay: %s: no request has a recorded response (recorded without sds_copy_response() or :copy_ret=): nothing compared\n",
 				rp.path);
 		else
-			rc = rp.total.same != rp.total.pairs;
+			rc = rp.tally.total.same != rp.tally.total.pairs;
 		goto finish;
 	}
 	if (rp.http_errors) {
@@ -802,15 +463,14 @@ finish:
 	if (rp.framing == COPY_FRAMING_RAW)
 		for (i = 0; i < rp.nto; i++)
 			if (rp.fds[i] >= 0)
-				raw_finish(rp.fds[i]);
+				replay_raw_finish(rp.fds[i]);
 out:
 	for (i = 0; i < rp.nto; i++)
 		if (rp.fds[i] >= 0)
 			close(rp.fds[i]);
 	if (rp.f)
 		fclose(rp.f);
-	for (i = 0; i < rp.npts; i++)
-		free(rp.pts[i].ex);
+	tally_free(&rp.tally);
 	diff_rules_free(&rp.rules);
 	free(rp.resp_off);
 	free(rp.rbuf);

@@ -91,6 +91,7 @@ void copy_sender_accept(struct copy_server *s)
 		snd->next = s->senders;
 		s->senders = snd;
 		s->nsenders++;
+		snd->serial = ++s->sender_serial;
 	}
 }
 
@@ -149,7 +150,7 @@ static int sender_parse(struct copy_server *s, struct copy_sender *snd)
 			return -1;
 		if (n == 0)
 			break;
-		copy_dispatch(s, &r);
+		copy_dispatch(s, snd->serial, &r);
 		pos += n;
 	}
 	memmove(snd->buf, snd->buf + pos, snd->len - pos);

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "live.h"
 #include "serve.h"
 
 #define TICK_MS		50	/* deadlines, reconnects and expiry */
@@ -234,6 +235,7 @@ static void tick(struct copy_server *s)
 	copy_plans_expire(s, time(NULL));
 	copy_admin_tick(s);
 	copy_senders_tick(s, copy_now_ms());
+	live_tick(s, copy_now_ms());
 	for (i = 0; i < s->nplans; i++)
 		for (e = 0; e < s->plans[i].neps; e++)
 			copy_endpoint_tick(s, &s->plans[i].eps[e], copy_now_ms());
@@ -293,6 +295,7 @@ static void server_free(struct copy_server *s)
 	copy_senders_free(s);
 	copy_plans_apply(s, &none);
 	free(s->plans);
+	live_free(s);
 	copy_ctl_close(s);
 	if (s->lfd >= 0)
 		close(s->lfd);
@@ -357,7 +360,8 @@ int copy_serve_main(int argc, char **argv)
 		return 1;
 	}
 	s.epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (s.epfd < 0 || signals_open(&s) || copy_plans_apply(&s, &np)) {
+	if (s.epfd < 0 || signals_open(&s) || live_init(&s) ||
+	    copy_plans_apply(&s, &np)) {
 		copy_plans__free(&np);
 		fprintf(stderr, "sds-copy: serve: setup: %s\n", strerror(errno));
 		goto out;

@@ -52,6 +52,7 @@ struct copy_ev {
 struct copy_body {
 	uint32_t refs;			/* copies still queued or in flight */
 	uint32_t len;			/* bytes of @data */
+	uint64_t diff_id;		/* a diff plan's: the compared copy's entry (live.h), 0: none */
 	char colour[2 * SDS_NAME_MAX + 2];	/* "app/point" (X-SDS-Copy) */
 	uint8_t data[];			/* the captured request */
 };
@@ -90,9 +91,15 @@ struct copy_conn {
 	size_t rlen;			/* bytes in @rbuf */
 	uint64_t skip;			/* http: response body bytes to discard */
 	uint64_t deadline_ms;		/* connect/response deadline, 0: none */
+	uint64_t diff_id;		/* the copy in flight is compared (live.h), 0: not */
+	uint8_t *abuf;			/* ... its answer, head and body */
+	size_t alen, aneed;		/* bytes in @abuf, bytes it will hold */
+	bool close_after;		/* the answer said Connection: close */
 };
 
 struct copy_plan;
+struct live_plan;
+struct live_table;
 
 struct copy_endpoint {
 	struct copy_plan *plan;		/* owner */
@@ -118,6 +125,7 @@ struct copy_plan {
 	double tokens;			/* rate cap: copies that may go now */
 	uint64_t tokens_ms;		/* when @tokens was last topped up */
 	bool expired;			/* past expires_at: copies nothing */
+	struct live_plan *live;		/* "diff": true, else NULL (live.h) */
 };
 
 #define COPY_ADMIN_URLS		4	/* --admin URL[,URL...] */
@@ -173,6 +181,7 @@ struct copy_sender {
 	uint8_t *buf;			/* COPY_SENDER_BUF bytes */
 	size_t len;			/* bytes held */
 	uint64_t off;			/* stream offset of buf[0] */
+	uint64_t serial;		/* which sender: a pair id is a sender's own */
 	struct copy_sender *next;	/* in the server's list */
 };
 
@@ -213,6 +222,8 @@ struct copy_server {
 	bool stop;			/* SIGINT/SIGTERM */
 	const char *name;		/* --name */
 	struct copy_admin *admin;	/* --admin, else NULL (--plans) */
+	struct live_table *live;	/* diff plans' pending pairs (live.c) */
+	uint64_t sender_serial;		/* the last sender's serial */
 };
 
 /* Monotonic milliseconds. */
@@ -223,8 +234,9 @@ int copy_serve_main(int argc, char **argv);
 int copy_ev_mod(struct copy_server *s, int fd, struct copy_ev *ev,
 		uint32_t events, int op);
 
-/* dispatch.c: one decoded record to the plans */
-void copy_dispatch(struct copy_server *s, const struct copyrec *r);
+/* dispatch.c: one decoded record of sender @serial to the plans */
+void copy_dispatch(struct copy_server *s, uint64_t serial, const struct copyrec *r);
+struct copy_plan *copy_plan_by_name(struct copy_server *s, const char *name);
 void copy_pump_all(struct copy_server *s);
 void copy_body_put(struct copy_server *s, struct copy_body *b);
 int copy_plans_apply(struct copy_server *s, struct copy_plans *np);
@@ -267,8 +279,5 @@ void copy_admin_stop(struct copy_server *s);
 void copy_admin_tick(struct copy_server *s);
 void copy_admin_event(struct copy_server *s);
 json_t *copy_admin_json(const struct copy_server *s);
-
-/* replay.c */
-int replay_main(int argc, char **argv);
 
 #endif /* COPY_SERVE_H */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "live.h"
 #include "serve.h"
 
 static json_t *endpoint_json(const struct copy_endpoint *ep)
@@ -39,7 +40,7 @@ static json_t *plan_json(const struct copy_plan *p)
 	}
 	return json_pack("{s:s, s:s, s:o, s:i, s:s, s:b, s:I, s:I, s:s,"
 			 " s:I, s:I, s:I, s:I, s:I, s:I,"
-			 " s:{s:I, s:I, s:I, s:I, s:I, s:I}, s:o}",
+			 " s:{s:I, s:I, s:I, s:I, s:I, s:I}, s:o, s:o}",
 			 "name", p->cfg.name, "app", p->cfg.app, "points", pts,
 			 "amplification", p->cfg.amplification,
 			 "framing", plan_framing_name(p->cfg.framing),
@@ -57,7 +58,7 @@ static json_t *plan_json(const struct copy_plan *p)
 			 "rate", (json_int_t)c->drop_rate,
 			 "queue", (json_int_t)c->drop_queue,
 			 "shadow", (json_int_t)c->drop_shadow,
-			 "reload", (json_int_t)c->drop_reload,
+			 "reload", (json_int_t)c->drop_reload, "diff", live_stats_json(p),
 			 "endpoints", eps);
 }
 

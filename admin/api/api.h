@@ -118,6 +118,11 @@ int api_gameday_plan(struct api_route *r, const char *g, const char *a, json_t *
 
 /* api/copy.c, api/copy_servers.c: copy plans and copy servers */
 void api_route_copy_plans(struct api_route *r, const char *g, const char *a);
+/* api/copy_ramp.c: every ramping plan judged and stepped (at copy server heartbeats) */
+void api_copy_ramp_tick(struct api_route *r, int64_t now);
+/* api/copy_opts.c: a plan's diff and ramp settings; *opts JSON text or NULL (free it) */
+int api_copy_opts(struct api_route *r, const char *g, const struct store_copy_plan *p,
+		  int64_t *amp, char **opts);
 void api_route_copy_plan(struct api_route *r, const char *g, const char *a, const char *ids,
 	       const char *what);
 void api_route_copy_servers(struct api_route *r);

@@ -156,17 +156,20 @@ static int expiry_field(struct api_route *r, int64_t now, int64_t *out)
 
 static const char *const f_plan[] = {
 	"name", "points", "sample_pct", "amplification", "shadows", "framing",
-	"writes", "rate", "expires_at", "duration_s", "by", NULL
+	"writes", "rate", "expires_at", "duration_s", "by",
+	"diff", "ignore", "ramp", "stop_when", "shadow_app", NULL
 };
 
-/* Every setting of a plan from r->doc; *shadows is allocated. */
-static int plan_fields(struct api_route *r, struct store_copy_plan *p, char **shadows)
+/* Every setting of a plan from r->doc; *shadows and *opts are allocated. */
+static int plan_fields(struct api_route *r, const char *g, struct store_copy_plan *p,
+		       char **shadows, char **opts)
 {
 	int64_t pct, amp, rate;
 	char why[64];
 	json_t *v;
 
 	*shadows = NULL;
+	*opts = NULL;
 	if (api_only_fields(r, f_plan) || api_name_field(r, "name", true, &p->name) ||
 	    points_field(r, p) || api_text_field(r, "by", &p->by))
 		return -1;
@@ -190,6 +193,10 @@ static int plan_fields(struct api_route *r, struct store_copy_plan *p, char **sh
 		return -1;
 	}
 	p->writes = json_is_true(v);
+	if (api_copy_opts(r, g, p, &amp, opts))
+		return -1;
+	p->amplification = (int)amp;
+	p->opts = *opts;
 	if (expiry_field(r, store_now_s(), &p->expires_at))
 		return -1;
 	if (!p->by || !*p->by || strlen(p->by) > 256) {
@@ -225,7 +232,7 @@ void api_route_copy_plans(struct api_route *r, const char *g, const char *a)
 {
 	struct store *st = r->ad->store;
 	struct store_copy_plan p = { 0 };
-	char tid[24], *shadows = NULL;
+	char tid[24], *shadows = NULL, *opts = NULL;
 	json_t *out;
 	int64_t id;
 
@@ -236,7 +243,7 @@ void api_route_copy_plans(struct api_route *r, const char *g, const char *a)
 	}
 	if (!api_is(r, "POST"))
 		return api_not_allowed(r, "GET, POST");
-	if (api_body_object(r) || plan_fields(r, &p, &shadows))
+	if (api_body_object(r) || plan_fields(r, g, &p, &shadows, &opts))
 		goto out;
 	p.shadows = shadows;
 	api_token_id(r, tid);
@@ -245,20 +252,44 @@ void api_route_copy_plans(struct api_route *r, const char *g, const char *a)
 		plan_reply(r, g, a, id, 201);
 out:
 	free(shadows);
+	free(opts);
+}
+
+/*
+ * PUT keeps what the body does not change, but a ramp and a fixed
+ * amplification exclude each other: the one the body gives wins.
+ */
+static void keep_old(json_t *body, json_t *old)
+{
+	static const char *const keep[] = {
+		"points", "sample_pct", "shadows", "framing", "writes", "rate", "diff", NULL
+	};
+	static const char *const ramp[] = { "ramp", "stop_when", "shadow_app", NULL };
+	bool amp = json_object_get(body, "amplification") != NULL;
+	int i;
+
+	for (i = 0; keep[i]; i++)
+		if (!json_object_get(body, keep[i]))
+			json_object_set(body, keep[i], json_object_get(old, keep[i]));
+	if (!json_object_get(body, "ignore") && json_is_true(json_object_get(body, "diff")) &&
+	    json_object_get(old, "ignore"))
+		json_object_set(body, "ignore", json_object_get(old, "ignore"));
+	if (json_object_get(body, "ramp") || (!amp && json_object_get(old, "ramp"))) {
+		for (i = 0; ramp[i]; i++)
+			if (!json_object_get(body, ramp[i]) && json_object_get(old, ramp[i]))
+				json_object_set(body, ramp[i], json_object_get(old, ramp[i]));
+	} else if (!amp) {
+		json_object_set(body, "amplification", json_object_get(old, "amplification"));
+	}
 }
 
 /* PUT: the body's settings over the plan's; the name stays. */
 static void plan_update(struct api_route *r, const char *g, const char *a, int64_t id)
 {
-	static const char *const keep[] = {
-		"points", "sample_pct", "amplification", "shadows", "framing",
-		"writes", "rate", NULL
-	};
 	struct store *st = r->ad->store;
 	struct store_copy_plan p = { 0 };
-	char tid[24], *shadows = NULL;
+	char tid[24], *shadows = NULL, *opts = NULL;
 	json_t *old, *body;
-	int i;
 
 	if (api_body_object(r) || api_store_rc(r, st->ops->copy_plan_get(st, g, a, id, store_now_s(),
 								  &old, r->err)))
@@ -269,13 +300,11 @@ static void plan_update(struct api_route *r, const char *g, const char *a, int64
 		return;
 	}
 	body = r->doc;
-	for (i = 0; keep[i]; i++)
-		if (!json_object_get(body, keep[i]))
-			json_object_set(body, keep[i], json_object_get(old, keep[i]));
+	keep_old(body, old);
 	if (!json_object_get(body, "duration_s") && !json_object_get(body, "expires_at"))
 		json_object_set(body, "expires_at", json_object_get(old, "expires_at"));
 	json_object_set(body, "name", json_object_get(old, "name"));
-	if (plan_fields(r, &p, &shadows))
+	if (plan_fields(r, g, &p, &shadows, &opts))
 		goto out;
 	p.shadows = shadows;
 	api_token_id(r, tid);
@@ -285,6 +314,7 @@ static void plan_update(struct api_route *r, const char *g, const char *a, int64
 out:
 	json_decref(old);
 	free(shadows);
+	free(opts);
 }
 
 static const char *const f_stop[] = { "by", NULL };

@@ -32,6 +32,124 @@ static const char *const f_hb[] = { "name", "addr", "period_start", "plans", NUL
 static const char *const f_counts[] = {
 	"received", "dispatched", "shadow_errors", "dropped", NULL
 };
+static const char *const f_diff[] = { "unpaired", "skipped", "points", NULL };
+static const char *const f_dpoint[] = {
+	"pairs", "same", "different", "shadow_errors", "timeouts", "examples", NULL
+};
+static const char *const f_example[] = { "path", "recorded", "shadow", NULL };
+
+#define DIFF_POINTS_MAX		64	/* points of one plan's diff */
+#define DIFF_EXAMPLES_MAX	100	/* examples of one point in one heartbeat */
+#define DIFF_TEXT_MAX		256	/* bytes of an example's part */
+
+static bool only_keys(json_t *o, const char *const *ok, const char **bad)
+{
+	const char *k;
+	json_t *v;
+	int i;
+
+	json_object_foreach(o, k, v) {
+		for (i = 0; ok[i] && strcmp(ok[i], k); i++)
+			;
+		if (!ok[i]) {
+			*bad = k;
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool count_ok(json_t *v)
+{
+	return json_is_integer(v) && json_integer_value(v) >= 0 &&
+	       json_integer_value(v) <= SDS_HB_COUNT_MAX;
+}
+
+/* One point's judged pairs: counts that add up, examples of bounded text. */
+static int diff_point_ok(struct api_route *r, const char *plan, const char *pt, json_t *o)
+{
+	const char *bad = NULL;
+	json_t *ex, *e, *v;
+	int64_t sum = 0;
+	size_t i;
+	int k;
+
+	if (!sds_name_valid(pt) || !json_is_object(o) || !only_keys(o, f_dpoint, &bad)) {
+		api_fail(r, 400, "plans.%s.diff.points.%.64s: %s%.64s%s", plan, pt,
+			 bad ? "unknown field '" : "not a point name with an object of counts",
+			 bad ? bad : "", bad ? "'" : "");
+		return -1;
+	}
+	for (k = 0; k < 5; k++) {
+		v = json_object_get(o, f_dpoint[k]);
+		if (!count_ok(v)) {
+			api_fail(r, 400, "plans.%s.diff.points.%s.%s must be an integer 0..%lld",
+				 plan, pt, f_dpoint[k], (long long)SDS_HB_COUNT_MAX);
+			return -1;
+		}
+		if (k)
+			sum += json_integer_value(v);
+	}
+	if (sum != json_integer_value(json_object_get(o, "pairs"))) {
+		api_fail(r, 400, "plans.%s.diff.points.%s: pairs is not same + different + shadow_errors + timeouts",
+			 plan, pt);
+		return -1;
+	}
+	ex = json_object_get(o, "examples");
+	if (ex && (!json_is_array(ex) || json_array_size(ex) > DIFF_EXAMPLES_MAX)) {
+		api_fail(r, 400, "plans.%s.diff.points.%s.examples must be an array of at most %d",
+			 plan, pt, DIFF_EXAMPLES_MAX);
+		return -1;
+	}
+	json_array_foreach(ex, i, e) {
+		bad = NULL;
+		for (k = 0; json_is_object(e) && only_keys(e, f_example, &bad) && f_example[k]; k++) {
+			v = json_object_get(e, f_example[k]);
+			if (!json_is_string(v) || json_string_length(v) > DIFF_TEXT_MAX ||
+			    strlen(json_string_value(v)) != json_string_length(v))
+				break;
+		}
+		if (!json_is_object(e) || f_example[k]) {
+			api_fail(r, 400, "plans.%s.diff.points.%s.examples[%zu] must be {path, recorded, shadow}, strings of at most %d bytes",
+				 plan, pt, i, DIFF_TEXT_MAX);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* A diff plan's "diff" of the period: checked whole, kept in @p. */
+static int diff_of(struct api_route *r, const char *name, json_t *d,
+		   struct store_copy_hb_plan *p)
+{
+	const char *bad = NULL, *pt;
+	json_t *pts, *v;
+
+	if (!json_is_object(d) || !only_keys(d, f_diff, &bad)) {
+		api_fail(r, 400, "plans.%s.diff: %s%.64s%s", name,
+			 bad ? "unknown field '" : "must be an object {unpaired, skipped, points}",
+			 bad ? bad : "", bad ? "'" : "");
+		return -1;
+	}
+	if ((json_object_get(d, "unpaired") && !count_ok(json_object_get(d, "unpaired"))) ||
+	    (json_object_get(d, "skipped") && !count_ok(json_object_get(d, "skipped")))) {
+		api_fail(r, 400, "plans.%s.diff.unpaired and .skipped must be integers 0..%lld",
+			 name, (long long)SDS_HB_COUNT_MAX);
+		return -1;
+	}
+	pts = json_object_get(d, "points");
+	if (!json_is_object(pts) || json_object_size(pts) > DIFF_POINTS_MAX) {
+		api_fail(r, 400, "plans.%s.diff.points must be an object of at most %d points",
+			 name, DIFF_POINTS_MAX);
+		return -1;
+	}
+	json_object_foreach(pts, pt, v)
+		if (diff_point_ok(r, name, pt, v))
+			return -1;
+	p->unpaired = json_integer_value(json_object_get(d, "unpaired"));
+	p->diff_points = pts;
+	return 0;
+}
 
 static int counts_of(struct api_route *r, const char *name, json_t *o,
 		     struct store_copy_hb_plan *p)
@@ -53,6 +171,11 @@ static int counts_of(struct api_route *r, const char *name, json_t *o,
 		for (i = 0; f_counts[i]; i++)
 			if (!strcmp(key, f_counts[i]))
 				break;
+		if (!f_counts[i] && !strcmp(key, "diff")) {
+			if (diff_of(r, name, v, p))
+				return -1;
+			continue;
+		}
 		if (!f_counts[i]) {
 			api_fail(r, 400, "plans.%s: unknown field '%.64s'", name, key);
 			return -1;
@@ -161,6 +284,8 @@ static void server_heartbeat(struct api_route *r)
 		hb.nplans++;
 	}
 	hb.plans = plans;
+	/* Ramps step before the reply is made: it carries the new amplification. */
+	api_copy_ramp_tick(r, store_now_s());
 	if (!api_store_rc(r, st->ops->copy_server_heartbeat(st, &hb, store_now_s(), &out, r->err)))
 		api_reply(r, 200, json_pack("{s:o}", "plans", out));
 out:

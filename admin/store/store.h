@@ -116,12 +116,15 @@ struct store_copy_plan {
 	int64_t expires_at;		/* Unix seconds, in the future */
 	const char *by;			/* who, as they said (free text) */
 	const char *token_id;		/* which token: a fingerprint, never the token */
+	const char *opts;		/* JSON {diff, ignore, ramp, stop_when, shadow_app}; NULL: none */
 };
 
 /* One plan's counts in a copy server's heartbeat (per period, not totals). */
 struct store_copy_hb_plan {
 	const char *name;		/* the plan's name */
 	int64_t received, dispatched, shadow_errors, dropped;	/* in the period */
+	int64_t unpaired;		/* diff: requests without a production response */
+	json_t *diff_points;		/* diff: {POINT: {pairs, same, ..., examples}}, checked; or NULL */
 };
 
 /* A copy server's heartbeat (POST /api/v1/copy-servers/heartbeat). */
@@ -306,6 +309,11 @@ struct store_ops {
 				     int64_t now, json_t **plans, char *err);
 	/* Every copy server, in registration order, "live" as of @now. */
 	int (*copy_server_list)(struct store *st, int64_t now, json_t **out, char *err);
+	/* Every active plan with a ramp, of every app, as copy_plan_get shows it. */
+	int (*copy_ramps)(struct store *st, int64_t now, json_t **out, char *err);
+	/* A ramping plan's amplification and what its ramp found (JSON text). */
+	int (*copy_ramp_set)(struct store *st, int64_t id, int amplification,
+			     const char *result, char *err);
 
 	/*
 	 * Forget statistics of periods before @before.  SQLite deletes those

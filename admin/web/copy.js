@@ -16,8 +16,45 @@ function splitList(s) {
 }
 
 function planWhat(p) {
-  return p.sample_pct + '% · x' + p.amplification + ' ' + p.framing +
-    (p.writes ? ' · writes too' : '') + (p.rate ? ' · ≤ ' + p.rate + '/s' : '');
+  const ramp = p.ramp ? ' (ramp ' + p.ramp.from + '→' + p.ramp.to + ' +' + p.ramp.step +
+    ' every ' + p.ramp.every_s + ' s)' : '';
+  return p.sample_pct + '% · x' + p.amplification + ramp + ' ' + p.framing +
+    (p.writes ? ' · writes too' : '') + (p.rate ? ' · ≤ ' + p.rate + '/s' : '') +
+    (p.diff ? ' · diff' : '');
+}
+
+// A diff plan's judged pairs (issue 37): totals, per point, first differences.
+function diffText(d) {
+  return d.pairs + ' pairs: ' + d.same + ' same, ' + d.different + ' different, ' +
+    d.shadow_errors + ' shadow errors, ' + d.timeouts + ' timeouts, ' +
+    d.unpaired + ' without a production response';
+}
+
+function renderDiff(box, d) {
+  box.replaceChildren(el('div', 'diff: ' + diffText(d), 'diffsum'));
+  for (const pt of d.points) {
+    box.appendChild(el('div', pt.point + ': ' + pt.pairs + ' pairs, ' + pt.same + ' same, ' +
+                       pt.different + ' different, ' + pt.shadow_errors + ' shadow errors, ' +
+                       pt.timeouts + ' timeouts', 'diffpoint'));
+    for (const e of pt.examples) {
+      box.appendChild(el('div', '  ' + e.path + ': production ' + e.recorded + ', shadow ' +
+                         e.shadow, 'diffex'));
+    }
+  }
+}
+
+// A ramp's progress and, once a step broke a condition, its knee.
+function rampText(p) {
+  const r = p.ramp_result;
+  if (!r) return 'ramp: at x' + p.amplification + ', no step judged yet';
+  let t = 'ramp: ' + (r.state || '') + ' at x' + p.amplification;
+  if (r.knee) {
+    const k = r.knee;
+    t += ' · knee x' + k.amplification + ': p99 ' + k.p99_ms_before + ' → ' + k.p99_ms_at +
+      ' ms, error rate ' + k.error_rate_before + ' → ' + k.error_rate_at;
+  }
+  if (r.reason) t += ' · ' + r.reason;
+  return t;
 }
 
 function shadowText(s) {
@@ -59,6 +96,8 @@ function copyCard(p) {
   card.appendChild(el('h4', 'copy plan ' + p.id + ' · ' + p.name));
   const sum = el('div', '', 'sum');
   card.appendChild(sum);
+  const extra = el('div', '', 'copyextra');
+  card.appendChild(extra);
   const box = el('div', null, 'chartbox');
   const c = el('canvas');
   box.appendChild(c);
@@ -72,7 +111,7 @@ function copyCard(p) {
     })) },
     options: chartOptions('requests per period'),
   });
-  copyState.charts[key] = { card, chart, sum };
+  copyState.charts[key] = { card, chart, sum, extra };
   return copyState.charts[key];
 }
 
@@ -82,7 +121,17 @@ async function loadCopyStats(p) {
   const to = Math.ceil(Date.now() / 10000) * 10;
   const doc = await api('GET', appPath(state.sel) + '/copy-plans/' + p.id +
                         '/stats?from=' + (to - range) + '&to=' + to);
-  const { chart, sum } = copyCard(p);
+  const { chart, sum, extra } = copyCard(p);
+  if (p.diff || p.ramp) {
+    const full = await api('GET', appPath(state.sel) + '/copy-plans/' + p.id);
+    extra.replaceChildren();
+    if (full.ramp) extra.appendChild(el('div', rampText(full), 'ramp'));
+    if (full.diff_result) {
+      const box = el('div', '', 'diff');
+      renderDiff(box, full.diff_result);
+      extra.appendChild(box);
+    }
+  }
   chart.data.labels = doc.periods.map((x) => fmtTime(x.period_start));
   const total = {};
   for (const ds of chart.data.datasets) {
@@ -101,6 +150,11 @@ async function startCopy() {
     writes: $('cp-writes').checked, duration_s: Number($('cp-for').value),
     by: $('cp-by').value.trim(),
   };
+  if ($('cp-diff').checked) {
+    body.diff = true;
+    const ign = splitList($('cp-ignore').value);
+    if (ign.length) body.ignore = ign;
+  }
   try {
     const p = await api('POST', appPath(state.sel) + '/copy-plans', body);
     ok('copy plan ' + p.id + ' started: hosts and copy servers take it with their next heartbeat');

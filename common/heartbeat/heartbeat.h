@@ -248,6 +248,7 @@ struct sds_hb_copy_plan {
 	int64_t id;			/* the admin's plan id, > 0 */
 	char name[SDS_NAME_MAX + 1];	/* the plan's name */
 	uint32_t sample_pct;		/* 0..100: share of the points' calls captured */
+	bool diff;			/* live diff: pairs and responses go to the servers too */
 	int64_t expires_at;		/* Unix seconds: capture stops then */
 	int npoints;			/* points in @points, 1..SDS_HB_COPY_POINTS */
 	char points[SDS_HB_COPY_POINTS][SDS_NAME_MAX + 1];	/* points to capture */

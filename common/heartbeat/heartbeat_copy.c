@@ -56,7 +56,7 @@ bool heartbeat_copy_addr_valid(const char *s)
 
 static json_t *plan_to_json(const struct sds_hb_copy_plan *p)
 {
-	json_t *pts = json_array();
+	json_t *pts = json_array(), *o;
 	int i;
 
 	for (i = 0; pts && i < p->npoints; i++)
@@ -64,9 +64,15 @@ static json_t *plan_to_json(const struct sds_hb_copy_plan *p)
 			goto oom;
 	if (!pts)
 		return NULL;
-	return json_pack("{s:I, s:s, s:i, s:I, s:o}", "id", (json_int_t)p->id,
-			 "name", p->name, "sample_pct", (int)p->sample_pct,
-			 "expires_at", (json_int_t)p->expires_at, "points", pts);
+	o = json_pack("{s:I, s:s, s:i, s:I, s:o}", "id", (json_int_t)p->id,
+		      "name", p->name, "sample_pct", (int)p->sample_pct,
+		      "expires_at", (json_int_t)p->expires_at, "points", pts);
+	/* "diff" only when set: a plan without it reads as it always did. */
+	if (o && p->diff && json_object_set_new(o, "diff", json_true())) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
 oom:
 	json_decref(pts);
 	return NULL;
@@ -157,8 +163,9 @@ static int plan_from_json(json_t *o, size_t i, struct sds_hb_copy_plan *p,
 			  char *err, size_t errlen)
 {
 	static const char *const keys[] = {
-		"id", "name", "sample_pct", "expires_at", "points", NULL,
+		"id", "name", "sample_pct", "expires_at", "points", "diff", NULL,
 	};
+	json_t *d;
 	const char *name;
 	int64_t pct;
 	char where[48];
@@ -190,6 +197,12 @@ static int plan_from_json(json_t *o, size_t i, struct sds_hb_copy_plan *p,
 		snprintf(err, errlen, "%s.expires_at must be Unix seconds", where);
 		return -1;
 	}
+	d = json_object_get(o, "diff");
+	if (d && !json_is_boolean(d)) {
+		snprintf(err, errlen, "%s.diff must be true or false", where);
+		return -1;
+	}
+	p->diff = json_is_true(d);
 	return plan_points_from_json(json_object_get(o, "points"), i, p, err, errlen);
 }
 

@@ -239,9 +239,9 @@ static int ring_event(void *ctx, void *data, size_t size)
 		  (ev->flags & SDS_COPY_EV_PAIRED ? COPYREC_F_PAIRED : 0) |
 		  (ev->flags & SDS_COPY_EV_RESPONSE ? COPYREC_F_RESPONSE : 0);
 	r.pair = ev->flags & SDS_COPY_EV_PAIRED ? ev->pair : 0;
-	/* Pairs are for recordings: without a recorder, neither the id nor
-	 * the response is wanted (and the request is encoded once). */
-	if (!recorder__wants(c->rec, ev->point)) {
+	/* Pairs are for recordings and live diff plans: without either,
+	 * neither the id nor the response is wanted (one encoding). */
+	if (!recorder__wants(c->rec, ev->point) && !cp->diff) {
 		if (r.flags & COPYREC_F_RESPONSE)
 			goto next;
 		r.flags &= ~COPYREC_F_PAIRED;
@@ -257,14 +257,15 @@ static int ring_event(void *ctx, void *data, size_t size)
 	}
 	recorder__push(c->rec, ev->point, c->enc, n);
 	/*
-	 * A response goes only to recordings (what replay --diff compares):
-	 * the servers copy requests onto shadows, never responses.  And they
-	 * get the request as the version-1 record it was before pairs, so a
-	 * server older than responses reads a newer loader's stream.
+	 * A response goes to recordings (what replay --diff compares) and,
+	 * for a live diff plan, to the servers, which compare it with the
+	 * shadow's answer and never copy it.  Else the servers get the
+	 * request as the version-1 record it was before pairs, so a server
+	 * older than responses reads a newer loader's stream.
 	 */
-	if (!cp->to_servers || (r.flags & COPYREC_F_RESPONSE))
+	if (!cp->to_servers || ((r.flags & COPYREC_F_RESPONSE) && !cp->diff))
 		goto next;
-	if (r.flags & COPYREC_F_PAIRED) {
+	if ((r.flags & COPYREC_F_PAIRED) && !cp->diff) {
 		r.flags &= ~COPYREC_F_PAIRED;
 		r.pair = 0;
 		n = copyrec_encode(&r, c->enc, COPYREC_MAX_LEN);
@@ -360,6 +361,7 @@ static void point_apply(struct capture *c, int id, int64_t now)
 		return;
 	plan = plan_of(c, p->spec.name, now);
 	cp->to_servers = plan || c->copy_to;
+	cp->diff = plan && plan->diff;
 	if (plan)
 		rate = plan->sample_pct;	/* the plan wins over the spec */
 	else if (c->copy_to)

@@ -53,6 +53,7 @@ struct capture_point {
 	bool able;			/* a :copy= function point, or a guard point */
 	uint32_t rate;			/* in force in the BPF config */
 	bool to_servers;		/* its records go to the copy servers */
+	bool diff;			/* a live diff plan: pairs and responses go to the servers too */
 	bool write;			/* its strategy says "copy": "write" */
 	uint64_t sent;			/* records written whole to a copy server */
 	uint64_t lost;			/* records dropped after capture: a full sink, a cut stream */

@@ -165,12 +165,16 @@ def pt(visits, exceptions=0, timeouts=0, downgrades=0, conc=0, hist=None):
 
 APP = "/groups/demo/apps/shop"
 
-# SQLite's schema 12 less its dependencies' table (12), its game days'
-# tables (11), a drill's hosts, stop conditions and reason (10), its hot
-# keys' table (9) and schema 8's columns (a point's split, max_stuck and
-# overload; a host's pressure and refused): schema 7, for the migration
-# tests.
-DROP_8 = ("DROP TABLE deps;"
+# SQLite's schema 13 less its copy diff and ramp (13), its dependencies'
+# table (12), its game days' tables (11), a drill's hosts, stop conditions
+# and reason (10), its hot keys' table (9) and schema 8's columns (a
+# point's split, max_stuck and overload; a host's pressure and refused):
+# schema 7, for the migration tests.
+DROP_8 = ("DROP TABLE copy_diff_stats;"
+          "ALTER TABLE copy_plans DROP COLUMN opts;"
+          "ALTER TABLE copy_plans DROP COLUMN result;"
+          "ALTER TABLE copy_server_stats DROP COLUMN unpaired;"
+          "DROP TABLE deps;"
           "DROP TABLE gameday_runs;"
           "DROP TABLE gamedays;"
           "ALTER TABLE apps DROP COLUMN drills_seq;"

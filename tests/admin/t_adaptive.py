@@ -89,7 +89,7 @@ def test_adaptive_old_database(env):
     env.stop_admin()
     db = sqlite3.connect(os.path.join(env.tmp, "sds.db"))
     try:
-        eq(db.execute("PRAGMA user_version").fetchone()[0], 11, "schema version")
+        eq(db.execute("PRAGMA user_version").fetchone()[0], 13, "schema version")
         db.executescript(DROP_8 + "ALTER TABLE stats DROP COLUMN adaptive_limit;"
                          "ALTER TABLE stats DROP COLUMN adaptive_latency_ns;"
                          "PRAGMA user_version = 6;")
@@ -105,6 +105,6 @@ def test_adaptive_old_database(env):
     env.stop_admin()
     db = sqlite3.connect(os.path.join(env.tmp, "sds.db"))
     try:
-        eq(db.execute("PRAGMA user_version").fetchone()[0], 11, "schema version after migrating")
+        eq(db.execute("PRAGMA user_version").fetchone()[0], 13, "schema version after migrating")
     finally:
         db.close()

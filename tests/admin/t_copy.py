@@ -88,7 +88,7 @@ def test_copy_plans_api(env):
                       "sample_pct": 30, "amplification": 5, "shadows": GOOD["shadows"],
                       "framing": "http", "writes": True, "rate": 100, "state": "active",
                       "started_by": "alice (token fnv:%s)" % p["started_by"][-9:-1],
-                      "stopped_at": None, "stopped_by": None}, "created plan")
+                      "stopped_at": None, "stopped_by": None, "diff": False}, "created plan")
     eq(env.ok("GET", PLANS), [p], "plan list")
     eq(env.ok("GET", PLANS + "/%d" % p["id"]), p, "plan get")
 
@@ -393,4 +393,115 @@ def test_copy_dashboard(env):
         check(not b.errors, "console errors: %s" % "; ".join(b.errors))
     finally:
         b.close()
+    env.stop_admin()
+
+
+@test
+def test_copy_diff_dashboard(env):
+    """A diff plan started from the Copy panel (diff ticked, two ignore
+    rules) reaches the API exactly; two periods of a copy server's judged
+    pairs are shown in its card exactly: the sums, per point, the first
+    examples in period order."""
+    check(os.path.exists(CHROMIUM), "%s missing: run make deps" % CHROMIUM)
+    env.start_admin()
+    env.ok("POST", "/groups/demo/apps", {"name": "shop"}, want=201)
+    b = Browser(env)
+    try:
+        b.call("Page.navigate", url="http://127.0.0.1:%d/#/app/demo/shop" % env.port)
+        b.wait_event("Page.loadEventFired")
+        b.wait_js("!document.getElementById('app').hidden", what="the app")
+        b.js("""(() => { const e = document.getElementById('token'); e.value = %s;
+            e.dispatchEvent(new Event('change')); })()""" % json.dumps(TOKEN))
+        b.js("""(() => {
+            const set = (id, v) => { document.getElementById(id).value = v; };
+            set('cp-name', 'dd'); set('cp-points', 'order'); set('cp-shadows', '127.0.0.1:9001');
+            set('cp-framing', 'http'); document.getElementById('cp-diff').checked = true;
+            set('cp-ignore', '$.ts, header:Date'); set('cp-for', '900'); set('cp-by', 'ops');
+            document.getElementById('cp-start').click(); })()""")
+        plans = sdstest.wait_until(lambda: env.ok("GET", PLANS), time.time() + 20,
+                                   lambda _: "plan never reached the API; page status: %r"
+                                   % b.js("document.getElementById('status').textContent"))
+        p = plans[0]
+        eq((p["name"], p["diff"], p["ignore"]), ("dd", True, ["$.ts", "header:Date"]),
+           "diff plan created from the page")
+        now_p = (int(time.time()) // 10) * 10
+
+        def ex(i):
+            return {"path": "$.price", "recorded": str(i), "shadow": str(i + 1)}
+        for period, same, diff, exs in ((now_p, 40, 3, [ex(1), ex(2), ex(3)]),
+                                        (now_p + 10, 50, 4, [ex(4), ex(5), ex(6), ex(7)])):
+            env.ok("POST", "/copy-servers/heartbeat",
+                   {"name": "c1", "addr": "127.0.0.1:7070", "period_start": period,
+                    "plans": {"dd": {"received": same + diff + 1, "dispatched": same + diff,
+                                     "diff": {"unpaired": 1, "points": {"order": {
+                                         "pairs": same + diff + 1, "same": same,
+                                         "different": diff, "shadow_errors": 0,
+                                         "timeouts": 1, "examples": exs}}}}}})
+        b.js("tick(true)")
+        want = ("diff: 99 pairs: 90 same, 7 different, 0 shadow errors, 2 timeouts, "
+                "2 without a production response")
+        got = b.wait_js("""(() => { const s = document.querySelector(
+            '#copy-charts .chartcard[data-plan="%d"] .diffsum');
+            return s && s.textContent == %s ? s.textContent : ''; })()"""
+                        % (p["id"], json.dumps(want)),
+                        what="the plan's diff: %s, shown: %r" % (want, b.js(
+                            "[...document.querySelectorAll('#copy-charts .copyextra')]"
+                            ".map((e) => e.textContent)")))
+        eq(got, want, "diff shown")
+        lines = b.js("""[...document.querySelectorAll('#copy-charts .chartcard[data-plan="%d"] .diff div:not(.diffsum)')]
+            .map((e) => e.textContent)""" % p["id"])
+        eq(lines, ["order: 99 pairs, 90 same, 7 different, 0 shadow errors, 2 timeouts"] +
+           ["  $.price: production %d, shadow %d" % (i, i + 1) for i in range(1, 6)],
+           "per point and the first five examples")
+        check(not b.errors, "console errors: %s" % "; ".join(b.errors))
+    finally:
+        b.close()
+    env.stop_admin()
+
+
+@test
+def test_copy_ramp_bad_input(env):
+    """A ramp's bad settings: each a one-line 400, nothing stored; a good
+    one starts at ramp.from and shows no result yet."""
+    env.start_admin()
+    env.ok("POST", "/groups/demo/apps", {"name": "shop"}, want=201)
+    env.ok("POST", "/groups/demo/apps", {"name": "shadow"}, want=201)
+    good = {"name": "r", "points": ["order"], "shadows": ["127.0.0.1:9"],
+            "ramp": {"from": 1, "to": 10, "step": 1, "every_s": 60},
+            "stop_when": [{"field": "p99_ms", "above": 50}], "shadow_app": "shadow",
+            "duration_s": 600, "by": "t"}
+
+    def ramp(**kw):
+        return dict(good["ramp"], **kw)
+    for change, want in (
+            ({"ramp": ramp(**{"from": 5, "to": 3})}, "ramp: from 5 is above to 3"),
+            ({"ramp": ramp(step=0)}, "ramp.step must be an integer >= 1"),
+            ({"ramp": ramp(step=-2)}, "ramp.step must be an integer >= 1"),
+            ({"ramp": ramp(every_s=5)}, "ramp.every_s must be an integer of at least 10 (the admin's period"),
+            ({"ramp": ramp(to=21)}, "ramp.to must be an integer 1..20 (--copy-max-amplification 20)"),
+            ({"ramp": ramp(speed=2)}, "ramp: unknown field 'speed'"),
+            ({"ramp": 3}, "ramp must be an object {from, to, step, every_s}"),
+            ({"amplification": 3}, "give amplification or ramp, not both"),
+            ({"stop_when": [{"field": "latency", "above": 1}]},
+             "stop_when[0].field: 'latency' is not one of exception_rate, p99_ms, downgrades"),
+            ({"stop_when": [{"field": "p99_ms", "above": 1, "window_s": 2}]},
+             "stop_when[0]: unknown field 'window_s'"),
+            ({"stop_when": [{"field": "exception_rate", "above": 2}]},
+             "stop_when[0].above must be a number 0..1"),
+            ({"stop_when": []}, "stop_when must be an array of 1..4 conditions"),
+            ({"shadow_app": "nosuch"}, "shadow_app 'nosuch': the admin has no such app in group 'demo'"),
+            ({"shadow_app": None}, "shadow_app: required with stop_when")):
+        body = {k: v for k, v in dict(good, **change).items() if v is not None}
+        st, doc = env.req("POST", "/api/v1" + PLANS, body)
+        eq(st, 400, "status for %r" % change)
+        check(want in doc["error"] and "\n" not in doc["error"], "%r in %r" % (want, doc))
+    nr = dict(good)
+    del nr["ramp"]
+    st, doc = env.req("POST", "/api/v1" + PLANS, nr)
+    eq((st, doc["error"]), (400, "stop_when needs a ramp (it says when to stop stepping)"),
+       "stop_when without a ramp")
+    eq(env.ok("GET", PLANS), [], "no plan stored")
+    p = env.ok("POST", PLANS, good, want=201)
+    eq((p["amplification"], p["ramp"], p["stop_when"], p["shadow_app"], p["ramp_result"]),
+       (1, good["ramp"], good["stop_when"], "shadow", None), "the ramping plan")
     env.stop_admin()

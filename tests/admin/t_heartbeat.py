@@ -174,7 +174,7 @@ def test_point_budget_old_database(env):
     env.stop_admin()
     db = sqlite3.connect(os.path.join(env.tmp, "sds.db"))
     try:
-        eq(db.execute("PRAGMA user_version").fetchone()[0], 11, "schema version")
+        eq(db.execute("PRAGMA user_version").fetchone()[0], 13, "schema version")
         # Schema 2 is schema 8 without the split, stuck, overload and the
         # host's pressure and refusals (8), the adaptive columns (7),
         # copy_servers' owner (6), drills' errno (5), the copy tables (4)
@@ -200,7 +200,7 @@ def test_point_budget_old_database(env):
     env.stop_admin()
     db = sqlite3.connect(os.path.join(env.tmp, "sds.db"))
     try:
-        eq(db.execute("PRAGMA user_version").fetchone()[0], 11, "schema version after migrating")
+        eq(db.execute("PRAGMA user_version").fetchone()[0], 13, "schema version after migrating")
     finally:
         db.close()
 

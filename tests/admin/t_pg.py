@@ -93,7 +93,7 @@ def test_pg_newer_schema(env):
                        stderr=subprocess.PIPE, universal_newlines=True, timeout=30)
     eq(r.returncode, 1, "exit status")
     eq(r.stderr, "sds-admin: --db: database '%s' on 127.0.0.1:%d: schema version 99 is newer"
-       " than this sds-admin knows (8)\n" % (db, env.pg.port), "stderr")
+       " than this sds-admin knows (10)\n" % (db, env.pg.port), "stderr")
     eq(env.pg.sql(db, "SELECT version FROM sds_schema"), "99\n", "version after")
     eq(env.pg.sql(db, "SELECT count(*) FROM pg_class WHERE relkind IN ('r', 'p')"), before,
        "tables after (no partition created)")

@@ -29,11 +29,13 @@ class Shadow:
     """A TCP server on 127.0.0.1 that records what it gets: raw lines
     (@http False: each b"...\\n" is one request) or HTTP/1.1 requests
     (body and X-SDS-Copy), answered with @status; with @stall it
-    accepts connections and never reads them.  .got: [(body, colour)]
+    accepts connections and never reads them; @answer(body), when given,
+    is the whole response to each HTTP request.  .got: [(body, colour)]
     in arrival order; .conns: connections accepted."""
 
-    def __init__(self, http=False, status=200, stall=False):
+    def __init__(self, http=False, status=200, stall=False, answer=None):
         self.http = http
+        self.answer = answer
         self.stall = stall
         self.status = status
         self.got = []
@@ -109,7 +111,10 @@ class Shadow:
             body, buf = buf[:n], buf[n:]
             with self.lock:
                 self.got.append((body, h.get("x-sds-copy")))
-            c.sendall(b"HTTP/1.1 %d X\r\nContent-Length: 2\r\n\r\nok" % self.status)
+            if self.answer:     # @answer(body): the whole HTTP response
+                c.sendall(self.answer(body))
+            else:
+                c.sendall(b"HTTP/1.1 %d X\r\nContent-Length: 2\r\n\r\nok" % self.status)
 
     def count(self):
         with self.lock:

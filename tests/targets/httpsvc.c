@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * httpsvc - the response-diff tests' service (tests/copy/t_diff.py): a
- * small HTTP/1.1 server, keep-alive, one connection at a time, linked
- * with libsds.a.  "GET /item/ID" answers
+ * small HTTP/1.1 server, keep-alive, a thread per connection (a copy
+ * server's pool holds several open at once), linked with libsds.a.  "GET /item/ID" answers
  *
  *	{"id":ID,"name":"item-ID","price":P,"tags":["a","b"]}
  *
@@ -17,6 +17,8 @@
  * Listens on 127.0.0.1, an ephemeral port, printed as "port N" on stdout.
  */
 #include <arpa/inet.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -98,8 +100,21 @@ static void serve(int fd, struct sds_point *api)
 	}
 }
 
+static struct sds_point *api_point;
+
+static void *conn_thread(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+
+	serve(fd, api_point);
+	close(fd);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
+	pthread_attr_t attr;
+	pthread_t t;
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	socklen_t al = sizeof(a);
 	struct sds_client *cl;
@@ -123,11 +138,14 @@ int main(int argc, char **argv)
 	}
 	printf("port %d\n", ntohs(a.sin_port));
 	fflush(stdout);
+	api_point = api;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	for (;;) {
 		fd = accept(ls, NULL, NULL);
 		if (fd < 0)
 			continue;
-		serve(fd, api);
-		close(fd);
+		if (pthread_create(&t, &attr, conn_thread, (void *)(intptr_t)fd))
+			close(fd);
 	}
 }

@@ -42,6 +42,9 @@
 #   depsguard        depsguard.c linked with libsds.a: guarded calls that
 #                    connect to local servers, and the same outside any
 #                    guard (tests/deps)
+#   capsvc           capsvc.c linked with libsds.a: a line service of a fixed
+#                    capacity (a rate limit), its guard point's latency
+#                    growing with the load above it (tests/capture/t_capramp.py)
 #   target_many      1,024 functions f0000..f1023 with nop5 entries (as
 #                    target_nop5), C generated under build/ by
 #                    tests/integration/gen_many.py (the 1,024-point test)
@@ -65,7 +68,7 @@ TEST_TARGETS := $(TT_DIR)/target_pie $(TT_DIR)/target_nopie \
 		$(TT_DIR)/copytarget $(TT_DIR)/lbtarget $(TT_DIR)/exactapp \
 		$(TT_DIR)/fnexact $(TT_DIR)/overload $(TT_DIR)/stucktarget \
 		$(TT_DIR)/keytarget $(TT_DIR)/keyguard $(TT_DIR)/keyrate $(TT_DIR)/depsguard \
-		$(TT_DIR)/httpsvc
+		$(TT_DIR)/httpsvc $(TT_DIR)/capsvc
 
 # Non-PIE, every function starting with a 5-byte NOP (as target_nop5): ~55,000
 # probed calls a second cost the test a few % of a CPU, not a stepped
@@ -138,6 +141,12 @@ $(TT_DIR)/keyguard: $(TT_SRC)/keyguard.c $(BUILD)/include/sds.h $(GT_LIBDIR)/lib
 
 # The response-diff service (tests/copy/t_diff.py): libsds.a, a guard point
 # with sds_copy_response() and a :copy_ret= function.
+# The ramp tests' shadow of a fixed capacity (tests/capture/t_capramp.py).
+$(TT_DIR)/capsvc: $(TT_SRC)/capsvc.c $(BUILD)/include/sds.h $(GT_LIBDIR)/libsds.a
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -fPIE -pie -I$(BUILD)/include -o $@ $< \
+		$(GT_LIBDIR)/libsds.a $(TARGET_LIBS)
+
 $(TT_DIR)/httpsvc: $(TT_SRC)/httpsvc.c $(BUILD)/include/sds.h $(GT_LIBDIR)/libsds.a
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -fPIE -pie -I$(BUILD)/include -o $@ $< \

@@ -64,8 +64,8 @@ static const char *const pg_sql[NQ] = {
 		" expires_at, started_by, errno, hosts, stop_when)"
 		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) RETURNING id",
 	[Q_COPY_INS] = "INSERT INTO copy_plans (app_id, name, points, sample_pct, amplification,"
-		" shadows, framing, writes, rate, created, expires_at, started_by)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) RETURNING id",
+		" shadows, framing, writes, rate, created, expires_at, started_by, opts)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) RETURNING id",
 	[Q_GD_INS] = "INSERT INTO gamedays (app_id, name, body, every_s, next_run, keep,"
 		" created, created_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id",
 	[Q_GDR_INS] = "INSERT INTO gameday_runs (gameday_id, app_id, started_by, started_at,"

@@ -224,6 +224,22 @@ static const char *const migrations[] = {
 	"  updated BIGINT NOT NULL,"
 	"  deps " T " NOT NULL,"
 	"  PRIMARY KEY (app_id, host));",
+	/* 10: a copy plan's live diff and ramp (SQLite's schema 13) */
+	"ALTER TABLE copy_plans ADD COLUMN opts " T ";"
+	"ALTER TABLE copy_plans ADD COLUMN result " T ";"
+	"ALTER TABLE copy_server_stats ADD COLUMN unpaired BIGINT NOT NULL DEFAULT 0;"
+	"CREATE TABLE copy_diff_stats ("
+	"  plan_id BIGINT NOT NULL REFERENCES copy_plans(id) ON DELETE CASCADE,"
+	"  period_start BIGINT NOT NULL,"
+	"  server " T " NOT NULL,"
+	"  point " T " NOT NULL,"
+	"  pairs BIGINT NOT NULL,"
+	"  same BIGINT NOT NULL,"
+	"  different BIGINT NOT NULL,"
+	"  shadow_errors BIGINT NOT NULL,"
+	"  timeouts BIGINT NOT NULL,"
+	"  examples " T ","
+	"  PRIMARY KEY (plan_id, period_start, server, point));",
 };
 #define PG_SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 

@@ -33,7 +33,7 @@ static const char *plan_state(json_t *o, int64_t now)
 }
 
 /* A plan as the API shows it (state added by the caller: it needs now). */
-static json_t *plan_row(struct sq_stmt *q)
+json_t *sq_copy_plan_row(struct sq_stmt *q)
 {
 	json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:o, s:i, s:i, s:o, s:s, s:b, s:I, s:I, s:I, s:s}",
 		"id", (json_int_t)sq_col_int64(q, CP_ID),
@@ -53,6 +53,7 @@ static json_t *plan_row(struct sq_stmt *q)
 			    json_null() : json_integer(sq_col_int64(q, CP_STOPPED_AT)));
 	json_object_set_new(o, "stopped_by", sq_col_null(q, CP_STOPPED_BY) ?
 			    json_null() : json_string(sq_col_text(q, CP_STOPPED_BY)));
+	sq_copy_opts_show(q, o);
 	return o;
 }
 
@@ -169,6 +170,8 @@ int sq_copy_for_app(struct sq_store *s, int64_t app, int64_t now,
 		snprintf(p->name, sizeof(p->name), "%s", sq_col_text(q, CP_NAME));
 		p->sample_pct = sq_col_int(q, CP_PCT);
 		p->expires_at = sq_col_int64(q, CP_EXPIRES);
+		p->diff = !sq_col_null(q, CP_OPTS) &&
+			  strstr(sq_col_text(q, CP_OPTS), "\"diff\":true");
 		p->npoints = 0;
 		json_array_foreach(pts, i, v)
 			if (p->npoints < SDS_HB_COPY_POINTS)
@@ -303,6 +306,10 @@ int sq_copy_plan_create(struct store *st, const char *g, const char *a,
 	sq_bind_int64(q, 11, p->expires_at);
 	snprintf(who, sizeof(who), "%s (token %s)", p->by, p->token_id);
 	sq_bind_text(q, 12, who);
+	if (p->opts)
+		sq_bind_text(q, 13, p->opts);
+	else
+		sq_bind_null(q, 13);
 	ret = sq_run(s, q, err);
 	if (ret)
 		goto fail;
@@ -334,12 +341,20 @@ static int plan_fetch(struct sq_store *s, int64_t app, int64_t id,
 		sq_bind_int64(q, 1, app);
 		sq_bind_int64(q, 2, id);
 	}
-	ret = sq_one(s, q, plan_row, out, err);
+	ret = sq_one(s, q, sq_copy_plan_row, out, err);
 	if (ret == STORE_NOTFOUND)
 		sq_seterr(err, "copy plan %lld not found", (long long)id);
 	if (ret)
 		return ret;
 	json_object_set_new(*out, "state", json_string(plan_state(*out, now)));
+	if (!active && json_is_true(json_object_get(*out, "diff"))) {
+		ret = sq_copy_diff_summary(s, id, *out, err);
+		if (ret) {
+			json_decref(*out);
+			*out = NULL;
+			return ret;
+		}
+	}
 	if (active && strcmp(plan_state(*out, now), "active")) {
 		sq_seterr(err, "copy plan %lld has ended already", (long long)id);
 		json_decref(*out);
@@ -382,6 +397,10 @@ int sq_copy_plan_update(struct store *st, const char *g, const char *a,
 	sq_bind_int64(q, 2, id);
 	bind_settings(q, 3, pts, p);
 	sq_bind_int64(q, 10, p->expires_at);
+	if (p->opts)
+		sq_bind_text(q, 11, p->opts);
+	else
+		sq_bind_null(q, 11);
 	ret = sq_run(s, q, err);
 	if (ret)
 		goto fail;
@@ -412,7 +431,7 @@ int sq_copy_plan_list(struct store *st, const char *g, const char *a,
 	sq_lock(st);
 	ret = sq_app_lookup(s, g, a, &r, err);
 	if (!ret)
-		ret = sq_rows(s, sq_qk(s, Q_COPY_LIST, r.id), plan_row, out, err);
+		ret = sq_rows(s, sq_qk(s, Q_COPY_LIST, r.id), sq_copy_plan_row, out, err);
 	sq_unlock(st);
 	if (!ret)
 		json_array_foreach(*out, i, v)
@@ -512,6 +531,8 @@ int sq_copy_plan_stats(struct store *st, const char *g, const char *a,
 		}
 		ret = sq_rows(s, q, stat_row, out, err);
 	}
+	if (!ret)
+		ret = sq_copy_diff_periods(s, id, from, to, *out, err);
 	sq_unlock(st);
 	return ret;
 }

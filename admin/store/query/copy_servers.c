@@ -12,7 +12,10 @@
 /* A plan as sds-copy's plans document has it (docs/COPY.md). */
 static json_t *plan_file_row(struct sq_stmt *q)
 {
-	return json_pack("{s:s, s:s, s:o, s:i, s:o, s:s, s:b, s:I, s:I, s:i}",
+	json_t *o, *opts = sq_col_null(q, CP_OPTS) ? NULL :
+			   json_loads(sq_col_text(q, CP_OPTS), 0, NULL);
+
+	o = json_pack("{s:s, s:s, s:o, s:i, s:o, s:s, s:b, s:I, s:I, s:i}",
 		"name", sq_col_text(q, CP_NAME), "app", sq_col_text(q, CP_APP),
 		"points", sq_copy_col_json(q, CP_POINTS),
 		"amplification", sq_col_int(q, CP_AMP),
@@ -22,6 +25,14 @@ static json_t *plan_file_row(struct sq_stmt *q)
 		"rate", (json_int_t)sq_col_int64(q, CP_RATE),
 		"expires_at", (json_int_t)sq_col_int64(q, CP_EXPIRES),
 		"sample_pct", sq_col_int(q, CP_PCT));
+	/* What sds-copy does of a diff plan; a ramp is the admin's alone. */
+	if (o && json_is_true(json_object_get(opts, "diff"))) {
+		json_object_set_new(o, "diff", json_true());
+		if (json_object_get(opts, "ignore"))
+			json_object_set(o, "ignore", json_object_get(opts, "ignore"));
+	}
+	json_decref(opts);
+	return o;
 }
 
 /* One plan's counts of a copy server's heartbeat (transaction held). */
@@ -52,7 +63,11 @@ static int server_counts(struct sq_store *s, const struct store_copy_hb *hb,
 	sq_bind_int64(q, 5, p->dispatched);
 	sq_bind_int64(q, 6, p->shadow_errors);
 	sq_bind_int64(q, 7, p->dropped);
-	return sq_run(s, q, err);
+	sq_bind_int64(q, 8, p->unpaired);
+	rc = sq_run(s, q, err);
+	if (rc || !p->diff_points)
+		return rc;
+	return sq_copy_diff_put(s, id, hb, p, err);
 }
 
 /*

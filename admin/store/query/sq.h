@@ -48,6 +48,8 @@ enum {
 	Q_GD_INS, Q_GD_LIST, Q_GD_GET, Q_GD_DEL, Q_GD_DUE, Q_GD_NEXT,
 	Q_GDR_INS, Q_GDR_OPEN_APP, Q_GDR_LIST, Q_GDR_ABORT, Q_GDR_OPEN, Q_GDR_CLAIM,
 	Q_GDR_SAVE, Q_GDR_KEEP, Q_GDR_PRUNE,
+	Q_COPY_DSTAT, Q_COPY_DSUM, Q_COPY_DEX, Q_COPY_UNPAIRED, Q_COPY_DPERIODS,
+	Q_COPY_RAMP, Q_COPY_RAMPING,
 	NQ
 };
 
@@ -330,10 +332,21 @@ int sq_drill_stop(struct store *st, const char *g, const char *a,
 enum {
 	CP_ID, CP_NAME, CP_POINTS, CP_PCT, CP_AMP, CP_SHADOWS, CP_FRAMING, CP_WRITES,
 	CP_RATE, CP_CREATED, CP_EXPIRES, CP_STOPPED_AT, CP_STARTED_BY, CP_STOPPED_BY,
-	CP_GROUP, CP_APP,
+	CP_GROUP, CP_APP, CP_OPTS, CP_RESULT,
 };
 /* Column @i (JSON text) parsed; an empty array if it does not parse. */
 json_t *sq_copy_col_json(struct sq_stmt *q, int i);
+/* store/query/copy_diff.c: a plan's options and results shown, its diff stored and summed */
+void sq_copy_opts_show(struct sq_stmt *q, json_t *plan);
+json_t *sq_copy_plan_row(struct sq_stmt *q);
+int sq_copy_diff_put(struct sq_store *s, int64_t plan, const struct store_copy_hb *hb,
+		     const struct store_copy_hb_plan *p, char *err);
+int sq_copy_diff_summary(struct sq_store *s, int64_t plan, json_t *out, char *err);
+int sq_copy_ramps(struct store *st, int64_t now, json_t **out, char *err);
+int sq_copy_ramp_set(struct store *st, int64_t id, int amplification,
+		     const char *result, char *err);
+int sq_copy_diff_periods(struct sq_store *s, int64_t plan, int64_t from, int64_t to,
+			 json_t *periods, char *err);
 int sq_copy_loader_counts(struct sq_store *s, int64_t app,
 		       const struct sds_heartbeat *hb, char *err);
 int sq_copy_for_app(struct sq_store *s, int64_t app, int64_t now,
@@ -479,6 +492,8 @@ int sq_prune_meta(struct store *st, int64_t before, char *err);
 	.copy_plan_stats = sq_copy_plan_stats, \
 	.copy_server_heartbeat = sq_copy_server_heartbeat, \
 	.copy_server_list = sq_copy_server_list, \
+	.copy_ramps = sq_copy_ramps, \
+	.copy_ramp_set = sq_copy_ramp_set, \
 	.counts = sq_counts, \
 	.audit_denied = sq_audit_denied, \
 	.stats_first = sq_stats_first, \

@@ -147,14 +147,14 @@ const char *const sq_sql[NQ] = {
 		" WHERE app_id = ?1 AND id = ?2",
 #define COPY_COLS "p.id, p.name, p.points, p.sample_pct, p.amplification, p.shadows," \
 		" p.framing, p.writes, p.rate, p.created, p.expires_at, p.stopped_at," \
-		" p.started_by, p.stopped_by, g.name, a.name"
+		" p.started_by, p.stopped_by, g.name, a.name, p.opts, p.result"
 #define COPY_FROM " FROM copy_plans p JOIN apps a ON a.id = p.app_id" \
 		" JOIN groups g ON g.id = a.group_id"
 	[Q_COPY_INS] = "INSERT INTO copy_plans (app_id, name, points, sample_pct, amplification,"
-		" shadows, framing, writes, rate, created, expires_at, started_by)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+		" shadows, framing, writes, rate, created, expires_at, started_by, opts)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
 	[Q_COPY_UPD] = "UPDATE copy_plans SET points = ?3, sample_pct = ?4, amplification = ?5,"
-		" shadows = ?6, framing = ?7, writes = ?8, rate = ?9, expires_at = ?10"
+		" shadows = ?6, framing = ?7, writes = ?8, rate = ?9, expires_at = ?10, opts = ?11"
 		" WHERE app_id = ?1 AND id = ?2",
 	[Q_COPY_LIST] = "SELECT " COPY_COLS COPY_FROM " WHERE p.app_id = ?1"
 		" ORDER BY p.id DESC LIMIT 200",
@@ -169,12 +169,35 @@ const char *const sq_sql[NQ] = {
 	[Q_COPY_LSTAT] = "INSERT INTO copy_loader_stats (plan_id, period_start, host, captured,"
 		" dropped) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING",
 	[Q_COPY_SSTAT] = "INSERT INTO copy_server_stats (plan_id, period_start, server, received,"
-		" dispatched, shadow_errors, dropped) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+		" dispatched, shadow_errors, dropped, unpaired) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
 		" ON CONFLICT (plan_id, period_start, server) DO UPDATE SET"
 		" received = copy_server_stats.received + ?4,"
 		" dispatched = copy_server_stats.dispatched + ?5,"
 		" shadow_errors = copy_server_stats.shadow_errors + ?6,"
-		" dropped = copy_server_stats.dropped + ?7",
+		" dropped = copy_server_stats.dropped + ?7,"
+		" unpaired = copy_server_stats.unpaired + ?8",
+	/* A diff plan's pairs of a period, server and point; its first examples kept. */
+	[Q_COPY_DSTAT] = "INSERT INTO copy_diff_stats (plan_id, period_start, server, point, pairs,"
+		" same, different, shadow_errors, timeouts, examples)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+		" ON CONFLICT (plan_id, period_start, server, point) DO UPDATE SET"
+		" pairs = copy_diff_stats.pairs + ?5, same = copy_diff_stats.same + ?6,"
+		" different = copy_diff_stats.different + ?7,"
+		" shadow_errors = copy_diff_stats.shadow_errors + ?8,"
+		" timeouts = copy_diff_stats.timeouts + ?9,"
+		" examples = COALESCE(copy_diff_stats.examples, ?10)",
+	[Q_COPY_DSUM] = "SELECT point, sum(pairs), sum(same), sum(different), sum(shadow_errors),"
+		" sum(timeouts) FROM copy_diff_stats WHERE plan_id = ?1 GROUP BY point ORDER BY point",
+	[Q_COPY_DEX] = "SELECT point, examples FROM copy_diff_stats WHERE plan_id = ?1"
+		" AND examples IS NOT NULL ORDER BY period_start, server, point LIMIT 1000",
+	[Q_COPY_UNPAIRED] = "SELECT COALESCE(sum(unpaired), 0) FROM copy_server_stats WHERE plan_id = ?1",
+	[Q_COPY_DPERIODS] = "SELECT period_start, sum(pairs), sum(same), sum(different),"
+		" sum(shadow_errors), sum(timeouts) FROM copy_diff_stats"
+		" WHERE plan_id = ?1 AND period_start >= ?2 AND period_start < ?3"
+		" GROUP BY period_start ORDER BY period_start",
+	[Q_COPY_RAMP] = "UPDATE copy_plans SET amplification = ?2, result = ?3 WHERE id = ?1",
+	[Q_COPY_RAMPING] = "SELECT " COPY_COLS COPY_FROM " WHERE p.stopped_at IS NULL"
+		" AND p.expires_at > ?1 AND p.opts LIKE '%\"ramp\"%' ORDER BY p.id",
 	[Q_COPY_STATS] = "SELECT period_start, sum(c), sum(d), sum(r), sum(di), sum(se), sum(sd) FROM"
 		" (SELECT period_start, captured c, dropped d, 0 r, 0 di, 0 se, 0 sd"
 		"  FROM copy_loader_stats WHERE plan_id = ?1 AND period_start >= ?2 AND period_start < ?3"

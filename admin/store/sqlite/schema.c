@@ -234,6 +234,29 @@ static const char *const migrations[] = {
 	"  updated INTEGER NOT NULL,"
 	"  deps TEXT NOT NULL,"
 	"  PRIMARY KEY (app_id, host)) WITHOUT ROWID;",
+	/*
+	 * 13: a copy plan's live diff and ramp (docs/COPY.md, issue 37): its
+	 * options as JSON (diff, ignore, ramp, stop_when, shadow_app; NULL,
+	 * as every plan stored before: none), what its ramp found (JSON: the
+	 * knee, the stop reason; NULL: nothing yet), the requests a copy
+	 * server could not pair per period, and the pairs it judged per
+	 * period, server and point with the period's first differences.
+	 */
+	"ALTER TABLE copy_plans ADD COLUMN opts TEXT;"
+	"ALTER TABLE copy_plans ADD COLUMN result TEXT;"
+	"ALTER TABLE copy_server_stats ADD COLUMN unpaired INTEGER NOT NULL DEFAULT 0;"
+	"CREATE TABLE copy_diff_stats ("
+	"  plan_id INTEGER NOT NULL REFERENCES copy_plans(id) ON DELETE CASCADE,"
+	"  period_start INTEGER NOT NULL,"
+	"  server TEXT NOT NULL,"
+	"  point TEXT NOT NULL,"
+	"  pairs INTEGER NOT NULL,"
+	"  same INTEGER NOT NULL,"
+	"  different INTEGER NOT NULL,"
+	"  shadow_errors INTEGER NOT NULL,"
+	"  timeouts INTEGER NOT NULL,"
+	"  examples TEXT,"
+	"  PRIMARY KEY (plan_id, period_start, server, point)) WITHOUT ROWID;",
 };
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
 

@@ -32,12 +32,17 @@ static char err[STORE_ERR_MAX];
  * limits (SQLite schema 8, PostgreSQL 5: the split, max_stuck, overload,
  * a host's pressure and refusals; 9 and 6: the hot keys' table; 10
  * and 7: a drill's hosts, stop conditions and stop reason; 11 and 8:
- * the game days' and the dependencies' tables) and the
+ * the game days' tables; 12 and 9: the dependencies' table; 13 and 10:
+ * a copy plan's options and result, its diff statistics) and the
  * adaptive columns themselves:
  * the first step of making a file or database what an older sds-admin
  * wrote, for the migration tests.  The same SQL runs on both engines.
  */
 #define FIXTURE_DROP_TO_PRE_ADAPTIVE					\
+	"DROP TABLE copy_diff_stats;"					\
+	"ALTER TABLE copy_plans DROP COLUMN opts;"			\
+	"ALTER TABLE copy_plans DROP COLUMN result;"			\
+	"ALTER TABLE copy_server_stats DROP COLUMN unpaired;"		\
 	"DROP TABLE deps;"						\
 	"DROP TABLE gameday_runs;"					\
 	"DROP TABLE gamedays;"						\

@@ -246,7 +246,7 @@ static void test_old_database(void **state)
 	store_close(st);
 	st = NULL;
 	if (fixture_pg()) {
-		pg_want("SELECT version FROM sds_schema", "8");
+		pg_want("SELECT version FROM sds_schema", "10");
 		free(pg(FIXTURE_DROP_TO_PRE_ADAPTIVE
 			"UPDATE sds_schema SET version = 3;"
 			"INSERT INTO stats (app_id, period_start, host, point, visits,"
@@ -255,7 +255,7 @@ static void test_old_database(void **state)
 			" FROM stats"));
 	} else {
 		assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-		assert_int_equal(user_version(db), 11);
+		assert_int_equal(user_version(db), 13);
 		sql(db, FIXTURE_DROP_TO_PRE_ADAPTIVE
 			"PRAGMA user_version = 6;"
 			"INSERT INTO stats (app_id, period_start, host, point, visits, exceptions,"
@@ -271,12 +271,12 @@ static void test_old_database(void **state)
 	if (!st)
 		fail_msg("reopening: %s", err);
 	if (fixture_pg()) {
-		pg_want("SELECT version FROM sds_schema", "8");
+		pg_want("SELECT version FROM sds_schema", "10");
 		pg_want("SELECT count(*) FROM information_schema.columns WHERE table_name = 'stats'"
 			" AND column_name IN ('adaptive_limit', 'adaptive_latency_ns')", "2");
 	} else {
 		assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-		assert_int_equal(user_version(db), 11);
+		assert_int_equal(user_version(db), 13);
 		sqlite3_close(db);
 	}
 	s = scan(T0, T0 + 20);

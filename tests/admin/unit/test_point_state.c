@@ -167,7 +167,7 @@ static void test_old_database(void **state)
 	store_close(st);
 	st = NULL;
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(user_version(db), 11);
+	assert_int_equal(user_version(db), 13);
 	sql(db, FIXTURE_DROP_TO_PRE_ADAPTIVE
 		"ALTER TABLE drills DROP COLUMN errno;"
 		"DROP TABLE copy_loader_stats; DROP TABLE copy_server_stats;"
@@ -185,7 +185,7 @@ static void test_old_database(void **state)
 	st = sqlite_store_open(path, err);
 	assert_non_null(st);
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(user_version(db), 11);
+	assert_int_equal(user_version(db), 13);
 	sqlite3_close(db);
 	assert_int_equal(st->ops->stats_scan(st, "g", "shop", "order", T0, T0 + 20,
 					     collect, &s, err), STORE_OK);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* Unit tests of copy/diff.c: --ignore rules and replay --diff's comparison. */
+/* Unit tests of copy/diff/diff.c: --ignore rules and replay --diff's comparison. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * diff_bench - how fast `sds-copy replay --diff` compares (issue 37):
- * diff_compare() (copy/diff.c) over N request-response pairs shaped like
+ * diff_compare() (copy/diff/diff.c) over N request-response pairs shaped like
  * tests/targets/httpsvc.c's -- an HTTP/1.1 head and a JSON body of ~110
  * bytes, one pair in ten differing in one field -- under six rule sets:
  * none, a JSON path ($.price), a /REGEX/, every pair differing in an
