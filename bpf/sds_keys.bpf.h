@@ -206,8 +206,9 @@ static __always_inline struct sds_key_stat *key_entry(__u32 point, __u64 h,
 	st = bpf_map_lookup_elem(tbl, &h);
 	if (st)
 		return st;
-	__builtin_memset(&sc->calls, 0,
-			 sizeof(*sc) - __builtin_offsetof(struct sds_key_stat, calls));
+	/* Zero but the key (the tail too: a string's NUL may be there). */
+	__builtin_memset(sc, 0, __builtin_offsetof(struct sds_key_stat, key));
+	__builtin_memset(sc->pad, 0, sizeof(sc->pad));
 	if (!bpf_map_update_elem(tbl, &h, sc, BPF_NOEXIST) && kc)
 		ADD(&kc->inserted, 1);
 	st = bpf_map_lookup_elem(tbl, &h);
@@ -216,21 +217,30 @@ static __always_inline struct sds_key_stat *key_entry(__u32 point, __u64 h,
 	return st;
 }
 
-/* @st's slot of second @sec, claimed for it if it holds an older one. */
-static __always_inline struct sds_key_slot *key_slot(struct sds_key_stat *st,
-						     __u64 sec)
+/*
+ * @st's current second, made @sec if it holds an older one: the claimer
+ * moves the older one's counts into its ring slot.  The exchanges take
+ * each count whole, so none is lost; a call racing the move counts in
+ * the new second.  Only @now's claimer writes the ring, and only with a
+ * second older than any @now held since, so a ring slot it overwrites
+ * is at least SDS_KEY_RING seconds old.
+ */
+static __always_inline struct sds_key_slot *key_now(struct sds_key_stat *st,
+						    __u64 sec)
 {
-	struct sds_key_slot *s = &st->ring[sec & (SDS_KEY_RING - 1)];
-	__u32 now = (__u32)sec, old = s->sec;
+	struct sds_key_slot *n = &st->now, *r;
+	__u32 now = (__u32)sec, old = n->sec;
 
 	if (old == now)
-		return s;
-	if (__sync_val_compare_and_swap(&s->sec, old, now) == old) {
-		s->calls = 0;
-		s->exceptions = 0;
-		s->downgrades = 0;
-	}
-	return s;
+		return n;
+	if (__sync_val_compare_and_swap(&n->sec, old, now) != old || !old)
+		return n;
+	r = &st->ring[old & (SDS_KEY_RING - 1)];
+	r->sec = old;
+	r->calls = __sync_lock_test_and_set(&n->calls, 0);
+	r->exceptions = __sync_lock_test_and_set(&n->exceptions, 0);
+	r->downgrades = __sync_lock_test_and_set(&n->downgrades, 0);
+	return n;
 }
 
 /*
@@ -252,7 +262,7 @@ static __always_inline __u64 key_count(__u32 point, struct sds_key_stat *sc,
 	if (!st)
 		return 0;
 	__sync_fetch_and_add(&st->calls, 1);
-	s = key_slot(st, sec_of(ts));
+	s = key_now(st, sec_of(ts));
 	__sync_fetch_and_add(&s->calls, 1);
 	if (downgraded) {
 		__sync_fetch_and_add(&st->downgrades, 1);
@@ -340,12 +350,12 @@ __noinline int sds_key_done(__u32 point, __u64 h, __u64 ts, __u64 lat, int exc)
 	b = log2_u64(lat);
 	if (b >= SDS_KEY_HIST)
 		b = SDS_KEY_HIST - 1;
-	__sync_fetch_and_add(&st->completed, 1);
+	/* Its completion is its bucket: the loader sums them. */
 	__sync_fetch_and_add(&st->latency_sum, lat);
 	__sync_fetch_and_add(&st->hist[b], 1);
 	if (exc) {
 		__sync_fetch_and_add(&st->exceptions, 1);
-		s = key_slot(st, sec_of(ts));
+		s = key_now(st, sec_of(ts));
 		__sync_fetch_and_add(&s->exceptions, 1);
 	}
 	return 0;
@@ -373,7 +383,7 @@ __noinline int sds_key_guard_exception(struct pt_regs *ctx, __u32 point,
 	if (!st)
 		return 0;
 	__sync_fetch_and_add(&st->exceptions, 1);
-	s = key_slot(st, sec_of(ts));
+	s = key_now(st, sec_of(ts));
 	__sync_fetch_and_add(&s->exceptions, 1);
 	return 0;
 }

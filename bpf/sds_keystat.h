@@ -37,7 +37,7 @@ struct sds_key_cfg {
 	__u8 pad[3];
 };
 
-/* One second of a key: stamped with its second, claimed by its first writer. */
+/* One second of a key: stamped with its second. */
 struct sds_key_slot {
 	__u32 sec;		/* low 32 bits of the CLOCK_MONOTONIC second (+ offset) */
 	__u32 calls;		/* calls entered */
@@ -45,17 +45,46 @@ struct sds_key_slot {
 	__u32 downgrades;	/* calls refused (guards) or blocked (failfast=) */
 };
 
-/* A key's entry in its point's table. */
+/*
+ * A key's entry in its point's table, laid out for the cache: a call
+ * touches the element's first two lines and one of its histogram's, no
+ * more.  The kernel's LRU element is its 48-byte header and the 8-byte
+ * hash before this value, allocated back to back from a page-aligned
+ * array, so that with this value's 520 bytes every element is nine
+ * whole lines (SDS_KEY_ELEM) and line 0 ends with @calls, line 1 holds
+ * the second being counted (@now) and the other totals; the ring of past
+ * seconds is written once a second, the key itself only at insert.
+ *
+ * @now is the key's current second: the first call of a new second
+ * claims it (a compare-and-swap on its stamp) and moves the old second's
+ * counts into its ring slot with exchanges, so no count is lost to the
+ * move (one racing it lands in the new second).  The 10-s window is
+ * @now and the ring's slots of the last 10 seconds.  A call's completion
+ * is its histogram bucket: completed calls are the histogram's sum.
+ */
 struct sds_key_stat {
-	struct sds_key key;	/* the key, as the probe read it */
-	__u64 calls;		/* since the key entered the table */
+	__u64 calls;		/* since the key entered the table (line 0) */
+	struct sds_key_slot now;	/* line 1: the second being counted */
+	__u64 latency_sum;	/* ns, over the completed calls */
 	__u64 exceptions;
 	__u64 downgrades;
-	__u64 completed;	/* calls whose end was seen */
-	__u64 latency_sum;	/* ns, over @completed */
-	__u32 hist[SDS_KEY_HIST];	/* log2 latency of @completed */
-	struct sds_key_slot ring[SDS_KEY_RING];	/* slot: second % SDS_KEY_RING */
+	__u64 pad0;		/* puts the ring's slots on 16-byte bounds */
+	__u32 hist[SDS_KEY_HIST];	/* log2 latency of each completed call */
+	struct sds_key_slot ring[SDS_KEY_RING];	/* past seconds: slot second % SDS_KEY_RING */
+	struct sds_key key;	/* the key, as the probe read it: cold */
+	__u8 pad[8];		/* a 64-byte string key's NUL lands here */
 };
+
+/* The kernel's LRU element: its header (struct htab_elem), the hash, the value. */
+#define SDS_KEY_ELEM_HEAD	56
+#define SDS_KEY_ELEM		(SDS_KEY_ELEM_HEAD + sizeof(struct sds_key_stat))
+
+_Static_assert(sizeof(struct sds_key_stat) == 520 && SDS_KEY_ELEM % 64 == 0,
+	       "a key's element is whole cache lines");
+_Static_assert((SDS_KEY_ELEM_HEAD + __builtin_offsetof(struct sds_key_stat, ring)) % 16 == 0,
+	       "no ring slot across two lines");
+_Static_assert(SDS_KEY_ELEM_HEAD + __builtin_offsetof(struct sds_key_stat, pad0) <= 128,
+	       "the per-call totals in line 1");
 
 /*
  * Per point, per CPU (key_counts), since load: what the loader needs

@@ -256,14 +256,18 @@ static void entry_fill(struct keys_entry *e, const struct sds_key_stat *v,
 	e->calls = v->calls;
 	e->exceptions = v->exceptions;
 	e->downgrades = v->downgrades;
-	e->completed = v->completed;
 	e->latency_sum = v->latency_sum;
 	memcpy(e->hist, v->hist, sizeof(e->hist));
+	/* A completed call is counted in its bucket only. */
+	e->completed = 0;
+	for (i = 0; i < SDS_KEY_HIST; i++)
+		e->completed += v->hist[i];
 	e->win_calls = e->win_exceptions = e->win_downgrades = 0;
-	for (i = 0; i < SDS_KEY_RING; i++) {
-		const struct sds_key_slot *s = &v->ring[i];
+	/* The window: the current second and the ring's past ones in it. */
+	for (i = 0; i <= SDS_KEY_RING; i++) {
+		const struct sds_key_slot *s = i < SDS_KEY_RING ? &v->ring[i] : &v->now;
 
-		if ((uint32_t)(now - s->sec) >= SDS_WINDOW_S)
+		if (!s->sec || (uint32_t)(now - s->sec) >= SDS_WINDOW_S)
 			continue;
 		e->win_calls += s->calls;
 		e->win_exceptions += s->exceptions;
