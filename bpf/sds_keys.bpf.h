@@ -218,29 +218,24 @@ static __always_inline struct sds_key_stat *key_entry(__u32 point, __u64 h,
 }
 
 /*
- * @st's current second, made @sec if it holds an older one: the claimer
- * moves the older one's counts into its ring slot.  The exchanges take
- * each count whole, so none is lost; a call racing the move counts in
- * the new second.  Only @now's claimer writes the ring, and only with a
- * second older than any @now held since, so a ring slot it overwrites
- * is at least SDS_KEY_RING seconds old.
+ * @st's calls are in second @sec: the first of them claims it and marks
+ * the totals at its start in its ring slot.  Only a claimer writes a
+ * slot, and a claim is of a second later than any before it.
  */
-static __always_inline struct sds_key_slot *key_now(struct sds_key_stat *st,
-						    __u64 sec)
+static __always_inline void key_mark(struct sds_key_stat *st, __u64 sec)
 {
-	struct sds_key_slot *n = &st->now, *r;
-	__u32 now = (__u32)sec, old = n->sec;
+	struct sds_key_mark *m;
+	__u32 now = (__u32)sec, old = st->sec;
 
 	if (old == now)
-		return n;
-	if (__sync_val_compare_and_swap(&n->sec, old, now) != old || !old)
-		return n;
-	r = &st->ring[old & (SDS_KEY_RING - 1)];
-	r->sec = old;
-	r->calls = __sync_lock_test_and_set(&n->calls, 0);
-	r->exceptions = __sync_lock_test_and_set(&n->exceptions, 0);
-	r->downgrades = __sync_lock_test_and_set(&n->downgrades, 0);
-	return n;
+		return;
+	if (__sync_val_compare_and_swap(&st->sec, old, now) != old)
+		return;
+	m = &st->ring[now & (SDS_KEY_RING - 1)];
+	m->calls = (__u32)st->calls;
+	m->exceptions = (__u32)st->exceptions;
+	m->downgrades = (__u32)st->downgrades;
+	m->sec = now;
 }
 
 /*
@@ -253,7 +248,6 @@ static __always_inline __u64 key_count(__u32 point, struct sds_key_stat *sc,
 {
 	struct sds_key_count *kc = key_count_of(point);
 	struct sds_key_stat *st;
-	struct sds_key_slot *s;
 	__u64 h = sds_key_hash(&sc->key);
 
 	if (sc->key.kind == SDS_KEY_UNREADABLE && kc)
@@ -261,13 +255,11 @@ static __always_inline __u64 key_count(__u32 point, struct sds_key_stat *sc,
 	st = key_entry(point, h, sc, kc);
 	if (!st)
 		return 0;
+	/* The mark first: it is of the totals before this second's calls. */
+	key_mark(st, sec_of(ts));
 	__sync_fetch_and_add(&st->calls, 1);
-	s = key_now(st, sec_of(ts));
-	__sync_fetch_and_add(&s->calls, 1);
-	if (downgraded) {
+	if (downgraded)
 		__sync_fetch_and_add(&st->downgrades, 1);
-		__sync_fetch_and_add(&s->downgrades, 1);
-	}
 	return h;
 }
 
@@ -337,7 +329,6 @@ __noinline __u64 sds_key_guard(struct pt_regs *ctx, __u32 point, __u64 ts,
 __noinline int sds_key_done(__u32 point, __u64 h, __u64 ts, __u64 lat, int exc)
 {
 	struct sds_key_stat *st;
-	struct sds_key_slot *s;
 	void *tbl;
 	__u32 b;
 
@@ -354,9 +345,9 @@ __noinline int sds_key_done(__u32 point, __u64 h, __u64 ts, __u64 lat, int exc)
 	__sync_fetch_and_add(&st->latency_sum, lat);
 	__sync_fetch_and_add(&st->hist[b], 1);
 	if (exc) {
+		/* In the second it ends in: marked as a call's would be. */
+		key_mark(st, sec_of(ts));
 		__sync_fetch_and_add(&st->exceptions, 1);
-		s = key_now(st, sec_of(ts));
-		__sync_fetch_and_add(&s->exceptions, 1);
 	}
 	return 0;
 }
@@ -366,7 +357,6 @@ __noinline int sds_key_guard_exception(struct pt_regs *ctx, __u32 point,
 				       __u64 ts)
 {
 	struct sds_key_stat *sc, *st;
-	struct sds_key_slot *s;
 	__u32 zero = 0;
 	void *tbl;
 	__u64 h;
@@ -382,9 +372,8 @@ __noinline int sds_key_guard_exception(struct pt_regs *ctx, __u32 point,
 	st = bpf_map_lookup_elem(tbl, &h);
 	if (!st)
 		return 0;
+	key_mark(st, sec_of(ts));
 	__sync_fetch_and_add(&st->exceptions, 1);
-	s = key_now(st, sec_of(ts));
-	__sync_fetch_and_add(&s->exceptions, 1);
 	return 0;
 }
 

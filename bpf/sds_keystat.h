@@ -37,42 +37,48 @@ struct sds_key_cfg {
 	__u8 pad[3];
 };
 
-/* One second of a key: stamped with its second. */
-struct sds_key_slot {
-	__u32 sec;		/* low 32 bits of the CLOCK_MONOTONIC second (+ offset) */
-	__u32 calls;		/* calls entered */
-	__u32 exceptions;	/* calls whose return matched err= */
-	__u32 downgrades;	/* calls refused (guards) or blocked (failfast=) */
+/*
+ * The start of one second of a key: its totals' low 32 bits when the
+ * second's first call came.  A window's count is the totals now less the
+ * mark of its first second (modulo 2^32).
+ */
+struct sds_key_mark {
+	__u32 sec;		/* low 32 bits of the CLOCK_MONOTONIC second (+ offset); 0: none */
+	__u32 calls;		/* @calls before the second's calls */
+	__u32 exceptions;	/* @exceptions then */
+	__u32 downgrades;	/* @downgrades then */
 };
 
 /*
  * A key's entry in its point's table, laid out for the cache: a call
  * touches the element's first two lines and one of its histogram's, no
- * more.  The kernel's LRU element is its 48-byte header and the 8-byte
- * hash before this value, allocated back to back from a page-aligned
- * array, so that with this value's 520 bytes every element is nine
- * whole lines (SDS_KEY_ELEM) and line 0 ends with @calls, line 1 holds
- * the second being counted (@now) and the other totals; the ring of past
- * seconds is written once a second, the key itself only at insert.
+ * more, and adds with atomics once at entry (@calls) and twice at its end
+ * (@latency_sum, its bucket).  The kernel's LRU element is its 48-byte
+ * header and the 8-byte hash before this value, allocated back to back
+ * from a page-aligned array, so that with this value's 520 bytes every
+ * element is nine whole lines (SDS_KEY_ELEM): line 0 ends with @calls,
+ * line 1 holds @sec and the other totals; the ring is written once a
+ * second, the key itself only at insert.
  *
- * @now is the key's current second: the first call of a new second
- * claims it (a compare-and-swap on its stamp) and moves the old second's
- * counts into its ring slot with exchanges, so no count is lost to the
- * move (one racing it lands in the new second).  The 10-s window is
- * @now and the ring's slots of the last 10 seconds.  A call's completion
- * is its histogram bucket: completed calls are the histogram's sum.
+ * The window: the first call of a new second claims @sec (a
+ * compare-and-swap) and marks the totals in that second's ring slot;
+ * the 10-s window's counts are the totals less the mark of the oldest
+ * second in it (none in it: the key had no call there).  A slot is
+ * overwritten only by a second SDS_KEY_RING later, past every window.
+ * A call racing a claim may count in the second before.  Completed calls
+ * are the histogram's sum.
  */
 struct sds_key_stat {
 	__u64 calls;		/* since the key entered the table (line 0) */
-	struct sds_key_slot now;	/* line 1: the second being counted */
-	__u64 latency_sum;	/* ns, over the completed calls */
+	__u32 sec;		/* line 1: the second of the last call's claim */
+	__u32 pad1;
 	__u64 exceptions;
 	__u64 downgrades;
-	__u64 pad0;		/* puts the ring's slots on 16-byte bounds */
+	__u64 latency_sum;	/* ns, over the completed calls */
 	__u32 hist[SDS_KEY_HIST];	/* log2 latency of each completed call */
-	struct sds_key_slot ring[SDS_KEY_RING];	/* past seconds: slot second % SDS_KEY_RING */
+	struct sds_key_mark ring[SDS_KEY_RING];	/* slot: second % SDS_KEY_RING */
 	struct sds_key key;	/* the key, as the probe read it: cold */
-	__u8 pad[8];		/* a 64-byte string key's NUL lands here */
+	__u8 pad[24];		/* whole lines; a 64-byte string key's NUL lands here */
 };
 
 /* The kernel's LRU element: its header (struct htab_elem), the hash, the value. */
@@ -83,7 +89,7 @@ _Static_assert(sizeof(struct sds_key_stat) == 520 && SDS_KEY_ELEM % 64 == 0,
 	       "a key's element is whole cache lines");
 _Static_assert((SDS_KEY_ELEM_HEAD + __builtin_offsetof(struct sds_key_stat, ring)) % 16 == 0,
 	       "no ring slot across two lines");
-_Static_assert(SDS_KEY_ELEM_HEAD + __builtin_offsetof(struct sds_key_stat, pad0) <= 128,
+_Static_assert(SDS_KEY_ELEM_HEAD + __builtin_offsetof(struct sds_key_stat, hist) <= 128,
 	       "the per-call totals in line 1");
 
 /*
