@@ -21,7 +21,7 @@
 
 /* A key's latency histogram: log2 buckets of ns, the last one open. */
 #define SDS_KEY_HIST		32	/* [2^i, 2^(i+1)) ns; 31: >= 2^31 ns */
-#define SDS_KEY_RING		16	/* one-second slots of a key (the 10-s window) */
+#define SDS_KEY_RING		16	/* marks of a key's last seconds (the 10-s window) */
 
 /*
  * Per point (array key_cfg), written by the loader before it attaches:

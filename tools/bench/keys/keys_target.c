@@ -50,8 +50,6 @@ static int kb_cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static long kb_mask = 1023;
-
 static int kb_fn_mode(long n)
 {
 	/*
@@ -73,7 +71,7 @@ static int kb_fn_mode(long n)
 		for (j = 0; j < KB_BATCH && i < n; j++, i++) {
 			name[5] = (char)('A' + (i & 31));
 			name[6] = (char)('A' + ((i >> 5) & 31));
-			kb_sink = kb_fn(i & kb_mask, name);
+			kb_sink = kb_fn(i & 1023, name);
 		}
 		if (j == KB_BATCH && b < nb)
 			bt[b] = (kb_now() - tb) / KB_BATCH;
@@ -203,8 +201,6 @@ static int kb_zipf_mode(long calls, uint64_t seed)
 
 int main(int argc, char **argv)
 {
-	if (getenv("KB_MASK"))
-		kb_mask = atol(getenv("KB_MASK"));
 	if (argc == 3 && !strcmp(argv[1], "fn"))
 		return kb_fn_mode(atol(argv[2]));
 	if (argc == 4 && !strcmp(argv[1], "guard"))
