@@ -206,8 +206,9 @@ static __always_inline struct sds_key_stat *key_entry(__u32 point, __u64 h,
 	st = bpf_map_lookup_elem(tbl, &h);
 	if (st)
 		return st;
-	__builtin_memset(&sc->calls, 0,
-			 sizeof(*sc) - __builtin_offsetof(struct sds_key_stat, calls));
+	/* Zero but the key (the tail too: a string's NUL may be there). */
+	__builtin_memset(sc, 0, __builtin_offsetof(struct sds_key_stat, key));
+	__builtin_memset(sc->pad, 0, sizeof(sc->pad));
 	if (!bpf_map_update_elem(tbl, &h, sc, BPF_NOEXIST) && kc)
 		ADD(&kc->inserted, 1);
 	st = bpf_map_lookup_elem(tbl, &h);
@@ -216,21 +217,25 @@ static __always_inline struct sds_key_stat *key_entry(__u32 point, __u64 h,
 	return st;
 }
 
-/* @st's slot of second @sec, claimed for it if it holds an older one. */
-static __always_inline struct sds_key_slot *key_slot(struct sds_key_stat *st,
-						     __u64 sec)
+/*
+ * @st's calls are in second @sec: the first of them claims it and marks
+ * the totals at its start in its ring slot.  Only a claimer writes a
+ * slot, and a claim is of a second later than any before it.
+ */
+static __always_inline void key_mark(struct sds_key_stat *st, __u64 sec)
 {
-	struct sds_key_slot *s = &st->ring[sec & (SDS_KEY_RING - 1)];
-	__u32 now = (__u32)sec, old = s->sec;
+	struct sds_key_mark *m;
+	__u32 now = (__u32)sec, old = st->sec;
 
 	if (old == now)
-		return s;
-	if (__sync_val_compare_and_swap(&s->sec, old, now) == old) {
-		s->calls = 0;
-		s->exceptions = 0;
-		s->downgrades = 0;
-	}
-	return s;
+		return;
+	if (__sync_val_compare_and_swap(&st->sec, old, now) != old)
+		return;
+	m = &st->ring[now & (SDS_KEY_RING - 1)];
+	m->calls = (__u32)st->calls;
+	m->exceptions = (__u32)st->exceptions;
+	m->downgrades = (__u32)st->downgrades;
+	m->sec = now;
 }
 
 /*
@@ -243,7 +248,6 @@ static __always_inline __u64 key_count(__u32 point, struct sds_key_stat *sc,
 {
 	struct sds_key_count *kc = key_count_of(point);
 	struct sds_key_stat *st;
-	struct sds_key_slot *s;
 	__u64 h = sds_key_hash(&sc->key);
 
 	if (sc->key.kind == SDS_KEY_UNREADABLE && kc)
@@ -251,13 +255,11 @@ static __always_inline __u64 key_count(__u32 point, struct sds_key_stat *sc,
 	st = key_entry(point, h, sc, kc);
 	if (!st)
 		return 0;
+	/* The mark first: it is of the totals before this second's calls. */
+	key_mark(st, sec_of(ts));
 	__sync_fetch_and_add(&st->calls, 1);
-	s = key_slot(st, sec_of(ts));
-	__sync_fetch_and_add(&s->calls, 1);
-	if (downgraded) {
+	if (downgraded)
 		__sync_fetch_and_add(&st->downgrades, 1);
-		__sync_fetch_and_add(&s->downgrades, 1);
-	}
 	return h;
 }
 
@@ -327,7 +329,6 @@ __noinline __u64 sds_key_guard(struct pt_regs *ctx, __u32 point, __u64 ts,
 __noinline int sds_key_done(__u32 point, __u64 h, __u64 ts, __u64 lat, int exc)
 {
 	struct sds_key_stat *st;
-	struct sds_key_slot *s;
 	void *tbl;
 	__u32 b;
 
@@ -340,13 +341,13 @@ __noinline int sds_key_done(__u32 point, __u64 h, __u64 ts, __u64 lat, int exc)
 	b = log2_u64(lat);
 	if (b >= SDS_KEY_HIST)
 		b = SDS_KEY_HIST - 1;
-	__sync_fetch_and_add(&st->completed, 1);
+	/* Its completion is its bucket: the loader sums them. */
 	__sync_fetch_and_add(&st->latency_sum, lat);
 	__sync_fetch_and_add(&st->hist[b], 1);
 	if (exc) {
+		/* In the second it ends in: marked as a call's would be. */
+		key_mark(st, sec_of(ts));
 		__sync_fetch_and_add(&st->exceptions, 1);
-		s = key_slot(st, sec_of(ts));
-		__sync_fetch_and_add(&s->exceptions, 1);
 	}
 	return 0;
 }
@@ -356,7 +357,6 @@ __noinline int sds_key_guard_exception(struct pt_regs *ctx, __u32 point,
 				       __u64 ts)
 {
 	struct sds_key_stat *sc, *st;
-	struct sds_key_slot *s;
 	__u32 zero = 0;
 	void *tbl;
 	__u64 h;
@@ -372,9 +372,8 @@ __noinline int sds_key_guard_exception(struct pt_regs *ctx, __u32 point,
 	st = bpf_map_lookup_elem(tbl, &h);
 	if (!st)
 		return 0;
+	key_mark(st, sec_of(ts));
 	__sync_fetch_and_add(&st->exceptions, 1);
-	s = key_slot(st, sec_of(ts));
-	__sync_fetch_and_add(&s->exceptions, 1);
 	return 0;
 }
 

@@ -21,7 +21,7 @@
 
 /* A key's latency histogram: log2 buckets of ns, the last one open. */
 #define SDS_KEY_HIST		32	/* [2^i, 2^(i+1)) ns; 31: >= 2^31 ns */
-#define SDS_KEY_RING		16	/* one-second slots of a key (the 10-s window) */
+#define SDS_KEY_RING		16	/* marks of a key's last seconds (the 10-s window) */
 
 /*
  * Per point (array key_cfg), written by the loader before it attaches:
@@ -37,25 +37,60 @@ struct sds_key_cfg {
 	__u8 pad[3];
 };
 
-/* One second of a key: stamped with its second, claimed by its first writer. */
-struct sds_key_slot {
-	__u32 sec;		/* low 32 bits of the CLOCK_MONOTONIC second (+ offset) */
-	__u32 calls;		/* calls entered */
-	__u32 exceptions;	/* calls whose return matched err= */
-	__u32 downgrades;	/* calls refused (guards) or blocked (failfast=) */
+/*
+ * The start of one second of a key: its totals' low 32 bits when the
+ * second's first call came.  A window's count is the totals now less the
+ * mark of its first second (modulo 2^32).
+ */
+struct sds_key_mark {
+	__u32 sec;		/* low 32 bits of the CLOCK_MONOTONIC second (+ offset); 0: none */
+	__u32 calls;		/* @calls before the second's calls */
+	__u32 exceptions;	/* @exceptions then */
+	__u32 downgrades;	/* @downgrades then */
 };
 
-/* A key's entry in its point's table. */
+/*
+ * A key's entry in its point's table, laid out for the cache: a call
+ * touches the element's first two lines and one of its histogram's, no
+ * more, and adds with atomics once at entry (@calls) and twice at its end
+ * (@latency_sum, its bucket).  The kernel's LRU element is its 48-byte
+ * header and the 8-byte hash before this value, allocated back to back
+ * from a page-aligned array, so that with this value's 520 bytes every
+ * element is nine whole lines (SDS_KEY_ELEM): line 0 ends with @calls,
+ * line 1 holds @sec and the other totals; the ring is written once a
+ * second, the key itself only at insert.
+ *
+ * The window: the first call of a new second claims @sec (a
+ * compare-and-swap) and marks the totals in that second's ring slot;
+ * the 10-s window's counts are the totals less the mark of the oldest
+ * second in it (none in it: the key had no call there).  A slot is
+ * overwritten only by a second SDS_KEY_RING later, past every window.
+ * A call racing a claim may count in the second before.  Completed calls
+ * are the histogram's sum.
+ */
 struct sds_key_stat {
-	struct sds_key key;	/* the key, as the probe read it */
-	__u64 calls;		/* since the key entered the table */
+	__u64 calls;		/* since the key entered the table (line 0) */
+	__u32 sec;		/* line 1: the second of the last call's claim */
+	__u32 pad1;
 	__u64 exceptions;
 	__u64 downgrades;
-	__u64 completed;	/* calls whose end was seen */
-	__u64 latency_sum;	/* ns, over @completed */
-	__u32 hist[SDS_KEY_HIST];	/* log2 latency of @completed */
-	struct sds_key_slot ring[SDS_KEY_RING];	/* slot: second % SDS_KEY_RING */
+	__u64 latency_sum;	/* ns, over the completed calls */
+	__u32 hist[SDS_KEY_HIST];	/* log2 latency of each completed call */
+	struct sds_key_mark ring[SDS_KEY_RING];	/* slot: second % SDS_KEY_RING */
+	struct sds_key key;	/* the key, as the probe read it: cold */
+	__u8 pad[24];		/* whole lines; a 64-byte string key's NUL lands here */
 };
+
+/* The kernel's LRU element: its header (struct htab_elem), the hash, the value. */
+#define SDS_KEY_ELEM_HEAD	56
+#define SDS_KEY_ELEM		(SDS_KEY_ELEM_HEAD + sizeof(struct sds_key_stat))
+
+_Static_assert(sizeof(struct sds_key_stat) == 520 && SDS_KEY_ELEM % 64 == 0,
+	       "a key's element is whole cache lines");
+_Static_assert((SDS_KEY_ELEM_HEAD + __builtin_offsetof(struct sds_key_stat, ring)) % 16 == 0,
+	       "no ring slot across two lines");
+_Static_assert(SDS_KEY_ELEM_HEAD + __builtin_offsetof(struct sds_key_stat, hist) <= 128,
+	       "the per-call totals in line 1");
 
 /*
  * Per point, per CPU (key_counts), since load: what the loader needs

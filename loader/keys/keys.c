@@ -250,25 +250,38 @@ static uint32_t keys_now_sec(const struct probes *pr)
 static void entry_fill(struct keys_entry *e, const struct sds_key_stat *v,
 		       uint32_t now)
 {
+	const struct sds_key_mark *first;
 	int i;
 
 	e->key = v->key;
 	e->calls = v->calls;
 	e->exceptions = v->exceptions;
 	e->downgrades = v->downgrades;
-	e->completed = v->completed;
 	e->latency_sum = v->latency_sum;
 	memcpy(e->hist, v->hist, sizeof(e->hist));
+	/* A completed call is counted in its bucket only. */
+	e->completed = 0;
+	for (i = 0; i < SDS_KEY_HIST; i++)
+		e->completed += v->hist[i];
+	/*
+	 * The window: the totals less the mark of its oldest second (each
+	 * second with calls has one; none in the window, no calls in it).
+	 */
 	e->win_calls = e->win_exceptions = e->win_downgrades = 0;
+	first = NULL;
 	for (i = 0; i < SDS_KEY_RING; i++) {
-		const struct sds_key_slot *s = &v->ring[i];
+		const struct sds_key_mark *m = &v->ring[i];
 
-		if ((uint32_t)(now - s->sec) >= SDS_WINDOW_S)
+		if (!m->sec || (uint32_t)(now - m->sec) >= SDS_WINDOW_S)
 			continue;
-		e->win_calls += s->calls;
-		e->win_exceptions += s->exceptions;
-		e->win_downgrades += s->downgrades;
+		if (!first || (int32_t)(m->sec - first->sec) < 0)
+			first = m;
 	}
+	if (!first)
+		return;
+	e->win_calls = (uint32_t)((uint32_t)v->calls - first->calls);
+	e->win_exceptions = (uint32_t)((uint32_t)v->exceptions - first->exceptions);
+	e->win_downgrades = (uint32_t)((uint32_t)v->downgrades - first->downgrades);
 }
 
 int keys__read(const struct probes *pr, int id, struct keys_read *out)
