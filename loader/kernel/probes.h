@@ -12,7 +12,7 @@
 #include <sys/types.h>
 #include "target/elfsym.h"
 #include "target/exits.h"
-#include "target/pointspec.h"
+#include "pointspec/pointspec.h"
 #include "target/site.h"
 #include "target/unwind.h"
 
