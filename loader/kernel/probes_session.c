@@ -85,6 +85,8 @@ bool probes__wants_session(const struct probes *pr, const struct probe_point *p)
 	       p->ret_mode == RET_PAIR && !p->spec.failfast_ops &&
 	       /* A connect inside the call reads its frame (docs/DELAY.md). */
 	       !p->spec.drill_net &&
+	       /* A .part.N piece's entry reads its head's frame (clones.h). */
+	       !p->parts &&
 	       !p->spec.key_kind;	/* a key's hash needs the frame (docs/KEYS.md) */
 }
 
