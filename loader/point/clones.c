@@ -139,3 +139,23 @@ uint64_t clones__entry_cookie(const struct probe_point *c, int id)
 {
 	return (uint64_t)(unsigned int)id | (c->part ? SDS_COOKIE_PART : 0);
 }
+
+const char *clones__returns(const struct probe_point *p, char *buf, size_t len)
+{
+	static const enum ret_mode order[] = { RET_PAIR, RET_EXITS, RET_ENTRY_ONLY };
+	size_t at = 0, k;
+	int i;
+
+	buf[0] = '\0';
+	for (k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
+		bool has = p->ret_mode == order[k];
+
+		for (i = 0; i < p->nclones && !has; i++)
+			has = p->clones[i].ret_mode == order[k];
+		if (has && at < len)
+			at += (size_t)snprintf(buf + at, len - at, "%s%s",
+					       at ? "+" : "",
+					       unwind_ret_mode_name(order[k]));
+	}
+	return buf;
+}

@@ -56,6 +56,13 @@ bool clones__any(const struct probe_point *p);
  */
 uint64_t clones__entry_cookie(const struct probe_point *c, int id);
 
+/*
+ * How @p's calls are seen ending, over all its sites: "pair" when every
+ * site has the pair, else each mode some site has, "pair+exits",
+ * "pair+entry-only" (in that order), into @buf; returns @buf.
+ */
+const char *clones__returns(const struct probe_point *p, char *buf, size_t len);
+
 /* Free p->clones (their links must be detached). */
 void clones__free(struct probe_point *p);
 

@@ -28,6 +28,13 @@ return probe, and `list-symbols`.
   exactly, attach names both clones, copy= is refused; `shop::charge`,
   which also names an overload with a symbol of its own, is listed;
   across a kill -9 of the loader both clones count on (pinned, adopted).
+- names_cpart (gcc -O2, C): work() split into work (its head) and
+  work.part.0 (its rest, called straight by callers that inlined the
+  head, and by itself); `w=work` probes both as one point: a call that
+  enters work and goes on into work.part.0 counts once, every recursive
+  call counts; visits, latencies and errors exact; stats lists both sites
+  and prices a call at both.  price() exists only as price.isra.0:
+  `p=price` finds it, counts exactly; copy= and key= are refused.
 
 The points sit on stepped sites (-O2 prologues): --max-overhead 0, as
 these tests count and do not budget.
@@ -198,6 +205,8 @@ def test_names_cxx_clones_one_point(ctx):
     # Plain C++, a leaf: each clone keeps the pair, latency for every call.
     eq(p["latency_ns"]["count"], n + m, "a latency count")
     eq(p["total"]["exceptions"], errs, "a errors (err=neg)")
+    eq(p["returns"], "pair", "a returns (both clones)")
+    eq([x["symbol"] for x in p.get("sites", [])], syms, "a's sites")
 
 
 def pinned_names(root):
@@ -330,6 +339,17 @@ def test_names_c_part_counts_each_call_once(ctx):
     eq(p["latency_ns"]["count"], visits, "w latency count")
     eq(p["total"]["exceptions"], errors, "w errors (err=neg)")
     eq(p["returns"], "pair", "w returns")
+    eq(p.get("probe"), "pair", "w's probe path (its piece reads the frames)")
+    eq([(x["symbol"], x["returns"], x.get("piece", False))
+        for x in p.get("sites", [])],
+       [("work", "pair", False), ("work.part.0", "pair", True)],
+       "w's sites")
+    # A call through work's head enters both sites: it pays both.
+    r = ctx.sds(["list-symbols", "--json", prog])
+    eq(r.rc, 0, "list-symbols: %r" % (r,))
+    cost = {f["symbol"]: f["cost_ns"] for f in json.loads(r.out)["functions"]}
+    eq(p["overhead"]["cost_ns"], cost["work"] + cost["work.part.0"],
+       "w's cost a call")
 
 
 @test
