@@ -434,15 +434,26 @@ static int c_clones_find(struct elf_file *ef, const char *sym,
 		snprintf(err, errlen, "%s: %s", ef->path, strerror(ENOMEM));
 		goto out;
 	}
-	qsort(cc.found, cc.n, sizeof(*cc.found), sym_by_name);
+	if (cc.n)
+		qsort(cc.found, cc.n, sizeof(*cc.found), sym_by_name);
 	for (i = 0; i < cc.n; i++)
 		if (!have || cc.found[i].vaddr != own_vaddr)
 			k++;
-	if (k > max) {
+	if (k > max && have) {
 		at = (size_t)snprintf(err, errlen,
-				      "symbol '%s' in %s has %zu clones the compiler made%s (one point probes at most %zu sites):",
-				      sym, ef->path, k - have,
-				      have ? " beside its own symbol" : "", max);
+				      "symbol '%s' in %s has %zu clones the compiler made beside its own symbol (one point probes at most %zu sites):",
+				      sym, ef->path, k - have, max);
+	} else if (k > max) {
+		char room[64] = "";
+
+		if (max > 1)
+			snprintf(room, sizeof(room), " (one point probes at most %zu)",
+				 max);
+		at = (size_t)snprintf(err, errlen,
+				      "symbol '%s' in %s has no symbol of its own, only %zu clones the compiler made%s:",
+				      sym, ef->path, k, room);
+	}
+	if (k > max) {
 		for (i = 0; i < cc.n && at < errlen; i++)
 			at += (size_t)snprintf(err + at, errlen - at, "%s %s",
 					       i ? "," : "", cc.found[i].name);
@@ -518,6 +529,10 @@ int elf_file__find_funcs(struct elf_file *ef, const char *sym,
 	/* A clone named by its own symbol: its arguments are the compiler's too. */
 	if (demangle__suffix(sym, &base_len) == DEMANGLE_SUFFIX_CLONE)
 		snprintf(out->clone, sizeof(out->clone), "%s", sym + base_len);
+	else if (strncmp(sym, "_Z", 2) && strncmp(sym, "_R", 2) &&
+		 strchr(sym, '.') &&
+		 demangle__suffix_kind(strchr(sym, '.')) == DEMANGLE_SUFFIX_CLONE)
+		snprintf(out->clone, sizeof(out->clone), "%s", strchr(sym, '.'));
 	/*
 	 * A C function and its clones: callers of its .part.N piece (its head
 	 * inlined into them) or of a .constprop.N copy never enter its own
