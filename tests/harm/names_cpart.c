@@ -1,3 +1,13 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * names_cpart N M: C functions as gcc -O2 leaves them (tests/harm/t_names.py):
+ * work() split into its head and work.part.0, called N times straight
+ * (work(i % 9, "abc"), the head inlined) and M times through a pointer to
+ * work itself; a call returns the sum of its two recursive calls' plus 1,
+ * or -5 when n is a multiple of 4.  price() left only as price.isra.0,
+ * called N times, failing (-1) when its cents are a multiple of 5.
+ * Prints "errs E total T" (E: the calls that returned < 0 at the top).
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
