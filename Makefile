@@ -34,7 +34,7 @@ LOADER_SRCS := $(wildcard loader/*/*.c)
 LOADER_USRC := libsds/balance.c libsds/balance_hash.c libsds/ext_balancer.c
 # Pure modules the unit tests link (no BPF, no sockets; not common/hbpost.c,
 # libcurl's).
-PURE_SRCS   := $(filter-out common/hbpost.c,$(COMMON_SRCS)) loader/target/pointspec.c loader/target/site.c loader/target/elfsym.c loader/target/elfaddr.c loader/decide/chain.c loader/decide/budget.c loader/decide/pressure.c loader/decide/keylimit.c loader/decide/drill_stop.c \
+PURE_SRCS   := $(filter-out common/hbpost.c,$(COMMON_SRCS)) loader/pointspec/pointspec.c loader/pointspec/probe.c loader/pointspec/copy.c loader/pointspec/failfast.c loader/pointspec/key.c loader/pointspec/number.c loader/target/site.c loader/target/elfsym.c loader/target/elfaddr.c loader/decide/chain.c loader/decide/budget.c loader/decide/pressure.c loader/decide/keylimit.c loader/decide/drill_stop.c \
 	       loader/target/demangle.c loader/target/lang.c loader/target/exits.c loader/target/entry.c loader/target/nothrow.c loader/kernel/calib.c loader/target/debuginfo.c \
 	       loader/report/backlog.c loader/report/backlog_load.c loader/target/buildid.c \
 	       loader/kernel/counters.c loader/kernel/counters_split.c loader/kernel/snapshot.c loader/decide/engine_eval.c loader/decide/halfopen.c loader/decide/exact.c loader/decide/adaptive.c loader/decide/enforce.c \

@@ -163,6 +163,9 @@ static __always_inline int ff_check(__u32 op)
 		point = f->point;
 		if (point >= SDS_MAX_POINTS || (f->sp && f->sp < usp))
 			continue;
+		/* A .part piece going on with the call below: that call's frame decides. */
+		if (f->cont)
+			continue;
 		/*
 		 * A hold's probe is a call, not one operation: every operation
 		 * of the call the probe was claimed in runs, so that its

@@ -225,7 +225,7 @@ static __always_inline bool is_exception(const struct sds_point_cfg *cfg,
  */
 static __always_inline void call_enter(__u32 point, __u64 ts, __u64 sp,
 				       enum sds_frame_kind kind, __u64 key_hash,
-				       __u8 key_blocked)
+				       __u8 key_blocked, __u8 part)
 {
 	struct task_struct *task;
 	struct sds_frames *fr;
@@ -287,6 +287,8 @@ static __always_inline void call_enter(__u32 point, __u64 ts, __u64 sp,
 	fr->f[d].key_blocked = key_blocked;
 	fr->f[d].refused = refused;
 	fr->f[d].permit = permit;
+	fr->f[d].part = part;
+	fr->f[d].cont = 0;
 	split_frame_enter(frame_at(fr, d), ts);
 	fr->depth = d + 1;
 	ADD(&g->entered, 1);
@@ -358,11 +360,48 @@ static __always_inline struct sds_frames *frames_current(__u32 *depth)
 	return fr;
 }
 
+/*
+ * A .part.N piece's entry (SDS_COOKIE_PART) at @sp that continues the
+ * call of @point the thread is in (frames_continue()): a frame that
+ * counts nothing, so that the piece's end (its uretprobe or exit probe)
+ * finds it and ends the call below it when that call jumped here (the
+ * same stack pointer), or ends nothing when the head called it.  Returns
+ * whether it was one (then nothing more is counted).
+ */
+static __always_inline bool part_continues(__u32 point, __u64 ts, __u64 sp)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct sds_frames *fr;
+	struct sds_frame *f;
+	__u32 d;
+
+	fr = bpf_task_storage_get(&frames, task, 0, 0);
+	if (!fr || fr->depth > SDS_MAX_DEPTH)
+		return false;
+	frames_this_exec(fr, task);
+	if (!frames_continue(fr, sp, point))
+		return false;
+	/* Frames left below @sp go; the call at @sp (a tail jump) stays. */
+	d = frames_unwind(fr, sp, SDS_MAX_POINTS, ts);
+	if (d >= SDS_MAX_DEPTH)
+		return true;	/* full: the call's own end still ends it */
+	f = frame_at(fr, d);
+	__builtin_memset(f, 0, sizeof(*f));
+	f->sp = sp;
+	f->ts = ts;
+	f->point = point;
+	f->cont = 1;
+	fr->depth = d + 1;
+	return true;
+}
+
 /* The entry of a function point (the cookie) whose end is seen as @kind. */
 static __always_inline int function_enter(struct pt_regs *ctx,
 					  enum sds_frame_kind kind)
 {
-	__u32 point = bpf_get_attach_cookie(ctx);
+	__u64 ck = bpf_get_attach_cookie(ctx);
+	__u32 point = (__u32)ck;
+	__u8 part = !!(ck & SDS_COOKIE_PART);
 	struct sds_key_cfg *kc;
 	__u64 ts, h = 0;
 	__u8 blocked = 0;
@@ -370,11 +409,13 @@ static __always_inline int function_enter(struct pt_regs *ctx,
 	if (point >= SDS_MAX_POINTS)
 		return 0;
 	ts = point_clock();
+	if (part && part_continues(point, ts, PT_REGS_SP(ctx)))
+		return 0;
 	/* An unkeyed point pays this load and branch for hot keys. */
 	kc = bpf_map_lookup_elem(&key_cfg, &point);
 	if (kc && kc->kind)
 		h = sds_key_fn_enter(ctx, point, ts, &blocked);
-	call_enter(point, ts, PT_REGS_SP(ctx), kind, h, blocked);
+	call_enter(point, ts, PT_REGS_SP(ctx), kind, h, blocked, part);
 	return 0;
 }
 
@@ -403,14 +444,23 @@ int sds_enter_exits(struct pt_regs *ctx)
 SEC("uprobe")
 int sds_enter_only(struct pt_regs *ctx)
 {
-	__u32 point = bpf_get_attach_cookie(ctx);
+	__u64 ck = bpf_get_attach_cookie(ctx);
+	__u32 point = (__u32)ck;
 	struct sds_key_cfg *kc;
+	struct sds_frames *fr;
 	struct sds_slot *s;
 	__u8 blocked = 0;
 	__u64 ts;
 
 	if (point >= SDS_MAX_POINTS)
 		return 0;
+	/* A piece whose call below it has a frame: that call, going on. */
+	if (ck & SDS_COOKIE_PART) {
+		fr = bpf_task_storage_get(&frames, bpf_get_current_task_btf(), 0, 0);
+		if (fr && fr->depth <= SDS_MAX_DEPTH &&
+		    frames_continue(fr, PT_REGS_SP(ctx), point))
+			return 0;
+	}
 	ts = bpf_ktime_get_ns();
 	fn_marks_enter(point, ts);
 	s = slot_get(point, sec_of(ts));
@@ -495,6 +545,21 @@ static __always_inline int call_leave(__u32 point, __u64 sp, __u64 rax)
 		if (i >= d)
 			break;
 		frame_unwound(frame_at(fr, i), ts);
+	}
+	/*
+	 * A piece's continuation (part_continues()): gone, and with it the
+	 * call below when that call jumped to the piece (its frame at the
+	 * same stack pointer: the one return ends both); else the call goes
+	 * on to its own end.
+	 */
+	if (frame_at(fr, found)->cont) {
+		fr->depth = found;
+		if (found == 0)
+			return 0;
+		found--;
+		if (frame_at(fr, found)->guard || frame_at(fr, found)->sp != sp ||
+		    frame_at(fr, found)->point != point)
+			return 0;
 	}
 	lat = ts - frame_at(fr, found)->ts;
 	probe = frame_at(fr, found)->ff_probe;

@@ -61,6 +61,9 @@ __noinline int sds_frame_given_up(__u32 point, __u64 ts, __u32 split,
 
 static __always_inline void frame_given_up(const struct sds_frame *f)
 {
+	/* A piece's continuation was never counted: the call below is. */
+	if (f->cont)
+		return;
 	sds_frame_given_up(f->point, f->ts, f->split, f->permit);
 }
 
@@ -208,6 +211,35 @@ static __always_inline __u32 frames_unwind(struct sds_frames *fr, __u64 sp,
 	}
 	fr->depth = d;
 	return d;
+}
+
+/*
+ * A .part.N piece of @point entered with stack pointer @sp
+ * (SDS_COOKIE_PART): does it continue the call the thread is in?  Yes
+ * when the innermost live frame (at or above @sp: a lower one was left)
+ * is @point's, entered at another of its sites (not a piece's, not a
+ * continuation): the function's head calling or jumping to its rest.  A
+ * piece entered from inside a piece (recursion, the head inlined) is a
+ * call of its own, and so is one under another point's call.
+ */
+static __always_inline bool frames_continue(struct sds_frames *fr, __u64 sp,
+					    __u32 point)
+{
+	__u32 d = fr->depth, i;
+
+	for (i = 0; i < SDS_MAX_DEPTH; i++) {
+		struct sds_frame *f;
+
+		if (i >= d || d > SDS_MAX_DEPTH)
+			break;
+		f = frame_at(fr, d - 1 - i);
+		if (f->guard)
+			return false;
+		if (f->sp < sp)
+			continue;
+		return f->point == point && !f->part && !f->cont;
+	}
+	return false;
 }
 
 #endif /* SDS_FRAMES_BPF_H */

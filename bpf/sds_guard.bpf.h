@@ -43,7 +43,7 @@ int sds_guard_enter(struct pt_regs *ctx)
 	ts = bpf_ktime_get_ns();
 	if (keyed)
 		h = sds_key_guard(ctx, point, ts, 0);
-	call_enter(point, ts, 0, SDS_FRAME_GUARD, h, 0);
+	call_enter(point, ts, 0, SDS_FRAME_GUARD, h, 0, 0);
 	return 0;
 }
 

@@ -29,6 +29,15 @@
  */
 #define SDS_SITE_EVICT		(1u << 31)
 /*
+ * Or'ed into the attach cookie (the point id) of the entry of a .part.N
+ * piece of a function point that has other sites too (loader/point/clones.c):
+ * entered on a thread whose innermost live call is one of the point's
+ * own, entered at another site, it is that call going on (the function's
+ * head calling or jumping to its rest), not a new call.  Above the 32
+ * bits a return program truncates the cookie to.
+ */
+#define SDS_COOKIE_PART		(1ULL << 32)
+/*
  * Or'ed into the point id of any site by a keyed guard call
  * (sds_should_downgrade_key, sds_enter_key): the site's third argument is
  * then a `const struct sds_key *` (bpf/sds_keys.h, zero-padded) and its
@@ -180,7 +189,10 @@ struct sds_frame {
 	__u8 key_blocked;	/* its key is blocked (bpf/sds_keys.bpf.h): fail fast */
 	__u8 refused;		/* enum sds_fn_refusal: its limits refused it at entry: fail fast */
 	__u8 permit;		/* it holds a permit of its point's semaphore (sds_fnlimit.bpf.h) */
-	__u8 key_pad[5];
+	__u8 part;		/* entered at a .part.N piece (SDS_COOKIE_PART), counted */
+	__u8 cont;		/* a piece's entry that continues the call below it: not
+				 * counted; its end is that call's (SDS_COOKIE_PART) */
+	__u8 key_pad[3];
 };
 
 /* What kind of call a frame is: how its end is seen. */

@@ -386,8 +386,13 @@ static int resolve_points(struct probes *pr, const char *target,
 			goto out;
 		}
 		/* A clone's arguments are the compiler's (elfsym.h): copy= and key= cannot read them. */
-		if (p->fn.clone[0] && (p->spec.copy || p->spec.key_kind)) {
-			if (p->nclones) {
+		if (clones__any(p) && (p->spec.copy || p->spec.key_kind)) {
+			if (!p->fn.clone[0]) {
+				clones__describe(p, what, sizeof(what));
+				cmd_err("bad point '%s': %s has %s beside its own symbol, whose arguments the compiler changed: %s cannot read them",
+					specs[i], p->spec.symbol, what,
+					p->spec.copy ? "copy=" : "key=");
+			} else if (p->nclones) {
 				clones__describe(p, what, sizeof(what));
 				cmd_err("bad point '%s': %s has no symbol of its own, only %s, whose arguments the compiler changed: %s cannot read them",
 					specs[i], p->spec.symbol, what,

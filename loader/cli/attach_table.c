@@ -57,17 +57,25 @@ void attach_table__print(const struct probes *pr, const struct sds_sites *sites,
 			clones__describe(p, what, sizeof(what));
 			printf("%16s clone%s: %s (no symbol of %s's own)\n", "",
 			       p->nclones ? "s" : "", what, p->spec.symbol);
+		} else if (p->nclones) {
+			char what[512];
+
+			/* A C function's own symbol and gcc's clones of it. */
+			clones__describe(p, what, sizeof(what));
+			printf("%16s clone%s: its own symbol and %s, one point\n",
+			       "", p->nclones > 1 ? "s" : "", what);
 		}
 		/* The other clones, counted as this point (point/clones.h). */
 		for (k = 0; k < p->nclones; k++) {
 			const struct probe_point *c = &p->clones[k];
 
-			printf("%16s also: %s at 0x%llx, %s, returns: %s%s\n", "",
+			printf("%16s also: %s at 0x%llx, %s, returns: %s%s%s\n", "",
 			       c->fn.name,
 			       (unsigned long long)(c->fn.offset + c->site.skip),
 			       site_kind_name(c->site.kind),
 			       unwind_ret_mode_name(c->ret_mode),
-			       c->ret_mode == RET_EXITS ? " (a probe on each ret)" : "");
+			       c->ret_mode == RET_EXITS ? " (a probe on each ret)" : "",
+			       c->part ? "; entered from the function's own head it goes on with that call, not a new one" : "");
 		}
 		if (p->site.why[0])
 			printf("%16s site: %s\n", "", p->site.why);
@@ -89,6 +97,9 @@ void attach_table__print(const struct probes *pr, const struct sds_sites *sites,
 		else if (p->ret_mode == RET_PAIR && *p->returns_why)
 			printf("%16s returns: pair (%s: a return probe is safe in this target that can unwind)\n",
 			       "", p->returns_why);
+		else if (p->ret_mode == RET_PAIR && !p->session && pr->path.session &&
+			 p->parts)
+			printf("%16s returns: the pair (a .part piece's entry reads the per-thread frame stack)\n", "");
 		else if (p->ret_mode == RET_PAIR && !p->session && pr->path.session)
 			printf("%16s returns: the pair (failfast= reads the per-thread frame stack)\n", "");
 		if (p->ret_mode == RET_PAIR)

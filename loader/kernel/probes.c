@@ -13,6 +13,7 @@
 #include "preempt.h"
 #include "keys/keys.h"
 #include "kernel/probes.h"
+#include "point/clones.h"
 #include "sds.skel.h"
 
 const char *probes__perm_hint(int err)
@@ -238,13 +239,13 @@ static struct bpf_program *point_entry_prog(struct probes *pr,
 }
 
 /* @prog on file offset @off of @target for point @id; NULL with errno. */
-static struct bpf_link *point_link(struct bpf_program *prog, int id,
+static struct bpf_link *point_link(struct bpf_program *prog, uint64_t cookie,
 				   bool retprobe, const char *target, pid_t pid,
 				   uint64_t off)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts);
 
-	opts.bpf_cookie = id;
+	opts.bpf_cookie = cookie;
 	opts.retprobe = retprobe;
 	return bpf_program__attach_uprobe_opts(prog, pid, target, off, &opts);
 }
@@ -333,7 +334,8 @@ static int clones_attach(struct probes *pr, struct probe_point *p, int id,
 			continue;	/* adopted from its pin */
 		if (ends_attach(pr, c, id, target, pid))
 			return -1;
-		c->enter = point_link(point_entry_prog(pr, c), id, false,
+		c->enter = point_link(point_entry_prog(pr, c),
+				      clones__entry_cookie(c, id), false,
 				      target, pid, c->attach_off);
 		if (!c->enter)
 			return -1;
@@ -430,7 +432,8 @@ int probes__resume(struct probes *pr, int id, const char *target, pid_t pid,
 	}
 	/* The ends first, for the same reason as in point_detach(). */
 	if (!ends_attach(pr, &pr->pts[id], id, target, pid)) {
-		p->enter = point_link(point_entry_prog(pr, p), id, false,
+		p->enter = point_link(point_entry_prog(pr, p),
+				      clones__entry_cookie(p, id), false,
 				      target, pid, p->attach_off);
 		/*
 		 * Pinned, so that a kill -9 leaves it counting (probes_pin.c);
@@ -454,7 +457,8 @@ int probes__attach_copy(struct probes *pr, struct probe_point *p, int id,
 	/* The ends first, for the same reason as in point_detach(). */
 	if (!clones_attach(pr, p, id, target, -1) &&
 	    !ends_attach(pr, p, id, target, -1)) {
-		p->enter = point_link(point_entry_prog(pr, p), id, false,
+		p->enter = point_link(point_entry_prog(pr, p),
+				      clones__entry_cookie(p, id), false,
 				      target, -1, p->attach_off);
 		if (p->enter)
 			return 0;
@@ -614,7 +618,8 @@ void probes__destroy(struct probes *pr)
 	memset(pr, 0, sizeof(*pr));
 }
 
-unsigned int probes__point_cost_ns(const struct probe_point *p)
+/* What a call through site @p alone costs. */
+static unsigned int site_call_ns(const struct probe_point *p)
 {
 	switch (p->ret_mode) {
 	case RET_ENTRY_ONLY:
@@ -628,7 +633,37 @@ unsigned int probes__point_cost_ns(const struct probe_point *p)
 	return site_cost_ns(p->site.kind);
 }
 
+/*
+ * A point with clones: its calls are counted as one, not by site, so a
+ * call is priced at its dearest site (an upper bound: the budget never
+ * underestimates a point of a cheap and a stepped clone); one through
+ * the function's own head that goes on into a .part.N piece pays both,
+ * the head's site and the piece's.
+ */
+unsigned int probes__point_cost_ns(const struct probe_point *p)
+{
+	unsigned int whole = 0, piece = 0, k;
+	int i;
+
+	for (i = -1; i < p->nclones; i++) {
+		const struct probe_point *c = i < 0 ? p : &p->clones[i];
+
+		k = site_call_ns(c);
+		if (c->part)
+			piece = k > piece ? k : piece;
+		else
+			whole = k > whole ? k : whole;
+	}
+	return whole + piece;
+}
+
 bool probes__point_stepped(const struct probe_point *p)
 {
+	int i;
+
+	for (i = 0; i < p->nclones; i++)
+		if (p->clones[i].site.kind == SITE_STEPPED ||
+		    p->clones[i].ret_mode == RET_EXITS)
+			return true;
 	return p->site.kind == SITE_STEPPED || p->ret_mode == RET_EXITS;
 }

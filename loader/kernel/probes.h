@@ -12,7 +12,7 @@
 #include <sys/types.h>
 #include "target/elfsym.h"
 #include "target/exits.h"
-#include "target/pointspec.h"
+#include "pointspec/pointspec.h"
 #include "target/site.h"
 #include "target/unwind.h"
 
@@ -45,12 +45,22 @@ struct probe_point {
 	bool session;			/* @enter is a uprobe session link (probes_session.c) */
 	/*
 	 * The function's other clones, when g++ left several and no symbol
-	 * of its own (point/clones.h): each a sub-point with its own fn,
-	 * site, returns and links, attached with this point's id, on the
-	 * pair path (never a session), pinned, suspended and detached with it.
+	 * of its own, or a C function has clones beside its own symbol
+	 * (point/clones.h): each a sub-point with its own fn, site, returns
+	 * and links, attached with this point's id, on the pair path (never
+	 * a session), pinned, suspended and detached with it.
 	 */
 	struct probe_point *clones;
 	int nclones;
+	/*
+	 * @fn is a .part.N piece (the rest of the function, its head inlined
+	 * elsewhere) of a point that has other sites too: its entry, on a
+	 * thread inside a call entered at another of them, continues that
+	 * call and is not a new one (SDS_COOKIE_PART, docs/PROBES.md).
+	 */
+	bool part;
+	/* The point (pts[] only) has such pieces: its frames must be kept (the pair path). */
+	bool parts;
 };
 
 #define PROBES_MAX_GUARD_FILES	16	/* distinct files holding libsds sites */
@@ -288,13 +298,16 @@ int probes__resume(struct probes *pr, int id, const char *target, pid_t pid,
 
 /*
  * What a call of function point @p costs the target with its probes, in
- * ns: its entry site, plus the return as its ret_mode sees it.
+ * ns: its entry site, plus the return as its ret_mode sees it; with
+ * clones, its dearest site's, plus its dearest .part.N piece's when it
+ * has pieces (a call through the head enters both).
  */
 unsigned int probes__point_cost_ns(const struct probe_point *p);
 
 /*
  * Whether each call of function point @p single-steps an instruction (a
- * stepped entry site, or its rets: RET_EXITS), the ~20 us kind of cost.
+ * stepped entry site, or its rets: RET_EXITS), the ~20 us kind of cost;
+ * with clones, whether some site does.
  */
 bool probes__point_stepped(const struct probe_point *p);
 

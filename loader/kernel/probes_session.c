@@ -87,6 +87,8 @@ bool probes__wants_session(const struct probes *pr, const struct probe_point *p)
 	       !p->spec.drill_net &&
 	       /* --deps: a send inside the call finds its frame (docs/DEPS.md). */
 	       !pr->deps &&
+	       /* A .part.N piece's entry reads its head's frame (clones.h). */
+	       !p->parts &&
 	       !p->spec.key_kind;	/* a key's hash needs the frame (docs/KEYS.md) */
 }
 

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * clones.c - a point on every clone g++ left of one function (clones.h):
- * found by the name users know, each clone's entry and returns placed as
- * for any function, kept beside the point so that probes.c attaches,
- * pins, suspends and detaches them with it.
+ * clones.c - a point on every clone g++ left of one function, or on a C
+ * function and gcc's clones of it (clones.h): found by the name users
+ * know, each clone's entry and returns placed as for any function, kept
+ * beside the point so that probes.c attaches, pins, suspends and
+ * detaches them with it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,14 @@ void clones__free(struct probe_point *p)
 	free(p->clones);
 	p->clones = NULL;
 	p->nclones = 0;
+	p->part = false;
+	p->parts = false;
+}
+
+/* A .part.N piece: the rest of the function, split from its head. */
+static bool is_part(const struct elf_func *fn)
+{
+	return strstr(fn->clone, ".part.") != NULL;
 }
 
 /* Place @c's entry and returns (c->fn, c->spec set). */
@@ -56,6 +65,7 @@ int clones__resolve(struct elf_file *ef, struct probe_point *p, bool go,
 		return -1;
 	}
 	p->nclones = n - 1;
+	p->part = is_part(&p->fn);
 	for (i = 1; i < n; i++) {
 		struct probe_point *c = &p->clones[i - 1];
 
@@ -70,6 +80,16 @@ int clones__resolve(struct elf_file *ef, struct probe_point *p, bool go,
 			clones__free(p);
 			return -1;
 		}
+		c->part = is_part(&c->fn);
+	}
+	/* Pieces beside whole sites: their entries tell the two apart. */
+	for (i = 0; i < p->nclones; i++)
+		if (p->clones[i].part != p->part)
+			p->parts = true;
+	if (!p->parts) {
+		p->part = false;
+		for (i = 0; i < p->nclones; i++)
+			p->clones[i].part = false;
 	}
 	return 0;
 }
@@ -88,17 +108,54 @@ bool clones__all_nop5(const struct probe_point *p)
 
 void clones__describe(const struct probe_point *p, char *buf, size_t len)
 {
+	const struct probe_point *first = p;
 	size_t at;
-	int i;
+	int i = 0, n = p->nclones;
 
 	buf[0] = '\0';
-	if (!p->fn.clone[0])
-		return;
-	at = (size_t)snprintf(buf, len, "the compiler's %s", p->fn.clone);
-	for (i = 0; i < p->nclones && at < len; i++)
+	/* A C function's own symbol, then its clones: only theirs named. */
+	if (!p->fn.clone[0]) {
+		if (!p->nclones)
+			return;
+		first = &p->clones[0];
+		i = 1;
+		n--;
+	}
+	at = (size_t)snprintf(buf, len, "the compiler's %s", first->fn.clone);
+	for (; i < p->nclones && at < len; i++)
 		at += (size_t)snprintf(buf + at, len - at, "%s%s",
 				       i == p->nclones - 1 ? " and " : ", ",
 				       p->clones[i].fn.clone);
 	if (at < len)
-		snprintf(buf + at, len - at, " clone%s", p->nclones ? "s" : "");
+		snprintf(buf + at, len - at, " clone%s", n ? "s" : "");
+}
+
+bool clones__any(const struct probe_point *p)
+{
+	return p->fn.clone[0] || p->nclones;
+}
+
+uint64_t clones__entry_cookie(const struct probe_point *c, int id)
+{
+	return (uint64_t)(unsigned int)id | (c->part ? SDS_COOKIE_PART : 0);
+}
+
+const char *clones__returns(const struct probe_point *p, char *buf, size_t len)
+{
+	static const enum ret_mode order[] = { RET_PAIR, RET_EXITS, RET_ENTRY_ONLY };
+	size_t at = 0, k;
+	int i;
+
+	buf[0] = '\0';
+	for (k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
+		bool has = p->ret_mode == order[k];
+
+		for (i = 0; i < p->nclones && !has; i++)
+			has = p->clones[i].ret_mode == order[k];
+		if (has && at < len)
+			at += (size_t)snprintf(buf + at, len - at, "%s%s",
+					       at ? "+" : "",
+					       unwind_ret_mode_name(order[k]));
+	}
+	return buf;
 }

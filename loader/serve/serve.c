@@ -16,6 +16,7 @@
 #include "deploy/watch.h"
 #include "kernel/probes.h"
 #include "kernel/snapshot.h"
+#include "point/clones.h"
 #include "publish/flags.h"
 #include "serve/serve.h"
 #include "window.h"
@@ -70,6 +71,31 @@ static json_t *split_head_json(const struct probes *pr)
 	return o;
 }
 
+/*
+ * A point's sites when it has clones (point/clones.h): each with its
+ * symbol, offset, site kind and returns; a .part.N piece marked.  The
+ * counts are the point's, all sites' together (one cookie).
+ */
+static json_t *sites_json(const struct probe_point *p)
+{
+	json_t *a = json_array();
+	int i;
+
+	for (i = -1; i < p->nclones; i++) {
+		const struct probe_point *c = i < 0 ? p : &p->clones[i];
+		json_t *o = json_object();
+
+		json_object_set_new(o, "symbol", json_string(c->fn.name));
+		json_object_set_new(o, "offset", json_integer(c->fn.offset + c->site.skip));
+		json_object_set_new(o, "site", json_string(site_kind_name(c->site.kind)));
+		json_object_set_new(o, "returns", json_string(unwind_ret_mode_name(c->ret_mode)));
+		if (c->part)
+			json_object_set_new(o, "piece", json_true());
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
 static json_t *point_json(struct serve *sv, int id, const struct snapshot *snap)
 {
 	const struct probe_point *p = &sv->probes->pts[id];
@@ -77,6 +103,7 @@ static json_t *point_json(struct serve *sv, int id, const struct snapshot *snap)
 	static const struct point_stats unread;
 	const struct point_stats *stp = sp ? sp : &unread;
 	json_t *o, *lat, *st, *cp;
+	char rets[48];
 
 	/* A point added since the read (a guard's `point`) shows zeros. */
 	if (!sp && snap && id < snap->npoints)
@@ -88,8 +115,10 @@ static json_t *point_json(struct serve *sv, int id, const struct snapshot *snap)
 		json_object_set_new(o, "symbol", json_string(p->spec.symbol));
 		json_object_set_new(o, "offset", json_integer(p->attach_off));
 		json_object_set_new(o, "site", json_string(site_kind_name(p->site.kind)));
-		/* How its calls are seen ending (docs/UNWIND.md). */
-		json_object_set_new(o, "returns", json_string(unwind_ret_mode_name(p->ret_mode)));
+		/* How its calls are seen ending (docs/UNWIND.md), at every site. */
+		json_object_set_new(o, "returns", json_string(clones__returns(p, rets, sizeof(rets))));
+		if (p->nclones)
+			json_object_set_new(o, "sites", sites_json(p));
 		/* Its entry and return: one session link or the pair (docs/PROBES.md). */
 		if (p->ret_mode == RET_PAIR)
 			json_object_set_new(o, "probe", json_string(p->session ? "session" : "pair"));

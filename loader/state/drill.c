@@ -21,7 +21,7 @@
 #include "kernel/snapshot.h"
 #include "publish/flags.h"
 #include "names.h"
-#include "target/pointspec.h"
+#include "pointspec/pointspec.h"
 
 _Static_assert(DRILL_MAX_DELAY_MS * 1000000ULL == SDS_DRILL_DELAY_MAX_NS,
 	       "the guards clamp a delay to the loader's own limit");

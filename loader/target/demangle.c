@@ -250,19 +250,13 @@ static const char *suffix_part(const char *s, const char *word, bool num)
 	return *s == '\0' || *s == '.' ? s : NULL;
 }
 
-enum demangle_suffix demangle__suffix(const char *mangled, size_t *base_len)
+enum demangle_suffix demangle__suffix_kind(const char *s)
 {
 	enum demangle_suffix k = DEMANGLE_SUFFIX_SAME;
-	const char *s, *e;
+	const char *e;
 
-	*base_len = strlen(mangled);
-	/* Itanium and Rust v0 mangled names hold no '.': a suffix does. */
-	if (strncmp(mangled, "_Z", 2) && strncmp(mangled, "_R", 2))
+	if (*s != '.')
 		return DEMANGLE_SUFFIX_NONE;
-	s = strchr(mangled, '.');
-	if (!s)
-		return DEMANGLE_SUFFIX_NONE;
-	*base_len = (size_t)(s - mangled);
 	while (*s) {
 		if ((e = suffix_part(s, "isra", true)) ||
 		    (e = suffix_part(s, "constprop", true)) ||
@@ -276,6 +270,21 @@ enum demangle_suffix demangle__suffix(const char *mangled, size_t *base_len)
 		s = e;
 	}
 	return k;
+}
+
+enum demangle_suffix demangle__suffix(const char *mangled, size_t *base_len)
+{
+	const char *s;
+
+	*base_len = strlen(mangled);
+	/* Itanium and Rust v0 mangled names hold no '.': a suffix does. */
+	if (strncmp(mangled, "_Z", 2) && strncmp(mangled, "_R", 2))
+		return DEMANGLE_SUFFIX_NONE;
+	s = strchr(mangled, '.');
+	if (!s)
+		return DEMANGLE_SUFFIX_NONE;
+	*base_len = (size_t)(s - mangled);
+	return demangle__suffix_kind(s);
 }
 
 /* Does @want name the function @mangled is a clone of (its first @n bytes)? */

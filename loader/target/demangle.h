@@ -78,6 +78,13 @@ enum demangle_suffix {
 enum demangle_suffix demangle__suffix(const char *mangled, size_t *base_len);
 
 /*
+ * What suffix @s (from its first '.', ".part.0", ".isra.0.constprop.1")
+ * makes of the symbol it ends, whatever the language: a C function's
+ * clones carry the same suffixes on its plain name ("work.part.0").
+ */
+enum demangle_suffix demangle__suffix_kind(const char *s);
+
+/*
  * Consider function @mangled at @vaddr: a match, or with @pk->nearest
  * one of the nearest names.  -1 on ENOMEM.
  */

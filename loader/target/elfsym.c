@@ -366,6 +366,128 @@ out:
 	return ret;
 }
 
+/* A C function's clones (c_clones_find()): what the walk collects. */
+struct c_clones {
+	const char *base;	/* the name asked for */
+	size_t base_len;
+	struct elf_sym *found;	/* the clones, by symbol */
+	size_t n, cap;
+};
+
+static int c_clone_add(const struct elf_sym *s, void *ctx)
+{
+	struct c_clones *cc = ctx;
+	struct elf_sym *g;
+	size_t i;
+
+	if (strncmp(s->name, cc->base, cc->base_len) ||
+	    s->name[cc->base_len] != '.')
+		return 0;
+	/* .isra.N, .constprop.N, .part.N (and so on): never .cold. */
+	if (demangle__suffix_kind(s->name + cc->base_len) != DEMANGLE_SUFFIX_CLONE)
+		return 0;
+	/* An alias (.localalias) of code already found is one site. */
+	for (i = 0; i < cc->n; i++)
+		if (cc->found[i].vaddr == s->vaddr)
+			return 0;
+	if (cc->n == cc->cap) {
+		size_t cap = cc->cap ? 2 * cc->cap : 8;
+
+		g = realloc(cc->found, cap * sizeof(*g));
+		if (!g)
+			return -ENOMEM;
+		cc->found = g;
+		cc->cap = cap;
+	}
+	g = &cc->found[cc->n++];
+	*g = *s;
+	g->name = strdup(s->name);
+	if (!g->name) {
+		cc->n--;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int sym_by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct elf_sym *)a)->name,
+		      ((const struct elf_sym *)b)->name);
+}
+
+/*
+ * The clones gcc made of C function @sym ("work" has "work.part.0",
+ * "work.isra.0", "work.constprop.1"; not "work.cold"), into @out[@have..@max) after the
+ * @have found already (its own symbol, at @own_vaddr, or none), sorted by
+ * symbol.  Returns how many @out holds then, or -1 with a message (more
+ * than @max in all, listed).
+ */
+static int c_clones_find(struct elf_file *ef, const char *sym,
+			 struct elf_func *out, size_t have, size_t max,
+			 uint64_t own_vaddr, char *err, size_t errlen)
+{
+	struct c_clones cc = { .base = sym, .base_len = strlen(sym) };
+	size_t i, k = have, at;
+	int ret = -1;
+
+	if (elf_file__for_each_sym(ef, ELF_SYMS_FUNCS, c_clone_add, &cc)) {
+		snprintf(err, errlen, "%s: %s", ef->path, strerror(ENOMEM));
+		goto out;
+	}
+	if (cc.n)
+		qsort(cc.found, cc.n, sizeof(*cc.found), sym_by_name);
+	for (i = 0; i < cc.n; i++)
+		if (!have || cc.found[i].vaddr != own_vaddr)
+			k++;
+	if (k > max && have) {
+		at = (size_t)snprintf(err, errlen,
+				      "symbol '%s' in %s has %zu clones the compiler made beside its own symbol (one point probes at most %zu sites):",
+				      sym, ef->path, k - have, max);
+	} else if (k > max) {
+		char room[64] = "";
+
+		if (max > 1)
+			snprintf(room, sizeof(room), " (one point probes at most %zu)",
+				 max);
+		at = (size_t)snprintf(err, errlen,
+				      "symbol '%s' in %s has no symbol of its own, only %zu clones the compiler made%s:",
+				      sym, ef->path, k, room);
+	}
+	if (k > max) {
+		for (i = 0; i < cc.n && at < errlen; i++)
+			at += (size_t)snprintf(err + at, errlen - at, "%s %s",
+					       i ? "," : "", cc.found[i].name);
+		goto out;
+	}
+	k = have;
+	for (i = 0; i < cc.n; i++) {
+		const struct elf_sym *c = &cc.found[i];
+
+		if (have && c->vaddr == own_vaddr)
+			continue;	/* an alias of its own symbol */
+		memset(&out[k], 0, sizeof(out[k]));
+		if (elf_file__func_at(ef, c->name, c->vaddr, c->size, &out[k],
+				      err, errlen))
+			goto out;
+		snprintf(out[k].clone, sizeof(out[k].clone), "%s",
+			 c->name + cc.base_len);
+		k++;
+	}
+	ret = (int)k;
+out:
+	for (i = 0; i < cc.n; i++)
+		free((char *)cc.found[i].name);
+	free(cc.found);
+	return ret;
+}
+
+/* A plain (C) name, whose clones are NAME.SUFFIX: no '.', not mangled. */
+static bool c_name(const char *sym)
+{
+	return !strchr(sym, '.') && strncmp(sym, "_Z", 2) &&
+	       strncmp(sym, "_R", 2);
+}
+
 int elf_file__defined(struct elf_file *ef, const char *sym, uint64_t *vaddr,
 		      uint64_t *size)
 {
@@ -386,17 +508,39 @@ int elf_file__find_funcs(struct elf_file *ef, const char *sym,
 	struct elf_func found;
 	size_t base_len;
 
+	int n;
+
+	if (!max)
+		max = 1;
 	/* The symbol as written wins: a mangled name, a C or Go name. */
 	memset(&found, 0, sizeof(found));
 	if (elf_file__lookup(ef, SHT_SYMTAB, sym, &found) &&
-	    elf_file__lookup(ef, SHT_DYNSYM, sym, &found))
-		return elf_file__find_demangled(ef, sym, out, max ? max : 1,
-						err, errlen);
+	    elf_file__lookup(ef, SHT_DYNSYM, sym, &found)) {
+		/* A C function gcc left only as clones: found by its name. */
+		if (c_name(sym)) {
+			n = c_clones_find(ef, sym, out, 0, max, 0, err, errlen);
+			if (n)
+				return n;
+		}
+		return elf_file__find_demangled(ef, sym, out, max, err, errlen);
+	}
 	if (elf_file__func_at(ef, sym, found.vaddr, found.size, out, err, errlen))
 		return -1;
 	/* A clone named by its own symbol: its arguments are the compiler's too. */
 	if (demangle__suffix(sym, &base_len) == DEMANGLE_SUFFIX_CLONE)
 		snprintf(out->clone, sizeof(out->clone), "%s", sym + base_len);
+	else if (strncmp(sym, "_Z", 2) && strncmp(sym, "_R", 2) &&
+		 strchr(sym, '.') &&
+		 demangle__suffix_kind(strchr(sym, '.')) == DEMANGLE_SUFFIX_CLONE)
+		snprintf(out->clone, sizeof(out->clone), "%s", strchr(sym, '.'));
+	/*
+	 * A C function and its clones: callers of its .part.N piece (its head
+	 * inlined into them) or of a .constprop.N copy never enter its own
+	 * symbol, so one point probes them all (point/clones.h).
+	 */
+	if (max > 1 && c_name(sym))
+		return c_clones_find(ef, sym, out, 1, max, found.vaddr, err,
+				     errlen);
 	return 1;
 }
 

@@ -51,13 +51,16 @@ int elf_file__find_func(struct elf_file *ef, const char *sym,
 			struct elf_func *out, char *err, size_t errlen);
 
 /*
- * The same, where a demangled name may find up to @max functions: the
- * clones (.isra.N, .constprop.N, .part.N) of one function the compiler
- * left without a symbol of its own, sorted by symbol, each with its
- * @clone suffix: one point probes them all (target/clones.h).  Returns how
+ * The same, where a name may find up to @max functions, each clone with
+ * its @clone suffix, one point probing them all (point/clones.h): a
+ * demangled name, the clones (.isra.N, .constprop.N, .part.N) of one
+ * function the compiler left without a symbol of its own, sorted by
+ * symbol; a C name ("work", no '.'), its own symbol first if it has one,
+ * then its clones ("work.part.0", "work.isra.0"), sorted.  Returns how
  * many are in @out (1 for any other find), or -1 with a message; more
  * than @max clones is one:
  *   "symbol 'f' in PATH has no symbol of its own, only 9 clones the compiler made (one point probes at most 8): ..."
+ *   "symbol 'work' in PATH has 8 clones the compiler made beside its own symbol (one point probes at most 8 sites): work.part.0, ..."
  */
 int elf_file__find_funcs(struct elf_file *ef, const char *sym,
 			 struct elf_func *out, size_t max, char *err,

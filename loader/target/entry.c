@@ -34,7 +34,7 @@
 #include "target/elfsym.h"
 #include "target/entry.h"
 #include "target/exits.h"
-#include "target/pointspec.h"
+#include "pointspec/pointspec.h"
 
 /* The code of one function and of its split parts, decoded. */
 struct entry_scan {

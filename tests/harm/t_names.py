@@ -28,6 +28,13 @@ return probe, and `list-symbols`.
   exactly, attach names both clones, copy= is refused; `shop::charge`,
   which also names an overload with a symbol of its own, is listed;
   across a kill -9 of the loader both clones count on (pinned, adopted).
+- names_cpart (gcc -O2, C): work() split into work (its head) and
+  work.part.0 (its rest, called straight by callers that inlined the
+  head, and by itself); `w=work` probes both as one point: a call that
+  enters work and goes on into work.part.0 counts once, every recursive
+  call counts; visits, latencies and errors exact; stats lists both sites
+  and prices a call at both.  price() exists only as price.isra.0:
+  `p=price` finds it, counts exactly; copy= and key= are refused.
 
 The points sit on stepped sites (-O2 prologues): --max-overhead 0, as
 these tests count and do not budget.
@@ -198,6 +205,8 @@ def test_names_cxx_clones_one_point(ctx):
     # Plain C++, a leaf: each clone keeps the pair, latency for every call.
     eq(p["latency_ns"]["count"], n + m, "a latency count")
     eq(p["total"]["exceptions"], errs, "a errors (err=neg)")
+    eq(p["returns"], "pair", "a returns (both clones)")
+    eq([x["symbol"] for x in p.get("sites", [])], syms, "a's sites")
 
 
 def pinned_names(root):
@@ -232,6 +241,146 @@ def test_names_cxx_clones_survive_kill9(ctx):
     # Said before its socket is served: in its stderr by now.
     check("adopted the pins in" in l2.stderr(),
           "no 'adopted' line: %r" % l2.stderr())
+
+
+def cpart_expect(n, m):
+    """names_cpart N M's calls of work(), as its code makes them: N
+    straight calls work(i % 9, ...) whose head is inlined (a call with
+    n <= 0 runs no code of work's own: never seen), M through a pointer to
+    work itself (every one enters it), and every recursive call that gets
+    past its inlined head (n > 0).  (visits, errors) under err=neg."""
+    def val(x):
+        return 0 if x <= 0 else val(x - 3) + val(x - 4) + (-5 if x % 4 == 0 else 1)
+
+    def inner(x):
+        # The recursive calls under a call of work(x), x > 0, seen.
+        calls, errs = 0, 0
+        for c in (x - 3, x - 4):
+            if c > 0:
+                k, e = inner(c)
+                calls += 1 + k
+                errs += e + (val(c) < 0)
+        return calls, errs
+    visits = errors = 0
+    for i in range(n):
+        a = i % 9
+        if a > 0:
+            k, e = inner(a)
+            visits += 1 + k
+            errors += e + (val(a) < 0)
+    for i in range(m):
+        a = i % 9
+        visits += 1
+        if a > 0:
+            k, e = inner(a)
+            visits += k
+            errors += e + (val(a) < 0)
+    return visits, errors
+
+
+def cpart_out(n, m):
+    """names_cpart N M's line, computed as its code computes it."""
+    total = 0
+    errs = 0
+
+    def work(x, s):
+        nonlocal total
+        if x <= 0:
+            return 0
+        for i in range(x):
+            total += len(s) * i
+        return work(x - 3, s) + work(x - 4, s) + (-5 if x % 4 == 0 else 1)
+    for i in range(n):
+        errs += work(i % 9, "abc") < 0
+    for i in range(m):
+        errs += work(i % 9, "de") < 0
+    errs += sum(1 for i in range(n) if i % 5 == 0)
+    return "errs %d total %d\n" % (errs, total)
+
+
+def cpart_symbols(prog):
+    """names_cpart's functions as gcc -O2 left them: work with its .part.0
+    piece, price only as price.isra.0; else the test says so."""
+    r = subprocess.run(["nm", prog], capture_output=True, text=True, check=True)
+    syms = sorted(l.split()[2] for l in r.stdout.splitlines()
+                  if len(l.split()) == 3 and l.split()[1] in "tT"
+                  and (l.split()[2].startswith("work") or
+                       l.split()[2].startswith("price")))
+    eq(syms, ["price.isra.0", "work", "work.part.0"],
+       "names_cpart's functions (gcc -O2 no longer splits work or "
+       "clones price?)")
+
+
+@test
+def test_names_c_part_counts_each_call_once(ctx):
+    """gcc split C's work() into its head (work, which jumps to its rest)
+    and work.part.0, which its callers in the file call straight (the
+    head inlined) and which calls itself: `w=work` probes both as one
+    point; a call that enters work and goes on into work.part.0 counts
+    once, and every recursive call counts.  Exact visits, latencies and
+    errors (err=neg) from what the program did."""
+    prog = ctx.program("names_cpart")
+    cpart_symbols(prog)
+    n, m = 900, 450
+    out = cpart_out(n, m)
+    visits, errors = cpart_expect(n, m)
+    eq(run(ctx, [prog, str(n), str(m)]), (0, out), "names_cpart unprobed")
+    a = ctx.attach(["--max-overhead", "0", prog, "w=work:err=neg"],
+                   "names_cpart")
+    wants = ["clone: its own symbol and the compiler's .part.0 clone, "
+             "one point",
+             "also: work.part.0 at 0x"]
+    # Where the kernel has sessions, attach says why this point has none.
+    if "probe path: session" in a.stdout():
+        wants.append("the pair (a .part piece's entry reads the "
+                     "per-thread frame stack)")
+    for want in wants:
+        check(want in a.stdout(), "attach's table lacks %r: %r"
+              % (want, a.stdout()))
+    eq(run(ctx, [prog, str(n), str(m)]), (0, out), "names_cpart under attach")
+    p = wait_visits(ctx, "names_cpart", "w", visits)
+    eq(p["latency_ns"]["count"], visits, "w latency count")
+    eq(p["total"]["exceptions"], errors, "w errors (err=neg)")
+    eq(p["returns"], "pair", "w returns")
+    eq(p.get("probe"), "pair", "w's probe path (its piece reads the frames)")
+    eq([(x["symbol"], x["returns"], x.get("piece", False))
+        for x in p.get("sites", [])],
+       [("work", "pair", False), ("work.part.0", "pair", True)],
+       "w's sites")
+    # A call through work's head enters both sites: it pays both.
+    r = ctx.sds(["list-symbols", "--json", prog])
+    eq(r.rc, 0, "list-symbols: %r" % (r,))
+    cost = {f["symbol"]: f["cost_ns"] for f in json.loads(r.out)["functions"]}
+    eq(p["overhead"]["cost_ns"], cost["work"] + cost["work.part.0"],
+       "w's cost a call")
+
+
+@test
+def test_names_c_clone_by_its_name(ctx):
+    """gcc left C's static price() only as price.isra.0: `p=price` finds
+    it, counts its 700 calls and 140 errors exactly; copy= is refused (the
+    compiler changed its arguments)."""
+    prog = ctx.program("names_cpart")
+    cpart_symbols(prog)
+    n = 700
+    out = cpart_out(n, 0)
+    attach_refused(ctx, [prog, "p=price:copy=1,2"],
+                   "bad point 'p=price:copy=1,2': price.isra.0 is the "
+                   "compiler's clone .isra.0 of price, whose arguments it "
+                   "changed: copy= cannot read them")
+    attach_refused(ctx, [prog, "w=work:key=arg1"],
+                   "bad point 'w=work:key=arg1': work has the compiler's "
+                   ".part.0 clone beside its own symbol, whose arguments the "
+                   "compiler changed: key= cannot read them")
+    a = ctx.attach(["--max-overhead", "0", prog, "p=price:err=neg"],
+                   "names_cpart")
+    want = "clone: the compiler's .isra.0 clone (no symbol of price's own)"
+    check(want in a.stdout(), "attach's table lacks %r: %r"
+          % (want, a.stdout()))
+    eq(run(ctx, [prog, str(n), "0"]), (0, out), "names_cpart under attach")
+    p = wait_visits(ctx, "names_cpart", "p", n)
+    eq(p["latency_ns"]["count"], n, "p latency count")
+    eq(p["total"]["exceptions"], (n + 4) // 5, "p errors (err=neg)")
 
 
 @test

@@ -88,6 +88,25 @@ static const char clones_src[] =
 	NAMES_FN("_ZN4shop6chargeEd", 0x62)
 	"\t.section .note.GNU-stack,\"\",@progbits\n";
 
+/*
+ * A C function and gcc's clones of it: its .part.0 piece, a .cold piece
+ * and an alias (never sites of their own), a name that only begins like
+ * it; a static one left only as two clones; one with nine.
+ */
+#define CMANY(i) NAMES_FN("cmany.part." #i, 0x80)
+static const char cclones_src[] =
+	"\t.text\n"
+	NAMES_FN("cwork.part.0", 0x71)
+	NAMES_FN("cwork", 0x70)
+	NAMES_FN("cwork.cold", 0x72)
+	"\t.globl cwork.localalias\n\t.set cwork.localalias, cwork\n"
+	NAMES_FN("cwork_other", 0x73)
+	NAMES_FN("cprice.isra.0", 0x74)
+	NAMES_FN("cprice.constprop.0", 0x75)
+	CMANY(0) CMANY(1) CMANY(2) CMANY(3) CMANY(4) CMANY(5) CMANY(6)
+	CMANY(7) CMANY(8)
+	"\t.section .note.GNU-stack,\"\",@progbits\n";
+
 static const char lib_src[] =
 	"int sds_lib_fn(int x) { return x * 2 + 1; }\n";
 
@@ -133,6 +152,7 @@ static int setup(void **state)
 	if (write_file("t.c", c_src) || write_file("f.S", asm_src) ||
 	    write_file("lib.c", lib_src) || write_file("names.S", names_src) ||
 	    write_file("clones.S", clones_src) ||
+	    write_file("cclones.S", cclones_src) ||
 	    write_file("text.txt", "just some text, not an ELF file\n") ||
 	    write_file("empty", ""))
 		return -1;
@@ -142,6 +162,7 @@ static int setup(void **state)
 		"gcc -O1 -fPIC -shared -o libt.so lib.c f.S && "
 		"gcc -shared -o libnames.so names.S && "
 		"gcc -shared -o libclones.so clones.S && "
+		"gcc -shared -o libcclones.so cclones.S && "
 		"cp libnames.so libnames.stripped.so && strip libnames.stripped.so && "
 		"gcc -O1 -c -o t.o t.c && "
 		"cp pie pie.stripped && strip pie.stripped && "
@@ -477,6 +498,58 @@ static void test_clones(void **state)
 		 "symbol '%s' in %s matches 3 functions: shop::charge(double) [_ZN4shop6chargeEd]; shop::charge(int, long) [clone .constprop.0] [_ZN4shopL6chargeEil.constprop.0]; shop::charge(int, long) [clone .constprop.1] [_ZN4shopL6chargeEil.constprop.1]; name one by its full signature or its mangled name");
 }
 
+/*
+ * A C name finds its own symbol first, then gcc's clones of it (not
+ * .cold, not an alias, not another name it begins), or the clones alone;
+ * more than the room is refused, listing them; a clone named as written
+ * is known for one.
+ */
+static void test_c_clones(void **state)
+{
+	const char *lib = in_dir("libcclones.so");
+	struct elf_func f[8];
+	struct elf_file *ef = open_ok(lib);
+	char err[1024] = "", want[1024];
+
+	assert_int_equal(elf_file__find_funcs(ef, "cwork", f, 8, err,
+					      sizeof(err)), 2);
+	assert_string_equal(f[0].name, "cwork");
+	assert_string_equal(f[0].clone, "");
+	assert_int_equal(f[0].code[0], 0x70);
+	assert_string_equal(f[1].name, "cwork.part.0");
+	assert_string_equal(f[1].clone, ".part.0");
+	assert_int_equal(f[1].code[0], 0x71);
+	check_func(lib, &f[1]);
+	/* Room for one: the function's own symbol. */
+	assert_int_equal(elf_file__find_funcs(ef, "cwork", f, 1, err,
+					      sizeof(err)), 1);
+	assert_string_equal(f[0].name, "cwork");
+	assert_int_equal(elf_file__find_funcs(ef, "cprice", f, 8, err,
+					      sizeof(err)), 2);
+	assert_string_equal(f[0].name, "cprice.constprop.0");
+	assert_string_equal(f[0].clone, ".constprop.0");
+	assert_int_equal(f[0].code[0], 0x75);
+	assert_string_equal(f[1].name, "cprice.isra.0");
+	assert_string_equal(f[1].clone, ".isra.0");
+	assert_int_equal(f[1].code[0], 0x74);
+	/* Named as written: one, a clone. */
+	assert_int_equal(elf_file__find_funcs(ef, "cprice.isra.0", f, 8, err,
+					      sizeof(err)), 1);
+	assert_string_equal(f[0].clone, ".isra.0");
+	assert_int_equal(elf_file__find_funcs(ef, "cwork_other", f, 8, err,
+					      sizeof(err)), 1);
+	assert_string_equal(f[0].clone, "");
+	assert_int_equal(elf_file__find_funcs(ef, "cmany", f, 8, err,
+					      sizeof(err)), -1);
+	snprintf(want, sizeof(want),
+		 "symbol 'cmany' in %s has no symbol of its own, only 9 clones the compiler made (one point probes at most 8): cmany.part.0, cmany.part.1, cmany.part.2, cmany.part.3, cmany.part.4, cmany.part.5, cmany.part.6, cmany.part.7, cmany.part.8",
+		 lib);
+	assert_string_equal(err, want);
+	elf_file__close(ef);
+	find_bad(lib, "cprice",
+		 "symbol '%s' in %s has no symbol of its own, only 2 clones the compiler made: cprice.constprop.0, cprice.isra.0");
+}
+
 static void test_stripped(void **state)
 {
 	find_bad(in_dir("pie.stripped"), "sds_test_add",
@@ -564,6 +637,7 @@ int main(void)
 		cmocka_unit_test(test_demangled),
 		cmocka_unit_test(test_stripped),
 		cmocka_unit_test(test_clones),
+		cmocka_unit_test(test_c_clones),
 		cmocka_unit_test(test_open_errors),
 		cmocka_unit_test(test_open_fd),
 		cmocka_unit_test(test_close_null),

@@ -19,7 +19,7 @@
 #include "target/elfsym.h"
 #include "elf_fixture.h"
 #include "target/entry.h"
-#include "target/pointspec.h"
+#include "pointspec/pointspec.h"
 
 static char dir[] = "/tmp/sds-entry-XXXXXX";
 static char so[64];

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* Unit tests of loader/target/pointspec.c: every accepted form, every refusal. */
+/* Unit tests of loader/pointspec/: every accepted form, every refusal. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -13,7 +13,7 @@
 
 #include <errno.h>
 
-#include "target/pointspec.h"
+#include "pointspec/pointspec.h"
 #include "sds_failfast.h"
 #include "sds_keys.h"
 
