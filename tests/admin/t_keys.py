@@ -360,6 +360,14 @@ def confirm(b, comment):
     b.wait_js("!document.getElementById('ks-dialog').open", what="dialog closed")
 
 
+def cap_typed(b, rate):
+    """Type @rate in 7's cap input and click its button, in one task of the
+    page: a refresh that redraws the panel cannot come between them (it
+    did, beside other suites: the click then found an empty input)."""
+    b.js("(() => { const r = " + ROW % "7" + "; r.querySelector('input.caprate').value = %s;"
+         " r.querySelector('button.capkey').click(); })()" % json.dumps(rate))
+
+
 def cap_from_dashboard(env, b, now):
     """An operator caps key 7 of order at 50/s from its hot-keys row: the
     active scheme's strategy of order gets key_overrides {"7":
@@ -372,12 +380,10 @@ def cap_from_dashboard(env, b, now):
     v0 = env.ok("GET", APP)["version"]
     # A cap that is no whole number is refused on the page: nothing written.
     b.wait_js("!!" + ROW % "7" + ".querySelector('input.caprate')", what="7's cap input")
-    b.js(ROW % "7" + ".querySelector('input.caprate').value = '0'")
-    b.js(ROW % "7" + ".querySelector('button.capkey').click()")
+    cap_typed(b, "0")
     b.wait_js("document.getElementById('error').textContent.includes('a cap is a whole number')",
               what="a cap of 0 refused")
-    b.js(ROW % "7" + ".querySelector('input.caprate').value = '50'")
-    b.js(ROW % "7" + ".querySelector('button.capkey').click()")
+    cap_typed(b, "50")
     confirm(b, "user 7 floods order")
     doc = wait_api(env, APP + "/strategies", lambda d: "key_overrides" in d["points"].get("order", {}),
                    "the cap stored")

@@ -157,8 +157,10 @@ def dashboard_cap(ctx):
         b.wait_js("!!%s && !!%s.querySelector('button.capkey')" % (row, row), what="key 7's row")
         b.js("""(() => { const e = document.getElementById('token'); e.value = %s;
             e.dispatchEvent(new Event('change')); })()""" % json.dumps(admin.token))
-        b.js(row + ".querySelector('input.caprate').value = '200'")
-        b.js(row + ".querySelector('button.capkey').click()")
+        # Typed and clicked in one task: a refresh redrawing the row
+        # cannot come between them.
+        b.js("(() => { const r = " + row + "; r.querySelector('input.caprate').value = '200';"
+             " r.querySelector('button.capkey').click(); })()")
         b.wait_js("document.getElementById('ks-dialog').open", what="confirmation")
         b.js("document.getElementById('ks-comment').value = 'user 7 floods k'")
         t0 = time.time()
